@@ -1,0 +1,271 @@
+"""NumPy backend: lowers an IR graph to readable Python source that calls NumPy.
+
+Each primitive has a rule in NUMPY_RULES that returns the source lines computing one
+node. Elementwise nodes print their SymPy expression with `NumpyExprPrinter` (common
+subexpressions pulled out by SymPy's cse). The same printer compiles single
+elementwise expressions for eager evaluation (`elementwise_function`).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import sympy as sp
+from sympy.printing.str import StrPrinter
+
+from symgrad import dtypes, ir
+from symgrad.ops import functions as F
+
+_FUNCTIONS = {
+    "sin": "np.sin", "cos": "np.cos", "tan": "np.tan", "sinh": "np.sinh", "cosh": "np.cosh",
+    "tanh": "np.tanh", "asin": "np.arcsin", "acos": "np.arccos", "atan": "np.arctan",
+    "atan2": "np.arctan2", "exp": "np.exp", "log": "np.log", "Abs": "np.abs", "sign": "np.sign",
+    "log1p": "np.log1p", "expm1": "np.expm1", "logaddexp": "np.logaddexp", "erf": "_erf",
+    "asinh": "np.arcsinh", "acosh": "np.arccosh", "atanh": "np.arctanh", "floor": "np.floor",
+    "ceiling": "np.ceil",
+}
+
+# Helpers the generated source defines when it uses them, so a module stays standalone.
+HELPERS = {
+    "_erf": "_erf = np.vectorize(math.erf, otypes=[np.float64])  # exact to double precision",
+}
+
+
+class NumpyExprPrinter(StrPrinter):
+    """Prints a SymPy expression as a NumPy expression over given variable names."""
+
+    def __init__(self, names=None):
+        super().__init__()
+        self.names = names or {}
+        self.helpers = set()
+
+    def _print_Symbol(self, expr):
+        return self.names.get(expr, expr.name)
+
+    def _print_Float(self, expr):
+        return repr(float(expr))
+
+    def _print_Exp1(self, expr):
+        return "np.e"
+
+    def _print_Pi(self, expr):
+        return "np.pi"
+
+    def _print_BooleanTrue(self, expr):
+        return "True"
+
+    def _print_BooleanFalse(self, expr):
+        return "False"
+
+    def _print_Infinity(self, expr):
+        return "np.inf"
+
+    def _print_NegativeInfinity(self, expr):
+        return "-np.inf"
+
+    def _print_NaN(self, expr):
+        return "np.nan"
+
+    def _print_Pow(self, expr, rational=False):
+        if expr.exp == sp.S.Half:
+            return f"np.sqrt({self._print(expr.base)})"
+        if expr.exp == -sp.S.Half:
+            return f"(1/np.sqrt({self._print(expr.base)}))"
+        return super()._print_Pow(expr, rational)
+
+    def _print_Function(self, expr):
+        name = type(expr).__name__
+        args = ", ".join(self._print(a) for a in expr.args)
+        if isinstance(expr, F.sigmoid):
+            return f"np.exp(-np.logaddexp(0, -{self.parenthesize(expr.args[0], 50)}))"
+        if isinstance(expr, F.softplus):
+            return f"np.logaddexp(0, {args})"
+        if name not in _FUNCTIONS:
+            raise NotImplementedError(f"the NumPy backend has no rule for the SymPy function {name}")
+        target = _FUNCTIONS[name]
+        if target in HELPERS:
+            self.helpers.add(target)
+        return f"{target}({args})"
+
+    def _print_Max(self, expr):
+        return functools.reduce(lambda a, b: f"np.maximum({a}, {b})", [self._print(a) for a in expr.args])
+
+    def _print_Min(self, expr):
+        return functools.reduce(lambda a, b: f"np.minimum({a}, {b})", [self._print(a) for a in expr.args])
+
+    def _print_Piecewise(self, expr):
+        pieces = list(expr.args)
+        if pieces[-1].cond == sp.true:
+            result = self._print(pieces.pop().expr)
+        else:
+            result = "np.nan"
+        for piece in reversed(pieces):
+            result = f"np.where({self._print(piece.cond)}, {self._print(piece.expr)}, {result})"
+        return result
+
+    def _print_Relational(self, expr):
+        ops = {"<": "np.less", "<=": "np.less_equal", ">": "np.greater", ">=": "np.greater_equal",
+               "==": "np.equal", "!=": "np.not_equal"}
+        return f"{ops[expr.rel_op]}({self._print(expr.lhs)}, {self._print(expr.rhs)})"
+
+    def _print_And(self, expr):
+        return functools.reduce(lambda a, b: f"np.logical_and({a}, {b})", [self._print(a) for a in expr.args])
+
+    def _print_Or(self, expr):
+        return functools.reduce(lambda a, b: f"np.logical_or({a}, {b})", [self._print(a) for a in expr.args])
+
+    def _print_Not(self, expr):
+        return f"np.logical_not({self._print(expr.args[0])})"
+
+
+def _np_dtype(dtype) -> str:
+    return f"np.{np.dtype(dtype).name}"
+
+
+def _needs_cast(expr, dtype) -> bool:
+    """NumPy keeps float64 for arithmetic on float64 arrays; other dtypes and selects may drift."""
+    return np.dtype(dtype) != dtypes.FLOAT64 or expr.has(sp.Piecewise) or expr.is_Boolean
+
+
+def elementwise_lines(expr, arg_names: dict, dtype, target: str, printer=None) -> list[str]:
+    """Source lines assigning the elementwise `expr` (symbols -> arg_names) to `target`."""
+    printer = printer or NumpyExprPrinter()
+    printer.names = dict(arg_names)
+    lines = []
+    if not expr.free_symbols:
+        any_arg = next(iter(arg_names.values()))
+        return [f"{target} = np.full(np.shape({any_arg}), {printer.doprint(expr)}, dtype={_np_dtype(dtype)})"]
+    replacements, (reduced,) = sp.cse(expr, symbols=sp.numbered_symbols(f"_{target}_"), optimizations=None)
+    for symbol, sub in replacements:
+        lines.append(f"{symbol.name} = {printer.doprint(sub)}")
+    text = printer.doprint(reduced)
+    if _needs_cast(expr, dtype):
+        text = f"np.asarray({text}, dtype={_np_dtype(dtype)})"
+    lines.append(f"{target} = {text}")
+    return lines
+
+
+@functools.lru_cache(maxsize=2048)
+def elementwise_function(expr, args, dtype):
+    """A Python function evaluating `expr` over arrays for `args` (used by eager evaluation)."""
+    printer = NumpyExprPrinter()
+    names = {s: f"a{i}" for i, s in enumerate(args)}
+    body = elementwise_lines(expr, names, dtype, "result", printer)
+    source = "\n".join([f"def _ew({', '.join(names.values())}):", *("    " + l for l in body), "    return result"])
+    namespace = _namespace(printer.helpers)
+    exec(compile(source, "<symgrad ew>", "exec"), namespace)
+    return namespace["_ew"]
+
+
+def _namespace(helpers) -> dict:
+    namespace = {"np": np, "math": math}
+    for helper in sorted(helpers):
+        exec(HELPERS[helper], namespace)
+    return namespace
+
+
+# ----------------------------------------------------------------------------- structural rules
+
+def _slices_text(starts, steps, sizes) -> str:
+    parts = []
+    for start, step, size in zip(starts, steps, sizes):
+        stop = start + step * size
+        stop_text = "" if stop < 0 else str(stop)
+        parts.append(f"{start}:{stop_text}" + (f":{step}" if step != 1 else ""))
+    return ", ".join(parts) + ("," if len(parts) == 1 else "")
+
+
+def _expr_rule(template):
+    return lambda node, args, target: [f"{target} = {template(node.params, args, node)}"]
+
+
+def _ew_rule(node, args, target, printer):
+    params = node.params
+    return elementwise_lines(params["expr"], dict(zip(params["args"], args)), params["dtype"], target, printer)
+
+
+def _unslice_rule(node, args, target):
+    p = node.params
+    x = node.inputs[0]
+    return [f"{target} = np.zeros({p['shape']}, dtype={_np_dtype(x.dtype)})",
+            f"{target}[{_slices_text(p['starts'], p['steps'], x.shape)}] = {args[0]}"]
+
+
+def _scatter_rule(node, args, target):
+    p = node.params
+    upd, idx = node.inputs
+    return [f"{target} = np.zeros({node.out.shape}, dtype={_np_dtype(upd.dtype)})",
+            f"np.add.at({target}, ({'slice(None), ' * p['axis']}{args[1]}), {args[0]})"]
+
+
+NUMPY_RULES = {
+    "convert": _expr_rule(lambda p, a, n: f"{a[0]}.astype({_np_dtype(p['dtype'])})"),
+    "stop_gradient": _expr_rule(lambda p, a, n: a[0]),
+    "broadcast_to": _expr_rule(lambda p, a, n: f"np.broadcast_to({a[0]}, {p['shape']})"),
+    "reshape": _expr_rule(lambda p, a, n: f"np.reshape({a[0]}, {p['shape']})"),
+    "transpose": _expr_rule(lambda p, a, n: f"np.transpose({a[0]}, {p['perm']})"),
+    "concatenate": _expr_rule(lambda p, a, n: f"np.concatenate(({', '.join(a)},), axis={p['axis']})"),
+    "reduce_sum": _expr_rule(lambda p, a, n: f"np.sum({a[0]}, axis={p['axes']})"),
+    "reduce_max": _expr_rule(lambda p, a, n: f"np.max({a[0]}, axis={p['axes']})"),
+    "reduce_min": _expr_rule(lambda p, a, n: f"np.min({a[0]}, axis={p['axes']})"),
+    "reduce_prod": _expr_rule(lambda p, a, n: f"np.prod({a[0]}, axis={p['axes']})"),
+    "matmul": _expr_rule(lambda p, a, n: f"{a[0]} @ {a[1]}"),
+    "slice": _expr_rule(lambda p, a, n: f"{a[0]}[{_slices_text(p['starts'], p['steps'], p['sizes'])}]"),
+    "unslice": _unslice_rule,
+    "take": _expr_rule(lambda p, a, n: f"np.take({a[0]}, {a[1]}, axis={p['axis']})"),
+    "scatter_add": _scatter_rule,
+}
+
+
+# ----------------------------------------------------------------------------- lowering
+
+class NumpyExecutable:
+    """A graph lowered to Python source; call it with flat arrays, get a list of arrays back."""
+
+    def __init__(self, graph: ir.Graph, source: str, namespace: dict):
+        self.graph = graph
+        self.source = source
+        exec(compile(source, f"<symgrad {graph.name}>", "exec"), namespace)
+        self._fn = namespace[graph.name]
+
+    def __call__(self, *arrays):
+        return [out if out.flags.writeable else np.array(out)
+                for out in map(np.asarray, self._fn(*arrays))]
+
+
+def lower(graph: ir.Graph) -> NumpyExecutable:
+    """Graph -> NumpyExecutable holding readable source (`.source`)."""
+    namer = ir.Namer()
+    printer = NumpyExprPrinter()
+    params = [_identifier(namer(v)) for v in graph.inputs]
+    body, constants, header = [], {}, []
+    input_ids = {id(v) for v in graph.inputs}
+    for node in graph.nodes:
+        target = _identifier(namer(node.out))
+        if node.prim.name == "const":
+            array = node.params["value"].array
+            constants[target] = array
+            header.append(f"# {target}: {node.out.type_str()} = {node.params['value']!r}")
+            continue
+        args = [_identifier(namer(v)) for v in node.inputs]
+        if node.prim.name == "ew":
+            body.extend(_ew_rule(node, args, target, printer))
+            continue
+        rule = NUMPY_RULES.get(node.prim.name)
+        if rule is None:
+            raise NotImplementedError(f"the NumPy backend has no rule for primitive {node.prim.name!r}")
+        body.extend(rule(node, args, target))
+    results = [f"{_identifier(namer(v))}.copy()" if id(v) in input_ids else _identifier(namer(v))
+               for v in graph.outputs]
+    body.append(f"return ({', '.join(results)},)")
+    helper_lines = [HELPERS[h] for h in sorted(printer.helpers)]
+    lines = ["import math", "import numpy as np", "", *helper_lines, *header,
+             f"def {graph.name}({', '.join(params)}):", *("    " + line for line in body)]
+    source = "\n".join(lines) + "\n"
+    namespace = {"np": np, "math": math, **constants}
+    return NumpyExecutable(graph, source, namespace)
+
+
+def _identifier(name: str) -> str:
+    return name if name.isidentifier() else "".join(c if c.isalnum() else "_" for c in name)

@@ -1,0 +1,3 @@
+"""Automatic differentiation passes over IR graphs: reverse mode (adjoint) and forward mode (JVP)."""
+from .forward import forward_pass  # noqa: F401
+from .reverse import backward_pass  # noqa: F401

@@ -1,0 +1,23 @@
+"""The forward-mode (JVP) pass: push tangents through a graph, node by node, in the active builder."""
+from __future__ import annotations
+
+from .. import dtypes, ir
+
+
+def forward_pass(graph: ir.Graph, env: dict, tangents: dict) -> dict:
+    """Tangents of every value (id(value) -> tangent) given tangents of some graph inputs.
+
+    env maps id(graph value) -> its value in the active builder; a missing tangent is zero.
+    """
+    tangents = dict(tangents)
+    for node in graph.nodes:
+        in_tangents = [tangents.get(id(v)) for v in node.inputs]
+        if all(t is None for t in in_tangents) or not dtypes.is_float(node.out.dtype):
+            continue
+        if node.prim.jvp is None:
+            raise NotImplementedError(f"primitive {node.prim.name!r} has no forward-mode rule")
+        inputs = [env[id(v)] for v in node.inputs]
+        tangent = node.prim.jvp(in_tangents, env[id(node.out)], *inputs, **node.params)
+        if tangent is not None:
+            tangents[id(node.out)] = tangent
+    return tangents

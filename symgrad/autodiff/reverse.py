@@ -1,0 +1,46 @@
+"""The reverse-mode pass: walk a graph backwards, emitting each node's adjoint rule as new nodes.
+
+The adjoint is written with the same primitives, in the active builder, so it prints,
+optimizes, lowers and can be differentiated again like any other graph.
+"""
+from __future__ import annotations
+
+from .. import dtypes, ir
+from ..ops.elementwise import add
+from ..tracing import Tracer, current_builder
+
+
+def backward_pass(graph: ir.Graph, env: dict, seeds: dict) -> dict:
+    """Cotangents of graph inputs (id(input) -> value or None) given output seeds.
+
+    env maps id(graph value) -> its value in the active builder (from `inline`);
+    seeds maps id(graph output) -> the cotangent fed into it.
+    """
+    builder = current_builder()
+    cts = {}
+    for key, seed in seeds.items():
+        _accumulate(cts, key, seed, env, builder, "seed")
+    for node in reversed(graph.nodes):
+        ct = cts.pop(id(node.out), None)
+        if ct is None or not node.inputs:
+            continue
+        if node.prim.vjp is None:
+            raise NotImplementedError(f"primitive {node.prim.name!r} has no reverse-mode rule")
+        rule = node.prim.rule_name(node)
+        with builder.annotate(section="backward", rule=rule):
+            inputs = [env[id(v)] for v in node.inputs]
+            in_cts = node.prim.vjp(ct, env[id(node.out)], *inputs, **node.params)
+            for value, contribution in zip(node.inputs, in_cts):
+                if contribution is not None and dtypes.is_float(value.dtype):
+                    _accumulate(cts, id(value), contribution, env, builder, rule)
+    return {id(v): cts.get(id(v)) for v in graph.inputs}
+
+
+def _accumulate(cts, key, contribution, env, builder, rule):
+    if key in cts:
+        with builder.annotate(section="backward", rule=f"{rule} (accumulate)"):
+            contribution = add(cts[key], contribution)
+    primal = env.get(key)
+    if isinstance(contribution, Tracer) and isinstance(primal, Tracer) and contribution.value.hint is None:
+        contribution.value.hint = ("ct", primal.value)
+    cts[key] = contribution

@@ -1,0 +1,187 @@
+"""`sg.compile`: trace once per argument signature, optimize, lower to a backend, cache.
+
+The signature of a call is its pytree structure plus each leaf's shape and dtype. A new
+signature retraces; `cache_info()` lists the signatures held and `SYMGRAD_EXPLAIN=1`
+logs each retrace with what changed.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import dtypes, ir, pytree
+from .passes import optimize
+from .tracing import TracerError, argument_names, as_input_array, function_name, trace_flat
+
+log = logging.getLogger("symgrad")
+
+BACKENDS = {}
+
+
+def register_backend(name, lower):
+    """Make `lower(graph) -> executable` available as sg.compile(..., backend=name)."""
+    BACKENDS[name] = lower
+
+
+def _numpy_lower(graph):
+    from codegen import numpy_backend
+    return numpy_backend.lower(graph)
+
+
+register_backend("numpy", _numpy_lower)
+
+
+def default_backend() -> str:
+    """'llvm' once that backend is registered, else 'numpy'."""
+    return "llvm" if "llvm" in BACKENDS else "numpy"
+
+
+@dataclass
+class Lowered:
+    """One traced-and-lowered signature: the optimized IR and the backend's executable."""
+
+    graph: ir.Graph
+    executable: object
+    out_tree: object
+
+    def as_text(self) -> str:
+        return str(self.graph)
+
+    @property
+    def source(self) -> str:
+        return self.executable.source
+
+
+def _signature(leaves, names):
+    arrays = [as_input_array(leaf, name) for leaf, name in zip(leaves, names)]
+    return arrays, tuple((a.shape, dtypes.short_name(a.dtype)) for a in arrays)
+
+
+class Compiled:
+    """A function compiled per argument signature. Call it like the original function."""
+
+    def __init__(self, fn, backend=None, name=None):
+        self.fn = fn
+        self.backend = backend or default_backend()
+        if self.backend not in BACKENDS:
+            raise ValueError(f"unknown backend {self.backend!r}; available: {sorted(BACKENDS)}")
+        self.__name__ = function_name(fn, name)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self._cache: dict = {}
+
+    def _key(self, args):
+        leaves, tree = pytree.flatten(list(args))
+        names = pytree.leaf_names(list(args), argument_names(self.fn, len(args)))
+        arrays, types = _signature(leaves, names)
+        return arrays, (tree, types), names
+
+    def lower(self, *args) -> Lowered:
+        """Trace (or reuse) the specialization for these arguments; inspect `.as_text()`, `.source`."""
+        _, key, names = self._key(args)
+        return self._lowered(key, args, names)
+
+    def _lowered(self, key, args, names) -> Lowered:
+        lowered = self._cache.get(key)
+        if lowered is None:
+            if os.environ.get("SYMGRAD_EXPLAIN") == "1":
+                log.warning("symgrad: tracing %s for %s", self.__name__, self._explain(key, names))
+            graph, out_tree, captures = trace_flat(self.fn, args, name=self.__name__)
+            if captures:
+                raise TracerError(f"{self.__name__}: a compiled function cannot close over traced values of an "
+                                  "enclosing trace; pass them as arguments")
+            graph = optimize(ir.verify(graph))
+            lowered = Lowered(graph, BACKENDS[self.backend](graph), out_tree)
+            self._cache[key] = lowered
+        return lowered
+
+    def _explain(self, key, names) -> str:
+        if not self._cache:
+            return "its first call"
+        tree, types = key
+        for old_tree, old_types in self._cache:
+            if old_tree == tree and len(old_types) == len(types):
+                changes = [f"{name} {_type_text(a)} -> {_type_text(b)}"
+                           for name, a, b in zip(names, old_types, types) if a != b]
+                return "a new signature: " + ", ".join(changes)
+        return "a new argument structure"
+
+    def __call__(self, *args):
+        arrays, key, names = self._key(args)
+        lowered = self._lowered(key, args, names)
+        return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays))
+
+    def cache_info(self) -> list[str]:
+        """The signatures compiled so far, as readable strings."""
+        return [", ".join(_type_text(t) for t in types) for _, types in self._cache]
+
+
+def _type_text(type_pair) -> str:
+    shape, dtype = type_pair
+    return f"{dtype}[{','.join(map(str, shape))}]"
+
+
+def compile(fn=None, *, backend=None, name=None):
+    """Decorator/function: compile `fn` per (shape, dtype) signature with the chosen backend."""
+    if fn is None:
+        return lambda f: Compiled(f, backend, name)
+    return Compiled(fn, backend, name)
+
+
+def compiled_vjp(fn, primals, has_aux):
+    """Concrete sg.vjp: run the forward graph now, keep its residuals, compile the backward graph."""
+    from .autodiff.partition import split_forward_backward
+    from .transforms import _Traced, pullback_leaves
+
+    leaves, tree = pytree.flatten(list(primals))
+    names = pytree.leaf_names(list(primals), argument_names(fn, len(primals)))
+    arrays = [as_input_array(leaf, name) for leaf, name in zip(leaves, names)]
+    probe, out_tree, _ = trace_flat(fn, primals)
+    outputs = probe.outputs
+    if has_aux:
+        if out_tree.kind not in ("tuple", "list") or len(out_tree.children) != 2:
+            raise TypeError("vjp(has_aux=True): the function must return a pair (output, aux)")
+        primary = out_tree.children[0].num_leaves
+    else:
+        primary = len(outputs)
+    ct_specs = [as_input_array(_zeros(v), "cotangent") for v in outputs[:primary]]
+
+    def joint(*flat):
+        traced = _Traced(fn, pytree.unflatten(tree, flat[:len(arrays)]))
+        cts = list(flat[len(arrays):]) + [None] * (len(outputs) - primary)
+        per_arg = pullback_leaves(traced, cts)
+        return [*traced.outputs, *[c for arg in per_arg for c in arg if c is not None]]
+
+    graph, _, _ = trace_flat(joint, [*arrays, *ct_specs], name=function_name(fn) + "_vjp")
+    forward, backward = split_forward_backward(ir.verify(graph), len(arrays), len(outputs))
+    lower = BACKENDS[default_backend()]
+    forward_values = lower(optimize(forward))(*arrays)
+    backward_exe = lower(optimize(backward))
+    result = pytree.unflatten(out_tree, forward_values[:len(outputs)])
+    residuals = forward_values[len(outputs):]
+    float_mask = [dtypes.is_float(a.dtype) for a in arrays]
+    primary_tree = out_tree.children[0] if has_aux else out_tree
+
+    def pullback(cotangent):
+        ct_leaves, ct_tree = pytree.flatten(cotangent)
+        if ct_tree != primary_tree:
+            raise TypeError("pullback: the cotangent's structure does not match the function's output")
+        cts = []
+        for ct, spec in zip(ct_leaves, ct_specs):
+            ct = as_input_array(ct, "cotangent")
+            if ct.shape != spec.shape:
+                raise ValueError(f"pullback: cotangent of shape {ct.shape} for an output of shape {spec.shape}")
+            cts.append(ct.astype(spec.dtype, copy=False))
+        grads = iter(backward_exe(*residuals, *cts))
+        flat = [next(grads) if is_float else None for is_float in float_mask]
+        return tuple(pytree.unflatten(pytree.flatten(list(primals))[1], flat))
+
+    if has_aux:
+        return result[0], pullback, result[1]
+    return result, pullback
+
+
+def _zeros(value):
+    return np.zeros(value.shape, value.dtype)

@@ -1,0 +1,128 @@
+"""NumPy indexing (`x[key]`) expressed with slice, reshape, transpose and take.
+
+Supported keys: ints, slices (any step), None, Ellipsis, integer arrays (concrete or
+traced; broadcast together, with NumPy's rule for where the result axes go) and
+concrete boolean masks (turned into integer arrays at trace time). A traced boolean
+mask would give a data-dependent shape, which a static IR cannot hold.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from . import numpy_api as sg
+from .ops.core import ShapeError
+from .ops.indexing import slice_p, take_p
+from .tracing import Tracer, with_user_line
+
+
+def _error(message, kind=IndexError):
+    raise kind(with_user_line(message))
+
+
+def _is_array_index(item) -> bool:
+    return isinstance(item, (Tracer, np.ndarray, list)) and not isinstance(item, (str, bytes))
+
+
+def _normalize(x, key) -> list:
+    """Expand Ellipsis, turn concrete bool masks into int arrays, check the number of indices."""
+    key = list(key) if isinstance(key, tuple) else [key]
+    expanded = []
+    for item in key:
+        if isinstance(item, list):
+            item = np.asarray(item)
+        if isinstance(item, np.ndarray) and item.dtype == np.bool_:
+            expanded.extend(np.nonzero(item))
+            continue
+        if isinstance(item, Tracer) and item.dtype == dtypes.BOOL:
+            _error("indexing with a traced boolean mask gives a data-dependent shape; use "
+                   "sg.where(mask, x, 0) (or sum with the mask) instead", TypeError)
+        expanded.append(item)
+    consuming = sum(1 for item in expanded if item is not None and item is not Ellipsis)
+    if consuming > x.ndim:
+        _error(f"too many indices for an array of shape {x.shape}: {consuming} were given")
+    ellipses = [i for i, item in enumerate(expanded) if item is Ellipsis]
+    if len(ellipses) > 1:
+        _error("an index can only have a single ellipsis ('...')")
+    if ellipses:
+        at = ellipses[0]
+        expanded[at:at + 1] = [slice(None)] * (x.ndim - consuming)
+    else:
+        expanded += [slice(None)] * (x.ndim - consuming)
+    return expanded
+
+
+def getitem(x, key):
+    key = _normalize(x, key)
+    if any(item is None for item in key):  # x[.., None, ..] == expand_dims(x)[.., :, ..]
+        x = sg.expand_dims(x, tuple(i for i, item in enumerate(key) if item is None))
+        key = [slice(None) if item is None else item for item in key]
+    advanced = any(_is_array_index(item) for item in key)
+    starts, steps, sizes, drop, arrays = [], [], [], [], {}
+    for axis, (item, dim) in enumerate(zip(key, x.shape)):
+        if isinstance(item, slice):
+            start, stop, step = item.indices(dim)
+            size = len(range(start, stop, step))
+            starts.append(start if size else 0)
+            steps.append(step)
+            sizes.append(size)
+            continue
+        if _is_array_index(item) or advanced:  # with arrays present, ints act as 0-d arrays
+            arrays[axis] = item
+        else:
+            index = int(item)
+            if not -dim <= index < dim:
+                _error(f"index {index} is out of bounds for axis {axis} with size {dim} (shape {x.shape})")
+            drop.append(axis)
+            starts.append(index % dim)
+            steps.append(1)
+            sizes.append(1)
+            continue
+        starts.append(0)
+        steps.append(1)
+        sizes.append(dim)
+    if (tuple(starts), tuple(steps), tuple(sizes)) != ((0,) * x.ndim, (1,) * x.ndim, x.shape):
+        x = slice_p(x, starts=tuple(starts), steps=tuple(steps), sizes=tuple(sizes))
+    if drop:
+        x = sg.reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in drop))
+    return _advanced(x, arrays) if arrays else x
+
+
+def _advanced(x, arrays: dict):
+    """Integer-array indexing on the given axes: merge them into one axis and `take`."""
+    axes = sorted(arrays)
+    contiguous = axes == list(range(axes[0], axes[-1] + 1))
+    if not contiguous:  # NumPy puts the broadcast index dims first
+        x = sg.transpose(x, axes + [a for a in range(x.ndim) if a not in axes])
+        axes = list(range(len(axes)))
+    position = axes[0]
+    dims = [x.shape[a] for a in axes]
+    indices = [_checked_index(arrays[a], dim, a, x) for a, dim in zip(sorted(arrays), dims)]
+    try:
+        index_shape = tuple(np.broadcast_shapes(*[np.shape(i) if not isinstance(i, Tracer) else i.shape
+                                                  for i in indices]))
+    except ValueError:
+        _error("shape mismatch: index arrays could not be broadcast together with shapes "
+               + " ".join(str(np.shape(i) if not isinstance(i, Tracer) else i.shape) for i in indices), ShapeError)
+    linear = indices[0]
+    for index, dim in zip(indices[1:], dims[1:]):
+        linear = sg.add(sg.multiply(linear, dim), index)
+    merged = x.shape[:position] + (int(np.prod(dims, dtype=np.int64)),) + x.shape[position + len(dims):]
+    x = sg.reshape(x, merged)
+    linear = sg.broadcast_to(sg.astype(linear, dtypes.INT64), index_shape)
+    return take_p(x, linear, axis=position)
+
+
+def _checked_index(index, dim, axis, x):
+    """An index array with negative entries wrapped; concrete ones are bounds-checked now."""
+    if isinstance(index, Tracer):
+        if index.dtype.kind not in "iu":
+            _error(f"arrays used as indices must be of integer type, got {index.dtype}", TypeError)
+        return sg.where(sg.less(index, 0), sg.add(index, dim), index)
+    index = np.asarray(index)
+    if index.dtype.kind not in "iu":
+        _error(f"arrays used as indices must be of integer (or boolean) type, got {index.dtype}", TypeError)
+    if index.size and (index.min() < -dim or index.max() >= dim):
+        bad = index.min() if index.min() < -dim else index.max()
+        _error(f"index {bad} is out of bounds for axis {axis} with size {dim} (shape {x.shape})")
+    return np.where(index < 0, index + dim, index).astype(np.int64)

@@ -1,0 +1,402 @@
+"""The `sg.*` namespace: NumPy-named functions that work on arrays (eagerly) and on tracers.
+
+Everything here is written once, in terms of primitives; `bind` decides whether a call
+evaluates NumPy or records IR. Broadcasting and type promotion follow NumPy.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from . import dtypes
+from .ops import elementwise as E
+from .ops.core import ShapeError
+from .ops.indexing import slice_p, take_p
+from .ops.linalg import matmul_p
+from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
+from .ops.shape import broadcast_to_p, concatenate_p, convert_p, reshape_p, stop_gradient_p, transpose_p
+from .tracing import Tracer, current_builder, with_user_line
+
+# Elementwise functions come straight from the op library.
+add, subtract, multiply, divide, power = E.add, E.subtract, E.multiply, E.divide, E.power
+negative, square, reciprocal = E.negative, E.square, E.reciprocal
+sin, cos, tan, sinh, cosh, tanh = E.sin, E.cos, E.tan, E.sinh, E.cosh, E.tanh
+arcsin, arccos, arctan, arctan2 = E.arcsin, E.arccos, E.arctan, E.arctan2
+exp, expm1, log, log1p, sqrt, abs, sign = E.exp, E.expm1, E.log, E.log1p, E.sqrt, E.abs, E.sign
+sigmoid, softplus, logaddexp, erf, relu = E.sigmoid, E.softplus, E.logaddexp, E.erf, E.relu
+maximum, minimum, where = E.maximum, E.minimum, E.where
+less, less_equal, greater, greater_equal = E.less, E.less_equal, E.greater, E.greater_equal
+equal, not_equal = E.equal, E.not_equal
+logical_not, logical_and, logical_or = E.logical_not, E.logical_and, E.logical_or
+
+
+def asarray(x, dtype=None):
+    """A tracer stays a tracer; anything else becomes an ndarray of a supported dtype."""
+    if isinstance(x, Tracer):
+        return x if dtype is None else astype(x, dtype)
+    array = np.asarray(x)
+    return array.astype(dtypes.canonical(dtype if dtype is not None else array.dtype), copy=False)
+
+
+def _error(message):
+    raise ShapeError(with_user_line(message))
+
+
+def _axes(axis, ndim) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    result = []
+    for a in axes:
+        if not -ndim <= a < builtins.max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
+            _error(f"axis {a} is out of bounds for an array of dimension {ndim}")
+        result.append(int(a) % builtins.max(ndim, 1))
+    return tuple(sorted(set(result)))
+
+
+def clip(x, a_min=None, a_max=None):
+    """Clamp to [a_min, a_max]; either bound may be None. Gradient 1 inside the closed interval."""
+    lo = -math.inf if a_min is None else a_min
+    hi = math.inf if a_max is None else a_max
+    return E.clip(x, lo, hi)
+
+
+def astype(x, dtype):
+    x = asarray(x)
+    dtype = dtypes.canonical(dtype)
+    return x if x.dtype == dtype else convert_p(x, dtype=dtype)
+
+
+def stop_gradient(x):
+    """The value of x, treated as a constant by differentiation."""
+    return stop_gradient_p(asarray(x))
+
+
+def zeros(shape, dtype=dtypes.FLOAT64):
+    return full(shape, 0, dtype)
+
+
+def ones(shape, dtype=dtypes.FLOAT64):
+    return full(shape, 1, dtype)
+
+
+def full(shape, fill_value, dtype=dtypes.FLOAT64):
+    """A constant array; while tracing, a broadcast scalar constant rather than a stored array."""
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    scalar = np.asarray(fill_value, dtypes.canonical(dtype))
+    builder = current_builder()
+    if builder is None:
+        return np.full(shape, scalar)
+    value = Tracer(builder.lift(scalar), builder)
+    return value if shape == () else broadcast_to_p(value, shape=shape)
+
+
+def zeros_like(x, dtype=None):
+    return zeros(np.shape(x) if not isinstance(x, Tracer) else x.shape, dtype or asarray(x).dtype)
+
+
+def ones_like(x, dtype=None):
+    return ones(np.shape(x) if not isinstance(x, Tracer) else x.shape, dtype or asarray(x).dtype)
+
+
+# ----------------------------------------------------------------------------- shapes
+
+def reshape(x, shape):
+    x = asarray(x)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    if shape.count(-1) > 1:
+        _error(f"reshape: can only infer one dimension, got {shape}")
+    if -1 in shape:
+        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+        if known == 0 or x.size % known:
+            _error(f"cannot reshape an array of shape {x.shape} into shape {shape}")
+        shape = tuple(x.size // known if d == -1 else d for d in shape)
+    return x if shape == x.shape else reshape_p(x, shape=shape)
+
+
+def ravel(x):
+    return reshape(x, (-1,))
+
+
+def transpose(x, axes=None):
+    x = asarray(x)
+    perm = tuple(reversed(range(x.ndim))) if axes is None else tuple(int(a) % builtins.max(x.ndim, 1) for a in axes)
+    return x if perm == tuple(range(x.ndim)) else transpose_p(x, perm=perm)
+
+
+def swapaxes(x, axis1, axis2):
+    x = asarray(x)
+    perm = list(range(x.ndim))
+    perm[axis1], perm[axis2] = perm[axis2], perm[axis1]
+    return transpose(x, perm)
+
+
+def moveaxis(x, source, destination):
+    x = asarray(x)
+    perm = [i for i in range(x.ndim) if i != source % x.ndim]
+    perm.insert(destination % x.ndim, source % x.ndim)
+    return transpose(x, perm)
+
+
+def broadcast_to(x, shape):
+    x = asarray(x)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return x if x.shape == shape else broadcast_to_p(x, shape=shape)
+
+
+def expand_dims(x, axis):
+    x = asarray(x)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    ndim = x.ndim + len(axes)
+    positions = sorted(a % ndim for a in axes)
+    shape = list(x.shape)
+    for p in positions:
+        shape.insert(p, 1)
+    return reshape(x, shape)
+
+
+def squeeze(x, axis=None):
+    x = asarray(x)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(x.shape) if d == 1)
+    else:
+        axes = _axes(axis, x.ndim)
+        for a in axes:
+            if x.shape[a] != 1:
+                _error(f"squeeze: cannot select an axis of size {x.shape[a]} (axis {a} of shape {x.shape})")
+    return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
+
+
+def concatenate(arrays, axis=0):
+    arrays = [asarray(a) for a in arrays]
+    if not arrays:
+        raise ValueError("concatenate needs at least one array")
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        _error("zero-dimensional arrays cannot be concatenated")
+    axis = _axes(axis, ndim)[0]
+    for a in arrays[1:]:
+        if a.ndim != ndim or any(x != y for i, (x, y) in enumerate(zip(a.shape, arrays[0].shape)) if i != axis):
+            _error(f"concatenate along axis {axis}: shapes {arrays[0].shape} and {a.shape} differ off that axis")
+    dtype = dtypes.promote([a.dtype for a in arrays])
+    arrays = [astype(a, dtype) for a in arrays]
+    return arrays[0] if len(arrays) == 1 else concatenate_p(*arrays, axis=axis)
+
+
+def stack(arrays, axis=0):
+    arrays = [asarray(a) for a in arrays]
+    shapes = {a.shape for a in arrays}
+    if len(shapes) != 1:
+        _error(f"stack: all input arrays must have the same shape, got {sorted(shapes)}")
+    axis = axis % (arrays[0].ndim + 1)
+    return concatenate([expand_dims(a, axis) for a in arrays], axis)
+
+
+# ----------------------------------------------------------------------------- reductions
+
+def _reduce(prim, x, axis, keepdims):
+    x = asarray(x)
+    axes = _axes(axis, x.ndim)
+    result = prim(x, axes=axes) if axes else x
+    if keepdims:
+        result = reshape(result, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+    return result
+
+
+def sum(x, axis=None, keepdims=False, dtype=None):
+    x = asarray(x)
+    if dtype is not None:
+        x = astype(x, dtype)
+    elif not dtypes.is_float(x.dtype):
+        x = astype(x, dtypes.INT64)
+    return _reduce(reduce_sum_p, x, axis, keepdims)
+
+
+def mean(x, axis=None, keepdims=False):
+    x = asarray(x)
+    if not dtypes.is_float(x.dtype):
+        x = astype(x, dtypes.FLOAT64)
+    count = int(np.prod([x.shape[a] for a in _axes(axis, x.ndim)], dtype=np.int64))
+    return divide(sum(x, axis, keepdims), float(count))
+
+
+def max(x, axis=None, keepdims=False):
+    return _reduce(reduce_max_p, x, axis, keepdims)
+
+
+def min(x, axis=None, keepdims=False):
+    return _reduce(reduce_min_p, x, axis, keepdims)
+
+
+def prod(x, axis=None, keepdims=False):
+    return _reduce(reduce_prod_p, x, axis, keepdims)
+
+
+def var(x, axis=None, ddof=0, keepdims=False):
+    x = asarray(x)
+    if not dtypes.is_float(x.dtype):
+        x = astype(x, dtypes.FLOAT64)
+    count = int(np.prod([x.shape[a] for a in _axes(axis, x.ndim)], dtype=np.int64))
+    centered = subtract(x, mean(x, axis, keepdims=True))
+    return divide(sum(square(centered), axis, keepdims), float(count - ddof))
+
+
+def std(x, axis=None, ddof=0, keepdims=False):
+    return sqrt(var(x, axis, ddof, keepdims))
+
+
+def _shifted_max(x, axes):
+    """max over axes (kept), gradient-free and with infinities replaced by 0, for stable exp."""
+    peak = stop_gradient(max(x, axes, keepdims=True))
+    return where(less(abs(peak), math.inf), peak, 0.0)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """log(sum(exp(x))) without overflow (shifted by the max)."""
+    x = asarray(x)
+    if not dtypes.is_float(x.dtype):
+        x = astype(x, dtypes.FLOAT64)
+    axes = _axes(axis, x.ndim)
+    peak = _shifted_max(x, axes)
+    result = add(log(sum(exp(subtract(x, peak)), axes, keepdims=True)), peak)
+    return result if keepdims else squeeze(result, axes)
+
+
+def softmax(x, axis=-1):
+    x = asarray(x)
+    axes = _axes(axis, x.ndim)
+    shifted = exp(subtract(x, _shifted_max(x, axes)))
+    return divide(shifted, sum(shifted, axes, keepdims=True))
+
+
+def log_softmax(x, axis=-1):
+    x = asarray(x)
+    return subtract(x, logsumexp(x, axis, keepdims=True))
+
+
+# ----------------------------------------------------------------------------- products
+
+def matmul(a, b):
+    """NumPy matmul: 1-D operands are promoted and squeezed, batch dims broadcast."""
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        _error(f"matmul: operands must be at least 1-D, got shapes {a.shape} and {b.shape}")
+    dtype = dtypes.promote([a.dtype, b.dtype])
+    a, b = astype(a, dtype), astype(b, dtype)
+    a2 = reshape(a, (1,) + a.shape) if a.ndim == 1 else a
+    b2 = reshape(b, b.shape + (1,)) if b.ndim == 1 else b
+    if a2.shape[-1] != b2.shape[-2]:
+        _error(f"matmul: shapes {a.shape} and {b.shape} are not aligned: {a2.shape[-1]} (last dim of the first) "
+               f"!= {b2.shape[-2]} (second-to-last dim of the second)")
+    if b2.ndim == 2 and a2.ndim > 2:  # one GEMM over the flattened batch
+        flat = matmul_p(reshape(a2, (-1, a2.shape[-1])), b2)
+        result = reshape(flat, a2.shape[:-1] + b2.shape[-1:])
+    else:
+        try:
+            batch = tuple(np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2]))
+        except ValueError:
+            _error(f"matmul: batch dimensions of shapes {a.shape} and {b.shape} do not broadcast")
+        result = matmul_p(broadcast_to(a2, batch + a2.shape[-2:]), broadcast_to(b2, batch + b2.shape[-2:]))
+    shape = result.shape
+    if a.ndim == 1:
+        shape = shape[:-2] + shape[-1:]
+    if b.ndim == 1:
+        shape = shape[:-1]
+    return reshape(result, shape)
+
+
+def dot(a, b):
+    """NumPy dot: scalars multiply, otherwise sum over a's last axis and b's second-to-last."""
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    if b.ndim <= 2:
+        return matmul(a, b)
+    b_front = moveaxis(b, -2, 0)
+    rest = b_front.shape[1:]
+    product = matmul(reshape(a, (-1, a.shape[-1])), reshape(b_front, (b.shape[-2], -1)))
+    return reshape(product, a.shape[:-1] + rest)
+
+
+def outer(a, b):
+    a, b = ravel(a), ravel(b)
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+def inner(a, b):
+    return sum(multiply(a, b), axis=-1)
+
+
+def einsum(subscripts, *operands):
+    from .contraction import einsum as _einsum
+    return _einsum(subscripts, *operands)
+
+
+# ----------------------------------------------------------------------------- indexing
+
+def getitem(x, key):
+    from .indexing import getitem as _getitem
+    return _getitem(asarray(x), key)
+
+
+def take(x, indices, axis=None):
+    """NumPy take: indices along `axis` (the flattened array when axis is None)."""
+    x = asarray(x)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = _axes(axis, x.ndim)[0]
+    key = (slice(None),) * axis + (indices,)
+    return getitem(x, key)
+
+
+def take_along_axis(x, indices, axis):
+    """NumPy take_along_axis: pick one element along `axis` per position of `indices`."""
+    x, indices = asarray(x), asarray(indices)
+    if indices.ndim != x.ndim:
+        _error(f"take_along_axis: indices of shape {indices.shape} need the rank of x, shape {x.shape}")
+    axis = _axes(axis, x.ndim)[0]
+    key = []
+    for i, d in enumerate(x.shape):
+        if i == axis:
+            key.append(indices)
+        else:
+            shape = [1] * x.ndim
+            shape[i] = d
+            key.append(np.arange(d).reshape(shape))
+    return getitem(x, tuple(key))
+
+
+# ----------------------------------------------------------------------------- Tracer methods
+
+def _reflect(fn):
+    return lambda self, other: fn(other, self)
+
+
+def _install_tracer_methods():
+    methods = {
+        "__add__": add, "__radd__": _reflect(add), "__sub__": subtract, "__rsub__": _reflect(subtract),
+        "__mul__": multiply, "__rmul__": _reflect(multiply), "__truediv__": divide,
+        "__rtruediv__": _reflect(divide), "__pow__": power, "__rpow__": _reflect(power),
+        "__matmul__": matmul, "__rmatmul__": _reflect(matmul), "__neg__": negative,
+        "__pos__": lambda self: self, "__abs__": abs, "__lt__": less, "__le__": less_equal,
+        "__gt__": greater, "__ge__": greater_equal, "__eq__": equal, "__ne__": not_equal,
+        "__invert__": logical_not, "__and__": logical_and, "__or__": logical_or,
+        "__getitem__": getitem, "astype": astype, "sum": sum, "mean": mean, "max": max, "min": min,
+        "prod": prod, "var": var, "std": std, "dot": dot, "ravel": ravel, "flatten": ravel,
+        "reshape": lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape),
+        "transpose": lambda self, *axes: transpose(self, (axes[0] if len(axes) == 1 else axes) or None),
+        "squeeze": squeeze, "clip": clip, "T": property(lambda self: transpose(self)),
+    }
+    for name, fn in methods.items():
+        if isinstance(fn, E.ElementwiseOp):  # not a function, so it would not bind `self`
+            fn = _as_method(fn)
+        setattr(Tracer, name, fn)
+
+
+def _as_method(op):
+    return lambda *args: op(*args)
+
+
+_install_tracer_methods()

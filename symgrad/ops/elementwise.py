@@ -1,0 +1,306 @@
+"""The one elementwise primitive `ew`, whose attribute is a SymPy expression.
+
+Every elementwise function of the namespace is an `ElementwiseOp`: a name and a SymPy
+builder. Applying one promotes dtypes (NumPy 2 rules, Python scalars weak), makes
+broadcasting explicit, bakes Python scalars into the expression, and emits one `ew`
+node. Derivatives come from `sympy.diff`, in the cheaper of two forms: written with
+the inputs, or with the node's output `y` (tanh' = 1 - y**2), whichever has fewer ops.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from .. import dtypes
+from .core import Primitive, ShapeError
+from . import functions as F
+from .shape import broadcast_to_p, convert_p
+
+
+def fresh_symbol(base: str, taken) -> sp.Symbol:
+    """A real symbol named `base` (or base1, base2, ...) not among `taken` symbols."""
+    names = {s.name for s in taken}
+    name, suffix = base, 1
+    while name in names:
+        name, suffix = f"{base}{suffix}", suffix + 1
+    return sp.Symbol(name, real=True)
+
+
+def input_symbol(index: int, dtype) -> sp.Symbol:
+    """The symbol for input `index`: real for numbers, plain (usable as a condition) for bool."""
+    return sp.Symbol(f"x{index}") if np.dtype(dtype) == dtypes.BOOL else sp.Symbol(f"x{index}", real=True)
+
+
+def _ew_shape(inputs, expr, args, dtype, name=None):
+    if not inputs:
+        raise ShapeError("ew needs at least one input")
+    shape = inputs[0].shape
+    for x in inputs[1:]:
+        if x.shape != shape:
+            raise ShapeError(f"ew inputs must have equal shapes (broadcast first): {shape} and {x.shape}")
+    return shape, np.dtype(dtype)
+
+
+def _ew_impl(*arrays, expr, args, dtype, name=None):
+    from codegen.numpy_backend import elementwise_function
+    return elementwise_function(expr, args, np.dtype(dtype))(*arrays)
+
+
+def _clean(derivative):
+    """Replace distributional terms by the subgradient conventions PyTorch uses."""
+    derivative = derivative.replace(sp.DiracDelta, lambda *a: sp.S.Zero)
+    derivative = derivative.replace(sp.Heaviside, lambda x, *a: sp.Piecewise((1, x > 0), (0, True)))
+    if derivative.has(sp.Derivative):
+        raise TypeError(f"cannot differentiate {derivative}: SymPy left an unevaluated derivative")
+    return derivative
+
+
+@functools.lru_cache(maxsize=4096)
+def derivative(expr, args, index):
+    """(d expr / d args[index], y): the form with fewer operations, possibly written with the
+    node's output, which it then calls `y` (a symbol distinct from args)."""
+    y = fresh_symbol("y", args)
+    d = _clean(sp.diff(expr, args[index]))
+    if expr.is_Symbol or d.is_Number:
+        return d, y
+    with_output = d.subs(expr, y)
+    if with_output != d and sp.count_ops(with_output) < sp.count_ops(d):
+        return with_output, y
+    return d, y
+
+
+def _bind_ew(expr, symbols, operands, dtype, name=None):
+    """Emit an ew node over the operands whose symbols occur in expr (others are dropped)."""
+    used = [(s, x) for s, x in zip(symbols, operands) if expr.has(s)]
+    if not used:  # a constant expression: keep one operand for the shape
+        used = [(symbols[0], operands[0])]
+    attrs = {"expr": expr, "args": tuple(s for s, _ in used), "dtype": np.dtype(dtype)}
+    if name:
+        attrs["name"] = name
+    return ew_p(*[x for _, x in used], **attrs)
+
+
+def _ew_vjp(ct, ans, *inputs, expr, args, dtype, name=None):
+    cotangents = []
+    for i, x in enumerate(inputs):
+        if not dtypes.is_float(x.dtype):
+            cotangents.append(None)
+            continue
+        d, y = derivative(expr, args, i)
+        if d == 0:
+            cotangents.append(None)
+            continue
+        g = fresh_symbol("g", (*args, y))
+        cotangents.append(_bind_ew(g * d, (g, *args, y), (ct, *inputs, ans), x.dtype))
+    return cotangents
+
+
+def _ew_jvp(tangents, ans, *inputs, expr, args, dtype, name=None):
+    if not dtypes.is_float(dtype):
+        return None
+    terms, symbols, operands = [], [], []
+    for i, (t, x) in enumerate(zip(tangents, inputs)):
+        if t is None or not dtypes.is_float(x.dtype):
+            continue
+        d, y = derivative(expr, args, i)
+        t_symbol = fresh_symbol(f"t{i}", (*args, y))
+        terms.append(t_symbol * d)
+        symbols.append(t_symbol)
+        operands.append(t)
+    total = sp.Add(*terms)
+    if not terms or total == 0:
+        return None
+    y = fresh_symbol("y", args)
+    return _bind_ew(total, (*symbols, *args, y), (*operands, *inputs, ans), dtype)
+
+
+class ElementwisePrimitive(Primitive):
+    def format_op(self, node, namer):
+        params = node.params
+        return params["name"] if "name" in params else f"ew[{params['expr']}]"
+
+    def rule_name(self, node):
+        params = node.params
+        return f"{params['name']} (SymPy)" if "name" in params else "ew (SymPy)"
+
+
+ew_p = ElementwisePrimitive("ew", _ew_shape, _ew_impl, vjp=_ew_vjp, jvp=_ew_jvp)
+
+
+# ----------------------------------------------------------------------------- the op library
+
+@dataclass(frozen=True)
+class ElementwiseOp:
+    """A named elementwise function defined by a SymPy builder over its arguments.
+
+    kind: 'float' (ints promote to float64), 'arith' (NumPy promotion), 'compare' (bool
+    result), 'where' (first argument is a bool condition). domain: a real interval where
+    the function is smooth, for generated tests.
+    """
+
+    name: str
+    fn: object
+    arity: int
+    kind: str = "float"
+    domain: tuple = (-2.0, 2.0)
+
+    def __call__(self, *args):
+        if len(args) != self.arity:
+            raise TypeError(f"sg.{self.name} takes {self.arity} argument(s), got {len(args)}")
+        return apply_elementwise(self, args)
+
+
+ELEMENTWISE: dict[str, ElementwiseOp] = {}
+
+
+def define(name, fn, arity=None, kind="float", domain=(-2.0, 2.0)) -> ElementwiseOp:
+    """Register an elementwise op built from a SymPy expression builder."""
+    if arity is None:
+        arity = _required_arguments(fn)
+    op = ElementwiseOp(name, fn, arity, kind, tuple(domain))
+    ELEMENTWISE[name] = op
+    return op
+
+
+def _required_arguments(fn) -> int:
+    """How many positional arguments fn requires (1 for SymPy functions taking *args)."""
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    required = [p for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(required) or 1
+
+
+def _is_python_scalar(x) -> bool:
+    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+
+
+def _as_sympy_number(x):
+    if isinstance(x, bool):
+        return sp.true if x else sp.false
+    return sp.Integer(x) if isinstance(x, int) else sp.Float(x)
+
+
+def broadcast_shapes(*shapes):
+    """NumPy broadcasting of shapes; a ShapeError naming the shapes if incompatible."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        listed = " and ".join(str(tuple(s)) for s in shapes)
+        raise ShapeError(f"operands could not be broadcast together: shapes {listed}") from None
+
+
+def apply_elementwise(op: ElementwiseOp, args):
+    """Apply an elementwise op to tracers/arrays/scalars with NumPy promotion and broadcasting."""
+    from ..tracing import Tracer, _shape_rule
+    operands, scalars = [], []
+    for position, arg in enumerate(args):
+        if _is_python_scalar(arg):
+            scalars.append(arg)
+        elif not isinstance(arg, Tracer):
+            arg = np.asarray(arg)
+            arg = arg.astype(dtypes.canonical(arg.dtype), copy=False)
+            args = args[:position] + (arg,) + args[position + 1:]
+            operands.append(arg)
+        else:
+            operands.append(arg)
+    if not operands:  # all Python scalars: evaluate as 0-d arrays
+        return apply_elementwise(op, tuple(np.asarray(a) for a in args))
+
+    is_condition = [op.kind == "where" and i == 0 for i in range(len(args))]
+    numeric = [a.dtype for a, cond in zip(args, is_condition) if not _is_python_scalar(a) and not cond]
+    numeric_scalars = [a for a, cond in zip(args, is_condition) if _is_python_scalar(a) and not cond]
+    compute = dtypes.promote(numeric, numeric_scalars)
+    if op.kind == "float":
+        compute = dtypes.float_result(compute)
+    out_dtype = dtypes.BOOL if op.kind == "compare" else compute
+    try:
+        shape = broadcast_shapes(*[a.shape for a in operands])
+    except ShapeError as err:
+        _shape_rule_error(err)
+
+    symbols, inputs, sympy_args = [], [], []
+    for arg, cond in zip(args, is_condition):
+        if _is_python_scalar(arg):
+            sympy_args.append(_as_sympy_number(bool(arg) if cond else arg))
+            continue
+        want = dtypes.BOOL if cond else compute
+        if arg.dtype != want:
+            arg = convert_p(arg, dtype=want)
+        if arg.shape != shape:
+            arg = broadcast_to_p(arg, shape=shape)
+        symbol = input_symbol(len(inputs), want)
+        symbols.append(symbol)
+        inputs.append(arg)
+        sympy_args.append(symbol)
+    expr = sp.sympify(op.fn(*sympy_args))
+    if expr.is_Boolean and op.kind != "compare":
+        raise TypeError(f"sg.{op.name} produced a boolean expression; declare it with kind='compare'")
+    name = op.name if not scalars else None
+    return _bind_ew(expr, tuple(symbols), inputs, out_dtype, name)
+
+
+def _shape_rule_error(err):
+    from ..tracing import with_user_line
+    raise ShapeError(with_user_line(str(err))) from None
+
+
+def elementwise(name: str, fn, domain=(-2.0, 2.0)) -> ElementwiseOp:
+    """Define a differentiable elementwise op from a SymPy expression builder.
+
+    >>> softsign = sg.elementwise("softsign", lambda x: x / (1 + sympy.Abs(x)))
+    """
+    return define(name, fn, kind="float", domain=domain)
+
+
+# The library. Domains keep generated finite-difference tests away from kinks and poles.
+add = define("add", lambda a, b: a + b, kind="arith")
+subtract = define("subtract", lambda a, b: a - b, kind="arith")
+multiply = define("multiply", lambda a, b: a * b, kind="arith")
+divide = define("divide", lambda a, b: a / b, domain=(0.5, 2.0))
+power = define("power", lambda a, b: a ** b, kind="arith", domain=(0.5, 2.0))
+negative = define("negative", lambda a: -a, kind="arith")
+square = define("square", lambda a: a ** 2, kind="arith")
+reciprocal = define("reciprocal", lambda a: 1 / a, domain=(0.5, 2.0))
+sin = define("sin", sp.sin)
+cos = define("cos", sp.cos)
+tan = define("tan", sp.tan, domain=(-1.2, 1.2))
+sinh = define("sinh", sp.sinh)
+cosh = define("cosh", sp.cosh)
+tanh = define("tanh", sp.tanh)
+arcsin = define("arcsin", sp.asin, domain=(-0.9, 0.9))
+arccos = define("arccos", sp.acos, domain=(-0.9, 0.9))
+arctan = define("arctan", sp.atan)
+arctan2 = define("arctan2", sp.atan2, domain=(0.5, 2.0))
+exp = define("exp", sp.exp)
+expm1 = define("expm1", F.expm1)
+log = define("log", sp.log, domain=(0.1, 3.0))
+log1p = define("log1p", F.log1p, domain=(-0.9, 3.0))
+sqrt = define("sqrt", sp.sqrt, domain=(0.1, 3.0))
+abs = define("abs", sp.Abs, kind="arith")
+sign = define("sign", sp.sign, kind="arith")
+sigmoid = define("sigmoid", F.sigmoid)
+softplus = define("softplus", F.softplus)
+logaddexp = define("logaddexp", F.logaddexp)
+erf = define("erf", sp.erf)
+relu = define("relu", lambda a: sp.Piecewise((a, a > 0), (0, True)), kind="arith")
+# Ties split the gradient evenly, as PyTorch does.
+maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), ((a + b) / 2, True)), kind="arith")
+minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), ((a + b) / 2, True)), kind="arith")
+# Gradient 1 on the closed interval [lo, hi], as torch.clamp.
+clip = define("clip", lambda x, lo, hi: sp.Piecewise((lo, x < lo), (hi, x > hi), (x, True)), kind="arith")
+where = define("where", lambda c, a, b: sp.Piecewise((a, c), (b, True)), kind="where")
+less = define("less", lambda a, b: a < b, kind="compare")
+less_equal = define("less_equal", lambda a, b: a <= b, kind="compare")
+greater = define("greater", lambda a, b: a > b, kind="compare")
+greater_equal = define("greater_equal", lambda a, b: a >= b, kind="compare")
+equal = define("equal", lambda a, b: sp.Eq(a, b, evaluate=False), kind="compare")
+not_equal = define("not_equal", lambda a, b: sp.Ne(a, b, evaluate=False), kind="compare")
+logical_not = define("logical_not", lambda a: sp.Not(a), kind="compare")
+logical_and = define("logical_and", lambda a, b: sp.And(a, b), kind="compare")
+logical_or = define("logical_or", lambda a, b: sp.Or(a, b), kind="compare")

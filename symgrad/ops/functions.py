@@ -1,0 +1,90 @@
+"""SymPy functions with numerically stable evaluation and a stated derivative.
+
+SymPy would rewrite sigmoid as 1/(1 + exp(-x)) and log1p as log(1 + x), which overflow or
+lose precision; as opaque Functions they survive differentiation and fusion, and each
+backend evaluates them stably (e.g. sigmoid(x) = exp(-logaddexp(0, -x))).
+"""
+import sympy as sp
+
+
+class _RealFunction(sp.Function):
+    def _eval_is_real(self):
+        return all(arg.is_real for arg in self.args) or None
+
+
+class sigmoid(_RealFunction):
+    """1 / (1 + exp(-x))."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        return sigmoid(self.args[0]) * (1 - sigmoid(self.args[0]))
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return 1 / (1 + sp.exp(-x))
+        return None
+
+
+class softplus(_RealFunction):
+    """log(1 + exp(x))."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        return sigmoid(self.args[0])
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sp.log(1 + sp.exp(x))
+        return None
+
+
+class log1p(_RealFunction):
+    """log(1 + x), accurate for small x."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        return 1 / (1 + self.args[0])
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sp.log(1 + x)
+        return None
+
+
+class expm1(_RealFunction):
+    """exp(x) - 1, accurate for small x."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        return sp.exp(self.args[0])
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sp.exp(x) - 1
+        return None
+
+
+class logaddexp(_RealFunction):
+    """log(exp(a) + exp(b)) without overflow."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        return sp.exp(self.args[argindex - 1] - self)
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Number and b.is_Number:
+            return sp.log(sp.exp(a) + sp.exp(b))
+        return None
+
+
+STABLE_FUNCTIONS = (sigmoid, softplus, log1p, expm1, logaddexp)

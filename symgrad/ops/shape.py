@@ -1,0 +1,127 @@
+"""Structural primitives that move or re-type data: const, convert, stop_gradient,
+broadcast_to, reshape, transpose, concatenate."""
+import numpy as np
+
+from .. import dtypes
+from .core import Primitive, ShapeError
+
+
+def _same(x):
+    return x.shape, x.dtype
+
+
+# ----------------------------------------------------------------------------- const
+
+def _const_shape(inputs, value):
+    return value.array.shape, value.array.dtype
+
+
+const_p = Primitive("const", _const_shape, lambda value: value.array)
+
+
+# ----------------------------------------------------------------------------- convert
+
+def _convert_vjp(ct, ans, x, dtype):
+    return (convert_p(ct, dtype=x.dtype) if dtypes.is_float(x.dtype) else None,)
+
+
+def _convert_jvp(tangents, ans, x, dtype):
+    (t,) = tangents
+    if t is None or not dtypes.is_float(dtype):
+        return None
+    return convert_p(t, dtype=dtype)
+
+
+convert_p = Primitive("convert", lambda inputs, dtype: (inputs[0].shape, np.dtype(dtype)),
+                      lambda x, dtype: x.astype(dtype), vjp=_convert_vjp, jvp=_convert_jvp)
+
+
+# ----------------------------------------------------------------------------- stop_gradient
+
+stop_gradient_p = Primitive("stop_gradient", lambda inputs: _same(inputs[0]), lambda x: x,
+                            vjp=lambda ct, ans, x: (None,), jvp=lambda tangents, ans, x: None)
+
+
+# ----------------------------------------------------------------------------- broadcast_to
+
+def _broadcast_shape(inputs, shape):
+    (x,) = inputs
+    shape = tuple(shape)
+    lead = len(shape) - x.ndim
+    if lead < 0 or any(d != 1 and d != shape[lead + i] for i, d in enumerate(x.shape)):
+        raise ShapeError(f"cannot broadcast shape {x.shape} to {shape}")
+    return shape, x.dtype
+
+
+def unbroadcast(ct, shape):
+    """Sum `ct` down to `shape` (the adjoint of broadcasting `shape` to ct's shape)."""
+    from .reduce import reduce_sum_p
+    shape = tuple(shape)
+    if ct.shape == shape:
+        return ct
+    lead = len(ct.shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape) if d == 1 and ct.shape[lead + i] != 1)
+    summed = reduce_sum_p(ct, axes=axes) if axes else ct
+    return summed if summed.shape == shape else reshape_p(summed, shape=shape)
+
+
+broadcast_to_p = Primitive("broadcast_to", _broadcast_shape, lambda x, shape: np.broadcast_to(x, shape),
+                           vjp=lambda ct, ans, x, shape: (unbroadcast(ct, x.shape),), linear=True)
+
+
+# ----------------------------------------------------------------------------- reshape
+
+def _reshape_shape(inputs, shape):
+    (x,) = inputs
+    if int(np.prod(shape, dtype=np.int64)) != x.size:
+        raise ShapeError(f"cannot reshape an array of shape {x.shape} into shape {tuple(shape)}")
+    return tuple(shape), x.dtype
+
+
+reshape_p = Primitive("reshape", _reshape_shape, lambda x, shape: np.reshape(x, shape),
+                      vjp=lambda ct, ans, x, shape: (reshape_p(ct, shape=x.shape),), linear=True)
+
+
+# ----------------------------------------------------------------------------- transpose
+
+def _transpose_shape(inputs, perm):
+    (x,) = inputs
+    if sorted(perm) != list(range(x.ndim)):
+        raise ShapeError(f"transpose: axes {perm} are not a permutation of the axes of shape {x.shape}")
+    return tuple(x.shape[p] for p in perm), x.dtype
+
+
+def _transpose_vjp(ct, ans, x, perm):
+    return (transpose_p(ct, perm=tuple(int(i) for i in np.argsort(perm))),)
+
+
+transpose_p = Primitive("transpose", _transpose_shape, lambda x, perm: np.transpose(x, perm),
+                        vjp=_transpose_vjp, linear=True)
+
+
+# ----------------------------------------------------------------------------- concatenate
+
+def _concatenate_shape(inputs, axis):
+    first = inputs[0]
+    for x in inputs[1:]:
+        if x.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(x.shape, first.shape)) if i != axis):
+            raise ShapeError(f"concatenate along axis {axis}: shapes {first.shape} and {x.shape} differ off that axis")
+        if x.dtype != first.dtype:
+            raise TypeError(f"concatenate: dtypes {first.dtype} and {x.dtype} differ")
+    shape = list(first.shape)
+    shape[axis] = sum(x.shape[axis] for x in inputs)
+    return tuple(shape), first.dtype
+
+
+def _concatenate_vjp(ct, ans, *inputs, axis):
+    from .indexing import slice_axis
+    cotangents, start = [], 0
+    for x in inputs:
+        size = x.shape[axis]
+        cotangents.append(slice_axis(ct, axis, start, size) if dtypes.is_float(x.dtype) else None)
+        start += size
+    return cotangents
+
+
+concatenate_p = Primitive("concatenate", _concatenate_shape, lambda *xs, axis: np.concatenate(xs, axis=axis),
+                          vjp=_concatenate_vjp, linear=True)

@@ -1,0 +1,326 @@
+"""Function transforms: grad, value_and_grad, vjp, jvp, jacobian (jacrev/jacfwd), hessian.
+
+Each transform is written once, for traced arguments: it traces the user function into
+a nested graph, replays it into the active builder and runs the reverse or forward pass
+there. Called with concrete arrays, a transform compiles that traced version (cached
+per function and argument signature), so `sg.grad(f)(x)` runs generated code, and
+transforms compose (`sg.grad(sg.grad(f))`) because their output is ordinary IR.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from . import dtypes, pytree
+from . import numpy_api as sg
+from .autodiff import backward_pass, forward_pass
+from .tracing import Tracer, current_builder, function_name, inline, trace_flat
+
+
+def _is_traced(leaves) -> bool:
+    return current_builder() is not None or any(isinstance(x, Tracer) for x in leaves)
+
+
+def _argnums_tuple(argnums, count):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for n in nums:
+        if not -count <= n < count:
+            raise ValueError(f"argnums {argnums} is out of range for {count} positional argument(s)")
+    return tuple(n % count for n in nums)
+
+
+class _Traced:
+    """Trace fn(*args) in a nested builder and replay it into the active one."""
+
+    def __init__(self, fn, args):
+        self.leaves, self.in_tree = pytree.flatten(list(args))
+        self.graph, self.out_tree, captures = trace_flat(fn, args)
+        self.env = inline(self.graph, list(self.leaves) + captures, annotate={"section": "forward"})
+        self.outputs = [self.env[id(v)] for v in self.graph.outputs]
+        self.arg_leaf_ranges = []
+        start = 0
+        for arg in args:
+            count = len(pytree.flatten(arg)[0])
+            self.arg_leaf_ranges.append(range(start, start + count))
+            start += count
+        self.arg_names = pytree.leaf_names(list(args), [f"argument {i}" for i in range(len(args))])
+
+    def out(self):
+        return pytree.unflatten(self.out_tree, self.outputs)
+
+    def input_value(self, leaf_index):
+        return self.graph.inputs[leaf_index]
+
+
+def _check_differentiable(traced: _Traced, leaf_indices, fn_name):
+    for i in leaf_indices:
+        value = traced.input_value(i)
+        if not dtypes.is_float(value.dtype):
+            raise TypeError(f"{fn_name}: cannot differentiate with respect to {traced.arg_names[i]}, which has "
+                            f"dtype {value.dtype}; only float32/float64 inputs are differentiable (cast with "
+                            f".astype(float) or leave it out of argnums)")
+
+
+# ----------------------------------------------------------------------------- reverse mode
+
+def _value_and_grad_traced(fn, argnums, has_aux, args):
+    name = getattr(fn, "__name__", "function")
+    nums = _argnums_tuple(argnums, len(args))
+    traced = _Traced(fn, args)
+    result = traced.out()
+    out, aux = result if has_aux else (result, None)
+    if has_aux and not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise TypeError(f"grad(has_aux=True): {name} must return a pair (output, aux)")
+    out_leaves = pytree.flatten(out)[0]
+    if len(out_leaves) != 1 or np.shape(out_leaves[0]) != ():
+        shapes = [np.shape(o) if not isinstance(o, Tracer) else o.shape for o in out_leaves]
+        raise TypeError(f"grad requires {name} to return a scalar (shape ()), got output shape(s) {shapes}; "
+                        "use sg.vjp or sg.jacobian for non-scalar outputs, or reduce it (e.g. sg.sum)")
+    wrt = [i for n in nums for i in traced.arg_leaf_ranges[n]]
+    _check_differentiable(traced, wrt, "grad")
+    out_value = traced.graph.outputs[0] if not has_aux else traced.graph.outputs[0]
+    if not dtypes.is_float(out_value.dtype):
+        raise TypeError(f"grad requires a float output, but {name} returned dtype {out_value.dtype}")
+    with current_builder().annotate(section="backward", rule="seed"):
+        seed = sg.ones((), out_value.dtype)
+    cts = backward_pass(traced.graph, traced.env, {id(out_value): seed})
+    grads = []
+    for n in nums:
+        leaf_grads = []
+        for i in traced.arg_leaf_ranges[n]:
+            value = traced.input_value(i)
+            ct = cts[id(value)]
+            leaf_grads.append(ct if ct is not None else sg.zeros(value.shape, value.dtype))
+        grads.append(pytree.unflatten(pytree.flatten(args[n])[1], leaf_grads))
+    grad_tree = grads[0] if isinstance(argnums, int) else tuple(grads)
+    return out, aux, grad_tree
+
+
+class Transformed:
+    """A transformed function: traced arguments run the transform symbolically; concrete
+    arguments run a compiled version of it (NumPy or LLVM backend), cached per signature."""
+
+    def __init__(self, traced_fn, name):
+        self._traced_fn = traced_fn
+        self.__name__ = name
+        self._compiled = None
+        if hasattr(traced_fn, "__signature__"):
+            self.__signature__ = traced_fn.__signature__
+
+    def __call__(self, *args):
+        if _is_traced(pytree.flatten(list(args))[0]):
+            return self._traced_fn(*args)
+        if self._compiled is None:
+            from .compile import compile as sg_compile
+            self._compiled = sg_compile(self._traced_fn, name=self.__name__)
+        return self._compiled(*args)
+
+    @property
+    def compiled(self):
+        """The compiled function behind concrete calls (for lower()/cache_info())."""
+        from .compile import compile as sg_compile
+        if self._compiled is None:
+            self._compiled = sg_compile(self._traced_fn, name=self.__name__)
+        return self._compiled
+
+
+def _hashable(argnums):
+    return argnums if isinstance(argnums, int) else tuple(argnums)
+
+
+def _named(fn, suffix):
+    return f"{function_name(fn)}_{suffix}"
+
+
+def _with_signature(impl, fn):
+    import inspect
+    try:
+        impl.__signature__ = inspect.signature(fn)
+    except (TypeError, ValueError):
+        pass
+    return impl
+
+
+def value_and_grad(fn, argnums=0, has_aux=False):
+    """fn -> function returning (value, grad) (or ((value, aux), grad) with has_aux), as JAX."""
+
+    def impl(*args):
+        out, aux, grads = _value_and_grad_traced(fn, argnums, has_aux, args)
+        return ((out, aux), grads) if has_aux else (out, grads)
+
+    return _cached_transform(fn, ("value_and_grad", _hashable(argnums), has_aux),
+                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "vjp")))
+
+
+def grad(fn, argnums=0, has_aux=False):
+    """fn -> function returning d fn / d args[argnums] (plus aux when has_aux)."""
+
+    def impl(*args):
+        out, aux, grads = _value_and_grad_traced(fn, argnums, has_aux, args)
+        return (grads, aux) if has_aux else grads
+
+    return _cached_transform(fn, ("grad", _hashable(argnums), has_aux),
+                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "grad")))
+
+
+# ----------------------------------------------------------------------------- vjp
+
+def pullback_leaves(traced: _Traced, ct_leaves) -> list:
+    """Per primal argument, the list of its leaves' cotangents (None for non-float leaves).
+
+    ct_leaves holds one cotangent per output leaf; None means that output is not seeded.
+    """
+    seeds = {}
+    for value, ct in zip(traced.graph.outputs, ct_leaves):
+        if ct is None or not dtypes.is_float(value.dtype):
+            continue
+        shape = ct.shape if isinstance(ct, Tracer) else np.shape(ct)
+        if tuple(shape) != value.shape:
+            raise ValueError(f"vjp: cotangent of shape {tuple(shape)} for an output of shape {value.shape}")
+        seeds[id(value)] = sg.astype(ct, value.dtype)
+    cts = backward_pass(traced.graph, traced.env, seeds) if seeds else {}
+    results = []
+    for rng in traced.arg_leaf_ranges:
+        leaf_cts = []
+        for i in rng:
+            value = traced.input_value(i)
+            ct = cts.get(id(value))
+            if ct is None and dtypes.is_float(value.dtype):
+                ct = sg.zeros(value.shape, value.dtype)
+            leaf_cts.append(ct)
+        results.append(leaf_cts)
+    return results
+
+
+def vjp(fn, *primals, has_aux=False):
+    """(out, pullback) with pullback(cotangent) -> tuple of cotangents, one per primal (None for ints)."""
+    if _is_traced(pytree.flatten(list(primals))[0]):
+        traced = _Traced(fn, primals)
+        result = traced.out()
+
+        primary_tree = traced.out_tree.children[0] if has_aux else traced.out_tree
+
+        def pullback(cotangent):
+            ct_leaves, ct_tree = pytree.flatten(cotangent)
+            if ct_tree != primary_tree:
+                raise TypeError("pullback: the cotangent's structure does not match the function's output")
+            ct_leaves += [None] * (len(traced.outputs) - len(ct_leaves))
+            per_arg = pullback_leaves(traced, ct_leaves)
+            return tuple(pytree.unflatten(pytree.flatten(p)[1], leaves) for p, leaves in zip(primals, per_arg))
+
+        if has_aux:
+            return result[0], pullback, result[1]
+        return result, pullback
+    from .compile import compiled_vjp
+    return compiled_vjp(fn, primals, has_aux)
+
+
+# ----------------------------------------------------------------------------- forward mode
+
+def _jvp_traced(fn, primals, tangents):
+    traced = _Traced(fn, primals)
+    t_leaves, t_tree = pytree.flatten(list(tangents))
+    if t_tree != traced.in_tree:
+        raise TypeError("jvp: tangents must have the same structure as primals")
+    seeds = {}
+    for i, t in enumerate(t_leaves):
+        value = traced.input_value(i)
+        shape = t.shape if isinstance(t, Tracer) else np.shape(t)
+        if tuple(shape) != value.shape:
+            raise ValueError(f"jvp: tangent of shape {tuple(shape)} for {traced.arg_names[i]} of shape {value.shape}")
+        if dtypes.is_float(value.dtype):
+            seeds[id(value)] = sg.astype(t, value.dtype)
+    tangents_out = forward_pass(traced.graph, traced.env, seeds)
+    out_tangents = []
+    for value in traced.graph.outputs:
+        t = tangents_out.get(id(value))
+        out_tangents.append(t if t is not None else sg.zeros(value.shape, value.dtype))
+    return traced.out(), pytree.unflatten(traced.out_tree, out_tangents)
+
+
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _cached_transform(fn, key, make):
+    """One Transformed per (fn, transform, options), so repeated concrete calls reuse compiled code."""
+    try:
+        per_fn = _CACHE.setdefault(fn, {})
+    except TypeError:  # not weak-referenceable: no caching
+        return make()
+    if key not in per_fn:
+        per_fn[key] = make()
+    return per_fn[key]
+
+
+def jvp(fn, primals, tangents):
+    """(fn(*primals), J(primals) @ tangents), by the forward-mode pass."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    if _is_traced(pytree.flatten(list(primals) + list(tangents))[0]):
+        return _jvp_traced(fn, primals, tangents)
+    count = len(primals)
+
+    def make():
+        def impl(*args):
+            return _jvp_traced(fn, args[:count], args[count:])
+        return Transformed(impl, _named(fn, "jvp"))
+
+    return _cached_transform(fn, ("jvp", count), make)(*primals, *tangents)
+
+
+# ----------------------------------------------------------------------------- jacobians
+
+def _single_array_output(out, name):
+    if isinstance(out, (tuple, list, dict)):
+        raise TypeError(f"{name}: the function must return a single array")
+    return out
+
+
+def jacrev(fn, argnums=0):
+    """Jacobian by reverse mode: one pullback per output element; shape out.shape + arg.shape."""
+
+    def jacobian_fn(*args):
+        nums = _argnums_tuple(argnums, len(args))
+        out, pullback = vjp(fn, *args)
+        out = _single_array_output(out, "jacobian")
+        out_shape, out_dtype = tuple(np.shape(out) if not isinstance(out, Tracer) else out.shape), out.dtype
+        size = int(np.prod(out_shape, dtype=np.int64))
+        rows = [pullback(np.eye(size, dtype=out_dtype)[i].reshape(out_shape)) for i in range(size)]
+        jacobians = []
+        for n in nums:
+            arg_shape = np.shape(args[n]) if not isinstance(args[n], Tracer) else args[n].shape
+            stacked = sg.stack([row[n] for row in rows]) if rows else sg.zeros((0,) + tuple(arg_shape))
+            jacobians.append(sg.reshape(stacked, out_shape + tuple(arg_shape)))
+        return jacobians[0] if isinstance(argnums, int) else tuple(jacobians)
+
+    return _with_signature(jacobian_fn, fn)
+
+
+jacobian = jacrev
+
+
+def jacfwd(fn, argnums=0):
+    """Jacobian by forward mode: one JVP per input element; shape out.shape + arg.shape."""
+
+    def jacobian_fn(*args):
+        nums = _argnums_tuple(argnums, len(args))
+        jacobians = []
+        for n in nums:
+            arg = sg.asarray(args[n])
+            columns = []
+            for i in range(arg.size):
+                basis = np.eye(arg.size, dtype=arg.dtype if dtypes.is_float(arg.dtype) else np.float64)[i]
+                tangents = [sg.zeros_like(a) if k != n else basis.reshape(arg.shape) for k, a in enumerate(args)]
+                _, column = jvp(fn, args, tangents)
+                columns.append(_single_array_output(column, "jacfwd"))
+            out_shape = tuple(columns[0].shape) if columns else ()
+            stacked = sg.stack(columns, axis=-1) if columns else sg.zeros(out_shape + (0,))
+            jacobians.append(sg.reshape(stacked, out_shape + arg.shape))
+        return jacobians[0] if isinstance(argnums, int) else tuple(jacobians)
+
+    return _with_signature(jacobian_fn, fn)
+
+
+def hessian(fn, argnums=0):
+    """Second derivatives, forward-over-reverse: jacfwd(jacrev(fn))."""
+    return jacfwd(jacrev(fn, argnums), argnums)
