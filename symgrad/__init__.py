@@ -18,6 +18,7 @@ from .ops.elementwise import elementwise  # noqa: F401
 from .tracing import TracerError, trace  # noqa: F401
 from .transforms import grad, hessian, jacfwd, jacobian, jacrev, jvp, value_and_grad, vjp  # noqa: F401
 from .compile import compile  # noqa: F401
+from .symbolic import symbolic  # noqa: F401
 from .dtypes import FLOAT32 as float32, FLOAT64 as float64, INT32 as int32, INT64 as int64, BOOL as bool_  # noqa
 
 __version__ = "0.1.0"

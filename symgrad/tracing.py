@@ -20,6 +20,9 @@ from . import dtypes, ir, pytree
 from .ops.core import ShapeError
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# Frames in these directories are library code, never "the user's line".
+_LIBRARY_DIRS = (_PACKAGE_DIR, os.path.join(os.path.dirname(_PACKAGE_DIR), "codegen"),
+                 os.path.dirname(os.path.abspath(np.__file__)))
 _state = threading.local()
 
 
@@ -34,7 +37,7 @@ def user_frame_summary() -> str:
     frame = sys._getframe(1)
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_PACKAGE_DIR) and "codegen" + os.sep not in filename:
+        if not filename.startswith(_LIBRARY_DIRS) and not filename.startswith("<symgrad"):
             break
         frame = frame.f_back
     if frame is None:
@@ -163,8 +166,18 @@ class Tracer:
     """A symbolic array: a Value of the graph being built. Supports NumPy-style operators."""
 
     __slots__ = ("value", "builder")
-    __array_ufunc__ = None  # make `ndarray + tracer` defer to Tracer.__radd__
     __array_priority__ = 1000
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """Route NumPy ufuncs (np.sin(t), ndarray + t) to the sg function of the same name."""
+        from . import numpy_api
+        name = {"true_divide": "divide", "absolute": "abs"}.get(ufunc.__name__, ufunc.__name__)
+        function = getattr(numpy_api, name, None)
+        if method != "__call__" or kwargs or function is None:
+            raise TracerError(with_user_line(
+                f"np.{ufunc.__name__}{'.' + method if method != '__call__' else ''} is not supported on traced "
+                "values; use the sg.* function of the same name inside traced or compiled code"))
+        return function(*inputs)
 
     def __init__(self, value: ir.Value, builder: Builder):
         self.value = value

@@ -15,7 +15,7 @@ import numpy as np
 from . import dtypes, pytree
 from . import numpy_api as sg
 from .autodiff import backward_pass, forward_pass
-from .tracing import Tracer, current_builder, function_name, inline, trace_flat
+from .tracing import Tracer, argument_names, current_builder, function_name, inline, trace_flat
 
 
 def _is_traced(leaves) -> bool:
@@ -36,7 +36,11 @@ class _Traced:
     def __init__(self, fn, args):
         self.leaves, self.in_tree = pytree.flatten(list(args))
         self.graph, self.out_tree, captures = trace_flat(fn, args)
-        self.env = inline(self.graph, list(self.leaves) + captures, annotate={"section": "forward"})
+        # concrete leaves (e.g. a Python float passed to a transform while tracing) become
+        # arrays of the traced input's dtype, so adjoint rules can read .dtype/.shape
+        operands = [x if isinstance(x, Tracer) else np.asarray(x, dtype=v.dtype)
+                    for x, v in zip(self.leaves, self.graph.inputs)]
+        self.env = inline(self.graph, operands + captures, annotate={"section": "forward"})
         self.outputs = [self.env[id(v)] for v in self.graph.outputs]
         self.arg_leaf_ranges = []
         start = 0
@@ -44,7 +48,8 @@ class _Traced:
             count = len(pytree.flatten(arg)[0])
             self.arg_leaf_ranges.append(range(start, start + count))
             start += count
-        self.arg_names = pytree.leaf_names(list(args), [f"argument {i}" for i in range(len(args))])
+        self.arg_names = [f"argument {name!r}" for name in
+                          pytree.leaf_names(list(args), argument_names(fn, len(args)))]
 
     def out(self):
         return pytree.unflatten(self.out_tree, self.outputs)
@@ -69,9 +74,9 @@ def _value_and_grad_traced(fn, argnums, has_aux, args):
     nums = _argnums_tuple(argnums, len(args))
     traced = _Traced(fn, args)
     result = traced.out()
-    out, aux = result if has_aux else (result, None)
     if has_aux and not (isinstance(result, (tuple, list)) and len(result) == 2):
         raise TypeError(f"grad(has_aux=True): {name} must return a pair (output, aux)")
+    out, aux = result if has_aux else (result, None)
     out_leaves = pytree.flatten(out)[0]
     if len(out_leaves) != 1 or np.shape(out_leaves[0]) != ():
         shapes = [np.shape(o) if not isinstance(o, Tracer) else o.shape for o in out_leaves]

@@ -56,4 +56,11 @@ class Primitive:
         return f"<primitive {self.name}>"
 
     def __reduce__(self):
-        return (REGISTRY.__getitem__, (self.name,))
+        # by name through a module-level function: pickling `REGISTRY.__getitem__` would
+        # pickle the whole registry dict by value, and unpickling it fails (KeyError)
+        return (lookup, (self.name,))
+
+
+def lookup(name: str) -> "Primitive":
+    """The registered primitive called `name` (used to unpickle graphs)."""
+    return REGISTRY[name]

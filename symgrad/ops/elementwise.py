@@ -293,7 +293,9 @@ relu = define("relu", lambda a: sp.Piecewise((a, a > 0), (0, True)), kind="arith
 maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), ((a + b) / 2, True)), kind="arith")
 minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), ((a + b) / 2, True)), kind="arith")
 # Gradient 1 on the closed interval [lo, hi], as torch.clamp.
-clip = define("clip", lambda x, lo, hi: sp.Piecewise((lo, x < lo), (hi, x > hi), (x, True)), kind="arith")
+# With lo > hi the result is hi everywhere, as np.clip, jax.numpy.clip and torch.clamp.
+clip = define("clip", lambda x, lo, hi: sp.Piecewise((hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)),
+              kind="arith")
 where = define("where", lambda c, a, b: sp.Piecewise((a, c), (b, True)), kind="where")
 less = define("less", lambda a, b: a < b, kind="compare")
 less_equal = define("less_equal", lambda a, b: a <= b, kind="compare")

@@ -18,7 +18,8 @@ class sigmoid(_RealFunction):
     nargs = 1
 
     def fdiff(self, argindex=1):
-        return sigmoid(self.args[0]) * (1 - sigmoid(self.args[0]))
+        # sigmoid(x) * sigmoid(-x), not s * (1 - s): 1 - s cancels to 0 for large x
+        return sigmoid(self.args[0]) * sigmoid(-self.args[0])
 
     @classmethod
     def eval(cls, x):

@@ -1,0 +1,186 @@
+"""`sg.symbolic(f, *args)`: the closed-form SymPy expression of f's output and gradient.
+
+The function is traced to the ordinary IR (so exactly the graph the compiler sees), and
+the graph is then evaluated over NumPy object arrays whose elements are SymPy
+expressions: each argument element becomes a real symbol (`x`, or `x_0, x_1, ...` for
+arrays), `ew` nodes substitute their operands into their SymPy expression element by
+element, and structural nodes reuse their NumPy reference implementation, which works
+on object arrays. The gradient is `sympy.diff` of a scalar output by each symbol.
+This is meant for scalars and small arrays: every element is its own expression.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from . import ir, pytree
+from .tracing import argument_names, trace_flat
+
+MAX_ELEMENTS = 1000
+
+
+@dataclass
+class Symbolic:
+    """Result of `sg.symbolic`.
+
+    output:   a SymPy expression (scalar output) or a sympy Array of expressions.
+    gradient: for a scalar output, one entry per argument: an expression for a scalar
+              argument, a sympy Array shaped like the argument otherwise; None when the
+              output is not a scalar (differentiate `output` yourself then).
+    symbols:  one entry per argument: a Symbol for a scalar, a sympy Array of Symbols.
+    """
+
+    output: object
+    gradient: object
+    symbols: tuple
+
+    def __repr__(self):
+        return f"Symbolic(output={self.output}, gradient={self.gradient})"
+
+
+def _symbols_for(name: str, shape) -> np.ndarray:
+    """An object array of real symbols: `name` for a scalar, name_i_j... for arrays."""
+    if shape == ():
+        return np.array(sp.Symbol(name, real=True), dtype=object)
+    out = np.empty(shape, dtype=object)
+    for index in itertools.product(*(range(d) for d in shape)):
+        out[index] = sp.Symbol(f"{name}_{'_'.join(map(str, index))}", real=True)
+    return out
+
+
+def _as_sympy(array) -> np.ndarray:
+    """A constant ndarray as an object array of exact-ish SymPy numbers."""
+    array = np.asarray(array)
+    out = np.empty(array.shape, dtype=object)
+    for index in itertools.product(*(range(d) for d in array.shape)):
+        value = array[index]
+        if array.dtype.kind == "b":
+            out[index] = sp.true if value else sp.false
+        elif array.dtype.kind in "iu":
+            out[index] = sp.Integer(int(value))
+        else:
+            value = float(value)
+            out[index] = sp.Integer(int(value)) if value.is_integer() else sp.Float(value)
+    return out
+
+
+def _obj(x) -> np.ndarray:
+    return np.asarray(x, dtype=object)
+
+
+def _eval_ew(node, operands):
+    params = node.params
+    expr, args = params["expr"], params["args"]
+    shape = node.out.shape
+    out = np.empty(shape, dtype=object)
+    for index in itertools.product(*(range(d) for d in shape)):
+        mapping = {s: sp.sympify(op[index]) for s, op in zip(args, operands)}
+        out[index] = expr.xreplace(mapping)
+    return out
+
+
+def _reduce(combine, identity=None):
+    def rule(node, operands):
+        (x,) = operands
+        axes = tuple(node.params["axes"])
+        keep = [i for i in range(x.ndim) if i not in axes]
+        moved = np.transpose(x, keep + list(axes))
+        flat = moved.reshape(moved.shape[:len(keep)] + (-1,))
+        out = np.empty(flat.shape[:-1], dtype=object)
+        for index in itertools.product(*(range(d) for d in out.shape)):
+            items = list(flat[index])
+            out[index] = combine(*items) if items else identity
+        return out
+    return rule
+
+
+_RULES = {
+    "ew": _eval_ew,
+    "const": lambda node, ops: _as_sympy(node.params["value"].array),
+    "convert": lambda node, ops: _obj(ops[0]).copy(),
+    "stop_gradient": lambda node, ops: _obj(ops[0]).copy(),
+    "reduce_sum": _reduce(lambda *xs: sp.Add(*xs), sp.S.Zero),
+    "reduce_prod": _reduce(lambda *xs: sp.Mul(*xs), sp.S.One),
+    "reduce_max": _reduce(sp.Max),
+    "reduce_min": _reduce(sp.Min),
+}
+
+
+def _eval_node(node, operands):
+    rule = _RULES.get(node.prim.name)
+    if rule is not None:
+        return _obj(rule(node, operands))
+    if node.prim.name == "take" or node.prim.name == "scatter_add":
+        # the index operand must be concrete integers
+        upd, idx = operands
+        idx = np.vectorize(int, otypes=[np.int64])(idx) if idx.size else idx.astype(np.int64)
+        operands = [upd, idx]
+    try:
+        result = node.prim.impl(*operands, **node.params)
+    except Exception as err:  # pragma: no cover - depends on NumPy's object support
+        raise NotImplementedError(f"sg.symbolic: cannot evaluate {node.prim.name} on SymPy values: {err}") from err
+    result = _obj(result)
+    if result.shape != node.out.shape:
+        result = result.reshape(node.out.shape)
+    return np.vectorize(sp.sympify, otypes=[object])(result) if result.size else result
+
+
+def _to_sympy(array: np.ndarray):
+    if array.shape == ():
+        return array[()]
+    return sp.Array(array.tolist(), array.shape)
+
+
+def symbolic(f, *args, simplify=False) -> Symbolic:
+    """Closed-form SymPy output (and gradient, for a scalar output) of f at args' shapes.
+
+    Arguments are only used for their shapes and dtypes. Each element of an argument is a
+    real SymPy symbol named after the parameter (`x`, or `x_0, x_1, ...`). Raises
+    ValueError when the arguments or graph values hold more than 1000 elements, since the
+    expressions grow with every element.
+    """
+    leaves, tree = pytree.flatten(list(args))
+    total = sum(int(np.size(leaf)) for leaf in leaves)
+    if total > MAX_ELEMENTS:
+        raise ValueError(f"sg.symbolic is for scalars and small arrays: the arguments hold {total} elements "
+                         f"(more than {MAX_ELEMENTS}); use sg.trace/sg.grad for large arrays")
+    graph, out_tree, captures = trace_flat(f, args)
+    if captures:
+        raise TypeError("sg.symbolic: the function captured traced values from an enclosing trace")
+    ir.verify(graph)
+    for node in graph.nodes:
+        if node.out.size > MAX_ELEMENTS:
+            raise ValueError(f"sg.symbolic is for small arrays: an intermediate value of shape {node.out.shape} "
+                             f"holds more than {MAX_ELEMENTS} elements")
+    leaf_names = pytree.leaf_names(list(args), argument_names(f, len(args)))
+    env, leaf_symbols = {}, []
+    for value, name in zip(graph.inputs, leaf_names):
+        name = "".join(c if c.isalnum() else "_" for c in str(name)).strip("_") or "x"
+        symbols = _symbols_for(name, value.shape)
+        env[id(value)] = symbols
+        leaf_symbols.append(symbols)
+    for node in graph.nodes:
+        env[id(node.out)] = _eval_node(node, [env[id(v)] for v in node.inputs])
+    outputs = [env[id(v)] for v in graph.outputs]
+    if simplify:
+        outputs = [np.vectorize(sp.simplify, otypes=[object])(o) if o.size else o for o in outputs]
+    per_arg_symbols = pytree.unflatten(tree, [_to_sympy(s) for s in leaf_symbols])
+    gradient = None
+    if len(outputs) == 1 and outputs[0].shape == ():
+        out = outputs[0][()]
+        grads = []
+        for value, symbols in zip(graph.inputs, leaf_symbols):
+            if value.dtype.kind != "f":
+                grads.append(None)
+                continue
+            g = np.vectorize(lambda s: sp.diff(out, s), otypes=[object])(symbols) if symbols.size else symbols
+            if simplify and g.size:
+                g = np.vectorize(sp.simplify, otypes=[object])(g)
+            grads.append(_to_sympy(g))
+        gradient = tuple(pytree.unflatten(tree, grads))
+    output = pytree.unflatten(out_tree, [_to_sympy(o) for o in outputs])
+    return Symbolic(output, gradient, tuple(per_arg_symbols))
+

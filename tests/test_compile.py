@@ -1,0 +1,164 @@
+"""sg.compile with the NumPy backend: signature cache, retracing, lower(), errors."""
+import logging
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+
+def f(x, w):
+    return sg.sum(sg.tanh(x @ w))
+
+
+def f_np(x, w):
+    return np.sum(np.tanh(x @ w))
+
+
+@pytest.fixture
+def xw():
+    rng = np.random.default_rng(1)
+    return rng.normal(size=(4, 3)), rng.normal(size=(3, 2))
+
+
+def test_caches_per_signature(xw):
+    x, w = xw
+    cf = sg.compile(f, backend="numpy")
+    assert cf.cache_info() == []
+    assert np.isclose(cf(x, w), f_np(x, w))
+    assert cf.cache_info() == ["f64[4,3], f64[3,2]"]
+    cf(x + 1.0, w * 2.0)  # same signature, new values: no retrace
+    assert len(cf.cache_info()) == 1
+
+
+def test_retraces_on_new_shape_rank_and_dtype(xw):
+    x, w = xw
+    cf = sg.compile(f, backend="numpy")
+    cf(x, w)
+    x6 = np.ones((6, 3))
+    assert np.isclose(cf(x6, w), f_np(x6, w))  # new shape
+    assert len(cf.cache_info()) == 2
+    x3 = np.ones((2, 4, 3))
+    assert np.isclose(cf(x3, w), f_np(x3, w))  # new rank
+    assert len(cf.cache_info()) == 3
+    out32 = cf(x.astype(np.float32), w.astype(np.float32))  # new dtype
+    assert np.asarray(out32).dtype == np.float32
+    assert np.isclose(out32, f_np(x, w), rtol=1e-5)
+    info = cf.cache_info()
+    assert len(info) == 4
+    assert "f64[6,3], f64[3,2]" in info and "f64[2,4,3], f64[3,2]" in info and "f32[4,3], f32[3,2]" in info
+    cf(x6, w)
+    assert len(cf.cache_info()) == 4
+
+
+def test_new_shape_that_the_function_cannot_take_raises_shape_error(xw):
+    x, w = xw
+    cf = sg.compile(f, backend="numpy")
+    cf(x, w)
+    with pytest.raises(sg.ShapeError):
+        cf(np.ones((4, 5)), w)
+
+
+def test_lower_as_text_and_source(xw):
+    x, w = xw
+    cf = sg.compile(f, backend="numpy")
+    lowered = cf.lower(x, w)
+    text = lowered.as_text()
+    assert text.startswith("def f(x: f64[4,3], w: f64[3,2]) -> f64[]:")
+    # the lowered graph is the optimized one: passes may fuse or rename, but these stay
+    assert "matmul x w" in text and "tanh" in text and "reduce_sum" in text
+    source = lowered.source
+    assert "def f(x, w):" in source and "tanh" in source and "import numpy as np" in source
+    namespace = {}
+    exec(source, namespace)  # the source is readable, self-contained Python
+    assert np.isclose(np.asarray(namespace["f"](x, w)[0]), f_np(x, w))
+    assert cf.cache_info() == ["f64[4,3], f64[3,2]"]  # lower() fills the cache too
+
+
+def test_decorator_forms(xw):
+    x, w = xw
+
+    @sg.compile
+    def g(x, w):
+        return sg.sum(sg.tanh(x @ w))
+
+    @sg.compile(backend="numpy")
+    def h(x, w):
+        return sg.sum(sg.tanh(x @ w))
+
+    assert np.isclose(g(x, w), f_np(x, w))
+    assert np.isclose(h(x, w), f_np(x, w))
+    assert h.backend == "numpy" and h.__name__ == "h"
+    assert np.isclose(sg.compile(backend="numpy")(f)(x, w), f_np(x, w))
+
+
+def test_compiled_value_and_grad(xw):
+    x, w = xw
+    step = sg.compile(sg.value_and_grad(f, argnums=(0, 1)), backend="numpy")
+    value, (gx, gw) = step(x, w)
+    ref_value, (rgx, rgw) = sg.value_and_grad(f, argnums=(0, 1))(x, w)
+    assert np.isclose(value, ref_value)
+    np.testing.assert_allclose(gx, rgx, rtol=1e-12)
+    np.testing.assert_allclose(gw, rgw, rtol=1e-12)
+    assert "# backward" in step.lower(x, w).as_text() or "matmul" in step.lower(x, w).as_text()
+
+
+def test_pytree_arguments_and_outputs():
+    @sg.compile(backend="numpy")
+    def g(params, x):
+        return {"y": params["w"] * x, "s": sg.sum(params["b"])}
+
+    out = g({"w": np.array([1.0, 2.0]), "b": np.ones(3)}, np.array([3.0, 4.0]))
+    np.testing.assert_allclose(out["y"], [3.0, 8.0])
+    assert np.isclose(out["s"], 3.0)
+
+
+def test_explain_logs_retrace_cause(xw, caplog, monkeypatch):
+    x, w = xw
+    monkeypatch.setenv("SYMGRAD_EXPLAIN", "1")
+    cf = sg.compile(f, backend="numpy")
+    with caplog.at_level(logging.INFO, logger="symgrad"):
+        cf(x, w)
+        cf(x, w)
+        cf(np.ones((7, 3)), w)
+    messages = [r.getMessage() for r in caplog.records if r.name == "symgrad"]
+    assert len(messages) == 2
+    assert "first call" in messages[0]
+    assert "x" in messages[1] and "f64[4,3]" in messages[1] and "f64[7,3]" in messages[1]
+
+
+def test_no_explain_logs_by_default(xw, caplog, monkeypatch):
+    x, w = xw
+    monkeypatch.delenv("SYMGRAD_EXPLAIN", raising=False)
+    cf = sg.compile(f, backend="numpy")
+    with caplog.at_level(logging.DEBUG, logger="symgrad"):
+        cf(x, w)
+    assert not [r for r in caplog.records if r.name == "symgrad" and "tracing" in r.getMessage()]
+
+
+def test_wrong_argument_count_raises_type_error(xw):
+    x, w = xw
+    cf = sg.compile(f, backend="numpy")
+    with pytest.raises(TypeError, match="w"):
+        cf(x)
+    with pytest.raises(TypeError, match="positional"):
+        cf(x, w, w)
+
+
+@pytest.mark.parametrize("bad, what", [
+    ("hello", "str"),
+    (np.ones((3, 2), dtype=complex), "complex"),
+    (1 + 2j, "complex"),
+    (np.array([object(), object()]), "object"),
+])
+def test_non_numeric_input_raises_type_error_naming_the_argument(xw, bad, what):
+    x, _ = xw
+    cf = sg.compile(f, backend="numpy")
+    with pytest.raises(TypeError, match="argument w") as info:
+        cf(x, bad)
+    assert what in str(info.value)
+
+
+def test_unknown_backend_raises():
+    with pytest.raises(ValueError, match="backend"):
+        sg.compile(f, backend="no-such-backend")

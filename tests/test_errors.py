@@ -1,0 +1,162 @@
+"""SPEC section 6: every bad input gets a clear error, raised before any wrong number."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+THIS_FILE = "test_errors.py"
+
+
+def assert_names_user_line(message, code):
+    assert THIS_FILE in message, message
+    assert code in message, message
+
+
+def add_mismatched(a, b):
+    return a + b  # the offending line
+
+
+def test_shape_mismatch_names_both_shapes_and_the_source_line():
+    with pytest.raises(sg.ShapeError) as info:
+        sg.trace(add_mismatched, np.ones(3), np.ones(4))
+    message = str(info.value)
+    assert "(3,)" in message and "(4,)" in message
+    assert_names_user_line(message, "return a + b  # the offending line")
+
+
+def test_shape_mismatch_under_grad_and_eagerly():
+    with pytest.raises(sg.ShapeError) as info:
+        sg.grad(lambda a, b: sg.sum(add_mismatched(a, b)))(np.ones((2, 3)), np.ones((3, 2)))
+    assert "(2, 3)" in str(info.value) and "(3, 2)" in str(info.value)
+    assert_names_user_line(str(info.value), "return a + b")
+    with pytest.raises(sg.ShapeError) as info:
+        sg.add(np.ones(3), np.ones(4))
+    assert "(3,)" in str(info.value) and "(4,)" in str(info.value)
+
+
+def branchy(x):
+    if x > 0:  # branch on a traced value
+        return x
+    return -x
+
+
+def test_if_on_traced_value_suggests_where_and_names_the_line():
+    with pytest.raises(sg.TracerError) as info:
+        sg.trace(branchy, 1.0)
+    message = str(info.value)
+    assert "sg.where" in message
+    assert_names_user_line(message, "if x > 0:  # branch on a traced value")
+    with pytest.raises(sg.TracerError, match="sg.where"):
+        sg.grad(branchy)(1.0)
+    assert isinstance(info.value, TypeError)
+
+
+def test_float_and_int_of_traced_value():
+    with pytest.raises(sg.TracerError, match="sg.where"):
+        sg.trace(lambda x: float(x), 1.0)
+    with pytest.raises(sg.TracerError):
+        sg.trace(lambda x: [x for _ in range(int(x))], 1.0)
+
+
+def test_numpy_ufuncs_on_tracers_route_to_sg_and_other_numpy_functions_are_clear_errors():
+    graph = sg.trace(lambda x: np.sin(x) + np.ones(2) * x, np.ones(2))
+    assert "sin" in str(graph)
+    with pytest.raises(sg.TracerError, match="sg.sin") as info:
+        sg.trace(lambda x: np.asarray(x), np.ones(2))
+    assert "test_errors.py" in str(info.value)
+    with pytest.raises(sg.TracerError, match="add.accumulate"):
+        sg.trace(lambda x: np.add.accumulate(x), np.ones(2))
+
+
+def test_gradient_with_respect_to_integer_input():
+    with pytest.raises(TypeError, match="int64") as info:
+        sg.grad(lambda x: sg.sum(x * 1.0))(np.arange(3))
+    assert "differentiate" in str(info.value) and "'x'" in str(info.value)
+    with pytest.raises(TypeError, match="'params_n'"):
+        sg.grad(lambda params: sg.sum(params["n"] * 1.0))({"n": np.arange(2)})
+    with pytest.raises(TypeError, match="bool"):
+        sg.grad(lambda x, m: sg.sum(sg.where(m, x, 0.0)), argnums=1)(np.ones(2), np.array([True, False]))
+    # an integer argument outside argnums is fine
+    g = sg.grad(lambda x, n: sg.sum(x * n))(np.ones(2), np.array([2, 3]))
+    np.testing.assert_allclose(g, [2.0, 3.0])
+
+
+def test_grad_of_non_scalar_output_names_the_shape():
+    with pytest.raises(TypeError, match=r"\(3,\)") as info:
+        sg.grad(lambda x: x * 2)(np.ones(3))
+    assert "scalar" in str(info.value)
+    with pytest.raises(TypeError, match=r"\(2, 2\)"):
+        sg.value_and_grad(lambda x: x * 2)(np.ones((2, 2)))
+
+
+def test_unknown_dtypes_are_type_errors():
+    with pytest.raises(TypeError, match="float16"):
+        sg.grad(lambda x: sg.sum(x))(np.ones(3, np.float16))
+    with pytest.raises(TypeError, match="float16"):
+        sg.trace(lambda x: sg.sum(x), np.ones(3, np.float16))
+    with pytest.raises(TypeError, match="complex"):
+        sg.grad(lambda x: sg.sum(x))(np.ones(3, complex))
+    with pytest.raises(TypeError, match="complex"):
+        sg.trace(lambda x: sg.sum(x), 1 + 2j)
+    with pytest.raises(TypeError, match="float16"):
+        sg.trace(lambda x: sg.astype(x, "float16"), np.ones(3))
+    with pytest.raises(TypeError):
+        sg.trace(lambda x: sg.sum(x), "abc")
+
+
+def test_matmul_misalignment():
+    with pytest.raises(sg.ShapeError) as info:
+        sg.trace(lambda a, b: a @ b, np.ones((2, 3)), np.ones((4, 2)))
+    message = str(info.value)
+    assert "(2, 3)" in message and "(4, 2)" in message and "aligned" in message
+    assert_names_user_line(message, "a @ b")
+
+
+def test_bad_axis():
+    with pytest.raises(sg.ShapeError, match="axis 2") as info:
+        sg.trace(lambda a: sg.sum(a, axis=2), np.ones((2, 3)))
+    assert_names_user_line(str(info.value), "sg.sum(a, axis=2)")
+    with pytest.raises(sg.ShapeError):
+        sg.trace(lambda a: sg.concatenate([a, a], axis=3), np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("index, axis, size", [
+    (lambda a: a[5], 0, 2),
+    (lambda a: a[:, 3], 1, 3),
+    (lambda a: a[-3], 0, 2),
+    (lambda a: a[np.array([0, 7])], 0, 2),
+    (lambda a: sg.take(a, np.array([0, 7]), axis=1), 1, 3),
+])
+def test_index_out_of_bounds_names_axis_and_size(index, axis, size):
+    with pytest.raises(IndexError) as info:
+        sg.trace(index, np.ones((2, 3)))
+    message = str(info.value)
+    assert f"axis {axis}" in message and f"size {size}" in message
+    assert THIS_FILE in message
+
+
+def test_other_shape_errors():
+    with pytest.raises(sg.ShapeError, match=r"\(2, 3\).*\(4,\)"):
+        sg.trace(lambda a: sg.reshape(a, (4,)), np.ones((2, 3)))
+    with pytest.raises(sg.ShapeError, match=r"\(2, 3\).*\(3, 3\)"):
+        sg.trace(lambda a, b: sg.concatenate([a, b], axis=1), np.ones((2, 3)), np.ones((3, 3)))
+
+
+def test_bad_argnums_and_cotangent_shapes():
+    with pytest.raises(ValueError, match="argnums"):
+        sg.grad(lambda x: sg.sum(x), argnums=3)(np.ones(2))
+    _, pullback = sg.vjp(lambda x: x * 2, np.ones(3))
+    with pytest.raises(ValueError, match=r"\(2,\)"):
+        pullback(np.ones(2))
+    with pytest.raises(ValueError, match=r"\(2,\)"):
+        sg.jvp(lambda x: x * 2, (np.ones(3),), (np.ones(2),))
+
+
+def test_has_aux_requires_a_pair():
+    with pytest.raises(TypeError, match="pair"):
+        sg.grad(lambda x: sg.sum(x), has_aux=True)(np.ones(2))
+
+
+def test_non_array_output():
+    with pytest.raises(TypeError, match="str"):
+        sg.trace(lambda x: "nope", 1.0)

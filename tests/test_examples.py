@@ -1,0 +1,36 @@
+"""The examples run as scripts (fresh interpreter, from the repository root) and say what they should."""
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def run_example(name):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / name)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"{name} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def test_quickstart():
+    out = run_example("quickstart.py")
+    assert "== forward IR ==" in out and "def loss(" in out
+    assert "== value-and-gradient IR ==" in out and "# backward" in out
+    assert "== generated NumPy source ==" in out and "import numpy as np" in out
+    match = re.search(r"max \|grad - finite difference\|: dw (\S+), db (\S+)", out)
+    assert match and max(float(match[1]), float(match[2])) < 1e-8
+
+
+def test_scipy_minimize():
+    out = run_example("scipy_minimize.py")
+    if "SciPy is not installed" in out:
+        pytest.skip("SciPy is not installed")
+    assert "success: True" in out
+    assert re.search(r"iterations: \d+", out)
+    assert float(re.search(r"max \|x\* - 1\| = (\S+)", out)[1]) < 1e-4
