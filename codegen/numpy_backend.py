@@ -295,9 +295,7 @@ def lower(graph: ir.Graph) -> NumpyExecutable:
     for node in graph.nodes:
         target = _identifier(namer(node.out))
         if node.prim.name == "const":
-            array = node.params["value"].array
-            constants[target] = array
-            header.append(f"# {target}: {node.out.type_str()} = {node.params['value']!r}")
+            header.append(_constant_line(target, node, constants))
             continue
         args = [_identifier(namer(v)) for v in node.inputs]
         if node.prim.name == "ew":
@@ -307,8 +305,11 @@ def lower(graph: ir.Graph) -> NumpyExecutable:
         if rule is None:
             raise NotImplementedError(f"the NumPy backend has no rule for primitive {node.prim.name!r}")
         body.extend(rule(node, args, target))
-    results = [f"{_identifier(namer(v))}.copy()" if id(v) in input_ids else _identifier(namer(v))
-               for v in graph.outputs]
+    results, returned = [], set()
+    for value in graph.outputs:  # never hand out an input, or one array twice
+        name = _identifier(namer(value))
+        results.append(f"{name}.copy()" if id(value) in input_ids or id(value) in returned else name)
+        returned.add(id(value))
     body.append(f"return ({', '.join(results)},)")
     helper_lines = [HELPERS[h] for h in sorted(printer.helpers)]
     lines = ["import math", "import numpy as np", "", *helper_lines, *header,
@@ -316,6 +317,19 @@ def lower(graph: ir.Graph) -> NumpyExecutable:
     source = "\n".join(lines) + "\n"
     namespace = {"np": np, "math": math, **constants}
     return NumpyExecutable(graph, source, namespace)
+
+
+# Constants up to this many elements are written into the source; larger ones are passed in.
+INLINE_CONSTANT_SIZE = 64
+
+
+def _constant_line(target, node, constants) -> str:
+    """A module-level line defining a constant: a literal when small, else a comment naming it."""
+    array = node.params["value"].array
+    if array.size <= INLINE_CONSTANT_SIZE:
+        return f"{target} = np.array({array.tolist()!r}, dtype={_np_dtype(array.dtype)})"
+    constants[target] = array
+    return f"# {target}: {node.out.type_str()} = {node.params['value']!r} (passed in by the loader)"
 
 
 def _identifier(name: str) -> str:

@@ -197,18 +197,21 @@ def broadcast_shapes(*shapes):
 
 def apply_elementwise(op: ElementwiseOp, args):
     """Apply an elementwise op to tracers/arrays/scalars with NumPy promotion and broadcasting."""
-    from ..tracing import Tracer, _shape_rule
+    from ..tracing import Tracer
+    tracers = [a for a in args if isinstance(a, Tracer)]
+    builder = max((t.builder for t in tracers), key=lambda b: b.depth) if tracers else None
     operands, scalars = [], []
     for position, arg in enumerate(args):
         if _is_python_scalar(arg):
             scalars.append(arg)
-        elif not isinstance(arg, Tracer):
+            continue
+        if not isinstance(arg, Tracer):
             arg = np.asarray(arg)
             arg = arg.astype(dtypes.canonical(arg.dtype), copy=False)
+            if builder is not None:  # a constant of its own shape, broadcast in the graph
+                arg = Tracer(builder.lift(arg), builder)
             args = args[:position] + (arg,) + args[position + 1:]
-            operands.append(arg)
-        else:
-            operands.append(arg)
+        operands.append(arg)
     if not operands:  # all Python scalars: evaluate as 0-d arrays
         return apply_elementwise(op, tuple(np.asarray(a) for a in args))
 

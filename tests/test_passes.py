@@ -1,0 +1,137 @@
+"""The IR passes (cse, fold, simplify, fuse): structure after each rewrite, and same numbers."""
+import numpy as np
+
+import symgrad as sg
+from codegen.numpy_backend import lower
+from symgrad import ir
+from symgrad.ops.shape import reshape_p, transpose_p
+from symgrad.passes import cse, dce, fold, fuse, optimize, simplify
+
+RNG = np.random.default_rng(0)
+
+
+def prims(graph):
+    """The op names of a graph's nodes, in order (named `ew` nodes by their name)."""
+    return [node.params.get("name", node.prim.name) for node in graph.nodes]
+
+
+def assert_same_numbers(before, after, *arrays):
+    """Both graphs verify and compute the same outputs on `arrays`."""
+    ir.verify(after)
+    for got, want in zip(lower(after)(*arrays), lower(before)(*arrays), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_cse_merges_repeated_subexpressions_and_equal_constants():
+    x = RNG.normal(size=(3, 4))
+    graph = sg.trace(lambda x: sg.sin(x) * sg.exp(sg.sin(x)) + sg.sum(x @ x.T) + sg.sum(x @ x.T), x)
+    merged = cse(graph)
+    assert prims(merged).count("matmul") == 1 and prims(merged).count("transpose") == 1
+    assert prims(merged).count("sin") == 1 and len(merged.nodes) == len(graph.nodes) - 5  # and a broadcast_to
+    assert_same_numbers(graph, merged, x)
+
+    one = ir.Value((), np.float64)
+    nodes = [ir.Node(sg.ops.shape.const_p, (), ir.freeze_attrs({"value": ir.Constant(np.float64(2.0))}), v)
+             for v in (one, ir.Value((), np.float64))]
+    consts = ir.Graph([], nodes, [nodes[1].out, nodes[0].out], "consts")
+    merged = cse(consts)
+    assert len(merged.nodes) == 1 and merged.outputs == [one, one]
+
+
+def test_fold_evaluates_constant_subgraphs():
+    x = RNG.normal(size=(3,))
+    c = np.arange(3.0)
+    graph = sg.trace(lambda x: x * sg.exp(sg.sin(c) * 2.0), x)
+    folded = dce(fold(graph))
+    assert prims(folded) == ["const", "multiply"]
+    np.testing.assert_allclose(folded.nodes[0].params["value"].array, np.exp(np.sin(c) * 2.0))
+    assert_same_numbers(graph, folded, x)
+
+
+def test_fold_keeps_broadcasts_of_constants_as_broadcasts():
+    x = RNG.normal(size=(100, 100))
+    graph = sg.trace(lambda x: x + np.ones(100), x)
+    assert prims(fold(graph)) == prims(graph)
+    assert "broadcast_to" in prims(graph)
+    assert_same_numbers(graph, fold(graph), x)
+
+
+def test_simplify_removes_identity_ops():
+    x = RNG.normal(size=(2, 3))
+    graph = sg.trace(lambda x: sg.reshape(sg.transpose(sg.transpose(x)), (2, 3)).astype(np.float64) * 2.0, x)
+    simplified = dce(simplify(graph))
+    assert prims(simplified) == ["ew"] and simplified.nodes[0].inputs == (graph.inputs[0],)
+    assert_same_numbers(graph, simplified, x)
+
+
+def test_simplify_collapses_reshapes_and_composes_transposes():
+    x = RNG.normal(size=(2, 3, 4))
+
+    def f(x):
+        reshaped = reshape_p(reshape_p(x, shape=(6, 4)), shape=(4, 6))
+        return reshaped, transpose_p(transpose_p(x, perm=(1, 2, 0)), perm=(1, 2, 0))
+
+    graph = sg.trace(f, x)
+    simplified = dce(simplify(graph))
+    assert prims(simplified) == ["reshape", "transpose"]
+    assert simplified.nodes[1].params["perm"] == (2, 0, 1)
+    assert all(node.inputs == (graph.inputs[0],) for node in simplified.nodes)
+    assert_same_numbers(graph, simplified, x)
+
+
+def test_simplify_drops_identity_ew_and_substitutes_outputs():
+    x = RNG.normal(size=(3,))
+    graph = sg.trace(lambda x: (x * 1, sg.broadcast_to(x, (3,))), x)
+    simplified = dce(simplify(graph))
+    assert simplified.nodes == [] and simplified.outputs == [graph.inputs[0]] * 2
+    assert_same_numbers(graph, simplified, x)
+
+
+def test_fuse_chains_elementwise_nodes_into_one():
+    x, y = RNG.normal(size=(4,)), RNG.normal(size=(4,))
+    graph = sg.trace(lambda x, y: sg.sum(sg.where(x > y, sg.exp(sg.sin(x) * y), sg.tanh(y) - x)), x, y)
+    fused = fuse(graph)
+    assert prims(fused) == ["ew", "reduce_sum"]
+    params = fused.nodes[0].params
+    assert "name" not in params and [s.name for s in params["args"]] == ["x0", "x1"]
+    assert fused.nodes[0].inputs == tuple(graph.inputs)
+    assert_same_numbers(graph, fused, x, y)
+
+
+def test_fuse_keeps_shared_values_and_outputs_separate():
+    x = RNG.normal(size=(4,))
+    graph = sg.trace(lambda x: (sg.sin(x), sg.exp(sg.sin(x) + sg.cos(x)) * sg.cos(x)), x)
+    fused = fuse(cse(graph))
+    assert prims(fused) == ["sin", "cos", "ew"]  # sin is an output, cos is used twice
+    assert_same_numbers(graph, fused, x)
+
+
+def test_fuse_does_not_cross_dtypes():
+    x = RNG.normal(size=(4,)).astype(np.float32)
+    graph = sg.trace(lambda x: sg.exp(sg.sin(x).astype(np.float64) * 2.0), x)
+    fused = optimize(graph)
+    assert prims(fused) == ["sin", "convert", "ew"]
+    assert_same_numbers(graph, fused, x)
+
+
+def test_compiled_elementwise_loss_is_one_fused_node():
+    x, y = RNG.normal(size=(5,)), RNG.normal(size=(5,))
+
+    def loss(x, y):
+        return sg.sum(sg.log1p(sg.exp(-(x - y) ** 2)) * 0.5 + sg.sigmoid(x))
+
+    compiled = sg.compile(loss, backend="numpy")
+    expected = np.sum(np.log1p(np.exp(-(x - y) ** 2)) * 0.5 + 1 / (1 + np.exp(-x)))
+    np.testing.assert_allclose(compiled(x, y), expected, rtol=1e-12)
+    graph = compiled.lower(x, y).graph
+    assert prims(graph) == ["ew", "reduce_sum"]
+    assert sum(" = ew[" in line for line in compiled.lower(x, y).as_text().splitlines()) == 1
+
+
+def test_fold_writes_uniform_constants_into_elementwise_expressions():
+    x = RNG.normal(size=(5,))
+    graph = sg.trace(sg.value_and_grad(lambda x: sg.sum(sg.sin(x) * 3.0)), x)
+    folded = dce(fold(graph))
+    assert "broadcast_to" not in prims(folded)  # the seed ct = broadcast(1.0) is written into the ew
+    assert prims(folded).count("const") == 0
+    assert_same_numbers(graph, folded, x)
