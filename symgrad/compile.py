@@ -55,11 +55,6 @@ class Lowered:
         return self.executable.source
 
 
-def _signature(leaves, names):
-    arrays = [as_input_array(leaf, name) for leaf, name in zip(leaves, names)]
-    return arrays, tuple((a.shape, dtypes.short_name(a.dtype)) for a in arrays)
-
-
 class Compiled:
     """A function compiled per argument signature. Call it like the original function."""
 
@@ -73,21 +68,29 @@ class Compiled:
         self._cache: dict = {}
 
     def _key(self, args):
+        """(validated arrays, signature key). Plain arrays of supported dtypes take the fast path;
+        argument names are looked up only to explain a rejected leaf."""
         leaves, tree = pytree.flatten(list(args))
-        names = pytree.leaf_names(list(args), argument_names(self.fn, len(args)))
-        arrays, types = _signature(leaves, names)
-        return arrays, (tree, types), names
+        arrays = []
+        for position, leaf in enumerate(leaves):
+            if type(leaf) is not np.ndarray or leaf.dtype not in dtypes.SHORT_NAMES:
+                leaf = as_input_array(leaf, self._leaf_names(args)[position])
+            arrays.append(leaf)
+        return arrays, (tree, tuple((a.shape, dtypes.short_name(a.dtype)) for a in arrays))
+
+    def _leaf_names(self, args) -> list[str]:
+        return pytree.leaf_names(list(args), argument_names(self.fn, len(args)))
 
     def lower(self, *args) -> Lowered:
         """Trace (or reuse) the specialization for these arguments; inspect `.as_text()`, `.source`."""
-        _, key, names = self._key(args)
-        return self._lowered(key, args, names)
+        _, key = self._key(args)
+        return self._lowered(key, args)
 
-    def _lowered(self, key, args, names) -> Lowered:
+    def _lowered(self, key, args) -> Lowered:
         lowered = self._cache.get(key)
         if lowered is None:
             if os.environ.get("SYMGRAD_EXPLAIN") == "1":
-                log.warning("symgrad: tracing %s for %s", self.__name__, self._explain(key, names))
+                log.warning("symgrad: tracing %s for %s", self.__name__, self._explain(key, self._leaf_names(args)))
             graph, out_tree, captures = trace_flat(self.fn, args, name=self.__name__)
             if captures:
                 raise TracerError(f"{self.__name__}: a compiled function cannot close over traced values of an "
@@ -109,8 +112,8 @@ class Compiled:
         return "a new argument structure"
 
     def __call__(self, *args):
-        arrays, key, names = self._key(args)
-        lowered = self._lowered(key, args, names)
+        arrays, key = self._key(args)
+        lowered = self._cache.get(key) or self._lowered(key, args)
         return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays))
 
     def cache_info(self) -> list[str]:
