@@ -169,6 +169,13 @@ class NumpyExprPrinter(StrPrinter):
     def _print_Not(self, expr):
         return f"np.logical_not({self._print(expr.args[0])})"
 
+    def _print_ITE(self, expr):  # SymPy writes a Piecewise substituted into a condition as ITE
+        cond, then, otherwise = (self._print(a) for a in expr.args)
+        return f"np.where({cond}, {then}, {otherwise})"
+
+    def _print_Xor(self, expr):
+        return functools.reduce(lambda a, b: f"np.logical_xor({a}, {b})", [self._print(a) for a in expr.args])
+
 
 def _np_dtype(dtype) -> str:
     return f"np.{np.dtype(dtype).name}"

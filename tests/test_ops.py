@@ -1,0 +1,424 @@
+"""Op tests generated from the registry, plus the structural functions of the namespace.
+
+Every elementwise op in `ELEMENTWISE` gets a value test against NumPy (or a NumPy formula
+where NumPy has no function of that name) and gradient tests against float64 central
+finite differences, in float64 (tight) and float32 (loose), on plain and broadcast shapes.
+"""
+from __future__ import annotations
+
+import math
+import types
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad.ops.elementwise import ELEMENTWISE
+
+from gradcheck import check_grads
+
+# ----------------------------------------------------------------------------- references
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+# NumPy formulas for ops NumPy has no function of that name for.
+NUMPY_FORMULAS = {
+    "relu": lambda x: np.maximum(x, 0),
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "softplus": lambda x: np.logaddexp(0, x),
+    "erf": lambda x: _erf(x).astype(np.result_type(x, np.float32)) if np.asarray(x).dtype == np.float32 else _erf(x),
+}
+
+
+def numpy_reference(name):
+    if name in NUMPY_FORMULAS:
+        return NUMPY_FORMULAS[name]
+    return getattr(np, name, None)
+
+
+def _np_logsumexp(x, axis=None, keepdims=False):
+    m = np.max(x, axis=axis, keepdims=True)
+    r = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return r if keepdims else np.squeeze(r, axis=axis) if axis is not None else r.reshape(())
+
+
+def _np_softmax(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _np_log_softmax(x, axis=-1):
+    return x - _np_logsumexp(x, axis=axis, keepdims=True)
+
+
+# A NumPy namespace with symgrad's extra names, so one program text runs on both.
+NP = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np) if not k.startswith("_")})
+NP.logsumexp, NP.softmax, NP.log_softmax = _np_logsumexp, _np_softmax, _np_log_softmax
+NP.relu, NP.sigmoid, NP.softplus, NP.erf = (NUMPY_FORMULAS[k] for k in ("relu", "sigmoid", "softplus", "erf"))
+NP.getitem = lambda x, key: x[key]
+NP.astype = lambda x, dtype: np.asarray(x).astype(dtype)
+SG = types.SimpleNamespace(**{k: getattr(sg, k) for k in dir(sg) if not k.startswith("_")})
+SG.getitem = lambda x, key: x[key]
+
+FLOAT_KINDS = ("float", "arith", "where")
+DIFF_OPS = [op for op in ELEMENTWISE.values() if op.kind in FLOAT_KINDS]
+COMPARE_OPS = [op for op in ELEMENTWISE.values() if op.kind == "compare"]
+
+# Where each op has a kink, as a function of its float arguments: samples stay this far away.
+KINKS = {
+    "abs": lambda x: [x],
+    "sign": lambda x: [x],
+    "relu": lambda x: [x],
+    "maximum": lambda a, b: [a - b],
+    "minimum": lambda a, b: [a - b],
+    "clip": lambda x, lo, hi: [x - lo, x - hi],
+}
+KINK_GAP = 0.1
+
+
+def _sample(op, shapes, rng, dtype):
+    """Arguments for op: floats uniform in op.domain (away from kinks), a bool condition for where."""
+    lo, hi = op.domain
+    out_shape = np.broadcast_shapes(*shapes)
+    for _ in range(1000):
+        args = []
+        for i, shape in enumerate(shapes):
+            if op.kind == "where" and i == 0:
+                args.append(rng.random(shape) < 0.5)
+            elif op.name == "clip" and i == 1:
+                args.append(rng.uniform(-1.5, -0.5, shape).astype(dtype))
+            elif op.name == "clip" and i == 2:
+                args.append(rng.uniform(0.5, 1.5, shape).astype(dtype))
+            else:
+                args.append(rng.uniform(lo, hi, shape).astype(dtype))
+        if op.name not in KINKS:
+            return args
+        gaps = KINKS[op.name](*[np.broadcast_to(a, out_shape).astype(np.float64) for a in args])
+        if all(np.all(np.abs(g) > KINK_GAP) for g in gaps):
+            return args
+    raise AssertionError(f"could not sample {op.name} away from its kinks")
+
+
+def _shape_cases(op):
+    """(id, shapes) for op: a plain (3,4) case and a broadcasting case."""
+    n = op.arity
+    cases = [("3x4", [(3, 4)] * n)]
+    if n == 1:
+        cases.append(("scalar", [()]))
+    elif n == 2:
+        cases.append(("bcast", [(3, 1), (4,)]))
+    else:
+        cases.append(("bcast", [(3, 4), (3, 1), (4,)][:n] if op.kind != "where" else [(3, 1), (4,), (3, 4)]))
+    return cases
+
+
+def _op_cases(ops):
+    return [pytest.param(op, shapes, id=f"{op.name}-{sid}") for op in ops for sid, shapes in _shape_cases(op)]
+
+
+def _float_argnums(op):
+    return tuple(i for i in range(op.arity) if not (op.kind == "where" and i == 0))
+
+
+def _seeded(name):
+    return np.random.default_rng(sum(map(ord, name)) + 12345)
+
+
+# ----------------------------------------------------------------------------- elementwise ops
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("op,shapes", _op_cases(DIFF_OPS))
+def test_elementwise_value(op, shapes, dtype):
+    rng = _seeded(op.name + str(shapes))
+    args = _sample(op, shapes, rng, dtype)
+    ref = numpy_reference(op.name)
+    assert ref is not None, f"no NumPy reference for {op.name}; add a formula to NUMPY_FORMULAS"
+    expected = ref(*[np.asarray(a, np.float64) if a.dtype != np.bool_ else a for a in args])
+    eager = op(*args)
+    compiled = sg.compile(lambda *a: op(*a))(*args)
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    for got in (eager, compiled):
+        got = np.asarray(got)
+        assert got.dtype == np.dtype(dtype), f"{op.name}: output dtype {got.dtype} for {np.dtype(dtype)} inputs"
+        assert got.shape == np.broadcast_shapes(*shapes)
+        np.testing.assert_allclose(got.astype(np.float64), expected, rtol=rtol, atol=1e-6 if dtype == np.float32 else 1e-14)
+
+
+@pytest.mark.parametrize("op,shapes", _op_cases(DIFF_OPS))
+def test_elementwise_grad_float64(op, shapes):
+    rng = _seeded(op.name + str(shapes) + "g")
+    args = _sample(op, shapes, rng, np.float64)
+    W = rng.normal(size=np.broadcast_shapes(*shapes))
+    check_grads(lambda *a: sg.sum(op(*a) * W), args, _float_argnums(op), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("op,shapes", _op_cases(DIFF_OPS))
+def test_elementwise_grad_float32(op, shapes):
+    rng = _seeded(op.name + str(shapes) + "g32")
+    args = _sample(op, shapes, rng, np.float32)
+    W = rng.normal(size=np.broadcast_shapes(*shapes)).astype(np.float32)
+    check_grads(lambda *a: sg.sum(op(*a) * W), args, _float_argnums(op), rtol=1e-3, atol=1e-4, eps=1e-6)
+
+
+@pytest.mark.parametrize("op", [op for op in DIFF_OPS if op.kind == "float"], ids=lambda op: op.name)
+def test_float_ops_promote_ints_to_float64(op):
+    lo, hi = op.domain
+    x = np.full((2,), (lo + hi) / 2)
+    args = [np.round(x).astype(np.int64) if np.round(x[0]) > lo and np.round(x[0]) < hi else x] * op.arity
+    assert np.asarray(op(*args)).dtype == np.float64
+
+
+@pytest.mark.parametrize("op,shapes", _op_cases(COMPARE_OPS))
+def test_compare_value_and_dtype(op, shapes):
+    rng = _seeded(op.name)
+    logical = op.name.startswith("logical")
+    if logical:
+        args = [rng.random(s) < 0.5 for s in shapes]
+    else:
+        args = [rng.integers(0, 3, s).astype(np.float64) for s in shapes]  # plenty of ties
+    expected = getattr(np, op.name)(*args)
+    for got in (op(*args), sg.compile(lambda *a: op(*a))(*args)):
+        got = np.asarray(got)
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(got, expected)
+
+
+# ----------------------------------------------------------------------------- subgradient conventions
+
+def test_relu_grad_at_zero_is_zero():
+    g = sg.grad(lambda x: sg.sum(sg.relu(x)))(np.array([-1.0, 0.0, 1.0]))
+    np.testing.assert_array_equal(g, [0.0, 0.0, 1.0])
+
+
+def test_abs_grad_at_zero_is_zero():
+    g = sg.grad(lambda x: sg.sum(sg.abs(x)))(np.array([-1.0, 0.0, 1.0]))
+    np.testing.assert_array_equal(g, [-1.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("fn", [sg.maximum, sg.minimum], ids=["maximum", "minimum"])
+def test_maximum_minimum_ties_split_evenly(fn):
+    a = np.array([1.0, 2.0, 3.0])
+    b = np.array([1.0, 1.0, 4.0])
+    ga, gb = sg.grad(lambda a, b: sg.sum(fn(a, b)), argnums=(0, 1))(a, b)
+    big = fn is sg.maximum
+    np.testing.assert_array_equal(ga, [0.5, 1.0 if big else 0.0, 0.0 if big else 1.0])
+    np.testing.assert_array_equal(gb, [0.5, 0.0 if big else 1.0, 1.0 if big else 0.0])
+
+
+def test_clip_grad_is_one_at_the_bounds():
+    x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    g = sg.grad(lambda x: sg.sum(sg.clip(x, -1.0, 1.0)))(x)
+    np.testing.assert_array_equal(g, [0.0, 1.0, 1.0, 1.0, 0.0])
+    # with array bounds, the gradient of a bound is 1 only where it is active strictly
+    lo, hi = np.full(5, -1.0), np.full(5, 1.0)
+    gx, glo, ghi = sg.grad(lambda x, lo, hi: sg.sum(sg.clip(x, lo, hi)), argnums=(0, 1, 2))(x, lo, hi)
+    np.testing.assert_array_equal(gx, [0.0, 1.0, 1.0, 1.0, 0.0])
+    np.testing.assert_array_equal(glo, [1.0, 0.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(ghi, [0.0, 0.0, 0.0, 0.0, 1.0])
+
+
+def test_clip_with_one_bound():
+    x = np.array([-2.0, 0.5, 2.0])
+    np.testing.assert_array_equal(sg.clip(x, None, 1.0), np.clip(x, None, 1.0))
+    np.testing.assert_array_equal(sg.grad(lambda x: sg.sum(sg.clip(x, 0.0)))(x), [0.0, 1.0, 1.0])
+
+
+def test_clip_with_crossed_bounds_gives_hi_like_numpy():
+    x = np.array([-2.0, 0.0, 2.0])
+    lo, hi = np.full(3, 1.0), np.full(3, -1.0)
+    np.testing.assert_array_equal(sg.clip(x, 1.0, -1.0), np.clip(x, 1.0, -1.0))
+    np.testing.assert_array_equal(sg.compile(lambda x, lo, hi: sg.clip(x, lo, hi))(x, lo, hi), np.clip(x, lo, hi))
+    gx, glo, ghi = sg.grad(lambda x, lo, hi: sg.sum(sg.clip(x, lo, hi)), argnums=(0, 1, 2))(x, lo, hi)
+    np.testing.assert_array_equal(gx, 0.0)
+    np.testing.assert_array_equal(glo, 0.0)
+    np.testing.assert_array_equal(ghi, 1.0)
+
+
+def test_float32_stays_float32_through_grad():
+    x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    f = lambda x: sg.sum(sg.tanh(x) * 2.0 + sg.exp(x) / 3)  # Python scalars are weak
+    value, g = sg.value_and_grad(f)(x)
+    assert np.asarray(value).dtype == np.float32
+    assert g.dtype == np.float32
+
+
+# ----------------------------------------------------------------------------- structural functions
+
+def _r(shape, seed=0, lo=-1.0, hi=1.0):
+    return np.random.default_rng(seed).uniform(lo, hi, shape)
+
+
+def _distinct(shape, seed=0):
+    """Values with no ties (safe for max/min/sort-like ops)."""
+    n = int(np.prod(shape))
+    return (np.random.default_rng(seed).permutation(n).astype(np.float64) / n - 0.5).reshape(shape) + 0.01
+
+
+IDX = np.array([2, 0, -1, 1])
+IDX2 = np.array([[0, 1], [2, 0]])
+MASK = np.array([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
+
+# (id, fn(ns, *args), args). fn is written once and run with ns=NP (reference) and ns=SG.
+STRUCTURAL = [
+    ("sum-all", lambda ns, x: ns.sum(x), [_r((3, 4))]),
+    ("sum-axis0", lambda ns, x: ns.sum(x, axis=0), [_r((3, 4))]),
+    ("sum-axis-neg-keep", lambda ns, x: ns.sum(x, axis=-1, keepdims=True), [_r((3, 4))]),
+    ("sum-tuple", lambda ns, x: ns.sum(x, axis=(0, 2)), [_r((2, 3, 4))]),
+    ("sum-tuple-keep", lambda ns, x: ns.sum(x, axis=(0, 2), keepdims=True), [_r((2, 3, 4))]),
+    ("mean-all", lambda ns, x: ns.mean(x), [_r((3, 4))]),
+    ("mean-axis1-keep", lambda ns, x: ns.mean(x, axis=1, keepdims=True), [_r((3, 4))]),
+    ("mean-tuple", lambda ns, x: ns.mean(x, axis=(1, 2)), [_r((2, 3, 4))]),
+    ("max-all", lambda ns, x: ns.max(x), [_distinct((3, 4))]),
+    ("max-axis0", lambda ns, x: ns.max(x, axis=0), [_distinct((3, 4))]),
+    ("max-tuple-keep", lambda ns, x: ns.max(x, axis=(0, 1), keepdims=True), [_distinct((2, 3, 4))]),
+    ("min-all", lambda ns, x: ns.min(x), [_distinct((3, 4), 1)]),
+    ("min-axis-1", lambda ns, x: ns.min(x, axis=-1), [_distinct((3, 4), 1)]),
+    ("prod-all", lambda ns, x: ns.prod(x), [_r((2, 3), 2, 0.5, 1.5)]),
+    ("prod-axis1", lambda ns, x: ns.prod(x, axis=1), [_r((3, 4), 2, -1.5, 1.5)]),
+    ("prod-tuple-keep", lambda ns, x: ns.prod(x, axis=(0, 2), keepdims=True), [_r((2, 3, 2), 2, 0.5, 1.5)]),
+    ("var-all", lambda ns, x: ns.var(x), [_r((3, 4))]),
+    ("var-axis0", lambda ns, x: ns.var(x, axis=0), [_r((3, 4))]),
+    ("var-tuple-keep", lambda ns, x: ns.var(x, axis=(0, 2), keepdims=True), [_r((2, 3, 4))]),
+    ("logsumexp-all", lambda ns, x: ns.logsumexp(x), [_r((3, 4))]),
+    ("logsumexp-axis1", lambda ns, x: ns.logsumexp(x, axis=1), [_r((3, 4))]),
+    ("logsumexp-keep", lambda ns, x: ns.logsumexp(x, axis=0, keepdims=True), [_r((3, 4))]),
+    ("softmax", lambda ns, x: ns.softmax(x), [_r((3, 4))]),
+    ("softmax-axis0", lambda ns, x: ns.softmax(x, axis=0), [_r((3, 4))]),
+    ("log_softmax", lambda ns, x: ns.log_softmax(x), [_r((3, 4))]),
+    ("log_softmax-axis0", lambda ns, x: ns.log_softmax(x, axis=0), [_r((3, 4))]),
+    ("matmul-2d", lambda ns, a, b: ns.matmul(a, b), [_r((3, 4)), _r((4, 2), 1)]),
+    ("matmul-op", lambda ns, a, b: a @ b, [_r((3, 4)), _r((4, 2), 1)]),
+    ("matmul-1d-2d", lambda ns, a, b: ns.matmul(a, b), [_r((4,)), _r((4, 2), 1)]),
+    ("matmul-2d-1d", lambda ns, a, b: ns.matmul(a, b), [_r((3, 4)), _r((4,), 1)]),
+    ("matmul-1d-1d", lambda ns, a, b: ns.matmul(a, b), [_r((4,)), _r((4,), 1)]),
+    ("matmul-batched", lambda ns, a, b: ns.matmul(a, b), [_r((2, 3, 4)), _r((2, 4, 2), 1)]),
+    ("matmul-batch-2d", lambda ns, a, b: ns.matmul(a, b), [_r((2, 3, 4)), _r((4, 2), 1)]),
+    ("matmul-2d-batch", lambda ns, a, b: ns.matmul(a, b), [_r((3, 4)), _r((2, 4, 2), 1)]),
+    ("matmul-batch-bcast", lambda ns, a, b: ns.matmul(a, b), [_r((2, 1, 3, 4)), _r((3, 4, 2), 1)]),
+    ("matmul-batch-1d", lambda ns, a, b: ns.matmul(a, b), [_r((2, 3, 4)), _r((4,), 1)]),
+    ("dot-1d", lambda ns, a, b: ns.dot(a, b), [_r((4,)), _r((4,), 1)]),
+    ("dot-2d", lambda ns, a, b: ns.dot(a, b), [_r((3, 4)), _r((4, 2), 1)]),
+    ("dot-2d-3d", lambda ns, a, b: ns.dot(a, b), [_r((3, 4)), _r((2, 4, 2), 1)]),
+    ("dot-scalar", lambda ns, a, b: ns.dot(a, b), [_r(()), _r((3,), 1)]),
+    ("outer", lambda ns, a, b: ns.outer(a, b), [_r((3,)), _r((4,), 1)]),
+    ("outer-2d", lambda ns, a, b: ns.outer(a, b), [_r((2, 2)), _r((3,), 1)]),
+    ("einsum-ij,jk", lambda ns, a, b: ns.einsum("ij,jk->ik", a, b), [_r((3, 4)), _r((4, 2), 1)]),
+    ("einsum-bmm", lambda ns, a, b: ns.einsum("bij,bjk->bik", a, b), [_r((2, 3, 4)), _r((2, 4, 2), 1)]),
+    ("einsum-trace", lambda ns, a: ns.einsum("ii->", a), [_r((3, 3))]),
+    ("einsum-inner", lambda ns, a, b: ns.einsum("i,i", a, b), [_r((4,)), _r((4,), 1)]),
+    ("einsum-diag", lambda ns, a: ns.einsum("ii->i", a), [_r((3, 3))]),
+    ("einsum-full", lambda ns, a, b: ns.einsum("ij,ij->", a, b), [_r((3, 4)), _r((3, 4), 1)]),
+    ("einsum-transpose", lambda ns, a: ns.einsum("ijk->kij", a), [_r((2, 3, 4))]),
+    ("var-ddof", lambda ns, x: ns.var(x, axis=1, ddof=1), [_r((3, 4))]),
+    ("take-none-2d", lambda ns, x: ns.take(x, np.array([[1, -1], [0, 5]])), [_r((3, 4))]),
+    ("transpose", lambda ns, x: ns.transpose(x), [_r((3, 4))]),
+    ("transpose-axes", lambda ns, x: ns.transpose(x, (1, 2, 0)), [_r((2, 3, 4))]),
+    ("T", lambda ns, x: x.T, [_r((3, 4))]),
+    ("reshape", lambda ns, x: ns.reshape(x, (4, 3)), [_r((3, 4))]),
+    ("reshape-neg", lambda ns, x: ns.reshape(x, (2, -1)), [_r((3, 4))]),
+    ("reshape-flat", lambda ns, x: ns.reshape(x, -1), [_r((3, 4))]),
+    ("broadcast_to", lambda ns, x: ns.broadcast_to(x, (2, 3, 4)), [_r((3, 1))]),
+    ("expand_dims", lambda ns, x: ns.expand_dims(x, 1), [_r((3, 4))]),
+    ("expand_dims-neg", lambda ns, x: ns.expand_dims(x, -1), [_r((3, 4))]),
+    ("squeeze", lambda ns, x: ns.squeeze(x), [_r((3, 1, 4, 1))]),
+    ("squeeze-axis", lambda ns, x: ns.squeeze(x, axis=1), [_r((3, 1, 4, 1))]),
+    ("concatenate", lambda ns, a, b: ns.concatenate([a, b]), [_r((2, 4)), _r((3, 4), 1)]),
+    ("concatenate-axis1", lambda ns, a, b: ns.concatenate([a, b, a], axis=1), [_r((3, 2)), _r((3, 4), 1)]),
+    ("stack", lambda ns, a, b: ns.stack([a, b]), [_r((3, 4)), _r((3, 4), 1)]),
+    ("stack-axis-1", lambda ns, a, b: ns.stack([a, b, a], axis=-1), [_r((3, 4)), _r((3, 4), 1)]),
+    ("take-none", lambda ns, x: ns.take(x, IDX), [_r((3, 4))]),
+    ("take-axis0", lambda ns, x: ns.take(x, np.array([2, 0, 2, -1]), axis=0), [_r((3, 4))]),
+    ("take-axis1-2d", lambda ns, x: ns.take(x, IDX2, axis=1), [_r((3, 4))]),
+    ("take-axis-neg", lambda ns, x: ns.take(x, np.array([-1, -2, 0]), axis=-1), [_r((3, 4))]),
+    ("take_along_axis", lambda ns, x: ns.take_along_axis(x, np.array([[0, 3], [1, 1], [2, -1]]), axis=1),
+     [_r((3, 4))]),
+    ("take_along_axis0", lambda ns, x: ns.take_along_axis(x, np.array([[2, 0, 1, 1]]), axis=0), [_r((3, 4))]),
+    ("index-int", lambda ns, x: x[1], [_r((3, 4))]),
+    ("index-int-neg", lambda ns, x: x[-1, 2], [_r((3, 4))]),
+    ("index-slice", lambda ns, x: x[1:, :3], [_r((3, 4))]),
+    ("index-slice-negstep", lambda ns, x: x[::-1, 3:0:-2], [_r((3, 4))]),
+    ("index-none", lambda ns, x: x[None, :, None, 1], [_r((3, 4))]),
+    ("index-ellipsis", lambda ns, x: x[..., 1], [_r((2, 3, 4))]),
+    ("index-ellipsis-mid", lambda ns, x: x[0, ..., None, ::2], [_r((2, 3, 4))]),
+    ("index-intarray", lambda ns, x: x[np.array([2, 0, 2])], [_r((3, 4))]),
+    ("index-intarray-axis1", lambda ns, x: x[:, np.array([[3, 0], [-1, 1]])], [_r((3, 4))]),
+    ("index-two-adjacent", lambda ns, x: x[:, np.array([0, 2, 1]), np.array([1, 3, 3])], [_r((2, 3, 4))]),
+    ("index-two-nonadjacent", lambda ns, x: x[np.array([0, 1, 1]), :, np.array([1, 3, 3])], [_r((2, 3, 4))]),
+    ("index-two-bcast", lambda ns, x: x[np.array([[0], [2]]), np.array([1, 3, 3])], [_r((3, 4))]),
+    ("index-int-and-array-split", lambda ns, x: x[0, :, np.array([0, 2, 3])], [_r((2, 3, 4))]),
+    ("index-array-none-array", lambda ns, x: x[np.array([0, 2]), None, np.array([1, 1])], [_r((3, 4))]),
+    ("index-chained", lambda ns, x: x[np.array([0, 2]), 1:4][:, ::-1], [_r((3, 4))]),
+    ("index-bool-mask", lambda ns, x: x[MASK], [_r((3, 4))]),
+    ("index-bool-row", lambda ns, x: x[np.array([True, False, True])], [_r((3, 4))]),
+    ("index-list", lambda ns, x: x[[0, 0, 2]], [_r((3, 4))]),
+    ("astype-f32", lambda ns, x: ns.astype(x, np.float32) * 1.0, [_r((3, 4))]),
+    ("where", lambda ns, a, b: ns.where(a > b, a * b, a - b), [_r((3, 4)), _r((4,), 1)]),
+    ("where-scalar", lambda ns, a: ns.where(a > 0, a, 0.0), [_r((3, 4))]),
+    ("clip", lambda ns, x: ns.clip(x, -0.5, 0.5), [_r((3, 4), 5) * 0.9 + 0.02]),
+]
+
+
+@pytest.mark.parametrize("fn,args", [pytest.param(f, a, id=i) for i, f, a in STRUCTURAL])
+def test_structural_value(fn, args):
+    expected = fn(NP, *args)
+    got = sg.compile(lambda *a: fn(SG, *a))(*args)
+    assert np.shape(got) == np.shape(expected)
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(expected, np.float64), rtol=1e-10, atol=1e-12)
+    eager = fn(SG, *args)
+    np.testing.assert_allclose(np.asarray(eager, np.float64), np.asarray(expected, np.float64), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn,args", [pytest.param(f, a, id=i) for i, f, a in STRUCTURAL])
+def test_structural_grad(fn, args, request):
+    W = np.random.default_rng(7).normal(size=np.shape(fn(NP, *args)))
+    argnums = tuple(range(len(args)))
+    # A float32 cast rounds: finite differences through it need a large step and loose tolerance.
+    tol = dict(rtol=1e-2, atol=1e-3, eps=1e-3) if request.node.callspec.id.startswith("astype") else {}
+    check_grads(lambda *a: sg.sum(fn(SG, *a) * W), args, argnums, **{"rtol": 1e-6, "atol": 1e-8, **tol},
+                reference=lambda *a: np.sum(fn(NP, *a) * W))
+
+
+@pytest.mark.parametrize("fn,args", [pytest.param(f, a, id=i) for i, f, a in STRUCTURAL
+                                     if not i.startswith("astype")])
+def test_structural_grad_float32(fn, args):
+    args = [a.astype(np.float32) for a in args]
+    W = np.random.default_rng(7).normal(size=np.shape(fn(NP, *args))).astype(np.float32)
+    grads = check_grads(lambda *a: sg.sum(fn(SG, *a) * W), args, tuple(range(len(args))), rtol=1e-3, atol=1e-4,
+                        reference=lambda *a: np.sum(fn(NP, *a) * W))
+    assert all(g.dtype == np.float32 for g in grads)
+
+
+# ----------------------------------------------------------------------------- special cases
+
+@pytest.mark.parametrize("zeros", [0, 1, 2, 3])
+def test_prod_grad_with_zeros(zeros):
+    x = np.array([[1.5, -2.0, 0.5, 3.0], [2.0, 0.7, -1.1, 0.9]])
+    x[0, :zeros] = 0.0
+    if zeros >= 1:
+        x[1, 2] = 0.0
+
+    def expected_grad(x, axis):
+        g = np.zeros_like(x)
+        for idx in np.ndindex(x.shape):
+            y = x.copy()
+            y[idx] = 1.0
+            g[idx] = np.prod(y, axis=axis, keepdims=True)[(0,) * x.ndim if axis is None else
+                                                                       tuple(0 if a == axis else i
+                                                                             for a, i in enumerate(idx))]
+        return g
+
+    for axis in (None, 1):
+        g = sg.grad(lambda x: sg.sum(sg.prod(x, axis=axis)))(x)
+        np.testing.assert_allclose(g, expected_grad(x, axis), rtol=1e-12, atol=1e-15, err_msg=f"axis={axis}")
+        assert np.all(np.isfinite(g))
+
+
+def test_max_ties_split_evenly():
+    x = np.array([[1.0, 3.0, 3.0, 2.0], [5.0, 5.0, 5.0, 0.0]])
+    g = sg.grad(lambda x: sg.sum(sg.max(x, axis=1)))(x)
+    np.testing.assert_allclose(g, [[0, 0.5, 0.5, 0], [1 / 3, 1 / 3, 1 / 3, 0]])
+    g = sg.grad(lambda x: sg.max(x))(x)
+    np.testing.assert_allclose(g, [[0, 0, 0, 0], [1 / 3, 1 / 3, 1 / 3, 0]])
+    g = sg.grad(lambda x: sg.sum(sg.min(x, axis=0)))(np.array([[1.0, 2.0], [1.0, 0.0]]))
+    np.testing.assert_allclose(g, [[0.5, 0], [0.5, 1]])
+
