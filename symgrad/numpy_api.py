@@ -13,7 +13,6 @@ import numpy as np
 from . import dtypes
 from .ops import elementwise as E
 from .ops.core import ShapeError
-from .ops.indexing import slice_p, take_p
 from .ops.linalg import matmul_p
 from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
 from .ops.shape import broadcast_to_p, concatenate_p, convert_p, reshape_p, stop_gradient_p, transpose_p

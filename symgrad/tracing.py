@@ -307,7 +307,7 @@ def trace(fn, *args) -> ir.Graph:
 
 
 def inline(graph: ir.Graph, operands, annotate=None) -> list:
-    """Replay `graph` on operands (tracers or arrays) via bind; returns the env and the outputs."""
+    """Replay `graph` on operands (tracers or arrays) via bind; returns the map id(graph value) -> value."""
     env = {id(v): x for v, x in zip(graph.inputs, operands)}
     builder = current_builder()
     context = builder.annotate(**annotate) if (annotate and builder) else contextlib.nullcontext()

@@ -84,7 +84,7 @@ def _value_and_grad_traced(fn, argnums, has_aux, args):
                         "use sg.vjp or sg.jacobian for non-scalar outputs, or reduce it (e.g. sg.sum)")
     wrt = [i for n in nums for i in traced.arg_leaf_ranges[n]]
     _check_differentiable(traced, wrt, "grad")
-    out_value = traced.graph.outputs[0] if not has_aux else traced.graph.outputs[0]
+    out_value = traced.graph.outputs[0]
     if not dtypes.is_float(out_value.dtype):
         raise TypeError(f"grad requires a float output, but {name} returned dtype {out_value.dtype}")
     with current_builder().annotate(section="backward", rule="seed"):
