@@ -299,11 +299,15 @@ def trace_flat(fn, args, name=None):
 
 
 def trace(fn, *args) -> ir.Graph:
-    """Trace fn on example arguments (arrays/scalars/pytrees) into a verified IR graph."""
+    """Trace fn on example arguments (arrays/scalars/pytrees) into a verified IR graph.
+
+    Dead code is dropped (e.g. cotangents of arguments a gradient does not ask for); the other
+    passes are left to `sg.compile`, so the graph shows what tracing and autodiff produced."""
+    from .passes.dce import dce
     graph, _, captures = trace_flat(fn, args)
     if captures:
         raise TracerError("sg.trace: the function captured traced values from an enclosing trace")
-    return ir.verify(graph)
+    return dce(ir.verify(graph))
 
 
 def inline(graph: ir.Graph, operands, annotate=None) -> list:

@@ -93,6 +93,9 @@ def _ew_vjp(ct, ans, *inputs, expr, args, dtype, name=None):
         if d == 0:
             cotangents.append(None)
             continue
+        if d == 1 and ct.dtype == x.dtype:  # the cotangent passes through unchanged
+            cotangents.append(ct)
+            continue
         g = fresh_symbol("g", (*args, y))
         cotangents.append(_bind_ew(g * d, (g, *args, y), (ct, *inputs, ans), x.dtype))
     return cotangents
