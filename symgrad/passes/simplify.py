@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from .. import ir
 from ..ops.shape import reshape_p, transpose_p
+from .rewrite import rewrite_nodes
 
 
 def _identity_source(node: ir.Node):
@@ -38,17 +39,14 @@ def _collapse(node: ir.Node, producers: dict) -> ir.Node:
 
 def simplify(graph: ir.Graph) -> ir.Graph:
     """Rewire uses of pass-through nodes to their sources; the nodes left unused fall to dce."""
-    alias, producers, nodes = {}, {}, []
-    for node in graph.nodes:
-        inputs = tuple(alias.get(id(v), v) for v in node.inputs)
-        if any(a is not b for a, b in zip(inputs, node.inputs)):
-            node = replace(node, inputs=inputs)
+    producers = {}
+
+    def visit(node):
         node = _collapse(node, producers)
         source = _identity_source(node)
         if source is not None:
-            alias[id(node.out)] = source
-            continue
+            return source
         producers[id(node.out)] = node
-        nodes.append(node)
-    outputs = [alias.get(id(v), v) for v in graph.outputs]
-    return ir.Graph(list(graph.inputs), nodes, outputs, graph.name)
+        return node
+
+    return rewrite_nodes(graph, visit)
