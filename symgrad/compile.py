@@ -6,6 +6,7 @@ logs each retrace with what changed.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from dataclasses import dataclass
@@ -70,13 +71,16 @@ class Compiled:
     def _key(self, args):
         """(validated arrays, signature key). Plain arrays of supported dtypes take the fast path;
         argument names are looked up only to explain a rejected leaf."""
-        leaves, tree = pytree.flatten(list(args))
+        if all(type(a) is np.ndarray for a in args):  # the common case, without a tree walk
+            leaves, tree = args, _flat_tree(len(args))
+        else:
+            leaves, tree = pytree.flatten(list(args))
         arrays = []
         for position, leaf in enumerate(leaves):
             if type(leaf) is not np.ndarray or leaf.dtype not in dtypes.SHORT_NAMES:
                 leaf = as_input_array(leaf, self._leaf_names(args)[position])
             arrays.append(leaf)
-        return arrays, (tree, tuple((a.shape, dtypes.short_name(a.dtype)) for a in arrays))
+        return arrays, (tree, tuple((a.shape, a.dtype) for a in arrays))
 
     def _leaf_names(self, args) -> list[str]:
         return pytree.leaf_names(list(args), argument_names(self.fn, len(args)))
@@ -123,7 +127,13 @@ class Compiled:
 
 def _type_text(type_pair) -> str:
     shape, dtype = type_pair
-    return f"{dtype}[{','.join(map(str, shape))}]"
+    return f"{dtypes.short_name(dtype)}[{','.join(map(str, shape))}]"
+
+
+@functools.lru_cache(maxsize=64)
+def _flat_tree(count: int) -> pytree.TreeDef:
+    """The treedef of a list of `count` array arguments (what pytree.flatten would build)."""
+    return pytree.flatten([0] * count)[1]
 
 
 def compile(fn=None, *, backend=None, name=None):

@@ -18,8 +18,9 @@ from .autodiff import backward_pass, forward_pass
 from .tracing import Tracer, argument_names, current_builder, function_name, inline, trace_flat
 
 
-def _is_traced(leaves) -> bool:
-    return current_builder() is not None or any(isinstance(x, Tracer) for x in leaves)
+def _is_traced() -> bool:
+    """True inside a trace. Tracers only live inside one, so the arguments need no scan."""
+    return current_builder() is not None
 
 
 def _argnums_tuple(argnums, count):
@@ -114,7 +115,7 @@ class Transformed:
             self.__signature__ = traced_fn.__signature__
 
     def __call__(self, *args):
-        if _is_traced(pytree.flatten(list(args))[0]):
+        if _is_traced():
             return self._traced_fn(*args)
         if self._compiled is None:
             from .compile import compile as sg_compile
@@ -200,7 +201,7 @@ def pullback_leaves(traced: _Traced, ct_leaves) -> list:
 
 def vjp(fn, *primals, has_aux=False):
     """(out, pullback) with pullback(cotangent) -> tuple of cotangents, one per primal (None for ints)."""
-    if _is_traced(pytree.flatten(list(primals))[0]):
+    if _is_traced():
         traced = _Traced(fn, primals)
         result = traced.out()
 
@@ -261,7 +262,7 @@ def _cached_transform(fn, key, make):
 def jvp(fn, primals, tangents):
     """(fn(*primals), J(primals) @ tangents), by the forward-mode pass."""
     primals, tangents = tuple(primals), tuple(tangents)
-    if _is_traced(pytree.flatten(list(primals) + list(tangents))[0]):
+    if _is_traced():
         return _jvp_traced(fn, primals, tangents)
     count = len(primals)
 
