@@ -9,8 +9,7 @@ import numpy as np
 
 from . import dtypes
 from . import numpy_api as sg
-from .ops.core import ShapeError
-from .tracing import with_user_line
+from .tracing import fail
 
 
 def _parse(subscripts: str, count: int):
@@ -71,11 +70,10 @@ def einsum(subscripts: str, *operands):
     sizes = {}
     for x, term in zip(operands, terms):
         if len(term) != x.ndim:
-            raise ShapeError(with_user_line(f"einsum: term {term!r} has {len(term)} letters but the operand has "
-                                            f"shape {x.shape}"))
+            fail(f"einsum: term {term!r} has {len(term)} letters but the operand has shape {x.shape}")
         for c, d in zip(term, x.shape):
             if sizes.setdefault(c, d) != d:
-                raise ShapeError(with_user_line(f"einsum: index {c!r} has sizes {sizes[c]} and {d}"))
+                fail(f"einsum: index {c!r} has sizes {sizes[c]} and {d}")
     work = []
     for x, term in zip(operands, terms):
         x, term = _diagonal(sg.astype(x, dtype), term)

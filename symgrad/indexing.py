@@ -13,11 +13,7 @@ from . import dtypes
 from . import numpy_api as sg
 from .ops.core import ShapeError
 from .ops.indexing import slice_p, take_p
-from .tracing import Tracer, with_user_line
-
-
-def _error(message, kind=IndexError):
-    raise kind(with_user_line(message))
+from .tracing import Tracer, fail
 
 
 def _is_array_index(item) -> bool:
@@ -35,15 +31,15 @@ def _normalize(x, key) -> list:
             expanded.extend(np.nonzero(item))
             continue
         if isinstance(item, Tracer) and item.dtype == dtypes.BOOL:
-            _error("indexing with a traced boolean mask gives a data-dependent shape; use "
-                   "sg.where(mask, x, 0) (or sum with the mask) instead", TypeError)
+            fail("indexing with a traced boolean mask gives a data-dependent shape; use "
+                 "sg.where(mask, x, 0) (or sum with the mask) instead", TypeError)
         expanded.append(item)
     consuming = sum(1 for item in expanded if item is not None and item is not Ellipsis)
     if consuming > x.ndim:
-        _error(f"too many indices for an array of shape {x.shape}: {consuming} were given")
+        fail(f"too many indices for an array of shape {x.shape}: {consuming} were given", IndexError)
     ellipses = [i for i, item in enumerate(expanded) if item is Ellipsis]
     if len(ellipses) > 1:
-        _error("an index can only have a single ellipsis ('...')")
+        fail("an index can only have a single ellipsis ('...')", IndexError)
     if ellipses:
         at = ellipses[0]
         expanded[at:at + 1] = [slice(None)] * (x.ndim - consuming)
@@ -72,7 +68,7 @@ def getitem(x, key):
         else:
             index = int(item)
             if not -dim <= index < dim:
-                _error(f"index {index} is out of bounds for axis {axis} with size {dim} (shape {x.shape})")
+                fail(f"index {index} is out of bounds for axis {axis} with size {dim} (shape {x.shape})", IndexError)
             drop.append(axis)
             starts.append(index % dim)
             steps.append(1)
@@ -102,8 +98,8 @@ def _advanced(x, arrays: dict):
         index_shape = tuple(np.broadcast_shapes(*[np.shape(i) if not isinstance(i, Tracer) else i.shape
                                                   for i in indices]))
     except ValueError:
-        _error("shape mismatch: index arrays could not be broadcast together with shapes "
-               + " ".join(str(np.shape(i) if not isinstance(i, Tracer) else i.shape) for i in indices), ShapeError)
+        fail("shape mismatch: index arrays could not be broadcast together with shapes "
+             + " ".join(str(np.shape(i) if not isinstance(i, Tracer) else i.shape) for i in indices), ShapeError)
     linear = indices[0]
     for index, dim in zip(indices[1:], dims[1:]):
         linear = sg.add(sg.multiply(linear, dim), index)
@@ -117,12 +113,12 @@ def _checked_index(index, dim, axis, x):
     """An index array with negative entries wrapped; concrete ones are bounds-checked now."""
     if isinstance(index, Tracer):
         if index.dtype.kind not in "iu":
-            _error(f"arrays used as indices must be of integer type, got {index.dtype}", TypeError)
+            fail(f"arrays used as indices must be of integer type, got {index.dtype}", TypeError)
         return sg.where(sg.less(index, 0), sg.add(index, dim), index)
     index = np.asarray(index)
     if index.dtype.kind not in "iu":
-        _error(f"arrays used as indices must be of integer (or boolean) type, got {index.dtype}", TypeError)
+        fail(f"arrays used as indices must be of integer (or boolean) type, got {index.dtype}", TypeError)
     if index.size and (index.min() < -dim or index.max() >= dim):
         bad = index.min() if index.min() < -dim else index.max()
-        _error(f"index {bad} is out of bounds for axis {axis} with size {dim} (shape {x.shape})")
+        fail(f"index {bad} is out of bounds for axis {axis} with size {dim} (shape {x.shape})", IndexError)
     return np.where(index < 0, index + dim, index).astype(np.int64)

@@ -12,11 +12,10 @@ import numpy as np
 
 from . import dtypes
 from .ops import elementwise as E
-from .ops.core import ShapeError
 from .ops.linalg import matmul_p
 from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
 from .ops.shape import broadcast_to_p, concatenate_p, convert_p, reshape_p, stop_gradient_p, transpose_p
-from .tracing import Tracer, current_builder, with_user_line
+from .tracing import Tracer, current_builder, fail
 
 # Elementwise functions come straight from the op library.
 add, subtract, multiply, divide, power = E.add, E.subtract, E.multiply, E.divide, E.power
@@ -39,10 +38,6 @@ def asarray(x, dtype=None):
     return array.astype(dtypes.canonical(dtype if dtype is not None else array.dtype), copy=False)
 
 
-def _error(message):
-    raise ShapeError(with_user_line(message))
-
-
 def _axes(axis, ndim) -> tuple:
     if axis is None:
         return tuple(range(ndim))
@@ -50,7 +45,7 @@ def _axes(axis, ndim) -> tuple:
     result = []
     for a in axes:
         if not -ndim <= a < builtins.max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
-            _error(f"axis {a} is out of bounds for an array of dimension {ndim}")
+            fail(f"axis {a} is out of bounds for an array of dimension {ndim}")
         result.append(int(a) % builtins.max(ndim, 1))
     return tuple(sorted(set(result)))
 
@@ -106,11 +101,11 @@ def reshape(x, shape):
     x = asarray(x)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
     if shape.count(-1) > 1:
-        _error(f"reshape: can only infer one dimension, got {shape}")
+        fail(f"reshape: can only infer one dimension, got {shape}")
     if -1 in shape:
         known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
         if known == 0 or x.size % known:
-            _error(f"cannot reshape an array of shape {x.shape} into shape {shape}")
+            fail(f"cannot reshape an array of shape {x.shape} into shape {shape}")
         shape = tuple(x.size // known if d == -1 else d for d in shape)
     return x if shape == x.shape else reshape_p(x, shape=shape)
 
@@ -164,7 +159,7 @@ def squeeze(x, axis=None):
         axes = _axes(axis, x.ndim)
         for a in axes:
             if x.shape[a] != 1:
-                _error(f"squeeze: cannot select an axis of size {x.shape[a]} (axis {a} of shape {x.shape})")
+                fail(f"squeeze: cannot select an axis of size {x.shape[a]} (axis {a} of shape {x.shape})")
     return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
 
 
@@ -174,11 +169,11 @@ def concatenate(arrays, axis=0):
         raise ValueError("concatenate needs at least one array")
     ndim = arrays[0].ndim
     if ndim == 0:
-        _error("zero-dimensional arrays cannot be concatenated")
+        fail("zero-dimensional arrays cannot be concatenated")
     axis = _axes(axis, ndim)[0]
     for a in arrays[1:]:
         if a.ndim != ndim or any(x != y for i, (x, y) in enumerate(zip(a.shape, arrays[0].shape)) if i != axis):
-            _error(f"concatenate along axis {axis}: shapes {arrays[0].shape} and {a.shape} differ off that axis")
+            fail(f"concatenate along axis {axis}: shapes {arrays[0].shape} and {a.shape} differ off that axis")
     dtype = dtypes.promote([a.dtype for a in arrays])
     arrays = [astype(a, dtype) for a in arrays]
     return arrays[0] if len(arrays) == 1 else concatenate_p(*arrays, axis=axis)
@@ -188,7 +183,7 @@ def stack(arrays, axis=0):
     arrays = [asarray(a) for a in arrays]
     shapes = {a.shape for a in arrays}
     if len(shapes) != 1:
-        _error(f"stack: all input arrays must have the same shape, got {sorted(shapes)}")
+        fail(f"stack: all input arrays must have the same shape, got {sorted(shapes)}")
     axis = axis % (arrays[0].ndim + 1)
     return concatenate([expand_dims(a, axis) for a in arrays], axis)
 
@@ -281,13 +276,13 @@ def matmul(a, b):
     """NumPy matmul: 1-D operands are promoted and squeezed, batch dims broadcast."""
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
-        _error(f"matmul: operands must be at least 1-D, got shapes {a.shape} and {b.shape}")
+        fail(f"matmul: operands must be at least 1-D, got shapes {a.shape} and {b.shape}")
     dtype = dtypes.promote([a.dtype, b.dtype])
     a, b = astype(a, dtype), astype(b, dtype)
     a2 = reshape(a, (1,) + a.shape) if a.ndim == 1 else a
     b2 = reshape(b, b.shape + (1,)) if b.ndim == 1 else b
     if a2.shape[-1] != b2.shape[-2]:
-        _error(f"matmul: shapes {a.shape} and {b.shape} are not aligned: {a2.shape[-1]} (last dim of the first) "
+        fail(f"matmul: shapes {a.shape} and {b.shape} are not aligned: {a2.shape[-1]} (last dim of the first) "
                f"!= {b2.shape[-2]} (second-to-last dim of the second)")
     if b2.ndim == 2 and a2.ndim > 2:  # one GEMM over the flattened batch
         flat = matmul_p(reshape(a2, (-1, a2.shape[-1])), b2)
@@ -296,7 +291,7 @@ def matmul(a, b):
         try:
             batch = tuple(np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2]))
         except ValueError:
-            _error(f"matmul: batch dimensions of shapes {a.shape} and {b.shape} do not broadcast")
+            fail(f"matmul: batch dimensions of shapes {a.shape} and {b.shape} do not broadcast")
         result = matmul_p(broadcast_to(a2, batch + a2.shape[-2:]), broadcast_to(b2, batch + b2.shape[-2:]))
     shape = result.shape
     if a.ndim == 1:
@@ -354,7 +349,7 @@ def take_along_axis(x, indices, axis):
     """NumPy take_along_axis: pick one element along `axis` per position of `indices`."""
     x, indices = asarray(x), asarray(indices)
     if indices.ndim != x.ndim:
-        _error(f"take_along_axis: indices of shape {indices.shape} need the rank of x, shape {x.shape}")
+        fail(f"take_along_axis: indices of shape {indices.shape} need the rank of x, shape {x.shape}")
     axis = _axes(axis, x.ndim)[0]
     key = []
     for i, d in enumerate(x.shape):

@@ -10,7 +10,6 @@ This is meant for scalars and small arrays: every element is its own expression.
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,7 +45,7 @@ def _symbols_for(name: str, shape) -> np.ndarray:
     if shape == ():
         return np.array(sp.Symbol(name, real=True), dtype=object)
     out = np.empty(shape, dtype=object)
-    for index in itertools.product(*(range(d) for d in shape)):
+    for index in np.ndindex(shape):
         out[index] = sp.Symbol(f"{name}_{'_'.join(map(str, index))}", real=True)
     return out
 
@@ -55,7 +54,7 @@ def _as_sympy(array) -> np.ndarray:
     """A constant ndarray as an object array of exact-ish SymPy numbers."""
     array = np.asarray(array)
     out = np.empty(array.shape, dtype=object)
-    for index in itertools.product(*(range(d) for d in array.shape)):
+    for index in np.ndindex(array.shape):
         value = array[index]
         if array.dtype.kind == "b":
             out[index] = sp.true if value else sp.false
@@ -76,7 +75,7 @@ def _eval_ew(node, operands):
     expr, args = params["expr"], params["args"]
     shape = node.out.shape
     out = np.empty(shape, dtype=object)
-    for index in itertools.product(*(range(d) for d in shape)):
+    for index in np.ndindex(shape):
         mapping = {s: sp.sympify(op[index]) for s, op in zip(args, operands)}
         out[index] = expr.xreplace(mapping)
     return out
@@ -90,7 +89,7 @@ def _reduce(combine, identity=None):
         moved = np.transpose(x, keep + list(axes))
         flat = moved.reshape(moved.shape[:len(keep)] + (-1,))
         out = np.empty(flat.shape[:-1], dtype=object)
-        for index in itertools.product(*(range(d) for d in out.shape)):
+        for index in np.ndindex(out.shape):
             items = list(flat[index])
             out[index] = combine(*items) if items else identity
         return out

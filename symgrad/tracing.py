@@ -52,6 +52,11 @@ def with_user_line(message: str) -> str:
     return f"{message}\n  at {where}" if where else message
 
 
+def fail(message: str, kind=ShapeError):
+    """Raise `kind` with the message and the user's source line."""
+    raise kind(with_user_line(message)) from None
+
+
 class TracerError(TypeError):
     """A traced value was used where a concrete Python value is needed."""
 

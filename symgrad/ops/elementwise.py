@@ -228,7 +228,8 @@ def apply_elementwise(op: ElementwiseOp, args):
     try:
         shape = broadcast_shapes(*[a.shape for a in operands])
     except ShapeError as err:
-        _shape_rule_error(err)
+        from ..tracing import fail
+        fail(str(err))
 
     symbols, inputs, sympy_args = [], [], []
     for arg, cond in zip(args, is_condition):
@@ -249,11 +250,6 @@ def apply_elementwise(op: ElementwiseOp, args):
         raise TypeError(f"sg.{op.name} produced a boolean expression; declare it with kind='compare'")
     name = op.name if not scalars else None
     return _bind_ew(expr, tuple(symbols), inputs, out_dtype, name)
-
-
-def _shape_rule_error(err):
-    from ..tracing import with_user_line
-    raise ShapeError(with_user_line(str(err))) from None
 
 
 def elementwise(name: str, fn, domain=(-2.0, 2.0)) -> ElementwiseOp:
