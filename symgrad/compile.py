@@ -7,6 +7,7 @@ logs each retrace with what changed.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 import os
 from dataclasses import dataclass
@@ -23,16 +24,27 @@ BACKENDS = {}
 
 
 def register_backend(name, lower):
-    """Make `lower(graph) -> executable` available as sg.compile(..., backend=name)."""
+    """Make `lower(graph, structure) -> executable` available as sg.compile(..., backend=name).
+
+    `structure` nests output indices in tuples the way the function returns them; an
+    executable may use it to return results ready-made from an `entry` (see Lowered.fast).
+    """
     BACKENDS[name] = lower
 
 
-def _numpy_lower(graph):
+def _numpy_lower(graph, structure=None):
     from codegen import numpy_backend
     return numpy_backend.lower(graph)
 
 
+def _llvm_lower(graph, structure=None):
+    from codegen.llvm import backend
+    return backend.lower(graph, structure)
+
+
 register_backend("numpy", _numpy_lower)
+if importlib.util.find_spec("llvmlite") is not None:
+    register_backend("llvm", _llvm_lower)
 
 
 def default_backend() -> str:
@@ -47,9 +59,13 @@ class Lowered:
     graph: ir.Graph
     executable: object
     out_tree: object
+    fast: object = None  # entry(*flat array args) -> the finished result, or NotImplemented
 
     def as_text(self) -> str:
-        return str(self.graph)
+        """The optimized IR, and for native code the LLVM IR."""
+        text = str(self.graph)
+        llvm_ir = getattr(self.executable, "llvm_ir", None)
+        return text if llvm_ir is None else f"{text}\n\n; LLVM IR\n{llvm_ir}"
 
     @property
     def source(self) -> str:
@@ -67,6 +83,7 @@ class Compiled:
         self.__name__ = function_name(fn, name)
         self.__doc__ = getattr(fn, "__doc__", None)
         self._cache: dict = {}
+        self._fast = None  # the native entry of the last signature called with flat arrays
 
     def _key(self, args):
         """(validated arrays, signature key). Plain arrays of supported dtypes take the fast path;
@@ -100,7 +117,11 @@ class Compiled:
                 raise TracerError(f"{self.__name__}: a compiled function cannot close over traced values of an "
                                   "enclosing trace; pass them as arguments")
             graph = optimize(ir.verify(graph))
-            lowered = Lowered(graph, BACKENDS[self.backend](graph), out_tree)
+            structure = output_structure(out_tree)
+            executable = BACKENDS[self.backend](graph, structure)
+            entry = getattr(executable, "entry", None) if structure is not None else None
+            flat_args = key[0] == _flat_tree(len(key[1]))
+            lowered = Lowered(graph, executable, out_tree, entry if flat_args else None)
             self._cache[key] = lowered
         return lowered
 
@@ -116,13 +137,37 @@ class Compiled:
         return "a new argument structure"
 
     def __call__(self, *args):
+        fast = self._fast
+        if fast is not None:  # native argument checks, no Python work: about a microsecond
+            result = fast(*args)
+            if result is not NotImplemented:
+                return result
         arrays, key = self._key(args)
         lowered = self._cache.get(key) or self._lowered(key, args)
+        if lowered.fast is not None:
+            self._fast = lowered.fast
         return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays))
 
     def cache_info(self) -> list[str]:
         """The signatures compiled so far, as readable strings."""
         return [", ".join(_type_text(t) for t in types) for _, types in self._cache]
+
+
+def output_structure(tree: pytree.TreeDef):
+    """Output indices nested in tuples like `tree` (an int for a single array), or None when
+    the tree has lists, dicts or None, which only Python rebuilds."""
+    counter = iter(range(tree.num_leaves))
+
+    def walk(node):
+        if node.kind == "leaf":
+            return next(counter)
+        if node.kind != "tuple":
+            raise ValueError
+        return tuple(walk(child) for child in node.children)
+    try:
+        return walk(tree)
+    except ValueError:
+        return None
 
 
 def _type_text(type_pair) -> str:

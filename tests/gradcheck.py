@@ -59,6 +59,8 @@ def check_grads(f, args, argnums=0, rtol=1e-6, atol=1e-8, eps=1e-6, reference=No
         expected = numeric_grad(ref, args, n, eps)
         np.testing.assert_allclose(np.asarray(g, dtype=np.float64), expected, rtol=rtol, atol=atol,
                                    err_msg=f"grad of argument {n} vs finite differences")
+        # the two graphs fuse differently, so they may round differently (by float32's epsilon)
+        agree = 1e-12 if a.dtype != np.float32 else 1e-5
         np.testing.assert_allclose(np.asarray(g2, dtype=np.float64), np.asarray(g, dtype=np.float64),
-                                   rtol=1e-12, atol=0, err_msg=f"value_and_grad vs grad, argument {n}")
+                                   rtol=agree, atol=agree * 1e-3, err_msg=f"value_and_grad vs grad, argument {n}")
     return grads[0] if single else grads

@@ -1,0 +1,486 @@
+"""Graph -> one native kernel `i32 kernel(ptr in..., ptr out...)`.
+
+Planning, in three steps, before any code is emitted:
+1. Each node becomes an operand (operands.py): virtual when it can be computed inside
+   its consumers' loops, or a buffer written by jobs (LLVM_RULES[prim]).
+2. Loop jobs over the same iteration domain with no data dependency between them are
+   grouped into one loop nest (`schedule`): value and gradient of an elementwise
+   function read x once.
+3. Workspace buffers get offsets in one static block, reused by liveness over groups.
+Then each group emits its loop nest. A nonzero return is an error number (`errors`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from llvmlite import ir
+
+from symgrad import ir as sir
+
+from . import blas
+from .operands import (Buffer, Convert, Coord, Elementwise, Scalar, Unslice, broadcast, strided_slice,
+                       transpose, unit_axes_reshape, _zero)
+from .types import I8, I32, I64, PTR, storage_type, value_type
+
+ALIGNMENT = 64
+INDEX_ERROR = "an integer index is out of bounds"
+
+
+@dataclass(eq=False)
+class LoopJob:
+    """Work done at every index of `domain`: body(k, idx); prologue/epilogue around the loop nest."""
+
+    domain: tuple
+    target: Buffer
+    reads: frozenset
+    body: object
+    prologue: object = None
+    epilogue: object = None
+
+
+@dataclass(eq=False)
+class CustomJob:
+    """Work that is not one loop nest (a BLAS call): emit(k)."""
+
+    target: Buffer
+    reads: frozenset
+    emit: object
+
+
+@dataclass(eq=False)
+class Group:
+    jobs: list = field(default_factory=list)
+    domain: tuple = None
+    writes: set = field(default_factory=set)
+    reads: set = field(default_factory=set)
+
+
+class KernelBuilder:
+    """Plans and emits one graph as one LLVM function."""
+
+    def __init__(self, graph: sir.Graph, module: ir.Module, name: str):
+        self.graph, self.module = graph, module
+        arg_types = [PTR] * (len(graph.inputs) + len(graph.outputs))
+        self.function = ir.Function(module, ir.FunctionType(I32, arg_types), name)
+        for arg in self.function.args:
+            arg.add_attribute("noalias")
+        self.entry = self.function.append_basic_block("entry")
+        self.b = ir.IRBuilder(self.function.append_basic_block("body"))
+        self.jobs: list = []
+        self.buffers: list[Buffer] = []
+        self.errors: list[str] = []
+        self._splits = None
+
+    # ------------------------------------------------------------------ planning
+    def plan(self):
+        graph = self.graph
+        self.operands = {}
+        for value, arg in zip(graph.inputs, self.function.args):
+            self.operands[id(value)] = Buffer(value.shape, value.dtype, arg, role="input")
+        uses = graph.consumers()
+        self.output_buffers = {}
+        for position, value in enumerate(graph.outputs):
+            arg = self.function.args[len(graph.inputs) + position]
+            self.output_buffers.setdefault(id(value), []).append(Buffer(value.shape, value.dtype, arg, role="output"))
+        self._claimed = set()
+        for node in graph.nodes:
+            rule = LLVM_RULES.get(node.prim.name)
+            if rule is None:
+                raise NotImplementedError(f"the LLVM backend has no rule for primitive {node.prim.name!r}")
+            self._node = node
+            operand = rule(self, node, [self.operands[id(v)] for v in node.inputs])
+            if not isinstance(operand, Buffer):
+                target = self._claim(node.out)
+                if target is not None or (uses.get(id(node.out), 0) > 1 and _worth_storing(operand)):
+                    operand = self.materialize(operand, target)
+            self.operands[id(node.out)] = operand
+        for position, value in enumerate(graph.outputs):  # outputs not written in place: copy
+            target = self.function.args[len(graph.inputs) + position]
+            source = self.operands[id(value)]
+            if not (isinstance(source, Buffer) and source.pointer is target):
+                self.materialize(source, Buffer(value.shape, value.dtype, target, role="output"))
+
+    def _claim(self, value):
+        """The output buffer `value` is computed into, if it is an output not yet claimed."""
+        buffers = self.output_buffers.get(id(value))
+        if buffers and id(value) not in self._claimed:
+            self._claimed.add(id(value))
+            return buffers[0]
+        return None
+
+    def result_buffer(self, node) -> Buffer:
+        """Where a materializing rule writes `node`'s value: its output buffer, or the workspace."""
+        return self._claim(node.out) or self.new_buffer(node.out.shape, node.out.dtype)
+
+    def new_buffer(self, shape, dtype, target=None) -> Buffer:
+        if target is not None:
+            return target
+        buffer = Buffer(shape, dtype)
+        self.buffers.append(buffer)
+        return buffer
+
+    def materialize(self, operand, target=None) -> Buffer:
+        """A buffer holding `operand`, written by one loop job (into `target` if given)."""
+        target = self.new_buffer(operand.shape, operand.dtype, target)
+        self.jobs.append(LoopJob(operand.shape, target, operand.reads,
+                                 lambda k, idx: target.store(k, idx, operand.load(k, idx))))
+        return target
+
+    def as_buffer(self, operand) -> Buffer:
+        return operand if isinstance(operand, Buffer) else self.materialize(operand)
+
+    def fill(self, target: Buffer, value):
+        self.jobs.append(LoopJob(target.shape, target, frozenset(), lambda k, idx: target.store(k, idx, value)))
+
+    # ------------------------------------------------------------------ scheduling
+    def schedule(self) -> list[Group]:
+        """Loop jobs join the latest earlier group with their domain when nothing in between
+        (or in it) writes what they read."""
+        groups: list[Group] = []
+        for job in self.jobs:
+            home = None
+            for group in reversed(groups) if isinstance(job, LoopJob) else ():
+                if job.reads & group.writes:
+                    break
+                if group.domain == job.domain:
+                    home = group
+                    break
+            if home is None:
+                home = Group(domain=job.domain if isinstance(job, LoopJob) else None)
+                groups.append(home)
+            home.jobs.append(job)
+            home.writes.add(id(job.target.base))
+            home.reads |= job.reads
+        return groups
+
+    def allocate(self, groups) -> int:
+        """Workspace offsets by liveness over groups (first fit); returns the workspace size."""
+        first, last = {}, {}
+        for index, group in enumerate(groups):
+            for key in group.writes | group.reads:
+                first.setdefault(key, index)
+                last[key] = index
+        live, size = [], 0
+        for index in range(len(groups)):
+            live = [(start, end, key) for start, end, key in live if last[key] >= index]
+            for buffer in self.buffers:
+                if first.get(id(buffer)) != index:
+                    continue
+                need = _round_up(max(buffer.nbytes, 1))
+                offset = 0
+                for start, end, _ in sorted(live):
+                    if offset + need <= start:
+                        break
+                    offset = max(offset, end)
+                live.append((offset, offset + need, id(buffer)))
+                buffer.offset = offset
+                size = max(size, offset + need)
+        return size
+
+    # ------------------------------------------------------------------ emission
+    def build(self) -> ir.Function:
+        self.plan()
+        groups = self.schedule()
+        size = self.allocate(groups)
+        workspace = None
+        if size:
+            workspace = ir.GlobalVariable(self.module, ir.ArrayType(I8, size), self.function.name + ".workspace")
+            workspace.linkage = "internal"
+            workspace.align = ALIGNMENT
+            workspace.initializer = ir.Constant(ir.ArrayType(I8, size), None)
+        with self.b.goto_block(self.entry):
+            for buffer in self.buffers:
+                if hasattr(buffer, "offset"):
+                    address = self.b.gep(workspace, [ir.Constant(I64, 0), ir.Constant(I64, buffer.offset)])
+                    buffer.pointer = self.b.bitcast(address, storage_type(buffer.dtype).as_pointer())
+            self.b.branch(self.b.block.parent.blocks[1])
+        for group in groups:
+            if group.domain is None:
+                for job in group.jobs:
+                    job.emit(self)
+            else:
+                self.emit_loops(group)
+        self.b.ret(ir.Constant(I32, 0))
+        return self.function
+
+    def alloca(self, ty):
+        with self.b.goto_block(self.entry):
+            return self.b.alloca(ty)
+
+    def emit_loops(self, group: Group):
+        for job in group.jobs:
+            if job.prologue:
+                job.prologue(self)
+        domain = group.domain
+        ranges = [(0, d) for d in domain]
+        self._nest(group, ranges, 0, [])
+        for job in group.jobs:
+            if job.epilogue:
+                job.epilogue(self)
+
+    def _nest(self, group, ranges, axis, idx):
+        if axis == len(ranges):
+            for job in group.jobs:
+                job.body(self, idx)
+            return
+        lo, hi = ranges[axis]
+        if hi - lo == 1:
+            self._nest(group, ranges, axis + 1, idx + [Coord.constant(lo)])
+            return
+        pieces = [(lo, hi)]
+        if axis == len(ranges) - 1:  # split the innermost loop where unslices change status
+            pieces = self._pieces(group, idx, lo, hi)
+        for piece_lo, piece_hi in pieces:
+            self.for_range(piece_lo, piece_hi,
+                           lambda i: self._nest(group, ranges, axis + 1, idx + [Coord(i, piece_lo, piece_hi)]))
+
+    def _pieces(self, group, idx, lo, hi):
+        """Emit the body once into a scratch function to learn where unslices change status."""
+        self._probes = getattr(self, "_probes", 0) + 1
+        scratch = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I64]),
+                              f"{self.function.name}.probe{self._probes}")
+        saved, self.b = self.b, ir.IRBuilder(scratch.append_basic_block())
+        probe = Coord(scratch.args[0], lo, hi)
+        self._splits = (probe, set())
+        try:
+            for job in group.jobs:
+                job.body(self, idx + [probe])
+        finally:
+            points = self._splits[1]
+            self._splits, self.b = None, saved
+            del self.module.globals[scratch.name]
+        cuts = sorted({lo, hi} | {p for p in points if lo < p < hi})
+        return list(zip(cuts[:-1], cuts[1:]))
+
+    def note_split(self, coord, points):
+        if self._splits is not None and coord is self._splits[0]:
+            self._splits[1].update(points)
+
+    def for_range(self, lo: int, hi: int, body):
+        b = self.b
+        preheader = b.block
+        function = preheader.parent
+        header = function.append_basic_block("loop")
+        inside = function.append_basic_block("loop.body")
+        done = function.append_basic_block("loop.end")
+        b.branch(header)
+        b.position_at_end(header)
+        i = b.phi(I64)
+        i.add_incoming(ir.Constant(I64, lo), preheader)
+        b.cbranch(b.icmp_signed("<", i, ir.Constant(I64, hi)), inside, done)
+        b.position_at_end(inside)
+        body(i)
+        i.add_incoming(b.add(i, ir.Constant(I64, 1), flags=["nsw", "nuw"]), b.block)
+        b.branch(header)
+        b.position_at_end(done)
+
+    def fail_unless(self, condition, message: str):
+        """Return error number for `message` from the kernel when `condition` is false."""
+        if message not in self.errors:
+            self.errors.append(message)
+        code = self.errors.index(message) + 1
+        function = self.b.block.parent
+        ok = function.append_basic_block("ok")
+        bad = function.append_basic_block("error")
+        self.b.cbranch(condition, ok, bad)
+        with self.b.goto_block(bad):
+            self.b.ret(ir.Constant(I32, code))
+        self.b.position_at_end(ok)
+
+
+def _round_up(n: int) -> int:
+    return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+def _worth_storing(operand) -> bool:
+    """Multi-use values worth a buffer: computed ones; index maps and scalars are free to redo."""
+    return isinstance(operand, (Elementwise, Convert, Unslice))
+
+
+# ----------------------------------------------------------------------------- rules
+
+def _const(k, node, inputs):
+    array = node.params["value"].array
+    if array.size == 1:
+        return Scalar(array.reshape(()).item(), array.shape, array.dtype)
+    data = np.ascontiguousarray(array, dtype=node.out.dtype)
+    blob = ir.ArrayType(I8, data.nbytes)
+    const = ir.GlobalVariable(k.module, blob, f"{k.function.name}.const{len(k.module.globals)}")
+    const.linkage, const.global_constant, const.align = "internal", True, ALIGNMENT
+    const.initializer = ir.Constant(blob, bytearray(data.tobytes()))
+    with k.b.goto_block(k.entry):
+        pointer = k.b.bitcast(const, storage_type(node.out.dtype).as_pointer())
+    return Buffer(array.shape, node.out.dtype, pointer, role="constant")
+
+
+def _ew(k, node, inputs):
+    p = node.params
+    return Elementwise(p["expr"], p["args"], inputs, p["dtype"])
+
+
+def _reshape(k, node, inputs):
+    (x,) = inputs
+    shape = node.params["shape"]
+    if isinstance(x, Buffer):
+        return x.reshaped(shape)
+    mapped = unit_axes_reshape(x, shape)
+    return mapped if mapped is not None else k.materialize(x).reshaped(shape)
+
+
+_REDUCERS = {
+    "reduce_sum": (lambda k, acc, x, fl: k.b.fadd(acc, x, flags=fl) if fl else k.b.add(acc, x)),
+    "reduce_prod": (lambda k, acc, x, fl: k.b.fmul(acc, x, flags=fl) if fl else k.b.mul(acc, x)),
+    "reduce_max": (lambda k, acc, x, fl: _pick(k, ">", x, acc)),
+    "reduce_min": (lambda k, acc, x, fl: _pick(k, "<", x, acc)),
+}
+
+
+def _pick(k, op, x, acc):
+    """x if x <op> acc or x is NaN else acc: NaN propagates as in np.max."""
+    if isinstance(x.type, ir.IntType):
+        return k.b.select(k.b.icmp_signed(op, x, acc), x, acc)
+    take = k.b.or_(k.b.fcmp_ordered(op, x, acc), k.b.fcmp_unordered("uno", x, x))
+    return k.b.select(take, x, acc)
+
+
+def _identity(prim_name, dtype):
+    """The value a reduction starts from: 0, 1, or the lowest/highest value of the dtype."""
+    if dtype.kind == "f":
+        value = {"reduce_sum": 0.0, "reduce_prod": 1.0, "reduce_max": -np.inf, "reduce_min": np.inf}[prim_name]
+        return ir.Constant(value_type(dtype), value)
+    info = np.iinfo(dtype)
+    value = {"reduce_sum": 0, "reduce_prod": 1, "reduce_max": info.min, "reduce_min": info.max}[prim_name]
+    return ir.Constant(value_type(dtype), int(value))
+
+
+def _reduce(k, node, inputs, target=None):
+    (x,) = inputs
+    axes = node.params["axes"]
+    name, dtype = node.prim.name, node.out.dtype
+    combine = _REDUCERS[name]
+    flags = ["reassoc"] if dtype.kind == "f" else []
+    init = _identity(name, dtype)
+    out = k.result_buffer(node)
+    kept = [a for a in range(len(x.shape)) if a not in axes]
+    if not kept:  # a full reduction accumulates in a register
+        slot = {}
+
+        def prologue(k):
+            slot["acc"] = k.alloca(value_type(dtype))
+            k.b.store(init, slot["acc"])
+
+        def body(k, idx):
+            k.b.store(combine(k, k.b.load(slot["acc"]), x.load(k, idx), flags), slot["acc"])
+
+        def epilogue(k):
+            out.store(k, [Coord.constant(0)] * len(node.out.shape), k.b.load(slot["acc"]))
+        k.jobs.append(LoopJob(x.shape, out, x.reads, body, prologue, epilogue))
+        return out
+    k.fill(out, init)
+
+    def accumulate(k, idx):
+        out_idx = [idx[a] for a in kept]
+        out.store(k, out_idx, combine(k, out.load(k, out_idx), x.load(k, idx), flags))
+    k.jobs.append(LoopJob(x.shape, out, x.reads | out.reads, accumulate))
+    return out
+
+
+def _concatenate(k, node, inputs):
+    axis = node.params["axis"]
+    out = k.result_buffer(node)
+    offset = 0
+    for x in inputs:
+        def copy(k, idx, x=x, offset=offset):
+            shifted = list(idx)
+            c = idx[axis]
+            shifted[axis] = Coord(k.b.add(c.value, ir.Constant(I64, offset)), c.lo + offset, c.hi + offset)
+            out.store(k, shifted, x.load(k, idx))
+        k.jobs.append(LoopJob(x.shape, out, x.reads, copy))
+        offset += x.shape[axis]
+    return out
+
+
+def _checked_index(k, idx_operand, idx, size):
+    """The integer index at idx, wrapped like NumPy for negatives, bounds-checked."""
+    raw = idx_operand.load(k, idx)
+    value = k.b.sext(raw, I64) if raw.type != I64 else raw
+    value = k.b.select(k.b.icmp_signed("<", value, ir.Constant(I64, 0)), k.b.add(value, ir.Constant(I64, size)), value)
+    k.fail_unless(k.b.icmp_unsigned("<", value, ir.Constant(I64, size)), INDEX_ERROR)
+    return Coord(value, 0, max(size, 1))
+
+
+def _take(k, node, inputs):
+    x, index = inputs
+    axis = node.params["axis"]
+    out = k.result_buffer(node)
+    n = len(index.shape)
+
+    def gather(k, idx):
+        position = _checked_index(k, index, idx[axis:axis + n], x.shape[axis])
+        out.store(k, idx, x.load(k, idx[:axis] + [position] + idx[axis + n:]))
+    k.jobs.append(LoopJob(node.out.shape, out, x.reads | index.reads, gather))
+    return out
+
+
+def _scatter_add(k, node, inputs):
+    update, index = inputs
+    axis = node.params["axis"]
+    out = k.result_buffer(node)
+    k.fill(out, _zero(node.out.dtype))
+    n = len(index.shape)
+
+    def scatter(k, idx):
+        position = _checked_index(k, index, idx[axis:axis + n], out.shape[axis])
+        out_idx = idx[:axis] + [position] + idx[axis + n:]
+        value = update.load(k, idx)
+        total = k.b.fadd(out.load(k, out_idx), value) if node.out.dtype.kind == "f" else k.b.add(out.load(k, out_idx), value)
+        out.store(k, out_idx, total)
+    k.jobs.append(LoopJob(update.shape, out, update.reads | index.reads | out.reads, scatter))
+    return out
+
+
+def _matmul(k, node, inputs):
+    a, b = inputs
+    out = k.result_buffer(node)
+    *batch, m, inner = a.shape
+    n = b.shape[-1]
+    if blas.worth_calling(node.out.dtype, m, n, inner):
+        a_arg, b_arg = (blas.operand(k, x) for x in (a, b))
+        k.jobs.append(CustomJob(out, a.reads | b.reads,
+                                lambda k: blas.emit_gemm(k, node.out.dtype, batch, m, n, inner, a_arg, b_arg, out)))
+        return out
+    k.fill(out, _zero(node.out.dtype))
+
+    def multiply_add(k, idx):  # domain (*batch, m, inner, n): out[.., i, j] += a[.., i, l] * b[.., l, j]
+        *bi, i, l, j = idx
+        product = k.b.fmul(a.load(k, [*bi, i, l]), b.load(k, [*bi, l, j])) if node.out.dtype.kind == "f" else \
+            k.b.mul(a.load(k, [*bi, i, l]), b.load(k, [*bi, l, j]))
+        out_idx = [*bi, i, j]
+        current = out.load(k, out_idx)
+        out.store(k, out_idx, k.b.fadd(current, product) if node.out.dtype.kind == "f" else k.b.add(current, product))
+    k.jobs.append(LoopJob((*batch, m, inner, n), out, a.reads | b.reads | out.reads, multiply_add))
+    return out
+
+
+LLVM_RULES = {
+    "const": _const,
+    "ew": _ew,
+    "convert": lambda k, node, inputs: Convert(inputs[0], node.params["dtype"]),
+    "stop_gradient": lambda k, node, inputs: inputs[0],
+    "broadcast_to": lambda k, node, inputs: broadcast(inputs[0], node.params["shape"]),
+    "reshape": _reshape,
+    "transpose": lambda k, node, inputs: transpose(inputs[0], node.params["perm"]),
+    "slice": lambda k, node, inputs: strided_slice(inputs[0], node.params["starts"], node.params["steps"],
+                                                   node.params["sizes"]),
+    "unslice": lambda k, node, inputs: Unslice(inputs[0], node.params["shape"], node.params["starts"],
+                                               node.params["steps"]),
+    "concatenate": _concatenate,
+    "reduce_sum": _reduce,
+    "reduce_prod": _reduce,
+    "reduce_max": _reduce,
+    "reduce_min": _reduce,
+    "matmul": _matmul,
+    "take": _take,
+    "scatter_add": _scatter_add,
+}

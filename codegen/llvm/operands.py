@@ -1,0 +1,274 @@
+"""How a loop body reads a value: from a buffer, or computed on the fly (a virtual operand).
+
+Broadcasts, transposes, slices, unslices, converts and elementwise expressions are
+virtual: loading one element at a multi-index loads its sources at mapped indices, so a
+chain of them fuses into the loop of whoever consumes it and never touches memory.
+Each index carries its static range, which lets `Unslice` skip its bounds test on loop
+pieces where it is known to be in or out of range (see `kernel.LoopGroup`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from llvmlite import ir
+
+from symgrad import dtypes
+
+from .exprs import ExprEmitter
+from .types import I64, cast, storage_type, value_type
+
+
+@dataclass(frozen=True)
+class Coord:
+    """An index along one axis: its LLVM value and its static range [lo, hi)."""
+
+    value: object
+    lo: int
+    hi: int
+
+    @staticmethod
+    def constant(i: int) -> "Coord":
+        return Coord(ir.Constant(I64, i), i, i + 1)
+
+
+class Operand:
+    shape: tuple
+    dtype: np.dtype
+    reads: frozenset  # ids of the buffers a load touches (for scheduling)
+
+    def load(self, k, idx: list) -> ir.Value:
+        raise NotImplementedError
+
+
+class Buffer(Operand):
+    """A C-contiguous array in memory; `pointer` is set before any code is emitted."""
+
+    def __init__(self, shape, dtype, pointer=None, role="workspace"):
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self._pointer = pointer
+        self.role = role  # input, output, constant, workspace
+        self.base = self  # the buffer owning the memory (self, unless a reshaped view)
+        self.reads = frozenset([id(self)])
+        self.strides = _strides(self.shape)
+
+    @property
+    def pointer(self):
+        return self._pointer if self.base is self else self.base.pointer
+
+    @pointer.setter
+    def pointer(self, value):
+        self._pointer = value
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def address(self, k, idx) -> ir.Value:
+        offset = None
+        for coord, stride, dim in zip(idx, self.strides, self.shape):
+            if dim == 1:
+                continue
+            term = k.b.mul(coord.value, ir.Constant(I64, stride), flags=["nsw"]) if stride != 1 else coord.value
+            offset = term if offset is None else k.b.add(offset, term, flags=["nsw"])
+        if offset is None:
+            return self.pointer
+        return k.b.gep(self.pointer, [offset], source_etype=storage_type(self.dtype), inbounds=True)
+
+    def load(self, k, idx):
+        element = k.b.load(self.address(k, idx), typ=storage_type(self.dtype))
+        if self.dtype == dtypes.BOOL:
+            return k.b.icmp_unsigned("!=", element, ir.Constant(element.type, 0))
+        return element
+
+    def store(self, k, idx, value):
+        if self.dtype == dtypes.BOOL:
+            value = k.b.zext(value, storage_type(self.dtype))
+        k.b.store(value, self.address(k, idx))
+
+    def reshaped(self, shape) -> "Buffer":
+        """The same memory seen with another shape (a free reshape)."""
+        view = Buffer(shape, self.dtype, role=self.role)
+        view.reads, view.base = self.reads, self.base
+        return view
+
+
+def _strides(shape):
+    strides, step = [], 1
+    for dim in reversed(shape):
+        strides.append(step)
+        step *= dim
+    return tuple(reversed(strides))
+
+
+class Scalar(Operand):
+    """A single known value, whatever the index."""
+
+    def __init__(self, value, shape, dtype):
+        self.value, self.shape, self.dtype = value, tuple(shape), np.dtype(dtype)
+        self.reads = frozenset()
+
+    def load(self, k, idx):
+        if self.dtype.kind == "f":
+            return ir.Constant(value_type(self.dtype), float(self.value))
+        return ir.Constant(value_type(self.dtype), int(self.value))
+
+
+class IndexMap(Operand):
+    """Reads `source` at an index computed from the output index (broadcast, transpose, slice, ...)."""
+
+    def __init__(self, source: Operand, shape, mapping):
+        self.source, self.shape, self.dtype = source, tuple(shape), source.dtype
+        self.mapping = mapping  # (k, idx) -> source idx
+        self.reads = source.reads
+
+    def load(self, k, idx):
+        return self.source.load(k, self.mapping(k, idx))
+
+
+def broadcast(source: Operand, shape) -> Operand:
+    lead = len(shape) - len(source.shape)
+
+    def mapping(k, idx):
+        return [Coord.constant(0) if dim == 1 else idx[lead + i] for i, dim in enumerate(source.shape)]
+    return IndexMap(source, shape, mapping)
+
+
+def transpose(source: Operand, perm) -> Operand:
+    shape = tuple(source.shape[p] for p in perm)
+
+    def mapping(k, idx):
+        result = [None] * len(perm)
+        for axis, p in enumerate(perm):
+            result[p] = idx[axis]
+        return result
+    view = IndexMap(source, shape, mapping)
+    view.perm = tuple(perm)
+    return view
+
+
+def strided_slice(source: Operand, starts, steps, sizes) -> Operand:
+    def mapping(k, idx):
+        result = []
+        for coord, start, step in zip(idx, starts, steps):
+            value = coord.value
+            if step != 1:
+                value = k.b.mul(value, ir.Constant(I64, step), flags=["nsw"])
+            if start:
+                value = k.b.add(value, ir.Constant(I64, start), flags=["nsw"])
+            lo, hi = start + step * coord.lo, start + step * (coord.hi - 1)
+            result.append(Coord(value, min(lo, hi), max(lo, hi) + 1))
+        return result
+    return IndexMap(source, sizes, mapping)
+
+
+def unit_axes_reshape(source: Operand, shape) -> Operand | None:
+    """A reshape that only inserts or removes axes of length 1, as an index map; else None."""
+    kept_out = [i for i, d in enumerate(shape) if d != 1]
+    kept_in = [i for i, d in enumerate(source.shape) if d != 1]
+    if [shape[i] for i in kept_out] != [source.shape[i] for i in kept_in]:
+        return None
+
+    def mapping(k, idx):
+        result = [Coord.constant(0)] * len(source.shape)
+        for i, o in zip(kept_in, kept_out):
+            result[i] = idx[o]
+        return result
+    return IndexMap(source, shape, mapping)
+
+
+class Unslice(Operand):
+    """Zeros with `source` placed at starts/steps: the adjoint of a slice, never materialized."""
+
+    def __init__(self, source: Operand, shape, starts, steps):
+        self.source, self.shape, self.dtype = source, tuple(shape), source.dtype
+        self.starts, self.steps = starts, steps
+        self.reads = source.reads
+
+    def inside(self, axis, lo, hi) -> bool | None:
+        """Whether indices lo..hi-1 along `axis` all hit the source (True), all miss (False), or mixed."""
+        start, step, size = self.starts[axis], self.steps[axis], self.source.shape[axis]
+        stop = start + step * (size - 1) + 1 if step > 0 else start + 1
+        first = start if step > 0 else start + step * (size - 1)
+        if hi <= first or lo >= stop or size == 0:
+            return False
+        if abs(step) == 1 and first <= lo and hi <= stop:
+            return True
+        return None
+
+    def split_points(self, axis) -> list[int]:
+        """Where along `axis` the in/out status changes (for unit steps)."""
+        start, step, size = self.starts[axis], self.steps[axis], self.source.shape[axis]
+        if abs(step) != 1:
+            return []
+        first = start if step > 0 else start - (size - 1)
+        return [first, first + size]
+
+    def load(self, k, idx):
+        source_idx, conditions = [], []
+        for axis, coord in enumerate(idx):
+            start, step, size = self.starts[axis], self.steps[axis], self.source.shape[axis]
+            status = self.inside(axis, coord.lo, coord.hi)
+            if status is False:
+                return _zero(self.dtype)
+            k.note_split(coord, self.split_points(axis))
+            offset = k.b.sub(coord.value, ir.Constant(I64, start))
+            position = offset if step == 1 else k.b.sdiv(offset, ir.Constant(I64, step))
+            if status is None:
+                in_range = k.b.icmp_unsigned("<", position, ir.Constant(I64, size))
+                if abs(step) != 1:
+                    exact = k.b.icmp_signed("==", k.b.srem(offset, ir.Constant(I64, step)), ir.Constant(I64, 0))
+                    in_range = k.b.and_(in_range, exact)
+                conditions.append(in_range)
+                clamped = k.b.select(in_range, position, ir.Constant(I64, 0))
+                source_idx.append(Coord(clamped, 0, max(size, 1)))
+            else:
+                lo = (coord.lo - start) // step
+                hi = (coord.hi - 1 - start) // step
+                source_idx.append(Coord(position, min(lo, hi), max(lo, hi) + 1))
+        value = self.source.load(k, source_idx)
+        for condition in conditions:
+            value = k.b.select(condition, value, _zero(self.dtype))
+        return value
+
+
+def _zero(dtype):
+    dtype = np.dtype(dtype)
+    return ir.Constant(value_type(dtype), 0.0 if dtype.kind == "f" else 0)
+
+
+class Convert(Operand):
+    def __init__(self, source: Operand, dtype):
+        self.source, self.shape, self.dtype = source, source.shape, np.dtype(dtype)
+        self.reads = source.reads
+
+    def load(self, k, idx):
+        return cast(k.b, self.source.load(k, idx), self.source.dtype, self.dtype)
+
+
+class Elementwise(Operand):
+    """An `ew` node's SymPy expression evaluated on its operands at each index."""
+
+    def __init__(self, expr, symbols, operands, dtype):
+        self.expr, self.symbols, self.operands = expr, symbols, operands
+        self.shape, self.dtype = operands[0].shape, np.dtype(dtype)
+        self.compute = compute_dtype(self.dtype, [o.dtype for o in operands])
+        self.reads = frozenset().union(*(o.reads for o in operands))
+
+    def load(self, k, idx):
+        values = {}
+        for symbol, operand in zip(self.symbols, self.operands):
+            value = operand.load(k, idx)
+            values[symbol] = value if operand.dtype == dtypes.BOOL else cast(k.b, value, operand.dtype, self.compute)
+        result = ExprEmitter(k.b, value_type(self.compute)).emit(self.expr, values)
+        if self.dtype == dtypes.BOOL:
+            return result
+        return cast(k.b, result, self.compute, self.dtype)
+
+
+def compute_dtype(out_dtype, input_dtypes) -> np.dtype:
+    """The type an expression computes in: its result's, or for a comparison its inputs' common type."""
+    if out_dtype != dtypes.BOOL:
+        return out_dtype
+    numeric = [d for d in input_dtypes if d != dtypes.BOOL]
+    return dtypes.promote(numeric) if numeric else dtypes.FLOAT64

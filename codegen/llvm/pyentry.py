@@ -1,0 +1,320 @@
+"""Emits, in LLVM IR, the CPython entry point of a native kernel: a METH_FASTCALL function.
+
+The entry checks its arguments by reading the ndarray structs directly (exact type, rank,
+shape, dtype, C-contiguous and aligned), allocates fresh outputs with NumPy's C API, calls
+the kernel, and returns the outputs in the requested (nested tuple) structure. An argument
+it cannot take makes it return NotImplemented, so the Python caller takes its slow path.
+CPython and NumPy are reached only through `symgrad_rt_*` symbols (see codegen.runtime), so
+the object code holds no process-specific address and can be cached and re-linked.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from llvmlite import ir
+
+from codegen import runtime
+
+SYMBOLS = runtime.SYMBOL_NAMES
+
+# Object layouts read by the entry (CPython 3.10+ on 64-bit, NumPy 1.x and 2.x).
+OB_TYPE = 8
+ARRAY_DATA, ARRAY_ND, ARRAY_DIMS, ARRAY_DESCR, ARRAY_FLAGS = 16, 24, 32, 56, 64
+DESCR_BYTEORDER, DESCR_TYPE_NUM = 26, 28
+FLOAT_VALUE = 16
+NPY_ARRAY_C_CONTIGUOUS, NPY_ARRAY_ALIGNED = 0x1, 0x100
+NON_NATIVE_BYTEORDER = ord(">" if sys.byteorder == "little" else "<")
+
+UNKNOWN_STATUS = ("RuntimeError", "native kernel returned an unknown error status")
+
+PTR = ir.PointerType()
+I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+NULL = ir.Constant(PTR, None)
+ENTRY_TYPE = ir.FunctionType(PTR, [PTR, PTR, I64])
+
+_C_API = {
+    "Py_IncRef": ir.FunctionType(ir.VoidType(), [PTR]),
+    "Py_DecRef": ir.FunctionType(ir.VoidType(), [PTR]),
+    "PyTuple_New": ir.FunctionType(PTR, [I64]),
+    "PyTuple_SetItem": ir.FunctionType(I32, [PTR, I64, PTR]),
+    "PyErr_SetString": ir.FunctionType(ir.VoidType(), [PTR, PTR]),
+    "PyArray_NewFromDescr": ir.FunctionType(PTR, [PTR, PTR, I32, PTR, PTR, PTR, I32, PTR]),
+}
+
+
+def emit_entry(module: ir.Module, kernel: ir.Function, name: str, inputs, outputs, structure,
+               errors) -> ir.Function:
+    """Add to `module` the entry `PyObject* name(self, args, nargs)` calling `kernel`.
+
+    `inputs`/`outputs` are (shape, dtype) per kernel argument; `structure` is an output
+    index or a nested tuple of them (the Python return value); `errors[k-1]` is the
+    (exception name, message) raised when the kernel returns status k.
+    """
+    inputs = [(tuple(int(size) for size in shape), np.dtype(dtype)) for shape, dtype in inputs]
+    outputs = [(tuple(int(size) for size in shape), np.dtype(dtype)) for shape, dtype in outputs]
+    _check_interface(kernel, inputs, outputs, structure, errors)
+    entry = _Entry(module, name)
+    entry.check_nargs(len(inputs))
+    data = [entry.input_data(i, shape, dtype) for i, (shape, dtype) in enumerate(inputs)]
+    arrays = entry.allocate_outputs(outputs)
+    status = entry.builder.call(kernel, data + [entry.field(array, ARRAY_DATA, PTR) for array in arrays])
+    entry.raise_on_status(status, arrays, errors)
+    entry.builder.ret(entry.build_result(structure, arrays))
+    return entry.function
+
+
+def _check_interface(kernel, inputs, outputs, structure, errors) -> None:
+    """Reject, at emit time, a kernel/structure/errors combination the entry could not honour."""
+    if len(kernel.function_type.args) != len(inputs) + len(outputs):
+        raise ValueError(f"kernel {kernel.name} takes {len(kernel.function_type.args)} pointers, "
+                         f"but {len(inputs)} inputs and {len(outputs)} outputs were given")
+    for _, dtype in inputs + outputs:
+        if dtype not in runtime.DESCR_SYMBOLS:
+            raise TypeError(f"native entry points do not support dtype {dtype}")
+    for index in _output_indices(structure):
+        if not 0 <= index < len(outputs):
+            raise ValueError(f"structure refers to output {index}, but there are {len(outputs)} outputs")
+    for exception, _ in errors:
+        if exception not in runtime.EXCEPTION_SYMBOLS:
+            raise ValueError(f"unsupported exception {exception!r}; use one of {sorted(runtime.EXCEPTION_SYMBOLS)}")
+
+
+def _output_indices(structure):
+    """The output indices in `structure`, in order, with repeats."""
+    if isinstance(structure, tuple):
+        return [index for item in structure for index in _output_indices(item)]
+    if isinstance(structure, (int, np.integer)) and not isinstance(structure, bool):
+        return [int(structure)]
+    raise TypeError(f"structure must be an output index or a tuple of structures, not {structure!r}")
+
+
+def _tuples_preorder(structure):
+    """The tuple nodes of `structure`, parents before children."""
+    if not isinstance(structure, tuple):
+        return []
+    return [structure] + [node for item in structure for node in _tuples_preorder(item)]
+
+
+def _accepted_type_nums(dtype: np.dtype) -> list[int]:
+    """NumPy type numbers that mean `dtype` here (int64 is both NPY_LONG and NPY_LONGLONG on Linux)."""
+    return sorted({np.dtype(code).num for code in np.typecodes["All"] if np.dtype(code) == dtype})
+
+
+class _Entry:
+    """The entry function being emitted, its builder, and the shared fallback block."""
+
+    def __init__(self, module: ir.Module, name: str):
+        self.module = module
+        self.function = ir.Function(module, ENTRY_TYPE, name)
+        _, self.args, self.nargs = self.function.args
+        entry = self.function.append_basic_block("entry")
+        start = self.function.append_basic_block("start")
+        self.fallback = self.function.append_basic_block("not_implemented")
+        self.builder = ir.IRBuilder(entry)
+        self.builder.branch(start)
+        self.allocas = ir.IRBuilder(entry)
+        self.allocas.position_at_start(entry)
+        self.builder.position_at_end(self.fallback)
+        not_implemented = self.symbol(_rt("Py_NotImplemented"))
+        self.call("Py_IncRef", not_implemented)
+        self.builder.ret(not_implemented)
+        self.builder.position_at_end(start)
+
+    # -- externals and small helpers --------------------------------------------------------
+    def symbol(self, name: str) -> ir.GlobalValue:
+        """The external global `name` (its address is the object), declared once per module."""
+        if name not in self.module.globals:
+            ir.GlobalVariable(self.module, I8, name)
+        return self.module.globals[name]
+
+    def call(self, name: str, *args):
+        """Call C-API function `name` through its `symgrad_rt_` symbol."""
+        function = self.module.globals.get(_rt(name)) or ir.Function(self.module, _C_API[name], _rt(name))
+        return self.builder.call(function, list(args))
+
+    def field(self, obj, offset: int, typ):
+        """Load the `typ` field at byte `offset` of object `obj`."""
+        address = self.builder.gep(obj, [ir.Constant(I64, offset)], source_etype=I8)
+        return self.builder.load(address, typ=typ)
+
+    def string(self, text: str, label: str) -> ir.GlobalVariable:
+        """A private NUL-terminated UTF-8 constant."""
+        data = bytearray(text.encode() + b"\0")
+        typ = ir.ArrayType(I8, len(data))
+        var = ir.GlobalVariable(self.module, typ, self.module.get_unique_name(f"{self.function.name}.{label}"))
+        var.linkage, var.global_constant, var.unnamed_addr = "private", True, True
+        var.initializer = ir.Constant(typ, data)
+        return var
+
+    def check(self, condition, label: str) -> None:
+        """Continue if `condition` holds, else return NotImplemented."""
+        passed = self.function.append_basic_block(label)
+        self.builder.cbranch(condition, passed, self.fallback)
+        self.builder.position_at_end(passed)
+
+    # -- inputs ------------------------------------------------------------------------------
+    def check_nargs(self, count: int) -> None:
+        """Continue only if the call passed exactly `count` positional arguments."""
+        self.check(self.builder.icmp_signed("==", self.nargs, ir.Constant(I64, count)), "nargs_ok")
+
+    def input_data(self, index: int, shape, dtype: np.dtype):
+        """Data pointer of argument `index`, after checking it (0-d floats also from a Python float)."""
+        b = self.builder
+        arg = b.load(b.gep(self.args, [ir.Constant(I64, index)], source_etype=PTR), typ=PTR)
+        obj_type = self.field(arg, OB_TYPE, PTR)
+        is_array = b.icmp_unsigned("==", obj_type, self.symbol(_rt("PyArray_Type")))
+        if shape == () and dtype.kind == "f":
+            return self._scalar_or_array_data(arg, obj_type, is_array, index, dtype)
+        self.check(is_array, f"arg{index}_is_array")
+        return self._checked_array_data(arg, index, shape, dtype)
+
+    def _scalar_or_array_data(self, arg, obj_type, is_array, index: int, dtype: np.dtype):
+        """Data pointer of a 0-d float argument that may be an ndarray or an exact Python float."""
+        b = self.builder
+        array_block = self.function.append_basic_block(f"arg{index}_array")
+        other_block = self.function.append_basic_block(f"arg{index}_not_array")
+        b.cbranch(is_array, array_block, other_block)
+        b.position_at_end(other_block)
+        self.check(b.icmp_unsigned("==", obj_type, self.symbol(_rt("PyFloat_Type"))), f"arg{index}_is_float")
+        value = self.field(arg, FLOAT_VALUE, ir.DoubleType())
+        element = ir.DoubleType() if dtype.itemsize == 8 else ir.FloatType()
+        slot = self.allocas.alloca(element, name=f"arg{index}_value")
+        b.store(value if dtype.itemsize == 8 else b.fptrunc(value, element), slot)
+        float_end = b.block
+        b.position_at_end(array_block)
+        array_data = self._checked_array_data(arg, index, (), dtype)
+        array_end = b.block
+        joined = self.function.append_basic_block(f"arg{index}_ok")
+        b.branch(joined)
+        b.position_at_end(float_end)
+        b.branch(joined)
+        b.position_at_end(joined)
+        data = b.phi(PTR, name=f"arg{index}_data")
+        data.add_incoming(array_data, array_end)
+        data.add_incoming(slot, float_end)
+        return data
+
+    def _checked_array_data(self, array, index: int, shape, dtype: np.dtype):
+        """Check an exact ndarray's rank, dtype, byte order, flags and shape; return its data."""
+        b = self.builder
+        descr = self.field(array, ARRAY_DESCR, PTR)
+        type_num = self.field(descr, DESCR_TYPE_NUM, I32)
+        byteorder = self.field(descr, DESCR_BYTEORDER, I8)
+        flags = self.field(array, ARRAY_FLAGS, I32)
+        wanted_flags = ir.Constant(I32, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED)
+        conditions = [
+            b.icmp_signed("==", self.field(array, ARRAY_ND, I32), ir.Constant(I32, len(shape))),
+            b.icmp_unsigned("!=", byteorder, ir.Constant(I8, NON_NATIVE_BYTEORDER)),
+            b.icmp_unsigned("==", b.and_(flags, wanted_flags), wanted_flags),
+        ]
+        type_ok = [b.icmp_signed("==", type_num, ir.Constant(I32, num)) for num in _accepted_type_nums(dtype)]
+        conditions.append(_any(b, type_ok))
+        self.check(_all(b, conditions), f"arg{index}_layout_ok")
+        if shape:
+            dims = self.field(array, ARRAY_DIMS, PTR)
+            same = [b.icmp_signed("==", b.load(b.gep(dims, [ir.Constant(I64, axis)], source_etype=I64), typ=I64),
+                                  ir.Constant(I64, size)) for axis, size in enumerate(shape)]
+            self.check(_all(b, same), f"arg{index}_shape_ok")
+        return self.field(array, ARRAY_DATA, PTR)
+
+    # -- outputs -----------------------------------------------------------------------------
+    def allocate_outputs(self, outputs) -> list:
+        """Fresh C-contiguous arrays for the outputs; on failure release them and return NULL."""
+        arrays = []
+        for index, (shape, dtype) in enumerate(outputs):
+            descr = self.symbol(runtime.DESCR_SYMBOLS[dtype])
+            self.call("Py_IncRef", descr)  # PyArray_NewFromDescr steals it
+            dims = self._dims_constant(shape, index)
+            array = self.call("PyArray_NewFromDescr", self.symbol(_rt("PyArray_Type")), descr,
+                              ir.Constant(I32, len(shape)), dims, NULL, NULL, ir.Constant(I32, 0), NULL)
+            self._return_null_if_null(array, arrays, f"out{index}")
+            arrays.append(array)
+        return arrays
+
+    def _dims_constant(self, shape, index: int):
+        """A private constant holding `shape` as npy_intp[] (NULL for 0-d)."""
+        if not shape:
+            return NULL
+        typ = ir.ArrayType(I64, len(shape))
+        var = ir.GlobalVariable(self.module, typ, self.module.get_unique_name(f"{self.function.name}.shape{index}"))
+        var.linkage, var.global_constant, var.unnamed_addr = "private", True, True
+        var.initializer = ir.Constant(typ, list(shape))
+        return var
+
+    def _return_null_if_null(self, obj, owned: list, label: str) -> None:
+        """If `obj` is NULL (Python error set), release `owned` and return NULL."""
+        b = self.builder
+        failed = self.function.append_basic_block(f"{label}_failed")
+        ok = self.function.append_basic_block(f"{label}_ok")
+        b.cbranch(b.icmp_unsigned("==", obj, NULL), failed, ok)
+        b.position_at_end(failed)
+        for item in owned:
+            self.call("Py_DecRef", item)
+        b.ret(NULL)
+        b.position_at_end(ok)
+
+    def raise_on_status(self, status, arrays, errors) -> None:
+        """Status k > 0: release the outputs, raise errors[k-1] (or RuntimeError) and return NULL."""
+        b = self.builder
+        failed = self.function.append_basic_block("kernel_failed")
+        ok = self.function.append_basic_block("kernel_ok")
+        b.cbranch(b.icmp_signed("==", status, ir.Constant(status.type, 0)), ok, failed)
+        b.position_at_end(failed)
+        for array in arrays:
+            self.call("Py_DecRef", array)
+        unknown = self.function.append_basic_block("status_unknown")
+        switch = b.switch(status, unknown)
+        for code, (exception, message) in [(k, err) for k, err in enumerate(errors, 1)] + [(None, UNKNOWN_STATUS)]:
+            block = unknown if code is None else self.function.append_basic_block(f"status_{code}")
+            if code is not None:
+                switch.add_case(ir.Constant(status.type, code), block)
+            b.position_at_end(block)
+            self.call("PyErr_SetString", self.symbol(runtime.EXCEPTION_SYMBOLS[exception]),
+                      self.string(message, f"error{code or 0}"))
+            b.ret(NULL)
+        b.position_at_end(ok)
+
+    def build_result(self, structure, arrays):
+        """The Python return value: output arrays arranged as `structure` (new reference)."""
+        made = []
+        for number, node in enumerate(_tuples_preorder(structure)):
+            made.append(self.call("PyTuple_New", ir.Constant(I64, len(node))))
+            self._return_null_if_null(made[-1], made[:-1] + arrays, f"tuple{number}")
+        uses = _output_indices(structure)
+        for index, array in enumerate(arrays):
+            for _ in range(uses.count(index) - 1):
+                self.call("Py_IncRef", array)
+            if index not in uses:
+                self.call("Py_DecRef", array)
+        return self._fill(structure, iter(made), arrays)
+
+    def _fill(self, node, tuples, arrays):
+        """Put the items of `node` into its tuple (taken from `tuples` in preorder), which steals them."""
+        if not isinstance(node, tuple):
+            return arrays[int(node)]
+        obj = next(tuples)
+        for position, item in enumerate(node):
+            self.call("PyTuple_SetItem", obj, ir.Constant(I64, position), self._fill(item, tuples, arrays))
+        return obj
+
+
+def _rt(name: str) -> str:
+    """The runtime symbol naming CPython/NumPy object or function `name`."""
+    return runtime.PREFIX + name
+
+
+def _all(builder, conditions):
+    """The conjunction of i1 values (no short circuit: every operand is safe to compute)."""
+    result = conditions[0]
+    for condition in conditions[1:]:
+        result = builder.and_(result, condition)
+    return result
+
+
+def _any(builder, conditions):
+    """The disjunction of i1 values."""
+    result = conditions[0]
+    for condition in conditions[1:]:
+        result = builder.or_(result, condition)
+    return result
