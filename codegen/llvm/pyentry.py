@@ -159,18 +159,19 @@ class _Entry:
         self.check(self.builder.icmp_signed("==", self.nargs, ir.Constant(I64, count)), "nargs_ok")
 
     def input_data(self, index: int, shape, dtype: np.dtype):
-        """Data pointer of argument `index`, after checking it (0-d floats also from a Python float)."""
+        """Data pointer of argument `index`, after checking it (0-d float64 also from a Python float,
+        which is what a Python float argument traces as)."""
         b = self.builder
         arg = b.load(b.gep(self.args, [ir.Constant(I64, index)], source_etype=PTR), typ=PTR)
         obj_type = self.field(arg, OB_TYPE, PTR)
         is_array = b.icmp_unsigned("==", obj_type, self.symbol(_rt("PyArray_Type")))
-        if shape == () and dtype.kind == "f":
+        if shape == () and dtype == np.float64:
             return self._scalar_or_array_data(arg, obj_type, is_array, index, dtype)
         self.check(is_array, f"arg{index}_is_array")
         return self._checked_array_data(arg, index, shape, dtype)
 
     def _scalar_or_array_data(self, arg, obj_type, is_array, index: int, dtype: np.dtype):
-        """Data pointer of a 0-d float argument that may be an ndarray or an exact Python float."""
+        """Data pointer of a 0-d float64 argument that may be an ndarray or an exact Python float."""
         b = self.builder
         array_block = self.function.append_basic_block(f"arg{index}_array")
         other_block = self.function.append_basic_block(f"arg{index}_not_array")
@@ -178,9 +179,8 @@ class _Entry:
         b.position_at_end(other_block)
         self.check(b.icmp_unsigned("==", obj_type, self.symbol(_rt("PyFloat_Type"))), f"arg{index}_is_float")
         value = self.field(arg, FLOAT_VALUE, ir.DoubleType())
-        element = ir.DoubleType() if dtype.itemsize == 8 else ir.FloatType()
-        slot = self.allocas.alloca(element, name=f"arg{index}_value")
-        b.store(value if dtype.itemsize == 8 else b.fptrunc(value, element), slot)
+        slot = self.allocas.alloca(ir.DoubleType(), name=f"arg{index}_value")
+        b.store(value, slot)
         float_end = b.block
         b.position_at_end(array_block)
         array_data = self._checked_array_data(arg, index, (), dtype)
