@@ -75,6 +75,6 @@ def lower(graph: sir.Graph, structure=None) -> LlvmExecutable:
                        [(v.shape, v.dtype) for v in graph.inputs], [(v.shape, v.dtype) for v in graph.outputs],
                        structure, [("IndexError", message) for message in kernel.errors])
     text = str(module)
-    addresses = jit.load(text, ["entry"], {**runtime.symbol_addresses(), **blas.addresses()})
+    addresses = jit.load(text, ["entry"], {**runtime.symbol_addresses(), **blas.addresses()}, kernel.slots)
     entry = runtime.make_builtin(addresses["entry"], graph.name)
     return LlvmExecutable(graph, text, entry, structure)

@@ -9,6 +9,7 @@ corrupt file is recompiled, never loaded. `SYMGRAD_CACHE=0` turns the disk cache
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import os
@@ -23,6 +24,7 @@ import symgrad
 PLACEHOLDER = "SYMGRAD_"  # function names are written with this prefix, made unique per module at load
 _lock = threading.Lock()
 _loaded: dict[str, dict[str, int]] = {}
+_pinned: list = []  # arrays that loaded code points to
 
 
 @functools.cache
@@ -90,9 +92,11 @@ def cache_key(ir_text: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def load(ir_text: str, names: list[str], symbols: dict[str, int]) -> dict[str, int]:
+def load(ir_text: str, names: list[str], symbols: dict[str, int], slots: dict | None = None) -> dict[str, int]:
     """Addresses of the functions `names` (written as PLACEHOLDER + name in ir_text), compiled or
-    fetched from the caches. `symbols` are the external addresses the code links against."""
+    fetched from the caches. `symbols` are the external addresses the code links against;
+    `slots` maps pointer globals (PLACEHOLDER + name) to the arrays they point to, which stay
+    alive as long as the code (the process)."""
     key = cache_key(ir_text)
     with _lock:
         if key not in _loaded:
@@ -108,6 +112,9 @@ def load(ir_text: str, names: list[str], symbols: dict[str, int]) -> dict[str, i
             engine.add_object_file(llvm.ObjectFileRef.from_data(code))
             engine.finalize_object()
             _loaded[key] = {name: engine.get_function_address(prefix + name) for name in names}
+            for name, array in (slots or {}).items():
+                ctypes.c_void_p.from_address(engine.get_global_value_address(prefix + name)).value = array.ctypes.data
+                _pinned.append(array)
         return _loaded[key]
 
 

@@ -18,7 +18,7 @@ from llvmlite import ir
 
 from symgrad import ir as sir
 
-from . import blas
+from . import blas, jit
 from .operands import (Buffer, Convert, Coord, Elementwise, Scalar, Unslice, broadcast, strided_slice,
                        transpose, unit_axes_reshape, _zero)
 from .types import I8, I32, I64, PTR, storage_type, value_type
@@ -70,6 +70,7 @@ class KernelBuilder:
         self.jobs: list = []
         self.buffers: list[Buffer] = []
         self.errors: list[str] = []
+        self.slots: dict = {}  # pointer-slot name -> the large constant array it points to
         self._splits = None
 
     # ------------------------------------------------------------------ planning
@@ -79,6 +80,7 @@ class KernelBuilder:
         for value, arg in zip(graph.inputs, self.function.args):
             self.operands[id(value)] = Buffer(value.shape, value.dtype, arg, role="input")
         uses = graph.consumers()
+        wants_buffer = _read_from_memory(graph)
         self.output_buffers = {}
         for position, value in enumerate(graph.outputs):
             arg = self.function.args[len(graph.inputs) + position]
@@ -92,7 +94,8 @@ class KernelBuilder:
             operand = rule(self, node, [self.operands[id(v)] for v in node.inputs])
             if not isinstance(operand, Buffer):
                 target = self._claim(node.out)
-                if target is not None or (uses.get(id(node.out), 0) > 1 and _worth_storing(operand)):
+                shared = uses.get(id(node.out), 0) > 1 and (_worth_storing(operand) or id(node.out) in wants_buffer)
+                if target is not None or shared:
                     operand = self.materialize(operand, target)
             self.operands[id(node.out)] = operand
         for position, value in enumerate(graph.outputs):  # outputs not written in place: copy
@@ -143,11 +146,11 @@ class KernelBuilder:
             for group in reversed(groups) if isinstance(job, LoopJob) else ():
                 if job.reads & group.writes:
                     break
-                if group.domain == job.domain:
+                if group.domain == _squeeze(job.domain):
                     home = group
                     break
             if home is None:
-                home = Group(domain=job.domain if isinstance(job, LoopJob) else None)
+                home = Group(domain=_squeeze(job.domain) if isinstance(job, LoopJob) else None)
                 groups.append(home)
             home.jobs.append(job)
             home.writes.add(id(job.target.base))
@@ -222,7 +225,7 @@ class KernelBuilder:
     def _nest(self, group, ranges, axis, idx):
         if axis == len(ranges):
             for job in group.jobs:
-                job.body(self, idx)
+                job.body(self, _unsqueeze(job.domain, idx))
             return
         lo, hi = ranges[axis]
         if hi - lo == 1:
@@ -245,7 +248,7 @@ class KernelBuilder:
         self._splits = (probe, set())
         try:
             for job in group.jobs:
-                job.body(self, idx + [probe])
+                job.body(self, _unsqueeze(job.domain, idx + [probe]))
         finally:
             points = self._splits[1]
             self._splits, self.b = None, saved
@@ -289,28 +292,77 @@ class KernelBuilder:
         self.b.position_at_end(ok)
 
 
+def _squeeze(domain) -> tuple:
+    """A loop domain without its unit axes: jobs over (n,) and (n, 1) share one loop."""
+    return tuple(d for d in domain if d != 1)
+
+
+def _unsqueeze(domain, idx) -> list:
+    """The index of a job over `domain` from the index of its squeezed loop."""
+    coords = iter(idx)
+    return [Coord.constant(0) if d == 1 else next(coords) for d in domain]
+
+
 def _round_up(n: int) -> int:
     return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
 
+# Multi-use values costing more than this per element are stored; cheaper ones are recomputed
+# by each consumer (memory traffic costs more than a few operations, and LLVM merges the
+# recomputations that land in one loop).
+STORE_COST = 24
+
+
 def _worth_storing(operand) -> bool:
-    """Multi-use values worth a buffer: computed ones; index maps and scalars are free to redo."""
-    return isinstance(operand, (Elementwise, Convert, Unslice))
+    return operand.cost > STORE_COST
+
+
+def _read_from_memory(graph) -> set:
+    """Ids of values some consumer reads as a buffer (a BLAS operand, a reshape that moves
+    elements): computing those once, into memory, serves every consumer."""
+    wanted = set()
+    for node in graph.nodes:
+        if node.prim.name == "matmul":
+            *_, m, inner = node.inputs[0].shape
+            if blas.worth_calling(node.out.dtype, m, node.out.shape[-1], inner):
+                wanted.update(id(v) for v in node.inputs)
+        elif node.prim.name == "reshape" and not _moves_only_unit_axes(node.inputs[0].shape, node.out.shape):
+            wanted.add(id(node.inputs[0]))
+    return wanted
+
+
+def _moves_only_unit_axes(before, after) -> bool:
+    return [d for d in before if d != 1] == [d for d in after if d != 1]
 
 
 # ----------------------------------------------------------------------------- rules
 
+# Constants up to this size are compiled into the code; larger ones stay NumPy arrays that
+# the code reaches through a pointer slot (compiling megabytes of data would be slow).
+INLINE_CONSTANT_BYTES = 1 << 16
+
+
 def _const(k, node, inputs):
-    array = node.params["value"].array
+    constant = node.params["value"]
+    array = constant.array
     if array.size == 1:
         return Scalar(array.reshape(()).item(), array.shape, array.dtype)
     data = np.ascontiguousarray(array, dtype=node.out.dtype)
+    element_pointer = storage_type(node.out.dtype).as_pointer()
+    if data.nbytes > INLINE_CONSTANT_BYTES:
+        name = f"{jit.PLACEHOLDER}const_{constant._digest[:16]}"
+        slot = k.module.globals.get(name) or ir.GlobalVariable(k.module, PTR, name)
+        slot.initializer = ir.Constant(PTR, None)
+        k.slots[name[len(jit.PLACEHOLDER):]] = data
+        with k.b.goto_block(k.entry):
+            pointer = k.b.bitcast(k.b.load(slot, typ=PTR), element_pointer)
+        return Buffer(array.shape, node.out.dtype, pointer, role="constant")
     blob = ir.ArrayType(I8, data.nbytes)
     const = ir.GlobalVariable(k.module, blob, f"{k.function.name}.const{len(k.module.globals)}")
     const.linkage, const.global_constant, const.align = "internal", True, ALIGNMENT
     const.initializer = ir.Constant(blob, bytearray(data.tobytes()))
     with k.b.goto_block(k.entry):
-        pointer = k.b.bitcast(const, storage_type(node.out.dtype).as_pointer())
+        pointer = k.b.bitcast(const, element_pointer)
     return Buffer(array.shape, node.out.dtype, pointer, role="constant")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import sympy as sp
 from llvmlite import ir
 
 from symgrad import dtypes
@@ -36,6 +37,7 @@ class Operand:
     shape: tuple
     dtype: np.dtype
     reads: frozenset  # ids of the buffers a load touches (for scheduling)
+    cost = 1  # rough work of one load, in arithmetic operations (decides recompute vs store)
 
     def load(self, k, idx: list) -> ir.Value:
         raise NotImplementedError
@@ -121,6 +123,7 @@ class IndexMap(Operand):
         self.source, self.shape, self.dtype = source, tuple(shape), source.dtype
         self.mapping = mapping  # (k, idx) -> source idx
         self.reads = source.reads
+        self.cost = source.cost
 
     def load(self, k, idx):
         return self.source.load(k, self.mapping(k, idx))
@@ -184,6 +187,7 @@ class Unslice(Operand):
         self.source, self.shape, self.dtype = source, tuple(shape), source.dtype
         self.starts, self.steps = starts, steps
         self.reads = source.reads
+        self.cost = source.cost + 2
 
     def inside(self, axis, lo, hi) -> bool | None:
         """Whether indices lo..hi-1 along `axis` all hit the source (True), all miss (False), or mixed."""
@@ -241,6 +245,7 @@ class Convert(Operand):
     def __init__(self, source: Operand, dtype):
         self.source, self.shape, self.dtype = source, source.shape, np.dtype(dtype)
         self.reads = source.reads
+        self.cost = source.cost + 1
 
     def load(self, k, idx):
         return cast(k.b, self.source.load(k, idx), self.source.dtype, self.dtype)
@@ -254,6 +259,7 @@ class Elementwise(Operand):
         self.shape, self.dtype = operands[0].shape, np.dtype(dtype)
         self.compute = compute_dtype(self.dtype, [o.dtype for o in operands])
         self.reads = frozenset().union(*(o.reads for o in operands))
+        self.cost = expression_cost(expr) + sum(o.cost for o in operands)
 
     def load(self, k, idx):
         values = {}
@@ -264,6 +270,21 @@ class Elementwise(Operand):
         if self.dtype == dtypes.BOOL:
             return result
         return cast(k.b, result, self.compute, self.dtype)
+
+
+# A transcendental costs about as much as this many additions (polynomial kernels).
+FUNCTION_COST = 12
+
+
+def expression_cost(expr) -> int:
+    """Operations to evaluate `expr`, counting a function call as FUNCTION_COST."""
+    cost = 0
+    for sub in sp.preorder_traversal(expr):
+        if isinstance(sub, sp.Function) and not isinstance(sub, (sp.Abs, sp.sign, sp.floor, sp.ceiling)):
+            cost += FUNCTION_COST
+        elif sub.args and not sub.is_Atom:
+            cost += max(len(sub.args) - 1, 1)
+    return cost
 
 
 def compute_dtype(out_dtype, input_dtypes) -> np.dtype:
