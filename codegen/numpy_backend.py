@@ -28,6 +28,14 @@ _FUNCTIONS = {
 
 # Helpers the generated source defines when it uses them, so a module stays standalone.
 HELPERS = {
+    "_wrap_index": '''\
+def _wrap_index(index, size):
+    """A traced index array checked against its axis (IndexError) and wrapped from negative."""
+    if index.size and (index.min() < -size or index.max() >= size):
+        bad = index.min() if index.min() < -size else index.max()
+        raise IndexError(f"index {bad} is out of bounds for an axis of size {size}")
+    return np.where(index < 0, index + size, index).astype(index.dtype)
+''',
     "_erf": '''\
 def _erf(x):
     """erf, vectorized: W. J. Cody's rational approximations (Math. Comp. 1969), ~1e-16 relative.
@@ -250,6 +258,11 @@ def _unslice_rule(node, args, target):
             f"{target}[{_slices_text(p['starts'], p['steps'], x.shape)}] = {args[0]}"]
 
 
+def _wrap_index_rule(node, args, target, printer):
+    printer.helpers.add("_wrap_index")
+    return [f"{target} = _wrap_index({args[0]}, {node.params['size']})"]
+
+
 def _scatter_rule(node, args, target):
     p = node.params
     upd, idx = node.inputs
@@ -274,6 +287,10 @@ NUMPY_RULES = {
     "take": _expr_rule(lambda p, a, n: f"np.take({a[0]}, {a[1]}, axis={p['axis']})"),
     "scatter_add": _scatter_rule,
 }
+
+
+# Rules that may need a helper function in the generated module (they record it in the printer).
+PRINTER_RULES = {"ew": _ew_rule, "wrap_index": _wrap_index_rule}
 
 
 # ----------------------------------------------------------------------------- lowering
@@ -305,8 +322,8 @@ def lower(graph: ir.Graph) -> NumpyExecutable:
             header.append(_constant_line(target, node, constants))
             continue
         args = [_identifier(namer(v)) for v in node.inputs]
-        if node.prim.name == "ew":
-            body.extend(_ew_rule(node, args, target, printer))
+        if node.prim.name in PRINTER_RULES:
+            body.extend(PRINTER_RULES[node.prim.name](node, args, target, printer))
             continue
         rule = NUMPY_RULES.get(node.prim.name)
         if rule is None:

@@ -12,7 +12,7 @@ import numpy as np
 from . import dtypes
 from . import numpy_api as sg
 from .ops.core import ShapeError
-from .ops.indexing import slice_p, take_p
+from .ops.indexing import slice_p, take_p, wrap_index_p
 from .tracing import Tracer, fail
 
 
@@ -114,7 +114,7 @@ def _checked_index(index, dim, axis, x):
     if isinstance(index, Tracer):
         if index.dtype.kind not in "iu":
             fail(f"arrays used as indices must be of integer type, got {index.dtype}", TypeError)
-        return sg.where(sg.less(index, 0), sg.add(index, dim), index)
+        return wrap_index_p(index, size=dim)
     index = np.asarray(index)
     if index.dtype.kind not in "iu":
         fail(f"arrays used as indices must be of integer (or boolean) type, got {index.dtype}", TypeError)

@@ -327,6 +327,8 @@ STRUCTURAL = [
     ("stack", lambda ns, a, b: ns.stack([a, b]), [_r((3, 4)), _r((3, 4), 1)]),
     ("stack-axis-1", lambda ns, a, b: ns.stack([a, b, a], axis=-1), [_r((3, 4)), _r((3, 4), 1)]),
     ("take-none", lambda ns, x: ns.take(x, IDX), [_r((3, 4))]),
+    # an index computed in the program is traced: checked and wrapped when the program runs
+    ("take-traced-index", lambda ns, x: ns.take(x, ns.astype(ns.sign(x[0]) * 2 - 1, np.int64), axis=1), [_r((3, 4))]),
     ("take-axis0", lambda ns, x: ns.take(x, np.array([2, 0, 2, -1]), axis=0), [_r((3, 4))]),
     ("take-axis1-2d", lambda ns, x: ns.take(x, IDX2, axis=1), [_r((3, 4))]),
     ("take-axis-neg", lambda ns, x: ns.take(x, np.array([-1, -2, 0]), axis=-1), [_r((3, 4))]),

@@ -19,7 +19,7 @@ from llvmlite import ir
 from symgrad import ir as sir
 
 from . import blas, jit
-from .operands import (Buffer, Convert, Coord, Elementwise, Scalar, Unslice, broadcast, strided_slice,
+from .operands import (Buffer, Convert, Coord, Elementwise, Operand, Scalar, Unslice, broadcast, strided_slice,
                        transpose, unit_axes_reshape, _zero)
 from .types import I8, I32, I64, PTR, storage_type, value_type
 
@@ -462,6 +462,21 @@ def _checked_index(k, idx_operand, idx, size):
     return Coord(value, 0, max(size, 1))
 
 
+class WrappedIndex(Operand):
+    """A traced index array checked against its axis (error status) and wrapped from negative."""
+
+    def __init__(self, source, size):
+        self.source, self.shape, self.dtype, self.size = source, source.shape, source.dtype, size
+        self.reads, self.cost = source.reads, source.cost + 3
+
+    def load(self, k, idx):
+        value = self.source.load(k, idx)
+        size = ir.Constant(value.type, self.size)
+        k.fail_unless(k.b.and_(k.b.icmp_signed(">=", value, k.b.neg(size)), k.b.icmp_signed("<", value, size)),
+                      INDEX_ERROR)
+        return k.b.select(k.b.icmp_signed("<", value, ir.Constant(value.type, 0)), k.b.add(value, size), value)
+
+
 def _take(k, node, inputs):
     x, index = inputs
     axis = node.params["axis"]
@@ -534,5 +549,6 @@ LLVM_RULES = {
     "reduce_min": _reduce,
     "matmul": _matmul,
     "take": _take,
+    "wrap_index": lambda k, node, inputs: WrappedIndex(inputs[0], node.params["size"]),
     "scatter_add": _scatter_add,
 }

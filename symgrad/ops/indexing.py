@@ -116,3 +116,25 @@ def _scatter_jvp(tangents, ans, upd, idx, axis, size):
 
 
 scatter_add_p = Primitive("scatter_add", _scatter_shape, _scatter_impl, vjp=_scatter_vjp, jvp=_scatter_jvp)
+
+
+# ----------------------------------------------------------------------------- wrap_index
+
+def _wrap_index_shape(inputs, size):
+    (idx,) = inputs
+    _check_index(idx)
+    return idx.shape, idx.dtype
+
+
+def _wrap_index_impl(idx, size):
+    idx = np.asarray(idx)
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        bad = idx.min() if idx.min() < -size else idx.max()
+        raise IndexError(f"index {bad} is out of bounds for an axis of size {size}")
+    return np.where(idx < 0, idx + size, idx).astype(idx.dtype)
+
+
+# A traced index array, checked when the program runs (a bad index raises IndexError, never
+# reads elsewhere) and wrapped from negative, as NumPy indexing does.
+wrap_index_p = Primitive("wrap_index", _wrap_index_shape, _wrap_index_impl, vjp=lambda ct, ans, idx, size: (None,),
+                         jvp=lambda tangents, ans, idx, size: None)

@@ -1,0 +1,173 @@
+"""The LLVM backend's own behaviour: fusion and buffer planning, BLAS and its fallback,
+index checks, large constants, the native fast path, and the on-disk object cache.
+(Agreement with the NumPy backend on every primitive is tests/test_backend_parity.py.)"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad.compile import Compiled
+
+llvm_backend = pytest.importorskip("codegen.llvm.backend")
+from codegen.llvm import blas, jit, kernel  # noqa: E402
+from llvmlite import ir  # noqa: E402
+
+
+def _plan(fn, *args):
+    """(KernelBuilder after build, loop groups) for the optimized graph of sg.compile(fn)."""
+    graph = Compiled(fn, backend="numpy").lower(*args).graph
+    builder = kernel.KernelBuilder(graph, ir.Module(), "k")
+    builder.plan()
+    return builder, builder.schedule()
+
+
+def _rosen(x):
+    return sg.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def test_value_and_gradient_of_an_elementwise_sum_is_one_loop():
+    builder, groups = _plan(sg.value_and_grad(lambda x: sg.sum(sg.sin(x) * sg.exp(-x * x))), np.ones(1000))
+    assert len(groups) == 1
+    assert {type(job).__name__ for job in groups[0].jobs} == {"LoopJob"}
+    assert len(groups[0].jobs) == 2  # the reduction and the gradient, in one loop nest
+
+
+def test_rosenbrock_gradient_needs_no_intermediate_arrays():
+    builder, groups = _plan(sg.value_and_grad(_rosen), np.ones(1000))
+    assert builder.buffers == []  # every intermediate is recomputed inside the loops
+    assert len(groups) == 2  # the value over N-1 elements, the gradient over N
+
+
+def test_unslice_loops_are_split_where_the_slice_starts_and_ends():
+    graph = Compiled(sg.grad(_rosen), backend="numpy").lower(np.ones(50)).graph
+    text = llvm_backend.lower(graph).llvm_ir
+    assert "select" not in text.split("define")[1].split("}")[0]  # no per-element bounds tests
+
+
+def test_workspace_buffers_are_reused_once_dead():
+    def chain(x, w):
+        h = x
+        for _ in range(4):
+            h = sg.tanh(h @ w)
+        return sg.sum(h)
+    x, w = np.ones((32, 32)), np.eye(32) * 0.5
+    builder, groups = _plan(chain, x, w)
+    size = builder.allocate(groups)
+    assert size < sum(kernel._round_up(b.nbytes) for b in builder.buffers)
+
+
+@pytest.mark.parametrize("with_blas", [True, False])
+def test_matmul_with_and_without_blas(monkeypatch, with_blas):
+    if with_blas and not blas.addresses():
+        pytest.skip("no BLAS found next to NumPy")
+    if not with_blas:
+        monkeypatch.setattr(blas, "worth_calling", lambda *a: False)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 20, 30)), rng.standard_normal((3, 30, 10))
+
+    def f(a, b):
+        return sg.sum(sg.tanh(a @ b)) + sg.sum(sg.swapaxes(a, -1, -2) @ a)
+    value, (da, db) = sg.compile(sg.value_and_grad(f, argnums=(0, 1)), backend="llvm")(a, b)
+    ref_value, (ref_da, ref_db) = sg.compile(sg.value_and_grad(f, argnums=(0, 1)), backend="numpy")(a, b)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-12)
+    np.testing.assert_allclose(da, ref_da, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(db, ref_db, rtol=1e-11, atol=1e-12)
+
+
+def test_out_of_bounds_traced_index_raises_instead_of_reading_memory():
+    f = sg.compile(lambda x, i: sg.sum(sg.take(x, i)), backend="llvm")
+    x = np.arange(5.0)
+    assert f(x, np.array([0, 4, -1])) == 8.0  # negative indices wrap, as in NumPy
+    with pytest.raises(IndexError, match="out of bounds"):
+        f(x, np.array([0, 5, 1]))
+    with pytest.raises(IndexError, match="out of bounds"):
+        f(x, np.array([-6, 0, 1]))
+
+
+def test_a_large_closed_over_constant_is_pointed_to_not_compiled_in():
+    table = np.random.default_rng(1).standard_normal((300, 300))
+    f = sg.compile(lambda x: sg.sum((table @ x) ** 2), backend="llvm")
+    x = np.linspace(0, 1, 300)
+    np.testing.assert_allclose(f(x), np.sum((table @ x) ** 2), rtol=1e-12)
+    assert len(f.lower(x).executable.llvm_ir) < table.nbytes / 10
+
+
+def test_repeated_calls_take_the_native_path_and_return_fresh_arrays():
+    f = sg.compile(sg.value_and_grad(_rosen), backend="llvm")
+    x = np.linspace(-1, 1, 10)
+    v1, g1 = f(x)
+    assert f._fast is not None
+    v2, g2 = f(x)
+    assert g1 is not g2 and np.array_equal(g1, g2)
+    g1[:] = 0  # results belong to the caller
+    assert np.array_equal(f(x)[1], g2)
+
+
+def test_other_inputs_leave_the_native_path_and_still_work():
+    f = sg.compile(lambda x: sg.sum(x * x), backend="llvm")
+    x = np.arange(6.0)
+    assert f(x) == 55.0
+    assert f(x[::2]) == 20.0  # not contiguous: copied
+    assert f(x.astype(np.float32)) == 55.0  # new dtype: retraced
+    assert f(2.0) == 4.0  # a Python float
+    assert len(f.cache_info()) == 4
+    with pytest.raises(TypeError, match="x"):
+        f(np.array(["a"]))
+
+
+def test_lowered_text_shows_the_llvm_ir():
+    text = sg.compile(lambda x: sg.sum(sg.exp(x)), backend="llvm").lower(np.ones(4)).as_text()
+    assert "reduce_sum" in text and "define" in text
+
+
+_CHILD = textwrap.dedent("""
+    import numpy as np, symgrad as sg
+    from codegen.llvm import jit
+    if {forbid}:
+        def refuse(*a, **k):
+            raise AssertionError("compiled although the disk cache holds the code")
+        jit.object_code = refuse
+    f = sg.compile(sg.value_and_grad(lambda x: sg.sum(sg.sin(x) ** 2)), backend="llvm")
+    print(float(f(np.linspace(0, 1, 7))[0]))
+""")
+
+
+def _child(cache_dir, forbid, extra_env=None):
+    env = dict(os.environ, SYMGRAD_CACHE_DIR=str(cache_dir), **(extra_env or {}))
+    result = subprocess.run([sys.executable, "-c", _CHILD.format(forbid=forbid)], capture_output=True, text=True,
+                            env=env, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return result
+
+
+def test_a_new_process_loads_object_code_from_the_disk_cache(tmp_path):
+    first = _child(tmp_path, forbid=False)
+    assert first.returncode == 0, first.stderr
+    assert list((tmp_path / "llvm").glob("*.o"))
+    second = _child(tmp_path, forbid=True)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == first.stdout
+
+
+def test_a_corrupt_cache_entry_is_recompiled_not_loaded(tmp_path):
+    assert _child(tmp_path, forbid=False).returncode == 0
+    for entry in (tmp_path / "llvm").glob("*.o"):
+        entry.write_bytes(entry.read_bytes()[:-40] + b"\0" * 40)
+    assert _child(tmp_path, forbid=True).returncode != 0  # would have to compile
+    again = _child(tmp_path, forbid=False)
+    assert again.returncode == 0, again.stderr
+
+
+def test_the_disk_cache_can_be_turned_off(tmp_path):
+    result = _child(tmp_path, forbid=False, extra_env={"SYMGRAD_CACHE": "0"})
+    assert result.returncode == 0, result.stderr
+    assert not (tmp_path / "llvm").exists()
+
+
+def test_cache_key_changes_with_the_ir():
+    assert jit.cache_key("a") != jit.cache_key("b")
