@@ -514,7 +514,7 @@ def _matmul(k, node, inputs):
     n = b.shape[-1]
     if blas.worth_calling(node.out.dtype, m, n, inner):
         a_arg, b_arg = (blas.operand(k, x) for x in (a, b))
-        k.jobs.append(CustomJob(out, a.reads | b.reads,
+        k.jobs.append(CustomJob(out, a_arg[0].reads | b_arg[0].reads,
                                 lambda k: blas.emit_gemm(k, node.out.dtype, batch, m, n, inner, a_arg, b_arg, out)))
         return out
     k.fill(out, _zero(node.out.dtype))
