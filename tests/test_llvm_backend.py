@@ -38,10 +38,11 @@ def test_value_and_gradient_of_an_elementwise_sum_is_one_loop():
     assert len(groups[0].jobs) == 2  # the reduction and the gradient, in one loop nest
 
 
-def test_rosenbrock_gradient_needs_no_intermediate_arrays():
+def test_rosenbrock_value_and_gradient_is_one_pass_without_intermediate_arrays():
     builder, groups = _plan(sg.value_and_grad(_rosen), np.ones(1000))
     assert builder.buffers == []  # every intermediate is recomputed inside the loops
-    assert len(groups) == 2  # the value over N-1 elements, the gradient over N
+    assert len(groups) == 1  # the value (over N-1 elements) runs inside the gradient's loop (N)
+    assert groups[0].domain == (1000,)
 
 
 def test_unslice_loops_are_split_where_the_slice_starts_and_ends():

@@ -14,10 +14,7 @@ from llvmlite import ir
 
 from symgrad.ops import functions as F
 
-try:  # TEMPORARY until mathlib lands
-    from . import mathlib
-except ImportError:
-    mathlib = None
+from . import mathlib
 from .types import BOOL
 
 _RELATIONS = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!="}
@@ -223,7 +220,7 @@ class ExprEmitter:
         """A transcendental: symgrad's vectorizable kernel if it has one, else libm."""
         if not self.is_float:
             raise NotImplementedError(f"{name} of an integer type")
-        if mathlib is not None and name in mathlib.NAMES:
+        if name in mathlib.NAMES:
             return self.b.call(mathlib.math_function(self.b.module, name, self.ty), args)
         return self.b.call(_libm(self.b.module, name, self.ty), args)
 

@@ -59,8 +59,12 @@ class Group:
 class KernelBuilder:
     """Plans and emits one graph as one LLVM function."""
 
-    def __init__(self, graph: sir.Graph, module: ir.Module, name: str):
+    def __init__(self, graph: sir.Graph, module: ir.Module, name: str, use_blas: bool = True,
+                 embed_constants: bool = False):
+        """use_blas=False: matrix products use the loop fallback (no symgrad_rt_* symbols, for AOT);
+        embed_constants=True: large constants are compiled in rather than reached through `slots`."""
         self.graph, self.module = graph, module
+        self.use_blas, self.embed_constants = use_blas, embed_constants
         arg_types = [PTR] * (len(graph.inputs) + len(graph.outputs))
         self.function = ir.Function(module, ir.FunctionType(I32, arg_types), name)
         for arg in self.function.args:
@@ -80,7 +84,7 @@ class KernelBuilder:
         for value, arg in zip(graph.inputs, self.function.args):
             self.operands[id(value)] = Buffer(value.shape, value.dtype, arg, role="input")
         uses = graph.consumers()
-        wants_buffer = _read_from_memory(graph)
+        wants_buffer = _read_from_memory(graph, self.use_blas)
         self.output_buffers = {}
         for position, value in enumerate(graph.outputs):
             arg = self.function.args[len(graph.inputs) + position]
@@ -138,20 +142,23 @@ class KernelBuilder:
 
     # ------------------------------------------------------------------ scheduling
     def schedule(self) -> list[Group]:
-        """Loop jobs join the latest earlier group with their domain when nothing in between
-        (or in it) writes what they read."""
+        """Loop jobs join the latest earlier group with a similar domain when nothing in between
+        (or in it) writes what they read. The group loops over the union of its jobs' domains;
+        a job runs only inside its own (e.g. a sum over x[1:] in the loop of x's gradient)."""
         groups: list[Group] = []
         for job in self.jobs:
             home = None
             for group in reversed(groups) if isinstance(job, LoopJob) else ():
                 if job.reads & group.writes:
                     break
-                if group.domain == _squeeze(job.domain):
+                if group.domain is not None and _similar(group.domain, _squeeze(job.domain)):
                     home = group
                     break
             if home is None:
                 home = Group(domain=_squeeze(job.domain) if isinstance(job, LoopJob) else None)
                 groups.append(home)
+            elif isinstance(job, LoopJob):
+                home.domain = tuple(max(a, b) for a, b in zip(home.domain, _squeeze(job.domain)))
             home.jobs.append(job)
             home.writes.add(id(job.target.base))
             home.reads |= job.reads
@@ -225,7 +232,7 @@ class KernelBuilder:
     def _nest(self, group, ranges, axis, idx):
         if axis == len(ranges):
             for job in group.jobs:
-                job.body(self, _unsqueeze(job.domain, idx))
+                self._guarded_body(job, idx)
             return
         lo, hi = ranges[axis]
         if hi - lo == 1:
@@ -253,8 +260,28 @@ class KernelBuilder:
             points = self._splits[1]
             self._splits, self.b = None, saved
             del self.module.globals[scratch.name]
+        points |= {_squeeze(job.domain)[-1] for job in group.jobs}  # where smaller jobs end
         cuts = sorted({lo, hi} | {p for p in points if lo < p < hi})
         return list(zip(cuts[:-1], cuts[1:]))
+
+    def _guarded_body(self, job, idx):
+        """job's body at idx, if idx lies in the job's domain (static where ranges tell, else tested)."""
+        inside, narrowed = [], []
+        for coord, extent in zip(idx, _squeeze(job.domain)):
+            if coord.lo >= extent:
+                return
+            if coord.hi > extent:
+                inside.append(self.b.icmp_unsigned("<", coord.value, ir.Constant(I64, extent)))
+                coord = Coord(coord.value, coord.lo, extent)
+            narrowed.append(coord)
+        if not inside:
+            job.body(self, _unsqueeze(job.domain, narrowed))
+            return
+        condition = inside[0]
+        for more in inside[1:]:
+            condition = self.b.and_(condition, more)
+        with self.b.if_then(condition):
+            job.body(self, _unsqueeze(job.domain, narrowed))
 
     def note_split(self, coord, points):
         if self._splits is not None and coord is self._splits[0]:
@@ -292,6 +319,11 @@ class KernelBuilder:
         self.b.position_at_end(ok)
 
 
+def _similar(a, b) -> bool:
+    """Domains worth one loop nest: same rank, each extent within a factor of 2 of the other."""
+    return len(a) == len(b) and all(2 * min(x, y) >= max(x, y) for x, y in zip(a, b))
+
+
 def _squeeze(domain) -> tuple:
     """A loop domain without its unit axes: jobs over (n,) and (n, 1) share one loop."""
     return tuple(d for d in domain if d != 1)
@@ -317,14 +349,14 @@ def _worth_storing(operand) -> bool:
     return operand.cost > STORE_COST
 
 
-def _read_from_memory(graph) -> set:
+def _read_from_memory(graph, use_blas: bool) -> set:
     """Ids of values some consumer reads as a buffer (a BLAS operand, a reshape that moves
     elements): computing those once, into memory, serves every consumer."""
     wanted = set()
     for node in graph.nodes:
         if node.prim.name == "matmul":
             *_, m, inner = node.inputs[0].shape
-            if blas.worth_calling(node.out.dtype, m, node.out.shape[-1], inner):
+            if use_blas and blas.worth_calling(node.out.dtype, m, node.out.shape[-1], inner):
                 wanted.update(id(v) for v in node.inputs)
         elif node.prim.name == "reshape" and not _moves_only_unit_axes(node.inputs[0].shape, node.out.shape):
             wanted.add(id(node.inputs[0]))
@@ -349,7 +381,7 @@ def _const(k, node, inputs):
         return Scalar(array.reshape(()).item(), array.shape, array.dtype)
     data = np.ascontiguousarray(array, dtype=node.out.dtype)
     element_pointer = storage_type(node.out.dtype).as_pointer()
-    if data.nbytes > INLINE_CONSTANT_BYTES:
+    if data.nbytes > INLINE_CONSTANT_BYTES and not k.embed_constants:
         name = f"{jit.PLACEHOLDER}const_{constant._digest[:16]}"
         slot = k.module.globals.get(name) or ir.GlobalVariable(k.module, PTR, name)
         slot.initializer = ir.Constant(PTR, None)
@@ -512,7 +544,7 @@ def _matmul(k, node, inputs):
     out = k.result_buffer(node)
     *batch, m, inner = a.shape
     n = b.shape[-1]
-    if blas.worth_calling(node.out.dtype, m, n, inner):
+    if k.use_blas and blas.worth_calling(node.out.dtype, m, n, inner):
         a_arg, b_arg = (blas.operand(k, x) for x in (a, b))
         k.jobs.append(CustomJob(out, a_arg[0].reads | b_arg[0].reads,
                                 lambda k: blas.emit_gemm(k, node.out.dtype, batch, m, n, inner, a_arg, b_arg, out)))
