@@ -41,6 +41,7 @@ FD_TOL = {np.dtype(np.float64): dict(rtol=1e-6, atol=1e-8), np.dtype(np.float32)
 @pytest.fixture(params=OTHER_BACKENDS or [pytest.param(None, marks=pytest.mark.skip(
     reason="only the numpy backend is registered: parity needs a second backend (llvm)"))])
 def backend(request):
+    """The name of a registered backend other than numpy."""
     return request.param
 
 
@@ -67,28 +68,36 @@ def assert_backends_agree(got, expected, what, rtol_scale=1.0, scale_floor=1e-30
 
 
 def _outputs(value):
+    """A case's outputs as a tuple."""
     return value if isinstance(value, tuple) else (value,)
 
 
-def check_case(fn, reference, args, argnums, backend, fd_tol=None, what=""):
-    """Compile value_and_grad of sum(f * W) with f's outputs as aux on NumPy and on `backend`:
-    the two agree, and `backend`'s gradients match finite differences of `reference` (NumPy)."""
-    float_args = [a for a in args if a.dtype.kind == "f"]
-    dtype = float_args[0].dtype
-    rng = np.random.default_rng(7)
-    weights = [rng.normal(size=np.shape(out)).astype(dtype) for out in _outputs(reference(*args))]
-
+def parity(fn, args, argnums, weights, backend, what, **tolerance):
+    """value_and_grad of (sum of f's outputs times weights, aux = the outputs), compiled on NumPy
+    and on `backend`: assert the two agree; return `backend`'s result."""
     def loss(*a):
         outs = _outputs(fn(*a))
         return sum(sg.sum(out * w) for out, w in zip(outs, weights)), outs
 
+    step = sg.value_and_grad(loss, argnums=argnums, has_aux=True)
+    with np.errstate(all="ignore"):
+        expected = sg.compile(step, backend="numpy")(*args)
+    got = sg.compile(step, backend=backend)(*args)
+    assert_backends_agree(got, expected, f"{what} {backend} vs numpy", **tolerance)
+    return got
+
+
+def check_case(fn, reference, args, argnums, backend, fd_tol=None, what=""):
+    """`parity` with fixed random weights, then `backend`'s gradients against finite differences
+    of `reference` (the same function in NumPy)."""
+    dtype = next(a.dtype for a in args if a.dtype.kind == "f")
+    rng = np.random.default_rng(7)
+    weights = [rng.normal(size=np.shape(out)).astype(dtype) for out in _outputs(reference(*args))]
+    got = parity(fn, args, argnums, weights, backend, what)
+
     def reference_loss(*a):
         return sum(np.sum(out * w) for out, w in zip(_outputs(reference(*a)), weights))
 
-    step = sg.value_and_grad(loss, argnums=argnums, has_aux=True)
-    expected = sg.compile(step, backend="numpy")(*args)
-    got = sg.compile(step, backend=backend)(*args)
-    assert_backends_agree(got, expected, f"{what} {backend} vs numpy")
     tol = fd_tol or FD_TOL[dtype]
     for n, g in zip(argnums, got[1]):
         np.testing.assert_allclose(np.asarray(g, np.float64), numeric_grad(reference_loss, args, n, tol.get("eps", 1e-6)),
@@ -116,6 +125,22 @@ def test_comparison(op, shapes, backend):
     got = sg.compile(fn, backend=backend)(*args)
     assert_backends_agree(got, sg.compile(fn, backend="numpy")(*args), f"{op.name} {backend} vs numpy")
     np.testing.assert_array_equal(got, getattr(np, op.name)(*args))
+
+
+# Outside domains, at poles, overflowing, infinite and NaN: values and gradients must be the same
+# (same NaN and inf positions) on every backend.
+SPECIAL = np.array([-np.inf, -800.0, -2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 30.0, 800.0, np.inf, np.nan])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("op", [op for op in DIFF_OPS if op.kind != "where"], ids=lambda op: op.name)
+def test_special_values(op, dtype, backend):
+    """Every pair (every triple's first two, for clip) of special values."""
+    grid = np.meshgrid(*[SPECIAL] * min(op.arity, 2), indexing="ij")
+    bounds = [np.asarray(v, dtype) for v in (-1.0, 1.0)][:max(op.arity - 2, 0)]
+    args = [g.astype(dtype) for g in grid] + bounds
+    weights = [np.ones(grid[0].shape, dtype)]
+    parity(lambda *a: op(*a), args, tuple(range(op.arity)), weights, backend, op.name)
 
 
 STRUCTURAL_FLOAT64 = [pytest.param(i, f, a, id=i) for i, f, a in STRUCTURAL]
@@ -167,6 +192,12 @@ FOCUSED = [
     ("take_along_axis-repeated", lambda ns, x: ns.take_along_axis(x, np.array([[0, 0, 0], [2, 2, 1]]), axis=1),
      [_r((2, 3))]),
     ("index-negative-repeated", lambda ns, x: x[np.array([-1, -1, 0, -4])] * 2.0, [_r((4, 3))]),
+    ("index-traced-array", lambda ns, x, i: x[i], [_r((3, 4)), np.array([2, 0, 2, -1, 0])]),
+    ("index-traced-two-arrays", lambda ns, x, i, j: x[i, j] * x[2 - i, 3 - j],
+     [_r((3, 4)), np.array([[0], [2]]), np.array([1, 3, 3])]),
+    ("take-traced-axis1", lambda ns, x, i: ns.take(x, i, axis=1), [_r((2, 4, 3)), np.array([[3, 3], [0, -1]])]),
+    ("take_along_axis-traced", lambda ns, x, i: ns.take_along_axis(x, i, axis=0),
+     [_r((3, 4)), np.array([[2, 0, 1, 1], [2, 2, 0, 0]])]),
     ("concatenate-rank3-axis2", lambda ns, a, b, c: ns.concatenate([a, b, c], axis=2),
      [_r((2, 3, 1)), _r((2, 3, 4), 1), _r((2, 3, 2), 2)]),
     ("concatenate-computed", lambda ns, a, b: ns.concatenate([ns.exp(a), a * b, b[::-1]], axis=0),
@@ -180,20 +211,25 @@ FOCUSED = [
 ]
 
 
+def _float_positions(args):
+    return tuple(n for n, a in enumerate(args) if a.dtype.kind == "f")
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name,fn,args", [pytest.param(i, f, a, id=i) for i, f, a in FOCUSED])
 def test_focused(name, fn, args, dtype, backend):
-    args = [a.astype(dtype) for a in args]
-    check_case(lambda *a: fn(SG, *a), lambda *a: fn(NP, *a), args, tuple(range(len(args))), backend, what=name)
+    """Float arguments in `dtype`, all differentiated; integer arguments are traced index arrays."""
+    args = [a.astype(dtype) if a.dtype.kind == "f" else a for a in args]
+    check_case(lambda *a: fn(SG, *a), lambda *a: fn(NP, *a), args, _float_positions(args), backend, what=name)
 
 
-MULTI_ARGUMENT = [pytest.param(i, f, a, id=i) for i, f, a in STRUCTURAL + FOCUSED if len(a) > 1]
+MULTI_ARGUMENT = [pytest.param(i, f, a, id=i) for i, f, a in STRUCTURAL + FOCUSED if len(_float_positions(a)) > 1]
 
 
 @pytest.mark.parametrize("name,fn,args", MULTI_ARGUMENT)
 def test_gradient_of_last_argument_only(name, fn, args, backend):
     """The other arguments are inputs without a gradient: adjoint graphs without their branches."""
-    check_case(lambda *a: fn(SG, *a), lambda *a: fn(NP, *a), args, (len(args) - 1,), backend, what=name)
+    check_case(lambda *a: fn(SG, *a), lambda *a: fn(NP, *a), args, _float_positions(args)[-1:], backend, what=name)
 
 
 # ----------------------------------------------------------------------------- random programs
