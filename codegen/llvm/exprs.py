@@ -141,6 +141,8 @@ class ExprEmitter:
         return result
 
     def _pow(self, base, exp):
+        if exp.is_Float and float(2 * exp).is_integer():  # x**0.5 is sqrt, x**2.0 a product
+            exp = sp.Rational(int(2 * exp), 2)
         if exp.is_Integer:
             return self._integer_power(self._emit(base), int(exp))
         if not self.is_float:

@@ -34,12 +34,15 @@ def _initialized() -> bool:
     return True
 
 
-def target_machine(reloc: str = "default"):
-    """A target machine for the host CPU with all its features, at O3."""
+def target_machine(reloc: str = "default", cpu: str | None = None):
+    """A target machine at O3 for the host CPU with all its features, or for the named `cpu`
+    (e.g. "generic", "x86-64-v3") with that CPU's features only."""
     _initialized()
     target = llvm.Target.from_default_triple()
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-                                        opt=3, reloc=reloc)
+    features = ""
+    if cpu is None:
+        cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+    return target.create_target_machine(cpu=cpu, features=features, opt=3, reloc=reloc)
 
 
 @functools.cache
@@ -64,7 +67,7 @@ def optimize(module, machine) -> None:
     options = llvm.create_pipeline_tuning_options(speed_level=3)
     options.loop_vectorization = True
     options.slp_vectorization = True
-    options.loop_unrolling = True
+    options.loop_unrolling = False
     builder = llvm.create_pass_builder(machine, options)
     builder.getModulePassManager().run(module, builder)
 

@@ -94,7 +94,6 @@ class KernelBuilder:
             rule = LLVM_RULES.get(node.prim.name)
             if rule is None:
                 raise NotImplementedError(f"the LLVM backend has no rule for primitive {node.prim.name!r}")
-            self._node = node
             operand = rule(self, node, [self.operands[id(v)] for v in node.inputs])
             if not isinstance(operand, Buffer):
                 target = self._claim(node.out)
@@ -133,9 +132,6 @@ class KernelBuilder:
         self.jobs.append(LoopJob(operand.shape, target, operand.reads,
                                  lambda k, idx: target.store(k, idx, operand.load(k, idx))))
         return target
-
-    def as_buffer(self, operand) -> Buffer:
-        return operand if isinstance(operand, Buffer) else self.materialize(operand)
 
     def fill(self, target: Buffer, value):
         self.jobs.append(LoopJob(target.shape, target, frozenset(), lambda k, idx: target.store(k, idx, value)))
@@ -403,6 +399,18 @@ def _ew(k, node, inputs):
     return Elementwise(p["expr"], p["args"], inputs, p["dtype"])
 
 
+# A computed value read at every position of a broadcast would be recomputed once per copy,
+# so one costing more than a load is computed once into a (smaller) buffer first.
+BROADCAST_RECOMPUTE_COST = 1
+
+
+def _broadcast_to(k, node, inputs):
+    (x,) = inputs
+    if x.cost > BROADCAST_RECOMPUTE_COST and node.out.size > 2 * node.inputs[0].size:
+        x = k.materialize(x)
+    return broadcast(x, node.params["shape"])
+
+
 def _reshape(k, node, inputs):
     (x,) = inputs
     shape = node.params["shape"]
@@ -567,7 +575,7 @@ LLVM_RULES = {
     "ew": _ew,
     "convert": lambda k, node, inputs: Convert(inputs[0], node.params["dtype"]),
     "stop_gradient": lambda k, node, inputs: inputs[0],
-    "broadcast_to": lambda k, node, inputs: broadcast(inputs[0], node.params["shape"]),
+    "broadcast_to": _broadcast_to,
     "reshape": _reshape,
     "transpose": lambda k, node, inputs: transpose(inputs[0], node.params["perm"]),
     "slice": lambda k, node, inputs: strided_slice(inputs[0], node.params["starts"], node.params["steps"],

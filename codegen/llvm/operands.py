@@ -282,6 +282,8 @@ def expression_cost(expr) -> int:
     for sub in sp.preorder_traversal(expr):
         if isinstance(sub, sp.Function) and not isinstance(sub, (sp.Abs, sp.sign, sp.floor, sp.ceiling)):
             cost += FUNCTION_COST
+        elif isinstance(sub, sp.Pow) and not (sub.exp.is_Integer and sub.exp > 0):
+            cost += FUNCTION_COST if not float(2 * sub.exp).is_integer() else 4  # pow, or sqrt/division
         elif sub.args and not sub.is_Atom:
             cost += max(len(sub.args) - 1, 1)
     return cost
