@@ -283,7 +283,8 @@ def expression_cost(expr) -> int:
         if isinstance(sub, sp.Function) and not isinstance(sub, (sp.Abs, sp.sign, sp.floor, sp.ceiling)):
             cost += FUNCTION_COST
         elif isinstance(sub, sp.Pow) and not (sub.exp.is_Integer and sub.exp > 0):
-            cost += FUNCTION_COST if not float(2 * sub.exp).is_integer() else 4  # pow, or sqrt/division
+            half_integer = sub.exp.is_Number and float(2 * sub.exp).is_integer()
+            cost += 4 if half_integer else FUNCTION_COST  # sqrt or division, else pow
         elif sub.args and not sub.is_Atom:
             cost += max(len(sub.args) - 1, 1)
     return cost
