@@ -13,12 +13,11 @@ import ctypes
 import statistics
 import timeit
 
-import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
 from codegen import runtime
-from codegen.llvm import pyentry
+from codegen.llvm import jit, pyentry
 
 N = 10
 F64, I32, I64, PTR = ir.DoubleType(), ir.IntType(32), ir.IntType(64), ir.PointerType()
@@ -43,22 +42,6 @@ def sum_and_double_module() -> ir.Module:
     return module
 
 
-def jit(module: ir.Module):
-    """JIT `module` at O3 for the host; return the engine."""
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    for symbol, address in runtime.symbol_addresses().items():
-        llvm.add_symbol(symbol, address)
-    parsed = llvm.parse_assembly(str(module))
-    parsed.verify()
-    machine = llvm.Target.from_default_triple().create_target_machine(opt=3)
-    passes = llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options(speed_level=3))
-    passes.getModulePassManager().run(parsed, passes)
-    engine = llvm.create_mcjit_compiler(parsed, machine)
-    engine.finalize_object()
-    return engine
-
-
 def per_call_us(call, repeats: int, number: int = 200_000) -> float:
     """Median over `repeats` of the per-call time of `call()`, in microseconds."""
     return statistics.median(t / number * 1e6 for t in timeit.repeat(call, number=number, repeat=repeats))
@@ -69,7 +52,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=7)
     repeats = parser.parse_args().repeats
 
-    engine = jit(sum_and_double_module())
+    engine = jit.standalone_engine(str(sum_and_double_module()), runtime.symbol_addresses())
     entry = runtime.make_builtin(engine.get_function_address("entry"), "entry", owner=engine)
     kernel = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
         engine.get_function_address("sum_and_double"))

@@ -19,27 +19,15 @@ from hypothesis import strategies as st
 from llvmlite import ir
 
 from codegen import runtime
-from codegen.llvm import pyentry
+from codegen.llvm import jit, pyentry
 
 I32, I64, PTR = ir.IntType(32), ir.IntType(64), ir.PointerType()
 F64, F32 = ir.DoubleType(), ir.FloatType()
 OK = ir.Constant(I32, 0)
 
-llvm.initialize_native_target()
-llvm.initialize_native_asmprinter()
-for _symbol, _address in runtime.symbol_addresses().items():
-    llvm.add_symbol(_symbol, _address)
-
-
 def jit_entry(module: ir.Module, name: str):
-    """Verify, optimize (O3, as the backend does) and JIT `module`; wrap its entry `name` as a builtin."""
-    parsed = llvm.parse_assembly(str(module))
-    parsed.verify()
-    machine = llvm.Target.from_default_triple().create_target_machine(opt=3)
-    passes = llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options(speed_level=3))
-    passes.getModulePassManager().run(parsed, passes)
-    engine = llvm.create_mcjit_compiler(parsed, machine)
-    engine.finalize_object()
+    """Optimize (O3, as the backend does) and JIT `module`; wrap its entry `name` as a builtin."""
+    engine = jit.standalone_engine(str(module), runtime.symbol_addresses())
     return runtime.make_builtin(engine.get_function_address(name), name, owner=engine)
 
 
@@ -215,8 +203,7 @@ def test_object_code_relinks_in_another_process(tmp_path):
     module = ir.Module("test")
     pyentry.emit_entry(module, sum_and_double_kernel(3)(module), "entry", [((3,), np.float64)],
                        [((), np.float64), ((3,), np.float64)], (0, 1), [])
-    machine = llvm.Target.from_default_triple().create_target_machine()
-    (tmp_path / "entry.o").write_bytes(machine.emit_object(llvm.parse_assembly(str(module))))
+    (tmp_path / "entry.o").write_bytes(jit.object_code(str(module), jit.target_machine()))
     root = Path(__file__).resolve().parents[1]
     done = subprocess.run([sys.executable, "-c", RELINK_AND_CALL, str(tmp_path / "entry.o")], cwd=root,
                           env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True, timeout=120)

@@ -88,6 +88,20 @@ def optimized_ir(ir_text: str) -> str:
     return str(module)
 
 
+def standalone_engine(ir_text: str, symbols: dict[str, int]):
+    """An engine of its own holding one module optimized at O3 (its names need not be unique):
+    for tests and tools that build modules by hand. Keep the engine alive while its code runs."""
+    for symbol, address in symbols.items():
+        llvm.add_symbol(symbol, address)
+    module = llvm.parse_assembly(ir_text)
+    module.verify()
+    machine = target_machine()
+    optimize(module, machine)
+    engine = llvm.create_mcjit_compiler(module, machine)
+    engine.finalize_object()
+    return engine
+
+
 def cache_key(ir_text: str) -> str:
     _initialized()
     parts = [ir_text, llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten(),
