@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from llvmlite import ir
 
-from symgrad import ir as sir
+from symgrad import dtypes, ir as sir
 
 from . import blas, jit
 from .operands import (Buffer, Convert, Coord, Elementwise, Operand, Scalar, Unslice, broadcast, strided_slice,
                        transpose, unit_axes_reshape, _zero)
-from .types import I8, I32, I64, PTR, storage_type, value_type
+from .types import I8, I32, I64, PTR, cast, storage_type, value_type
 
 ALIGNMENT = 64
 INDEX_ERROR = "an integer index is out of bounds"
@@ -446,7 +446,7 @@ def _identity(prim_name, dtype):
     return ir.Constant(value_type(dtype), int(value))
 
 
-def _reduce(k, node, inputs, target=None):
+def _reduce(k, node, inputs):
     (x,) = inputs
     axes = node.params["axes"]
     name, dtype = node.prim.name, node.out.dtype
@@ -455,18 +455,21 @@ def _reduce(k, node, inputs, target=None):
     init = _identity(name, dtype)
     out = k.result_buffer(node)
     kept = [a for a in range(len(x.shape)) if a not in axes]
-    if not kept:  # a full reduction accumulates in a register
+    if not kept:  # a full reduction accumulates in a register; float32 sums and products in float64
+        wide = dtypes.FLOAT64 if dtype == dtypes.FLOAT32 and name in ("reduce_sum", "reduce_prod") else dtype
         slot = {}
 
         def prologue(k):
-            slot["acc"] = k.alloca(value_type(dtype))
-            k.b.store(init, slot["acc"])
+            slot["acc"] = k.alloca(value_type(wide))
+            k.b.store(cast(k.b, init, dtype, wide), slot["acc"])
 
         def body(k, idx):
-            k.b.store(combine(k, k.b.load(slot["acc"]), x.load(k, idx), flags), slot["acc"])
+            value = cast(k.b, x.load(k, idx), dtype, wide)
+            k.b.store(combine(k, k.b.load(slot["acc"]), value, flags), slot["acc"])
 
         def epilogue(k):
-            out.store(k, [Coord.constant(0)] * len(node.out.shape), k.b.load(slot["acc"]))
+            total = cast(k.b, k.b.load(slot["acc"]), wide, dtype)
+            out.store(k, [Coord.constant(0)] * len(node.out.shape), total)
         k.jobs.append(LoopJob(x.shape, out, x.reads, body, prologue, epilogue))
         return out
     k.fill(out, init)
