@@ -140,7 +140,7 @@ _CHILD = textwrap.dedent("""
 
 
 def _child(cache_dir, forbid, extra_env=None):
-    env = dict(os.environ, SYMGRAD_CACHE_DIR=str(cache_dir), **(extra_env or {}))
+    env = {**os.environ, "SYMGRAD_CACHE_DIR": str(cache_dir), "SYMGRAD_CACHE": "1", **(extra_env or {})}
     result = subprocess.run([sys.executable, "-c", _CHILD.format(forbid=forbid)], capture_output=True, text=True,
                             env=env, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     return result

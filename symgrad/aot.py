@@ -1,0 +1,429 @@
+"""Ahead-of-time compile: a function and example arguments -> an artifact that `sg.load` (or C) calls.
+
+`compile(fn, example_args, grad=..., value_and_grad=..., out="build/mlp")` traces the forward
+function and the requested gradient once, optimizes them, and writes, next to `NAME.json`
+(metadata: arguments, outputs, errors, versions, the library's SHA-256):
+- backend "llvm": `NAME.so`, a position-independent shared library with C entry points
+  `NAME_forward`, `NAME_grad` / `NAME_value_and_grad` (matrix products use symgrad's own
+  loops, not NumPy's BLAS, and constants are compiled in, so it needs only libc and libm),
+  and `NAME.h` declaring them;
+- backend "numpy": `NAME.py`, a readable module importing only NumPy (and `NAME.npz` when
+  a constant is too large to write as a literal).
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import __version__, dtypes, ir, pytree
+from .loader import (ENTRY_KINDS, FORMAT, FORMAT_VERSION, file_sha256, metadata_symbol, metadata_text,
+                     tree_to_json)
+from .passes import optimize
+from .tracing import argument_names, as_input_array, function_name, trace_flat
+from .transforms import grad as grad_transform, value_and_grad as value_and_grad_transform
+
+BACKENDS = ("llvm", "numpy")
+# --cpu choices and the /proc/cpuinfo flags each needs (host: read from LLVM at compile time).
+CPUS = {
+    "generic": [],
+    "x86-64-v3": ["abm", "avx", "avx2", "bmi1", "bmi2", "cx16", "f16c", "fma", "movbe", "pni", "popcnt", "sse4_1",
+                  "sse4_2", "ssse3"],
+    "host": None,
+}
+
+# LLVM CPU features (of a --cpu host build) that change generated code, and the flag that
+# /proc/cpuinfo shows for each: the loader refuses a library whose features the CPU lacks.
+CPUINFO_FLAGS = {
+    "sse3": "pni", "ssse3": "ssse3", "sse4.1": "sse4_1", "sse4.2": "sse4_2", "popcnt": "popcnt", "avx": "avx",
+    "avx2": "avx2", "fma": "fma", "f16c": "f16c", "bmi": "bmi1", "bmi2": "bmi2", "lzcnt": "abm", "movbe": "movbe",
+    "avx512f": "avx512f", "avx512dq": "avx512dq", "avx512bw": "avx512bw", "avx512vl": "avx512vl",
+    "avx512cd": "avx512cd", "avx512vbmi": "avx512vbmi", "avx512ifma": "avx512ifma",
+}
+
+_C_TYPES = {dtypes.FLOAT64: "double", dtypes.FLOAT32: "float", dtypes.INT64: "int64_t", dtypes.INT32: "int32_t",
+            dtypes.BOOL: "uint8_t"}
+
+
+@dataclass
+class EntryGraph:
+    """One entry point to write: its kind, optimized graph, output tree and output names."""
+
+    kind: str
+    graph: ir.Graph
+    tree: pytree.TreeDef
+    output_names: list
+
+
+@dataclass
+class Artifact:
+    """What `compile` wrote: the metadata path, the library (.so or .py) and the other files."""
+
+    metadata_path: str
+    library_path: str
+    files: list
+    metadata: dict
+
+
+def compile(fn, example_args, grad=None, value_and_grad=False, out="build/artifact", backend="llvm",
+            cpu="generic", source=None) -> Artifact:
+    """Compile fn for the shapes and dtypes of `example_args` (one array or scalar per parameter).
+
+    grad: argument names or positions to differentiate (a name/int gives one gradient, a list a
+    tuple of them); value_and_grad=True exports value-and-gradient instead of the gradient
+    (differentiating the first argument if `grad` is not given). cpu (llvm): "generic" (portable
+    baseline code, the default), "x86-64-v3" (AVX2 and FMA: x86 CPUs since about 2015) or "host"
+    (this machine's CPU); sg.load refuses a library whose CPU features the machine lacks.
+    `source` is recorded in the metadata.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if cpu not in CPUS:
+        raise ValueError(f"unknown cpu {cpu!r}; choose one of {', '.join(CPUS)}")
+    names = _check_signature(fn, example_args)
+    arrays = [_example_array(value, name) for value, name in zip(example_args, names)]
+    argnums = _argnums(grad, names, value_and_grad)
+    fn_name = function_name(fn)
+    entries = [_entry("forward", fn, arrays, fn_name, names)]
+    if argnums is not None:
+        kind, transform = ("value_and_grad", value_and_grad_transform) if value_and_grad else ("grad", grad_transform)
+        entries.append(_entry(kind, transform(fn, argnums=argnums), arrays, fn_name, names, argnums))
+    prefix = _identifier(os.path.basename(os.fspath(out)))
+    metadata = {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "symgrad_version": __version__, "backend": backend,
+        "function": fn_name, "source": source or f"{getattr(fn, '__module__', '?')}:{fn_name}", "prefix": prefix,
+        "arguments": [{"name": n, "shape": list(a.shape), "dtype": str(a.dtype)} for n, a in zip(names, arrays)],
+        "entries": {},
+    }
+    directory = os.path.dirname(os.path.abspath(os.fspath(out)))
+    os.makedirs(directory, exist_ok=True)
+    base = os.path.join(directory, os.path.basename(os.fspath(out)))
+    if backend == "llvm":
+        files = _write_llvm(base, prefix, entries, metadata, cpu)
+    else:
+        files = _write_numpy(base, entries, metadata)
+    library = files[0]
+    metadata["sha256"] = file_sha256(library)
+    metadata_path = base + ".json"
+    _write_text(metadata_path, json.dumps(metadata, indent=1, sort_keys=True) + "\n")
+    return Artifact(metadata_path, library, [metadata_path, *files], metadata)
+
+
+def _check_signature(fn, example_args) -> list:
+    """fn's parameter names for these arguments; an error if fn cannot take them positionally."""
+    if isinstance(example_args, (np.ndarray, str)) or not isinstance(example_args, (tuple, list)):
+        raise TypeError("example_args must be a tuple or list with one array or scalar per parameter")
+    try:
+        inspect.signature(fn).bind(*example_args)
+    except TypeError as err:
+        params = ", ".join(argument_names(fn, len(inspect.signature(fn).parameters)))
+        raise TypeError(f"{function_name(fn)}({params}) cannot take {len(example_args)} example arguments: {err}") \
+            from None
+    except ValueError:  # no signature (a builtin): positional names are made up
+        pass
+    return argument_names(fn, len(example_args))
+
+
+def _example_array(value, name) -> np.ndarray:
+    if isinstance(value, (tuple, list, dict)):
+        raise TypeError(f"argument {name}: an AOT artifact takes one array per parameter, not a "
+                        f"{type(value).__name__} (pass its arrays as separate parameters)")
+    return as_input_array(value, name)
+
+
+def _argnums(grad, names, value_and_grad):
+    """grad (None, name, position, or a list of them) -> argnums as sg.grad takes them."""
+    if grad is None:
+        return 0 if value_and_grad else None
+
+    def position(item):
+        if isinstance(item, str):
+            if item not in names:
+                raise ValueError(f"grad {item!r}: no such argument; the function takes ({', '.join(names)})")
+            return names.index(item)
+        if isinstance(item, int) and -len(names) <= item < len(names):
+            return item % len(names)
+        raise ValueError(f"grad={item!r}: not an argument name or position of ({', '.join(names)})")
+    if isinstance(grad, (str, int)):
+        return position(grad)
+    positions = tuple(position(item) for item in grad)
+    if not positions:
+        raise ValueError("grad: no argument to differentiate")
+    return positions
+
+
+def _entry(kind, fn, arrays, fn_name, names, argnums=None) -> EntryGraph:
+    graph, tree, captures = trace_flat(fn, arrays, name=f"{fn_name}_{kind}")
+    if captures:
+        raise TypeError(f"{fn_name}: an AOT-compiled function cannot close over traced values")
+    graph = optimize(ir.verify(graph))
+    wrt = [names[i] for i in ((argnums,) if isinstance(argnums, int) else argnums or ())]
+    if kind == "forward":
+        output_names = _leaf_names(tree, "out")
+    elif kind == "grad":
+        output_names = [f"grad_{n}" for n in wrt]
+    else:
+        output_names = _leaf_names(tree.children[0], "value") + [f"grad_{n}" for n in wrt]
+    unique = []
+    for name in map(_identifier, output_names):  # a C prototype needs names distinct from the arguments'
+        while name in names or name in unique:
+            name += "_"
+        unique.append(name)
+    return EntryGraph(kind, graph, tree, unique)
+
+
+def _leaf_names(tree, base) -> list:
+    return pytree.leaf_names([pytree.unflatten(tree, range(tree.num_leaves))], [base])
+
+
+def _entry_metadata(entry: EntryGraph, symbol: str, errors=()) -> dict:
+    outputs = [{"name": n, "shape": list(v.shape), "dtype": str(v.dtype)}
+               for n, v in zip(entry.output_names, entry.graph.outputs)]
+    return {"symbol": symbol, "outputs": outputs, "tree": tree_to_json(entry.tree), "errors": list(errors)}
+
+
+def _identifier(name: str) -> str:
+    name = re.sub(r"\W", "_", name)
+    return name if name.isidentifier() else "_" + name
+
+
+def _write_text(path: str, text: str) -> None:
+    """Write through a temporary file and rename: a reader never sees half a file."""
+    fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(temporary, path)
+
+
+# ----------------------------------------------------------------------------- LLVM: .so + .h
+
+def _write_llvm(base, prefix, entries, metadata, cpu) -> list:
+    from llvmlite import ir as llvm_ir
+
+    from codegen.llvm import jit
+    from codegen.llvm.kernel import KernelBuilder
+
+    machine = jit.target_machine(reloc="pic", cpu=None if cpu == "host" else cpu)
+    module = llvm_ir.Module(name=prefix)
+    module.triple, module.data_layout = machine.triple, str(machine.target_data)
+    errors = []  # shared by the kernels, so an error number means the same in every entry point
+    for entry in entries:
+        symbol = f"{prefix}_{entry.kind}"
+        kernel = KernelBuilder(entry.graph, module, symbol, use_blas=False, embed_constants=True)
+        kernel.errors = errors
+        kernel.build()
+    for entry in entries:
+        metadata["entries"][entry.kind] = _entry_metadata(entry, f"{prefix}_{entry.kind}", errors)
+    metadata["library"] = os.path.basename(base) + ".so"
+    metadata["target"] = {"triple": machine.triple, "cpu": _cpu_name(cpu), "requires": _required_flags(cpu)}
+    _embed_string(module, metadata_symbol(metadata), metadata_text(metadata))
+    code = jit.object_code(str(module), machine)
+    library = base + ".so"
+    _link(code, library)
+    header = base + ".h"
+    _write_text(header, c_header(metadata))
+    return [library, header]
+
+
+def _cpu_name(cpu: str) -> str:
+    if cpu != "host":
+        return cpu
+    import llvmlite.binding as llvm
+    return llvm.get_host_cpu_name()
+
+
+def _required_flags(cpu: str) -> list:
+    """The /proc/cpuinfo flags code built for `cpu` relies on."""
+    if CPUS[cpu] is not None:
+        return CPUS[cpu]
+    import llvmlite.binding as llvm
+    features = llvm.get_host_cpu_features()
+    return sorted(flag for feature, flag in CPUINFO_FLAGS.items() if features.get(feature))
+
+
+def _embed_string(module, name: str, text: str) -> None:
+    """An exported, NUL-terminated constant char array `name` holding `text`."""
+    from llvmlite import ir as llvm_ir
+    data = bytearray(text.encode()) + b"\0"
+    array = llvm_ir.ArrayType(llvm_ir.IntType(8), len(data))
+    variable = llvm_ir.GlobalVariable(module, array, name)
+    variable.global_constant = True
+    variable.initializer = llvm_ir.Constant(array, data)
+
+
+def _link(code: bytes, library: str) -> None:
+    """object code -> position-independent shared library, with the system C compiler as linker."""
+    compiler = shlex.split(os.environ.get("CC", "cc"))
+    if shutil.which(compiler[0]) is None:
+        raise RuntimeError(f"symgrad compile --backend llvm needs a C compiler to link the shared library "
+                           f"({compiler[0]!r} not found; set CC), or use --backend numpy")
+    directory = os.path.dirname(library)
+    with tempfile.TemporaryDirectory(dir=directory) as scratch:
+        obj, linked = os.path.join(scratch, "code.o"), os.path.join(scratch, "lib.so")
+        with open(obj, "wb") as f:
+            f.write(code)
+        command = [*compiler, "-shared", "-o", linked, obj, "-lm", "-Wl,-z,noexecstack",
+                   "-Wl,-soname," + os.path.basename(library)]  # found by name (rpath), not by build path
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"linking failed: {' '.join(command)}\n{result.stderr}")
+        os.replace(linked, library)
+
+
+def c_header(metadata: dict) -> str:
+    """The C header declaring the library's entry points, with shapes, dtypes and error texts."""
+    prefix = metadata["prefix"]
+    guard = prefix.upper()
+    params = ", ".join(a["name"] for a in metadata["arguments"])
+    lines = [
+        f"/* {prefix}.h: generated by symgrad {metadata['symgrad_version']} from {metadata['source']}; do not edit.",
+        f" * {metadata['function']}({params}), built for {metadata['target']['triple']} ("
+        f"{_cpu_text(metadata['target'])}). Link with the library: cc main.c {prefix}.so -lm",
+        " *",
+        " * Every array is a C-contiguous (row-major) buffer of exactly the shape shown, aligned for its",
+        " * element type; outputs are written, never read, and must not overlap inputs.",
+        " * Entry points return 0, or an error number k > 0 (text: " + prefix + "_error_message(k)).",
+        " * Not reentrant: each entry point computes in one static workspace, so call a given entry",
+        " * point from one thread at a time (serialize calls with a lock in multithreaded programs).",
+        " */",
+        f"#ifndef {guard}_H", f"#define {guard}_H", "", "#include <stdint.h>", "",
+        f"#define {guard}_SYMGRAD_VERSION \"{metadata['symgrad_version']}\"",
+        f"#define {guard}_FORMAT_VERSION {metadata['format_version']}", "",
+        "#ifdef __cplusplus", 'extern "C" {', "#endif", "",
+    ]
+    for kind in ENTRY_KINDS:
+        entry = metadata["entries"].get(kind)
+        if entry is None:
+            continue
+        rows = [(f"const {_C_TYPES[np.dtype(a['dtype'])]} *{a['name']}", a) for a in metadata["arguments"]]
+        rows += [(f"{_C_TYPES[np.dtype(o['dtype'])]} *{o['name']}", o) for o in entry["outputs"]]
+        width = max(len(text) for text, _ in rows) + 1
+        lines.append(f"/* {kind}: {_entry_summary(metadata, kind)} */")
+        lines.append(f"int32_t {entry['symbol']}(")
+        for index, (text, spec) in enumerate(rows):
+            end = "," if index < len(rows) - 1 else ");"
+            lines.append(f"    {(text + end).ljust(width + 1)} /* {_type_text(spec)} */")
+        lines.append("")
+    lines.append(f"/* The text of an error number returned by an entry point of {prefix}. */")
+    lines.append(f"static inline const char *{prefix}_error_message(int32_t status) {{")
+    lines.append("    switch (status) {")
+    lines.append('    case 0: return "ok";')
+    for number, message in enumerate(metadata["entries"]["forward"]["errors"], start=1):
+        lines.append(f"    case {number}: return {json.dumps(message)};")
+    lines += ['    default: return "unknown error";', "    }", "}", "",
+              "#ifdef __cplusplus", "}", "#endif", f"#endif /* {guard}_H */", ""]
+    return "\n".join(lines)
+
+
+def _cpu_text(target: dict) -> str:
+    needs = f"; needs {' '.join(target['requires'])}" if target["requires"] else ""
+    return f"CPU {target['cpu']}{needs}"
+
+
+def _type_text(spec: dict) -> str:
+    return f"{spec['dtype']}[{','.join(map(str, spec['shape']))}]"
+
+
+def _entry_summary(metadata: dict, kind: str) -> str:
+    entry = metadata["entries"][kind]
+    outputs = ", ".join(o["name"] for o in entry["outputs"])
+    what = {"forward": metadata["function"], "grad": f"gradient of {metadata['function']}",
+            "value_and_grad": f"value and gradient of {metadata['function']}"}[kind]
+    return f"{what} -> ({outputs})"
+
+
+# ----------------------------------------------------------------------------- NumPy: standalone .py
+
+def _write_numpy(base, entries, metadata) -> list:
+    from codegen import numpy_backend
+
+    helpers, sections, data = [], [], {}
+    for entry in entries:
+        executable = numpy_backend.lower(entry.graph)
+        source = executable.source.removeprefix("import math\nimport numpy as np\n\n")
+        for text in numpy_backend.HELPERS.values():
+            if text in source:
+                source = source.replace(text, "", 1)
+                if text not in helpers:
+                    helpers.append(text)
+        large = executable._fn.__globals__
+        sections.append(_numpy_section(entry, source.strip("\n"), large, data))
+        metadata["entries"][entry.kind] = _entry_metadata(entry, f"_{entry.kind}")
+    metadata["library"] = os.path.basename(base) + ".py"
+    files = [base + ".py"]
+    imports = ["import math", "import numpy as np"]
+    if data:
+        files.append(base + ".npz")
+        np.savez(base + ".npz", **data)
+        metadata["data"] = {"file": os.path.basename(files[1]), "sha256": file_sha256(files[1])}
+        imports = ["import math", "import os", "", "import numpy as np", "",
+                   f"_DATA = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
+                   f"{os.path.basename(base) + '.npz'!r}))"]
+    _write_text(files[0], "\n".join([_module_docstring(metadata, entries), *imports, "", *helpers, *sections]))
+    return files
+
+
+def _numpy_section(entry: EntryGraph, source: str, namespace: dict, data: dict) -> str:
+    """One entry's generated code, its function named _<kind> and its constants prefixed (several
+    entries share the module), plus the public function returning the outputs in their structure."""
+    kind, graph = entry.kind, entry.graph
+    renames = {graph.name: f"_{kind}"}
+    lines = []
+    for line in source.splitlines():
+        literal = re.match(r"(\w+) = np\.array\(", line)
+        passed = re.match(r"# (\w+): .* \(passed in by the loader\)$", line)
+        if literal:
+            renames[literal.group(1)] = f"_{kind}_{literal.group(1)}"
+        elif passed:
+            array = namespace[passed.group(1)]
+            same = [key for key, known in data.items() if known.dtype == array.dtype and np.array_equal(known, array)]
+            renames[passed.group(1)] = same[0] if same else f"_{kind}_{passed.group(1)}"
+            if same:  # an earlier entry's constant: stored once
+                continue
+            data[renames[passed.group(1)]] = array
+            line = f'{renames[passed.group(1)]} = _DATA["{renames[passed.group(1)]}"]'
+        lines.append(line)
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
+    body = pattern.sub(lambda m: renames[m.group(1)], "\n".join(lines))
+    params = ", ".join(v.hint for v in graph.inputs)
+    outputs = ", ".join(entry.output_names)
+    public = [f"def {kind}({params}):",
+              f'    """{_KIND_TEXT[kind]}: returns {_tree_text(entry.tree, iter(entry.output_names))}."""',
+              f"    {outputs}{',' if len(entry.output_names) == 1 else ''} = _{kind}({params})",
+              f"    return {_tree_text(entry.tree, iter(entry.output_names))}"]
+    return f"# ---- {kind}\n{body}\n\n\n" + "\n".join(public) + "\n\n"
+
+
+_KIND_TEXT = {"forward": "The function", "grad": "Its gradient", "value_and_grad": "Its value and gradient"}
+
+
+def _tree_text(tree: pytree.TreeDef, names) -> str:
+    """Python source rebuilding `tree` from variables named by `names` (in leaf order)."""
+    if tree.kind == "leaf":
+        return next(names)
+    if tree.kind == "none":
+        return "None"
+    items = [_tree_text(child, names) for child in tree.children]
+    if tree.kind == "dict":
+        return "{" + ", ".join(f"{key!r}: {item}" for key, item in zip(tree.keys, items)) + "}"
+    if tree.kind == "list":
+        return "[" + ", ".join(items) + "]"
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _module_docstring(metadata: dict, entries) -> str:
+    args = ", ".join(f"{a['name']}: {_type_text(a)}" for a in metadata["arguments"])
+    params = ", ".join(a["name"] for a in metadata["arguments"])
+    lines = [f'"""{metadata["function"]}, compiled ahead of time by symgrad {metadata["symgrad_version"]} from '
+             f"{metadata['source']} (NumPy backend).", "", f"Arguments: {args}.",
+             "Only NumPy is needed. Shapes and dtypes are not checked here (symgrad.load checks them).", ""]
+    lines += [f"    {e.kind}({params}) -> {_tree_text(e.tree, iter(e.output_names))}" for e in entries]
+    return "\n".join(lines) + '\n"""'

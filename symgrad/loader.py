@@ -1,0 +1,260 @@
+"""`sg.load`: call an ahead-of-time compiled artifact (symgrad.aot) with only NumPy and ctypes.
+
+An artifact is `NAME.json` (metadata) beside `NAME.so` (LLVM backend: C entry points) or
+`NAME.py` (NumPy backend). Loading checks, before any native code runs, the artifact's
+format and symgrad version, the SHA-256 of the library against the metadata, the CPU
+features the library was built to use, and that the metadata is the one compiled into the
+library. Calls check every argument's count, shape and dtype, naming the argument.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import importlib.util
+import inspect
+import json
+import os
+
+import numpy as np
+
+from . import __version__, pytree
+
+FORMAT = "symgrad-aot"
+FORMAT_VERSION = 1
+ENTRY_KINDS = ("forward", "grad", "value_and_grad")
+
+
+class ArtifactError(ValueError):
+    """An artifact that must not be loaded: missing, corrupt, modified, or from another version."""
+
+
+def metadata_text(metadata: dict) -> str:
+    """The canonical text of the metadata without its hash: what the library embeds."""
+    return json.dumps({k: v for k, v in metadata.items() if k != "sha256"}, sort_keys=True, separators=(",", ":"))
+
+
+def metadata_symbol(metadata: dict) -> str:
+    return metadata["prefix"] + "_symgrad_metadata"
+
+
+def tree_to_json(tree: pytree.TreeDef) -> dict:
+    return {"kind": tree.kind, "keys": list(tree.keys), "children": [tree_to_json(c) for c in tree.children]}
+
+
+def tree_from_json(data: dict) -> pytree.TreeDef:
+    return pytree.TreeDef(data["kind"], tuple(data["keys"]), tuple(tree_from_json(c) for c in data["children"]))
+
+
+def load(path: str) -> "LoadedFunction":
+    """Load the artifact written by `symgrad compile ... --out path` (path with or without suffix)."""
+    base = _artifact_base(path)
+    metadata = _read_metadata(base + ".json")
+    directory = os.path.dirname(os.path.abspath(base))
+    library = os.path.join(directory, metadata["library"])
+    _check_hash(library, metadata["sha256"])
+    if "data" in metadata:  # the constants file of a NumPy artifact
+        _check_hash(os.path.join(directory, metadata["data"]["file"]), metadata["data"]["sha256"])
+    if metadata["backend"] == "llvm":
+        _check_cpu(metadata["target"])
+        return LoadedFunction(metadata, _NativeLibrary(library, metadata))
+    return LoadedFunction(metadata, _PythonModule(library, metadata))
+
+
+def _artifact_base(path: str) -> str:
+    path = os.fspath(path)
+    root, suffix = os.path.splitext(path)
+    return root if suffix in (".json", ".so", ".py", ".h") else path
+
+
+def _read_metadata(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            metadata = json.load(f)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no symgrad artifact at {path!r} (write one with `symgrad compile ... --out`)") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ArtifactError(f"{path}: corrupt artifact metadata ({err})") from None
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+        raise ArtifactError(f"{path}: not a symgrad artifact")
+    if metadata.get("format_version") != FORMAT_VERSION or metadata.get("symgrad_version") != __version__:
+        raise ArtifactError(f"{path}: artifact written by symgrad {metadata.get('symgrad_version')} (format "
+                            f"{metadata.get('format_version')}); this is symgrad {__version__} (format "
+                            f"{FORMAT_VERSION}): compile it again with `symgrad compile`")
+    return metadata
+
+
+def file_sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _check_hash(path: str, expected: str) -> None:
+    try:
+        digest = file_sha256(path)
+    except FileNotFoundError:
+        raise ArtifactError(f"{path}: missing (the artifact's metadata names it)") from None
+    if digest != expected:
+        raise ArtifactError(f"{path}: SHA-256 {digest[:16]}... does not match the metadata's {expected[:16]}...: "
+                            "the file is corrupt or was modified; compile it again")
+
+
+def _check_cpu(target: dict) -> None:
+    """A library tuned for its build machine's CPU refuses a CPU without the features it uses."""
+    required = target.get("requires", [])
+    if not required:
+        return
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            flags = set().union(*(line.split(":", 1)[1].split() for line in f if line.startswith("flags")))
+    except OSError:
+        raise ArtifactError(f"built for CPU {target['cpu']!r} (needs {', '.join(required)}) and this machine's CPU "
+                            "features cannot be read; compile with --cpu generic") from None
+    missing = [name for name in required if name not in flags]
+    if missing:
+        raise ArtifactError(f"built for CPU {target['cpu']!r}; this CPU lacks {', '.join(missing)}: "
+                            "compile again on this machine or with --cpu generic")
+
+
+class _NativeLibrary:
+    """The shared library of an LLVM artifact: C entry points returning an error status."""
+
+    def __init__(self, path: str, metadata: dict):
+        self.path = path
+        # PyDLL calls hold the GIL: each entry point's static workspace is used by one call at a time.
+        self.library = ctypes.PyDLL(os.path.abspath(path))
+        embedded = ctypes.c_char.in_dll(self.library, metadata_symbol(metadata))
+        if ctypes.string_at(ctypes.addressof(embedded)).decode() != metadata_text(metadata):
+            raise ArtifactError(f"{path}: the metadata file does not describe this library (was it edited?)")
+
+    def entry(self, symbol: str, count: int):
+        function = self.library[symbol]
+        function.restype = ctypes.c_int32
+        function.argtypes = [ctypes.c_void_p] * count
+        return function
+
+
+class _PythonModule:
+    """The standalone module of a NumPy artifact: functions returning a tuple of arrays."""
+
+    def __init__(self, path: str, metadata: dict):
+        name = f"symgrad_artifact_{metadata['prefix']}_{metadata['sha256'][:12]}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        self.module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.module)
+
+    def entry(self, symbol: str, count: int):
+        return getattr(self.module, symbol)
+
+
+class _Argument:
+    """One argument's name, shape and dtype, and the check every call makes."""
+
+    def __init__(self, spec: dict):
+        self.name, self.shape, self.dtype = spec["name"], tuple(spec["shape"]), np.dtype(spec["dtype"])
+        self.type_text = f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+    def checked(self, value, where: str) -> np.ndarray:
+        """`value` as a C-contiguous aligned array of exactly this shape and dtype, or an error."""
+        if type(value) is np.ndarray and value.dtype == self.dtype and value.shape == self.shape \
+                and value.flags.c_contiguous and value.flags.aligned:  # the common case, decided quickly
+            return value
+        if type(value) is not np.ndarray:
+            value = self._from_scalar_or_list(value, where)
+        if value.dtype != self.dtype:
+            raise TypeError(f"{where}: argument {self.name} must be {self.type_text}, got {value.dtype} "
+                            f"(convert with .astype(np.{self.dtype}))")
+        if value.shape != self.shape:
+            raise ValueError(f"{where}: argument {self.name} must have shape {self.shape}, got {value.shape} "
+                             f"(an AOT artifact has fixed shapes)")
+        if not (value.flags.c_contiguous and value.flags.aligned):
+            value = np.ascontiguousarray(value)
+        return value
+
+    def _from_scalar_or_list(self, value, where):
+        if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
+            kind = "b" if isinstance(value, bool) else "i" if isinstance(value, int) else "f"
+            if self.shape == () and kind in {"b": "b", "i": "iuf", "f": "f"}[self.dtype.kind]:
+                return np.asarray(value, dtype=self.dtype)
+        if isinstance(value, (str, bytes, complex)) or value is None:
+            raise TypeError(f"{where}: argument {self.name} must be {self.type_text}, got {type(value).__name__}")
+        try:
+            return np.asarray(value)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{where}: argument {self.name} must be {self.type_text}: {err}") from None
+
+
+def _address(array: np.ndarray) -> int:
+    """The data pointer, the cheap way when the array is writable and non-empty."""
+    if array.flags.writeable and array.nbytes:
+        return ctypes.addressof(ctypes.c_char.from_buffer(array))
+    return array.ctypes.data
+
+
+def _rebuilder(tree: pytree.TreeDef):
+    """flat outputs -> the function's output structure (one array and flat tuples without a tree walk)."""
+    if tree.kind == "leaf":
+        return lambda flat: flat[0]
+    if tree.kind == "tuple" and all(child.kind == "leaf" for child in tree.children):
+        return tuple
+    return lambda flat: pytree.unflatten(tree, flat)
+
+
+class Entry:
+    """One entry point of an artifact (forward, grad or value_and_grad), called like the function."""
+
+    def __init__(self, kind: str, spec: dict, arguments: list, code, native: bool, name: str):
+        self.kind, self.arguments, self.native = kind, arguments, native
+        self.outputs = [(tuple(o["shape"]), np.dtype(o["dtype"])) for o in spec["outputs"]]
+        self.tree = tree_from_json(spec["tree"])
+        self.rebuild = _rebuilder(self.tree)
+        self.errors = spec.get("errors", [])
+        self.__name__ = name if kind == "forward" else f"{name}.{kind}"
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(a.name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for a in arguments])
+        count = len(arguments) + (len(self.outputs) if native else 0)
+        self.function = code.entry(spec["symbol"], count)
+
+    def __call__(self, *args, **kwargs):
+        if kwargs or len(args) != len(self.arguments):
+            args = self._bind(args, kwargs)
+        arrays = [a.checked(v, self.__name__) for a, v in zip(self.arguments, args)]
+        if not self.native:
+            flat = [np.array(o) if not (isinstance(o, np.ndarray) and o.flags.writeable) else o
+                    for o in self.function(*arrays)]
+            return self.rebuild(flat)
+        outputs = [np.empty(shape, dtype) for shape, dtype in self.outputs]
+        status = self.function(*map(_address, arrays), *map(_address, outputs))
+        if status:
+            if 0 < status <= len(self.errors):
+                raise IndexError(f"{self.__name__}: {self.errors[status - 1]}")
+            raise RuntimeError(f"{self.__name__}: native code returned unknown status {status}")
+        return self.rebuild(outputs)
+
+    def _bind(self, args, kwargs) -> list:
+        try:
+            bound = self.__signature__.bind(*args, **kwargs)
+        except TypeError as err:
+            params = ", ".join(f"{a.name}: {a.type_text}" for a in self.arguments)
+            raise TypeError(f"{self.__name__}({params}): {err}") from None
+        return [bound.arguments[a.name] for a in self.arguments]
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{a.name}: {a.type_text}" for a in self.arguments)
+        return f"<symgrad artifact entry {self.__name__}({params})>"
+
+
+class LoadedFunction(Entry):
+    """A loaded artifact: calling it runs the forward function; `.grad` / `.value_and_grad` are the
+    compiled gradient entries (None when the artifact has none); `.metadata` is its description."""
+
+    def __init__(self, metadata: dict, code):
+        self.metadata, self.code = metadata, code
+        arguments = [_Argument(spec) for spec in metadata["arguments"]]
+        native = metadata["backend"] == "llvm"
+        name = metadata["function"]
+        entries = metadata["entries"]
+        super().__init__("forward", entries["forward"], arguments, code, native, name)
+        self.grad = self.value_and_grad = None
+        for kind in ENTRY_KINDS[1:]:
+            if kind in entries:
+                setattr(self, kind, Entry(kind, entries[kind], arguments, code, native, name))

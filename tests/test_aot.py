@@ -1,0 +1,362 @@
+"""Ahead-of-time compile (symgrad.aot, the `symgrad compile` command) and loading (symgrad.load)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad import cli
+from symgrad.loader import ArtifactError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLE = os.path.join(ROOT, "examples", "aot")
+sys.path.insert(0, EXAMPLE)
+import mlp  # noqa: E402  (examples/aot/mlp.py)
+
+MLP_ARGS = ["--arg", "w1=f32[4,8]", "--arg", "b1=f32[8]", "--arg", "w2=f32[8,3]", "--arg", "b2=f32[3]",
+            "--arg", "x=f32[5,4]", "--arg", "y=f32[5,3]"]
+# A subprocess prelude in which importing these fails, as on a machine without them.
+BLOCK = "import sys\nfor name in {names!r}:\n    sys.modules[name] = None\n"
+
+
+def run_python(code: str, *args, block=("sympy", "llvmlite")) -> str:
+    prelude = BLOCK.format(names=list(block))
+    result = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code), *args], capture_output=True,
+                            text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def expected_mlp():
+    return sg.compile(sg.value_and_grad(mlp.loss, argnums=(0, 1, 2, 3)))(*mlp.fixed_inputs())
+
+
+@pytest.fixture(scope="module")
+def mlp_artifact(tmp_path_factory):
+    """The MLP loss compiled by the command line (python -m symgrad), with value and gradient."""
+    out = str(tmp_path_factory.mktemp("aot") / "mlp")
+    result = subprocess.run([sys.executable, "-m", "symgrad", "compile", os.path.join(EXAMPLE, "mlp.py") + ":loss",
+                             *MLP_ARGS, "--grad", "w1,b1,w2,b2", "--value-and-grad", "--out", out],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [out + ".json", out + ".so", out + ".h"]
+    return out
+
+
+def copy_artifact(base, directory):
+    for suffix in (".json", ".so", ".h", ".py", ".npz"):
+        if os.path.exists(base + suffix):
+            shutil.copy(base + suffix, os.path.join(directory, "mlp" + suffix))
+    return os.path.join(directory, "mlp")
+
+
+# ----------------------------------------------------------------------------- loading
+
+def test_load_in_a_process_without_sympy_or_llvmlite(mlp_artifact):
+    stdout = run_python("""
+        import json, sys
+        import numpy as np
+        sys.path.insert(0, sys.argv[2])
+        import symgrad, mlp
+        step = symgrad.load(sys.argv[1])
+        value, grads = step.value_and_grad(*mlp.fixed_inputs())
+        loss = step(*mlp.fixed_inputs())
+        heavy = [m for m in ("sympy", "llvmlite") if sys.modules.get(m) is not None]
+        print(json.dumps({"value": float(value), "loss": float(loss), "grads": [g.tolist() for g in grads],
+                          "heavy": heavy, "grad_entry": step.grad is None}))
+    """, mlp_artifact, EXAMPLE)
+    got = json.loads(stdout)
+    value, grads = expected_mlp()
+    assert got["heavy"] == [] and got["grad_entry"]
+    np.testing.assert_allclose(got["value"], value, rtol=1e-5)
+    np.testing.assert_allclose(got["loss"], value, rtol=1e-5)
+    for g, e in zip(got["grads"], grads):
+        np.testing.assert_allclose(np.array(g, np.float32), e, rtol=1e-4, atol=1e-6)
+
+
+def test_loaded_function_matches_compiled_and_keeps_the_signature(mlp_artifact):
+    loaded = sg.load(mlp_artifact + ".so")  # any of the artifact's file names works
+    args = mlp.fixed_inputs()
+    value, grads = loaded.value_and_grad(*args)
+    expected_value, expected_grads = expected_mlp()
+    assert value.dtype == np.float32 and value.shape == ()
+    assert isinstance(grads, tuple) and [g.shape for g in grads] == [a.shape for a in args[:4]]
+    np.testing.assert_allclose(value, expected_value, rtol=1e-5)
+    for g, e in zip(grads, expected_grads):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-6)
+    names = ["w1", "b1", "w2", "b2", "x", "y"]
+    assert list(__import__("inspect").signature(loaded).parameters) == names
+    by_keyword = loaded(**dict(zip(names, args)))
+    np.testing.assert_allclose(by_keyword, expected_value, rtol=1e-5)
+    fortran = [np.asfortranarray(a) for a in args]  # non-contiguous inputs are copied, not misread
+    np.testing.assert_allclose(loaded(*fortran), expected_value, rtol=1e-5)
+
+
+def test_wrong_signature_names_the_argument(mlp_artifact):
+    loaded = sg.load(mlp_artifact)
+    args = list(mlp.fixed_inputs())
+    with pytest.raises(TypeError, match="'y'"):
+        loaded(*args[:5])
+    with pytest.raises(TypeError, match="too many"):
+        loaded(*args, args[0])
+    with pytest.raises(ValueError, match=r"argument w1 must have shape \(4, 8\), got \(8, 4\)"):
+        loaded(args[0].T.copy(), *args[1:])
+    with pytest.raises(TypeError, match="argument x must be float32.*got float64"):
+        loaded.value_and_grad(*args[:4], args[4].astype(np.float64), args[5])
+    with pytest.raises(TypeError, match="argument b2 must be float32.*got str"):
+        loaded(*args[:3], "b2", *args[4:])
+
+
+def test_corrupt_or_modified_artifact_refuses_to_load(mlp_artifact, tmp_path):
+    base = copy_artifact(mlp_artifact, tmp_path)
+    with open(base + ".so", "r+b") as f:
+        f.seek(os.path.getsize(base + ".so") // 2)
+        byte = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    with pytest.raises(ArtifactError, match="SHA-256 .* does not match"):
+        sg.load(base)
+    os.remove(base + ".so")
+    with pytest.raises(ArtifactError, match="missing"):
+        sg.load(base)
+    with pytest.raises(FileNotFoundError, match="no symgrad artifact"):
+        sg.load(tmp_path / "nothing")
+    with open(base + ".json", "w") as f:
+        f.write("{not json")
+    with pytest.raises(ArtifactError, match="corrupt artifact metadata"):
+        sg.load(base)
+
+
+def edit_metadata(base, edit):
+    with open(base + ".json") as f:
+        metadata = json.load(f)
+    edit(metadata)
+    with open(base + ".json", "w") as f:
+        json.dump(metadata, f)
+
+
+@pytest.mark.parametrize("field, value", [("symgrad_version", "0.0.1"), ("format_version", 99)])
+def test_artifact_of_another_version_refuses_to_load(mlp_artifact, tmp_path, field, value):
+    base = copy_artifact(mlp_artifact, tmp_path)
+    edit_metadata(base, lambda m: m.__setitem__(field, value))
+    with pytest.raises(ArtifactError, match="compile it again"):
+        sg.load(base)
+
+
+def test_edited_metadata_does_not_describe_the_library(mlp_artifact, tmp_path):
+    base = copy_artifact(mlp_artifact, tmp_path)  # larger shapes would make the code read out of bounds
+    edit_metadata(base, lambda m: m["arguments"][0].__setitem__("shape", [40, 8]))
+    with pytest.raises(ArtifactError, match="does not describe this library"):
+        sg.load(base)
+
+
+def test_library_for_a_cpu_with_missing_features_refuses_to_load(mlp_artifact, tmp_path):
+    base = copy_artifact(mlp_artifact, tmp_path)
+    edit_metadata(base, lambda m: m["target"].update(cpu="future", requires=["avx1024"]))
+    with pytest.raises(ArtifactError, match="this CPU lacks avx1024"):
+        sg.load(base)
+
+
+def test_host_cpu_build_loads_here(tmp_path):
+    out = str(tmp_path / "host")
+    artifact = sg.aot.compile(lambda x: sg.sum(sg.sin(x) ** 2), (np.ones(100),), grad=0, out=out, cpu="host")
+    assert artifact.metadata["target"]["cpu"] != "generic"
+    loaded = sg.load(out)
+    x = np.linspace(-3, 3, 100)
+    np.testing.assert_allclose(loaded(x), np.sum(np.sin(x) ** 2), rtol=1e-12)
+    np.testing.assert_allclose(loaded.grad(x), np.sin(2 * x), rtol=1e-12, atol=1e-15)
+
+
+# ----------------------------------------------------------------------------- the C example
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_c_program_prints_value_and_gradient(mlp_artifact, tmp_path):
+    build = os.path.dirname(mlp_artifact)
+    program = str(tmp_path / "mlp_demo")
+    subprocess.run(["cc", "-O2", "-I", build, os.path.join(EXAMPLE, "main.c"), mlp_artifact + ".so", "-lm",
+                    "-Wl,-rpath," + build, "-o", program], check=True, capture_output=True, timeout=120)
+    lines = subprocess.run([program], check=True, capture_output=True, text=True, timeout=60).stdout.splitlines()
+    printed = {line.split()[0]: np.array(line.split()[1:], dtype=np.float64) for line in lines}
+    value, grads = expected_mlp()
+    assert list(printed) == ["value", "grad_w1", "grad_b1", "grad_w2", "grad_b2"]
+    np.testing.assert_allclose(printed["value"], [value], rtol=1e-5)
+    for name, expected in zip(["grad_w1", "grad_b1", "grad_w2", "grad_b2"], grads):
+        np.testing.assert_allclose(printed[name], expected.ravel(), rtol=1e-4, atol=1e-6)
+
+
+def test_header_declares_entry_points_with_shapes(mlp_artifact):
+    with open(mlp_artifact + ".h") as f:
+        header = f.read()
+    assert '#define MLP_SYMGRAD_VERSION "' + sg.__version__ + '"' in header
+    assert re.search(r"int32_t mlp_value_and_grad\(\s+const float \*w1,\s+/\* float32\[4,8\] \*/", header)
+    assert re.search(r"float \*grad_b2\);\s+/\* float32\[3\] \*/", header)
+    assert "int32_t mlp_grad(" not in header and "one thread at a time" in header
+
+
+# ----------------------------------------------------------------------------- Python API and runtime errors
+
+def gather(x, i):
+    return sg.sum(x[i] ** 2)
+
+
+def test_index_error_from_native_code_is_raised(tmp_path):
+    out = str(tmp_path / "gather")
+    sg.aot.compile(gather, (np.ones(5), np.zeros(3, np.int64)), grad="x", out=out)
+    loaded = sg.load(out)
+    x = np.arange(5.0)
+    np.testing.assert_allclose(loaded.grad(x, np.array([0, 4, -1])), [0, 0, 0, 0, 16])
+    with pytest.raises(IndexError, match="out of bounds"):
+        loaded(x, np.array([0, 5, 1]))
+    with open(out + ".h") as f:
+        assert 'case 1: return "an integer index is out of bounds";' in f.read()
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_large_constants_and_output_structure(tmp_path, backend):
+    """A constant over 64 KiB is compiled in (llvm) or shipped in NAME.npz (numpy); outputs keep their tree."""
+    weights = np.linspace(0.0, 1.0, 10_000)
+    x, s = np.linspace(-1, 1, 10_000), 3.0
+
+    def f(x, s):
+        return sg.sum(x * weights) * s + s
+
+    artifact = sg.aot.compile(f, (x, s), grad=["x", "s"], out=str(tmp_path / "const"), backend=backend)
+    assert (str(tmp_path / "const.npz") in artifact.files) == (backend == "numpy")
+    if backend == "numpy":  # the constants file is checked like the module
+        np.savez(tmp_path / "const.npz", **{k: v + 1 for k, v in np.load(tmp_path / "const.npz").items()})
+        with pytest.raises(ArtifactError, match="const.npz: SHA-256"):
+            sg.load(tmp_path / "const")
+        artifact = sg.aot.compile(f, (x, s), grad=["x", "s"], out=str(tmp_path / "const"), backend=backend)
+    loaded = sg.load(tmp_path / "const")
+    np.testing.assert_allclose(loaded(x, s), np.sum(x * weights) * s + s, rtol=1e-12)
+    dx, ds = loaded.grad(x, s)
+    np.testing.assert_allclose(dx, weights * s, rtol=1e-12)
+    np.testing.assert_allclose(ds, np.sum(x * weights) + 1.0, rtol=1e-12)
+
+    def g(x, s):
+        return {"total": sg.sum(x) * s, "parts": [x * 2.0, (s,)]}
+
+    sg.aot.compile(g, (x[:3], s), out=str(tmp_path / "tree"), backend=backend)
+    result = sg.load(tmp_path / "tree")(x[:3], s)
+    assert sorted(result) == ["parts", "total"] and isinstance(result["parts"], list)
+    np.testing.assert_allclose(result["parts"][0], x[:3] * 2.0)
+    assert result["parts"][1] == (3.0,) and result["total"] == np.sum(x[:3]) * 3.0
+
+
+def test_python_api_argument_errors(tmp_path):
+    with pytest.raises(TypeError, match="cannot take 1 example arguments"):
+        sg.aot.compile(gather, (np.ones(3),), out=str(tmp_path / "a"))
+    with pytest.raises(ValueError, match="grad 'z': no such argument"):
+        sg.aot.compile(gather, (np.ones(3), np.zeros(1, np.int64)), grad="z", out=str(tmp_path / "a"))
+    with pytest.raises(TypeError, match="argument x: an AOT artifact takes one array per parameter"):
+        sg.aot.compile(gather, ((np.ones(3),), np.zeros(1, np.int64)), out=str(tmp_path / "a"))
+    with pytest.raises(ValueError, match="unknown backend"):
+        sg.aot.compile(gather, (np.ones(3), np.zeros(1, np.int64)), out=str(tmp_path / "a"), backend="cuda")
+
+
+# ----------------------------------------------------------------------------- the NumPy backend
+
+def test_numpy_backend_writes_a_standalone_module(tmp_path):
+    out = str(tmp_path / "mlp")
+    assert cli.main(["compile", os.path.join(EXAMPLE, "mlp.py") + ":loss", *MLP_ARGS, "--grad", "w1,b1,w2,b2",
+                     "--backend", "numpy", "--out", out]) == 0
+    with open(out + ".py") as f:
+        source = f.read()
+    assert re.findall(r"^import (\w+)", source, re.M) == ["math", "numpy"]
+    inputs = str(tmp_path / "inputs.npz")
+    np.savez(inputs, *mlp.fixed_inputs())
+    stdout = run_python("""
+        import importlib.util, json, sys
+        import numpy as np
+        spec = importlib.util.spec_from_file_location("mlp_aot", sys.argv[1] + ".py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        inputs = np.load(sys.argv[2])
+        args = [inputs[f"arr_{i}"] for i in range(len(inputs.files))]
+        print(json.dumps({"loss": float(module.forward(*args)), "grads": [g.tolist() for g in module.grad(*args)]}))
+    """, out, inputs, block=("sympy", "llvmlite", "symgrad"))
+    got = json.loads(stdout)
+    value, grads = expected_mlp()
+    np.testing.assert_allclose(got["loss"], value, rtol=1e-5)
+    for g, e in zip(got["grads"], grads):
+        np.testing.assert_allclose(np.array(g, np.float32), e, rtol=1e-4, atol=1e-6)
+    loaded = sg.load(out)  # sg.load takes NumPy artifacts too, with the same checks
+    np.testing.assert_allclose(loaded(*mlp.fixed_inputs()), value, rtol=1e-5)
+    with pytest.raises(ValueError, match="argument y must have shape"):
+        loaded(*mlp.fixed_inputs()[:5], np.ones((5, 4), np.float32))
+
+
+# ----------------------------------------------------------------------------- command-line errors
+
+@pytest.mark.parametrize("argv, message", [
+    (["missing.py:loss"], "missing.py: no such file"),
+    (["MLP:loss"], "missing w1, b1, w2, b2, x, y"),
+    (["MLP"], "expected FILE.py:FUNCTION"),
+    (["MLP:lossy"], "has no function 'lossy' (it defines: fixed_inputs, loss)"),
+    (["MLP:loss", "--arg", "w1=f32[4,,8]"], "malformed shape [4,,8]"),
+    (["MLP:loss", "--arg", "w1:f32[4,8]"], "malformed; expected NAME=DTYPE[d0,d1,...]"),
+    (["MLP:loss", "--arg", "w1=f16[4,8]"], "unknown dtype 'f16'"),
+    (["MLP:loss", *MLP_ARGS[:-2]], "does not match loss(w1, b1, w2, b2, x, y): missing y"),
+    (["MLP:loss", *MLP_ARGS, "--arg", "z=f32[]"], "unknown z"),
+    (["MLP:loss", *MLP_ARGS, "--arg", "x=f32[2]"], "--arg x given twice"),
+])
+def test_command_line_errors(tmp_path, capsys, argv, message):
+    argv = [a.replace("MLP", os.path.join(EXAMPLE, "mlp.py")) if a.startswith("MLP") else a for a in argv]
+    assert cli.main(["compile", *argv, "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("symgrad compile: error: ") and message in err and err.count("\n") == 1
+
+
+def test_command_line_error_while_compiling(tmp_path, capsys):
+    argv = ["compile", os.path.join(EXAMPLE, "mlp.py") + ":loss", *MLP_ARGS, "--grad", "w1,q", "--out",
+            str(tmp_path / "x")]
+    assert cli.main(argv) == 1
+    assert "grad 'q': no such argument; the function takes (w1, b1, w2, b2, x, y)" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "x.json")
+
+
+def test_python_api_example_script(tmp_path):
+    result = subprocess.run([sys.executable, os.path.join(EXAMPLE, "mlp.py"), str(tmp_path / "mlp")],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "gradients match sg.compile" in result.stdout
+
+
+def test_every_public_name_resolves_lazily():
+    assert all(getattr(sg, name) is not None for name in sg.__all__)
+    assert callable(sg.compile) and callable(sg.tensor) and callable(sg.symbolic)  # not their submodules
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_header_compiles_when_output_names_meet_argument_names(tmp_path):
+    def h(out, value, mask):
+        return sg.sum(sg.where(mask, out * value, 0.0))
+    args = (np.ones(3, np.float32), np.float32(2.0), np.ones(3, bool))
+    artifact = sg.aot.compile(h, args, grad=["out", "value"], value_and_grad=True, out=str(tmp_path / "h"))
+    names = [o["name"] for o in artifact.metadata["entries"]["value_and_grad"]["outputs"]]
+    assert names == ["value_", "grad_out", "grad_value"]
+    subprocess.run(["cc", "-fsyntax-only", "-Wall", "-Werror", "-x", "c", str(tmp_path / "h.h")], check=True,
+                   timeout=60)
+    value, (d_out, d_value) = sg.load(tmp_path / "h").value_and_grad(np.arange(3, dtype=np.float32), 2.0,
+                                                                     np.array([True, False, True]))
+    assert value == 4.0 and d_out.tolist() == [2.0, 0.0, 2.0] and d_value == 2.0
+
+
+def test_calls_from_several_threads_do_not_share_a_workspace(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def f(a, b):
+        return sg.sum((a @ b) ** 2)  # the product is stored in the entry point's static workspace
+    n = 200
+    sg.aot.compile(f, (np.ones((n, n)), np.ones((n, n))), out=str(tmp_path / "f"), cpu="host")
+    loaded = sg.load(tmp_path / "f")
+    inputs = [(np.full((n, n), k / n), np.eye(n)) for k in range(1, 5)]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda k: [loaded(*inputs[k]) for _ in range(10)], range(4)))
+    assert all(np.isclose(r, (k + 1) ** 2, rtol=1e-12) for k, rs in enumerate(results) for r in rs)
