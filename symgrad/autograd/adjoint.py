@@ -1,0 +1,214 @@
+"""Run the compiler's adjoint pass over a run of recorded ops, cached by the run's structure.
+
+A run of records becomes an IR graph (`forward_graph`): its inputs are the values that
+come from outside the run, its nodes the records. The adjoint is traced once per
+structure by `autodiff.backward_pass` with every forward value as an input (they were
+computed eagerly already), dead code is dropped, and what remains says which saved
+values the backward really reads. The first time a structure is seen the adjoint is
+evaluated op by op with NumPy; from the second time on it runs the optimized graph
+lowered by the default backend (LLVM when registered), so a training loop speeds up.
+"""
+from __future__ import annotations
+
+import collections
+
+from .. import ir
+from ..autodiff import backward_pass
+from ..passes import optimize
+from ..passes.dce import dce
+from ..tracing import Builder, building, inline
+from .graph import Record
+
+_CACHE_SIZE = 512
+_cache: "collections.OrderedDict" = collections.OrderedDict()
+
+
+class Source:
+    """Where one forward value can be read: the output of a record, or input `slot` of the records
+    that consumed it (`places`, as (record, slot) with slot None for the output). `node` is what
+    the value is in the graph: its producing record, a leaf tensor, or None for a constant."""
+
+    __slots__ = ("places", "node")
+
+    def __init__(self, record, slot, node):
+        self.places = [(record, slot)]
+        self.node = node
+
+    def array(self):
+        """The value's array from any place that still holds it at the version it was recorded at."""
+        freed, modified = None, None
+        for record, slot in self.places:
+            array = record.out if slot is None else record.saved[slot]
+            if array is None:
+                freed = freed or record
+                continue
+            counter, version = record.out_version if slot is None else record.versions[slot]
+            if counter.value == version:
+                return array
+            modified = modified or (record, slot, counter.value, version)
+        if modified is not None:
+            record, slot, now, version = modified
+            shape, dtype = record.out_type if slot is None else record.in_types[slot]
+            role = "the output" if slot is None else f"input {slot}"
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: [{ir.Value(shape, dtype).type_str()}], {role} of {record.name()}, is at version "
+                f"{now}; expected version {version} instead. Hint: compute it out of place "
+                "(y = y + 1 instead of y += 1) or clone() it before modifying it.")
+        raise RuntimeError(
+            "Trying to backward through the graph a second time (or directly access saved tensors after "
+            "they have already been freed). Saved intermediate values of the graph are freed when you call "
+            ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+            f"graph a second time (the freed values belong to {freed.name()})")
+
+    def tensor(self):
+        """The value as a Tensor that keeps its place in the graph (for create_graph)."""
+        from ..tensor import Tensor
+        array = self.array()
+        if self.node is not None and not isinstance(self.node, Record):
+            return self.node  # a leaf tensor
+        tensor = Tensor._wrap(array)
+        if self.node is not None:
+            tensor._node, tensor._requires_grad = self.node, True
+        return tensor
+
+
+def reads_output_of(record, slot, parent) -> bool:
+    """Whether input `slot` of `record` is the very output `parent` recorded (same data and version),
+    and not a copy or a later in-place version of it."""
+    counter, version = record.versions[slot]
+    return parent.out_version[0] is counter and parent.out_version[1] == version
+
+
+class StageGraph:
+    """A run of records as a forward graph's structure (a hashable key, built without IR objects)
+    plus where each of its values comes from; `graph()` builds the IR graph on a cache miss."""
+
+    def __init__(self, run, seeded, wanted):
+        """run: records in creation order; seeded: those with a pending cotangent;
+        wanted(parent) -> whether the cotangent of an outside parent is needed."""
+        inside = {id(r): i for i, r in enumerate(run)}
+        slots, sources, external_parents, input_types, wiring = {}, [], [], [], []
+        outputs = [Source(r, None, r) for r in run]
+        for record in run:
+            operands = []
+            for slot, parent in enumerate(record.parents):
+                if parent is not None and id(parent) in inside and reads_output_of(record, slot, parent):
+                    operands.append(-1 - inside[id(parent)])  # the output of node number inside[...]
+                    outputs[inside[id(parent)]].places.append((record, slot))
+                    continue
+                key = ("input", id(record), slot) if parent is None else (id(parent), record.versions[slot][1])
+                if key in slots:
+                    sources[slots[key]].places.append((record, slot))
+                else:
+                    slots[key] = len(sources)
+                    sources.append(Source(record, slot, parent))
+                    external_parents.append(parent)
+                    input_types.append(record.in_types[slot])
+                operands.append(slots[key])
+            wiring.append((record.prim.name, record.attrs, tuple(operands), record.out_type))
+        self.run = run
+        self.structure = (tuple(input_types), tuple(wiring))
+        self.sources = sources + outputs
+        self.seeded = tuple(i for i, r in enumerate(run) if id(r) in seeded)
+        self.wanted = tuple(i for i, p in enumerate(external_parents) if p is not None and wanted(p))
+        self.wanted_parents = [external_parents[i] for i in self.wanted]
+
+    def key(self):
+        return self.structure, self.seeded, self.wanted
+
+    def graph(self) -> ir.Graph:
+        input_types, wiring = self.structure
+        inputs = [ir.Value(*t) for t in input_types]
+        nodes = []
+        for record, (_, attrs, operands, out_type) in zip(self.run, wiring):
+            values = tuple(inputs[i] if i >= 0 else nodes[-1 - i].out for i in operands)
+            nodes.append(ir.Node(record.prim, values, attrs, ir.Value(*out_type)))
+        return ir.Graph(inputs, nodes, [n.out for n in nodes], "eager")
+
+
+class Adjoint:
+    """The traced adjoint of one structure: which inputs it reads, which cotangents it returns."""
+
+    def __init__(self, stage: StageGraph):
+        forward = stage.graph()
+        builder = Builder()
+        with building(builder):
+            every_value = list(forward.inputs) + [n.out for n in forward.nodes]
+            env = {id(v): builder.new_input(v.shape, v.dtype) for v in every_value}
+            seeds = {}
+            for index in stage.seeded:
+                out = forward.nodes[index].out
+                seeds[id(out)] = builder.new_input(out.shape, out.dtype, "seed")
+            cts = backward_pass(forward, env, seeds)
+            results = [cts[id(forward.inputs[i])] for i in stage.wanted]
+            self.returned = [ct is not None for ct in results]
+            graph = dce(builder.finish([ct for ct in results if ct is not None], "eager_backward"))
+        used = {id(v) for node in graph.nodes for v in node.inputs} | {id(v) for v in graph.outputs}
+        count = len(every_value)
+        self.value_positions = [i for i, v in enumerate(graph.inputs[:count]) if id(v) in used]
+        self.seed_positions = [i for i, v in enumerate(graph.inputs[count:]) if id(v) in used]
+        kept = [graph.inputs[i] for i in self.value_positions] + [graph.inputs[count + i] for i in self.seed_positions]
+        self.graph = ir.Graph(kept, graph.nodes, graph.outputs, graph.name)
+        self.calls = 0
+        self.executable = None
+
+    def run(self, operands):
+        """Evaluate on arrays: op by op the first time, then with the lowered optimized graph."""
+        self.calls += 1
+        if self.calls == 1:
+            env = inline(self.graph, operands)
+            return [env[id(v)] for v in self.graph.outputs]
+        if self.executable is None:
+            self.executable = _lower(optimize(self.graph))
+        return self.executable(*operands)
+
+    def run_recorded(self, operands):
+        """Evaluate on tensors, recording every op, so the result can be differentiated again."""
+        env = inline(self.graph, operands)
+        return [env[id(v)] for v in self.graph.outputs]
+
+
+def _lower(graph):
+    """The default backend's executable; the NumPy backend (which has every op) if it lacks a rule."""
+    from ..compile import BACKENDS, default_backend
+    try:
+        return BACKENDS[default_backend()](graph)
+    except NotImplementedError:
+        return BACKENDS["numpy"](graph)
+
+
+def adjoint_for(stage: StageGraph) -> Adjoint:
+    """The cached adjoint of the stage's structure (traced on first sight)."""
+    key = stage.key()
+    adjoint = _cache.get(key)
+    if adjoint is None:
+        adjoint = _cache[key] = Adjoint(stage)
+        if len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    else:
+        _cache.move_to_end(key)
+    return adjoint
+
+
+def run_stage(run, pending: dict, wanted, create_graph: bool) -> list:
+    """Propagate the pending cotangents of `run`'s records to the parents outside it.
+
+    Returns [(parent, cotangent)] for each wanted outside parent that receives one.
+    """
+    seeded = {id(r) for r in run if id(r) in pending}
+    if not seeded:
+        return []
+    stage = StageGraph(run, seeded, wanted)
+    adjoint = adjoint_for(stage)
+    sources = [stage.sources[i] for i in adjoint.value_positions]
+    seeds = [pending.pop(id(run[i])) for i in stage.seeded]
+    seeds = [seeds[i] for i in adjoint.seed_positions]
+    if create_graph:
+        from ..tensor import Tensor
+        operands = [s.tensor() for s in sources] + [s if isinstance(s, Tensor) else Tensor._wrap(s) for s in seeds]
+        results = adjoint.run_recorded(operands)
+    else:
+        results = adjoint.run([s.array() for s in sources] + seeds)
+    returned = iter(results)
+    return [(parent, next(returned)) for parent, present in zip(stage.wanted_parents, adjoint.returned) if present]

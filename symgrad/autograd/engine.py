@@ -1,0 +1,225 @@
+"""backward() and autograd.grad(): walk the recorded graph from the outputs to the leaves.
+
+The records reachable from the outputs that lead to a wanted input are processed in
+reverse creation order, in runs. A run is a stretch of ordinary records between two
+points where Python must see a gradient: a record with hooks or retain_grad, an input
+of autograd.grad, or a custom autograd.Function (whose backward is Python). Each run is
+one adjoint graph derived by the compiler's reverse pass and cached by structure
+(symgrad.autograd.adjoint); with no hooks or custom functions the whole backward is one run.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .adjoint import reads_output_of, run_stage
+from .graph import Record
+from .mode import set_grad_enabled
+
+_ERROR_NO_GRAD = "element {} of tensors does not require grad and does not have a grad_fn"
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradients of `tensors` into the .grad of the leaves (or of `inputs` only)."""
+    tensors = _as_list(tensors)
+    grad_tensors = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(tensors)
+    seeds = _seeds(tensors, grad_tensors, create_graph)
+    targets = None if inputs is None else _as_list(inputs)
+    _Backward(tensors, seeds, targets, create_graph).execute(
+        accumulate=True, retain_graph=create_graph if retain_graph is None else retain_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
+    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated), as torch.autograd.grad."""
+    from ..tensor import Tensor
+    outputs, inputs = _as_list(outputs), _as_list(inputs)
+    grad_outputs = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
+    seeds = _seeds(outputs, grad_outputs, create_graph)
+    found = _Backward(outputs, seeds, inputs, create_graph).execute(
+        accumulate=False, retain_graph=create_graph if retain_graph is None else retain_graph)
+    results = []
+    for i, t in enumerate(inputs):
+        ct = found.get(id(t._parent()))
+        if ct is None and not allow_unused:
+            raise RuntimeError(f"One of the differentiated Tensors (input {i}) appears to not have been used in the "
+                               "graph. Set allow_unused=True if this is the desired behavior.")
+        results.append(None if ct is None else _as_tensor(ct, copy=not create_graph))
+    return tuple(results)
+
+
+def _as_list(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _as_tensor(ct, copy=False):
+    from ..tensor import Tensor
+    if isinstance(ct, Tensor):
+        return ct
+    return Tensor._wrap(np.array(ct, copy=True) if copy else np.asarray(ct))
+
+
+def _seeds(tensors, grads, create_graph):
+    """The cotangent fed into each output: ones for a scalar, else the given gradient (checked)."""
+    from ..tensor import Tensor
+    seeds = []
+    for i, (t, g) in enumerate(zip(tensors, grads)):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(_ERROR_NO_GRAD.format(i))
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError(f"grad can be implicitly created only for scalar outputs (output {i} has shape "
+                                   f"{tuple(t.shape)}); pass gradient= (a tensor of that shape) to backward()")
+            g = np.ones(t.shape, t.dtype)
+        if not create_graph or not isinstance(g, Tensor):
+            g = np.asarray(g._data if isinstance(g, Tensor) else g)
+            if g.shape != t.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
+                                   f"output[{i}] has a shape of {tuple(t.shape)}.")
+            g = g.astype(t.dtype, copy=False)
+            seeds.append(Tensor._wrap(g) if create_graph else g)
+        else:
+            if g.shape != t.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
+                                   f"output[{i}] has a shape of {tuple(t.shape)}.")
+            seeds.append(g.to(t.dtype))
+    return seeds
+
+
+def _copied_parents(record):
+    """Parents whose output `record` did not read as recorded (an in-place op read a snapshot):
+    they must be in a later run, which receives the gradient once this one has run."""
+    return {id(p) for slot, p in enumerate(record.parents)
+            if isinstance(p, Record) and not reads_output_of(record, slot, p)}
+
+
+class _Backward:
+    """One backward call: the pending cotangents and the order in which records are processed."""
+
+    def __init__(self, roots, seeds, targets, create_graph):
+        self.create_graph = create_graph
+        self.pending = {}
+        self.nodes = {}
+        for root, seed in zip(roots, seeds):
+            self.deliver(root._parent(), seed)
+        records = {}
+        stack = [root._node for root in roots if root._node is not None]
+        while stack:
+            record = stack.pop()
+            if id(record) not in records:
+                records[id(record)] = record
+                stack.extend(p for p in record.parents if isinstance(p, Record))
+        if targets is None:  # every leaf that requires grad
+            self.targets = {id(p) for r in records.values() for p in r.parents if p is not None
+                            and not isinstance(p, Record)}
+            self.targets |= {id(root) for root in roots if root._node is None}
+        else:
+            self.targets = {id(t._parent()) for t in targets}
+        self.useful = set()
+        for record in sorted(records.values(), key=lambda r: r.seq):
+            if any(p is not None and (id(p) in self.targets or id(p) in self.useful) for p in record.parents):
+                self.useful.add(id(record))
+        self.order = sorted((r for r in records.values() if id(r) in self.useful), key=lambda r: -r.seq)
+
+    def deliver(self, node, ct):
+        key = id(node)
+        self.nodes[key] = node
+        self.pending[key] = ct if key not in self.pending else self.pending[key] + ct
+
+    def wanted(self, parent) -> bool:
+        return id(parent) in self.useful or id(parent) in self.targets
+
+    def _stops_run(self, record) -> bool:
+        return (record.function is not None or bool(record.hooks) or record.retained is not None
+                or id(record) in self.targets)
+
+    def execute(self, accumulate: bool, retain_graph: bool) -> dict:
+        """Propagate to the targets; accumulate into .grad or return {id(target): cotangent}."""
+        found = {}
+        processed = []
+        position = 0
+        while position < len(self.order):
+            record = self.order[position]
+            if id(record) in self.pending and self._stops_run(record):
+                self._at_gradient(record, found, accumulate)
+            if record.function is not None:
+                self._run_function(record)
+                processed.append(record)
+                position += 1
+                continue
+            end = position + 1
+            copied = _copied_parents(record)  # parents read as a copy or another version
+            while end < len(self.order):
+                following = self.order[end]
+                if self._stops_run(following) or id(following) in copied:
+                    break
+                copied |= _copied_parents(following)
+                end += 1
+            run = self.order[position:end][::-1]
+            for parent, ct in run_stage(run, self.pending, self.wanted, self.create_graph):
+                self.deliver(parent, ct)
+            processed.extend(run)
+            position = end
+        for key in list(self.pending):
+            node = self.nodes[key]
+            if key not in self.targets:
+                continue
+            if isinstance(node, Record):  # a non-leaf input of autograd.grad past every use
+                found.setdefault(key, self.pending[key])
+                continue
+            ct = self._apply_hooks(node._hooks or (), self.pending.pop(key))
+            if accumulate:
+                self._accumulate(node, ct)
+            else:
+                found[key] = ct
+        if not retain_graph:
+            for record in processed:
+                record.release()
+        return found
+
+    def _at_gradient(self, record, found, accumulate):
+        """A record whose output gradient is now complete: run its hooks, retain it, report it."""
+        ct = self._apply_hooks(record.hooks, self.pending[id(record)])
+        self.pending[id(record)] = ct
+        tensor = record.retained_tensor()
+        if tensor is not None and accumulate:
+            self._accumulate(tensor, ct)
+        if id(record) in self.targets:
+            found[id(record)] = ct
+
+    def _apply_hooks(self, hooks, ct):
+        for hook in list(hooks):
+            result = hook(_as_tensor(ct))
+            if result is not None:
+                ct = result if self.create_graph else np.asarray(result._data if hasattr(result, "_data") else result)
+        return ct
+
+    def _accumulate(self, tensor, ct):
+        if self.create_graph:
+            ct = _as_tensor(ct)
+            tensor._grad = ct if tensor._grad is None else tensor._grad + ct
+        elif tensor._grad is None:
+            tensor._grad = _as_tensor(ct, copy=True)
+        else:
+            tensor._grad._data = tensor._grad._data + np.asarray(ct._data if hasattr(ct, "_data") else ct)
+            tensor._grad._version.value += 1
+
+    def _run_function(self, record):
+        """A custom autograd.Function: call its Python backward with the output's gradient."""
+        ct = self.pending.pop(id(record), None)
+        if ct is None:
+            return
+        with set_grad_enabled(self.create_graph):
+            grads = record.ctx.call_backward(record.function, _as_tensor(ct))
+        for parent, g, (shape, dtype) in zip(record.parents, grads, record.in_types):
+            if parent is None or g is None or not self.wanted(parent):
+                continue
+            g_shape = tuple(np.shape(g._data if hasattr(g, "_data") else g))
+            if g_shape != tuple(shape):
+                raise RuntimeError(f"Function {record.function.__name__}Backward returned an invalid gradient: "
+                                   f"got shape {g_shape}, expected {tuple(shape)}")
+            if self.create_graph:
+                self.deliver(parent, _as_tensor(g).to(dtype))
+            else:
+                self.deliver(parent, np.asarray(g._data if hasattr(g, "_data") else g, dtype=dtype))

@@ -1,0 +1,85 @@
+"""`autograd.Function`: an op with a user-written forward and backward, as in PyTorch.
+
+`Function.apply(*args)` runs `forward(ctx, *args)` without recording and, when an input
+requires grad, records one node whose gradient is `backward(ctx, grad_output)`. The
+backward is Python, so the engine runs it between compiled adjoint runs.
+"""
+from __future__ import annotations
+
+from .graph import Record
+from .mode import is_grad_enabled, no_grad
+
+
+class FunctionCtx:
+    """The `ctx` passed to forward and backward: saved tensors, needs_input_grad, free attributes."""
+
+    def __init__(self, needs_input_grad, tensor_inputs):
+        self.needs_input_grad = needs_input_grad
+        self._tensor_inputs = tensor_inputs
+        self._saved = ()
+        self._saved_versions = ()
+        self._released = False
+
+    def save_for_backward(self, *tensors):
+        self._saved = tensors
+        self._saved_versions = tuple(getattr(t, "_version", None) and (t._version, t._version.value) for t in tensors)
+
+    @property
+    def saved_tensors(self):
+        if self._released:
+            raise RuntimeError("Trying to backward through the graph a second time (or directly access saved "
+                               "tensors after they have already been freed). Specify retain_graph=True if you need "
+                               "to backward through the graph a second time.")
+        for i, versioned in enumerate(self._saved_versions):
+            if versioned and versioned[0].value != versioned[1]:
+                raise RuntimeError(f"one of the variables needed for gradient computation has been modified by an "
+                                   f"inplace operation: saved tensor {i} is at version {versioned[0].value}; "
+                                   f"expected version {versioned[1]} instead.")
+        return self._saved
+
+    def release(self):
+        self._saved = ()
+        self._released = True
+
+    def call_backward(self, function, grad_output) -> tuple:
+        """function.backward(ctx, grad_output), one gradient per tensor input of forward."""
+        grads = function.backward(self, grad_output)
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        if len(grads) < len(self.needs_input_grad):
+            raise RuntimeError(f"function {function.__name__}Backward returned an incorrect number of gradients "
+                               f"(expected {len(self.needs_input_grad)}, got {len(grads)})")
+        return tuple(g for g, is_tensor in zip(grads, self._tensor_inputs) if is_tensor)
+
+
+class Function:
+    """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grad_outputs)`; call `apply`."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError("subclasses of autograd.Function define forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("subclasses of autograd.Function define backward(ctx, *grad_outputs)")
+
+    @classmethod
+    def apply(cls, *args):
+        from ..tensor import Tensor
+        ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args),
+                          tuple(isinstance(a, Tensor) for a in args))
+        with no_grad():
+            result = cls.forward(ctx, *args)
+        if not isinstance(result, Tensor):
+            if isinstance(result, tuple):
+                raise NotImplementedError(f"{cls.__name__}.forward returned a tuple; symgrad's autograd.Function "
+                                          "supports one output tensor")
+            result = Tensor(result)
+        out = Tensor._wrap(result._data)
+        if is_grad_enabled() and any(ctx.needs_input_grad) and out.dtype.kind == "f":
+            inputs = [a for a in args if isinstance(a, Tensor)]
+            out._node = Record(None, (), tuple(t._parent() for t in inputs),
+                               tuple((t.shape, t.dtype) for t in inputs), tuple(t._data for t in inputs),
+                               tuple((t._version, t._version.value) for t in inputs), out._data,
+                               (out._version, 0), function=cls, ctx=ctx)
+            out._requires_grad = True
+        return out

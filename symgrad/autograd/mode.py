@@ -1,0 +1,75 @@
+"""Gradient mode: whether tensor ops are recorded for backward (`no_grad`, `enable_grad`).
+
+The flag is per thread, as in PyTorch. Both context managers also work as decorators.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """True when operations on tensors that require grad are recorded."""
+    return getattr(_state, "enabled", True)
+
+
+def _set(enabled: bool) -> None:
+    _state.enabled = enabled
+
+
+class _GradMode:
+    """A context manager (and decorator) that sets the gradient mode and restores it on exit."""
+
+    enabled = True
+
+    def __enter__(self):
+        self._previous = is_grad_enabled()
+        _set(self.enabled)
+        return self
+
+    def __exit__(self, *exc):
+        _set(self._previous)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with type(self)():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_GradMode):
+    """Do not record operations: results do not require grad (for evaluation and updates)."""
+
+    enabled = False
+
+
+class enable_grad(_GradMode):
+    """Record operations again, e.g. inside a `no_grad` block."""
+
+    enabled = True
+
+
+class set_grad_enabled(_GradMode):
+    """Set the mode explicitly: `with sg.set_grad_enabled(is_training): ...`."""
+
+    def __init__(self, mode: bool):
+        self.enabled = bool(mode)
+        self._previous = is_grad_enabled()
+        _set(self.enabled)  # like PyTorch, it also takes effect when called as a function
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, fn):
+        mode = self.enabled
+        _set(self._previous)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+        return wrapper

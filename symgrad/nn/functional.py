@@ -1,0 +1,118 @@
+"""`sg.nn.functional`: PyTorch's functional layer and loss names, written with sg.* ops on tensors.
+
+Elementwise steps go through the tensors' cached elementwise plans (they work on arrays too).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import numpy_api as sgnp
+from ..ops import elementwise as E
+from ..tensor import apply_elementwise, labelled
+
+
+def _ew(op, args):
+    return apply_elementwise(op, args)
+
+
+def relu(input):
+    return _ew(E.relu, (input,))
+
+
+def sigmoid(input):
+    return _ew(E.sigmoid, (input,))
+
+
+def tanh(input):
+    return _ew(E.tanh, (input,))
+
+
+def _softmax_dim(ndim: int) -> int:
+    """PyTorch's choice when no dim is given: 0 for 0-, 1- and 3-d inputs, else 1."""
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _shifted(input, dim):
+    """input minus its (gradient-free) max along dim: log_softmax is invariant to the shift."""
+    data = np.asarray(input._data if hasattr(input, "_data") else input)
+    peak = np.max(data, axis=dim, keepdims=True)
+    return _ew(E.subtract, (input, np.where(np.isfinite(peak), peak, 0).astype(data.dtype)))
+
+
+def softmax(input, dim=None):
+    dim = _softmax_dim(input.ndim) if dim is None else dim
+    exp = _ew(E.exp, (_shifted(input, dim),))
+    return labelled(_ew(E.divide, (exp, sgnp.sum(exp, dim, keepdims=True))), "softmax")
+
+
+def log_softmax(input, dim=None):
+    dim = _softmax_dim(input.ndim) if dim is None else dim
+    shifted = _shifted(input, dim)
+    total = sgnp.sum(_ew(E.exp, (shifted,)), dim, keepdims=True)
+    return labelled(_ew(E.subtract, (shifted, _ew(E.log, (total,)))), "log_softmax")
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias (weight has shape (out_features, in_features))."""
+    out = sgnp.matmul(input, sgnp.transpose(weight))
+    return out if bias is None else labelled(_ew(E.add, (out, bias)), "linear")
+
+
+def _reduce(loss, reduction: str):
+    if reduction == "mean":
+        return _ew(E.divide, (sgnp.sum(loss), float(max(loss.size, 1))))
+    if reduction == "sum":
+        return sgnp.sum(loss)
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction (use 'mean', 'sum' or 'none')")
+
+
+def mse_loss(input, target, reduction="mean"):
+    if tuple(input.shape) != tuple(np.shape(target)):
+        raise ValueError(f"mse_loss: input shape {tuple(input.shape)} and target shape {tuple(np.shape(target))} "
+                         "differ (symgrad does not broadcast them silently)")
+    return labelled(_reduce(_ew(E.square, (_ew(E.subtract, (input, target)),)), reduction), "mse_loss")
+
+
+def nll_loss(input, target, reduction="mean"):
+    """Negative log-likelihood of integer class targets, given log-probabilities of shape (N, C) or (C,)."""
+    target = np.asarray(target._data if hasattr(target, "_data") else target)
+    if target.dtype.kind not in "iu":
+        raise TypeError(f"nll_loss: class targets must be integers, got dtype {target.dtype}")
+    classes = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if target.size and (target.min() < 0 or target.max() >= classes):
+        raise IndexError(f"Target {int(target.max() if target.max() >= classes else target.min())} is out of "
+                         f"bounds for {classes} classes")
+    if input.ndim == 1:
+        return _ew(E.negative, (input[int(target)],))
+    flat_index = np.arange(target.size, dtype=np.int64) * classes + target.astype(np.int64)
+    picked = sgnp.take(sgnp.reshape(input, (-1,)), flat_index)
+    return labelled(_reduce(_ew(E.negative, (picked,)), reduction), "nll_loss")
+
+
+def cross_entropy(input, target, reduction="mean"):
+    """log_softmax over classes (dim 1, or 0 for a 1-d input) then NLL; targets are class indices
+    or, as floats of the input's shape, class probabilities."""
+    class_dim = 1 if input.ndim > 1 else 0
+    log_probs = log_softmax(input, class_dim)
+    target_array = np.asarray(target._data if hasattr(target, "_data") else target)
+    if target_array.dtype.kind == "f":
+        if target_array.shape != tuple(input.shape):
+            raise ValueError(f"cross_entropy: probability targets must have the input's shape {tuple(input.shape)}, "
+                             f"got {target_array.shape}")
+        return _reduce(_ew(E.negative, (sgnp.sum(_ew(E.multiply, (log_probs, target)), class_dim),)), reduction)
+    return nll_loss(log_probs, target_array, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, reduction="mean"):
+    """-[y log sigmoid(z) + (1 - y) log(1 - sigmoid(z))], computed stably as softplus(z) - y*z."""
+    return _reduce(_ew(E.subtract, (_ew(E.softplus, (input,)), _ew(E.multiply, (target, input)))), reduction)
+
+
+def binary_cross_entropy(input, target, reduction="mean"):
+    """-[y log p + (1 - y) log(1 - p)] of probabilities p; the logs are clamped at -100 as in PyTorch."""
+    log_p = _ew(E.maximum, (_ew(E.log, (input,)), -100.0))
+    log_1mp = _ew(E.maximum, (_ew(E.log1p, (_ew(E.negative, (input,)),)), -100.0))
+    terms = _ew(E.add, (_ew(E.multiply, (target, log_p)), _ew(E.multiply, (_ew(E.subtract, (1.0, target)), log_1mp))))
+    return _reduce(_ew(E.negative, (terms,)), reduction)

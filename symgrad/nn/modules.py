@@ -1,0 +1,272 @@
+"""`nn.Module` and the layers and losses of SPEC section 5, with PyTorch's names and behaviour."""
+from __future__ import annotations
+
+import collections
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.mode import no_grad
+from ..tensor import Tensor, random_generator
+from . import functional as F
+from .parameter import Parameter
+
+
+class Module:
+    """Base class: parameters and submodules assigned as attributes are registered by name."""
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", collections.OrderedDict())
+        object.__setattr__(self, "_modules", collections.OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    def __setattr__(self, name, value):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign attributes before Module.__init__() call")
+        self._parameters.pop(name, None)
+        self._modules.pop(name, None)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        for table in ("_parameters", "_modules"):
+            entries = self.__dict__.get(table, {})
+            if name in entries:
+                return entries[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for table in (self._parameters, self._modules):
+            if name in table:
+                del table[name]
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name, param):
+        if param is None:
+            self._parameters[name] = None
+        else:
+            setattr(self, name, param)
+
+    def add_module(self, name, module):
+        self._modules[name] = module
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def named_modules(self, prefix=""):
+        yield prefix, self
+        for name, module in self._modules.items():
+            yield from module.named_modules(f"{prefix}.{name}" if prefix else name)
+
+    def modules(self):
+        return (module for _, module in self.named_modules())
+
+    def children(self):
+        return iter(self._modules.values())
+
+    def named_parameters(self, prefix="", recurse=True):
+        seen = set()
+        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, param in module._parameters.items():
+                if param is not None and id(param) not in seen:
+                    seen.add(id(param))
+                    yield (f"{module_prefix}.{name}" if module_prefix else name), param
+
+    def parameters(self, recurse=True):
+        return (param for _, param in self.named_parameters(recurse=recurse))
+
+    def zero_grad(self, set_to_none=True):
+        for param in self.parameters():
+            _zero_grad(param, set_to_none)
+
+    def train(self, mode=True):
+        for module in self.modules():
+            object.__setattr__(module, "training", bool(mode))
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def state_dict(self):
+        """name -> detached tensor sharing the parameter's data."""
+        return collections.OrderedDict((name, param.detach()) for name, param in self.named_parameters())
+
+    def load_state_dict(self, state_dict, strict=True):
+        own = dict(self.named_parameters())
+        missing = [name for name in own if name not in state_dict]
+        unexpected = [name for name in state_dict if name not in own]
+        if strict and (missing or unexpected):
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}: missing keys {missing}, "
+                               f"unexpected keys {unexpected}")
+        with no_grad():
+            for name, value in state_dict.items():
+                if name in own:
+                    array = np.asarray(value._data if isinstance(value, Tensor) else value)
+                    if array.shape != own[name].shape:
+                        raise RuntimeError(f"size mismatch for {name}: copying a param with shape {array.shape}, "
+                                           f"the shape in current model is {own[name].shape}")
+                    own[name].copy_(array)
+        return collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])(missing, unexpected)
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self):
+        lines = [f"({name}): " + repr(module).replace("\n", "\n  ") for name, module in self._modules.items()]
+        if not lines:
+            return f"{type(self).__name__}({self.extra_repr()})"
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _zero_grad(param, set_to_none):
+    if param.grad is None:
+        return
+    if set_to_none:
+        param.grad = None
+    else:
+        param.grad.detach_()
+        param.grad.zero_()
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias, initialized as PyTorch does: U(-1/sqrt(in), 1/sqrt(in)).
+
+    The default dtype is float64 (symgrad's default); pass dtype=sg.float32 for PyTorch's."""
+
+    def __init__(self, in_features, out_features, bias=True, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
+        bound = 1 / math.sqrt(in_features) if in_features > 0 else 0
+        uniform = random_generator().uniform
+        self.weight = Parameter(uniform(-bound, bound, (out_features, in_features)).astype(dtype))
+        if bias:
+            self.bias = Parameter(uniform(-bound, bound, (out_features,)).astype(dtype))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Sequential(Module):
+    """Apply the given modules in order."""
+
+    def __init__(self, *modules):
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], collections.OrderedDict):
+            for name, module in modules[0].items():
+                self.add_module(name, module)
+        else:
+            for index, module in enumerate(modules):
+                self.add_module(str(index), module)
+
+    def forward(self, input):
+        for module in self._modules.values():
+            input = module(input)
+        return input
+
+    def __getitem__(self, index):
+        return list(self._modules.values())[index]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class ReLU(Module):
+    def forward(self, input):
+        return F.relu(input)
+
+
+class Tanh(Module):
+    def forward(self, input):
+        return F.tanh(input)
+
+
+class Sigmoid(Module):
+    def forward(self, input):
+        return F.sigmoid(input)
+
+
+class Softmax(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmax(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    def forward(self, input):
+        return F.log_softmax(input, self.dim)
+
+
+class Identity(Module):
+    def forward(self, input):
+        return input
+
+
+class Flatten(Module):
+    """Flatten dimensions start_dim..end_dim (by default all but the batch dimension)."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+
+class _Loss(Module):
+    """A loss module: F.<loss>(input, target, reduction)."""
+
+    loss = None
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return type(self).loss(input, target, self.reduction)
+
+
+class MSELoss(_Loss):
+    loss = staticmethod(F.mse_loss)
+
+
+class CrossEntropyLoss(_Loss):
+    """Cross-entropy of logits (N, C) against class indices (N,) or class probabilities (N, C)."""
+
+    loss = staticmethod(F.cross_entropy)
+
+
+class NLLLoss(_Loss):
+    loss = staticmethod(F.nll_loss)
+
+
+class BCELoss(_Loss):
+    loss = staticmethod(F.binary_cross_entropy)
+
+
+class BCEWithLogitsLoss(_Loss):
+    loss = staticmethod(F.binary_cross_entropy_with_logits)

@@ -1,0 +1,609 @@
+"""PyTorch-style tensors: NumPy arrays that execute eagerly and record each op for backward.
+
+A Tensor is a Tracer whose builder is the eager recorder, so every sg.* function and
+operator works on tensors unchanged: `tracing.bind` hands the operands to
+`EagerRecorder.add`, which evaluates the primitive's NumPy implementation now and, in
+grad mode with an operand that requires grad, records the op as a `Record` (the
+result's `grad_fn`). `backward()` turns the records into an IR graph and runs the
+compiler's adjoint pass on it (symgrad.autograd.engine).
+"""
+from __future__ import annotations
+
+import collections
+import warnings
+
+import numpy as np
+
+from . import dtypes, ir
+from . import numpy_api as sgnp
+from .autograd import elementwise_plans
+from .autograd.graph import Record, RemovableHandle, VersionCounter
+from .autograd.mode import is_grad_enabled, no_grad
+from .ops import elementwise as E
+from .tracing import Tracer, TracerError
+
+_random = np.random.default_rng(0)
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generator symgrad uses for parameter initialization (nn.Linear, sg.randn)."""
+    global _random
+    _random = np.random.default_rng(seed)
+
+
+def random_generator() -> np.random.Generator:
+    return _random
+
+
+class EagerRecorder:
+    """The builder of eager tensors: evaluates each primitive now and records it when needed.
+
+    Its depth (-1) is below every trace, so a tensor used inside a trace is an outer value.
+    """
+
+    depth = -1
+    active = True
+
+    def lift(self, operand) -> "Tensor":
+        if isinstance(operand, Tensor):
+            return operand
+        if isinstance(operand, Tracer):
+            if operand.builder is self:  # a constant wrapped by the elementwise front end
+                return operand.value
+            raise TracerError("a traced value and an eager Tensor were combined; pass the tensor's "
+                              ".detach().numpy() (or trace a function of plain arrays)")
+        return Tensor._wrap(np.asarray(operand))
+
+    def add(self, prim, operands, attrs, shape, dtype) -> "Tensor":
+        return self.apply(prim, operands, attrs, None, np.dtype(dtype))
+
+    def apply(self, prim, operands, attrs, frozen_attrs, dtype) -> "Tensor":
+        """Evaluate prim now; record it when grad mode is on and an operand requires grad."""
+        arrays = [t._data for t in operands]
+        result = np.asarray(prim.impl(*arrays, **attrs))
+        if result.dtype != dtype:
+            result = result.astype(dtype)
+        out = Tensor._wrap(result)
+        if dtype.kind == "f" and any(t._requires_grad for t in operands) and is_grad_enabled():
+            out._node = Record(prim, frozen_attrs or ir.freeze_attrs(attrs), tuple(t._parent() for t in operands),
+                               tuple((a.shape, a.dtype) for a in arrays), tuple(arrays),
+                               tuple((t._version, t._version.value) for t in operands),
+                               result, (out._version, 0))
+            out._requires_grad = True
+        return out
+
+
+EAGER = EagerRecorder()
+
+
+class _Size(int):
+    """`t.size` is NumPy's element count and, called, PyTorch's `size()` / `size(dim)`."""
+
+    def __new__(cls, shape):
+        self = super().__new__(cls, int(np.prod(shape, dtype=np.int64)))
+        self.shape = tuple(shape)
+        return self
+
+    def __call__(self, dim=None):
+        return self.shape if dim is None else self.shape[dim]
+
+
+MinMax = collections.namedtuple("MinMax", ["values", "indices"])
+
+
+class Tensor(Tracer):
+    """An n-d array with autograd: `requires_grad`, `grad`, `grad_fn`, `backward()`, in-place ops."""
+
+    __slots__ = ("_data", "_requires_grad", "_node", "_version", "_grad", "_hooks", "__weakref__")
+
+    def __init__(self, data, requires_grad=False, dtype=None):
+        array = np.array(data._data if isinstance(data, Tensor) else data, copy=True)
+        array = array.astype(dtypes.canonical(dtype if dtype is not None else array.dtype), copy=False)
+        Tensor._init(self, array)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def _init(self, array, version=None):
+        self.value = None
+        self.builder = EAGER
+        self._data = array
+        self._requires_grad = False
+        self._node = None
+        self._version = version if version is not None else VersionCounter()
+        self._grad = None
+        self._hooks = None
+
+    @classmethod
+    def _wrap(cls, array, version=None) -> "Tensor":
+        """A tensor around `array` (no copy), not requiring grad."""
+        tensor = cls.__new__(cls)
+        tensor._init(array, version)
+        return tensor
+
+    def __reduce__(self):
+        """Pickle and deepcopy a tensor as a leaf with its data (a parameter stays a Parameter)."""
+        return _rebuild, (type(self), self._data, self._requires_grad and self._node is None)
+
+    def _parent(self):
+        """What a record keeps for this operand: its grad_fn, itself if a leaf requiring grad, or None."""
+        if self._node is not None:
+            return self._node
+        return self if self._requires_grad else None
+
+    # ------------------------------------------------------------------ attributes
+    shape = property(lambda self: self._data.shape)
+    dtype = property(lambda self: self._data.dtype)
+    ndim = property(lambda self: self._data.ndim)
+    size = property(lambda self: _Size(self._data.shape))
+    is_leaf = property(lambda self: self._node is None)
+    grad_fn = property(lambda self: self._node)
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True) -> "Tensor":
+        if self._node is not None:
+            if not requires_grad:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to "
+                                   "use a computed variable in a subgraph that doesn't require differentiation "
+                                   "use var_no_grad = var.detach().")
+            return self
+        if requires_grad and not dtypes.is_float(self.dtype):
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self.dtype})")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        if self._node is not None and self._node.retained_tensor() is not self:
+            warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+                          "attribute won't be populated during backward(); call .retain_grad() on the non-leaf "
+                          "Tensor if you want its gradient.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            value = value if isinstance(value, Tensor) else Tensor(value)
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}")
+        self._grad = value
+
+    @property
+    def data(self) -> "Tensor":
+        """The same array, detached and with its own version counter (changes are not tracked)."""
+        return Tensor._wrap(self._data)
+
+    @data.setter
+    def data(self, value):
+        self._data = np.asarray(value._data if isinstance(value, Tensor) else value)
+
+    # ------------------------------------------------------------------ conversions
+    def numpy(self) -> np.ndarray:
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        return self._data
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def detach(self) -> "Tensor":
+        """The same data (shared, with the same version counter), cut from the graph."""
+        return Tensor._wrap(self._data, self._version)
+
+    def detach_(self) -> "Tensor":
+        self._node = None
+        self._requires_grad = False
+        return self
+
+    def clone(self) -> "Tensor":
+        """A copy that stays in the graph (gradient flows back to self)."""
+        out = self * 1 if dtypes.is_float(self.dtype) else self.detach()
+        if out._data is self._data or np.shares_memory(out._data, self._data):
+            out._data = out._data.copy()
+            if out._node is not None:
+                out._node.out = out._data
+        return labelled(out, "clone")
+
+    def to(self, dtype) -> "Tensor":
+        return sgnp.astype(self, dtype)
+
+    def float(self):
+        return self.to(dtypes.FLOAT32)
+
+    def double(self):
+        return self.to(dtypes.FLOAT64)
+
+    def long(self):
+        return self.to(dtypes.INT64)
+
+    def int(self):
+        return self.to(dtypes.INT32)
+
+    def bool(self):
+        return self.to(dtypes.BOOL)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self._data.size} values is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iu":
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __format__(self, spec):
+        return format(self.item(), spec) if self._data.ndim == 0 else format(str(self), spec)
+
+    def __repr__(self):
+        return format_tensor(self)
+
+    __str__ = __repr__
+
+    # ------------------------------------------------------------------ autograd
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d self / d leaf into every leaf's .grad (see SPEC section 5)."""
+        from .autograd.engine import backward
+        backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+
+    def retain_grad(self) -> None:
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._node is not None:
+            self._node.retain(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._node is not None and self._node.retained_tensor() is self
+
+    def register_hook(self, hook):
+        """hook(grad) -> None or a replacement gradient, called when this tensor's gradient is computed."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._node is not None:
+            return self._node.register_hook(hook)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return RemovableHandle(self._hooks, hook)
+
+    # ------------------------------------------------------------------ PyTorch-named methods
+    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
+        """PyTorch's dim/keepdim, or NumPy's axis/keepdims."""
+        return sgnp.sum(self, _axis(dim, axis), _keep(keepdim, keepdims), dtype)
+
+    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return labelled(sgnp.mean(self, _axis(dim, axis), _keep(keepdim, keepdims)), "mean")
+
+    def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return sgnp.prod(self, _axis(dim, axis), _keep(keepdim, keepdims))
+
+    def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+        """PyTorch's default: the unbiased estimate (correction=1)."""
+        ddof = correction if correction is not None else int(bool(unbiased))
+        return sgnp.var(self, dim, ddof, keepdim)
+
+    def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+        return sgnp.sqrt(self.var(dim, unbiased, keepdim, correction=correction))
+
+    def _extreme(self, reduce, arg, dim, keepdim):
+        if dim is None:
+            return reduce(self)
+        values = reduce(self, dim, keepdim)
+        indices = arg(self._data, axis=dim, keepdims=keepdim)
+        return MinMax(values, Tensor._wrap(np.asarray(indices, dtype=np.int64)))
+
+    def max(self, dim=None, keepdim=False):
+        """The maximum, or with `dim` the pair (values, indices) as torch.max."""
+        return self._extreme(sgnp.max, np.argmax, dim, keepdim)
+
+    def min(self, dim=None, keepdim=False):
+        return self._extreme(sgnp.min, np.argmin, dim, keepdim)
+
+    def argmax(self, dim=None, keepdim=False):
+        return Tensor._wrap(np.asarray(np.argmax(self._data, axis=dim, keepdims=keepdim), dtype=np.int64))
+
+    def argmin(self, dim=None, keepdim=False):
+        return Tensor._wrap(np.asarray(np.argmin(self._data, axis=dim, keepdims=keepdim), dtype=np.int64))
+
+    def transpose(self, dim0=None, dim1=None):
+        """PyTorch: swap two dimensions (no arguments: reverse them, as NumPy)."""
+        if dim0 is None:
+            return sgnp.transpose(self)
+        return sgnp.swapaxes(self, dim0, dim1)
+
+    def permute(self, *dims):
+        return sgnp.transpose(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
+
+    def t(self):
+        return sgnp.transpose(self)
+
+    def view(self, *shape):
+        return sgnp.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+
+    reshape = view
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        if self.ndim == 0:
+            return sgnp.reshape(self, (1,))
+        start, end = start_dim % self.ndim, end_dim % self.ndim
+        return sgnp.reshape(self, self.shape[:start] + (-1,) + self.shape[end + 1:])
+
+    def unsqueeze(self, dim):
+        return sgnp.expand_dims(self, dim)
+
+    def squeeze(self, dim=None):
+        if dim is not None and self.shape[dim] != 1:
+            return self  # PyTorch leaves a dimension of size != 1 alone
+        return sgnp.squeeze(self, dim)
+
+    def expand(self, *sizes):
+        sizes = sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+        lead = len(sizes) - self.ndim
+        shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        return sgnp.broadcast_to(self, shape)
+
+    def matmul(self, other):
+        return sgnp.matmul(self, other)
+
+    mm = matmul
+
+    def clamp(self, min=None, max=None):
+        return sgnp.clip(self, min, max)
+
+    clip = clamp
+
+    def softmax(self, dim):
+        return sgnp.softmax(self, dim)
+
+    def log_softmax(self, dim):
+        return sgnp.log_softmax(self, dim)
+
+    def norm(self, p=2, dim=None, keepdim=False):
+        """The p-norm over all elements (or along dim), as torch.norm for p = 1, 2 or inf."""
+        if p == 2:
+            return sgnp.sqrt(sgnp.sum(self * self, dim, keepdim))
+        if p == 1:
+            return sgnp.sum(sgnp.abs(self), dim, keepdim)
+        if p == float("inf"):
+            return sgnp.max(sgnp.abs(self), dim, keepdim)
+        return sgnp.sum(sgnp.abs(self) ** p, dim, keepdim) ** (1.0 / p)
+
+    def logsumexp(self, dim, keepdim=False):
+        return sgnp.logsumexp(self, dim, keepdim)
+
+    def rsqrt(self):
+        return sgnp.reciprocal(sgnp.sqrt(self))
+
+    def __getitem__(self, key):
+        return sgnp.getitem(self, _concrete_key(key))
+
+    # ------------------------------------------------------------------ in-place ops
+    def _inplace(self, compute):
+        """Compute `compute(self)` out of place, then write it into self's data and bump its version."""
+        recording = is_grad_enabled()
+        if recording and self._requires_grad and self._node is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if recording:  # the op reads a private copy, so the overwrite cannot corrupt what it saved
+            source = Tensor._wrap(self._data.copy())
+            source._node, source._requires_grad = self._node, self._requires_grad
+            result = compute(source)
+        else:
+            result = compute(self)
+        result = result if isinstance(result, Tensor) else Tensor._wrap(np.asarray(result))
+        if result.shape != self.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                               f"{list(result.shape)}")
+        if result.dtype != self.dtype:
+            if not np.can_cast(result.dtype, self.dtype, "same_kind"):
+                raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type "
+                                   f"{self.dtype}")
+            result = sgnp.astype(result, self.dtype)
+        if self._data.base is not None or not self._data.flags.writeable:
+            self._data = self._data.copy()  # a view of another array: write to our own copy
+        np.copyto(self._data, result._data)
+        self._version.value += 1
+        record = result._node
+        if record is not None:
+            record.out = self._data
+            record.out_version = (self._version, self._version.value)
+            if self._node is not None:
+                record.retained = self._node.retained
+            self._node = record
+            self._requires_grad = True
+        return self
+
+    def add_(self, other, alpha=1):
+        return self._inplace(lambda s: s + (other if alpha == 1 else other * alpha))
+
+    def sub_(self, other, alpha=1):
+        return self._inplace(lambda s: s - (other if alpha == 1 else other * alpha))
+
+    def mul_(self, other):
+        return self._inplace(lambda s: s * other)
+
+    def div_(self, other):
+        return self._inplace(lambda s: s / other)
+
+    def pow_(self, exponent):
+        return self._inplace(lambda s: s ** exponent)
+
+    def clamp_(self, min=None, max=None):
+        return self._inplace(lambda s: sgnp.clip(s, min, max))
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def fill_(self, value):
+        return self._inplace(lambda s: sgnp.broadcast_to(sgnp.astype(value, s.dtype), s.shape))
+
+    def copy_(self, src):
+        return self._inplace(lambda s: sgnp.broadcast_to(sgnp.astype(src, s.dtype), s.shape))
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    def __setitem__(self, key, value):
+        """`t[key] = value`, recorded as a `where` so the gradient skips the overwritten positions."""
+        key = _concrete_key(key)
+        if isinstance(value, Tensor) and value._requires_grad and is_grad_enabled():
+            raise NotImplementedError("assigning a tensor that requires grad into part of another tensor is not "
+                                      "supported; build the result with sg.where or sg.concatenate")
+        with no_grad():
+            mask = np.zeros(self.shape, bool)
+            mask[key] = True
+            filled = np.zeros(self.shape, self.dtype)
+            filled[key] = np.asarray(value)
+        self._inplace(lambda s: sgnp.where(mask, filled, s))
+
+
+def _rebuild(cls, data, requires_grad):
+    tensor = cls._wrap(np.array(data))
+    tensor._requires_grad = requires_grad
+    return tensor
+
+
+def _axis(dim, axis):
+    return axis if dim is None else dim
+
+
+def _keep(keepdim, keepdims):
+    return keepdim if keepdims is None else keepdims
+
+
+def _concrete_key(key):
+    """Index keys with tensors in them use the tensors' arrays (indices are never differentiated)."""
+    if isinstance(key, tuple):
+        return tuple(k._data if isinstance(k, Tensor) else k for k in key)
+    return key._data if isinstance(key, Tensor) else key
+
+
+_SCALARS = (bool, int, float)
+
+
+def apply_elementwise(op, args):
+    """op(*args) for tensor operands through a cached plan (see autograd.elementwise_plans);
+    arrays among them become constant tensors, as the elementwise front end would lift them."""
+    signature, operands = [], []
+    for arg in args:
+        if type(arg) in _SCALARS:
+            signature.append((False, type(arg), None, arg))
+            continue
+        if not isinstance(arg, Tensor):
+            if not isinstance(arg, (np.ndarray, np.generic, list)):
+                return op(*args)  # a tracer: the ordinary path
+            arg = Tensor._wrap(sgnp.asarray(arg))
+        signature.append((True, arg._data.shape, arg._data.dtype, None))
+        operands.append(arg)
+    if not any(isinstance(arg, Tensor) for arg in args):
+        return op(*args)
+    plan = elementwise_plans.plan_for(op, tuple(signature))
+    result = plan.run(operands, EAGER)
+    if result._node is not None:
+        result._node.label = plan.label
+    return result
+
+
+def labelled(result, op_name: str):
+    """Name result's grad_fn after the user-level op (PyTorch's name), not the last primitive."""
+    if isinstance(result, Tensor) and result._node is not None:
+        result._node.label = Record.torch_name(op_name)
+    return result
+
+
+def _elementwise_method(op, reflected=False):
+    if reflected:
+        return lambda self, other: apply_elementwise(op, (other, self))
+    return lambda self, *args: apply_elementwise(op, (self, *args))
+
+
+# Operators and unary methods (with PyTorch's names) replay cached elementwise plans.
+for _name, _op in {"__add__": E.add, "__sub__": E.subtract, "__mul__": E.multiply, "__truediv__": E.divide,
+                   "__pow__": E.power, "__lt__": E.less, "__le__": E.less_equal, "__gt__": E.greater,
+                   "__ge__": E.greater_equal, "__eq__": E.equal, "__ne__": E.not_equal, "__neg__": E.negative,
+                   "__abs__": E.abs, "__and__": E.logical_and, "__or__": E.logical_or,
+                   "__invert__": E.logical_not, "exp": E.exp, "log": E.log, "log1p": E.log1p, "expm1": E.expm1,
+                   "sin": E.sin, "cos": E.cos, "tan": E.tan, "tanh": E.tanh, "sinh": E.sinh, "cosh": E.cosh,
+                   "sigmoid": E.sigmoid, "relu": E.relu, "sqrt": E.sqrt, "abs": E.abs, "sign": E.sign,
+                   "square": E.square, "reciprocal": E.reciprocal, "erf": E.erf, "asin": E.arcsin,
+                   "acos": E.arccos, "atan": E.arctan, "softplus": E.softplus, "neg": E.negative,
+                   "pow": E.power, "add": E.add, "sub": E.subtract, "mul": E.multiply, "div": E.divide,
+                   "eq": E.equal, "ne": E.not_equal, "lt": E.less, "le": E.less_equal, "gt": E.greater,
+                   "ge": E.greater_equal, "maximum": E.maximum, "minimum": E.minimum}.items():
+    setattr(Tensor, _name, _elementwise_method(_op))
+for _name, _op in {"__radd__": E.add, "__rsub__": E.subtract, "__rmul__": E.multiply,
+                   "__rtruediv__": E.divide, "__rpow__": E.power}.items():
+    setattr(Tensor, _name, _elementwise_method(_op, reflected=True))
+
+
+def tensor(data, requires_grad=False, dtype=None) -> Tensor:
+    """A new leaf tensor holding a copy of `data` (Python floats and lists become float64)."""
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+
+def format_tensor(t: Tensor) -> str:
+    """PyTorch's printed form: `tensor([1.0000, 2.5000], grad_fn=<MulBackward0>)`. The float dtype is
+    not shown (PyTorch shows float64 and symgrad would show float32: neither is the other's default)."""
+    data = t._data
+    if dtypes.is_float(data.dtype):
+        finite = np.abs(data[np.isfinite(data)])
+        nonzero = finite[finite > 0]
+        integral = bool(np.all(np.equal(np.mod(finite, 1), 0)))
+        scientific = nonzero.size > 0 and (nonzero.max() >= 1e8 or nonzero.min() < 1e-4
+                                           or nonzero.max() / nonzero.min() > 1e3) and not integral
+        fmt = (lambda v: f"{v:.4e}") if scientific else (lambda v: f"{v:.0f}." if integral else f"{v:.4f}")
+        fmt = _finite_or_name(fmt)
+    else:
+        fmt = str
+    width = max((len(fmt(v)) for v in data.reshape(-1)), default=0)
+    body = np.array2string(data, separator=", ", prefix="tensor(", threshold=1000,
+                           formatter={"all": lambda v: fmt(v).rjust(width)})
+    extras = []
+    if data.dtype == dtypes.INT32:  # floats print alike, so examples print what PyTorch prints
+        extras.append(f"dtype={data.dtype}")
+    if t._node is not None:
+        extras.append(f"grad_fn=<{t._node.name()}>")
+    elif t._requires_grad:
+        extras.append("requires_grad=True")
+    return f"tensor({', '.join([body] + extras)})"
+
+
+def _finite_or_name(fmt):
+    return lambda v: fmt(v) if np.isfinite(v) else ("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf"))

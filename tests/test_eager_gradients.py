@@ -1,0 +1,90 @@
+"""Eager backward agrees with the functional transforms (sg.grad), finite differences and PyTorch."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+from gradcheck import numeric_grad
+
+RNG = np.random.default_rng(7)
+
+# Functions of (w, b, x): written once with sg.* and operators, run on arrays and on tensors.
+FUNCTIONS = {
+    "mlp_mse": lambda w, b, x: sg.mean((sg.tanh(x @ w + b) - 0.5) ** 2),
+    "softmax_xent": lambda w, b, x: -sg.sum(sg.log_softmax(x @ w + b, axis=1)[:, 0]),
+    "exp_log_sqrt": lambda w, b, x: sg.sum(sg.log1p(sg.exp(w)) * sg.sqrt(b * b + 1.0)) + sg.sum(x) * 0,
+    "reductions": lambda w, b, x: sg.max(w, axis=0).sum() + sg.prod(b) + sg.var(x @ w),
+    "indexing": lambda w, b, x: (w[1:, ::-1] ** 2).sum() + sg.take(b, np.array([0, 0, 1])).sum() + x[0, 1],
+    "broadcast_where": lambda w, b, x: sg.sum(sg.where(x @ w > 0, sg.sigmoid(x @ w), b * 0.1)),
+    "concat_stack": lambda w, b, x: sg.sum(sg.concatenate([w, w * 2], axis=1) ** 2) + sg.stack([b, b]).mean(),
+}
+
+
+def _args():
+    return RNG.standard_normal((3, 2)), RNG.standard_normal(2) + 2.0, RNG.standard_normal((4, 3))
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_eager_matches_functional_and_finite_differences(name):
+    fn = FUNCTIONS[name]
+    w, b, x = _args()
+    tw, tb, tx = (sg.tensor(a, requires_grad=True) for a in (w, b, x))
+    loss = fn(tw, tb, tx)
+    loss.backward()
+    assert loss.item() == pytest.approx(float(fn(w, b, x)), rel=1e-12)
+    functional = sg.grad(fn, argnums=(0, 1, 2))(w, b, x)
+    for tensor_arg, expected, argnum in zip((tw, tb, tx), functional, range(3)):
+        if tensor_arg.grad is None:  # unused by the function, as PyTorch leaves it
+            assert not np.any(expected)
+            continue
+        np.testing.assert_allclose(tensor_arg.grad.numpy(), expected, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(tensor_arg.grad.numpy(), numeric_grad(fn, (w, b, x), argnum),
+                                   rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_repeated_backward_through_the_lowered_adjoint_stays_correct(name):
+    fn = FUNCTIONS[name]
+    w, b, x = _args()
+    expected = sg.grad(fn, argnums=(0, 1, 2))(w, b, x)
+    for _ in range(3):  # first call op by op, then through the lowered graph
+        tensors = [sg.tensor(a, requires_grad=True) for a in (w, b, x)]
+        fn(*tensors).backward()
+        for t, e in zip(tensors, expected):
+            got = t.grad.numpy() if t.grad is not None else np.zeros_like(e)
+            np.testing.assert_allclose(got, e, rtol=1e-9, atol=1e-12)
+
+
+def test_second_order_matches_hessian():
+    f = lambda v: sg.sum(sg.sin(v) * v[::-1] ** 2)  # noqa: E731
+    v = RNG.standard_normal(3)
+    tv = sg.tensor(v, requires_grad=True)
+    g, = sg.autograd.grad(f(tv), tv, create_graph=True)
+    rows = [sg.autograd.grad(g[i], tv, retain_graph=True)[0].numpy() for i in range(3)]
+    np.testing.assert_allclose(np.stack(rows), sg.hessian(f)(v), rtol=1e-9, atol=1e-12)
+
+
+
+@pytest.fixture
+def torch_module():
+    return pytest.importorskip("torch")
+
+
+def test_against_pytorch_on_a_tutorial_program(torch_module):
+    torch = torch_module
+    x_np, w_np, b_np = RNG.standard_normal((5, 3)), RNG.standard_normal((3, 1)), RNG.standard_normal(1)
+
+    def program(lib, x, w, b):
+        h = (x @ w + b).tanh()
+        h.retain_grad()
+        y = (h * h).sigmoid().sum() + (w ** 3).mean()
+        y.backward()
+        return y, h
+
+    sx, sw, sb = sg.tensor(x_np), sg.tensor(w_np, requires_grad=True), sg.tensor(b_np, requires_grad=True)
+    tx = torch.tensor(x_np)
+    tw, tb = torch.tensor(w_np, requires_grad=True), torch.tensor(b_np, requires_grad=True)
+    sy, sh = program(sg, sx, sw, sb)
+    ty, th = program(torch, tx, tw, tb)
+    assert sy.item() == pytest.approx(ty.item(), rel=1e-12)
+    for ours, theirs in ((sw.grad, tw.grad), (sb.grad, tb.grad), (sh.grad, th.grad)):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10)

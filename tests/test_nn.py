@@ -1,0 +1,141 @@
+"""sg.nn: Module registration, state dicts, layers, losses (vs NumPy formulas and PyTorch when installed)."""
+import collections
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+import symgrad.nn.functional as F
+
+RNG = np.random.default_rng(3)
+
+
+class TwoLayer(sg.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = sg.nn.Linear(4, 8)
+        self.out = sg.nn.Linear(8, 3, bias=False)
+        self.scale = sg.nn.Parameter(sg.tensor(2.0))
+        self.note = "not a parameter"
+
+    def forward(self, x):
+        return self.out(sg.relu(self.hidden(x))) * self.scale
+
+
+def test_parameters_are_registered_by_attribute():
+    model = TwoLayer()
+    names = [name for name, _ in model.named_parameters()]
+    assert names == ["scale", "hidden.weight", "hidden.bias", "out.weight"]
+    assert all(p.requires_grad and p.is_leaf for p in model.parameters())
+    assert model.out.bias is None and model.note == "not a parameter"
+    assert model.hidden.weight.shape == (8, 4)
+    bound = 1 / np.sqrt(4)
+    assert np.all(np.abs(model.hidden.weight.detach().numpy()) <= bound)
+    assert repr(model.hidden) == "Linear(in_features=4, out_features=8, bias=True)"
+    assert repr(model.hidden.weight).startswith("Parameter containing:\ntensor(")
+
+
+def test_zero_grad_train_eval_and_state_dict_round_trip():
+    model = TwoLayer()
+    model(sg.tensor(RNG.standard_normal((5, 4)))).sum().backward()
+    assert all(p.grad is not None for p in model.parameters())
+    model.zero_grad(set_to_none=False)
+    assert all(not np.any(p.grad.numpy()) for p in model.parameters())
+    model.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+    assert not model.eval().training and not model.hidden.training and model.train().out.training
+    state = model.state_dict()
+    assert isinstance(state, collections.OrderedDict) and list(state) == [n for n, _ in model.named_parameters()]
+    other = TwoLayer()
+    other.load_state_dict(state)
+    x = sg.tensor(RNG.standard_normal((2, 4)))
+    np.testing.assert_array_equal(other(x).detach().numpy(), model(x).detach().numpy())
+    with pytest.raises(RuntimeError, match="missing keys"):
+        other.load_state_dict({"scale": state["scale"]})
+
+
+def test_sequential_and_activation_modules():
+    model = sg.nn.Sequential(sg.nn.Linear(3, 4), sg.nn.Tanh(), sg.nn.Linear(4, 2), sg.nn.Sigmoid(), sg.nn.ReLU())
+    assert len(model) == 5 and isinstance(model[1], sg.nn.Tanh)
+    assert repr(model).splitlines()[1] == "  (0): Linear(in_features=3, out_features=4, bias=True)"
+    x = RNG.standard_normal((6, 3))
+    out = model(sg.tensor(x))
+    w1, b1, w2, b2 = (p.detach().numpy() for p in model.parameters())
+    expected = 1 / (1 + np.exp(-(np.tanh(x @ w1.T + b1) @ w2.T + b2)))
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-12)
+
+
+def test_functional_losses_against_formulas():
+    logits = RNG.standard_normal((5, 3))
+    target = np.array([0, 2, 1, 1, 0])
+    log_probs = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    t = sg.tensor(logits, requires_grad=True)
+    per_sample = F.cross_entropy(t, target, reduction="none")
+    np.testing.assert_allclose(per_sample.detach().numpy(), -log_probs[np.arange(5), target], rtol=1e-12)
+    loss = sg.nn.CrossEntropyLoss()(t, sg.tensor(target))
+    loss.backward()
+    onehot = np.eye(3)[target]
+    np.testing.assert_allclose(t.grad.numpy(), (np.exp(log_probs) - onehot) / 5, rtol=1e-10)
+    assert F.cross_entropy(t, target, reduction="sum").item() == pytest.approx(-log_probs[np.arange(5), target].sum())
+    probs = np.full((5, 3), 1 / 3)
+    assert F.cross_entropy(t, probs).item() == pytest.approx(-(log_probs / 3).sum(1).mean())
+    y = RNG.standard_normal((5, 3))
+    assert sg.nn.MSELoss()(t, y).item() == pytest.approx(np.mean((logits - y) ** 2))
+    assert F.mse_loss(t, y, reduction="sum").item() == pytest.approx(np.sum((logits - y) ** 2))
+    np.testing.assert_allclose(F.softmax(t, dim=1).detach().numpy().sum(1), np.ones(5))
+    with pytest.raises(IndexError, match="out of bounds"):
+        F.cross_entropy(t, np.array([0, 3, 1, 1, 0]))
+    with pytest.raises(ValueError, match="reduction"):
+        F.mse_loss(t, y, reduction="avg")
+
+
+def test_linear_and_cross_entropy_match_pytorch():
+    torch = pytest.importorskip("torch")
+    x, target = RNG.standard_normal((7, 4)), RNG.integers(0, 3, 7)
+    layer = sg.nn.Linear(4, 3)
+    tlayer = torch.nn.Linear(4, 3).double()
+    with torch.no_grad():
+        tlayer.weight.copy_(torch.tensor(layer.weight.detach().numpy()))
+        tlayer.bias.copy_(torch.tensor(layer.bias.detach().numpy()))
+    loss = sg.nn.CrossEntropyLoss()(layer(sg.tensor(x)), target)
+    tloss = torch.nn.CrossEntropyLoss()(tlayer(torch.tensor(x)), torch.tensor(target))
+    loss.backward()
+    tloss.backward()
+    assert loss.item() == pytest.approx(tloss.item(), rel=1e-12)
+    np.testing.assert_allclose(layer.weight.grad.numpy(), tlayer.weight.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(layer.bias.grad.numpy(), tlayer.bias.grad.numpy(), rtol=1e-10)
+
+
+def test_binary_losses_and_small_modules_match_pytorch():
+    torch = pytest.importorskip("torch")
+    logits, target = RNG.standard_normal((6, 2)), RNG.integers(0, 2, (6, 2)).astype(float)
+    probs = 1 / (1 + np.exp(-logits))
+    pairs = [(sg.nn.BCEWithLogitsLoss(), torch.nn.BCEWithLogitsLoss(), logits),
+             (sg.nn.BCELoss(reduction="sum"), torch.nn.BCELoss(reduction="sum"), probs)]
+    for ours, theirs, data in pairs:
+        t = sg.tensor(data, requires_grad=True)
+        tt = torch.tensor(data, requires_grad=True)
+        loss, tloss = ours(t, sg.tensor(target)), theirs(tt, torch.tensor(target))
+        loss.backward()
+        tloss.backward()
+        assert loss.item() == pytest.approx(tloss.item(), rel=1e-12)
+        np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), rtol=1e-10)
+    x = RNG.standard_normal((2, 3, 4))
+    flat = sg.nn.Sequential(sg.nn.Flatten(), sg.nn.Identity(), sg.nn.LogSoftmax(dim=1))(sg.tensor(x))
+    expected = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.LogSoftmax(dim=1))(torch.tensor(x))
+    np.testing.assert_allclose(flat.numpy(), expected.numpy(), rtol=1e-12)
+    nll = sg.nn.NLLLoss()(flat, np.array([3, 5]))
+    assert nll.item() == pytest.approx(torch.nn.NLLLoss()(expected, torch.tensor([3, 5])).item())
+
+
+def test_deepcopy_and_pickle_keep_parameters():
+    import copy
+    import pickle
+    model = TwoLayer()
+    clone = copy.deepcopy(model)
+    restored = pickle.loads(pickle.dumps(model))
+    x = sg.tensor(RNG.standard_normal((2, 4)))
+    for other in (clone, restored):
+        assert isinstance(other.hidden.weight, sg.nn.Parameter) and other.hidden.weight.requires_grad
+        assert other.hidden.weight is not model.hidden.weight
+        np.testing.assert_array_equal(other(x).detach().numpy(), model(x).detach().numpy())

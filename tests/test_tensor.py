@@ -1,0 +1,285 @@
+"""Eager tensors: attributes, backward, autograd.grad, modes, hooks, higher order, in-place ops, errors."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+
+def test_scalar_chain_rule_and_attributes():
+    x = sg.tensor(2.0, requires_grad=True)
+    y = x ** 3
+    assert x.is_leaf and not y.is_leaf and y.requires_grad
+    assert y.grad_fn.name() == "PowBackward0" and "PowBackward0" in repr(y)
+    y.backward()
+    assert x.grad.item() == 12.0 and x.grad.dtype == np.float64
+    x.grad.zero_()
+    assert x.grad.item() == 0.0
+
+
+def test_grad_fn_names_follow_pytorch():
+    x = sg.tensor(np.ones((2, 2)), requires_grad=True)
+    names = [(x + 2), (x - 1), (x / 2), (-x), x.tanh(), x @ x, x.sum(), x.mean(), x.reshape(4),
+             sg.nn.functional.mse_loss(x, np.zeros((2, 2))), sg.nn.Linear(2, 3)(x)]
+    assert [t.grad_fn.name() for t in names] == [
+        "AddBackward0", "SubBackward0", "DivBackward0", "NegBackward0", "TanhBackward0", "MmBackward0",
+        "SumBackward0", "MeanBackward0", "ViewBackward0", "MseLossBackward0", "AddmmBackward0"]
+    assert type(x.tanh().grad_fn.next_functions[0][0]).__name__ == "_AccumulateGrad"
+
+
+def test_tensor_constructor_dtypes_and_conversions():
+    t = sg.tensor([1, 2, 3])
+    assert t.dtype == np.int64 and t.shape == (3,) and t.size() == (3,) and t.size(0) == 3 and t.numel() == 3
+    f = sg.tensor([1.0, 2.0], dtype=sg.float32)
+    assert f.dtype == np.float32 and repr(f) == "tensor([1., 2.])"
+    with pytest.raises(RuntimeError, match="floating point"):
+        sg.tensor([1, 2], requires_grad=True)
+    w = sg.tensor([0.5, 1.5], requires_grad=True)
+    with pytest.raises(RuntimeError, match="detach"):
+        w.numpy()
+    np.testing.assert_array_equal(w.detach().numpy(), [0.5, 1.5])
+    assert float(sg.tensor(2.5)) == 2.5 and sg.tensor([[3.0]]).item() == 3.0
+    assert repr(sg.tensor([[1.5, 2], [3, 4]])) == "tensor([[1.5000, 2.0000],\n        [3.0000, 4.0000]])"
+
+
+def test_gradients_accumulate_and_non_leaves_get_none():
+    x = sg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for _ in range(3):
+        h = x * 2
+        (h * h).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 * 8 * np.array([1.0, 2.0, 3.0]))
+    with pytest.warns(UserWarning, match="not a leaf"):
+        assert h.grad is None
+
+
+def test_retain_grad_and_hooks():
+    a = sg.tensor(3.0, requires_grad=True)
+    h = a * 2
+    h.retain_grad()
+    seen = []
+    h.register_hook(lambda g: seen.append(g.item()))
+    handle = h.register_hook(lambda g: g * 10)
+    a.register_hook(lambda g: g + 1)
+    (h ** 2).backward(retain_graph=True)
+    assert seen == [12.0] and h.grad.item() == 120.0 and a.grad.item() == 241.0
+    handle.remove()
+    a.grad = None
+    (h ** 2).backward()
+    assert a.grad.item() == 25.0 and h.grad.item() == 132.0
+
+
+def test_nonscalar_backward_needs_gradient():
+    x = sg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    with pytest.raises(RuntimeError, match="implicitly created only for scalar outputs"):
+        y.backward()
+    with pytest.raises(RuntimeError, match="Mismatch in shape"):
+        y.backward(sg.tensor([1.0, 1.0, 1.0]))
+    y.backward(sg.tensor([1.0, 0.5]))
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_backward_twice_is_an_error_unless_retained():
+    x = sg.tensor(0.5, requires_grad=True)
+    y = sg.sin(x) * x
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.item() == pytest.approx(2 * (np.cos(0.5) * 0.5 + np.sin(0.5)))
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+    z = sg.tensor(1.0) * 0 + x  # nothing saved: a second backward is allowed, as in PyTorch
+    z.backward()
+    z.backward()
+
+
+def test_backward_on_tensor_without_grad():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        sg.tensor(1.0).backward()
+
+
+def test_autograd_grad_and_allow_unused():
+    x = sg.tensor([1.0, 2.0], requires_grad=True)
+    w = sg.tensor(3.0, requires_grad=True)
+    unused = sg.tensor(1.0, requires_grad=True)
+    h = sg.tanh(x * w)
+    y = (h ** 2).sum()
+    gx, gh = sg.autograd.grad(y, [x, h], retain_graph=True)
+    np.testing.assert_allclose(gh.numpy(), 2 * np.tanh(3 * np.array([1.0, 2.0])))
+    np.testing.assert_allclose(gx.numpy(), gh.numpy() * (1 - np.tanh([3.0, 6.0]) ** 2) * 3)
+    assert x.grad is None  # grad() returns, it does not accumulate
+    with pytest.raises(RuntimeError, match="allow_unused"):
+        sg.autograd.grad(y, [w, unused], retain_graph=True)
+    gw, gu = sg.autograd.grad(y, [w, unused], allow_unused=True)
+    assert gu is None and gw.shape == ()
+
+
+def test_third_derivative_of_sin_at_zero():
+    x = sg.tensor(0.0, requires_grad=True)
+    g1, = sg.autograd.grad(sg.sin(x), x, create_graph=True)
+    g2, = sg.autograd.grad(g1, x, create_graph=True)
+    g3, = sg.autograd.grad(g2, x)
+    assert (g1.item(), g2.item(), g3.item()) == (1.0, 0.0, -1.0)
+
+
+def test_create_graph_backward_then_differentiate_the_gradient():
+    x = sg.tensor([1.0, 2.0], requires_grad=True)
+    (x ** 3).sum().backward(create_graph=True)
+    grad = x.grad
+    assert grad.requires_grad
+    np.testing.assert_allclose(grad.detach().numpy(), [3.0, 12.0])
+    x.grad = None
+    grad.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 12.0])
+
+
+def test_no_grad_enable_grad_and_decorator():
+    x = sg.tensor(1.0, requires_grad=True)
+    with sg.no_grad():
+        y = x * 2
+        with sg.enable_grad():
+            z = x * 2
+    assert not y.requires_grad and y.grad_fn is None and z.requires_grad
+
+    @sg.no_grad()
+    def evaluate(t):
+        return t * 3
+    assert not evaluate(x).requires_grad and sg.is_grad_enabled()
+
+
+def test_detach_and_data_share_memory():
+    x = sg.tensor([1.0, 2.0], requires_grad=True)
+    d = x.detach()
+    assert not d.requires_grad and d.is_leaf
+    d.zero_()  # shares data with x, as in PyTorch
+    np.testing.assert_array_equal(x.detach().numpy(), [0.0, 0.0])
+    y = (x * 2).detach()
+    assert y.grad_fn is None
+
+
+def test_inplace_ops_record_and_version_errors():
+    x = sg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.add_(1).mul_(3)
+    y.sub_(sg.tensor([1.0, 1.0]), alpha=2)
+    y /= 3
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+    e = sg.exp(x)
+    e += 1  # exp's backward reads its output
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        e.sum().backward()
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x.add_(1)
+    with sg.no_grad():
+        x -= 0.5 * x.grad
+    np.testing.assert_allclose(x.detach().numpy(), [0.0, 1.0])
+
+
+def test_inplace_on_saved_input_is_an_error_but_unsaved_is_fine():
+    x = sg.tensor([1.0, 2.0], requires_grad=True)
+    h = x + 0
+    y = h * h
+    h.zero_()
+    with pytest.raises(RuntimeError, match="is at version 1; expected version 0"):
+        y.sum().backward()
+    a = x + 0
+    b = a * 3  # mul by a constant does not save a
+    a.fill_(7.0)
+    b.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_clamp_copy_and_setitem():
+    x = sg.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    y = x * 1
+    y.clamp_(0.0, 1.0)
+    y[0] = 5.0
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 1.0, 0.0])
+    t = sg.tensor([1.0, 2.0])
+    t.copy_(sg.tensor([4.0, 5.0]))
+    t.fill_(2)
+    np.testing.assert_array_equal(t.numpy(), [2.0, 2.0])
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        sg.tensor([1, 2]).add_(0.5)
+
+
+def test_indexing_methods_and_namespace_functions_on_tensors():
+    m = sg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    picked = m[sg.tensor([0, 1]), sg.tensor([2, 0])]
+    values, indices = m.max(1)
+    out = (picked.sum() + values.sum() + sg.logsumexp(m, axis=1).sum() + m.t().mean()
+           + m.view(3, 2)[1:].pow(2).sum() + np.sin(m).sum())
+    assert isinstance(out, sg.Tensor)
+    out.backward()
+    data = np.arange(6.0).reshape(2, 3)
+    expected = np.zeros((2, 3))
+    expected[0, 2] += 1
+    expected[1, 0] += 1
+    expected[:, 2] += 1
+    expected += np.exp(data) / np.exp(data).sum(1, keepdims=True) + 1 / 6 + np.cos(data)
+    expected.reshape(-1)[2:] += 2 * data.reshape(-1)[2:]
+    np.testing.assert_allclose(m.grad.numpy(), expected)
+    np.testing.assert_array_equal(indices.numpy(), [2, 2])
+    assert m.transpose(0, 1).shape == (3, 2) and m.unsqueeze(0).shape == (1, 2, 3)
+    assert m.flatten().shape == (6,) and m.sum(dim=1, keepdim=True).shape == (2, 1)
+    assert m.var().item() == pytest.approx(np.var(data, ddof=1))
+
+
+def test_float32_stays_float32():
+    x = sg.tensor(np.float32([0.5, 1.5]), requires_grad=True)
+    (sg.tanh(x) * 2.0).sum().backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (1 - np.tanh(np.float32([0.5, 1.5])) ** 2), rtol=1e-6)
+
+
+def test_backward_inputs_and_set_grad_enabled():
+    a, b = sg.tensor(2.0, requires_grad=True), sg.tensor(3.0, requires_grad=True)
+    (a * b).backward(inputs=[a])
+    assert a.grad.item() == 3.0 and b.grad is None
+    with sg.set_grad_enabled(False):
+        assert not (a * b).requires_grad
+    assert sg.is_grad_enabled()
+
+
+def test_data_updates_are_not_tracked_like_pytorch():
+    w = sg.tensor([1.0, 2.0], requires_grad=True)
+    w.mul(3).add(1).sum().backward()
+    w.data -= 0.1 * w.grad.data  # the classic manual update: no version bump, no leaf error
+    w.grad.data.zero_()
+    np.testing.assert_allclose(w.detach().numpy(), [0.7, 1.7])
+    assert w._version.value == 0 and not np.any(w.grad.numpy())
+
+
+def test_hooks_under_create_graph_see_differentiable_gradients():
+    x = sg.tensor(1.5, requires_grad=True)
+    y = x ** 2
+    y.register_hook(lambda g: g * x)  # the replacement depends on x, so it is differentiated too
+    g, = sg.autograd.grad(y * 1.0, x, create_graph=True)  # d/dx: 1 * x * 2x = 2x^2
+    assert g.item() == pytest.approx(4.5)
+    h, = sg.autograd.grad(g, x)
+    assert h.item() == pytest.approx(6.0)
+
+
+def test_tensor_methods_match_numpy():
+    data = np.array([[1.0, -2.0], [3.0, 0.5]])
+    t = sg.tensor(data)
+    assert t.norm().item() == pytest.approx(np.linalg.norm(data))
+    assert t.norm(p=1).item() == pytest.approx(np.abs(data).sum())
+    np.testing.assert_allclose(t.logsumexp(1).numpy(), np.log(np.exp(data).sum(1)))
+    np.testing.assert_array_equal(t.gt(0).numpy(), data > 0)
+    np.testing.assert_allclose(t.div(2).sub(1).numpy(), data / 2 - 1)
+    np.testing.assert_allclose(t.softmax(1).numpy().sum(1), [1.0, 1.0])
+    assert t.argmax().item() == 2 and t.permute(1, 0).shape == (2, 2) and t.expand(3, 2, 2).shape == (3, 2, 2)
+
+
+def test_version_check_covers_exactly_what_the_adjoint_reads():
+    x = sg.tensor([-1.0, 2.0], requires_grad=True)
+    h = x * 1
+    y = h.relu()  # relu's derivative reads its input, not its output: the output may change
+    y.mul_(2)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 2.0])
+    r = h.relu()
+    h.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        r.sum().backward()
