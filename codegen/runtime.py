@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import builtins
 import ctypes
+import functools
+import glob
+import os
 
 import numpy as np
 
@@ -104,3 +107,24 @@ def make_builtin(address: int, name: str, owner=None):
     method_def = _PyMethodDef(name.encode(), address, METH_FASTCALL, None)
     entry = NativeEntry(method_def, owner)
     return _new_builtin(ctypes.addressof(method_def), entry, None)
+
+
+# NumPy's bundled OpenBLAS exports CBLAS gemm with 64-bit integers under these names.
+BLAS_GEMM_SYMBOLS = {"dgemm": "scipy_cblas_dgemm64_", "sgemm": "scipy_cblas_sgemm64_"}
+
+
+@functools.cache
+def blas_addresses() -> dict[str, int]:
+    """{"dgemm": address, "sgemm": address} of the ILP64 CBLAS gemm that NumPy (or SciPy) ships
+    next to itself; empty when none is found. Code calls them through these addresses."""
+    root = os.path.dirname(os.path.dirname(np.__file__))
+    patterns = [os.path.join(root, lib, "libscipy_openblas64_*.so*")
+                for lib in ("numpy.libs", "scipy.libs", "scipy_openblas64/lib")]
+    for path in sorted(p for pattern in patterns for p in glob.glob(pattern)):
+        try:
+            library = ctypes.CDLL(path)
+            return {name: ctypes.cast(getattr(library, symbol), ctypes.c_void_p).value
+                    for name, symbol in BLAS_GEMM_SYMBOLS.items()}
+        except (OSError, AttributeError):
+            continue
+    return {}

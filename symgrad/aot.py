@@ -4,8 +4,9 @@
 function and the requested gradient once, optimizes them, and writes, next to `NAME.json`
 (metadata: arguments, outputs, errors, versions, the library's SHA-256):
 - backend "llvm": `NAME.so`, a position-independent shared library with C entry points
-  `NAME_forward`, `NAME_grad` / `NAME_value_and_grad` (matrix products use symgrad's own
-  loops, not NumPy's BLAS, and constants are compiled in, so it needs only libc and libm),
+  `NAME_forward`, `NAME_grad` / `NAME_value_and_grad` (constants are compiled in, and
+  matrix products call a BLAS only through pointers sg.load sets to NumPy's, so it needs
+  only libc and libm),
   and `NAME.h` declaring them;
 - backend "numpy": `NAME.py`, a readable module importing only NumPy (and `NAME.npz` when
   a constant is too large to write as a literal).
@@ -16,9 +17,6 @@ import inspect
 import json
 import os
 import re
-import shlex
-import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 
@@ -32,22 +30,8 @@ from .tracing import argument_names, as_input_array, function_name, trace_flat
 from .transforms import grad as grad_transform, value_and_grad as value_and_grad_transform
 
 BACKENDS = ("llvm", "numpy")
-# --cpu choices and the /proc/cpuinfo flags each needs (host: read from LLVM at compile time).
-CPUS = {
-    "generic": [],
-    "x86-64-v3": ["abm", "avx", "avx2", "bmi1", "bmi2", "cx16", "f16c", "fma", "movbe", "pni", "popcnt", "sse4_1",
-                  "sse4_2", "ssse3"],
-    "host": None,
-}
-
-# LLVM CPU features (of a --cpu host build) that change generated code, and the flag that
-# /proc/cpuinfo shows for each: the loader refuses a library whose features the CPU lacks.
-CPUINFO_FLAGS = {
-    "sse3": "pni", "ssse3": "ssse3", "sse4.1": "sse4_1", "sse4.2": "sse4_2", "popcnt": "popcnt", "avx": "avx",
-    "avx2": "avx2", "fma": "fma", "f16c": "f16c", "bmi": "bmi1", "bmi2": "bmi2", "lzcnt": "abm", "movbe": "movbe",
-    "avx512f": "avx512f", "avx512dq": "avx512dq", "avx512bw": "avx512bw", "avx512vl": "avx512vl",
-    "avx512cd": "avx512cd", "avx512vbmi": "avx512vbmi", "avx512ifma": "avx512ifma",
-}
+# --cpu choices (llvm): baseline x86-64, AVX2+FMA (x86 CPUs since about 2015), or this machine's.
+CPUS = ("generic", "x86-64-v3", "host")
 
 _C_TYPES = {dtypes.FLOAT64: "double", dtypes.FLOAT32: "float", dtypes.INT64: "int64_t", dtypes.INT32: "int32_t",
             dtypes.BOOL: "uint8_t"}
@@ -74,14 +58,15 @@ class Artifact:
 
 
 def compile(fn, example_args, grad=None, value_and_grad=False, out="build/artifact", backend="llvm",
-            cpu="generic", source=None) -> Artifact:
+            cpu="x86-64-v3", source=None) -> Artifact:
     """Compile fn for the shapes and dtypes of `example_args` (one array or scalar per parameter).
 
     grad: argument names or positions to differentiate (a name/int gives one gradient, a list a
     tuple of them); value_and_grad=True exports value-and-gradient instead of the gradient
-    (differentiating the first argument if `grad` is not given). cpu (llvm): "generic" (portable
-    baseline code, the default), "x86-64-v3" (AVX2 and FMA: x86 CPUs since about 2015) or "host"
-    (this machine's CPU); sg.load refuses a library whose CPU features the machine lacks.
+    (differentiating the first argument if `grad` is not given). cpu (llvm): "x86-64-v3" (the
+    default: AVX2 and FMA, x86 CPUs since about 2015), "generic" (any x86-64, several times
+    slower: no FMA for the math kernels) or "host" (this machine's CPU); sg.load refuses a
+    library whose CPU features the machine lacks.
     `source` is recorded in the metadata.
     """
     if backend not in BACKENDS:
@@ -206,76 +191,21 @@ def _write_text(path: str, text: str) -> None:
 # ----------------------------------------------------------------------------- LLVM: .so + .h
 
 def _write_llvm(base, prefix, entries, metadata, cpu) -> list:
-    from llvmlite import ir as llvm_ir
+    from codegen.llvm.shared_library import SharedLibrary
 
-    from codegen.llvm import jit
-    from codegen.llvm.kernel import KernelBuilder
-
-    machine = jit.target_machine(reloc="pic", cpu=None if cpu == "host" else cpu)
-    module = llvm_ir.Module(name=prefix)
-    module.triple, module.data_layout = machine.triple, str(machine.target_data)
-    errors = []  # shared by the kernels, so an error number means the same in every entry point
+    library = SharedLibrary(prefix, cpu)
     for entry in entries:
-        symbol = f"{prefix}_{entry.kind}"
-        kernel = KernelBuilder(entry.graph, module, symbol, use_blas=False, embed_constants=True)
-        kernel.errors = errors
-        kernel.build()
+        library.add_kernel(entry.graph, f"{prefix}_{entry.kind}")
     for entry in entries:
-        metadata["entries"][entry.kind] = _entry_metadata(entry, f"{prefix}_{entry.kind}", errors)
+        metadata["entries"][entry.kind] = _entry_metadata(entry, f"{prefix}_{entry.kind}", library.errors)
+    metadata["blas_slots"] = library.blas_slots()
     metadata["library"] = os.path.basename(base) + ".so"
-    metadata["target"] = {"triple": machine.triple, "cpu": _cpu_name(cpu), "requires": _required_flags(cpu)}
-    _embed_string(module, metadata_symbol(metadata), metadata_text(metadata))
-    code = jit.object_code(str(module), machine)
-    library = base + ".so"
-    _link(code, library)
+    metadata["target"] = library.target()
+    library.embed_string(metadata_symbol(metadata), metadata_text(metadata))
+    library.link(base + ".so")
     header = base + ".h"
     _write_text(header, c_header(metadata))
-    return [library, header]
-
-
-def _cpu_name(cpu: str) -> str:
-    if cpu != "host":
-        return cpu
-    import llvmlite.binding as llvm
-    return llvm.get_host_cpu_name()
-
-
-def _required_flags(cpu: str) -> list:
-    """The /proc/cpuinfo flags code built for `cpu` relies on."""
-    if CPUS[cpu] is not None:
-        return CPUS[cpu]
-    import llvmlite.binding as llvm
-    features = llvm.get_host_cpu_features()
-    return sorted(flag for feature, flag in CPUINFO_FLAGS.items() if features.get(feature))
-
-
-def _embed_string(module, name: str, text: str) -> None:
-    """An exported, NUL-terminated constant char array `name` holding `text`."""
-    from llvmlite import ir as llvm_ir
-    data = bytearray(text.encode()) + b"\0"
-    array = llvm_ir.ArrayType(llvm_ir.IntType(8), len(data))
-    variable = llvm_ir.GlobalVariable(module, array, name)
-    variable.global_constant = True
-    variable.initializer = llvm_ir.Constant(array, data)
-
-
-def _link(code: bytes, library: str) -> None:
-    """object code -> position-independent shared library, with the system C compiler as linker."""
-    compiler = shlex.split(os.environ.get("CC", "cc"))
-    if shutil.which(compiler[0]) is None:
-        raise RuntimeError(f"symgrad compile --backend llvm needs a C compiler to link the shared library "
-                           f"({compiler[0]!r} not found; set CC), or use --backend numpy")
-    directory = os.path.dirname(library)
-    with tempfile.TemporaryDirectory(dir=directory) as scratch:
-        obj, linked = os.path.join(scratch, "code.o"), os.path.join(scratch, "lib.so")
-        with open(obj, "wb") as f:
-            f.write(code)
-        command = [*compiler, "-shared", "-o", linked, obj, "-lm", "-Wl,-z,noexecstack",
-                   "-Wl,-soname," + os.path.basename(library)]  # found by name (rpath), not by build path
-        result = subprocess.run(command, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise RuntimeError(f"linking failed: {' '.join(command)}\n{result.stderr}")
-        os.replace(linked, library)
+    return [base + ".so", header]
 
 
 def c_header(metadata: dict) -> str:
@@ -311,6 +241,11 @@ def c_header(metadata: dict) -> str:
         for index, (text, spec) in enumerate(rows):
             end = "," if index < len(rows) - 1 else ");"
             lines.append(f"    {(text + end).ljust(width + 1)} /* {_type_text(spec)} */")
+        lines.append("")
+    for name, symbol in sorted(metadata.get("blas_slots", {}).items()):
+        lines.append(f"/* Optional: set to a CBLAS {name} taking 64-bit integers (e.g. OpenBLAS's ILP64")
+        lines.append(" * cblas_" + name + "64_) for BLAS-speed matrix products; left NULL, symgrad's own loops run. */")
+        lines.append(f"extern void *{symbol};")
         lines.append("")
     lines.append(f"/* The text of an error number returned by an entry point of {prefix}. */")
     lines.append(f"static inline const char *{prefix}_error_message(int32_t status) {{")

@@ -109,9 +109,9 @@ def _parser() -> argparse.ArgumentParser:
                              help="export value and gradient in one entry point instead of the gradient alone "
                                   "(of the first argument unless --grad names others)")
     compile_cmd.add_argument("--backend", choices=("llvm", "numpy"), default="llvm")
-    compile_cmd.add_argument("--cpu", choices=("generic", "x86-64-v3", "host"), default="generic",
-                             help="llvm: generic (portable, the default), x86-64-v3 (AVX2+FMA, often several times "
-                                  "faster) or host (this CPU); symgrad.load refuses a CPU lacking the features")
+    compile_cmd.add_argument("--cpu", choices=("x86-64-v3", "generic", "host"), default="x86-64-v3",
+                             help="llvm: x86-64-v3 (AVX2+FMA, the default), generic (any x86-64, several times "
+                                  "slower) or host (this CPU); symgrad.load refuses a CPU lacking the features")
     compile_cmd.add_argument("--out", required=True, metavar="DIR/NAME", help="artifact path without suffix")
     return parser
 

@@ -125,6 +125,15 @@ class _NativeLibrary:
         embedded = ctypes.c_char.in_dll(self.library, metadata_symbol(metadata))
         if ctypes.string_at(ctypes.addressof(embedded)).decode() != metadata_text(metadata):
             raise ArtifactError(f"{path}: the metadata file does not describe this library (was it edited?)")
+        self._connect_blas(metadata.get("blas_slots", {}))
+
+    def _connect_blas(self, slots: dict) -> None:
+        """Point the library's gemm slots at NumPy's BLAS (left empty, it multiplies with its own loops)."""
+        from codegen import runtime
+        found = runtime.blas_addresses()
+        for name, symbol in slots.items():
+            if name in found:
+                ctypes.c_void_p.in_dll(self.library, symbol).value = found[name]
 
     def entry(self, symbol: str, count: int):
         function = self.library[symbol]

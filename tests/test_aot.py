@@ -360,3 +360,28 @@ def test_calls_from_several_threads_do_not_share_a_workspace(tmp_path):
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda k: [loaded(*inputs[k]) for _ in range(10)], range(4)))
     assert all(np.isclose(r, (k + 1) ** 2, rtol=1e-12) for k, rs in enumerate(results) for r in rs)
+
+
+def test_loaded_library_multiplies_through_numpys_blas_or_its_own_loops(tmp_path):
+    import ctypes
+
+    from codegen import runtime
+    if not runtime.blas_addresses():
+        pytest.skip("no BLAS found next to NumPy")
+
+    def f(a, b):
+        return sg.sum(sg.tanh(a @ b))
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((40, 30)), rng.standard_normal((30, 20))
+    sg.aot.compile(f, (a, b), grad=("a", "b"), value_and_grad=True, out=str(tmp_path / "f"))
+    loaded = sg.load(tmp_path / "f")
+    slot = ctypes.c_void_p.in_dll(loaded.code.library, loaded.metadata["blas_slots"]["dgemm"])
+    assert slot.value == runtime.blas_addresses()["dgemm"]  # set by the loader
+    expected = sg.compile(sg.value_and_grad(f, argnums=(0, 1)))(a, b)
+    with_blas = loaded.value_and_grad(a, b)
+    slot.value = None  # what a C program that sets no BLAS gets: symgrad's own loops
+    with_loops = loaded.value_and_grad(a, b)
+    for got in (with_blas, with_loops):
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)
+        for g, e in zip(got[1], expected[1]):
+            np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)

@@ -68,7 +68,7 @@ def test_matmul_with_and_without_blas(monkeypatch, with_blas):
     if with_blas and not blas.addresses():
         pytest.skip("no BLAS found next to NumPy")
     if not with_blas:
-        monkeypatch.setattr(blas, "worth_calling", lambda *a: False)
+        monkeypatch.setattr(blas, "worth_calling", lambda *a, **k: False)
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((3, 20, 30)), rng.standard_normal((3, 30, 10))
 

@@ -1,49 +1,37 @@
 """Matrix products through the BLAS that NumPy ships (its bundled OpenBLAS), called by address.
 
-Kernels call `symgrad_rt_dgemm` / `symgrad_rt_sgemm` (CBLAS row-major, 64-bit integers);
-the JIT links those names to NumPy's `scipy_cblas_?gemm64_`. Products too small to pay
-for a BLAS call, or any product when no BLAS is found, use symgrad's own loop instead
-(kernel._matmul). A transposed operand is passed with BLAS's transpose flag, not copied.
+JIT kernels call `symgrad_rt_dgemm` / `symgrad_rt_sgemm` (CBLAS row-major, 64-bit integers),
+which the JIT links to NumPy's `scipy_cblas_?gemm64_` (runtime.blas_addresses). A shared
+library (AOT) instead calls through exported pointer slots its loader may fill, and runs
+symgrad's own loop while a slot is empty. Products too small to pay for a BLAS call use the
+loop too (kernel._matmul). A transposed operand is passed with BLAS's transpose flag.
 """
 from __future__ import annotations
 
-import ctypes
-import functools
-import glob
-import os
-
 import numpy as np
 from llvmlite import ir
+
+from codegen import runtime
 
 from .operands import Buffer, IndexMap
 from .types import F32, F64, I32, I64, PTR
 
 SYMBOLS = {np.dtype(np.float64): "symgrad_rt_dgemm", np.dtype(np.float32): "symgrad_rt_sgemm"}
-_LIBRARY_SYMBOLS = {"symgrad_rt_dgemm": "scipy_cblas_dgemm64_", "symgrad_rt_sgemm": "scipy_cblas_sgemm64_"}
+GEMM_NAMES = {np.dtype(np.float64): "dgemm", np.dtype(np.float32): "sgemm"}
 # Below this many multiply-adds the call overhead outweighs BLAS's speed.
 MIN_WORK = 8 * 8 * 8
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
 
-@functools.cache
 def addresses() -> dict[str, int]:
-    """symbol -> address of NumPy's (or SciPy's) bundled ILP64 CBLAS gemm; empty if none is found."""
-    import numpy
-    roots = [os.path.dirname(os.path.dirname(numpy.__file__))]
-    patterns = [os.path.join(root, lib, "libscipy_openblas64_*.so*") for root in roots
-                for lib in ("numpy.libs", "scipy.libs", "scipy_openblas64/lib")]
-    for path in sorted(p for pattern in patterns for p in glob.glob(pattern)):
-        try:
-            library = ctypes.CDLL(path)
-            return {ours: ctypes.cast(getattr(library, theirs), ctypes.c_void_p).value
-                    for ours, theirs in _LIBRARY_SYMBOLS.items()}
-        except (OSError, AttributeError):
-            continue
-    return {}
+    """The JIT's link table: symgrad_rt_?gemm -> address (empty when NumPy ships no BLAS)."""
+    found = runtime.blas_addresses()
+    return {SYMBOLS[dtype]: found[name] for dtype, name in GEMM_NAMES.items() if name in found}
 
 
-def worth_calling(dtype, m: int, n: int, inner: int) -> bool:
-    return np.dtype(dtype) in SYMBOLS and bool(addresses()) and m * n * inner >= MIN_WORK
+def worth_calling(dtype, m: int, n: int, inner: int, linked: bool = True) -> bool:
+    """Whether a product this size should call BLAS (`linked`: the JIT, which needs one found now)."""
+    return np.dtype(dtype) in SYMBOLS and (bool(addresses()) or not linked) and m * n * inner >= MIN_WORK
 
 
 def operand(k, x):
@@ -58,18 +46,37 @@ def operand(k, x):
     return k.materialize(x), False
 
 
-def _declare(module, dtype) -> ir.Function:
+def _signature(dtype) -> ir.FunctionType:
+    real = F64 if np.dtype(dtype) == np.float64 else F32
+    return ir.FunctionType(ir.VoidType(), [I32, I32, I32, I64, I64, I64, real, PTR, I64, PTR, I64, real, PTR, I64])
+
+
+def linked_gemm(module, dtype) -> ir.Function:
+    """The gemm the JIT links by name."""
     name = SYMBOLS[np.dtype(dtype)]
     if name in module.globals:
         return module.globals[name]
-    real = F64 if np.dtype(dtype) == np.float64 else F32
-    signature = ir.FunctionType(ir.VoidType(), [I32, I32, I32, I64, I64, I64, real, PTR, I64, PTR, I64, real, PTR, I64])
-    return ir.Function(module, signature, name)
+    return ir.Function(module, _signature(dtype), name)
 
 
-def emit_gemm(k, dtype, batch, m, n, inner, a_arg, b_arg, out: Buffer):
-    """out[b] = a[b] @ b[b] for every batch index, one gemm call each."""
-    gemm = _declare(k.module, dtype)
+def gemm_slot(module, dtype) -> ir.GlobalVariable:
+    """The exported pointer `<module>_blas_?gemm` a shared library's loader sets (null: no BLAS)."""
+    name = f"{module.name}_blas_{GEMM_NAMES[np.dtype(dtype)]}"
+    if name in module.globals:
+        return module.globals[name]
+    slot = ir.GlobalVariable(module, PTR, name)
+    slot.initializer = ir.Constant(PTR, None)
+    return slot
+
+
+def slot_function(k, slot, dtype):
+    """(is_set, callable) for the gemm pointer in `slot`."""
+    pointer = k.b.load(slot, typ=_signature(dtype).as_pointer())  # typed, so it can be called
+    return k.b.icmp_unsigned("!=", k.b.ptrtoint(pointer, I64), ir.Constant(I64, 0)), pointer
+
+
+def emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out: Buffer):
+    """out[b] = a[b] @ b[b] for every batch index, one call of `gemm` each."""
     real = F64 if np.dtype(dtype) == np.float64 else F32
     (a, a_t), (b, b_t) = a_arg, b_arg
     lda = m if a_t else inner

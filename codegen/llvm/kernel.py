@@ -59,12 +59,14 @@ class Group:
 class KernelBuilder:
     """Plans and emits one graph as one LLVM function."""
 
-    def __init__(self, graph: sir.Graph, module: ir.Module, name: str, use_blas: bool = True,
+    def __init__(self, graph: sir.Graph, module: ir.Module, name: str, blas_calls: str = "linked",
                  embed_constants: bool = False):
-        """use_blas=False: matrix products use the loop fallback (no symgrad_rt_* symbols, for AOT);
-        embed_constants=True: large constants are compiled in rather than reached through `slots`."""
+        """blas_calls: how matrix products reach BLAS: "linked" (the JIT links symgrad_rt_?gemm),
+        "slots" (through exported pointers a shared library's loader fills; loops while empty),
+        or "none" (loops only). embed_constants=True: large constants are compiled in rather
+        than reached through `slots`."""
         self.graph, self.module = graph, module
-        self.use_blas, self.embed_constants = use_blas, embed_constants
+        self.blas_calls, self.embed_constants = blas_calls, embed_constants
         arg_types = [PTR] * (len(graph.inputs) + len(graph.outputs))
         self.function = ir.Function(module, ir.FunctionType(I32, arg_types), name)
         for arg in self.function.args:
@@ -84,7 +86,7 @@ class KernelBuilder:
         for value, arg in zip(graph.inputs, self.function.args):
             self.operands[id(value)] = Buffer(value.shape, value.dtype, arg, role="input")
         uses = graph.consumers()
-        wants_buffer = _read_from_memory(graph, self.use_blas)
+        wants_buffer = _read_from_memory(graph, self.blas_calls)
         self.output_buffers = {}
         for position, value in enumerate(graph.outputs):
             arg = self.function.args[len(graph.inputs) + position]
@@ -134,7 +136,11 @@ class KernelBuilder:
         return target
 
     def fill(self, target: Buffer, value):
-        self.jobs.append(LoopJob(target.shape, target, frozenset(), lambda k, idx: target.store(k, idx, value)))
+        self.jobs.append(_fill_job(target, value))
+
+    def emit_job(self, job: LoopJob):
+        """Emit one loop job's nest here and now (outside the schedule, e.g. in a branch)."""
+        self.emit_loops(Group(jobs=[job], domain=_squeeze(job.domain)))
 
     # ------------------------------------------------------------------ scheduling
     def schedule(self) -> list[Group]:
@@ -345,18 +351,22 @@ def _worth_storing(operand) -> bool:
     return operand.cost > STORE_COST
 
 
-def _read_from_memory(graph, use_blas: bool) -> set:
+def _read_from_memory(graph, blas_calls) -> set:
     """Ids of values some consumer reads as a buffer (a BLAS operand, a reshape that moves
     elements): computing those once, into memory, serves every consumer."""
     wanted = set()
     for node in graph.nodes:
         if node.prim.name == "matmul":
             *_, m, inner = node.inputs[0].shape
-            if use_blas and blas.worth_calling(node.out.dtype, m, node.out.shape[-1], inner):
+            if _calls_blas(blas_calls, node.out.dtype, m, node.out.shape[-1], inner):
                 wanted.update(id(v) for v in node.inputs)
         elif node.prim.name == "reshape" and not _moves_only_unit_axes(node.inputs[0].shape, node.out.shape):
             wanted.add(id(node.inputs[0]))
     return wanted
+
+
+def _calls_blas(blas_calls, dtype, m, n, inner) -> bool:
+    return blas_calls != "none" and blas.worth_calling(dtype, m, n, inner, linked=blas_calls == "linked")
 
 
 def _moves_only_unit_axes(before, after) -> bool:
@@ -554,23 +564,58 @@ def _matmul(k, node, inputs):
     a, b = inputs
     out = k.result_buffer(node)
     *batch, m, inner = a.shape
-    n = b.shape[-1]
-    if k.use_blas and blas.worth_calling(node.out.dtype, m, n, inner):
-        a_arg, b_arg = (blas.operand(k, x) for x in (a, b))
-        k.jobs.append(CustomJob(out, a_arg[0].reads | b_arg[0].reads,
-                                lambda k: blas.emit_gemm(k, node.out.dtype, batch, m, n, inner, a_arg, b_arg, out)))
+    n, dtype = b.shape[-1], node.out.dtype
+    if not _calls_blas(k.blas_calls, dtype, m, n, inner):
+        k.jobs.extend(_matmul_loops(a, b, out, dtype))
         return out
-    k.fill(out, _zero(node.out.dtype))
+    a_arg, b_arg = (blas.operand(k, x) for x in (a, b))
 
-    def multiply_add(k, idx):  # domain (*batch, m, inner, n): out[.., i, j] += a[.., i, l] * b[.., l, j]
+    def call(k, gemm):
+        blas.emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out)
+
+    if k.blas_calls == "linked":
+        emit = lambda k: call(k, blas.linked_gemm(k.module, dtype))  # noqa: E731
+    else:
+        loops = _matmul_loops(_blas_view(*a_arg), _blas_view(*b_arg), out, dtype)
+
+        def emit(k):
+            is_set, gemm = blas.slot_function(k, blas.gemm_slot(k.module, dtype), dtype)
+            with k.b.if_else(is_set) as (then, otherwise):
+                with then:
+                    call(k, gemm)
+                with otherwise:
+                    for job in loops:
+                        k.emit_job(job)
+    k.jobs.append(CustomJob(out, a_arg[0].reads | b_arg[0].reads, emit))
+    return out
+
+
+def _blas_view(buffer, transposed):
+    """The operand a BLAS call reads: the buffer, or its transpose in the last two axes."""
+    if not transposed:
+        return buffer
+    rank = len(buffer.shape)
+    return transpose(buffer, tuple(range(rank - 2)) + (rank - 1, rank - 2))
+
+
+def _matmul_loops(a, b, out, dtype) -> list:
+    """symgrad's own product: zero `out`, then out[.., i, j] += a[.., i, l] * b[.., l, j] over
+    the domain (*batch, i, l, j), which vectorizes over j."""
+    floating = dtype.kind == "f"
+
+    def multiply_add(k, idx):
         *bi, i, l, j = idx
-        product = k.b.fmul(a.load(k, [*bi, i, l]), b.load(k, [*bi, l, j])) if node.out.dtype.kind == "f" else \
-            k.b.mul(a.load(k, [*bi, i, l]), b.load(k, [*bi, l, j]))
+        left, right = a.load(k, [*bi, i, l]), b.load(k, [*bi, l, j])
+        product = k.b.fmul(left, right) if floating else k.b.mul(left, right)
         out_idx = [*bi, i, j]
         current = out.load(k, out_idx)
-        out.store(k, out_idx, k.b.fadd(current, product) if node.out.dtype.kind == "f" else k.b.add(current, product))
-    k.jobs.append(LoopJob((*batch, m, inner, n), out, a.reads | b.reads | out.reads, multiply_add))
-    return out
+        out.store(k, out_idx, k.b.fadd(current, product) if floating else k.b.add(current, product))
+    domain = (*a.shape, b.shape[-1])
+    return [_fill_job(out, _zero(dtype)), LoopJob(domain, out, a.reads | b.reads | out.reads, multiply_add)]
+
+
+def _fill_job(target: Buffer, value) -> LoopJob:
+    return LoopJob(target.shape, target, frozenset(), lambda k, idx: target.store(k, idx, value))
 
 
 LLVM_RULES = {
