@@ -527,7 +527,7 @@ def apply_elementwise(op, args):
             continue
         if not isinstance(arg, Tensor):
             if not isinstance(arg, (np.ndarray, np.generic, list)):
-                return op(*args)  # a tracer: the ordinary path
+                return E.apply_elementwise(op, args)  # a tracer: the ordinary path
             arg = Tensor._wrap(sgnp.asarray(arg))
         signature.append((True, arg._data.shape, arg._data.dtype, None))
         operands.append(arg)
@@ -538,6 +538,10 @@ def apply_elementwise(op, args):
     if result._node is not None:
         result._node.label = plan.label
     return result
+
+
+# sg.tanh(t), sg.maximum(t, 0), ...: every elementwise op of the namespace replays plans on tensors.
+Tensor.__sg_elementwise__ = staticmethod(apply_elementwise)
 
 
 def labelled(result, op_name: str):

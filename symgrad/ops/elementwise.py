@@ -153,6 +153,10 @@ class ElementwiseOp:
     def __call__(self, *args):
         if len(args) != self.arity:
             raise TypeError(f"sg.{self.name} takes {self.arity} argument(s), got {len(args)}")
+        for arg in args:  # a value type may run elementwise ops its own way (eager tensors replay plans)
+            handler = getattr(type(arg), "__sg_elementwise__", None)
+            if handler is not None:
+                return handler(self, args)
         return apply_elementwise(self, args)
 
 
@@ -231,25 +235,39 @@ def apply_elementwise(op: ElementwiseOp, args):
         from ..tracing import fail
         fail(str(err))
 
-    symbols, inputs, sympy_args = [], [], []
+    inputs, kinds = [], []
     for arg, cond in zip(args, is_condition):
         if _is_python_scalar(arg):
-            sympy_args.append(_as_sympy_number(bool(arg) if cond else arg))
+            kinds.append((type(arg), bool(arg) if cond else arg))
             continue
         want = dtypes.BOOL if cond else compute
         if arg.dtype != want:
             arg = convert_p(arg, dtype=want)
         if arg.shape != shape:
             arg = broadcast_to_p(arg, shape=shape)
-        symbol = input_symbol(len(inputs), want)
-        symbols.append(symbol)
         inputs.append(arg)
+        kinds.append(want)
+    symbols, expr = _expression(op, tuple(kinds))
+    name = op.name if not scalars else None
+    return _bind_ew(expr, symbols, inputs, out_dtype, name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _expression(op: ElementwiseOp, kinds: tuple):
+    """(input symbols, SymPy expression) of op applied to arrays of the given dtypes and to
+    Python scalars ((type, value) pairs), built once: SymPy construction is the slow part."""
+    symbols, sympy_args = [], []
+    for kind in kinds:
+        if isinstance(kind, tuple):
+            sympy_args.append(_as_sympy_number(kind[1]))
+            continue
+        symbol = input_symbol(len(symbols), kind)
+        symbols.append(symbol)
         sympy_args.append(symbol)
     expr = sp.sympify(op.fn(*sympy_args))
     if expr.is_Boolean and op.kind != "compare":
         raise TypeError(f"sg.{op.name} produced a boolean expression; declare it with kind='compare'")
-    name = op.name if not scalars else None
-    return _bind_ew(expr, tuple(symbols), inputs, out_dtype, name)
+    return tuple(symbols), expr
 
 
 def elementwise(name: str, fn, domain=(-2.0, 2.0)) -> ElementwiseOp:
