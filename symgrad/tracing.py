@@ -324,3 +324,8 @@ def inline(graph: ir.Graph, operands, annotate=None) -> list:
         for node in graph.nodes:
             env[id(node.out)] = bind(node.prim, [env[id(v)] for v in node.inputs], node.params)
     return env
+
+
+# Tracers get their NumPy-style operators from the namespace module, which needs this one:
+# importing it here (last) means a traced value always has them, whatever was imported first.
+from . import numpy_api  # noqa: E402,F401
