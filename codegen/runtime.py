@@ -109,14 +109,15 @@ def make_builtin(address: int, name: str, owner=None):
     return _new_builtin(ctypes.addressof(method_def), entry, None)
 
 
-# NumPy's bundled OpenBLAS exports CBLAS gemm with 64-bit integers under these names.
-BLAS_GEMM_SYMBOLS = {"dgemm": "scipy_cblas_dgemm64_", "sgemm": "scipy_cblas_sgemm64_"}
+# NumPy's bundled OpenBLAS exports CBLAS with 64-bit integers under these names.
+BLAS_SYMBOLS = {"dgemm": "scipy_cblas_dgemm64_", "sgemm": "scipy_cblas_sgemm64_",
+                "dgemv": "scipy_cblas_dgemv64_", "sgemv": "scipy_cblas_sgemv64_"}
 
 
 @functools.cache
 def blas_addresses() -> dict[str, int]:
-    """{"dgemm": address, "sgemm": address} of the ILP64 CBLAS gemm that NumPy (or SciPy) ships
-    next to itself; empty when none is found. Code calls them through these addresses."""
+    """{"dgemm": address, ...} of the ILP64 CBLAS gemm and gemv that NumPy (or SciPy) ships next
+    to itself; empty when none is found. Code calls them through these addresses."""
     root = os.path.dirname(os.path.dirname(np.__file__))
     patterns = [os.path.join(root, lib, "libscipy_openblas64_*.so*")
                 for lib in ("numpy.libs", "scipy.libs", "scipy_openblas64/lib")]
@@ -124,7 +125,7 @@ def blas_addresses() -> dict[str, int]:
         try:
             library = ctypes.CDLL(path)
             return {name: ctypes.cast(getattr(library, symbol), ctypes.c_void_p).value
-                    for name, symbol in BLAS_GEMM_SYMBOLS.items()}
+                    for name, symbol in BLAS_SYMBOLS.items()}
         except (OSError, AttributeError):
             continue
     return {}

@@ -81,6 +81,25 @@ def test_matmul_with_and_without_blas(monkeypatch, with_blas):
     np.testing.assert_allclose(db, ref_db, rtol=1e-11, atol=1e-12)
 
 
+@pytest.mark.parametrize("product", [
+    lambda a, v, u: a @ v,                      # matrix times column: gemv
+    lambda a, v, u: a.T @ u,                    # transposed matrix times column
+    lambda a, v, u: u @ a,                      # row times matrix: gemv on the transpose
+    lambda a, v, u: v @ a.T,                    # row times transposed matrix
+], ids=["A@v", "AT@u", "u@A", "v@AT"])
+def test_matrix_vector_products_and_their_gradients(product):
+    rng = np.random.default_rng(2)
+    a, v, u = rng.standard_normal((40, 30)), rng.standard_normal(30), rng.standard_normal(40)
+
+    def f(a, v, u):
+        return sg.sum(sg.sin(product(a, v, u)))
+    got = sg.compile(sg.value_and_grad(f, argnums=(0, 1, 2)), backend="llvm")(a, v, u)
+    want = sg.compile(sg.value_and_grad(f, argnums=(0, 1, 2)), backend="numpy")(a, v, u)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    for g, w in zip(got[1], want[1]):
+        np.testing.assert_allclose(g, w, rtol=1e-11, atol=1e-13)
+
+
 def test_out_of_bounds_traced_index_raises_instead_of_reading_memory():
     f = sg.compile(lambda x, i: sg.sum(sg.take(x, i)), backend="llvm")
     x = np.arange(5.0)

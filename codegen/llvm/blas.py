@@ -1,7 +1,7 @@
 """Matrix products through the BLAS that NumPy ships (its bundled OpenBLAS), called by address.
 
-JIT kernels call `symgrad_rt_dgemm` / `symgrad_rt_sgemm` (CBLAS row-major, 64-bit integers),
-which the JIT links to NumPy's `scipy_cblas_?gemm64_` (runtime.blas_addresses). A shared
+JIT kernels call `symgrad_rt_?gemm` / `symgrad_rt_?gemv` (CBLAS row-major, 64-bit integers),
+which the JIT links to NumPy's `scipy_cblas_?gemm64_` / `?gemv64_` (runtime.blas_addresses). A shared
 library (AOT) instead calls through exported pointer slots its loader may fill, and runs
 symgrad's own loop while a slot is empty. Products too small to pay for a BLAS call use the
 loop too (kernel._matmul). A transposed operand is passed with BLAS's transpose flag.
@@ -16,22 +16,21 @@ from codegen import runtime
 from .operands import Buffer, IndexMap
 from .types import F32, F64, I32, I64, PTR
 
-SYMBOLS = {np.dtype(np.float64): "symgrad_rt_dgemm", np.dtype(np.float32): "symgrad_rt_sgemm"}
-GEMM_NAMES = {np.dtype(np.float64): "dgemm", np.dtype(np.float32): "sgemm"}
+PREFIX = {np.dtype(np.float64): "d", np.dtype(np.float32): "s"}
+GEMM_NAMES = {dtype: prefix + "gemm" for dtype, prefix in PREFIX.items()}
 # Below this many multiply-adds the call overhead outweighs BLAS's speed.
 MIN_WORK = 8 * 8 * 8
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
 
 def addresses() -> dict[str, int]:
-    """The JIT's link table: symgrad_rt_?gemm -> address (empty when NumPy ships no BLAS)."""
-    found = runtime.blas_addresses()
-    return {SYMBOLS[dtype]: found[name] for dtype, name in GEMM_NAMES.items() if name in found}
+    """The JIT's link table: symgrad_rt_?gemm/?gemv -> address (empty when NumPy ships no BLAS)."""
+    return {"symgrad_rt_" + name: address for name, address in runtime.blas_addresses().items()}
 
 
 def worth_calling(dtype, m: int, n: int, inner: int, linked: bool = True) -> bool:
     """Whether a product this size should call BLAS (`linked`: the JIT, which needs one found now)."""
-    return np.dtype(dtype) in SYMBOLS and (bool(addresses()) or not linked) and m * n * inner >= MIN_WORK
+    return np.dtype(dtype) in PREFIX and (bool(addresses()) or not linked) and m * n * inner >= MIN_WORK
 
 
 def operand(k, x):
@@ -51,12 +50,25 @@ def _signature(dtype) -> ir.FunctionType:
     return ir.FunctionType(ir.VoidType(), [I32, I32, I32, I64, I64, I64, real, PTR, I64, PTR, I64, real, PTR, I64])
 
 
+def _gemv_signature(dtype) -> ir.FunctionType:
+    real = F64 if np.dtype(dtype) == np.float64 else F32
+    return ir.FunctionType(ir.VoidType(), [I32, I32, I64, I64, real, PTR, I64, PTR, I64, real, PTR, I64])
+
+
 def linked_gemm(module, dtype) -> ir.Function:
     """The gemm the JIT links by name."""
-    name = SYMBOLS[np.dtype(dtype)]
+    return _linked(module, f"symgrad_rt_{GEMM_NAMES[np.dtype(dtype)]}", _signature(dtype))
+
+
+def linked_gemv(module, dtype) -> ir.Function:
+    """The gemv the JIT links by name (matrix times vector: faster than gemm with one column)."""
+    return _linked(module, f"symgrad_rt_{PREFIX[np.dtype(dtype)]}gemv", _gemv_signature(dtype))
+
+
+def _linked(module, name, signature) -> ir.Function:
     if name in module.globals:
         return module.globals[name]
-    return ir.Function(module, _signature(dtype), name)
+    return ir.Function(module, signature, name)
 
 
 def gemm_slot(module, dtype) -> ir.GlobalVariable:
@@ -75,24 +87,36 @@ def slot_function(k, slot, dtype):
     return k.b.icmp_unsigned("!=", k.b.ptrtoint(pointer, I64), ir.Constant(I64, 0)), pointer
 
 
-def emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out: Buffer):
-    """out[b] = a[b] @ b[b] for every batch index, one call of `gemm` each."""
+def emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out: Buffer, gemv=None):
+    """out[b] = a[b] @ b[b] for every batch index, one call of `gemm` each (or of `gemv` when
+    given and one side is a single row or column)."""
     real = F64 if np.dtype(dtype) == np.float64 else F32
     (a, a_t), (b, b_t) = a_arg, b_arg
     lda = m if a_t else inner
     ldb = inner if b_t else n
     count = int(np.prod(batch, dtype=np.int64)) if batch else 1
+    constant = lambda value, ty=I64: ir.Constant(ty, value)  # noqa: E731
 
     def call(i):
         def at(buffer, step):
-            offset = k.b.mul(i, ir.Constant(I64, step))
-            return k.b.gep(buffer.pointer, [offset], source_etype=real)
-        k.b.call(gemm, [ir.Constant(I32, _ROW_MAJOR), ir.Constant(I32, _TRANS if a_t else _NO_TRANS),
-                        ir.Constant(I32, _TRANS if b_t else _NO_TRANS), ir.Constant(I64, m), ir.Constant(I64, n),
-                        ir.Constant(I64, inner), ir.Constant(real, 1.0), at(a, m * inner), ir.Constant(I64, lda),
-                        at(b, inner * n), ir.Constant(I64, ldb), ir.Constant(real, 0.0), at(out, m * n),
-                        ir.Constant(I64, n)])
+            return k.b.gep(buffer.pointer, [k.b.mul(i, constant(step))], source_etype=real)
+        a_at, b_at, out_at = at(a, m * inner), at(b, inner * n), at(out, m * n)
+        if gemv is not None and n == 1:  # out = A x, x the column of b
+            rows, cols = (inner, m) if a_t else (m, inner)
+            k.b.call(gemv, [constant(_ROW_MAJOR, I32), constant(_TRANS if a_t else _NO_TRANS, I32), constant(rows),
+                            constant(cols), constant(1.0, real), a_at, constant(lda), b_at, constant(1),
+                            constant(0.0, real), out_at, constant(1)])
+        elif gemv is not None and m == 1:  # out = B^T x, x the row of a
+            rows, cols = (n, inner) if b_t else (inner, n)
+            k.b.call(gemv, [constant(_ROW_MAJOR, I32), constant(_NO_TRANS if b_t else _TRANS, I32), constant(rows),
+                            constant(cols), constant(1.0, real), b_at, constant(ldb), a_at, constant(1),
+                            constant(0.0, real), out_at, constant(1)])
+        else:
+            k.b.call(gemm, [constant(_ROW_MAJOR, I32), constant(_TRANS if a_t else _NO_TRANS, I32),
+                            constant(_TRANS if b_t else _NO_TRANS, I32), constant(m), constant(n), constant(inner),
+                            constant(1.0, real), a_at, constant(lda), b_at, constant(ldb), constant(0.0, real),
+                            out_at, constant(n)])
     if count == 1:
-        call(ir.Constant(I64, 0))
+        call(constant(0))
     else:
         k.for_range(0, count, call)

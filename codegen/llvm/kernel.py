@@ -570,12 +570,13 @@ def _matmul(k, node, inputs):
         return out
     a_arg, b_arg = (blas.operand(k, x) for x in (a, b))
 
-    def call(k, gemm):
-        blas.emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out)
+    def call(k, gemm, gemv=None):
+        blas.emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out, gemv)
 
     if k.blas_calls == "linked":
-        emit = lambda k: call(k, blas.linked_gemm(k.module, dtype))  # noqa: E731
-    else:
+        def emit(k):
+            call(k, blas.linked_gemm(k.module, dtype), blas.linked_gemv(k.module, dtype))
+    else:  # a shared library: through the gemm slot when its loader set it, else symgrad's loops
         loops = _matmul_loops(_blas_view(*a_arg), _blas_view(*b_arg), out, dtype)
 
         def emit(k):
