@@ -77,7 +77,8 @@ class KernelBuilder:
         self.buffers: list[Buffer] = []
         self.errors: list[str] = []
         self.slots: dict = {}  # pointer-slot name -> the large constant array it points to
-        self._splits = None
+        self._splits = None  # while probing a loop body: (its innermost coordinate, split points found)
+        self._probes = 0
 
     # ------------------------------------------------------------------ planning
     def plan(self):
@@ -249,7 +250,7 @@ class KernelBuilder:
 
     def _pieces(self, group, idx, lo, hi):
         """Emit the body once into a scratch function to learn where unslices change status."""
-        self._probes = getattr(self, "_probes", 0) + 1
+        self._probes += 1
         scratch = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I64]),
                               f"{self.function.name}.probe{self._probes}")
         saved, self.b = self.b, ir.IRBuilder(scratch.append_basic_block())
