@@ -4,7 +4,7 @@ JIT kernels call `symgrad_rt_?gemm` / `symgrad_rt_?gemv` (CBLAS row-major, 64-bi
 which the JIT links to NumPy's `scipy_cblas_?gemm64_` / `?gemv64_` (runtime.blas_addresses). A shared
 library (AOT) instead calls through exported pointer slots its loader may fill, and runs
 symgrad's own loop while a slot is empty. Products too small to pay for a BLAS call use the
-loop too (kernel._matmul). A transposed operand is passed with BLAS's transpose flag.
+loop too (rules._matmul). A transposed operand is passed with BLAS's transpose flag.
 """
 from __future__ import annotations
 

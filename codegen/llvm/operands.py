@@ -20,6 +20,9 @@ from .exprs import ExprEmitter
 from .types import I64, cast, storage_type, value_type
 
 
+ALIGNMENT = 64  # bytes: workspace buffers and compiled-in constants start on cache lines
+
+
 @dataclass(frozen=True)
 class Coord:
     """An index along one axis: its LLVM value and its static range [lo, hi)."""
@@ -214,7 +217,7 @@ class Unslice(Operand):
             start, step, size = self.starts[axis], self.steps[axis], self.source.shape[axis]
             status = self.inside(axis, coord.lo, coord.hi)
             if status is False:
-                return _zero(self.dtype)
+                return zero(self.dtype)
             k.note_split(coord, self.split_points(axis))
             offset = k.b.sub(coord.value, ir.Constant(I64, start))
             position = offset if step == 1 else k.b.sdiv(offset, ir.Constant(I64, step))
@@ -232,11 +235,12 @@ class Unslice(Operand):
                 source_idx.append(Coord(position, min(lo, hi), max(lo, hi) + 1))
         value = self.source.load(k, source_idx)
         for condition in conditions:
-            value = k.b.select(condition, value, _zero(self.dtype))
+            value = k.b.select(condition, value, zero(self.dtype))
         return value
 
 
-def _zero(dtype):
+def zero(dtype):
+    """The zero of `dtype` as a register value."""
     dtype = np.dtype(dtype)
     return ir.Constant(value_type(dtype), 0.0 if dtype.kind == "f" else 0)
 

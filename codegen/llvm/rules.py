@@ -1,0 +1,288 @@
+"""LLVM_RULES[prim](k, node, operands) -> the operand holding node's value.
+
+A rule returns a virtual operand (computed inside its consumers' loops) or a buffer that
+it schedules jobs to write (k.jobs). `k` is the kernel.KernelBuilder being planned.
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+
+from symgrad import dtypes
+
+from . import blas, jit
+from .jobs import CustomJob, LoopJob, fill_job
+from .operands import (ALIGNMENT, Buffer, Convert, Coord, Elementwise, Operand, Scalar, Unslice, broadcast,
+                       strided_slice, transpose, unit_axes_reshape, zero)
+from .types import I8, I64, PTR, cast, storage_type, value_type
+
+INDEX_ERROR = "an integer index is out of bounds"
+
+
+def calls_blas(blas_calls, dtype, m, n, inner) -> bool:
+    """Whether a product of this size calls BLAS, for a kernel's `blas_calls` mode."""
+    return blas_calls != "none" and blas.worth_calling(dtype, m, n, inner, linked=blas_calls == "linked")
+
+
+# Constants up to this size are compiled into the code; larger ones stay NumPy arrays that
+# the code reaches through a pointer slot (compiling megabytes of data would be slow).
+INLINE_CONSTANT_BYTES = 1 << 16
+
+
+def _const(k, node, inputs):
+    constant = node.params["value"]
+    array = constant.array
+    if array.size == 1:
+        return Scalar(array.reshape(()).item(), array.shape, array.dtype)
+    data = np.ascontiguousarray(array, dtype=node.out.dtype)
+    element_pointer = storage_type(node.out.dtype).as_pointer()
+    if data.nbytes > INLINE_CONSTANT_BYTES and not k.embed_constants:
+        name = f"{jit.PLACEHOLDER}const_{constant._digest[:16]}"
+        slot = k.module.globals.get(name) or ir.GlobalVariable(k.module, PTR, name)
+        slot.initializer = ir.Constant(PTR, None)
+        k.slots[name[len(jit.PLACEHOLDER):]] = data
+        with k.b.goto_block(k.entry):
+            pointer = k.b.bitcast(k.b.load(slot, typ=PTR), element_pointer)
+        return Buffer(array.shape, node.out.dtype, pointer, role="constant")
+    blob = ir.ArrayType(I8, data.nbytes)
+    const = ir.GlobalVariable(k.module, blob, f"{k.function.name}.const{len(k.module.globals)}")
+    const.linkage, const.global_constant, const.align = "internal", True, ALIGNMENT
+    const.initializer = ir.Constant(blob, bytearray(data.tobytes()))
+    with k.b.goto_block(k.entry):
+        pointer = k.b.bitcast(const, element_pointer)
+    return Buffer(array.shape, node.out.dtype, pointer, role="constant")
+
+
+def _ew(k, node, inputs):
+    p = node.params
+    return Elementwise(p["expr"], p["args"], inputs, p["dtype"])
+
+
+# A computed value read at every position of a broadcast would be recomputed once per copy,
+# so one costing more than a load is computed once into a (smaller) buffer first.
+BROADCAST_RECOMPUTE_COST = 1
+
+
+def _broadcast_to(k, node, inputs):
+    (x,) = inputs
+    if x.cost > BROADCAST_RECOMPUTE_COST and node.out.size > 2 * node.inputs[0].size:
+        x = k.materialize(x)
+    return broadcast(x, node.params["shape"])
+
+
+def _reshape(k, node, inputs):
+    (x,) = inputs
+    shape = node.params["shape"]
+    if isinstance(x, Buffer):
+        return x.reshaped(shape)
+    mapped = unit_axes_reshape(x, shape)
+    return mapped if mapped is not None else k.materialize(x).reshaped(shape)
+
+
+_REDUCERS = {
+    "reduce_sum": (lambda k, acc, x, fl: k.b.fadd(acc, x, flags=fl) if fl else k.b.add(acc, x)),
+    "reduce_prod": (lambda k, acc, x, fl: k.b.fmul(acc, x, flags=fl) if fl else k.b.mul(acc, x)),
+    "reduce_max": (lambda k, acc, x, fl: _pick(k, ">", x, acc)),
+    "reduce_min": (lambda k, acc, x, fl: _pick(k, "<", x, acc)),
+}
+
+
+def _pick(k, op, x, acc):
+    """x if x <op> acc or x is NaN else acc: NaN propagates as in np.max."""
+    if isinstance(x.type, ir.IntType):
+        return k.b.select(k.b.icmp_signed(op, x, acc), x, acc)
+    take = k.b.or_(k.b.fcmp_ordered(op, x, acc), k.b.fcmp_unordered("uno", x, x))
+    return k.b.select(take, x, acc)
+
+
+def _identity(prim_name, dtype):
+    """The value a reduction starts from: 0, 1, or the lowest/highest value of the dtype."""
+    if dtype.kind == "f":
+        value = {"reduce_sum": 0.0, "reduce_prod": 1.0, "reduce_max": -np.inf, "reduce_min": np.inf}[prim_name]
+        return ir.Constant(value_type(dtype), value)
+    info = np.iinfo(dtype)
+    value = {"reduce_sum": 0, "reduce_prod": 1, "reduce_max": info.min, "reduce_min": info.max}[prim_name]
+    return ir.Constant(value_type(dtype), int(value))
+
+
+def _reduce(k, node, inputs):
+    (x,) = inputs
+    axes = node.params["axes"]
+    name, dtype = node.prim.name, node.out.dtype
+    combine = _REDUCERS[name]
+    flags = ["reassoc"] if dtype.kind == "f" else []
+    init = _identity(name, dtype)
+    out = k.result_buffer(node)
+    kept = [a for a in range(len(x.shape)) if a not in axes]
+    if not kept:  # a full reduction accumulates in a register; float32 sums and products in float64
+        wide = dtypes.FLOAT64 if dtype == dtypes.FLOAT32 and name in ("reduce_sum", "reduce_prod") else dtype
+        slot = {}
+
+        def prologue(k):
+            slot["acc"] = k.alloca(value_type(wide))
+            k.b.store(cast(k.b, init, dtype, wide), slot["acc"])
+
+        def body(k, idx):
+            value = cast(k.b, x.load(k, idx), dtype, wide)
+            k.b.store(combine(k, k.b.load(slot["acc"]), value, flags), slot["acc"])
+
+        def epilogue(k):
+            total = cast(k.b, k.b.load(slot["acc"]), wide, dtype)
+            out.store(k, [Coord.constant(0)] * len(node.out.shape), total)
+        k.jobs.append(LoopJob(x.shape, out, x.reads, body, prologue, epilogue))
+        return out
+    k.fill(out, init)
+
+    def accumulate(k, idx):
+        out_idx = [idx[a] for a in kept]
+        out.store(k, out_idx, combine(k, out.load(k, out_idx), x.load(k, idx), flags))
+    k.jobs.append(LoopJob(x.shape, out, x.reads | out.reads, accumulate))
+    return out
+
+
+def _concatenate(k, node, inputs):
+    axis = node.params["axis"]
+    out = k.result_buffer(node)
+    offset = 0
+    for x in inputs:
+        def copy(k, idx, x=x, offset=offset):
+            shifted = list(idx)
+            c = idx[axis]
+            shifted[axis] = Coord(k.b.add(c.value, ir.Constant(I64, offset)), c.lo + offset, c.hi + offset)
+            out.store(k, shifted, x.load(k, idx))
+        k.jobs.append(LoopJob(x.shape, out, x.reads, copy))
+        offset += x.shape[axis]
+    return out
+
+
+def _checked_index(k, idx_operand, idx, size):
+    """The integer index at idx, wrapped like NumPy for negatives, bounds-checked."""
+    raw = idx_operand.load(k, idx)
+    value = k.b.sext(raw, I64) if raw.type != I64 else raw
+    value = k.b.select(k.b.icmp_signed("<", value, ir.Constant(I64, 0)), k.b.add(value, ir.Constant(I64, size)), value)
+    k.fail_unless(k.b.icmp_unsigned("<", value, ir.Constant(I64, size)), INDEX_ERROR)
+    return Coord(value, 0, max(size, 1))
+
+
+class WrappedIndex(Operand):
+    """A traced index array checked against its axis (error status) and wrapped from negative."""
+
+    def __init__(self, source, size):
+        self.source, self.shape, self.dtype, self.size = source, source.shape, source.dtype, size
+        self.reads, self.cost = source.reads, source.cost + 3
+
+    def load(self, k, idx):
+        value = self.source.load(k, idx)
+        size = ir.Constant(value.type, self.size)
+        k.fail_unless(k.b.and_(k.b.icmp_signed(">=", value, k.b.neg(size)), k.b.icmp_signed("<", value, size)),
+                      INDEX_ERROR)
+        return k.b.select(k.b.icmp_signed("<", value, ir.Constant(value.type, 0)), k.b.add(value, size), value)
+
+
+def _take(k, node, inputs):
+    x, index = inputs
+    axis = node.params["axis"]
+    out = k.result_buffer(node)
+    n = len(index.shape)
+
+    def gather(k, idx):
+        position = _checked_index(k, index, idx[axis:axis + n], x.shape[axis])
+        out.store(k, idx, x.load(k, idx[:axis] + [position] + idx[axis + n:]))
+    k.jobs.append(LoopJob(node.out.shape, out, x.reads | index.reads, gather))
+    return out
+
+
+def _scatter_add(k, node, inputs):
+    update, index = inputs
+    axis = node.params["axis"]
+    out = k.result_buffer(node)
+    k.fill(out, zero(node.out.dtype))
+    n = len(index.shape)
+
+    def scatter(k, idx):
+        position = _checked_index(k, index, idx[axis:axis + n], out.shape[axis])
+        out_idx = idx[:axis] + [position] + idx[axis + n:]
+        value = update.load(k, idx)
+        total = k.b.fadd(out.load(k, out_idx), value) if node.out.dtype.kind == "f" else k.b.add(out.load(k, out_idx), value)
+        out.store(k, out_idx, total)
+    k.jobs.append(LoopJob(update.shape, out, update.reads | index.reads | out.reads, scatter))
+    return out
+
+
+def _matmul(k, node, inputs):
+    a, b = inputs
+    out = k.result_buffer(node)
+    *batch, m, inner = a.shape
+    n, dtype = b.shape[-1], node.out.dtype
+    if not calls_blas(k.blas_calls, dtype, m, n, inner):
+        k.jobs.extend(_matmul_loops(a, b, out, dtype))
+        return out
+    a_arg, b_arg = (blas.operand(k, x) for x in (a, b))
+
+    def call(k, gemm, gemv=None):
+        blas.emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out, gemv)
+
+    if k.blas_calls == "linked":
+        def emit(k):
+            call(k, blas.linked_gemm(k.module, dtype), blas.linked_gemv(k.module, dtype))
+    else:  # a shared library: through the gemm slot when its loader set it, else symgrad's loops
+        loops = _matmul_loops(_blas_view(*a_arg), _blas_view(*b_arg), out, dtype)
+
+        def emit(k):
+            is_set, gemm = blas.slot_function(k, blas.gemm_slot(k.module, dtype), dtype)
+            with k.b.if_else(is_set) as (then, otherwise):
+                with then:
+                    call(k, gemm)
+                with otherwise:
+                    for job in loops:
+                        k.emit_job(job)
+    k.jobs.append(CustomJob(out, a_arg[0].reads | b_arg[0].reads, emit))
+    return out
+
+
+def _blas_view(buffer, transposed):
+    """The operand a BLAS call reads: the buffer, or its transpose in the last two axes."""
+    if not transposed:
+        return buffer
+    rank = len(buffer.shape)
+    return transpose(buffer, tuple(range(rank - 2)) + (rank - 1, rank - 2))
+
+
+def _matmul_loops(a, b, out, dtype) -> list:
+    """symgrad's own product: zero `out`, then out[.., i, j] += a[.., i, l] * b[.., l, j] over
+    the domain (*batch, i, l, j), which vectorizes over j."""
+    floating = dtype.kind == "f"
+
+    def multiply_add(k, idx):
+        *bi, i, l, j = idx
+        left, right = a.load(k, [*bi, i, l]), b.load(k, [*bi, l, j])
+        product = k.b.fmul(left, right) if floating else k.b.mul(left, right)
+        out_idx = [*bi, i, j]
+        current = out.load(k, out_idx)
+        out.store(k, out_idx, k.b.fadd(current, product) if floating else k.b.add(current, product))
+    domain = (*a.shape, b.shape[-1])
+    return [fill_job(out, zero(dtype)), LoopJob(domain, out, a.reads | b.reads | out.reads, multiply_add)]
+
+
+LLVM_RULES = {
+    "const": _const,
+    "ew": _ew,
+    "convert": lambda k, node, inputs: Convert(inputs[0], node.params["dtype"]),
+    "stop_gradient": lambda k, node, inputs: inputs[0],
+    "broadcast_to": _broadcast_to,
+    "reshape": _reshape,
+    "transpose": lambda k, node, inputs: transpose(inputs[0], node.params["perm"]),
+    "slice": lambda k, node, inputs: strided_slice(inputs[0], node.params["starts"], node.params["steps"],
+                                                   node.params["sizes"]),
+    "unslice": lambda k, node, inputs: Unslice(inputs[0], node.params["shape"], node.params["starts"],
+                                               node.params["steps"]),
+    "concatenate": _concatenate,
+    "reduce_sum": _reduce,
+    "reduce_prod": _reduce,
+    "reduce_max": _reduce,
+    "reduce_min": _reduce,
+    "matmul": _matmul,
+    "take": _take,
+    "wrap_index": lambda k, node, inputs: WrappedIndex(inputs[0], node.params["size"]),
+    "scatter_add": _scatter_add,
+}
