@@ -25,6 +25,7 @@ import numpy as np
 from . import __version__, dtypes, ir, pytree
 from .loader import (ENTRY_KINDS, FORMAT, FORMAT_VERSION, file_sha256, metadata_symbol, metadata_text,
                      tree_to_json)
+from .compile import output_structure
 from .passes import optimize
 from .tracing import argument_names, as_input_array, function_name, trace_flat
 from .transforms import grad as grad_transform, value_and_grad as value_and_grad_transform
@@ -194,10 +195,15 @@ def _write_llvm(base, prefix, entries, metadata, cpu) -> list:
     from codegen.llvm.shared_library import SharedLibrary
 
     library = SharedLibrary(prefix, cpu)
-    for entry in entries:
-        library.add_kernel(entry.graph, f"{prefix}_{entry.kind}")
-    for entry in entries:
+    kernels = [library.add_kernel(entry.graph, f"{prefix}_{entry.kind}") for entry in entries]
+    for entry, kernel in zip(entries, kernels):
         metadata["entries"][entry.kind] = _entry_metadata(entry, f"{prefix}_{entry.kind}", library.errors)
+        structure = output_structure(entry.tree)
+        library.add_python_entry(kernel, entry.graph, f"{prefix}_{entry.kind}_python",
+                                 structure if structure is not None else tuple(range(len(entry.graph.outputs))))
+        metadata["entries"][entry.kind]["python"] = {"symbol": f"{prefix}_{entry.kind}_python",
+                                                      "returns": "result" if structure is not None else "flat"}
+    metadata["python_runtime"] = {"table": library.runtime_table.name, "symbols": list(library.runtime_symbols)}
     metadata["blas_slots"] = library.blas_slots()
     metadata["library"] = os.path.basename(base) + ".so"
     metadata["target"] = library.target()

@@ -126,6 +126,7 @@ class _NativeLibrary:
         if ctypes.string_at(ctypes.addressof(embedded)).decode() != metadata_text(metadata):
             raise ArtifactError(f"{path}: the metadata file does not describe this library (was it edited?)")
         self._connect_blas(metadata.get("blas_slots", {}))
+        self.python_entries = self._connect_runtime(metadata.get("python_runtime"))
 
     def _connect_blas(self, slots: dict) -> None:
         """Point the library's gemm slots at NumPy's BLAS (left empty, it multiplies with its own loops)."""
@@ -134,6 +135,28 @@ class _NativeLibrary:
         for name, symbol in slots.items():
             if name in found:
                 ctypes.c_void_p.in_dll(self.library, symbol).value = found[name]
+
+    def _connect_runtime(self, spec) -> bool:
+        """Fill the table through which the library's CPython entries reach CPython and NumPy;
+        False (calls then go through ctypes) if this process cannot name every symbol."""
+        from codegen import runtime
+        if not spec:
+            return False
+        addresses = runtime.symbol_addresses()
+        if any(name not in addresses for name in spec["symbols"]):
+            return False
+        table = (ctypes.c_void_p * len(spec["symbols"])).in_dll(self.library, spec["table"])
+        for position, name in enumerate(spec["symbols"]):
+            table[position] = addresses[name]
+        return True
+
+    def python_entry(self, spec: dict):
+        """The native CPython entry (checks arguments, allocates outputs), or None."""
+        if not self.python_entries or "python" not in spec:
+            return None
+        from codegen import runtime
+        address = ctypes.cast(self.library[spec["python"]["symbol"]], ctypes.c_void_p).value
+        return runtime.make_builtin(address, spec["python"]["symbol"], owner=self)
 
     def entry(self, symbol: str, count: int):
         function = self.library[symbol]
@@ -222,8 +245,14 @@ class Entry:
             [inspect.Parameter(a.name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for a in arguments])
         count = len(arguments) + (len(self.outputs) if native else 0)
         self.function = code.entry(spec["symbol"], count)
+        self.fast = code.python_entry(spec) if native else None  # NumPy artifacts have none
+        self.fast_returns_result = native and spec.get("python", {}).get("returns") == "result"
 
     def __call__(self, *args, **kwargs):
+        if self.fast is not None and not kwargs:  # native checks: about the cost of a JIT call
+            result = self.fast(*args)
+            if result is not NotImplemented:
+                return result if self.fast_returns_result else self.rebuild(list(result))
         if kwargs or len(args) != len(self.arguments):
             args = self._bind(args, kwargs)
         arrays = [a.checked(v, self.__name__) for a, v in zip(self.arguments, args)]

@@ -44,17 +44,19 @@ _C_API = {
 
 
 def emit_entry(module: ir.Module, kernel: ir.Function, name: str, inputs, outputs, structure,
-               errors) -> ir.Function:
+               errors, table: ir.GlobalVariable | None = None) -> ir.Function:
     """Add to `module` the entry `PyObject* name(self, args, nargs)` calling `kernel`.
 
     `inputs`/`outputs` are (shape, dtype) per kernel argument; `structure` is an output
     index or a nested tuple of them (the Python return value); `errors[k-1]` is the
-    (exception name, message) raised when the kernel returns status k.
+    (exception name, message) raised when the kernel returns status k. With `table` (see
+    `runtime_table`), CPython and NumPy are reached through its pointers, which a loader fills,
+    instead of through linked symbols: a shared library has no symbols to link them to.
     """
     inputs = [(tuple(int(size) for size in shape), np.dtype(dtype)) for shape, dtype in inputs]
     outputs = [(tuple(int(size) for size in shape), np.dtype(dtype)) for shape, dtype in outputs]
     _check_interface(kernel, inputs, outputs, structure, errors)
-    entry = _Entry(module, name)
+    entry = _Entry(module, name, table)
     entry.check_nargs(len(inputs))
     data = [entry.input_data(i, shape, dtype) for i, (shape, dtype) in enumerate(inputs)]
     arrays = entry.allocate_outputs(outputs)
@@ -62,6 +64,15 @@ def emit_entry(module: ir.Module, kernel: ir.Function, name: str, inputs, output
     entry.raise_on_status(status, arrays, errors)
     entry.builder.ret(entry.build_result(structure, arrays))
     return entry.function
+
+
+def runtime_table(module: ir.Module, name: str) -> ir.GlobalVariable:
+    """An exported array of one pointer per name in SYMBOLS (null until a loader fills it from
+    runtime.symbol_addresses()), for entries emitted with `table=`."""
+    typ = ir.ArrayType(PTR, len(SYMBOLS))
+    table = ir.GlobalVariable(module, typ, name)
+    table.initializer = ir.Constant(typ, None)
+    return table
 
 
 def _check_interface(kernel, inputs, outputs, structure, errors) -> None:
@@ -104,8 +115,8 @@ def _accepted_type_nums(dtype: np.dtype) -> list[int]:
 class _Entry:
     """The entry function being emitted, its builder, and the shared fallback block."""
 
-    def __init__(self, module: ir.Module, name: str):
-        self.module = module
+    def __init__(self, module: ir.Module, name: str, table=None):
+        self.module, self.table = module, table
         self.function = ir.Function(module, ENTRY_TYPE, name)
         _, self.args, self.nargs = self.function.args
         entry = self.function.append_basic_block("entry")
@@ -122,16 +133,26 @@ class _Entry:
         self.builder.position_at_end(start)
 
     # -- externals and small helpers --------------------------------------------------------
-    def symbol(self, name: str) -> ir.GlobalValue:
-        """The external global `name` (its address is the object), declared once per module."""
+    def symbol(self, name: str):
+        """The object runtime symbol `name` stands for: the address of an external global (declared
+        once per module), or the pointer in the runtime table."""
+        if self.table is not None:
+            return self._from_table(name, PTR)
         if name not in self.module.globals:
             ir.GlobalVariable(self.module, I8, name)
         return self.module.globals[name]
 
     def call(self, name: str, *args):
-        """Call C-API function `name` through its `symgrad_rt_` symbol."""
-        function = self.module.globals.get(_rt(name)) or ir.Function(self.module, _C_API[name], _rt(name))
+        """Call C-API function `name` through its `symgrad_rt_` symbol (or the runtime table)."""
+        if self.table is not None:
+            function = self._from_table(_rt(name), _C_API[name].as_pointer())  # typed, so it can be called
+        else:
+            function = self.module.globals.get(_rt(name)) or ir.Function(self.module, _C_API[name], _rt(name))
         return self.builder.call(function, list(args))
+
+    def _from_table(self, name: str, typ):
+        slot = self.builder.gep(self.table, [ir.Constant(I64, 0), ir.Constant(I64, SYMBOLS.index(name))])
+        return self.builder.load(slot, typ=typ)
 
     def field(self, obj, offset: int, typ):
         """Load the `typ` field at byte `offset` of object `obj`."""

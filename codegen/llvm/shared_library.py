@@ -1,8 +1,8 @@
 """Kernels -> a position-independent shared library, for ahead-of-time artifacts (symgrad.aot).
 
-A `SharedLibrary` collects kernels (C entry points `i32 name(ptr in..., ptr out...)`) in
-one module compiled for a named CPU, embeds strings, and links the object code with the
-system C compiler. Matrix products go through exported gemm pointer slots that a loader
+A `SharedLibrary` collects kernels (C entry points `i32 name(ptr in..., ptr out...)`), and
+for Python their native CPython entries, in one module compiled for a named CPU, embeds
+strings, and links the object code with the system C compiler. Matrix products go through exported gemm pointer slots that a loader
 may fill (runtime.blas_addresses), and large constants are compiled in, so the library
 needs only libc and libm.
 """
@@ -17,7 +17,7 @@ import tempfile
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from . import jit
+from . import jit, pyentry
 from .kernel import KernelBuilder
 
 # The /proc/cpuinfo flags code for each named CPU relies on (host: from LLVM's feature list).
@@ -44,11 +44,27 @@ class SharedLibrary:
         self.module = ir.Module(name=name)
         self.module.triple, self.module.data_layout = self.machine.triple, str(self.machine.target_data)
         self.errors: list[str] = []  # shared by the kernels: an error number means the same in each
+        self.runtime_table = None
 
-    def add_kernel(self, graph, symbol: str) -> None:
+    def add_kernel(self, graph, symbol: str) -> ir.Function:
         kernel = KernelBuilder(graph, self.module, symbol, blas_calls="slots", embed_constants=True)
         kernel.errors = self.errors
-        kernel.build()
+        return kernel.build()
+
+    def add_python_entry(self, kernel: ir.Function, graph, symbol: str, structure) -> None:
+        """A CPython entry point for `kernel` (the JIT's native argument checks, see pyentry),
+        reaching CPython and NumPy through `runtime_table`, which the Python loader fills.
+        Add it after every kernel, so it knows every error number."""
+        if self.runtime_table is None:
+            self.runtime_table = pyentry.runtime_table(self.module, f"{self.module.name}_python_runtime")
+        pyentry.emit_entry(self.module, kernel, symbol, [(v.shape, v.dtype) for v in graph.inputs],
+                           [(v.shape, v.dtype) for v in graph.outputs], structure,
+                           [("IndexError", message) for message in self.errors], table=self.runtime_table)
+
+    @property
+    def runtime_symbols(self) -> tuple:
+        """The names whose addresses the runtime table holds, in order."""
+        return pyentry.SYMBOLS
 
     def blas_slots(self) -> dict:
         """gemm name -> the exported pointer symbol a loader may set."""
