@@ -29,7 +29,7 @@ _LAZY = {
     ".transforms": "grad hessian jacfwd jacobian jacrev jvp value_and_grad vjp",
     ".compile": "compile",
     ".symbolic": "symbolic",
-    ".tensor": "Tensor manual_seed tensor",
+    ".tensor": "Tensor cat from_numpy manual_seed rand randn tensor",
     ".autograd": "enable_grad is_grad_enabled no_grad set_grad_enabled",
     ".loader": "load",
 }

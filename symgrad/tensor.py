@@ -402,6 +402,25 @@ class Tensor(Tracer):
     def rsqrt(self):
         return sgnp.reciprocal(sgnp.sqrt(self))
 
+    def masked_fill(self, mask, value):
+        """value where mask is true, else self (as torch.Tensor.masked_fill)."""
+        return labelled(sgnp.where(mask, value, self), "masked_fill")
+
+    def gather(self, dim, index):
+        """self[index] along dim, per position of index (torch.gather: take_along_axis)."""
+        return labelled(sgnp.take_along_axis(self, _index_array(index), dim), "gather")
+
+    def index_select(self, dim, index):
+        return labelled(sgnp.take(self, _index_array(index), axis=dim), "index_select")
+
+    def cpu(self):
+        """Tensors live in host memory: itself, as torch's cpu() on a CPU tensor."""
+        return self
+
+    def contiguous(self):
+        """Every tensor is contiguous here (no views): itself."""
+        return self
+
     def __getitem__(self, key):
         return sgnp.getitem(self, _concrete_key(key))
 
@@ -579,6 +598,35 @@ for _name, _op in {"__radd__": E.add, "__rsub__": E.subtract, "__rmul__": E.mult
 def tensor(data, requires_grad=False, dtype=None) -> Tensor:
     """A new leaf tensor holding a copy of `data` (Python floats and lists become float64)."""
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing `array`'s memory, as torch.from_numpy (in-place ops write through)."""
+    return Tensor._wrap(np.asarray(array).astype(dtypes.canonical(np.asarray(array).dtype), copy=False))
+
+
+def randn(*size, requires_grad=False, dtype=None) -> Tensor:
+    """Standard normal samples from symgrad's generator (sg.manual_seed; not PyTorch's numbers)."""
+    return _random_tensor(_random.standard_normal, size, requires_grad, dtype)
+
+
+def rand(*size, requires_grad=False, dtype=None) -> Tensor:
+    """Uniform samples in [0, 1) from symgrad's generator (sg.manual_seed; not PyTorch's numbers)."""
+    return _random_tensor(_random.random, size, requires_grad, dtype)
+
+
+def _random_tensor(sample, size, requires_grad, dtype) -> Tensor:
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    return Tensor(sample(shape), requires_grad=requires_grad, dtype=dtype)
+
+
+def cat(tensors, dim=0) -> Tensor:
+    """torch.cat: sg.concatenate with PyTorch's name and `dim`."""
+    return sgnp.concatenate(list(tensors), axis=dim)
+
+
+def _index_array(index):
+    return index._data if isinstance(index, Tensor) else np.asarray(index)
 
 
 

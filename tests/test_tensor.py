@@ -283,3 +283,25 @@ def test_version_check_covers_exactly_what_the_adjoint_reads():
     h.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         r.sum().backward()
+
+
+def test_pytorch_factories_and_indexing_methods():
+    sg.manual_seed(3)
+    x = sg.randn(2, 3, requires_grad=True)
+    assert x.shape == (2, 3) and x.requires_grad and x.is_leaf and sg.rand((4,)).shape == (4,)
+    array = np.arange(3.0)
+    shared = sg.from_numpy(array)
+    shared.add_(1)  # shares memory, as torch.from_numpy
+    assert array.tolist() == [1.0, 2.0, 3.0]
+    joined = sg.cat([x, x * 2], dim=1)
+    assert joined.shape == (2, 6)
+    w = sg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    picked = w.gather(1, sg.tensor([[0], [1]]))
+    rows = w.index_select(0, sg.tensor([1]))
+    masked = w.masked_fill(w > 2, 0.0)
+    assert picked.tolist() == [[1.0], [4.0]] and rows.tolist() == [[3.0, 4.0]]
+    assert masked.tolist() == [[1.0, 2.0], [0.0, 0.0]]
+    assert "GatherBackward0" in repr(picked.grad_fn) and "MaskedFillBackward0" in repr(masked.grad_fn)
+    (picked.sum() + rows.sum() + masked.sum()).backward()
+    assert w.grad.tolist() == [[2.0, 1.0], [1.0, 2.0]]  # torch gives the same
+    assert w.cpu() is w and w.contiguous() is w
