@@ -13,7 +13,6 @@ function and the requested gradient once, optimizes them, and writes, next to `N
 """
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import re
@@ -27,7 +26,7 @@ from .loader import (ENTRY_KINDS, FORMAT, FORMAT_VERSION, file_sha256, metadata_
                      tree_to_json)
 from .compile import output_structure
 from .passes import optimize
-from .tracing import argument_names, as_input_array, function_name, trace_flat
+from .tracing import argument_names, as_input_array, check_arguments, function_name, trace_flat
 from .transforms import grad as grad_transform, value_and_grad as value_and_grad_transform
 
 BACKENDS = ("llvm", "numpy")
@@ -107,14 +106,7 @@ def _check_signature(fn, example_args) -> list:
     """fn's parameter names for these arguments; an error if fn cannot take them positionally."""
     if isinstance(example_args, (np.ndarray, str)) or not isinstance(example_args, (tuple, list)):
         raise TypeError("example_args must be a tuple or list with one array or scalar per parameter")
-    try:
-        inspect.signature(fn).bind(*example_args)
-    except TypeError as err:
-        params = ", ".join(argument_names(fn, len(inspect.signature(fn).parameters)))
-        raise TypeError(f"{function_name(fn)}({params}) cannot take {len(example_args)} example arguments: {err}") \
-            from None
-    except ValueError:  # no signature (a builtin): positional names are made up
-        pass
+    check_arguments(fn, example_args)
     return argument_names(fn, len(example_args))
 
 

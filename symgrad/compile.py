@@ -16,7 +16,7 @@ import numpy as np
 
 from . import dtypes, ir, pytree
 from .passes import optimize
-from .tracing import TracerError, argument_names, as_input_array, function_name, trace_flat
+from .tracing import TracerError, argument_names, as_input_array, check_arguments, function_name, trace_flat
 
 log = logging.getLogger("symgrad")
 
@@ -112,6 +112,7 @@ class Compiled:
         if lowered is None:
             if os.environ.get("SYMGRAD_EXPLAIN") == "1":
                 log.warning("symgrad: tracing %s for %s", self.__name__, self._explain(key, self._leaf_names(args)))
+            check_arguments(self.fn, args)
             graph, out_tree, captures = trace_flat(self.fn, args, name=self.__name__)
             if captures:
                 raise TracerError(f"{self.__name__}: a compiled function cannot close over traced values of an "

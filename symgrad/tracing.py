@@ -175,7 +175,6 @@ class Tracer:
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """Route NumPy ufuncs (np.sin(t), ndarray + t) to the sg function of the same name."""
-        from . import numpy_api
         name = {"true_divide": "divide", "absolute": "abs"}.get(ufunc.__name__, ufunc.__name__)
         function = getattr(numpy_api, name, None)
         if method != "__call__" or kwargs or function is None:
@@ -235,7 +234,6 @@ class Tracer:
 
 def zeros_like_value(x):
     """A zero array of x's shape and dtype (traced if x is)."""
-    from . import numpy_api
     return numpy_api.zeros(x.shape, x.dtype)
 
 
@@ -269,6 +267,19 @@ def argument_names(fn, count: int) -> list[str]:
         names.append(param.name)
     names += [f"arg{i}" for i in range(len(names), count)]
     return names[:count]
+
+
+def check_arguments(fn, args) -> None:
+    """A TypeError naming fn's parameters when fn cannot take `args` positionally."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature (a builtin): let the call decide
+        return
+    try:
+        signature.bind(*args)
+    except TypeError as err:
+        params = ", ".join(signature.parameters)
+        raise TypeError(f"{function_name(fn)}({params}) called with {len(args)} argument(s): {err}") from None
 
 
 def function_name(fn, name=None) -> str:
@@ -328,4 +339,4 @@ def inline(graph: ir.Graph, operands, annotate=None) -> list:
 
 # Tracers get their NumPy-style operators from the namespace module, which needs this one:
 # importing it here (last) means a traced value always has them, whatever was imported first.
-from . import numpy_api  # noqa: E402,F401
+from . import numpy_api  # noqa: E402

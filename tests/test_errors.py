@@ -160,3 +160,15 @@ def test_has_aux_requires_a_pair():
 def test_non_array_output():
     with pytest.raises(TypeError, match="str"):
         sg.trace(lambda x: "nope", 1.0)
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_compiled_function_called_with_the_wrong_argument_count_names_its_parameters(backend):
+    def loss(w, x):
+        return sg.sum(w * x)
+    step = sg.compile(loss, backend=backend)
+    assert step(np.ones(2), np.ones(2)) == 2.0
+    with pytest.raises(TypeError, match=r"loss\(w, x\) called with 1 argument\(s\): missing a required argument: 'x'"):
+        step(np.ones(2))
+    with pytest.raises(TypeError, match=r"loss\(w, x\) called with 3 argument\(s\)"):
+        step(np.ones(2), np.ones(2), np.ones(2))
