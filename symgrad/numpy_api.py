@@ -6,6 +6,7 @@ evaluates NumPy or records IR. Broadcasting and type promotion follow NumPy.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 
 import numpy as np
@@ -363,6 +364,25 @@ def take_along_axis(x, indices, axis):
 
 
 # ----------------------------------------------------------------------------- Tracer methods
+
+def _dispatching(fn):
+    """fn, letting a value type among its positional arguments run it its own way through
+    `__sg_function__` (eager tensors replay a traced plan of the call)."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        for arg in args:
+            handler = getattr(type(arg), "__sg_function__", None)
+            if handler is not None:
+                return handler(fn, args, kwargs)
+        return fn(*args, **kwargs)
+    return call
+
+
+for _name in ("reshape", "ravel", "transpose", "swapaxes", "moveaxis", "broadcast_to", "expand_dims", "squeeze",
+              "sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax", "log_softmax", "matmul",
+              "dot", "outer", "inner", "take", "take_along_axis", "astype", "stop_gradient"):
+    globals()[_name] = _dispatching(globals()[_name])
+
 
 def _reflect(fn):
     return lambda self, other: fn(other, self)

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import dtypes, ir
 from . import numpy_api as sgnp
-from .autograd import elementwise_plans
+from .autograd import plans
 from .autograd.graph import Record, RemovableHandle, VersionCounter
 from .autograd.mode import is_grad_enabled, no_grad
 from .ops import elementwise as E
@@ -537,7 +537,7 @@ _SCALARS = (bool, int, float)
 
 
 def apply_elementwise(op, args):
-    """op(*args) for tensor operands through a cached plan (see autograd.elementwise_plans);
+    """op(*args) for tensor operands through a cached plan (see autograd.plans);
     arrays among them become constant tensors, as the elementwise front end would lift them."""
     signature, operands = [], []
     for arg in args:
@@ -552,15 +552,43 @@ def apply_elementwise(op, args):
         operands.append(arg)
     if not any(isinstance(arg, Tensor) for arg in args):
         return op(*args)
-    plan = elementwise_plans.plan_for(op, tuple(signature))
+    plan = plans.plan_for(op, tuple(signature))
     result = plan.run(operands, EAGER)
     if result._node is not None:
         result._node.label = plan.label
     return result
 
 
-# sg.tanh(t), sg.maximum(t, 0), ...: every elementwise op of the namespace replays plans on tensors.
+def apply_function(fn, args, kwargs):
+    """A namespace function (sg.sum, sg.matmul, ...) on tensors through a cached plan, keyed by
+    the tensors' shapes and dtypes and the other arguments; the usual eager call otherwise."""
+    signature, operands = [], []
+    for arg in args:
+        kind = type(arg)
+        if kind is Tensor or isinstance(arg, Tensor):
+            signature.append((True, arg._data.shape, arg._data.dtype, None))
+            operands.append(arg)
+        elif kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
+            signature.append((False, kind, None, arg))
+        else:
+            return fn(*args, **kwargs)
+    keywords = ()
+    if kwargs:
+        if any(type(value) not in _PLAIN for value in kwargs.values()):
+            return fn(*args, **kwargs)
+        keywords = tuple(sorted((name, type(value), value) for name, value in kwargs.items()))
+    plan = plans.function_plan_for(fn, tuple(signature), tuple((n, v) for n, _, v in keywords))
+    if plan is None:
+        return fn(*args, **kwargs)
+    return plan.run(operands, EAGER)
+
+
+_PLAIN = (int, float, bool, str, type(None))
+
+
+# sg.tanh(t), sg.sum(t, 1), ...: the namespace's functions replay cached plans on tensors.
 Tensor.__sg_elementwise__ = staticmethod(apply_elementwise)
+Tensor.__sg_function__ = staticmethod(apply_function)
 
 
 def labelled(result, op_name: str):

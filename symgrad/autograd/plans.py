@@ -1,0 +1,79 @@
+"""Namespace calls on eager tensors without redoing their Python front end on every call.
+
+What an sg.* call does with its arguments (NumPy promotion, broadcasting, axis handling,
+the SymPy expression of an elementwise op) depends only on the tensors' shapes and dtypes
+and on the other arguments' values. For tensors it is traced once per such signature into
+a few primitive applications (a plan) and replayed by the eager recorder, which records
+the same ops as the call would, several times faster for small tensors.
+"""
+from __future__ import annotations
+
+import collections
+
+from ..tracing import Builder, Tracer, building
+from .graph import Record
+
+_PLANS_SIZE = 4096
+_plans: "collections.OrderedDict" = collections.OrderedDict()
+
+
+class Plan:
+    """The primitive applications one call makes: (prim, operand indices, attrs, frozen attrs, dtype)."""
+
+    def __init__(self, op, signature, keywords=()):
+        builder = Builder()
+        with building(builder):
+            args = [builder.new_input(shape, dtype) if is_array else value
+                    for is_array, shape, dtype, value in signature]
+            result = op(*args, **dict(keywords))
+            if not isinstance(result, Tracer) or result.builder is not builder:
+                raise TypeError("not one traced array")
+            graph = builder.finish([result])
+        if len(graph.inputs) != sum(entry[0] for entry in signature):
+            raise TypeError("captured a value besides the arguments")
+        index = {id(v): i for i, v in enumerate(graph.inputs)}
+        self.steps = []
+        for node in graph.nodes:
+            self.steps.append((node.prim, tuple(index[id(v)] for v in node.inputs), node.params, node.attrs,
+                               node.out.dtype))
+            index[id(node.out)] = len(index)
+        self.output = index[id(graph.outputs[0])]
+        name = getattr(op, "name", None)  # an elementwise op: the grad_fn name PyTorch gives it
+        self.label = Record.torch_name(name) if name else None
+
+    def run(self, operands, recorder):
+        """Apply the steps to the tensor operands through `recorder.apply` (the eager recorder)."""
+        values = list(operands)
+        for prim, inputs, attrs, frozen_attrs, dtype in self.steps:
+            values.append(recorder.apply(prim, [values[i] for i in inputs], attrs, frozen_attrs, dtype))
+        return values[self.output]
+
+
+def plan_for(op, signature) -> Plan:
+    """The cached plan of op for a signature: per argument (is_array, shape, dtype, scalar value)."""
+    key = (op, signature)
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _plans[key] = Plan(op, signature)
+        if len(_plans) > _PLANS_SIZE:
+            _plans.popitem(last=False)
+    return plan
+
+
+def function_plan_for(fn, signature, keywords) -> "Plan | None":
+    """The cached plan of a namespace function for a signature and keyword arguments, or None
+    when the call cannot be replayed from a trace (then it runs as usual)."""
+    key = (fn, signature, keywords)
+    plan = _plans.get(key, _MISSING)
+    if plan is _MISSING:
+        try:
+            plan = Plan(fn, signature, keywords)
+        except Exception:  # noqa: BLE001  (the call then runs eagerly, and raises its own error)
+            plan = None
+        _plans[key] = plan
+        if len(_plans) > _PLANS_SIZE:
+            _plans.popitem(last=False)
+    return plan
+
+
+_MISSING = object()
