@@ -15,7 +15,7 @@ import pytest
 import symgrad as sg
 from symgrad.ops.elementwise import ELEMENTWISE
 
-from gradcheck import check_grads
+from gradcheck import check_grads, value_and_grad_everywhere
 
 # ----------------------------------------------------------------------------- references
 
@@ -232,6 +232,69 @@ def test_clip_with_crossed_bounds_gives_hi_like_numpy():
     np.testing.assert_array_equal(gx, 0.0)
     np.testing.assert_array_equal(glo, 0.0)
     np.testing.assert_array_equal(ghi, 1.0)
+
+
+# x ** y at x = 0 and at negative x, as PyTorch gives them (value, d/dx, d/dy): d/dx is 0 where
+# y == 0, d/dy is 0 where x == 0 <= y; elsewhere the calculus values, inf and NaN included.
+POWER_EDGES = [
+    (0.0, 0.0, 1.0, 0.0, 0.0), (0.0, 0.5, 0.0, np.inf, 0.0), (0.0, 1.0, 0.0, 1.0, 0.0), (0.0, 2.0, 0.0, 0.0, 0.0),
+    (0.0, 3.0, 0.0, 0.0, 0.0), (0.0, 1.5, 0.0, 0.0, 0.0), (0.0, -1.0, np.inf, -np.inf, -np.inf),
+    (-2.0, 0.0, 1.0, 0.0, np.nan), (-2.0, 1.0, -2.0, 1.0, np.nan), (-2.0, 2.0, 4.0, -4.0, np.nan),
+    (-2.0, 3.0, -8.0, 12.0, np.nan), (-2.0, -1.0, -0.5, -0.25, np.nan), (2.0, 0.0, 1.0, 0.0, math.log(2.0)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fn", [lambda a, b: a ** b, lambda a, b: sg.power(a, b)], ids=["operator", "power"])
+def test_power_at_zero_and_negative_base_matches_pytorch(fn, dtype):
+    x, y, value, dx, dy = (np.array(column, dtype=dtype) for column in zip(*POWER_EDGES))
+    weights = np.arange(1, len(x) + 1, dtype=dtype)  # distinct cotangents: each entry checked on its own
+    with np.errstate(all="ignore"):
+        for path, (total, (gx, gy)) in value_and_grad_everywhere(lambda a, b: sg.sum(fn(a, b) * weights),
+                                                                   (x, y), (0, 1)).items():
+            assert gx.dtype == gy.dtype == dtype, path
+            np.testing.assert_allclose(total, np.sum(value * weights), rtol=1e-6, err_msg=path)
+            np.testing.assert_allclose(gx, dx * weights, rtol=1e-6, err_msg=f"d/dx, {path}")
+            np.testing.assert_allclose(gy, dy * weights, rtol=1e-6, err_msg=f"d/dy, {path}")
+
+
+@pytest.mark.parametrize("exponent", [0.0, 0.5, 1.0, 2.0, 3, -1.0])
+def test_power_with_constant_exponent_at_zero(exponent):
+    x = np.array([0.0, -2.0, 2.0])
+    with np.errstate(all="ignore"):
+        expected = np.where(exponent == 0, 0.0, exponent * x ** (exponent - 1.0))
+        for path, (_, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(a ** exponent), (x,)).items():
+            np.testing.assert_allclose(g, expected, rtol=1e-12, err_msg=path)
+
+
+@pytest.mark.parametrize("base", [0.0, 2.0])
+def test_power_with_constant_base_at_zero(base):
+    y = np.array([0.0, 1.0, 2.0, 0.5, -1.0])
+    with np.errstate(all="ignore"):
+        expected = np.where((base == 0) & (y >= 0), 0.0, base ** y * np.log(base))
+        for path, (_, (g,)) in value_and_grad_everywhere(lambda b: sg.sum(base ** b), (y,)).items():
+            np.testing.assert_allclose(g, expected, rtol=1e-12, err_msg=path)
+
+
+def test_power_at_zero_agrees_with_finite_differences_where_differentiable():
+    # x = 0 with y >= 1 and y = 0.5 at x = 1: both one-sided quotients agree there
+    x, y = np.array([0.0, 0.0, 0.0, 1.0]), np.array([1.0, 2.0, 3.0, 0.5])
+    check_grads(lambda a, b: sg.sum(a ** b), (x, y), (0, 1))
+
+
+def test_power_at_zero_matches_torch_on_a_grid():
+    torch = pytest.importorskip("torch")
+    grid = np.array([-2.0, -1.0, -0.0, 0.0, 0.5, 2.0])
+    exponents = np.array([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0])
+    x, y = (a.ravel() for a in np.meshgrid(grid, exponents))
+    for dtype in (np.float64, np.float32):
+        tx, ty = (torch.tensor(a.astype(dtype), requires_grad=True) for a in (x, y))
+        (tx ** ty).sum().backward()
+        with np.errstate(all="ignore"):
+            paths = value_and_grad_everywhere(lambda a, b: sg.sum(a ** b), (x.astype(dtype), y.astype(dtype)), (0, 1))
+            for path, (_, (gx, gy)) in paths.items():
+                np.testing.assert_allclose(gx, tx.grad.numpy(), rtol=1e-5, err_msg=f"d/dx, {path}")
+                np.testing.assert_allclose(gy, ty.grad.numpy(), rtol=1e-5, err_msg=f"d/dy, {path}")
 
 
 def test_float32_stays_float32_through_grad():

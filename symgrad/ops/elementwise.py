@@ -63,10 +63,12 @@ def derivative(expr, args, index):
     """(d expr / d args[index], y): the form with fewer operations, possibly written with the
     node's output, which it then calls `y` (a symbol distinct from args)."""
     y = fresh_symbol("y", args)
-    d = _clean(sp.diff(expr, args[index]))
+    marked = F.mark_variable_powers(expr)
+    d = _clean(sp.diff(marked, args[index]))
     if expr.is_Symbol or d.is_Number:
-        return d, y
-    with_output = d.subs(expr, y)
+        return F.unmark_variable_powers(d), y
+    with_output = F.unmark_variable_powers(d.subs(marked, y))
+    d = F.unmark_variable_powers(d)
     if with_output != d and sp.count_ops(with_output) < sp.count_ops(d):
         return with_output, y
     return d, y
