@@ -243,9 +243,12 @@ def std(x, axis=None, ddof=0, keepdims=False):
 
 
 def _shifted_max(x, axes):
-    """max over axes (kept), gradient-free and with infinities replaced by 0, for stable exp."""
+    """max over axes (kept), gradient-free and with infinities replaced by 0, for stable exp.
+
+    Finite means |peak| <= the dtype's largest value: SymPy's real symbols are finite, so it
+    would fold |peak| < inf to True and let x - peak be inf - inf = NaN."""
     peak = stop_gradient(max(x, axes, keepdims=True))
-    return where(less(abs(peak), math.inf), peak, 0.0)
+    return where(less_equal(abs(peak), float(np.finfo(peak.dtype).max)), peak, 0.0)
 
 
 def logsumexp(x, axis=None, keepdims=False):

@@ -79,7 +79,10 @@ class logaddexp(_RealFunction):
     nargs = 2
 
     def fdiff(self, argindex=1):
-        return sp.exp(self.args[argindex - 1] - self)
+        # sigmoid(a - b), not exp(a - logaddexp(a, b)): for large a == b the output rounds to a
+        # (a + log 2 == a) and the latter gives 1 instead of 1/2
+        this, other = self.args if argindex == 1 else self.args[::-1]
+        return sigmoid(this - other)
 
     @classmethod
     def eval(cls, a, b):
