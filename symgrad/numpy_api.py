@@ -235,7 +235,7 @@ def var(x, axis=None, ddof=0, keepdims=False):
         x = astype(x, dtypes.FLOAT64)
     count = int(np.prod([x.shape[a] for a in _axes(axis, x.ndim)], dtype=np.int64))
     centered = subtract(x, mean(x, axis, keepdims=True))
-    return divide(sum(square(centered), axis, keepdims), float(count - ddof))
+    return divide(sum(square(centered), axis, keepdims), float(builtins.max(count - ddof, 0)))  # as NumPy
 
 
 def std(x, axis=None, ddof=0, keepdims=False):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -487,6 +488,53 @@ def test_max_ties_split_evenly():
     g = sg.grad(lambda x: sg.sum(sg.min(x, axis=0)))(np.array([[1.0, 2.0], [1.0, 0.0]]))
     np.testing.assert_allclose(g, [[0.5, 0], [0.5, 1]])
 
+
+
+# ----------------------------------------------------------------------------- empty axes and zero sizes
+
+EMPTY_REDUCTIONS = [((0, 3), 0), ((3, 0), 0), ((3, 0), 1), ((0, 3), None), ((0,), None), ((2, 0, 3), (0, 1)),
+                    ((2, 0, 3), 2)]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name,kwargs", [("mean", {}), ("var", {}), ("var", {"ddof": 1}), ("std", {})])
+@pytest.mark.parametrize("shape,axis", EMPTY_REDUCTIONS)
+def test_mean_and_var_over_empty_axes_are_nan_like_numpy(shape, axis, name, kwargs, dtype):
+    x = np.zeros(shape, dtype)
+    fn = lambda a: getattr(sg, name)(a, axis=axis, **kwargs)  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy's "Mean of empty slice"
+        expected = getattr(np, name)(x, axis=axis, **kwargs)
+    with np.errstate(all="ignore"):
+        for path, got in [("eager", fn(x)), ("numpy", sg.compile(fn, backend="numpy")(x)), ("llvm", sg.compile(fn)(x))]:
+            assert np.shape(got) == expected.shape and np.asarray(got).dtype == dtype, path
+            np.testing.assert_array_equal(got, expected, err_msg=path)
+        for path, (value, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(fn(a)), (x,)).items():
+            assert g.shape == shape and g.dtype == dtype, path
+            np.testing.assert_array_equal(value, np.sum(expected), err_msg=path)
+
+
+def test_var_with_ddof_past_the_count_divides_by_zero_like_numpy():
+    x = np.array([[1.0, 2.0], [3.0, 3.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy's "Degrees of freedom <= 0"
+        expected = np.var(x, axis=1, ddof=3)
+        for got in (sg.var(x, axis=1, ddof=3), sg.compile(lambda a: sg.var(a, axis=1, ddof=3))(x)):
+            np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("divisor", [0.0, 0])
+def test_division_by_a_python_zero_gives_ieee_results(divisor, dtype):
+    x = np.array([1.0, -1.0, 0.0], dtype)
+    with np.errstate(all="ignore"):
+        expected = x / divisor
+        for path, got in [("eager", sg.divide(x, divisor)), ("numpy", sg.compile(lambda a: a / divisor, backend="numpy")(x)),
+                          ("llvm", sg.compile(lambda a: a / divisor)(x))]:
+            assert got.dtype == dtype, path
+            np.testing.assert_array_equal(got, expected, err_msg=path)
+        for path, (_, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(a / divisor), (x,)).items():
+            np.testing.assert_array_equal(g, np.full(3, np.inf, dtype), err_msg=path)  # as PyTorch
 
 
 # ----------------------------------------------------------------------------- registry coverage

@@ -250,6 +250,9 @@ def apply_elementwise(op: ElementwiseOp, args):
         inputs.append(arg)
         kinds.append(want)
     symbols, expr = _expression(op, tuple(kinds))
+    if expr.has(sp.zoo):  # a baked scalar made SymPy's complex infinity (x / 0): pass scalars as values
+        return apply_elementwise(op, tuple(np.asarray(a, dtype=compute) if _is_python_scalar(a) and not cond else a
+                                           for a, cond in zip(args, is_condition)))
     name = op.name if not scalars else None
     return _bind_ew(expr, symbols, inputs, out_dtype, name)
 
