@@ -16,7 +16,7 @@ import pytest
 import symgrad as sg
 from symgrad.ops.elementwise import ELEMENTWISE
 
-from gradcheck import check_grads, value_and_grad_everywhere
+from gradcheck import check_grads, numeric_grad, value_and_grad_everywhere
 
 # ----------------------------------------------------------------------------- references
 
@@ -423,6 +423,28 @@ STRUCTURAL = [
     ("clip", lambda ns, x: ns.clip(x, -0.5, 0.5), [_r((3, 4), 5) * 0.9 + 0.02]),
 ]
 
+EMPTY_INDEX = np.array([], dtype=np.int64)
+# Zero-size arrays through the structural ops: NumPy's shapes and values, gradients of the right shape.
+ZERO_SIZE = [
+    ("zero-matmul-flat-batch", lambda ns, a, b: a @ b, [_r((5, 7, 0)), _r((0, 1))]),
+    ("zero-matmul-inner", lambda ns, a, b: a @ b, [_r((2, 0)), _r((0, 3))]),
+    ("zero-matmul-rows", lambda ns, a, b: a @ b, [_r((0, 3)), _r((3, 2))]),
+    ("zero-matmul-batch", lambda ns, a, b: a @ b, [_r((3, 2, 0)), _r((3, 0, 4))]),
+    ("zero-matvec", lambda ns, a, b: a @ b, [_r((2, 0)), _r((0,))]),
+    ("zero-dot-3d", lambda ns, a, b: ns.dot(a, b), [_r((2, 0)), _r((3, 0, 4))]),
+    ("zero-take-empty-index", lambda ns, x: ns.take(x, EMPTY_INDEX), [_r((3,))]),
+    ("zero-take-empty-index-2d", lambda ns, x: ns.take(x, np.zeros((2, 0), np.int64), axis=1), [_r((3, 4))]),
+    ("zero-index-empty-array", lambda ns, x: x[EMPTY_INDEX], [_r((3, 4))]),
+    ("zero-sum-axis", lambda ns, x: ns.sum(x, axis=0), [_r((0, 3))]),
+    ("zero-prod-axis", lambda ns, x: ns.prod(x, axis=0), [_r((0, 3))]),
+    ("zero-max-other-axis", lambda ns, x: ns.max(x, axis=1), [_r((0, 3))]),
+    ("zero-broadcast", lambda ns, a, b: a * b, [_r((0, 1)), _r((3,))]),
+    ("zero-constant", lambda ns, x: x + np.zeros((0, 3)), [_r((1, 3))]),
+    ("zero-concatenate", lambda ns, a, b: ns.concatenate([a, b]), [_r((0, 3)), _r((2, 3))]),
+    ("zero-reshape-transpose", lambda ns, x: ns.transpose(ns.reshape(x, (3, 0))), [_r((0, 3))]),
+]
+STRUCTURAL += ZERO_SIZE
+
 
 @pytest.mark.parametrize("fn,args", [pytest.param(f, a, id=i) for i, f, a in STRUCTURAL])
 def test_structural_value(fn, args):
@@ -512,6 +534,46 @@ def test_mean_and_var_over_empty_axes_are_nan_like_numpy(shape, axis, name, kwar
         for path, (value, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(fn(a)), (x,)).items():
             assert g.shape == shape and g.dtype == dtype, path
             np.testing.assert_array_equal(value, np.sum(expected), err_msg=path)
+
+
+@pytest.mark.parametrize("fn,args", [pytest.param(f, a, id=i) for i, f, a in ZERO_SIZE])
+def test_zero_size_values_and_gradients_on_every_path(fn, args):
+    expected = fn(NP, *args)
+    weights = np.random.default_rng(3).normal(size=np.shape(expected))
+    argnums = tuple(range(len(args)))
+    for path, (value, grads) in value_and_grad_everywhere(lambda *a: sg.sum(fn(SG, *a) * weights), args,
+                                                          argnums).items():
+        np.testing.assert_allclose(value, np.sum(expected * weights), err_msg=path)
+        for argnum, g in zip(argnums, grads):
+            assert g.shape == args[argnum].shape, path
+            np.testing.assert_allclose(g, numeric_grad(lambda *a: np.sum(fn(NP, *a) * weights), args, argnum),
+                                       atol=1e-9, err_msg=path)
+
+
+@pytest.mark.parametrize("reduce", [sg.max, sg.min])
+@pytest.mark.parametrize("shape,axis", [((0, 3), 0), ((0, 3), None), ((3, 0), 1)])
+def test_max_and_min_over_an_empty_axis_raise_like_numpy(reduce, shape, axis):
+    x = np.zeros(shape)
+    for run in (lambda: reduce(x, axis=axis), lambda: sg.compile(lambda a: reduce(a, axis=axis))(x),
+                lambda: reduce(sg.tensor(x), axis=axis)):
+        with pytest.raises(ValueError, match="zero-size array to reduction operation"):
+            run()
+
+
+@pytest.mark.parametrize("shape,axis", [((0, 3), 0), ((0, 3), None), ((3, 0), 1), ((0, 3), 1)])
+def test_logsumexp_and_softmax_over_an_empty_axis(shape, axis):
+    # logsumexp of nothing is log(0) = -inf, as torch.logsumexp and scipy.special.logsumexp give
+    x = np.zeros(shape)
+    with np.errstate(divide="ignore"):
+        expected = np.log(np.sum(np.exp(x), axis=axis))
+        for path, got in [("eager", sg.logsumexp(x, axis=axis)),
+                          ("numpy", sg.compile(lambda a: sg.logsumexp(a, axis=axis), backend="numpy")(x)),
+                          ("llvm", sg.compile(lambda a: sg.logsumexp(a, axis=axis))(x))]:
+            np.testing.assert_array_equal(got, expected, err_msg=path)
+        for path, (_, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(sg.logsumexp(a, axis=axis)), (x,)).items():
+            assert g.shape == shape, path
+        if axis is not None:
+            assert sg.softmax(x, axis=axis).shape == shape and sg.log_softmax(x, axis=axis).shape == shape
 
 
 def test_var_with_ddof_past_the_count_divides_by_zero_like_numpy():
