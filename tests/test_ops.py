@@ -435,6 +435,8 @@ ZERO_SIZE = [
     ("zero-take-empty-index", lambda ns, x: ns.take(x, EMPTY_INDEX), [_r((3,))]),
     ("zero-take-empty-index-2d", lambda ns, x: ns.take(x, np.zeros((2, 0), np.int64), axis=1), [_r((3, 4))]),
     ("zero-index-empty-array", lambda ns, x: x[EMPTY_INDEX], [_r((3, 4))]),
+    ("zero-index-empty-list", lambda ns, x: x[:, []], [_r((3, 4))]),
+    ("zero-take-empty-list", lambda ns, x: ns.take(x, [], axis=0), [_r((3, 4))]),
     ("zero-sum-axis", lambda ns, x: ns.sum(x, axis=0), [_r((0, 3))]),
     ("zero-prod-axis", lambda ns, x: ns.prod(x, axis=0), [_r((0, 3))]),
     ("zero-max-other-axis", lambda ns, x: ns.max(x, axis=1), [_r((0, 3))]),
