@@ -184,6 +184,29 @@ def test_compare_value_and_dtype(op, shapes):
         np.testing.assert_array_equal(got, expected)
 
 
+INFINITE_SCALAR_CASES = [  # fn(ns, x) comparing with an infinite Python scalar
+    ("less-inf", lambda ns, x: ns.less(x, np.inf)), ("less_equal-minus-inf", lambda ns, x: ns.less_equal(x, -np.inf)),
+    ("greater-minus-inf", lambda ns, x: x > -np.inf), ("greater_equal-inf", lambda ns, x: x >= np.inf),
+    ("equal-inf", lambda ns, x: ns.equal(x, np.inf)), ("not_equal-minus-inf", lambda ns, x: x != -np.inf),
+    ("abs-less-inf", lambda ns, x: ns.abs(x) < np.inf), ("where-finite", lambda ns, x: ns.where(x < np.inf, x, 0.0)),
+    ("maximum-inf", lambda ns, x: ns.maximum(x, np.inf)), ("clip-upper", lambda ns, x: ns.clip(x, None, 1.0)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fn", [pytest.param(f, id=i) for i, f in INFINITE_SCALAR_CASES])
+def test_comparisons_with_infinite_scalars_follow_ieee(fn, dtype):
+    # SymPy would fold x < inf to True (its real symbols are finite): wrong at x = inf and NaN
+    x = np.array([1.0, np.inf, -np.inf, np.nan, 0.0], dtype)
+    with np.errstate(invalid="ignore"):  # maximum(x, inf) computes (x + inf) / 2 for a NaN tie-break
+        expected = fn(NP, x)
+        results = [("eager", fn(SG, x)), ("numpy", sg.compile(lambda a: fn(SG, a), backend="numpy")(x)),
+                   ("llvm", sg.compile(lambda a: fn(SG, a))(x)), ("tensor", fn(SG, sg.tensor(x)).numpy())]
+    for path, got in results:
+        assert got.shape == expected.shape and got.dtype == expected.dtype, path
+        np.testing.assert_array_equal(got, expected, err_msg=path)
+
+
 # ----------------------------------------------------------------------------- subgradient conventions
 
 def test_relu_grad_at_zero_is_zero():
