@@ -249,10 +249,11 @@ def apply_elementwise(op: ElementwiseOp, args):
             arg = broadcast_to_p(arg, shape=shape)
         inputs.append(arg)
         kinds.append(want)
-    symbols, expr = _expression(op, tuple(kinds))
-    infinite = any(isinstance(v, float) and not np.isfinite(v) for v in scalars)
-    if expr.has(sp.zoo) or (infinite and not _scalars_bake_faithfully(op, tuple(kinds), compute)):
-        # pass the Python scalars as values instead (see bakes_faithfully)
+    non_finite = any(isinstance(v, float) and not np.isfinite(v) for v in scalars)
+    baked = not non_finite or _scalars_bake_faithfully(op, tuple(kinds), compute)
+    if baked:
+        symbols, expr = _expression(op, tuple(kinds))
+    if not baked or expr.has(sp.zoo):  # pass the Python scalars as values instead (see bakes_faithfully)
         return apply_elementwise(op, tuple(np.asarray(a, dtype=compute) if _is_python_scalar(a) and not cond else a
                                            for a, cond in zip(args, is_condition)))
     name = op.name if not scalars else None
@@ -264,15 +265,15 @@ def bakes_faithfully(expr, values: dict) -> bool:
     when x / 0 becomes SymPy's complex infinity (zoo); nor when a comparison with an infinity
     folds to True, or to False where IEEE can be true: SymPy's real symbols are finite, so it
     folds x < inf to True, which is False at x = inf (only x < -inf and x > inf are false for all x)."""
-    if expr.xreplace(values).has(sp.zoo):
-        return False
-    infinite = {symbol for symbol, value in values.items() if value in (sp.oo, -sp.oo)}
+    non_finite = {symbol for symbol, value in values.items() if value in (sp.oo, -sp.oo, sp.nan)}
     for relation in expr.atoms(sp.core.relational.Relational):
-        if relation.free_symbols & infinite:
+        if relation.free_symbols & non_finite:
+            if any(values.get(symbol) is sp.nan for symbol in relation.free_symbols):
+                return False  # SymPy refuses to compare with NaN
             folded = relation.xreplace(values)
             if folded == sp.true or (folded == sp.false and relation.rel_op not in ("<", ">")):
                 return False
-    return True
+    return not expr.xreplace(values).has(sp.zoo)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -32,9 +32,9 @@ def _inline_uniform_inputs(node: ir.Node, uniform: dict) -> ir.Node:
         return node
     replacements = {s: _sympy_number(uniform[id(v)]) for s, v in zip(params["args"], node.inputs)
                     if id(v) in uniform}
-    expr = params["expr"].xreplace(replacements)
     if not bakes_faithfully(params["expr"], replacements):  # keep the inputs
         return node
+    expr = params["expr"].xreplace(replacements)
     if not keep:  # the result is still shaped by an input: keep the first one
         keep = [(params["args"][0], node.inputs[0])]
     attrs = {**params, "expr": expr, "args": tuple(s for s, _ in keep)}
