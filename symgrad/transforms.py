@@ -105,10 +105,14 @@ def _value_and_grad_traced(fn, argnums, has_aux, args):
 
 class Transformed:
     """A transformed function: traced arguments run the transform symbolically; concrete
-    arguments run a compiled version of it (NumPy or LLVM backend), cached per signature."""
+    arguments run a compiled version of it (NumPy or LLVM backend), cached per signature.
+
+    The cache never returns a stale result: it is guarded by the values of what the user
+    function read, and a function whose reads cannot be guarded (random draws, state held
+    in objects) re-runs on every call, as under JAX or autograd without jit."""
 
     def __init__(self, traced_fn, name):
-        self._traced_fn = traced_fn
+        self._traced_fn = self.__wrapped__ = traced_fn
         self.__name__ = name
         self._compiled = None
         if hasattr(traced_fn, "__signature__"):
@@ -117,17 +121,14 @@ class Transformed:
     def __call__(self, *args):
         if _is_traced():
             return self._traced_fn(*args)
-        if self._compiled is None:
-            from .compile import compile as sg_compile
-            self._compiled = sg_compile(self._traced_fn, name=self.__name__)
-        return self._compiled(*args)
+        return (self._compiled or self.compiled)(*args)
 
     @property
     def compiled(self):
         """The compiled function behind concrete calls (for lower()/cache_info())."""
-        from .compile import compile as sg_compile
+        from .compile import Compiled
         if self._compiled is None:
-            self._compiled = sg_compile(self._traced_fn, name=self.__name__)
+            self._compiled = Compiled(self._traced_fn, name=self.__name__, check_values=True)
         return self._compiled
 
 
