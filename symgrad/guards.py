@@ -286,11 +286,17 @@ class _Walker:
     def visit_function(self, fn, description):
         """A Python function: library code is trusted (its closure is not); user code is read."""
         name = fn.__qualname__
+        trusted = _trusted(fn.__module__ or "")
         for cell_name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-            if _filled(cell):
-                self.visit_read(f"closure variable {cell_name!r} of {name}", f"{self.name(cell)}.cell_contents",
-                                _code_facts(fn.__code__)[1])
-        if _trusted(fn.__module__ or ""):
+            if not _filled(cell):
+                continue
+            description, fetch = f"closure variable {cell_name!r} of {name}", f"{self.name(cell)}.cell_contents"
+            if trusted and not isinstance(cell.cell_contents, (np.ndarray, list, dict)):
+                # symgrad never rebinds its own cells: only what the value leads to needs guards
+                self.visit_value(cell.cell_contents, description, _code_facts(fn.__code__)[1])
+            else:
+                self.visit_read(description, fetch, _code_facts(fn.__code__)[1])
+        if trusted:
             return
         global_names, names, imports, mutates = _code_facts(fn.__code__)
         if mutates:
@@ -310,7 +316,7 @@ class _Walker:
     def global_fetch(self, namespace, name) -> str:
         """The expression LOAD_GLOBAL evaluates: the module's binding, else the builtin."""
         if name in namespace:
-            return f"{self.name(namespace)}.get({name!r}, _MISSING)"
+            return f"{self.name(namespace)}[{name!r}]"  # a deleted name raises, and the guard fails
         return (f"(_MISSING if {name!r} in {self.name(namespace)} else "
                 f"{self.name(vars(builtins))}.get({name!r}, _MISSING))")
 
