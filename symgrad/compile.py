@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dtypes, guards, ir, pytree
+from .autodiff.partition import split_forward_backward
 from .passes import optimize
 from .passes.lift import lift_constants
 from .tracing import TracerError, argument_names, as_input_array, check_arguments, function_name, trace_flat
@@ -248,7 +249,6 @@ def compile(fn=None, *, backend=None, name=None):
 
 def compiled_vjp(fn, primals, has_aux):
     """Concrete sg.vjp: run the forward graph now, keep its residuals, compile the backward graph."""
-    from .autodiff.partition import split_forward_backward
     from .transforms import _Traced, pullback_leaves
 
     leaves, tree = pytree.flatten(list(primals))
@@ -271,10 +271,8 @@ def compiled_vjp(fn, primals, has_aux):
         return [*traced.outputs, *[c for arg in per_arg for c in arg if c is not None]]
 
     graph, _, _ = trace_flat(joint, [*arrays, *ct_specs], name=function_name(fn) + "_vjp")
-    forward, backward = split_forward_backward(ir.verify(graph), len(arrays), len(outputs))
-    lower = BACKENDS[default_backend()]
-    forward_values = lower(optimize(forward))(*arrays)
-    backward_exe = lower(optimize(backward))
+    forward_exe, backward_exe, constants = _vjp_executables(graph, len(arrays), len(outputs))
+    forward_values = forward_exe(*arrays, *constants)
     result = pytree.unflatten(out_tree, forward_values[:len(outputs)])
     residuals = forward_values[len(outputs):]
     float_mask = [dtypes.is_float(a.dtype) for a in arrays]
@@ -297,6 +295,28 @@ def compiled_vjp(fn, primals, has_aux):
     if has_aux:
         return result[0], pullback, result[1]
     return result, pullback
+
+
+_VJP_EXECUTABLES: "collections.OrderedDict" = collections.OrderedDict()
+
+
+def _vjp_executables(joint, num_primals, num_outputs):
+    """(forward, backward, constants) of a joint vjp graph, compiled once per structure: its large
+    constants become trailing forward inputs, so a fresh trace reuses the code."""
+    joint, lifted = lift_constants(joint)
+    inputs = joint.inputs
+    primals = inputs[:num_primals] + inputs[len(inputs) - len(lifted):]
+    joint = ir.Graph(primals + inputs[num_primals:len(inputs) - len(lifted)], joint.nodes, joint.outputs, joint.name)
+    key = (default_backend(), joint.structure_key())
+    executables = _VJP_EXECUTABLES.pop(key, None)
+    if executables is None:
+        forward, backward = split_forward_backward(ir.verify(joint), len(primals), num_outputs)
+        lower = BACKENDS[default_backend()]
+        executables = lower(optimize(forward)), lower(optimize(backward))
+    _VJP_EXECUTABLES[key] = executables
+    if len(_VJP_EXECUTABLES) > FRESH_STRUCTURES:
+        _VJP_EXECUTABLES.popitem(last=False)
+    return (*executables, lifted)
 
 
 def _zeros(value):
