@@ -4,6 +4,7 @@ Each case changes something the function reads from outside its arguments betwee
 and checks the second result against what the function gives when evaluated afresh (the
 NumPy twin), as autograd and JAX without jit would.
 """
+import importlib
 import logging
 import types
 
@@ -237,3 +238,22 @@ def test_functions_that_mutate_state_run_every_call():
     g(X)
     g(X)
     assert len(log) == 2
+
+
+def test_concrete_vjp_sees_fresh_draws_and_compiles_once_per_structure():
+    compile_module = importlib.import_module("symgrad.compile")  # the attribute is sg.compile itself
+    rs = npr.RandomState(5)
+
+    def f(x):
+        return sg.tanh(x * rs.randn(64))
+
+    x = np.linspace(-1, 1, 64)
+    before = len(compile_module._VJP_EXECUTABLES)
+    for _ in range(3):
+        state = rs.get_state()
+        out, pullback = sg.vjp(f, x)
+        rs.set_state(state)
+        noise = rs.randn(64)
+        np.testing.assert_allclose(out, np.tanh(x * noise), rtol=1e-12)
+        np.testing.assert_allclose(pullback(np.ones(64))[0], (1 - np.tanh(x * noise) ** 2) * noise, rtol=1e-12)
+    assert len(compile_module._VJP_EXECUTABLES) == before + 1
