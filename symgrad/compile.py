@@ -21,7 +21,8 @@ from . import dtypes, guards, ir, pytree
 from .autodiff.partition import split_forward_backward
 from .passes import optimize
 from .passes.lift import lift_constants
-from .tracing import TracerError, argument_names, as_input_array, check_arguments, function_name, trace_flat
+from .tracing import (Builder, TracerError, argument_names, as_input_array, building, check_arguments,
+                      function_name, trace_flat)
 
 log = logging.getLogger("symgrad")
 
@@ -248,29 +249,26 @@ def compile(fn=None, *, backend=None, name=None):
 
 
 def compiled_vjp(fn, primals, has_aux):
-    """Concrete sg.vjp: run the forward graph now, keep its residuals, compile the backward graph."""
+    """Concrete sg.vjp: run fn once (traced), evaluate the forward now and keep its residuals;
+    the pullback runs the backward. Both are compiled once per structure of the trace."""
     from .transforms import _Traced, pullback_leaves
 
     leaves, tree = pytree.flatten(list(primals))
     names = pytree.leaf_names(list(primals), argument_names(fn, len(primals)))
     arrays = [as_input_array(leaf, name) for leaf, name in zip(leaves, names)]
-    probe, out_tree, _ = trace_flat(fn, primals)
-    outputs = probe.outputs
-    if has_aux:
-        if out_tree.kind not in ("tuple", "list") or len(out_tree.children) != 2:
+    builder = Builder()
+    with building(builder):
+        inputs = [builder.new_input(a.shape, a.dtype, name) for a, name in zip(arrays, names)]
+        traced = _Traced(fn, pytree.unflatten(tree, inputs))
+        out_tree, outputs = traced.out_tree, traced.graph.outputs
+        if has_aux and (out_tree.kind not in ("tuple", "list") or len(out_tree.children) != 2):
             raise TypeError("vjp(has_aux=True): the function must return a pair (output, aux)")
-        primary = out_tree.children[0].num_leaves
-    else:
-        primary = len(outputs)
-    ct_specs = [as_input_array(_zeros(v), "cotangent") for v in outputs[:primary]]
-
-    def joint(*flat):
-        traced = _Traced(fn, pytree.unflatten(tree, flat[:len(arrays)]))
-        cts = list(flat[len(arrays):]) + [None] * (len(outputs) - primary)
-        per_arg = pullback_leaves(traced, cts)
-        return [*traced.outputs, *[c for arg in per_arg for c in arg if c is not None]]
-
-    graph, _, _ = trace_flat(joint, [*arrays, *ct_specs], name=function_name(fn) + "_vjp")
+        primary = out_tree.children[0].num_leaves if has_aux else len(outputs)
+        ct_types = [(v.shape, v.dtype) for v in outputs[:primary]]
+        cts = [builder.new_input(shape, dtype, "cotangent") for shape, dtype in ct_types]
+        per_arg = pullback_leaves(traced, cts + [None] * (len(outputs) - primary))
+        graph = builder.finish([*traced.outputs, *[c for arg in per_arg for c in arg if c is not None]],
+                               function_name(fn) + "_vjp")
     forward_exe, backward_exe, constants = _vjp_executables(graph, len(arrays), len(outputs))
     forward_values = forward_exe(*arrays, *constants)
     result = pytree.unflatten(out_tree, forward_values[:len(outputs)])
@@ -283,11 +281,11 @@ def compiled_vjp(fn, primals, has_aux):
         if ct_tree != primary_tree:
             raise TypeError("pullback: the cotangent's structure does not match the function's output")
         cts = []
-        for ct, spec in zip(ct_leaves, ct_specs):
+        for ct, (shape, dtype) in zip(ct_leaves, ct_types):
             ct = as_input_array(ct, "cotangent")
-            if ct.shape != spec.shape:
-                raise ValueError(f"pullback: cotangent of shape {ct.shape} for an output of shape {spec.shape}")
-            cts.append(ct.astype(spec.dtype, copy=False))
+            if ct.shape != shape:
+                raise ValueError(f"pullback: cotangent of shape {ct.shape} for an output of shape {shape}")
+            cts.append(ct.astype(dtype, copy=False))
         grads = iter(backward_exe(*residuals, *cts))
         flat = [next(grads) if is_float else None for is_float in float_mask]
         return tuple(pytree.unflatten(pytree.flatten(list(primals))[1], flat))
@@ -317,7 +315,3 @@ def _vjp_executables(joint, num_primals, num_outputs):
     if len(_VJP_EXECUTABLES) > FRESH_STRUCTURES:
         _VJP_EXECUTABLES.popitem(last=False)
     return (*executables, lifted)
-
-
-def _zeros(value):
-    return np.zeros(value.shape, value.dtype)
