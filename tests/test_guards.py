@@ -257,3 +257,9 @@ def test_concrete_vjp_sees_fresh_draws_and_compiles_once_per_structure():
         np.testing.assert_allclose(out, np.tanh(x * noise), rtol=1e-12)
         np.testing.assert_allclose(pullback(np.ones(64))[0], (1 - np.tanh(x * noise) ** 2) * noise, rtol=1e-12)
     assert len(compile_module._VJP_EXECUTABLES) == before + 1
+
+
+def test_content_guards_are_bounded_in_total():
+    a, b, c, d, e = (np.zeros(guards.CONTENT_GUARD_BYTES // 8 // 4) for _ in range(5))
+    assert guards.snapshot(lambda x: x + a[0] + b[0] + c[0], values=True).pure
+    assert not guards.snapshot(lambda x: x + a[0] + b[0] + c[0] + d[0] + e[0], values=True).pure
