@@ -262,8 +262,14 @@ def test_vjp_sums_the_cotangents_of_a_value_that_fills_several_outputs():
     assert gx == 3.0
     x = np.array([0.5, -2.0])
     y_ct, z_ct = np.array([1.0, 10.0]), np.array([3.0, -4.0])
-    (gx,) = sg.vjp(lambda x: {"a": sg.sin(x), "b": sg.sin(x), "c": x}, x)[1]({"a": y_ct, "b": z_ct, "c": y_ct})
+    def f(x):
+        y = sg.sin(x)
+        return {"a": y, "b": y, "c": x}
+
+    (gx,) = sg.vjp(f, x)[1]({"a": y_ct, "b": z_ct, "c": y_ct})
     np.testing.assert_allclose(gx, np.cos(x) * (y_ct + z_ct) + y_ct, rtol=1e-14)
+    jac = sg.jacobian(lambda x: sg.sum(sg.stack(list(f(x).values())), axis=0))(x)
+    np.testing.assert_allclose(jac, np.diag(2 * np.cos(x) + 1), rtol=1e-14)
     y = x * 3  # one traced value in three slots, inside a trace and through the compiled pullback
     g = sg.grad(lambda x: sg.sum(sg.vjp(lambda x: [x * 3] * 3, x)[1]([x, x * x, sg.ones_like(x)])[0]))(x)
     np.testing.assert_allclose(g, 3 * (1 + 2 * x), rtol=1e-14)
