@@ -49,10 +49,33 @@ def _ew_impl(*arrays, expr, args, dtype, name=None):
     return elementwise_function(expr, args, np.dtype(dtype))(*arrays)
 
 
+# Functions constant between their jumps: derivative 0 (PyTorch's and JAX's convention), which
+# SymPy leaves unevaluated as Derivative(floor(x), x), or Subs(Derivative(...), ...) inside a chain.
+PIECEWISE_CONSTANT = (sp.floor, sp.ceiling, sp.sign, sp.Heaviside)
+
+# Functions rewritten, when an op is built, with floor and Piecewise, which every backend lowers
+# and SymPy differentiates (frac' = 1, Mod(a, b) = a - b*floor(a/b) as np.mod); NaN stays NaN.
+_REWRITES = {
+    sp.frac: lambda a: a - sp.floor(a),
+    sp.Mod: lambda a, b: a - b * sp.floor(a / b),
+    sp.Heaviside: lambda a, h0=sp.S.Half: sp.Piecewise((0, a < 0), (h0, sp.Eq(a, 0)), (1, a > 0), (sp.nan, True)),
+}
+
+
+def _rewrite(expr):
+    for function, rule in _REWRITES.items():
+        expr = expr.replace(function, rule)
+    return expr
+
+
 def _clean(derivative):
     """Replace distributional terms by the subgradient conventions PyTorch uses."""
     derivative = derivative.replace(sp.DiracDelta, lambda *a: sp.S.Zero)
     derivative = derivative.replace(sp.Heaviside, lambda x, *a: sp.Piecewise((1, x > 0), (0, True)))
+    derivative = derivative.replace(lambda e: isinstance(e, sp.Derivative) and isinstance(e.expr, PIECEWISE_CONSTANT),
+                                    lambda e: sp.S.Zero)
+    derivative = derivative.replace(lambda e: isinstance(e, sp.Subs) and not e.expr.has(sp.Derivative),
+                                    lambda e: e.doit())
     if derivative.has(sp.Derivative):
         raise TypeError(f"cannot differentiate {derivative}: SymPy left an unevaluated derivative")
     return derivative
@@ -264,7 +287,7 @@ def _expression(op: ElementwiseOp, kinds: tuple):
         symbol = input_symbol(len(symbols), kind)
         symbols.append(symbol)
         sympy_args.append(symbol)
-    expr = sp.sympify(op.fn(*sympy_args))
+    expr = _rewrite(sp.sympify(op.fn(*sympy_args)))
     if expr.is_Boolean and op.kind != "compare":
         raise TypeError(f"sg.{op.name} produced a boolean expression; declare it with kind='compare'")
     return tuple(symbols), expr
