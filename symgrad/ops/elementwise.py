@@ -15,7 +15,7 @@ import numpy as np
 import sympy as sp
 
 from .. import dtypes
-from .core import Primitive, ShapeError
+from .core import Primitive, ShapeError, UnsupportedOpError
 from . import functions as F
 from .shape import broadcast_to_p, convert_p
 
@@ -77,7 +77,9 @@ def _clean(derivative):
     derivative = derivative.replace(lambda e: isinstance(e, sp.Subs) and not e.expr.has(sp.Derivative),
                                     lambda e: e.doit())
     if derivative.has(sp.Derivative):
-        raise TypeError(f"cannot differentiate {derivative}: SymPy left an unevaluated derivative")
+        raise UnsupportedOpError(f"cannot differentiate {derivative}: SymPy left an unevaluated derivative. Pass "
+                                 "arguments the function is not differentiable in as Python numbers (they become "
+                                 "constants of the expression), or write the op with functions SymPy differentiates")
     return derivative
 
 
