@@ -148,6 +148,7 @@ def test_scipy_function_gradients_match_finite_differences(case):
     check_grads(lambda x: sg.sum(op(x) * x), [x], rtol=1e-6, reference=reference)  # LLVM, the default
     numpy_grad = sg.compile(sg.grad(lambda x: sg.sum(op(x) * x)), backend="numpy")(x)
     np.testing.assert_allclose(numpy_grad, numeric_grad(reference, [x], 0), rtol=1e-6)
+    check_grads(lambda x: sg.sum(op(x) * x), [x.astype(np.float32)], rtol=1e-4, atol=1e-5, reference=reference)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -176,6 +177,20 @@ def test_two_argument_scipy_function_and_backend_parity():
         np.testing.assert_allclose(value, other[0], rtol=1e-13)
         np.testing.assert_allclose(da, special.beta(a, b) * (special.psi(a) - special.psi(a + b)), rtol=1e-12)
         np.testing.assert_allclose(db, special.beta(a, b) * (special.psi(b) - special.psi(a + b)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_hurwitz_zeta_of_two_arrays(backend):
+    special = _special()
+    zeta = sg.elementwise(fresh_name("zeta"), lambda s, q: sympy.zeta(s, q))
+    s = np.array([2.5, 3.0, 1.0, 0.5, 4.0, 2.0, 7.25])
+    q = np.array([1.5, 0.2, 2.0, 1.0, -1.5, -2.0, 1e6])
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(sg.compile(lambda s, q: zeta(s, q), backend=backend)(s, q), special.zeta(s, q),
+                                   rtol=1e-13, equal_nan=True)
+    q = np.array([0.3, 2.0, 40.0])
+    grad = sg.compile(sg.grad(lambda q: sg.sum(zeta(2.5, q))), backend=backend)(q)  # d/dq = -s zeta(s + 1, q)
+    np.testing.assert_allclose(grad, -2.5 * special.zeta(3.5, q), rtol=1e-13)
 
 
 def test_scipy_functions_in_eager_mode():

@@ -17,8 +17,9 @@ from . import zeta
 from .types import F64, I32
 
 PREFIX = "symgrad_scipy_"
-# scipy.special functions cython_special does not export, emitted as native code instead: name -> (arity, definer).
-NATIVE = {"zeta": (2, zeta.hurwitz_zeta)}
+# scipy.special functions cython_special does not export, emitted as native code instead:
+# name -> (arity, call(builder, module, *args)).
+NATIVE = {"zeta": (2, zeta.call)}
 
 
 def _signature(arity: int) -> str:
@@ -74,6 +75,6 @@ def addresses(module) -> dict[str, int]:
 def call(builder: ir.IRBuilder, module: ir.Module, name: str, args: list) -> ir.Value:
     """A call of scipy.special's `name` on double `args` (SciPy's C function, or symgrad's NATIVE one)."""
     if name in NATIVE:
-        return builder.call(NATIVE[name][1](module), args)
+        return NATIVE[name][1](builder, module, *args)
     return builder.call(declare(module, name, len(args)), [*args, ir.Constant(I32, 0)])
 

@@ -22,17 +22,38 @@ _A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7
 _MOST_NEGATIVE_Q = -2.0 ** 52
 
 
-def hurwitz_zeta(module: ir.Module) -> ir.Function:
-    """`double symgrad.hurwitz_zeta(double s, double q)`, defined in `module` on first use."""
-    if NAME in module.globals:
-        return module.globals[NAME]
-    fn = ir.Function(module, ir.FunctionType(F64, [F64, F64]), NAME)
+def call(builder: ir.IRBuilder, module: ir.Module, s, q) -> ir.Value:
+    """zeta(s, q) on doubles; a constant whole s (polygamma's case) gets a kernel of its own that
+    raises to the power -s by multiplications, not pow: about three times faster."""
+    whole = isinstance(s, ir.Constant) and float(s.constant).is_integer() and 2 <= s.constant <= 64
+    return builder.call(hurwitz_zeta(module, int(s.constant) if whole else None), [s, q])
+
+
+def hurwitz_zeta(module: ir.Module, order: int | None = None) -> ir.Function:
+    """`double symgrad.hurwitz_zeta[.<order>](double s, double q)`, defined in `module` on first use;
+    with `order`, s must equal it."""
+    name = NAME if order is None else f"{NAME}.{order}"
+    if name in module.globals:
+        return module.globals[name]
+    fn = ir.Function(module, ir.FunctionType(F64, [F64, F64]), name)
     fn.linkage = "internal"
     s, q = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     c = lambda value: ir.Constant(F64, value)  # noqa: E731
     floor = b.module.declare_intrinsic("llvm.floor", [F64])
     pow_ = b.module.declare_intrinsic("llvm.pow", [F64])
+
+    def power(a):  # a**-s
+        if order is None:
+            return b.call(pow_, [a, b.fneg(s)])
+        result, square, n = None, a, order
+        while n:
+            if n & 1:
+                result = square if result is None else b.fmul(result, square)
+            n >>= 1
+            if n:
+                square = b.fmul(square, square)
+        return b.fdiv(c(1.0), result)
 
     q_integer = b.fcmp_ordered("==", q, b.call(floor, [q]))
     s_integer = b.fcmp_ordered("==", s, b.call(floor, [s]))
@@ -46,7 +67,7 @@ def hurwitz_zeta(module: ir.Module) -> ir.Function:
     b.cbranch(b.or_(b.or_(pole, undefined), at_infinity), done, head)
 
     b.position_at_end(head)  # sum = q**-s, then terms for a = q+1, q+2, ... until a >= 9 and nine terms
-    first = b.call(pow_, [q, b.fneg(s)])
+    first = power(q)
     b.branch(loop)
     b.position_at_end(loop)
     a = b.phi(F64)
@@ -56,7 +77,7 @@ def hurwitz_zeta(module: ir.Module) -> ir.Function:
     total.add_incoming(first, head)
     count.add_incoming(ir.Constant(ir.IntType(32), 0), head)
     next_a = b.fadd(a, c(1.0))
-    term = b.call(pow_, [next_a, b.fneg(s)])
+    term = power(next_a)
     next_total = b.fadd(total, term)
     next_count = b.add(count, ir.Constant(ir.IntType(32), 1))
     a.add_incoming(next_a, loop)
