@@ -192,9 +192,9 @@ class ExprEmitter:
         args = [self._emit(a) for a in expr.args]
         if isinstance(expr, sp.Abs):
             return self.intrinsic("fabs", args[0]) if self.is_float else self.pick(">", args[0], self.neg(args[0]))
-        if isinstance(expr, sp.sign):
+        if isinstance(expr, sp.sign):  # NaN stays NaN; -0.0 + 0 gives 0.0, as np.sign and torch.sign
             zero = self.number(0)
-            positive = self.b.select(self.compare(">", args[0], zero), self.number(1), args[0])
+            positive = self.b.select(self.compare(">", args[0], zero), self.number(1), self.add(args[0], zero))
             return self.b.select(self.compare("<", args[0], zero), self.number(-1), positive)
         if isinstance(expr, sp.floor):
             return self.intrinsic("floor", args[0]) if self.is_float else args[0]
