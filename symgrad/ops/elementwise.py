@@ -97,6 +97,16 @@ def derivative(expr, args, index):
     return d, y
 
 
+def _derivative_of(name, expr, args, index):
+    """`derivative`, with an error that names the op (`name`, None for an unnamed expression)."""
+    try:
+        return derivative(expr, args, index)
+    except UnsupportedOpError as err:
+        if name is None:
+            raise
+        raise UnsupportedOpError(f"the elementwise op {name!r}: {err}") from None
+
+
 def _bind_ew(expr, symbols, operands, dtype, name=None):
     """Emit an ew node over the operands whose symbols occur in expr (others are dropped)."""
     used = [(s, x) for s, x in zip(symbols, operands) if expr.has(s)]
@@ -114,7 +124,7 @@ def _ew_vjp(ct, ans, *inputs, expr, args, dtype, name=None):
         if not dtypes.is_float(x.dtype):
             cotangents.append(None)
             continue
-        d, y = derivative(expr, args, i)
+        d, y = _derivative_of(name, expr, args, i)
         if d == 0:
             cotangents.append(None)
             continue
@@ -133,7 +143,7 @@ def _ew_jvp(tangents, ans, *inputs, expr, args, dtype, name=None):
     for i, (t, x) in enumerate(zip(tangents, inputs)):
         if t is None or not dtypes.is_float(x.dtype):
             continue
-        d, y = derivative(expr, args, i)
+        d, y = _derivative_of(name, expr, args, i)
         t_symbol = fresh_symbol(f"t{i}", (*args, y))
         terms.append(t_symbol * d)
         symbols.append(t_symbol)
