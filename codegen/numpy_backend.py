@@ -16,6 +16,7 @@ from sympy.printing.str import StrPrinter
 
 from symgrad import dtypes, ir
 from symgrad.ops import functions as F
+from symgrad.ops import special
 
 _FUNCTIONS = {
     "sin": "np.sin", "cos": "np.cos", "tan": "np.tan", "sinh": "np.sinh", "cosh": "np.cosh",
@@ -36,6 +37,7 @@ def _wrap_index(index, size):
         raise IndexError(f"index {bad} is out of bounds for an axis of size {size}")
     return np.where(index < 0, index + size, index).astype(index.dtype)
 ''',
+    "_special": "import scipy.special as _special\n",
     "_erf": '''\
 def _erf(x):
     """erf, vectorized: W. J. Cody's rational approximations (Math. Comp. 1969), ~1e-16 relative.
@@ -141,11 +143,22 @@ class NumpyExprPrinter(StrPrinter):
         if isinstance(expr, F.softplus):
             return f"np.logaddexp(0, {args})"
         if name not in _FUNCTIONS:
-            raise NotImplementedError(f"the NumPy backend has no rule for the SymPy function {name}")
+            return self._print_scipy_call(expr)
         target = _FUNCTIONS[name]
         if target in HELPERS:
             self.helpers.add(target)
         return f"{target}({args})"
+
+    def _print_scipy_call(self, expr):
+        """A function only SciPy evaluates: a call of scipy.special, imported by the generated module."""
+        call = special.scipy_call(expr)
+        if call is None:
+            raise special.unsupported(expr, "NumPy")
+        if special.scipy_special() is None:
+            raise special.missing_scipy(expr, "NumPy")
+        self.helpers.add("_special")
+        text = f"_special.{call.name}({', '.join(self._print(a) for a in call.args)})"
+        return text if call.coefficient == 1 else f"({call.coefficient}*{text})"
 
     def _print_Max(self, expr):
         return functools.reduce(lambda a, b: f"np.maximum({a}, {b})", [self._print(a) for a in expr.args])

@@ -58,8 +58,20 @@ METH_FASTCALL = 0x0080
 
 _capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
     ("PyCapsule_GetPointer", ctypes.pythonapi))
+_capsule_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
 _new_builtin = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)(
     ("PyCFunction_NewEx", ctypes.pythonapi))
+
+
+def capsule_name(capsule) -> str | None:
+    """The name a PyCapsule was made with (Cython writes the C signature there)."""
+    name = _capsule_name(capsule)
+    return None if name is None else name.decode()
+
+
+def capsule_address(capsule) -> int:
+    """The pointer a (possibly named) PyCapsule holds, e.g. a C function exported by Cython."""
+    return _capsule_pointer(capsule, _capsule_name(capsule))
 
 
 def _numpy_api_table() -> ctypes.Array:

@@ -23,7 +23,7 @@ _LAZY = {
         prod ravel reciprocal relu reshape sigmoid sign sin sinh softmax softplus sqrt square squeeze
         stack std stop_gradient subtract sum swapaxes take take_along_axis tan tanh transpose var where
         zeros zeros_like""",
-    ".ops.core": "ShapeError",
+    ".ops.core": "ShapeError UnsupportedOpError",
     ".ops.elementwise": "elementwise",
     ".tracing": "TracerError trace",
     ".transforms": "grad hessian jacfwd jacobian jacrev jvp value_and_grad vjp",

@@ -6,10 +6,10 @@ function and the requested gradient once, optimizes them, and writes, next to `N
 - backend "llvm": `NAME.so`, a position-independent shared library with C entry points
   `NAME_forward`, `NAME_grad` / `NAME_value_and_grad` (constants are compiled in, and
   matrix products call a BLAS only through pointers sg.load sets to NumPy's, so it needs
-  only libc and libm),
+  only libc and libm, so an op SciPy evaluates is refused here),
   and `NAME.h` declaring them;
-- backend "numpy": `NAME.py`, a readable module importing only NumPy (and `NAME.npz` when
-  a constant is too large to write as a literal).
+- backend "numpy": `NAME.py`, a readable module importing only NumPy (and scipy.special when an
+  op needs it; and `NAME.npz` when a constant is too large to write as a literal).
 """
 from __future__ import annotations
 
@@ -300,7 +300,9 @@ def _write_numpy(base, entries, metadata) -> list:
         imports = ["import math", "import os", "", "import numpy as np", "",
                    f"_DATA = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
                    f"{os.path.basename(base) + '.npz'!r}))"]
-    _write_text(files[0], "\n".join([_module_docstring(metadata, entries), *imports, "", *helpers, *sections]))
+    needs_scipy = numpy_backend.HELPERS["_special"] in helpers  # an op evaluated by scipy.special
+    _write_text(files[0], "\n".join([_module_docstring(metadata, entries, needs_scipy), *imports, "", *helpers,
+                                     *sections]))
     return files
 
 
@@ -352,11 +354,12 @@ def _tree_text(tree: pytree.TreeDef, names) -> str:
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
-def _module_docstring(metadata: dict, entries) -> str:
+def _module_docstring(metadata: dict, entries, needs_scipy: bool = False) -> str:
     args = ", ".join(f"{a['name']}: {_type_text(a)}" for a in metadata["arguments"])
     params = ", ".join(a["name"] for a in metadata["arguments"])
     lines = [f'"""{metadata["function"]}, compiled ahead of time by symgrad {metadata["symgrad_version"]} from '
              f"{metadata['source']} (NumPy backend).", "", f"Arguments: {args}.",
-             "Only NumPy is needed. Shapes and dtypes are not checked here (symgrad.load checks them).", ""]
+             f"{'NumPy and SciPy are' if needs_scipy else 'Only NumPy is'} needed. Shapes and dtypes are not checked "
+             "here (symgrad.load checks them).", ""]
     lines += [f"    {e.kind}({params}) -> {_tree_text(e.tree, iter(e.output_names))}" for e in entries]
     return "\n".join(lines) + '\n"""'

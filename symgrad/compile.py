@@ -1,11 +1,14 @@
 """`sg.compile`: trace once per argument signature, optimize, lower to a backend, cache.
 
 The signature of a call is its pytree structure plus each leaf's shape and dtype. A new
-signature retraces; `cache_info()` lists the signatures held and `SYMGRAD_EXPLAIN=1`
-logs each retrace with what changed.
+signature retraces; so does a call after a global or closure binding the function read
+was rebound (see guards.py). `cache_info()` lists the signatures held and
+`SYMGRAD_EXPLAIN=1` logs each retrace with what changed.
 """
 from __future__ import annotations
 
+import collections
+import dataclasses
 import functools
 import importlib.util
 import logging
@@ -14,9 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dtypes, ir, pytree
+from . import dtypes, guards, ir, pytree
+from .autodiff.partition import split_forward_backward
 from .passes import optimize
-from .tracing import TracerError, argument_names, as_input_array, check_arguments, function_name, trace_flat
+from .passes.lift import lift_constants
+from .tracing import (Builder, TracerError, argument_names, as_input_array, building, check_arguments,
+                      function_name, trace_flat)
 
 log = logging.getLogger("symgrad")
 
@@ -60,6 +66,7 @@ class Lowered:
     executable: object
     out_tree: object
     fast: object = None  # entry(*flat array args) -> the finished result, or NotImplemented
+    constants: tuple = ()  # arrays passed after the arguments (lifted constants of a fresh trace)
 
     def as_text(self) -> str:
         """The optimized IR, and for native code the LLVM IR."""
@@ -72,11 +79,19 @@ class Lowered:
         return self.executable.source
 
 
-class Compiled:
-    """A function compiled per argument signature. Call it like the original function."""
+FRESH_STRUCTURES = 32  # compiled structures kept for a function that re-runs on every call
 
-    def __init__(self, fn, backend=None, name=None):
-        self.fn = fn
+
+class Compiled:
+    """A function compiled per argument signature. Call it like the original function.
+
+    With `check_values` (the uncompiled transforms), what the function read is guarded by
+    value, not only by binding, and a function whose reads cannot be guarded re-runs on
+    every call, reusing compiled code for each structure it produces.
+    """
+
+    def __init__(self, fn, backend=None, name=None, *, check_values=False):
+        self.fn = self.__wrapped__ = fn
         self.backend = backend or default_backend()
         if self.backend not in BACKENDS:
             raise ValueError(f"unknown backend {self.backend!r}; available: {sorted(BACKENDS)}")
@@ -84,6 +99,10 @@ class Compiled:
         self.__doc__ = getattr(fn, "__doc__", None)
         self._cache: dict = {}
         self._fast = None  # the native entry of the last signature called with flat arrays
+        self._check_values = check_values
+        self._guard = None  # what the cached traces read (guards.Guard), when it read anything
+        self._changed = None  # the read whose change emptied the cache, for SYMGRAD_EXPLAIN
+        self._fresh = None  # structure -> Lowered, once the function must re-run on every call
 
     def _key(self, args):
         """(validated arrays, signature key). Plain arrays of supported dtypes take the fast path;
@@ -104,29 +123,66 @@ class Compiled:
 
     def lower(self, *args) -> Lowered:
         """Trace (or reuse) the specialization for these arguments; inspect `.as_text()`, `.source`."""
+        self._check_guard()
         _, key = self._key(args)
         return self._lowered(key, args)
 
+    def _check_guard(self):
+        """Empty the cache when something the cached traces read has changed since."""
+        if self._guard is not None and not self._guard.holds():
+            self._changed = self._guard.failure() or "a read"
+            self._cache.clear()
+            self._fast = self._guard = None
+
     def _lowered(self, key, args) -> Lowered:
-        lowered = self._cache.get(key)
+        lowered = self._cache.get(key) if self._fresh is None else None
         if lowered is None:
-            if os.environ.get("SYMGRAD_EXPLAIN") == "1":
+            if self._fresh is None and os.environ.get("SYMGRAD_EXPLAIN") == "1":
                 log.warning("symgrad: tracing %s for %s", self.__name__, self._explain(key, self._leaf_names(args)))
             check_arguments(self.fn, args)
             graph, out_tree, captures = trace_flat(self.fn, args, name=self.__name__)
             if captures:
                 raise TracerError(f"{self.__name__}: a compiled function cannot close over traced values of an "
                                   "enclosing trace; pass them as arguments")
-            graph = optimize(ir.verify(graph))
-            structure = output_structure(out_tree)
-            executable = BACKENDS[self.backend](graph, structure)
-            entry = getattr(executable, "entry", None) if structure is not None else None
-            flat_args = key[0] == _flat_tree(len(key[1]))
-            lowered = Lowered(graph, executable, out_tree, entry if flat_args else None)
+            if self._fresh is None:
+                self._guard_reads()
+            if self._fresh is not None:
+                return self._fresh_lowered(key, graph, out_tree)
+            lowered = self._lower(graph, out_tree, key[0] == _flat_tree(len(key[1])))
             self._cache[key] = lowered
         return lowered
 
+    def _guard_reads(self):
+        """Guard what the trace just read; in check_values mode, switch to fresh traces if that is impossible."""
+        guard = guards.snapshot(self.fn, values=self._check_values)
+        if guard.pure:
+            self._guard = guard if len(guard) else None
+            return
+        self._fresh = collections.OrderedDict()
+        if os.environ.get("SYMGRAD_EXPLAIN") == "1":
+            log.warning("symgrad: %s re-runs on every call, because %s", self.__name__, guard.impure_reason)
+
+    def _lower(self, graph, out_tree, flat_args) -> Lowered:
+        graph = optimize(ir.verify(graph))
+        structure = output_structure(out_tree)
+        executable = BACKENDS[self.backend](graph, structure)
+        entry = getattr(executable, "entry", None) if structure is not None else None
+        return Lowered(graph, executable, out_tree, entry if flat_args else None)
+
+    def _fresh_lowered(self, key, graph, out_tree) -> Lowered:
+        """The compiled code for this trace's structure (large constants lifted to inputs), with its constants."""
+        graph, constants = lift_constants(graph)
+        structure = (key, out_tree, graph.structure_key())
+        lowered = self._fresh.pop(structure, None) or self._lower(graph, out_tree, flat_args=False)
+        self._fresh[structure] = lowered
+        if len(self._fresh) > FRESH_STRUCTURES:
+            self._fresh.popitem(last=False)
+        return dataclasses.replace(lowered, constants=tuple(constants))
+
     def _explain(self, key, names) -> str:
+        if self._changed is not None:
+            changed, self._changed = self._changed, None
+            return f"a changed read: {changed} is not what the last trace read"
         if not self._cache:
             return "its first call"
         tree, types = key
@@ -138,16 +194,19 @@ class Compiled:
         return "a new argument structure"
 
     def __call__(self, *args):
+        guard = self._guard
+        if guard is not None and not guard.holds():
+            self._check_guard()
         fast = self._fast
         if fast is not None:  # native argument checks, no Python work: about a microsecond
             result = fast(*args)
             if result is not NotImplemented:
                 return result
         arrays, key = self._key(args)
-        lowered = self._cache.get(key) or self._lowered(key, args)
+        lowered = (self._cache.get(key) if self._fresh is None else None) or self._lowered(key, args)
         if lowered.fast is not None:
             self._fast = lowered.fast
-        return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays))
+        return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays, *lowered.constants))
 
     def cache_info(self) -> list[str]:
         """The signatures compiled so far, as readable strings."""
@@ -190,34 +249,28 @@ def compile(fn=None, *, backend=None, name=None):
 
 
 def compiled_vjp(fn, primals, has_aux):
-    """Concrete sg.vjp: run the forward graph now, keep its residuals, compile the backward graph."""
-    from .autodiff.partition import split_forward_backward
+    """Concrete sg.vjp: run fn once (traced), evaluate the forward now and keep its residuals;
+    the pullback runs the backward. Both are compiled once per structure of the trace."""
     from .transforms import _Traced, pullback_leaves
 
     leaves, tree = pytree.flatten(list(primals))
     names = pytree.leaf_names(list(primals), argument_names(fn, len(primals)))
     arrays = [as_input_array(leaf, name) for leaf, name in zip(leaves, names)]
-    probe, out_tree, _ = trace_flat(fn, primals)
-    outputs = probe.outputs
-    if has_aux:
-        if out_tree.kind not in ("tuple", "list") or len(out_tree.children) != 2:
+    builder = Builder()
+    with building(builder):
+        inputs = [builder.new_input(a.shape, a.dtype, name) for a, name in zip(arrays, names)]
+        traced = _Traced(fn, pytree.unflatten(tree, inputs))
+        out_tree, outputs = traced.out_tree, traced.graph.outputs
+        if has_aux and (out_tree.kind not in ("tuple", "list") or len(out_tree.children) != 2):
             raise TypeError("vjp(has_aux=True): the function must return a pair (output, aux)")
-        primary = out_tree.children[0].num_leaves
-    else:
-        primary = len(outputs)
-    ct_specs = [as_input_array(_zeros(v), "cotangent") for v in outputs[:primary]]
-
-    def joint(*flat):
-        traced = _Traced(fn, pytree.unflatten(tree, flat[:len(arrays)]))
-        cts = list(flat[len(arrays):]) + [None] * (len(outputs) - primary)
-        per_arg = pullback_leaves(traced, cts)
-        return [*traced.outputs, *[c for arg in per_arg for c in arg if c is not None]]
-
-    graph, _, _ = trace_flat(joint, [*arrays, *ct_specs], name=function_name(fn) + "_vjp")
-    forward, backward = split_forward_backward(ir.verify(graph), len(arrays), len(outputs))
-    lower = BACKENDS[default_backend()]
-    forward_values = lower(optimize(forward))(*arrays)
-    backward_exe = lower(optimize(backward))
+        primary = out_tree.children[0].num_leaves if has_aux else len(outputs)
+        ct_types = [(v.shape, v.dtype) for v in outputs[:primary]]
+        cts = [builder.new_input(shape, dtype, "cotangent") for shape, dtype in ct_types]
+        per_arg = pullback_leaves(traced, cts + [None] * (len(outputs) - primary))
+        graph = builder.finish([*traced.outputs, *[c for arg in per_arg for c in arg if c is not None]],
+                               function_name(fn) + "_vjp")
+    forward_exe, backward_exe, constants = _vjp_executables(graph, len(arrays), len(outputs))
+    forward_values = forward_exe(*arrays, *constants)
     result = pytree.unflatten(out_tree, forward_values[:len(outputs)])
     residuals = forward_values[len(outputs):]
     float_mask = [dtypes.is_float(a.dtype) for a in arrays]
@@ -228,11 +281,11 @@ def compiled_vjp(fn, primals, has_aux):
         if ct_tree != primary_tree:
             raise TypeError("pullback: the cotangent's structure does not match the function's output")
         cts = []
-        for ct, spec in zip(ct_leaves, ct_specs):
+        for ct, (shape, dtype) in zip(ct_leaves, ct_types):
             ct = as_input_array(ct, "cotangent")
-            if ct.shape != spec.shape:
-                raise ValueError(f"pullback: cotangent of shape {ct.shape} for an output of shape {spec.shape}")
-            cts.append(ct.astype(spec.dtype, copy=False))
+            if ct.shape != shape:
+                raise ValueError(f"pullback: cotangent of shape {ct.shape} for an output of shape {shape}")
+            cts.append(ct.astype(dtype, copy=False))
         grads = iter(backward_exe(*residuals, *cts))
         flat = [next(grads) if is_float else None for is_float in float_mask]
         return tuple(pytree.unflatten(pytree.flatten(list(primals))[1], flat))
@@ -242,5 +295,23 @@ def compiled_vjp(fn, primals, has_aux):
     return result, pullback
 
 
-def _zeros(value):
-    return np.zeros(value.shape, value.dtype)
+_VJP_EXECUTABLES: "collections.OrderedDict" = collections.OrderedDict()
+
+
+def _vjp_executables(joint, num_primals, num_outputs):
+    """(forward, backward, constants) of a joint vjp graph, compiled once per structure: its large
+    constants become trailing forward inputs, so a fresh trace reuses the code."""
+    joint, lifted = lift_constants(joint)
+    inputs = joint.inputs
+    primals = inputs[:num_primals] + inputs[len(inputs) - len(lifted):]
+    joint = ir.Graph(primals + inputs[num_primals:len(inputs) - len(lifted)], joint.nodes, joint.outputs, joint.name)
+    key = (default_backend(), joint.structure_key())
+    executables = _VJP_EXECUTABLES.pop(key, None)
+    if executables is None:
+        forward, backward = split_forward_backward(ir.verify(joint), len(primals), num_outputs)
+        lower = BACKENDS[default_backend()]
+        executables = lower(optimize(forward)), lower(optimize(backward))
+    _VJP_EXECUTABLES[key] = executables
+    if len(_VJP_EXECUTABLES) > FRESH_STRUCTURES:
+        _VJP_EXECUTABLES.popitem(last=False)
+    return (*executables, lifted)

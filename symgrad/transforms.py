@@ -79,9 +79,9 @@ def _value_and_grad_traced(fn, argnums, has_aux, args):
         raise TypeError(f"grad(has_aux=True): {name} must return a pair (output, aux)")
     out, aux = result if has_aux else (result, None)
     out_leaves = pytree.flatten(out)[0]
-    if len(out_leaves) != 1 or np.shape(out_leaves[0]) != ():
+    if len(out_leaves) != 1 or np.size(out_leaves[0]) != 1:  # size 1, as PyTorch's backward() and autograd
         shapes = [np.shape(o) if not isinstance(o, Tracer) else o.shape for o in out_leaves]
-        raise TypeError(f"grad requires {name} to return a scalar (shape ()), got output shape(s) {shapes}; "
+        raise TypeError(f"grad requires {name} to return a scalar (one element), got output shape(s) {shapes}; "
                         "use sg.vjp or sg.jacobian for non-scalar outputs, or reduce it (e.g. sg.sum)")
     wrt = [i for n in nums for i in traced.arg_leaf_ranges[n]]
     _check_differentiable(traced, wrt, "grad")
@@ -89,8 +89,8 @@ def _value_and_grad_traced(fn, argnums, has_aux, args):
     if not dtypes.is_float(out_value.dtype):
         raise TypeError(f"grad requires a float output, but {name} returned dtype {out_value.dtype}")
     with current_builder().annotate(section="backward", rule="seed"):
-        seed = sg.ones((), out_value.dtype)
-    cts = backward_pass(traced.graph, traced.env, {id(out_value): seed})
+        seed = sg.ones(out_value.shape, out_value.dtype)
+    cts = backward_pass(traced.graph, traced.env, [(id(out_value), seed)])
     grads = []
     for n in nums:
         leaf_grads = []
@@ -105,10 +105,14 @@ def _value_and_grad_traced(fn, argnums, has_aux, args):
 
 class Transformed:
     """A transformed function: traced arguments run the transform symbolically; concrete
-    arguments run a compiled version of it (NumPy or LLVM backend), cached per signature."""
+    arguments run a compiled version of it (NumPy or LLVM backend), cached per signature.
+
+    The cache never returns a stale result: it is guarded by the values of what the user
+    function read, and a function whose reads cannot be guarded (random draws, state held
+    in objects) re-runs on every call, as under JAX or autograd without jit."""
 
     def __init__(self, traced_fn, name):
-        self._traced_fn = traced_fn
+        self._traced_fn = self.__wrapped__ = traced_fn
         self.__name__ = name
         self._compiled = None
         if hasattr(traced_fn, "__signature__"):
@@ -117,17 +121,14 @@ class Transformed:
     def __call__(self, *args):
         if _is_traced():
             return self._traced_fn(*args)
-        if self._compiled is None:
-            from .compile import compile as sg_compile
-            self._compiled = sg_compile(self._traced_fn, name=self.__name__)
-        return self._compiled(*args)
+        return (self._compiled or self.compiled)(*args)
 
     @property
     def compiled(self):
         """The compiled function behind concrete calls (for lower()/cache_info())."""
-        from .compile import compile as sg_compile
+        from .compile import Compiled
         if self._compiled is None:
-            self._compiled = sg_compile(self._traced_fn, name=self.__name__)
+            self._compiled = Compiled(self._traced_fn, name=self.__name__, check_values=True)
         return self._compiled
 
 
@@ -177,14 +178,14 @@ def pullback_leaves(traced: _Traced, ct_leaves) -> list:
 
     ct_leaves holds one cotangent per output leaf; None means that output is not seeded.
     """
-    seeds = {}
+    seeds = []
     for value, ct in zip(traced.graph.outputs, ct_leaves):
         if ct is None or not dtypes.is_float(value.dtype):
             continue
         shape = ct.shape if isinstance(ct, Tracer) else np.shape(ct)
         if tuple(shape) != value.shape:
             raise ValueError(f"vjp: cotangent of shape {tuple(shape)} for an output of shape {value.shape}")
-        seeds[id(value)] = sg.astype(ct, value.dtype)
+        seeds.append((id(value), sg.astype(ct, value.dtype)))
     cts = backward_pass(traced.graph, traced.env, seeds) if seeds else {}
     results = []
     for rng in traced.arg_leaf_ranges:

@@ -267,6 +267,25 @@ def test_python_api_argument_errors(tmp_path):
         sg.aot.compile(gather, (np.ones(3), np.zeros(1, np.int64)), out=str(tmp_path / "a"), backend="cuda")
 
 
+def test_an_op_scipy_evaluates_is_refused_by_the_llvm_library_and_runs_in_the_numpy_module(tmp_path):
+    """A shared library needs only libc and libm, so it cannot call SciPy; the NumPy module imports it."""
+    special = pytest.importorskip("scipy.special")
+    import sympy
+    loggamma = sg.elementwise("aot_loggamma", sympy.loggamma)
+    f = lambda x: sg.sum(loggamma(x))  # noqa: E731
+    with pytest.raises(sg.UnsupportedOpError, match=r"'aot_loggamma' uses scipy.special.gammaln.*libc and libm.*"
+                                                    r"backend='numpy'"):
+        sg.aot.compile(f, (np.ones(3),), value_and_grad=True, out=str(tmp_path / "lg"))
+    assert not os.path.exists(tmp_path / "lg.so")
+    artifact = sg.aot.compile(f, (np.ones(3),), value_and_grad=True, out=str(tmp_path / "lg"), backend="numpy")
+    with open(artifact.library_path) as source:
+        assert "NumPy and SciPy are needed" in source.read()
+    x = np.array([0.5, 2.5, 7.0])
+    value, grad = sg.load(str(tmp_path / "lg")).value_and_grad(x)
+    np.testing.assert_allclose(value, special.gammaln(x).sum(), rtol=1e-13)
+    np.testing.assert_allclose(grad, special.psi(x), rtol=1e-13)
+
+
 # ----------------------------------------------------------------------------- the NumPy backend
 
 def test_numpy_backend_writes_a_standalone_module(tmp_path):

@@ -257,6 +257,38 @@ def test_vjp_pytree_inputs_and_outputs():
     np.testing.assert_allclose(gx, params[0] + 2 * params[1])
 
 
+def test_vjp_sums_the_cotangents_of_a_value_that_fills_several_outputs():
+    (gx,) = sg.vjp(lambda x: (x, x), 1.0)[1]((1.0, 2.0))
+    assert gx == 3.0
+    x = np.array([0.5, -2.0])
+    y_ct, z_ct = np.array([1.0, 10.0]), np.array([3.0, -4.0])
+    def f(x):
+        y = sg.sin(x)
+        return {"a": y, "b": y, "c": x}
+
+    (gx,) = sg.vjp(f, x)[1]({"a": y_ct, "b": z_ct, "c": y_ct})
+    np.testing.assert_allclose(gx, np.cos(x) * (y_ct + z_ct) + y_ct, rtol=1e-14)
+    jac = sg.jacobian(lambda x: sg.sum(sg.stack(list(f(x).values())), axis=0))(x)
+    np.testing.assert_allclose(jac, np.diag(2 * np.cos(x) + 1), rtol=1e-14)
+    y = x * 3  # one traced value in three slots, inside a trace and through the compiled pullback
+    g = sg.grad(lambda x: sg.sum(sg.vjp(lambda x: [x * 3] * 3, x)[1]([x, x * x, sg.ones_like(x)])[0]))(x)
+    np.testing.assert_allclose(g, 3 * (1 + 2 * x), rtol=1e-14)
+    np.testing.assert_allclose(sg.vjp(lambda x: [x * 3] * 3, x)[1]([y, y, y])[0], 27 * x, rtol=1e-14)
+
+
+def test_grad_of_a_size_one_output_seeds_ones_of_its_shape():
+    """As PyTorch's backward() and autograd accept it: a (1,) or (1, 1) output is a scalar."""
+    x = np.array([0.3, -1.2])
+    for shape in [(1,), (1, 1)]:
+        f = lambda x: sg.reshape(sg.sum(x ** 3), shape)  # noqa: E731
+        value, g = sg.value_and_grad(f)(x)
+        assert value.shape == shape
+        np.testing.assert_allclose(g, 3 * x ** 2, rtol=1e-14)
+        np.testing.assert_allclose(sg.grad(lambda x: sg.sum(sg.grad(f)(x)))(x), 6 * x, rtol=1e-14)
+    with pytest.raises(TypeError, match="one element"):
+        sg.grad(lambda x: x * 2)(np.ones(2))
+
+
 def test_jvp_pytree_and_multiple_primals():
     def f(a, b):
         return (a * b, sg.sum(a))

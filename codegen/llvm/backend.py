@@ -12,7 +12,7 @@ from llvmlite import ir
 from codegen import runtime
 from symgrad import ir as sir
 
-from . import blas, jit, pyentry
+from . import blas, callbacks, jit, pyentry
 from .kernel import KernelBuilder
 
 
@@ -75,6 +75,7 @@ def lower(graph: sir.Graph, structure=None) -> LlvmExecutable:
                        [(v.shape, v.dtype) for v in graph.inputs], [(v.shape, v.dtype) for v in graph.outputs],
                        structure, [("IndexError", message) for message in kernel.errors])
     text = str(module)
-    addresses = jit.load(text, ["entry"], {**runtime.symbol_addresses(), **blas.addresses()}, kernel.slots)
+    symbols = {**runtime.symbol_addresses(), **blas.addresses(), **callbacks.addresses(module)}
+    addresses = jit.load(text, ["entry"], symbols, kernel.slots)
     entry = runtime.make_builtin(addresses["entry"], graph.name)
     return LlvmExecutable(graph, text, entry, structure)

@@ -13,15 +13,18 @@ import sympy as sp
 from llvmlite import ir
 
 from symgrad.ops import functions as F
+from symgrad.ops import special
 
-from . import mathlib
-from .types import BOOL
+from . import callbacks, mathlib
+from .types import BOOL, F64
 
 _RELATIONS = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!="}
 _SYMPY_NAMES = {"asin": "asin", "acos": "acos", "atan": "atan", "atan2": "atan2", "asinh": "asinh",
                 "acosh": "acosh", "atanh": "atanh", "sin": "sin", "cos": "cos", "tan": "tan", "sinh": "sinh",
                 "cosh": "cosh", "tanh": "tanh", "exp": "exp", "log": "log", "erf": "erf",
                 "log1p": "log1p", "expm1": "expm1"}
+# Functions `_function` lowers with rules of its own (the rest: _SYMPY_NAMES, else SciPy).
+_OWN_RULES = (sp.Abs, sp.sign, sp.floor, sp.ceiling, F.sigmoid, F.softplus, F.logaddexp)
 # LLVM intrinsics that vectorize without a vector library.
 _INTRINSICS = {"sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil",
                "copysign": "llvm.copysign"}
@@ -79,7 +82,7 @@ class ExprEmitter:
             return self._fold(lambda a, b: self.pick(pick, a, b), [self._emit(a) for a in _ordered(expr.args)])
         if isinstance(expr, sp.Function):
             return self._function(expr)
-        raise NotImplementedError(f"the LLVM backend has no rule for the SymPy expression {expr} ({type(expr).__name__})")
+        raise special.unsupported(expr, "LLVM")
 
     # ------------------------------------------------------------------ arithmetic
     def number(self, expr):
@@ -184,12 +187,14 @@ class ExprEmitter:
 
     # ------------------------------------------------------------------ functions
     def _function(self, expr):
+        if not isinstance(expr, _OWN_RULES) and type(expr).__name__ not in _SYMPY_NAMES:
+            return self._scipy(expr)
         args = [self._emit(a) for a in expr.args]
         if isinstance(expr, sp.Abs):
             return self.intrinsic("fabs", args[0]) if self.is_float else self.pick(">", args[0], self.neg(args[0]))
-        if isinstance(expr, sp.sign):
+        if isinstance(expr, sp.sign):  # NaN stays NaN; -0.0 + 0 gives 0.0, as np.sign and torch.sign
             zero = self.number(0)
-            positive = self.b.select(self.compare(">", args[0], zero), self.number(1), args[0])
+            positive = self.b.select(self.compare(">", args[0], zero), self.number(1), self.add(args[0], zero))
             return self.b.select(self.compare("<", args[0], zero), self.number(-1), positive)
         if isinstance(expr, sp.floor):
             return self.intrinsic("floor", args[0]) if self.is_float else args[0]
@@ -201,10 +206,26 @@ class ExprEmitter:
             return self._log_sum_exp(args[0], self.number(0))
         if isinstance(expr, F.logaddexp):
             return self._log_sum_exp(*args)
-        name = _SYMPY_NAMES.get(type(expr).__name__)
-        if name is None:
-            raise NotImplementedError(f"the LLVM backend has no rule for the SymPy function {type(expr).__name__}")
-        return self.math(name, *args)
+        return self.math(_SYMPY_NAMES[type(expr).__name__], *args)
+
+    def _scipy(self, expr):
+        """A function only SciPy evaluates: a call of its C implementation, in float64 (callbacks)."""
+        call = special.scipy_call(expr)
+        if call is None or not self.is_float:
+            raise special.unsupported(expr, "LLVM")
+        if special.scipy_special() is None:
+            raise special.missing_scipy(expr, "LLVM")
+        if not callbacks.available(call.name, len(call.args)):
+            raise special.unsupported(expr, "LLVM", f"scipy.special.{call.name} has no C-level function in "
+                                                    "scipy.special.cython_special to call; use backend='numpy'")
+        args = [self._to_f64(self._emit(a)) for a in call.args]
+        result = callbacks.call(self.b, self.b.module, call.name, args)
+        if call.coefficient != 1:
+            result = self.b.fmul(result, ir.Constant(F64, float(call.coefficient)))
+        return result if self.ty == F64 else self.b.fptrunc(result, self.ty)
+
+    def _to_f64(self, value):
+        return value if value.type == F64 else self.b.fpext(value, F64)
 
     def _log_sum_exp(self, a, b):
         """log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)); equal infinities give themselves."""

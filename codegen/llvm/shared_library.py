@@ -4,7 +4,7 @@ A `SharedLibrary` collects kernels (C entry points `i32 name(ptr in..., ptr out.
 for Python their native CPython entries, in one module compiled for a named CPU, embeds
 strings, and links the object code with the system C compiler. Matrix products go through exported gemm pointer slots that a loader
 may fill (runtime.blas_addresses), and large constants are compiled in, so the library
-needs only libc and libm.
+needs only libc and libm; a kernel that would call SciPy (callbacks.py) is refused.
 """
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ import tempfile
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from . import jit, pyentry
+from symgrad.ops import special
+
+from . import callbacks, jit, pyentry
 from .kernel import KernelBuilder
 
 # The /proc/cpuinfo flags code for each named CPU relies on (host: from LLVM's feature list).
@@ -49,7 +51,10 @@ class SharedLibrary:
     def add_kernel(self, graph, symbol: str) -> ir.Function:
         kernel = KernelBuilder(graph, self.module, symbol, blas_calls="slots", embed_constants=True)
         kernel.errors = self.errors
-        return kernel.build()
+        function = kernel.build()
+        if callbacks.used(self.module):  # SciPy's code lives in this process only
+            raise special.not_standalone(callbacks.used(self.module))
+        return function
 
     def add_python_entry(self, kernel: ir.Function, graph, symbol: str, structure) -> None:
         """A CPython entry point for `kernel` (the JIT's native argument checks, see pyentry),

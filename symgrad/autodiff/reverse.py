@@ -10,15 +10,16 @@ from ..ops.elementwise import add
 from ..tracing import Tracer, current_builder
 
 
-def backward_pass(graph: ir.Graph, env: dict, seeds: dict) -> dict:
+def backward_pass(graph: ir.Graph, env: dict, seeds) -> dict:
     """Cotangents of graph inputs (id(input) -> value or None) given output seeds.
 
     env maps id(graph value) -> its value in the active builder (from `inline`);
-    seeds maps id(graph output) -> the cotangent fed into it.
+    seeds is a list of (id(graph output), cotangent fed into it) pairs. A value that fills
+    several output slots appears once per slot, and its seeds are summed.
     """
     builder = current_builder()
     cts = {}
-    for key, seed in seeds.items():
+    for key, seed in seeds:
         _accumulate(cts, key, seed, env, builder, "seed")
     for node in reversed(graph.nodes):
         ct = cts.pop(id(node.out), None)

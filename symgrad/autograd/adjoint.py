@@ -140,7 +140,7 @@ class Adjoint:
             for index in stage.seeded:
                 out = forward.nodes[index].out
                 seeds[id(out)] = builder.new_input(out.shape, out.dtype, "seed")
-            cts = backward_pass(forward, env, seeds)
+            cts = backward_pass(forward, env, seeds.items())
             results = [cts[id(forward.inputs[i])] for i in stage.wanted]
             self.returned = [ct is not None for ct in results]
             graph = dce(builder.finish([ct for ct in results if ct is not None], "eager_backward"))

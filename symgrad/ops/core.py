@@ -10,6 +10,11 @@ class ShapeError(ValueError):
     """Operands whose shapes cannot be combined; the message names both shapes."""
 
 
+class UnsupportedOpError(TypeError):
+    """An elementwise op uses a SymPy function symgrad cannot differentiate or the chosen backend
+    cannot evaluate; the message names the op, the function and the backend, and what to do."""
+
+
 class Primitive:
     """An IR operation.
 

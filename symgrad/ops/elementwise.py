@@ -15,7 +15,7 @@ import numpy as np
 import sympy as sp
 
 from .. import dtypes
-from .core import Primitive, ShapeError
+from .core import Primitive, ShapeError, UnsupportedOpError
 from . import functions as F
 from .shape import broadcast_to_p, convert_p
 
@@ -49,12 +49,37 @@ def _ew_impl(*arrays, expr, args, dtype, name=None):
     return elementwise_function(expr, args, np.dtype(dtype))(*arrays)
 
 
+# Functions constant between their jumps: derivative 0 (PyTorch's and JAX's convention), which
+# SymPy leaves unevaluated as Derivative(floor(x), x), or Subs(Derivative(...), ...) inside a chain.
+PIECEWISE_CONSTANT = (sp.floor, sp.ceiling, sp.sign, sp.Heaviside)
+
+# Functions rewritten, when an op is built, with floor and Piecewise, which every backend lowers
+# and SymPy differentiates (frac' = 1, Mod(a, b) = a - b*floor(a/b) as np.mod); NaN stays NaN.
+_REWRITES = {
+    sp.frac: lambda a: a - sp.floor(a),
+    sp.Mod: lambda a, b: a - b * sp.floor(a / b),
+    sp.Heaviside: lambda a, h0=sp.S.Half: sp.Piecewise((0, a < 0), (h0, sp.Eq(a, 0)), (1, a > 0), (sp.nan, True)),
+}
+
+
+def _rewrite(expr):
+    for function, rule in _REWRITES.items():
+        expr = expr.replace(function, rule)
+    return expr
+
+
 def _clean(derivative):
     """Replace distributional terms by the subgradient conventions PyTorch uses."""
     derivative = derivative.replace(sp.DiracDelta, lambda *a: sp.S.Zero)
     derivative = derivative.replace(sp.Heaviside, lambda x, *a: sp.Piecewise((1, x > 0), (0, True)))
+    derivative = derivative.replace(lambda e: isinstance(e, sp.Derivative) and isinstance(e.expr, PIECEWISE_CONSTANT),
+                                    lambda e: sp.S.Zero)
+    derivative = derivative.replace(lambda e: isinstance(e, sp.Subs) and not e.expr.has(sp.Derivative),
+                                    lambda e: e.doit())
     if derivative.has(sp.Derivative):
-        raise TypeError(f"cannot differentiate {derivative}: SymPy left an unevaluated derivative")
+        raise UnsupportedOpError(f"cannot differentiate {derivative}: SymPy left an unevaluated derivative. Pass "
+                                 "arguments the function is not differentiable in as Python numbers (they become "
+                                 "constants of the expression), or write the op with functions SymPy differentiates")
     return derivative
 
 
@@ -74,6 +99,16 @@ def derivative(expr, args, index):
     return d, y
 
 
+def _derivative_of(name, expr, args, index):
+    """`derivative`, with an error that names the op (`name`, None for an unnamed expression)."""
+    try:
+        return derivative(expr, args, index)
+    except UnsupportedOpError as err:
+        if name is None:
+            raise
+        raise UnsupportedOpError(f"the elementwise op {name!r}: {err}") from None
+
+
 def _bind_ew(expr, symbols, operands, dtype, name=None):
     """Emit an ew node over the operands whose symbols occur in expr (others are dropped)."""
     used = [(s, x) for s, x in zip(symbols, operands) if expr.has(s)]
@@ -91,7 +126,7 @@ def _ew_vjp(ct, ans, *inputs, expr, args, dtype, name=None):
         if not dtypes.is_float(x.dtype):
             cotangents.append(None)
             continue
-        d, y = derivative(expr, args, i)
+        d, y = _derivative_of(name, expr, args, i)
         if d == 0:
             cotangents.append(None)
             continue
@@ -110,7 +145,7 @@ def _ew_jvp(tangents, ans, *inputs, expr, args, dtype, name=None):
     for i, (t, x) in enumerate(zip(tangents, inputs)):
         if t is None or not dtypes.is_float(x.dtype):
             continue
-        d, y = derivative(expr, args, i)
+        d, y = _derivative_of(name, expr, args, i)
         t_symbol = fresh_symbol(f"t{i}", (*args, y))
         terms.append(t_symbol * d)
         symbols.append(t_symbol)
@@ -305,7 +340,7 @@ def _expression(op: ElementwiseOp, kinds: tuple):
         symbol = input_symbol(len(symbols), kind)
         symbols.append(symbol)
         sympy_args.append(symbol)
-    expr = sp.sympify(op.fn(*sympy_args))
+    expr = _rewrite(sp.sympify(op.fn(*sympy_args)))
     if expr.is_Boolean and op.kind != "compare":
         raise TypeError(f"sg.{op.name} produced a boolean expression; declare it with kind='compare'")
     return tuple(symbols), expr

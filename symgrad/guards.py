@@ -1,0 +1,341 @@
+"""Guards: what a trace read from outside its arguments, and whether it still holds.
+
+A trace bakes in everything the function read besides its arguments: globals, closure
+cells, default values, attributes of user modules. After each trace, `snapshot(fn)`
+records those reads by walking the bytecode of `fn` and of the Python functions it
+reaches (as torch.compile's guards do); `Guard.failure()` later names the first read
+that changed, so a cache can re-trace instead of returning a stale result.
+
+Two strengths:
+- `values=False` (sg.compile): a binding that is rebound fails its guard. Arrays are
+  guarded by identity, so an array mutated in place stays frozen, as under jax.jit.
+- `values=True` (uncompiled transforms): the function must also be provably pure. Arrays
+  and containers it read are guarded by content; anything whose state cannot be checked
+  cheaply (a random generator, an object's attributes, a very large array, `print`)
+  makes the snapshot impure, and the caller re-runs the function on every call.
+"""
+from __future__ import annotations
+
+import builtins
+import dis
+import functools
+import sys
+import types
+
+import numpy as np
+
+_MISSING = object()
+# Arrays are guarded by content up to this many bytes in all (about 0.1 ms of comparing per MiB
+# and call); past it, re-running the function is as cheap as checking.
+CONTENT_GUARD_BYTES = 1 << 20
+# Containers (lists, dicts) up to this many items are guarded item by item.
+CONTAINER_GUARD_ITEMS = 256
+# Library code trusted not to keep state between calls, except under the impure prefixes.
+_TRUSTED_ROOTS = frozenset({"builtins", "math", "cmath", "operator", "functools", "itertools", "collections",
+                            "dataclasses", "enum", "abc", "typing", "numpy", "sympy", "symgrad", "codegen", "scipy"})
+# Under a trusted root, what keeps state: random generators, and symgrad's eager objects (tensors, modules).
+_IMPURE_PREFIXES = ("numpy.random", "scipy.stats", "symgrad.tensor", "symgrad.nn.modules", "symgrad.optim",
+                    "symgrad.autograd")
+_IMPURE_BUILTINS = frozenset({"print", "input", "open", "exec", "eval", "compile", "__import__", "globals",
+                              "locals", "vars", "getattr", "setattr", "delattr", "breakpoint", "iter", "next"})
+_IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), type(Ellipsis), range, slice, np.generic,
+              np.dtype)
+_MUTATING_OPS = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR", "STORE_ATTR", "DELETE_ATTR", "STORE_GLOBAL",
+                           "DELETE_GLOBAL"})
+_MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
+                               "setdefault", "discard", "itemset", "setflags"})
+
+
+class Guard:
+    """The reads of one trace as Python expressions, compiled into one `holds()` test."""
+
+    def __init__(self, checks, namespace, pure=True, impure_reason=None):
+        self.checks = checks  # (description, boolean expression over `namespace`)
+        self.namespace = namespace
+        self.pure = pure
+        self.impure_reason = impure_reason
+        body = " and ".join(f"({test})" for _, test in checks) or "True"
+        source = f"def holds():\n    try:\n        return bool({body})\n    except Exception:\n        return False\n"
+        scope = dict(namespace)
+        exec(compile(source, "<symgrad guard>", "exec"), scope)  # noqa: S102 - source built from our own templates
+        self.holds = scope["holds"]  # True while every read is unchanged: one call, no loop
+
+    def failure(self) -> str | None:
+        """None while every read is unchanged, else a description of the first that changed."""
+        for description, test in self.checks:
+            try:
+                if eval(test, dict(self.namespace)):  # noqa: S307 - our own expression
+                    continue
+            except Exception:  # noqa: BLE001 - a read that now raises (an emptied cell) has changed
+                pass
+            return description
+        return None
+
+    def __len__(self):
+        return len(self.checks)
+
+
+def snapshot(fn, values: bool) -> Guard:
+    """The guard over everything `fn` reads besides its arguments, as it is now."""
+    walker = _Walker(values)
+    try:
+        walker.visit_callable(fn, getattr(fn, "__qualname__", "the function"))
+    except _Impure as reason:
+        return Guard(walker.checks, walker.namespace, pure=False, impure_reason=str(reason))
+    return Guard(walker.checks, walker.namespace)
+
+
+class _Impure(Exception):
+    """Raised inside the walk when a read cannot be guarded (values mode only)."""
+
+
+def _same_content(current, expected) -> bool:
+    array, shape, dtype, data = expected
+    return current is array and current.shape == shape and current.dtype == dtype and current.tobytes() == data
+
+
+@functools.lru_cache(maxsize=4096)
+def _code_facts(code: types.CodeType):
+    """(global names read, all names used, imported modules, whether it mutates state) of a code tree."""
+    global_names, names, imports, mutates = set(), set(code.co_names), set(), False
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            global_names.add(instruction.argval)
+        elif instruction.opname == "IMPORT_NAME":
+            imports.add(instruction.argval)
+        elif instruction.opname in _MUTATING_OPS:
+            mutates = True
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            inner = _code_facts(const)
+            global_names |= inner[0]
+            names |= inner[1]
+            imports |= inner[2]
+            mutates |= inner[3]
+    mutates |= bool(names & _MUTATING_METHODS)
+    return frozenset(global_names), frozenset(names), frozenset(imports), mutates
+
+
+def _module_name(value) -> str:
+    return getattr(value, "__module__", None) or type(value).__module__ or ""
+
+
+def _trusted(module_name: str, qualname: str = "") -> bool:
+    if module_name.split(".")[0] not in _TRUSTED_ROOTS:
+        return False
+    full = f"{module_name}.{qualname}" if qualname else module_name
+    return not full.startswith(_IMPURE_PREFIXES)
+
+
+class _Walker:
+    """Visits the reads of a function, recording guards; in values mode it also proves purity."""
+
+    def __init__(self, values: bool):
+        self.values = values
+        self.checks = []
+        self.namespace = {"_MISSING": _MISSING, "_same_content": _same_content}
+        self.seen = set()
+        self.content_bytes = 0
+
+    def name(self, obj) -> str:
+        """A name for `obj` in the guard's namespace."""
+        name = f"o{len(self.namespace)}"
+        self.namespace[name] = obj
+        return name
+
+    def impure(self, reason: str):
+        if self.values:
+            raise _Impure(reason)
+
+    def guard(self, description, fetch, value):
+        """Record one read (`fetch`, an expression): by content for arrays (values mode), by value for
+        immutables, else by identity."""
+        expected = self.name(value)
+        if self.values and isinstance(value, np.ndarray):
+            self.content_bytes += value.nbytes
+            if self.content_bytes > CONTENT_GUARD_BYTES:
+                self.impure(f"{description} (an array of {value.nbytes} bytes) brings the arrays it reads past "
+                            f"{CONTENT_GUARD_BYTES} bytes, too many to compare on every call")
+            expected = self.name((value, value.shape, value.dtype, value.tobytes()))
+            test = f"_same_content({fetch}, {expected})"
+        elif isinstance(value, _IMMUTABLE) and not isinstance(value, (range, slice)):
+            variable = f"_{expected}"
+            test = f"type({variable} := {fetch}) is {self.name(type(value))} and {variable} == {expected}"
+        else:
+            test = f"{fetch} is {expected}"
+        self.checks.append((description, test))
+
+    def visit_read(self, description, fetch, names):
+        """A binding the code read (`fetch`, an expression): guard it, then whatever it leads to."""
+        value = eval(fetch, self.namespace)  # noqa: S307 - our own expression
+        self.guard(description, fetch, value)
+        if value is not _MISSING:
+            self.visit_value(value, description, names)
+
+    def visit_value(self, value, description, names):
+        if isinstance(value, (_IMMUTABLE, np.ufunc, np.ndarray)):
+            return
+        if isinstance(value, types.ModuleType):
+            self.visit_module(value, names)
+        elif isinstance(value, (tuple, list, dict)):
+            self.visit_container(value, description, names)
+        elif isinstance(value, type):  # calling a library class builds a fresh object: no state carried over
+            if value.__module__.split(".")[0] not in _TRUSTED_ROOTS:
+                self.impure(f"{description} is the class {value.__qualname__}, whose code is not checked")
+        else:
+            self.visit_callable(value, description, names)
+
+    def visit_container(self, container, description, names):
+        if not self.values or id(container) in self.seen:
+            return
+        self.seen.add(id(container))
+        if len(container) > CONTAINER_GUARD_ITEMS:
+            self.impure(f"{description} holds {len(container)} items, too many to check every call")
+        name = self.name(container)
+        if isinstance(container, dict):
+            self.guard(f"the keys of {description}", f"tuple({name})", tuple(container))
+        elif isinstance(container, list):
+            self.guard(f"the length of {description}", f"len({name})", len(container))
+        keys = list(container) if isinstance(container, dict) else range(len(container))
+        for key in keys:
+            self.visit_read(f"{description}[{key!r}]", f"{name}[{self.name(key)}]", names)
+
+    def visit_module(self, module, names):
+        key = (id(module), names)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        trusted = _trusted(module.__name__)
+        for name in names:
+            if trusted:
+                try:
+                    value = getattr(module, name)
+                except AttributeError:
+                    continue
+                self.visit_library_value(value, f"{module.__name__}.{name}", names)
+            elif name in vars(module):
+                self.visit_read(f"{module.__name__}.{name}", f"{self.name(vars(module))}.get({name!r}, _MISSING)",
+                                names)
+
+    def visit_library_value(self, value, description, names):
+        """An attribute of a trusted library module: not guarded, only checked for known impurity."""
+        if isinstance(value, types.ModuleType):
+            self.visit_module(value, names)
+        elif callable(value) and not isinstance(value, type):
+            qualname = getattr(value, "__qualname__", "")
+            if not _trusted(_module_name(value), qualname) or getattr(value, "__name__", "") in _IMPURE_BUILTINS:
+                self.impure(f"{description} keeps state between calls")
+
+    def visit_callable(self, fn, description, names=frozenset()):
+        if id(fn) in self.seen:
+            return
+        self.seen.add(id(fn))
+        if isinstance(fn, functools.partial):
+            self.visit_callable(fn.func, description)
+            for i, arg in enumerate(fn.args):
+                self.visit_value(arg, f"argument {i} of {description}", frozenset())
+            return
+        if isinstance(fn, types.MethodType):
+            self.impure(f"{description} is a method of {type(fn.__self__).__name__}, whose attributes are not "
+                        "checked")
+            self.visit_callable(fn.__func__, description)
+            return
+        if isinstance(fn, types.BuiltinFunctionType):
+            owner = fn.__self__
+            if owner is None or isinstance(owner, types.ModuleType):
+                module = owner.__name__ if owner is not None else _module_name(fn)
+                if not _trusted(module, fn.__name__) or (module == "builtins" and fn.__name__ in _IMPURE_BUILTINS):
+                    self.impure(f"{description} ({module}.{fn.__name__}) keeps state or has side effects")
+            else:
+                self.impure(f"{description} is a method of {type(owner).__name__}, which may keep state")
+            return
+        if isinstance(fn, types.FunctionType):
+            self.visit_function(fn, description)
+            return
+        self.visit_object(fn, description, names)
+
+    def visit_object(self, obj, description, names):
+        """Any other object: a library object is trusted unless it is known to keep state (a random
+        generator, an eager tensor); a plain user object is read like a dict of its attributes."""
+        kind = type(obj)
+        wrapped = getattr(obj, "__wrapped__", None)
+        if wrapped is not None and _trusted(kind.__module__):
+            self.visit_callable(wrapped, description)
+        elif isinstance(obj, property):
+            for accessor in (obj.fget, obj.fset, obj.fdel):
+                if accessor is not None:
+                    self.visit_callable(accessor, description)
+        elif _trusted(kind.__module__) and _trusted(_module_name(obj), getattr(obj, "__qualname__", "")):
+            return
+        elif _plain(obj):
+            self.visit_plain_object(obj, description, names)
+        else:
+            self.impure(f"{description} is a {kind.__name__} object, whose state is not checked")
+
+    def visit_plain_object(self, obj, description, names):
+        """The attributes that the reading code or any method of the object's class names."""
+        if not self.values:
+            return
+        kind, attributes = type(obj), vars(obj)
+        functions = [value for cls in kind.__mro__[:-1] for value in vars(cls).values()
+                     if isinstance(value, types.FunctionType)]
+        names = names.union(*(_code_facts(f.__code__)[1] for f in functions), {"__call__"})
+        self.guard(f"the attribute names of {description}", f"tuple({self.name(attributes)})", tuple(attributes))
+        for name in sorted(names):
+            if name in attributes:
+                self.visit_read(f"{description}.{name}", f"{self.name(attributes)}.get({name!r}, _MISSING)", names)
+            elif hasattr(kind, name) and not (name.startswith("__") and name != "__call__"):
+                self.visit_read(f"{kind.__qualname__}.{name}", f"getattr({self.name(kind)}, {name!r})", names)
+
+    def visit_function(self, fn, description):
+        """A Python function: library code is trusted (its closure is not); user code is read."""
+        name = fn.__qualname__
+        trusted = _trusted(fn.__module__ or "")
+        for cell_name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            if not _filled(cell):
+                continue
+            description, fetch = f"closure variable {cell_name!r} of {name}", f"{self.name(cell)}.cell_contents"
+            if trusted and not isinstance(cell.cell_contents, (np.ndarray, list, dict)):
+                # symgrad never rebinds its own cells: only what the value leads to needs guards
+                self.visit_value(cell.cell_contents, description, _code_facts(fn.__code__)[1])
+            else:
+                self.visit_read(description, fetch, _code_facts(fn.__code__)[1])
+        if trusted:
+            return
+        global_names, names, imports, mutates = _code_facts(fn.__code__)
+        if mutates:
+            self.impure(f"{name} assigns to a global, an attribute or an item, or calls a mutating method")
+        for global_name in sorted(global_names):
+            self.visit_read(f"global {global_name!r} of {name}", self.global_fetch(fn.__globals__, global_name),
+                            names)
+        for module_name in sorted(imports):
+            module = sys.modules.get(module_name)
+            if module is not None:
+                self.visit_module(module, names)
+        if fn.__defaults__:
+            self.visit_read(f"the default arguments of {name}", f"{self.name(fn)}.__defaults__", names)
+        if fn.__kwdefaults__:
+            self.visit_read(f"the keyword defaults of {name}", f"{self.name(fn)}.__kwdefaults__", names)
+
+    def global_fetch(self, namespace, name) -> str:
+        """The expression LOAD_GLOBAL evaluates: the module's binding, else the builtin."""
+        if name in namespace:
+            return f"{self.name(namespace)}[{name!r}]"  # a deleted name raises, and the guard fails
+        return (f"(_MISSING if {name!r} in {self.name(namespace)} else "
+                f"{self.name(vars(builtins))}.get({name!r}, _MISSING))")
+
+
+def _filled(cell) -> bool:
+    """False for a closure cell not yet assigned (a trace cannot have read it)."""
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _plain(obj) -> bool:
+    """An object whose attribute reads are plain lookups in its __dict__ and its classes'."""
+    kind = type(obj)
+    generic = kind.__getattribute__ is object.__getattribute__ or kind is types.SimpleNamespace
+    return hasattr(obj, "__dict__") and generic and not hasattr(kind, "__getattr__")

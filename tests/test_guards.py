@@ -1,0 +1,265 @@
+"""Uncompiled transforms never return a stale result: guards on what the function read, or a fresh run.
+
+Each case changes something the function reads from outside its arguments between two calls
+and checks the second result against what the function gives when evaluated afresh (the
+NumPy twin), as autograd and JAX without jit would.
+"""
+import importlib
+import logging
+import types
+
+import numpy as np
+import numpy.random as npr
+import pytest
+
+import symgrad as sg
+from symgrad import guards
+
+X = np.array([0.5, -1.0, 2.0])
+W = np.ones(3)
+SCALE = 2.0
+PARAMS = {"w": np.ones(3), "b": 0.5}
+CONFIG = types.SimpleNamespace(w=np.ones(3), power=2)
+RS = npr.RandomState(0)
+
+
+def weighted(x):
+    return sg.sum(x * W)
+
+
+def scaled(x):
+    return sg.sum(x ** 2) * SCALE
+
+
+def helper(x):
+    return x * W
+
+
+def through_helper(x):
+    return sg.sum(sg.tanh(helper(x)))
+
+
+def from_params(x):
+    return sg.sum(x * PARAMS["w"]) + PARAMS["b"]
+
+
+def from_config(x):
+    return sg.sum((x * CONFIG.w) ** CONFIG.power)
+
+
+def noisy(x):
+    return sg.sum(x * RS.randn(3))
+
+
+@pytest.fixture(autouse=True)
+def restore_globals():
+    saved = W, SCALE, {**PARAMS}, dict(vars(CONFIG))
+    yield
+    globals()["W"], globals()["SCALE"] = saved[0], saved[1]
+    PARAMS.clear()
+    PARAMS.update(saved[2])
+    vars(CONFIG).update(saved[3])
+
+
+def test_issue_example_rebinding_a_global_array():
+    W0 = np.ones(3)
+    h = lambda x: sg.sum(x * W0)  # noqa: E731
+    np.testing.assert_array_equal(sg.grad(h)(np.ones(3)), [1, 1, 1])
+    W0 = 2 * np.ones(3)  # noqa: F841 - the closure cell is rebound
+    np.testing.assert_array_equal(sg.grad(h)(np.ones(3)), [2, 2, 2])
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "hessian"])
+def test_every_transform_sees_a_rebound_global(transform):
+    run = {
+        "grad": lambda: sg.grad(weighted)(X),
+        "value_and_grad": lambda: sg.value_and_grad(weighted)(X),
+        "jvp": lambda: sg.jvp(weighted, (X,), (np.ones(3),)),
+        "vjp": lambda: sg.vjp(lambda x: x * W, X)[1](np.ones(3)),
+        "jacobian": lambda: sg.jacobian(lambda x: x * W)(X),
+        "hessian": lambda: sg.hessian(lambda x: sg.sum(x ** 3 * W))(X),
+    }[transform]
+    first = run()
+    globals()["W"] = np.array([3.0, -1.0, 0.5])
+    second = run()
+    globals()["W"] = np.ones(3)
+    again = run()
+    for a, b in zip(np.atleast_1d(np.asarray(first, dtype=object)), np.atleast_1d(np.asarray(again, dtype=object))):
+        np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float))
+    changed = {"grad": lambda: np.testing.assert_allclose(second, [3.0, -1.0, 0.5]),
+               "value_and_grad": lambda: np.testing.assert_allclose(second[1], [3.0, -1.0, 0.5]),
+               "jvp": lambda: np.testing.assert_allclose(second[1], 2.5),
+               "vjp": lambda: np.testing.assert_allclose(second[0], [3.0, -1.0, 0.5]),
+               "jacobian": lambda: np.testing.assert_allclose(second, np.diag([3.0, -1.0, 0.5])),
+               "hessian": lambda: np.testing.assert_allclose(second, np.diag(6 * X * [3.0, -1.0, 0.5]))}
+    changed[transform]()
+
+
+def test_in_place_mutation_of_a_global_array_is_seen():
+    g = sg.grad(weighted)
+    np.testing.assert_allclose(g(X), W)
+    W[1] = 7.0
+    np.testing.assert_allclose(g(X), [1.0, 7.0, 1.0])
+    W[1] = 1.0
+
+
+def test_scalar_global_reads_through_called_functions_dicts_and_objects():
+    g_scaled, g_helper = sg.grad(scaled), sg.grad(through_helper)
+    g_params, g_config = sg.value_and_grad(from_params), sg.grad(from_config)
+    np.testing.assert_allclose(g_scaled(X), 4 * X)
+    globals()["SCALE"] = 3.0
+    np.testing.assert_allclose(g_scaled(X), 6 * X)
+    np.testing.assert_allclose(g_helper(X), 1 - np.tanh(X) ** 2)
+    globals()["W"] = 2 * np.ones(3)
+    np.testing.assert_allclose(g_helper(X), 2 * (1 - np.tanh(2 * X) ** 2))
+    value, _ = g_params(X)
+    np.testing.assert_allclose(value, X.sum() + 0.5)
+    PARAMS["b"] = -4.0
+    PARAMS["w"] = np.full(3, 2.0)
+    value, grad = g_params(X)
+    np.testing.assert_allclose(value, 2 * X.sum() - 4.0)
+    np.testing.assert_allclose(grad, [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(g_config(X), 2 * X)
+    CONFIG.power = 3
+    np.testing.assert_allclose(g_config(X), 3 * X ** 2)
+    CONFIG.w[0] = 2.0
+    np.testing.assert_allclose(g_config(X)[0], 3 * 8 * X[0] ** 2)
+
+
+def test_closure_cells_and_default_arguments():
+    def make(scale):
+        def f(x, shift=1.0):
+            return sg.sum((x + shift) ** 2) * scale
+        return f
+
+    f = make(2.0)
+    g = sg.grad(f)
+    np.testing.assert_allclose(g(X), 4 * (X + 1))
+    f.__defaults__ = (0.0,)
+    np.testing.assert_allclose(g(X), 4 * X)
+
+
+def test_random_draws_are_fresh_on_every_call_and_compile_once():
+    g = sg.grad(noisy)
+    RS.seed(1)
+    first, second = g(X), g(X)
+    RS.seed(1)
+    expected_first, expected_second = RS.randn(3), RS.randn(3)
+    np.testing.assert_allclose(first, expected_first)
+    np.testing.assert_allclose(second, expected_second)
+    assert not guards.snapshot(noisy, values=True).pure
+
+
+def test_large_random_draws_are_lifted_so_the_structure_compiles_once():
+    rs = npr.RandomState(3)
+
+    def elbo(mean):
+        eps = rs.randn(1000)
+        return sg.sum(sg.sin(mean + eps))
+
+    g = sg.grad(elbo)
+    x = np.zeros(1000)
+    for _ in range(4):
+        state = rs.get_state()
+        result = g(x)
+        rs.set_state(state)
+        eps = rs.randn(1000)  # the draw the call made
+        np.testing.assert_allclose(result, np.cos(x + eps), rtol=1e-12)
+    assert len(g.compiled._fresh) == 1
+
+
+def test_np_random_and_print_make_the_function_run_every_call(capsys):
+    def with_np_random(x):
+        return sg.sum(x * np.random.uniform(size=3))
+
+    def with_print(x):
+        print("called")
+        return sg.sum(x)
+
+    g = sg.grad(with_np_random)
+    assert not np.allclose(g(X), g(X))
+    h = sg.grad(with_print)
+    h(X)
+    h(X)
+    assert capsys.readouterr().out.count("called") == 2
+
+
+def test_pure_function_reuses_its_trace():
+    g = sg.grad(weighted)
+    g(X)
+    compiled = g.compiled
+    g(X + 1)
+    assert compiled._fresh is None and len(compiled.cache_info()) == 1
+
+
+def test_explain_names_the_read_that_changed(caplog, monkeypatch):
+    monkeypatch.setenv("SYMGRAD_EXPLAIN", "1")
+    g = sg.grad(scaled)
+    with caplog.at_level(logging.INFO, logger="symgrad"):
+        g(X)
+        globals()["SCALE"] = 5.0
+        g(X)
+        sg.grad(lambda x: noisy(x) * 2)(X)
+    messages = [r.getMessage() for r in caplog.records if r.name == "symgrad"]
+    assert any("global 'SCALE' of scaled" in m for m in messages), messages
+    assert any("re-runs on every call" in m and "RandomState" in m for m in messages), messages
+
+
+# ----------------------------------------------------------------------------- the walk itself
+
+def test_snapshot_lists_globals_cells_and_called_functions():
+    descriptions = [d for d, _ in guards.snapshot(through_helper, values=True).checks]
+    assert "global 'helper' of through_helper" in descriptions
+    assert "global 'W' of helper" in descriptions
+    assert guards.snapshot(through_helper, values=True).holds()
+
+
+def test_library_functions_are_trusted_but_random_generators_are_not():
+    assert guards.snapshot(lambda x: sg.sum(np.tanh(x)) + np.pi, values=True).pure
+    for impure in [lambda x: x * np.random.rand(), lambda x: x * npr.default_rng(0).normal(),
+                   lambda x: x + sg.randn(3), lambda x: x * open]:
+        assert not guards.snapshot(impure, values=True).pure
+
+
+def test_large_arrays_are_not_checked_by_content():
+    big = np.zeros(guards.CONTENT_GUARD_BYTES // 8 + 1)
+    assert not guards.snapshot(lambda x: x + big[0], values=True).pure
+    assert guards.snapshot(lambda x: x + big[0], values=False).pure  # sg.compile guards bindings only
+
+
+def test_functions_that_mutate_state_run_every_call():
+    log = []
+
+    def f(x):
+        log.append(1)
+        return sg.sum(x)
+
+    g = sg.grad(f)
+    g(X)
+    g(X)
+    assert len(log) == 2
+
+
+def test_concrete_vjp_sees_fresh_draws_and_compiles_once_per_structure():
+    compile_module = importlib.import_module("symgrad.compile")  # the attribute is sg.compile itself
+    rs = npr.RandomState(5)
+
+    def f(x):
+        return sg.tanh(x * rs.randn(64))
+
+    x = np.linspace(-1, 1, 64)
+    before = len(compile_module._VJP_EXECUTABLES)
+    for _ in range(3):
+        state = rs.get_state()
+        out, pullback = sg.vjp(f, x)
+        rs.set_state(state)
+        noise = rs.randn(64)
+        np.testing.assert_allclose(out, np.tanh(x * noise), rtol=1e-12)
+        np.testing.assert_allclose(pullback(np.ones(64))[0], (1 - np.tanh(x * noise) ** 2) * noise, rtol=1e-12)
+    assert len(compile_module._VJP_EXECUTABLES) == before + 1
+
+
+def test_content_guards_are_bounded_in_total():
+    a, b, c, d, e = (np.zeros(guards.CONTENT_GUARD_BYTES // 8 // 4) for _ in range(5))
+    assert guards.snapshot(lambda x: x + a[0] + b[0] + c[0], values=True).pure
+    assert not guards.snapshot(lambda x: x + a[0] + b[0] + c[0] + d[0] + e[0], values=True).pure
