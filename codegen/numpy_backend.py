@@ -363,8 +363,13 @@ INLINE_CONSTANT_SIZE = 64
 def _constant_line(target, node, constants) -> str:
     """A module-level line defining a constant: a literal when small, else a comment naming it."""
     array = node.params["value"].array
+    if array.size == 0:  # tolist() drops the shape of an empty array: [] is (0,), not (0, 3)
+        return f"{target} = np.empty({array.shape}, dtype={_np_dtype(array.dtype)})"
     if array.size <= INLINE_CONSTANT_SIZE:
-        return f"{target} = np.array({array.tolist()!r}, dtype={_np_dtype(array.dtype)})"
+        literal = repr(array.tolist())
+        if array.dtype.kind == "f" and not np.isfinite(array).all():  # repr writes inf and nan bare
+            literal = literal.replace("inf", "np.inf").replace("nan", "np.nan")
+        return f"{target} = np.array({literal}, dtype={_np_dtype(array.dtype)})"
     constants[target] = array
     return f"# {target}: {node.out.type_str()} = {node.params['value']!r} (passed in by the loader)"
 

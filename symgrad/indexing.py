@@ -25,8 +25,8 @@ def _normalize(x, key) -> list:
     key = list(key) if isinstance(key, tuple) else [key]
     expanded = []
     for item in key:
-        if isinstance(item, list):
-            item = np.asarray(item)
+        if isinstance(item, list):  # an empty list indexes nothing (NumPy makes it intp, not float64)
+            item = np.asarray(item) if np.size(item) else np.asarray(item, dtype=np.int64)
         if isinstance(item, np.ndarray) and item.dtype == np.bool_:
             expanded.extend(np.nonzero(item))
             continue

@@ -218,11 +218,24 @@ def mean(x, axis=None, keepdims=False):
 
 
 def max(x, axis=None, keepdims=False):
-    return _reduce(reduce_max_p, x, axis, keepdims)
+    return _extremum(reduce_max_p, "maximum", x, axis, keepdims)
 
 
 def min(x, axis=None, keepdims=False):
-    return _reduce(reduce_min_p, x, axis, keepdims)
+    return _extremum(reduce_min_p, "minimum", x, axis, keepdims)
+
+
+def _extremum(prim, name, x, axis, keepdims):
+    """max/min: over an empty axis an error, as NumPy's and PyTorch's (there is no identity)."""
+    x = asarray(x)
+    if _reduces_nothing(x, axis):
+        fail(f"zero-size array to reduction operation {name} which has no identity "
+             f"(shape {x.shape}, axis {axis})")
+    return _reduce(prim, x, axis, keepdims)
+
+
+def _reduces_nothing(x, axes) -> bool:
+    return any(x.shape[a] == 0 for a in _axes(axes, x.ndim))
 
 
 def prod(x, axis=None, keepdims=False):
@@ -235,7 +248,7 @@ def var(x, axis=None, ddof=0, keepdims=False):
         x = astype(x, dtypes.FLOAT64)
     count = int(np.prod([x.shape[a] for a in _axes(axis, x.ndim)], dtype=np.int64))
     centered = subtract(x, mean(x, axis, keepdims=True))
-    return divide(sum(square(centered), axis, keepdims), float(count - ddof))
+    return divide(sum(square(centered), axis, keepdims), float(builtins.max(count - ddof, 0)))  # as NumPy
 
 
 def std(x, axis=None, ddof=0, keepdims=False):
@@ -243,9 +256,14 @@ def std(x, axis=None, ddof=0, keepdims=False):
 
 
 def _shifted_max(x, axes):
-    """max over axes (kept), gradient-free and with infinities replaced by 0, for stable exp."""
+    """max over axes (kept), gradient-free and with infinities replaced by 0, for stable exp.
+
+    Finite means |peak| <= the dtype's largest value: SymPy's real symbols are finite, so it
+    would fold |peak| < inf to True and let x - peak be inf - inf = NaN."""
+    if _reduces_nothing(x, axes):  # an empty sum needs no shift (and max has nothing to take)
+        return zeros(tuple(1 if i in axes else d for i, d in enumerate(x.shape)), x.dtype)
     peak = stop_gradient(max(x, axes, keepdims=True))
-    return where(less(abs(peak), math.inf), peak, 0.0)
+    return where(less_equal(abs(peak), float(np.finfo(peak.dtype).max)), peak, 0.0)
 
 
 def logsumexp(x, axis=None, keepdims=False):
@@ -286,7 +304,7 @@ def matmul(a, b):
         fail(f"matmul: shapes {a.shape} and {b.shape} are not aligned: {a2.shape[-1]} (last dim of the first) "
                f"!= {b2.shape[-2]} (second-to-last dim of the second)")
     if b2.ndim == 2 and a2.ndim > 2:  # one GEMM over the flattened batch
-        flat = matmul_p(reshape(a2, (-1, a2.shape[-1])), b2)
+        flat = matmul_p(reshape(a2, (math.prod(a2.shape[:-1]), a2.shape[-1])), b2)  # no -1: the size may be 0
         result = reshape(flat, a2.shape[:-1] + b2.shape[-1:])
     else:
         try:
@@ -311,7 +329,7 @@ def dot(a, b):
         return matmul(a, b)
     b_front = moveaxis(b, -2, 0)
     rest = b_front.shape[1:]
-    product = matmul(reshape(a, (-1, a.shape[-1])), reshape(b_front, (b.shape[-2], -1)))
+    product = matmul(reshape(a, (math.prod(a.shape[:-1]), a.shape[-1])), reshape(b_front, (b.shape[-2], math.prod(rest))))
     return reshape(product, a.shape[:-1] + rest)
 
 

@@ -320,7 +320,11 @@ def jacfwd(fn, argnums=0):
                 tangents = [sg.zeros_like(a) if k != n else basis.reshape(arg.shape) for k, a in enumerate(args)]
                 _, column = jvp(fn, args, tangents)
                 columns.append(_single_array_output(column, "jacfwd"))
-            out_shape = tuple(columns[0].shape) if columns else ()
+            if not columns:  # an empty argument has no columns; one JVP still gives the output's shape
+                _, column = jvp(fn, args, [sg.zeros_like(a) for a in args])
+                out_shape = tuple(_single_array_output(column, "jacfwd").shape)
+            else:
+                out_shape = tuple(columns[0].shape)
             stacked = sg.stack(columns, axis=-1) if columns else sg.zeros(out_shape + (0,))
             jacobians.append(sg.reshape(stacked, out_shape + arg.shape))
         return jacobians[0] if isinstance(argnums, int) else tuple(jacobians)

@@ -64,3 +64,22 @@ def check_grads(f, args, argnums=0, rtol=1e-6, atol=1e-8, eps=1e-6, reference=No
         np.testing.assert_allclose(np.asarray(g2, dtype=np.float64), np.asarray(g, dtype=np.float64),
                                    rtol=agree, atol=agree * 1e-3, err_msg=f"value_and_grad vs grad, argument {n}")
     return grads[0] if single else grads
+
+
+def value_and_grad_everywhere(f, args, argnums=0, eager=True):
+    """{path: (value, grads)} of scalar f at args through every path a user can take: the
+    uncompiled transform, sg.compile on each backend, and (eager=True) eager tensors' backward.
+    grads is a tuple (one per argnum); an unused eager leaf's None grad counts as zeros."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    vg = sg.value_and_grad(f, argnums=nums)
+    results = {"transform": vg(*args),
+               "numpy": sg.compile(vg, backend="numpy")(*args),
+               "llvm": sg.compile(vg, backend="llvm")(*args)}
+    if eager:
+        tensors = [sg.tensor(a, requires_grad=i in nums) for i, a in enumerate(args)]
+        out = f(*tensors)
+        out.backward()
+        grads = tuple(np.zeros_like(np.asarray(args[n])) if tensors[n].grad is None else tensors[n].grad.numpy()
+                      for n in nums)
+        results["eager"] = (out.detach().numpy(), grads)
+    return {path: (np.asarray(value), tuple(np.asarray(g) for g in grads)) for path, (value, grads) in results.items()}

@@ -191,3 +191,16 @@ def test_the_disk_cache_can_be_turned_off(tmp_path):
 
 def test_cache_key_changes_with_the_ir():
     assert jit.cache_key("a") != jit.cache_key("b")
+
+
+@pytest.mark.parametrize("shape,axis", [((1_000_000, 2), 0), ((2, 1_000_000), 1), ((4, 250_000, 2), 1),
+                                        ((2, 500_000, 2), (0, 1))])
+def test_float32_sums_and_means_along_an_axis_are_accurate(shape, axis):
+    # A float32 running sum of 1e6 terms in [0, 1) is off by ~1e-5; accumulated in float64 the
+    # result is the float32 rounding of the exact sum (NumPy's pairwise sum: only along the last axis).
+    x = np.random.default_rng(0).random(shape, dtype=np.float32)
+    exact = x.astype(np.float64).sum(axis=axis)
+    for fn, expected in [(sg.sum, exact), (sg.mean, exact / (x.size // exact.size))]:
+        got = sg.compile(lambda a: fn(a, axis=axis))(x)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, expected, rtol=2e-7, err_msg=fn.__name__)

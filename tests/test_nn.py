@@ -139,3 +139,13 @@ def test_deepcopy_and_pickle_keep_parameters():
         assert isinstance(other.hidden.weight, sg.nn.Parameter) and other.hidden.weight.requires_grad
         assert other.hidden.weight is not model.hidden.weight
         np.testing.assert_array_equal(other(x).detach().numpy(), model(x).detach().numpy())
+
+
+def test_mean_losses_of_an_empty_batch_are_nan_as_in_pytorch():
+    logits = sg.tensor(np.ones((0, 4)), requires_grad=True)
+    with np.errstate(all="ignore"):  # 0 / 0, and 1 / 0 in the (empty) gradient
+        loss = F.cross_entropy(logits, np.zeros(0, dtype=np.int64))
+        loss.backward()
+        assert np.isnan(loss.item()) and logits.grad.shape == (0, 4)
+        assert np.isnan(F.mse_loss(sg.tensor(np.ones(0)), sg.tensor(np.ones(0))).item())
+        assert F.mse_loss(sg.tensor(np.ones(0)), sg.tensor(np.ones(0)), reduction="sum").item() == 0.0

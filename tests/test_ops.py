@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ import pytest
 import symgrad as sg
 from symgrad.ops.elementwise import ELEMENTWISE
 
-from gradcheck import check_grads
+from gradcheck import check_grads, numeric_grad, value_and_grad_everywhere
 
 # ----------------------------------------------------------------------------- references
 
@@ -183,6 +184,32 @@ def test_compare_value_and_dtype(op, shapes):
         np.testing.assert_array_equal(got, expected)
 
 
+NON_FINITE_SCALAR_CASES = [  # fn(ns, x) comparing with an infinite or NaN Python scalar
+    ("less-inf", lambda ns, x: ns.less(x, np.inf)), ("less_equal-minus-inf", lambda ns, x: ns.less_equal(x, -np.inf)),
+    ("greater-minus-inf", lambda ns, x: x > -np.inf), ("greater_equal-inf", lambda ns, x: x >= np.inf),
+    ("equal-inf", lambda ns, x: ns.equal(x, np.inf)), ("not_equal-minus-inf", lambda ns, x: x != -np.inf),
+    ("abs-less-inf", lambda ns, x: ns.abs(x) < np.inf), ("where-finite", lambda ns, x: ns.where(x < np.inf, x, 0.0)),
+    ("maximum-inf", lambda ns, x: ns.maximum(x, np.inf)), ("clip-upper", lambda ns, x: ns.clip(x, None, 1.0)),
+    ("less-nan", lambda ns, x: ns.less(x, np.nan)), ("not_equal-nan", lambda ns, x: x != np.nan),
+    ("minimum-nan", lambda ns, x: ns.minimum(x, np.nan)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fn", [pytest.param(f, id=i) for i, f in NON_FINITE_SCALAR_CASES])
+def test_comparisons_with_non_finite_scalars_follow_ieee(fn, dtype):
+    # SymPy would fold x < inf to True (its real symbols are finite): wrong at x = inf and NaN;
+    # it refuses to compare with NaN at all
+    x = np.array([1.0, np.inf, -np.inf, np.nan, 0.0], dtype)
+    with np.errstate(invalid="ignore"):  # maximum(x, inf) computes (x + inf) / 2 for a NaN tie-break
+        expected = fn(NP, x)
+        results = [("eager", fn(SG, x)), ("numpy", sg.compile(lambda a: fn(SG, a), backend="numpy")(x)),
+                   ("llvm", sg.compile(lambda a: fn(SG, a))(x)), ("tensor", fn(SG, sg.tensor(x)).numpy())]
+    for path, got in results:
+        assert got.shape == expected.shape and got.dtype == expected.dtype, path
+        np.testing.assert_array_equal(got, expected, err_msg=path)
+
+
 # ----------------------------------------------------------------------------- subgradient conventions
 
 def test_relu_grad_at_zero_is_zero():
@@ -232,6 +259,69 @@ def test_clip_with_crossed_bounds_gives_hi_like_numpy():
     np.testing.assert_array_equal(gx, 0.0)
     np.testing.assert_array_equal(glo, 0.0)
     np.testing.assert_array_equal(ghi, 1.0)
+
+
+# x ** y at x = 0 and at negative x, as PyTorch gives them (value, d/dx, d/dy): d/dx is 0 where
+# y == 0, d/dy is 0 where x == 0 <= y; elsewhere the calculus values, inf and NaN included.
+POWER_EDGES = [
+    (0.0, 0.0, 1.0, 0.0, 0.0), (0.0, 0.5, 0.0, np.inf, 0.0), (0.0, 1.0, 0.0, 1.0, 0.0), (0.0, 2.0, 0.0, 0.0, 0.0),
+    (0.0, 3.0, 0.0, 0.0, 0.0), (0.0, 1.5, 0.0, 0.0, 0.0), (0.0, -1.0, np.inf, -np.inf, -np.inf),
+    (-2.0, 0.0, 1.0, 0.0, np.nan), (-2.0, 1.0, -2.0, 1.0, np.nan), (-2.0, 2.0, 4.0, -4.0, np.nan),
+    (-2.0, 3.0, -8.0, 12.0, np.nan), (-2.0, -1.0, -0.5, -0.25, np.nan), (2.0, 0.0, 1.0, 0.0, math.log(2.0)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fn", [lambda a, b: a ** b, lambda a, b: sg.power(a, b)], ids=["operator", "power"])
+def test_power_at_zero_and_negative_base_matches_pytorch(fn, dtype):
+    x, y, value, dx, dy = (np.array(column, dtype=dtype) for column in zip(*POWER_EDGES))
+    weights = np.arange(1, len(x) + 1, dtype=dtype)  # distinct cotangents: each entry checked on its own
+    with np.errstate(all="ignore"):
+        for path, (total, (gx, gy)) in value_and_grad_everywhere(lambda a, b: sg.sum(fn(a, b) * weights),
+                                                                   (x, y), (0, 1)).items():
+            assert gx.dtype == gy.dtype == dtype, path
+            np.testing.assert_allclose(total, np.sum(value * weights), rtol=1e-6, err_msg=path)
+            np.testing.assert_allclose(gx, dx * weights, rtol=1e-6, err_msg=f"d/dx, {path}")
+            np.testing.assert_allclose(gy, dy * weights, rtol=1e-6, err_msg=f"d/dy, {path}")
+
+
+@pytest.mark.parametrize("exponent", [0.0, 0.5, 1.0, 2.0, 3, -1.0])
+def test_power_with_constant_exponent_at_zero(exponent):
+    x = np.array([0.0, -2.0, 2.0])
+    with np.errstate(all="ignore"):
+        expected = np.where(exponent == 0, 0.0, exponent * x ** (exponent - 1.0))
+        for path, (_, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(a ** exponent), (x,)).items():
+            np.testing.assert_allclose(g, expected, rtol=1e-12, err_msg=path)
+
+
+@pytest.mark.parametrize("base", [0.0, 2.0])
+def test_power_with_constant_base_at_zero(base):
+    y = np.array([0.0, 1.0, 2.0, 0.5, -1.0])
+    with np.errstate(all="ignore"):
+        expected = np.where((base == 0) & (y >= 0), 0.0, base ** y * np.log(base))
+        for path, (_, (g,)) in value_and_grad_everywhere(lambda b: sg.sum(base ** b), (y,)).items():
+            np.testing.assert_allclose(g, expected, rtol=1e-12, err_msg=path)
+
+
+def test_power_at_zero_agrees_with_finite_differences_where_differentiable():
+    # x = 0 with y >= 1 and y = 0.5 at x = 1: both one-sided quotients agree there
+    x, y = np.array([0.0, 0.0, 0.0, 1.0]), np.array([1.0, 2.0, 3.0, 0.5])
+    check_grads(lambda a, b: sg.sum(a ** b), (x, y), (0, 1))
+
+
+def test_power_at_zero_matches_torch_on_a_grid():
+    torch = pytest.importorskip("torch")
+    grid = np.array([-2.0, -1.0, -0.0, 0.0, 0.5, 2.0])
+    exponents = np.array([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0])
+    x, y = (a.ravel() for a in np.meshgrid(grid, exponents))
+    for dtype in (np.float64, np.float32):
+        tx, ty = (torch.tensor(a.astype(dtype), requires_grad=True) for a in (x, y))
+        (tx ** ty).sum().backward()
+        with np.errstate(all="ignore"):
+            paths = value_and_grad_everywhere(lambda a, b: sg.sum(a ** b), (x.astype(dtype), y.astype(dtype)), (0, 1))
+            for path, (_, (gx, gy)) in paths.items():
+                np.testing.assert_allclose(gx, tx.grad.numpy(), rtol=1e-5, err_msg=f"d/dx, {path}")
+                np.testing.assert_allclose(gy, ty.grad.numpy(), rtol=1e-5, err_msg=f"d/dy, {path}")
 
 
 def test_float32_stays_float32_through_grad():
@@ -359,6 +449,30 @@ STRUCTURAL = [
     ("clip", lambda ns, x: ns.clip(x, -0.5, 0.5), [_r((3, 4), 5) * 0.9 + 0.02]),
 ]
 
+EMPTY_INDEX = np.array([], dtype=np.int64)
+# Zero-size arrays through the structural ops: NumPy's shapes and values, gradients of the right shape.
+ZERO_SIZE = [
+    ("zero-matmul-flat-batch", lambda ns, a, b: a @ b, [_r((5, 7, 0)), _r((0, 1))]),
+    ("zero-matmul-inner", lambda ns, a, b: a @ b, [_r((2, 0)), _r((0, 3))]),
+    ("zero-matmul-rows", lambda ns, a, b: a @ b, [_r((0, 3)), _r((3, 2))]),
+    ("zero-matmul-batch", lambda ns, a, b: a @ b, [_r((3, 2, 0)), _r((3, 0, 4))]),
+    ("zero-matvec", lambda ns, a, b: a @ b, [_r((2, 0)), _r((0,))]),
+    ("zero-dot-3d", lambda ns, a, b: ns.dot(a, b), [_r((2, 0)), _r((3, 0, 4))]),
+    ("zero-take-empty-index", lambda ns, x: ns.take(x, EMPTY_INDEX), [_r((3,))]),
+    ("zero-take-empty-index-2d", lambda ns, x: ns.take(x, np.zeros((2, 0), np.int64), axis=1), [_r((3, 4))]),
+    ("zero-index-empty-array", lambda ns, x: x[EMPTY_INDEX], [_r((3, 4))]),
+    ("zero-index-empty-list", lambda ns, x: x[:, []], [_r((3, 4))]),
+    ("zero-take-empty-list", lambda ns, x: ns.take(x, [], axis=0), [_r((3, 4))]),
+    ("zero-sum-axis", lambda ns, x: ns.sum(x, axis=0), [_r((0, 3))]),
+    ("zero-prod-axis", lambda ns, x: ns.prod(x, axis=0), [_r((0, 3))]),
+    ("zero-max-other-axis", lambda ns, x: ns.max(x, axis=1), [_r((0, 3))]),
+    ("zero-broadcast", lambda ns, a, b: a * b, [_r((0, 1)), _r((3,))]),
+    ("zero-constant", lambda ns, x: x + np.zeros((0, 3)), [_r((1, 3))]),
+    ("zero-concatenate", lambda ns, a, b: ns.concatenate([a, b]), [_r((0, 3)), _r((2, 3))]),
+    ("zero-reshape-transpose", lambda ns, x: ns.transpose(ns.reshape(x, (3, 0))), [_r((0, 3))]),
+]
+STRUCTURAL += ZERO_SIZE
+
 
 @pytest.mark.parametrize("fn,args", [pytest.param(f, a, id=i) for i, f, a in STRUCTURAL])
 def test_structural_value(fn, args):
@@ -424,6 +538,93 @@ def test_max_ties_split_evenly():
     g = sg.grad(lambda x: sg.sum(sg.min(x, axis=0)))(np.array([[1.0, 2.0], [1.0, 0.0]]))
     np.testing.assert_allclose(g, [[0.5, 0], [0.5, 1]])
 
+
+
+# ----------------------------------------------------------------------------- empty axes and zero sizes
+
+EMPTY_REDUCTIONS = [((0, 3), 0), ((3, 0), 0), ((3, 0), 1), ((0, 3), None), ((0,), None), ((2, 0, 3), (0, 1)),
+                    ((2, 0, 3), 2)]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name,kwargs", [("mean", {}), ("var", {}), ("var", {"ddof": 1}), ("std", {})])
+@pytest.mark.parametrize("shape,axis", EMPTY_REDUCTIONS)
+def test_mean_and_var_over_empty_axes_are_nan_like_numpy(shape, axis, name, kwargs, dtype):
+    x = np.zeros(shape, dtype)
+    fn = lambda a: getattr(sg, name)(a, axis=axis, **kwargs)  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy's "Mean of empty slice"
+        expected = getattr(np, name)(x, axis=axis, **kwargs)
+    with np.errstate(all="ignore"):
+        for path, got in [("eager", fn(x)), ("numpy", sg.compile(fn, backend="numpy")(x)), ("llvm", sg.compile(fn)(x))]:
+            assert np.shape(got) == expected.shape and np.asarray(got).dtype == dtype, path
+            np.testing.assert_array_equal(got, expected, err_msg=path)
+        for path, (value, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(fn(a)), (x,)).items():
+            assert g.shape == shape and g.dtype == dtype, path
+            np.testing.assert_array_equal(value, np.sum(expected), err_msg=path)
+
+
+@pytest.mark.parametrize("fn,args", [pytest.param(f, a, id=i) for i, f, a in ZERO_SIZE])
+def test_zero_size_values_and_gradients_on_every_path(fn, args):
+    expected = fn(NP, *args)
+    weights = np.random.default_rng(3).normal(size=np.shape(expected))
+    argnums = tuple(range(len(args)))
+    for path, (value, grads) in value_and_grad_everywhere(lambda *a: sg.sum(fn(SG, *a) * weights), args,
+                                                          argnums).items():
+        np.testing.assert_allclose(value, np.sum(expected * weights), err_msg=path)
+        for argnum, g in zip(argnums, grads):
+            assert g.shape == args[argnum].shape, path
+            np.testing.assert_allclose(g, numeric_grad(lambda *a: np.sum(fn(NP, *a) * weights), args, argnum),
+                                       atol=1e-9, err_msg=path)
+
+
+@pytest.mark.parametrize("reduce", [sg.max, sg.min])
+@pytest.mark.parametrize("shape,axis", [((0, 3), 0), ((0, 3), None), ((3, 0), 1)])
+def test_max_and_min_over_an_empty_axis_raise_like_numpy(reduce, shape, axis):
+    x = np.zeros(shape)
+    for run in (lambda: reduce(x, axis=axis), lambda: sg.compile(lambda a: reduce(a, axis=axis))(x),
+                lambda: reduce(sg.tensor(x), axis=axis)):
+        with pytest.raises(ValueError, match="zero-size array to reduction operation"):
+            run()
+
+
+@pytest.mark.parametrize("shape,axis", [((0, 3), 0), ((0, 3), None), ((3, 0), 1), ((0, 3), 1)])
+def test_logsumexp_and_softmax_over_an_empty_axis(shape, axis):
+    # logsumexp of nothing is log(0) = -inf, as torch.logsumexp and scipy.special.logsumexp give
+    x = np.zeros(shape)
+    with np.errstate(divide="ignore"):
+        expected = np.log(np.sum(np.exp(x), axis=axis))
+        for path, got in [("eager", sg.logsumexp(x, axis=axis)),
+                          ("numpy", sg.compile(lambda a: sg.logsumexp(a, axis=axis), backend="numpy")(x)),
+                          ("llvm", sg.compile(lambda a: sg.logsumexp(a, axis=axis))(x))]:
+            np.testing.assert_array_equal(got, expected, err_msg=path)
+        for path, (_, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(sg.logsumexp(a, axis=axis)), (x,)).items():
+            assert g.shape == shape, path
+        if axis is not None:
+            assert sg.softmax(x, axis=axis).shape == shape and sg.log_softmax(x, axis=axis).shape == shape
+
+
+def test_var_with_ddof_past_the_count_divides_by_zero_like_numpy():
+    x = np.array([[1.0, 2.0], [3.0, 3.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy's "Degrees of freedom <= 0"
+        expected = np.var(x, axis=1, ddof=3)
+        for got in (sg.var(x, axis=1, ddof=3), sg.compile(lambda a: sg.var(a, axis=1, ddof=3))(x)):
+            np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("divisor", [0.0, 0])
+def test_division_by_a_python_zero_gives_ieee_results(divisor, dtype):
+    x = np.array([1.0, -1.0, 0.0], dtype)
+    with np.errstate(all="ignore"):
+        expected = x / divisor
+        for path, got in [("eager", sg.divide(x, divisor)), ("numpy", sg.compile(lambda a: a / divisor, backend="numpy")(x)),
+                          ("llvm", sg.compile(lambda a: a / divisor)(x))]:
+            assert got.dtype == dtype, path
+            np.testing.assert_array_equal(got, expected, err_msg=path)
+        for path, (_, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(a / divisor), (x,)).items():
+            np.testing.assert_array_equal(g, np.full(3, np.inf, dtype), err_msg=path)  # as PyTorch
 
 
 # ----------------------------------------------------------------------------- registry coverage

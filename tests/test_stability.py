@@ -13,6 +13,7 @@ import pytest
 
 import symgrad as sg
 from codegen import numpy_backend
+from gradcheck import value_and_grad_everywhere
 
 mpmath.mp.dps = 50
 
@@ -208,3 +209,66 @@ def test_compiled_erf_source_is_standalone():
     namespace = {}
     exec(source, namespace)  # the helper is inlined: the module defines _erf itself
     assert namespace["_erf"](np.array([1.0])) == pytest.approx(math.erf(1.0), rel=1e-15)
+
+
+# ----------------------------------------------------------------------------- infinities, as PyTorch
+
+INF = np.inf
+# (row, logsumexp, its gradient): PyTorch's values, except that PyTorch gives 1 for each entry of
+# the last row (exp(x - lse) with lse rounded to x); the softmax there is 1/2.
+LOGSUMEXP_ROWS = [
+    ([1.0, INF], INF, [0.0, np.nan]),
+    ([-INF, -INF], -INF, [np.nan, np.nan]),  # a fully masked row
+    ([INF, -INF], INF, [np.nan, 0.0]),
+    ([-INF, 1.0], 1.0, [0.0, 1.0]),
+    ([1e30, 1e30], 1e30, [0.5, 0.5]),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+def test_logsumexp_with_infinities(dtype):
+    x = np.array([row for row, _, _ in LOGSUMEXP_ROWS], dtype=dtype)
+    value = np.array([v for _, v, _ in LOGSUMEXP_ROWS], dtype=dtype)
+    weights = np.arange(1.0, len(x) + 1, dtype=dtype)  # a different cotangent for each row
+    grad = np.array([g for _, _, g in LOGSUMEXP_ROWS]) * weights[:, None]
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(sg.logsumexp(x, axis=1), value)
+        np.testing.assert_array_equal(sg.compile(lambda a: sg.logsumexp(a, axis=1), backend="numpy")(x), value)
+        np.testing.assert_array_equal(sg.compile(lambda a: sg.logsumexp(a, axis=1))(x), value)
+        paths = value_and_grad_everywhere(lambda a: sg.sum(sg.logsumexp(a, axis=1) * weights), (x,))
+    for path, (_, (g,)) in paths.items():
+        assert g.dtype == dtype, path
+        np.testing.assert_allclose(g, grad, rtol=1e-6, err_msg=path)  # NaN exactly where PyTorch has NaN
+
+
+def test_logsumexp_with_infinities_matches_torch():
+    torch = pytest.importorskip("torch")
+    x = np.array([row for row, _, _ in LOGSUMEXP_ROWS[:-1]])
+    t = torch.tensor(x, requires_grad=True)
+    torch.logsumexp(t, 1).sum().backward()
+    with np.errstate(all="ignore"):
+        paths = value_and_grad_everywhere(lambda a: sg.sum(sg.logsumexp(a, axis=1)), (x,))
+    for path, (value, (g,)) in paths.items():
+        np.testing.assert_allclose(g, t.grad.numpy(), err_msg=path)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+def test_logaddexp_of_equal_large_arguments_splits_the_gradient_evenly(dtype):
+    for a in (1e30, 3e38, 1e300 if dtype == np.float64 else 1e38):
+        x = np.array(a, dtype=dtype)
+        for path, (value, (ga, gb)) in value_and_grad_everywhere(lambda p, q: sg.logaddexp(p, q), (x, x),
+                                                                  (0, 1)).items():
+            assert value == x and ga == gb == 0.5 and ga.dtype == dtype, (path, a, value, ga, gb)
+
+
+def test_logaddexp_with_infinities_matches_torch():
+    torch = pytest.importorskip("torch")
+    a = np.array([1e30, 1.0, -INF, INF, -INF, 1e30])
+    b = np.array([1e30, INF, 1.0, INF, -INF, -1e30])
+    ta, tb = (torch.tensor(v, requires_grad=True) for v in (a, b))
+    torch.logaddexp(ta, tb).sum().backward()
+    with np.errstate(all="ignore"):
+        paths = value_and_grad_everywhere(lambda p, q: sg.sum(sg.logaddexp(p, q)), (a, b), (0, 1))
+    for path, (_, (ga, gb)) in paths.items():
+        np.testing.assert_allclose(ga, ta.grad.numpy(), err_msg=path)
+        np.testing.assert_allclose(gb, tb.grad.numpy(), err_msg=path)

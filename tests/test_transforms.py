@@ -318,3 +318,12 @@ def test_value_and_grad_drives_scipy_minimize():
     result = optimize.minimize(fun, np.array([-1.2, 1.0, 0.5, 0.0]), jac=True, method="BFGS")
     assert result.success
     np.testing.assert_allclose(result.x, np.ones(4), atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 2)])
+def test_jacobians_and_hessian_of_an_empty_argument_have_numpy_shapes(shape):
+    x = np.ones(shape)
+    assert sg.jacfwd(lambda a: a * 2)(x).shape == shape + shape
+    assert sg.jacrev(lambda a: a * 2)(x).shape == shape + shape
+    assert sg.jacfwd(lambda a: sg.sum(a) * np.ones(3))(x).shape == (3,) + shape
+    assert sg.hessian(lambda a: sg.sum(a ** 2))(x).shape == shape + shape

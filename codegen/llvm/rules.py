@@ -111,16 +111,18 @@ def _reduce(k, node, inputs):
     name, dtype = node.prim.name, node.out.dtype
     combine = _REDUCERS[name]
     flags = ["reassoc"] if dtype.kind == "f" else []
-    init = _identity(name, dtype)
+    # float32 sums and products accumulate in float64: a float32 running sum over 1e7 terms is
+    # off by ~1e-4 (NumPy's pairwise sum only helps along the contiguous axis)
+    wide = dtypes.FLOAT64 if dtype == dtypes.FLOAT32 and name in ("reduce_sum", "reduce_prod") else dtype
+    init = _identity(name, wide)
     out = k.result_buffer(node)
     kept = [a for a in range(len(x.shape)) if a not in axes]
-    if not kept:  # a full reduction accumulates in a register; float32 sums and products in float64
-        wide = dtypes.FLOAT64 if dtype == dtypes.FLOAT32 and name in ("reduce_sum", "reduce_prod") else dtype
+    if not kept:  # a full reduction accumulates in a register
         slot = {}
 
         def prologue(k):
             slot["acc"] = k.alloca(value_type(wide))
-            k.b.store(cast(k.b, init, dtype, wide), slot["acc"])
+            k.b.store(init, slot["acc"])
 
         def body(k, idx):
             value = cast(k.b, x.load(k, idx), dtype, wide)
@@ -131,12 +133,15 @@ def _reduce(k, node, inputs):
             out.store(k, [Coord.constant(0)] * len(node.out.shape), total)
         k.jobs.append(LoopJob(x.shape, out, x.reads, body, prologue, epilogue))
         return out
-    k.fill(out, init)
+    acc = out if wide == dtype else k.new_buffer(node.out.shape, wide)
+    k.fill(acc, init)
 
     def accumulate(k, idx):
         out_idx = [idx[a] for a in kept]
-        out.store(k, out_idx, combine(k, out.load(k, out_idx), x.load(k, idx), flags))
-    k.jobs.append(LoopJob(x.shape, out, x.reads | out.reads, accumulate))
+        acc.store(k, out_idx, combine(k, acc.load(k, out_idx), cast(k.b, x.load(k, idx), dtype, wide), flags))
+    k.jobs.append(LoopJob(x.shape, acc, x.reads | acc.reads, accumulate))
+    if acc is not out:
+        k.materialize(Convert(acc, dtype), out)
     return out
 
 

@@ -60,7 +60,7 @@ def linear(input, weight, bias=None):
 
 def _reduce(loss, reduction: str):
     if reduction == "mean":
-        return _ew(E.divide, (sgnp.sum(loss), float(max(loss.size, 1))))
+        return _ew(E.divide, (sgnp.sum(loss), float(loss.size)))  # NaN for an empty batch, as PyTorch
     if reduction == "sum":
         return sgnp.sum(loss)
     if reduction == "none":

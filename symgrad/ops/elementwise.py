@@ -88,10 +88,12 @@ def derivative(expr, args, index):
     """(d expr / d args[index], y): the form with fewer operations, possibly written with the
     node's output, which it then calls `y` (a symbol distinct from args)."""
     y = fresh_symbol("y", args)
-    d = _clean(sp.diff(expr, args[index]))
+    marked = F.mark_variable_powers(expr)
+    d = _clean(sp.diff(marked, args[index]))
     if expr.is_Symbol or d.is_Number:
-        return d, y
-    with_output = d.subs(expr, y)
+        return F.unmark_variable_powers(d), y
+    with_output = F.unmark_variable_powers(d.subs(marked, y))
+    d = F.unmark_variable_powers(d)
     if with_output != d and sp.count_ops(with_output) < sp.count_ops(d):
         return with_output, y
     return d, y
@@ -282,9 +284,48 @@ def apply_elementwise(op: ElementwiseOp, args):
             arg = broadcast_to_p(arg, shape=shape)
         inputs.append(arg)
         kinds.append(want)
-    symbols, expr = _expression(op, tuple(kinds))
+    non_finite = any(isinstance(v, float) and not np.isfinite(v) for v in scalars)
+    baked = not non_finite or _scalars_bake_faithfully(op, tuple(kinds), compute)
+    if baked:
+        symbols, expr = _expression(op, tuple(kinds))
+    if not baked or expr.has(sp.zoo):  # pass the Python scalars as values instead (see bakes_faithfully)
+        return apply_elementwise(op, tuple(np.asarray(a, dtype=compute) if _is_python_scalar(a) and not cond else a
+                                           for a, cond in zip(args, is_condition)))
     name = op.name if not scalars else None
     return _bind_ew(expr, symbols, inputs, out_dtype, name)
+
+
+def bakes_faithfully(expr, values: dict) -> bool:
+    """Whether writing `values` (symbol -> SymPy number) into `expr` keeps its IEEE meaning. Not
+    when x / 0 becomes SymPy's complex infinity (zoo); nor when a comparison with an infinity
+    folds to True, or to False where IEEE can be true: SymPy's real symbols are finite, so it
+    folds x < inf to True, which is False at x = inf (only x < -inf and x > inf are false for all x)."""
+    non_finite = {symbol for symbol, value in values.items() if value in (sp.oo, -sp.oo, sp.nan)}
+    for relation in expr.atoms(sp.core.relational.Relational):
+        if relation.free_symbols & non_finite:
+            if any(values.get(symbol) is sp.nan for symbol in relation.free_symbols):
+                return False  # SymPy refuses to compare with NaN
+            folded = relation.xreplace(values)
+            if folded == sp.true or (folded == sp.false and relation.rel_op not in ("<", ">")):
+                return False
+    return not expr.xreplace(values).has(sp.zoo)
+
+
+@functools.lru_cache(maxsize=4096)
+def _scalars_bake_faithfully(op: ElementwiseOp, kinds: tuple, compute) -> bool:
+    """Whether op's numeric Python scalars ((type, value) kinds) can be written into its expression:
+    op is built once more with them as symbols, to see what writing them in would fold."""
+    numeric_scalar = [isinstance(kind, tuple) and not isinstance(kind[1], bool) for kind in kinds]
+    opened = tuple(compute if is_scalar else kind for kind, is_scalar in zip(kinds, numeric_scalar))
+    symbols, expr = _expression(op, opened)
+    symbols = iter(symbols)
+    values = {}
+    for kind, is_scalar in zip(kinds, numeric_scalar):
+        if is_scalar:
+            values[next(symbols)] = _as_sympy_number(kind[1])
+        elif not isinstance(kind, tuple):
+            next(symbols)
+    return bakes_faithfully(expr, values)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -79,7 +79,10 @@ class logaddexp(_RealFunction):
     nargs = 2
 
     def fdiff(self, argindex=1):
-        return sp.exp(self.args[argindex - 1] - self)
+        # sigmoid(a - b), not exp(a - logaddexp(a, b)): for large a == b the output rounds to a
+        # (a + log 2 == a) and the latter gives 1 instead of 1/2
+        this, other = self.args if argindex == 1 else self.args[::-1]
+        return sigmoid(this - other)
 
     @classmethod
     def eval(cls, a, b):
@@ -89,3 +92,36 @@ class logaddexp(_RealFunction):
 
 
 STABLE_FUNCTIONS = (sigmoid, softplus, log1p, expm1, logaddexp)
+
+
+class variable_power(_RealFunction):
+    """base**exponent with a varying exponent, only while differentiating (then Pow again).
+
+    SymPy's d/dx x**y = y*x**y/x and d/dy = x**y*log(x) are NaN at x = 0 (0/0, 0*-inf);
+    these are PyTorch's conventions: d/dx is 0 where y == 0, d/dy is 0 where x == 0 <= y.
+    """
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        base, exponent = self.args
+        if argindex == 1:
+            return sp.Piecewise((0, sp.Eq(exponent, 0)), (exponent * variable_power(base, exponent - 1), True))
+        log_base = sp.S.NegativeInfinity if base.is_zero else sp.log(base)
+        return sp.Piecewise((0, sp.And(sp.Eq(base, 0), exponent >= 0)), (self * log_base, True))
+
+    @classmethod
+    def eval(cls, base, exponent):
+        if not exponent.free_symbols:
+            return base ** exponent
+        return None
+
+
+def mark_variable_powers(expr):
+    """expr with every power whose exponent varies written as `variable_power`, so that
+    sympy.diff uses its rules and subs cannot split x**(y - 1) into x**y/x (NaN at 0)."""
+    return expr.replace(lambda e: e.is_Pow and bool(e.exp.free_symbols), lambda e: variable_power(*e.args))
+
+
+def unmark_variable_powers(expr):
+    return expr.replace(variable_power, lambda base, exponent: base ** exponent)

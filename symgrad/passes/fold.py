@@ -5,7 +5,7 @@ import numpy as np
 import sympy as sp
 
 from .. import ir
-from ..ops.elementwise import ew_p
+from ..ops.elementwise import bakes_faithfully, ew_p
 from ..ops.shape import const_p
 
 # Ops that keep a uniform (single-valued) constant uniform.
@@ -32,6 +32,8 @@ def _inline_uniform_inputs(node: ir.Node, uniform: dict) -> ir.Node:
         return node
     replacements = {s: _sympy_number(uniform[id(v)]) for s, v in zip(params["args"], node.inputs)
                     if id(v) in uniform}
+    if not bakes_faithfully(params["expr"], replacements):  # keep the inputs
+        return node
     expr = params["expr"].xreplace(replacements)
     if not keep:  # the result is still shaped by an input: keep the first one
         keep = [(params["args"][0], node.inputs[0])]
