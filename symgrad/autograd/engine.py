@@ -201,9 +201,12 @@ class _Backward:
             tensor._grad = ct if tensor._grad is None else tensor._grad + ct
         elif tensor._grad is None:
             tensor._grad = _as_tensor(ct, copy=True)
-        else:
-            tensor._grad._data = tensor._grad._data + np.asarray(ct._data if hasattr(ct, "_data") else ct)
-            tensor._grad._version.value += 1
+        else:  # in place, as PyTorch: whoever holds the .grad (or a detach() of it) sees the sum
+            grad = tensor._grad
+            if grad._data.base is not None or not grad._data.flags.writeable:
+                grad._data = grad._data.copy()
+            np.add(grad._data, ct._data if hasattr(ct, "_data") else ct, out=grad._data, casting="same_kind")
+            grad._version.value += 1
 
     def _run_function(self, record):
         """A custom autograd.Function: call its Python backward with the output's gradient."""
