@@ -88,3 +88,67 @@ def test_against_pytorch_on_a_tutorial_program(torch_module):
     assert sy.item() == pytest.approx(ty.item(), rel=1e-12)
     for ours, theirs in ((sw.grad, tw.grad), (sb.grad, tb.grad), (sh.grad, th.grad)):
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10)
+
+
+# Graphs whose derivative is zero everywhere: PyTorch materializes zeros (x.grad is a zero tensor).
+ZERO_DERIVATIVE = {
+    "sign": lambda lib, x: lib.sign(x).sum(),
+    "sign method": lambda lib, x: x.sign().sum(),
+    "sign of sign": lambda lib, x: lib.sign(lib.sign(x)).sum(),
+    "sign of a 0-d element": lambda lib, x: lib.sign(x[1]),
+    "times zero": lambda lib, x: (x * 0).sum(),
+    "where of constants": lambda lib, x: (lib.where(x > 0, 1.0, 2.0) + x * 0).sum(),
+    "clamp outside the range": lambda lib, x: x.clamp(5.0, 6.0).sum(),
+}
+_POINTS = np.array([-1.5, 0.0, 0.4, 2.6])
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_DERIVATIVE))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_zero_derivatives_give_zero_gradients_not_none(name, dtype):
+    """sg.sign's derivative is 0: x.grad used to stay None, where PyTorch gives zeros."""
+    fn = ZERO_DERIVATIVE[name]
+    for _ in range(3):  # the first backward, then the cached (lowered) adjoint
+        x = sg.tensor(_POINTS.astype(dtype), requires_grad=True)
+        fn(sg, x).backward()
+        assert x.grad is not None and x.grad.dtype == dtype
+        np.testing.assert_array_equal(x.grad.numpy(), np.zeros(4, dtype))
+        g, = sg.autograd.grad(fn(sg, x), [x])
+        np.testing.assert_array_equal(g.numpy(), np.zeros(4, dtype))
+        g, = sg.autograd.grad(fn(sg, x), [x], create_graph=True)
+        np.testing.assert_array_equal(g.detach().numpy(), np.zeros(4, dtype))
+
+
+def test_zero_derivative_gives_zeros_to_a_parent_and_finite_differences_agree():
+    x = sg.tensor(_POINTS + 0.25, requires_grad=True)
+    y = sg.sin(x)  # a non-leaf parent that receives zeros and passes them on
+    (sg.sign(y).sum() + sg.sum(x * 0.0)).backward()
+    fd = numeric_grad(lambda v: np.sum(np.sign(np.sin(v))), [_POINTS + 0.25], 0)
+    np.testing.assert_array_equal(x.grad.numpy(), fd)
+
+
+def test_an_input_no_cotangent_reaches_keeps_grad_none():
+    """A custom Function returning None sends no gradient: x.grad stays None, as in PyTorch."""
+    class Stop(sg.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    x = sg.tensor([1.0, 2.0], requires_grad=True)
+    Stop.apply(sg.sign(x * 3)).sum().backward()
+    assert x.grad is None
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_DERIVATIVE))
+def test_zero_derivatives_match_pytorch(name, torch_module):
+    fn = ZERO_DERIVATIVE[name]
+    grads = []
+    for lib in (sg, torch_module):
+        x = lib.tensor(_POINTS, requires_grad=True)
+        fn(lib, x).backward()
+        grads.append(x.grad.detach().numpy())
+    np.testing.assert_array_equal(*grads)
