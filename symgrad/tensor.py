@@ -10,6 +10,7 @@ compiler's adjoint pass on it (symgrad.autograd.engine).
 from __future__ import annotations
 
 import collections
+import functools
 import warnings
 
 import numpy as np
@@ -538,25 +539,61 @@ _SCALARS = (bool, int, float)
 
 def apply_elementwise(op, args):
     """op(*args) for tensor operands through a cached plan (see autograd.plans);
-    arrays among them become constant tensors, as the elementwise front end would lift them."""
-    signature, operands = [], []
+    arrays among them become constant tensors, as the elementwise front end would lift them.
+
+    Python numbers become 0-d operands too (see `_number_dtype`), so a loss scaled by a
+    number that changes every step (`loss * beta`, `w - lr * g`) keeps one plan and one
+    recorded structure, and its adjoint stays cached and compiled."""
+    values, numbers = [], False
     for arg in args:
         if type(arg) in _SCALARS:
-            signature.append((False, type(arg), None, arg))
-            continue
-        if not isinstance(arg, Tensor):
+            numbers = True
+        elif not isinstance(arg, Tensor):
             if not isinstance(arg, (np.ndarray, np.generic, list)):
                 return E.apply_elementwise(op, args)  # a tracer: the ordinary path
             arg = Tensor._wrap(sgnp.asarray(arg))
-        signature.append((True, arg._data.shape, arg._data.dtype, None))
-        operands.append(arg)
+        values.append(arg)
     if not any(isinstance(arg, Tensor) for arg in args):
         return op(*args)
+    number_dtype = _number_dtype(op, values) if numbers else None
+    signature, operands = [], []
+    for position, value in enumerate(values):
+        if type(value) in _SCALARS:
+            if number_dtype is None or type(value) is bool or _is_condition(op, position):
+                signature.append((False, type(value), None, value))
+                continue
+            value = Tensor._wrap(np.array(value, number_dtype))
+        signature.append((True, value._data.shape, value._data.dtype, None))
+        operands.append(value)
     plan = plans.plan_for(op, tuple(signature))
     result = plan.run(operands, EAGER)
     if result._node is not None:
         result._node.label = plan.label
     return result
+
+
+def _is_condition(op, position) -> bool:
+    return op.kind == "where" and position == 0
+
+
+def _number_dtype(op, values):
+    """The dtype Python numbers among `values` have as run-time operands of op: the float dtype
+    NumPy's promotion (Python numbers weak, NEP 50) gives the op, so the result's dtype does not
+    change; None to keep them in the SymPy expression: for a result that is not a float (nothing
+    to differentiate), and for power, whose exponent picks the form of the derivative and of the
+    code (x**2 -> 2*x and x*x, x**0.5 -> sqrt); a changing exponent is rare."""
+    if op is E.power:
+        return None
+    arrays = tuple(v._data.dtype for i, v in enumerate(values) if type(v) not in _SCALARS and not _is_condition(op, i))
+    kinds = tuple(type(v) for i, v in enumerate(values) if type(v) in _SCALARS and not _is_condition(op, i))
+    return _promoted_float(arrays, kinds)
+
+
+@functools.lru_cache(maxsize=1024)
+def _promoted_float(array_dtypes, number_types):
+    """NEP 50 promotion depends on the numbers' types, not their values: cached by types."""
+    dtype = dtypes.promote(list(array_dtypes), [kind() for kind in number_types])
+    return dtype if dtype.kind == "f" else None
 
 
 def apply_function(fn, args, kwargs):
