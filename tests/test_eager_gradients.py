@@ -152,3 +152,57 @@ def test_zero_derivatives_match_pytorch(name, torch_module):
         fn(lib, x).backward()
         grads.append(x.grad.detach().numpy())
     np.testing.assert_array_equal(*grads)
+
+
+# One tensor in several output slots: every slot's cotangent is summed, as in PyTorch.
+_A, _B = np.array([1.0, 10.0]), np.array([100.0, 1000.0])
+
+
+def _repeated_outputs(lib):
+    """{case: result} for programs that pass one tensor as several outputs of backward/grad."""
+    def t(values, requires_grad=False):
+        return lib.tensor(np.asarray(values, float), requires_grad=requires_grad)
+
+    results = {}
+    x = t([1.0, 2.0], True)
+    y = x * x
+    results["grad, non-leaf twice"] = lib.autograd.grad([y, y], [x], grad_outputs=[t(_A), t(_B)])[0].tolist()
+    results["grad, leaf twice"] = lib.autograd.grad([x, x], [x], grad_outputs=[t(_A), t(_B)])[0].tolist()
+    s = (x * x).sum()
+    results["grad, scalar three times"] = lib.autograd.grad([s, s, s], [x])[0].tolist()
+    results["grad, twice with another output between"] = lib.autograd.grad(
+        [y, y * 3, y], [y], [t(_A), t(_B), t(_A)])[0].tolist()
+    seen = []
+    x = t([1.0, 2.0], True)
+    y = x * x
+    y.retain_grad()
+    y.register_hook(lambda g: seen.append(g.tolist()))
+    lib.autograd.backward([y, y], [t(_A), t(_B)])
+    results["backward: x.grad, y.grad, hook calls"] = (x.grad.tolist(), y.grad.tolist(), seen)
+    x = t([1.0, 2.0], True)
+    lib.autograd.backward([x, x], [t(_A), t(_B)])
+    results["backward, leaf twice"] = x.grad.tolist()
+    x = t([1.0, 2.0], True)
+    g, = lib.autograd.grad([x ** 3, x ** 3], [x], [t(_A), t(_B)], create_graph=True)
+    results["create_graph: g and its gradient"] = (g.tolist(), lib.autograd.grad(g.sum(), [x])[0].tolist())
+    return results
+
+
+def test_repeated_outputs_sum_their_cotangents():
+    results = _repeated_outputs(sg)
+    x = np.array([1.0, 2.0])
+    total = _A + _B
+    assert results["grad, non-leaf twice"] == (total * 2 * x).tolist()
+    assert results["grad, leaf twice"] == total.tolist()
+    assert results["grad, scalar three times"] == (3 * 2 * x).tolist()
+    assert results["grad, twice with another output between"] == (2 * _A + 3 * _B).tolist()
+    assert results["backward: x.grad, y.grad, hook calls"] == ((total * 2 * x).tolist(), total.tolist(),
+                                                             [total.tolist()])
+    assert results["backward, leaf twice"] == total.tolist()
+    assert results["create_graph: g and its gradient"] == ((total * 3 * x ** 2).tolist(), (total * 6 * x).tolist())
+    fd = numeric_grad(lambda v: np.sum(_A * v ** 2) + np.sum(_B * v ** 2), [x], 0)
+    np.testing.assert_allclose(results["grad, non-leaf twice"], fd, rtol=1e-7)
+
+
+def test_repeated_outputs_match_pytorch(torch_module):
+    assert _repeated_outputs(sg) == _repeated_outputs(torch_module)
