@@ -206,3 +206,47 @@ def test_repeated_outputs_sum_their_cotangents():
 
 def test_repeated_outputs_match_pytorch(torch_module):
     assert _repeated_outputs(sg) == _repeated_outputs(torch_module)
+
+
+# Python numbers at edge values, as run-time operands: value and gradient as NumPy's arithmetic gives them.
+NUMBER_OPS = {  # name: (op, value(x, b), gradient(x, b))
+    "x * b": (lambda x, b: x * b, lambda x, b: x * b, lambda x, b: b + 0 * x),
+    "x / b": (lambda x, b: x / b, lambda x, b: x / b, lambda x, b: 1 / b + 0 * x),
+    "b / x": (lambda x, b: b / x, lambda x, b: b / x, lambda x, b: -b / x ** 2),
+    "b - x": (lambda x, b: b - x, lambda x, b: b - x, lambda x, b: -1 + 0 * x),
+    "clamp(max=b)": (lambda x, b: x.clamp(max=b), lambda x, b: np.minimum(x, b), lambda x, b: (x <= b) + 0 * x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMBER_OPS))
+@pytest.mark.parametrize("shape", [(0,), (), (3,)], ids=["empty", "0-d", "1-d"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_numbers_at_edge_values(name, shape, dtype):
+    op, value, gradient = NUMBER_OPS[name]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for b in (np.inf, -np.inf, 0.0, -0.0, 2.5, np.nan if name != "clamp(max=b)" else 1.0):
+            x_np = np.full(shape, 1.5, dtype)
+            x = sg.tensor(x_np, requires_grad=True)
+            y = op(x, b)
+            y.sum().backward()
+            assert y.dtype == dtype and y.shape == shape, (name, b)
+            rtol = 1e-6 if dtype == np.float32 else 1e-14  # infinities and NaNs must match exactly
+            np.testing.assert_allclose(y.detach().numpy(), value(x_np, dtype(b)), rtol=rtol, err_msg=str(b))
+            np.testing.assert_allclose(x.grad.numpy(), gradient(x_np, dtype(b)), rtol=rtol, err_msg=str(b))
+
+
+@pytest.mark.parametrize("name", sorted(NUMBER_OPS))
+def test_numbers_at_edge_values_match_pytorch(name, torch_module):
+    op = NUMBER_OPS[name][0]
+    for dtype in (np.float64, np.float32):
+        for b in (np.inf, -np.inf, 0.0, -0.0, 2.5, np.nan if name != "clamp(max=b)" else 1.0):
+            results = []
+            for lib in (sg, torch_module):
+                x = lib.tensor(np.array([1.5, -2.0, 0.0], dtype), requires_grad=True)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    y = op(x, b)
+                    y.sum().backward()
+                results.append((y.detach().numpy(), x.grad.numpy()))
+            for ours, theirs in zip(*results):
+                np.testing.assert_allclose(ours, theirs, rtol=1e-6 if dtype == np.float32 else 1e-14,
+                                           err_msg=f"{dtype.__name__} {b}")
