@@ -1,6 +1,7 @@
 """Eager backward agrees with the functional transforms (sg.grad), finite differences and PyTorch."""
 import numpy as np
 import pytest
+import sympy
 
 import symgrad as sg
 from gradcheck import numeric_grad
@@ -125,6 +126,17 @@ def test_zero_derivative_gives_zeros_to_a_parent_and_finite_differences_agree():
     (sg.sign(y).sum() + sg.sum(x * 0.0)).backward()
     fd = numeric_grad(lambda v: np.sum(np.sign(np.sin(v))), [_POINTS + 0.25], 0)
     np.testing.assert_array_equal(x.grad.numpy(), fd)
+
+
+def test_a_user_defined_piecewise_constant_op_gives_zeros_as_the_functional_gradient_does():
+    step = sg.elementwise("unit_step", lambda v: sympy.Piecewise((1, v > 0), (0, True)))
+    for dtype in (np.float64, np.float32):
+        x = sg.tensor(_POINTS.astype(dtype), requires_grad=True)
+        sg.sum(step(x) * 3.0).backward()
+        expected = sg.grad(lambda v: sg.sum(step(v) * 3.0))(_POINTS.astype(dtype))
+        assert x.grad.dtype == dtype
+        np.testing.assert_array_equal(x.grad.numpy(), expected)
+        np.testing.assert_array_equal(x.grad.numpy(), np.zeros(4, dtype))
 
 
 def test_an_input_no_cotangent_reaches_keeps_grad_none():
