@@ -111,6 +111,8 @@ def test_numbers_as_operands_keep_numpy_promotion_and_the_structural_exponent():
     assert x.grad.tolist() == [0.0, 6.0]
     record = (x * 2.5).grad_fn
     assert record.name() == "MulBackward0" and len(record.parents) == 2 and record.parents[1] is None
+    with pytest.raises(sg.ShapeError, match=r"shapes \(3,\) and \(2,\)\n"):  # the number is not in the message
+        sg.where(sg.tensor([True, False, True]), x, 0.0)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
