@@ -10,6 +10,7 @@ compiler's adjoint pass on it (symgrad.autograd.engine).
 from __future__ import annotations
 
 import collections
+import functools
 import warnings
 
 import numpy as np
@@ -538,25 +539,92 @@ _SCALARS = (bool, int, float)
 
 def apply_elementwise(op, args):
     """op(*args) for tensor operands through a cached plan (see autograd.plans);
-    arrays among them become constant tensors, as the elementwise front end would lift them."""
-    signature, operands = [], []
+    arrays among them become constant tensors, as the elementwise front end would lift them.
+
+    Python numbers become operands too (see `_numbers_as_operands`), so a loss scaled by a
+    number that changes every step (`loss * beta`, `w - lr * g`) keeps one plan and one
+    recorded structure, and its adjoint stays cached and compiled."""
+    values, numbers, tensors = [], False, False
     for arg in args:
-        if type(arg) in _SCALARS:
-            signature.append((False, type(arg), None, arg))
-            continue
-        if not isinstance(arg, Tensor):
-            if not isinstance(arg, (np.ndarray, np.generic, list)):
-                return E.apply_elementwise(op, args)  # a tracer: the ordinary path
+        kind = type(arg)
+        if kind in _SCALARS:
+            numbers = True
+        elif kind is Tensor or isinstance(arg, Tensor):
+            tensors = True
+        elif isinstance(arg, (np.ndarray, np.generic, list)):
             arg = Tensor._wrap(sgnp.asarray(arg))
-        signature.append((True, arg._data.shape, arg._data.dtype, None))
-        operands.append(arg)
-    if not any(isinstance(arg, Tensor) for arg in args):
+        else:
+            return E.apply_elementwise(op, args)  # a tracer: the ordinary path
+        values.append(arg)
+    if not tensors:
         return op(*args)
+    if numbers:
+        values = _numbers_as_operands(op, values)
+    signature, operands = [], []
+    for value in values:
+        if type(value) in _SCALARS:
+            signature.append((False, type(value), None, value))
+            continue
+        signature.append((True, value._data.shape, value._data.dtype, None))
+        operands.append(value)
     plan = plans.plan_for(op, tuple(signature))
     result = plan.run(operands, EAGER)
     if result._node is not None:
         result._node.label = plan.label
     return result
+
+
+def _numbers_as_operands(op, values) -> list:
+    """values with each int and float replaced by a tensor holding it, broadcast to the op's shape,
+    in the float dtype NumPy's promotion gives the op (so the result's dtype does not change).
+    Numbers stay in the SymPy expression where the result is not a float (nothing to differentiate),
+    as a where's condition, and in power, whose exponent picks the form of the derivative and of
+    the code (x**2 -> 2*x and x*x, x**0.5 -> sqrt); a changing exponent is rare."""
+    if op is E.power:
+        return values
+    condition = 0 if op.kind == "where" else -1  # the position of where's condition
+    array_dtypes, number_types, shapes = [], [], []
+    for position, value in enumerate(values):
+        kind = type(value)
+        if kind not in _SCALARS:
+            shapes.append(value._data.shape)
+            if position != condition:
+                array_dtypes.append(value._data.dtype)
+        elif position != condition:
+            number_types.append(kind)
+    dtype = _number_dtype(tuple(array_dtypes), tuple(number_types))
+    shape = shapes[0] if len(shapes) == 1 else _broadcast_shape(shapes)
+    if dtype is None or shape is None:
+        return values
+    return [Tensor._wrap(_filled_view(value, dtype, shape)) if type(value) in _NUMBERS and position != condition
+            else value for position, value in enumerate(values)]
+
+
+_NUMBERS = (int, float)
+
+
+@functools.lru_cache(maxsize=1024)
+def _number_dtype(array_dtypes, number_types):
+    """The float dtype arrays of `array_dtypes` and Python numbers of `number_types` promote to, or None.
+    NEP 50 promotion depends on the numbers' types, not their values, so this is cached by types."""
+    dtype = dtypes.promote(list(array_dtypes), [kind() for kind in number_types])
+    return dtype if dtype.kind == "f" else None
+
+
+def _filled_view(number, dtype, shape) -> np.ndarray:
+    """A read-only array of `shape` whose every element is `number`: one element in memory, as
+    np.broadcast_to(np.array(number, dtype), shape) gives, built in a tenth of its time."""
+    view = np.ndarray(shape, dtype, np.array(number, dtype), 0, (0,) * len(shape))
+    view.flags.writeable = False
+    return view
+
+
+def _broadcast_shape(shapes):
+    """The operands' broadcast shape; None if they do not broadcast (the op then raises its error)."""
+    try:
+        return E.broadcast_shapes(*shapes)
+    except E.ShapeError:
+        return None
 
 
 def apply_function(fn, args, kwargs):

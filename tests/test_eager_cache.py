@@ -2,6 +2,7 @@
 import importlib
 
 import numpy as np
+import pytest
 
 import symgrad as sg
 from symgrad.autograd import adjoint
@@ -63,3 +64,94 @@ def test_an_op_the_default_backend_lacks_falls_back_to_numpy(monkeypatch):
     entry = next(reversed(adjoint._cache.values()))
     assert type(entry.executable).__name__ == "NumpyExecutable"
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-13)
+
+
+def _annealed_step(w, x, y, beta, lr):
+    """One step of a loop whose loss weight and learning rate are Python floats that change every step."""
+    loss = sg.sum((w * x - y) ** 2) * beta + 0.5 * sg.sum(w * w)
+    loss.backward()
+    with sg.no_grad():
+        w -= lr * w.grad
+    w.grad = None
+    return loss
+
+
+def test_a_python_number_that_changes_every_step_keeps_one_compiled_adjoint():
+    """Numbers are run-time inputs of the plans and of the recorded graph, not part of its structure:
+    changing them re-derives nothing, and from the second step on the lowered adjoint runs."""
+    from symgrad.autograd import plans
+    from symgrad.ops.elementwise import derivative
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((6, 5)), rng.standard_normal((6, 5))
+    w_np = rng.standard_normal(5)
+    w = sg.tensor(w_np, requires_grad=True)
+    _annealed_step(w, sg.tensor(x), sg.tensor(y), 0.9, 0.01)  # first sight of the structure
+    entries, plan_count, derivations = len(adjoint._cache), len(plans._plans), derivative.cache_info().misses
+    entry = next(reversed(adjoint._cache.values()))
+    w_np = w_np - 0.01 * (2 * 0.9 * np.sum((w_np * x - y) * x, axis=0) + w_np)
+    for step in range(1, 8):
+        beta, lr = 0.9 / (1 + 0.37 * step), 0.01 * 0.93 ** step
+        loss = _annealed_step(w, sg.tensor(x), sg.tensor(y), beta, lr)
+        assert loss.item() == pytest.approx(beta * np.sum((w_np * x - y) ** 2) + 0.5 * np.sum(w_np ** 2), rel=1e-12)
+        w_np = w_np - lr * (2 * beta * np.sum((w_np * x - y) * x, axis=0) + w_np)
+        np.testing.assert_allclose(w.detach().numpy(), w_np, rtol=1e-12)
+    assert len(adjoint._cache) == entries and entry.calls == 8 and entry.executable is not None
+    assert len(plans._plans) == plan_count and derivative.cache_info().misses == derivations
+
+
+def test_numbers_as_operands_keep_numpy_promotion_and_the_structural_exponent():
+    x32 = sg.tensor(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    assert (x32 * 0.1).dtype == np.float32 and (0.1 - x32).dtype == np.float32 and (x32 > 0.5).dtype == bool
+    assert (sg.tensor([1, 2]) * 0.5).dtype == np.float64 and (sg.tensor([1, 2]) + 1).dtype == np.int64
+    np.testing.assert_array_equal((x32 * 0.1).detach().numpy(), np.array([1.0, 2.0], np.float32) * np.float32(0.1))
+    with sg.no_grad():  # comparisons and masks keep working with numbers
+        assert sg.where(x32 > 1.5, x32, 0.0).tolist() == [0.0, 2.0]
+    x = sg.tensor([0.0, 3.0], requires_grad=True)
+    (x ** 2).sum().backward()  # the exponent stays in the expression: the adjoint is 2*x
+    assert x.grad.tolist() == [0.0, 6.0]
+    record = (x * 2.5).grad_fn
+    assert record.name() == "MulBackward0" and len(record.parents) == 2 and record.parents[1] is None
+    with pytest.raises(sg.ShapeError, match=r"shapes \(3,\) and \(2,\)\n"):  # the number is not in the message
+        sg.where(sg.tensor([True, False, True]), x, 0.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_eager_with_numbers_matches_the_functional_gradient(dtype):
+    """The functional transform bakes numbers into the expression; eager passes them at run time."""
+    def f(v):
+        return sg.sum(sg.clip(v * 0.7 - 0.2, -1.0, 1.0) / 3.0 + sg.maximum(v, 0.25) * 2) + sg.sum(1.5 / (v + 4))
+
+    v = np.array([-2.0, -0.3, 0.0, 0.25, 0.9, 3.0], dtype)
+    expected = sg.grad(f)(v)
+    for _ in range(3):  # first (op by op) and lowered adjoint
+        t = sg.tensor(v, requires_grad=True)
+        f(t).backward()
+        assert t.grad.dtype == dtype
+        np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-6 if dtype == np.float32 else 1e-14)
+
+
+def _backward_twice_through_saved_number(lib):
+    """A number operand is saved like a tensor (PyTorch saves it as a wrapped tensor): after one
+    backward it is freed, and a second backward through it raises; a graph that saved nothing
+    (the derivative of x - 1 reads nothing) can be run backward again."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = (x - 1.0).sum()
+    y.backward()
+    y.backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    z = (x * 2.5).sum()
+    z.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        z.backward()
+    z = (x * 2.5).sum()
+    z.backward(retain_graph=True)
+    z.backward()
+    assert x.grad.tolist() == [9.5, 9.5]  # 2 + 2.5 + 2 * 2.5: the failed backward added nothing
+
+
+def test_a_number_operand_is_saved_and_freed_as_in_pytorch():
+    _backward_twice_through_saved_number(sg)
+
+
+def test_torch_frees_a_number_operand_too():
+    _backward_twice_through_saved_number(pytest.importorskip("torch"))

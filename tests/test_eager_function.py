@@ -98,3 +98,157 @@ def test_wrong_gradient_shape_is_an_error():
     x = sg.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="invalid gradient"):
         Bad.apply(x).sum().backward()
+
+
+def _product_function(lib, backward):
+    """forward(a, b) = a * b with the given backward(grad_output) -> what the test returns."""
+    class MyFn(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return backward(lib, grad_output)
+
+    return MyFn
+
+
+def _ones(lib, *shape):
+    return lib.tensor(np.ones(shape))
+
+
+# backward(lib, g) -> (its result, the error PyTorch raises or the gradients of a and b)
+BACKWARDS = {
+    "one gradient for two inputs": (lambda lib, g: (g,), r"incorrect number of gradients \(expected 2, got 1\)"),
+    "a bare tensor for two inputs": (lambda lib, g: g, r"incorrect number of gradients \(expected 2, got 1\)"),
+    "three gradients": (lambda lib, g: (g, g, g), r"incorrect number of gradients \(expected 2, got 3\)"),
+    "trailing Nones are dropped": (lambda lib, g: (g, g * 2, None, None), ([1.0, 1.0], [2.0, 2.0])),
+    "wrong shape": (lambda lib, g: (_ones(lib, 3), g),
+                    r"MyFnBackward returned an invalid gradient at index 0 - got \[3\] but expected shape "
+                    r"compatible with \[2\]"),
+    "wrong shape at index 1": (lambda lib, g: (g, _ones(lib, 2, 3)),
+                               r"invalid gradient at index 1 - got \[2, 3\] but expected shape compatible with \[2\]"),
+    "0-d for a vector": (lambda lib, g: (g.sum(), g), r"got \[\] but expected shape compatible with \[2\]"),
+    "a broadcast shape is summed": (lambda lib, g: (_ones(lib, 3, 2), g), ([3.0, 3.0], [1.0, 1.0])),
+    "None for an input": (lambda lib, g: (None, g), (None, [1.0, 1.0])),
+}
+
+
+def _run_product(lib, backward):
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([3.0, 4.0], requires_grad=True)
+    _product_function(lib, backward).apply(a, b).sum().backward()
+    return tuple(None if t.grad is None else t.grad.tolist() for t in (a, b))
+
+
+@pytest.mark.parametrize("case", sorted(BACKWARDS))
+def test_function_backward_results_are_checked_as_in_pytorch(case):
+    backward, expected = BACKWARDS[case]
+    if isinstance(expected, str):
+        with pytest.raises(RuntimeError, match=expected):
+            _run_product(sg, backward)
+    else:
+        assert _run_product(sg, backward) == expected
+
+
+@pytest.mark.parametrize("case", sorted(BACKWARDS))
+def test_function_backward_checks_match_torch(case):
+    torch = pytest.importorskip("torch")
+    backward, expected = BACKWARDS[case]
+    if isinstance(expected, str):
+        with pytest.raises(RuntimeError, match=expected):
+            _run_product(torch, backward)
+    else:
+        assert _run_product(torch, backward) == expected
+
+
+def test_a_gradient_for_a_non_tensor_input_is_an_error_and_non_requiring_inputs_are_ignored():
+    class Scale(sg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, factor):
+            return x * factor
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * 3.0, grad_output
+
+    x = sg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="gradient different than None at position 2, but the corresponding "
+                                           "forward input was not a Tensor"):
+        Scale.apply(x, 3.0).sum().backward()
+    constant = sg.tensor([3.0, 4.0])  # a tensor that does not require grad: its gradient is ignored
+    _product_function(sg, lambda lib, g: (g * 2, _ones(lib, 5))).apply(x, constant).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0] and constant.grad is None
+
+
+def test_summed_gradient_is_differentiable_under_create_graph():
+    """A broadcast-shaped gradient from a custom backward is summed by a recorded op, so it has a second derivative."""
+    class Square(sg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return sg.stack([grad_output * x, grad_output * x])  # shape (2, n): summed to (n,) = 2x
+
+    x = sg.tensor([1.0, 3.0], requires_grad=True)
+    g, = sg.autograd.grad(Square.apply(x).sum(), x, create_graph=True)
+    assert g.tolist() == [2.0, 6.0] and g.requires_grad
+    h, = sg.autograd.grad(g.sum(), x)
+    assert h.tolist() == [2.0, 2.0]
+
+
+def _hooked(lib, hook, on_leaf, create_graph=False):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    (x if on_leaf else y).register_hook(hook)
+    (y * y).sum().backward(create_graph=create_graph)
+    return x.grad
+
+
+def _longer(g):
+    """A hook returning three values for a gradient of two (of the gradient's dtype)."""
+    ones = sg.tensor(np.ones(3)) if isinstance(g, sg.Tensor) else _torch_tensor(np.ones(3))
+    return ones * g.sum()
+
+
+@pytest.mark.parametrize("on_leaf", [False, True], ids=["non-leaf", "leaf"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_hook_that_changes_the_shape_is_an_error(on_leaf, create_graph):
+    with pytest.raises(RuntimeError, match=r"hook '_longer' has changed the size of value \(from \[2\] to \[3\]\)"):
+        _hooked(sg, _longer, on_leaf, create_graph)
+    with pytest.raises(RuntimeError, match=r"hook '<lambda>' has changed the size of value"):
+        _hooked(sg, lambda g: g.sum(), on_leaf, create_graph)
+
+
+def _torch_tensor(array):
+    import torch
+    return torch.tensor(array, dtype=torch.float32)
+
+
+@pytest.mark.parametrize("on_leaf", [False, True], ids=["non-leaf", "leaf"])
+def test_a_hook_that_changes_the_dtype_is_an_error(on_leaf):
+    with pytest.raises(RuntimeError, match=r"hook '<lambda>' has changed the type of value \(was float64 got "
+                                           r"float32\)"):
+        _hooked(sg, lambda g: g.to(sg.float32) * 2, on_leaf)
+    assert _hooked(sg, lambda g: g.to(sg.float64) * 2, on_leaf).tolist() == [16.0, 32.0]
+
+
+@pytest.mark.parametrize("on_leaf", [False, True], ids=["non-leaf", "leaf"])
+def test_hook_checks_match_torch(on_leaf):
+    torch = pytest.importorskip("torch")
+
+    def hooked(hook):
+        x = torch.tensor([1.0, 2.0], requires_grad=True)  # float32, as _longer's result
+        y = x * 2
+        (x if on_leaf else y).register_hook(hook)
+        (y * y).sum().backward()
+
+    with pytest.raises(RuntimeError, match=r"hook '_longer' has changed the size of value"):
+        hooked(_longer)
+    with pytest.raises(RuntimeError, match=r"hook '<lambda>' has changed the type of value"):
+        hooked(lambda g: g.to(torch.float64))

@@ -1,6 +1,7 @@
 """Eager backward agrees with the functional transforms (sg.grad), finite differences and PyTorch."""
 import numpy as np
 import pytest
+import sympy
 
 import symgrad as sg
 from gradcheck import numeric_grad
@@ -88,3 +89,176 @@ def test_against_pytorch_on_a_tutorial_program(torch_module):
     assert sy.item() == pytest.approx(ty.item(), rel=1e-12)
     for ours, theirs in ((sw.grad, tw.grad), (sb.grad, tb.grad), (sh.grad, th.grad)):
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10)
+
+
+# Graphs whose derivative is zero everywhere: PyTorch materializes zeros (x.grad is a zero tensor).
+ZERO_DERIVATIVE = {
+    "sign": lambda lib, x: lib.sign(x).sum(),
+    "sign method": lambda lib, x: x.sign().sum(),
+    "sign of sign": lambda lib, x: lib.sign(lib.sign(x)).sum(),
+    "sign of a 0-d element": lambda lib, x: lib.sign(x[1]),
+    "times zero": lambda lib, x: (x * 0).sum(),
+    "where of constants": lambda lib, x: (lib.where(x > 0, 1.0, 2.0) + x * 0).sum(),
+    "clamp outside the range": lambda lib, x: x.clamp(5.0, 6.0).sum(),
+}
+_POINTS = np.array([-1.5, 0.0, 0.4, 2.6])
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_DERIVATIVE))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_zero_derivatives_give_zero_gradients_not_none(name, dtype):
+    """sg.sign's derivative is 0: x.grad used to stay None, where PyTorch gives zeros."""
+    fn = ZERO_DERIVATIVE[name]
+    for _ in range(3):  # the first backward, then the cached (lowered) adjoint
+        x = sg.tensor(_POINTS.astype(dtype), requires_grad=True)
+        fn(sg, x).backward()
+        assert x.grad is not None and x.grad.dtype == dtype
+        np.testing.assert_array_equal(x.grad.numpy(), np.zeros(4, dtype))
+        g, = sg.autograd.grad(fn(sg, x), [x])
+        np.testing.assert_array_equal(g.numpy(), np.zeros(4, dtype))
+        g, = sg.autograd.grad(fn(sg, x), [x], create_graph=True)
+        np.testing.assert_array_equal(g.detach().numpy(), np.zeros(4, dtype))
+
+
+def test_zero_derivative_gives_zeros_to_a_parent_and_finite_differences_agree():
+    x = sg.tensor(_POINTS + 0.25, requires_grad=True)
+    y = sg.sin(x)  # a non-leaf parent that receives zeros and passes them on
+    (sg.sign(y).sum() + sg.sum(x * 0.0)).backward()
+    fd = numeric_grad(lambda v: np.sum(np.sign(np.sin(v))), [_POINTS + 0.25], 0)
+    np.testing.assert_array_equal(x.grad.numpy(), fd)
+
+
+def test_a_user_defined_piecewise_constant_op_gives_zeros_as_the_functional_gradient_does():
+    step = sg.elementwise("unit_step", lambda v: sympy.Piecewise((1, v > 0), (0, True)))
+    for dtype in (np.float64, np.float32):
+        x = sg.tensor(_POINTS.astype(dtype), requires_grad=True)
+        sg.sum(step(x) * 3.0).backward()
+        expected = sg.grad(lambda v: sg.sum(step(v) * 3.0))(_POINTS.astype(dtype))
+        assert x.grad.dtype == dtype
+        np.testing.assert_array_equal(x.grad.numpy(), expected)
+        np.testing.assert_array_equal(x.grad.numpy(), np.zeros(4, dtype))
+
+
+def test_an_input_no_cotangent_reaches_keeps_grad_none():
+    """A custom Function returning None sends no gradient: x.grad stays None, as in PyTorch."""
+    class Stop(sg.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    x = sg.tensor([1.0, 2.0], requires_grad=True)
+    Stop.apply(sg.sign(x * 3)).sum().backward()
+    assert x.grad is None
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_DERIVATIVE))
+def test_zero_derivatives_match_pytorch(name, torch_module):
+    fn = ZERO_DERIVATIVE[name]
+    grads = []
+    for lib in (sg, torch_module):
+        x = lib.tensor(_POINTS, requires_grad=True)
+        fn(lib, x).backward()
+        grads.append(x.grad.detach().numpy())
+    np.testing.assert_array_equal(*grads)
+
+
+# One tensor in several output slots: every slot's cotangent is summed, as in PyTorch.
+_A, _B = np.array([1.0, 10.0]), np.array([100.0, 1000.0])
+
+
+def _repeated_outputs(lib):
+    """{case: result} for programs that pass one tensor as several outputs of backward/grad."""
+    def t(values, requires_grad=False):
+        return lib.tensor(np.asarray(values, float), requires_grad=requires_grad)
+
+    results = {}
+    x = t([1.0, 2.0], True)
+    y = x * x
+    results["grad, non-leaf twice"] = lib.autograd.grad([y, y], [x], grad_outputs=[t(_A), t(_B)])[0].tolist()
+    results["grad, leaf twice"] = lib.autograd.grad([x, x], [x], grad_outputs=[t(_A), t(_B)])[0].tolist()
+    s = (x * x).sum()
+    results["grad, scalar three times"] = lib.autograd.grad([s, s, s], [x])[0].tolist()
+    results["grad, twice with another output between"] = lib.autograd.grad(
+        [y, y * 3, y], [y], [t(_A), t(_B), t(_A)])[0].tolist()
+    seen = []
+    x = t([1.0, 2.0], True)
+    y = x * x
+    y.retain_grad()
+    y.register_hook(lambda g: seen.append(g.tolist()))
+    lib.autograd.backward([y, y], [t(_A), t(_B)])
+    results["backward: x.grad, y.grad, hook calls"] = (x.grad.tolist(), y.grad.tolist(), seen)
+    x = t([1.0, 2.0], True)
+    lib.autograd.backward([x, x], [t(_A), t(_B)])
+    results["backward, leaf twice"] = x.grad.tolist()
+    x = t([1.0, 2.0], True)
+    g, = lib.autograd.grad([x ** 3, x ** 3], [x], [t(_A), t(_B)], create_graph=True)
+    results["create_graph: g and its gradient"] = (g.tolist(), lib.autograd.grad(g.sum(), [x])[0].tolist())
+    return results
+
+
+def test_repeated_outputs_sum_their_cotangents():
+    results = _repeated_outputs(sg)
+    x = np.array([1.0, 2.0])
+    total = _A + _B
+    assert results["grad, non-leaf twice"] == (total * 2 * x).tolist()
+    assert results["grad, leaf twice"] == total.tolist()
+    assert results["grad, scalar three times"] == (3 * 2 * x).tolist()
+    assert results["grad, twice with another output between"] == (2 * _A + 3 * _B).tolist()
+    assert results["backward: x.grad, y.grad, hook calls"] == ((total * 2 * x).tolist(), total.tolist(),
+                                                             [total.tolist()])
+    assert results["backward, leaf twice"] == total.tolist()
+    assert results["create_graph: g and its gradient"] == ((total * 3 * x ** 2).tolist(), (total * 6 * x).tolist())
+    fd = numeric_grad(lambda v: np.sum(_A * v ** 2) + np.sum(_B * v ** 2), [x], 0)
+    np.testing.assert_allclose(results["grad, non-leaf twice"], fd, rtol=1e-7)
+
+
+def test_repeated_outputs_match_pytorch(torch_module):
+    assert _repeated_outputs(sg) == _repeated_outputs(torch_module)
+
+
+# Python numbers at edge values, as run-time operands: value and gradient as NumPy's arithmetic gives them.
+NUMBER_OPS = {  # name: (op, value(x, b), gradient(x, b))
+    "x * b": (lambda x, b: x * b, lambda x, b: x * b, lambda x, b: b + 0 * x),
+    "x / b": (lambda x, b: x / b, lambda x, b: x / b, lambda x, b: 1 / b + 0 * x),
+    "b / x": (lambda x, b: b / x, lambda x, b: b / x, lambda x, b: -b / x ** 2),
+    "b - x": (lambda x, b: b - x, lambda x, b: b - x, lambda x, b: -1 + 0 * x),
+    "clamp(max=b)": (lambda x, b: x.clamp(max=b), lambda x, b: np.minimum(x, b), lambda x, b: (x <= b) + 0 * x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMBER_OPS))
+@pytest.mark.parametrize("shape", [(0,), (), (3,)], ids=["empty", "0-d", "1-d"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_numbers_at_edge_values(name, shape, dtype):
+    op, value, gradient = NUMBER_OPS[name]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for b in (np.inf, -np.inf, 0.0, -0.0, 2.5, np.nan if name != "clamp(max=b)" else 1.0):
+            x_np = np.full(shape, 1.5, dtype)
+            x = sg.tensor(x_np, requires_grad=True)
+            y = op(x, b)
+            y.sum().backward()
+            assert y.dtype == dtype and y.shape == shape, (name, b)
+            rtol = 1e-6 if dtype == np.float32 else 1e-14  # infinities and NaNs must match exactly
+            np.testing.assert_allclose(y.detach().numpy(), value(x_np, dtype(b)), rtol=rtol, err_msg=str(b))
+            np.testing.assert_allclose(x.grad.numpy(), gradient(x_np, dtype(b)), rtol=rtol, err_msg=str(b))
+
+
+@pytest.mark.parametrize("name", sorted(NUMBER_OPS))
+def test_numbers_at_edge_values_match_pytorch(name, torch_module):
+    op = NUMBER_OPS[name][0]
+    for dtype in (np.float64, np.float32):
+        for b in (np.inf, -np.inf, 0.0, -0.0, 2.5, np.nan if name != "clamp(max=b)" else 1.0):
+            results = []
+            for lib in (sg, torch_module):
+                x = lib.tensor(np.array([1.5, -2.0, 0.0], dtype), requires_grad=True)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    y = op(x, b)
+                    y.sum().backward()
+                results.append((y.detach().numpy(), x.grad.numpy()))
+            for ours, theirs in zip(*results):
+                np.testing.assert_allclose(ours, theirs, rtol=1e-6 if dtype == np.float32 else 1e-14,
+                                           err_msg=f"{dtype.__name__} {b}")

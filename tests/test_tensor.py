@@ -274,7 +274,7 @@ def test_tensor_methods_match_numpy():
 
 def test_version_check_covers_exactly_what_the_adjoint_reads():
     x = sg.tensor([-1.0, 2.0], requires_grad=True)
-    h = x * 1
+    h = x + 0  # saves nothing, so the second backward below reaches the version check
     y = h.relu()  # relu's derivative reads its input, not its output: the output may change
     y.mul_(2)
     y.sum().backward()
@@ -305,3 +305,108 @@ def test_pytorch_factories_and_indexing_methods():
     (picked.sum() + rows.sum() + masked.sum()).backward()
     assert w.grad.tolist() == [[2.0, 1.0], [1.0, 2.0]]  # torch gives the same
     assert w.cpu() is w and w.contiguous() is w
+
+
+# ---------------------------------------------------------------- in-place ops on every tensor a user holds
+_VALUE = {(): np.array(1.5), (3,): np.array([0.5, 1.5, 2.5])}
+
+
+def _accumulated_grad(shape, dtype, times, lib=sg):
+    """x.grad after `times` backward calls of sum(x*x): 2 * times * x."""
+    x = lib.tensor(_VALUE[shape].astype(dtype), requires_grad=True)
+    for _ in range(times):
+        (x * x).sum().backward()
+    return x.grad
+
+
+def _retained_grad(shape, dtype, times, lib=sg):
+    """y.grad of a non-leaf y = 2x that called retain_grad(), after `times` backward calls of sum(y*y)."""
+    y = lib.tensor(_VALUE[shape].astype(dtype), requires_grad=True) * 2
+    y.retain_grad()
+    for _ in range(times):
+        (y * y).sum().backward(retain_graph=True)
+    return y.grad
+
+
+_HELD = {  # name: (make(shape, dtype, lib), its value as a NumPy array)
+    "grad after 1 backward": (lambda s, d, lib: _accumulated_grad(s, d, 1, lib), lambda v: 2 * v),
+    "grad after 2 backwards": (lambda s, d, lib: _accumulated_grad(s, d, 2, lib), lambda v: 4 * v),
+    "grad after 3 backwards": (lambda s, d, lib: _accumulated_grad(s, d, 3, lib), lambda v: 6 * v),
+    "detach() of grad after 2": (lambda s, d, lib: _accumulated_grad(s, d, 2, lib).detach(), lambda v: 4 * v),
+    ".data of grad after 2": (lambda s, d, lib: _accumulated_grad(s, d, 2, lib).data, lambda v: 4 * v),
+    "retained grad after 2": (lambda s, d, lib: _retained_grad(s, d, 2, lib), lambda v: 8 * v),
+    "autograd.grad result": (lambda s, d, lib: lib.autograd.grad(
+        (lambda x: (x * x).sum())(x := lib.tensor(_VALUE[s].astype(d), requires_grad=True)), [x])[0],
+        lambda v: 2 * v),
+    "detach() of a leaf": (lambda s, d, lib: lib.tensor(_VALUE[s].astype(d), requires_grad=True).detach(),
+                           lambda v: v),
+    "a reduction's result": (lambda s, d, lib: (lib.tensor(_VALUE[s].astype(d)) * 2).sum(),
+                             lambda v: np.asarray(2 * v.sum())),
+}
+_INPLACE = {  # name: (apply(tensor, lib), expected(array))
+    "zero_": (lambda t, lib: t.zero_(), lambda a: 0 * a),
+    "fill_": (lambda t, lib: t.fill_(7), lambda a: 0 * a + 7),
+    "add_": (lambda t, lib: t.add_(1.5), lambda a: a + 1.5),
+    "add_ alpha": (lambda t, lib: t.add_(lib.tensor(2.0, dtype=t.dtype), alpha=3), lambda a: a + 6),
+    "sub_": (lambda t, lib: t.sub_(0.25), lambda a: a - 0.25),
+    "mul_": (lambda t, lib: t.mul_(3), lambda a: a * 3),
+    "div_": (lambda t, lib: t.div_(2), lambda a: a / 2),
+    "pow_": (lambda t, lib: t.pow_(2), lambda a: a ** 2),
+    "clamp_": (lambda t, lib: t.clamp_(1.0, 2.0), lambda a: np.clip(a, 1.0, 2.0)),
+    "copy_": (lambda t, lib: t.copy_(lib.tensor(np.full(t.shape, 4.0))), lambda a: 0 * a + 4),
+    "+=": (lambda t, lib: t.__iadd__(1.0), lambda a: a + 1),
+    "-=": (lambda t, lib: t.__isub__(1.0), lambda a: a - 1),
+    "*=": (lambda t, lib: t.__imul__(2.0), lambda a: a * 2),
+    "/=": (lambda t, lib: t.__itruediv__(4.0), lambda a: a / 4),
+    "t[...] =": (lambda t, lib: t.__setitem__(..., 9.0), lambda a: 0 * a + 9),
+}
+
+
+@pytest.mark.parametrize("held", sorted(_HELD))
+@pytest.mark.parametrize("shape", [(), (3,)], ids=["0-d", "1-d"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_every_inplace_op_works_on_every_held_tensor(held, shape, dtype):
+    """Accumulating twice into a 0-d .grad used to leave a NumPy scalar behind, and every in-place
+    op on it then failed (copyto() argument 1 must be a numpy.ndarray)."""
+    make, value = _HELD[held]
+    for name, (apply, expected) in _INPLACE.items():
+        t = make(shape, dtype, sg)
+        before = t._version.value
+        with sg.no_grad():
+            assert apply(t, sg) is t or name == "t[...] =", name
+        want = expected(value(_VALUE[shape].astype(dtype)))
+        assert t.shape == want.shape and t.dtype == dtype and isinstance(t.numpy(), np.ndarray), name
+        np.testing.assert_allclose(t.numpy(), want, rtol=1e-6, err_msg=name)
+        assert t._version.value == before + 1, name
+
+
+def test_accumulation_is_in_place_as_in_pytorch():
+    """A .grad held before a second backward (or its detach()) sees the sum, as in PyTorch."""
+    x = sg.tensor(2.0, requires_grad=True)
+    (x ** 3).backward()
+    held = x.grad
+    detached = held.detach()
+    (x ** 3).backward()
+    assert x.grad is held and held.item() == 24.0 and detached.item() == 24.0
+    x.grad.zero_()
+    assert held.item() == 0.0
+    (x ** 3).backward()
+    assert x.grad.item() == 12.0
+
+
+@pytest.mark.parametrize("shape", [(), (3,)], ids=["0-d", "1-d"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_inplace_ops_on_held_tensors_match_torch(shape, dtype):
+    torch = pytest.importorskip("torch")
+    for held, (make, _) in _HELD.items():
+        for name, (apply, _) in _INPLACE.items():
+            for grad_mode in (False, True):
+                results = []
+                for lib in (sg, torch):
+                    t = make(shape, dtype, lib)
+                    with lib.set_grad_enabled(grad_mode):
+                        apply(t, lib)
+                    results.append((np.asarray(t.detach().numpy()), tuple(t.shape), str(t.dtype)[-7:]))
+                (ours, our_shape, our_dtype), (theirs, their_shape, their_dtype) = results
+                np.testing.assert_allclose(ours, theirs, rtol=1e-6, err_msg=f"{held}: {name}")
+                assert our_shape == their_shape and our_dtype == their_dtype, (held, name)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import collections
 
+import numpy as np
+
 from .. import ir
 from ..autodiff import backward_pass
 from ..passes import optimize
@@ -113,6 +115,7 @@ class StageGraph:
         self.seeded = tuple(i for i, r in enumerate(run) if id(r) in seeded)
         self.wanted = tuple(i for i, p in enumerate(external_parents) if p is not None and wanted(p))
         self.wanted_parents = [external_parents[i] for i in self.wanted]
+        self.wanted_types = [input_types[i] for i in self.wanted]
 
     def key(self):
         return self.structure, self.seeded, self.wanted
@@ -143,6 +146,8 @@ class Adjoint:
             cts = backward_pass(forward, env, seeds.items())
             results = [cts[id(forward.inputs[i])] for i in stage.wanted]
             self.returned = [ct is not None for ct in results]
+            reached = _reached(forward, seeds)
+            self.zero = [ct is None and id(forward.inputs[i]) in reached for ct, i in zip(results, stage.wanted)]
             graph = dce(builder.finish([ct for ct in results if ct is not None], "eager_backward"))
         used = {id(v) for node in graph.nodes for v in node.inputs} | {id(v) for v in graph.outputs}
         count = len(every_value)
@@ -167,6 +172,16 @@ class Adjoint:
         """Evaluate on tensors, recording every op, so the result can be differentiated again."""
         env = inline(self.graph, operands)
         return [env[id(v)] for v in self.graph.outputs]
+
+
+def _reached(forward: ir.Graph, seeds) -> set:
+    """ids of the values a seeded output depends on. A reached input whose cotangent the reverse
+    pass dropped as zero (sign, floor, x * 0) gets zeros, as PyTorch materializes them."""
+    reached = set(seeds)
+    for node in reversed(forward.nodes):
+        if id(node.out) in reached:
+            reached.update(id(v) for v in node.inputs)
+    return reached
 
 
 def _lower(graph):
@@ -204,11 +219,19 @@ def run_stage(run, pending: dict, wanted, create_graph: bool) -> list:
     sources = [stage.sources[i] for i in adjoint.value_positions]
     seeds = [pending.pop(id(run[i])) for i in stage.seeded]
     seeds = [seeds[i] for i in adjoint.seed_positions]
+    from ..tensor import Tensor
     if create_graph:
-        from ..tensor import Tensor
         operands = [s.tensor() for s in sources] + [s if isinstance(s, Tensor) else Tensor._wrap(s) for s in seeds]
         results = adjoint.run_recorded(operands)
     else:
         results = adjoint.run([s.array() for s in sources] + seeds)
     returned = iter(results)
-    return [(parent, next(returned)) for parent, present in zip(stage.wanted_parents, adjoint.returned) if present]
+    delivered = []
+    for parent, present, zero, (shape, dtype) in zip(stage.wanted_parents, adjoint.returned, adjoint.zero,
+                                                      stage.wanted_types):
+        if present:
+            delivered.append((parent, next(returned)))
+        elif zero:
+            zeros = np.zeros(shape, dtype)
+            delivered.append((parent, Tensor._wrap(zeros) if create_graph else zeros))
+    return delivered

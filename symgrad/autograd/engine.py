@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops.shape import unbroadcast
 from .adjoint import reads_output_of, run_stage
 from .graph import Record
 from .mode import set_grad_enabled
@@ -191,8 +192,16 @@ class _Backward:
     def _apply_hooks(self, hooks, ct):
         for hook in list(hooks):
             result = hook(_as_tensor(ct))
-            if result is not None:
-                ct = result if self.create_graph else np.asarray(result._data if hasattr(result, "_data") else result)
+            if result is None:
+                continue
+            result = _as_tensor(result)
+            name = getattr(hook, "__name__", hook)
+            if result.shape != tuple(np.shape(ct)):
+                raise RuntimeError(f"hook '{name}' has changed the size of value (from {list(np.shape(ct))} to "
+                                   f"{list(result.shape)})")
+            if result.dtype != ct.dtype:
+                raise RuntimeError(f"hook '{name}' has changed the type of value (was {ct.dtype} got {result.dtype})")
+            ct = result if self.create_graph else result._data
         return ct
 
     def _accumulate(self, tensor, ct):
@@ -201,9 +210,12 @@ class _Backward:
             tensor._grad = ct if tensor._grad is None else tensor._grad + ct
         elif tensor._grad is None:
             tensor._grad = _as_tensor(ct, copy=True)
-        else:
-            tensor._grad._data = tensor._grad._data + np.asarray(ct._data if hasattr(ct, "_data") else ct)
-            tensor._grad._version.value += 1
+        else:  # in place, as PyTorch: whoever holds the .grad (or a detach() of it) sees the sum
+            grad = tensor._grad
+            if grad._data.base is not None or not grad._data.flags.writeable:
+                grad._data = grad._data.copy()
+            np.add(grad._data, ct._data if hasattr(ct, "_data") else ct, out=grad._data, casting="same_kind")
+            grad._version.value += 1
 
     def _run_function(self, record):
         """A custom autograd.Function: call its Python backward with the output's gradient."""
@@ -212,14 +224,22 @@ class _Backward:
             return
         with set_grad_enabled(self.create_graph):
             grads = record.ctx.call_backward(record.function, _as_tensor(ct))
-        for parent, g, (shape, dtype) in zip(record.parents, grads, record.in_types):
+        name = f"{record.function.__name__}Backward"
+        for parent, (position, g), (shape, dtype) in zip(record.parents, grads, record.in_types):
             if parent is None or g is None or not self.wanted(parent):
                 continue
-            g_shape = tuple(np.shape(g._data if hasattr(g, "_data") else g))
-            if g_shape != tuple(shape):
-                raise RuntimeError(f"Function {record.function.__name__}Backward returned an invalid gradient: "
-                                   f"got shape {g_shape}, expected {tuple(shape)}")
-            if self.create_graph:
-                self.deliver(parent, _as_tensor(g).to(dtype))
-            else:
-                self.deliver(parent, np.asarray(g._data if hasattr(g, "_data") else g, dtype=dtype))
+            g = _summed_to(_as_tensor(g), shape, lambda got: (
+                f"Function {name} returned an invalid gradient at index {position} - got {got} but expected "
+                f"shape compatible with {list(shape)}"))
+            self.deliver(parent, g.to(dtype) if self.create_graph else np.asarray(g._data, dtype=dtype))
+
+
+def _summed_to(grad, shape, message):
+    """grad summed down to `shape` when `shape` broadcasts to its shape (PyTorch reduces such a gradient);
+    otherwise a RuntimeError with message(list of grad's shape)."""
+    if grad.shape == tuple(shape):
+        return grad
+    lead = grad.ndim - len(shape)
+    if lead < 0 or any(d != 1 and d != grad.shape[lead + i] for i, d in enumerate(shape)):
+        raise RuntimeError(message(list(grad.shape)))
+    return unbroadcast(grad, shape)

@@ -41,15 +41,25 @@ class FunctionCtx:
         self._saved = ()
         self._released = True
 
-    def call_backward(self, function, grad_output) -> tuple:
-        """function.backward(ctx, grad_output), one gradient per tensor input of forward."""
+    def call_backward(self, function, grad_output) -> list:
+        """function.backward(ctx, grad_output) checked as PyTorch checks it: one gradient per input of
+        forward (trailing Nones beyond them are dropped), None for every input that is not a tensor.
+        Returns [(position among forward's inputs, gradient)] for the tensor inputs."""
         grads = function.backward(self, grad_output)
-        grads = grads if isinstance(grads, tuple) else (grads,)
-        if len(grads) < len(self.needs_input_grad):
+        grads = list(grads) if isinstance(grads, tuple) else [grads]
+        expected = len(self.needs_input_grad)
+        if len(grads) > expected and all(g is None for g in grads[expected:]):
+            grads = grads[:expected]
+        if len(grads) != expected:
             raise RuntimeError(f"function {function.__name__}Backward returned an incorrect number of gradients "
-                               f"(expected {len(self.needs_input_grad)}, got {len(grads)})")
-        return tuple(g for g, is_tensor in zip(grads, self._tensor_inputs) if is_tensor)
-
+                               f"(expected {expected}, got {len(grads)})")
+        for position, (g, is_tensor) in enumerate(zip(grads, self._tensor_inputs)):
+            if g is not None and not is_tensor:
+                raise RuntimeError(f"function {function.__name__}Backward returned a gradient different than None "
+                                   f"at position {position + 1}, but the corresponding forward input was not a "
+                                   "Tensor")
+        return [(position, g) for position, (g, is_tensor) in enumerate(zip(grads, self._tensor_inputs))
+                if is_tensor]
 
 class Function:
     """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grad_outputs)`; call `apply`."""
