@@ -166,14 +166,7 @@ class ExprEmitter:
     def _integer_power(self, x, n):
         if n < 0:
             return self.div(self.number(1), self._integer_power(x, -n))
-        result, square = None, x
-        while n:
-            if n & 1:
-                result = square if result is None else self.mul(result, square)
-            n >>= 1
-            if n:
-                square = self.mul(square, square)
-        return self.number(1) if result is None else result
+        return self.number(1) if n == 0 else mathlib.whole_power(x, n, self.mul)
 
     def _piecewise(self, pieces):
         pieces = list(pieces)

@@ -30,6 +30,18 @@ NAMES = ("exp", "expm1", "log", "log1p", "sin", "cos", "tan", "sinh", "cosh", "t
          "asin", "acos", "atan", "atan2", "erf", "pow", "asinh", "acosh", "atanh")
 
 
+def whole_power(x, n: int, multiply):
+    """x**n for a whole n >= 1 by repeated squaring, in about log2(n) calls of `multiply(a, b)`."""
+    result, square = None, x
+    while n:
+        if n & 1:
+            result = square if result is None else multiply(result, square)
+        n >>= 1
+        if n:
+            square = multiply(square, square)
+    return result
+
+
 @dataclass(frozen=True)
 class _Format:
     """Bit layout of one IEEE binary format: what the exponent tricks need."""

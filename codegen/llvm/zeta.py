@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from . import mathlib
 from .types import F64
 
 NAME = "symgrad.hurwitz_zeta"
@@ -46,14 +47,7 @@ def hurwitz_zeta(module: ir.Module, order: int | None = None) -> ir.Function:
     def power(a):  # a**-s
         if order is None:
             return b.call(pow_, [a, b.fneg(s)])
-        result, square, n = None, a, order
-        while n:
-            if n & 1:
-                result = square if result is None else b.fmul(result, square)
-            n >>= 1
-            if n:
-                square = b.fmul(square, square)
-        return b.fdiv(c(1.0), result)
+        return b.fdiv(c(1.0), mathlib.whole_power(a, order, b.fmul))
 
     q_integer = b.fcmp_ordered("==", q, b.call(floor, [q]))
     s_integer = b.fcmp_ordered("==", s, b.call(floor, [s]))
