@@ -82,6 +82,10 @@ def snapshot(fn, values: bool) -> Guard:
         walker.visit_callable(fn, getattr(fn, "__qualname__", "the function"))
     except _Impure as reason:
         return Guard(walker.checks, walker.namespace, pure=False, impure_reason=str(reason))
+    except Exception as error:  # noqa: BLE001 - e.g. a structure too deep to walk: guard what was read
+        if values:
+            return Guard(walker.checks, walker.namespace, pure=False,
+                         impure_reason=f"its reads could not be walked ({type(error).__name__}: {error})")
     return Guard(walker.checks, walker.namespace)
 
 
@@ -250,7 +254,7 @@ class _Walker:
                 self.impure(f"{description} is a method of {type(owner).__name__}, which may keep state")
             return
         if isinstance(fn, types.FunctionType):
-            self.visit_function(fn, description)
+            self.visit_function(fn)
             return
         self.visit_object(fn, description, names)
 
@@ -287,19 +291,19 @@ class _Walker:
             elif hasattr(kind, name) and not (name.startswith("__") and name != "__call__"):
                 self.visit_read(f"{kind.__qualname__}.{name}", f"getattr({self.name(kind)}, {name!r})", names)
 
-    def visit_function(self, fn, description):
+    def visit_function(self, fn):
         """A Python function: library code is trusted (its closure is not); user code is read."""
         name = fn.__qualname__
         trusted = _trusted(fn.__module__ or "")
         for cell_name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             if not _filled(cell):
                 continue
-            description, fetch = f"closure variable {cell_name!r} of {name}", f"{self.name(cell)}.cell_contents"
+            what, fetch = f"closure variable {cell_name!r} of {name}", f"{self.name(cell)}.cell_contents"
             if trusted and not isinstance(cell.cell_contents, (np.ndarray, list, dict)):
-                # symgrad never rebinds its own cells: only what the value leads to needs guards
-                self.visit_value(cell.cell_contents, description, _code_facts(fn.__code__)[1])
+                # library code never rebinds its own cells: only what the value leads to needs guards
+                self.visit_value(cell.cell_contents, what, _code_facts(fn.__code__)[1])
             else:
-                self.visit_read(description, fetch, _code_facts(fn.__code__)[1])
+                self.visit_read(what, fetch, _code_facts(fn.__code__)[1])
         if trusted:
             return
         global_names, names, imports, mutates = _code_facts(fn.__code__)

@@ -263,3 +263,17 @@ def test_content_guards_are_bounded_in_total():
     a, b, c, d, e = (np.zeros(guards.CONTENT_GUARD_BYTES // 8 // 4) for _ in range(5))
     assert guards.snapshot(lambda x: x + a[0] + b[0] + c[0], values=True).pure
     assert not guards.snapshot(lambda x: x + a[0] + b[0] + c[0] + d[0] + e[0], values=True).pure
+
+
+def test_a_structure_too_deep_to_walk_makes_the_function_run_every_call():
+    deep = [1.0]
+    for _ in range(5000):
+        deep = [deep]
+    holder = types.SimpleNamespace(deep=deep)
+
+    def f(x):
+        return sg.sum(x) * len(holder.deep)
+
+    guard = guards.snapshot(f, values=True)
+    assert not guard.pure and "could not be walked" in guard.impure_reason
+    assert guards.snapshot(f, values=False).pure
