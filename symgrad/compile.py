@@ -101,6 +101,7 @@ class Compiled:
         self._fast = None  # the native entry of the last signature called with flat arrays
         self._check_values = check_values
         self._guard = None  # what the cached traces read (guards.Guard), when it read anything
+        self._holds = None  # self._guard.holds, looked up once: it runs on every call
         self._changed = None  # the read whose change emptied the cache, for SYMGRAD_EXPLAIN
         self._fresh = None  # structure -> Lowered, once the function must re-run on every call
 
@@ -129,10 +130,10 @@ class Compiled:
 
     def _check_guard(self):
         """Empty the cache when something the cached traces read has changed since."""
-        if self._guard is not None and not self._guard.holds():
+        if self._guard is not None and not self._holds():
             self._changed = self._guard.failure() or "a read"
             self._cache.clear()
-            self._fast = self._guard = None
+            self._fast = self._guard = self._holds = None
 
     def _lowered(self, key, args) -> Lowered:
         lowered = self._cache.get(key) if self._fresh is None else None
@@ -157,6 +158,7 @@ class Compiled:
         guard = guards.snapshot(self.fn, values=self._check_values)
         if guard.pure:
             self._guard = guard if len(guard) else None
+            self._holds = guard.holds if len(guard) else None
             return
         self._fresh = collections.OrderedDict()
         if os.environ.get("SYMGRAD_EXPLAIN") == "1":
@@ -194,8 +196,8 @@ class Compiled:
         return "a new argument structure"
 
     def __call__(self, *args):
-        guard = self._guard
-        if guard is not None and not guard.holds():
+        holds = self._holds
+        if holds is not None and not holds():
             self._check_guard()
         fast = self._fast
         if fast is not None:  # native argument checks, no Python work: about a microsecond

@@ -55,10 +55,10 @@ class Guard:
         self.pure = pure
         self.impure_reason = impure_reason
         body = " and ".join(f"({test})" for _, test in checks) or "True"
-        source = f"def holds():\n    try:\n        return bool({body})\n    except Exception:\n        return False\n"
+        source = f"def holds():\n    try:\n        return {body}\n    except Exception:\n        return False\n"
         scope = dict(namespace)
         exec(compile(source, "<symgrad guard>", "exec"), scope)  # noqa: S102 - source built from our own templates
-        self.holds = scope["holds"]  # True while every read is unchanged: one call, no loop
+        self.holds = scope["holds"]  # truthy while every read is unchanged: one call, no loop
 
     def failure(self) -> str | None:
         """None while every read is unchanged, else a description of the first that changed."""
