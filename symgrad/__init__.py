@@ -27,6 +27,7 @@ _LAZY = {
     ".ops.elementwise": "elementwise",
     ".tracing": "TracerError trace",
     ".transforms": "grad hessian jacfwd jacobian jacrev jvp value_and_grad vjp",
+    ".finite_differences": "check_grads",
     ".compile": "compile",
     ".symbolic": "symbolic",
     ".tensor": "Tensor cat from_numpy manual_seed rand randn tensor",

@@ -257,6 +257,12 @@ def test_vjp_pytree_inputs_and_outputs():
     np.testing.assert_allclose(gx, params[0] + 2 * params[1])
 
 
+def test_derivatives_to_second_and_third_order_pass_check_grads(data):
+    sg.check_grads(loss, data, order=2)
+    sg.check_grads(rosen, (np.array([-1.2, 1.0, 0.5, 0.3]),), order=3, modes=("rev",))
+    sg.check_grads(vec_fn, (np.array([0.4, -0.3, 1.2]),), order=2)
+
+
 def test_vjp_sums_the_cotangents_of_a_value_that_fills_several_outputs():
     (gx,) = sg.vjp(lambda x: (x, x), 1.0)[1]((1.0, 2.0))
     assert gx == 3.0
