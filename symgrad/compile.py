@@ -18,11 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dtypes, guards, ir, pytree
-from .autodiff.partition import split_forward_backward
 from .passes import optimize
 from .passes.lift import lift_constants
-from .tracing import (Builder, TracerError, argument_names, as_input_array, building, check_arguments,
-                      function_name, trace_flat)
+from .tracing import TracerError, argument_names, as_input_array, check_arguments, function_name, trace_flat
 
 log = logging.getLogger("symgrad")
 
@@ -248,72 +246,3 @@ def compile(fn=None, *, backend=None, name=None):
     if fn is None:
         return lambda f: Compiled(f, backend, name)
     return Compiled(fn, backend, name)
-
-
-def compiled_vjp(fn, primals, has_aux):
-    """Concrete sg.vjp: run fn once (traced), evaluate the forward now and keep its residuals;
-    the pullback runs the backward. Both are compiled once per structure of the trace."""
-    from .transforms import _Traced, pullback_leaves
-
-    leaves, tree = pytree.flatten(list(primals))
-    names = pytree.leaf_names(list(primals), argument_names(fn, len(primals)))
-    arrays = [as_input_array(leaf, name) for leaf, name in zip(leaves, names)]
-    builder = Builder()
-    with building(builder):
-        inputs = [builder.new_input(a.shape, a.dtype, name) for a, name in zip(arrays, names)]
-        traced = _Traced(fn, pytree.unflatten(tree, inputs))
-        out_tree, outputs = traced.out_tree, traced.graph.outputs
-        if has_aux and (out_tree.kind not in ("tuple", "list") or len(out_tree.children) != 2):
-            raise TypeError("vjp(has_aux=True): the function must return a pair (output, aux)")
-        primary = out_tree.children[0].num_leaves if has_aux else len(outputs)
-        ct_types = [(v.shape, v.dtype) for v in outputs[:primary]]
-        cts = [builder.new_input(shape, dtype, "cotangent") for shape, dtype in ct_types]
-        per_arg = pullback_leaves(traced, cts + [None] * (len(outputs) - primary))
-        graph = builder.finish([*traced.outputs, *[c for arg in per_arg for c in arg if c is not None]],
-                               function_name(fn) + "_vjp")
-    forward_exe, backward_exe, constants = _vjp_executables(graph, len(arrays), len(outputs))
-    forward_values = forward_exe(*arrays, *constants)
-    result = pytree.unflatten(out_tree, forward_values[:len(outputs)])
-    residuals = forward_values[len(outputs):]
-    float_mask = [dtypes.is_float(a.dtype) for a in arrays]
-    primary_tree = out_tree.children[0] if has_aux else out_tree
-
-    def pullback(cotangent):
-        ct_leaves, ct_tree = pytree.flatten(cotangent)
-        if ct_tree != primary_tree:
-            raise TypeError("pullback: the cotangent's structure does not match the function's output")
-        cts = []
-        for ct, (shape, dtype) in zip(ct_leaves, ct_types):
-            ct = as_input_array(ct, "cotangent")
-            if ct.shape != shape:
-                raise ValueError(f"pullback: cotangent of shape {ct.shape} for an output of shape {shape}")
-            cts.append(ct.astype(dtype, copy=False))
-        grads = iter(backward_exe(*residuals, *cts))
-        flat = [next(grads) if is_float else None for is_float in float_mask]
-        return tuple(pytree.unflatten(pytree.flatten(list(primals))[1], flat))
-
-    if has_aux:
-        return result[0], pullback, result[1]
-    return result, pullback
-
-
-_VJP_EXECUTABLES: "collections.OrderedDict" = collections.OrderedDict()
-
-
-def _vjp_executables(joint, num_primals, num_outputs):
-    """(forward, backward, constants) of a joint vjp graph, compiled once per structure: its large
-    constants become trailing forward inputs, so a fresh trace reuses the code."""
-    joint, lifted = lift_constants(joint)
-    inputs = joint.inputs
-    primals = inputs[:num_primals] + inputs[len(inputs) - len(lifted):]
-    joint = ir.Graph(primals + inputs[num_primals:len(inputs) - len(lifted)], joint.nodes, joint.outputs, joint.name)
-    key = (default_backend(), joint.structure_key())
-    executables = _VJP_EXECUTABLES.pop(key, None)
-    if executables is None:
-        forward, backward = split_forward_backward(ir.verify(joint), len(primals), num_outputs)
-        lower = BACKENDS[default_backend()]
-        executables = lower(optimize(forward)), lower(optimize(backward))
-    _VJP_EXECUTABLES[key] = executables
-    if len(_VJP_EXECUTABLES) > FRESH_STRUCTURES:
-        _VJP_EXECUTABLES.popitem(last=False)
-    return (*executables, lifted)

@@ -8,14 +8,20 @@ transforms compose (`sg.grad(sg.grad(f))`) because their output is ordinary IR.
 """
 from __future__ import annotations
 
+import collections
 import weakref
 
 import numpy as np
 
-from . import dtypes, pytree
+from . import dtypes, ir, pytree
 from . import numpy_api as sg
 from .autodiff import backward_pass, forward_pass
-from .tracing import Tracer, argument_names, current_builder, function_name, inline, trace_flat
+from .autodiff.partition import split_forward_backward
+from .compile import BACKENDS, FRESH_STRUCTURES, Compiled, default_backend
+from .passes import optimize
+from .passes.lift import lift_constants
+from .tracing import (Builder, Tracer, argument_names, as_input_array, building, current_builder, function_name,
+                      inline, trace_flat)
 
 
 def _is_traced() -> bool:
@@ -126,7 +132,6 @@ class Transformed:
     @property
     def compiled(self):
         """The compiled function behind concrete calls (for lower()/cache_info())."""
-        from .compile import Compiled
         if self._compiled is None:
             self._compiled = Compiled(self._traced_fn, name=self.__name__, check_values=True)
         return self._compiled
@@ -219,8 +224,74 @@ def vjp(fn, *primals, has_aux=False):
         if has_aux:
             return result[0], pullback, result[1]
         return result, pullback
-    from .compile import compiled_vjp
-    return compiled_vjp(fn, primals, has_aux)
+    return _concrete_vjp(fn, primals, has_aux)
+
+
+def _concrete_vjp(fn, primals, has_aux):
+    """Concrete sg.vjp: run fn once (traced), evaluate the forward now and keep its residuals;
+    the pullback runs the backward. Both are compiled once per structure of the trace."""
+    leaves, tree = pytree.flatten(list(primals))
+    names = pytree.leaf_names(list(primals), argument_names(fn, len(primals)))
+    arrays = [as_input_array(leaf, name) for leaf, name in zip(leaves, names)]
+    builder = Builder()
+    with building(builder):
+        inputs = [builder.new_input(a.shape, a.dtype, name) for a, name in zip(arrays, names)]
+        traced = _Traced(fn, pytree.unflatten(tree, inputs))
+        out_tree, outputs = traced.out_tree, traced.graph.outputs
+        if has_aux and (out_tree.kind not in ("tuple", "list") or len(out_tree.children) != 2):
+            raise TypeError("vjp(has_aux=True): the function must return a pair (output, aux)")
+        primary = out_tree.children[0].num_leaves if has_aux else len(outputs)
+        ct_types = [(v.shape, v.dtype) for v in outputs[:primary]]
+        cts = [builder.new_input(shape, dtype, "cotangent") for shape, dtype in ct_types]
+        per_arg = pullback_leaves(traced, cts + [None] * (len(outputs) - primary))
+        graph = builder.finish([*traced.outputs, *[c for arg in per_arg for c in arg if c is not None]],
+                               function_name(fn) + "_vjp")
+    forward_exe, backward_exe, constants = _vjp_executables(graph, len(arrays), len(outputs))
+    forward_values = forward_exe(*arrays, *constants)
+    result = pytree.unflatten(out_tree, forward_values[:len(outputs)])
+    residuals = forward_values[len(outputs):]
+    float_mask = [dtypes.is_float(a.dtype) for a in arrays]
+    primary_tree = out_tree.children[0] if has_aux else out_tree
+
+    def pullback(cotangent):
+        ct_leaves, ct_tree = pytree.flatten(cotangent)
+        if ct_tree != primary_tree:
+            raise TypeError("pullback: the cotangent's structure does not match the function's output")
+        cts = []
+        for ct, (shape, dtype) in zip(ct_leaves, ct_types):
+            ct = as_input_array(ct, "cotangent")
+            if ct.shape != shape:
+                raise ValueError(f"pullback: cotangent of shape {ct.shape} for an output of shape {shape}")
+            cts.append(ct.astype(dtype, copy=False))
+        grads = iter(backward_exe(*residuals, *cts))
+        flat = [next(grads) if is_float else None for is_float in float_mask]
+        return tuple(pytree.unflatten(pytree.flatten(list(primals))[1], flat))
+
+    if has_aux:
+        return result[0], pullback, result[1]
+    return result, pullback
+
+
+_VJP_EXECUTABLES: "collections.OrderedDict" = collections.OrderedDict()
+
+
+def _vjp_executables(joint, num_primals, num_outputs):
+    """(forward, backward, constants) of a joint vjp graph, compiled once per structure: its large
+    constants become trailing forward inputs, so a fresh trace reuses the code."""
+    joint, lifted = lift_constants(joint)
+    inputs = joint.inputs
+    primals = inputs[:num_primals] + inputs[len(inputs) - len(lifted):]
+    joint = ir.Graph(primals + inputs[num_primals:len(inputs) - len(lifted)], joint.nodes, joint.outputs, joint.name)
+    key = (default_backend(), joint.structure_key())
+    executables = _VJP_EXECUTABLES.pop(key, None)
+    if executables is None:
+        forward, backward = split_forward_backward(ir.verify(joint), len(primals), num_outputs)
+        lower = BACKENDS[default_backend()]
+        executables = lower(optimize(forward)), lower(optimize(backward))
+    _VJP_EXECUTABLES[key] = executables
+    if len(_VJP_EXECUTABLES) > FRESH_STRUCTURES:
+        _VJP_EXECUTABLES.popitem(last=False)
+    return (*executables, lifted)
 
 
 # ----------------------------------------------------------------------------- forward mode
