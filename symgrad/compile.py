@@ -85,7 +85,8 @@ class Compiled:
 
     With `check_values` (the uncompiled transforms), what the function read is guarded by
     value, not only by binding, and a function whose reads cannot be guarded re-runs on
-    every call, reusing compiled code for each structure it produces.
+    every call. Its traces keep the values they read (arrays, Python numbers) out of the
+    structure, as inputs, so a re-trace after a change, or a fresh one, reuses compiled code.
     """
 
     def __init__(self, fn, backend=None, name=None, *, check_values=False):
@@ -101,7 +102,8 @@ class Compiled:
         self._guard = None  # what the cached traces read (guards.Guard), when it read anything
         self._holds = None  # self._guard.holds, looked up once: it runs on every call
         self._changed = None  # the read whose change emptied the cache, for SYMGRAD_EXPLAIN
-        self._fresh = None  # structure -> Lowered, once the function must re-run on every call
+        self._structures = collections.OrderedDict() if check_values else None  # structure -> Lowered
+        self._fresh = False  # True once the function must re-run on every call (reads it cannot guard)
 
     def _key(self, args):
         """(validated arrays, signature key). Plain arrays of supported dtypes take the fast path;
@@ -134,21 +136,25 @@ class Compiled:
             self._fast = self._guard = self._holds = None
 
     def _lowered(self, key, args) -> Lowered:
-        lowered = self._cache.get(key) if self._fresh is None else None
+        lowered = None if self._fresh else self._cache.get(key)
         if lowered is None:
-            if self._fresh is None and os.environ.get("SYMGRAD_EXPLAIN") == "1":
+            if not self._fresh and os.environ.get("SYMGRAD_EXPLAIN") == "1":
                 log.warning("symgrad: tracing %s for %s", self.__name__, self._explain(key, self._leaf_names(args)))
             check_arguments(self.fn, args)
-            graph, out_tree, captures = trace_flat(self.fn, args, name=self.__name__)
+            graph, out_tree, captures = trace_flat(self.fn, args, name=self.__name__,
+                                                   numbers_as_operands=self._check_values)
             if captures:
                 raise TracerError(f"{self.__name__}: a compiled function cannot close over traced values of an "
                                   "enclosing trace; pass them as arguments")
-            if self._fresh is None:
+            if not self._fresh:
                 self._guard_reads()
-            if self._fresh is not None:
-                return self._fresh_lowered(key, graph, out_tree)
-            lowered = self._lower(graph, out_tree, key[0] == _flat_tree(len(key[1])))
-            self._cache[key] = lowered
+            flat_args = key[0] == _flat_tree(len(key[1]))
+            if self._structures is None:
+                lowered = self._lower(graph, out_tree, flat_args)
+            else:
+                lowered = self._by_structure(key, graph, out_tree, flat_args)
+            if not self._fresh:
+                self._cache[key] = lowered
         return lowered
 
     def _guard_reads(self):
@@ -158,7 +164,7 @@ class Compiled:
             self._guard = guard if len(guard) else None
             self._holds = guard.holds if len(guard) else None
             return
-        self._fresh = collections.OrderedDict()
+        self._fresh = True
         if os.environ.get("SYMGRAD_EXPLAIN") == "1":
             log.warning("symgrad: %s re-runs on every call, because %s", self.__name__, guard.impure_reason)
 
@@ -169,15 +175,18 @@ class Compiled:
         entry = getattr(executable, "entry", None) if structure is not None else None
         return Lowered(graph, executable, out_tree, entry if flat_args else None)
 
-    def _fresh_lowered(self, key, graph, out_tree) -> Lowered:
-        """The compiled code for this trace's structure (large constants lifted to inputs), with its constants."""
+    def _by_structure(self, key, graph, out_tree, flat_args) -> Lowered:
+        """The compiled code for this trace's structure (constants lifted to inputs), with its constants."""
         graph, constants = lift_constants(graph)
         structure = (key, out_tree, graph.structure_key())
-        lowered = self._fresh.pop(structure, None) or self._lower(graph, out_tree, flat_args=False)
-        self._fresh[structure] = lowered
-        if len(self._fresh) > FRESH_STRUCTURES:
-            self._fresh.popitem(last=False)
-        return dataclasses.replace(lowered, constants=tuple(constants))
+        lowered = self._structures.pop(structure, None) or self._lower(graph, out_tree, flat_args)
+        self._structures[structure] = lowered
+        if len(self._structures) > FRESH_STRUCTURES:
+            self._structures.popitem(last=False)
+        constants = tuple(constants)
+        entry = lowered.fast
+        fast = entry if entry is None or not constants else lambda *args: entry(*args, *constants)
+        return dataclasses.replace(lowered, constants=constants, fast=None if self._fresh else fast)
 
     def _explain(self, key, names) -> str:
         if self._changed is not None:
@@ -203,7 +212,7 @@ class Compiled:
             if result is not NotImplemented:
                 return result
         arrays, key = self._key(args)
-        lowered = (self._cache.get(key) if self._fresh is None else None) or self._lowered(key, args)
+        lowered = (None if self._fresh else self._cache.get(key)) or self._lowered(key, args)
         if lowered.fast is not None:
             self._fast = lowered.fast
         return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays, *lowered.constants))

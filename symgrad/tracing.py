@@ -73,6 +73,10 @@ class Builder:
         self._captured: dict = {}
         self._constants: dict = {}
         self.meta: dict = {}
+        # Python numbers in elementwise ops become constant operands instead of expression literals,
+        # and constants are never merged by value: a trace's structure does not depend on values.
+        # Nested traces inherit it.
+        self.numbers_as_operands = parent.numbers_as_operands if parent is not None else False
 
     def new_input(self, shape, dtype, hint=None) -> "Tracer":
         value = ir.Value(shape, dtype, hint)
@@ -100,7 +104,8 @@ class Builder:
                 self.captures.append((operand, local))
             return self._captured[key]
         array = np.asarray(operand)
-        key = (array.shape, array.dtype.str, array.tobytes()) if array.size <= 16 else id(operand)
+        by_value = array.size <= 16 and not self.numbers_as_operands  # else equal values must stay apart
+        key = (array.shape, array.dtype.str, array.tobytes()) if by_value else id(operand)
         if key not in self._constants:
             from .ops.shape import const_p
             self._constants[key] = (operand, self.add(const_p, (), {"value": ir.Constant(array)},
@@ -289,10 +294,11 @@ def function_name(fn, name=None) -> str:
     return name if name.isidentifier() else "f_" + name
 
 
-def trace_flat(fn, args, name=None):
+def trace_flat(fn, args, name=None, numbers_as_operands=False):
     """Trace fn(*args) with fresh inputs; returns (graph, out_tree, captured outer tracers)."""
     parent = current_builder()
     builder = Builder(parent)
+    builder.numbers_as_operands |= numbers_as_operands
     arg_names = argument_names(fn, len(args))
     leaves, tree = pytree.flatten(list(args))
     leaf_names = pytree.leaf_names(list(args), arg_names)

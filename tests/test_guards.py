@@ -148,6 +148,22 @@ def test_random_draws_are_fresh_on_every_call_and_compile_once():
     np.testing.assert_allclose(first, expected_first)
     np.testing.assert_allclose(second, expected_second)
     assert not guards.snapshot(noisy, values=True).pure
+    assert len(g.compiled._structures) == 1  # small draws are inputs of the compiled code too
+
+
+def test_a_changing_number_or_array_is_retraced_without_recompiling():
+    """A schedule (a global float changed every step) or a Python-float draw is run-time data."""
+    g = sg.grad(scaled)
+    for step in range(4):
+        globals()["SCALE"] = 1.0 + step
+        np.testing.assert_allclose(g(X), 2 * (1.0 + step) * X)
+    h = sg.grad(lambda x: sg.sum(x * W) * RS.uniform())
+    for _ in range(3):
+        state = RS.get_state()
+        result = h(X)
+        RS.set_state(state)
+        np.testing.assert_allclose(result, W * RS.uniform())
+    assert len(g.compiled._structures) == 1 and len(h.compiled._structures) == 1
 
 
 def test_large_random_draws_are_lifted_so_the_structure_compiles_once():
@@ -165,7 +181,7 @@ def test_large_random_draws_are_lifted_so_the_structure_compiles_once():
         rs.set_state(state)
         eps = rs.randn(1000)  # the draw the call made
         np.testing.assert_allclose(result, np.cos(x + eps), rtol=1e-12)
-    assert len(g.compiled._fresh) == 1
+    assert g.compiled._fresh and len(g.compiled._structures) == 1
 
 
 def test_np_random_and_print_make_the_function_run_every_call(capsys):
@@ -189,7 +205,7 @@ def test_pure_function_reuses_its_trace():
     g(X)
     compiled = g.compiled
     g(X + 1)
-    assert compiled._fresh is None and len(compiled.cache_info()) == 1
+    assert not compiled._fresh and len(compiled.cache_info()) == 1
 
 
 def test_explain_names_the_read_that_changed(caplog, monkeypatch):

@@ -178,7 +178,9 @@ class ElementwiseOp:
 
     kind: 'float' (ints promote to float64), 'arith' (NumPy promotion), 'compare' (bool
     result), 'where' (first argument is a bool condition). domain: a real interval where
-    the function is smooth, for generated tests.
+    the function is smooth, for generated tests. literal_arguments: the positions where a
+    Python number always stays part of the expression (a power's exponent picks the form of
+    its derivative); None for all of them (a user op may not differentiate in a number).
     """
 
     name: str
@@ -186,6 +188,7 @@ class ElementwiseOp:
     arity: int
     kind: str = "float"
     domain: tuple = (-2.0, 2.0)
+    literal_arguments: tuple | None = ()
 
     def __call__(self, *args):
         if len(args) != self.arity:
@@ -200,11 +203,11 @@ class ElementwiseOp:
 ELEMENTWISE: dict[str, ElementwiseOp] = {}
 
 
-def define(name, fn, arity=None, kind="float", domain=(-2.0, 2.0)) -> ElementwiseOp:
+def define(name, fn, arity=None, kind="float", domain=(-2.0, 2.0), literal_arguments=()) -> ElementwiseOp:
     """Register an elementwise op built from a SymPy expression builder."""
     if arity is None:
         arity = _required_arguments(fn)
-    op = ElementwiseOp(name, fn, arity, kind, tuple(domain))
+    op = ElementwiseOp(name, fn, arity, kind, tuple(domain), literal_arguments)
     ELEMENTWISE[name] = op
     return op
 
@@ -266,6 +269,10 @@ def apply_elementwise(op: ElementwiseOp, args):
     if op.kind == "float":
         compute = dtypes.float_result(compute)
     out_dtype = dtypes.BOOL if op.kind == "compare" else compute
+    if scalars and builder is not None and builder.numbers_as_operands:
+        as_arrays = _numbers_as_arrays(op, args, is_condition, compute)
+        if as_arrays is not None:
+            return apply_elementwise(op, as_arrays)
     try:
         shape = broadcast_shapes(*[a.shape for a in operands])
     except ShapeError as err:
@@ -293,6 +300,19 @@ def apply_elementwise(op: ElementwiseOp, args):
                                            for a, cond in zip(args, is_condition)))
     name = op.name if not scalars else None
     return _bind_ew(expr, symbols, inputs, out_dtype, name)
+
+
+def _numbers_as_arrays(op, args, is_condition, dtype):
+    """args with op's numeric Python numbers as 0-d arrays of its compute dtype, so their values are
+    run-time data rather than part of the expression; None when none can be. where's condition,
+    booleans and op.literal_arguments stay."""
+    if op.literal_arguments is None:
+        return None
+    keep = [not _is_python_scalar(a) or cond or type(a) is bool or i in op.literal_arguments
+            for i, (a, cond) in enumerate(zip(args, is_condition))]
+    if all(keep):
+        return None
+    return tuple(a if kept else np.asarray(a, dtype=dtype) for a, kept in zip(args, keep))
 
 
 def bakes_faithfully(expr, values: dict) -> bool:
@@ -351,7 +371,7 @@ def elementwise(name: str, fn, domain=(-2.0, 2.0)) -> ElementwiseOp:
 
     >>> softsign = sg.elementwise("softsign", lambda x: x / (1 + sympy.Abs(x)))
     """
-    return define(name, fn, kind="float", domain=domain)
+    return define(name, fn, kind="float", domain=domain, literal_arguments=None)
 
 
 # The library. Domains keep generated finite-difference tests away from kinks and poles.
@@ -359,7 +379,7 @@ add = define("add", lambda a, b: a + b, kind="arith")
 subtract = define("subtract", lambda a, b: a - b, kind="arith")
 multiply = define("multiply", lambda a, b: a * b, kind="arith")
 divide = define("divide", lambda a, b: a / b, domain=(0.5, 2.0))
-power = define("power", lambda a, b: a ** b, kind="arith", domain=(0.5, 2.0))
+power = define("power", lambda a, b: a ** b, kind="arith", domain=(0.5, 2.0), literal_arguments=(1,))
 negative = define("negative", lambda a: -a, kind="arith")
 square = define("square", lambda a: a ** 2, kind="arith")
 reciprocal = define("reciprocal", lambda a: 1 / a, domain=(0.5, 2.0))

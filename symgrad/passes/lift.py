@@ -1,25 +1,23 @@
-"""Constant lifting: large constants become graph inputs, so their values are not structure.
+"""Constant lifting: constants become graph inputs, so their values are not structure.
 
 Used where a function re-runs on every call (its reads cannot be guarded): each trace
 bakes in fresh arrays (random draws, data read through an object), and lifting them
 makes traces that differ only in those values share one structure, hence one compiled
-executable. Small constants stay in the graph, where folding can use their values.
-Not part of the default pipeline.
+executable. Such graphs give up folding their constants; a Python number written into an
+elementwise expression stays structure. Not part of the default pipeline.
 """
 from __future__ import annotations
 
 from .. import dtypes, ir
 from ..ops.shape import const_p
 
-LIFT_ABOVE_SIZE = 16  # the size up to which the tracer already shares constants by value
-
 
 def lift_constants(graph: ir.Graph) -> tuple[ir.Graph, list]:
-    """(graph with each large constant replaced by a new trailing input, the constants' arrays)."""
+    """(graph with each non-empty constant replaced by a new trailing input, the constants' arrays)."""
     inputs, nodes, arrays = list(graph.inputs), [], []
     for node in graph.nodes:
         array = node.params["value"].array if node.prim is const_p else None
-        if array is not None and array.size > LIFT_ABOVE_SIZE and array.dtype in dtypes.SHORT_NAMES:
+        if array is not None and array.size and array.dtype in dtypes.SHORT_NAMES:
             inputs.append(node.out)
             arrays.append(array)
         else:
