@@ -234,6 +234,7 @@ def _concrete_vjp(fn, primals, has_aux):
     names = pytree.leaf_names(list(primals), argument_names(fn, len(primals)))
     arrays = [as_input_array(leaf, name) for leaf, name in zip(leaves, names)]
     builder = Builder()
+    builder.numbers_as_operands = True  # values are inputs, as in Compiled(check_values=True)
     with building(builder):
         inputs = [builder.new_input(a.shape, a.dtype, name) for a, name in zip(arrays, names)]
         traced = _Traced(fn, pytree.unflatten(tree, inputs))

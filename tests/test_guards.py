@@ -261,7 +261,7 @@ def test_concrete_vjp_sees_fresh_draws_and_compiles_once_per_structure():
     rs = npr.RandomState(5)
 
     def f(x):
-        return sg.tanh(x * rs.randn(64))
+        return sg.tanh(x * rs.randn(64)) * rs.uniform()  # an array and a Python float drawn afresh
 
     x = np.linspace(-1, 1, 64)
     before = len(transforms._VJP_EXECUTABLES)
@@ -269,9 +269,10 @@ def test_concrete_vjp_sees_fresh_draws_and_compiles_once_per_structure():
         state = rs.get_state()
         out, pullback = sg.vjp(f, x)
         rs.set_state(state)
-        noise = rs.randn(64)
-        np.testing.assert_allclose(out, np.tanh(x * noise), rtol=1e-12)
-        np.testing.assert_allclose(pullback(np.ones(64))[0], (1 - np.tanh(x * noise) ** 2) * noise, rtol=1e-12)
+        noise, scale = rs.randn(64), rs.uniform()
+        np.testing.assert_allclose(out, np.tanh(x * noise) * scale, rtol=1e-12)
+        np.testing.assert_allclose(pullback(np.ones(64))[0], (1 - np.tanh(x * noise) ** 2) * noise * scale,
+                                   rtol=1e-12)
     assert len(transforms._VJP_EXECUTABLES) == before + 1
 
 
