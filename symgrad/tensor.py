@@ -575,12 +575,12 @@ def apply_elementwise(op, args):
 
 
 def _numbers_as_operands(op, values) -> list:
-    """values with each int and float replaced by a tensor holding it, broadcast to the op's shape,
-    in the float dtype NumPy's promotion gives the op (so the result's dtype does not change).
-    Numbers stay in the SymPy expression where the result is not a float (nothing to differentiate),
-    as a where's condition, and in power, whose exponent picks the form of the derivative and of
-    the code (x**2 -> 2*x and x*x, x**0.5 -> sqrt); a changing exponent is rare."""
-    if op is E.power:
+    """values with each operand number (E.operand_numbers) replaced by a tensor holding it, broadcast to
+    the op's shape, in the float dtype NumPy's promotion gives the op (so the result's dtype does not
+    change). Numbers stay in the SymPy expression where the result is not a float (nothing to
+    differentiate), and where the op keeps them literal (a power's exponent, a user op's arguments)."""
+    flags = E.operand_numbers(op, values)
+    if not any(flags):
         return values
     condition = 0 if op.kind == "where" else -1  # the position of where's condition
     array_dtypes, number_types, shapes = [], [], []
@@ -596,11 +596,7 @@ def _numbers_as_operands(op, values) -> list:
     shape = shapes[0] if len(shapes) == 1 else _broadcast_shape(shapes)
     if dtype is None or shape is None:
         return values
-    return [Tensor._wrap(_filled_view(value, dtype, shape)) if type(value) in _NUMBERS and position != condition
-            else value for position, value in enumerate(values)]
-
-
-_NUMBERS = (int, float)
+    return [Tensor._wrap(_filled_view(value, dtype, shape)) if flag else value for value, flag in zip(values, flags)]
 
 
 @functools.lru_cache(maxsize=1024)

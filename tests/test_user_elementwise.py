@@ -281,8 +281,12 @@ def test_a_derivative_sympy_does_not_know_is_the_same_error_type():
     x = np.array([0.5, 2.0])
     with pytest.raises(sg.UnsupportedOpError, match=f"{bessel.name!r}.*unevaluated derivative.*as Python numbers"):
         sg.grad(lambda nu, x: sg.sum(bessel(nu, x)))(np.ones(2), x)
-    np.testing.assert_allclose(sg.grad(lambda x: sg.sum(bessel(1.0, x)))(x), (special.jv(0, x) - special.jv(2, x)) / 2,
-                               rtol=1e-13)
+    expected = (special.jv(0, x) - special.jv(2, x)) / 2
+    np.testing.assert_allclose(sg.grad(lambda x: sg.sum(bessel(1.0, x)))(x), expected, rtol=1e-13)
+    np.testing.assert_allclose(sg.jacobian(lambda x: bessel(1, x))(x), np.diag(expected), rtol=1e-13)
+    tensor = sg.tensor(x, requires_grad=True)  # eager: the number stays a constant of the expression too
+    sg.sum(bessel(1, tensor)).backward()
+    np.testing.assert_allclose(tensor.grad.numpy(), expected, rtol=1e-13)
 
 
 def test_without_scipy_a_scipy_function_names_the_missing_dependency(monkeypatch):

@@ -270,7 +270,7 @@ def apply_elementwise(op: ElementwiseOp, args):
         compute = dtypes.float_result(compute)
     out_dtype = dtypes.BOOL if op.kind == "compare" else compute
     if scalars and builder is not None and builder.numbers_as_operands:
-        as_arrays = _numbers_as_arrays(op, args, is_condition, compute)
+        as_arrays = _numbers_as_arrays(op, args, compute)
         if as_arrays is not None:
             return apply_elementwise(op, as_arrays)
     try:
@@ -302,17 +302,23 @@ def apply_elementwise(op: ElementwiseOp, args):
     return _bind_ew(expr, symbols, inputs, out_dtype, name)
 
 
-def _numbers_as_arrays(op, args, is_condition, dtype):
-    """args with op's numeric Python numbers as 0-d arrays of its compute dtype, so their values are
-    run-time data rather than part of the expression; None when none can be. where's condition,
-    booleans and op.literal_arguments stay."""
+def operand_numbers(op, args) -> list:
+    """Per argument of op, whether it is a Python number that may be a run-time operand instead of
+    part of the expression: ints and floats, except where's condition, booleans and
+    op.literal_arguments (every position, when that is None)."""
     if op.literal_arguments is None:
+        return [False] * len(args)
+    return [_is_python_scalar(a) and type(a) is not bool and not (op.kind == "where" and i == 0)
+            and i not in op.literal_arguments for i, a in enumerate(args)]
+
+
+def _numbers_as_arrays(op, args, dtype):
+    """args with op's operand numbers as 0-d arrays of its compute dtype, so their values are run-time
+    data rather than part of the expression; None when there are none."""
+    flags = operand_numbers(op, args)
+    if not any(flags):
         return None
-    keep = [not _is_python_scalar(a) or cond or type(a) is bool or i in op.literal_arguments
-            for i, (a, cond) in enumerate(zip(args, is_condition))]
-    if all(keep):
-        return None
-    return tuple(a if kept else np.asarray(a, dtype=dtype) for a, kept in zip(args, keep))
+    return tuple(np.asarray(a, dtype=dtype) if flag else a for a, flag in zip(args, flags))
 
 
 def bakes_faithfully(expr, values: dict) -> bool:
