@@ -315,11 +315,15 @@ class Tensor(Tracer):
         return sgnp.sqrt(self.var(dim, unbiased, keepdim, correction=correction))
 
     def _extreme(self, reduce, arg, dim, keepdim):
+        """The full reduction (its gradient shared among ties), or with `dim` (values, indices) whose
+        values are picked at the indices, so the gradient goes to that one element, as in PyTorch."""
         if dim is None:
             return reduce(self)
-        values = reduce(self, dim, keepdim)
-        indices = arg(self._data, axis=dim, keepdims=keepdim)
-        return MinMax(values, Tensor._wrap(np.asarray(indices, dtype=np.int64)))
+        indices = np.asarray(arg(self._data, axis=dim, keepdims=True), dtype=np.int64)
+        values = sgnp.take_along_axis(self, indices, dim)
+        if not keepdim:
+            values, indices = sgnp.squeeze(values, dim), np.squeeze(indices, dim)
+        return MinMax(values, Tensor._wrap(indices))
 
     def max(self, dim=None, keepdim=False):
         """The maximum, or with `dim` the pair (values, indices) as torch.max."""
@@ -435,6 +439,9 @@ class Tensor(Tracer):
             source = Tensor._wrap(self._data.copy())
             source._node, source._requires_grad = self._node, self._requires_grad
             result = compute(source)
+            if self._requires_grad and not (isinstance(result, Tensor) and result._requires_grad):
+                # overwritten by a constant (fill_, copy_): the old history gets a zero gradient
+                result = sgnp.where(np.ones(self.shape, bool), result, source)
         else:
             result = compute(self)
         result = result if isinstance(result, Tensor) else Tensor._wrap(np.asarray(result))

@@ -188,6 +188,26 @@ def test_inplace_on_saved_input_is_an_error_but_unsaved_is_fine():
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
 
 
+@pytest.mark.parametrize("overwrite", ["fill_", "zero_", "copy_", "copy_grad"])
+def test_overwriting_a_graph_tensor_cuts_its_history(overwrite):
+    """After y.fill_/zero_/copy_, y no longer depends on what it was: x gets only the gradient of
+    the later use, and zeros through y (PyTorch: x.grad == 3 and y.grad_fn set; before, 5)."""
+    x = sg.tensor([1.0, 2.0], requires_grad=True)
+    w = sg.tensor([0.5, -1.0], requires_grad=True)
+    y = x * 2
+    {"fill_": lambda: y.fill_(4.0), "zero_": lambda: y.zero_(),
+     "copy_": lambda: y.copy_(sg.tensor([5.0, 6.0])), "copy_grad": lambda: y.copy_(w * 3)}[overwrite]()
+    assert y.requires_grad and y.grad_fn is not None
+    (x * 3 + y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+    assert w.grad is None if overwrite != "copy_grad" else np.array_equal(w.grad.numpy(), [3.0, 3.0])
+    x.grad = None
+    z = x * 2
+    z.zero_()
+    z.sum().backward()  # reached through a zero derivative: zeros, as PyTorch
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
+
+
 def test_clamp_copy_and_setitem():
     x = sg.tensor([-1.0, 0.5, 2.0], requires_grad=True)
     y = x * 1
@@ -201,6 +221,37 @@ def test_clamp_copy_and_setitem():
     np.testing.assert_array_equal(t.numpy(), [2.0, 2.0])
     with pytest.raises(RuntimeError, match="can't be cast"):
         sg.tensor([1, 2]).add_(0.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_max_and_min_along_a_dim_send_the_gradient_to_the_returned_index(dtype, keepdim):
+    """With ties, torch.max(dim) gives the whole gradient to the index it returns (the first);
+    the full max() shares it among the ties."""
+    data = np.array([[2.0, 2.0, 1.0], [3.0, 3.0, 3.0]], dtype)
+    t = sg.tensor(data, requires_grad=True)
+    values, indices = t.max(1, keepdim)
+    low = t.min(dim=0, keepdim=keepdim)
+    assert values.shape == ((2, 1) if keepdim else (2,)) and indices.shape == values.shape
+    np.testing.assert_array_equal(indices.numpy().reshape(-1), [0, 0])
+    np.testing.assert_array_equal(low.indices.numpy().reshape(-1), [0, 0, 0])
+    (values.sum() + 10 * low.values.sum()).backward()
+    np.testing.assert_array_equal(t.grad.numpy(), [[11.0, 10.0, 10.0], [1.0, 0.0, 0.0]])
+    assert t.grad.dtype == dtype
+    t.grad = None
+    t.max().backward()
+    np.testing.assert_allclose(t.grad.numpy(), [[0, 0, 0], [1 / 3, 1 / 3, 1 / 3]], rtol=1e-6)
+
+
+def test_max_along_a_dim_with_ties_matches_torch():
+    torch = pytest.importorskip("torch")
+    data = np.array([[2.0, 2.0, 1.0], [3.0, 3.0, 3.0], [-1.0, 4.0, 4.0]])
+    grads = []
+    for lib in (sg, torch):
+        t = lib.tensor(data, requires_grad=True)
+        (t.max(1).values.sum() + 2 * t.min(0).values.sum() + t.max()).backward()
+        grads.append(t.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
 
 
 def test_indexing_methods_and_namespace_functions_on_tensors():
