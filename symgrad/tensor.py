@@ -323,7 +323,7 @@ class Tensor(Tracer):
         values = sgnp.take_along_axis(self, indices, dim)
         if not keepdim:
             values, indices = sgnp.squeeze(values, dim), np.squeeze(indices, dim)
-        return MinMax(values, Tensor._wrap(indices))
+        return MinMax(labelled(values, reduce.__name__), Tensor._wrap(indices))
 
     def max(self, dim=None, keepdim=False):
         """The maximum, or with `dim` the pair (values, indices) as torch.max."""
@@ -398,7 +398,7 @@ class Tensor(Tracer):
         if p == 1:
             return sgnp.sum(sgnp.abs(self), dim, keepdim)
         if p == float("inf"):
-            return sgnp.max(sgnp.abs(self), dim, keepdim)
+            return sgnp.max(sgnp.abs(self), axis=dim, keepdims=keepdim)
         return sgnp.sum(sgnp.abs(self) ** p, dim, keepdim) ** (1.0 / p)
 
     def logsumexp(self, dim, keepdim=False):
@@ -637,6 +637,9 @@ def _broadcast_shape(shapes):
 def apply_function(fn, args, kwargs):
     """A namespace function (sg.sum, sg.matmul, ...) on tensors through a cached plan, keyed by
     the tensors' shapes and dtypes and the other arguments; the usual eager call otherwise."""
+    torch_meaning = _TORCH_EXTREMES.get(fn)
+    if torch_meaning is not None and isinstance(args[0], Tensor) and (len(args) > 1 or "dim" in kwargs):
+        return _torch_extreme(*torch_meaning, args, kwargs)
     signature, operands = [], []
     for arg in args:
         kind = type(arg)
@@ -660,6 +663,24 @@ def apply_function(fn, args, kwargs):
 
 _PLAIN = (int, float, bool, str, type(None))
 
+
+def _torch_extreme(reduce, elementwise, args, kwargs):
+    """sg.max(t, dim) / sg.min(t, dim) on a tensor mean what torch.max(t, dim) means: the
+    (values, indices) pair (so `_, predicted = torch.max(outputs, 1)` ported as is gets the
+    indices, not two values), and sg.max(t, other) is the elementwise maximum. NumPy's spelling
+    with `axis=` keeps NumPy's meaning, the values."""
+    if len(args) == 2 and isinstance(args[1], Tensor) and not kwargs:
+        return elementwise(*args)
+    names = ("dim", "keepdim")
+    bound = dict(zip(names, args[1:]), **kwargs)
+    unknown = set(bound) - set(names)
+    if len(args) > 3 or unknown:
+        raise TypeError(f"{reduce.__name__}(input, dim, keepdim=False) got unexpected arguments "
+                        f"{sorted(unknown) if unknown else args[3:]}")
+    return reduce(args[0], bound["dim"], bound.get("keepdim", False))
+
+
+_TORCH_EXTREMES = {sgnp.max.__wrapped__: (Tensor.max, sgnp.maximum), sgnp.min.__wrapped__: (Tensor.min, sgnp.minimum)}
 
 # sg.tanh(t), sg.sum(t, 1), ...: the namespace's functions replay cached plans on tensors.
 Tensor.__sg_elementwise__ = staticmethod(apply_elementwise)

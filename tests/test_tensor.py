@@ -254,6 +254,38 @@ def test_max_along_a_dim_with_ties_matches_torch():
     np.testing.assert_array_equal(grads[0], grads[1])
 
 
+def test_namespace_max_and_min_with_a_dim_mean_what_torch_max_means():
+    """`_, predicted = torch.max(outputs, 1)` ported as is: the indices, not the two rows' maxima."""
+    x = sg.tensor([[1.0, 3.0, 2.0], [4.0, 0.0, 5.0]], requires_grad=True)
+    _, predicted = sg.max(x, 1)
+    np.testing.assert_array_equal(predicted.numpy(), [1, 2])
+    values, indices = sg.min(x, dim=0, keepdim=True)
+    np.testing.assert_array_equal(values.detach().numpy(), [[1.0, 0.0, 2.0]])
+    np.testing.assert_array_equal(indices.numpy(), [[0, 1, 0]])
+    assert values.grad_fn.name() == "MinBackward0"
+    np.testing.assert_array_equal(sg.max(x, x * 0 + 2).detach().numpy(), [[2.0, 3.0, 2.0], [4.0, 2.0, 5.0]])
+    np.testing.assert_array_equal(sg.max(x, axis=1).detach().numpy(), [3.0, 5.0])  # NumPy's spelling
+    assert sg.max(x).item() == 5.0
+    np.testing.assert_array_equal(sg.max(np.array([[1.0, 2.0], [3.0, 0.0]]), 1), [2.0, 3.0])
+    np.testing.assert_array_equal(x.norm(float("inf"), 1).detach().numpy(), [3.0, 5.0])
+    with pytest.raises(TypeError, match="unexpected"):
+        sg.max(x, 1, keepdims=True)
+
+
+def test_namespace_max_with_a_dim_matches_torch():
+    torch = pytest.importorskip("torch")
+    data = np.array([[1.0, 3.0, 3.0], [4.0, 0.0, 5.0]])
+    results = []
+    for lib in (sg, torch):
+        x = lib.tensor(data, requires_grad=True)
+        values, indices = lib.max(x, 1)
+        low = lib.min(x, dim=0, keepdim=True)
+        (values.sum() + 2 * low.values.sum() + lib.max(x, x * 0 + 2).sum()).backward()
+        results.append((values.detach().numpy(), indices.numpy(), low.indices.numpy(), x.grad.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+
+
 def test_indexing_methods_and_namespace_functions_on_tensors():
     m = sg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
     picked = m[sg.tensor([0, 1]), sg.tensor([2, 0])]
