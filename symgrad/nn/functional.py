@@ -76,7 +76,8 @@ def mse_loss(input, target, reduction="mean"):
 
 
 def nll_loss(input, target, reduction="mean"):
-    """Negative log-likelihood of integer class targets, given log-probabilities of shape (N, C) or (C,)."""
+    """Negative log-likelihood of integer class targets, given log-probabilities with the classes along
+    dim 1, of shape (N, C), (N, C, d1, ..., dk) with targets (N, d1, ..., dk), or (C,) with a 0-d target."""
     target = np.asarray(target._data if hasattr(target, "_data") else target)
     if target.dtype.kind not in "iu":
         raise TypeError(f"nll_loss: class targets must be integers, got dtype {target.dtype}")
@@ -86,9 +87,17 @@ def nll_loss(input, target, reduction="mean"):
                          f"bounds for {classes} classes")
     if input.ndim == 1:
         return _ew(E.negative, (input[int(target)],))
-    flat_index = np.arange(target.size, dtype=np.int64) * classes + target.astype(np.int64)
-    picked = sgnp.take(sgnp.reshape(input, (-1,)), flat_index)
-    return labelled(_reduce(_ew(E.negative, (picked,)), reduction), "nll_loss")
+    target_shape = (input.shape[0],) + tuple(input.shape[2:])
+    if target.shape != target_shape:
+        raise ValueError(f"nll_loss: input of shape {tuple(input.shape)} (classes along dim 1) needs class targets "
+                         f"of shape {target_shape}, got {target.shape}")
+    if input.ndim > 2:
+        input = sgnp.moveaxis(input, 1, -1)  # (N, d1, ..., dk, C): each position's classes are contiguous
+    flat_index = np.arange(target.size, dtype=np.int64) * classes + target.reshape(-1).astype(np.int64)
+    losses = _ew(E.negative, (sgnp.take(sgnp.reshape(input, (-1,)), flat_index),))
+    if reduction == "none":
+        losses = sgnp.reshape(losses, target_shape)
+    return labelled(_reduce(losses, reduction), "nll_loss")
 
 
 def cross_entropy(input, target, reduction="mean"):
