@@ -392,14 +392,17 @@ class Tensor(Tracer):
         return sgnp.log_softmax(self, dim)
 
     def norm(self, p=2, dim=None, keepdim=False):
-        """The p-norm over all elements (or along dim), as torch.norm for p = 1, 2 or inf."""
-        if p == 2:
-            return sgnp.sqrt(sgnp.sum(self * self, dim, keepdim))
+        """The p-norm over all elements (or along dim), as torch.norm. As PyTorch's, its gradient at a
+        zero vector is 0 (a gradient penalty or a normalization may meet one), not 0 * inf = NaN."""
         if p == 1:
             return sgnp.sum(sgnp.abs(self), dim, keepdim)
         if p == float("inf"):
             return sgnp.max(sgnp.abs(self), axis=dim, keepdims=keepdim)
-        return sgnp.sum(sgnp.abs(self) ** p, dim, keepdim) ** (1.0 / p)
+        total = sgnp.sum(self * self if p == 2 else sgnp.abs(self) ** p, dim, keepdim)
+        nonzero = total._data != 0  # NaN and inf take the ordinary root
+        safe = sgnp.where(nonzero, total, 1.0)  # no infinite derivative of the root where it is not taken
+        root = sgnp.sqrt(safe) if p == 2 else safe ** (1.0 / p)
+        return labelled(sgnp.where(nonzero, root, 0.0), "norm")
 
     def logsumexp(self, dim, keepdim=False):
         return sgnp.logsumexp(self, dim, keepdim)

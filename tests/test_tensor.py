@@ -286,6 +286,38 @@ def test_namespace_max_with_a_dim_matches_torch():
         np.testing.assert_array_equal(ours, theirs)
 
 
+NORM_ROWS = np.array([[0.0, 0.0], [3.0, 4.0], [-1.0, 0.0]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("p", [2, 3])
+def test_norm_of_a_zero_vector_has_gradient_zero(dtype, p):
+    """PyTorch's subgradient at 0, not 0 * inf = NaN (a gradient penalty meets zero gradients)."""
+    x = sg.tensor(NORM_ROWS.astype(dtype), requires_grad=True)
+    norms = x.norm(p, dim=1)
+    row_norms = (np.abs(NORM_ROWS) ** p).sum(1, keepdims=True) ** (1 / p)
+    np.testing.assert_allclose(norms.detach().numpy(), row_norms[:, 0], rtol=1e-6)
+    norms.sum().backward()  # d|x|_p/dx = |x|^(p-1) sign(x) / |x|_p^(p-1), and 0 for the zero row
+    expected = np.abs(NORM_ROWS) ** (p - 1) * np.sign(NORM_ROWS) / np.where(row_norms > 0, row_norms, 1) ** (p - 1)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)
+    assert x.grad.dtype == dtype and norms.dtype == dtype
+    zero = sg.tensor(np.zeros(3, dtype), requires_grad=True)
+    zero.norm().backward()
+    np.testing.assert_array_equal(zero.grad.numpy(), [0.0, 0.0, 0.0])
+    nan = sg.tensor(np.array([np.nan, 1.0], dtype), requires_grad=True)
+    assert np.isnan(nan.norm().item())
+
+
+def test_norm_gradients_match_torch():
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (sg, torch):
+        x = lib.tensor(NORM_ROWS, requires_grad=True)
+        (x.norm() * 0 + x.norm(2, dim=1).sum() + x.norm(3, dim=0).sum() + x[0].norm()).backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-13)
+
+
 def test_indexing_methods_and_namespace_functions_on_tensors():
     m = sg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
     picked = m[sg.tensor([0, 1]), sg.tensor([2, 0])]
