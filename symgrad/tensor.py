@@ -19,7 +19,7 @@ from . import dtypes, ir
 from . import numpy_api as sgnp
 from .autograd import plans
 from .autograd.graph import Record, RemovableHandle, VersionCounter
-from .autograd.mode import is_grad_enabled, no_grad
+from .autograd.mode import enable_grad, is_grad_enabled, no_grad
 from .ops import elementwise as E
 from .tracing import Tracer, TracerError
 
@@ -510,17 +510,33 @@ class Tensor(Tracer):
         return self.div_(other)
 
     def __setitem__(self, key, value):
-        """`t[key] = value`, recorded as a `where` so the gradient skips the overwritten positions."""
+        """`t[key] = value`, recorded as a `where` so the gradient skips the overwritten positions; a value
+        that requires grad is spread over them with `take`, whose gradient gathers theirs back to it."""
         key = _concrete_key(key)
-        if isinstance(value, Tensor) and value._requires_grad and is_grad_enabled():
-            raise NotImplementedError("assigning a tensor that requires grad into part of another tensor is not "
-                                      "supported; build the result with sg.where or sg.concatenate")
+        differentiable = isinstance(value, Tensor) and value._requires_grad and is_grad_enabled()
         with no_grad():
             mask = np.zeros(self.shape, bool)
             mask[key] = True
-            filled = np.zeros(self.shape, self.dtype)
-            filled[key] = np.asarray(value)
+            if differentiable:
+                filled = _spread(value, key, self.shape, self.dtype)
+            else:
+                filled = np.zeros(self.shape, self.dtype)
+                filled[key] = np.asarray(value)
         self._inplace(lambda s: sgnp.where(mask, filled, s))
+
+
+def _spread(value: "Tensor", key, shape, dtype) -> "Tensor":
+    """A tensor of `shape` holding `value` (broadcast as NumPy assigns it) at t[key] and anything elsewhere,
+    recorded so that the gradient of each position under t[key] flows back to the element of value it came
+    from (a position assigned twice takes the last, as NumPy's assignment does)."""
+    source = np.zeros(shape, np.int64)
+    selected = source[key].shape
+    source[key] = np.arange(int(np.prod(selected, dtype=np.int64))).reshape(selected)
+    with enable_grad():
+        flat = sgnp.reshape(sgnp.broadcast_to(sgnp.astype(value, dtype), selected), (-1,))
+        if flat.shape[0] == 0:  # nothing is assigned: still recorded, as PyTorch (value gets a zero gradient)
+            return sgnp.broadcast_to(sgnp.sum(flat), shape)
+        return sgnp.take(flat, source)
 
 
 def _rebuild(cls, data, requires_grad):

@@ -208,6 +208,47 @@ def test_overwriting_a_graph_tensor_cuts_its_history(overwrite):
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_assigning_a_tensor_that_requires_grad_into_part_of_another(dtype):
+    """out[t] = h as an RNN collects its states: the gradient of each assigned position reaches h;
+    overwritten positions get none, a broadcast value gets the sum, a position assigned twice the last."""
+    h = sg.tensor(np.array([1.0, 2.0, 3.0], dtype), requires_grad=True)
+    s = sg.tensor(np.array(0.5, dtype), requires_grad=True)
+    out = sg.tensor(np.zeros((3, 3), dtype))
+    out[0] = h * h
+    out[1] = h
+    out[1, 2] = s * 4  # overwrites h[2]'s copy
+    out[2, [0, 0, 1]] = h  # position 0 takes h[1]
+    out[out > 8] = s  # h[2]**2 = 9 becomes s
+    assert out.dtype == dtype and out.requires_grad
+    np.testing.assert_array_equal(out.detach().numpy(), [[1, 4, 0.5], [1, 2, 2], [2, 3, 0]])
+    weights = np.arange(1.0, 10.0, dtype=dtype).reshape(3, 3)
+    (out * sg.tensor(weights)).sum().backward()
+    # h: 2h*w[0] through out[0] (not h[2]: overwritten), w[1] (not h[2]), w[2, 0] to h[1], w[2, 1] to h[2]
+    np.testing.assert_array_equal(h.grad.numpy(), [2 * 1 * 1 + 4, 2 * 2 * 2 + 5 + 7, 8])
+    np.testing.assert_array_equal(s.grad.numpy(), 4 * 6 + 3)
+    empty = sg.tensor(np.ones(2, dtype))
+    empty[empty > 5] = s  # nothing assigned: recorded all the same, as PyTorch
+    assert empty.requires_grad
+    np.testing.assert_array_equal(empty.detach().numpy(), [1.0, 1.0])
+
+
+def test_assigning_a_tensor_that_requires_grad_matches_torch():
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (sg, torch):
+        a = lib.tensor(np.array([[0.3, -0.2], [0.1, 0.4]]), requires_grad=True)
+        h = lib.tensor(np.zeros(2))
+        states = lib.tensor(np.zeros((3, 2)))
+        for t in range(3):
+            h = lib.tanh(a @ h + 1.0)
+            states[t] = h
+        states[0, 1] = a[1, 1] * 3
+        (states ** 2).sum().backward()
+        grads.append(a.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-13)
+
+
 def test_clamp_copy_and_setitem():
     x = sg.tensor([-1.0, 0.5, 2.0], requires_grad=True)
     y = x * 1
