@@ -319,6 +319,10 @@ class Tensor(Tracer):
         values are picked at the indices, so the gradient goes to that one element, as in PyTorch."""
         if dim is None:
             return reduce(self)
+        if self.ndim == 0:  # PyTorch treats a 0-d tensor as having one dimension of size 1 here
+            if dim not in (0, -1):
+                raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
+            return MinMax(labelled(sgnp.reshape(self, ()), reduce.__name__), Tensor._wrap(np.zeros((), np.int64)))
         indices = np.asarray(arg(self._data, axis=dim, keepdims=True), dtype=np.int64)
         values = sgnp.take_along_axis(self, indices, dim)
         if not keepdim:

@@ -282,6 +282,13 @@ def test_max_and_min_along_a_dim_send_the_gradient_to_the_returned_index(dtype, 
     t.grad = None
     t.max().backward()
     np.testing.assert_allclose(t.grad.numpy(), [[0, 0, 0], [1 / 3, 1 / 3, 1 / 3]], rtol=1e-6)
+    scalar = sg.tensor(np.array(3.0, dtype), requires_grad=True)
+    values, indices = scalar.max(0, keepdim)  # a 0-d tensor has dim 0 (or -1) here, as in PyTorch
+    assert values.shape == () and indices.item() == 0 and values.item() == 3.0
+    values.backward()
+    assert scalar.grad.item() == 1.0
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        scalar.min(1)
 
 
 def test_max_along_a_dim_with_ties_matches_torch():
