@@ -319,9 +319,8 @@ class Tensor(Tracer):
         values are picked at the indices, so the gradient goes to that one element, as in PyTorch."""
         if dim is None:
             return reduce(self)
-        if self.ndim == 0:  # PyTorch treats a 0-d tensor as having one dimension of size 1 here
-            if dim not in (0, -1):
-                raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
+        dim = _dim(dim, self.ndim)
+        if self.ndim == 0:
             return MinMax(labelled(sgnp.reshape(self, ()), reduce.__name__), Tensor._wrap(np.zeros((), np.int64)))
         indices = np.asarray(arg(self._data, axis=dim, keepdims=True), dtype=np.int64)
         values = sgnp.take_along_axis(self, indices, dim)
@@ -346,7 +345,10 @@ class Tensor(Tracer):
         """PyTorch: swap two dimensions (no arguments: reverse them, as NumPy)."""
         if dim0 is None:
             return sgnp.transpose(self)
-        return sgnp.swapaxes(self, dim0, dim1)
+        if self.ndim == 0:
+            _dim(dim0, 0), _dim(dim1, 0)
+            return sgnp.reshape(self, ())
+        return sgnp.swapaxes(self, _dim(dim0, self.ndim), _dim(dim1, self.ndim))
 
     def permute(self, *dims):
         return sgnp.transpose(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
@@ -360,17 +362,19 @@ class Tensor(Tracer):
     reshape = view
 
     def flatten(self, start_dim=0, end_dim=-1):
+        start, end = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)
         if self.ndim == 0:
             return sgnp.reshape(self, (1,))
-        start, end = start_dim % self.ndim, end_dim % self.ndim
         return sgnp.reshape(self, self.shape[:start] + (-1,) + self.shape[end + 1:])
 
     def unsqueeze(self, dim):
-        return sgnp.expand_dims(self, dim)
+        return sgnp.expand_dims(self, _dim(dim, self.ndim + 1))
 
     def squeeze(self, dim=None):
-        if dim is not None and self.shape[dim] != 1:
-            return self  # PyTorch leaves a dimension of size != 1 alone
+        if dim is not None:
+            dim = _dim(dim, self.ndim)
+            if self.ndim == 0 or self.shape[dim] != 1:
+                return self  # PyTorch leaves a dimension of size != 1 alone
         return sgnp.squeeze(self, dim)
 
     def expand(self, *sizes):
@@ -547,6 +551,14 @@ def _rebuild(cls, data, requires_grad):
     tensor = cls._wrap(np.array(data))
     tensor._requires_grad = requires_grad
     return tensor
+
+
+def _dim(dim, ndim) -> int:
+    """dim as an index into ndim dimensions, or PyTorch's IndexError; a 0-d tensor counts as one dimension."""
+    size = max(ndim, 1)
+    if not -size <= dim < size:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-size}, {size - 1}], but got {dim})")
+    return dim % size
 
 
 def _axis(dim, axis):

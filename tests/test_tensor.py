@@ -366,6 +366,28 @@ def test_norm_gradients_match_torch():
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-13)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_0d_tensor_reduces_and_reshapes_along_dim_0_as_in_pytorch(dtype):
+    """PyTorch treats a 0-d tensor as having one dimension here; these failed inside symgrad."""
+    s = sg.tensor(np.array(2.0, dtype), requires_grad=True)
+    results = [s.sum(0), s.mean(-1), s.softmax(0), s.log_softmax(0), s.logsumexp(0), s.squeeze(0), s.transpose(0, -1),
+               s.prod(0), s.flatten(0, -1), s.unsqueeze(-1)]
+    assert [r.shape for r in results] == [()] * 8 + [(1,), (1,)]
+    np.testing.assert_array_equal([float(r.sum().item()) for r in results], [2, 2, 1, 0, 2, 2, 2, 2, 2, 2])
+    sum(r.sum() for r in results).backward()
+    assert s.grad.dtype == dtype and s.grad.item() == 8.0  # softmax and log_softmax are constant here
+    assert sg.sum(np.array(2.0, dtype), 0) == 2.0  # the namespace on arrays too
+
+
+@pytest.mark.parametrize("call", ["unsqueeze(3)", "unsqueeze(-4)", "squeeze(2)", "transpose(0, 2)", "flatten(0, 5)",
+                                  "max(2)", "min(-3)"])
+def test_a_dim_out_of_range_is_pytorchs_index_error(call):
+    """Before: unsqueeze and flatten accepted these silently (wrapping around), the others failed inside symgrad."""
+    x = sg.tensor(np.ones((2, 3)), requires_grad=True)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-\d, \d\]"):
+        eval(f"x.{call}")
+
+
 def test_indexing_methods_and_namespace_functions_on_tensors():
     m = sg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
     picked = m[sg.tensor([0, 1]), sg.tensor([2, 0])]
