@@ -541,6 +541,9 @@ def _spread(value: "Tensor", key, shape, dtype) -> "Tensor":
     selected = source[key].shape
     source[key] = np.arange(int(np.prod(selected, dtype=np.int64))).reshape(selected)
     with enable_grad():
+        extra = value.ndim - len(selected)
+        if extra > 0 and all(d == 1 for d in value.shape[:extra]):  # NumPy's assignment drops leading 1s
+            value = sgnp.reshape(value, value.shape[extra:])
         flat = sgnp.reshape(sgnp.broadcast_to(sgnp.astype(value, dtype), selected), (-1,))
         if flat.shape[0] == 0:  # nothing is assigned: still recorded, as PyTorch (value gets a zero gradient)
             return sgnp.broadcast_to(sgnp.sum(flat), shape)

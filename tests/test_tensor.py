@@ -227,6 +227,10 @@ def test_assigning_a_tensor_that_requires_grad_into_part_of_another(dtype):
     # h: 2h*w[0] through out[0] (not h[2]: overwritten), w[1] (not h[2]), w[2, 0] to h[1], w[2, 1] to h[2]
     np.testing.assert_array_equal(h.grad.numpy(), [2 * 1 * 1 + 4, 2 * 2 * 2 + 5 + 7, 8])
     np.testing.assert_array_equal(s.grad.numpy(), 4 * 6 + 3)
+    row = sg.tensor(np.zeros((2, 3), dtype))
+    row[1] = sg.reshape(h, (1, 3)) * 2  # leading 1s dropped, as NumPy and PyTorch assign
+    row.sum().backward()
+    np.testing.assert_array_equal(h.grad.numpy(), [6 + 2, 20 + 2, 8 + 2])
     empty = sg.tensor(np.ones(2, dtype))
     empty[empty > 5] = s  # nothing assigned: recorded all the same, as PyTorch
     assert empty.requires_grad
