@@ -131,6 +131,42 @@ def test_k_dimensional_cross_entropy_matches_pytorch():
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-14)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_binary_cross_entropy_gradient_is_finite_at_saturated_probabilities(dtype):
+    """A sigmoid saturates to exactly 0 or 1 (float32 logits beyond about 17, as a GAN's discriminator
+    gives): PyTorch's gradient is (p - y) / max(p (1 - p), 1e-12), where the derivative of the clamped
+    logs was 0 * inf = NaN."""
+    p = sg.tensor(np.array([0.0, 1.0, 1.0, 0.0, 0.25], dtype), requires_grad=True)
+    y = sg.tensor(np.array([1.0, 0.0, 1.0, 0.0, 1.0], dtype), requires_grad=True)
+    loss = F.binary_cross_entropy(p, y, reduction="none")
+    np.testing.assert_allclose(loss.detach().numpy(), [100.0, 100.0, 0.0, 0.0, np.log(4)], rtol=1e-6)
+    loss.sum().backward()
+    np.testing.assert_allclose(p.grad.numpy(), [-1e12, 1e12, 0.0, 0.0, -4.0], rtol=1e-6)
+    np.testing.assert_allclose(y.grad.numpy(), [np.inf, -np.inf, -np.inf, np.inf, np.log(0.75 / 0.25)], rtol=1e-6)
+    assert p.grad.dtype == dtype and y.grad.dtype == dtype
+    q = sg.tensor(np.array([0.2, 0.7]), requires_grad=True)  # second derivative: (p^2 - 2py + y) / (p(1-p))^2
+    g, = sg.autograd.grad(F.binary_cross_entropy(q, np.array([1.0, 0.0]), reduction="sum"), q, create_graph=True)
+    h, = sg.autograd.grad(g.sum(), q)
+    qs, ys = np.array([0.2, 0.7]), np.array([1.0, 0.0])
+    np.testing.assert_allclose(h.numpy(), (qs ** 2 - 2 * qs * ys + ys) / (qs * (1 - qs)) ** 2, rtol=1e-12)
+
+
+def test_binary_cross_entropy_at_saturation_matches_torch():
+    torch = pytest.importorskip("torch")
+    logits = np.array([-30.0, -20.0, 0.0, 20.0, 100.0, 3.0], np.float32)  # p == 1 exactly from 17 on
+    target = np.array([1.0, 0.0, 1.0, 0.0, 1.0, 0.3], np.float32)
+    results = []
+    for lib, fn in ((sg, F), (torch, torch.nn.functional)):
+        z = lib.tensor(logits, requires_grad=True)
+        p = lib.sigmoid(z * 1.0)
+        p.retain_grad()
+        y = lib.tensor(target, requires_grad=True)
+        fn.binary_cross_entropy(p, y, reduction="sum").backward()
+        results.append((p.grad.numpy(), y.grad.numpy()))  # z's differ: symgrad's sigmoid' is not s (1 - s) = 0
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5)
+
+
 def test_linear_and_cross_entropy_match_pytorch():
     torch = pytest.importorskip("torch")
     x, target = RNG.standard_normal((7, 4)), RNG.integers(0, 3, 7)
