@@ -45,9 +45,10 @@ def _axes(axis, ndim) -> tuple:
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     result = []
     for a in axes:
-        if not -ndim <= a < builtins.max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
+        if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
             fail(f"axis {a} is out of bounds for an array of dimension {ndim}")
-        result.append(int(a) % builtins.max(ndim, 1))
+        if ndim:  # a 0-d value's axis 0 (or -1), as PyTorch allows it, is no axis: the reduction keeps it
+            result.append(int(a) % ndim)
     return tuple(sorted(set(result)))
 
 

@@ -19,7 +19,7 @@ from . import dtypes, ir
 from . import numpy_api as sgnp
 from .autograd import plans
 from .autograd.graph import Record, RemovableHandle, VersionCounter
-from .autograd.mode import is_grad_enabled, no_grad
+from .autograd.mode import enable_grad, is_grad_enabled, no_grad
 from .ops import elementwise as E
 from .tracing import Tracer, TracerError
 
@@ -315,11 +315,18 @@ class Tensor(Tracer):
         return sgnp.sqrt(self.var(dim, unbiased, keepdim, correction=correction))
 
     def _extreme(self, reduce, arg, dim, keepdim):
+        """The full reduction (its gradient shared among ties), or with `dim` (values, indices) whose
+        values are picked at the indices, so the gradient goes to that one element, as in PyTorch."""
         if dim is None:
             return reduce(self)
-        values = reduce(self, dim, keepdim)
-        indices = arg(self._data, axis=dim, keepdims=keepdim)
-        return MinMax(values, Tensor._wrap(np.asarray(indices, dtype=np.int64)))
+        dim = _dim(dim, self.ndim)
+        if self.ndim == 0:
+            return MinMax(labelled(sgnp.reshape(self, ()), reduce.__name__), Tensor._wrap(np.zeros((), np.int64)))
+        indices = np.asarray(arg(self._data, axis=dim, keepdims=True), dtype=np.int64)
+        values = sgnp.take_along_axis(self, indices, dim)
+        if not keepdim:
+            values, indices = sgnp.squeeze(values, dim), np.squeeze(indices, dim)
+        return MinMax(labelled(values, reduce.__name__), Tensor._wrap(indices))
 
     def max(self, dim=None, keepdim=False):
         """The maximum, or with `dim` the pair (values, indices) as torch.max."""
@@ -338,7 +345,10 @@ class Tensor(Tracer):
         """PyTorch: swap two dimensions (no arguments: reverse them, as NumPy)."""
         if dim0 is None:
             return sgnp.transpose(self)
-        return sgnp.swapaxes(self, dim0, dim1)
+        if self.ndim == 0:
+            _dim(dim0, 0), _dim(dim1, 0)
+            return sgnp.reshape(self, ())
+        return sgnp.swapaxes(self, _dim(dim0, self.ndim), _dim(dim1, self.ndim))
 
     def permute(self, *dims):
         return sgnp.transpose(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
@@ -352,17 +362,19 @@ class Tensor(Tracer):
     reshape = view
 
     def flatten(self, start_dim=0, end_dim=-1):
+        start, end = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)
         if self.ndim == 0:
             return sgnp.reshape(self, (1,))
-        start, end = start_dim % self.ndim, end_dim % self.ndim
         return sgnp.reshape(self, self.shape[:start] + (-1,) + self.shape[end + 1:])
 
     def unsqueeze(self, dim):
-        return sgnp.expand_dims(self, dim)
+        return sgnp.expand_dims(self, _dim(dim, self.ndim + 1))
 
     def squeeze(self, dim=None):
-        if dim is not None and self.shape[dim] != 1:
-            return self  # PyTorch leaves a dimension of size != 1 alone
+        if dim is not None:
+            dim = _dim(dim, self.ndim)
+            if self.ndim == 0 or self.shape[dim] != 1:
+                return self  # PyTorch leaves a dimension of size != 1 alone
         return sgnp.squeeze(self, dim)
 
     def expand(self, *sizes):
@@ -388,14 +400,17 @@ class Tensor(Tracer):
         return sgnp.log_softmax(self, dim)
 
     def norm(self, p=2, dim=None, keepdim=False):
-        """The p-norm over all elements (or along dim), as torch.norm for p = 1, 2 or inf."""
-        if p == 2:
-            return sgnp.sqrt(sgnp.sum(self * self, dim, keepdim))
+        """The p-norm over all elements (or along dim), as torch.norm. As PyTorch's, its gradient at a
+        zero vector is 0 (a gradient penalty or a normalization may meet one), not 0 * inf = NaN."""
         if p == 1:
             return sgnp.sum(sgnp.abs(self), dim, keepdim)
         if p == float("inf"):
-            return sgnp.max(sgnp.abs(self), dim, keepdim)
-        return sgnp.sum(sgnp.abs(self) ** p, dim, keepdim) ** (1.0 / p)
+            return sgnp.max(sgnp.abs(self), axis=dim, keepdims=keepdim)
+        total = sgnp.sum(self * self if p == 2 else sgnp.abs(self) ** p, dim, keepdim)
+        nonzero = total._data != 0  # NaN and inf take the ordinary root
+        safe = sgnp.where(nonzero, total, 1.0)  # no infinite derivative of the root where it is not taken
+        root = sgnp.sqrt(safe) if p == 2 else safe ** (1.0 / p)
+        return labelled(sgnp.where(nonzero, root, 0.0), "norm")
 
     def logsumexp(self, dim, keepdim=False):
         return sgnp.logsumexp(self, dim, keepdim)
@@ -435,6 +450,9 @@ class Tensor(Tracer):
             source = Tensor._wrap(self._data.copy())
             source._node, source._requires_grad = self._node, self._requires_grad
             result = compute(source)
+            if self._requires_grad and not (isinstance(result, Tensor) and result._requires_grad):
+                # overwritten by a constant (fill_, copy_): the old history gets a zero gradient
+                result = sgnp.where(np.ones(self.shape, bool), result, source)
         else:
             result = compute(self)
         result = result if isinstance(result, Tensor) else Tensor._wrap(np.asarray(result))
@@ -500,23 +518,50 @@ class Tensor(Tracer):
         return self.div_(other)
 
     def __setitem__(self, key, value):
-        """`t[key] = value`, recorded as a `where` so the gradient skips the overwritten positions."""
+        """`t[key] = value`, recorded as a `where` so the gradient skips the overwritten positions; a value
+        that requires grad is spread over them with `take`, whose gradient gathers theirs back to it."""
         key = _concrete_key(key)
-        if isinstance(value, Tensor) and value._requires_grad and is_grad_enabled():
-            raise NotImplementedError("assigning a tensor that requires grad into part of another tensor is not "
-                                      "supported; build the result with sg.where or sg.concatenate")
+        differentiable = isinstance(value, Tensor) and value._requires_grad and is_grad_enabled()
         with no_grad():
             mask = np.zeros(self.shape, bool)
             mask[key] = True
-            filled = np.zeros(self.shape, self.dtype)
-            filled[key] = np.asarray(value)
+            if differentiable:
+                filled = _spread(value, key, self.shape, self.dtype)
+            else:
+                filled = np.zeros(self.shape, self.dtype)
+                filled[key] = np.asarray(value)
         self._inplace(lambda s: sgnp.where(mask, filled, s))
+
+
+def _spread(value: "Tensor", key, shape, dtype) -> "Tensor":
+    """A tensor of `shape` holding `value` (broadcast as NumPy assigns it) at t[key] and anything elsewhere,
+    recorded so that the gradient of each position under t[key] flows back to the element of value it came
+    from (a position assigned twice takes the last, as NumPy's assignment does)."""
+    source = np.zeros(shape, np.int64)
+    selected = source[key].shape
+    source[key] = np.arange(int(np.prod(selected, dtype=np.int64))).reshape(selected)
+    with enable_grad():
+        extra = value.ndim - len(selected)
+        if extra > 0 and all(d == 1 for d in value.shape[:extra]):  # NumPy's assignment drops leading 1s
+            value = sgnp.reshape(value, value.shape[extra:])
+        flat = sgnp.reshape(sgnp.broadcast_to(sgnp.astype(value, dtype), selected), (-1,))
+        if flat.shape[0] == 0:  # nothing is assigned: still recorded, as PyTorch (value gets a zero gradient)
+            return sgnp.broadcast_to(sgnp.sum(flat), shape)
+        return sgnp.take(flat, source)
 
 
 def _rebuild(cls, data, requires_grad):
     tensor = cls._wrap(np.array(data))
     tensor._requires_grad = requires_grad
     return tensor
+
+
+def _dim(dim, ndim) -> int:
+    """dim as an index into ndim dimensions, or PyTorch's IndexError; a 0-d tensor counts as one dimension."""
+    size = max(ndim, 1)
+    if not -size <= dim < size:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-size}, {size - 1}], but got {dim})")
+    return dim % size
 
 
 def _axis(dim, axis):
@@ -626,6 +671,9 @@ def _broadcast_shape(shapes):
 def apply_function(fn, args, kwargs):
     """A namespace function (sg.sum, sg.matmul, ...) on tensors through a cached plan, keyed by
     the tensors' shapes and dtypes and the other arguments; the usual eager call otherwise."""
+    torch_meaning = _TORCH_EXTREMES.get(fn)
+    if torch_meaning is not None and isinstance(args[0], Tensor) and (len(args) > 1 or "dim" in kwargs):
+        return _torch_extreme(*torch_meaning, args, kwargs)
     signature, operands = [], []
     for arg in args:
         kind = type(arg)
@@ -649,6 +697,24 @@ def apply_function(fn, args, kwargs):
 
 _PLAIN = (int, float, bool, str, type(None))
 
+
+def _torch_extreme(reduce, elementwise, args, kwargs):
+    """sg.max(t, dim) / sg.min(t, dim) on a tensor mean what torch.max(t, dim) means: the
+    (values, indices) pair (so `_, predicted = torch.max(outputs, 1)` ported as is gets the
+    indices, not two values), and sg.max(t, other) is the elementwise maximum. NumPy's spelling
+    with `axis=` keeps NumPy's meaning, the values."""
+    if len(args) == 2 and isinstance(args[1], Tensor) and not kwargs:
+        return elementwise(*args)
+    names = ("dim", "keepdim")
+    bound = dict(zip(names, args[1:]), **kwargs)
+    unknown = set(bound) - set(names)
+    if len(args) > 3 or unknown:
+        raise TypeError(f"{reduce.__name__}(input, dim, keepdim=False) got unexpected arguments "
+                        f"{sorted(unknown) if unknown else args[3:]}")
+    return reduce(args[0], bound["dim"], bound.get("keepdim", False))
+
+
+_TORCH_EXTREMES = {sgnp.max.__wrapped__: (Tensor.max, sgnp.maximum), sgnp.min.__wrapped__: (Tensor.min, sgnp.minimum)}
 
 # sg.tanh(t), sg.sum(t, 1), ...: the namespace's functions replay cached plans on tensors.
 Tensor.__sg_elementwise__ = staticmethod(apply_elementwise)

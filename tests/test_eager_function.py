@@ -85,6 +85,56 @@ def test_saved_tensors_are_freed_and_version_checked():
         z.backward()
 
 
+def _exp_saving_output(lib):
+    """PyTorch's pattern of saving the output: backward reads exp(x) back as y, and x."""
+
+    class ExpSavingOutput(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y, x)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            y, x = ctx.saved_tensors
+            return grad_output * y * x
+
+    return ExpSavingOutput
+
+
+def _second_derivative_through_saved_output(lib):
+    x = lib.tensor([0.3, -0.6], dtype=lib.float64, requires_grad=True)
+    g, = lib.autograd.grad(_exp_saving_output(lib).apply(x).sum(), x, create_graph=True)
+    h, = lib.autograd.grad(g.sum(), x)
+    return g.detach().numpy(), h.numpy()
+
+
+def test_a_saved_output_is_part_of_the_graph_under_create_graph():
+    """g = y x with y the saved output, whose derivative is this Function's backward (y x):
+    dg/dx = x (y x) + y = exp(x) (1 + x^2); reading y as a constant would give exp(x)."""
+    g, h = _second_derivative_through_saved_output(sg)
+    x = np.array([0.3, -0.6])
+    np.testing.assert_allclose(g, x * np.exp(x), rtol=1e-14)
+    np.testing.assert_allclose(h, np.exp(x) * (1 + x * x), rtol=1e-14)
+
+
+def test_a_saved_output_matches_torch():
+    torch = pytest.importorskip("torch")
+    for ours, theirs in zip(_second_derivative_through_saved_output(sg),
+                            _second_derivative_through_saved_output(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-14)
+
+
+def test_an_in_place_change_of_a_saved_output_is_an_error():
+    """The output shares its data and version counter with what forward saved: changing it is caught."""
+    x = sg.tensor([0.3, 0.6], requires_grad=True)
+    y = _exp_saving_output(sg).apply(x)
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
 def test_wrong_gradient_shape_is_an_error():
     class Bad(sg.autograd.Function):
         @staticmethod

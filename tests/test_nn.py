@@ -89,6 +89,84 @@ def test_functional_losses_against_formulas():
         F.mse_loss(t, y, reduction="avg")
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cross_entropy_with_classes_along_dim_1_of_a_k_dimensional_input(reduction, dtype):
+    """(N, C, d) logits with (N, d) targets, as a sequence or segmentation model gives them."""
+    logits = RNG.standard_normal((2, 4, 3)).astype(dtype)
+    target = np.array([[0, 3, 1], [2, 2, 0]])
+    log_probs = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    n, d = np.meshgrid(np.arange(2), np.arange(3), indexing="ij")
+    per_position = -log_probs[n, target, d]
+    expected = {"mean": per_position.mean(), "sum": per_position.sum(), "none": per_position}[reduction]
+    t = sg.tensor(logits, requires_grad=True)
+    loss = F.cross_entropy(t, sg.tensor(target), reduction=reduction)
+    np.testing.assert_allclose(loss.detach().numpy(), expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
+    loss.sum().backward()
+    onehot = np.moveaxis(np.eye(4)[target], -1, 1)
+    scale = 1 / 6 if reduction == "mean" else 1.0
+    np.testing.assert_allclose(t.grad.numpy(), (np.exp(log_probs) - onehot) * scale,
+                               rtol=1e-5 if dtype == np.float32 else 1e-10, atol=1e-7)
+    assert t.grad.dtype == dtype
+
+
+def test_class_targets_of_the_wrong_shape_are_an_error():
+    """A target of another batch size used to pick the wrong elements of the flattened input silently."""
+    with pytest.raises(ValueError, match=r"needs class targets of shape \(4,\), got \(2,\)"):
+        F.cross_entropy(sg.tensor(np.ones((4, 3)), requires_grad=True), np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"needs class targets of shape \(4, 2\), got \(4,\)"):
+        F.nll_loss(sg.tensor(np.ones((4, 3, 2)), requires_grad=True), np.array([0, 1, 0, 0]))
+
+
+def test_k_dimensional_cross_entropy_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    logits, target = RNG.standard_normal((3, 5, 2, 4)), RNG.integers(0, 5, (3, 2, 4))
+    results = []
+    for lib, fn in ((sg, F), (torch, torch.nn.functional)):
+        t = lib.tensor(logits, requires_grad=True)
+        losses = [fn.cross_entropy(t, lib.tensor(target), reduction=r) for r in ("mean", "sum", "none")]
+        (losses[0] + 2 * losses[1] + (losses[2] * lib.tensor(target * 0.1)).sum()).backward()
+        results.append([loss.detach().numpy() for loss in losses] + [t.grad.numpy()])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_binary_cross_entropy_gradient_is_finite_at_saturated_probabilities(dtype):
+    """A sigmoid saturates to exactly 0 or 1 (float32 logits beyond about 17, as a GAN's discriminator
+    gives): PyTorch's gradient is (p - y) / max(p (1 - p), 1e-12), where the derivative of the clamped
+    logs was 0 * inf = NaN."""
+    p = sg.tensor(np.array([0.0, 1.0, 1.0, 0.0, 0.25], dtype), requires_grad=True)
+    y = sg.tensor(np.array([1.0, 0.0, 1.0, 0.0, 1.0], dtype), requires_grad=True)
+    loss = F.binary_cross_entropy(p, y, reduction="none")
+    np.testing.assert_allclose(loss.detach().numpy(), [100.0, 100.0, 0.0, 0.0, np.log(4)], rtol=1e-6)
+    loss.sum().backward()
+    np.testing.assert_allclose(p.grad.numpy(), [-1e12, 1e12, 0.0, 0.0, -4.0], rtol=1e-6)
+    np.testing.assert_allclose(y.grad.numpy(), [np.inf, -np.inf, -np.inf, np.inf, np.log(0.75 / 0.25)], rtol=1e-6)
+    assert p.grad.dtype == dtype and y.grad.dtype == dtype
+    q = sg.tensor(np.array([0.2, 0.7]), requires_grad=True)  # second derivative: (p^2 - 2py + y) / (p(1-p))^2
+    g, = sg.autograd.grad(F.binary_cross_entropy(q, np.array([1.0, 0.0]), reduction="sum"), q, create_graph=True)
+    h, = sg.autograd.grad(g.sum(), q)
+    qs, ys = np.array([0.2, 0.7]), np.array([1.0, 0.0])
+    np.testing.assert_allclose(h.numpy(), (qs ** 2 - 2 * qs * ys + ys) / (qs * (1 - qs)) ** 2, rtol=1e-12)
+
+
+def test_binary_cross_entropy_at_saturation_matches_torch():
+    torch = pytest.importorskip("torch")
+    logits = np.array([-30.0, -20.0, 0.0, 20.0, 100.0, 3.0], np.float32)  # p == 1 exactly from 17 on
+    target = np.array([1.0, 0.0, 1.0, 0.0, 1.0, 0.3], np.float32)
+    results = []
+    for lib, fn in ((sg, F), (torch, torch.nn.functional)):
+        z = lib.tensor(logits, requires_grad=True)
+        p = lib.sigmoid(z * 1.0)
+        p.retain_grad()
+        y = lib.tensor(target, requires_grad=True)
+        fn.binary_cross_entropy(p, y, reduction="sum").backward()
+        results.append((p.grad.numpy(), y.grad.numpy()))  # z's differ: symgrad's sigmoid' is not s (1 - s) = 0
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5)
+
+
 def test_linear_and_cross_entropy_match_pytorch():
     torch = pytest.importorskip("torch")
     x, target = RNG.standard_normal((7, 4)), RNG.integers(0, 3, 7)

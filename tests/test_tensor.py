@@ -188,6 +188,71 @@ def test_inplace_on_saved_input_is_an_error_but_unsaved_is_fine():
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
 
 
+@pytest.mark.parametrize("overwrite", ["fill_", "zero_", "copy_", "copy_grad"])
+def test_overwriting_a_graph_tensor_cuts_its_history(overwrite):
+    """After y.fill_/zero_/copy_, y no longer depends on what it was: x gets only the gradient of
+    the later use, and zeros through y (PyTorch: x.grad == 3 and y.grad_fn set; before, 5)."""
+    x = sg.tensor([1.0, 2.0], requires_grad=True)
+    w = sg.tensor([0.5, -1.0], requires_grad=True)
+    y = x * 2
+    {"fill_": lambda: y.fill_(4.0), "zero_": lambda: y.zero_(),
+     "copy_": lambda: y.copy_(sg.tensor([5.0, 6.0])), "copy_grad": lambda: y.copy_(w * 3)}[overwrite]()
+    assert y.requires_grad and y.grad_fn is not None
+    (x * 3 + y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+    assert w.grad is None if overwrite != "copy_grad" else np.array_equal(w.grad.numpy(), [3.0, 3.0])
+    x.grad = None
+    z = x * 2
+    z.zero_()
+    z.sum().backward()  # reached through a zero derivative: zeros, as PyTorch
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_assigning_a_tensor_that_requires_grad_into_part_of_another(dtype):
+    """out[t] = h as an RNN collects its states: the gradient of each assigned position reaches h;
+    overwritten positions get none, a broadcast value gets the sum, a position assigned twice the last."""
+    h = sg.tensor(np.array([1.0, 2.0, 3.0], dtype), requires_grad=True)
+    s = sg.tensor(np.array(0.5, dtype), requires_grad=True)
+    out = sg.tensor(np.zeros((3, 3), dtype))
+    out[0] = h * h
+    out[1] = h
+    out[1, 2] = s * 4  # overwrites h[2]'s copy
+    out[2, [0, 0, 1]] = h  # position 0 takes h[1]
+    out[out > 8] = s  # h[2]**2 = 9 becomes s
+    assert out.dtype == dtype and out.requires_grad
+    np.testing.assert_array_equal(out.detach().numpy(), [[1, 4, 0.5], [1, 2, 2], [2, 3, 0]])
+    weights = np.arange(1.0, 10.0, dtype=dtype).reshape(3, 3)
+    (out * sg.tensor(weights)).sum().backward()
+    # h: 2h*w[0] through out[0] (not h[2]: overwritten), w[1] (not h[2]), w[2, 0] to h[1], w[2, 1] to h[2]
+    np.testing.assert_array_equal(h.grad.numpy(), [2 * 1 * 1 + 4, 2 * 2 * 2 + 5 + 7, 8])
+    np.testing.assert_array_equal(s.grad.numpy(), 4 * 6 + 3)
+    row = sg.tensor(np.zeros((2, 3), dtype))
+    row[1] = sg.reshape(h, (1, 3)) * 2  # leading 1s dropped, as NumPy and PyTorch assign
+    row.sum().backward()
+    np.testing.assert_array_equal(h.grad.numpy(), [6 + 2, 20 + 2, 8 + 2])
+    empty = sg.tensor(np.ones(2, dtype))
+    empty[empty > 5] = s  # nothing assigned: recorded all the same, as PyTorch
+    assert empty.requires_grad
+    np.testing.assert_array_equal(empty.detach().numpy(), [1.0, 1.0])
+
+
+def test_assigning_a_tensor_that_requires_grad_matches_torch():
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (sg, torch):
+        a = lib.tensor(np.array([[0.3, -0.2], [0.1, 0.4]]), requires_grad=True)
+        h = lib.tensor(np.zeros(2))
+        states = lib.tensor(np.zeros((3, 2)))
+        for t in range(3):
+            h = lib.tanh(a @ h + 1.0)
+            states[t] = h
+        states[0, 1] = a[1, 1] * 3
+        (states ** 2).sum().backward()
+        grads.append(a.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-13)
+
+
 def test_clamp_copy_and_setitem():
     x = sg.tensor([-1.0, 0.5, 2.0], requires_grad=True)
     y = x * 1
@@ -201,6 +266,130 @@ def test_clamp_copy_and_setitem():
     np.testing.assert_array_equal(t.numpy(), [2.0, 2.0])
     with pytest.raises(RuntimeError, match="can't be cast"):
         sg.tensor([1, 2]).add_(0.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_max_and_min_along_a_dim_send_the_gradient_to_the_returned_index(dtype, keepdim):
+    """With ties, torch.max(dim) gives the whole gradient to the index it returns (the first);
+    the full max() shares it among the ties."""
+    data = np.array([[2.0, 2.0, 1.0], [3.0, 3.0, 3.0]], dtype)
+    t = sg.tensor(data, requires_grad=True)
+    values, indices = t.max(1, keepdim)
+    low = t.min(dim=0, keepdim=keepdim)
+    assert values.shape == ((2, 1) if keepdim else (2,)) and indices.shape == values.shape
+    np.testing.assert_array_equal(indices.numpy().reshape(-1), [0, 0])
+    np.testing.assert_array_equal(low.indices.numpy().reshape(-1), [0, 0, 0])
+    (values.sum() + 10 * low.values.sum()).backward()
+    np.testing.assert_array_equal(t.grad.numpy(), [[11.0, 10.0, 10.0], [1.0, 0.0, 0.0]])
+    assert t.grad.dtype == dtype
+    t.grad = None
+    t.max().backward()
+    np.testing.assert_allclose(t.grad.numpy(), [[0, 0, 0], [1 / 3, 1 / 3, 1 / 3]], rtol=1e-6)
+    scalar = sg.tensor(np.array(3.0, dtype), requires_grad=True)
+    values, indices = scalar.max(0, keepdim)  # a 0-d tensor has dim 0 (or -1) here, as in PyTorch
+    assert values.shape == () and indices.item() == 0 and values.item() == 3.0
+    values.backward()
+    assert scalar.grad.item() == 1.0
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        scalar.min(1)
+
+
+def test_max_along_a_dim_with_ties_matches_torch():
+    torch = pytest.importorskip("torch")
+    data = np.array([[2.0, 2.0, 1.0], [3.0, 3.0, 3.0], [-1.0, 4.0, 4.0]])
+    grads = []
+    for lib in (sg, torch):
+        t = lib.tensor(data, requires_grad=True)
+        (t.max(1).values.sum() + 2 * t.min(0).values.sum() + t.max()).backward()
+        grads.append(t.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_namespace_max_and_min_with_a_dim_mean_what_torch_max_means():
+    """`_, predicted = torch.max(outputs, 1)` ported as is: the indices, not the two rows' maxima."""
+    x = sg.tensor([[1.0, 3.0, 2.0], [4.0, 0.0, 5.0]], requires_grad=True)
+    _, predicted = sg.max(x, 1)
+    np.testing.assert_array_equal(predicted.numpy(), [1, 2])
+    values, indices = sg.min(x, dim=0, keepdim=True)
+    np.testing.assert_array_equal(values.detach().numpy(), [[1.0, 0.0, 2.0]])
+    np.testing.assert_array_equal(indices.numpy(), [[0, 1, 0]])
+    assert values.grad_fn.name() == "MinBackward0"
+    np.testing.assert_array_equal(sg.max(x, x * 0 + 2).detach().numpy(), [[2.0, 3.0, 2.0], [4.0, 2.0, 5.0]])
+    np.testing.assert_array_equal(sg.max(x, axis=1).detach().numpy(), [3.0, 5.0])  # NumPy's spelling
+    assert sg.max(x).item() == 5.0
+    np.testing.assert_array_equal(sg.max(np.array([[1.0, 2.0], [3.0, 0.0]]), 1), [2.0, 3.0])
+    np.testing.assert_array_equal(x.norm(float("inf"), 1).detach().numpy(), [3.0, 5.0])
+    with pytest.raises(TypeError, match="unexpected"):
+        sg.max(x, 1, keepdims=True)
+
+
+def test_namespace_max_with_a_dim_matches_torch():
+    torch = pytest.importorskip("torch")
+    data = np.array([[1.0, 3.0, 3.0], [4.0, 0.0, 5.0]])
+    results = []
+    for lib in (sg, torch):
+        x = lib.tensor(data, requires_grad=True)
+        values, indices = lib.max(x, 1)
+        low = lib.min(x, dim=0, keepdim=True)
+        (values.sum() + 2 * low.values.sum() + lib.max(x, x * 0 + 2).sum()).backward()
+        results.append((values.detach().numpy(), indices.numpy(), low.indices.numpy(), x.grad.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+NORM_ROWS = np.array([[0.0, 0.0], [3.0, 4.0], [-1.0, 0.0]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("p", [2, 3])
+def test_norm_of_a_zero_vector_has_gradient_zero(dtype, p):
+    """PyTorch's subgradient at 0, not 0 * inf = NaN (a gradient penalty meets zero gradients)."""
+    x = sg.tensor(NORM_ROWS.astype(dtype), requires_grad=True)
+    norms = x.norm(p, dim=1)
+    row_norms = (np.abs(NORM_ROWS) ** p).sum(1, keepdims=True) ** (1 / p)
+    np.testing.assert_allclose(norms.detach().numpy(), row_norms[:, 0], rtol=1e-6)
+    norms.sum().backward()  # d|x|_p/dx = |x|^(p-1) sign(x) / |x|_p^(p-1), and 0 for the zero row
+    expected = np.abs(NORM_ROWS) ** (p - 1) * np.sign(NORM_ROWS) / np.where(row_norms > 0, row_norms, 1) ** (p - 1)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)
+    assert x.grad.dtype == dtype and norms.dtype == dtype
+    zero = sg.tensor(np.zeros(3, dtype), requires_grad=True)
+    zero.norm().backward()
+    np.testing.assert_array_equal(zero.grad.numpy(), [0.0, 0.0, 0.0])
+    nan = sg.tensor(np.array([np.nan, 1.0], dtype), requires_grad=True)
+    assert np.isnan(nan.norm().item())
+
+
+def test_norm_gradients_match_torch():
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (sg, torch):
+        x = lib.tensor(NORM_ROWS, requires_grad=True)
+        (x.norm() * 0 + x.norm(2, dim=1).sum() + x.norm(3, dim=0).sum() + x[0].norm()).backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_0d_tensor_reduces_and_reshapes_along_dim_0_as_in_pytorch(dtype):
+    """PyTorch treats a 0-d tensor as having one dimension here; these failed inside symgrad."""
+    s = sg.tensor(np.array(2.0, dtype), requires_grad=True)
+    results = [s.sum(0), s.mean(-1), s.softmax(0), s.log_softmax(0), s.logsumexp(0), s.squeeze(0), s.transpose(0, -1),
+               s.prod(0), s.flatten(0, -1), s.unsqueeze(-1)]
+    assert [r.shape for r in results] == [()] * 8 + [(1,), (1,)]
+    np.testing.assert_array_equal([float(r.sum().item()) for r in results], [2, 2, 1, 0, 2, 2, 2, 2, 2, 2])
+    sum(r.sum() for r in results).backward()
+    assert s.grad.dtype == dtype and s.grad.item() == 8.0  # softmax and log_softmax are constant here
+    assert sg.sum(np.array(2.0, dtype), 0) == 2.0  # the namespace on arrays too
+
+
+@pytest.mark.parametrize("call", ["unsqueeze(3)", "unsqueeze(-4)", "squeeze(2)", "transpose(0, 2)", "flatten(0, 5)",
+                                  "max(2)", "min(-3)"])
+def test_a_dim_out_of_range_is_pytorchs_index_error(call):
+    """Before: unsqueeze and flatten accepted these silently (wrapping around), the others failed inside symgrad."""
+    x = sg.tensor(np.ones((2, 3)), requires_grad=True)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-\d, \d\]"):
+        eval(f"x.{call}")
 
 
 def test_indexing_methods_and_namespace_functions_on_tensors():

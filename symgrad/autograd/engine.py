@@ -223,7 +223,7 @@ class _Backward:
         if ct is None:
             return
         with set_grad_enabled(self.create_graph):
-            grads = record.ctx.call_backward(record.function, _as_tensor(ct))
+            grads = record.ctx.call_backward(record, _as_tensor(ct))
         name = f"{record.function.__name__}Backward"
         for parent, (position, g), (shape, dtype) in zip(record.parents, grads, record.in_types):
             if parent is None or g is None or not self.wanted(parent):

@@ -19,6 +19,8 @@ class FunctionCtx:
         self._saved = ()
         self._saved_versions = ()
         self._released = False
+        self._output = None  # forward's result, once apply has it
+        self._record = None  # the Function's record while its backward runs
 
     def save_for_backward(self, *tensors):
         self._saved = tensors
@@ -35,17 +37,32 @@ class FunctionCtx:
                 raise RuntimeError(f"one of the variables needed for gradient computation has been modified by an "
                                    f"inplace operation: saved tensor {i} is at version {versioned[0].value}; "
                                    f"expected version {versioned[1]} instead.")
-        return self._saved
+        if self._record is None or not any(t is self._output for t in self._saved):
+            return self._saved
+        return tuple(self._output_in_graph() if t is self._output else t for t in self._saved)
+
+    def _output_in_graph(self):
+        """The saved output as PyTorch unpacks it: the output tensor, whose grad_fn is this Function,
+        so a backward differentiated again (create_graph) sees that the output depends on the inputs."""
+        from ..tensor import Tensor
+        out = Tensor._wrap(self._output._data, self._output._version)
+        out._node, out._requires_grad = self._record, True
+        return out
 
     def release(self):
         self._saved = ()
         self._released = True
 
-    def call_backward(self, function, grad_output) -> list:
-        """function.backward(ctx, grad_output) checked as PyTorch checks it: one gradient per input of
-        forward (trailing Nones beyond them are dropped), None for every input that is not a tensor.
-        Returns [(position among forward's inputs, gradient)] for the tensor inputs."""
-        grads = function.backward(self, grad_output)
+    def call_backward(self, record, grad_output) -> list:
+        """The backward of the Function recorded as `record`, checked as PyTorch checks it: one gradient
+        per input of forward (trailing Nones beyond them are dropped), None for every input that is not
+        a tensor. Returns [(position among forward's inputs, gradient)] for the tensor inputs."""
+        function = record.function
+        self._record = record
+        try:
+            grads = function.backward(self, grad_output)
+        finally:
+            self._record = None
         grads = list(grads) if isinstance(grads, tuple) else [grads]
         expected = len(self.needs_input_grad)
         if len(grads) > expected and all(g is None for g in grads[expected:]):
@@ -84,7 +101,9 @@ class Function:
                 raise NotImplementedError(f"{cls.__name__}.forward returned a tuple; symgrad's autograd.Function "
                                           "supports one output tensor")
             result = Tensor(result)
-        out = Tensor._wrap(result._data)
+        out = Tensor._wrap(result._data, result._version)  # one version counter: saving result checks out
+        if not any(result is a for a in args):  # an input passed through keeps its own history
+            ctx._output = result
         if is_grad_enabled() and any(ctx.needs_input_grad) and out.dtype.kind == "f":
             inputs = [a for a in args if isinstance(a, Tensor)]
             out._node = Record(None, (), tuple(t._parent() for t in inputs),

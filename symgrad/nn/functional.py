@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..ops import elementwise as E
-from ..tensor import apply_elementwise, labelled
+from ..autograd.function import Function
+from ..tensor import Tensor, apply_elementwise, labelled
 
 
 def _ew(op, args):
@@ -76,7 +77,8 @@ def mse_loss(input, target, reduction="mean"):
 
 
 def nll_loss(input, target, reduction="mean"):
-    """Negative log-likelihood of integer class targets, given log-probabilities of shape (N, C) or (C,)."""
+    """Negative log-likelihood of integer class targets, given log-probabilities with the classes along
+    dim 1, of shape (N, C), (N, C, d1, ..., dk) with targets (N, d1, ..., dk), or (C,) with a 0-d target."""
     target = np.asarray(target._data if hasattr(target, "_data") else target)
     if target.dtype.kind not in "iu":
         raise TypeError(f"nll_loss: class targets must be integers, got dtype {target.dtype}")
@@ -86,9 +88,17 @@ def nll_loss(input, target, reduction="mean"):
                          f"bounds for {classes} classes")
     if input.ndim == 1:
         return _ew(E.negative, (input[int(target)],))
-    flat_index = np.arange(target.size, dtype=np.int64) * classes + target.astype(np.int64)
-    picked = sgnp.take(sgnp.reshape(input, (-1,)), flat_index)
-    return labelled(_reduce(_ew(E.negative, (picked,)), reduction), "nll_loss")
+    target_shape = (input.shape[0],) + tuple(input.shape[2:])
+    if target.shape != target_shape:
+        raise ValueError(f"nll_loss: input of shape {tuple(input.shape)} (classes along dim 1) needs class targets "
+                         f"of shape {target_shape}, got {target.shape}")
+    if input.ndim > 2:
+        input = sgnp.moveaxis(input, 1, -1)  # (N, d1, ..., dk, C): each position's classes are contiguous
+    flat_index = np.arange(target.size, dtype=np.int64) * classes + target.reshape(-1).astype(np.int64)
+    losses = _ew(E.negative, (sgnp.take(sgnp.reshape(input, (-1,)), flat_index),))
+    if reduction == "none":
+        losses = sgnp.reshape(losses, target_shape)
+    return labelled(_reduce(losses, reduction), "nll_loss")
 
 
 def cross_entropy(input, target, reduction="mean"):
@@ -111,8 +121,43 @@ def binary_cross_entropy_with_logits(input, target, reduction="mean"):
 
 
 def binary_cross_entropy(input, target, reduction="mean"):
-    """-[y log p + (1 - y) log(1 - p)] of probabilities p; the logs are clamped at -100 as in PyTorch."""
-    log_p = _ew(E.maximum, (_ew(E.log, (input,)), -100.0))
-    log_1mp = _ew(E.maximum, (_ew(E.log1p, (_ew(E.negative, (input,)),)), -100.0))
-    terms = _ew(E.add, (_ew(E.multiply, (target, log_p)), _ew(E.multiply, (_ew(E.subtract, (1.0, target)), log_1mp))))
-    return _reduce(_ew(E.negative, (terms,)), reduction)
+    """-[y log p + (1 - y) log(1 - p)] of probabilities p; the logs are clamped at -100 as in PyTorch.
+    On eager tensors the gradient is PyTorch's (see _BinaryCrossEntropy)."""
+    if isinstance(input, Tensor) or isinstance(target, Tensor):
+        return _reduce(_BinaryCrossEntropy.apply(input, target), reduction)
+    return _reduce(_binary_cross_entropy_terms(input, target), reduction)
+
+
+def _clamped_logs(p):
+    """log p and log(1 - p), each clamped below at -100 (PyTorch's bound for a probability of 0 or 1)."""
+    return (_ew(E.maximum, (_ew(E.log, (p,)), -100.0)),
+            _ew(E.maximum, (_ew(E.log1p, (_ew(E.negative, (p,)),)), -100.0)))
+
+
+def _binary_cross_entropy_terms(p, y):
+    log_p, log_1mp = _clamped_logs(p)
+    terms = _ew(E.add, (_ew(E.multiply, (y, log_p)), _ew(E.multiply, (_ew(E.subtract, (1.0, y)), log_1mp))))
+    return _ew(E.negative, (terms,))
+
+
+class _BinaryCrossEntropy(Function):
+    """Elementwise binary cross-entropy with PyTorch's backward, (p - y) / max(p (1 - p), 1e-12) for p,
+    -logit(p) for y. It is finite where a saturated sigmoid gives p exactly 0 or 1
+    (float32 logits beyond about 17), where the derivative of the clamped logs is 0 * inf = NaN."""
+
+    @staticmethod
+    def forward(ctx, input, target):
+        ctx.save_for_backward(input, target)
+        return _binary_cross_entropy_terms(input, target)
+
+    @staticmethod
+    def backward(ctx, grad):
+        p, y = ctx.saved_tensors
+        grad_p = grad_y = None
+        if ctx.needs_input_grad[0]:
+            curvature = _ew(E.maximum, (_ew(E.multiply, (p, _ew(E.subtract, (1.0, p)))), 1e-12))
+            grad_p = _ew(E.multiply, (grad, _ew(E.divide, (_ew(E.subtract, (p, y)), curvature))))
+        if ctx.needs_input_grad[1]:  # -logit(p), unclamped as PyTorch's
+            log_1mp = _ew(E.log1p, (_ew(E.negative, (p,)),))
+            grad_y = _ew(E.multiply, (grad, _ew(E.subtract, (log_1mp, _ew(E.log, (p,))))))
+        return grad_p, grad_y
