@@ -21,7 +21,7 @@ from . import dtypes, guards, ir, pytree
 from .autodiff.partition import split_forward_backward
 from .passes import optimize
 from .passes.lift import lift_constants
-from .tracing import (Builder, TracerError, argument_names, as_input_array, building, check_arguments,
+from .tracing import (Builder, TracerError, argument_names, as_input_array, building, check_arguments, current_builder,
                       function_name, trace_flat)
 
 log = logging.getLogger("symgrad")
@@ -204,6 +204,8 @@ class Compiled:
             result = fast(*args)
             if result is not NotImplemented:
                 return result
+        if current_builder() is not None:  # inside an enclosing trace (sg.jvp(sg.compile(f))): inline, as jax.jit does
+            return self.fn(*args)
         arrays, key = self._key(args)
         lowered = (self._cache.get(key) if self._fresh is None else None) or self._lowered(key, args)
         if lowered.fast is not None:
