@@ -339,7 +339,11 @@ def outer(a, b):
 
 
 def inner(a, b):
-    return sum(multiply(a, b), axis=-1)
+    """NumPy inner: scalars multiply, otherwise contract the last axes (a's other axes, then b's)."""
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    return dot(a, moveaxis(b, -1, -2) if b.ndim >= 2 else b)
 
 
 def einsum(subscripts, *operands):

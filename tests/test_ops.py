@@ -390,6 +390,13 @@ STRUCTURAL = [
     ("dot-2d", lambda ns, a, b: ns.dot(a, b), [_r((3, 4)), _r((4, 2), 1)]),
     ("dot-2d-3d", lambda ns, a, b: ns.dot(a, b), [_r((3, 4)), _r((2, 4, 2), 1)]),
     ("dot-scalar", lambda ns, a, b: ns.dot(a, b), [_r(()), _r((3,), 1)]),
+    ("inner-1d", lambda ns, a, b: ns.inner(a, b), [_r((4,)), _r((4,), 1)]),
+    # NumPy's inner contracts the last axes and keeps all others: (3,4),(2,4) -> (3,2), not a row-wise sum
+    ("inner-2d", lambda ns, a, b: ns.inner(a, b), [_r((3, 4)), _r((2, 4), 1)]),
+    ("inner-square", lambda ns, a, b: ns.inner(a, b), [_r((3, 3)), _r((3, 3), 1)]),
+    ("inner-3d-2d", lambda ns, a, b: ns.inner(a, b), [_r((2, 3, 4)), _r((5, 4), 1)]),
+    ("inner-1d-3d", lambda ns, a, b: ns.inner(a, b), [_r((4,)), _r((2, 3, 4), 1)]),
+    ("inner-scalar", lambda ns, a, b: ns.inner(a, b), [_r(()), _r((3,), 1)]),
     ("outer", lambda ns, a, b: ns.outer(a, b), [_r((3,)), _r((4,), 1)]),
     ("outer-2d", lambda ns, a, b: ns.outer(a, b), [_r((2, 2)), _r((3,), 1)]),
     ("einsum-ij,jk", lambda ns, a, b: ns.einsum("ij,jk->ik", a, b), [_r((3, 4)), _r((4, 2), 1)]),
