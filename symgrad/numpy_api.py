@@ -16,7 +16,7 @@ from .ops import elementwise as E
 from .ops.linalg import matmul_p
 from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
 from .ops.shape import broadcast_to_p, concatenate_p, convert_p, reshape_p, stop_gradient_p, transpose_p
-from .tracing import Tracer, current_builder, fail
+from .tracing import Tracer, TracerError, current_builder, fail
 
 # Elementwise functions come straight from the op library.
 add, subtract, multiply, divide, power = E.add, E.subtract, E.multiply, E.divide, E.power
@@ -419,16 +419,27 @@ def _install_tracer_methods():
         "__pos__": lambda self: self, "__abs__": abs, "__lt__": less, "__le__": less_equal,
         "__gt__": greater, "__ge__": greater_equal, "__eq__": equal, "__ne__": not_equal,
         "__invert__": logical_not, "__and__": logical_and, "__or__": logical_or,
-        "__getitem__": getitem, "astype": astype, "sum": sum, "mean": mean, "max": max, "min": min,
-        "prod": prod, "var": var, "std": std, "dot": dot, "ravel": ravel, "flatten": ravel,
+        "__getitem__": getitem, "astype": astype, "dot": dot, "ravel": ravel, "flatten": ravel,
         "reshape": lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape),
         "transpose": lambda self, *axes: transpose(self, (axes[0] if len(axes) == 1 else axes) or None),
         "squeeze": squeeze, "clip": clip, "T": property(lambda self: transpose(self)),
     }
+    methods.update((fn.__name__, _reduction_method(fn)) for fn in (sum, mean, max, min, prod, var, std))
     for name, fn in methods.items():
         if isinstance(fn, E.ElementwiseOp):  # not a function, so it would not bind `self`
             fn = _as_method(fn)
         setattr(Tracer, name, fn)
+
+
+def _reduction_method(reduction):
+    """A reduction as a method taking NumPy's keywords too: np.sum(t), np.mean(t), np.std(t, ddof=1) ... on a
+    traced value call t.sum(axis=..., dtype=..., out=...) (as on any array-like), so they work as sg.sum does."""
+    def method(self, *args, dtype=None, out=None, **kwargs):
+        if out is not None:
+            fail(f"{reduction.__name__}(out=...): a traced value cannot be written into an array; "
+                 "use the returned value", TracerError)
+        return reduction(self if dtype is None else astype(self, dtype), *args, **kwargs)
+    return functools.wraps(reduction)(method)
 
 
 def _as_method(op):
