@@ -32,11 +32,19 @@ logical_not, logical_and, logical_or = E.logical_not, E.logical_and, E.logical_o
 
 
 def asarray(x, dtype=None):
-    """A tracer stays a tracer; anything else becomes an ndarray of a supported dtype."""
+    """A tracer stays a tracer; a list or tuple holding tracers is stacked, as np.array stacks arrays
+    (`sg.asarray([f(x), 0.0])`); anything else becomes an ndarray of a supported dtype."""
     if isinstance(x, Tracer):
         return x if dtype is None else astype(x, dtype)
+    if isinstance(x, (list, tuple)) and _holds_tracer(x):
+        return stack([asarray(item, dtype) for item in x])
     array = np.asarray(x)
     return array.astype(dtypes.canonical(dtype if dtype is not None else array.dtype), copy=False)
+
+
+def _holds_tracer(items) -> bool:
+    return builtins.any(isinstance(item, Tracer) or isinstance(item, (list, tuple)) and _holds_tracer(item)
+                        for item in items)
 
 
 def _axes(axis, ndim) -> tuple:

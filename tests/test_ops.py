@@ -398,6 +398,10 @@ STRUCTURAL = [
     ("inner-1d-3d", lambda ns, a, b: ns.inner(a, b), [_r((4,)), _r((2, 3, 4), 1)]),
     ("inner-scalar", lambda ns, a, b: ns.inner(a, b), [_r(()), _r((3,), 1)]),
     ("outer", lambda ns, a, b: ns.outer(a, b), [_r((3,)), _r((4,), 1)]),
+    # lists holding traced values stack, as np.array([...]) does in autograd code
+    ("asarray-list", lambda ns, a: ns.asarray([a[0], a[1] * 2, 3.0]), [_r((3,))]),
+    ("asarray-nested", lambda ns, a: ns.asarray([[a[0], a[1]], (a[2], 1.0)]), [_r((3,))]),
+    ("asarray-rows", lambda ns, a, b: ns.asarray([a, b, a * b]), [_r((3,)), _r((3,), 1)]),
     ("outer-2d", lambda ns, a, b: ns.outer(a, b), [_r((2, 2)), _r((3,), 1)]),
     ("einsum-ij,jk", lambda ns, a, b: ns.einsum("ij,jk->ik", a, b), [_r((3, 4)), _r((4, 2), 1)]),
     ("einsum-bmm", lambda ns, a, b: ns.einsum("bij,bjk->bik", a, b), [_r((2, 3, 4)), _r((2, 4, 2), 1)]),
