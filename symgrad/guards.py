@@ -234,10 +234,14 @@ class _Walker:
         if id(fn) in self.seen:
             return
         self.seen.add(id(fn))
-        if isinstance(fn, functools.partial):
+        if isinstance(fn, functools.partial):  # its bound arguments are reads like closure cells
             self.visit_callable(fn.func, description)
-            for i, arg in enumerate(fn.args):
-                self.visit_value(arg, f"argument {i} of {description}", frozenset())
+            partial = self.name(fn)
+            for i in range(len(fn.args)):
+                self.visit_read(f"argument {i} of {description}", f"{partial}.args[{i}]", frozenset())
+            self.guard(f"the keywords of {description}", f"tuple({partial}.keywords)", tuple(fn.keywords))
+            for key in fn.keywords:
+                self.visit_read(f"keyword {key!r} of {description}", f"{partial}.keywords[{key!r}]", frozenset())
             return
         if isinstance(fn, types.MethodType):
             self.impure(f"{description} is a method of {type(fn.__self__).__name__}, whose attributes are not "

@@ -139,6 +139,27 @@ def test_closure_cells_and_default_arguments():
     np.testing.assert_allclose(g(X), 4 * X)
 
 
+def test_arguments_bound_by_functools_partial_are_guarded():
+    """grad(partial(loss, data=D)) with D changed in place used to return the gradient for the old D."""
+    import functools
+
+    def loss(x, data, config):
+        return sg.sum(x * data) * config["scale"]
+
+    data, config = np.ones(3), {"scale": 1.0}
+    g = sg.grad(functools.partial(loss, data=data, config=config))
+    np.testing.assert_allclose(g(X), [1.0, 1.0, 1.0])
+    data[1], config["scale"] = 5.0, 3.0
+    np.testing.assert_allclose(g(X), [3.0, 15.0, 3.0])
+
+    point = X.copy()
+    bound = functools.partial(loss, point)  # a positional argument, reached through a closure
+    g = sg.grad(lambda d: bound(d, {"scale": 1.0}))
+    np.testing.assert_allclose(g(np.ones(3)), X)
+    point[0] = 4.0
+    np.testing.assert_allclose(g(np.ones(3)), [4.0, X[1], X[2]])
+
+
 def test_random_draws_are_fresh_on_every_call_and_compile_once():
     g = sg.grad(noisy)
     RS.seed(1)
