@@ -160,6 +160,25 @@ def test_arguments_bound_by_functools_partial_are_guarded():
     np.testing.assert_allclose(g(np.ones(3)), [4.0, X[1], X[2]])
 
 
+def test_sets_and_deques_are_guarded_by_content():
+    """A global set or deque changed in place used to leave the first trace's result."""
+    import collections
+    chosen, history = {0, 2}, collections.deque([np.ones(3)])
+    g_set = sg.grad(lambda x: sum(x[i] for i in range(3) if i in chosen))
+    g_deque = sg.grad(lambda x: sg.sum(x * history[-1]))
+    np.testing.assert_allclose(g_set(X), [1.0, 0.0, 1.0])
+    np.testing.assert_allclose(g_deque(X), [1.0, 1.0, 1.0])
+    chosen.add(1)
+    history.append(np.full(3, 2.0))
+    np.testing.assert_allclose(g_set(X), [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(g_deque(X), [2.0, 2.0, 2.0])
+    history[-1][0] = 5.0
+    np.testing.assert_allclose(g_deque(X), [5.0, 2.0, 2.0])
+    frozen = sg.grad(lambda x: sum(x[i] for i in range(3) if i in frozenset({1})))
+    np.testing.assert_allclose(frozen(X), [0.0, 1.0, 0.0])
+    assert len(guards.snapshot(lambda x: x * len(chosen), values=True)) > 1  # the set's items, not only its binding
+
+
 def test_random_draws_are_fresh_on_every_call_and_compile_once():
     g = sg.grad(noisy)
     RS.seed(1)
