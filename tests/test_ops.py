@@ -551,6 +551,25 @@ def test_max_ties_split_evenly():
 
 
 
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_integer_maximum_and_minimum_are_exact_at_ties(backend, dtype):
+    """The float tie (a + b) / 2 is written for the gradient split; in native integer arithmetic it was
+    a/2 + b/2, so maximum(3, 3) gave 2 and maximum(x, x) gave 0 without an error."""
+    big = np.iinfo(dtype).max - 1
+    a = np.array([3, -2, 5, -7, big, 0], dtype=dtype)
+    b = np.array([1, 4, 5, -7, big, 0], dtype=dtype)
+    for name in ("maximum", "minimum"):
+        ours, theirs = getattr(sg, name), getattr(np, name)
+        got = sg.compile(lambda x, y: (ours(x, y), ours(x, x), ours(x, 3), ours(x, dtype(-7))), backend=backend)(a, b)
+        for value, expected in zip(got, (theirs(a, b), a, theirs(a, 3), theirs(a, dtype(-7)))):
+            assert value.dtype == expected.dtype
+            np.testing.assert_array_equal(value, expected)
+    # float ties still split the gradient
+    g = sg.compile(sg.grad(lambda x: sg.sum(sg.maximum(x, 1.0))), backend=backend)(np.array([1.0, 2.0, 0.0]))
+    np.testing.assert_allclose(g, [0.5, 1.0, 0.0])
+
+
 # ----------------------------------------------------------------------------- empty axes and zero sizes
 
 EMPTY_REDUCTIONS = [((0, 3), 0), ((3, 0), 0), ((3, 0), 1), ((0, 3), None), ((0,), None), ((2, 0, 3), (0, 1)),

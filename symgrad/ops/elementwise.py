@@ -178,7 +178,9 @@ class ElementwiseOp:
 
     kind: 'float' (ints promote to float64), 'arith' (NumPy promotion), 'compare' (bool
     result), 'where' (first argument is a bool condition). domain: a real interval where
-    the function is smooth, for generated tests.
+    the function is smooth, for generated tests. integer_fn: the builder for integer arrays
+    (never differentiated) where `fn` is written for its derivative with a value integer
+    arithmetic cannot compute, such as a tie's (a + b) / 2.
     """
 
     name: str
@@ -186,6 +188,7 @@ class ElementwiseOp:
     arity: int
     kind: str = "float"
     domain: tuple = (-2.0, 2.0)
+    integer_fn: object = None
 
     def __call__(self, *args):
         if len(args) != self.arity:
@@ -200,11 +203,11 @@ class ElementwiseOp:
 ELEMENTWISE: dict[str, ElementwiseOp] = {}
 
 
-def define(name, fn, arity=None, kind="float", domain=(-2.0, 2.0)) -> ElementwiseOp:
+def define(name, fn, arity=None, kind="float", domain=(-2.0, 2.0), integer_fn=None) -> ElementwiseOp:
     """Register an elementwise op built from a SymPy expression builder."""
     if arity is None:
         arity = _required_arguments(fn)
-    op = ElementwiseOp(name, fn, arity, kind, tuple(domain))
+    op = ElementwiseOp(name, fn, arity, kind, tuple(domain), integer_fn)
     ELEMENTWISE[name] = op
     return op
 
@@ -333,6 +336,9 @@ def _expression(op: ElementwiseOp, kinds: tuple):
     """(input symbols, SymPy expression) of op applied to arrays of the given dtypes and to
     Python scalars ((type, value) pairs), built once: SymPy construction is the slow part."""
     symbols, sympy_args = [], []
+    arrays = [kind for kind in kinds if not isinstance(kind, tuple)]
+    integer = arrays and all(np.dtype(kind).kind in "iu" for kind in arrays)
+    build = op.integer_fn if integer and op.integer_fn is not None else op.fn
     for kind in kinds:
         if isinstance(kind, tuple):
             sympy_args.append(_as_sympy_number(kind[1]))
@@ -340,7 +346,7 @@ def _expression(op: ElementwiseOp, kinds: tuple):
         symbol = input_symbol(len(symbols), kind)
         symbols.append(symbol)
         sympy_args.append(symbol)
-    expr = _rewrite(sp.sympify(op.fn(*sympy_args)))
+    expr = _rewrite(sp.sympify(build(*sympy_args)))
     if expr.is_Boolean and op.kind != "compare":
         raise TypeError(f"sg.{op.name} produced a boolean expression; declare it with kind='compare'")
     return tuple(symbols), expr
@@ -385,9 +391,12 @@ softplus = define("softplus", F.softplus)
 logaddexp = define("logaddexp", F.logaddexp)
 erf = define("erf", sp.erf)
 relu = define("relu", lambda a: sp.Piecewise((a, a > 0), (0, True)), kind="arith")
-# Ties split the gradient evenly, as PyTorch does.
-maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), ((a + b) / 2, True)), kind="arith")
-minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), ((a + b) / 2, True)), kind="arith")
+# Ties split the gradient evenly, as PyTorch does. Integers take Max/Min: (a + b) / 2 is not a tie's
+# value in integer arithmetic (the LLVM backend's a/2 + b/2 gave maximum(3, 3) == 2).
+maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), ((a + b) / 2, True)), kind="arith",
+                 integer_fn=sp.Max)
+minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), ((a + b) / 2, True)), kind="arith",
+                 integer_fn=sp.Min)
 # Gradient 1 on the closed interval [lo, hi], as torch.clamp.
 # With lo > hi the result is hi everywhere, as np.clip, jax.numpy.clip and torch.clamp.
 clip = define("clip", lambda x, lo, hi: sp.Piecewise((hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)),
