@@ -426,7 +426,8 @@ def _install_tracer_methods():
         "__matmul__": matmul, "__rmatmul__": _reflect(matmul), "__neg__": negative,
         "__pos__": lambda self: self, "__abs__": abs, "__lt__": less, "__le__": less_equal,
         "__gt__": greater, "__ge__": greater_equal, "__eq__": equal, "__ne__": not_equal,
-        "__invert__": logical_not, "__and__": logical_and, "__or__": logical_or,
+        "__invert__": _boolean_only(logical_not, "~"), "__and__": _boolean_only(logical_and, "&"),
+        "__or__": _boolean_only(logical_or, "|"),
         "__getitem__": getitem, "astype": astype, "dot": dot, "ravel": ravel, "flatten": ravel,
         "reshape": lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape),
         "transpose": lambda self, *axes: transpose(self, (axes[0] if len(axes) == 1 else axes) or None),
@@ -437,6 +438,19 @@ def _install_tracer_methods():
         if isinstance(fn, E.ElementwiseOp):  # not a function, so it would not bind `self`
             fn = _as_method(fn)
         setattr(Tracer, name, fn)
+
+
+def _boolean_only(logical, operator):
+    """`&`, `|`, `~` on booleans (masks built from comparisons). On integers NumPy's operators are bitwise,
+    which symgrad has no op for: a clear error, not the logical result."""
+    def method(*operands):
+        for operand in operands:
+            dtype = operand.dtype if isinstance(operand, Tracer) else np.asarray(operand).dtype
+            if dtype != dtypes.BOOL:
+                fail(f"'{operator}' on a traced value of dtype {dtype}: NumPy's bitwise operation is not supported; "
+                     "use it on booleans (comparisons), or sg.logical_and / logical_or / logical_not", TracerError)
+        return logical(*operands)
+    return method
 
 
 def _reduction_method(reduction):

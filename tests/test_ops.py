@@ -570,6 +570,16 @@ def test_integer_maximum_and_minimum_are_exact_at_ties(backend, dtype):
     np.testing.assert_allclose(g, [0.5, 1.0, 0.0])
 
 
+@pytest.mark.parametrize("operator", [lambda t: t & t, lambda t: t | 1, lambda t: ~t, lambda t: (t > 0) & t])
+def test_bitwise_operators_on_traced_integers_are_clear_errors(operator):
+    """NumPy's & | ~ on integers are bitwise; the traced operators computed the logical result instead."""
+    with pytest.raises(sg.TracerError, match="bitwise") as info:
+        sg.compile(operator, backend="numpy")(np.array([3, -2]))
+    assert "test_ops.py" in str(info.value)
+    masks = sg.compile(lambda x: sg.where(((x > 0) & (x < 2)) | ~(x > -5), x, 0.0))(np.array([1.0, -1.0, -9.0]))
+    np.testing.assert_array_equal(masks, [1.0, 0.0, -9.0])
+
+
 # ----------------------------------------------------------------------------- empty axes and zero sizes
 
 EMPTY_REDUCTIONS = [((0, 3), 0), ((3, 0), 0), ((3, 0), 1), ((0, 3), None), ((0,), None), ((2, 0, 3), (0, 1)),
