@@ -239,6 +239,8 @@ def _extremum(prim, name, x, axis, keepdims):
     if _reduces_nothing(x, axis):
         fail(f"zero-size array to reduction operation {name} which has no identity "
              f"(shape {x.shape}, axis {axis})")
+    if x.dtype == dtypes.BOOL:  # any/all, as the truth of an integer max/min: no backend reduces 1-bit values
+        return astype(_reduce(prim, astype(x, dtypes.INT64), axis, keepdims), dtypes.BOOL)
     return _reduce(prim, x, axis, keepdims)
 
 
@@ -247,6 +249,9 @@ def _reduces_nothing(x, axes) -> bool:
 
 
 def prod(x, axis=None, keepdims=False):
+    x = asarray(x)
+    if not dtypes.is_float(x.dtype):  # as NumPy (and sum): integers and booleans multiply in int64
+        x = astype(x, dtypes.INT64)
     return _reduce(reduce_prod_p, x, axis, keepdims)
 
 

@@ -269,6 +269,8 @@ def apply_elementwise(op: ElementwiseOp, args):
     if op.kind == "float":
         compute = dtypes.float_result(compute)
     out_dtype = dtypes.BOOL if op.kind == "compare" else compute
+    if op.kind == "arith" and compute == dtypes.BOOL:
+        return _boolean_arithmetic(op, args)
     try:
         shape = broadcast_shapes(*[a.shape for a in operands])
     except ShapeError as err:
@@ -296,6 +298,21 @@ def apply_elementwise(op: ElementwiseOp, args):
                                            for a, cond in zip(args, is_condition)))
     name = op.name if not scalars else None
     return _bind_ew(expr, symbols, inputs, out_dtype, name)
+
+
+# NumPy refuses these on booleans (pointing to ~ and logical_xor).
+_NOT_ON_BOOLEANS = frozenset({"subtract", "negative", "sign"})
+
+
+def _boolean_arithmetic(op, args):
+    """NumPy's arithmetic on booleans (+ is or, * is and, maximum is or, ...) as the truth of the integer
+    result, so that no backend is asked for arithmetic on 1-bit values (LLVM has none)."""
+    if op.name in _NOT_ON_BOOLEANS:
+        from ..tracing import fail
+        fail(f"sg.{op.name} is not supported on booleans, as in NumPy; use ~ or sg.logical_xor, or astype(int)",
+             TypeError)
+    widened = tuple(int(a) if _is_python_scalar(a) else convert_p(a, dtype=dtypes.INT64) for a in args)
+    return convert_p(apply_elementwise(op, widened), dtype=dtypes.BOOL)
 
 
 def bakes_faithfully(expr, values: dict) -> bool:
