@@ -309,7 +309,7 @@ def _boolean_arithmetic(op, args):
     result, so that no backend is asked for arithmetic on 1-bit values (LLVM has none)."""
     if op.name in _NOT_ON_BOOLEANS:
         from ..tracing import fail
-        fail(f"sg.{op.name} is not supported on booleans, as in NumPy; use ~ or sg.logical_xor, or astype(int)",
+        fail(f"sg.{op.name} is not supported on booleans, as in NumPy; use ~ or sg.logical_not, or astype(int)",
              TypeError)
     widened = tuple(int(a) if _is_python_scalar(a) else convert_p(a, dtype=dtypes.INT64) for a in args)
     return convert_p(apply_elementwise(op, widened), dtype=dtypes.BOOL)
