@@ -99,6 +99,13 @@ def test_numpy_reduction_into_out_on_a_tracer_is_a_clear_error():
     assert "test_errors.py" in str(info.value)
 
 
+def test_sg_trace_of_an_array_points_to_einsum():
+    """sg.trace is the IR tracer; a port of np.trace(a) used to fail with "'Tracer' object is not callable"."""
+    with pytest.raises(TypeError, match="einsum"):
+        sg.grad(lambda a: sg.trace(a))(np.eye(3))
+    np.testing.assert_allclose(sg.grad(lambda a: sg.einsum("ii", a))(np.ones((3, 3))), np.eye(3))
+
+
 def test_gradient_with_respect_to_integer_input():
     with pytest.raises(TypeError, match="int64") as info:
         sg.grad(lambda x: sg.sum(x * 1.0))(np.arange(3))
