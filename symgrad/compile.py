@@ -20,7 +20,8 @@ import numpy as np
 from . import dtypes, guards, ir, pytree
 from .passes import optimize
 from .passes.lift import lift_constants
-from .tracing import TracerError, argument_names, as_input_array, check_arguments, function_name, trace_flat
+from .tracing import (TracerError, argument_names, as_input_array, check_arguments, current_builder, function_name,
+                      trace_flat)
 
 log = logging.getLogger("symgrad")
 
@@ -211,6 +212,8 @@ class Compiled:
             result = fast(*args)
             if result is not NotImplemented:
                 return result
+        if current_builder() is not None:  # inside an enclosing trace (sg.jvp(sg.compile(f))): inline, as jax.jit does
+            return self.fn(*args)
         arrays, key = self._key(args)
         lowered = (None if self._fresh else self._cache.get(key)) or self._lowered(key, args)
         if lowered.fast is not None:

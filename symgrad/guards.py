@@ -17,6 +17,7 @@ Two strengths:
 from __future__ import annotations
 
 import builtins
+import collections
 import dis
 import functools
 import sys
@@ -38,8 +39,10 @@ _IMPURE_PREFIXES = ("numpy.random", "scipy.stats", "symgrad.tensor", "symgrad.nn
                     "symgrad.autograd")
 _IMPURE_BUILTINS = frozenset({"print", "input", "open", "exec", "eval", "compile", "__import__", "globals",
                               "locals", "vars", "getattr", "setattr", "delattr", "breakpoint", "iter", "next"})
-_IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), type(Ellipsis), range, slice, np.generic,
-              np.dtype)
+_IMMUTABLE = (int, float, complex, bool, str, bytes, frozenset, type(None), type(Ellipsis), range, slice,
+              np.generic, np.dtype)
+# Mutable containers guarded item by item (values mode); sets by their items' equality.
+_CONTAINERS = (tuple, list, dict, collections.deque, set)
 _MUTATING_OPS = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR", "STORE_ATTR", "DELETE_ATTR", "STORE_GLOBAL",
                            "DELETE_GLOBAL"})
 _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
@@ -181,7 +184,7 @@ class _Walker:
             return
         if isinstance(value, types.ModuleType):
             self.visit_module(value, names)
-        elif isinstance(value, (tuple, list, dict)):
+        elif isinstance(value, _CONTAINERS):
             self.visit_container(value, description, names)
         elif isinstance(value, type):  # calling a library class builds a fresh object: no state carried over
             if value.__module__.split(".")[0] not in _TRUSTED_ROOTS:
@@ -196,9 +199,14 @@ class _Walker:
         if len(container) > CONTAINER_GUARD_ITEMS:
             self.impure(f"{description} holds {len(container)} items, too many to check every call")
         name = self.name(container)
+        if isinstance(container, set):  # no order to read items by: guard them all by equality
+            self.guard(f"the items of {description}", f"frozenset({name})", frozenset(container))
+            for item in container:
+                self.visit_value(item, f"an item of {description}", names)
+            return
         if isinstance(container, dict):
             self.guard(f"the keys of {description}", f"tuple({name})", tuple(container))
-        elif isinstance(container, list):
+        elif isinstance(container, (list, collections.deque)):
             self.guard(f"the length of {description}", f"len({name})", len(container))
         keys = list(container) if isinstance(container, dict) else range(len(container))
         for key in keys:
@@ -234,10 +242,14 @@ class _Walker:
         if id(fn) in self.seen:
             return
         self.seen.add(id(fn))
-        if isinstance(fn, functools.partial):
+        if isinstance(fn, functools.partial):  # its bound arguments are reads like closure cells
             self.visit_callable(fn.func, description)
-            for i, arg in enumerate(fn.args):
-                self.visit_value(arg, f"argument {i} of {description}", frozenset())
+            partial = self.name(fn)
+            for i in range(len(fn.args)):
+                self.visit_read(f"argument {i} of {description}", f"{partial}.args[{i}]", frozenset())
+            self.guard(f"the keywords of {description}", f"tuple({partial}.keywords)", tuple(fn.keywords))
+            for key in fn.keywords:
+                self.visit_read(f"keyword {key!r} of {description}", f"{partial}.keywords[{key!r}]", frozenset())
             return
         if isinstance(fn, types.MethodType):
             self.impure(f"{description} is a method of {type(fn.__self__).__name__}, whose attributes are not "

@@ -16,7 +16,7 @@ from .ops import elementwise as E
 from .ops.linalg import matmul_p
 from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
 from .ops.shape import broadcast_to_p, concatenate_p, convert_p, reshape_p, stop_gradient_p, transpose_p
-from .tracing import Tracer, current_builder, fail
+from .tracing import Tracer, TracerError, current_builder, fail
 
 # Elementwise functions come straight from the op library.
 add, subtract, multiply, divide, power = E.add, E.subtract, E.multiply, E.divide, E.power
@@ -32,11 +32,19 @@ logical_not, logical_and, logical_or = E.logical_not, E.logical_and, E.logical_o
 
 
 def asarray(x, dtype=None):
-    """A tracer stays a tracer; anything else becomes an ndarray of a supported dtype."""
+    """A tracer stays a tracer; a list or tuple holding tracers is stacked, as np.array stacks arrays
+    (`sg.asarray([f(x), 0.0])`); anything else becomes an ndarray of a supported dtype."""
     if isinstance(x, Tracer):
         return x if dtype is None else astype(x, dtype)
+    if isinstance(x, (list, tuple)) and _holds_tracer(x):
+        return stack([asarray(item, dtype) for item in x])
     array = np.asarray(x)
     return array.astype(dtypes.canonical(dtype if dtype is not None else array.dtype), copy=False)
+
+
+def _holds_tracer(items) -> bool:
+    return builtins.any(isinstance(item, Tracer) or isinstance(item, (list, tuple)) and _holds_tracer(item)
+                        for item in items)
 
 
 def _axes(axis, ndim) -> tuple:
@@ -232,6 +240,8 @@ def _extremum(prim, name, x, axis, keepdims):
     if _reduces_nothing(x, axis):
         fail(f"zero-size array to reduction operation {name} which has no identity "
              f"(shape {x.shape}, axis {axis})")
+    if x.dtype == dtypes.BOOL:  # any/all, as the truth of an integer max/min: no backend reduces 1-bit values
+        return astype(_reduce(prim, astype(x, dtypes.INT64), axis, keepdims), dtypes.BOOL)
     return _reduce(prim, x, axis, keepdims)
 
 
@@ -240,6 +250,9 @@ def _reduces_nothing(x, axes) -> bool:
 
 
 def prod(x, axis=None, keepdims=False):
+    x = asarray(x)
+    if not dtypes.is_float(x.dtype):  # as NumPy (and sum): integers and booleans multiply in int64
+        x = astype(x, dtypes.INT64)
     return _reduce(reduce_prod_p, x, axis, keepdims)
 
 
@@ -340,7 +353,11 @@ def outer(a, b):
 
 
 def inner(a, b):
-    return sum(multiply(a, b), axis=-1)
+    """NumPy inner: scalars multiply, otherwise contract the last axes (a's other axes, then b's)."""
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    return dot(a, moveaxis(b, -1, -2) if b.ndim >= 2 else b)
 
 
 def einsum(subscripts, *operands):
@@ -415,17 +432,42 @@ def _install_tracer_methods():
         "__matmul__": matmul, "__rmatmul__": _reflect(matmul), "__neg__": negative,
         "__pos__": lambda self: self, "__abs__": abs, "__lt__": less, "__le__": less_equal,
         "__gt__": greater, "__ge__": greater_equal, "__eq__": equal, "__ne__": not_equal,
-        "__invert__": logical_not, "__and__": logical_and, "__or__": logical_or,
-        "__getitem__": getitem, "astype": astype, "sum": sum, "mean": mean, "max": max, "min": min,
-        "prod": prod, "var": var, "std": std, "dot": dot, "ravel": ravel, "flatten": ravel,
+        "__invert__": _boolean_only(logical_not, "~"), "__and__": _boolean_only(logical_and, "&"),
+        "__or__": _boolean_only(logical_or, "|"),
+        "__getitem__": getitem, "astype": astype, "dot": dot, "ravel": ravel, "flatten": ravel,
         "reshape": lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape),
         "transpose": lambda self, *axes: transpose(self, (axes[0] if len(axes) == 1 else axes) or None),
         "squeeze": squeeze, "clip": clip, "T": property(lambda self: transpose(self)),
     }
+    methods.update((fn.__name__, _reduction_method(fn)) for fn in (sum, mean, max, min, prod, var, std))
     for name, fn in methods.items():
         if isinstance(fn, E.ElementwiseOp):  # not a function, so it would not bind `self`
             fn = _as_method(fn)
         setattr(Tracer, name, fn)
+
+
+def _boolean_only(logical, operator):
+    """`&`, `|`, `~` on booleans (masks built from comparisons). On integers NumPy's operators are bitwise,
+    which symgrad has no op for: a clear error, not the logical result."""
+    def method(*operands):
+        for operand in operands:
+            dtype = operand.dtype if isinstance(operand, Tracer) else np.asarray(operand).dtype
+            if dtype != dtypes.BOOL:
+                fail(f"'{operator}' on a traced value of dtype {dtype}: NumPy's bitwise operation is not supported; "
+                     "use it on booleans (comparisons), or sg.logical_and / logical_or / logical_not", TracerError)
+        return logical(*operands)
+    return method
+
+
+def _reduction_method(reduction):
+    """A reduction as a method taking NumPy's keywords too: np.sum(t), np.mean(t), np.std(t, ddof=1) ... on a
+    traced value call t.sum(axis=..., dtype=..., out=...) (as on any array-like), so they work as sg.sum does."""
+    def method(self, *args, dtype=None, out=None, **kwargs):
+        if out is not None:
+            fail(f"{reduction.__name__}(out=...): a traced value cannot be written into an array; "
+                 "use the returned value", TracerError)
+        return reduction(self if dtype is None else astype(self, dtype), *args, **kwargs)
+    return functools.wraps(reduction)(method)
 
 
 def _as_method(op):

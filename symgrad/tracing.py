@@ -326,6 +326,9 @@ def trace(fn, *args) -> ir.Graph:
     Dead code is dropped (e.g. cotangents of arguments a gradient does not ask for); the other
     passes are left to `sg.compile`, so the graph shows what tracing and autodiff produced."""
     from .passes.dce import dce
+    if not callable(fn):  # np.trace(a) ported as sg.trace(a)
+        raise TypeError(f"sg.trace traces a function into IR and got a {type(fn).__name__}; for NumPy's trace "
+                        "(the sum of the diagonal) use sg.einsum('ii', a)")
     graph, _, captures = trace_flat(fn, args)
     if captures:
         raise TracerError("sg.trace: the function captured traced values from an enclosing trace")

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
+from gradcheck import numeric_grad
 
 
 def f(x, w):
@@ -211,3 +212,17 @@ def test_in_place_changes_and_random_draws_stay_frozen_under_compile():
     first = f(np.ones(2))
     weights[0] = 5.0
     assert f(np.ones(2)) == first
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_transforms_of_a_compiled_function_trace_through_it(backend):
+    """sg.jvp(sg.compile(sg.grad(f))) is a Hessian-vector product (scipy's Newton-CG `hessp`), as jax.jit
+    composes with jax.jvp; a compiled function inside a trace is inlined, not handed the traced values."""
+    f = lambda x: sg.sum(sg.sin(x) ** 3 * x)
+    compiled_grad = sg.compile(sg.grad(f), backend=backend)
+    x, v = np.linspace(-1.0, 1.0, 5), np.arange(1.0, 6.0)
+    hessian = numeric_grad(lambda y: compiled_grad(y) @ v, (x,), 0)  # symmetric, so this is H v
+    np.testing.assert_allclose(sg.jvp(compiled_grad, (x,), (v,))[1], hessian, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(sg.grad(lambda y: compiled_grad(y) @ v)(x), hessian, rtol=1e-6, atol=1e-8)
+    scale = np.array(2.0)
+    assert sg.grad(lambda a: sg.compile(lambda b: a * b, backend=backend)(scale))(3.0) == 2.0

@@ -139,6 +139,46 @@ def test_closure_cells_and_default_arguments():
     np.testing.assert_allclose(g(X), 4 * X)
 
 
+def test_arguments_bound_by_functools_partial_are_guarded():
+    """grad(partial(loss, data=D)) with D changed in place used to return the gradient for the old D."""
+    import functools
+
+    def loss(x, data, config):
+        return sg.sum(x * data) * config["scale"]
+
+    data, config = np.ones(3), {"scale": 1.0}
+    g = sg.grad(functools.partial(loss, data=data, config=config))
+    np.testing.assert_allclose(g(X), [1.0, 1.0, 1.0])
+    data[1], config["scale"] = 5.0, 3.0
+    np.testing.assert_allclose(g(X), [3.0, 15.0, 3.0])
+
+    point = X.copy()
+    bound = functools.partial(loss, point)  # a positional argument, reached through a closure
+    g = sg.grad(lambda d: bound(d, {"scale": 1.0}))
+    np.testing.assert_allclose(g(np.ones(3)), X)
+    point[0] = 4.0
+    np.testing.assert_allclose(g(np.ones(3)), [4.0, X[1], X[2]])
+
+
+def test_sets_and_deques_are_guarded_by_content():
+    """A global set or deque changed in place used to leave the first trace's result."""
+    import collections
+    chosen, history = {0, 2}, collections.deque([np.ones(3)])
+    g_set = sg.grad(lambda x: sum(x[i] for i in range(3) if i in chosen))
+    g_deque = sg.grad(lambda x: sg.sum(x * history[-1]))
+    np.testing.assert_allclose(g_set(X), [1.0, 0.0, 1.0])
+    np.testing.assert_allclose(g_deque(X), [1.0, 1.0, 1.0])
+    chosen.add(1)
+    history.append(np.full(3, 2.0))
+    np.testing.assert_allclose(g_set(X), [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(g_deque(X), [2.0, 2.0, 2.0])
+    history[-1][0] = 5.0
+    np.testing.assert_allclose(g_deque(X), [5.0, 2.0, 2.0])
+    frozen = sg.grad(lambda x: sum(x[i] for i in range(3) if i in frozenset({1})))
+    np.testing.assert_allclose(frozen(X), [0.0, 1.0, 0.0])
+    assert len(guards.snapshot(lambda x: x * len(chosen), values=True)) > 1  # the set's items, not only its binding
+
+
 def test_random_draws_are_fresh_on_every_call_and_compile_once():
     g = sg.grad(noisy)
     RS.seed(1)

@@ -204,3 +204,13 @@ def test_float32_sums_and_means_along_an_axis_are_accurate(shape, axis):
         got = sg.compile(lambda a: fn(a, axis=axis))(x)
         assert got.dtype == np.float32
         np.testing.assert_allclose(got, expected, rtol=2e-7, err_msg=fn.__name__)
+
+
+def test_integer_power_with_an_array_exponent_is_a_clear_error():
+    """It raised a bare NotImplementedError from the expression printer; NumPy's backend computes it."""
+    base, exponent = np.array([3, -2, 0, 5]), np.array([2, 3, 1, 0])
+    with pytest.raises(sg.UnsupportedOpError, match="constant powers"):
+        sg.compile(lambda x, y: x ** y)(base, exponent)
+    np.testing.assert_array_equal(sg.compile(lambda x, y: x ** y, backend="numpy")(base, exponent), base ** exponent)
+    np.testing.assert_array_equal(sg.compile(lambda x: x ** 3)(base), base ** 3)
+    np.testing.assert_allclose(sg.compile(lambda x, y: x ** y)(base.astype(float), exponent), base ** exponent.astype(float))

@@ -390,7 +390,18 @@ STRUCTURAL = [
     ("dot-2d", lambda ns, a, b: ns.dot(a, b), [_r((3, 4)), _r((4, 2), 1)]),
     ("dot-2d-3d", lambda ns, a, b: ns.dot(a, b), [_r((3, 4)), _r((2, 4, 2), 1)]),
     ("dot-scalar", lambda ns, a, b: ns.dot(a, b), [_r(()), _r((3,), 1)]),
+    ("inner-1d", lambda ns, a, b: ns.inner(a, b), [_r((4,)), _r((4,), 1)]),
+    # NumPy's inner contracts the last axes and keeps all others: (3,4),(2,4) -> (3,2), not a row-wise sum
+    ("inner-2d", lambda ns, a, b: ns.inner(a, b), [_r((3, 4)), _r((2, 4), 1)]),
+    ("inner-square", lambda ns, a, b: ns.inner(a, b), [_r((3, 3)), _r((3, 3), 1)]),
+    ("inner-3d-2d", lambda ns, a, b: ns.inner(a, b), [_r((2, 3, 4)), _r((5, 4), 1)]),
+    ("inner-1d-3d", lambda ns, a, b: ns.inner(a, b), [_r((4,)), _r((2, 3, 4), 1)]),
+    ("inner-scalar", lambda ns, a, b: ns.inner(a, b), [_r(()), _r((3,), 1)]),
     ("outer", lambda ns, a, b: ns.outer(a, b), [_r((3,)), _r((4,), 1)]),
+    # lists holding traced values stack, as np.array([...]) does in autograd code
+    ("asarray-list", lambda ns, a: ns.asarray([a[0], a[1] * 2, 3.0]), [_r((3,))]),
+    ("asarray-nested", lambda ns, a: ns.asarray([[a[0], a[1]], (a[2], 1.0)]), [_r((3,))]),
+    ("asarray-rows", lambda ns, a, b: ns.asarray([a, b, a * b]), [_r((3,)), _r((3,), 1)]),
     ("outer-2d", lambda ns, a, b: ns.outer(a, b), [_r((2, 2)), _r((3,), 1)]),
     ("einsum-ij,jk", lambda ns, a, b: ns.einsum("ij,jk->ik", a, b), [_r((3, 4)), _r((4, 2), 1)]),
     ("einsum-bmm", lambda ns, a, b: ns.einsum("bij,bjk->bik", a, b), [_r((2, 3, 4)), _r((2, 4, 2), 1)]),
@@ -538,6 +549,64 @@ def test_max_ties_split_evenly():
     g = sg.grad(lambda x: sg.sum(sg.min(x, axis=0)))(np.array([[1.0, 2.0], [1.0, 0.0]]))
     np.testing.assert_allclose(g, [[0.5, 0], [0.5, 1]])
 
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_integer_maximum_and_minimum_are_exact_at_ties(backend, dtype):
+    """The float tie (a + b) / 2 is written for the gradient split; in native integer arithmetic it was
+    a/2 + b/2, so maximum(3, 3) gave 2 and maximum(x, x) gave 0 without an error."""
+    big = np.iinfo(dtype).max - 1
+    a = np.array([3, -2, 5, -7, big, 0], dtype=dtype)
+    b = np.array([1, 4, 5, -7, big, 0], dtype=dtype)
+    for name in ("maximum", "minimum"):
+        ours, theirs = getattr(sg, name), getattr(np, name)
+        got = sg.compile(lambda x, y: (ours(x, y), ours(x, x), ours(x, 3), ours(x, dtype(-7))), backend=backend)(a, b)
+        for value, expected in zip(got, (theirs(a, b), a, theirs(a, 3), theirs(a, dtype(-7)))):
+            assert value.dtype == expected.dtype
+            np.testing.assert_array_equal(value, expected)
+    # float ties still split the gradient
+    g = sg.compile(sg.grad(lambda x: sg.sum(sg.maximum(x, 1.0))), backend=backend)(np.array([1.0, 2.0, 0.0]))
+    np.testing.assert_allclose(g, [0.5, 1.0, 0.0])
+
+
+@pytest.mark.parametrize("operator", [lambda t: t & t, lambda t: t | 1, lambda t: ~t, lambda t: (t > 0) & t])
+def test_bitwise_operators_on_traced_integers_are_clear_errors(operator):
+    """NumPy's & | ~ on integers are bitwise; the traced operators computed the logical result instead."""
+    with pytest.raises(sg.TracerError, match="bitwise") as info:
+        sg.compile(operator, backend="numpy")(np.array([3, -2]))
+    assert "test_ops.py" in str(info.value)
+    masks = sg.compile(lambda x: sg.where(((x > 0) & (x < 2)) | ~(x > -5), x, 0.0))(np.array([1.0, -1.0, -9.0]))
+    np.testing.assert_array_equal(masks, [1.0, 0.0, -9.0])
+
+
+BOOLEAN_PROGRAMS = [
+    ("add", lambda ns, a, b: a + b), ("multiply", lambda ns, a, b: a * b), ("add-scalar", lambda ns, a, b: a + True),
+    ("maximum", lambda ns, a, b: ns.maximum(a, b)), ("minimum", lambda ns, a, b: ns.minimum(a, b)),
+    ("abs", lambda ns, a, b: ns.abs(a)), ("where", lambda ns, a, b: ns.where(a, b, a)),
+    ("max", lambda ns, a, b: ns.max(a)), ("min-axis", lambda ns, a, b: ns.min(b, axis=0)),
+    ("prod", lambda ns, a, b: ns.prod(a)), ("prod-axis", lambda ns, a, b: ns.prod(b, axis=1)),
+    ("prod-int32", lambda ns, a, b: ns.prod(ns.astype(b, np.int32) * 3, axis=0)),
+]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+@pytest.mark.parametrize("name,program", BOOLEAN_PROGRAMS, ids=[n for n, _ in BOOLEAN_PROGRAMS])
+def test_arithmetic_and_reductions_on_booleans_follow_numpy(name, program, backend):
+    """Booleans add as `or`, multiply as `and`, max/min as any/all; the LLVM backend failed inside
+    (fadd on i1, "Invalid integer data type 'b'") and prod kept bool where NumPy gives int64."""
+    a = np.array([[True, False, True], [False, False, True]])
+    b = np.array([[True, True, False], [True, False, True]])
+    expected = program(NP, a, b)
+    got = sg.compile(lambda x, y: program(SG, x, y), backend=backend)(a, b)
+    assert got.dtype == np.asarray(expected).dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("program", [lambda t: -t, lambda t: t - t, lambda t: sg.sign(t)])
+def test_subtraction_negation_and_sign_of_booleans_raise_as_in_numpy(program):
+    with pytest.raises(TypeError, match="booleans"):
+        sg.compile(program)(np.array([True, False]))
 
 
 # ----------------------------------------------------------------------------- empty axes and zero sizes

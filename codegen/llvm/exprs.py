@@ -13,6 +13,7 @@ import sympy as sp
 from llvmlite import ir
 
 from symgrad.ops import functions as F
+from symgrad.ops.core import UnsupportedOpError
 from symgrad.ops import special
 
 from . import callbacks, mathlib
@@ -148,8 +149,10 @@ class ExprEmitter:
             exp = sp.Rational(int(2 * exp), 2)
         if exp.is_Integer:
             return self._integer_power(self._emit(base), int(exp))
-        if not self.is_float:
-            raise NotImplementedError(f"integer power with exponent {exp}")
+        if not self.is_float:  # square-and-multiply needs the exponent when the code is built
+            raise UnsupportedOpError(
+                f"the LLVM backend raises integers only to constant powers, not to {exp} (an integer array): "
+                "pass the exponent as a Python int, use astype(float) on the base, or sg.compile(..., backend='numpy')")
         if exp == sp.S.Half:
             return self.intrinsic("sqrt", self._emit(base))
         if exp == -sp.S.Half:

@@ -181,6 +181,8 @@ class ElementwiseOp:
     the function is smooth, for generated tests. literal_arguments: the positions where a
     Python number always stays part of the expression (a power's exponent picks the form of
     its derivative); None for all of them (a user op may not differentiate in a number).
+    integer_fn: the builder for integer arrays (never differentiated) where `fn` is written for
+    its derivative with a value integer arithmetic cannot compute, such as a tie's (a + b) / 2.
     """
 
     name: str
@@ -189,6 +191,7 @@ class ElementwiseOp:
     kind: str = "float"
     domain: tuple = (-2.0, 2.0)
     literal_arguments: tuple | None = ()
+    integer_fn: object = None
 
     def __call__(self, *args):
         if len(args) != self.arity:
@@ -203,11 +206,12 @@ class ElementwiseOp:
 ELEMENTWISE: dict[str, ElementwiseOp] = {}
 
 
-def define(name, fn, arity=None, kind="float", domain=(-2.0, 2.0), literal_arguments=()) -> ElementwiseOp:
+def define(name, fn, arity=None, kind="float", domain=(-2.0, 2.0), literal_arguments=(),
+           integer_fn=None) -> ElementwiseOp:
     """Register an elementwise op built from a SymPy expression builder."""
     if arity is None:
         arity = _required_arguments(fn)
-    op = ElementwiseOp(name, fn, arity, kind, tuple(domain), literal_arguments)
+    op = ElementwiseOp(name, fn, arity, kind, tuple(domain), literal_arguments, integer_fn)
     ELEMENTWISE[name] = op
     return op
 
@@ -269,6 +273,8 @@ def apply_elementwise(op: ElementwiseOp, args):
     if op.kind == "float":
         compute = dtypes.float_result(compute)
     out_dtype = dtypes.BOOL if op.kind == "compare" else compute
+    if op.kind == "arith" and compute == dtypes.BOOL:
+        return _boolean_arithmetic(op, args)
     if scalars and builder is not None and builder.numbers_as_operands:
         as_arrays = _numbers_as_arrays(op, args, compute)
         if as_arrays is not None:
@@ -321,6 +327,21 @@ def _numbers_as_arrays(op, args, dtype):
     return tuple(np.asarray(a, dtype=dtype) if flag else a for a, flag in zip(args, flags))
 
 
+# NumPy refuses these on booleans (pointing to ~ and logical_xor).
+_NOT_ON_BOOLEANS = frozenset({"subtract", "negative", "sign"})
+
+
+def _boolean_arithmetic(op, args):
+    """NumPy's arithmetic on booleans (+ is or, * is and, maximum is or, ...) as the truth of the integer
+    result, so that no backend is asked for arithmetic on 1-bit values (LLVM has none)."""
+    if op.name in _NOT_ON_BOOLEANS:
+        from ..tracing import fail
+        fail(f"sg.{op.name} is not supported on booleans, as in NumPy; use ~ or sg.logical_not, or astype(int)",
+             TypeError)
+    widened = tuple(int(a) if _is_python_scalar(a) else convert_p(a, dtype=dtypes.INT64) for a in args)
+    return convert_p(apply_elementwise(op, widened), dtype=dtypes.BOOL)
+
+
 def bakes_faithfully(expr, values: dict) -> bool:
     """Whether writing `values` (symbol -> SymPy number) into `expr` keeps its IEEE meaning. Not
     when x / 0 becomes SymPy's complex infinity (zoo); nor when a comparison with an infinity
@@ -359,6 +380,9 @@ def _expression(op: ElementwiseOp, kinds: tuple):
     """(input symbols, SymPy expression) of op applied to arrays of the given dtypes and to
     Python scalars ((type, value) pairs), built once: SymPy construction is the slow part."""
     symbols, sympy_args = [], []
+    arrays = [kind for kind in kinds if not isinstance(kind, tuple)]
+    integer = arrays and all(np.dtype(kind).kind in "iu" for kind in arrays)
+    build = op.integer_fn if integer and op.integer_fn is not None else op.fn
     for kind in kinds:
         if isinstance(kind, tuple):
             sympy_args.append(_as_sympy_number(kind[1]))
@@ -366,7 +390,7 @@ def _expression(op: ElementwiseOp, kinds: tuple):
         symbol = input_symbol(len(symbols), kind)
         symbols.append(symbol)
         sympy_args.append(symbol)
-    expr = _rewrite(sp.sympify(op.fn(*sympy_args)))
+    expr = _rewrite(sp.sympify(build(*sympy_args)))
     if expr.is_Boolean and op.kind != "compare":
         raise TypeError(f"sg.{op.name} produced a boolean expression; declare it with kind='compare'")
     return tuple(symbols), expr
@@ -411,9 +435,12 @@ softplus = define("softplus", F.softplus)
 logaddexp = define("logaddexp", F.logaddexp)
 erf = define("erf", sp.erf)
 relu = define("relu", lambda a: sp.Piecewise((a, a > 0), (0, True)), kind="arith")
-# Ties split the gradient evenly, as PyTorch does.
-maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), ((a + b) / 2, True)), kind="arith")
-minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), ((a + b) / 2, True)), kind="arith")
+# Ties split the gradient evenly, as PyTorch does. Integers take Max/Min: (a + b) / 2 is not a tie's
+# value in integer arithmetic (the LLVM backend's a/2 + b/2 gave maximum(3, 3) == 2).
+maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), ((a + b) / 2, True)), kind="arith",
+                 integer_fn=sp.Max)
+minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), ((a + b) / 2, True)), kind="arith",
+                 integer_fn=sp.Min)
 # Gradient 1 on the closed interval [lo, hi], as torch.clamp.
 # With lo > hi the result is hi everywhere, as np.clip, jax.numpy.clip and torch.clamp.
 clip = define("clip", lambda x, lo, hi: sp.Piecewise((hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)),
