@@ -102,7 +102,7 @@ class Compiled:
         self._check_values = check_values
         self._guard = None  # what the cached traces read (guards.Guard), when it read anything
         self._holds = None  # self._guard.holds, looked up once: it runs on every call
-        self._changed = None  # the read whose change emptied the cache, for SYMGRAD_EXPLAIN
+        self._changed = None  # the guard that failed and emptied the cache, for SYMGRAD_EXPLAIN
         self._structures = collections.OrderedDict() if check_values else None  # structure -> Lowered
         self._fresh = False  # True once the function must re-run on every call (reads it cannot guard)
 
@@ -132,7 +132,7 @@ class Compiled:
     def _check_guard(self):
         """Empty the cache when something the cached traces read has changed since."""
         if self._guard is not None and not self._holds():
-            self._changed = self._guard.failure() or "a read"
+            self._changed = self._guard  # which read changed is worked out only to explain it
             self._cache.clear()
             self._fast = self._guard = self._holds = None
 
@@ -141,6 +141,7 @@ class Compiled:
         if lowered is None:
             if not self._fresh and os.environ.get("SYMGRAD_EXPLAIN") == "1":
                 log.warning("symgrad: tracing %s for %s", self.__name__, self._explain(key, self._leaf_names(args)))
+            self._changed = None
             check_arguments(self.fn, args)
             graph, out_tree, captures = trace_flat(self.fn, args, name=self.__name__,
                                                    numbers_as_operands=self._check_values)
@@ -191,8 +192,7 @@ class Compiled:
 
     def _explain(self, key, names) -> str:
         if self._changed is not None:
-            changed, self._changed = self._changed, None
-            return f"a changed read: {changed} is not what the last trace read"
+            return f"a changed read: {self._changed.failure() or 'a read'} is not what the last trace read"
         if not self._cache:
             return "its first call"
         tree, types = key
