@@ -103,15 +103,26 @@ def _same_content(current, expected) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _code_facts(code: types.CodeType):
-    """(global names read, all names used, imported modules, whether it mutates state) of a code tree."""
+    """(global names read, all names used, imported modules, whether it mutates state) of a code tree.
+
+    Filling a container the function itself just built (`outs = []; outs.append(h)`, `d = {}; d[k] = v`)
+    changes nothing outside the call; any other item or attribute store or mutating method call counts."""
     global_names, names, imports, mutates = set(), set(code.co_names), set(), False
-    for instruction in dis.get_instructions(code):
+    instructions = list(dis.get_instructions(code))
+    own = _own_containers(instructions)
+    for i, instruction in enumerate(instructions):
+        before = instructions[i - 1] if i else None
         if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
             global_names.add(instruction.argval)
         elif instruction.opname == "IMPORT_NAME":
             imports.add(instruction.argval)
+        elif instruction.opname == "STORE_SUBSCR":  # container, then a key of one instruction
+            simple_key = before is not None and before.opname in ("LOAD_CONST", "LOAD_FAST")
+            mutates |= not (simple_key and i >= 2 and _loads(instructions[i - 2], own))
         elif instruction.opname in _MUTATING_OPS:
             mutates = True
+        elif instruction.opname in ("LOAD_METHOD", "LOAD_ATTR") and instruction.argval in _MUTATING_METHODS:
+            mutates |= not _loads(before, own)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             inner = _code_facts(const)
@@ -119,8 +130,30 @@ def _code_facts(code: types.CodeType):
             names |= inner[1]
             imports |= inner[2]
             mutates |= inner[3]
-    mutates |= bool(names & _MUTATING_METHODS)
     return frozenset(global_names), frozenset(names), frozenset(imports), mutates
+
+
+def _own_containers(instructions) -> set:
+    """Local names only ever assigned a container built right there ([], {}, set literals; also
+    `a, b = [], {}`, which builds both, then stores them one after the other)."""
+    fresh = {}
+    for i, instruction in enumerate(instructions):
+        if instruction.opname == "STORE_FAST":
+            j = i - 1
+            while j >= 0 and instructions[j].opname == "STORE_FAST":
+                j -= 1
+            stores_before, first = i - 1 - j, j - (i - 1 - j)
+            built = (first >= 0 and all(instructions[k].opname in ("BUILD_LIST", "BUILD_MAP", "BUILD_SET")
+                                        for k in range(first, j + 1))
+                     and not any(instructions[k].is_jump_target for k in range(first + 1, i + 1)))  # x = G if c else []
+            fresh[instruction.argval] = fresh.get(instruction.argval, True) and built
+    return {name for name, built in fresh.items() if built}
+
+
+def _loads(instruction, own) -> bool:
+    """Whether `instruction` loads one of the function's own containers."""
+    return instruction is not None and instruction.opname in ("LOAD_FAST", "LOAD_FAST_CHECK") and \
+        instruction.argval in own
 
 
 def _module_name(value) -> str:

@@ -334,3 +334,43 @@ def test_a_structure_too_deep_to_walk_makes_the_function_run_every_call():
     guard = guards.snapshot(f, values=True)
     assert not guard.pure and "could not be walked" in guard.impure_reason
     assert guards.snapshot(f, values=False).pure
+
+
+LOG = []
+
+
+def test_filling_containers_the_function_builds_keeps_it_pure_but_mutating_outside_state_does_not():
+    def unrolled(x, k):
+        hiddens, named = [], {}
+        h = x
+        for step in range(3):
+            h = sg.tanh(h * W + step)
+            hiddens.append(h)
+            named["last"] = h
+        return sg.sum(sg.stack(hiddens)) + sg.sum(named["last"]) * k
+
+    def appends_to_a_global(x):
+        LOG.append(1)
+        return sg.sum(x)
+
+    def appends_through_an_alias(x):
+        alias = LOG
+        alias.append(1)
+        return sg.sum(x)
+
+    def stores_into_an_argument(x, out):
+        out[0] = 1.0
+        return sg.sum(x)
+
+    def appends_to_a_global_or_its_own(x, c):
+        chosen = LOG if c else []
+        chosen.append(1)
+        return sg.sum(x)
+
+    assert guards.snapshot(unrolled, values=True).pure
+    for impure in (appends_to_a_global, appends_through_an_alias, stores_into_an_argument,
+                   appends_to_a_global_or_its_own):
+        assert not guards.snapshot(impure, values=True).pure, impure.__name__
+    g = sg.grad(unrolled)
+    np.testing.assert_allclose(g(X, 2.0), sg.grad(unrolled)(X, 2.0))
+    assert not g.compiled._fresh and len(g.compiled.cache_info()) == 1
