@@ -142,7 +142,7 @@ def _own_containers(instructions) -> set:
             j = i - 1
             while j >= 0 and instructions[j].opname == "STORE_FAST":
                 j -= 1
-            stores_before, first = i - 1 - j, j - (i - 1 - j)
+            first = j - (i - 1 - j)  # as many builds before the run of stores as it has stores before i
             built = (first >= 0 and all(instructions[k].opname in ("BUILD_LIST", "BUILD_MAP", "BUILD_SET")
                                         for k in range(first, j + 1))
                      and not any(instructions[k].is_jump_target for k in range(first + 1, i + 1)))  # x = G if c else []
