@@ -143,13 +143,15 @@ class Compiled:
                 log.warning("symgrad: tracing %s for %s", self.__name__, self._explain(key, self._leaf_names(args)))
             self._changed = None
             check_arguments(self.fn, args)
+            # what the trace will read, as it is before the trace: a trace that changes it fails the guard
+            guard = None if self._fresh else guards.snapshot(self.fn, values=self._check_values)
             graph, out_tree, captures = trace_flat(self.fn, args, name=self.__name__,
                                                    numbers_as_operands=self._check_values)
             if captures:
                 raise TracerError(f"{self.__name__}: a compiled function cannot close over traced values of an "
                                   "enclosing trace; pass them as arguments")
-            if not self._fresh:
-                self._guard_reads()
+            if guard is not None:
+                self._use_guard(guard)
             flat_args = key[0] == _flat_tree(len(key[1]))
             if self._structures is None:
                 lowered = self._lower(graph, out_tree, flat_args)
@@ -159,9 +161,8 @@ class Compiled:
                 self._cache[key] = lowered
         return lowered
 
-    def _guard_reads(self):
-        """Guard what the trace just read; in check_values mode, switch to fresh traces if that is impossible."""
-        guard = guards.snapshot(self.fn, values=self._check_values)
+    def _use_guard(self, guard):
+        """Check `guard` before reusing the cache; an impure one (check_values mode) means fresh traces."""
         if guard.pure:
             self._guard = guard if len(guard) else None
             self._holds = guard.holds if len(guard) else None

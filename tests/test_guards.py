@@ -374,3 +374,17 @@ def test_filling_containers_the_function_builds_keeps_it_pure_but_mutating_outsi
     g = sg.grad(unrolled)
     np.testing.assert_allclose(g(X, 2.0), sg.grad(unrolled)(X, 2.0))
     assert not g.compiled._fresh and len(g.compiled.cache_info()) == 1
+
+
+COUNTER = np.zeros(1)
+
+
+def test_a_trace_that_changes_what_it_read_runs_again_on_the_next_call():
+    def counts(x):
+        np.add(COUNTER, 1.0, out=COUNTER)  # a side effect no bytecode pattern shows
+        return sg.sum(x) * COUNTER[0]
+
+    g = sg.grad(counts)
+    COUNTER[0] = 0.0
+    results = [g(X)[0] for _ in range(3)]
+    assert results == [1.0, 2.0, 3.0]
