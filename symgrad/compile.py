@@ -75,7 +75,20 @@ class Lowered:
 
     @property
     def source(self) -> str:
-        return self.executable.source
+        """The generated Python source (backend="numpy")."""
+        source = getattr(self.executable, "source", None)
+        if source is None:
+            raise AttributeError("this function was compiled to native code, which has no Python source: its LLVM IR "
+                                 "is .llvm_ir (and .as_text()); compile with backend='numpy' for readable Python")
+        return source
+
+    @property
+    def llvm_ir(self) -> str:
+        """The LLVM IR of native code (the default backend), as handed to LLVM's optimizer."""
+        llvm_ir = getattr(self.executable, "llvm_ir", None)
+        if llvm_ir is None:
+            raise AttributeError("this function was compiled to Python source (.source), not LLVM IR")
+        return llvm_ir
 
 
 FRESH_STRUCTURES = 32  # compiled structures kept for a function that re-runs on every call

@@ -162,7 +162,7 @@ def value_and_grad(fn, argnums=0, has_aux=False):
         return ((out, aux), grads) if has_aux else (out, grads)
 
     return _cached_transform(fn, ("value_and_grad", _hashable(argnums), has_aux),
-                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "vjp")))
+                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "value_and_grad")))
 
 
 def grad(fn, argnums=0, has_aux=False):

@@ -226,3 +226,13 @@ def test_transforms_of_a_compiled_function_trace_through_it(backend):
     np.testing.assert_allclose(sg.grad(lambda y: compiled_grad(y) @ v)(x), hessian, rtol=1e-6, atol=1e-8)
     scale = np.array(2.0)
     assert sg.grad(lambda a: sg.compile(lambda b: a * b, backend=backend)(scale))(3.0) == 2.0
+
+
+def test_source_is_python_and_llvm_ir_has_its_own_name(xw):
+    x, w = xw
+    native, python = sg.compile(f).lower(x, w), sg.compile(f, backend="numpy").lower(x, w)
+    assert "define" in native.llvm_ir and "def f(x, w):" in python.source
+    with pytest.raises(AttributeError, match="llvm_ir"):
+        native.source
+    with pytest.raises(AttributeError, match="source"):
+        python.llvm_ir

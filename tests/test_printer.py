@@ -23,7 +23,7 @@ def f(x: f64[4,3], w: f64[3,2]) -> f64[]:
   return v2"""
 
 VALUE_AND_GRAD = """\
-def f_vjp(x: f64[4,3], w: f64[3,2]) -> (f64[], f64[4,3], f64[3,2]):
+def f_value_and_grad(x: f64[4,3], w: f64[3,2]) -> (f64[], f64[4,3], f64[3,2]):
   # forward
   v0: f64[4,2]    = matmul x w
   v1: f64[4,2]    = tanh v0

@@ -31,11 +31,6 @@ class LlvmExecutable:
         self.entry = entry
         self.structure = structure
 
-    @property
-    def source(self) -> str:
-        """The LLVM IR handed to the optimizer (`optimized_ir()` shows it after O3)."""
-        return self.llvm_ir
-
     def optimized_ir(self) -> str:
         return jit.optimized_ir(self.llvm_ir.replace(jit.PLACEHOLDER, "symgrad_"))
 
