@@ -91,7 +91,7 @@ class Lowered:
         return llvm_ir
 
 
-FRESH_STRUCTURES = 32  # compiled structures kept for a function that re-runs on every call
+STRUCTURES_KEPT = 32  # compiled structures an uncompiled transform (or the concrete vjp) keeps, newest first
 
 
 class Compiled:
@@ -197,7 +197,7 @@ class Compiled:
         structure = (key, out_tree, graph.structure_key())
         lowered = self._structures.pop(structure, None) or self._lower(graph, out_tree, flat_args)
         self._structures[structure] = lowered
-        if len(self._structures) > FRESH_STRUCTURES:
+        if len(self._structures) > STRUCTURES_KEPT:
             self._structures.popitem(last=False)
         constants = tuple(constants)
         entry = lowered.fast

@@ -17,7 +17,7 @@ from . import dtypes, ir, pytree
 from . import numpy_api as sg
 from .autodiff import backward_pass, forward_pass
 from .autodiff.partition import split_forward_backward
-from .compile import BACKENDS, FRESH_STRUCTURES, Compiled, default_backend
+from .compile import BACKENDS, STRUCTURES_KEPT, Compiled, default_backend
 from .passes import optimize
 from .passes.lift import lift_constants
 from .tracing import (Builder, Tracer, argument_names, as_input_array, building, current_builder, function_name,
@@ -290,7 +290,7 @@ def _vjp_executables(joint, num_primals, num_outputs):
         lower = BACKENDS[default_backend()]
         executables = lower(optimize(forward)), lower(optimize(backward))
     _VJP_EXECUTABLES[key] = executables
-    if len(_VJP_EXECUTABLES) > FRESH_STRUCTURES:
+    if len(_VJP_EXECUTABLES) > STRUCTURES_KEPT:
         _VJP_EXECUTABLES.popitem(last=False)
     return (*executables, lifted)
 

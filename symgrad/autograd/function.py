@@ -78,6 +78,7 @@ class FunctionCtx:
         return [(position, g) for position, (g, is_tensor) in enumerate(zip(grads, self._tensor_inputs))
                 if is_tensor]
 
+
 class Function:
     """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grad_outputs)`; call `apply`."""
 
