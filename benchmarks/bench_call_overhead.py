@@ -16,8 +16,8 @@ import timeit
 import numpy as np
 from llvmlite import ir
 
-from codegen import runtime
-from codegen.llvm import jit, pyentry
+from symgrad.codegen import runtime
+from symgrad.codegen.llvm import jit, pyentry
 
 N = 10
 F64, I32, I64, PTR = ir.DoubleType(), ir.IntType(32), ir.IntType(64), ir.PointerType()

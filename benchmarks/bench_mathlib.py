@@ -13,7 +13,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 from test_llvm_mathlib import ARITY, NUMPY_REFERENCE, compiled_loop, max_ulp  # noqa: E402
-from codegen.llvm import mathlib  # noqa: E402
+from symgrad.codegen.llvm import mathlib  # noqa: E402
 
 N = 1_000_000
 REPEATS = 15

@@ -184,7 +184,7 @@ def _write_text(path: str, text: str) -> None:
 # ----------------------------------------------------------------------------- LLVM: .so + .h
 
 def _write_llvm(base, prefix, entries, metadata, cpu) -> list:
-    from codegen.llvm.shared_library import SharedLibrary
+    from symgrad.codegen.llvm.shared_library import SharedLibrary
 
     library = SharedLibrary(prefix, cpu)
     kernels = [library.add_kernel(entry.graph, f"{prefix}_{entry.kind}") for entry in entries]
@@ -276,7 +276,7 @@ def _entry_summary(metadata: dict, kind: str) -> str:
 # ----------------------------------------------------------------------------- NumPy: standalone .py
 
 def _write_numpy(base, entries, metadata) -> list:
-    from codegen import numpy_backend
+    from symgrad.codegen import numpy_backend
 
     helpers, sections, data = [], [], {}
     for entry in entries:

@@ -38,12 +38,12 @@ def register_backend(name, lower):
 
 
 def _numpy_lower(graph, structure=None):
-    from codegen import numpy_backend
+    from symgrad.codegen import numpy_backend
     return numpy_backend.lower(graph)
 
 
 def _llvm_lower(graph, structure=None):
-    from codegen.llvm import backend
+    from symgrad.codegen.llvm import backend
     return backend.lower(graph, structure)
 
 

@@ -33,7 +33,7 @@ CONTENT_GUARD_BYTES = 1 << 20
 CONTAINER_GUARD_ITEMS = 256
 # Library code trusted not to keep state between calls, except under the impure prefixes.
 _TRUSTED_ROOTS = frozenset({"builtins", "math", "cmath", "operator", "functools", "itertools", "collections",
-                            "dataclasses", "enum", "abc", "typing", "numpy", "sympy", "symgrad", "codegen", "scipy"})
+                            "dataclasses", "enum", "abc", "typing", "numpy", "sympy", "symgrad", "scipy"})
 # Under a trusted root, what keeps state: random generators, and symgrad's eager objects (tensors, modules).
 _IMPURE_PREFIXES = ("numpy.random", "scipy.stats", "symgrad.tensor", "symgrad.nn.modules", "symgrad.optim",
                     "symgrad.autograd")

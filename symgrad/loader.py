@@ -130,7 +130,7 @@ class _NativeLibrary:
 
     def _connect_blas(self, slots: dict) -> None:
         """Point the library's gemm slots at NumPy's BLAS (left empty, it multiplies with its own loops)."""
-        from codegen import runtime
+        from symgrad.codegen import runtime
         found = runtime.blas_addresses()
         for name, symbol in slots.items():
             if name in found:
@@ -139,7 +139,7 @@ class _NativeLibrary:
     def _connect_runtime(self, spec) -> bool:
         """Fill the table through which the library's CPython entries reach CPython and NumPy;
         False (calls then go through ctypes) if this process cannot name every symbol."""
-        from codegen import runtime
+        from symgrad.codegen import runtime
         if not spec:
             return False
         addresses = runtime.symbol_addresses()
@@ -154,7 +154,7 @@ class _NativeLibrary:
         """The native CPython entry (checks arguments, allocates outputs), or None."""
         if not self.python_entries or "python" not in spec:
             return None
-        from codegen import runtime
+        from symgrad.codegen import runtime
         address = ctypes.cast(self.library[spec["python"]["symbol"]], ctypes.c_void_p).value
         return runtime.make_builtin(address, spec["python"]["symbol"], owner=self)
 

@@ -395,7 +395,7 @@ def test_calls_from_several_threads_do_not_share_a_workspace(tmp_path):
 def test_loaded_library_multiplies_through_numpys_blas_or_its_own_loops(tmp_path):
     import ctypes
 
-    from codegen import runtime
+    from symgrad.codegen import runtime
     if not runtime.blas_addresses():
         pytest.skip("no BLAS found next to NumPy")
 

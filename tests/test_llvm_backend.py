@@ -14,8 +14,8 @@ import pytest
 import symgrad as sg
 from symgrad.compile import Compiled
 
-llvm_backend = pytest.importorskip("codegen.llvm.backend")
-from codegen.llvm import blas, jit, kernel  # noqa: E402
+llvm_backend = pytest.importorskip("symgrad.codegen.llvm.backend")
+from symgrad.codegen.llvm import blas, jit, kernel  # noqa: E402
 from llvmlite import ir  # noqa: E402
 
 
@@ -148,7 +148,7 @@ def test_lowered_text_shows_the_llvm_ir():
 
 _CHILD = textwrap.dedent("""
     import numpy as np, symgrad as sg
-    from codegen.llvm import jit
+    from symgrad.codegen.llvm import jit
     if {forbid}:
         def refuse(*a, **k):
             raise AssertionError("compiled although the disk cache holds the code")

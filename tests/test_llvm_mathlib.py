@@ -10,7 +10,7 @@ import pytest
 from llvmlite import ir
 import llvmlite.binding as llvm
 
-from codegen.llvm import mathlib
+from symgrad.codegen.llvm import mathlib
 
 llvm.initialize_native_target()
 llvm.initialize_native_asmprinter()

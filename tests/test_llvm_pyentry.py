@@ -1,4 +1,4 @@
-"""Native METH_FASTCALL entry points (codegen.llvm.pyentry + codegen.runtime) on hand-built kernels.
+"""Native METH_FASTCALL entry points (symgrad.codegen.llvm.pyentry + symgrad.codegen.runtime) on hand-built kernels.
 
 Checks results, that every argument the entry cannot take gives NotImplemented, Python
 floats for 0-d inputs, error statuses, nested result structures, and reference counts.
@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from llvmlite import ir
 
-from codegen import runtime
-from codegen.llvm import jit, pyentry
+from symgrad.codegen import runtime
+from symgrad.codegen.llvm import jit, pyentry
 
 I32, I64, PTR = ir.IntType(32), ir.IntType(64), ir.PointerType()
 F64, F32 = ir.DoubleType(), ir.FloatType()
@@ -185,7 +185,7 @@ RELINK_AND_CALL = """
 import sys
 import llvmlite.binding as llvm
 import numpy as np
-from codegen import runtime
+from symgrad.codegen import runtime
 llvm.initialize_native_target()
 llvm.initialize_native_asmprinter()
 for symbol, address in runtime.symbol_addresses().items():

@@ -2,7 +2,7 @@
 import numpy as np
 
 import symgrad as sg
-from codegen.numpy_backend import lower
+from symgrad.codegen.numpy_backend import lower
 from symgrad import ir
 from symgrad.ops.shape import reshape_p, transpose_p
 from symgrad.passes import cse, dce, fold, fuse, optimize, simplify

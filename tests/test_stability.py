@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from codegen import numpy_backend
+from symgrad.codegen import numpy_backend
 from gradcheck import value_and_grad_everywhere
 
 mpmath.mp.dps = 50

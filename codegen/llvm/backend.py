@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 
-from codegen import runtime
+from symgrad.codegen import runtime
 from symgrad import ir as sir
 
 from . import blas, callbacks, jit, pyentry

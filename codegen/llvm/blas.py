@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 
-from codegen import runtime
+from symgrad.codegen import runtime
 
 from .operands import Buffer, IndexMap
 from .types import F32, F64, I32, I64, PTR

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from codegen import runtime
+from symgrad.codegen import runtime
 
 from . import zeta
 from .types import F64, I32

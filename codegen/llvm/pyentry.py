@@ -14,7 +14,7 @@ import sys
 import numpy as np
 from llvmlite import ir
 
-from codegen import runtime
+from symgrad.codegen import runtime
 
 SYMBOLS = runtime.SYMBOL_NAMES
 

@@ -45,7 +45,7 @@ def _ew_shape(inputs, expr, args, dtype, name=None):
 
 
 def _ew_impl(*arrays, expr, args, dtype, name=None):
-    from codegen.numpy_backend import elementwise_function
+    from symgrad.codegen.numpy_backend import elementwise_function
     return elementwise_function(expr, args, np.dtype(dtype))(*arrays)
 
 
