@@ -7,8 +7,6 @@ Names are imported on first use (PEP 562), so `import symgrad` is fast and needs
 NumPy: a process without SymPy or llvmlite can still `symgrad.load` an AOT artifact.
 """
 import importlib
-import sys
-import types
 
 from .dtypes import FLOAT32 as float32, FLOAT64 as float64, INT32 as int32, INT64 as int64, BOOL as bool_  # noqa
 
@@ -28,9 +26,9 @@ _LAZY = {
     ".tracing": "TracerError trace",
     ".transforms": "grad hessian jacfwd jacobian jacrev jvp value_and_grad vjp",
     ".finite_differences": "check_grads",
-    ".compile": "compile",
-    ".symbolic": "symbolic",
-    ".tensor": "Tensor cat from_numpy manual_seed rand randn tensor",
+    ".compiler": "compile",
+    ".closed_form": "symbolic",
+    ".eager.tensor": "Tensor cat from_numpy manual_seed rand randn tensor",
     ".autograd": "enable_grad is_grad_enabled no_grad set_grad_enabled",
     ".loader": "load",
 }
@@ -56,15 +54,3 @@ def __getattr__(name):
 def __dir__():
     return sorted(set(globals()) | set(__all__))
 
-
-class _Package(types.ModuleType):
-    """Importing symgrad/compile.py (or symbolic.py, tensor.py) binds the submodule as an attribute of
-    the package; this keeps such a binding from hiding the public function of the same name."""
-
-    def __setattr__(self, name, value):
-        if isinstance(value, types.ModuleType) and _SOURCE.get(name) == "." + name:
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -24,7 +24,7 @@ import numpy as np
 from . import __version__, dtypes, ir, pytree
 from .loader import (ENTRY_KINDS, FORMAT, FORMAT_VERSION, file_sha256, metadata_symbol, metadata_text,
                      tree_to_json)
-from .compile import output_structure
+from .compiler import output_structure
 from .passes import optimize
 from .tracing import argument_names, as_input_array, check_arguments, function_name, trace_flat
 from .transforms import grad as grad_transform, value_and_grad as value_and_grad_transform

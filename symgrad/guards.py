@@ -35,7 +35,7 @@ CONTAINER_GUARD_ITEMS = 256
 _TRUSTED_ROOTS = frozenset({"builtins", "math", "cmath", "operator", "functools", "itertools", "collections",
                             "dataclasses", "enum", "abc", "typing", "numpy", "sympy", "symgrad", "scipy"})
 # Under a trusted root, what keeps state: random generators, and symgrad's eager objects (tensors, modules).
-_IMPURE_PREFIXES = ("numpy.random", "scipy.stats", "symgrad.tensor", "symgrad.nn.modules", "symgrad.optim",
+_IMPURE_PREFIXES = ("numpy.random", "scipy.stats", "symgrad.eager", "symgrad.nn.modules", "symgrad.optim",
                     "symgrad.autograd")
 _IMPURE_BUILTINS = frozenset({"print", "input", "open", "exec", "eval", "compile", "__import__", "globals",
                               "locals", "vars", "getattr", "setattr", "delattr", "breakpoint", "iter", "next"})

@@ -17,7 +17,7 @@ from . import dtypes, ir, pytree
 from . import numpy_api as sg
 from .autodiff import backward_pass, forward_pass
 from .autodiff.partition import split_forward_backward
-from .compile import BACKENDS, STRUCTURES_KEPT, Compiled, default_backend
+from .compiler import BACKENDS, STRUCTURES_KEPT, Compiled, default_backend
 from .passes import optimize
 from .passes.lift import lift_constants
 from .tracing import (Builder, Tracer, argument_names, as_input_array, building, current_builder, function_name,

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.autograd import adjoint
+from symgrad.eager import adjoint
 
 
 def _step(w, x):
@@ -47,7 +47,7 @@ def test_lowered_adjoint_matches_first_eager_evaluation():
 
 
 def test_an_op_the_default_backend_lacks_falls_back_to_numpy(monkeypatch):
-    compile_module = importlib.import_module("symgrad.compile")  # the module (sg.compile is the function)
+    compile_module = importlib.import_module("symgrad.compiler")
 
     def lacks_everything(graph):
         raise NotImplementedError("no rule")
@@ -79,7 +79,7 @@ def _annealed_step(w, x, y, beta, lr):
 def test_a_python_number_that_changes_every_step_keeps_one_compiled_adjoint():
     """Numbers are run-time inputs of the plans and of the recorded graph, not part of its structure:
     changing them re-derives nothing, and from the second step on the lowered adjoint runs."""
-    from symgrad.autograd import plans
+    from symgrad.eager import plans
     from symgrad.ops.elementwise import derivative
     rng = np.random.default_rng(4)
     x, y = rng.standard_normal((6, 5)), rng.standard_normal((6, 5))

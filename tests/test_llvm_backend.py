@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.compile import Compiled
+from symgrad.compiler import Compiled
 
 llvm_backend = pytest.importorskip("symgrad.codegen.llvm.backend")
 from symgrad.codegen.llvm import blas, jit, kernel  # noqa: E402

@@ -8,8 +8,8 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..ops import elementwise as E
-from ..autograd.function import Function
-from ..tensor import Tensor, apply_elementwise, labelled
+from ..eager.function import Function
+from ..eager.tensor import Tensor, apply_elementwise, labelled
 
 
 def _ew(op, args):

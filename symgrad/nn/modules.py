@@ -7,8 +7,8 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..autograd.mode import no_grad
-from ..tensor import Tensor, random_generator
+from ..eager.mode import no_grad
+from ..eager.tensor import Tensor, random_generator
 from . import functional as F
 from .parameter import Parameter
 

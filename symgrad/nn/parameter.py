@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..eager.tensor import Tensor
 
 
 class Parameter(Tensor):

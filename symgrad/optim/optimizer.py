@@ -1,8 +1,8 @@
 """`Optimizer`: parameter groups, per-parameter state, zero_grad(); subclasses write `update`."""
 from __future__ import annotations
 
-from ..autograd.mode import no_grad
-from ..tensor import Tensor
+from ..eager.mode import no_grad
+from ..eager.tensor import Tensor
 
 
 class Optimizer:
@@ -39,7 +39,7 @@ class Optimizer:
         """One update of every parameter that has a gradient; returns closure() if given."""
         loss = None
         if closure is not None:
-            from ..autograd.mode import enable_grad
+            from ..eager.mode import enable_grad
             with enable_grad():
                 loss = closure()
         with no_grad():

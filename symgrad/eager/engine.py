@@ -5,7 +5,7 @@ reverse creation order, in runs. A run is a stretch of ordinary records between 
 points where Python must see a gradient: a record with hooks or retain_grad, an input
 of autograd.grad, or a custom autograd.Function (whose backward is Python). Each run is
 one adjoint graph derived by the compiler's reverse pass and cached by structure
-(symgrad.autograd.adjoint); with no hooks or custom functions the whole backward is one run.
+(symgrad.eager.adjoint); with no hooks or custom functions the whole backward is one run.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
     """The gradients of `outputs` with respect to `inputs`, returned (not accumulated), as torch.autograd.grad."""
-    from ..tensor import Tensor
+    from .tensor import Tensor
     outputs, inputs = _as_list(outputs), _as_list(inputs)
     grad_outputs = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
     for i, t in enumerate(inputs):
@@ -55,7 +55,7 @@ def _as_list(x):
 
 
 def _as_tensor(ct, copy=False):
-    from ..tensor import Tensor
+    from .tensor import Tensor
     if isinstance(ct, Tensor):
         return ct
     return Tensor._wrap(np.array(ct, copy=True) if copy else np.asarray(ct))
@@ -63,7 +63,7 @@ def _as_tensor(ct, copy=False):
 
 def _seeds(tensors, grads, create_graph):
     """The cotangent fed into each output: ones for a scalar, else the given gradient (checked)."""
-    from ..tensor import Tensor
+    from .tensor import Tensor
     seeds = []
     for i, (t, g) in enumerate(zip(tensors, grads)):
         if not isinstance(t, Tensor) or not t.requires_grad:

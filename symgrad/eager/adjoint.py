@@ -65,7 +65,7 @@ class Source:
 
     def tensor(self):
         """The value as a Tensor that keeps its place in the graph (for create_graph)."""
-        from ..tensor import Tensor
+        from .tensor import Tensor
         array = self.array()
         if self.node is not None and not isinstance(self.node, Record):
             return self.node  # a leaf tensor
@@ -186,7 +186,7 @@ def _reached(forward: ir.Graph, seeds) -> set:
 
 def _lower(graph):
     """The default backend's executable; the NumPy backend (which has every op) if it lacks a rule."""
-    from ..compile import BACKENDS, default_backend
+    from ..compiler import BACKENDS, default_backend
     try:
         return BACKENDS[default_backend()](graph)
     except NotImplementedError:
@@ -219,7 +219,7 @@ def run_stage(run, pending: dict, wanted, create_graph: bool) -> list:
     sources = [stage.sources[i] for i in adjoint.value_positions]
     seeds = [pending.pop(id(run[i])) for i in stage.seeded]
     seeds = [seeds[i] for i in adjoint.seed_positions]
-    from ..tensor import Tensor
+    from .tensor import Tensor
     if create_graph:
         operands = [s.tensor() for s in sources] + [s if isinstance(s, Tensor) else Tensor._wrap(s) for s in seeds]
         results = adjoint.run_recorded(operands)

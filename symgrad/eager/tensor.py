@@ -5,7 +5,7 @@ operator works on tensors unchanged: `tracing.bind` hands the operands to
 `EagerRecorder.add`, which evaluates the primitive's NumPy implementation now and, in
 grad mode with an operand that requires grad, records the op as a `Record` (the
 result's `grad_fn`). `backward()` turns the records into an IR graph and runs the
-compiler's adjoint pass on it (symgrad.autograd.engine).
+compiler's adjoint pass on it (symgrad.eager.engine).
 """
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ import warnings
 
 import numpy as np
 
-from . import dtypes, ir
-from . import numpy_api as sgnp
-from .autograd import plans
-from .autograd.graph import Record, RemovableHandle, VersionCounter
-from .autograd.mode import enable_grad, is_grad_enabled, no_grad
-from .ops import elementwise as E
-from .tracing import Tracer, TracerError
+from .. import dtypes, ir
+from .. import numpy_api as sgnp
+from . import plans
+from .graph import Record, RemovableHandle, VersionCounter
+from .mode import enable_grad, is_grad_enabled, no_grad
+from ..ops import elementwise as E
+from ..tracing import Tracer, TracerError
 
 _random = np.random.default_rng(0)
 
@@ -271,7 +271,7 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ autograd
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d self / d leaf into every leaf's .grad (see SPEC section 5)."""
-        from .autograd.engine import backward
+        from .engine import backward
         backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
     def retain_grad(self) -> None:
@@ -583,7 +583,7 @@ _SCALARS = (bool, int, float)
 
 
 def apply_elementwise(op, args):
-    """op(*args) for tensor operands through a cached plan (see autograd.plans);
+    """op(*args) for tensor operands through a cached plan (see eager.plans);
     arrays among them become constant tensors, as the elementwise front end would lift them.
 
     Python numbers become operands too (see `_numbers_as_operands`), so a loss scaled by a
