@@ -111,7 +111,7 @@ def main():
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    from symgrad.compiler import default_backend
+    from symgrad.backends import default_backend
     print(f"symgrad backend for the adjoint: {default_backend()}; PyTorch: "
           f"{torch.__version__ + ' (1 thread)' if torch else 'not installed'}")
     if torch:

@@ -43,7 +43,7 @@ import numpy as np  # noqa: E402
 warnings.filterwarnings("ignore", message=".*BLAS.*")  # PyTensor without a BLAS link: stated in the header
 
 import symgrad as sg  # noqa: E402
-from symgrad.compiler import BACKENDS  # noqa: E402
+from symgrad.backends import BACKENDS  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from problems import BY_NAME, PROBLEMS  # noqa: E402

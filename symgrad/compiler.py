@@ -10,7 +10,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
-import importlib.util
 import logging
 import os
 from dataclasses import dataclass
@@ -18,44 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dtypes, guards, ir, pytree
+from .backends import check_backend, lower
 from .passes import optimize
 from .passes.lift import lift_constants
 from .tracing import (TracerError, argument_names, as_input_array, check_arguments, current_builder, function_name,
                       trace_flat)
 
 log = logging.getLogger("symgrad")
-
-BACKENDS = {}
-
-
-def register_backend(name, lower):
-    """Make `lower(graph, structure) -> executable` available as sg.compile(..., backend=name).
-
-    `structure` nests output indices in tuples the way the function returns them; an
-    executable may use it to return results ready-made from an `entry` (see Lowered.fast).
-    """
-    BACKENDS[name] = lower
-
-
-def _numpy_lower(graph, structure=None):
-    from symgrad.codegen import numpy_backend
-    return numpy_backend.lower(graph)
-
-
-def _llvm_lower(graph, structure=None):
-    from symgrad.codegen.llvm import backend
-    return backend.lower(graph, structure)
-
-
-register_backend("numpy", _numpy_lower)
-if importlib.util.find_spec("llvmlite") is not None:
-    register_backend("llvm", _llvm_lower)
-
-
-def default_backend() -> str:
-    """'llvm' once that backend is registered, else 'numpy'."""
-    return "llvm" if "llvm" in BACKENDS else "numpy"
-
 
 @dataclass
 class Lowered:
@@ -105,9 +73,7 @@ class Compiled:
 
     def __init__(self, fn, backend=None, name=None, *, check_values=False):
         self.fn = self.__wrapped__ = fn
-        self.backend = backend or default_backend()
-        if self.backend not in BACKENDS:
-            raise ValueError(f"unknown backend {self.backend!r}; available: {sorted(BACKENDS)}")
+        self.backend = check_backend(backend)
         self.__name__ = function_name(fn, name)
         self.__doc__ = getattr(fn, "__doc__", None)
         self._cache: dict = {}
@@ -187,7 +153,7 @@ class Compiled:
     def _lower(self, graph, out_tree, flat_args) -> Lowered:
         graph = optimize(ir.verify(graph))
         structure = output_structure(out_tree)
-        executable = BACKENDS[self.backend](graph, structure)
+        executable = lower(graph, self.backend, structure)
         entry = getattr(executable, "entry", None) if structure is not None else None
         return Lowered(graph, executable, out_tree, entry if flat_args else None)
 

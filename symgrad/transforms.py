@@ -17,7 +17,8 @@ from . import dtypes, ir, pytree
 from . import numpy_api as sg
 from .autodiff import backward_pass, forward_pass
 from .autodiff.partition import split_forward_backward
-from .compiler import BACKENDS, STRUCTURES_KEPT, Compiled, default_backend
+from .backends import default_backend, lower
+from .compiler import STRUCTURES_KEPT, Compiled
 from .passes import optimize
 from .passes.lift import lift_constants
 from .tracing import (Builder, Tracer, argument_names, as_input_array, building, current_builder, function_name,
@@ -287,7 +288,6 @@ def _vjp_executables(joint, num_primals, num_outputs):
     executables = _VJP_EXECUTABLES.pop(key, None)
     if executables is None:
         forward, backward = split_forward_backward(ir.verify(joint), len(primals), num_outputs)
-        lower = BACKENDS[default_backend()]
         executables = lower(optimize(forward)), lower(optimize(backward))
     _VJP_EXECUTABLES[key] = executables
     if len(_VJP_EXECUTABLES) > STRUCTURES_KEPT:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import symgrad as sg
 from symgrad import pytree
-from symgrad.compiler import BACKENDS
+from symgrad.backends import BACKENDS
 
 from gradcheck import numeric_grad
 from test_ops import (COMPARE_OPS, DIFF_OPS, NP, SG, STRUCTURAL, _distinct, _float_argnums, _op_cases, _r, _sample,

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import ir
 from ..autodiff import backward_pass
+from ..backends import lower
 from ..passes import optimize
 from ..passes.dce import dce
 from ..tracing import Builder, building, inline
@@ -165,7 +166,7 @@ class Adjoint:
             env = inline(self.graph, operands)
             return [env[id(v)] for v in self.graph.outputs]
         if self.executable is None:
-            self.executable = _lower(optimize(self.graph))
+            self.executable = lower(optimize(self.graph))
         return self.executable(*operands)
 
     def run_recorded(self, operands):
@@ -182,15 +183,6 @@ def _reached(forward: ir.Graph, seeds) -> set:
         if id(node.out) in reached:
             reached.update(id(v) for v in node.inputs)
     return reached
-
-
-def _lower(graph):
-    """The default backend's executable; the NumPy backend (which has every op) if it lacks a rule."""
-    from ..compiler import BACKENDS, default_backend
-    try:
-        return BACKENDS[default_backend()](graph)
-    except NotImplementedError:
-        return BACKENDS["numpy"](graph)
 
 
 def adjoint_for(stage: StageGraph) -> Adjoint:

@@ -1,0 +1,66 @@
+"""The backend registry and `lower(graph)`, the one entry sg.compile, the transforms and the eager API use.
+
+A backend is `lower(graph, structure) -> executable`; `structure` nests output indices in tuples
+the way a function returns them, and an executable may use it to return results ready-made from
+an `entry` (see compiler.Lowered.fast). The backends' own code lives in symgrad.codegen.
+"""
+from __future__ import annotations
+
+import importlib.util
+import logging
+
+from . import ir
+
+log = logging.getLogger("symgrad")
+
+BACKENDS = {}
+
+
+def register_backend(name, lower):
+    """Make `lower(graph, structure) -> executable` available as `backend=name`."""
+    BACKENDS[name] = lower
+
+
+def default_backend() -> str:
+    """'llvm' once that backend is registered, else 'numpy'."""
+    return "llvm" if "llvm" in BACKENDS else "numpy"
+
+
+def check_backend(name) -> str:
+    """`name` (None: the default backend), or a ValueError listing the registered ones."""
+    name = name or default_backend()
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; available: {sorted(BACKENDS)}")
+    return name
+
+
+def lower(graph: ir.Graph, backend=None, structure=None):
+    """`graph` lowered to an executable: call it with flat arrays, get the flat outputs.
+
+    With no `backend` named, a primitive the default backend has no rule for falls back to the
+    NumPy backend, which implements every primitive; a backend named explicitly is used as is.
+    """
+    name = check_backend(backend)
+    try:
+        return BACKENDS[name](graph, structure)
+    except NotImplementedError as err:
+        if backend is not None or name == "numpy":
+            raise
+        log.info("symgrad: %s runs on the NumPy backend: %s", graph.name, err)
+        return BACKENDS["numpy"](graph, structure)
+
+
+# The backends are imported when first used: llvmlite is needed only to run native code.
+def _numpy_lower(graph, structure=None):
+    from .codegen import numpy_backend
+    return numpy_backend.lower(graph)
+
+
+def _llvm_lower(graph, structure=None):
+    from .codegen.llvm import backend
+    return backend.lower(graph, structure)
+
+
+register_backend("numpy", _numpy_lower)
+if importlib.util.find_spec("llvmlite") is not None:
+    register_backend("llvm", _llvm_lower)
