@@ -7,23 +7,18 @@ Names are imported on first use (PEP 562), so `import symgrad` is fast and needs
 NumPy: a process without SymPy or llvmlite can still `symgrad.load` an AOT artifact.
 """
 import importlib
+import importlib.util
 
 from .dtypes import FLOAT32 as float32, FLOAT64 as float64, INT32 as int32, INT64 as int64, BOOL as bool_  # noqa
 
 __version__ = "0.1.0"
 
-# submodule -> the public names it provides (imported when one is first used).
+# submodule -> the public names it provides (imported when one is first used); the NumPy-like
+# names are whatever symgrad.numpy_api defines (its __all__).
 _LAZY = {
-    ".numpy_api": """abs add arccos arcsin arctan arctan2 asarray astype broadcast_to clip concatenate cos cosh
-        divide dot einsum equal erf exp expand_dims expm1 full greater greater_equal inner less
-        less_equal log log1p log_softmax logaddexp logical_and logical_not logical_or logsumexp matmul
-        max maximum mean min minimum moveaxis multiply negative not_equal ones ones_like outer power
-        prod ravel reciprocal relu reshape sigmoid sign sin sinh softmax softplus sqrt square squeeze
-        stack std stop_gradient subtract sum swapaxes take take_along_axis tan tanh transpose var where
-        zeros zeros_like""",
-    ".ops.core": "ShapeError UnsupportedOpError",
+    ".core": "ShapeError TracerError UnsupportedOpError",
     ".ops.elementwise": "elementwise",
-    ".tracing": "TracerError trace",
+    ".tracing": "trace",
     ".transforms": "grad hessian jacfwd jacobian jacrev jvp value_and_grad vjp",
     ".finite_differences": "check_grads",
     ".compiler": "compile",
@@ -34,23 +29,31 @@ _LAZY = {
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
 _SUBMODULES = ("autograd", "nn", "optim", "aot")  # public submodules, also imported on first use
-__all__ = sorted([*_SOURCE, *_SUBMODULES, "float32", "float64", "int32", "int64", "bool_", "__version__"])
+_OWN = ("float32", "float64", "int32", "int64", "bool_", "__version__")
 
 
 def __getattr__(name):
     if name in _SOURCE:
-        if _SOURCE[name] != ".loader":
-            importlib.import_module(".ops", __name__)  # registers the primitives first
+        if _SOURCE[name] != ".loader":  # sg.load runs AOT artifacts with NumPy alone
+            importlib.import_module(".tracing", __name__)  # the primitives and the Tracer methods first
         value = getattr(importlib.import_module(_SOURCE[name], __name__), name)
     elif name in _SUBMODULES:
-        importlib.import_module(".ops", __name__)
+        importlib.import_module(".tracing", __name__)
         value = importlib.import_module("." + name, __name__)
+    elif name == "__all__":
+        value = sorted([*_SOURCE, *_SUBMODULES, *_OWN, *importlib.import_module(".numpy_api", __name__).__all__])
+    elif importlib.util.find_spec(f"{__name__}.{name}") is not None:  # `from symgrad import pytree`: the
+        raise AttributeError(name)  # import system then loads the submodule (and needs no SymPy for it)
     else:
-        raise AttributeError(f"module 'symgrad' has no attribute {name!r}")
+        numpy_api = importlib.import_module(".numpy_api", __name__)
+        if name not in numpy_api.__all__:
+            raise AttributeError(f"module 'symgrad' has no attribute {name!r}")
+        importlib.import_module(".tracing", __name__)
+        value = getattr(numpy_api, name)
     globals()[name] = value
     return value
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(__getattr__("__all__")))
 

@@ -20,8 +20,8 @@ from . import dtypes, guards, ir, pytree
 from .backends import check_backend, lower
 from .passes import optimize
 from .passes.lift import lift_constants
-from .tracing import (TracerError, argument_names, as_input_array, check_arguments, current_builder, function_name,
-                      trace_flat)
+from .core import current_builder, TracerError
+from .tracing import argument_names, as_input_array, check_arguments, function_name, trace_flat
 
 log = logging.getLogger("symgrad")
 

@@ -21,8 +21,8 @@ from .backends import default_backend, lower
 from .compiler import STRUCTURES_KEPT, Compiled
 from .passes import optimize
 from .passes.lift import lift_constants
-from .tracing import (Builder, Tracer, argument_names, as_input_array, building, current_builder, function_name,
-                      inline, trace_flat)
+from .core import Builder, building, current_builder, Tracer
+from .tracing import argument_names, as_input_array, function_name, inline, trace_flat
 
 
 def _is_traced() -> bool:

@@ -31,7 +31,7 @@ def test_cse_merges_repeated_subexpressions_and_equal_constants():
     assert_same_numbers(graph, merged, x)
 
     one = ir.Value((), np.float64)
-    nodes = [ir.Node(sg.ops.shape.const_p, (), ir.freeze_attrs({"value": ir.Constant(np.float64(2.0))}), v)
+    nodes = [ir.Node(sg.core.const_p, (), ir.freeze_attrs({"value": ir.Constant(np.float64(2.0))}), v)
              for v in (one, ir.Value((), np.float64))]
     consts = ir.Graph([], nodes, [nodes[1].out, nodes[0].out], "consts")
     merged = cse(consts)

@@ -13,7 +13,7 @@ import sympy as sp
 from llvmlite import ir
 
 from symgrad.ops import functions as F
-from symgrad.ops.core import UnsupportedOpError
+from symgrad.core import UnsupportedOpError
 from symgrad.ops import special
 
 from . import callbacks, mathlib

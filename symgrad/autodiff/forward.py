@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import dtypes, ir
+from ..ops.shape import zeros_like_value
 
 
 def forward_pass(graph: ir.Graph, env: dict, tangents: dict) -> dict:
@@ -14,10 +15,14 @@ def forward_pass(graph: ir.Graph, env: dict, tangents: dict) -> dict:
         in_tangents = [tangents.get(id(v)) for v in node.inputs]
         if all(t is None for t in in_tangents) or not dtypes.is_float(node.out.dtype):
             continue
-        if node.prim.jvp is None:
-            raise NotImplementedError(f"primitive {node.prim.name!r} has no forward-mode rule")
         inputs = [env[id(v)] for v in node.inputs]
-        tangent = node.prim.jvp(in_tangents, env[id(node.out)], *inputs, **node.params)
+        if node.prim.jvp is not None:
+            tangent = node.prim.jvp(in_tangents, env[id(node.out)], *inputs, **node.params)
+        elif node.prim.linear:  # the tangent of a linear map is the map of the tangents
+            filled = [t if t is not None else zeros_like_value(x) for t, x in zip(in_tangents, inputs)]
+            tangent = node.prim(*filled, **node.params)
+        else:
+            raise NotImplementedError(f"primitive {node.prim.name!r} has no forward-mode rule")
         if tangent is not None:
             tangents[id(node.out)] = tangent
     return tangents

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .. import dtypes, ir
 from ..ops.elementwise import add
-from ..tracing import Tracer, current_builder
+from ..core import current_builder, Tracer
 
 
 def backward_pass(graph: ir.Graph, env: dict, seeds) -> dict:

@@ -19,7 +19,8 @@ from ..autodiff import backward_pass
 from ..backends import lower
 from ..passes import optimize
 from ..passes.dce import dce
-from ..tracing import Builder, building, inline
+from ..core import Builder, building
+from ..tracing import inline
 from .graph import Record
 
 _CACHE_SIZE = 512

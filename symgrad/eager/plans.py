@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import collections
 
-from ..tracing import Builder, Tracer, building
+from ..core import Builder, building, Tracer
 from .graph import Record
 
 _PLANS_SIZE = 4096

@@ -21,7 +21,7 @@ from . import plans
 from .graph import Record, RemovableHandle, VersionCounter
 from .mode import enable_grad, is_grad_enabled, no_grad
 from ..ops import elementwise as E
-from ..tracing import Tracer, TracerError
+from ..core import Tracer, TracerError
 
 _random = np.random.default_rng(0)
 

@@ -1,3 +1,2 @@
-"""The primitives. Importing this package registers every one in `core.REGISTRY`."""
-from . import core, shape, elementwise, reduce, linalg, indexing  # noqa: F401
-from .core import REGISTRY, Primitive, ShapeError  # noqa: F401
+"""The primitives, by family. Importing this package registers every one in `symgrad.core.REGISTRY`."""
+from . import indexing, shape, elementwise, reduce, linalg  # noqa: F401

@@ -15,8 +15,10 @@ import numpy as np
 import sympy as sp
 
 from .. import dtypes
-from .core import Primitive, ShapeError, UnsupportedOpError
+from ..core import Primitive, ShapeError, Tracer, UnsupportedOpError, fail
 from . import functions as F
+from .elementwise_registry import ELEMENTWISE, input_symbol
+from .numpy_expressions import elementwise_function
 from .shape import broadcast_to_p, convert_p
 
 
@@ -27,11 +29,6 @@ def fresh_symbol(base: str, taken) -> sp.Symbol:
     while name in names:
         name, suffix = f"{base}{suffix}", suffix + 1
     return sp.Symbol(name, real=True)
-
-
-def input_symbol(index: int, dtype) -> sp.Symbol:
-    """The symbol for input `index`: real for numbers, plain (usable as a condition) for bool."""
-    return sp.Symbol(f"x{index}") if np.dtype(dtype) == dtypes.BOOL else sp.Symbol(f"x{index}", real=True)
 
 
 def _ew_shape(inputs, expr, args, dtype, name=None):
@@ -45,7 +42,6 @@ def _ew_shape(inputs, expr, args, dtype, name=None):
 
 
 def _ew_impl(*arrays, expr, args, dtype, name=None):
-    from symgrad.codegen.numpy_backend import elementwise_function
     return elementwise_function(expr, args, np.dtype(dtype))(*arrays)
 
 
@@ -203,9 +199,6 @@ class ElementwiseOp:
         return apply_elementwise(self, args)
 
 
-ELEMENTWISE: dict[str, ElementwiseOp] = {}
-
-
 def define(name, fn, arity=None, kind="float", domain=(-2.0, 2.0), literal_arguments=(),
            integer_fn=None) -> ElementwiseOp:
     """Register an elementwise op built from a SymPy expression builder."""
@@ -248,7 +241,6 @@ def broadcast_shapes(*shapes):
 
 def apply_elementwise(op: ElementwiseOp, args):
     """Apply an elementwise op to tracers/arrays/scalars with NumPy promotion and broadcasting."""
-    from ..tracing import Tracer
     tracers = [a for a in args if isinstance(a, Tracer)]
     builder = max((t.builder for t in tracers), key=lambda b: b.depth) if tracers else None
     operands, scalars = [], []
@@ -282,7 +274,6 @@ def apply_elementwise(op: ElementwiseOp, args):
     try:
         shape = broadcast_shapes(*[a.shape for a in operands])
     except ShapeError as err:
-        from ..tracing import fail
         fail(str(err))
 
     inputs, kinds = [], []
@@ -335,7 +326,6 @@ def _boolean_arithmetic(op, args):
     """NumPy's arithmetic on booleans (+ is or, * is and, maximum is or, ...) as the truth of the integer
     result, so that no backend is asked for arithmetic on 1-bit values (LLVM has none)."""
     if op.name in _NOT_ON_BOOLEANS:
-        from ..tracing import fail
         fail(f"sg.{op.name} is not supported on booleans, as in NumPy; use ~ or sg.logical_not, or astype(int)",
              TypeError)
     widened = tuple(int(a) if _is_python_scalar(a) else convert_p(a, dtype=dtypes.INT64) for a in args)

@@ -2,10 +2,11 @@
 import numpy as np
 
 from .. import dtypes
-from .core import Primitive, ShapeError
+from ..core import Primitive, ShapeError
 
 
-def _slices(starts, steps, sizes):
+def strided_slices(starts, steps, sizes):
+    """Python slices taking `sizes[i]` elements from `starts[i]` in steps of `steps[i]`, one per axis."""
     result = []
     for start, step, size in zip(starts, steps, sizes):
         stop = start + step * size
@@ -27,7 +28,7 @@ def _slice_shape(inputs, starts, steps, sizes):
 
 
 def _slice_impl(x, starts, steps, sizes):
-    return x[_slices(starts, steps, sizes)]
+    return x[strided_slices(starts, steps, sizes)]
 
 
 slice_p = Primitive("slice", _slice_shape, _slice_impl,
@@ -44,7 +45,7 @@ def _unslice_shape(inputs, shape, starts, steps):
 
 def _unslice_impl(x, shape, starts, steps):
     out = np.zeros(shape, x.dtype)
-    out[_slices(starts, steps, x.shape)] = x
+    out[strided_slices(starts, steps, x.shape)] = x
     return out
 
 
@@ -126,15 +127,17 @@ def _wrap_index_shape(inputs, size):
     return idx.shape, idx.dtype
 
 
-def _wrap_index_impl(idx, size):
-    idx = np.asarray(idx)
-    if idx.size and (idx.min() < -size or idx.max() >= size):
-        bad = idx.min() if idx.min() < -size else idx.max()
+def wrap_index(index, size):
+    """A traced index array checked against its axis (IndexError) and wrapped from negative.
+    The NumPy backend copies this function's source into the modules it writes."""
+    index = np.asarray(index)
+    if index.size and (index.min() < -size or index.max() >= size):
+        bad = index.min() if index.min() < -size else index.max()
         raise IndexError(f"index {bad} is out of bounds for an axis of size {size}")
-    return np.where(idx < 0, idx + size, idx).astype(idx.dtype)
+    return np.where(index < 0, index + size, index).astype(index.dtype)
 
 
 # A traced index array, checked when the program runs (a bad index raises IndexError, never
 # reads elsewhere) and wrapped from negative, as NumPy indexing does.
-wrap_index_p = Primitive("wrap_index", _wrap_index_shape, _wrap_index_impl, vjp=lambda ct, ans, idx, size: (None,),
+wrap_index_p = Primitive("wrap_index", _wrap_index_shape, wrap_index, vjp=lambda ct, ans, idx, size: (None,),
                          jvp=lambda tangents, ans, idx, size: None)

@@ -1,7 +1,8 @@
 """matmul over (..., m, k) @ (..., k, n) with equal batch dims (the tracer broadcasts them)."""
 import numpy as np
 
-from .core import Primitive, ShapeError
+from ..core import Primitive, ShapeError
+from . import elementwise as E
 from .shape import transpose_p
 
 
@@ -26,7 +27,6 @@ def _matmul_vjp(ct, ans, x, w):
 
 
 def _matmul_jvp(tangents, ans, x, w):
-    from . import elementwise as E
     tx, tw = tangents
     terms = []
     if tx is not None:

@@ -1,22 +1,18 @@
-"""Structural primitives that move or re-type data: const, convert, stop_gradient,
-broadcast_to, reshape, transpose, concatenate."""
+"""Structural primitives that move, re-type, broadcast or sum data: convert, stop_gradient,
+broadcast_to, reduce_sum, reshape, transpose, concatenate.
+
+broadcast_to and reduce_sum live together because each is the other's adjoint; the other
+reductions, whose rules need elementwise ops, are in reduce.py.
+"""
 import numpy as np
 
 from .. import dtypes
-from .core import Primitive, ShapeError
+from ..core import Primitive, ShapeError, Tracer, current_builder
+from .indexing import slice_axis
 
 
 def _same(x):
     return x.shape, x.dtype
-
-
-# ----------------------------------------------------------------------------- const
-
-def _const_shape(inputs, value):
-    return value.array.shape, value.array.dtype
-
-
-const_p = Primitive("const", _const_shape, lambda value: value.array)
 
 
 # ----------------------------------------------------------------------------- convert
@@ -55,7 +51,6 @@ def _broadcast_shape(inputs, shape):
 
 def unbroadcast(ct, shape):
     """Sum `ct` down to `shape` (the adjoint of broadcasting `shape` to ct's shape)."""
-    from .reduce import reduce_sum_p
     shape = tuple(shape)
     if ct.shape == shape:
         return ct
@@ -67,6 +62,41 @@ def unbroadcast(ct, shape):
 
 broadcast_to_p = Primitive("broadcast_to", _broadcast_shape, lambda x, shape: np.broadcast_to(x, shape),
                            vjp=lambda ct, ans, x, shape: (unbroadcast(ct, x.shape),), linear=True)
+
+
+def zeros_like_value(x):
+    """A zero array of x's shape and dtype; traced if x is (a broadcast scalar, not a stored array)."""
+    builder = x.builder if isinstance(x, Tracer) else current_builder()
+    if builder is None:
+        return np.zeros(x.shape, x.dtype)
+    zero = Tracer(builder.lift(np.zeros((), x.dtype)), builder)
+    return zero if x.shape == () else broadcast_to_p(zero, shape=x.shape)
+
+
+# ----------------------------------------------------------------------------- reduce_sum
+
+def reduce_shape(inputs, axes):
+    (x,) = inputs
+    if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
+        raise ShapeError(f"reduction axes {axes} are out of range for shape {x.shape}")
+    return tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype
+
+
+def expand_reduced(value, shape, axes):
+    """Broadcast a reduced value back to `shape` (reinserting the reduced axes as size 1)."""
+    keep = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    leading = tuple(axes) == tuple(range(len(axes)))
+    if not leading and value.shape != keep:
+        value = reshape_p(value, shape=keep)
+    return value if value.shape == tuple(shape) else broadcast_to_p(value, shape=tuple(shape))
+
+
+def _sum_vjp(ct, ans, x, axes):
+    return (expand_reduced(ct, x.shape, axes),)
+
+
+reduce_sum_p = Primitive("reduce_sum", reduce_shape, lambda x, axes: np.sum(x, axis=axes),
+                         vjp=_sum_vjp, linear=True)
 
 
 # ----------------------------------------------------------------------------- reshape
@@ -114,7 +144,6 @@ def _concatenate_shape(inputs, axis):
 
 
 def _concatenate_vjp(ct, ans, *inputs, axis):
-    from .indexing import slice_axis
     cotangents, start = [], 0
     for x in inputs:
         size = x.shape[axis]

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .core import UnsupportedOpError
-from .elementwise import ELEMENTWISE, input_symbol
+from ..core import UnsupportedOpError
+from .elementwise_registry import ops_using
 
 
 @dataclass(frozen=True)
@@ -95,18 +95,3 @@ def not_standalone(scipy_names) -> UnsupportedOpError:
     return UnsupportedOpError(f"{where} {called}, which the LLVM backend calls in SciPy's C code; an ahead-of-time "
                               "library needs only libc and libm, so it cannot. Compile this artifact with "
                               "backend='numpy' (its module imports scipy.special), or use sg.compile")
-
-
-def ops_using(function_class) -> list[str]:
-    """Names of registered elementwise ops whose expression or first derivatives use `function_class`."""
-    names = []
-    for name, op in list(ELEMENTWISE.items()):
-        symbols = [input_symbol(i, float) for i in range(op.arity)]
-        try:
-            expr = sp.sympify(op.fn(*symbols))
-            exprs = [expr, *(sp.diff(expr, s) for s in symbols)]
-        except Exception:  # noqa: BLE001 - a builder that needs other argument kinds: not this one
-            continue
-        if any(e.has(function_class) for e in exprs):
-            names.append(name)
-    return names

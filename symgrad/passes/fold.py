@@ -6,7 +6,7 @@ import sympy as sp
 
 from .. import ir
 from ..ops.elementwise import bakes_faithfully, ew_p
-from ..ops.shape import const_p
+from ..core import const_p
 
 # Ops that keep a uniform (single-valued) constant uniform.
 _UNIFORM_PRESERVING = ("broadcast_to", "reshape", "transpose")

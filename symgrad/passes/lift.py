@@ -9,7 +9,7 @@ elementwise expression stays structure. Not part of the default pipeline.
 from __future__ import annotations
 
 from .. import dtypes, ir
-from ..ops.shape import const_p
+from ..core import const_p
 
 
 def lift_constants(graph: ir.Graph) -> tuple[ir.Graph, list]:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
-from . import numpy_api as sg
-from .tracing import fail
+from .. import dtypes
+from ..core import fail
+from . import arrays as sg
+from .indexing import take
 
 
 def _parse(subscripts: str, count: int):
@@ -34,7 +35,7 @@ def _diagonal(x, term):
         size = x.shape[first]
         x = sg.moveaxis(sg.moveaxis(x, second, -1), first, -2)
         rest = x.shape[:-2]
-        x = sg.take(sg.reshape(x, rest + (size * size,)), np.arange(size) * (size + 1), axis=-1)
+        x = take(sg.reshape(x, rest + (size * size,)), np.arange(size) * (size + 1), axis=-1)
         term = "".join(c for i, c in enumerate(term) if i not in (first, second)) + letter
     return x, term
 

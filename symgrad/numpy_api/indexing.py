@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
-from . import numpy_api as sg
-from .ops.core import ShapeError
-from .ops.indexing import slice_p, take_p, wrap_index_p
-from .tracing import Tracer, fail
+from .. import dtypes
+from ..core import ShapeError, Tracer, fail
+from ..ops.indexing import slice_p, take_p, wrap_index_p
+from . import arrays as sg
+from .arrays import _axes
+from .dispatch import array_function_dispatch
 
 
 def _is_array_index(item) -> bool:
@@ -49,6 +50,8 @@ def _normalize(x, key) -> list:
 
 
 def getitem(x, key):
+    """x[key], as NumPy indexes (see the module docstring for the keys it takes)."""
+    x = sg.asarray(x)
     key = _normalize(x, key)
     if any(item is None for item in key):  # x[.., None, ..] == expand_dims(x)[.., :, ..]
         x = sg.expand_dims(x, tuple(i for i, item in enumerate(key) if item is None))
@@ -122,3 +125,32 @@ def _checked_index(index, dim, axis, x):
         bad = index.min() if index.min() < -dim else index.max()
         fail(f"index {bad} is out of bounds for axis {axis} with size {dim} (shape {x.shape})", IndexError)
     return np.where(index < 0, index + dim, index).astype(np.int64)
+
+
+@array_function_dispatch
+def take(x, indices, axis=None):
+    """NumPy take: indices along `axis` (the flattened array when axis is None)."""
+    x = sg.asarray(x)
+    if axis is None:
+        x, axis = sg.ravel(x), 0
+    axis = _axes(axis, x.ndim)[0]
+    key = (slice(None),) * axis + (indices,)
+    return getitem(x, key)
+
+
+@array_function_dispatch
+def take_along_axis(x, indices, axis):
+    """NumPy take_along_axis: pick one element along `axis` per position of `indices`."""
+    x, indices = sg.asarray(x), sg.asarray(indices)
+    if indices.ndim != x.ndim:
+        fail(f"take_along_axis: indices of shape {indices.shape} need the rank of x, shape {x.shape}")
+    axis = _axes(axis, x.ndim)[0]
+    key = []
+    for i, d in enumerate(x.shape):
+        if i == axis:
+            key.append(indices)
+        else:
+            shape = [1] * x.ndim
+            shape[i] = d
+            key.append(np.arange(d).reshape(shape))
+    return getitem(x, tuple(key))

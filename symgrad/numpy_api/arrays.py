@@ -1,4 +1,4 @@
-"""The `sg.*` namespace: NumPy-named functions that work on arrays (eagerly) and on tracers.
+"""NumPy's array functions (creation, shapes, reductions, products) and its ufuncs, on arrays and tracers.
 
 Everything here is written once, in terms of primitives; `bind` decides whether a call
 evaluates NumPy or records IR. Broadcasting and type promotion follow NumPy.
@@ -6,17 +6,17 @@ evaluates NumPy or records IR. Broadcasting and type promotion follow NumPy.
 from __future__ import annotations
 
 import builtins
-import functools
 import math
 
 import numpy as np
 
-from . import dtypes
-from .ops import elementwise as E
-from .ops.linalg import matmul_p
-from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
-from .ops.shape import broadcast_to_p, concatenate_p, convert_p, reshape_p, stop_gradient_p, transpose_p
-from .tracing import Tracer, TracerError, current_builder, fail
+from .. import dtypes
+from ..ops import elementwise as E
+from ..ops.linalg import matmul_p
+from ..ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
+from ..ops.shape import broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, stop_gradient_p, transpose_p
+from ..core import Tracer, current_builder, fail
+from .dispatch import array_function_dispatch
 
 # Elementwise functions come straight from the op library.
 add, subtract, multiply, divide, power = E.add, E.subtract, E.multiply, E.divide, E.power
@@ -67,12 +67,14 @@ def clip(x, a_min=None, a_max=None):
     return E.clip(x, lo, hi)
 
 
+@array_function_dispatch
 def astype(x, dtype):
     x = asarray(x)
     dtype = dtypes.canonical(dtype)
     return x if x.dtype == dtype else convert_p(x, dtype=dtype)
 
 
+@array_function_dispatch
 def stop_gradient(x):
     """The value of x, treated as a constant by differentiation."""
     return stop_gradient_p(asarray(x))
@@ -107,6 +109,7 @@ def ones_like(x, dtype=None):
 
 # ----------------------------------------------------------------------------- shapes
 
+@array_function_dispatch
 def reshape(x, shape):
     x = asarray(x)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
@@ -120,16 +123,19 @@ def reshape(x, shape):
     return x if shape == x.shape else reshape_p(x, shape=shape)
 
 
+@array_function_dispatch
 def ravel(x):
     return reshape(x, (-1,))
 
 
+@array_function_dispatch
 def transpose(x, axes=None):
     x = asarray(x)
     perm = tuple(reversed(range(x.ndim))) if axes is None else tuple(int(a) % builtins.max(x.ndim, 1) for a in axes)
     return x if perm == tuple(range(x.ndim)) else transpose_p(x, perm=perm)
 
 
+@array_function_dispatch
 def swapaxes(x, axis1, axis2):
     x = asarray(x)
     perm = list(range(x.ndim))
@@ -137,6 +143,7 @@ def swapaxes(x, axis1, axis2):
     return transpose(x, perm)
 
 
+@array_function_dispatch
 def moveaxis(x, source, destination):
     x = asarray(x)
     perm = [i for i in range(x.ndim) if i != source % x.ndim]
@@ -144,12 +151,14 @@ def moveaxis(x, source, destination):
     return transpose(x, perm)
 
 
+@array_function_dispatch
 def broadcast_to(x, shape):
     x = asarray(x)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     return x if x.shape == shape else broadcast_to_p(x, shape=shape)
 
 
+@array_function_dispatch
 def expand_dims(x, axis):
     x = asarray(x)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
@@ -161,6 +170,7 @@ def expand_dims(x, axis):
     return reshape(x, shape)
 
 
+@array_function_dispatch
 def squeeze(x, axis=None):
     x = asarray(x)
     if axis is None:
@@ -209,6 +219,7 @@ def _reduce(prim, x, axis, keepdims):
     return result
 
 
+@array_function_dispatch
 def sum(x, axis=None, keepdims=False, dtype=None):
     x = asarray(x)
     if dtype is not None:
@@ -218,6 +229,7 @@ def sum(x, axis=None, keepdims=False, dtype=None):
     return _reduce(reduce_sum_p, x, axis, keepdims)
 
 
+@array_function_dispatch
 def mean(x, axis=None, keepdims=False):
     x = asarray(x)
     if not dtypes.is_float(x.dtype):
@@ -226,10 +238,12 @@ def mean(x, axis=None, keepdims=False):
     return divide(sum(x, axis, keepdims), float(count))
 
 
+@array_function_dispatch
 def max(x, axis=None, keepdims=False):
     return _extremum(reduce_max_p, "maximum", x, axis, keepdims)
 
 
+@array_function_dispatch
 def min(x, axis=None, keepdims=False):
     return _extremum(reduce_min_p, "minimum", x, axis, keepdims)
 
@@ -249,6 +263,7 @@ def _reduces_nothing(x, axes) -> bool:
     return any(x.shape[a] == 0 for a in _axes(axes, x.ndim))
 
 
+@array_function_dispatch
 def prod(x, axis=None, keepdims=False):
     x = asarray(x)
     if not dtypes.is_float(x.dtype):  # as NumPy (and sum): integers and booleans multiply in int64
@@ -256,6 +271,7 @@ def prod(x, axis=None, keepdims=False):
     return _reduce(reduce_prod_p, x, axis, keepdims)
 
 
+@array_function_dispatch
 def var(x, axis=None, ddof=0, keepdims=False):
     x = asarray(x)
     if not dtypes.is_float(x.dtype):
@@ -265,6 +281,7 @@ def var(x, axis=None, ddof=0, keepdims=False):
     return divide(sum(square(centered), axis, keepdims), float(builtins.max(count - ddof, 0)))  # as NumPy
 
 
+@array_function_dispatch
 def std(x, axis=None, ddof=0, keepdims=False):
     return sqrt(var(x, axis, ddof, keepdims))
 
@@ -280,6 +297,7 @@ def _shifted_max(x, axes):
     return where(less_equal(abs(peak), float(np.finfo(peak.dtype).max)), peak, 0.0)
 
 
+@array_function_dispatch
 def logsumexp(x, axis=None, keepdims=False):
     """log(sum(exp(x))) without overflow (shifted by the max)."""
     x = asarray(x)
@@ -291,6 +309,7 @@ def logsumexp(x, axis=None, keepdims=False):
     return result if keepdims else squeeze(result, axes)
 
 
+@array_function_dispatch
 def softmax(x, axis=-1):
     x = asarray(x)
     axes = _axes(axis, x.ndim)
@@ -298,6 +317,7 @@ def softmax(x, axis=-1):
     return divide(shifted, sum(shifted, axes, keepdims=True))
 
 
+@array_function_dispatch
 def log_softmax(x, axis=-1):
     x = asarray(x)
     return subtract(x, logsumexp(x, axis, keepdims=True))
@@ -305,6 +325,7 @@ def log_softmax(x, axis=-1):
 
 # ----------------------------------------------------------------------------- products
 
+@array_function_dispatch
 def matmul(a, b):
     """NumPy matmul: 1-D operands are promoted and squeezed, batch dims broadcast."""
     a, b = asarray(a), asarray(b)
@@ -334,6 +355,7 @@ def matmul(a, b):
     return reshape(result, shape)
 
 
+@array_function_dispatch
 def dot(a, b):
     """NumPy dot: scalars multiply, otherwise sum over a's last axis and b's second-to-last."""
     a, b = asarray(a), asarray(b)
@@ -347,131 +369,16 @@ def dot(a, b):
     return reshape(product, a.shape[:-1] + rest)
 
 
+@array_function_dispatch
 def outer(a, b):
     a, b = ravel(a), ravel(b)
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
 
+@array_function_dispatch
 def inner(a, b):
     """NumPy inner: scalars multiply, otherwise contract the last axes (a's other axes, then b's)."""
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     return dot(a, moveaxis(b, -1, -2) if b.ndim >= 2 else b)
-
-
-def einsum(subscripts, *operands):
-    from .contraction import einsum as _einsum
-    return _einsum(subscripts, *operands)
-
-
-# ----------------------------------------------------------------------------- indexing
-
-def getitem(x, key):
-    from .indexing import getitem as _getitem
-    return _getitem(asarray(x), key)
-
-
-def take(x, indices, axis=None):
-    """NumPy take: indices along `axis` (the flattened array when axis is None)."""
-    x = asarray(x)
-    if axis is None:
-        x, axis = ravel(x), 0
-    axis = _axes(axis, x.ndim)[0]
-    key = (slice(None),) * axis + (indices,)
-    return getitem(x, key)
-
-
-def take_along_axis(x, indices, axis):
-    """NumPy take_along_axis: pick one element along `axis` per position of `indices`."""
-    x, indices = asarray(x), asarray(indices)
-    if indices.ndim != x.ndim:
-        fail(f"take_along_axis: indices of shape {indices.shape} need the rank of x, shape {x.shape}")
-    axis = _axes(axis, x.ndim)[0]
-    key = []
-    for i, d in enumerate(x.shape):
-        if i == axis:
-            key.append(indices)
-        else:
-            shape = [1] * x.ndim
-            shape[i] = d
-            key.append(np.arange(d).reshape(shape))
-    return getitem(x, tuple(key))
-
-
-# ----------------------------------------------------------------------------- Tracer methods
-
-def _dispatching(fn):
-    """fn, letting a value type among its positional arguments run it its own way through
-    `__sg_function__` (eager tensors replay a traced plan of the call)."""
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        for arg in args:
-            handler = getattr(type(arg), "__sg_function__", None)
-            if handler is not None:
-                return handler(fn, args, kwargs)
-        return fn(*args, **kwargs)
-    return call
-
-
-for _name in ("reshape", "ravel", "transpose", "swapaxes", "moveaxis", "broadcast_to", "expand_dims", "squeeze",
-              "sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax", "log_softmax", "matmul",
-              "dot", "outer", "inner", "take", "take_along_axis", "astype", "stop_gradient"):
-    globals()[_name] = _dispatching(globals()[_name])
-
-
-def _reflect(fn):
-    return lambda self, other: fn(other, self)
-
-
-def _install_tracer_methods():
-    methods = {
-        "__add__": add, "__radd__": _reflect(add), "__sub__": subtract, "__rsub__": _reflect(subtract),
-        "__mul__": multiply, "__rmul__": _reflect(multiply), "__truediv__": divide,
-        "__rtruediv__": _reflect(divide), "__pow__": power, "__rpow__": _reflect(power),
-        "__matmul__": matmul, "__rmatmul__": _reflect(matmul), "__neg__": negative,
-        "__pos__": lambda self: self, "__abs__": abs, "__lt__": less, "__le__": less_equal,
-        "__gt__": greater, "__ge__": greater_equal, "__eq__": equal, "__ne__": not_equal,
-        "__invert__": _boolean_only(logical_not, "~"), "__and__": _boolean_only(logical_and, "&"),
-        "__or__": _boolean_only(logical_or, "|"),
-        "__getitem__": getitem, "astype": astype, "dot": dot, "ravel": ravel, "flatten": ravel,
-        "reshape": lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape),
-        "transpose": lambda self, *axes: transpose(self, (axes[0] if len(axes) == 1 else axes) or None),
-        "squeeze": squeeze, "clip": clip, "T": property(lambda self: transpose(self)),
-    }
-    methods.update((fn.__name__, _reduction_method(fn)) for fn in (sum, mean, max, min, prod, var, std))
-    for name, fn in methods.items():
-        if isinstance(fn, E.ElementwiseOp):  # not a function, so it would not bind `self`
-            fn = _as_method(fn)
-        setattr(Tracer, name, fn)
-
-
-def _boolean_only(logical, operator):
-    """`&`, `|`, `~` on booleans (masks built from comparisons). On integers NumPy's operators are bitwise,
-    which symgrad has no op for: a clear error, not the logical result."""
-    def method(*operands):
-        for operand in operands:
-            dtype = operand.dtype if isinstance(operand, Tracer) else np.asarray(operand).dtype
-            if dtype != dtypes.BOOL:
-                fail(f"'{operator}' on a traced value of dtype {dtype}: NumPy's bitwise operation is not supported; "
-                     "use it on booleans (comparisons), or sg.logical_and / logical_or / logical_not", TracerError)
-        return logical(*operands)
-    return method
-
-
-def _reduction_method(reduction):
-    """A reduction as a method taking NumPy's keywords too: np.sum(t), np.mean(t), np.std(t, ddof=1) ... on a
-    traced value call t.sum(axis=..., dtype=..., out=...) (as on any array-like), so they work as sg.sum does."""
-    def method(self, *args, dtype=None, out=None, **kwargs):
-        if out is not None:
-            fail(f"{reduction.__name__}(out=...): a traced value cannot be written into an array; "
-                 "use the returned value", TracerError)
-        return reduction(self if dtype is None else astype(self, dtype), *args, **kwargs)
-    return functools.wraps(reduction)(method)
-
-
-def _as_method(op):
-    return lambda *args: op(*args)
-
-
-_install_tracer_methods()

@@ -1,0 +1,306 @@
+"""The core below the ops: Primitive, the graph Builder, `bind`, the Tracer base, and symgrad's errors.
+
+Every primitive call goes through `bind`. With only concrete NumPy inputs it evaluates
+the primitive's reference implementation (eager mode); with a Tracer among its inputs
+it records a node into the innermost active Builder. Builders nest (for transforms of
+transforms); a tracer of an enclosing builder used inside a nested one is captured as
+an extra input of the nested graph, so closures over traced values work.
+
+Tracers get their NumPy-style operators and methods from the front end (numpy_api), as
+JAX's array methods are attached to its tracers: the core knows no op but `const`.
+"""
+from __future__ import annotations
+
+import contextlib
+import linecache
+import os
+import sys
+import threading
+
+import numpy as np
+
+from . import ir
+
+
+class ShapeError(ValueError):
+    """Operands whose shapes cannot be combined; the message names both shapes."""
+
+
+class UnsupportedOpError(TypeError):
+    """An elementwise op uses a SymPy function symgrad cannot differentiate or the chosen backend
+    cannot evaluate; the message names the op, the function and the backend, and what to do."""
+
+
+class TracerError(TypeError):
+    """A traced value was used where a concrete Python value is needed."""
+
+
+# ----------------------------------------------------------------------------- the user's line
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# Frames in these directories are library code, never "the user's line".
+_LIBRARY_DIRS = (_PACKAGE_DIR, os.path.join(os.path.dirname(_PACKAGE_DIR), "codegen"),
+                 os.path.dirname(os.path.abspath(np.__file__)))
+
+
+def user_frame_summary() -> str:
+    """'file:line: code' of the innermost frame outside symgrad (the user's line), or ''."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.startswith(_LIBRARY_DIRS) and not filename.startswith("<symgrad"):
+            break
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}: {code}"
+
+
+def with_user_line(message: str) -> str:
+    where = user_frame_summary()
+    return f"{message}\n  at {where}" if where else message
+
+
+def fail(message: str, kind=ShapeError):
+    """Raise `kind` with the message and the user's source line."""
+    raise kind(with_user_line(message)) from None
+
+
+# ----------------------------------------------------------------------------- primitives
+
+REGISTRY: dict[str, "Primitive"] = {}
+
+
+class Primitive:
+    """An IR operation.
+
+    shape_rule(inputs, **attrs) -> (shape, dtype): inputs are anything with .shape/.dtype.
+    impl(*arrays, **attrs) -> ndarray: the NumPy reference implementation.
+    vjp(ct, ans, *inputs, **attrs) -> one cotangent (or None) per input, written with primitives.
+    jvp(tangents, ans, *inputs, **attrs) -> output tangent (or None); tangents hold None for zero.
+    linear=True (with no jvp): the forward pass applies the primitive to the tangents (autodiff/forward.py).
+    """
+
+    def __init__(self, name, shape_rule, impl, vjp=None, jvp=None, linear=False):
+        self.name = name
+        self.shape_rule = shape_rule
+        self.impl = impl
+        self.vjp = vjp
+        self.linear = linear
+        self.jvp = jvp
+        REGISTRY[name] = self
+
+    def abstract_eval(self, inputs, **attrs):
+        return self.shape_rule(inputs, **attrs)
+
+    def __call__(self, *args, **attrs):
+        return bind(self, args, attrs)
+
+    def format_op(self, node: ir.Node, namer) -> str:
+        if not node.attrs:
+            return self.name
+        return f"{self.name}[{', '.join(f'{k}={ir.format_attr(v)}' for k, v in node.attrs)}]"
+
+    def rule_name(self, node: ir.Node) -> str:
+        """The name printed beside the adjoint lines this node's rule emits."""
+        return self.name
+
+    def __repr__(self):
+        return f"<primitive {self.name}>"
+
+    def __reduce__(self):
+        # by name through a module-level function: pickling `REGISTRY.__getitem__` would
+        # pickle the whole registry dict by value, and unpickling it fails (KeyError)
+        return (lookup, (self.name,))
+
+
+def lookup(name: str) -> "Primitive":
+    """The registered primitive called `name` (used to unpickle graphs)."""
+    return REGISTRY[name]
+
+
+def _const_shape(inputs, value):
+    return value.array.shape, value.array.dtype
+
+
+# A constant array of the graph (attribute `value`, an ir.Constant): what Builder.lift makes of arrays.
+const_p = Primitive("const", _const_shape, lambda value: value.array)
+
+
+# ----------------------------------------------------------------------------- building graphs
+
+_state = threading.local()
+
+
+def _stack() -> list:
+    if not hasattr(_state, "builders"):
+        _state.builders = []
+    return _state.builders
+
+
+class Builder:
+    """Collects the nodes of one graph under construction."""
+
+    def __init__(self, parent: "Builder | None" = None):
+        self.parent = parent
+        self.depth = 0 if parent is None else parent.depth + 1
+        self.inputs: list[ir.Value] = []
+        self.nodes: list[ir.Node] = []
+        self.captures: list = []          # (outer Tracer, local input Value)
+        self._captured: dict = {}
+        self._constants: dict = {}
+        self.meta: dict = {}
+        # Python numbers in elementwise ops become constant operands instead of expression literals,
+        # and constants are never merged by value: a trace's structure does not depend on values.
+        # Nested traces inherit it.
+        self.numbers_as_operands = parent.numbers_as_operands if parent is not None else False
+
+    def new_input(self, shape, dtype, hint=None) -> "Tracer":
+        value = ir.Value(shape, dtype, hint)
+        self.inputs.append(value)
+        return Tracer(value, self)
+
+    def add(self, prim, values, attrs, shape, dtype) -> "Tracer":
+        out = ir.Value(shape, dtype)
+        self.nodes.append(ir.Node(prim, tuple(values), ir.freeze_attrs(attrs), out, dict(self.meta)))
+        return Tracer(out, self)
+
+    def lift(self, operand) -> ir.Value:
+        """The local Value for an operand: own tracer, captured outer tracer, or constant array."""
+        if isinstance(operand, Tracer):
+            if operand.builder is self:
+                return operand.value
+            if not operand.builder.active or operand.builder.depth >= self.depth:
+                raise TracerError(with_user_line(
+                    "a traced value escaped the function that traced it (leaked tracer); return it as an "
+                    "output instead of storing it"))
+            key = id(operand.value)
+            if key not in self._captured:
+                local = ir.Value(operand.shape, operand.dtype, hint="captured")
+                self._captured[key] = local
+                self.captures.append((operand, local))
+            return self._captured[key]
+        array = np.asarray(operand)
+        by_value = array.size <= 16 and not self.numbers_as_operands  # else equal values must stay apart
+        key = (array.shape, array.dtype.str, array.tobytes()) if by_value else id(operand)
+        if key not in self._constants:
+            self._constants[key] = (operand, self.add(const_p, (), {"value": ir.Constant(array)},
+                                                      array.shape, array.dtype).value)
+        return self._constants[key][1]
+
+    @contextlib.contextmanager
+    def annotate(self, **meta):
+        """Attach meta (e.g. section='backward', rule='tanh') to the nodes created inside."""
+        saved = self.meta
+        self.meta = {**saved, **meta}
+        try:
+            yield
+        finally:
+            self.meta = saved
+
+    @property
+    def active(self) -> bool:
+        return self in _stack()
+
+    def finish(self, outputs, name="f") -> ir.Graph:
+        values = [self.lift(o) if isinstance(o, Tracer) else self.lift(np.asarray(o)) for o in outputs]
+        return ir.Graph(self.inputs + [local for _, local in self.captures], self.nodes, values, name)
+
+
+@contextlib.contextmanager
+def building(builder: Builder):
+    _stack().append(builder)
+    try:
+        yield builder
+    finally:
+        _stack().pop()
+
+
+def current_builder() -> "Builder | None":
+    stack = _stack()
+    return stack[-1] if stack else None
+
+
+def bind(prim, args, attrs):
+    """Apply `prim` to `args`: evaluate eagerly on arrays, or record a node when tracing."""
+    builder = None
+    for arg in args:
+        if isinstance(arg, Tracer) and (builder is None or arg.builder.depth > builder.depth):
+            builder = arg.builder
+    if builder is None:
+        arrays = [np.asarray(a) for a in args]
+        shape, dtype = _shape_rule(prim, arrays, attrs)
+        result = np.asarray(prim.impl(*arrays, **attrs))
+        return result if result.dtype == dtype else result.astype(dtype)
+    if not builder.active:
+        raise TracerError(with_user_line("a traced value was used after its trace finished (leaked tracer)"))
+    values = [builder.lift(a) for a in args]
+    shape, dtype = _shape_rule(prim, values, attrs)
+    return builder.add(prim, values, attrs, shape, dtype)
+
+
+def _shape_rule(prim, inputs, attrs):
+    try:
+        return prim.abstract_eval(inputs, **attrs)
+    except ShapeError as err:
+        if "\n  at " in str(err):
+            raise
+        raise ShapeError(with_user_line(str(err))) from None
+
+
+class Tracer:
+    """A symbolic array: a Value of the graph being built. numpy_api gives it NumPy's operators and methods."""
+
+    __slots__ = ("value", "builder")
+    __array_priority__ = 1000
+
+    def __init__(self, value: ir.Value, builder: Builder):
+        self.value = value
+        self.builder = builder
+
+    shape = property(lambda self: self.value.shape)
+    dtype = property(lambda self: self.value.dtype)
+    ndim = property(lambda self: self.value.ndim)
+    size = property(lambda self: self.value.size)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced array")
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"Tracer({self.value.type_str()})"
+
+    def _concrete_error(self, what):
+        raise TracerError(with_user_line(
+            f"{what} of a traced value {self.value.type_str()}: its value is not known while tracing. "
+            "Python control flow (if/while/and/or) on traced values is not supported; use sg.where(cond, a, b) "
+            "for a data-dependent choice"))
+
+    def __bool__(self):
+        self._concrete_error("bool()")
+
+    def __float__(self):
+        self._concrete_error("float()")
+
+    def __int__(self):
+        self._concrete_error("int()")
+
+    def __index__(self):
+        self._concrete_error("using as an index")
+
+    def __array__(self, *args, **kwargs):
+        raise TracerError(with_user_line(
+            f"a traced value {self.value.type_str()} was passed to a NumPy function; use the sg.* function "
+            "of the same name (e.g. sg.sin instead of np.sin) inside traced or compiled code"))
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __hash__(self):
+        return id(self)
+
+

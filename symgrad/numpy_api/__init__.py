@@ -1,0 +1,24 @@
+"""The `sg.*` NumPy-like namespace: functions that work on arrays, on traced values and on eager tensors.
+
+Its names are derived, not listed: every ufunc and every public function of arrays.py,
+indexing.py and contraction.py (`sg.getitem(x, key)` is `x[key]`). Importing the package
+also gives traced values their NumPy-style operators (methods.py).
+"""
+import types
+
+from ..ops.elementwise import ElementwiseOp
+from . import arrays, contraction, indexing, methods
+
+
+def _public(module) -> dict:
+    """The functions `module` defines (or the ufuncs it binds) under a name without a leading underscore."""
+    return {name: value for name, value in vars(module).items()
+            if not name.startswith("_") and (isinstance(value, ElementwiseOp) or
+                                             (isinstance(value, types.FunctionType) and
+                                              getattr(value, "__module__", None) == module.__name__))}
+
+
+_NAMESPACE = {**_public(arrays), **_public(indexing), **_public(contraction)}
+globals().update(_NAMESPACE)
+__all__ = sorted(_NAMESPACE)
+methods.install()

@@ -1,0 +1,84 @@
+"""The NumPy-style operators and methods of traced values (`t + u`, `t[key]`, `t.sum()`, `np.sin(t)`).
+
+core.Tracer knows no op; `install` attaches these, as JAX attaches its array methods to its tracers.
+"""
+import functools
+
+import numpy as np
+
+from .. import dtypes
+from ..core import Tracer, TracerError, fail, with_user_line
+from ..ops import elementwise as E
+from . import arrays
+from .arrays import (abs, add, astype, clip, divide, dot, equal, greater, greater_equal, less, less_equal, logical_and,
+                     logical_not, logical_or, matmul, max, mean, min, multiply, negative, not_equal, power, prod,
+                     ravel, reshape, squeeze, std, subtract, sum, transpose, var)
+from .indexing import getitem
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """Route NumPy ufuncs (np.sin(t), ndarray + t) to the sg function of the same name."""
+    name = {"true_divide": "divide", "absolute": "abs"}.get(ufunc.__name__, ufunc.__name__)
+    function = getattr(arrays, name, None)
+    if method != "__call__" or kwargs or function is None:
+        raise TracerError(with_user_line(
+            f"np.{ufunc.__name__}{'.' + method if method != '__call__' else ''} is not supported on traced "
+            "values; use the sg.* function of the same name inside traced or compiled code"))
+    return function(*inputs)
+
+
+def _reflect(fn):
+    return lambda self, other: fn(other, self)
+
+
+def install():
+    """Give Tracer NumPy's operators, methods and ufunc routing (called once, by the package)."""
+    methods = {
+        "__add__": add, "__radd__": _reflect(add), "__sub__": subtract, "__rsub__": _reflect(subtract),
+        "__mul__": multiply, "__rmul__": _reflect(multiply), "__truediv__": divide,
+        "__rtruediv__": _reflect(divide), "__pow__": power, "__rpow__": _reflect(power),
+        "__matmul__": matmul, "__rmatmul__": _reflect(matmul), "__neg__": negative,
+        "__pos__": lambda self: self, "__abs__": abs, "__lt__": less, "__le__": less_equal,
+        "__gt__": greater, "__ge__": greater_equal, "__eq__": equal, "__ne__": not_equal,
+        "__invert__": _boolean_only(logical_not, "~"), "__and__": _boolean_only(logical_and, "&"),
+        "__or__": _boolean_only(logical_or, "|"),
+        "__getitem__": getitem, "astype": astype, "dot": dot, "ravel": ravel, "flatten": ravel,
+        "reshape": lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape),
+        "transpose": lambda self, *axes: transpose(self, (axes[0] if len(axes) == 1 else axes) or None),
+        "squeeze": squeeze, "clip": clip, "T": property(lambda self: transpose(self)),
+    }
+    methods.update((fn.__name__, _reduction_method(fn)) for fn in (sum, mean, max, min, prod, var, std))
+    for name, fn in methods.items():
+        if isinstance(fn, E.ElementwiseOp):  # not a function, so it would not bind `self`
+            fn = _as_method(fn)
+        setattr(Tracer, name, fn)
+    Tracer.__array_ufunc__ = _array_ufunc
+
+
+def _boolean_only(logical, operator):
+    """`&`, `|`, `~` on booleans (masks built from comparisons). On integers NumPy's operators are bitwise,
+    which symgrad has no op for: a clear error, not the logical result."""
+    def method(*operands):
+        for operand in operands:
+            dtype = operand.dtype if isinstance(operand, Tracer) else np.asarray(operand).dtype
+            if dtype != dtypes.BOOL:
+                fail(f"'{operator}' on a traced value of dtype {dtype}: NumPy's bitwise operation is not supported; "
+                     "use it on booleans (comparisons), or sg.logical_and / logical_or / logical_not", TracerError)
+        return logical(*operands)
+    return method
+
+
+def _reduction_method(reduction):
+    """A reduction as a method taking NumPy's keywords too: np.sum(t), np.mean(t), np.std(t, ddof=1) ... on a
+    traced value call t.sum(axis=..., dtype=..., out=...) (as on any array-like), so they work as sg.sum does."""
+    def method(self, *args, dtype=None, out=None, **kwargs):
+        if out is not None:
+            fail(f"{reduction.__name__}(out=...): a traced value cannot be written into an array; "
+                 "use the returned value", TracerError)
+        return reduction(self if dtype is None else astype(self, dtype), *args, **kwargs)
+    return functools.wraps(reduction)(method)
+
+
+def _as_method(op):
+    return lambda *args: op(*args)
+

@@ -1,0 +1,235 @@
+"""SymPy expression -> NumPy source: what every elementwise op means, on arrays.
+
+An elementwise op's reference implementation (its `impl`, which eager evaluation runs) is
+its expression printed by `NumpyExprPrinter` and compiled once; the NumPy backend prints
+the same expressions into the modules it generates, so both agree by construction.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import sympy as sp
+from sympy.printing.str import StrPrinter
+
+from .. import dtypes
+from . import functions as F
+from . import special
+
+_FUNCTIONS = {
+    "sin": "np.sin", "cos": "np.cos", "tan": "np.tan", "sinh": "np.sinh", "cosh": "np.cosh",
+    "tanh": "np.tanh", "asin": "np.arcsin", "acos": "np.arccos", "atan": "np.arctan",
+    "atan2": "np.arctan2", "exp": "np.exp", "log": "np.log", "Abs": "np.abs", "sign": "np.sign",
+    "log1p": "np.log1p", "expm1": "np.expm1", "logaddexp": "np.logaddexp", "erf": "_erf",
+    "asinh": "np.arcsinh", "acosh": "np.arccosh", "atanh": "np.arctanh", "floor": "np.floor",
+    "ceiling": "np.ceil",
+}
+
+# Helpers the generated source defines when it uses them, so a module stays standalone.
+HELPERS = {
+    "_special": "import scipy.special as _special\n",
+    "_erf": '''\
+def _erf(x):
+    """erf, vectorized: W. J. Cody's rational approximations (Math. Comp. 1969), ~1e-16 relative.
+
+    Computes in float64 and casts back to float32/float16 inputs' dtype; erf(+-inf) = +-1, erf(nan) = nan.
+    """
+    x = np.asarray(x)
+    out_dtype = x.dtype if x.dtype in (np.float32, np.float16) else np.float64
+    x = x.astype(np.float64)
+    y = np.abs(x)
+    result = np.array(x)  # nan stays nan
+    small = y < 0.46875
+    mid = (y >= 0.46875) & (y <= 4.0)
+    large = y > 4.0
+    # |x| < 0.46875: erf(x) = x * R(x**2)
+    xs = x[small]
+    z = xs * xs
+    num = 1.85777706184603153e-1 * z
+    den = z
+    for a, b in ((3.16112374387056560e00, 2.36012909523441209e01), (1.13864154151050156e02, 2.44024637934444173e02),
+                 (3.77485237685302021e02, 1.28261652607737228e03)):
+        num = (num + a) * z
+        den = (den + b) * z
+    result[small] = xs * (num + 3.20937758913846947e03) / (den + 2.84423683343917062e03)
+    # 0.46875 <= |x| <= 4: erfc(|x|) = exp(-x**2) * R(|x|)
+    t = y[mid]
+    num = 2.15311535474403846e-8 * t
+    den = t
+    for c, d in ((5.64188496988670089e-1, 1.57449261107098347e01), (8.88314979438837594e00, 1.17693950891312499e02),
+                 (6.61191906371416295e01, 5.37181101862009858e02), (2.98635138197400131e02, 1.62138957456669019e03),
+                 (8.81952221241769090e02, 3.29079923573345963e03), (1.71204761263407058e03, 4.36261909014324716e03),
+                 (2.05107837782607147e03, 3.43936767414372164e03)):
+        num = (num + c) * t
+        den = (den + d) * t
+    s = np.trunc(t * 16.0) / 16.0  # exp(-t*t) = exp(-s*s) * exp(-(t-s)(t+s)), s = t rounded to 1/16: no cancellation
+    erfc = np.exp(-s * s) * np.exp(-(t - s) * (t + s)) * (num + 1.23033935479799725e03) / (den + 1.23033935480374942e03)
+    result[mid] = np.copysign(1.0 - erfc, x[mid])
+    # |x| > 4: erfc(|x|) = exp(-x**2) / |x| * (1/sqrt(pi) - R(1/x**2)); it underflows past ~26.6
+    u = np.minimum(y[large], 27.0)
+    w = 1.0 / (u * u)
+    num = 1.63153871373020978e-2 * w
+    den = w
+    for p, q in ((3.05326634961232344e-1, 2.56852019228982242e00), (3.60344899949804439e-1, 1.87295284992346725e00),
+                 (1.25781726111229246e-1, 5.27905102951428412e-1), (1.60837851487422766e-2, 6.05183413124413191e-2)):
+        num = (num + p) * w
+        den = (den + q) * w
+    s = np.trunc(u * 16.0) / 16.0
+    erfc = (np.exp(-s * s) * np.exp(-(u - s) * (u + s))
+            * (5.6418958354775628695e-1 - w * (num + 6.58749161529837803e-4) / (den + 2.33520497626869185e-3)) / u)
+    result[large] = np.copysign(1.0 - erfc, x[large])
+    return result.astype(out_dtype)
+''',
+}
+
+
+class NumpyExprPrinter(StrPrinter):
+    """Prints a SymPy expression as a NumPy expression over given variable names."""
+
+    def __init__(self, names=None):
+        super().__init__()
+        self.names = names or {}
+        self.helpers = set()
+
+    def _print_Symbol(self, expr):
+        return self.names.get(expr, expr.name)
+
+    def _print_Float(self, expr):
+        return repr(float(expr))
+
+    def _print_Exp1(self, expr):
+        return "np.e"
+
+    def _print_Pi(self, expr):
+        return "np.pi"
+
+    def _print_BooleanTrue(self, expr):
+        return "True"
+
+    def _print_BooleanFalse(self, expr):
+        return "False"
+
+    def _print_Infinity(self, expr):
+        return "np.inf"
+
+    def _print_NegativeInfinity(self, expr):
+        return "-np.inf"
+
+    def _print_NaN(self, expr):
+        return "np.nan"
+
+    def _print_Pow(self, expr, rational=False):
+        if expr.exp == sp.S.Half:
+            return f"np.sqrt({self._print(expr.base)})"
+        if expr.exp == -sp.S.Half:
+            return f"(1/np.sqrt({self._print(expr.base)}))"
+        return super()._print_Pow(expr, rational)
+
+    def _print_Function(self, expr):
+        name = type(expr).__name__
+        args = ", ".join(self._print(a) for a in expr.args)
+        if isinstance(expr, F.sigmoid):
+            return f"np.exp(-np.logaddexp(0, -{self.parenthesize(expr.args[0], 50)}))"
+        if isinstance(expr, F.softplus):
+            return f"np.logaddexp(0, {args})"
+        if name not in _FUNCTIONS:
+            return self._print_scipy_call(expr)
+        target = _FUNCTIONS[name]
+        if target in HELPERS:
+            self.helpers.add(target)
+        return f"{target}({args})"
+
+    def _print_scipy_call(self, expr):
+        """A function only SciPy evaluates: a call of scipy.special, imported by the generated module."""
+        call = special.scipy_call(expr)
+        if call is None:
+            raise special.unsupported(expr, "NumPy")
+        if special.scipy_special() is None:
+            raise special.missing_scipy(expr, "NumPy")
+        self.helpers.add("_special")
+        text = f"_special.{call.name}({', '.join(self._print(a) for a in call.args)})"
+        return text if call.coefficient == 1 else f"({call.coefficient}*{text})"
+
+    def _print_Max(self, expr):
+        return functools.reduce(lambda a, b: f"np.maximum({a}, {b})", [self._print(a) for a in expr.args])
+
+    def _print_Min(self, expr):
+        return functools.reduce(lambda a, b: f"np.minimum({a}, {b})", [self._print(a) for a in expr.args])
+
+    def _print_Piecewise(self, expr):
+        pieces = list(expr.args)
+        if pieces[-1].cond == sp.true:
+            result = self._print(pieces.pop().expr)
+        else:
+            result = "np.nan"
+        for piece in reversed(pieces):
+            result = f"np.where({self._print(piece.cond)}, {self._print(piece.expr)}, {result})"
+        return result
+
+    def _print_Relational(self, expr):
+        ops = {"<": "np.less", "<=": "np.less_equal", ">": "np.greater", ">=": "np.greater_equal",
+               "==": "np.equal", "!=": "np.not_equal"}
+        return f"{ops[expr.rel_op]}({self._print(expr.lhs)}, {self._print(expr.rhs)})"
+
+    def _print_And(self, expr):
+        return functools.reduce(lambda a, b: f"np.logical_and({a}, {b})", [self._print(a) for a in expr.args])
+
+    def _print_Or(self, expr):
+        return functools.reduce(lambda a, b: f"np.logical_or({a}, {b})", [self._print(a) for a in expr.args])
+
+    def _print_Not(self, expr):
+        return f"np.logical_not({self._print(expr.args[0])})"
+
+    def _print_ITE(self, expr):  # SymPy writes a Piecewise substituted into a condition as ITE
+        cond, then, otherwise = (self._print(a) for a in expr.args)
+        return f"np.where({cond}, {then}, {otherwise})"
+
+    def _print_Xor(self, expr):
+        return functools.reduce(lambda a, b: f"np.logical_xor({a}, {b})", [self._print(a) for a in expr.args])
+
+
+def np_dtype(dtype) -> str:
+    return f"np.{np.dtype(dtype).name}"
+
+
+def _needs_cast(expr, dtype) -> bool:
+    """NumPy keeps float64 for arithmetic on float64 arrays; other dtypes and selects may drift."""
+    return np.dtype(dtype) != dtypes.FLOAT64 or expr.has(sp.Piecewise) or expr.is_Boolean
+
+
+def elementwise_lines(expr, arg_names: dict, dtype, target: str, printer=None) -> list[str]:
+    """Source lines assigning the elementwise `expr` (symbols -> arg_names) to `target`."""
+    printer = printer or NumpyExprPrinter()
+    printer.names = dict(arg_names)
+    lines = []
+    if not expr.free_symbols:
+        any_arg = next(iter(arg_names.values()))
+        return [f"{target} = np.full(np.shape({any_arg}), {printer.doprint(expr)}, dtype={np_dtype(dtype)})"]
+    replacements, (reduced,) = sp.cse(expr, symbols=sp.numbered_symbols(f"_{target}_"), optimizations=None)
+    for symbol, sub in replacements:
+        lines.append(f"{symbol.name} = {printer.doprint(sub)}")
+    text = printer.doprint(reduced)
+    if _needs_cast(expr, dtype):
+        text = f"np.asarray({text}, dtype={np_dtype(dtype)})"
+    lines.append(f"{target} = {text}")
+    return lines
+
+
+@functools.lru_cache(maxsize=2048)
+def elementwise_function(expr, args, dtype):
+    """A Python function evaluating `expr` over arrays for `args` (used by eager evaluation)."""
+    printer = NumpyExprPrinter()
+    names = {s: f"a{i}" for i, s in enumerate(args)}
+    body = elementwise_lines(expr, names, dtype, "result", printer)
+    source = "\n".join([f"def _ew({', '.join(names.values())}):", *("    " + l for l in body), "    return result"])
+    namespace = _namespace(printer.helpers)
+    exec(compile(source, "<symgrad ew>", "exec"), namespace)
+    return namespace["_ew"]
+
+
+def _namespace(helpers) -> dict:
+    namespace = {"np": np, "math": math}
+    for helper in sorted(helpers):
+        exec(HELPERS[helper], namespace)
+    return namespace
