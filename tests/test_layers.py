@@ -135,3 +135,11 @@ def test_backends_are_imported_under_symgrads_own_name():
             names = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
                      [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             assert not any(name == "codegen" or name.startswith("codegen.") for name in names), module
+
+
+def test_every_package_is_listed_for_installation():
+    """pyproject.toml lists the packages (codegen/ maps to symgrad.codegen): a missing one would be absent
+    from a wheel, though an editable install still finds it."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    assert sorted(listed) == sorted(module for module, (_, is_package) in MODULES.items() if is_package)
