@@ -1,15 +1,16 @@
-"""Finite-difference gradient checking for symgrad tests.
+"""Finite-difference gradient checks for symgrad tests, on top of symgrad's public checker.
 
-`check_grads(f, args, argnums)` compares `sg.grad(f)` and `sg.value_and_grad(f)` with
-central finite differences computed in float64 (each element of each differentiated
-argument is perturbed in turn). `f` must return a scalar. The value returned by
-`value_and_grad` is compared with `f` evaluated eagerly on float64 copies as well.
+`sg.check_grads` (symgrad/finite_differences.py) checks random directions, to any order.
+The tests also want whole gradients: `numeric_grad` is the full float64 central-difference
+gradient, one `numerical_jvp` per element, and `assert_grads_match_finite_differences`
+compares `sg.grad(f)` and `sg.value_and_grad(f)` (values, shapes, dtypes) with it.
 """
 from __future__ import annotations
 
 import numpy as np
 
 import symgrad as sg
+from symgrad.finite_differences import numerical_jvp
 
 
 def _as64(a):
@@ -20,21 +21,17 @@ def _as64(a):
 def numeric_grad(f, args, argnum, eps=1e-6):
     """Central finite differences of scalar f with respect to args[argnum], in float64."""
     args64 = [_as64(a) for a in args]
-    x = np.array(args64[argnum], dtype=np.float64)
-    grad = np.zeros_like(x)
-    flat, gflat = x.reshape(-1), grad.reshape(-1)
-    for i in range(flat.size):
-        old = flat[i]
-        flat[i] = old + eps
-        plus = float(np.asarray(f(*args64[:argnum], x.copy(), *args64[argnum + 1:])))
-        flat[i] = old - eps
-        minus = float(np.asarray(f(*args64[:argnum], x.copy(), *args64[argnum + 1:])))
-        flat[i] = old
-        gflat[i] = (plus - minus) / (2 * eps)
-    return grad
+    x = np.asarray(args64[argnum], dtype=np.float64)
+    args64[argnum] = x
+    grad = np.zeros(x.size)
+    for i in range(x.size):
+        tangents = [np.zeros_like(a) if a.dtype.kind == "f" else a for a in map(np.asarray, args64)]
+        tangents[argnum].reshape(-1)[i] = 1.0
+        grad[i] = float(np.asarray(numerical_jvp(f, args64, tangents, eps)))
+    return grad.reshape(x.shape)
 
 
-def check_grads(f, args, argnums=0, rtol=1e-6, atol=1e-8, eps=1e-6, reference=None):
+def assert_grads_match_finite_differences(f, args, argnums=0, rtol=1e-6, atol=1e-8, eps=1e-6, reference=None):
     """Assert sg.grad/value_and_grad of f at args agree with float64 central differences.
 
     `reference`, if given, is a float64 NumPy function used for the finite differences
