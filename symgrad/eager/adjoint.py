@@ -109,7 +109,7 @@ class StageGraph:
                     external_parents.append(parent)
                     input_types.append(record.in_types[slot])
                 operands.append(slots[key])
-            wiring.append((record.prim.name, record.attrs, tuple(operands), record.out_type))
+            wiring.append((record.prim, record.attrs, tuple(operands), record.out_type))
         self.run = run
         self.structure = (tuple(input_types), tuple(wiring))
         self.sources = sources + outputs
