@@ -18,6 +18,7 @@ import numpy as np
 from .. import dtypes, ir
 from .. import numpy_api as sgnp
 from . import plans
+from .engine import Engine
 from .graph import Record, RemovableHandle, VersionCounter
 from .mode import enable_grad, is_grad_enabled, no_grad
 from ..ops import elementwise as E
@@ -271,8 +272,7 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ autograd
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d self / d leaf into every leaf's .grad (see SPEC section 5)."""
-        from .engine import backward
-        backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+        ENGINE.backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
     def retain_grad(self) -> None:
         if not self._requires_grad:
@@ -532,6 +532,9 @@ class Tensor(Tracer):
                 filled = np.zeros(self.shape, self.dtype)
                 filled[key] = np.asarray(value)
         self._inplace(lambda s: sgnp.where(mask, filled, s))
+
+
+ENGINE = Engine(Tensor)  # backward() of tensors: Tensor.backward and sg.autograd.backward / grad
 
 
 def _spread(value: "Tensor", key, shape, dtype) -> "Tensor":
