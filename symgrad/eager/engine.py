@@ -30,6 +30,9 @@ class Engine:
     def __init__(self, tensor_type):
         self.tensor_type = tensor_type
 
+    def __repr__(self):
+        return f"Engine({self.tensor_type.__qualname__})"
+
     def backward(self, tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradients of `tensors` into the .grad of the leaves (or of `inputs` only)."""
         tensors = _as_list(tensors)
