@@ -109,7 +109,6 @@ def _cycles() -> list:
     return components
 
 
-@pytest.mark.xfail(strict=True, reason="the eager API's cycles (tensor/engine/adjoint, nn) are untangled next")
 def test_no_import_cycle_inside_the_package():
     assert _cycles() == []
 

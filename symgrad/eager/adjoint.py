@@ -65,13 +65,12 @@ class Source:
             ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
             f"graph a second time (the freed values belong to {freed.name()})")
 
-    def tensor(self):
-        """The value as a Tensor that keeps its place in the graph (for create_graph)."""
-        from .tensor import Tensor
+    def tensor(self, tensor_type):
+        """The value as a tensor of `tensor_type` that keeps its place in the graph (for create_graph)."""
         array = self.array()
         if self.node is not None and not isinstance(self.node, Record):
             return self.node  # a leaf tensor
-        tensor = Tensor._wrap(array)
+        tensor = tensor_type._wrap(array)
         if self.node is not None:
             tensor._node, tensor._requires_grad = self.node, True
         return tensor
@@ -110,7 +109,7 @@ class StageGraph:
                     external_parents.append(parent)
                     input_types.append(record.in_types[slot])
                 operands.append(slots[key])
-            wiring.append((record.prim.name, record.attrs, tuple(operands), record.out_type))
+            wiring.append((record.prim, record.attrs, tuple(operands), record.out_type))
         self.run = run
         self.structure = (tuple(input_types), tuple(wiring))
         self.sources = sources + outputs
@@ -199,10 +198,11 @@ def adjoint_for(stage: StageGraph) -> Adjoint:
     return adjoint
 
 
-def run_stage(run, pending: dict, wanted, create_graph: bool) -> list:
+def run_stage(run, pending: dict, wanted, create_graph: bool, tensor_type) -> list:
     """Propagate the pending cotangents of `run`'s records to the parents outside it.
 
-    Returns [(parent, cotangent)] for each wanted outside parent that receives one.
+    Returns [(parent, cotangent)] for each wanted outside parent that receives one: an array, or
+    with create_graph a tensor of `tensor_type` (the eager Tensor class) recorded for another backward.
     """
     seeded = {id(r) for r in run if id(r) in pending}
     if not seeded:
@@ -212,9 +212,9 @@ def run_stage(run, pending: dict, wanted, create_graph: bool) -> list:
     sources = [stage.sources[i] for i in adjoint.value_positions]
     seeds = [pending.pop(id(run[i])) for i in stage.seeded]
     seeds = [seeds[i] for i in adjoint.seed_positions]
-    from .tensor import Tensor
     if create_graph:
-        operands = [s.tensor() for s in sources] + [s if isinstance(s, Tensor) else Tensor._wrap(s) for s in seeds]
+        operands = [s.tensor(tensor_type) for s in sources] + [
+            s if isinstance(s, tensor_type) else tensor_type._wrap(s) for s in seeds]
         results = adjoint.run_recorded(operands)
     else:
         results = adjoint.run([s.array() for s in sources] + seeds)
@@ -226,5 +226,5 @@ def run_stage(run, pending: dict, wanted, create_graph: bool) -> list:
             delivered.append((parent, next(returned)))
         elif zero:
             zeros = np.zeros(shape, dtype)
-            delivered.append((parent, Tensor._wrap(zeros) if create_graph else zeros))
+            delivered.append((parent, tensor_type._wrap(zeros) if create_graph else zeros))
     return delivered

@@ -19,73 +19,84 @@ from .mode import set_grad_enabled
 _ERROR_NO_GRAD = "element {} of tensors does not require grad and does not have a grad_fn"
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate the gradients of `tensors` into the .grad of the leaves (or of `inputs` only)."""
-    tensors = _as_list(tensors)
-    grad_tensors = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(tensors)
-    seeds = _seeds(tensors, grad_tensors, create_graph)
-    targets = None if inputs is None else _as_list(inputs)
-    _Backward(tensors, seeds, targets, create_graph).execute(
-        accumulate=True, retain_graph=create_graph if retain_graph is None else retain_graph)
+class Engine:
+    """backward() and autograd.grad() over the graph that tensors of `tensor_type` record.
 
+    The engine works on records and arrays and sits below the tensor module: it recognizes and
+    creates tensors only through the class it is given. symgrad.eager.tensor makes the one engine,
+    `Engine(Tensor)`, that Tensor.backward and sg.autograd call.
+    """
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
-    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated), as torch.autograd.grad."""
-    from .tensor import Tensor
-    outputs, inputs = _as_list(outputs), _as_list(inputs)
-    grad_outputs = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
-    for i, t in enumerate(inputs):
-        if not isinstance(t, Tensor) or not t.requires_grad:
-            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
-    seeds = _seeds(outputs, grad_outputs, create_graph)
-    found = _Backward(outputs, seeds, inputs, create_graph).execute(
-        accumulate=False, retain_graph=create_graph if retain_graph is None else retain_graph)
-    results = []
-    for i, t in enumerate(inputs):
-        ct = found.get(id(t._parent()))
-        if ct is None and not allow_unused:
-            raise RuntimeError(f"One of the differentiated Tensors (input {i}) appears to not have been used in the "
-                               "graph. Set allow_unused=True if this is the desired behavior.")
-        results.append(None if ct is None else _as_tensor(ct, copy=not create_graph))
-    return tuple(results)
+    def __init__(self, tensor_type):
+        self.tensor_type = tensor_type
+
+    def __repr__(self):
+        return f"Engine({self.tensor_type.__qualname__})"
+
+    def backward(self, tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradients of `tensors` into the .grad of the leaves (or of `inputs` only)."""
+        tensors = _as_list(tensors)
+        grad_tensors = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(tensors)
+        seeds = self._seeds(tensors, grad_tensors, create_graph)
+        targets = None if inputs is None else _as_list(inputs)
+        _Backward(self, tensors, seeds, targets, create_graph).execute(
+            accumulate=True, retain_graph=create_graph if retain_graph is None else retain_graph)
+
+    def grad(self, outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
+        """The gradients of `outputs` with respect to `inputs`, returned (not accumulated), as torch.autograd.grad."""
+        outputs, inputs = _as_list(outputs), _as_list(inputs)
+        grad_outputs = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
+        for i, t in enumerate(inputs):
+            if not isinstance(t, self.tensor_type) or not t.requires_grad:
+                raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
+        seeds = self._seeds(outputs, grad_outputs, create_graph)
+        found = _Backward(self, outputs, seeds, inputs, create_graph).execute(
+            accumulate=False, retain_graph=create_graph if retain_graph is None else retain_graph)
+        results = []
+        for i, t in enumerate(inputs):
+            ct = found.get(id(t._parent()))
+            if ct is None and not allow_unused:
+                raise RuntimeError(f"One of the differentiated Tensors (input {i}) appears to not have been used in "
+                                   "the graph. Set allow_unused=True if this is the desired behavior.")
+            results.append(None if ct is None else self.as_tensor(ct, copy=not create_graph))
+        return tuple(results)
+
+    def as_tensor(self, ct, copy=False):
+        """A cotangent (an array, or a tensor under create_graph) as a tensor."""
+        if isinstance(ct, self.tensor_type):
+            return ct
+        return self.tensor_type._wrap(np.array(ct, copy=True) if copy else np.asarray(ct))
+
+    def _seeds(self, tensors, grads, create_graph):
+        """The cotangent fed into each output: ones for a scalar, else the given gradient (checked)."""
+        tensor_type = self.tensor_type
+        seeds = []
+        for i, (t, g) in enumerate(zip(tensors, grads)):
+            if not isinstance(t, tensor_type) or not t.requires_grad:
+                raise RuntimeError(_ERROR_NO_GRAD.format(i))
+            if g is None:
+                if t.numel() != 1:
+                    raise RuntimeError(f"grad can be implicitly created only for scalar outputs (output {i} has "
+                                       f"shape {tuple(t.shape)}); pass gradient= (a tensor of that shape) to "
+                                       "backward()")
+                g = np.ones(t.shape, t.dtype)
+            if not create_graph or not isinstance(g, tensor_type):
+                g = np.asarray(g._data if isinstance(g, tensor_type) else g)
+                if g.shape != t.shape:
+                    raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
+                                       f"output[{i}] has a shape of {tuple(t.shape)}.")
+                g = g.astype(t.dtype, copy=False)
+                seeds.append(tensor_type._wrap(g) if create_graph else g)
+            else:
+                if g.shape != t.shape:
+                    raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
+                                       f"output[{i}] has a shape of {tuple(t.shape)}.")
+                seeds.append(g.to(t.dtype))
+        return seeds
 
 
 def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
-
-
-def _as_tensor(ct, copy=False):
-    from .tensor import Tensor
-    if isinstance(ct, Tensor):
-        return ct
-    return Tensor._wrap(np.array(ct, copy=True) if copy else np.asarray(ct))
-
-
-def _seeds(tensors, grads, create_graph):
-    """The cotangent fed into each output: ones for a scalar, else the given gradient (checked)."""
-    from .tensor import Tensor
-    seeds = []
-    for i, (t, g) in enumerate(zip(tensors, grads)):
-        if not isinstance(t, Tensor) or not t.requires_grad:
-            raise RuntimeError(_ERROR_NO_GRAD.format(i))
-        if g is None:
-            if t.numel() != 1:
-                raise RuntimeError(f"grad can be implicitly created only for scalar outputs (output {i} has shape "
-                                   f"{tuple(t.shape)}); pass gradient= (a tensor of that shape) to backward()")
-            g = np.ones(t.shape, t.dtype)
-        if not create_graph or not isinstance(g, Tensor):
-            g = np.asarray(g._data if isinstance(g, Tensor) else g)
-            if g.shape != t.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
-                                   f"output[{i}] has a shape of {tuple(t.shape)}.")
-            g = g.astype(t.dtype, copy=False)
-            seeds.append(Tensor._wrap(g) if create_graph else g)
-        else:
-            if g.shape != t.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
-                                   f"output[{i}] has a shape of {tuple(t.shape)}.")
-            seeds.append(g.to(t.dtype))
-    return seeds
 
 
 def _copied_parents(record):
@@ -98,7 +109,8 @@ def _copied_parents(record):
 class _Backward:
     """One backward call: the pending cotangents and the order in which records are processed."""
 
-    def __init__(self, roots, seeds, targets, create_graph):
+    def __init__(self, engine, roots, seeds, targets, create_graph):
+        self.engine = engine
         self.create_graph = create_graph
         self.pending = {}
         self.nodes = {}
@@ -158,7 +170,7 @@ class _Backward:
                 copied |= _copied_parents(following)
                 end += 1
             run = self.order[position:end][::-1]
-            for parent, ct in run_stage(run, self.pending, self.wanted, self.create_graph):
+            for parent, ct in run_stage(run, self.pending, self.wanted, self.create_graph, self.engine.tensor_type):
                 self.deliver(parent, ct)
             processed.extend(run)
             position = end
@@ -191,10 +203,10 @@ class _Backward:
 
     def _apply_hooks(self, hooks, ct):
         for hook in list(hooks):
-            result = hook(_as_tensor(ct))
+            result = hook(self.engine.as_tensor(ct))
             if result is None:
                 continue
-            result = _as_tensor(result)
+            result = self.engine.as_tensor(result)
             name = getattr(hook, "__name__", hook)
             if result.shape != tuple(np.shape(ct)):
                 raise RuntimeError(f"hook '{name}' has changed the size of value (from {list(np.shape(ct))} to "
@@ -206,10 +218,10 @@ class _Backward:
 
     def _accumulate(self, tensor, ct):
         if self.create_graph:
-            ct = _as_tensor(ct)
+            ct = self.engine.as_tensor(ct)
             tensor._grad = ct if tensor._grad is None else tensor._grad + ct
         elif tensor._grad is None:
-            tensor._grad = _as_tensor(ct, copy=True)
+            tensor._grad = self.engine.as_tensor(ct, copy=True)
         else:  # in place, as PyTorch: whoever holds the .grad (or a detach() of it) sees the sum
             grad = tensor._grad
             if grad._data.base is not None or not grad._data.flags.writeable:
@@ -223,12 +235,12 @@ class _Backward:
         if ct is None:
             return
         with set_grad_enabled(self.create_graph):
-            grads = record.ctx.call_backward(record, _as_tensor(ct))
+            grads = record.ctx.call_backward(record, self.engine.as_tensor(ct))
         name = f"{record.function.__name__}Backward"
         for parent, (position, g), (shape, dtype) in zip(record.parents, grads, record.in_types):
             if parent is None or g is None or not self.wanted(parent):
                 continue
-            g = _summed_to(_as_tensor(g), shape, lambda got: (
+            g = _summed_to(self.engine.as_tensor(g), shape, lambda got: (
                 f"Function {name} returned an invalid gradient at index {position} - got {got} but expected "
                 f"shape compatible with {list(shape)}"))
             self.deliver(parent, g.to(dtype) if self.create_graph else np.asarray(g._data, dtype=dtype))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .graph import Record
 from .mode import is_grad_enabled, no_grad
+from .tensor import Tensor
 
 
 class FunctionCtx:
@@ -44,7 +45,6 @@ class FunctionCtx:
     def _output_in_graph(self):
         """The saved output as PyTorch unpacks it: the output tensor, whose grad_fn is this Function,
         so a backward differentiated again (create_graph) sees that the output depends on the inputs."""
-        from .tensor import Tensor
         out = Tensor._wrap(self._output._data, self._output._version)
         out._node, out._requires_grad = self._record, True
         return out
@@ -92,7 +92,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        from .tensor import Tensor
         ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args),
                           tuple(isinstance(a, Tensor) for a in args))
         with no_grad():

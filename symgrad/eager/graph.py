@@ -9,20 +9,34 @@ from __future__ import annotations
 import itertools
 import weakref
 
+import sympy as sp
+
+from ..ops import elementwise as E
+from ..ops.indexing import take_p
+from ..ops.linalg import matmul_p
+from ..ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
+from ..ops.shape import broadcast_to_p, concatenate_p, convert_p, reshape_p, transpose_p
+
 _sequence = itertools.count()
 
-# PyTorch's names for the grad_fn of ops whose IR name differs.
+# PyTorch's grad_fn names of the primitives and elementwise ops whose name PyTorch spells otherwise
+# (any other op is named after itself: 'log1p' -> 'Log1PBackward0'), keyed by the op itself.
 _TORCH_NAMES = {
-    "add": "Add", "subtract": "Sub", "multiply": "Mul", "divide": "Div", "power": "Pow", "negative": "Neg",
-    "square": "Pow", "reciprocal": "Reciprocal", "arctan2": "Atan2", "arcsin": "Asin", "arccos": "Acos",
-    "arctan": "Atan", "maximum": "Maximum", "minimum": "Minimum", "clip": "Clamp", "where": "Where",
-    "matmul": "Mm", "reduce_sum": "Sum", "reduce_max": "Max", "reduce_min": "Min", "reduce_prod": "Prod",
-    "reshape": "View", "transpose": "Permute", "broadcast_to": "Expand", "slice": "Slice", "take": "Index",
-    "convert": "ToCopy", "concatenate": "Cat", "relu": "Relu", "sigmoid": "Sigmoid", "logaddexp": "Logaddexp",
-    "less": "Lt", "greater": "Gt", "equal": "Eq", "mean": "Mean", "mse_loss": "MseLoss", "nll_loss": "NllLoss",
-    "linear": "Addmm", "log_softmax": "LogSoftmax", "softmax": "Softmax",
+    E.subtract: "Sub", E.multiply: "Mul", E.divide: "Div", E.power: "Pow", E.negative: "Neg", E.square: "Pow",
+    E.arctan2: "Atan2", E.arcsin: "Asin", E.arccos: "Acos", E.arctan: "Atan", E.clip: "Clamp", E.less: "Lt",
+    E.greater: "Gt", E.equal: "Eq",
+    matmul_p: "Mm", reduce_sum_p: "Sum", reduce_max_p: "Max", reduce_min_p: "Min", reduce_prod_p: "Prod",
+    reshape_p: "View", transpose_p: "Permute", broadcast_to_p: "Expand", take_p: "Index", convert_p: "ToCopy",
+    concatenate_p: "Cat",
 }
-_SYMPY_NAMES = {"Add": "Add", "Mul": "Mul", "Pow": "Pow", "Abs": "Abs", "Piecewise": "Where"}
+# ... and of an unnamed elementwise expression, by its outermost SymPy function (else that function's name).
+_SYMPY_NAMES = {sp.Piecewise: "Where"}
+
+
+def grad_fn_name(op) -> str:
+    """PyTorch's grad_fn name for a primitive or elementwise op: subtract -> 'SubBackward0'."""
+    name = _TORCH_NAMES.get(op) or op.name.replace("_", " ").title().replace(" ", "")
+    return f"{name}Backward0"
 
 
 class VersionCounter:
@@ -79,20 +93,13 @@ class Record:
             return self.label
         if self.function is not None:
             return f"{self.function.__name__}Backward"
-        base = self.prim.name
-        if base == "ew":
-            attrs = dict(self.attrs)
-            op = attrs.get("name")
-            if op is None:
-                func = attrs["expr"].func.__name__
-                return f"{_SYMPY_NAMES.get(func, func.capitalize())}Backward0"
-            base = op
-        return Record.torch_name(base)
-
-    @staticmethod
-    def torch_name(op_name: str) -> str:
-        """'subtract' -> 'SubBackward0': PyTorch's grad_fn name for an op of that name."""
-        return f"{_TORCH_NAMES.get(op_name, op_name.replace('_', ' ').title().replace(' ', ''))}Backward0"
+        if self.prim is not E.ew_p:
+            return grad_fn_name(self.prim)
+        attrs = dict(self.attrs)
+        if "name" in attrs:  # a named elementwise op
+            return grad_fn_name(E.ELEMENTWISE[attrs["name"]])
+        func = attrs["expr"].func
+        return f"{_SYMPY_NAMES.get(func, func.__name__.capitalize())}Backward0"
 
     @property
     def next_functions(self):

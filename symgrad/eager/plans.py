@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import collections
 
-from ..core import Builder, building, Tracer
-from .graph import Record
+from ..core import Builder, Tracer, building
+from ..ops.elementwise import ElementwiseOp
+from .graph import grad_fn_name
 
 _PLANS_SIZE = 4096
 _plans: "collections.OrderedDict" = collections.OrderedDict()
@@ -38,8 +39,8 @@ class Plan:
                                node.out.dtype))
             index[id(node.out)] = len(index)
         self.output = index[id(graph.outputs[0])]
-        name = getattr(op, "name", None)  # an elementwise op: the grad_fn name PyTorch gives it
-        self.label = Record.torch_name(name) if name else None
+        # an elementwise op's records are named after it (PyTorch's name), not after the primitive ew
+        self.label = grad_fn_name(op) if isinstance(op, ElementwiseOp) else None
 
     def run(self, operands, recorder):
         """Apply the steps to the tensor operands through `recorder.apply` (the eager recorder)."""

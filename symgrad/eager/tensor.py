@@ -18,6 +18,7 @@ import numpy as np
 from .. import dtypes, ir
 from .. import numpy_api as sgnp
 from . import plans
+from .engine import Engine
 from .graph import Record, RemovableHandle, VersionCounter
 from .mode import enable_grad, is_grad_enabled, no_grad
 from ..ops import elementwise as E
@@ -221,7 +222,7 @@ class Tensor(Tracer):
             out._data = out._data.copy()
             if out._node is not None:
                 out._node.out = out._data
-        return labelled(out, "clone")
+        return labelled(out, "Clone")
 
     def to(self, dtype) -> "Tensor":
         return sgnp.astype(self, dtype)
@@ -271,8 +272,7 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ autograd
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d self / d leaf into every leaf's .grad (see SPEC section 5)."""
-        from .engine import backward
-        backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+        ENGINE.backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
     def retain_grad(self) -> None:
         if not self._requires_grad:
@@ -301,7 +301,7 @@ class Tensor(Tracer):
         return sgnp.sum(self, _axis(dim, axis), _keep(keepdim, keepdims), dtype)
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return labelled(sgnp.mean(self, _axis(dim, axis), _keep(keepdim, keepdims)), "mean")
+        return labelled(sgnp.mean(self, _axis(dim, axis), _keep(keepdim, keepdims)), "Mean")
 
     def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         return sgnp.prod(self, _axis(dim, axis), _keep(keepdim, keepdims))
@@ -314,26 +314,27 @@ class Tensor(Tracer):
     def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
         return sgnp.sqrt(self.var(dim, unbiased, keepdim, correction=correction))
 
-    def _extreme(self, reduce, arg, dim, keepdim):
+    def _extreme(self, reduce, arg, name, dim, keepdim):
         """The full reduction (its gradient shared among ties), or with `dim` (values, indices) whose
-        values are picked at the indices, so the gradient goes to that one element, as in PyTorch."""
+        values are picked at the indices, so the gradient goes to that one element, as in PyTorch.
+        `name` is PyTorch's name of the op, for the values' grad_fn."""
         if dim is None:
             return reduce(self)
         dim = _dim(dim, self.ndim)
         if self.ndim == 0:
-            return MinMax(labelled(sgnp.reshape(self, ()), reduce.__name__), Tensor._wrap(np.zeros((), np.int64)))
+            return MinMax(labelled(sgnp.reshape(self, ()), name), Tensor._wrap(np.zeros((), np.int64)))
         indices = np.asarray(arg(self._data, axis=dim, keepdims=True), dtype=np.int64)
         values = sgnp.take_along_axis(self, indices, dim)
         if not keepdim:
             values, indices = sgnp.squeeze(values, dim), np.squeeze(indices, dim)
-        return MinMax(labelled(values, reduce.__name__), Tensor._wrap(indices))
+        return MinMax(labelled(values, name), Tensor._wrap(indices))
 
     def max(self, dim=None, keepdim=False):
         """The maximum, or with `dim` the pair (values, indices) as torch.max."""
-        return self._extreme(sgnp.max, np.argmax, dim, keepdim)
+        return self._extreme(sgnp.max, np.argmax, "Max", dim, keepdim)
 
     def min(self, dim=None, keepdim=False):
-        return self._extreme(sgnp.min, np.argmin, dim, keepdim)
+        return self._extreme(sgnp.min, np.argmin, "Min", dim, keepdim)
 
     def argmax(self, dim=None, keepdim=False):
         return Tensor._wrap(np.asarray(np.argmax(self._data, axis=dim, keepdims=keepdim), dtype=np.int64))
@@ -410,7 +411,7 @@ class Tensor(Tracer):
         nonzero = total._data != 0  # NaN and inf take the ordinary root
         safe = sgnp.where(nonzero, total, 1.0)  # no infinite derivative of the root where it is not taken
         root = sgnp.sqrt(safe) if p == 2 else safe ** (1.0 / p)
-        return labelled(sgnp.where(nonzero, root, 0.0), "norm")
+        return labelled(sgnp.where(nonzero, root, 0.0), "Norm")
 
     def logsumexp(self, dim, keepdim=False):
         return sgnp.logsumexp(self, dim, keepdim)
@@ -420,14 +421,14 @@ class Tensor(Tracer):
 
     def masked_fill(self, mask, value):
         """value where mask is true, else self (as torch.Tensor.masked_fill)."""
-        return labelled(sgnp.where(mask, value, self), "masked_fill")
+        return labelled(sgnp.where(mask, value, self), "MaskedFill")
 
     def gather(self, dim, index):
         """self[index] along dim, per position of index (torch.gather: take_along_axis)."""
-        return labelled(sgnp.take_along_axis(self, _index_array(index), dim), "gather")
+        return labelled(sgnp.take_along_axis(self, _index_array(index), dim), "Gather")
 
     def index_select(self, dim, index):
-        return labelled(sgnp.take(self, _index_array(index), axis=dim), "index_select")
+        return labelled(sgnp.take(self, _index_array(index), axis=dim), "IndexSelect")
 
     def cpu(self):
         """Tensors live in host memory: itself, as torch's cpu() on a CPU tensor."""
@@ -531,6 +532,9 @@ class Tensor(Tracer):
                 filled = np.zeros(self.shape, self.dtype)
                 filled[key] = np.asarray(value)
         self._inplace(lambda s: sgnp.where(mask, filled, s))
+
+
+ENGINE = Engine(Tensor)  # backward() of tensors: Tensor.backward and sg.autograd.backward / grad
 
 
 def _spread(value: "Tensor", key, shape, dtype) -> "Tensor":
@@ -721,10 +725,11 @@ Tensor.__sg_elementwise__ = staticmethod(apply_elementwise)
 Tensor.__sg_function__ = staticmethod(apply_function)
 
 
-def labelled(result, op_name: str):
-    """Name result's grad_fn after the user-level op (PyTorch's name), not the last primitive."""
+def labelled(result, torch_name: str):
+    """Name result's grad_fn after the user-level op, PyTorch's name of it ('Mean' -> MeanBackward0),
+    not after the last primitive."""
     if isinstance(result, Tensor) and result._node is not None:
-        result._node.label = Record.torch_name(op_name)
+        result._node.label = f"{torch_name}Backward0"
     return result
 
 

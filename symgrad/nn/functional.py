@@ -43,20 +43,20 @@ def _shifted(input, dim):
 def softmax(input, dim=None):
     dim = _softmax_dim(input.ndim) if dim is None else dim
     exp = _ew(E.exp, (_shifted(input, dim),))
-    return labelled(_ew(E.divide, (exp, sgnp.sum(exp, dim, keepdims=True))), "softmax")
+    return labelled(_ew(E.divide, (exp, sgnp.sum(exp, dim, keepdims=True))), "Softmax")
 
 
 def log_softmax(input, dim=None):
     dim = _softmax_dim(input.ndim) if dim is None else dim
     shifted = _shifted(input, dim)
     total = sgnp.sum(_ew(E.exp, (shifted,)), dim, keepdims=True)
-    return labelled(_ew(E.subtract, (shifted, _ew(E.log, (total,)))), "log_softmax")
+    return labelled(_ew(E.subtract, (shifted, _ew(E.log, (total,)))), "LogSoftmax")
 
 
 def linear(input, weight, bias=None):
     """input @ weight.T + bias (weight has shape (out_features, in_features))."""
     out = sgnp.matmul(input, sgnp.transpose(weight))
-    return out if bias is None else labelled(_ew(E.add, (out, bias)), "linear")
+    return out if bias is None else labelled(_ew(E.add, (out, bias)), "Addmm")
 
 
 def _reduce(loss, reduction: str):
@@ -73,7 +73,7 @@ def mse_loss(input, target, reduction="mean"):
     if tuple(input.shape) != tuple(np.shape(target)):
         raise ValueError(f"mse_loss: input shape {tuple(input.shape)} and target shape {tuple(np.shape(target))} "
                          "differ (symgrad does not broadcast them silently)")
-    return labelled(_reduce(_ew(E.square, (_ew(E.subtract, (input, target)),)), reduction), "mse_loss")
+    return labelled(_reduce(_ew(E.square, (_ew(E.subtract, (input, target)),)), reduction), "MseLoss")
 
 
 def nll_loss(input, target, reduction="mean"):
@@ -98,7 +98,7 @@ def nll_loss(input, target, reduction="mean"):
     losses = _ew(E.negative, (sgnp.take(sgnp.reshape(input, (-1,)), flat_index),))
     if reduction == "none":
         losses = sgnp.reshape(losses, target_shape)
-    return labelled(_reduce(losses, reduction), "nll_loss")
+    return labelled(_reduce(losses, reduction), "NllLoss")
 
 
 def cross_entropy(input, target, reduction="mean"):

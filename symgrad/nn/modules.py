@@ -9,7 +9,8 @@ import numpy as np
 from .. import dtypes
 from ..eager.mode import no_grad
 from ..eager.tensor import Tensor, random_generator
-from . import functional as F
+from .functional import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, linear, log_softmax,
+                         mse_loss, nll_loss, relu, sigmoid, softmax, tanh)
 from .parameter import Parameter
 
 
@@ -156,7 +157,7 @@ class Linear(Module):
             self.register_parameter("bias", None)
 
     def forward(self, input):
-        return F.linear(input, self.weight, self.bias)
+        return linear(input, self.weight, self.bias)
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
@@ -191,17 +192,17 @@ class Sequential(Module):
 
 class ReLU(Module):
     def forward(self, input):
-        return F.relu(input)
+        return relu(input)
 
 
 class Tanh(Module):
     def forward(self, input):
-        return F.tanh(input)
+        return tanh(input)
 
 
 class Sigmoid(Module):
     def forward(self, input):
-        return F.sigmoid(input)
+        return sigmoid(input)
 
 
 class Softmax(Module):
@@ -210,7 +211,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input):
-        return F.softmax(input, self.dim)
+        return softmax(input, self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -218,7 +219,7 @@ class Softmax(Module):
 
 class LogSoftmax(Softmax):
     def forward(self, input):
-        return F.log_softmax(input, self.dim)
+        return log_softmax(input, self.dim)
 
 
 class Identity(Module):
@@ -238,7 +239,7 @@ class Flatten(Module):
 
 
 class _Loss(Module):
-    """A loss module: F.<loss>(input, target, reduction)."""
+    """A loss module: `loss(input, target, reduction)`, a loss of nn.functional."""
 
     loss = None
 
@@ -251,22 +252,22 @@ class _Loss(Module):
 
 
 class MSELoss(_Loss):
-    loss = staticmethod(F.mse_loss)
+    loss = staticmethod(mse_loss)
 
 
 class CrossEntropyLoss(_Loss):
     """Cross-entropy of logits (N, C) against class indices (N,) or class probabilities (N, C)."""
 
-    loss = staticmethod(F.cross_entropy)
+    loss = staticmethod(cross_entropy)
 
 
 class NLLLoss(_Loss):
-    loss = staticmethod(F.nll_loss)
+    loss = staticmethod(nll_loss)
 
 
 class BCELoss(_Loss):
-    loss = staticmethod(F.binary_cross_entropy)
+    loss = staticmethod(binary_cross_entropy)
 
 
 class BCEWithLogitsLoss(_Loss):
-    loss = staticmethod(F.binary_cross_entropy_with_logits)
+    loss = staticmethod(binary_cross_entropy_with_logits)

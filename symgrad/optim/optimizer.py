@@ -1,7 +1,7 @@
 """`Optimizer`: parameter groups, per-parameter state, zero_grad(); subclasses write `update`."""
 from __future__ import annotations
 
-from ..eager.mode import no_grad
+from ..eager.mode import enable_grad, no_grad
 from ..eager.tensor import Tensor
 
 
@@ -39,7 +39,6 @@ class Optimizer:
         """One update of every parameter that has a gradient; returns closure() if given."""
         loss = None
         if closure is not None:
-            from ..eager.mode import enable_grad
             with enable_grad():
                 loss = closure()
         with no_grad():
