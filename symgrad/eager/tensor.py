@@ -586,7 +586,7 @@ def _concrete_key(key):
 _SCALARS = (bool, int, float)
 
 
-def apply_elementwise(op, args):
+def elementwise_on_tensors(op, args):
     """op(*args) for tensor operands through a cached plan (see eager.plans);
     arrays among them become constant tensors, as the elementwise front end would lift them.
 
@@ -721,7 +721,7 @@ def _torch_extreme(reduce, elementwise, args, kwargs):
 _TORCH_EXTREMES = {sgnp.max.__wrapped__: (Tensor.max, sgnp.maximum), sgnp.min.__wrapped__: (Tensor.min, sgnp.minimum)}
 
 # sg.tanh(t), sg.sum(t, 1), ...: the namespace's functions replay cached plans on tensors.
-Tensor.__sg_elementwise__ = staticmethod(apply_elementwise)
+Tensor.__sg_elementwise__ = staticmethod(elementwise_on_tensors)
 Tensor.__sg_function__ = staticmethod(apply_function)
 
 
@@ -735,8 +735,8 @@ def labelled(result, torch_name: str):
 
 def _elementwise_method(op, reflected=False):
     if reflected:
-        return lambda self, other: apply_elementwise(op, (other, self))
-    return lambda self, *args: apply_elementwise(op, (self, *args))
+        return lambda self, other: elementwise_on_tensors(op, (other, self))
+    return lambda self, *args: elementwise_on_tensors(op, (self, *args))
 
 
 # Operators and unary methods (with PyTorch's names) replay cached elementwise plans.

@@ -9,11 +9,11 @@ import numpy as np
 from .. import numpy_api as sgnp
 from ..ops import elementwise as E
 from ..eager.function import Function
-from ..eager.tensor import Tensor, apply_elementwise, labelled
+from ..eager.tensor import Tensor, elementwise_on_tensors, labelled
 
 
 def _ew(op, args):
-    return apply_elementwise(op, args)
+    return elementwise_on_tensors(op, args)
 
 
 def relu(input):
