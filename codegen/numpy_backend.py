@@ -1,7 +1,7 @@
 """NumPy backend: lowers an IR graph to readable Python source that calls NumPy.
 
-Each primitive has a rule in NUMPY_RULES that returns the source lines computing one
-node. Elementwise nodes print their SymPy expression with `NumpyExprPrinter` (common
+Each primitive has a rule in NUMPY_RULES (keyed by the primitive) that returns the source
+lines computing one node. Elementwise nodes print their SymPy expression with `NumpyExprPrinter` (common
 subexpressions pulled out by SymPy's cse). The same printer compiles single
 elementwise expressions for eager evaluation (`elementwise_function`).
 """
@@ -15,8 +15,12 @@ import sympy as sp
 from sympy.printing.str import StrPrinter
 
 from symgrad import dtypes, ir
-from symgrad.ops import functions as F
 from symgrad.ops import special
+from symgrad.ops.elementwise import ew_p
+from symgrad.ops.indexing import scatter_add_p, slice_p, take_p, unslice_p, wrap_index_p
+from symgrad.ops.linalg import matmul_p
+from symgrad.ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
+from symgrad.ops.shape import broadcast_to_p, concatenate_p, const_p, convert_p, reshape_p, stop_gradient_p, transpose_p
 
 _FUNCTIONS = {
     "sin": "np.sin", "cos": "np.cos", "tan": "np.tan", "sinh": "np.sinh", "cosh": "np.cosh",
@@ -135,15 +139,18 @@ class NumpyExprPrinter(StrPrinter):
             return f"(1/np.sqrt({self._print(expr.base)}))"
         return super()._print_Pow(expr, rational)
 
+    def _print_sigmoid(self, expr):
+        return f"np.exp(-np.logaddexp(0, -{self.parenthesize(expr.args[0], 50)}))"
+
+    def _print_softplus(self, expr):
+        return f"np.logaddexp(0, {self._print(expr.args[0])})"
+
     def _print_Function(self, expr):
+        """A function NumPy (or a helper of the generated module) has under `_FUNCTIONS`, else SciPy's."""
         name = type(expr).__name__
-        args = ", ".join(self._print(a) for a in expr.args)
-        if isinstance(expr, F.sigmoid):
-            return f"np.exp(-np.logaddexp(0, -{self.parenthesize(expr.args[0], 50)}))"
-        if isinstance(expr, F.softplus):
-            return f"np.logaddexp(0, {args})"
         if name not in _FUNCTIONS:
             return self._print_scipy_call(expr)
+        args = ", ".join(self._print(a) for a in expr.args)
         target = _FUNCTIONS[name]
         if target in HELPERS:
             self.helpers.add(target)
@@ -244,7 +251,17 @@ def _namespace(helpers) -> dict:
     return namespace
 
 
-# ----------------------------------------------------------------------------- structural rules
+# ----------------------------------------------------------------------------- rules
+
+class _Module:
+    """What rules write besides the function body: the printer (it records the helpers the source
+    uses), module-level lines defining constants, and the large constants the loader passes in."""
+
+    def __init__(self):
+        self.printer = NumpyExprPrinter()
+        self.header: list[str] = []
+        self.constants: dict = {}
+
 
 def _slices_text(starts, steps, sizes) -> str:
     parts = []
@@ -256,54 +273,59 @@ def _slices_text(starts, steps, sizes) -> str:
 
 
 def _expr_rule(template):
-    return lambda node, args, target: [f"{target} = {template(node.params, args, node)}"]
+    return lambda node, args, target, module: [f"{target} = {template(node.params, args, node)}"]
 
 
-def _ew_rule(node, args, target, printer):
+def _const_rule(node, args, target, module):
+    module.header.append(_constant_line(target, node, module.constants))
+    return []
+
+
+def _ew_rule(node, args, target, module):
     params = node.params
-    return elementwise_lines(params["expr"], dict(zip(params["args"], args)), params["dtype"], target, printer)
+    return elementwise_lines(params["expr"], dict(zip(params["args"], args)), params["dtype"], target, module.printer)
 
 
-def _unslice_rule(node, args, target):
+def _unslice_rule(node, args, target, module):
     p = node.params
     x = node.inputs[0]
     return [f"{target} = np.zeros({p['shape']}, dtype={_np_dtype(x.dtype)})",
             f"{target}[{_slices_text(p['starts'], p['steps'], x.shape)}] = {args[0]}"]
 
 
-def _wrap_index_rule(node, args, target, printer):
-    printer.helpers.add("_wrap_index")
+def _wrap_index_rule(node, args, target, module):
+    module.printer.helpers.add("_wrap_index")
     return [f"{target} = _wrap_index({args[0]}, {node.params['size']})"]
 
 
-def _scatter_rule(node, args, target):
+def _scatter_rule(node, args, target, module):
     p = node.params
     upd, idx = node.inputs
     return [f"{target} = np.zeros({node.out.shape}, dtype={_np_dtype(upd.dtype)})",
             f"np.add.at({target}, ({'slice(None), ' * p['axis']}{args[1]}), {args[0]})"]
 
 
+# NUMPY_RULES[prim](node, args, target, module) -> the body lines assigning node's value to `target`.
 NUMPY_RULES = {
-    "convert": _expr_rule(lambda p, a, n: f"{a[0]}.astype({_np_dtype(p['dtype'])})"),
-    "stop_gradient": _expr_rule(lambda p, a, n: a[0]),
-    "broadcast_to": _expr_rule(lambda p, a, n: f"np.broadcast_to({a[0]}, {p['shape']})"),
-    "reshape": _expr_rule(lambda p, a, n: f"np.reshape({a[0]}, {p['shape']})"),
-    "transpose": _expr_rule(lambda p, a, n: f"np.transpose({a[0]}, {p['perm']})"),
-    "concatenate": _expr_rule(lambda p, a, n: f"np.concatenate(({', '.join(a)},), axis={p['axis']})"),
-    "reduce_sum": _expr_rule(lambda p, a, n: f"np.sum({a[0]}, axis={p['axes']})"),
-    "reduce_max": _expr_rule(lambda p, a, n: f"np.max({a[0]}, axis={p['axes']})"),
-    "reduce_min": _expr_rule(lambda p, a, n: f"np.min({a[0]}, axis={p['axes']})"),
-    "reduce_prod": _expr_rule(lambda p, a, n: f"np.prod({a[0]}, axis={p['axes']})"),
-    "matmul": _expr_rule(lambda p, a, n: f"{a[0]} @ {a[1]}"),
-    "slice": _expr_rule(lambda p, a, n: f"{a[0]}[{_slices_text(p['starts'], p['steps'], p['sizes'])}]"),
-    "unslice": _unslice_rule,
-    "take": _expr_rule(lambda p, a, n: f"np.take({a[0]}, {a[1]}, axis={p['axis']})"),
-    "scatter_add": _scatter_rule,
+    const_p: _const_rule,
+    ew_p: _ew_rule,
+    convert_p: _expr_rule(lambda p, a, n: f"{a[0]}.astype({_np_dtype(p['dtype'])})"),
+    stop_gradient_p: _expr_rule(lambda p, a, n: a[0]),
+    broadcast_to_p: _expr_rule(lambda p, a, n: f"np.broadcast_to({a[0]}, {p['shape']})"),
+    reshape_p: _expr_rule(lambda p, a, n: f"np.reshape({a[0]}, {p['shape']})"),
+    transpose_p: _expr_rule(lambda p, a, n: f"np.transpose({a[0]}, {p['perm']})"),
+    concatenate_p: _expr_rule(lambda p, a, n: f"np.concatenate(({', '.join(a)},), axis={p['axis']})"),
+    reduce_sum_p: _expr_rule(lambda p, a, n: f"np.sum({a[0]}, axis={p['axes']})"),
+    reduce_max_p: _expr_rule(lambda p, a, n: f"np.max({a[0]}, axis={p['axes']})"),
+    reduce_min_p: _expr_rule(lambda p, a, n: f"np.min({a[0]}, axis={p['axes']})"),
+    reduce_prod_p: _expr_rule(lambda p, a, n: f"np.prod({a[0]}, axis={p['axes']})"),
+    matmul_p: _expr_rule(lambda p, a, n: f"{a[0]} @ {a[1]}"),
+    slice_p: _expr_rule(lambda p, a, n: f"{a[0]}[{_slices_text(p['starts'], p['steps'], p['sizes'])}]"),
+    unslice_p: _unslice_rule,
+    take_p: _expr_rule(lambda p, a, n: f"np.take({a[0]}, {a[1]}, axis={p['axis']})"),
+    scatter_add_p: _scatter_rule,
+    wrap_index_p: _wrap_index_rule,
 }
-
-
-# Rules that may need a helper function in the generated module (they record it in the printer).
-PRINTER_RULES = {"ew": _ew_rule, "wrap_index": _wrap_index_rule}
 
 
 # ----------------------------------------------------------------------------- lowering
@@ -325,34 +347,27 @@ class NumpyExecutable:
 def lower(graph: ir.Graph) -> NumpyExecutable:
     """Graph -> NumpyExecutable holding readable source (`.source`)."""
     namer = ir.Namer()
-    printer = NumpyExprPrinter()
+    module = _Module()
     params = [_identifier(namer(v)) for v in graph.inputs]
-    body, constants, header = [], {}, []
+    body = []
     input_ids = {id(v) for v in graph.inputs}
     for node in graph.nodes:
         target = _identifier(namer(node.out))
-        if node.prim.name == "const":
-            header.append(_constant_line(target, node, constants))
-            continue
-        args = [_identifier(namer(v)) for v in node.inputs]
-        if node.prim.name in PRINTER_RULES:
-            body.extend(PRINTER_RULES[node.prim.name](node, args, target, printer))
-            continue
-        rule = NUMPY_RULES.get(node.prim.name)
+        rule = NUMPY_RULES.get(node.prim)
         if rule is None:
             raise NotImplementedError(f"the NumPy backend has no rule for primitive {node.prim.name!r}")
-        body.extend(rule(node, args, target))
+        body.extend(rule(node, [_identifier(namer(v)) for v in node.inputs], target, module))
     results, returned = [], set()
     for value in graph.outputs:  # never hand out an input, or one array twice
         name = _identifier(namer(value))
         results.append(f"{name}.copy()" if id(value) in input_ids or id(value) in returned else name)
         returned.add(id(value))
     body.append(f"return ({', '.join(results)},)")
-    helper_lines = [HELPERS[h] for h in sorted(printer.helpers)]
-    lines = ["import math", "import numpy as np", "", *helper_lines, *header,
+    helper_lines = [HELPERS[h] for h in sorted(module.printer.helpers)]
+    lines = ["import math", "import numpy as np", "", *helper_lines, *module.header,
              f"def {graph.name}({', '.join(params)}):", *("    " + line for line in body)]
     source = "\n".join(lines) + "\n"
-    namespace = {"np": np, "math": math, **constants}
+    namespace = {"np": np, "math": math, **module.constants}
     return NumpyExecutable(graph, source, namespace)
 
 
