@@ -277,6 +277,7 @@ def _expr_rule(template):
 
 
 def _const_rule(node, args, target, module):
+    """A constant is defined once at module level, not in the function body."""
     module.header.append(_constant_line(target, node, module.constants))
     return []
 
