@@ -1,8 +1,8 @@
 """NumPy backend: lowers an IR graph to readable Python source that calls NumPy.
 
-Each primitive has a rule in NUMPY_RULES that returns the source lines computing one
-node. Elementwise nodes print their SymPy expression with `NumpyExprPrinter` (common
-subexpressions pulled out by SymPy's cse), the printer that also gives elementwise ops
+Each primitive has a rule in NUMPY_RULES (keyed by the primitive) that returns the source
+lines computing one node. Elementwise nodes print their SymPy expression with `NumpyExprPrinter`
+(common subexpressions pulled out by SymPy's cse), the printer that also gives elementwise ops
 their reference implementation (symgrad/ops/numpy_expressions.py).
 """
 from __future__ import annotations
@@ -13,15 +13,31 @@ import math
 import numpy as np
 
 from symgrad import ir
-from symgrad.ops.indexing import strided_slices, wrap_index
+from symgrad.core import const_p
+from symgrad.ops.elementwise import ew_p
+from symgrad.ops.indexing import scatter_add_p, slice_p, strided_slices, take_p, unslice_p, wrap_index, wrap_index_p
+from symgrad.ops.linalg import matmul_p
 from symgrad.ops.numpy_expressions import HELPERS as EXPRESSION_HELPERS
 from symgrad.ops.numpy_expressions import NumpyExprPrinter, elementwise_lines, np_dtype
+from symgrad.ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
+from symgrad.ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, stop_gradient_p,
+                               transpose_p)
 
 # Functions a generated module defines when it uses them, so it stays standalone: the expression
 # printer's, and the reference implementation of wrap_index, copied from its source.
 HELPERS = {**EXPRESSION_HELPERS, "wrap_index": inspect.getsource(wrap_index)}
 
-# ----------------------------------------------------------------------------- structural rules
+# ----------------------------------------------------------------------------- rules
+
+class _Module:
+    """What rules write besides the function body: the printer (it records the helpers the source
+    uses), module-level lines defining constants, and the large constants the loader passes in."""
+
+    def __init__(self):
+        self.printer = NumpyExprPrinter()
+        self.header: list[str] = []
+        self.constants: dict = {}
+
 
 def _slices_text(starts, steps, sizes) -> str:
     parts = [f"{s.start}:{'' if s.stop is None else s.stop}" + (f":{s.step}" if s.step != 1 else "")
@@ -30,54 +46,60 @@ def _slices_text(starts, steps, sizes) -> str:
 
 
 def _expr_rule(template):
-    return lambda node, args, target: [f"{target} = {template(node.params, args, node)}"]
+    return lambda node, args, target, module: [f"{target} = {template(node.params, args, node)}"]
 
 
-def _ew_rule(node, args, target, printer):
+def _const_rule(node, args, target, module):
+    """A constant is defined once at module level, not in the function body."""
+    module.header.append(_constant_line(target, node, module.constants))
+    return []
+
+
+def _ew_rule(node, args, target, module):
     params = node.params
-    return elementwise_lines(params["expr"], dict(zip(params["args"], args)), params["dtype"], target, printer)
+    return elementwise_lines(params["expr"], dict(zip(params["args"], args)), params["dtype"], target, module.printer)
 
 
-def _unslice_rule(node, args, target):
+def _unslice_rule(node, args, target, module):
     p = node.params
     x = node.inputs[0]
     return [f"{target} = np.zeros({p['shape']}, dtype={np_dtype(x.dtype)})",
             f"{target}[{_slices_text(p['starts'], p['steps'], x.shape)}] = {args[0]}"]
 
 
-def _wrap_index_rule(node, args, target, printer):
-    printer.helpers.add("wrap_index")
+def _wrap_index_rule(node, args, target, module):
+    module.printer.helpers.add("wrap_index")
     return [f"{target} = wrap_index({args[0]}, {node.params['size']})"]
 
 
-def _scatter_rule(node, args, target):
+def _scatter_rule(node, args, target, module):
     p = node.params
     upd, idx = node.inputs
     return [f"{target} = np.zeros({node.out.shape}, dtype={np_dtype(upd.dtype)})",
             f"np.add.at({target}, ({'slice(None), ' * p['axis']}{args[1]}), {args[0]})"]
 
 
+# NUMPY_RULES[prim](node, args, target, module) -> the body lines assigning node's value to `target`.
 NUMPY_RULES = {
-    "convert": _expr_rule(lambda p, a, n: f"{a[0]}.astype({np_dtype(p['dtype'])})"),
-    "stop_gradient": _expr_rule(lambda p, a, n: a[0]),
-    "broadcast_to": _expr_rule(lambda p, a, n: f"np.broadcast_to({a[0]}, {p['shape']})"),
-    "reshape": _expr_rule(lambda p, a, n: f"np.reshape({a[0]}, {p['shape']})"),
-    "transpose": _expr_rule(lambda p, a, n: f"np.transpose({a[0]}, {p['perm']})"),
-    "concatenate": _expr_rule(lambda p, a, n: f"np.concatenate(({', '.join(a)},), axis={p['axis']})"),
-    "reduce_sum": _expr_rule(lambda p, a, n: f"np.sum({a[0]}, axis={p['axes']})"),
-    "reduce_max": _expr_rule(lambda p, a, n: f"np.max({a[0]}, axis={p['axes']})"),
-    "reduce_min": _expr_rule(lambda p, a, n: f"np.min({a[0]}, axis={p['axes']})"),
-    "reduce_prod": _expr_rule(lambda p, a, n: f"np.prod({a[0]}, axis={p['axes']})"),
-    "matmul": _expr_rule(lambda p, a, n: f"{a[0]} @ {a[1]}"),
-    "slice": _expr_rule(lambda p, a, n: f"{a[0]}[{_slices_text(p['starts'], p['steps'], p['sizes'])}]"),
-    "unslice": _unslice_rule,
-    "take": _expr_rule(lambda p, a, n: f"np.take({a[0]}, {a[1]}, axis={p['axis']})"),
-    "scatter_add": _scatter_rule,
+    const_p: _const_rule,
+    ew_p: _ew_rule,
+    convert_p: _expr_rule(lambda p, a, n: f"{a[0]}.astype({np_dtype(p['dtype'])})"),
+    stop_gradient_p: _expr_rule(lambda p, a, n: a[0]),
+    broadcast_to_p: _expr_rule(lambda p, a, n: f"np.broadcast_to({a[0]}, {p['shape']})"),
+    reshape_p: _expr_rule(lambda p, a, n: f"np.reshape({a[0]}, {p['shape']})"),
+    transpose_p: _expr_rule(lambda p, a, n: f"np.transpose({a[0]}, {p['perm']})"),
+    concatenate_p: _expr_rule(lambda p, a, n: f"np.concatenate(({', '.join(a)},), axis={p['axis']})"),
+    reduce_sum_p: _expr_rule(lambda p, a, n: f"np.sum({a[0]}, axis={p['axes']})"),
+    reduce_max_p: _expr_rule(lambda p, a, n: f"np.max({a[0]}, axis={p['axes']})"),
+    reduce_min_p: _expr_rule(lambda p, a, n: f"np.min({a[0]}, axis={p['axes']})"),
+    reduce_prod_p: _expr_rule(lambda p, a, n: f"np.prod({a[0]}, axis={p['axes']})"),
+    matmul_p: _expr_rule(lambda p, a, n: f"{a[0]} @ {a[1]}"),
+    slice_p: _expr_rule(lambda p, a, n: f"{a[0]}[{_slices_text(p['starts'], p['steps'], p['sizes'])}]"),
+    unslice_p: _unslice_rule,
+    take_p: _expr_rule(lambda p, a, n: f"np.take({a[0]}, {a[1]}, axis={p['axis']})"),
+    scatter_add_p: _scatter_rule,
+    wrap_index_p: _wrap_index_rule,
 }
-
-
-# Rules that may need a helper function in the generated module (they record it in the printer).
-PRINTER_RULES = {"ew": _ew_rule, "wrap_index": _wrap_index_rule}
 
 
 # ----------------------------------------------------------------------------- lowering
@@ -99,34 +121,27 @@ class NumpyExecutable:
 def lower(graph: ir.Graph) -> NumpyExecutable:
     """Graph -> NumpyExecutable holding readable source (`.source`)."""
     namer = ir.Namer()
-    printer = NumpyExprPrinter()
+    module = _Module()
     params = [_identifier(namer(v)) for v in graph.inputs]
-    body, constants, header = [], {}, []
+    body = []
     input_ids = {id(v) for v in graph.inputs}
     for node in graph.nodes:
         target = _identifier(namer(node.out))
-        if node.prim.name == "const":
-            header.append(_constant_line(target, node, constants))
-            continue
-        args = [_identifier(namer(v)) for v in node.inputs]
-        if node.prim.name in PRINTER_RULES:
-            body.extend(PRINTER_RULES[node.prim.name](node, args, target, printer))
-            continue
-        rule = NUMPY_RULES.get(node.prim.name)
+        rule = NUMPY_RULES.get(node.prim)
         if rule is None:
             raise NotImplementedError(f"the NumPy backend has no rule for primitive {node.prim.name!r}")
-        body.extend(rule(node, args, target))
+        body.extend(rule(node, [_identifier(namer(v)) for v in node.inputs], target, module))
     results, returned = [], set()
     for value in graph.outputs:  # never hand out an input, or one array twice
         name = _identifier(namer(value))
         results.append(f"{name}.copy()" if id(value) in input_ids or id(value) in returned else name)
         returned.add(id(value))
     body.append(f"return ({', '.join(results)},)")
-    helper_lines = [HELPERS[h] for h in sorted(printer.helpers)]
-    lines = ["import math", "import numpy as np", "", *helper_lines, *header,
+    helper_lines = [HELPERS[h] for h in sorted(module.printer.helpers)]
+    lines = ["import math", "import numpy as np", "", *helper_lines, *module.header,
              f"def {graph.name}({', '.join(params)}):", *("    " + line for line in body)]
     source = "\n".join(lines) + "\n"
-    namespace = {"np": np, "math": math, **constants}
+    namespace = {"np": np, "math": math, **module.constants}
     return NumpyExecutable(graph, source, namespace)
 
 

@@ -16,6 +16,11 @@ import numpy as np
 import sympy as sp
 
 from . import ir, pytree
+from .ops.elementwise import ew_p
+from .ops.indexing import scatter_add_p, take_p
+from .core import const_p
+from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
+from .ops.shape import convert_p, reduce_sum_p
 from .tracing import argument_names, trace_flat
 
 MAX_ELEMENTS = 1000
@@ -82,6 +87,8 @@ def _eval_ew(node, operands):
 
 
 def _reduce(combine, identity=None):
+    """A reduction building one n-ary SymPy node per output element (np.sum would nest binary ones,
+    and np.max cannot compare symbols)."""
     def rule(node, operands):
         (x,) = operands
         axes = tuple(node.params["axes"])
@@ -96,27 +103,8 @@ def _reduce(combine, identity=None):
     return rule
 
 
-_RULES = {
-    "ew": _eval_ew,
-    "const": lambda node, ops: _as_sympy(node.params["value"].array),
-    "convert": lambda node, ops: _obj(ops[0]).copy(),
-    "stop_gradient": lambda node, ops: _obj(ops[0]).copy(),
-    "reduce_sum": _reduce(lambda *xs: sp.Add(*xs), sp.S.Zero),
-    "reduce_prod": _reduce(lambda *xs: sp.Mul(*xs), sp.S.One),
-    "reduce_max": _reduce(sp.Max),
-    "reduce_min": _reduce(sp.Min),
-}
-
-
-def _eval_node(node, operands):
-    rule = _RULES.get(node.prim.name)
-    if rule is not None:
-        return _obj(rule(node, operands))
-    if node.prim.name == "take" or node.prim.name == "scatter_add":
-        # the index operand must be concrete integers
-        upd, idx = operands
-        idx = np.vectorize(int, otypes=[np.int64])(idx) if idx.size else idx.astype(np.int64)
-        operands = [upd, idx]
+def _by_impl(node, operands):
+    """The primitive's NumPy reference impl, which works on object arrays of SymPy values."""
     try:
         result = node.prim.impl(*operands, **node.params)
     except Exception as err:  # pragma: no cover - depends on NumPy's object support
@@ -125,6 +113,32 @@ def _eval_node(node, operands):
     if result.shape != node.out.shape:
         result = result.reshape(node.out.shape)
     return np.vectorize(sp.sympify, otypes=[object])(result) if result.size else result
+
+
+def _with_integer_index(node, operands):
+    """The impl, given the index operand (SymPy integers) as concrete int64."""
+    values, index = operands
+    index = np.vectorize(int, otypes=[np.int64])(index) if index.size else index.astype(np.int64)
+    return _by_impl(node, [values, index])
+
+
+# SYMPY_RULES[prim](node, operands) -> node's value over object arrays of SymPy values, for the
+# primitives whose NumPy impl cannot compute it; every other primitive runs its impl (_by_impl).
+SYMPY_RULES = {
+    ew_p: _eval_ew,
+    const_p: lambda node, ops: _as_sympy(node.params["value"].array),
+    convert_p: lambda node, ops: _obj(ops[0]).copy(),
+    reduce_sum_p: _reduce(lambda *xs: sp.Add(*xs), sp.S.Zero),
+    reduce_prod_p: _reduce(lambda *xs: sp.Mul(*xs), sp.S.One),
+    reduce_max_p: _reduce(sp.Max),
+    reduce_min_p: _reduce(sp.Min),
+    take_p: _with_integer_index,
+    scatter_add_p: _with_integer_index,
+}
+
+
+def _eval_node(node, operands):
+    return _obj(SYMPY_RULES.get(node.prim, _by_impl)(node, operands))
 
 
 def _to_sympy(array: np.ndarray):

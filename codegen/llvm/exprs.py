@@ -1,9 +1,10 @@
 """SymPy expression -> LLVM IR: the one printer that emits every elementwise op.
 
-`ExprEmitter.emit(expr, values)` walks Add/Mul/Pow/Function/Piecewise/relations and calls
-the IR builder, computing in one numeric type (float or integer) with booleans as i1.
-Equal subexpressions are emitted once. Transcendentals go to symgrad's vectorizable
-kernels (`mathlib`) when it has them, else to LLVM intrinsics or libm.
+`ExprEmitter.emit(expr, values)` walks the expression as SymPy's printers do, by a
+`_print_<Class>` method found along the class's MRO (Add, Mul, Pow, Piecewise, relations,
+Function...), and calls the IR builder, computing in one numeric type (float or integer)
+with booleans as i1. Equal subexpressions are emitted once. Transcendentals go to
+symgrad's vectorizable kernels (`mathlib`) when it has them, else to LLVM intrinsics or libm.
 """
 from __future__ import annotations
 
@@ -11,30 +12,27 @@ import math
 
 import sympy as sp
 from llvmlite import ir
+from sympy.printing.printer import Printer
 
-from symgrad.ops import functions as F
 from symgrad.core import UnsupportedOpError
 from symgrad.ops import special
 
 from . import callbacks, mathlib
 from .types import BOOL, F64
 
-_RELATIONS = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!="}
-_SYMPY_NAMES = {"asin": "asin", "acos": "acos", "atan": "atan", "atan2": "atan2", "asinh": "asinh",
-                "acosh": "acosh", "atanh": "atanh", "sin": "sin", "cos": "cos", "tan": "tan", "sinh": "sinh",
-                "cosh": "cosh", "tanh": "tanh", "exp": "exp", "log": "log", "erf": "erf",
-                "log1p": "log1p", "expm1": "expm1"}
-# Functions `_function` lowers with rules of its own (the rest: _SYMPY_NAMES, else SciPy).
-_OWN_RULES = (sp.Abs, sp.sign, sp.floor, sp.ceiling, F.sigmoid, F.softplus, F.logaddexp)
+# SymPy functions computed by the libm (or mathlib) function of the same name.
+_MATH_FUNCTIONS = frozenset({"asin", "acos", "atan", "atan2", "asinh", "acosh", "atanh", "sin", "cos", "tan", "sinh",
+                             "cosh", "tanh", "exp", "log", "erf", "log1p", "expm1"})
 # LLVM intrinsics that vectorize without a vector library.
 _INTRINSICS = {"sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil",
                "copysign": "llvm.copysign"}
 
 
-class ExprEmitter:
+class ExprEmitter(Printer):
     """Emits SymPy expressions at one numeric type `ty` into `builder` (one per loop body)."""
 
     def __init__(self, builder: ir.IRBuilder, ty: ir.Type):
+        super().__init__()
         self.b = builder
         self.ty = ty
         self.is_float = isinstance(ty, (ir.FloatType, ir.DoubleType))
@@ -43,47 +41,74 @@ class ExprEmitter:
     def emit(self, expr, values: dict):
         """The value of `expr`; `values` maps each free symbol to an LLVM value (numeric at self.ty, or i1)."""
         self.values = values
-        return self._emit(expr)
+        return self._print(expr)
 
     # ------------------------------------------------------------------ dispatch
-    def _emit(self, expr):
+    def _print(self, expr, **kwargs):
+        """A symbol's value, an equal subexpression's value, or the `_print_<Class>` method's."""
         if expr in self.values:
             return self.values[expr]
         cached = self.memo.get(expr)
         if cached is None:
-            cached = self._emit_new(expr)
+            cached = super()._print(expr, **kwargs)
             self.memo[expr] = cached
         return cached
 
-    def _emit_new(self, expr):
-        if expr is sp.true or expr is sp.false:
-            return ir.Constant(BOOL, int(bool(expr)))
-        if expr.is_Number or expr.is_NumberSymbol or expr in (sp.oo, -sp.oo, sp.nan):
-            return self.number(expr)
-        if isinstance(expr, sp.Add):
-            return self._fold(self.add, [self._emit(a) for a in _ordered(expr.args)])
-        if isinstance(expr, sp.Mul):
-            return self._mul(expr)
-        if isinstance(expr, sp.Pow):
-            return self._pow(expr.base, expr.exp)
-        if isinstance(expr, sp.Piecewise):
-            return self._piecewise(expr.args)
-        if isinstance(expr, sp.ITE):
-            cond, then, other = (self._emit(a) for a in expr.args)
-            return self.b.select(cond, then, other)
-        if isinstance(expr, sp.core.relational.Relational):
-            return self.compare(expr.rel_op, self._emit(expr.lhs), self._emit(expr.rhs))
-        if isinstance(expr, (sp.And, sp.Or, sp.Xor)):
-            op = {sp.And: self.b.and_, sp.Or: self.b.or_, sp.Xor: self.b.xor}[type(expr)]
-            return self._fold(op, [self._emit(a) for a in _ordered(expr.args)])
-        if isinstance(expr, sp.Not):
-            return self.b.not_(self._emit(expr.args[0]))
-        if isinstance(expr, (sp.Max, sp.Min)):
-            pick = ">" if isinstance(expr, sp.Max) else "<"
-            return self._fold(lambda a, b: self.pick(pick, a, b), [self._emit(a) for a in _ordered(expr.args)])
-        if isinstance(expr, sp.Function):
-            return self._function(expr)
+    def emptyPrinter(self, expr):
         raise special.unsupported(expr, "LLVM")
+
+    def _print_BooleanTrue(self, expr):
+        return ir.Constant(BOOL, 1)
+
+    def _print_BooleanFalse(self, expr):
+        return ir.Constant(BOOL, 0)
+
+    def _print_Number(self, expr):  # integers, rationals, floats, infinities and NaN
+        return self.number(expr)
+
+    def _print_NumberSymbol(self, expr):  # pi, E, ...
+        return self.number(expr)
+
+    def _print_Add(self, expr):
+        return self._fold(self.add, [self._print(a) for a in _ordered(expr.args)])
+
+    def _print_Pow(self, expr):
+        return self._pow(expr.base, expr.exp)
+
+    def _print_Piecewise(self, expr):
+        pieces = list(expr.args)
+        if pieces[-1].cond == sp.true:
+            result = self._print(pieces.pop().expr)
+        else:
+            result = self.number(sp.nan) if self.is_float else self.number(0)
+        for piece in reversed(pieces):
+            result = self.b.select(self._print(piece.cond), self._print(piece.expr), result)
+        return result
+
+    def _print_ITE(self, expr):
+        cond, then, other = (self._print(a) for a in expr.args)
+        return self.b.select(cond, then, other)
+
+    def _print_Relational(self, expr):
+        return self.compare(expr.rel_op, self._print(expr.lhs), self._print(expr.rhs))
+
+    def _print_And(self, expr):
+        return self._fold(self.b.and_, [self._print(a) for a in _ordered(expr.args)])
+
+    def _print_Or(self, expr):
+        return self._fold(self.b.or_, [self._print(a) for a in _ordered(expr.args)])
+
+    def _print_Xor(self, expr):
+        return self._fold(self.b.xor, [self._print(a) for a in _ordered(expr.args)])
+
+    def _print_Not(self, expr):
+        return self.b.not_(self._print(expr.args[0]))
+
+    def _print_Max(self, expr):
+        return self._fold(lambda a, b: self.pick(">", a, b), [self._print(a) for a in _ordered(expr.args)])
+
+    def _print_Min(self, expr):
+        return self._fold(lambda a, b: self.pick("<", a, b), [self._print(a) for a in _ordered(expr.args)])
 
     # ------------------------------------------------------------------ arithmetic
     def number(self, expr):
@@ -126,7 +151,7 @@ class ExprEmitter:
             result = op(result, value)
         return result
 
-    def _mul(self, expr):
+    def _print_Mul(self, expr):
         coeff, factors = expr.as_coeff_mul()
         numerator, denominator = [], []
         for factor in _ordered(factors):
@@ -134,7 +159,7 @@ class ExprEmitter:
             if exp.is_Number and exp.is_negative and self.is_float:
                 denominator.append(self._pow(base, -exp))
             else:
-                numerator.append(self._emit(factor))
+                numerator.append(self._print(factor))
         if coeff == -1 and numerator:
             numerator[0] = self.neg(numerator[0])
         elif coeff != 1:
@@ -148,61 +173,64 @@ class ExprEmitter:
         if exp.is_Float and float(2 * exp).is_integer():  # x**0.5 is sqrt, x**2.0 a product
             exp = sp.Rational(int(2 * exp), 2)
         if exp.is_Integer:
-            return self._integer_power(self._emit(base), int(exp))
+            return self._integer_power(self._print(base), int(exp))
         if not self.is_float:  # square-and-multiply needs the exponent when the code is built
             raise UnsupportedOpError(
                 f"the LLVM backend raises integers only to constant powers, not to {exp} (an integer array): "
                 "pass the exponent as a Python int, use astype(float) on the base, or sg.compile(..., backend='numpy')")
         if exp == sp.S.Half:
-            return self.intrinsic("sqrt", self._emit(base))
+            return self.intrinsic("sqrt", self._print(base))
         if exp == -sp.S.Half:
-            return self.div(self.number(1), self.intrinsic("sqrt", self._emit(base)))
+            return self.div(self.number(1), self.intrinsic("sqrt", self._print(base)))
         if exp.is_Rational and exp.q == 2:  # x**(n/2) = x**n' * sqrt(x)
-            root = self.intrinsic("sqrt", self._emit(base))
-            whole = self._integer_power(self._emit(base), (int(exp.p) - 1) // 2) if exp.p > 1 else None
+            root = self.intrinsic("sqrt", self._print(base))
+            whole = self._integer_power(self._print(base), (int(exp.p) - 1) // 2) if exp.p > 1 else None
             result = root if whole is None else self.mul(whole, root)
             return result if exp > 0 else self.div(self.number(1), self._pow(base, -exp))
         if base is sp.E:
-            return self.math("exp", self._emit(exp))
-        return self.math("pow", self._emit(base), self._emit(exp))
+            return self.math("exp", self._print(exp))
+        return self.math("pow", self._print(base), self._print(exp))
 
     def _integer_power(self, x, n):
         if n < 0:
             return self.div(self.number(1), self._integer_power(x, -n))
         return self.number(1) if n == 0 else mathlib.whole_power(x, n, self.mul)
 
-    def _piecewise(self, pieces):
-        pieces = list(pieces)
-        if pieces[-1].cond == sp.true:
-            result = self._emit(pieces.pop().expr)
-        else:
-            result = self.number(sp.nan) if self.is_float else self.number(0)
-        for piece in reversed(pieces):
-            result = self.b.select(self._emit(piece.cond), self._emit(piece.expr), result)
-        return result
-
     # ------------------------------------------------------------------ functions
-    def _function(self, expr):
-        if not isinstance(expr, _OWN_RULES) and type(expr).__name__ not in _SYMPY_NAMES:
+    def _print_Function(self, expr):
+        """The libm/mathlib function of the same name, else SciPy's (the functions below have their own)."""
+        name = type(expr).__name__
+        if name not in _MATH_FUNCTIONS:
             return self._scipy(expr)
-        args = [self._emit(a) for a in expr.args]
-        if isinstance(expr, sp.Abs):
-            return self.intrinsic("fabs", args[0]) if self.is_float else self.pick(">", args[0], self.neg(args[0]))
-        if isinstance(expr, sp.sign):  # NaN stays NaN; -0.0 + 0 gives 0.0, as np.sign and torch.sign
-            zero = self.number(0)
-            positive = self.b.select(self.compare(">", args[0], zero), self.number(1), self.add(args[0], zero))
-            return self.b.select(self.compare("<", args[0], zero), self.number(-1), positive)
-        if isinstance(expr, sp.floor):
-            return self.intrinsic("floor", args[0]) if self.is_float else args[0]
-        if isinstance(expr, sp.ceiling):
-            return self.intrinsic("ceil", args[0]) if self.is_float else args[0]
-        if isinstance(expr, F.sigmoid):  # 1/(1+exp(-x)): exact to a few ulp for every x, no overflow
-            return self.div(self.number(1), self.add(self.number(1), self.math("exp", self.neg(args[0]))))
-        if isinstance(expr, F.softplus):  # max(x, 0) + log1p(exp(-|x|))
-            return self._log_sum_exp(args[0], self.number(0))
-        if isinstance(expr, F.logaddexp):
-            return self._log_sum_exp(*args)
-        return self.math(_SYMPY_NAMES[type(expr).__name__], *args)
+        return self.math(name, *[self._print(a) for a in expr.args])
+
+    def _print_Abs(self, expr):
+        x = self._print(expr.args[0])
+        return self.intrinsic("fabs", x) if self.is_float else self.pick(">", x, self.neg(x))
+
+    def _print_sign(self, expr):  # NaN stays NaN; -0.0 + 0 gives 0.0, as np.sign and torch.sign
+        x = self._print(expr.args[0])
+        zero = self.number(0)
+        positive = self.b.select(self.compare(">", x, zero), self.number(1), self.add(x, zero))
+        return self.b.select(self.compare("<", x, zero), self.number(-1), positive)
+
+    def _print_floor(self, expr):
+        x = self._print(expr.args[0])
+        return self.intrinsic("floor", x) if self.is_float else x
+
+    def _print_ceiling(self, expr):
+        x = self._print(expr.args[0])
+        return self.intrinsic("ceil", x) if self.is_float else x
+
+    def _print_sigmoid(self, expr):  # 1/(1+exp(-x)): exact to a few ulp for every x, no overflow
+        x = self._print(expr.args[0])
+        return self.div(self.number(1), self.add(self.number(1), self.math("exp", self.neg(x))))
+
+    def _print_softplus(self, expr):  # max(x, 0) + log1p(exp(-|x|))
+        return self._log_sum_exp(self._print(expr.args[0]), self.number(0))
+
+    def _print_logaddexp(self, expr):
+        return self._log_sum_exp(*[self._print(a) for a in expr.args])
 
     def _scipy(self, expr):
         """A function only SciPy evaluates: a call of its C implementation, in float64 (callbacks)."""
@@ -214,7 +242,7 @@ class ExprEmitter:
         if not callbacks.available(call.name, len(call.args)):
             raise special.unsupported(expr, "LLVM", f"scipy.special.{call.name} has no C-level function in "
                                                     "scipy.special.cython_special to call; use backend='numpy'")
-        args = [self._to_f64(self._emit(a)) for a in call.args]
+        args = [self._to_f64(self._print(a)) for a in call.args]
         result = callbacks.call(self.b, self.b.module, call.name, args)
         if call.coefficient != 1:
             result = self.b.fmul(result, ir.Constant(F64, float(call.coefficient)))

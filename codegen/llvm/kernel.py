@@ -17,7 +17,7 @@ from symgrad import ir as sir
 
 from .jobs import Group, LoopJob, fill_job
 from .operands import ALIGNMENT, Buffer, Coord
-from .rules import LLVM_RULES, calls_blas
+from .rules import BUFFER_INPUTS, LLVM_RULES
 from .types import I8, I32, I64, PTR, storage_type
 
 
@@ -59,7 +59,7 @@ class KernelBuilder:
             self.output_buffers.setdefault(id(value), []).append(Buffer(value.shape, value.dtype, arg, role="output"))
         self._claimed = set()
         for node in graph.nodes:
-            rule = LLVM_RULES.get(node.prim.name)
+            rule = LLVM_RULES.get(node.prim)
             if rule is None:
                 raise NotImplementedError(f"the LLVM backend has no rule for primitive {node.prim.name!r}")
             operand = rule(self, node, [self.operands[id(v)] for v in node.inputs])
@@ -318,18 +318,11 @@ def _worth_storing(operand) -> bool:
 
 
 def _read_from_memory(graph, blas_calls) -> set:
-    """Ids of values some consumer reads as a buffer (a BLAS operand, a reshape that moves
-    elements): computing those once, into memory, serves every consumer."""
+    """Ids of values some consumer reads as a buffer (BUFFER_INPUTS): computing those once,
+    into memory, serves every consumer."""
     wanted = set()
     for node in graph.nodes:
-        if node.prim.name == "matmul":
-            *_, m, inner = node.inputs[0].shape
-            if calls_blas(blas_calls, node.out.dtype, m, node.out.shape[-1], inner):
-                wanted.update(id(v) for v in node.inputs)
-        elif node.prim.name == "reshape" and not _moves_only_unit_axes(node.inputs[0].shape, node.out.shape):
-            wanted.add(id(node.inputs[0]))
+        reads = BUFFER_INPUTS.get(node.prim)
+        if reads is not None:
+            wanted.update(id(v) for v in reads(node, blas_calls))
     return wanted
-
-
-def _moves_only_unit_axes(before, after) -> bool:
-    return [d for d in before if d != 1] == [d for d in after if d != 1]

@@ -2,6 +2,7 @@
 
 A rule returns a virtual operand (computed inside its consumers' loops) or a buffer that
 it schedules jobs to write (k.jobs). `k` is the kernel.KernelBuilder being planned.
+BUFFER_INPUTS[prim] says which inputs a node reads from memory, so the kernel stores them.
 """
 from __future__ import annotations
 
@@ -9,6 +10,13 @@ import numpy as np
 from llvmlite import ir
 
 from symgrad import dtypes
+from symgrad.ops.elementwise import ew_p
+from symgrad.ops.indexing import scatter_add_p, slice_p, take_p, unslice_p, wrap_index_p
+from symgrad.ops.linalg import matmul_p
+from symgrad.core import const_p
+from symgrad.ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
+from symgrad.ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, stop_gradient_p,
+                               transpose_p)
 
 from . import blas, jit
 from .jobs import CustomJob, LoopJob, fill_job
@@ -79,12 +87,22 @@ def _reshape(k, node, inputs):
     return mapped if mapped is not None else k.materialize(x).reshaped(shape)
 
 
-_REDUCERS = {
-    "reduce_sum": (lambda k, acc, x, fl: k.b.fadd(acc, x, flags=fl) if fl else k.b.add(acc, x)),
-    "reduce_prod": (lambda k, acc, x, fl: k.b.fmul(acc, x, flags=fl) if fl else k.b.mul(acc, x)),
-    "reduce_max": (lambda k, acc, x, fl: _pick(k, ">", x, acc)),
-    "reduce_min": (lambda k, acc, x, fl: _pick(k, "<", x, acc)),
-}
+def _reshape_reads_buffer(node, blas_calls) -> tuple:
+    """A reshape that moves elements reads its input from memory (see _reshape)."""
+    x = node.inputs[0]
+    return () if _moves_only_unit_axes(x.shape, node.out.shape) else (x,)
+
+
+def _moves_only_unit_axes(before, after) -> bool:
+    return [d for d in before if d != 1] == [d for d in after if d != 1]
+
+
+def _add(k, acc, x, flags):
+    return k.b.fadd(acc, x, flags=flags) if flags else k.b.add(acc, x)
+
+
+def _multiply(k, acc, x, flags):
+    return k.b.fmul(acc, x, flags=flags) if flags else k.b.mul(acc, x)
 
 
 def _pick(k, op, x, acc):
@@ -95,26 +113,32 @@ def _pick(k, op, x, acc):
     return k.b.select(take, x, acc)
 
 
-def _identity(prim_name, dtype):
-    """The value a reduction starts from: 0, 1, or the lowest/highest value of the dtype."""
-    if dtype.kind == "f":
-        value = {"reduce_sum": 0.0, "reduce_prod": 1.0, "reduce_max": -np.inf, "reduce_min": np.inf}[prim_name]
-        return ir.Constant(value_type(dtype), value)
-    info = np.iinfo(dtype)
-    value = {"reduce_sum": 0, "reduce_prod": 1, "reduce_max": info.min, "reduce_min": info.max}[prim_name]
-    return ir.Constant(value_type(dtype), int(value))
+def _lowest(dtype):
+    """Where a maximum starts: -inf, or the dtype's lowest integer."""
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
-def _reduce(k, node, inputs):
+def _highest(dtype):
+    """Where a minimum starts: inf, or the dtype's highest integer."""
+    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+
+
+def _reduction(combine, identity, widens=False):
+    """The rule of a reduction that folds `combine(k, acc, x, flags)` over the reduced axes from
+    `identity(dtype)`; widens=True: float32 accumulates in float64 (sums and products)."""
+    return lambda k, node, inputs: _reduce(k, node, inputs, combine, identity, widens)
+
+
+def _reduce(k, node, inputs, combine, identity, widens):
     (x,) = inputs
     axes = node.params["axes"]
-    name, dtype = node.prim.name, node.out.dtype
-    combine = _REDUCERS[name]
+    dtype = node.out.dtype
     flags = ["reassoc"] if dtype.kind == "f" else []
     # float32 sums and products accumulate in float64: a float32 running sum over 1e7 terms is
     # off by ~1e-4 (NumPy's pairwise sum only helps along the contiguous axis)
-    wide = dtypes.FLOAT64 if dtype == dtypes.FLOAT32 and name in ("reduce_sum", "reduce_prod") else dtype
-    init = _identity(name, wide)
+    wide = dtypes.FLOAT64 if dtype == dtypes.FLOAT32 and widens else dtype
+    start = identity(wide)
+    init = ir.Constant(value_type(wide), float(start) if wide.kind == "f" else int(start))
     out = k.result_buffer(node)
     kept = [a for a in range(len(x.shape)) if a not in axes]
     if not kept:  # a full reduction accumulates in a register
@@ -245,6 +269,12 @@ def _matmul(k, node, inputs):
     return out
 
 
+def _matmul_reads_buffers(node, blas_calls) -> tuple:
+    """A product that calls BLAS reads both operands from memory."""
+    *_, m, inner = node.inputs[0].shape
+    return node.inputs if calls_blas(blas_calls, node.out.dtype, m, node.out.shape[-1], inner) else ()
+
+
 def _blas_view(buffer, transposed):
     """The operand a BLAS call reads: the buffer, or its transpose in the last two axes."""
     if not transposed:
@@ -270,24 +300,31 @@ def _matmul_loops(a, b, out, dtype) -> list:
 
 
 LLVM_RULES = {
-    "const": _const,
-    "ew": _ew,
-    "convert": lambda k, node, inputs: Convert(inputs[0], node.params["dtype"]),
-    "stop_gradient": lambda k, node, inputs: inputs[0],
-    "broadcast_to": _broadcast_to,
-    "reshape": _reshape,
-    "transpose": lambda k, node, inputs: transpose(inputs[0], node.params["perm"]),
-    "slice": lambda k, node, inputs: strided_slice(inputs[0], node.params["starts"], node.params["steps"],
+    const_p: _const,
+    ew_p: _ew,
+    convert_p: lambda k, node, inputs: Convert(inputs[0], node.params["dtype"]),
+    stop_gradient_p: lambda k, node, inputs: inputs[0],
+    broadcast_to_p: _broadcast_to,
+    reshape_p: _reshape,
+    transpose_p: lambda k, node, inputs: transpose(inputs[0], node.params["perm"]),
+    slice_p: lambda k, node, inputs: strided_slice(inputs[0], node.params["starts"], node.params["steps"],
                                                    node.params["sizes"]),
-    "unslice": lambda k, node, inputs: Unslice(inputs[0], node.params["shape"], node.params["starts"],
+    unslice_p: lambda k, node, inputs: Unslice(inputs[0], node.params["shape"], node.params["starts"],
                                                node.params["steps"]),
-    "concatenate": _concatenate,
-    "reduce_sum": _reduce,
-    "reduce_prod": _reduce,
-    "reduce_max": _reduce,
-    "reduce_min": _reduce,
-    "matmul": _matmul,
-    "take": _take,
-    "wrap_index": lambda k, node, inputs: WrappedIndex(inputs[0], node.params["size"]),
-    "scatter_add": _scatter_add,
+    concatenate_p: _concatenate,
+    reduce_sum_p: _reduction(_add, lambda dtype: 0, widens=True),
+    reduce_prod_p: _reduction(_multiply, lambda dtype: 1, widens=True),
+    reduce_max_p: _reduction(lambda k, acc, x, flags: _pick(k, ">", x, acc), _lowest),
+    reduce_min_p: _reduction(lambda k, acc, x, flags: _pick(k, "<", x, acc), _highest),
+    matmul_p: _matmul,
+    take_p: _take,
+    wrap_index_p: lambda k, node, inputs: WrappedIndex(inputs[0], node.params["size"]),
+    scatter_add_p: _scatter_add,
+}
+
+# BUFFER_INPUTS[prim](node, blas_calls) -> the inputs the node's rule reads from memory (a BLAS
+# operand, a reshape that moves elements): computing those once, into memory, serves every consumer.
+BUFFER_INPUTS = {
+    matmul_p: _matmul_reads_buffers,
+    reshape_p: _reshape_reads_buffer,
 }

@@ -14,8 +14,8 @@ import sympy as sp
 from ..ops import elementwise as E
 from ..ops.indexing import take_p
 from ..ops.linalg import matmul_p
-from ..ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
-from ..ops.shape import broadcast_to_p, concatenate_p, convert_p, reshape_p, transpose_p
+from ..ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
+from ..ops.shape import broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, transpose_p
 
 _sequence = itertools.count()
 

@@ -179,6 +179,7 @@ class ElementwiseOp:
     its derivative); None for all of them (a user op may not differentiate in a number).
     integer_fn: the builder for integer arrays (never differentiated) where `fn` is written for
     its derivative with a value integer arithmetic cannot compute, such as a tie's (a + b) / 2.
+    on_booleans=False: NumPy refuses the op on booleans (pointing to ~ and logical_xor), and so does sg.
     """
 
     name: str
@@ -188,6 +189,7 @@ class ElementwiseOp:
     domain: tuple = (-2.0, 2.0)
     literal_arguments: tuple | None = ()
     integer_fn: object = None
+    on_booleans: bool = True
 
     def __call__(self, *args):
         if len(args) != self.arity:
@@ -200,11 +202,11 @@ class ElementwiseOp:
 
 
 def define(name, fn, arity=None, kind="float", domain=(-2.0, 2.0), literal_arguments=(),
-           integer_fn=None) -> ElementwiseOp:
+           integer_fn=None, on_booleans=True) -> ElementwiseOp:
     """Register an elementwise op built from a SymPy expression builder."""
     if arity is None:
         arity = _required_arguments(fn)
-    op = ElementwiseOp(name, fn, arity, kind, tuple(domain), literal_arguments, integer_fn)
+    op = ElementwiseOp(name, fn, arity, kind, tuple(domain), literal_arguments, integer_fn, on_booleans)
     ELEMENTWISE[name] = op
     return op
 
@@ -318,14 +320,10 @@ def _numbers_as_arrays(op, args, dtype):
     return tuple(np.asarray(a, dtype=dtype) if flag else a for a, flag in zip(args, flags))
 
 
-# NumPy refuses these on booleans (pointing to ~ and logical_xor).
-_NOT_ON_BOOLEANS = frozenset({"subtract", "negative", "sign"})
-
-
 def _boolean_arithmetic(op, args):
     """NumPy's arithmetic on booleans (+ is or, * is and, maximum is or, ...) as the truth of the integer
     result, so that no backend is asked for arithmetic on 1-bit values (LLVM has none)."""
-    if op.name in _NOT_ON_BOOLEANS:
+    if not op.on_booleans:
         fail(f"sg.{op.name} is not supported on booleans, as in NumPy; use ~ or sg.logical_not, or astype(int)",
              TypeError)
     widened = tuple(int(a) if _is_python_scalar(a) else convert_p(a, dtype=dtypes.INT64) for a in args)
@@ -396,11 +394,11 @@ def elementwise(name: str, fn, domain=(-2.0, 2.0)) -> ElementwiseOp:
 
 # The library. Domains keep generated finite-difference tests away from kinks and poles.
 add = define("add", lambda a, b: a + b, kind="arith")
-subtract = define("subtract", lambda a, b: a - b, kind="arith")
+subtract = define("subtract", lambda a, b: a - b, kind="arith", on_booleans=False)
 multiply = define("multiply", lambda a, b: a * b, kind="arith")
 divide = define("divide", lambda a, b: a / b, domain=(0.5, 2.0))
 power = define("power", lambda a, b: a ** b, kind="arith", domain=(0.5, 2.0), literal_arguments=(1,))
-negative = define("negative", lambda a: -a, kind="arith")
+negative = define("negative", lambda a: -a, kind="arith", on_booleans=False)
 square = define("square", lambda a: a ** 2, kind="arith")
 reciprocal = define("reciprocal", lambda a: 1 / a, domain=(0.5, 2.0))
 sin = define("sin", sp.sin)
@@ -419,7 +417,7 @@ log = define("log", sp.log, domain=(0.1, 3.0))
 log1p = define("log1p", F.log1p, domain=(-0.9, 3.0))
 sqrt = define("sqrt", sp.sqrt, domain=(0.1, 3.0))
 abs = define("abs", sp.Abs, kind="arith")
-sign = define("sign", sp.sign, kind="arith")
+sign = define("sign", sp.sign, kind="arith", on_booleans=False)
 sigmoid = define("sigmoid", F.sigmoid)
 softplus = define("softplus", F.softplus)
 logaddexp = define("logaddexp", F.logaddexp)

@@ -14,7 +14,6 @@ import sympy as sp
 from sympy.printing.str import StrPrinter
 
 from .. import dtypes
-from . import functions as F
 from . import special
 
 _FUNCTIONS = {
@@ -126,15 +125,18 @@ class NumpyExprPrinter(StrPrinter):
             return f"(1/np.sqrt({self._print(expr.base)}))"
         return super()._print_Pow(expr, rational)
 
+    def _print_sigmoid(self, expr):
+        return f"np.exp(-np.logaddexp(0, -{self.parenthesize(expr.args[0], 50)}))"
+
+    def _print_softplus(self, expr):
+        return f"np.logaddexp(0, {self._print(expr.args[0])})"
+
     def _print_Function(self, expr):
+        """A function NumPy (or a helper of the generated module) has under `_FUNCTIONS`, else SciPy's."""
         name = type(expr).__name__
-        args = ", ".join(self._print(a) for a in expr.args)
-        if isinstance(expr, F.sigmoid):
-            return f"np.exp(-np.logaddexp(0, -{self.parenthesize(expr.args[0], 50)}))"
-        if isinstance(expr, F.softplus):
-            return f"np.logaddexp(0, {args})"
         if name not in _FUNCTIONS:
             return self._print_scipy_call(expr)
+        args = ", ".join(self._print(a) for a in expr.args)
         target = _FUNCTIONS[name]
         if target in HELPERS:
             self.helpers.add(target)

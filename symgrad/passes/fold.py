@@ -7,9 +7,11 @@ import sympy as sp
 from .. import ir
 from ..ops.elementwise import bakes_faithfully, ew_p
 from ..core import const_p
+from ..ops.shape import broadcast_to_p, reshape_p, transpose_p
 
-# Ops that keep a uniform (single-valued) constant uniform.
-_UNIFORM_PRESERVING = ("broadcast_to", "reshape", "transpose")
+# Primitives that only rearrange or repeat their input's values: a uniform (single-valued) input
+# gives a uniform result.
+UNIFORM_PRESERVING = frozenset({broadcast_to_p, reshape_p, transpose_p})
 
 
 def _worth_folding(node: ir.Node, arrays) -> bool:
@@ -52,7 +54,7 @@ def fold(graph: ir.Graph) -> ir.Graph:
             expr = node.params["expr"]
             if not expr.free_symbols and (expr.is_Number or expr in (sp.true, sp.false)):
                 uniform[id(node.out)] = bool(expr) if expr.is_Boolean else node.out.dtype.type(float(expr)).item()
-        if node.prim.name in _UNIFORM_PRESERVING and id(node.inputs[0]) in uniform:
+        if node.prim in UNIFORM_PRESERVING and id(node.inputs[0]) in uniform:
             uniform[id(node.out)] = uniform[id(node.inputs[0])]
         if node.prim is const_p:
             constants[id(node.out)] = node.params["value"].array
