@@ -717,3 +717,21 @@ def test_user_defined_elementwise_op_gets_its_gradient_from_sympy():
     assert_grads_match_finite_differences(lambda x: sg.sum(softsign(x) ** 2), [x], (0,), rtol=1e-7, atol=1e-10,
                 reference=lambda x: np.sum((x / (1 + np.abs(x))) ** 2))
     assert "softsign_test" in str(sg.trace(lambda x: softsign(x), x))
+
+
+@pytest.mark.parametrize("name", ["logical_not", "logical_and", "logical_or"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.bool_])
+def test_logical_ops_take_numbers_as_truth_values_on_every_path(name, dtype):
+    """NumPy's logical ops read a number as x != 0 (NaN and -0.0 included); the LLVM backend once
+    failed to compile them on non-boolean arrays."""
+    x = np.array([0.0, 1.5, np.nan, -0.0, -2.0]).astype(dtype) if dtype != np.int64 else np.array([0, 3, -1, 0, 2])
+    y = np.array([1, 0, 2, 0, 0]).astype(dtype)
+    op, reference = getattr(sg, name), getattr(np, name)
+    args = (x,) if name == "logical_not" else (x, y)
+    expected = reference(*args)
+    for backend in ("numpy", "llvm"):
+        np.testing.assert_array_equal(sg.compile(lambda *a: op(*a), backend=backend)(*args), expected)
+    np.testing.assert_array_equal(op(*args), expected)
+    np.testing.assert_array_equal(op(*map(sg.tensor, args)).numpy(), expected)
+    zero_d = (np.float64(0.0),) * len(args)
+    np.testing.assert_array_equal(sg.compile(lambda *a: op(*a))(*zero_d), reference(*zero_d))

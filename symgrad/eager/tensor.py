@@ -631,15 +631,14 @@ def _numbers_as_operands(op, values) -> list:
     flags = E.operand_numbers(op, values)
     if not any(flags):
         return values
-    condition = 0 if op.kind == "where" else -1  # the position of where's condition
     array_dtypes, number_types, shapes = [], [], []
     for position, value in enumerate(values):
         kind = type(value)
         if kind not in _SCALARS:
             shapes.append(value._data.shape)
-            if position != condition:
+            if position not in op.conditions:
                 array_dtypes.append(value._data.dtype)
-        elif position != condition:
+        elif position not in op.conditions:
             number_types.append(kind)
     dtype = _number_dtype(tuple(array_dtypes), tuple(number_types))
     shape = shapes[0] if len(shapes) == 1 else _broadcast_shape(shapes)

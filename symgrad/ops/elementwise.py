@@ -180,6 +180,8 @@ class ElementwiseOp:
     integer_fn: the builder for integer arrays (never differentiated) where `fn` is written for
     its derivative with a value integer arithmetic cannot compute, such as a tie's (a + b) / 2.
     on_booleans=False: NumPy refuses the op on booleans (pointing to ~ and logical_xor), and so does sg.
+    conditions: the positions taken as truth values (where's condition, the logical ops' operands): a
+    number there is converted to bool (x != 0) first, as NumPy does.
     """
 
     name: str
@@ -190,6 +192,7 @@ class ElementwiseOp:
     literal_arguments: tuple | None = ()
     integer_fn: object = None
     on_booleans: bool = True
+    conditions: tuple = ()
 
     def __call__(self, *args):
         if len(args) != self.arity:
@@ -202,11 +205,12 @@ class ElementwiseOp:
 
 
 def define(name, fn, arity=None, kind="float", domain=(-2.0, 2.0), literal_arguments=(),
-           integer_fn=None, on_booleans=True) -> ElementwiseOp:
+           integer_fn=None, on_booleans=True, conditions=()) -> ElementwiseOp:
     """Register an elementwise op built from a SymPy expression builder."""
     if arity is None:
         arity = _required_arguments(fn)
-    op = ElementwiseOp(name, fn, arity, kind, tuple(domain), literal_arguments, integer_fn, on_booleans)
+    op = ElementwiseOp(name, fn, arity, kind, tuple(domain), literal_arguments, integer_fn, on_booleans,
+                       tuple(conditions))
     ELEMENTWISE[name] = op
     return op
 
@@ -260,7 +264,7 @@ def apply_elementwise(op: ElementwiseOp, args):
     if not operands:  # all Python scalars: evaluate as 0-d arrays
         return apply_elementwise(op, tuple(np.asarray(a) for a in args))
 
-    is_condition = [op.kind == "where" and i == 0 for i in range(len(args))]
+    is_condition = [i in op.conditions for i in range(len(args))]
     numeric = [a.dtype for a, cond in zip(args, is_condition) if not _is_python_scalar(a) and not cond]
     numeric_scalars = [a for a, cond in zip(args, is_condition) if _is_python_scalar(a) and not cond]
     compute = dtypes.promote(numeric, numeric_scalars)
@@ -307,7 +311,7 @@ def operand_numbers(op, args) -> list:
     op.literal_arguments (every position, when that is None)."""
     if op.literal_arguments is None:
         return [False] * len(args)
-    return [_is_python_scalar(a) and type(a) is not bool and not (op.kind == "where" and i == 0)
+    return [_is_python_scalar(a) and type(a) is not bool and i not in op.conditions
             and i not in op.literal_arguments for i, a in enumerate(args)]
 
 
@@ -433,13 +437,13 @@ minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), ((
 # With lo > hi the result is hi everywhere, as np.clip, jax.numpy.clip and torch.clamp.
 clip = define("clip", lambda x, lo, hi: sp.Piecewise((hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)),
               kind="arith")
-where = define("where", lambda c, a, b: sp.Piecewise((a, c), (b, True)), kind="where")
+where = define("where", lambda c, a, b: sp.Piecewise((a, c), (b, True)), kind="where", conditions=(0,))
 less = define("less", lambda a, b: a < b, kind="compare")
 less_equal = define("less_equal", lambda a, b: a <= b, kind="compare")
 greater = define("greater", lambda a, b: a > b, kind="compare")
 greater_equal = define("greater_equal", lambda a, b: a >= b, kind="compare")
 equal = define("equal", lambda a, b: sp.Eq(a, b, evaluate=False), kind="compare")
 not_equal = define("not_equal", lambda a, b: sp.Ne(a, b, evaluate=False), kind="compare")
-logical_not = define("logical_not", lambda a: sp.Not(a), kind="compare")
-logical_and = define("logical_and", lambda a, b: sp.And(a, b), kind="compare")
-logical_or = define("logical_or", lambda a, b: sp.Or(a, b), kind="compare")
+logical_not = define("logical_not", lambda a: sp.Not(a), kind="compare", conditions=(0,))
+logical_and = define("logical_and", lambda a, b: sp.And(a, b), kind="compare", conditions=(0, 1))
+logical_or = define("logical_or", lambda a, b: sp.Or(a, b), kind="compare", conditions=(0, 1))
