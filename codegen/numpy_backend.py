@@ -8,7 +8,9 @@ elementwise expressions for eager evaluation (`elementwise_function`).
 from __future__ import annotations
 
 import functools
+import inspect
 import math
+import textwrap
 
 import numpy as np
 import sympy as sp
@@ -306,6 +308,40 @@ NUMPY_RULES = {
 PRINTER_RULES = {"ew": _ew_rule, "wrap_index": _wrap_index_rule}
 
 
+# ----------------------------------------------------------------------------- the NumPy reference as a rule
+
+@functools.lru_cache(maxsize=None)
+def impl_helper(prim) -> str | None:
+    """For a primitive with no printing rule: the name of a helper in HELPERS holding its NumPy reference
+    (`impl`, renamed _<primitive>), which the generated module then defines and calls; None when the
+    reference is not a named function using only np and math, so the module would not stand alone."""
+    impl = prim.impl
+    if not inspect.isfunction(impl) or impl.__name__ == "<lambda>" or impl.__closure__:
+        return None
+    allowed = {"np": np, "math": math}
+    if any(name in impl.__globals__ and impl.__globals__[name] is not allowed.get(name)
+           for name in _global_names(impl.__code__)):
+        return None
+    name = f"_{prim.name}"
+    source = textwrap.dedent(inspect.getsource(impl))
+    HELPERS[name] = source.replace(f"def {impl.__name__}(", f"def {name}(", 1)
+    return name
+
+
+def _global_names(code) -> set:
+    """The global (and attribute) names a code object and the functions nested in it use."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _global_names(const)
+    return names
+
+
+def _literal(value) -> str:
+    """An attribute value as Python source."""
+    return _np_dtype(value) if isinstance(value, np.dtype) else repr(value)
+
+
 # ----------------------------------------------------------------------------- lowering
 
 class NumpyExecutable:
@@ -339,9 +375,16 @@ def lower(graph: ir.Graph) -> NumpyExecutable:
             body.extend(PRINTER_RULES[node.prim.name](node, args, target, printer))
             continue
         rule = NUMPY_RULES.get(node.prim.name)
-        if rule is None:
-            raise NotImplementedError(f"the NumPy backend has no rule for primitive {node.prim.name!r}")
-        body.extend(rule(node, args, target))
+        if rule is not None:
+            body.extend(rule(node, args, target))
+            continue
+        helper = impl_helper(node.prim)
+        if helper is None:
+            raise NotImplementedError(f"the NumPy backend has no rule for primitive {node.prim.name!r}, and its "
+                                      "NumPy reference is not a function of its own using only np and math")
+        printer.helpers.add(helper)
+        attrs = "".join(f", {name}={_literal(value)}" for name, value in node.attrs)
+        body.append(f"{target} = {helper}({', '.join(args)}{attrs})")
     results, returned = [], set()
     for value in graph.outputs:  # never hand out an input, or one array twice
         name = _identifier(namer(value))

@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 # submodule -> the public names it provides (imported when one is first used).
 _LAZY = {
     ".numpy_api": """abs add arccos arcsin arctan arctan2 asarray astype broadcast_to clip concatenate cos cosh
-        divide dot einsum equal erf exp expand_dims expm1 full greater greater_equal inner less
+        cumprod cumsum divide dot einsum equal erf exp expand_dims expm1 full greater greater_equal inner less
         less_equal log log1p log_softmax logaddexp logical_and logical_not logical_or logsumexp matmul
         max maximum mean min minimum moveaxis multiply negative not_equal ones ones_like outer power
         prod ravel reciprocal relu reshape sigmoid sign sin sinh softmax softplus sqrt square squeeze

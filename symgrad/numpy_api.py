@@ -13,6 +13,7 @@ import numpy as np
 
 from . import dtypes
 from .ops import elementwise as E
+from .ops.cumulative import cumprod_p, cumsum_p
 from .ops.linalg import matmul_p
 from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
 from .ops.shape import broadcast_to_p, concatenate_p, convert_p, reshape_p, stop_gradient_p, transpose_p
@@ -256,6 +257,25 @@ def prod(x, axis=None, keepdims=False):
     return _reduce(reduce_prod_p, x, axis, keepdims)
 
 
+def cumsum(x, axis=None, reverse=False):
+    """NumPy's cumsum (axis=None: of the flattened array); reverse=True sums from the end, as jax.lax.cumsum."""
+    return _cumulative(cumsum_p, x, axis, reverse)
+
+
+def cumprod(x, axis=None, reverse=False):
+    """NumPy's cumprod (axis=None: of the flattened array); reverse=True multiplies from the end."""
+    return _cumulative(cumprod_p, x, axis, reverse)
+
+
+def _cumulative(prim, x, axis, reverse):
+    x = asarray(x)
+    if not dtypes.is_float(x.dtype):  # as NumPy: integers and booleans accumulate in int64
+        x = astype(x, dtypes.INT64)
+    if axis is None or x.ndim == 0:  # NumPy treats a 0-d array as 1-d here
+        x = ravel(x)
+    return prim(x, axis=0 if axis is None else _axes(axis, x.ndim)[0], reverse=bool(reverse))
+
+
 def var(x, axis=None, ddof=0, keepdims=False):
     x = asarray(x)
     if not dtypes.is_float(x.dtype):
@@ -416,7 +436,7 @@ def _dispatching(fn):
 
 for _name in ("reshape", "ravel", "transpose", "swapaxes", "moveaxis", "broadcast_to", "expand_dims", "squeeze",
               "sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax", "log_softmax", "matmul",
-              "dot", "outer", "inner", "take", "take_along_axis", "astype", "stop_gradient"):
+              "dot", "outer", "inner", "take", "take_along_axis", "astype", "stop_gradient", "cumsum", "cumprod"):
     globals()[_name] = _dispatching(globals()[_name])
 
 

@@ -11,7 +11,7 @@ from llvmlite import ir
 from symgrad import dtypes
 
 from . import blas, jit
-from .jobs import CustomJob, LoopJob, fill_job
+from .jobs import CustomJob, LoopJob, fill_job, scan_jobs
 from .operands import (ALIGNMENT, Buffer, Convert, Coord, Elementwise, Operand, Scalar, Unslice, broadcast,
                        strided_slice, transpose, unit_axes_reshape, zero)
 from .types import I8, I64, PTR, cast, storage_type, value_type
@@ -79,9 +79,22 @@ def _reshape(k, node, inputs):
     return mapped if mapped is not None else k.materialize(x).reshaped(shape)
 
 
+def _add(k, a, b, flags=()):
+    """a + b, for floats with fast-math `flags` (e.g. reassoc for a reduction)."""
+    return k.b.fadd(a, b, flags=flags) if _is_float(a) else k.b.add(a, b)
+
+
+def _multiply(k, a, b, flags=()):
+    return k.b.fmul(a, b, flags=flags) if _is_float(a) else k.b.mul(a, b)
+
+
+def _is_float(value) -> bool:
+    return isinstance(value.type, (ir.FloatType, ir.DoubleType))
+
+
 _REDUCERS = {
-    "reduce_sum": (lambda k, acc, x, fl: k.b.fadd(acc, x, flags=fl) if fl else k.b.add(acc, x)),
-    "reduce_prod": (lambda k, acc, x, fl: k.b.fmul(acc, x, flags=fl) if fl else k.b.mul(acc, x)),
+    "reduce_sum": _add,
+    "reduce_prod": _multiply,
     "reduce_max": (lambda k, acc, x, fl: _pick(k, ">", x, acc)),
     "reduce_min": (lambda k, acc, x, fl: _pick(k, "<", x, acc)),
 }
@@ -143,6 +156,15 @@ def _reduce(k, node, inputs):
     if acc is not out:
         k.materialize(Convert(acc, dtype), out)
     return out
+
+
+def _scan(combine):
+    """The rule of a cumulative primitive (attributes axis, reverse): jobs.scan_jobs with `combine`."""
+    def rule(k, node, inputs):
+        out = k.result_buffer(node)
+        k.jobs.extend(scan_jobs(out, inputs, node.params["axis"], node.params["reverse"], combine))
+        return out
+    return rule
 
 
 def _concatenate(k, node, inputs):
@@ -286,6 +308,8 @@ LLVM_RULES = {
     "reduce_prod": _reduce,
     "reduce_max": _reduce,
     "reduce_min": _reduce,
+    "cumsum": _scan(_add),
+    "cumprod": _scan(_multiply),
     "matmul": _matmul,
     "take": _take,
     "wrap_index": lambda k, node, inputs: WrappedIndex(inputs[0], node.params["size"]),
