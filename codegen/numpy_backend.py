@@ -310,6 +310,12 @@ PRINTER_RULES = {"ew": _ew_rule, "wrap_index": _wrap_index_rule}
 
 # ----------------------------------------------------------------------------- the NumPy reference as a rule
 
+def has_rule(prim) -> bool:
+    """Whether this backend lowers `prim`: by a rule of its own, or by calling its NumPy reference."""
+    return (prim.name in NUMPY_RULES or prim.name in PRINTER_RULES or prim.name == "const"
+            or impl_helper(prim) is not None)
+
+
 @functools.lru_cache(maxsize=None)
 def impl_helper(prim) -> str | None:
     """For a primitive with no printing rule: the name of a helper in HELPERS holding its NumPy reference

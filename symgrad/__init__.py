@@ -18,7 +18,7 @@ _LAZY = {
         cumprod cumsum divide dot einsum equal erf exp expand_dims expm1 full greater greater_equal inner less
         less_equal log log1p log_softmax logaddexp logical_and logical_not logical_or logsumexp matmul
         max maximum mean min minimum moveaxis multiply negative not_equal ones ones_like outer power
-        prod ravel reciprocal relu reshape sigmoid sign sin sinh softmax softplus sqrt square squeeze
+        prod ravel reciprocal relu reshape roll sigmoid sign sin sinh softmax softplus sqrt square squeeze
         stack std stop_gradient subtract sum swapaxes take take_along_axis tan tanh transpose var where
         zeros zeros_like""",
     ".ops.core": "ShapeError UnsupportedOpError",

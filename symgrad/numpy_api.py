@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import operator
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from .ops import elementwise as E
 from .ops.cumulative import cumprod_p, cumsum_p
 from .ops.linalg import matmul_p
 from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
-from .ops.shape import broadcast_to_p, concatenate_p, convert_p, reshape_p, stop_gradient_p, transpose_p
+from .ops.shape import broadcast_to_p, concatenate_p, convert_p, reshape_p, roll_p, stop_gradient_p, transpose_p
 from .tracing import Tracer, TracerError, current_builder, fail
 
 # Elementwise functions come straight from the op library.
@@ -197,6 +198,27 @@ def stack(arrays, axis=0):
         fail(f"stack: all input arrays must have the same shape, got {sorted(shapes)}")
     axis = axis % (arrays[0].ndim + 1)
     return concatenate([expand_dims(a, axis) for a in arrays], axis)
+
+
+def roll(x, shift, axis=None):
+    """NumPy's roll: elements move `shift` places along `axis` (axis=None: through the flattened array),
+    those past the end coming back at the start. A sequence of shifts rolls along a sequence of axes."""
+    x = asarray(x)
+    if axis is None:
+        return reshape(roll(ravel(x), shift, 0), x.shape)
+    shifts = tuple(shift) if isinstance(shift, (tuple, list)) else (shift,)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if len(shifts) == 1:  # one shift for every axis, or one axis for every shift, as NumPy broadcasts them
+        shifts *= len(axes)
+    elif len(axes) == 1:
+        axes *= len(shifts)
+    if len(shifts) != len(axes):
+        fail(f"roll: {len(shifts)} shifts for {len(axes)} axes")
+    for s, requested in zip(shifts, axes):
+        for a in _axes(requested, x.ndim):  # none for a 0-d value
+            s = operator.index(s) % builtins.max(x.shape[a], 1)
+            x = roll_p(x, shift=s, axis=a) if s else x
+    return x
 
 
 # ----------------------------------------------------------------------------- reductions
@@ -436,7 +458,8 @@ def _dispatching(fn):
 
 for _name in ("reshape", "ravel", "transpose", "swapaxes", "moveaxis", "broadcast_to", "expand_dims", "squeeze",
               "sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax", "log_softmax", "matmul",
-              "dot", "outer", "inner", "take", "take_along_axis", "astype", "stop_gradient", "cumsum", "cumprod"):
+              "dot", "outer", "inner", "take", "take_along_axis", "astype", "stop_gradient", "cumsum", "cumprod",
+              "roll"):
     globals()[_name] = _dispatching(globals()[_name])
 
 

@@ -1,16 +1,20 @@
-"""sg.cumsum / sg.cumprod (with jax.lax's `reverse=`): values as NumPy's at the edges on every path,
-cumprod's gradient where x has zeros against central finite differences, forward mode and second
-order. Their registry cases (values, float32, backend parity, zero sizes) are in test_ops.STRUCTURAL
-and ZERO_SIZE."""
+"""sg.cumsum / sg.cumprod (with jax.lax's `reverse=`) and sg.roll, which the LLVM backend lowers by
+composition: values as NumPy's at the edges on every path, cumprod's gradient where x has zeros
+against central finite differences, forward mode and second order. Their registry cases (values,
+float32, backend parity, zero sizes) are in test_ops.STRUCTURAL and ZERO_SIZE."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import symgrad as sg
+from symgrad.backends import for_backend
+from symgrad.ir import IRError
+from symgrad.ops.shape import roll_p
+from symgrad.passes.decompose import decompose
 
 from gradcheck import numeric_grad, value_and_grad_everywhere
-from test_aot import run_python
+from test_aot import HAS_LINKER, run_python
 from test_ops import NP, SG
 
 CUMULATIVE = ["cumsum", "cumprod"]
@@ -171,3 +175,55 @@ def test_numpy_artifact_with_cumulative_ops_stands_alone(tmp_path):
     expected_value, expected_grad = sg.value_and_grad(f)(x)
     np.testing.assert_allclose(value, expected_value, rtol=1e-12)
     np.testing.assert_allclose(grad, expected_grad, rtol=1e-12)
+
+
+def test_llvm_backend_lowers_roll_by_its_decomposition():
+    """roll has no LLVM rule: the LLVM backend gets it as a concatenation of two slices, natively."""
+    x = np.arange(12.0).reshape(3, 4)
+    lowered = sg.compile(lambda a: sg.roll(a, 1, axis=1) * 2.0).lower(x)
+    assert "roll" in str(lowered.graph)
+    native = lowered.executable.graph  # what the LLVM backend compiled
+    assert [n.prim.name for n in native.nodes if n.prim.name in ("roll", "concatenate")] == ["concatenate"]
+    assert lowered.llvm_ir  # native code, not the NumPy fallback
+    np.testing.assert_array_equal(lowered.executable(x)[0], np.roll(x, 1, axis=1) * 2.0)
+    numpy_graph = sg.trace(lambda a: sg.roll(a, 1, axis=1), x)
+    assert for_backend(numpy_graph, "numpy") is numpy_graph  # NumPy calls np.roll: nothing to decompose
+
+
+def test_decompose_keeps_every_other_node_and_the_meta():
+    x = np.arange(6.0).reshape(2, 3)
+    graph = sg.trace(sg.value_and_grad(lambda a: sg.sum(sg.roll(sg.sin(a), 2, axis=1) * a)), x)
+    expanded = decompose(graph, lambda prim: prim is not roll_p)
+    assert not any(n.prim is roll_p for n in expanded.nodes)
+    decomposed = ("slice", "concatenate")
+    assert ([n.prim.name for n in expanded.nodes if n.prim.name not in decomposed]
+            == [n.prim.name for n in graph.nodes if n.prim is not roll_p])
+    assert any(n.meta.get("section") == "backward" and n.prim.name == "concatenate" for n in expanded.nodes)
+    assert decompose(graph, lambda prim: True) is graph
+
+
+@pytest.mark.skipif(not HAS_LINKER, reason="linking a shared library needs a C compiler")
+def test_llvm_artifact_lowers_roll_by_its_decomposition(tmp_path):
+    def f(x):
+        return sg.sum(sg.roll(x, -1, axis=0) * sg.cumsum(x, axis=0))
+    out = str(tmp_path / "roll")
+    sg.aot.compile(f, (np.ones((3, 2)),), value_and_grad=True, out=out)
+    x = np.arange(6.0).reshape(3, 2)
+    value, grad = sg.load(out).value_and_grad(x)
+    expected_value, expected_grad = sg.value_and_grad(f)(x)
+    np.testing.assert_allclose(value, expected_value, rtol=1e-12)
+    np.testing.assert_allclose(grad, expected_grad, rtol=1e-12)
+
+
+def test_a_decomposition_that_never_ends_or_changes_the_type_is_an_error():
+    from symgrad.ops.core import REGISTRY, Primitive
+    same = lambda inputs: (inputs[0].shape, inputs[0].dtype)  # noqa: E731
+    echo = Primitive("echo_test", same, lambda x: x, decompose=lambda x: echo(x))
+    flat = Primitive("flat_test", same, lambda x: x, decompose=lambda x: sg.ravel(x))
+    for prim in (echo, flat):
+        del REGISTRY[prim.name]  # not a primitive of the library: test_ops checks the registry's
+    graph = sg.trace(lambda a: flat(echo(a)) * 2.0, np.ones((2, 3)))
+    with pytest.raises(IRError, match="decompositions of echo_test do not terminate"):
+        decompose(graph, lambda prim: prim is not echo)
+    with pytest.raises(IRError, match=r"decomposition of flat_test gives f64\[6\], not f64\[2,3\]"):
+        decompose(graph, lambda prim: prim is not flat)

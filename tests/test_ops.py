@@ -387,6 +387,9 @@ STRUCTURAL = [
     ("cumprod-axis-neg-reverse", lambda ns, x: ns.cumprod(x, axis=-1, reverse=True), [_r((2, 7), 3, -1.5, 1.5)]),
     ("cumprod-0d", lambda ns, x: ns.cumprod(x), [_r(())]),
     ("cumprod-of-computed", lambda ns, a, b: ns.cumprod(a * b + 1.0, axis=0) * a, [_r((4, 3)), _r((3,), 1)]),
+    ("roll", lambda ns, x: ns.roll(x, 1), [_r((3, 4))]),
+    ("roll-axis-neg", lambda ns, x: ns.roll(x, -1, axis=1), [_r((3, 4))]),
+    ("roll-axes", lambda ns, x: ns.roll(x, (1, 5), axis=(0, -1)), [_r((2, 3, 4))]),
     ("var-all", lambda ns, x: ns.var(x), [_r((3, 4))]),
     ("var-axis0", lambda ns, x: ns.var(x, axis=0), [_r((3, 4))]),
     ("var-tuple-keep", lambda ns, x: ns.var(x, axis=(0, 2), keepdims=True), [_r((2, 3, 4))]),
@@ -505,6 +508,7 @@ ZERO_SIZE = [
     ("zero-cumsum-flat", lambda ns, x: ns.cumsum(x, reverse=True), [_r((2, 0))]),
     ("zero-cumprod-other-axis", lambda ns, x: ns.cumprod(x, axis=1, reverse=True), [_r((0, 3))]),
     ("zero-cumprod-empty-axis", lambda ns, x: ns.cumprod(x, axis=1), [_r((2, 0))]),
+    ("zero-roll", lambda ns, x: ns.roll(x, 2, axis=0), [_r((0, 3))]),
     ("zero-reshape-transpose", lambda ns, x: ns.transpose(ns.reshape(x, (3, 0))), [_r((0, 3))]),
 ]
 STRUCTURAL += ZERO_SIZE

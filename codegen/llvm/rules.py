@@ -19,6 +19,11 @@ from .types import I8, I64, PTR, cast, storage_type, value_type
 INDEX_ERROR = "an integer index is out of bounds"
 
 
+def has_rule(prim) -> bool:
+    """Whether this backend lowers `prim` itself (the others reach it decomposed, where they can be)."""
+    return prim.name in LLVM_RULES
+
+
 def calls_blas(blas_calls, dtype, m, n, inner) -> bool:
     """Whether a product of this size calls BLAS, for a kernel's `blas_calls` mode."""
     return blas_calls != "none" and blas.worth_calling(dtype, m, n, inner, linked=blas_calls == "linked")

@@ -23,14 +23,17 @@ class Primitive:
     vjp(ct, ans, *inputs, **attrs) -> one cotangent (or None) per input, written with primitives.
     jvp(tangents, ans, *inputs, **attrs) -> output tangent (or None); tangents hold None for zero.
     linear=True derives jvp by applying the primitive to the tangents.
+    decompose(*inputs, **attrs) -> the same value written with other primitives: a backend with
+    no rule of its own for this primitive lowers that instead (passes.decompose).
     """
 
-    def __init__(self, name, shape_rule, impl, vjp=None, jvp=None, linear=False):
+    def __init__(self, name, shape_rule, impl, vjp=None, jvp=None, linear=False, decompose=None):
         self.name = name
         self.shape_rule = shape_rule
         self.impl = impl
         self.vjp = vjp
         self.linear = linear
+        self.decompose = decompose
         self.jvp = jvp if jvp is not None else (self._linear_jvp if linear else None)
         REGISTRY[name] = self
 
