@@ -1,7 +1,8 @@
 """NumPy backend: lowers an IR graph to readable Python source that calls NumPy.
 
 Each primitive has a rule in NUMPY_RULES that returns the source lines computing one
-node. Elementwise nodes print their SymPy expression with `NumpyExprPrinter` (common
+node, or calls its NumPy reference (`impl`), whose source the generated module defines
+(`impl_helper`). Elementwise nodes print their SymPy expression with `NumpyExprPrinter` (common
 subexpressions pulled out by SymPy's cse). The same printer compiles single
 elementwise expressions for eager evaluation (`elementwise_function`).
 """
@@ -31,14 +32,6 @@ _FUNCTIONS = {
 
 # Helpers the generated source defines when it uses them, so a module stays standalone.
 HELPERS = {
-    "_wrap_index": '''\
-def _wrap_index(index, size):
-    """A traced index array checked against its axis (IndexError) and wrapped from negative."""
-    if index.size and (index.min() < -size or index.max() >= size):
-        bad = index.min() if index.min() < -size else index.max()
-        raise IndexError(f"index {bad} is out of bounds for an axis of size {size}")
-    return np.where(index < 0, index + size, index).astype(index.dtype)
-''',
     "_special": "import scipy.special as _special\n",
     "_erf": '''\
 def _erf(x):
@@ -273,11 +266,6 @@ def _unslice_rule(node, args, target):
             f"{target}[{_slices_text(p['starts'], p['steps'], x.shape)}] = {args[0]}"]
 
 
-def _wrap_index_rule(node, args, target, printer):
-    printer.helpers.add("_wrap_index")
-    return [f"{target} = _wrap_index({args[0]}, {node.params['size']})"]
-
-
 def _scatter_rule(node, args, target):
     p = node.params
     upd, idx = node.inputs
@@ -305,7 +293,7 @@ NUMPY_RULES = {
 
 
 # Rules that may need a helper function in the generated module (they record it in the printer).
-PRINTER_RULES = {"ew": _ew_rule, "wrap_index": _wrap_index_rule}
+PRINTER_RULES = {"ew": _ew_rule}
 
 
 # ----------------------------------------------------------------------------- the NumPy reference as a rule

@@ -127,6 +127,7 @@ def _wrap_index_shape(inputs, size):
 
 
 def _wrap_index_impl(idx, size):
+    """A traced index array checked against its axis (IndexError) and wrapped from negative."""
     idx = np.asarray(idx)
     if idx.size and (idx.min() < -size or idx.max() >= size):
         bad = idx.min() if idx.min() < -size else idx.max()
