@@ -310,14 +310,18 @@ def impl_helper(prim) -> str | None:
     (`impl`, renamed _<primitive>), which the generated module then defines and calls; None when the
     reference is not a named function using only np and math, so the module would not stand alone."""
     impl = prim.impl
-    if not inspect.isfunction(impl) or impl.__name__ == "<lambda>" or impl.__closure__:
+    if (not inspect.isfunction(impl) or impl.__name__ == "<lambda>" or impl.__closure__ or impl.__defaults__
+            or impl.__kwdefaults__):
         return None
     allowed = {"np": np, "math": math}
     if any(name in impl.__globals__ and impl.__globals__[name] is not allowed.get(name)
            for name in _global_names(impl.__code__)):
         return None
+    try:
+        source = textwrap.dedent(inspect.getsource(impl))
+    except OSError:  # defined where Python keeps no source (an interactive session)
+        return None
     name = f"_{prim.name}"
-    source = textwrap.dedent(inspect.getsource(impl))
     HELPERS[name] = source.replace(f"def {impl.__name__}(", f"def {name}(", 1)
     return name
 

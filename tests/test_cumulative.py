@@ -227,3 +227,25 @@ def test_a_decomposition_that_never_ends_or_changes_the_type_is_an_error():
         decompose(graph, lambda prim: prim is not echo)
     with pytest.raises(IRError, match=r"decomposition of flat_test gives f64\[6\], not f64\[2,3\]"):
         decompose(graph, lambda prim: prim is not flat)
+
+
+def _double(x):
+    return x * 2
+
+
+def _doubled_by_a_helper(x):
+    return _double(x)
+
+
+def test_numpy_backend_calls_only_references_that_stand_alone():
+    """A reference that is a lambda, or uses a module's own helpers, cannot be printed into a standalone
+    module: without a rule or a decomposition the NumPy backend says so."""
+    from symgrad.codegen import numpy_backend
+    from symgrad.ops.core import REGISTRY, Primitive
+    same = lambda inputs: (inputs[0].shape, inputs[0].dtype)  # noqa: E731
+    prims = [Primitive("lambda_test", same, lambda x: x * 2), Primitive("helper_test", same, _doubled_by_a_helper)]
+    for prim in prims:
+        del REGISTRY[prim.name]
+        assert numpy_backend.impl_helper(prim) is None
+        with pytest.raises(NotImplementedError, match=f"no rule for primitive '{prim.name}', and its NumPy reference"):
+            sg.compile(lambda a: prim(a), backend="numpy")(np.ones(2))
