@@ -44,24 +44,22 @@ def fill_job(target: Buffer, value) -> LoopJob:
     return LoopJob(target.shape, target, frozenset(), lambda k, idx: target.store(k, idx, value))
 
 
-def scan_jobs(target: Buffer, operands, axis: int, reverse: bool, combine, first=None) -> list:
-    """Jobs writing a scan along `axis` of `target`, walked from its end when `reverse`:
-    target[first position] = first(k, *values) (default: the one operand's value), then each next
-    position = combine(k, value carried from the position before, *values), where values are the
-    operands' elements there. The carried value is read back from `target`: the loop nest runs the
-    axis in order, its other axes independent (and vectorizable) inside it."""
+def scan_jobs(target: Buffer, source, axis: int, reverse: bool, combine) -> list:
+    """Jobs writing the scan of `source` along `axis` into `target`, walked from the axis's end when
+    `reverse`: the first position copies source, each next one is combine(k, the value carried from
+    the position before, source's value there). The carried value is read back from `target`, so the
+    loop nest runs the axis in order with the other axes independent (and vectorizable) inside it,
+    and source is loaded once per element where it is computed (it may be virtual)."""
     n = target.shape[axis]
     if n == 0:
         return []
-    first = first or (lambda k, value: value)
-    reads = frozenset().union(*(x.reads for x in operands))
 
     def at(idx, coord):
         return idx[:axis] + [coord] + idx[axis + 1:]
 
     def start(k, idx):
         here = at(idx, Coord.constant(n - 1 if reverse else 0))
-        target.store(k, here, first(k, *(x.load(k, here) for x in operands)))
+        target.store(k, here, source.load(k, here))
 
     def step(k, idx):  # loop index c along the axis: position c + 1 (n - 2 - c walking back) after c (n - 1 - c)
         c = idx[axis]
@@ -71,10 +69,10 @@ def scan_jobs(target: Buffer, operands, axis: int, reverse: bool, combine, first
         else:
             before, here = c, Coord(k.b.add(c.value, ir.Constant(I64, 1)), c.lo + 1, c.hi + 1)
         here, before = at(idx, here), at(idx, before)
-        target.store(k, here, combine(k, target.load(k, before), *(x.load(k, here) for x in operands)))
+        target.store(k, here, combine(k, target.load(k, before), source.load(k, here)))
 
     shape = lambda extent: target.shape[:axis] + (extent,) + target.shape[axis + 1:]  # noqa: E731
-    jobs = [LoopJob(shape(1), target, reads, start)]
+    jobs = [LoopJob(shape(1), target, source.reads, start)]
     if n > 1:
-        jobs.append(LoopJob(shape(n - 1), target, reads | target.reads, step))
+        jobs.append(LoopJob(shape(n - 1), target, source.reads | target.reads, step))
     return jobs

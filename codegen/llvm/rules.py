@@ -167,7 +167,7 @@ def _scan(combine):
     """The rule of a cumulative primitive (attributes axis, reverse): jobs.scan_jobs with `combine`."""
     def rule(k, node, inputs):
         out = k.result_buffer(node)
-        k.jobs.extend(scan_jobs(out, inputs, node.params["axis"], node.params["reverse"], combine))
+        k.jobs.extend(scan_jobs(out, inputs[0], node.params["axis"], node.params["reverse"], combine))
         return out
     return rule
 

@@ -71,8 +71,8 @@ def _shift(v, axis, toward_end):
 def linear_recurrence(a, b, axis, reverse):
     """h with h[i] = a[i] * h[i-1] + b[i] along `axis` (h[i+1] when `reverse`), nothing before the first.
 
-    Hillis and Steele's doubling scan: after the step of length s, position i holds the recurrence
-    over the 2s positions ending at i, (a product, a sum). ceil(log2 n) steps of slices, products and
+    Hillis and Steele's doubling scan: after the step of length s, position i holds the product of a
+    and the recurrence over the 2s positions ending there. ceil(log2 n) steps of slices, products and
     sums, so it differentiates, to any order, as any graph of primitives does."""
     n = b.shape[axis]
     step = 1
