@@ -1,21 +1,24 @@
 """NumPy backend: lowers an IR graph to readable Python source that calls NumPy.
 
 Each primitive has a rule in NUMPY_RULES (keyed by the primitive) that returns the source
-lines computing one node. Elementwise nodes print their SymPy expression with `NumpyExprPrinter`
+lines computing one node, or the module calls its NumPy reference (`impl`), whose source it
+defines (`impl_helper`). Elementwise nodes print their SymPy expression with `NumpyExprPrinter`
 (common subexpressions pulled out by SymPy's cse), the printer that also gives elementwise ops
 their reference implementation (symgrad/ops/numpy_expressions.py).
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import math
+import textwrap
 
 import numpy as np
 
 from symgrad import ir
 from symgrad.core import const_p
 from symgrad.ops.elementwise import ew_p
-from symgrad.ops.indexing import scatter_add_p, slice_p, strided_slices, take_p, unslice_p, wrap_index, wrap_index_p
+from symgrad.ops.indexing import scatter_add_p, slice_p, strided_slices, take_p, unslice_p
 from symgrad.ops.linalg import matmul_p
 from symgrad.ops.numpy_expressions import HELPERS as EXPRESSION_HELPERS
 from symgrad.ops.numpy_expressions import NumpyExprPrinter, elementwise_lines, np_dtype
@@ -24,8 +27,8 @@ from symgrad.ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_
                                transpose_p)
 
 # Functions a generated module defines when it uses them, so it stays standalone: the expression
-# printer's, and the reference implementation of wrap_index, copied from its source.
-HELPERS = {**EXPRESSION_HELPERS, "wrap_index": inspect.getsource(wrap_index)}
+# printer's, and the NumPy references of primitives with no rule here (added by impl_helper).
+HELPERS = dict(EXPRESSION_HELPERS)
 
 # ----------------------------------------------------------------------------- rules
 
@@ -67,11 +70,6 @@ def _unslice_rule(node, args, target, module):
             f"{target}[{_slices_text(p['starts'], p['steps'], x.shape)}] = {args[0]}"]
 
 
-def _wrap_index_rule(node, args, target, module):
-    module.printer.helpers.add("wrap_index")
-    return [f"{target} = wrap_index({args[0]}, {node.params['size']})"]
-
-
 def _scatter_rule(node, args, target, module):
     p = node.params
     upd, idx = node.inputs
@@ -98,8 +96,50 @@ NUMPY_RULES = {
     unslice_p: _unslice_rule,
     take_p: _expr_rule(lambda p, a, n: f"np.take({a[0]}, {a[1]}, axis={p['axis']})"),
     scatter_add_p: _scatter_rule,
-    wrap_index_p: _wrap_index_rule,
 }
+
+
+# ----------------------------------------------------------------------------- the NumPy reference as a rule
+
+def has_rule(prim) -> bool:
+    """Whether this backend lowers `prim`: by a rule of its own, or by calling its NumPy reference."""
+    return prim in NUMPY_RULES or impl_helper(prim) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def impl_helper(prim) -> str | None:
+    """For a primitive with no printing rule: the name of a helper in HELPERS holding its NumPy reference
+    (`impl`, renamed _<primitive>), which the generated module then defines and calls; None when the
+    reference is not a named function using only np and math, so the module would not stand alone."""
+    impl = prim.impl
+    if (not inspect.isfunction(impl) or impl.__name__ == "<lambda>" or impl.__closure__ or impl.__defaults__
+            or impl.__kwdefaults__):
+        return None
+    allowed = {"np": np, "math": math}
+    if any(name in impl.__globals__ and impl.__globals__[name] is not allowed.get(name)
+           for name in _global_names(impl.__code__)):
+        return None
+    try:
+        source = textwrap.dedent(inspect.getsource(impl))
+    except OSError:  # defined where Python keeps no source (an interactive session)
+        return None
+    name = f"_{prim.name}"
+    HELPERS[name] = source.replace(f"def {impl.__name__}(", f"def {name}(", 1)
+    return name
+
+
+def _global_names(code) -> set:
+    """The global (and attribute) names a code object and the functions nested in it use."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _global_names(const)
+    return names
+
+
+def _literal(value) -> str:
+    """An attribute value as Python source."""
+    return np_dtype(value) if isinstance(value, np.dtype) else repr(value)
 
 
 # ----------------------------------------------------------------------------- lowering
@@ -127,10 +167,18 @@ def lower(graph: ir.Graph) -> NumpyExecutable:
     input_ids = {id(v) for v in graph.inputs}
     for node in graph.nodes:
         target = _identifier(namer(node.out))
+        args = [_identifier(namer(v)) for v in node.inputs]
         rule = NUMPY_RULES.get(node.prim)
-        if rule is None:
-            raise NotImplementedError(f"the NumPy backend has no rule for primitive {node.prim.name!r}")
-        body.extend(rule(node, [_identifier(namer(v)) for v in node.inputs], target, module))
+        if rule is not None:
+            body.extend(rule(node, args, target, module))
+            continue
+        helper = impl_helper(node.prim)
+        if helper is None:
+            raise NotImplementedError(f"the NumPy backend has no rule for primitive {node.prim.name!r}, and its "
+                                      "NumPy reference is not a function of its own using only np and math")
+        module.printer.helpers.add(helper)
+        attrs = "".join(f", {name}={_literal(value)}" for name, value in node.attrs)
+        body.append(f"{target} = {helper}({', '.join(args)}{attrs})")
     results, returned = [], set()
     for value in graph.outputs:  # never hand out an input, or one array twice
         name = _identifier(namer(value))

@@ -17,11 +17,12 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from . import __version__, dtypes, ir, pytree
+from .backends import for_backend
 from .loader import (ENTRY_KINDS, FORMAT, FORMAT_VERSION, file_sha256, metadata_symbol, metadata_text,
                      tree_to_json)
 from .compiler import output_structure
@@ -91,6 +92,7 @@ def compile(fn, example_args, grad=None, value_and_grad=False, out="build/artifa
     directory = os.path.dirname(os.path.abspath(os.fspath(out)))
     os.makedirs(directory, exist_ok=True)
     base = os.path.join(directory, os.path.basename(os.fspath(out)))
+    entries = [replace(entry, graph=for_backend(entry.graph, backend)) for entry in entries]
     if backend == "llvm":
         files = _write_llvm(base, prefix, entries, metadata, cpu)
     else:

@@ -2,7 +2,9 @@
 
 A backend is `lower(graph, structure) -> executable`; `structure` nests output indices in tuples
 the way a function returns them, and an executable may use it to return results ready-made from
-an `entry` (see compiler.Lowered.fast). The backends' own code lives in symgrad.codegen.
+an `entry` (see compiler.Lowered.fast). A primitive a backend has no rule for reaches it written
+with other primitives, where it declares how (`Primitive.decompose`, see `for_backend`). The
+backends' own code lives in symgrad.codegen.
 """
 from __future__ import annotations
 
@@ -10,15 +12,20 @@ import importlib.util
 import logging
 
 from . import ir
+from .passes.decompose import decompose
 
 log = logging.getLogger("symgrad")
 
 BACKENDS = {}
+RULE_CHECKS = {}  # backend name -> has_rule(prim): whether it lowers prim itself
 
 
-def register_backend(name, lower):
-    """Make `lower(graph, structure) -> executable` available as `backend=name`."""
+def register_backend(name, lower, has_rule=None):
+    """Make `lower(graph, structure) -> executable` available as `backend=name`; `has_rule(prim)`
+    says which primitives it lowers itself (default: all), the others reach it decomposed."""
     BACKENDS[name] = lower
+    if has_rule is not None:
+        RULE_CHECKS[name] = has_rule
 
 
 def default_backend() -> str:
@@ -42,12 +49,19 @@ def lower(graph: ir.Graph, backend=None, structure=None):
     """
     name = check_backend(backend)
     try:
-        return BACKENDS[name](graph, structure)
+        return BACKENDS[name](for_backend(graph, name), structure)
     except NotImplementedError as err:
         if backend is not None or name == "numpy":
             raise
         log.info("symgrad: %s runs on the NumPy backend: %s", graph.name, err)
-        return BACKENDS["numpy"](graph, structure)
+        return BACKENDS["numpy"](for_backend(graph, "numpy"), structure)
+
+
+def for_backend(graph: ir.Graph, name) -> ir.Graph:
+    """`graph` with the primitives backend `name` has no rule for written with others, where they
+    declare how (the graph itself when there is nothing to decompose)."""
+    has_rule = RULE_CHECKS.get(name)
+    return graph if has_rule is None else decompose(graph, has_rule)
 
 
 # The backends are imported when first used: llvmlite is needed only to run native code.
@@ -56,11 +70,21 @@ def _numpy_lower(graph, structure=None):
     return numpy_backend.lower(graph)
 
 
+def _numpy_has_rule(prim) -> bool:
+    from .codegen import numpy_backend
+    return numpy_backend.has_rule(prim)
+
+
 def _llvm_lower(graph, structure=None):
     from .codegen.llvm import backend
     return backend.lower(graph, structure)
 
 
-register_backend("numpy", _numpy_lower)
+def _llvm_has_rule(prim) -> bool:
+    from .codegen.llvm import rules
+    return rules.has_rule(prim)
+
+
+register_backend("numpy", _numpy_lower, _numpy_has_rule)
 if importlib.util.find_spec("llvmlite") is not None:
-    register_backend("llvm", _llvm_lower)
+    register_backend("llvm", _llvm_lower, _llvm_has_rule)

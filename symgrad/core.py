@@ -80,15 +80,18 @@ class Primitive:
     vjp(ct, ans, *inputs, **attrs) -> one cotangent (or None) per input, written with primitives.
     jvp(tangents, ans, *inputs, **attrs) -> output tangent (or None); tangents hold None for zero.
     linear=True (with no jvp): the forward pass applies the primitive to the tangents (autodiff/forward.py).
+    decompose(*inputs, **attrs) -> the same value written with other primitives: a backend with
+    no rule of its own for this primitive lowers that instead (passes/decompose.py).
     """
 
-    def __init__(self, name, shape_rule, impl, vjp=None, jvp=None, linear=False):
+    def __init__(self, name, shape_rule, impl, vjp=None, jvp=None, linear=False, decompose=None):
         self.name = name
         self.shape_rule = shape_rule
         self.impl = impl
         self.vjp = vjp
         self.linear = linear
         self.jvp = jvp
+        self.decompose = decompose
         REGISTRY[name] = self
 
     def abstract_eval(self, inputs, **attrs):

@@ -304,7 +304,7 @@ def test_concrete_vjp_sees_fresh_draws_and_compiles_once_per_structure():
         return sg.tanh(x * rs.randn(64)) * rs.uniform()  # an array and a Python float drawn afresh
 
     x = np.linspace(-1, 1, 64)
-    before = len(transforms._VJP_EXECUTABLES)
+    before = set(transforms._VJP_EXECUTABLES)  # keys: the cache is bounded, and may be full already
     for _ in range(3):
         state = rs.get_state()
         out, pullback = sg.vjp(f, x)
@@ -313,7 +313,7 @@ def test_concrete_vjp_sees_fresh_draws_and_compiles_once_per_structure():
         np.testing.assert_allclose(out, np.tanh(x * noise) * scale, rtol=1e-12)
         np.testing.assert_allclose(pullback(np.ones(64))[0], (1 - np.tanh(x * noise) ** 2) * noise * scale,
                                    rtol=1e-12)
-    assert len(transforms._VJP_EXECUTABLES) == before + 1
+    assert len(set(transforms._VJP_EXECUTABLES) - before) == 1
 
 
 def test_content_guards_are_bounded_in_total():

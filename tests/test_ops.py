@@ -52,9 +52,19 @@ def _np_log_softmax(x, axis=-1):
     return x - _np_logsumexp(x, axis=axis, keepdims=True)
 
 
+def _np_cumulative(accumulate):
+    """np.cumsum / np.cumprod with jax.lax's `reverse`: accumulated from the end."""
+    def cumulative(x, axis=None, reverse=False):
+        x = np.ravel(x) if axis is None else np.asarray(x)
+        axis = 0 if axis is None else axis
+        return np.flip(accumulate(np.flip(x, axis), axis=axis), axis) if reverse else accumulate(x, axis=axis)
+    return cumulative
+
+
 # A NumPy namespace with symgrad's extra names, so one program text runs on both.
 NP = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np) if not k.startswith("_")})
 NP.logsumexp, NP.softmax, NP.log_softmax = _np_logsumexp, _np_softmax, _np_log_softmax
+NP.cumsum, NP.cumprod = _np_cumulative(np.cumsum), _np_cumulative(np.cumprod)
 NP.relu, NP.sigmoid, NP.softplus, NP.erf = (NUMPY_FORMULAS[k] for k in ("relu", "sigmoid", "softplus", "erf"))
 NP.getitem = lambda x, key: x[key]
 NP.astype = lambda x, dtype: np.asarray(x).astype(dtype)
@@ -366,6 +376,20 @@ STRUCTURAL = [
     ("prod-all", lambda ns, x: ns.prod(x), [_r((2, 3), 2, 0.5, 1.5)]),
     ("prod-axis1", lambda ns, x: ns.prod(x, axis=1), [_r((3, 4), 2, -1.5, 1.5)]),
     ("prod-tuple-keep", lambda ns, x: ns.prod(x, axis=(0, 2), keepdims=True), [_r((2, 3, 2), 2, 0.5, 1.5)]),
+    ("cumsum-all", lambda ns, x: ns.cumsum(x), [_r((3, 4))]),
+    ("cumsum-axis0", lambda ns, x: ns.cumsum(x, axis=0), [_r((3, 4))]),
+    ("cumsum-axis-neg-reverse", lambda ns, x: ns.cumsum(x, axis=-1, reverse=True), [_r((2, 3, 4))]),
+    ("cumsum-axis1-reverse", lambda ns, x: ns.cumsum(x, axis=1, reverse=True), [_r((2, 3, 4))]),
+    ("cumsum-0d", lambda ns, x: ns.cumsum(x, axis=0), [_r(())]),
+    ("cumprod-all", lambda ns, x: ns.cumprod(x), [_r((3, 4), 2, 0.5, 1.5)]),
+    ("cumprod-axis1", lambda ns, x: ns.cumprod(x, axis=1), [_r((3, 5), 2, -1.5, 1.5)]),
+    ("cumprod-axis0-reverse", lambda ns, x: ns.cumprod(x, axis=0, reverse=True), [_r((5, 2, 3), 2, -1.5, 1.5)]),
+    ("cumprod-axis-neg-reverse", lambda ns, x: ns.cumprod(x, axis=-1, reverse=True), [_r((2, 7), 3, -1.5, 1.5)]),
+    ("cumprod-0d", lambda ns, x: ns.cumprod(x), [_r(())]),
+    ("cumprod-of-computed", lambda ns, a, b: ns.cumprod(a * b + 1.0, axis=0) * a, [_r((4, 3)), _r((3,), 1)]),
+    ("roll", lambda ns, x: ns.roll(x, 1), [_r((3, 4))]),
+    ("roll-axis-neg", lambda ns, x: ns.roll(x, -1, axis=1), [_r((3, 4))]),
+    ("roll-axes", lambda ns, x: ns.roll(x, (1, 5), axis=(0, -1)), [_r((2, 3, 4))]),
     ("var-all", lambda ns, x: ns.var(x), [_r((3, 4))]),
     ("var-axis0", lambda ns, x: ns.var(x, axis=0), [_r((3, 4))]),
     ("var-tuple-keep", lambda ns, x: ns.var(x, axis=(0, 2), keepdims=True), [_r((2, 3, 4))]),
@@ -480,6 +504,11 @@ ZERO_SIZE = [
     ("zero-broadcast", lambda ns, a, b: a * b, [_r((0, 1)), _r((3,))]),
     ("zero-constant", lambda ns, x: x + np.zeros((0, 3)), [_r((1, 3))]),
     ("zero-concatenate", lambda ns, a, b: ns.concatenate([a, b]), [_r((0, 3)), _r((2, 3))]),
+    ("zero-cumsum", lambda ns, x: ns.cumsum(x, axis=0), [_r((0, 3))]),
+    ("zero-cumsum-flat", lambda ns, x: ns.cumsum(x, reverse=True), [_r((2, 0))]),
+    ("zero-cumprod-other-axis", lambda ns, x: ns.cumprod(x, axis=1, reverse=True), [_r((0, 3))]),
+    ("zero-cumprod-empty-axis", lambda ns, x: ns.cumprod(x, axis=1), [_r((2, 0))]),
+    ("zero-roll", lambda ns, x: ns.roll(x, 2, axis=0), [_r((0, 3))]),
     ("zero-reshape-transpose", lambda ns, x: ns.transpose(ns.reshape(x, (3, 0))), [_r((0, 3))]),
 ]
 STRUCTURAL += ZERO_SIZE

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .operands import Buffer
+from llvmlite import ir
+
+from .operands import Buffer, Coord
+from .types import I64
 
 
 @dataclass(eq=False)
@@ -39,3 +42,37 @@ class Group:
 def fill_job(target: Buffer, value) -> LoopJob:
     """Store `value` at every index of `target`."""
     return LoopJob(target.shape, target, frozenset(), lambda k, idx: target.store(k, idx, value))
+
+
+def scan_jobs(target: Buffer, source, axis: int, reverse: bool, combine) -> list:
+    """Jobs writing the scan of `source` along `axis` into `target`, walked from the axis's end when
+    `reverse`: the first position copies source, each next one is combine(k, the value carried from
+    the position before, source's value there). The carried value is read back from `target`, so the
+    loop nest runs the axis in order with the other axes independent (and vectorizable) inside it,
+    and source is loaded once per element where it is computed (it may be virtual)."""
+    n = target.shape[axis]
+    if n == 0:
+        return []
+
+    def at(idx, coord):
+        return idx[:axis] + [coord] + idx[axis + 1:]
+
+    def start(k, idx):
+        here = at(idx, Coord.constant(n - 1 if reverse else 0))
+        target.store(k, here, source.load(k, here))
+
+    def step(k, idx):  # loop index c along the axis: position c + 1 (n - 2 - c walking back) after c (n - 1 - c)
+        c = idx[axis]
+        if reverse:
+            before = Coord(k.b.sub(ir.Constant(I64, n - 1), c.value), n - c.hi, n - c.lo)
+            here = Coord(k.b.sub(before.value, ir.Constant(I64, 1)), before.lo - 1, before.hi - 1)
+        else:
+            before, here = c, Coord(k.b.add(c.value, ir.Constant(I64, 1)), c.lo + 1, c.hi + 1)
+        here, before = at(idx, here), at(idx, before)
+        target.store(k, here, combine(k, target.load(k, before), source.load(k, here)))
+
+    shape = lambda extent: target.shape[:axis] + (extent,) + target.shape[axis + 1:]  # noqa: E731
+    jobs = [LoopJob(shape(1), target, source.reads, start)]
+    if n > 1:
+        jobs.append(LoopJob(shape(n - 1), target, source.reads | target.reads, step))
+    return jobs

@@ -10,16 +10,17 @@ import numpy as np
 from llvmlite import ir
 
 from symgrad import dtypes
+from symgrad.core import const_p
+from symgrad.ops.cumulative import cumprod_p, cumsum_p
 from symgrad.ops.elementwise import ew_p
 from symgrad.ops.indexing import scatter_add_p, slice_p, take_p, unslice_p, wrap_index_p
 from symgrad.ops.linalg import matmul_p
-from symgrad.core import const_p
 from symgrad.ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
 from symgrad.ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, stop_gradient_p,
                                transpose_p)
 
 from . import blas, jit
-from .jobs import CustomJob, LoopJob, fill_job
+from .jobs import CustomJob, LoopJob, fill_job, scan_jobs
 from .operands import (ALIGNMENT, Buffer, Convert, Coord, Elementwise, Operand, Scalar, Unslice, broadcast,
                        strided_slice, transpose, unit_axes_reshape, zero)
 from .types import I8, I64, PTR, cast, storage_type, value_type
@@ -97,12 +98,17 @@ def _moves_only_unit_axes(before, after) -> bool:
     return [d for d in before if d != 1] == [d for d in after if d != 1]
 
 
-def _add(k, acc, x, flags):
-    return k.b.fadd(acc, x, flags=flags) if flags else k.b.add(acc, x)
+def _add(k, a, b, flags=()):
+    """a + b, for floats with fast-math `flags` (e.g. reassoc for a reduction)."""
+    return k.b.fadd(a, b, flags=flags) if _is_float(a) else k.b.add(a, b)
 
 
-def _multiply(k, acc, x, flags):
-    return k.b.fmul(acc, x, flags=flags) if flags else k.b.mul(acc, x)
+def _multiply(k, a, b, flags=()):
+    return k.b.fmul(a, b, flags=flags) if _is_float(a) else k.b.mul(a, b)
+
+
+def _is_float(value) -> bool:
+    return isinstance(value.type, (ir.FloatType, ir.DoubleType))
 
 
 def _pick(k, op, x, acc):
@@ -299,6 +305,15 @@ def _matmul_loops(a, b, out, dtype) -> list:
     return [fill_job(out, zero(dtype)), LoopJob(domain, out, a.reads | b.reads | out.reads, multiply_add)]
 
 
+def _scan(combine):
+    """The rule of a cumulative primitive (attributes axis, reverse): jobs.scan_jobs with `combine`."""
+    def rule(k, node, inputs):
+        out = k.result_buffer(node)
+        k.jobs.extend(scan_jobs(out, inputs[0], node.params["axis"], node.params["reverse"], combine))
+        return out
+    return rule
+
+
 LLVM_RULES = {
     const_p: _const,
     ew_p: _ew,
@@ -316,11 +331,19 @@ LLVM_RULES = {
     reduce_prod_p: _reduction(_multiply, lambda dtype: 1, widens=True),
     reduce_max_p: _reduction(lambda k, acc, x, flags: _pick(k, ">", x, acc), _lowest),
     reduce_min_p: _reduction(lambda k, acc, x, flags: _pick(k, "<", x, acc), _highest),
+    cumsum_p: _scan(_add),
+    cumprod_p: _scan(_multiply),
     matmul_p: _matmul,
     take_p: _take,
     wrap_index_p: lambda k, node, inputs: WrappedIndex(inputs[0], node.params["size"]),
     scatter_add_p: _scatter_add,
 }
+
+
+def has_rule(prim) -> bool:
+    """Whether this backend lowers `prim` itself (the others reach it decomposed, where they can be)."""
+    return prim in LLVM_RULES
+
 
 # BUFFER_INPUTS[prim](node, blas_calls) -> the inputs the node's rule reads from memory (a BLAS
 # operand, a reshape that moves elements): computing those once, into memory, serves every consumer.

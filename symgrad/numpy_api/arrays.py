@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 
 import numpy as np
 
 from .. import dtypes
 from ..ops import elementwise as E
+from ..ops.cumulative import cumprod_p, cumsum_p
 from ..ops.linalg import matmul_p
 from ..ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
-from ..ops.shape import broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, stop_gradient_p, transpose_p
+from ..ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, roll_p, stop_gradient_p,
+                         transpose_p)
 from ..core import Tracer, current_builder, fail
 from .dispatch import array_function_dispatch
 
@@ -208,6 +211,28 @@ def stack(arrays, axis=0):
     return concatenate([expand_dims(a, axis) for a in arrays], axis)
 
 
+@array_function_dispatch
+def roll(x, shift, axis=None):
+    """NumPy's roll: elements move `shift` places along `axis` (axis=None: through the flattened array),
+    those past the end coming back at the start. A sequence of shifts rolls along a sequence of axes."""
+    x = asarray(x)
+    if axis is None:
+        return reshape(roll(ravel(x), shift, 0), x.shape)
+    shifts = tuple(shift) if isinstance(shift, (tuple, list)) else (shift,)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if len(shifts) == 1:  # one shift for every axis, or one axis for every shift, as NumPy broadcasts them
+        shifts *= len(axes)
+    elif len(axes) == 1:
+        axes *= len(shifts)
+    if len(shifts) != len(axes):
+        fail(f"roll: {len(shifts)} shifts for {len(axes)} axes")
+    for s, requested in zip(shifts, axes):
+        for a in _axes(requested, x.ndim):  # none for a 0-d value
+            s = operator.index(s) % builtins.max(x.shape[a], 1)
+            x = roll_p(x, shift=s, axis=a) if s else x
+    return x
+
+
 # ----------------------------------------------------------------------------- reductions
 
 def _reduce(prim, x, axis, keepdims):
@@ -269,6 +294,27 @@ def prod(x, axis=None, keepdims=False):
     if not dtypes.is_float(x.dtype):  # as NumPy (and sum): integers and booleans multiply in int64
         x = astype(x, dtypes.INT64)
     return _reduce(reduce_prod_p, x, axis, keepdims)
+
+
+@array_function_dispatch
+def cumsum(x, axis=None, reverse=False):
+    """NumPy's cumsum (axis=None: of the flattened array); reverse=True sums from the end, as jax.lax.cumsum."""
+    return _cumulative(cumsum_p, x, axis, reverse)
+
+
+@array_function_dispatch
+def cumprod(x, axis=None, reverse=False):
+    """NumPy's cumprod (axis=None: of the flattened array); reverse=True multiplies from the end."""
+    return _cumulative(cumprod_p, x, axis, reverse)
+
+
+def _cumulative(prim, x, axis, reverse):
+    x = asarray(x)
+    if not dtypes.is_float(x.dtype):  # as NumPy: integers and booleans accumulate in int64
+        x = astype(x, dtypes.INT64)
+    if axis is None or x.ndim == 0:  # NumPy treats a 0-d array as 1-d here
+        x = ravel(x)
+    return prim(x, axis=0 if axis is None else _axes(axis, x.ndim)[0], reverse=bool(reverse))
 
 
 @array_function_dispatch

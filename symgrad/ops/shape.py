@@ -1,5 +1,5 @@
 """Structural primitives that move, re-type, broadcast or sum data: convert, stop_gradient,
-broadcast_to, reduce_sum, reshape, transpose, concatenate.
+broadcast_to, reduce_sum, reshape, transpose, concatenate, roll.
 
 broadcast_to and reduce_sum live together because each is the other's adjoint; the other
 reductions, whose rules need elementwise ops, are in reduce.py.
@@ -154,3 +154,30 @@ def _concatenate_vjp(ct, ans, *inputs, axis):
 
 concatenate_p = Primitive("concatenate", _concatenate_shape, lambda *xs, axis: np.concatenate(xs, axis=axis),
                           vjp=_concatenate_vjp, linear=True)
+
+
+# ----------------------------------------------------------------------------- roll
+
+def _roll_shape(inputs, shift, axis):
+    (x,) = inputs
+    if not 0 <= axis < x.ndim or not 0 <= shift < x.shape[axis]:
+        raise ShapeError(f"roll by {shift} along axis {axis} is out of range for shape {x.shape}")
+    return x.shape, x.dtype
+
+
+def roll_impl(x, shift, axis):
+    """np.roll: the last `shift` elements along `axis` come first."""
+    return np.roll(x, shift, axis)
+
+
+def _roll_decomposed(x, shift, axis):
+    """The last `shift` elements along `axis`, then the others: how a backend with no roll rule lowers it."""
+    n = x.shape[axis]
+    return concatenate_p(slice_axis(x, axis, n - shift, shift), slice_axis(x, axis, 0, n - shift), axis=axis)
+
+
+def _roll_vjp(ct, ans, x, shift, axis):
+    return (roll_p(ct, shift=(x.shape[axis] - shift) % x.shape[axis], axis=axis),)
+
+
+roll_p = Primitive("roll", _roll_shape, roll_impl, vjp=_roll_vjp, linear=True, decompose=_roll_decomposed)
