@@ -12,6 +12,7 @@ import importlib.util
 import logging
 
 from . import ir
+from .core import UnsupportedOpError
 from .passes.decompose import decompose
 
 log = logging.getLogger("symgrad")
@@ -44,17 +45,27 @@ def check_backend(name) -> str:
 def lower(graph: ir.Graph, backend=None, structure=None):
     """`graph` lowered to an executable: call it with flat arrays, get the flat outputs.
 
-    With no `backend` named, a primitive the default backend has no rule for falls back to the
-    NumPy backend, which implements every primitive; a backend named explicitly is used as is.
+    The backend is chosen before lowering: with no `backend` named, a graph holding a primitive
+    the default backend cannot lower (no rule, no decomposition) runs on the NumPy backend; a
+    backend named explicitly that cannot lower it is a clear UnsupportedOpError.
     """
     name = check_backend(backend)
-    try:
-        return BACKENDS[name](for_backend(graph, name), structure)
-    except NotImplementedError as err:
-        if backend is not None or name == "numpy":
-            raise
-        log.info("symgrad: %s runs on the NumPy backend: %s", graph.name, err)
-        return BACKENDS["numpy"](for_backend(graph, "numpy"), structure)
+    lowered = for_backend(graph, name)
+    missing = _missing_rules(lowered, name)
+    if missing and backend is None and name != "numpy":
+        log.info("symgrad: %s runs on the NumPy backend, which lowers %s", graph.name, ", ".join(missing))
+        name, lowered = "numpy", for_backend(graph, "numpy")
+        missing = _missing_rules(lowered, name)
+    if missing:
+        raise UnsupportedOpError(f"{graph.name}: the {name} backend cannot lower the primitive(s) {', '.join(missing)}"
+                                 + ("; use backend='numpy'" if name != "numpy" else ""))
+    return BACKENDS[name](lowered, structure)
+
+
+def _missing_rules(graph: ir.Graph, name) -> list:
+    """Names of the primitives in `graph` backend `name` has no rule for."""
+    has_rule = RULE_CHECKS.get(name)
+    return [] if has_rule is None else sorted({node.prim.name for node in graph.nodes if not has_rule(node.prim)})
 
 
 def for_backend(graph: ir.Graph, name) -> ir.Graph:

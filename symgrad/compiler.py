@@ -74,6 +74,7 @@ class Compiled:
     def __init__(self, fn, backend=None, name=None, *, check_values=False):
         self.fn = self.__wrapped__ = fn
         self.backend = check_backend(backend)
+        self._requested_backend = backend  # None: the default, which may hand a graph to NumPy (backends.lower)
         self.__name__ = function_name(fn, name)
         self.__doc__ = getattr(fn, "__doc__", None)
         self._cache: dict = {}
@@ -153,7 +154,7 @@ class Compiled:
     def _lower(self, graph, out_tree, flat_args) -> Lowered:
         graph = optimize(ir.verify(graph))
         structure = output_structure(out_tree)
-        executable = lower(graph, self.backend, structure)
+        executable = lower(graph, self._requested_backend, structure)
         entry = getattr(executable, "entry", None) if structure is not None else None
         return Lowered(graph, executable, out_tree, entry if flat_args else None)
 

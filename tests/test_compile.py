@@ -236,3 +236,17 @@ def test_source_is_python_and_llvm_ir_has_its_own_name(xw):
         native.source
     with pytest.raises(AttributeError, match="source"):
         python.llvm_ir
+
+
+def test_the_default_backend_hands_a_graph_it_cannot_lower_to_numpy_and_a_named_one_says_so(monkeypatch):
+    """The backend is chosen before lowering (backends.lower): sg.compile with the default backend runs a
+    graph holding a primitive that backend cannot lower on NumPy; a backend named explicitly raises."""
+    from symgrad import backends
+    if backends.default_backend() == "numpy":
+        pytest.skip("the NumPy backend is the default: no fallback to show")
+    monkeypatch.setitem(backends.RULE_CHECKS, "llvm", lambda prim: prim.name != "matmul")
+    x, w = np.ones((2, 3)), np.ones((3, 4))
+    lowered = sg.compile(lambda x, w: sg.tanh(x @ w)).lower(x, w)
+    assert type(lowered.executable).__name__ == "NumpyExecutable"
+    with pytest.raises(sg.UnsupportedOpError, match=r"llvm backend cannot lower the primitive\(s\) matmul"):
+        sg.compile(lambda x, w: sg.tanh(x @ w), backend="llvm")(x, w)
