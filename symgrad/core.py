@@ -12,6 +12,7 @@ JAX's array methods are attached to its tracers: the core knows no op but `const
 from __future__ import annotations
 
 import contextlib
+import importlib
 import linecache
 import os
 import sys
@@ -85,7 +86,10 @@ class Primitive:
     """
 
     def __init__(self, name, shape_rule, impl, vjp=None, jvp=None, linear=False, decompose=None):
+        if name in REGISTRY:  # the name identifies a primitive in printed, cached and pickled graphs
+            raise ValueError(f"a primitive named {name!r} exists already, defined in {REGISTRY[name].defined_in}")
         self.name = name
+        self.defined_in = sys._getframe(1).f_globals.get("__name__", "")  # the module to import to unpickle it
         self.shape_rule = shape_rule
         self.impl = impl
         self.vjp = vjp
@@ -115,11 +119,14 @@ class Primitive:
     def __reduce__(self):
         # by name through a module-level function: pickling `REGISTRY.__getitem__` would
         # pickle the whole registry dict by value, and unpickling it fails (KeyError)
-        return (lookup, (self.name,))
+        return (lookup, (self.name, self.defined_in))
 
 
-def lookup(name: str) -> "Primitive":
-    """The registered primitive called `name` (used to unpickle graphs)."""
+def lookup(name: str, defined_in: str = "symgrad.ops") -> "Primitive":
+    """The primitive called `name`, importing the module defining it first (used to unpickle graphs,
+    as pickle imports a class's module)."""
+    if name not in REGISTRY:
+        importlib.import_module(defined_in)
     return REGISTRY[name]
 
 

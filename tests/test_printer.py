@@ -127,3 +127,22 @@ def test_pickle_round_trip(make):
     assert str(clone) == str(graph)
     assert clone == graph and hash(clone) == hash(graph)
     assert str(ir.verify(copy.deepcopy(graph))) == str(graph)
+
+
+def test_a_pickled_graph_loads_in_a_fresh_process(tmp_path):
+    """Unpickling imports the module defining each primitive, as pickle imports a class's module."""
+    import subprocess
+    import sys
+    path = tmp_path / "graph.pkl"
+    graph = sg.trace(sg.value_and_grad(f, argnums=(0, 1)), X, W)
+    path.write_bytes(pickle.dumps(graph))
+    code = f"import pickle; print(pickle.loads(open({str(path)!r}, 'rb').read()))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(graph)
+
+
+def test_primitive_names_are_unique():
+    """A name identifies a primitive in printed, cached and pickled graphs: a second one is refused."""
+    with pytest.raises(ValueError, match="a primitive named 'matmul' exists already, defined in symgrad.ops.linalg"):
+        sg.core.Primitive("matmul", lambda inputs: (inputs[0].shape, inputs[0].dtype), lambda x: x)

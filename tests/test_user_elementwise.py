@@ -295,3 +295,12 @@ def test_without_scipy_a_scipy_function_names_the_missing_dependency(monkeypatch
     # A fresh expression, so no compiled code cached by an earlier test is reused.
     loggamma = sg.elementwise(fresh_name("loggamma"), lambda a: sympy.loggamma(a) * next(_fresh))
     _raises_for_every_path(loggamma, np.array([0.5, 1.0]), "loggamma", "pip install scipy")
+
+
+def test_a_user_op_cannot_take_the_name_of_a_library_op_but_can_be_redefined():
+    with pytest.raises(ValueError, match="'subtract' names symgrad's own sg.subtract"):
+        sg.elementwise("subtract", lambda a: a)
+    assert sg.subtract(3.0, 1.0) == 2.0
+    first = sg.elementwise("redefined_test", lambda x: 2 * x)
+    second = sg.elementwise("redefined_test", lambda x: 3 * x)
+    assert float(first(1.0)) == 2.0 and float(second(1.0)) == 3.0

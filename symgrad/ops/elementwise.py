@@ -392,7 +392,12 @@ def elementwise(name: str, fn, domain=(-2.0, 2.0)) -> ElementwiseOp:
     """Define a differentiable elementwise op from a SymPy expression builder.
 
     >>> softsign = sg.elementwise("softsign", lambda x: x / (1 + sympy.Abs(x)))
+
+    Defining a name again replaces that user op (as re-running a notebook cell does); the name of
+    one of symgrad's own ops is refused, since graphs and PyTorch-style grad_fn names refer to ops by name.
     """
+    if name in LIBRARY_NAMES:
+        raise ValueError(f"sg.elementwise: {name!r} names symgrad's own sg.{name}; give your op another name")
     return define(name, fn, kind="float", domain=domain, literal_arguments=None)
 
 
@@ -447,3 +452,6 @@ not_equal = define("not_equal", lambda a, b: sp.Ne(a, b, evaluate=False), kind="
 logical_not = define("logical_not", lambda a: sp.Not(a), kind="compare", conditions=(0,))
 logical_and = define("logical_and", lambda a, b: sp.And(a, b), kind="compare", conditions=(0, 1))
 logical_or = define("logical_or", lambda a, b: sp.Or(a, b), kind="compare", conditions=(0, 1))
+
+# The names of symgrad's own elementwise ops (every op defined above), which user ops may not take.
+LIBRARY_NAMES = frozenset(ELEMENTWISE)
