@@ -41,19 +41,33 @@ def __getattr__(name):
         importlib.import_module(".tracing", __name__)
         value = importlib.import_module("." + name, __name__)
     elif name == "__all__":
-        value = sorted([*_SOURCE, *_SUBMODULES, *_OWN, *importlib.import_module(".numpy_api", __name__).__all__])
-    elif importlib.util.find_spec(f"{__name__}.{name}") is not None:  # `from symgrad import pytree`: the
-        raise AttributeError(name)  # import system then loads the submodule (and needs no SymPy for it)
+        value = sorted([*_SOURCE, *_SUBMODULES, *_OWN, *_numpy_names(name)])
+    elif (name.startswith("__") and name.endswith("__")) or importlib.util.find_spec(f"{__name__}.{name}"):
+        # a probe (__wrapped__, __path__ ...), or `from symgrad import pytree`: the import system then loads
+        # the submodule; neither imports SymPy
+        raise AttributeError(f"module 'symgrad' has no attribute {name!r}")
     else:
-        numpy_api = importlib.import_module(".numpy_api", __name__)
-        if name not in numpy_api.__all__:
+        if name not in _numpy_names(name):
             raise AttributeError(f"module 'symgrad' has no attribute {name!r}")
         importlib.import_module(".tracing", __name__)
-        value = getattr(numpy_api, name)
+        value = getattr(importlib.import_module(".numpy_api", __name__), name)
     globals()[name] = value
     return value
 
 
+def _numpy_names(wanted) -> list:
+    """The names of the NumPy-like namespace (numpy_api.__all__), which needs SymPy; without it,
+    an AttributeError for `wanted` that says so (hasattr and dir() work with NumPy alone)."""
+    try:
+        return importlib.import_module(".numpy_api", __name__).__all__
+    except ImportError as err:
+        raise AttributeError(f"module 'symgrad' has no attribute {wanted!r} without its dependencies: {err}") from err
+
+
 def __dir__():
-    return sorted(set(globals()) | set(__getattr__("__all__")))
+    try:
+        names = __getattr__("__all__")
+    except AttributeError:  # no SymPy: what this process can use
+        names = [*_SUBMODULES, *_OWN, "load"]
+    return sorted(set(globals()) | set(names))
 

@@ -433,3 +433,16 @@ def test_loaded_library_is_called_through_its_native_python_entry(tmp_path):
     np.testing.assert_allclose(loaded.value_and_grad(strided, 2.0)[1], 2 * np.cos(strided))  # a strided view
     with pytest.raises(ValueError, match="argument x must have shape"):
         loaded(np.ones(5), 2.0)
+
+
+def test_probing_the_namespace_needs_numpy_alone():
+    """hasattr/dir on symgrad, as tools and tests do, must not need (or import) SymPy or llvmlite."""
+    out = run_python("""
+        import symgrad as sg
+        assert not hasattr(sg, "__wrapped__") and not hasattr(sg, "sin")
+        assert "load" in dir(sg) and callable(sg.load)
+        import sys
+        assert sys.modules.get("sympy") is None and sys.modules.get("llvmlite") is None
+        print("ok")
+    """)
+    assert out.strip() == "ok"
