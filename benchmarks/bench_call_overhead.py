@@ -3,7 +3,7 @@
 Run: python benchmarks/bench_call_overhead.py [--repeats 7]
 
 The kernel takes a float64[10] and returns (sum, 2*x): a 0-d and a 10-vector. Columns:
-the METH_FASTCALL builtin emitted by codegen.llvm.pyentry (argument checks, two output
+the METH_FASTCALL builtin emitted by symgrad.codegen.llvm.pyentry (argument checks, two output
 allocations, kernel, result tuple); ctypes with ready integer addresses and preallocated
 outputs (no checks, no allocation: the floor for ctypes); ctypes as a wrapper would use it
 (np.empty for each output, `.ctypes.data` per argument, a tuple). Medians of repeats.

@@ -6,6 +6,7 @@ finite differences, in float64 (tight) and float32 (loose), on plain and broadca
 """
 from __future__ import annotations
 
+import importlib.util
 import math
 import types
 import warnings
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
+from symgrad.core import REGISTRY, const_p
 from symgrad.ops.elementwise import ELEMENTWISE
 
 from gradcheck import assert_grads_match_finite_differences, numeric_grad, value_and_grad_everywhere
@@ -729,13 +731,27 @@ def test_division_by_a_python_zero_gives_ieee_results(divisor, dtype):
 
 def test_every_primitive_is_exercised_by_the_structural_cases():
     """A new primitive must come with a case above: its value and gradient then get checked too."""
-    from symgrad.core import REGISTRY
     seen = set()
     for _, fn, args in STRUCTURAL:
         loss = lambda *a, fn=fn: sg.sum(fn(SG, *a))  # noqa: E731
         graph = sg.trace(sg.value_and_grad(loss, argnums=tuple(range(len(args)))), *args)
         seen.update(node.prim.name for node in graph.nodes)
     assert set(REGISTRY) - seen == set()
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_primitive_has_each_rule_a_program_needs(name):
+    """Where a primitive's rules live (docs/ops.md), checked for each: a NumPy lowering (a rule, or the
+    reference printed from its source), an LLVM one (a rule, or a decomposition), and derivatives both ways."""
+    from symgrad.codegen import numpy_backend
+    prim = REGISTRY[name]
+    assert numpy_backend.has_rule(prim) or prim.decompose is not None, "no NumPy lowering"
+    if importlib.util.find_spec("llvmlite") is not None:
+        from symgrad.codegen.llvm import rules
+        assert rules.has_rule(prim) or prim.decompose is not None, "no LLVM lowering"
+    if prim is not const_p:  # no inputs, nothing to differentiate
+        assert prim.vjp is not None, "no reverse-mode rule"
+        assert prim.jvp is not None or prim.linear, "no forward-mode rule"
 
 
 def test_user_defined_elementwise_op_gets_its_gradient_from_sympy():

@@ -19,7 +19,7 @@ import threading
 import llvmlite
 import llvmlite.binding as llvm
 
-import symgrad
+from symgrad import __version__ as symgrad_version
 
 PLACEHOLDER = "SYMGRAD_"  # function names are written with this prefix, made unique per module at load
 _lock = threading.Lock()
@@ -105,7 +105,7 @@ def standalone_engine(ir_text: str, symbols: dict[str, int]):
 def cache_key(ir_text: str) -> str:
     _initialized()
     parts = [ir_text, llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten(),
-             symgrad.__version__, llvmlite.__version__]
+             symgrad_version, llvmlite.__version__]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 

@@ -1,7 +1,7 @@
 """PyTorch-style tensors: NumPy arrays that execute eagerly and record each op for backward.
 
 A Tensor is a Tracer whose builder is the eager recorder, so every sg.* function and
-operator works on tensors unchanged: `tracing.bind` hands the operands to
+operator works on tensors unchanged: `core.bind` hands the operands to
 `EagerRecorder.add`, which evaluates the primitive's NumPy implementation now and, in
 grad mode with an operand that requires grad, records the op as a `Record` (the
 result's `grad_fn`). `backward()` turns the records into an IR graph and runs the
