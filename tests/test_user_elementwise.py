@@ -304,3 +304,11 @@ def test_a_user_op_cannot_take_the_name_of_a_library_op_but_can_be_redefined():
     first = sg.elementwise("redefined_test", lambda x: 2 * x)
     second = sg.elementwise("redefined_test", lambda x: 3 * x)
     assert float(first(1.0)) == 2.0 and float(second(1.0)) == 3.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_undefined_function_named_like_a_known_one_is_not_lowered_as_it(backend):
+    """Backends look SymPy functions up by class: an undefined sympy.Function('exp') is not sympy.exp."""
+    op = sg.elementwise("undefined_exp_test", lambda x: sympy.Function("exp")(x))
+    with pytest.raises(sg.UnsupportedOpError, match="SymPy function exp"):
+        sg.compile(lambda x: op(x), backend=backend)(np.ones(2))

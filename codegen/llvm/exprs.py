@@ -15,14 +15,17 @@ from llvmlite import ir
 from sympy.printing.printer import Printer
 
 from symgrad.core import UnsupportedOpError
+from symgrad.ops import functions as F
 from symgrad.ops import special
 
 from . import callbacks, mathlib
 from .types import BOOL, F64
 
 # SymPy functions computed by the libm (or mathlib) function of the same name.
-_MATH_FUNCTIONS = frozenset({"asin", "acos", "atan", "atan2", "asinh", "acosh", "atanh", "sin", "cos", "tan", "sinh",
-                             "cosh", "tanh", "exp", "log", "erf", "log1p", "expm1"})
+# SymPy function class -> the name of the mathlib or libm function computing it.
+_MATH_FUNCTIONS = {function: function.__name__ for function in (
+    sp.asin, sp.acos, sp.atan, sp.atan2, sp.asinh, sp.acosh, sp.atanh, sp.sin, sp.cos, sp.tan, sp.sinh, sp.cosh,
+    sp.tanh, sp.exp, sp.log, sp.erf, F.log1p, F.expm1)}
 # LLVM intrinsics that vectorize without a vector library.
 _INTRINSICS = {"sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil",
                "copysign": "llvm.copysign"}
@@ -199,8 +202,8 @@ class ExprEmitter(Printer):
     # ------------------------------------------------------------------ functions
     def _print_Function(self, expr):
         """The libm/mathlib function of the same name, else SciPy's (the functions below have their own)."""
-        name = type(expr).__name__
-        if name not in _MATH_FUNCTIONS:
+        name = _MATH_FUNCTIONS.get(type(expr))
+        if name is None:
             return self._scipy(expr)
         return self.math(name, *[self._print(a) for a in expr.args])
 

@@ -14,15 +14,17 @@ import sympy as sp
 from sympy.printing.str import StrPrinter
 
 from .. import dtypes
+from . import functions as F
 from . import special
 
+# SymPy function class -> the NumPy function (or helper of the generated module) evaluating it.
 _FUNCTIONS = {
-    "sin": "np.sin", "cos": "np.cos", "tan": "np.tan", "sinh": "np.sinh", "cosh": "np.cosh",
-    "tanh": "np.tanh", "asin": "np.arcsin", "acos": "np.arccos", "atan": "np.arctan",
-    "atan2": "np.arctan2", "exp": "np.exp", "log": "np.log", "Abs": "np.abs", "sign": "np.sign",
-    "log1p": "np.log1p", "expm1": "np.expm1", "logaddexp": "np.logaddexp", "erf": "_erf",
-    "asinh": "np.arcsinh", "acosh": "np.arccosh", "atanh": "np.arctanh", "floor": "np.floor",
-    "ceiling": "np.ceil",
+    sp.sin: "np.sin", sp.cos: "np.cos", sp.tan: "np.tan", sp.sinh: "np.sinh", sp.cosh: "np.cosh",
+    sp.tanh: "np.tanh", sp.asin: "np.arcsin", sp.acos: "np.arccos", sp.atan: "np.arctan",
+    sp.atan2: "np.arctan2", sp.exp: "np.exp", sp.log: "np.log", sp.Abs: "np.abs", sp.sign: "np.sign",
+    F.log1p: "np.log1p", F.expm1: "np.expm1", F.logaddexp: "np.logaddexp", sp.erf: "_erf",
+    sp.asinh: "np.arcsinh", sp.acosh: "np.arccosh", sp.atanh: "np.arctanh", sp.floor: "np.floor",
+    sp.ceiling: "np.ceil",
 }
 
 # Helpers the generated source defines when it uses them, so a module stays standalone.
@@ -133,11 +135,10 @@ class NumpyExprPrinter(StrPrinter):
 
     def _print_Function(self, expr):
         """A function NumPy (or a helper of the generated module) has under `_FUNCTIONS`, else SciPy's."""
-        name = type(expr).__name__
-        if name not in _FUNCTIONS:
+        target = _FUNCTIONS.get(type(expr))
+        if target is None:
             return self._print_scipy_call(expr)
         args = ", ".join(self._print(a) for a in expr.args)
-        target = _FUNCTIONS[name]
         if target in HELPERS:
             self.helpers.add(target)
         return f"{target}({args})"
