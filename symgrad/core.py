@@ -39,9 +39,12 @@ class TracerError(TypeError):
 # ----------------------------------------------------------------------------- the user's line
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The backends: inside the package once installed from a wheel; in a source tree (an editable
+# install) the folder codegen/ beside it, mapped to symgrad.codegen.
+_BACKENDS_DIR = (os.path.join(_PACKAGE_DIR, "codegen") if os.path.isdir(os.path.join(_PACKAGE_DIR, "codegen"))
+                 else os.path.join(os.path.dirname(_PACKAGE_DIR), "codegen"))
 # Frames in these directories are library code, never "the user's line".
-_LIBRARY_DIRS = (_PACKAGE_DIR, os.path.join(os.path.dirname(_PACKAGE_DIR), "codegen"),
-                 os.path.dirname(os.path.abspath(np.__file__)))
+_LIBRARY_DIRS = (_PACKAGE_DIR, _BACKENDS_DIR, os.path.dirname(os.path.abspath(np.__file__)))
 
 
 def user_frame_summary() -> str:

@@ -238,8 +238,7 @@ def _scatter_add(k, node, inputs):
         position = _checked_index(k, index, idx[axis:axis + n], out.shape[axis])
         out_idx = idx[:axis] + [position] + idx[axis + n:]
         value = update.load(k, idx)
-        total = k.b.fadd(out.load(k, out_idx), value) if node.out.dtype.kind == "f" else k.b.add(out.load(k, out_idx), value)
-        out.store(k, out_idx, total)
+        out.store(k, out_idx, _add(k, out.load(k, out_idx), value))
     k.jobs.append(LoopJob(update.shape, out, update.reads | index.reads | out.reads, scatter))
     return out
 
@@ -292,15 +291,11 @@ def _blas_view(buffer, transposed):
 def _matmul_loops(a, b, out, dtype) -> list:
     """symgrad's own product: zero `out`, then out[.., i, j] += a[.., i, l] * b[.., l, j] over
     the domain (*batch, i, l, j), which vectorizes over j."""
-    floating = dtype.kind == "f"
-
     def multiply_add(k, idx):
         *bi, i, l, j = idx
-        left, right = a.load(k, [*bi, i, l]), b.load(k, [*bi, l, j])
-        product = k.b.fmul(left, right) if floating else k.b.mul(left, right)
+        product = _multiply(k, a.load(k, [*bi, i, l]), b.load(k, [*bi, l, j]))
         out_idx = [*bi, i, j]
-        current = out.load(k, out_idx)
-        out.store(k, out_idx, k.b.fadd(current, product) if floating else k.b.add(current, product))
+        out.store(k, out_idx, _add(k, out.load(k, out_idx), product))
     domain = (*a.shape, b.shape[-1])
     return [fill_job(out, zero(dtype)), LoopJob(domain, out, a.reads | b.reads | out.reads, multiply_add)]
 
