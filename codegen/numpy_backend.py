@@ -17,7 +17,7 @@ import numpy as np
 
 from symgrad import ir
 from symgrad.core import const_p
-from symgrad.ops.elementwise import ew_p
+from symgrad.ops.ew import ew_p
 from symgrad.ops.indexing import scatter_add_p, slice_p, strided_slices, take_p, unslice_p
 from symgrad.ops.linalg import matmul_p
 from symgrad.ops.numpy_expressions import HELPERS as EXPRESSION_HELPERS

@@ -16,7 +16,7 @@ import numpy as np
 import sympy as sp
 
 from . import ir, pytree
-from .ops.elementwise import ew_p
+from .ops.ew import ew_p
 from .ops.indexing import scatter_add_p, take_p
 from .core import const_p
 from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p

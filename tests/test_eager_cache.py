@@ -77,7 +77,7 @@ def test_a_python_number_that_changes_every_step_keeps_one_compiled_adjoint():
     """Numbers are run-time inputs of the plans and of the recorded graph, not part of its structure:
     changing them re-derives nothing, and from the second step on the lowered adjoint runs."""
     from symgrad.eager import plans
-    from symgrad.ops.elementwise import derivative
+    from symgrad.ops.ew import derivative
     rng = np.random.default_rng(4)
     x, y = rng.standard_normal((6, 5)), rng.standard_normal((6, 5))
     w_np = rng.standard_normal(5)

@@ -12,7 +12,7 @@ from llvmlite import ir
 from symgrad import dtypes
 from symgrad.core import const_p
 from symgrad.ops.cumulative import cumprod_p, cumsum_p
-from symgrad.ops.elementwise import ew_p
+from symgrad.ops.ew import ew_p
 from symgrad.ops.indexing import scatter_add_p, slice_p, take_p, unslice_p, wrap_index_p
 from symgrad.ops.linalg import matmul_p
 from symgrad.ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p

@@ -12,6 +12,7 @@ import weakref
 import sympy as sp
 
 from ..ops import elementwise as E
+from ..ops.ew import ew_p
 from ..ops.indexing import take_p
 from ..ops.linalg import matmul_p
 from ..ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
@@ -93,7 +94,7 @@ class Record:
             return self.label
         if self.function is not None:
             return f"{self.function.__name__}Backward"
-        if self.prim is not E.ew_p:
+        if self.prim is not ew_p:
             return grad_fn_name(self.prim)
         attrs = dict(self.attrs)
         if "name" in attrs:  # a named elementwise op

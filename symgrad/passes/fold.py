@@ -5,7 +5,8 @@ import numpy as np
 import sympy as sp
 
 from .. import ir
-from ..ops.elementwise import bakes_faithfully, ew_p
+from ..ops.elementwise import bakes_faithfully
+from ..ops.ew import ew_p
 from ..core import const_p
 from ..ops.shape import broadcast_to_p, reshape_p, transpose_p
 

@@ -6,7 +6,8 @@ import numpy as np
 import sympy as sp
 
 from .. import dtypes, ir
-from ..ops.elementwise import ew_p, input_symbol
+from ..ops.elementwise_registry import input_symbol
+from ..ops.ew import ew_p
 
 # Fused expressions larger than this (sympy.count_ops) are left unfused.
 MAX_FUSED_OPS = 200

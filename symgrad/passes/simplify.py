@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import ir
-from ..ops.elementwise import ew_p
+from ..ops.ew import ew_p
 from ..ops.shape import broadcast_to_p, convert_p, reshape_p, transpose_p
 from .rewrite import rewrite_nodes
 
