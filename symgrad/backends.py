@@ -13,6 +13,7 @@ import logging
 
 from . import ir
 from .core import UnsupportedOpError
+from .passes import optimize
 from .passes.decompose import decompose
 
 log = logging.getLogger("symgrad")
@@ -72,7 +73,8 @@ def for_backend(graph: ir.Graph, name) -> ir.Graph:
     """`graph` with the primitives backend `name` has no rule for written with others, where they
     declare how (the graph itself when there is nothing to decompose)."""
     has_rule = RULE_CHECKS.get(name)
-    return graph if has_rule is None else decompose(graph, has_rule)
+    decomposed = graph if has_rule is None else decompose(graph, has_rule)
+    return graph if decomposed is graph else optimize(decomposed)  # the new nodes get CSE, folding, fusion
 
 
 # The backends are imported when first used: llvmlite is needed only to run native code.
