@@ -8,14 +8,12 @@ their reference implementation (symgrad/ops/numpy_expressions.py).
 """
 from __future__ import annotations
 
-import functools
-import inspect
 import math
-import textwrap
 
 import numpy as np
 
 from symgrad import ir
+from symgrad.codegen.standalone import standalone_source
 from symgrad.core import const_p
 from symgrad.ops.ew import ew_p
 from symgrad.ops.indexing import scatter_add_p, slice_p, strided_slices, take_p, unslice_p
@@ -29,6 +27,7 @@ from symgrad.ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_
 # Functions a generated module defines when it uses them, so it stays standalone: the expression
 # printer's, and the NumPy references of primitives with no rule here (added by impl_helper).
 HELPERS = dict(EXPRESSION_HELPERS)
+
 
 # ----------------------------------------------------------------------------- rules
 
@@ -106,35 +105,16 @@ def has_rule(prim) -> bool:
     return prim in NUMPY_RULES or impl_helper(prim) is not None
 
 
-@functools.lru_cache(maxsize=None)
 def impl_helper(prim) -> str | None:
-    """For a primitive with no printing rule: the name of a helper in HELPERS holding its NumPy reference
-    (`impl`, renamed _<primitive>), which the generated module then defines and calls; None when the
-    reference is not a named function using only np and math, so the module would not stand alone."""
-    impl = prim.impl
-    if (not inspect.isfunction(impl) or impl.__name__ == "<lambda>" or impl.__closure__ or impl.__defaults__
-            or impl.__kwdefaults__):
-        return None
-    allowed = {"np": np, "math": math}
-    if any(name in impl.__globals__ and impl.__globals__[name] is not allowed.get(name)
-           for name in _global_names(impl.__code__)):
-        return None
-    try:
-        source = textwrap.dedent(inspect.getsource(impl))
-    except OSError:  # defined where Python keeps no source (an interactive session)
-        return None
+    """For a primitive with no printing rule: the name of the helper (in HELPERS) defining its NumPy
+    reference, which the generated module then calls; None when the reference cannot stand alone."""
     name = f"_{prim.name}"
-    HELPERS[name] = source.replace(f"def {impl.__name__}(", f"def {name}(", 1)
+    if name not in HELPERS:
+        source = standalone_source(prim.impl, name)
+        if source is None:
+            return None
+        HELPERS[name] = source
     return name
-
-
-def _global_names(code) -> set:
-    """The global (and attribute) names a code object and the functions nested in it use."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if inspect.iscode(const):
-            names |= _global_names(const)
-    return names
 
 
 def _literal(value) -> str:
