@@ -110,6 +110,29 @@ def test_out_of_bounds_traced_index_raises_instead_of_reading_memory():
         f(x, np.array([-6, 0, 1]))
 
 
+def _long_program(x, i, table):
+    """Loop nests of several shapes, a constant too large to compile in (reached through a pointer slot
+    in every function), and a traced index read late in the program."""
+    for step in range(12):
+        x = x + 0.01 * (-table[step % 3, :40] * x + sg.sin(x))
+        x = sg.concatenate([x[1:], x[:1] * 0.5])
+    return sg.sum(x ** 2) + sg.sum(sg.take(x, i)), x
+
+
+def test_a_long_program_is_split_into_functions_and_agrees_with_numpy():
+    """Past GROUPS_PER_FUNCTION loop nests the kernel calls several functions in turn (the optimizer's
+    cost grows faster than a function's size); values, gradients and late errors are unchanged."""
+    table = np.random.default_rng(2).standard_normal((3, 4000))  # 96 KB: more than INLINE_CONSTANT_BYTES
+    x, i = np.linspace(-1, 1, 40), np.array([3, -1, 7])
+    program = sg.value_and_grad(lambda x, i: _long_program(x, i, table)[0])
+    native, reference = sg.compile(program, backend="llvm"), sg.compile(program, backend="numpy")
+    assert ".part2" in native.lower(x, i).executable.llvm_ir  # three functions at least
+    for got, want in zip(native(x, i), reference(x, i)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    with pytest.raises(IndexError, match="out of bounds"):
+        native(x, np.array([3, 40, 1]))
+
+
 def test_a_large_closed_over_constant_is_pointed_to_not_compiled_in():
     table = np.random.default_rng(1).standard_normal((300, 300))
     f = sg.compile(lambda x: sg.sum((table @ x) ** 2), backend="llvm")

@@ -8,6 +8,8 @@ Planning, in three steps, before any code is emitted:
    function read x once.
 3. Workspace buffers get offsets in one static block, reused by liveness over groups.
 Then each group emits its loop nest. A nonzero return is an error number (`errors`).
+A long program's groups are emitted into several functions the kernel calls in turn, so the
+optimizer's cost (superlinear in a function's size) stays linear in the program's.
 """
 from __future__ import annotations
 
@@ -32,12 +34,9 @@ class KernelBuilder:
         than reached through `slots`."""
         self.graph, self.module = graph, module
         self.blas_calls, self.embed_constants = blas_calls, embed_constants
-        arg_types = [PTR] * (len(graph.inputs) + len(graph.outputs))
-        self.function = ir.Function(module, ir.FunctionType(I32, arg_types), name)
-        for arg in self.function.args:
-            arg.add_attribute("noalias")
-        self.entry = self.function.append_basic_block("entry")
-        self.b = ir.IRBuilder(self.function.append_basic_block("body"))
+        self.kernel = self._new_function(name)
+        self._start(self.kernel)
+        self._pointers: list = []  # (buffer, make(k) -> its pointer in the function being emitted)
         self.jobs: list = []
         self.buffers: list[Buffer] = []
         self.errors: list[str] = []
@@ -45,18 +44,40 @@ class KernelBuilder:
         self._splits = None  # while probing a loop body: (its innermost coordinate, split points found)
         self._probes = 0
 
+    def _new_function(self, name) -> ir.Function:
+        """A function taking the kernel's arguments (input and output pointers), returning a status."""
+        arg_types = [PTR] * (len(self.graph.inputs) + len(self.graph.outputs))
+        function = ir.Function(self.module, ir.FunctionType(I32, arg_types), name)
+        for arg in function.args:
+            arg.add_attribute("noalias")
+        return function
+
+    def _start(self, function):
+        """Emit into `function` from here on: its entry block (allocas, pointers), then its body."""
+        self.function = function
+        self.entry = function.append_basic_block("entry")
+        self.b = ir.IRBuilder(function.append_basic_block("body"))
+
+    def pointer(self, buffer: Buffer, make) -> Buffer:
+        """Give `buffer` the pointer `make(k)` emits into the entry of each function using it."""
+        self._pointers.append((buffer, make))
+        return buffer
+
+    def _argument(self, position, value, role) -> Buffer:
+        return self.pointer(Buffer(value.shape, value.dtype, role=role), lambda k: k.function.args[position])
+
     # ------------------------------------------------------------------ planning
     def plan(self):
         graph = self.graph
         self.operands = {}
-        for value, arg in zip(graph.inputs, self.function.args):
-            self.operands[id(value)] = Buffer(value.shape, value.dtype, arg, role="input")
+        for position, value in enumerate(graph.inputs):
+            self.operands[id(value)] = self._argument(position, value, "input")
         uses = graph.consumers()
         wants_buffer = _read_from_memory(graph, self.blas_calls)
         self.output_buffers = {}
         for position, value in enumerate(graph.outputs):
-            arg = self.function.args[len(graph.inputs) + position]
-            self.output_buffers.setdefault(id(value), []).append(Buffer(value.shape, value.dtype, arg, role="output"))
+            buffer = self._argument(len(graph.inputs) + position, value, "output")
+            self.output_buffers.setdefault(id(value), []).append(buffer)
         self._claimed = set()
         for node in graph.nodes:
             rule = LLVM_RULES.get(node.prim)
@@ -70,10 +91,10 @@ class KernelBuilder:
                     operand = self.materialize(operand, target)
             self.operands[id(node.out)] = operand
         for position, value in enumerate(graph.outputs):  # outputs not written in place: copy
-            target = self.function.args[len(graph.inputs) + position]
+            target = self.output_buffers[id(value)][sum(v is value for v in graph.outputs[:position])]
             source = self.operands[id(value)]
-            if not (isinstance(source, Buffer) and source.pointer is target):
-                self.materialize(source, Buffer(value.shape, value.dtype, target, role="output"))
+            if not (isinstance(source, Buffer) and source.base is target):
+                self.materialize(source, target)
 
     def _claim(self, value):
         """The output buffer `value` is computed into, if it is an output not yet claimed."""
@@ -161,26 +182,58 @@ class KernelBuilder:
         self.plan()
         groups = self.schedule()
         size = self.allocate(groups)
-        workspace = None
         if size:
-            workspace = ir.GlobalVariable(self.module, ir.ArrayType(I8, size), self.function.name + ".workspace")
+            workspace = ir.GlobalVariable(self.module, ir.ArrayType(I8, size), self.kernel.name + ".workspace")
             workspace.linkage = "internal"
             workspace.align = ALIGNMENT
             workspace.initializer = ir.Constant(ir.ArrayType(I8, size), None)
-        with self.b.goto_block(self.entry):
             for buffer in self.buffers:
                 if hasattr(buffer, "offset"):
-                    address = self.b.gep(workspace, [ir.Constant(I64, 0), ir.Constant(I64, buffer.offset)])
-                    buffer.pointer = self.b.bitcast(address, storage_type(buffer.dtype).as_pointer())
-            self.b.branch(self.b.block.parent.blocks[1])
+                    self.pointer(buffer, lambda k, offset=buffer.offset, dtype=buffer.dtype: k.b.bitcast(
+                        k.b.gep(workspace, [ir.Constant(I64, 0), ir.Constant(I64, offset)]),
+                        storage_type(dtype).as_pointer()))
+        parts = [groups[i:i + GROUPS_PER_FUNCTION] for i in range(0, len(groups), GROUPS_PER_FUNCTION)]
+        if len(parts) <= 1:
+            self._emit(parts[0] if parts else [])
+            return self.kernel
+        calls = []
+        for index, part in enumerate(parts):
+            function = self._new_function(f"{self.kernel.name}.part{index}")
+            function.linkage = "internal"
+            function.attributes.add("noinline")  # inlined back, the kernel would be one huge function again
+            self._start(function)
+            self._emit(part, used=set().union(*(group.reads | group.writes for group in part)))
+            calls.append(function)
+        self.function, self.entry = self.kernel, self.kernel.blocks[0]
+        self.b = ir.IRBuilder(self.kernel.blocks[1])
+        for function in calls:  # each part in turn; a nonzero status returns at once
+            status = self.b.call(function, self.kernel.args)
+            failed, ok = self.kernel.append_basic_block("failed"), self.kernel.append_basic_block("ok")
+            self.b.cbranch(self.b.icmp_unsigned("!=", status, ir.Constant(I32, 0)), failed, ok)
+            with self.b.goto_block(failed):
+                self.b.ret(status)
+            self.b.position_at_end(ok)
+        with self.b.goto_block(self.entry):
+            self.b.branch(self.kernel.blocks[1])
+        self.b.ret(ir.Constant(I32, 0))
+        return self.kernel
+
+    def _emit(self, groups, used=None):
+        """The groups' code into the current function, after its entry makes the pointers of the
+        buffers they use (`used`: ids of the buffers; None: all)."""
+        with self.b.goto_block(self.entry):
+            for buffer, make in self._pointers:
+                if used is None or id(buffer) in used:
+                    buffer.pointer = make(self)
         for group in groups:
             if group.domain is None:
                 for job in group.jobs:
                     job.emit(self)
             else:
                 self.emit_loops(group)
+        with self.b.goto_block(self.entry):
+            self.b.branch(self.function.blocks[1])
         self.b.ret(ir.Constant(I32, 0))
-        return self.function
 
     def alloca(self, ty):
         with self.b.goto_block(self.entry):
@@ -306,6 +359,10 @@ def _unsqueeze(domain, idx) -> list:
 def _round_up(n: int) -> int:
     return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
+
+# Loop groups per emitted function: LLVM's O3 time grows faster than a function's size, so a
+# long program is split into functions of about this many loop nests.
+GROUPS_PER_FUNCTION = 16
 
 # Multi-use values costing more than this per element are stored; cheaper ones are recomputed
 # by each consumer (memory traffic costs more than a few operations, and LLVM merges the

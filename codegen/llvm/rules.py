@@ -50,16 +50,13 @@ def _const(k, node, inputs):
         slot = k.module.globals.get(name) or ir.GlobalVariable(k.module, PTR, name)
         slot.initializer = ir.Constant(PTR, None)
         k.slots[name[len(jit.PLACEHOLDER):]] = data
-        with k.b.goto_block(k.entry):
-            pointer = k.b.bitcast(k.b.load(slot, typ=PTR), element_pointer)
-        return Buffer(array.shape, node.out.dtype, pointer, role="constant")
+        return k.pointer(Buffer(array.shape, node.out.dtype, role="constant"),
+                         lambda k: k.b.bitcast(k.b.load(slot, typ=PTR), element_pointer))
     blob = ir.ArrayType(I8, data.nbytes)
     const = ir.GlobalVariable(k.module, blob, f"{k.function.name}.const{len(k.module.globals)}")
     const.linkage, const.global_constant, const.align = "internal", True, ALIGNMENT
     const.initializer = ir.Constant(blob, bytearray(data.tobytes()))
-    with k.b.goto_block(k.entry):
-        pointer = k.b.bitcast(const, element_pointer)
-    return Buffer(array.shape, node.out.dtype, pointer, role="constant")
+    return k.pointer(Buffer(array.shape, node.out.dtype, role="constant"), lambda k: k.b.bitcast(const, element_pointer))
 
 
 def _ew(k, node, inputs):

@@ -18,6 +18,7 @@ def backward_pass(graph: ir.Graph, env: dict, seeds) -> dict:
     several output slots appears once per slot, and its seeds are summed.
     """
     builder = current_builder()
+    active = _depends_on_inputs(graph)
     cts = {}
     for key, seed in seeds:
         _accumulate(cts, key, seed, env, builder, "seed")
@@ -32,9 +33,19 @@ def backward_pass(graph: ir.Graph, env: dict, seeds) -> dict:
             inputs = [env[id(v)] for v in node.inputs]
             in_cts = node.prim.vjp(ct, env[id(node.out)], *inputs, **node.params)
             for value, contribution in zip(node.inputs, in_cts):
-                if contribution is not None and dtypes.is_float(value.dtype):
+                if contribution is not None and dtypes.is_float(value.dtype) and id(value) in active:
                     _accumulate(cts, id(value), contribution, env, builder, rule)
     return {id(v): cts.get(id(v)) for v in graph.inputs}
+
+
+def _depends_on_inputs(graph: ir.Graph) -> set:
+    """ids of the values computed from the graph's inputs: a constant's cotangent is never needed, and
+    summing it up (the cotangent of `k` in `for ...: x = k * x`) would be a chain as long as the loop."""
+    active = {id(v) for v in graph.inputs}
+    for node in graph.nodes:
+        if any(id(v) in active for v in node.inputs):
+            active.add(id(node.out))
+    return active
 
 
 def _accumulate(cts, key, contribution, env, builder, rule):

@@ -5,7 +5,7 @@ from .fold import fold
 from .fuse import fuse
 from .simplify import simplify
 
-PIPELINE = (cse, fold, simplify, fuse, cse, dce)
+PIPELINE = (dce, cse, fold, simplify, fuse, cse, dce)  # dce first: fusing dead code is wasted work
 
 
 def optimize(graph):
