@@ -1,0 +1,93 @@
+"""First-call time (trace + derive + compile, disk cache off) of value and gradient as an unrolled
+Python loop grows: compile time should grow linearly with the program, not faster.
+
+Each measurement runs in a fresh process (nothing cached in memory either). Programs: an 8-element
+ODE step `x = x + 0.01*(-k*x + sin(x))` and the chain `x = sin(x)*0.999 + 0.001`, unrolled N times;
+on both backends, and with JAX's jit beside them when JAX is installed.
+
+Run: python benchmarks/bench_compile_time.py [--lengths 10,100,1000] [--timeout 600]
+"""
+import argparse
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+
+PROGRAMS = {
+    "ode": "x = x + 0.01 * (-k * x + np_.sin(x))",
+    "sin chain": "x = np_.sin(x) * 0.999 + 0.001",
+}
+
+SYMGRAD = """
+import os, sys, time
+os.environ["SYMGRAD_CACHE"] = "0"
+import numpy as np
+import symgrad as sg
+np_, N, backend = sg, int(sys.argv[1]), sys.argv[2]
+k = np.linspace(0.5, 1.5, 8)
+def loss(x):
+    for _ in range(N):
+        {step}
+    return np_.sum(x ** 2)
+x = np.linspace(-1.0, 1.0, 8)
+sg.value_and_grad, sg.compile  # the deferred imports, outside the timing
+start = time.perf_counter()
+sg.compile(sg.value_and_grad(loss), backend=backend)(x)
+print(time.perf_counter() - start)
+"""
+
+JAX = """
+import sys, time
+import numpy as np
+import jax
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as np_
+N = int(sys.argv[1])
+k = np.linspace(0.5, 1.5, 8)
+def loss(x):
+    for _ in range(N):
+        {step}
+    return np_.sum(x ** 2)
+x = np.linspace(-1.0, 1.0, 8)
+start = time.perf_counter()
+jax.block_until_ready(jax.jit(jax.value_and_grad(loss))(x))
+print(time.perf_counter() - start)
+"""
+
+
+def first_call(template: str, step: str, length: int, timeout: float, *args) -> str:
+    """Seconds of the first call in a fresh process, as text ('-' past the timeout)."""
+    code = textwrap.dedent(template).replace("{step}", step)
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
+    try:
+        done = subprocess.run([sys.executable, "-c", code, str(length), *args], capture_output=True, text=True,
+                              timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return f"> {timeout:.0f} s"
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr)
+    return f"{float(done.stdout.strip()):.2f} s"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lengths", default="10,100,1000")
+    parser.add_argument("--timeout", type=float, default=600)
+    options = parser.parse_args()
+    lengths = [int(n) for n in options.lengths.split(",")]
+    columns = ["sg llvm", "sg numpy"] + (["jax jit"] if importlib.util.find_spec("jax") else [])
+    print("first call of value and gradient, unrolled loop of N steps (fresh process, disk cache off)")
+    print(f"{'program':<10} {'N':>6}  " + "  ".join(f"{c:>9}" for c in columns))
+    for name, step in PROGRAMS.items():
+        for length in lengths:
+            cells = [first_call(SYMGRAD, step, length, options.timeout, "llvm"),
+                     first_call(SYMGRAD, step, length, options.timeout, "numpy")]
+            if "jax jit" in columns:
+                cells.append(first_call(JAX, step, length, options.timeout))
+            print(f"{name:<10} {length:>6}  " + "  ".join(f"{c:>9}" for c in cells), flush=True)
+
+
+if __name__ == "__main__":
+    main()
