@@ -1,6 +1,13 @@
 """Elementwise fusion: an `ew` node used once, by another `ew` node, is substituted into it
-with SymPy, so a chain of elementwise ops becomes one node (one loop, no temporaries)."""
+with SymPy, so a chain of elementwise ops becomes one node (one loop, no temporaries).
+
+Expressions are built over one symbol per graph value, so substituting a producer inserts its
+expression as it is (no renaming walk over it), and each node that remains is rewritten over
+its input symbols once: the pass costs time linear in the graph, however long a chain fuses.
+"""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
@@ -10,80 +17,120 @@ from ..ops.elementwise_registry import input_symbol
 from ..ops.ew import ew_p
 
 # Fused expressions larger than this (nodes of the expression tree: one or two per operation) are
-# left unfused. Counted by walking the tree: sympy.count_ops, which rewrites quotients to count
-# them, cost a third of the pass.
+# left unfused. The size is tracked as expressions are put together, never counted by a walk.
 MAX_FUSED_NODES = 300
 
 
-def _compute_dtype(node: ir.Node):
-    """The one numeric dtype an `ew` node computes in (bool inputs are conditions), or None."""
-    numeric = {v.dtype for v in (*node.inputs, node.out) if v.dtype != dtypes.BOOL}
-    return numeric.pop() if len(numeric) == 1 else None
+@dataclass
+class _Fused:
+    """An ew node's expression over value symbols, its tree size, the numeric dtypes it computes
+    with (its operands' and its output's), and the nodes absorbed into it."""
+
+    node: ir.Node
+    expr: object
+    size: int
+    numeric: frozenset
+    absorbed: tuple = ()
 
 
-def _fusable(producer: ir.Node, consumer: ir.Node) -> bool:
-    """Same compute dtype, or a bool producer feeding a condition."""
-    if producer.out.dtype == dtypes.BOOL:
+def _numeric(values) -> frozenset:
+    return frozenset(v.dtype for v in values if v.dtype != dtypes.BOOL)
+
+
+def _fusable(producer: _Fused, consumer: ir.Node) -> bool:
+    """Same one compute dtype, or a bool producer feeding a condition."""
+    if producer.node.out.dtype == dtypes.BOOL:
         return True
-    compute = _compute_dtype(producer)
-    return compute is not None and compute == _compute_dtype(consumer)
-
-
-def _symbol(dtype, index: int) -> sp.Symbol:
-    """A temporary symbol with the assumptions `input_symbol` gives this dtype."""
-    return sp.Dummy(f"t{index}") if np.dtype(dtype) == dtypes.BOOL else sp.Dummy(f"t{index}", real=True)
-
-
-def _fused(consumer: ir.Node, producers: dict):
-    """The consumer with its fusable producers substituted in: (node, absorbed producers)."""
-    operands, symbols, mapping, absorbed = [], {}, {}, []
-
-    def symbol_of(value):
-        if id(value) not in symbols:
-            symbols[id(value)] = _symbol(value.dtype, len(operands))
-            operands.append(value)
-        return symbols[id(value)]
-
-    params = consumer.params
-    for arg, value in zip(params["args"], consumer.inputs):
-        producer = producers.get(id(value))
-        if producer is not None and _fusable(producer, consumer):
-            inner = producer.params
-            renamed = {a: symbol_of(v) for a, v in zip(inner["args"], producer.inputs)}
-            mapping[arg] = inner["expr"].xreplace(renamed)
-            absorbed.append(producer)
-        else:
-            mapping[arg] = symbol_of(value)
-    if not absorbed:
-        return consumer, []
-    expr = params["expr"].xreplace(mapping)
-    if _tree_size(expr) > MAX_FUSED_NODES:
-        return consumer, []
-    free = expr.free_symbols  # one walk of the expression, not one per operand
-    used = [v for v in operands if symbols[id(v)] in free] or operands[:1]
-    canonical = {symbols[id(v)]: input_symbol(i, v.dtype) for i, v in enumerate(used)}
-    expr = expr.xreplace(canonical)
-    attrs = {"expr": expr, "args": tuple(canonical.values()), "dtype": params["dtype"]}
-    return ir.Node(ew_p, tuple(used), ir.freeze_attrs(attrs), consumer.out, dict(consumer.meta)), absorbed
+    consumer_numeric = _numeric((*consumer.inputs, consumer.out))
+    return len(producer.numeric) == 1 and producer.numeric == consumer_numeric
 
 
 def _tree_size(expr) -> int:
     return sum(1 for _ in sp.preorder_traversal(expr))
 
 
+class _Symbols:
+    """One SymPy symbol per graph value, with the assumptions `input_symbol` gives its dtype."""
+
+    def __init__(self):
+        self._by_value = {}
+
+    def __call__(self, value) -> sp.Symbol:
+        symbol = self._by_value.get(id(value))
+        if symbol is None:
+            real = np.dtype(value.dtype) != dtypes.BOOL
+            symbol = self._by_value[id(value)] = sp.Dummy(f"v{len(self._by_value)}", real=real) if real \
+                else sp.Dummy(f"v{len(self._by_value)}")
+        return symbol
+
+
+def _substituted(node: ir.Node, candidates: dict, symbol_of: _Symbols) -> _Fused:
+    """`node`'s expression over value symbols, with its fusable single-use producers substituted."""
+    params = node.params
+    mapping, size, numeric, absorbed = {}, _tree_size(params["expr"]), set(_numeric((node.out,))), []
+    for arg, value in zip(params["args"], node.inputs):
+        producer = candidates.get(id(value))
+        if producer is not None and _fusable(producer, node) and size + producer.size <= MAX_FUSED_NODES:
+            mapping[arg] = producer.expr
+            size += producer.size
+            numeric |= producer.numeric
+            absorbed.append(producer)
+        else:
+            mapping[arg] = symbol_of(value)
+            numeric |= _numeric((value,))
+    return _Fused(node, params["expr"].xreplace(mapping), size, frozenset(numeric), tuple(absorbed))
+
+
+def _rewritten(fused: _Fused, operands: list, symbol_of: _Symbols) -> ir.Node:
+    """The fused node over the operands its expression still uses, with canonical input symbols."""
+    free = fused.expr.free_symbols
+    used = [v for v in operands if symbol_of(v) in free] or operands[:1]
+    canonical = {symbol_of(v): input_symbol(i, v.dtype) for i, v in enumerate(used)}
+    attrs = {"expr": fused.expr.xreplace(canonical), "args": tuple(canonical.values()),
+             "dtype": fused.node.params["dtype"]}
+    node = fused.node
+    return ir.Node(ew_p, tuple(used), ir.freeze_attrs(attrs), node.out, dict(node.meta))
+
+
+def _operands(fused: _Fused) -> list:
+    """The graph values a fused expression reads, in the order its nodes' inputs name them (an
+    absorbed producer's inputs in place of its value)."""
+    operands, seen = [], set()
+
+    def visit(current):
+        inner = {id(producer.node.out): producer for producer in current.absorbed}
+        for value in current.node.inputs:
+            if id(value) in inner:
+                visit(inner[id(value)])
+            elif id(value) not in seen:
+                seen.add(id(value))
+                operands.append(value)
+
+    visit(fused)
+    return operands
+
+
 def fuse(graph: ir.Graph) -> ir.Graph:
     """Fuse single-use `ew` producers into their `ew` consumers, in one topological sweep."""
     uses = graph.consumers()  # graph outputs count as uses, so an output is never absorbed
-    single = {}  # id(value) -> the (possibly already fused) ew node defining it, if used exactly once
-    nodes, absorbed_ids = [], set()
+    symbol_of = _Symbols()
+    candidates = {}  # id(value) -> _Fused defining it, for ew values used exactly once
+    results, absorbed_ids = [], set()
     for node in graph.nodes:
         if node.prim is ew_p:
-            node, absorbed = _fused(node, single)
-            for producer in absorbed:
-                absorbed_ids.add(id(producer))
-                del single[id(producer.out)]
+            fused = _substituted(node, candidates, symbol_of)
+            for producer in fused.absorbed:
+                absorbed_ids.add(id(producer.node))
+                del candidates[id(producer.node.out)]
             if uses.get(id(node.out)) == 1:
-                single[id(node.out)] = node
-        nodes.append(node)
-    nodes = [node for node in nodes if id(node) not in absorbed_ids]
+                candidates[id(node.out)] = fused
+            results.append(fused)
+        else:
+            results.append(node)
+    nodes = []
+    for item in results:
+        if isinstance(item, ir.Node):
+            nodes.append(item)
+        elif id(item.node) not in absorbed_ids:
+            nodes.append(_rewritten(item, _operands(item), symbol_of) if item.absorbed else item.node)
     return ir.Graph(list(graph.inputs), nodes, list(graph.outputs), graph.name)
