@@ -18,7 +18,7 @@ from llvmlite import ir
 from symgrad import ir as sir
 
 from .jobs import Group, LoopJob, fill_job
-from .operands import ALIGNMENT, Buffer, Coord
+from .operands import ALIGNMENT, Buffer, Coord, Unslice
 from .rules import BUFFER_INPUTS, LLVM_RULES
 from .types import I8, I32, I64, PTR, storage_type
 
@@ -43,6 +43,7 @@ class KernelBuilder:
         self.slots: dict = {}  # pointer-slot name -> the large constant array it points to
         self._splits = None  # while probing a loop body: (its innermost coordinate, split points found)
         self._probes = 0
+        self._unslices = False  # whether any operand is an Unslice, the one kind that splits loops
 
     def _new_function(self, name) -> ir.Function:
         """A function taking the kernel's arguments (input and output pointers), returning a status."""
@@ -84,6 +85,7 @@ class KernelBuilder:
             if rule is None:
                 raise NotImplementedError(f"the LLVM backend has no rule for primitive {node.prim.name!r}")
             operand = rule(self, node, [self.operands[id(v)] for v in node.inputs])
+            self._unslices |= isinstance(operand, Unslice)
             if not isinstance(operand, Buffer):
                 target = self._claim(node.out)
                 shared = uses.get(id(node.out), 0) > 1 and (_worth_storing(operand) or id(node.out) in wants_buffer)
@@ -267,7 +269,16 @@ class KernelBuilder:
                            lambda i: self._nest(group, ranges, axis + 1, idx + [Coord(i, piece_lo, piece_hi)]))
 
     def _pieces(self, group, idx, lo, hi):
-        """Emit the body once into a scratch function to learn where unslices change status."""
+        """The ranges to loop over separately: split where smaller jobs end, and where unslices change
+        status (learned by emitting the body once into a scratch function, when there are unslices)."""
+        points = {_squeeze(job.domain)[-1] for job in group.jobs}
+        if self._unslices:
+            points |= self._probe_split_points(group, idx, lo, hi)
+        cuts = sorted({lo, hi} | {p for p in points if lo < p < hi})
+        return list(zip(cuts[:-1], cuts[1:]))
+
+    def _probe_split_points(self, group, idx, lo, hi) -> set:
+        """Where the group's unslices change status along its innermost loop (the body, emitted once)."""
         self._probes += 1
         scratch = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I64]),
                               f"{self.function.name}.probe{self._probes}")
@@ -281,9 +292,7 @@ class KernelBuilder:
             points = self._splits[1]
             self._splits, self.b = None, saved
             del self.module.globals[scratch.name]
-        points |= {_squeeze(job.domain)[-1] for job in group.jobs}  # where smaller jobs end
-        cuts = sorted({lo, hi} | {p for p in points if lo < p < hi})
-        return list(zip(cuts[:-1], cuts[1:]))
+        return points
 
     def _guarded_body(self, job, idx):
         """job's body at idx, if idx lies in the job's domain (static where ranges tell, else tested)."""
