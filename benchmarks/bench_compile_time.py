@@ -19,18 +19,24 @@ PROGRAMS = {
     "sin chain": "x = np_.sin(x) * 0.999 + 0.001",
 }
 
-SYMGRAD = """
-import os, sys, time
-os.environ["SYMGRAD_CACHE"] = "0"
-import numpy as np
-import symgrad as sg
-np_, N, backend = sg, int(sys.argv[1]), sys.argv[2]
+# The program, the same for every library: `np_` is its NumPy-like namespace, N the loop length.
+LOSS = """
+N = int(sys.argv[1])
 k = np.linspace(0.5, 1.5, 8)
 def loss(x):
     for _ in range(N):
         {step}
     return np_.sum(x ** 2)
 x = np.linspace(-1.0, 1.0, 8)
+"""
+
+SYMGRAD = """
+import os, sys, time
+os.environ["SYMGRAD_CACHE"] = "0"
+import numpy as np
+import symgrad as sg
+np_, backend = sg, sys.argv[2]
+{loss}
 sg.value_and_grad, sg.compile  # the deferred imports, outside the timing
 start = time.perf_counter()
 sg.compile(sg.value_and_grad(loss), backend=backend)(x)
@@ -43,13 +49,7 @@ import numpy as np
 import jax
 jax.config.update("jax_enable_x64", True)
 import jax.numpy as np_
-N = int(sys.argv[1])
-k = np.linspace(0.5, 1.5, 8)
-def loss(x):
-    for _ in range(N):
-        {step}
-    return np_.sum(x ** 2)
-x = np.linspace(-1.0, 1.0, 8)
+{loss}
 start = time.perf_counter()
 jax.block_until_ready(jax.jit(jax.value_and_grad(loss))(x))
 print(time.perf_counter() - start)
@@ -58,7 +58,7 @@ print(time.perf_counter() - start)
 
 def first_call(template: str, step: str, length: int, timeout: float, *args) -> str:
     """Seconds of the first call in a fresh process, as text ('-' past the timeout)."""
-    code = textwrap.dedent(template).replace("{step}", step)
+    code = textwrap.dedent(template).replace("{loss}", LOSS).replace("{step}", step)
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
     try:
