@@ -17,7 +17,7 @@ from ..ops.elementwise_registry import input_symbol
 from ..ops.ew import ew_p
 
 # Fused expressions larger than this (nodes of the expression tree: one or two per operation) are
-# left unfused. The size is tracked as expressions are put together, never counted by a walk.
+# left unfused. Each node's own expression is counted once; fused sizes are added up, not recounted.
 MAX_FUSED_NODES = 300
 
 
@@ -58,9 +58,9 @@ class _Symbols:
     def __call__(self, value) -> sp.Symbol:
         symbol = self._by_value.get(id(value))
         if symbol is None:
-            real = np.dtype(value.dtype) != dtypes.BOOL
-            symbol = self._by_value[id(value)] = sp.Dummy(f"v{len(self._by_value)}", real=real) if real \
-                else sp.Dummy(f"v{len(self._by_value)}")
+            name = f"v{len(self._by_value)}"
+            symbol = sp.Dummy(name) if np.dtype(value.dtype) == dtypes.BOOL else sp.Dummy(name, real=True)
+            self._by_value[id(value)] = symbol
         return symbol
 
 
