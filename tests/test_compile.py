@@ -183,7 +183,7 @@ def test_retraces_when_a_global_binding_it_read_is_rebound(backend, monkeypatch,
         monkeypatch.setitem(globals(), "SHIFT", np.array([-3.0, 0.0]))
         np.testing.assert_allclose(cf(x), np.sum((x - [3.0, 0.0]) ** 2))
     messages = [r.getMessage() for r in caplog.records if r.name == "symgrad"]
-    assert messages == [f"symgrad: tracing shifted for a changed read: global 'SHIFT' of shifted is not what the "
+    assert messages == ["symgrad: tracing shifted for a changed read: global 'SHIFT' of shifted is not what the "
                         "last trace read"]
     assert len(cf.cache_info()) == 1
 
