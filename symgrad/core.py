@@ -242,8 +242,10 @@ def bind(prim, args, attrs):
         if isinstance(arg, Tracer) and (builder is None or arg.builder.depth > builder.depth):
             builder = arg.builder
     if builder is None:
-        arrays = [np.asarray(a) for a in args]
+        arrays = [a if isinstance(a, tuple) else np.asarray(a) for a in args]  # a tuple: a loop's results
         shape, dtype = _shape_rule(prim, arrays, attrs)
+        if ir.is_tuple_dtype(dtype):
+            return tuple(prim.impl(*arrays, **attrs))
         result = np.asarray(prim.impl(*arrays, **attrs))
         return result if result.dtype == dtype else result.astype(dtype)
     if not builder.active:
