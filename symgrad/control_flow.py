@@ -55,6 +55,11 @@ def _check_carry(what, in_tree, in_values, out_tree, out_values, names):
 
 def scan(f, init, xs=None, length=None, reverse=False):
     """f(carry, x) -> (carry, y) over the leading axis of xs: returns (final carry, stacked ys), as jax.lax.scan."""
+    return _scan(f, init, xs, length, reverse, pytree.leaf_names([init], ["carry"]))
+
+
+def _scan(f, init, xs, length, reverse, names):
+    """scan, naming the carry's leaves `names` in errors."""
     x_leaves, x_tree = pytree.flatten(xs)
     lengths = {int(np.shape(leaf)[0]) for leaf in x_leaves if np.ndim(leaf) > 0}
     if any(np.ndim(leaf) == 0 for leaf in x_leaves):
@@ -68,10 +73,9 @@ def scan(f, init, xs=None, length=None, reverse=False):
     if not _traced():
         return _scan_in_python(f, init, xs, steps, reverse)
     init_leaves, init_tree = pytree.flatten(init)
-    names = pytree.leaf_names([init], ["carry"])
     init_leaves = _example(init_leaves, names)
-    slices = [leaf[0] if isinstance(leaf, Tracer) else np.zeros(np.shape(leaf)[1:], as_input_array(leaf, "xs").dtype)
-              for leaf in x_leaves]
+    x_leaves = [leaf if isinstance(leaf, Tracer) else as_input_array(leaf, "xs") for leaf in x_leaves]
+    slices = [ir.Value(leaf.shape[1:], leaf.dtype) for leaf in x_leaves]
     carry_example = pytree.unflatten(init_tree, init_leaves)
     body, out_tree, captures = _trace(lambda c, x: _pair(f(c, x)), [carry_example, pytree.unflatten(x_tree, slices)],
                                       getattr(f, "__name__", "body"))
@@ -81,8 +85,7 @@ def scan(f, init, xs=None, length=None, reverse=False):
     num_consts, num_carry = len(captures), len(init_leaves)
     _check_carry("scan", init_tree, body.inputs[num_consts:num_consts + num_carry], carry_tree,
                  body.outputs[:num_carry], names)
-    operands = list(captures) + _operands(init_leaves, body.inputs[num_consts:]) + \
-        [leaf if isinstance(leaf, Tracer) else as_input_array(leaf, "xs") for leaf in x_leaves]
+    operands = list(captures) + _operands(init_leaves, body.inputs[num_consts:]) + x_leaves
     outs = results(bind(scan_p, operands, dict(body=body, length=steps, reverse=bool(reverse),
                                                 num_consts=num_consts, num_carry=num_carry)))
     return pytree.unflatten(init_tree, outs[:num_carry]), pytree.unflatten(y_tree, outs[num_carry:])
@@ -125,7 +128,8 @@ def fori_loop(lower, upper, body_fun, init_val):
             i, value = carry
             return (i + 1, body_fun(i, value)), ()
 
-        (_, value), _ = scan(step, (np.int64(lower), init_val), length=max(upper - lower, 0))
+        names = ["the step index"] + pytree.leaf_names([init_val], ["carry"])
+        (_, value), _ = _scan(step, (np.int64(lower), init_val), None, max(upper - lower, 0), False, names)
         return value
     (_, _, value) = while_loop(lambda c: c[0] < c[1], lambda c: (c[0] + 1, c[1], body_fun(c[0], c[2])),
                                (snp.astype(snp.asarray(lower), np.int64), snp.astype(snp.asarray(upper), np.int64),
@@ -185,7 +189,8 @@ def switch(index, branches, *operands):
     if index.shape != () or index.dtype.kind not in "iub":
         fail(f"switch: the index must be an integer scalar, got {ir.Value(index.shape, index.dtype).type_str()}",
              ShapeError)
-    return _branch("switch", snp.astype(index, np.int64), branches, operands)
+    return _branch("switch", snp.astype(index, np.int64), branches, operands,
+                   [f"branch {k}" for k in range(len(branches))])
 
 
 def cond(pred, true_fun, false_fun, *operands):
@@ -193,21 +198,20 @@ def cond(pred, true_fun, false_fun, *operands):
     if not _traced():
         return (true_fun if _predicate("cond", pred) else false_fun)(*operands)
     pred = _scalar_bool("cond", pred)
-    return _branch("cond", snp.astype(pred, np.int64), [false_fun, true_fun], operands)
+    return _branch("cond", snp.astype(pred, np.int64), [false_fun, true_fun], operands, ["false_fun", "true_fun"])
 
 
-def _branch(what, index, branches, operands):
+def _branch(what, index, branches, operands, labels):
     leaves, tree = pytree.flatten(list(operands))
     leaves = _example(leaves, pytree.leaf_names(list(operands), [f"operand{i}" for i in range(len(operands))]))
     example = pytree.unflatten(tree, leaves)
     traced = [_trace(fn, example, getattr(fn, "__name__", f"branch{k}")) for k, fn in enumerate(branches)]
-    out_tree = traced[0][1]
-    for k, (graph, tree_k, _) in enumerate(traced):
+    out_tree, first = traced[-1][1], [v.type_str() for v in traced[-1][0].outputs]
+    for label, (graph, tree, _) in zip(labels, traced):
         types = [v.type_str() for v in graph.outputs]
-        first = [v.type_str() for v in traced[0][0].outputs]
-        if tree_k != out_tree or types != first:
-            fail(f"{what}: the branches must return the same structure, shapes and dtypes; branch 0 returns "
-                 f"{first} and branch {k} returns {types}", TypeError)
+        if tree != out_tree or types != first:
+            fail(f"{what}: the branches must return the same structure, shapes and dtypes; {labels[-1]} returns "
+                 f"{', '.join(first)} ({out_tree}) and {label} returns {', '.join(types)} ({tree})", TypeError)
     # every branch takes every branch's captured values, after the operands
     captures = [c for _, _, caps in traced for c in caps]
     graphs, offset = [], 0

@@ -55,6 +55,11 @@ result_p.jvp = lambda tangents, ans, t, index: tangents[0][index]
 
 # ----------------------------------------------------------------------------- scan
 
+def _slices(stacked) -> list:
+    """The types of one step's slices of stacked values (what a step function is traced with)."""
+    return [ir.Value(v.shape[1:], v.dtype) for v in stacked]
+
+
 def _split(inputs, num_consts, num_carry):
     return (list(inputs[:num_consts]), list(inputs[num_consts:num_consts + num_carry]),
             list(inputs[num_consts + num_carry:]))
@@ -90,7 +95,7 @@ def _scan_vjp(ct, ans, *inputs, body, length, reverse, num_consts, num_carry):
     ct_carry0 = [_or_zeros(ct[k], body_carries[k]) for k in float_carries]
     ct_consts0 = [_zeros(body_consts[k]) for k in float_consts]
     ct_ys = [ct[num_carry + m] for m in seeded_ys]
-    args = [consts, ct_carry0, ct_consts0, [c[0] for c in stored], [x[0] for x in xs], [c[0] for c in ct_ys]]
+    args = [consts, ct_carry0, ct_consts0, _slices(stored), _slices(xs), _slices(ct_ys)]
     backward = _trace_closed(step, args, body.name + "_vjp")
     new_consts, new_carry = len(consts), len(ct_carry0) + len(ct_consts0)
     outs = results(bind(scan_p, consts + ct_carry0 + ct_consts0 + stored + xs + ct_ys,
@@ -130,7 +135,7 @@ def _scan_jvp(tangents, ans, *inputs, body, length, reverse, num_consts, num_car
     dconsts = [t_consts[k] for k in tangent_consts]
     dinit = [_or_zeros(t_init[k], body_carries[k]) for k in float_carries]
     dxs = [t_xs[k] for k in tangent_xs]
-    args = [consts, dconsts, init, dinit, [x[0] for x in xs], [t[0] for t in dxs]]
+    args = [consts, dconsts, init, dinit, _slices(xs), _slices(dxs)]
     joint = _trace_closed(lambda *a: _flat_pair(step(*a)), args, body.name + "_jvp")
     new_carry = num_carry + len(float_carries)
     outs = results(bind(scan_p, consts + dconsts + init + dinit + xs + dxs,

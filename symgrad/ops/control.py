@@ -92,7 +92,7 @@ def _scan_impl(*arrays, body, length, reverse, num_consts, num_carry):
     return tuple(carries) + tuple(ys)
 
 
-scan_p = Primitive("scan", _scan_shape, _scan_impl)
+scan_p = Primitive("scan", _scan_shape, _scan_impl, traced_always=True)
 
 
 # ----------------------------------------------------------------------------- while
@@ -118,7 +118,7 @@ def _while_impl(*arrays, cond, body, num_cond_consts, num_body_consts):
     return tuple(carries)
 
 
-while_p = Primitive("while", _while_shape, _while_impl)
+while_p = Primitive("while", _while_shape, _while_impl, traced_always=True)
 
 
 # ----------------------------------------------------------------------------- switch
@@ -146,6 +146,6 @@ def _switch_impl(index, *operands, branches):
     return tuple(evaluate(branches[clamp_index(index, len(branches))], list(operands)))
 
 
-switch_p = Primitive("switch", _switch_shape, _switch_impl)
+switch_p = Primitive("switch", _switch_shape, _switch_impl, traced_always=True)
 
 CONTROL_FLOW = (scan_p, while_p, switch_p)
