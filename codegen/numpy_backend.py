@@ -15,7 +15,7 @@ import numpy as np
 from symgrad import ir
 from symgrad.codegen.standalone import standalone_source
 from symgrad.core import const_p
-from symgrad.ops.control import result_p, scan_p, switch_p, while_p
+from symgrad.ops.control import carries_in_reverse, result_p, scan_p, switch_p, while_p, while_vjp_p
 from symgrad.ops.ew import ew_p
 from symgrad.ops.indexing import scatter_add_p, slice_p, strided_slices, take_p, unslice_p
 from symgrad.ops.linalg import matmul_p
@@ -127,6 +127,28 @@ def _while_rule(node, args, target, module):
     return lines + [f"{target} = {_tuple_text(carries)}"]
 
 
+def _while_vjp_rule(node, args, target, module):
+    """The loop forward, keeping carries (carries_in_reverse, copied into the module), then `step` over
+    them, last first."""
+    p = node.params
+    n_cond, n_body, n_carry = p["num_cond_consts"], p["num_body_consts"], len(p["body"].outputs)
+    cond_consts, body_consts = args[:n_cond], args[n_cond:n_cond + n_body]
+    init, cts = args[n_cond + n_body:n_cond + n_body + n_carry], args[n_cond + n_body + n_carry:]
+    cond, body, step = (_subfunction(module, p[name]) for name in ("cond", "body", "step"))
+    helper = "_carries_in_reverse"
+    HELPERS.setdefault(helper, standalone_source(carries_in_reverse, helper))
+    module.printer.helpers.add(helper)
+    sums = _names(f"{target}_sum", len(p["step"].outputs) - len(cts))
+    pulled = _names(f"{target}_ct", len(cts)) + sums
+    carry = f"{target}_c"
+    lines = [f"{_tuple_text(pulled)} = {_tuple_text(cts + [f'np.zeros({v.shape}, dtype={np_dtype(v.dtype)})' for v in p['step'].inputs[len(p['step'].inputs) - len(sums):]])}"]
+    lines += [f"for {carry} in {helper}(lambda c: {cond}({''.join(a + ', ' for a in cond_consts)}*c)[0], "
+              f"lambda c: list({body}({''.join(a + ', ' for a in body_consts)}*c)), [{', '.join(init)}], "
+              f"{p['checkpoints']!r}):",
+              f"    {_tuple_text(pulled)} = {step}({''.join(a + ', ' for a in body_consts)}*{carry}, {', '.join(pulled)})"]
+    return lines + [f"{target} = {_tuple_text(pulled)}"]
+
+
 def _switch_rule(node, args, target, module):
     branches = node.params["branches"]
     index, operands = args[0], ", ".join(args[1:])
@@ -162,6 +184,7 @@ NUMPY_RULES = {
     scan_p: _scan_rule,
     while_p: _while_rule,
     switch_p: _switch_rule,
+    while_vjp_p: _while_vjp_rule,
 }
 
 

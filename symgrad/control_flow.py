@@ -139,8 +139,12 @@ def fori_loop(lower, upper, body_fun, init_val):
 
 # ----------------------------------------------------------------------------- while_loop
 
-def while_loop(cond_fun, body_fun, init_val):
-    """Repeat body_fun(val) -> val while cond_fun(val) is true, as jax.lax.while_loop."""
+def while_loop(cond_fun, body_fun, init_val, *, checkpoints=None):
+    """Repeat body_fun(val) -> val while cond_fun(val) is true, as jax.lax.while_loop, and differentiable in
+    reverse mode too: the backward pass keeps every carry, or with `checkpoints=C` at most C of them
+    (recomputing the others: memory about C + 2 steps / C carries, for one more forward pass)."""
+    if checkpoints is not None and (not isinstance(checkpoints, int) or checkpoints < 2):
+        raise ValueError(f"while_loop: checkpoints must be None (keep every carry) or an int >= 2, got {checkpoints!r}")
     if not _traced():
         value = init_val
         while _predicate("while_loop", cond_fun(value)):
@@ -157,7 +161,7 @@ def while_loop(cond_fun, body_fun, init_val):
     _check_carry("while_loop", init_tree, body.inputs[num_body_consts:], body_tree, body.outputs, names)
     operands = list(cond_captures) + list(body_captures) + _operands(init_leaves, body.inputs[num_body_consts:])
     outs = results(bind(while_p, operands, dict(cond=cond, body=body, num_cond_consts=len(cond_captures),
-                                                 num_body_consts=num_body_consts)))
+                                                 num_body_consts=num_body_consts, checkpoints=checkpoints)))
     return pytree.unflatten(init_tree, outs)
 
 

@@ -522,8 +522,8 @@ STRUCTURAL += [
     ("scan-reverse", lambda ns, x, w: ns.scan(lambda c, r: (ns.tanh(c * w + r), c * r), w, x, reverse=True)[1],
      [_r((4, 3)), _r((3,), 1)]),
     ("switch", lambda ns, x: ns.switch(1, [ns.exp, lambda v: v * v, ns.sin], x), [_r((2, 3))]),
-    ("while-count", lambda ns, x: x * ns.astype(ns.while_loop(lambda n: n < 3, lambda n: n + 1, 0), x.dtype),
-     [_r((2,))]),
+    ("while", lambda ns, x: ns.while_loop(lambda s: s[1] < 3, lambda s: (ns.sin(s[0]) * 1.1 + s[0][::-1], s[1] + 1),
+                                          (x, 0))[0], [_r((2, 3))]),
 ]
 
 

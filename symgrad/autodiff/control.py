@@ -2,6 +2,8 @@
 run the autodiff passes on the sub-graphs: a loop's derivative is a loop over the derivative of
 its body, a switch's a switch over its branches' derivatives.
 
+Reverse mode through `while` runs the loop again inside one `while_vjp` node, which keeps the carries
+(all, or a bounded number of checkpoints) and pulls the cotangents back through them, last step first.
 Reverse mode through `scan` stores the carry entering each step (a forward scan that also
 returns them, merged with the primal scan by passes/loops.py) and runs a reverse scan whose body
 recomputes one step from its stored carry and pulls the cotangents back through it: memory is
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from .. import dtypes, ir
 from ..core import TracerError, bind, with_user_line
-from ..ops.control import result_p, results, scan_p, switch_p, while_p
+from ..ops.control import result_p, results, scan_p, switch_p, while_p, while_vjp_p
 from ..ops.elementwise import add
 from ..ops.shape import zeros_like_value
 from ..tracing import inline, trace_flat
@@ -209,14 +211,44 @@ switch_p.jvp = _switch_jvp
 
 # ----------------------------------------------------------------------------- while
 
-def _while_vjp(ct, ans, *inputs, cond, body, num_cond_consts, num_body_consts):
+def _while_vjp(ct, ans, *inputs, cond, body, num_cond_consts, num_body_consts, checkpoints):
+    split = num_cond_consts + num_body_consts
+    body_consts, init = list(inputs[num_cond_consts:split]), list(inputs[split:])
+    body_const_values, body_carries = body.inputs[:num_body_consts], body.inputs[num_body_consts:]
+    float_carries, float_consts = _floats(body_carries), _floats(body_const_values)
+
+    def step(consts_in, carries, ct_out, sums):
+        env = inline(body, list(consts_in) + list(carries))
+        cts = backward_pass(body, env, [(id(body.outputs[k]), c) for k, c in zip(float_carries, ct_out)])
+        pulled = [_or_zeros(cts[id(v)], v) for v in body.inputs]
+        return ([pulled[num_body_consts + k] for k in float_carries] +
+                [add(total, pulled[k]) for total, k in zip(sums, float_consts)])
+
+    cts = [_or_zeros(ct[k], body_carries[k]) for k in float_carries]
+    sums = [ir.Value(body_const_values[k].shape, body_const_values[k].dtype) for k in float_consts]
+    graph = _trace_closed(step, [body_consts, init, cts, sums], body.name + "_vjp")
+    outs = results(bind(while_vjp_p, list(inputs) + cts,
+                        dict(cond=cond, body=body, step=graph, num_cond_consts=num_cond_consts,
+                             num_body_consts=num_body_consts, checkpoints=checkpoints)))
+    in_cts = [None] * len(inputs)
+    for k, value in zip(float_carries, outs):
+        in_cts[split + k] = value
+    for k, value in zip(float_consts, outs[len(float_carries):]):
+        in_cts[num_cond_consts + k] = value
+    return in_cts
+
+
+def _no_derivative_of_while_vjp(*args, **attrs):
     raise TracerError(with_user_line(
-        "reverse-mode differentiation through sg.while_loop is not supported yet: the number of steps is "
-        "known only at run time. Use sg.fori_loop or sg.scan with a fixed number of steps (a loop that stops "
-        "early can mask its update with sg.where), or forward mode (sg.jvp, sg.jacfwd)"))
+        "the reverse pass of sg.while_loop cannot be differentiated again (a Hessian through a while loop): "
+        "use sg.fori_loop or sg.scan with a fixed number of steps, or forward mode over the loop (sg.jacfwd)"))
 
 
-def _while_jvp(tangents, ans, *inputs, cond, body, num_cond_consts, num_body_consts):
+while_vjp_p.vjp = _no_derivative_of_while_vjp
+while_vjp_p.jvp = _no_derivative_of_while_vjp
+
+
+def _while_jvp(tangents, ans, *inputs, cond, body, num_cond_consts, num_body_consts, checkpoints):
     split = num_cond_consts + num_body_consts
     cond_consts, body_consts, init = list(inputs[:num_cond_consts]), list(inputs[num_cond_consts:split]), \
         list(inputs[split:])
@@ -244,7 +276,7 @@ def _while_jvp(tangents, ans, *inputs, cond, body, num_cond_consts, num_body_con
     joint_cond = _trace_closed(lambda c, x, dx: test(c, [], x, dx), [cond_consts, init, dinit], cond.name)
     outs = results(bind(while_p, cond_consts + body_consts + dconsts + init + dinit,
                         dict(cond=joint_cond, body=joint_body, num_cond_consts=len(cond_consts),
-                             num_body_consts=len(body_consts) + len(dconsts))))
+                             num_body_consts=len(body_consts) + len(dconsts), checkpoints=checkpoints)))
     out_tangents = [None] * len(init)
     for k, value in zip(float_carries, outs[len(init):]):
         out_tangents[k] = value
