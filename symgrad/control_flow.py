@@ -1,4 +1,5 @@
-"""Loops and branches that stay rolled in the IR: sg.fori_loop, sg.scan, sg.while_loop, sg.cond, sg.switch.
+"""Loops and branches that stay rolled in the IR: sg.fori_loop, sg.scan, sg.while_loop, sg.cond, sg.switch;
+and sg.checkpoint, a function whose reverse mode recomputes what it computed.
 
 JAX's names, argument orders and pytree carries. Inside a trace each call traces its body (or
 branches) once into a sub-graph and records one `scan`, `while` or `switch` node (ops/control.py),
@@ -7,6 +8,8 @@ so a loop of a million steps costs what one step does to trace and compile. Outs
 tensors record each step for backward as any Python loop does.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -227,3 +230,19 @@ def _branch(what, index, branches, operands, labels):
     operand_values = _operands(leaves, graphs[0].inputs) + captures
     outs = results(bind(switch_p, [index] + operand_values, dict(branches=tuple(graphs))))
     return pytree.unflatten(out_tree, outs)
+
+
+# ----------------------------------------------------------------------------- checkpoint
+
+def checkpoint(fn):
+    """fn, whose reverse mode recomputes its intermediate values from its arguments instead of keeping
+    them (jax.checkpoint, torch.utils.checkpoint): memory traded for a second forward pass of fn.
+
+    Traced, a call is a one-branch switch: its derivative, a switch over the branch's derivative,
+    runs the branch forward again. On eager tensors fn runs as it is."""
+    @functools.wraps(fn)
+    def checkpointed(*args):
+        if not _traced():
+            return fn(*args)
+        return _branch("checkpoint", np.int64(0), [fn], args, [getattr(fn, "__name__", "fn")])
+    return checkpointed

@@ -311,6 +311,26 @@ def test_while_loop_errors():
     assert "test_control_flow.py" in str(info.value)
 
 
+# ----------------------------------------------------------------------------- checkpoint
+
+def test_checkpoint_recomputes_its_function_in_the_backward_pass():
+    from symgrad.passes import optimize
+
+    def block(x, w):
+        return sg.tanh(sg.sin(x * w) * w)
+
+    def f(x, w, remat):
+        step = sg.checkpoint(block) if remat else block
+        return sg.sum(sg.fori_loop(0, 4, lambda i, v: step(v, w), x) ** 2)
+
+    args = (X8, np.linspace(0.5, 1.5, 8))
+    assert_paths_agree(lambda x, w: f(x, w, True), lambda x, w: f(x, w, False), args, argnums=(0, 1))
+    graph = optimize(sg.trace(sg.grad(lambda x, w: f(x, w, True), argnums=(0, 1)), *args))
+    backward_branch = str(graph).split("def block_vjp")[1]
+    assert "sin" in backward_branch and "tanh" in backward_branch  # the forward, run again
+    np.testing.assert_allclose(sg.checkpoint(block)(X8, 2.0), np.tanh(np.sin(X8 * 2.0) * 2.0))
+
+
 # ----------------------------------------------------------------------------- eager tensors
 
 def test_loops_and_branches_over_eager_tensors_record_each_step():
