@@ -5,11 +5,13 @@ from .dce import dce
 from .fold import fold
 from .fuse import fuse
 from .loops import loops
+from .reroll import reroll
 from .simplify import simplify
 
-# dce first: fusing dead code is wasted work; loops after cse, which gives a scan and its copy
-# (from reverse mode) the same inputs
-PIPELINE = (dce, cse, loops, dce, fold, simplify, fuse, cse, dce)
+# dce first: fusing dead code is wasted work; reroll after cse, which takes out what the steps of a
+# loop compute alike; loops after cse too, which gives a scan and its copy (from reverse mode) the
+# same inputs
+PIPELINE = (dce, cse, reroll, loops, dce, fold, simplify, fuse, cse, dce)
 
 
 def optimize(graph):
