@@ -70,8 +70,9 @@ def scan(f, init, xs=None, length=None, reverse=False):
     init_leaves, init_tree = pytree.flatten(init)
     names = pytree.leaf_names([init], ["carry"])
     init_leaves = _example(init_leaves, names)
-    slices = [leaf[0] if isinstance(leaf, Tracer) else np.zeros(np.shape(leaf)[1:], as_input_array(leaf, "xs").dtype)
-              for leaf in x_leaves]
+    # the body is traced on a step's type, not on xs[0], which a scan of no steps does not have
+    slices = [np.zeros(leaf.shape[1:], leaf.dtype) if isinstance(leaf, Tracer)
+              else np.zeros(np.shape(leaf)[1:], as_input_array(leaf, "xs").dtype) for leaf in x_leaves]
     carry_example = pytree.unflatten(init_tree, init_leaves)
     body, out_tree, captures = _trace(lambda c, x: _pair(f(c, x)), [carry_example, pytree.unflatten(x_tree, slices)],
                                       getattr(f, "__name__", "body"))

@@ -9,6 +9,8 @@ one carry per step, not every intermediate of the body.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes, ir
 from ..core import TracerError, bind, with_user_line
 from ..ops.control import result_p, results, scan_p, switch_p, while_p
@@ -31,6 +33,12 @@ def _zeros(value):
 
 def _or_zeros(x, value):
     return x if x is not None else _zeros(value)
+
+
+def _steps(stacked) -> list:
+    """A value of one step's type for each stacked value, to trace a body on (not its row 0, which a
+    scan of no steps does not have)."""
+    return [np.zeros(v.shape[1:], v.dtype) for v in stacked]
 
 
 def _trace_closed(fn, args, name):
@@ -90,7 +98,7 @@ def _scan_vjp(ct, ans, *inputs, body, length, reverse, num_consts, num_carry):
     ct_carry0 = [_or_zeros(ct[k], body_carries[k]) for k in float_carries]
     ct_consts0 = [_zeros(body_consts[k]) for k in float_consts]
     ct_ys = [ct[num_carry + m] for m in seeded_ys]
-    args = [consts, ct_carry0, ct_consts0, [c[0] for c in stored], [x[0] for x in xs], [c[0] for c in ct_ys]]
+    args = [consts, ct_carry0, ct_consts0, _steps(stored), _steps(xs), _steps(ct_ys)]
     backward = _trace_closed(step, args, body.name + "_vjp")
     new_consts, new_carry = len(consts), len(ct_carry0) + len(ct_consts0)
     outs = results(bind(scan_p, consts + ct_carry0 + ct_consts0 + stored + xs + ct_ys,
@@ -130,7 +138,7 @@ def _scan_jvp(tangents, ans, *inputs, body, length, reverse, num_consts, num_car
     dconsts = [t_consts[k] for k in tangent_consts]
     dinit = [_or_zeros(t_init[k], body_carries[k]) for k in float_carries]
     dxs = [t_xs[k] for k in tangent_xs]
-    args = [consts, dconsts, init, dinit, [x[0] for x in xs], [t[0] for t in dxs]]
+    args = [consts, dconsts, init, dinit, _steps(xs), _steps(dxs)]
     joint = _trace_closed(lambda *a: _flat_pair(step(*a)), args, body.name + "_jvp")
     new_carry = num_carry + len(float_carries)
     outs = results(bind(scan_p, consts + dconsts + init + dinit + xs + dxs,
