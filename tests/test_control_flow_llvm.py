@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
+from symgrad.codegen.llvm import blas
 from symgrad.codegen.llvm.backend import LlvmExecutable
 from symgrad.core import TracerError
 
@@ -372,6 +373,21 @@ def test_a_body_with_a_matrix_product(dtype):
 
     x = RNG.normal(size=(16, 16)).astype(dtype)
     assert_agree(sg.value_and_grad(f, argnums=(0, 1)), sg.value_and_grad(unrolled, argnums=(0, 1)), (x, w), dtype)
+    if blas.addresses():  # NumPy ships a BLAS: the body calls it
+        assert "gemm" in sg.compile(f).lower(x, w).executable.llvm_ir
+
+
+def test_a_body_using_a_primitive_lowered_by_composition():
+    """sg.roll has no LLVM rule; inside a body it is lowered as its slices and concatenation."""
+    def f(x):
+        return sg.fori_loop(0, 4, lambda i, c: sg.roll(c, 1) * 0.5 + c, x)
+
+    def unrolled(x):
+        for _ in range(4):
+            x = sg.roll(x, 1) * 0.5 + x
+        return x
+
+    assert_agree(f, unrolled, (np.arange(5.0),))
 
 
 def test_an_index_error_inside_a_body_is_the_one_outside_a_loop():
@@ -420,19 +436,22 @@ def test_the_native_code_does_not_grow_with_the_number_of_steps():
 
 @needs_linker
 def test_aot_library_with_a_loop_and_a_branch(tmp_path):
-    def f(x, i):
-        def step(k, c):
-            return sg.switch(i, [lambda c: c * 0.9, lambda c: sg.sin(c) + 0.1 * k], c)
-        return sg.sum(sg.fori_loop(0, 20, step, x) ** 2) + sg.sum(x[i])
+    w = RNG.normal(size=(8, 8)) / 3  # 8x8 products call BLAS through the library's gemm slot
 
-    x = RNG.normal(size=6)
-    sg.aot.compile(f, (x, np.int64(0)), grad="x", value_and_grad=True, out=str(tmp_path / "looped"))
+    def f(x, i):
+        def step(k, c):  # x[i] is read in the body: an index out of range fails there
+            return sg.switch(i, [lambda c: sg.tanh(c @ w), lambda c: sg.sin(c) + 0.1 * k], c) + 0.01 * x[i]
+        return sg.sum(sg.fori_loop(0, 20, step, x) ** 2)
+
+    x = RNG.normal(size=(8, 8))
+    artifact = sg.aot.compile(f, (x, np.int64(0)), grad="x", value_and_grad=True, out=str(tmp_path / "looped"))
+    assert "dgemm" in artifact.metadata["blas_slots"]
     loaded = sg.load(tmp_path / "looped")
-    for i in (0, 1, 5):
+    for i in (0, 1, 7):
         expected_value, expected_grad = sg.compile(sg.value_and_grad(f), backend="numpy")(x, np.int64(i))
         np.testing.assert_allclose(loaded(x, np.int64(i)), expected_value, rtol=1e-12)
         value, grad = loaded.value_and_grad(x, np.int64(i))
         np.testing.assert_allclose(value, expected_value, rtol=1e-12)
         np.testing.assert_allclose(grad, expected_grad, rtol=1e-11)
     with pytest.raises(IndexError, match="out of bounds"):
-        loaded(x, np.int64(6))
+        loaded(x, np.int64(8))

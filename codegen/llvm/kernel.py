@@ -8,6 +8,8 @@ Planning, in three steps, before any code is emitted:
    function read x once.
 3. Workspace buffers get offsets in one static block, reused by liveness over groups.
 Then each group emits its loop nest. A nonzero return is an error number (`errors`).
+A loop's body or a branch (a sub-graph) is a function of the same module that a kernel
+builder of its own plans and emits (`nested`, called by the rules of control.py).
 A long program's groups are emitted into several functions the kernel calls in turn, so the
 optimizer's cost (superlinear in a function's size) stays linear in the program's.
 """
@@ -354,7 +356,7 @@ class KernelBuilder:
 
     def for_range(self, lo: int, hi: int, body, carried=()):
         """Loop i over [lo, hi): body(i, *values) emits one step. With `carried` (the values entering
-        the first step), body returns the values entering the next one, and for_range those after the last."""
+        the first step, e.g. pointers that swap), body returns the values entering the next one."""
         b = self.b
         preheader = b.block
         function = preheader.parent
@@ -376,7 +378,6 @@ class KernelBuilder:
         i.add_incoming(b.add(i, ir.Constant(I64, 1), flags=["nsw", "nuw"]), b.block)
         b.branch(header)
         b.position_at_end(done)
-        return values
 
     def fail_unless(self, condition, message: str):
         """Return error number for `message` from the kernel when `condition` is false."""
