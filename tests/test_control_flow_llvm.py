@@ -3,6 +3,8 @@ sg.while_loop, sg.cond and sg.switch compiled to one native module, checked agai
 backend, the unrolled Python program and central finite differences, values and derivatives."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -428,8 +430,8 @@ def test_the_native_code_does_not_grow_with_the_number_of_steps():
         return sg.compile(sg.value_and_grad(lambda x: sg.sum(sg.fori_loop(0, steps, lambda i, c: c * sg.cos(c), x))))
 
     x = np.ones(8)
-    sizes = [len(program(steps).lower(x).executable.llvm_ir.replace(str(steps), "")) for steps in (10, 10_000)]
-    assert abs(sizes[0] - sizes[1]) < 100, sizes
+    short, long = (re.sub(r"\d+", "#", program(steps).lower(x).executable.llvm_ir) for steps in (10, 10_000))
+    assert short == long  # the same code, but for its numbers (trip counts, offsets, sizes)
 
 
 # ----------------------------------------------------------------------------- ahead of time
