@@ -8,6 +8,8 @@ Planning, in three steps, before any code is emitted:
    function read x once.
 3. Workspace buffers get offsets in one static block, reused by liveness over groups.
 Then each group emits its loop nest. A nonzero return is an error number (`errors`).
+A loop's body or a branch (a sub-graph) is a function of the same module that a kernel
+builder of its own plans and emits (`nested`, called by the rules of control.py).
 A long program's groups are emitted into several functions the kernel calls in turn, so the
 optimizer's cost (superlinear in a function's size) stays linear in the program's.
 """
@@ -44,6 +46,8 @@ class KernelBuilder:
         self._splits = None  # while probing a loop body: (its innermost coordinate, split points found)
         self._probes = 0
         self._unslices = False  # whether any operand is an Unslice, the one kind that splits loops
+        self._readers = None  # id(value) -> the nodes reading it (see readers)
+        self._nested = 0  # functions made for sub-graphs so far (they are named by number)
 
     def _new_function(self, name) -> ir.Function:
         """A function taking the kernel's arguments (input and output pointers), returning a status."""
@@ -108,7 +112,45 @@ class KernelBuilder:
 
     def result_buffer(self, node) -> Buffer:
         """Where a materializing rule writes `node`'s value: its output buffer, or the workspace."""
-        return self._claim(node.out) or self.new_buffer(node.out.shape, node.out.dtype)
+        return self.buffer_for(node.out)
+
+    def buffer_for(self, value) -> Buffer:
+        """Where `value` is written: its output buffer if it is a graph output not yet claimed, or the workspace."""
+        return self._claim(value) or self.new_buffer(value.shape, value.dtype)
+
+    def readers(self, value) -> list:
+        """The nodes of the graph reading `value`, in order."""
+        if self._readers is None:
+            self._readers = {}
+            for node in self.graph.nodes:
+                for used in node.inputs:
+                    self._readers.setdefault(id(used), []).append(node)
+        return self._readers.get(id(value), [])
+
+    def nested(self, graph: sir.Graph, role: str) -> ir.Function:
+        """An internal function `i32 f(ptr in..., ptr out...)` of this module computing the sub-graph
+        `graph` (a loop's body, a branch), planned and emitted by a kernel builder of its own with its own
+        static workspace. It calls BLAS and embeds constants as this kernel does, and shares its error
+        numbers and large-constant slots, so a status means the same message everywhere. Internal, and
+        called from one place, LLVM inlines it where it is small."""
+        self._nested += 1
+        builder = KernelBuilder(graph, self.module, f"{self.kernel.name}.{role}{self._nested}", self.blas_calls,
+                                self.embed_constants)
+        builder.errors, builder.slots = self.errors, self.slots
+        function = builder.build()
+        function.linkage = "internal"
+        return function
+
+    def call_checked(self, function: ir.Function, args):
+        """Call `function` (a status-returning kernel part or sub-graph); a nonzero status returns from
+        the function being emitted at once."""
+        status = self.b.call(function, args)
+        caller = self.b.block.parent
+        failed, ok = caller.append_basic_block("failed"), caller.append_basic_block("ok")
+        self.b.cbranch(self.b.icmp_unsigned("!=", status, ir.Constant(I32, 0)), failed, ok)
+        with self.b.goto_block(failed):
+            self.b.ret(status)
+        self.b.position_at_end(ok)
 
     def new_buffer(self, shape, dtype, target=None) -> Buffer:
         if target is not None:
@@ -151,7 +193,7 @@ class KernelBuilder:
             elif isinstance(job, LoopJob):
                 home.domain = tuple(max(a, b) for a, b in zip(home.domain, _squeeze(job.domain)))
             home.jobs.append(job)
-            home.writes.add(id(job.target.base))
+            home.writes |= job.writes
             home.reads |= job.reads
         return groups
 
@@ -209,12 +251,7 @@ class KernelBuilder:
         self.function, self.entry = self.kernel, self.kernel.blocks[0]
         self.b = ir.IRBuilder(self.kernel.blocks[1])
         for function in calls:  # each part in turn; a nonzero status returns at once
-            status = self.b.call(function, self.kernel.args)
-            failed, ok = self.kernel.append_basic_block("failed"), self.kernel.append_basic_block("ok")
-            self.b.cbranch(self.b.icmp_unsigned("!=", status, ir.Constant(I32, 0)), failed, ok)
-            with self.b.goto_block(failed):
-                self.b.ret(status)
-            self.b.position_at_end(ok)
+            self.call_checked(function, self.kernel.args)
         with self.b.goto_block(self.entry):
             self.b.branch(self.kernel.blocks[1])
         self.b.ret(ir.Constant(I32, 0))
@@ -317,7 +354,9 @@ class KernelBuilder:
         if self._splits is not None and coord is self._splits[0]:
             self._splits[1].update(points)
 
-    def for_range(self, lo: int, hi: int, body):
+    def for_range(self, lo: int, hi: int, body, carried=()):
+        """Loop i over [lo, hi): body(i, *values) emits one step. With `carried` (the values entering
+        the first step, e.g. pointers that swap), body returns the values entering the next one."""
         b = self.b
         preheader = b.block
         function = preheader.parent
@@ -328,9 +367,14 @@ class KernelBuilder:
         b.position_at_end(header)
         i = b.phi(I64)
         i.add_incoming(ir.Constant(I64, lo), preheader)
+        values = [b.phi(value.type) for value in carried]
+        for phi, value in zip(values, carried):
+            phi.add_incoming(value, preheader)
         b.cbranch(b.icmp_signed("<", i, ir.Constant(I64, hi)), inside, done)
         b.position_at_end(inside)
-        body(i)
+        following = body(i, *values)
+        for phi, value in zip(values, following if carried else ()):
+            phi.add_incoming(value, b.block)
         i.add_incoming(b.add(i, ir.Constant(I64, 1), flags=["nsw", "nuw"]), b.block)
         b.branch(header)
         b.position_at_end(done)
