@@ -113,7 +113,7 @@ def fori_loop(lower, upper, body, x):
         x = body(i, x)
     return x
 def scan(f, carry, xs):
-    ys = []
+    carry, ys = torch.as_tensor(carry), []
     for x in xs:
         carry, y = f(carry, x)
         ys.append(y)
@@ -123,6 +123,10 @@ def while_loop(cond, body, carry):
         carry = body(carry)
     return carry
 def make(loss, args):
+    for name, value in list(loss.__globals__.items()):  # the program's constants, as tensors
+        if isinstance(value, np.ndarray) and name != "args":
+            loss.__globals__[name] = torch.from_numpy(value)
+
     def run():
         leaves = [torch.tensor(a, requires_grad=True) for a in args]
         value = loss(*leaves)
@@ -149,7 +153,7 @@ def measure(library, problem, size, timeout):
     except subprocess.TimeoutExpired:
         return None, f"> {timeout:.0f} s"
     if done.returncode != 0:
-        return None, "error: " + done.stderr.strip().splitlines()[-1][:60]
+        return None, "error: " + done.stderr.strip().splitlines()[-1].split(":")[0][-24:]
     return json.loads(done.stdout.strip().splitlines()[-1]), None
 
 
@@ -165,7 +169,7 @@ def main():
     options = parser.parse_args()
     modules = {"jax jit": "jax", "torch eager": "torch"}
     available = [name for name in LIBRARIES if name not in modules or importlib.util.find_spec(modules[name])]
-    print(f"{'problem':<26}" + "".join(f"{name:>28}" for name in available) + "   sg llvm / jax (per call)")
+    print(f"{'problem':<26}" + "".join(f"{name:>26}" for name in available) + "   sg llvm / jax (per call)")
     for problem, sizes in SIZES.items():
         for size in sizes[:1] if options.quick else sizes:
             row, figures = f"{problem + ' ' + format(size, ','):<26}", {}
@@ -176,7 +180,7 @@ def main():
                 cell = failure or f"{_time(result['first'])} / {_time(result['per_call'])}"
                 if result and problem == "while reverse":
                     cell += f" / {result['peak_mib']:.0f} MiB"
-                row += f"{cell:>28}"
+                row += f"{cell:>26}"
             if figures.get("sg llvm") and figures.get("jax jit"):
                 row += f"   {figures['sg llvm']['per_call'] / figures['jax jit']['per_call']:.2f}"
             print(row, flush=True)
