@@ -92,7 +92,8 @@ class KernelBuilder:
             self._unslices |= isinstance(operand, Unslice)
             if not isinstance(operand, Buffer):
                 target = self._claim(node.out)
-                shared = uses.get(id(node.out), 0) > 1 and (_worth_storing(operand) or id(node.out) in wants_buffer)
+                shared = uses.get(id(node.out), 0) > 1 and (_worth_storing(operand, len(graph.nodes))
+                                                             or id(node.out) in wants_buffer)
                 if target is not None or shared:
                     operand = self.materialize(operand, target)
             self.operands[id(node.out)] = operand
@@ -421,10 +422,22 @@ GROUPS_PER_FUNCTION = 16
 # by each consumer (memory traffic costs more than a few operations, and LLVM merges the
 # recomputations that land in one loop).
 STORE_COST = 24
+# In a long program (more than LONG_PROGRAM nodes), a value of at most CACHED_SIZE elements, which stays
+# in cache, is stored once it costs more than SMALL_STORE_COST (about a transcendental): its uses then
+# land in many loop nests, and each recomputation is code LLVM compiles again (most of the compile time
+# of a long program of small arrays); a load from cache costs less. In a short program the uses share
+# loops, where LLVM merges the recomputations.
+LONG_PROGRAM = 200
+CACHED_SIZE = 1 << 14
+SMALL_STORE_COST = 8
 
 
-def _worth_storing(operand) -> bool:
-    return operand.cost > STORE_COST
+def _worth_storing(operand, program_nodes: int) -> bool:
+    size = 1
+    for extent in operand.shape:
+        size *= extent
+    small = program_nodes > LONG_PROGRAM and size <= CACHED_SIZE
+    return operand.cost > (SMALL_STORE_COST if small else STORE_COST)
 
 
 def _read_from_memory(graph, blas_calls) -> set:
