@@ -123,3 +123,24 @@ def test_compiled_python_loops_match_the_rolled_loop_primitive(backend):
     np.testing.assert_allclose(value, want_value, rtol=1e-13)
     for got, want in zip(grads, want_grads):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_a_rolled_step_carries_only_what_crosses_from_one_step_to_the_next():
+    """A block is cut where the fewest values cross: an RK4 step carries x alone, not its stages,
+    so reverse mode keeps one array per step."""
+    def loss(x, k):
+        f = lambda x: -k * x + sg.sin(x)  # noqa: E731
+        for _ in range(20):
+            k1 = f(x)
+            k2 = f(x + 0.005 * k1)
+            k3 = f(x + 0.005 * k2)
+            k4 = f(x + 0.01 * k3)
+            x = x + 0.01 / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        return sg.sum(x ** 2)
+
+    graph = optimize(sg.trace(lambda x: loss(x, 0.7), X))
+    (scan,) = [node for node in graph.nodes if node.prim.name == "scan"]
+    assert scan.params["num_carry"] == 1
+    args = [X]
+    np.testing.assert_array_equal(evaluate(reroll(sg.trace(lambda x: loss(x, 0.7), X)), args),
+                                  evaluate(sg.trace(lambda x: loss(x, 0.7), X), args))

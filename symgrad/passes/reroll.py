@@ -53,6 +53,7 @@ def _roll_innermost(graph: ir.Graph) -> ir.Graph:
         for skip in range(SKIPPED_BLOCKS + 1):  # the first steps may differ (one creates a constant the rest read)
             region = _region(graph, kinds, position, start + skip * period, period, count - skip)
             if region is not None:
+                region = _best_rotation(graph, kinds, position, region)
                 if not any(lo < region[0] + period * region[2] and region[0] < lo + p * n for lo, p, n, _ in taken):
                     taken.append(region)
                 break
@@ -98,6 +99,32 @@ def _region(graph, kinds, position, start, period, count):
         if start <= position.get(id(value), -1) < last:
             return None  # a value of an earlier step read after the loop: it would need stacking
     return start, period, blocks, slots
+
+
+def _best_rotation(graph, kinds, position, region):
+    """The region, its blocks starting at the node where the fewest values cross from one block to the
+    next (a block found at any node of a step would carry the step's intermediate values too, and a
+    scan keeps every carry of every step for reverse mode)."""
+    start, period, blocks, _ = region
+    last_use = {}  # position in the first block -> last position (in the first two blocks) reading it
+    for b in range(min(2 * period, (blocks - 1) * period)):
+        for value in graph.nodes[start + b].inputs:
+            a = position.get(id(value), -1) - start
+            if 0 <= a < period:
+                last_use[a] = max(last_use.get(a, a), b)
+    crossing = [0] * (2 * period + 1)  # a value live across offset r (defined before r, read at or after r)
+    for a, b in last_use.items():
+        crossing[a + 1] += 1
+        crossing[b + 1] -= 1
+    live, counts = 0, [0] * (2 * period)
+    for r in range(2 * period):
+        live += crossing[r]
+        counts[r] = live
+    carries = [counts[r] + counts[r + period] if r else counts[period] for r in range(period)]
+    best = min(range(period), key=lambda r: (carries[r], r))
+    if best == 0 or blocks - 1 < MIN_BLOCKS:
+        return region
+    return _region(graph, kinds, position, start + best, period, blocks - 1) or region
 
 
 def _same_block(nodes, kinds, position, start, period, k, slots) -> bool:
