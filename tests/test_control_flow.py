@@ -426,3 +426,20 @@ def test_scan_checks_its_xs_and_its_body():
 def test_a_loop_over_constants_is_compiled_not_run_while_tracing():
     graph = sg.trace(lambda x: x * sg.fori_loop(0, 10 ** 9, lambda i, v: v * 0.5, 1.0), X8)
     assert "scan" in str(graph)
+
+
+def test_a_loop_body_reading_a_global_is_never_stale():
+    """What a body reads is guarded like what the function reads: changed in place for the uncompiled
+    transform, rebound for sg.compile."""
+    global SCALE
+    SCALE = np.full(3, 0.5)
+    grad = sg.grad(lambda x: sg.sum(sg.fori_loop(0, 20, lambda i, v: v * SCALE + 0.1, x)))
+    compiled = sg.compile(lambda x: sg.fori_loop(0, 20, lambda i, v: v * SCALE + 0.1, x))
+    x = np.ones(3)
+    np.testing.assert_allclose(grad(x), 0.5 ** 20)
+    compiled(x)
+    SCALE[...] = 0.9
+    np.testing.assert_allclose(grad(x), 0.9 ** 20)
+    SCALE = np.full(3, 0.8)
+    np.testing.assert_allclose(grad(x), 0.8 ** 20)
+    np.testing.assert_allclose(compiled(x), sum(0.1 * 0.8 ** j for j in range(20)) + 0.8 ** 20)
