@@ -205,12 +205,14 @@ class KernelBuilder:
             for key in group.writes | group.reads:
                 first.setdefault(key, index)
                 last[key] = index
+        starting = {}  # group index -> the workspace buffers first used there
+        for buffer in self.buffers:
+            if id(buffer) in first:
+                starting.setdefault(first[id(buffer)], []).append(buffer)
         live, size = [], 0
         for index in range(len(groups)):
             live = [(start, end, key) for start, end, key in live if last[key] >= index]
-            for buffer in self.buffers:
-                if first.get(id(buffer)) != index:
-                    continue
+            for buffer in starting.get(index, ()):
                 need = _round_up(max(buffer.nbytes, 1))
                 offset = 0
                 for start, end, _ in sorted(live):
