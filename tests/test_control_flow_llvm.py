@@ -11,7 +11,6 @@ import pytest
 import symgrad as sg
 from symgrad.codegen.llvm import blas
 from symgrad.codegen.llvm.backend import LlvmExecutable
-from symgrad.core import TracerError
 
 from gradcheck import numeric_grad
 from test_aot import needs_linker
@@ -295,11 +294,6 @@ def test_while_loop_forward_mode(dtype):
         np.testing.assert_allclose(jacobians["default"], unrolled(x), rtol=1e-12)
 
 
-def test_while_loop_reverse_mode_raises_a_clear_error():
-    with pytest.raises(TracerError, match="reverse-mode differentiation through sg.while_loop"):
-        sg.compile(sg.grad(lambda x: sg.sum(halvings(x, 0.1)[1])))(np.ones(3))
-
-
 def test_fori_loop_with_traced_bounds_is_a_while_loop():
     def f(x, n):
         return sg.fori_loop(0, n, lambda i, c: c + sg.sqrt(c + i), x)
@@ -311,6 +305,159 @@ def test_fori_loop_with_traced_bounds_is_a_while_loop():
             expected = expected + np.sqrt(expected + i)
         for path, compiled in paths(f).items():
             np.testing.assert_allclose(compiled(x, np.int64(n)), expected, rtol=1e-14, err_msg=path)
+
+
+# ----------------------------------------------------------------------------- while_loop in reverse mode
+
+CHECKPOINTS = [None, 2, 3, 1000]
+
+
+def newton_sqrt(a, checkpoints=None):
+    """sqrt(a) by Newton's method until the relative residual is small: as many steps as `a` asks for.
+    The root, and the number of steps (an integer carry)."""
+    tolerance = 1e-12 if a.dtype == np.float64 else 1e-5
+    return sg.while_loop(lambda c: sg.max(sg.abs(c[0] * c[0] - a) / a) > tolerance,
+                         lambda c: (0.5 * (c[0] + a / c[0]), c[1] + 1), (a + 1.0, np.int64(0)),
+                         checkpoints=checkpoints)
+
+
+def newton_unrolled(a, steps):
+    x = a + 1.0
+    for _ in range(steps):
+        x = 0.5 * (x + a / x)
+    return x
+
+
+@pytest.mark.parametrize("checkpoints", CHECKPOINTS)
+def test_reverse_mode_through_a_newton_solve(checkpoints):
+    """A loop stopping on the data: the gradient through its steps agrees with the NumPy backend, the
+    unrolled steps, finite differences, and at convergence the implicit derivative 1 / (2 sqrt(a))."""
+    a, w = np.array([0.5, 2.0, 9.0, 100.0]), np.array([1.0, -2.0, 0.5, 3.0])
+    steps = int(newton_sqrt(a)[1])
+    assert steps >= 8
+
+    def loss(a):
+        root, count = newton_sqrt(a, checkpoints)
+        return sg.sum(root * w) + 0.01 * count
+
+    value, grad = assert_agree(sg.value_and_grad(loss), sg.value_and_grad(
+        lambda a: sg.sum(newton_unrolled(a, steps) * w) + 0.01 * steps), (a,))
+    np.testing.assert_allclose(value, np.sum(np.sqrt(a) * w) + 0.01 * steps, rtol=1e-12)
+    np.testing.assert_allclose(grad, numeric_grad(loss, (a,), 0), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(grad, 0.5 * w / np.sqrt(a), rtol=1e-9)
+
+
+def settle(x, w, scale, empty, checkpoints=None):
+    """A pytree carry: a dict of a (position, velocity) pair, an int32 counter, a 0-d scale and an empty
+    array, stepped until the velocity is small (or 300 steps)."""
+    def body(c):
+        x, v = c["state"]
+        v = v * 0.8 - 0.1 * sg.sin(x * w) * c["scale"]
+        return {"state": (x + 0.1 * v, v), "count": c["count"] + np.int32(1), "scale": c["scale"] * 0.99,
+                "empty": c["empty"] * 2.0}
+
+    init = {"state": (x, x * 0.5), "count": np.int32(0), "scale": scale, "empty": empty}
+    return sg.while_loop(lambda c: (sg.sum(c["state"][1] ** 2) > 1e-2) & (c["count"] < 300), body, init,
+                         checkpoints=checkpoints)
+
+
+def settle_unrolled(x, w, scale, empty, steps):
+    c = {"state": (x, x * 0.5), "count": np.int32(0), "scale": scale, "empty": empty}
+    for _ in range(steps):
+        (x, v), scale = c["state"], c["scale"]
+        v = v * 0.8 - 0.1 * sg.sin(x * w) * scale
+        c = {"state": (x + 0.1 * v, v), "count": c["count"] + np.int32(1), "scale": scale * 0.99,
+             "empty": c["empty"] * 2.0}
+    return c
+
+
+def settle_loss(c):
+    x, v = c["state"]
+    return sg.sum(x ** 2) + sg.sum(v) + c["scale"] + sg.sum(c["empty"]) + 0.5 * c["count"]
+
+
+@pytest.mark.parametrize("checkpoints", CHECKPOINTS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_reverse_mode_with_a_pytree_carry_and_an_integer_counter(dtype, checkpoints):
+    args = (np.array([1.5, -0.7, 0.3], dtype), np.array([0.9, 1.3, -1.1], dtype), dtype(1.2), np.zeros(0, dtype))
+    final = settle(*args)
+    steps = int(final["count"])
+    assert 10 < steps < 300 and final["count"].dtype == np.int32
+    assert_agree(lambda *a: settle(*a, checkpoints=checkpoints), lambda *a: settle_unrolled(*a, steps), args, dtype)
+    argnums = (0, 1, 2, 3)
+    loss = lambda *a: settle_loss(settle(*a, checkpoints=checkpoints))  # noqa: E731
+    expected = assert_agree(sg.value_and_grad(loss, argnums=argnums),
+                            sg.value_and_grad(lambda *a: settle_loss(settle_unrolled(*a, steps)), argnums=argnums),
+                            args, dtype)
+    assert [g.dtype for g in expected[1]] == [dtype] * 4 and expected[1][2].shape == () and expected[1][3].shape == (0,)
+    if dtype == np.float64:
+        for n in range(3):
+            np.testing.assert_allclose(expected[1][n], numeric_grad(loss, args, n), rtol=1e-6, atol=1e-8)
+
+
+def steps_and_gradient(x, w, n):
+    """By hand in NumPy: y <- y * w + 0.1 sin(y), n times from x; sum(y) and its gradient in x and w."""
+    ys = [x]
+    for _ in range(n):
+        ys.append(ys[-1] * w + 0.1 * np.sin(ys[-1]))
+    ct, dw = np.ones_like(x), np.zeros_like(w)
+    for y in reversed(ys[:-1]):
+        ct, dw = ct * (w + 0.1 * np.cos(y)), dw + ct * y
+    return np.sum(ys[-1]), ct, dw
+
+
+@pytest.mark.parametrize("checkpoints", [None, 2, 3, 5])
+def test_reverse_mode_for_every_trip_count_around_the_tapes_thinning(checkpoints):
+    """The tape keeps at most `checkpoints` carries, dropping every other one when full: every trip count
+    near the points where it thins (and the number of carries recomputed doubles) pulls back right."""
+    def f(x, w, n):
+        y = sg.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * w + 0.1 * sg.sin(c[1])),
+                          (np.int64(0), x), checkpoints=checkpoints)[1]
+        return sg.sum(y)
+
+    x, w = np.array([0.3, -1.2, 2.0]), np.array([0.9, 1.05, -0.8])
+    compiled = paths(sg.value_and_grad(f, argnums=(0, 1)))
+    for n in [*range(18), 31, 32, 33, 100]:
+        value, dx, dw = steps_and_gradient(x, w, n)
+        for path, run in compiled.items():
+            got_value, (got_dx, got_dw) = run(x, w, np.int64(n))
+            np.testing.assert_allclose(got_value, value, rtol=1e-12, err_msg=f"{path}, {n} steps")
+            np.testing.assert_allclose(got_dx, dx, rtol=1e-11, atol=1e-300, err_msg=f"{path}, {n} steps")
+            np.testing.assert_allclose(got_dw, dw, rtol=1e-11, atol=1e-14, err_msg=f"{path}, {n} steps")
+
+
+@pytest.mark.parametrize("checkpoints", [None, 2])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_reverse_mode_through_a_loop_of_no_steps(dtype, checkpoints):
+    """A loop whose condition is false at once: the cotangents pass through, the body consts get zeros."""
+    def f(x, w):
+        return sg.sum(sg.while_loop(lambda c: sg.sum(c) > 100.0, lambda c: c * w, x, checkpoints=checkpoints) * 3.0)
+
+    x, w = np.array([1.0, -2.0, 0.0], dtype), np.array([2.0, 0.5, 1.0], dtype)
+    for path, compiled in paths(sg.value_and_grad(f, argnums=(0, 1))).items():
+        value, (dx, dw) = compiled(x, w)
+        assert dx.dtype == dw.dtype == dtype, path
+        np.testing.assert_array_equal(value, dtype(-3.0), err_msg=path)
+        np.testing.assert_array_equal(dx, np.full(3, 3.0, dtype), err_msg=path)
+        np.testing.assert_array_equal(dw, np.zeros(3, dtype), err_msg=path)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_reverse_mode_with_edge_values_in_the_carry(dtype):
+    """Infinities, NaN, signed zeros and a 0-d carry go through the steps kept on the tape unchanged."""
+    def f(x, s, w):
+        count, y, t = sg.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * c[2], c[2] * 0.5),
+                                    (np.int64(0), x, s), checkpoints=2)
+        return sg.sum(y * w) + t
+
+    x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e30], dtype)
+    s, w = dtype(2.0), np.array([1.0, 2.0, 3.0, -1.0, 4.0, 0.5], dtype)
+    results = {path: compiled(x, s, w) for path, compiled in paths(sg.value_and_grad(f, argnums=(0, 1))).items()}
+    for path, result in results.items():
+        assert_trees_close(result, results["numpy"], err_msg=path, **TOLERANCE[dtype])
+    value, (dx, ds) = results["default"]
+    assert np.isnan(value) and ds.shape == () and ds.dtype == dtype
+    np.testing.assert_allclose(dx, w * s ** 3 * 0.125)  # s * (s/2) * (s/4)
 
 
 # ----------------------------------------------------------------------------- switch and cond

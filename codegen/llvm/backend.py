@@ -12,7 +12,7 @@ from llvmlite import ir
 from symgrad.codegen import runtime
 from symgrad import ir as sir
 
-from . import blas, callbacks, jit, pyentry
+from . import blas, callbacks, heap, jit, pyentry
 from .kernel import KernelBuilder
 
 
@@ -70,7 +70,7 @@ def lower(graph: sir.Graph, structure=None) -> LlvmExecutable:
                        [(v.shape, v.dtype) for v in graph.inputs], [(v.shape, v.dtype) for v in graph.outputs],
                        structure, [("IndexError", message) for message in kernel.errors])
     text = str(module)
-    symbols = {**runtime.symbol_addresses(), **blas.addresses(), **callbacks.addresses(module)}
+    symbols = {**runtime.symbol_addresses(), **blas.addresses(), **heap.addresses(), **callbacks.addresses(module)}
     addresses = jit.load(text, ["entry"], symbols, kernel.slots)
     entry = runtime.make_builtin(addresses["entry"], graph.name)
     return LlvmExecutable(graph, text, entry, structure)
