@@ -4,6 +4,8 @@ backend, the unrolled Python program and central finite differences, values and 
 from __future__ import annotations
 
 import re
+import resource
+import sys
 
 import numpy as np
 import pytest
@@ -13,9 +15,10 @@ from symgrad.codegen.llvm import blas
 from symgrad.codegen.llvm.backend import LlvmExecutable
 
 from gradcheck import numeric_grad
-from test_aot import needs_linker
+from test_aot import needs_linker, run_python
 
 RNG = np.random.default_rng(11)
+MAXRSS_BYTES = 1 if sys.platform == "darwin" else 1024  # the unit of ru_maxrss
 TOLERANCE = {np.float64: dict(rtol=1e-10, atol=1e-12), np.float32: dict(rtol=2e-5, atol=2e-6)}
 
 
@@ -460,6 +463,93 @@ def test_reverse_mode_with_edge_values_in_the_carry(dtype):
     np.testing.assert_allclose(dx, w * s ** 3 * 0.125)  # s * (s/2) * (s/4)
 
 
+def test_an_index_error_in_a_body_differentiated_in_reverse_mode_frees_the_tape():
+    """The body fails on a step the data chooses, after 100,000 steps kept: the error is the one outside a
+    loop, each time, and the tape is freed on the way out (a leak would hold about 10 MB a call)."""
+    def f(x, table, steps, bad_step):
+        def body(c):  # row 3 of the table, until step `bad_step` reads row 10 of 10
+            return c[0] + 1, c[1] * 0.5 + 0.1 * sg.sin(c[1]) + table[sg.where(c[0] < bad_step, 3, 10)]
+        y = sg.while_loop(lambda c: c[0] < steps, body, (np.int64(0), x))[1]
+        return sg.sum(y * np.arange(8.0))  # linear in y: the gradient runs the reverse pass only
+
+    def by_hand(x, row, steps):
+        ys = [x]
+        for _ in range(steps):
+            ys.append(ys[-1] * 0.5 + 0.1 * np.sin(ys[-1]) + row)
+        ct = np.arange(8.0)
+        for y in reversed(ys[:-1]):
+            ct = ct * (0.5 + 0.1 * np.cos(y))
+        return ct
+
+    x, table, never = np.ones(8), np.linspace(0.0, 1.0, 80).reshape(10, 8), np.int64(10 ** 6)
+    for path, compiled in paths(sg.grad(f)).items():
+        np.testing.assert_allclose(compiled(x, table, np.int64(30), never), by_hand(x, table[3], 30), rtol=1e-12,
+                                   err_msg=path)
+        with pytest.raises(IndexError) as inside:
+            compiled(x, table, np.int64(30), np.int64(29))
+        with pytest.raises(IndexError) as outside:
+            sg.compile(lambda table, i: table[i], backend=None if path == "default" else path)(table, np.int64(10))
+        assert str(inside.value) == str(outside.value), path
+    grad = native(sg.grad(f))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for _ in range(40):
+        with pytest.raises(IndexError, match="out of bounds"):
+            grad(x, table, np.int64(100_000), np.int64(99_999))
+    assert (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * MAXRSS_BYTES < 100 << 20
+    np.testing.assert_allclose(grad(x, table, np.int64(30), never), by_hand(x, table[3], 30), rtol=1e-12)
+
+
+def test_grad_of_a_scan_whose_body_has_a_while_loop():
+    """A while loop's reverse pass inside the body of the scan pulling back through a scan."""
+    def body(total, a):
+        root = newton_sqrt(a, checkpoints=3)[0]
+        return total + root, root * total
+
+    def f(a_rows):
+        total, ys = sg.scan(body, sg.zeros(3), a_rows)
+        return sg.sum(total) + sg.sum(ys ** 2)
+
+    def unrolled(a_rows):
+        total, ys = sg.zeros(3), []
+        for row in range(a_rows.shape[0]):
+            total, y = body(total, a_rows[row])
+            ys.append(y)
+        return sg.sum(total) + sg.sum(sg.stack(ys) ** 2)
+
+    a_rows = RNG.uniform(0.5, 4.0, size=(5, 3))
+    value, grad = assert_agree(sg.value_and_grad(f), sg.value_and_grad(unrolled), (a_rows,))
+    np.testing.assert_allclose(grad, numeric_grad(unrolled, (a_rows,), 0), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="resets and reads the peak memory in /proc")
+def test_checkpoints_bound_the_memory_of_the_reverse_pass():
+    """1000 steps of an 80 KB carry, in a fresh process: every carry kept holds about 80 MB at the peak;
+    at most 45 checkpoints, with the carries recomputed between two of them, about 76 carries (6 MB)."""
+    out = run_python("""
+        import numpy as np
+        import symgrad as sg
+
+        def kilobytes(field):
+            return int(open("/proc/self/status").read().split(field + ":")[1].split()[0])
+
+        def loss(checkpoints):
+            return lambda x, n: sg.sum(sg.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, sg.sin(c[1]) * 1.01),
+                                                     (np.int64(0), x), checkpoints=checkpoints)[1])
+        grads = {checkpoints: sg.compile(sg.grad(loss(checkpoints))) for checkpoints in (45, None)}
+        x = np.linspace(0.0, 1.0, 10_000)
+        results = [grads[checkpoints](x, np.int64(3)) for checkpoints in grads]  # compiled, run once
+        for checkpoints in grads:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")  # the peak is the memory in use now
+            in_use = kilobytes("VmRSS")
+            results.append(grads[checkpoints](x, np.int64(1000)))
+            print(kilobytes("VmHWM") - in_use)
+        np.testing.assert_array_equal(results[2], results[3])
+    """, block=())
+    checkpointed, every_carry = (int(kb) / 1024 for kb in out.split())
+    assert every_carry > 70 and checkpointed < 12, (checkpointed, every_carry)
+
+
 # ----------------------------------------------------------------------------- switch and cond
 
 BRANCHES = [lambda x, y: (x * y, sg.sum(x)), lambda x, y: (sg.sin(x) + y, sg.max(x)),
@@ -604,3 +694,32 @@ def test_aot_library_with_a_loop_and_a_branch(tmp_path):
         np.testing.assert_allclose(grad, expected_grad, rtol=1e-11)
     with pytest.raises(IndexError, match="out of bounds"):
         loaded(x, np.int64(8))
+
+
+@needs_linker
+def test_aot_library_differentiating_a_while_loop_in_reverse_mode(tmp_path):
+    """A shared library's value and gradient through a checkpointed while loop whose body gathers a row
+    of a table (its gradient scatters back), and the index error of a row out of range from its body."""
+    def loss(x, table, bad_step):
+        def body(c):
+            row = table[sg.where(c[0] < bad_step, sg.minimum(c[0], 3), 10)]
+            return c[0] + 1, c[1] * (0.5 + 0.1 * row) + 0.01 * sg.sin(c[1])
+        count, y = sg.while_loop(lambda c: sg.sum(c[1] ** 2) > 1e-8, body, (np.int64(0), x), checkpoints=4)
+        return sg.sum(y ** 2) * 1e8 + count
+
+    x, table = RNG.normal(size=8), RNG.uniform(-1.0, 1.0, size=(10, 8))
+    never = np.int64(1 << 40)
+    sg.aot.compile(loss, (x, table, never), grad=["x", "table"], value_and_grad=True, out=str(tmp_path / "solve"))
+    loaded = sg.load(tmp_path / "solve")
+    expected_value, expected_grads = sg.compile(sg.value_and_grad(loss, argnums=(0, 1)), backend="numpy")(
+        x, table, never)
+    for value, grads in (loaded.value_and_grad(x, table, never),
+                         loaded.value_and_grad(x=x, table=table, bad_step=never)):  # keywords: the C entry
+        np.testing.assert_allclose(value, expected_value, rtol=1e-12)
+        for got, expected in zip(grads, expected_grads):
+            np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-12)
+    assert np.count_nonzero(expected_grads[1]) == 4 * 8  # rows 0-3 are read
+    with pytest.raises(IndexError, match="out of bounds"):
+        loaded.value_and_grad(x, table, np.int64(5))
+    with pytest.raises(IndexError, match="out of bounds"):
+        loaded.value_and_grad(x=x, table=table, bad_step=np.int64(5))
