@@ -550,6 +550,62 @@ def test_checkpoints_bound_the_memory_of_the_reverse_pass():
     assert every_carry > 70 and checkpointed < 12, (checkpointed, every_carry)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the address space's size from /proc")
+def test_a_tape_larger_than_memory_is_a_memory_error():
+    """The address space limited to 256 MB more than in use, a tape of 8 GB fails to grow: a MemoryError
+    saying so, not a crash, and the process goes on."""
+    out = run_python("""
+        import os, resource
+        import numpy as np
+        import symgrad as sg
+
+        grad = sg.compile(sg.grad(lambda x, n: sg.sum(sg.while_loop(lambda c: c[0] < n,
+                                                                    lambda c: (c[0] + 1, sg.sin(c[1])),
+                                                                    (np.int64(0), x))[1])))
+        x = np.ones(10_000)
+        small = grad(x, np.int64(3))
+        in_use = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        resource.setrlimit(resource.RLIMIT_AS, (in_use + (256 << 20), resource.RLIM_INFINITY))
+        try:
+            grad(x, np.int64(100_000))
+        except MemoryError as error:
+            print(error)
+        np.testing.assert_array_equal(grad(x, np.int64(3)), small)
+    """, block=())
+    assert out.startswith("out of memory for the carries the reverse pass of sg.while_loop keeps"), out
+    assert "checkpoints=C" in out
+
+
+@needs_linker
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the address space's size from /proc")
+def test_a_tape_larger_than_memory_is_a_memory_error_from_a_shared_library(tmp_path):
+    """The same through an AOT library, whose CPython entry and C entry (called with keywords) both raise
+    MemoryError, and which goes on working."""
+    out = run_python("""
+        import os, resource, sys
+        import numpy as np
+        import symgrad as sg
+
+        def loss(x, n):
+            return sg.sum(sg.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, sg.sin(c[1])), (np.int64(0), x))[1])
+        x = np.ones(10_000)
+        sg.aot.compile(loss, (x, np.int64(3)), grad="x", out=sys.argv[1])
+        grad = sg.load(sys.argv[1]).grad
+        assert grad.fast is not None  # the CPython entry, called with positional arguments
+        small = grad(x, np.int64(3))
+        in_use = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        resource.setrlimit(resource.RLIMIT_AS, (in_use + (256 << 20), resource.RLIM_INFINITY))
+        for call in (lambda: grad(x, np.int64(100_000)), lambda: grad(x=x, n=np.int64(100_000))):
+            try:
+                call()
+            except MemoryError as error:
+                print(error)
+        np.testing.assert_array_equal(grad(x=x, n=np.int64(3)), small)
+    """, str(tmp_path / "tape"), block=())
+    fast, c_entry = out.splitlines()
+    assert fast == c_entry and fast.startswith("loss.grad: out of memory for the carries"), out
+
+
 # ----------------------------------------------------------------------------- switch and cond
 
 BRANCHES = [lambda x, y: (x * y, sg.sum(x)), lambda x, y: (sg.sin(x) + y, sg.max(x)),

@@ -68,7 +68,7 @@ def lower(graph: sir.Graph, structure=None) -> LlvmExecutable:
     function = kernel.build()
     pyentry.emit_entry(module, function, jit.PLACEHOLDER + "entry",
                        [(v.shape, v.dtype) for v in graph.inputs], [(v.shape, v.dtype) for v in graph.outputs],
-                       structure, [("IndexError", message) for message in kernel.errors])
+                       structure, [(runtime.exception_name(message), message) for message in kernel.errors])
     text = str(module)
     symbols = {**runtime.symbol_addresses(), **blas.addresses(), **heap.addresses(), **callbacks.addresses(module)}
     addresses = jit.load(text, ["entry"], symbols, kernel.slots)
