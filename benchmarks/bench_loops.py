@@ -4,8 +4,8 @@ symgrad beside JAX's jit and PyTorch (eager, a Python loop) when they are instal
 Problems (the issue-11 set): the 8-element ODE step `x = x + 0.01*(-k*x + sin(x))` as `fori_loop`
 (1000 and 100,000 steps) and as a plain Python loop (100 and 1000 steps, which symgrad rerolls and
 JAX unrolls); an Elman RNN over 100 steps with `scan`; and a while loop of 1e6 steps differentiated in
-reverse mode with 1000 checkpoints, with its peak memory (JAX cannot differentiate a while_loop in
-reverse mode). Each measurement runs in a fresh process, one thread.
+reverse mode with 1000 checkpoints and keeping every carry, with its peak memory (JAX cannot
+differentiate a while_loop in reverse mode). Each measurement runs in a fresh process, one thread.
 
 Run: python benchmarks/bench_loops.py [--quick] [--timeout 300]
 """
@@ -45,20 +45,22 @@ PROGRAMS = {
             return np_.sum(ys) + np_.sum(h ** 2)
         args = (W, U)
     """,
-    "while reverse": """
+}
+WHILE = """
         def loss(a):
             def cond(c):
                 return c[1] < N
             def body(c):
                 return (c[0] + 1e-6 * (np_.cos(c[0]) * a - c[0] * 1e-3), c[1] + 1)
-            x, _ = while_loop(cond, body, (np.zeros(8), 0))
+            x, _ = while_loop(cond, body, (np.zeros(8), 0), checkpoints={checkpoints})
             return np_.sum(x ** 2)
         args = (np.linspace(0.5, 1.5, 8),)
-    """,
-}
+"""
+PROGRAMS["while reverse"] = WHILE.format(checkpoints=1000)
+PROGRAMS["while reverse all"] = WHILE.format(checkpoints=None)  # every carry kept
 
 SIZES = {"ode fori_loop": [1000, 100_000], "ode python loop": [100, 1000], "rnn scan": [100],
-         "while reverse": [1_000_000]}
+         "while reverse": [1_000_000], "while reverse all": [1_000_000]}
 
 HARNESS = """
 import json, os, resource, sys, time
@@ -83,9 +85,7 @@ os.environ["SYMGRAD_CACHE"] = "0"
 import numpy as np
 import symgrad as sg
 np_, backend = sg, sys.argv[2]
-fori_loop, scan = sg.fori_loop, sg.scan
-def while_loop(cond, body, init):
-    return sg.while_loop(cond, body, init, checkpoints=1000)
+fori_loop, scan, while_loop = sg.fori_loop, sg.scan, sg.while_loop
 sg.value_and_grad, sg.compile  # the deferred imports, outside the timing
 def make(loss, args):
     f = sg.compile(sg.value_and_grad(loss, argnums=tuple(range(len(args)))), backend=backend)
@@ -118,7 +118,7 @@ def scan(f, carry, xs):
         carry, y = f(carry, x)
         ys.append(y)
     return carry, torch.stack(ys)
-def while_loop(cond, body, carry):
+def while_loop(cond, body, carry, checkpoints):  # autograd keeps every step's values
     while cond(carry):
         carry = body(carry)
     return carry
@@ -137,8 +137,9 @@ def make(loss, args):
 
 LIBRARIES = {"sg llvm": (SYMGRAD, "llvm"), "sg numpy": (SYMGRAD, "numpy"), "jax jit": (JAX, None),
              "torch eager": (TORCH, None)}
-SKIP = {("jax jit", "while reverse"): "no reverse mode",  # jax.lax.while_loop is forward-mode only
-        ("sg numpy", "while reverse"): "slow", ("torch eager", "while reverse"): "slow",
+WHILE_PROBLEMS = ("while reverse", "while reverse all")
+SKIP = {**{("jax jit", problem): "no reverse mode" for problem in WHILE_PROBLEMS},  # jax's is forward-mode only
+        **{(library, problem): "slow" for library in ("sg numpy", "torch eager") for problem in WHILE_PROBLEMS},
         ("torch eager", "ode fori_loop", 100_000): "slow"}
 
 
@@ -178,13 +179,14 @@ def main():
                 result, failure = (None, reason) if reason else measure(library, problem, size, options.timeout)
                 figures[library] = result
                 cell = failure or f"{_time(result['first'])} / {_time(result['per_call'])}"
-                if result and problem == "while reverse":
+                if result and problem in WHILE_PROBLEMS:
                     cell += f" / {result['peak_mib']:.0f} MiB"
                 row += f"{cell:>26}"
             if figures.get("sg llvm") and figures.get("jax jit"):
                 row += f"   {figures['sg llvm']['per_call'] / figures['jax jit']['per_call']:.2f}"
             print(row, flush=True)
-    print("cells: first call / per call (while reverse: / peak resident memory of the process)")
+    print("cells: first call / per call (while reverse: / peak resident memory of the process; all: every carry "
+          "kept, else at most 1000)")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,10 @@ the kernel's module, `i32 f(ptr in..., ptr out...)`, planned by a kernel builder
 (KernelBuilder.nested). A loop is one job calling its body once per step with pointers into
 the buffers it reads and writes: the carries, and the rows of the stacked xs and ys (no copies).
 The carries live in two sets of buffers that swap roles each step, so a step never copies them.
-A switch is an LLVM `switch` over calls of its branches. A nonzero status from a call returns
-from the caller at once. A small function called from one place is inlined by LLVM.
+A while loop's reverse pass (while_vjp) keeps the carries it needs on a heap tape (tape.py)
+whose length is found at run time, bounded by checkpoints if asked. A switch is an LLVM
+`switch` over calls of its branches. A nonzero status from a call returns from the caller at
+once (freeing any tape). A small function called from one place is inlined by LLVM.
 """
 from __future__ import annotations
 
@@ -17,9 +19,11 @@ from symgrad import dtypes
 from symgrad import ir as sir
 from symgrad.ops.control import result_p
 
+from . import heap
 from .jobs import CustomJob
-from .operands import Buffer, Operand
-from .types import I1, I64, PTR, cast, storage_type
+from .operands import Buffer, Operand, zero
+from .tape import Tape
+from .types import I64, PTR, cast, storage_type
 
 
 class Components(Operand):
@@ -131,17 +135,150 @@ def while_loop(k, node, inputs):
         if finals:  # after an odd number of steps the carries are in the spares
             with b.if_then(b.icmp_unsigned("!=", now[0], finals[0].pointer)):
                 for final, pointer in zip(finals, now):
-                    _copy(k, final.pointer, pointer, final.nbytes)
+                    heap.copy(k, final.pointer, pointer, final.nbytes)
 
     reads = _reads(cond_consts + body_consts + finals + spares)
     k.jobs.append(CustomJob(tuple(finals + spares + [flag]), reads | flag.reads, emit))
     return Components(finals)
 
 
-def _copy(k, target, source, nbytes: int):
-    if nbytes:
-        memcpy = k.module.declare_intrinsic("llvm.memcpy", [PTR, PTR, I64])
-        k.b.call(memcpy, [target, source, ir.Constant(I64, nbytes), ir.Constant(I1, 0)])
+# ----------------------------------------------------------------------------- while_vjp
+
+def while_vjp(k, node, inputs):
+    """The reverse pass of a while loop, as ops.control.carries_in_reverse runs it: the loop forward,
+    keeping carries on a heap tape (tape.py: every one, or at most `checkpoints`, every k-th, k doubling
+    as the tape fills); then for each kept carry, last first, the carries after it recomputed into the
+    segment, and `step` pulling the cotangents back through them, in two sets of buffers that swap."""
+    p = node.params
+    num_cond, split, checkpoints = p["num_cond_consts"], p["num_cond_consts"] + p["num_body_consts"], p["checkpoints"]
+    num_carry = len(p["body"].outputs)
+    cond_consts = [in_memory(k, x) for x in inputs[:num_cond]]
+    body_consts = [in_memory(k, x) for x in inputs[num_cond:split]]
+    carries = [k.materialize(value) for value in inputs[split:split + num_carry]]
+    spare_carries = [k.new_buffer(buffer.shape, buffer.dtype) for buffer in carries]
+    pulled = _component_buffers(k, node)  # the carries' cotangents, then the sums over the body consts
+    cotangents = inputs[split + num_carry:]
+    for value, buffer in zip(cotangents, pulled):
+        k.materialize(value, buffer)
+    for buffer in pulled[len(cotangents):]:
+        k.fill(buffer, zero(buffer.dtype))
+    spare_pulled = [k.new_buffer(buffer.shape, buffer.dtype) for buffer in pulled]
+    flag = k.new_buffer((), dtypes.BOOL)
+    cond, body, step = (k.nested(p[name], name) for name in ("cond", "body", "step"))
+    tape = Tape(carries, checkpoints)
+
+    def emit(k):
+        b, one = k.b, ir.Constant(I64, 1)
+        tape.start(k)
+        steps, every = _variable(k, ir.Constant(I64, 0)), _variable(k, one)
+        now, after = _variables(k, carries), _variables(k, spare_carries)
+        consts = _pointers(body_consts)
+
+        # forward: the loop, keeping carries
+        function = b.block.parent
+        header, inside, done = (function.append_basic_block(name) for name in ("while", "while.body", "while.end"))
+        b.branch(header)
+        b.position_at_end(header)
+        current = _loads(k, now)
+        k.call_checked(cond, _pointers(cond_consts) + current + [flag.pointer], tape.free)
+        b.cbranch(flag.load(k, []), inside, done)
+        b.position_at_end(inside)
+        _keep(k, tape, checkpoints, b.load(steps, typ=I64), every, current)
+        following = _loads(k, after)
+        k.call_checked(body, consts + current + following, tape.free)
+        _swap(k, now, after)
+        b.store(b.add(b.load(steps, typ=I64), one, flags=["nuw"]), steps)
+        b.branch(header)
+        b.position_at_end(done)
+
+        # backward: kept carry `index` entered step index * stride; from the last, each one's segment of
+        # steps (up to where the next kept carry starts) is recomputed, then pulled back through, last first
+        count, stride = tape.length(k), b.load(every, typ=I64)
+        if checkpoints is not None:
+            tape.reserve_segment(k, b.sub(stride, one))
+        cts_now, cts_after = _variables(k, pulled), _variables(k, spare_pulled)
+        end = _variable(k, b.load(steps, typ=I64))
+
+        def pull(record):  # the cotangents back through the step entered with the carry in `record`
+            ct_in, ct_out = _loads(k, cts_now), _loads(k, cts_after)
+            k.call_checked(step, consts + tape.components(k, record) + ct_in + ct_out, tape.free)
+            _swap(k, cts_now, cts_after)
+
+        def segment(r):
+            index = b.sub(b.sub(count, one), r)
+            kept = tape.record(k, index)
+            if checkpoints is None:  # every carry was kept: segments of one step
+                pull(kept)
+                return
+            start = b.mul(index, stride)
+            length = b.sub(b.load(end, typ=I64), start)
+
+            def carry_at(j):  # the carry entering step start + j: the kept one, or one recomputed
+                return b.select(b.icmp_unsigned("==", j, ir.Constant(I64, 0)), kept,
+                                tape.segment_record(k, b.sub(j, one)))
+
+            def recompute(j):
+                previous = b.sub(j, one)
+                k.call_checked(body, consts + tape.components(k, carry_at(previous))
+                               + tape.components(k, tape.segment_record(k, previous)), tape.free)
+            k.for_range(1, length, recompute)
+            k.for_range(0, length, lambda r: pull(carry_at(b.sub(b.sub(length, one), r))))
+            b.store(start, end)
+
+        k.for_range(0, count, segment)
+        tape.free(k)
+        if pulled:  # after an odd number of steps the cotangents are in the spares
+            final = _loads(k, cts_now)
+            with b.if_then(b.icmp_unsigned("!=", final[0], pulled[0].pointer)):
+                for buffer, pointer in zip(pulled, final):
+                    heap.copy(k, buffer.pointer, pointer, buffer.nbytes)
+
+    buffers = carries + spare_carries + pulled + spare_pulled + [flag]
+    k.jobs.append(CustomJob(tuple(buffers), _reads(cond_consts + body_consts + buffers), emit))
+    return Components(pulled)
+
+
+def _keep(k, tape, checkpoints, step, every, carry):
+    """Keep `carry`, entering step number `step`, as carries_in_reverse does: every one; or, with
+    `checkpoints`, when `step` is a multiple of `every` (a power of two), a full tape first keeping
+    every other carry and `every` doubling."""
+    if checkpoints is None:
+        tape.push(k, carry)
+        return
+    b = k.b
+
+    def due():
+        mask = b.sub(b.load(every, typ=I64), ir.Constant(I64, 1))
+        return b.icmp_unsigned("==", b.and_(step, mask), ir.Constant(I64, 0))
+
+    with b.if_then(due()):
+        with b.if_then(b.icmp_unsigned("==", tape.length(k), ir.Constant(I64, checkpoints))):
+            tape.thin(k)
+            b.store(b.shl(b.load(every, typ=I64), ir.Constant(I64, 1)), every)
+        with b.if_then(due()):
+            tape.push(k, carry)
+
+
+def _variable(k, value) -> ir.Value:
+    """A stack slot holding `value` (LLVM keeps it in a register)."""
+    slot = k.alloca(value.type)
+    k.b.store(value, slot)
+    return slot
+
+
+def _variables(k, buffers) -> list:
+    """A slot per buffer holding its pointer: pointers that swap."""
+    return [_variable(k, buffer.pointer) for buffer in buffers]
+
+
+def _loads(k, slots) -> list:
+    return [k.b.load(slot, typ=PTR) for slot in slots]
+
+
+def _swap(k, slots, others):
+    mine, theirs = _loads(k, slots), _loads(k, others)
+    for slot, value in zip(slots + others, theirs + mine):
+        k.b.store(value, slot)
 
 
 # ----------------------------------------------------------------------------- switch

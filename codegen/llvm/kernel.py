@@ -142,14 +142,20 @@ class KernelBuilder:
         function.linkage = "internal"
         return function
 
-    def call_checked(self, function: ir.Function, args):
+    def call_checked(self, function: ir.Function, args, cleanup=None):
         """Call `function` (a status-returning kernel part or sub-graph); a nonzero status returns from
-        the function being emitted at once."""
+        the function being emitted at once, after cleanup(k) (e.g. freeing heap memory) when given."""
         status = self.b.call(function, args)
-        caller = self.b.block.parent
-        failed, ok = caller.append_basic_block("failed"), caller.append_basic_block("ok")
-        self.b.cbranch(self.b.icmp_unsigned("!=", status, ir.Constant(I32, 0)), failed, ok)
+        self._return_unless(self.b.icmp_unsigned("==", status, ir.Constant(I32, 0)), status, cleanup)
+
+    def _return_unless(self, condition, status, cleanup=None):
+        """Return `status` (after cleanup(k)) from the function being emitted when `condition` is false."""
+        function = self.b.block.parent
+        ok, failed = function.append_basic_block("ok"), function.append_basic_block("failed")
+        self.b.cbranch(condition, ok, failed)
         with self.b.goto_block(failed):
+            if cleanup is not None:
+                cleanup(self)
             self.b.ret(status)
         self.b.position_at_end(ok)
 
@@ -357,9 +363,10 @@ class KernelBuilder:
         if self._splits is not None and coord is self._splits[0]:
             self._splits[1].update(points)
 
-    def for_range(self, lo: int, hi: int, body, carried=()):
-        """Loop i over [lo, hi): body(i, *values) emits one step. With `carried` (the values entering
-        the first step, e.g. pointers that swap), body returns the values entering the next one."""
+    def for_range(self, lo: int, hi, body, carried=()):
+        """Loop i over [lo, hi) (hi an int, or an i64 found at run time): body(i, *values) emits one step.
+        With `carried` (the values entering the first step, e.g. pointers that swap), body returns the
+        values entering the next one."""
         b = self.b
         preheader = b.block
         function = preheader.parent
@@ -373,7 +380,7 @@ class KernelBuilder:
         values = [b.phi(value.type) for value in carried]
         for phi, value in zip(values, carried):
             phi.add_incoming(value, preheader)
-        b.cbranch(b.icmp_signed("<", i, ir.Constant(I64, hi)), inside, done)
+        b.cbranch(b.icmp_signed("<", i, hi if isinstance(hi, ir.Value) else ir.Constant(I64, hi)), inside, done)
         b.position_at_end(inside)
         following = body(i, *values)
         for phi, value in zip(values, following if carried else ()):
@@ -382,18 +389,12 @@ class KernelBuilder:
         b.branch(header)
         b.position_at_end(done)
 
-    def fail_unless(self, condition, message: str):
-        """Return error number for `message` from the kernel when `condition` is false."""
+    def fail_unless(self, condition, message: str, cleanup=None):
+        """Return error number for `message` from the kernel when `condition` is false (after
+        cleanup(k) when given)."""
         if message not in self.errors:
             self.errors.append(message)
-        code = self.errors.index(message) + 1
-        function = self.b.block.parent
-        ok = function.append_basic_block("ok")
-        bad = function.append_basic_block("error")
-        self.b.cbranch(condition, ok, bad)
-        with self.b.goto_block(bad):
-            self.b.ret(ir.Constant(I32, code))
-        self.b.position_at_end(ok)
+        self._return_unless(condition, ir.Constant(I32, self.errors.index(message) + 1), cleanup)
 
 
 def _similar(a, b) -> bool:

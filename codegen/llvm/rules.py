@@ -11,7 +11,7 @@ from llvmlite import ir
 
 from symgrad import dtypes
 from symgrad.core import const_p
-from symgrad.ops.control import result_p, scan_p, switch_p, while_p
+from symgrad.ops.control import result_p, scan_p, switch_p, while_p, while_vjp_p
 from symgrad.ops.cumulative import cumprod_p, cumsum_p
 from symgrad.ops.ew import ew_p
 from symgrad.ops.indexing import scatter_add_p, slice_p, take_p, unslice_p, wrap_index_p
@@ -332,6 +332,7 @@ LLVM_RULES = {
     scatter_add_p: _scatter_add,
     scan_p: control.scan,
     while_p: control.while_loop,
+    while_vjp_p: control.while_vjp,
     switch_p: control.switch,
     result_p: control.result,
 }
@@ -349,5 +350,6 @@ BUFFER_INPUTS = {
     reshape_p: _reshape_reads_buffer,
     scan_p: control.scan_reads_buffers,
     while_p: control.while_reads_buffers,
+    while_vjp_p: control.while_reads_buffers,
     switch_p: control.switch_reads_buffers,
 }
