@@ -15,6 +15,7 @@ import numpy as np
 from symgrad import ir
 from symgrad.codegen.standalone import standalone_source
 from symgrad.core import const_p
+from symgrad.ops.control import carries_in_reverse, result_p, scan_p, switch_p, while_p, while_vjp_p
 from symgrad.ops.ew import ew_p
 from symgrad.ops.indexing import scatter_add_p, slice_p, strided_slices, take_p, unslice_p
 from symgrad.ops.linalg import matmul_p
@@ -39,6 +40,8 @@ class _Module:
         self.printer = NumpyExprPrinter()
         self.header: list[str] = []
         self.constants: dict = {}
+        self.functions: dict = {}  # id(sub-graph) -> the name of the function computing it
+        self.scope = ""  # the prefix of module-level names defined for the function being written
 
 
 def _slices_text(starts, steps, sizes) -> str:
@@ -52,9 +55,10 @@ def _expr_rule(template):
 
 
 def _const_rule(node, args, target, module):
-    """A constant is defined once at module level, not in the function body."""
-    module.header.append(_constant_line(target, node, module.constants))
-    return []
+    """A constant is defined once at module level, not in the function body (a sub-function's
+    under a name of its own, which its body reads)."""
+    module.header.append(_constant_line(module.scope + target, node, module.constants))
+    return [f"{target} = {module.scope}{target}"] if module.scope else []
 
 
 def _ew_rule(node, args, target, module):
@@ -76,6 +80,87 @@ def _scatter_rule(node, args, target, module):
             f"np.add.at({target}, ({'slice(None), ' * p['axis']}{args[1]}), {args[0]})"]
 
 
+def _subfunction(module, graph: ir.Graph) -> str:
+    """The name of a module-level function computing `graph` (a loop body, a branch), defined once."""
+    key = id(graph)
+    if key not in module.functions:
+        name = f"_{graph.name}_{len(module.functions)}"
+        module.functions[key] = name
+        module.header.extend(_function_lines(graph, name, module, copy_outputs=False) + [""])
+    return module.functions[key]
+
+
+def _names(prefix, count) -> list:
+    return [f"{prefix}_{k}" for k in range(count)]
+
+
+def _tuple_text(names) -> str:
+    return "(" + "".join(f"{name}, " for name in names).rstrip(" ") + ")"
+
+
+def _scan_rule(node, args, target, module):
+    p = node.params
+    body, n_consts, n_carry = p["body"], p["num_consts"], p["num_carry"]
+    consts, init, xs = args[:n_consts], args[n_consts:n_consts + n_carry], args[n_consts + n_carry:]
+    function = _subfunction(module, body)
+    carries, ys = _names(f"{target}_c", n_carry), _names(f"{target}_y", len(body.outputs) - n_carry)
+    step = f"{target}_i"
+    lines = [f"{_tuple_text(carries)} = {_tuple_text(init)}"] if carries else []
+    lines += [f"{y} = np.empty({(p['length'], *v.shape)}, dtype={np_dtype(v.dtype)})"
+              for y, v in zip(ys, body.outputs[n_carry:])]
+    steps = f"range({p['length'] - 1}, -1, -1)" if p["reverse"] else f"range({p['length']})"
+    outs = carries + [f"{y}[{step}]" for y in ys]
+    call = f"{function}({', '.join(consts + carries + [f'{x}[{step}]' for x in xs])})"
+    lines += [f"for {step} in {steps}:", f"    {_tuple_text(outs)} = {call}" if outs else f"    {call}"]
+    return lines + [f"{target} = {_tuple_text(carries + ys)}"]
+
+
+def _while_rule(node, args, target, module):
+    p = node.params
+    n_cond, n_body = p["num_cond_consts"], p["num_body_consts"]
+    cond_consts, body_consts, init = args[:n_cond], args[n_cond:n_cond + n_body], args[n_cond + n_body:]
+    cond, body = _subfunction(module, p["cond"]), _subfunction(module, p["body"])
+    carries = _names(f"{target}_c", len(init))
+    lines = [f"{_tuple_text(carries)} = {_tuple_text(init)}"] if carries else []
+    lines += [f"while {cond}({', '.join(cond_consts + carries)})[0]:",
+              f"    {_tuple_text(carries)} = {body}({', '.join(body_consts + carries)})" if carries else "    pass"]
+    return lines + [f"{target} = {_tuple_text(carries)}"]
+
+
+def _while_vjp_rule(node, args, target, module):
+    """The loop forward, keeping carries (carries_in_reverse, copied into the module), then `step` over
+    them, last first."""
+    p = node.params
+    n_cond, n_body, n_carry = p["num_cond_consts"], p["num_body_consts"], len(p["body"].outputs)
+    cond_consts, body_consts = args[:n_cond], args[n_cond:n_cond + n_body]
+    init, cts = args[n_cond + n_body:n_cond + n_body + n_carry], args[n_cond + n_body + n_carry:]
+    cond, body, step = (_subfunction(module, p[name]) for name in ("cond", "body", "step"))
+    helper = "_carries_in_reverse"
+    HELPERS.setdefault(helper, standalone_source(carries_in_reverse, helper))
+    module.printer.helpers.add(helper)
+    sums = _names(f"{target}_sum", len(p["step"].outputs) - len(cts))
+    pulled = _names(f"{target}_ct", len(cts)) + sums
+    carry = f"{target}_c"
+    lines = [f"{_tuple_text(pulled)} = {_tuple_text(cts + [f'np.zeros({v.shape}, dtype={np_dtype(v.dtype)})' for v in p['step'].inputs[len(p['step'].inputs) - len(sums):]])}"]
+    lines += [f"for {carry} in {helper}(lambda c: {cond}({''.join(a + ', ' for a in cond_consts)}*c)[0], "
+              f"lambda c: list({body}({''.join(a + ', ' for a in body_consts)}*c)), [{', '.join(init)}], "
+              f"{p['checkpoints']!r}):",
+              f"    {_tuple_text(pulled)} = {step}({''.join(a + ', ' for a in body_consts)}*{carry}, {', '.join(pulled)})"]
+    return lines + [f"{target} = {_tuple_text(pulled)}"]
+
+
+def _switch_rule(node, args, target, module):
+    branches = node.params["branches"]
+    index, operands = args[0], ", ".join(args[1:])
+    if len(branches) == 1:
+        return [f"{target} = {_subfunction(module, branches[0])}({operands})"]
+    lines = []
+    for k, branch in enumerate(branches):
+        test = f"if {index} <= 0" if k == 0 else (f"elif {index} == {k}" if k < len(branches) - 1 else "else")
+        lines += [f"{test}:", f"    {target} = {_subfunction(module, branch)}({operands})"]
+    return lines
+
+
 # NUMPY_RULES[prim](node, args, target, module) -> the body lines assigning node's value to `target`.
 NUMPY_RULES = {
     const_p: _const_rule,
@@ -95,6 +180,11 @@ NUMPY_RULES = {
     unslice_p: _unslice_rule,
     take_p: _expr_rule(lambda p, a, n: f"np.take({a[0]}, {a[1]}, axis={p['axis']})"),
     scatter_add_p: _scatter_rule,
+    result_p: _expr_rule(lambda p, a, n: f"{a[0]}[{p['index']}]"),
+    scan_p: _scan_rule,
+    while_p: _while_rule,
+    switch_p: _switch_rule,
+    while_vjp_p: _while_vjp_rule,
 }
 
 
@@ -140,11 +230,23 @@ class NumpyExecutable:
 
 def lower(graph: ir.Graph) -> NumpyExecutable:
     """Graph -> NumpyExecutable holding readable source (`.source`)."""
-    namer = ir.Namer()
     module = _Module()
+    function = _function_lines(graph, graph.name, module, copy_outputs=True)
+    helper_lines = [HELPERS[h] for h in sorted(module.printer.helpers)]
+    lines = ["import math", "import numpy as np", "", *helper_lines, *module.header, *function]
+    source = "\n".join(lines) + "\n"
+    namespace = {"np": np, "math": math, **module.constants}
+    return NumpyExecutable(graph, source, namespace)
+
+
+def _function_lines(graph: ir.Graph, function_name: str, module, copy_outputs: bool) -> list:
+    """The lines of `def function_name(inputs): ... return (outputs,)`. copy_outputs: never hand out an input,
+    a loop's result (which may be an input it did not change) or one array twice; a sub-graph's
+    outputs need no copies, as generated code never writes into an array it did not create."""
+    namer = ir.Namer()
     params = [_identifier(namer(v)) for v in graph.inputs]
     body = []
-    input_ids = {id(v) for v in graph.inputs}
+    saved, module.scope = module.scope, ("" if copy_outputs else function_name + "_")
     for node in graph.nodes:
         target = _identifier(namer(node.out))
         args = [_identifier(namer(v)) for v in node.inputs]
@@ -159,18 +261,18 @@ def lower(graph: ir.Graph) -> NumpyExecutable:
         module.printer.helpers.add(helper)
         attrs = "".join(f", {name}={_literal(value)}" for name, value in node.attrs)
         body.append(f"{target} = {helper}({', '.join(args)}{attrs})")
+    module.scope = saved
+    producers = graph.producers()
+    shared = {id(v) for v in graph.inputs} | {id(v) for v in graph.outputs if id(v) in producers
+                                             and producers[id(v)].prim is result_p}
     results, returned = [], set()
-    for value in graph.outputs:  # never hand out an input, or one array twice
+    for value in graph.outputs:
         name = _identifier(namer(value))
-        results.append(f"{name}.copy()" if id(value) in input_ids or id(value) in returned else name)
+        copy = copy_outputs and (id(value) in shared or id(value) in returned)
+        results.append(f"np.array({name})" if copy else name)
         returned.add(id(value))
     body.append(f"return ({', '.join(results)},)")
-    helper_lines = [HELPERS[h] for h in sorted(module.printer.helpers)]
-    lines = ["import math", "import numpy as np", "", *helper_lines, *module.header,
-             f"def {graph.name}({', '.join(params)}):", *("    " + line for line in body)]
-    source = "\n".join(lines) + "\n"
-    namespace = {"np": np, "math": math, **module.constants}
-    return NumpyExecutable(graph, source, namespace)
+    return [f"def {function_name}({', '.join(params)}):", *("    " + line for line in body)]
 
 
 # Constants up to this many elements are written into the source; larger ones are passed in.

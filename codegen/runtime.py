@@ -32,7 +32,14 @@ DESCR_SYMBOLS = {
 }
 
 # Exceptions an entry point can raise for a kernel's error status (RuntimeError: unknown status).
-EXCEPTION_SYMBOLS = {name: PREFIX + "PyExc_" + name for name in ("IndexError", "ValueError", "RuntimeError")}
+EXCEPTION_SYMBOLS = {name: PREFIX + "PyExc_" + name
+                     for name in ("IndexError", "ValueError", "RuntimeError", "MemoryError")}
+
+
+def exception_name(message: str) -> str:
+    """The exception a kernel's error status with this message raises: MemoryError for a failed
+    allocation (its message starts "out of memory"), IndexError for the rest (bounds checks)."""
+    return "MemoryError" if message.startswith("out of memory") else "IndexError"
 
 # CPython C-API functions an entry point calls, by their CPython name.
 CPYTHON_FUNCTIONS = ("Py_IncRef", "Py_DecRef", "PyTuple_New", "PyTuple_SetItem", "PyErr_SetString")

@@ -19,6 +19,7 @@ _LAZY = {
     ".core": "ShapeError TracerError UnsupportedOpError",
     ".ops.elementwise": "elementwise",
     ".tracing": "trace",
+    ".control_flow": "checkpoint cond fori_loop scan switch while_loop",
     ".transforms": "grad hessian jacfwd jacobian jacrev jvp value_and_grad vjp",
     ".finite_differences": "check_grads",
     ".compiler": "compile",

@@ -66,7 +66,7 @@ def lower(graph: ir.Graph, backend=None, structure=None):
 def _missing_rules(graph: ir.Graph, name) -> list:
     """Names of the primitives in `graph` backend `name` has no rule for."""
     has_rule = RULE_CHECKS.get(name)
-    return [] if has_rule is None else sorted({node.prim.name for node in graph.nodes if not has_rule(node.prim)})
+    return [] if has_rule is None else sorted({node.prim.name for node in ir.all_nodes(graph) if not has_rule(node.prim)})
 
 
 def for_backend(graph: ir.Graph, name) -> ir.Graph:

@@ -18,7 +18,8 @@ import sympy as sp
 from . import ir, pytree
 from .ops.ew import ew_p
 from .ops.indexing import scatter_add_p, take_p
-from .core import const_p
+from .core import TracerError, const_p
+from .ops.control import result_p, scan_p, switch_p, while_p
 from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
 from .ops.shape import convert_p, reduce_sum_p
 from .tracing import argument_names, trace_flat
@@ -122,6 +123,53 @@ def _with_integer_index(node, operands):
     return _by_impl(node, [values, index])
 
 
+def _run(graph, operands) -> list:
+    """A sub-graph's outputs over SymPy values."""
+    env = {id(v): x for v, x in zip(graph.inputs, operands)}
+    for node in graph.nodes:
+        env[id(node.out)] = _eval_node(node, [env[id(v)] for v in node.inputs])
+    return [env[id(v)] for v in graph.outputs]
+
+
+def _concrete(value, what) -> int:
+    """A SymPy value a loop or a branch decides on, as a Python int; a clear error when it is symbolic."""
+    value = value[()] if isinstance(value, np.ndarray) else value
+    if not getattr(value, "is_number", False) and value not in (sp.true, sp.false):
+        raise TracerError(f"sg.symbolic: {what} depends on the symbols ({value}); a closed form cannot "
+                          "choose a branch or a step count")
+    return int(bool(value)) if value in (sp.true, sp.false) else int(value)
+
+
+def _eval_scan(node, operands):
+    """The loop unrolled over SymPy values."""
+    p = node.params
+    consts, carries = list(operands[:p["num_consts"]]), list(operands[p["num_consts"]:p["num_consts"] + p["num_carry"]])
+    xs, body = operands[p["num_consts"] + p["num_carry"]:], p["body"]
+    ys = [np.empty((p["length"], *v.shape), dtype=object) for v in body.outputs[p["num_carry"]:]]
+    for step in (range(p["length"] - 1, -1, -1) if p["reverse"] else range(p["length"])):
+        outs = _run(body, consts + carries + [_obj(x[step]) for x in xs])
+        carries = outs[:p["num_carry"]]
+        for y, value in zip(ys, outs[p["num_carry"]:]):
+            y[step] = value
+    return tuple(carries) + tuple(ys)
+
+
+def _eval_while(node, operands):
+    p = node.params
+    split = p["num_cond_consts"] + p["num_body_consts"]
+    cond_consts, body_consts = list(operands[:p["num_cond_consts"]]), list(operands[p["num_cond_consts"]:split])
+    carries = list(operands[split:])
+    while _concrete(_run(p["cond"], cond_consts + carries)[0], "a while loop's condition"):
+        carries = _run(p["body"], body_consts + carries)
+    return tuple(carries)
+
+
+def _eval_switch(node, operands):
+    branches = node.params["branches"]
+    index = min(max(_concrete(operands[0], "a switch's index"), 0), len(branches) - 1)
+    return tuple(_run(branches[index], list(operands[1:])))
+
+
 # SYMPY_RULES[prim](node, operands) -> node's value over object arrays of SymPy values, for the
 # primitives whose NumPy impl cannot compute it; every other primitive runs its impl (_by_impl).
 SYMPY_RULES = {
@@ -134,11 +182,16 @@ SYMPY_RULES = {
     reduce_min_p: _reduce(sp.Min),
     take_p: _with_integer_index,
     scatter_add_p: _with_integer_index,
+    scan_p: _eval_scan,
+    while_p: _eval_while,
+    switch_p: _eval_switch,
+    result_p: lambda node, ops: ops[0][node.params["index"]],
 }
 
 
 def _eval_node(node, operands):
-    return _obj(SYMPY_RULES.get(node.prim, _by_impl)(node, operands))
+    value = SYMPY_RULES.get(node.prim, _by_impl)(node, operands)
+    return value if isinstance(value, tuple) else _obj(value)
 
 
 def _to_sympy(array: np.ndarray):

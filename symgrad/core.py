@@ -84,11 +84,14 @@ class Primitive:
     vjp(ct, ans, *inputs, **attrs) -> one cotangent (or None) per input, written with primitives.
     jvp(tangents, ans, *inputs, **attrs) -> output tangent (or None); tangents hold None for zero.
     linear=True (with no jvp): the forward pass applies the primitive to the tangents (autodiff/forward.py).
+    traced_always=True: recorded in an active trace even when every operand is a constant (a loop is
+    compiled, never run while tracing).
     decompose(*inputs, **attrs) -> the same value written with other primitives: a backend with
     no rule of its own for this primitive lowers that instead (passes/decompose.py).
     """
 
-    def __init__(self, name, shape_rule, impl, vjp=None, jvp=None, linear=False, decompose=None):
+    def __init__(self, name, shape_rule, impl, vjp=None, jvp=None, linear=False, decompose=None,
+                 traced_always=False):
         if name in REGISTRY:  # the name identifies a primitive in printed, cached and pickled graphs
             raise ValueError(f"a primitive named {name!r} exists already, defined in {REGISTRY[name].defined_in}")
         self.name = name
@@ -99,6 +102,7 @@ class Primitive:
         self.linear = linear
         self.jvp = jvp
         self.decompose = decompose
+        self.traced_always = traced_always
         REGISTRY[name] = self
 
     def abstract_eval(self, inputs, **attrs):
@@ -241,9 +245,13 @@ def bind(prim, args, attrs):
     for arg in args:
         if isinstance(arg, Tracer) and (builder is None or arg.builder.depth > builder.depth):
             builder = arg.builder
+    if builder is None and prim.traced_always:
+        builder = current_builder()
     if builder is None:
-        arrays = [np.asarray(a) for a in args]
+        arrays = [a if isinstance(a, tuple) else np.asarray(a) for a in args]  # a tuple: a loop's results
         shape, dtype = _shape_rule(prim, arrays, attrs)
+        if ir.is_tuple_dtype(dtype):
+            return tuple(prim.impl(*arrays, **attrs))
         result = np.asarray(prim.impl(*arrays, **attrs))
         return result if result.dtype == dtype else result.astype(dtype)
     if not builder.active:

@@ -22,6 +22,7 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, ep
     """Raise AssertionError unless f's derivatives at args, up to `order`, in `modes` ("fwd", "rev"),
     agree with central finite differences. Tolerances and step follow the widest float dtype of args."""
     args = tuple(args)
+    modes = (modes,) if isinstance(modes, str) else tuple(modes)  # modes="rev" works in JAX too
     unknown = set(modes) - {"fwd", "rev"}
     if unknown:
         raise ValueError(f"check_grads: unknown modes {sorted(unknown)}; use 'fwd' and/or 'rev'")

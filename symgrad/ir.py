@@ -34,10 +34,80 @@ class Value:
         return int(np.prod(self.shape, dtype=np.int64))
 
     def type_str(self) -> str:
+        if is_tuple_dtype(self.dtype):
+            return "(" + ", ".join(Value(shape, dtype).type_str() for shape, dtype in components(self.dtype)) + ")"
         return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
 
     def __repr__(self):
         return f"<Value {self.type_str()}>"
+
+
+# ----------------------------------------------------------------------------- tuple values
+# A node has one output. A loop or a branch returns several arrays, so its output is one value of a
+# tuple type, read by `result[index=k]` nodes. The tuple type is a NumPy structured dtype with one
+# field per component (shape and dtype), so every value keeps a plain, hashable, picklable type.
+
+def tuple_dtype(types) -> np.dtype:
+    """The tuple type of components `types`, a list of (shape, dtype)."""
+    return np.dtype([(f"r{i}", np.dtype(dtype), tuple(shape)) for i, (shape, dtype) in enumerate(types)])
+
+
+def is_tuple_dtype(dtype) -> bool:
+    return np.dtype(dtype).names is not None
+
+
+def components(dtype) -> list:
+    """The (shape, dtype) of each component of a tuple type."""
+    fields = np.dtype(dtype).fields
+    return [(fields[name][0].shape, fields[name][0].base) for name in np.dtype(dtype).names]
+
+
+def is_differentiable(dtype) -> bool:
+    """A float type, or a tuple type with a float component: what carries a (co)tangent."""
+    if is_tuple_dtype(dtype):
+        return any(dtypes.is_float(d) for _, d in components(dtype))
+    return dtypes.is_float(dtype)
+
+
+def subgraphs(node) -> list:
+    """The graphs among a node's attributes (a loop's body, a switch's branches), in attribute order."""
+    found = []
+    for _, value in node.attrs:
+        if isinstance(value, Graph):
+            found.append(value)
+        elif isinstance(value, tuple) and value and all(isinstance(v, Graph) for v in value):
+            found.extend(value)
+    return found
+
+
+def map_subgraphs(graph: "Graph", rewrite) -> "Graph":
+    """`graph` with every sub-graph attribute replaced by `rewrite(sub-graph)` (graph itself if none changes)."""
+    nodes, changed = [], False
+    for node in graph.nodes:
+        attrs = node.attrs
+        if subgraphs(node):
+            attrs = tuple((name, _rewrite_attr(value, rewrite)) for name, value in node.attrs)
+        if attrs != node.attrs or any(a is not b for (_, a), (_, b) in zip(attrs, node.attrs)):
+            node = Node(node.prim, node.inputs, attrs, node.out, dict(node.meta))
+            changed = True
+        nodes.append(node)
+    return Graph(list(graph.inputs), nodes, list(graph.outputs), graph.name) if changed else graph
+
+
+def _rewrite_attr(value, rewrite):
+    if isinstance(value, Graph):
+        return rewrite(value)
+    if isinstance(value, tuple) and value and all(isinstance(v, Graph) for v in value):
+        return tuple(rewrite(v) for v in value)
+    return value
+
+
+def all_nodes(graph: "Graph"):
+    """Every node of `graph` and of its sub-graphs, at any depth."""
+    for node in graph.nodes:
+        yield node
+        for sub in subgraphs(node):
+            yield from all_nodes(sub)
 
 
 class Constant:
@@ -155,6 +225,8 @@ def verify(graph: Graph) -> Graph:
         if tuple(shape) != node.out.shape or np.dtype(dtype) != node.out.dtype:
             raise IRError(f"node {position} ({node.prim.name}) declares {node.out.type_str()} but its shape "
                           f"rule gives {Value(shape, dtype).type_str()}")
+        for sub in subgraphs(node):
+            verify(sub)
         defined.add(id(node.out))
     for value in graph.outputs:
         if id(value) not in defined:
@@ -199,6 +271,10 @@ class Namer:
 def format_attr(value) -> str:
     if isinstance(value, np.dtype):
         return dtypes.short_name(value)
+    if isinstance(value, Graph):  # printed in full below the node
+        return value.name
+    if isinstance(value, tuple) and value and all(isinstance(v, Graph) for v in value):
+        return "(" + ", ".join(v.name for v in value) + ")"
     return str(value)
 
 
@@ -218,6 +294,8 @@ def format_graph(graph: Graph) -> str:
         rhs = f"{op} {args}".rstrip()
         lhs = f"{namer(node.out)}: {node.out.type_str()}"
         rows.append((lhs, rhs, node.meta.get("rule")))
+        for sub in subgraphs(node):  # a loop's body, a switch's branches: nested and indented
+            rows.extend(("  " + line, None, None) for line in format_graph(sub).splitlines())
     width = max((len(lhs) for lhs, rhs, _ in rows if rhs is not None), default=0)
     body_width = max((len(f"{lhs:<{width}} = {rhs}") for lhs, rhs, _ in rows if rhs is not None), default=0)
     lines = [f"def {graph.name}({params}) -> {result}:"]

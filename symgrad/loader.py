@@ -8,6 +8,7 @@ library. Calls check every argument's count, shape and dtype, naming the argumen
 """
 from __future__ import annotations
 
+import builtins
 import ctypes
 import hashlib
 import importlib.util
@@ -264,7 +265,9 @@ class Entry:
         status = self.function(*map(_address, arrays), *map(_address, outputs))
         if status:
             if 0 < status <= len(self.errors):
-                raise IndexError(f"{self.__name__}: {self.errors[status - 1]}")
+                from symgrad.codegen import runtime
+                message = self.errors[status - 1]
+                raise getattr(builtins, runtime.exception_name(message))(f"{self.__name__}: {message}")
             raise RuntimeError(f"{self.__name__}: native code returned unknown status {status}")
         return self.rebuild(outputs)
 

@@ -78,7 +78,7 @@ def trace_flat(fn, args, name=None, numbers_as_operands=False):
     leaf_names = pytree.leaf_names(list(args), arg_names)
     tracers = []
     for leaf, leaf_name in zip(leaves, leaf_names):
-        if isinstance(leaf, Tracer):
+        if isinstance(leaf, (Tracer, ir.Value)):  # a Value: an argument known by its type alone
             tracers.append(builder.new_input(leaf.shape, leaf.dtype, leaf_name))
         else:
             array = as_input_array(leaf, leaf_name)

@@ -21,6 +21,7 @@ from .backends import default_backend, lower
 from .compiler import STRUCTURES_KEPT, Compiled
 from .passes import optimize
 from .passes.lift import lift_constants
+from .passes.reroll import reroll
 from .core import Builder, building, current_builder, Tracer
 from .tracing import argument_names, as_input_array, function_name, inline, trace_flat
 
@@ -43,7 +44,8 @@ class _Traced:
 
     def __init__(self, fn, args):
         self.leaves, self.in_tree = pytree.flatten(list(args))
-        self.graph, self.out_tree, captures = trace_flat(fn, args)
+        graph, self.out_tree, captures = trace_flat(fn, args)
+        self.graph = reroll(graph)  # a Python loop is differentiated as the loop it is, once
         # concrete leaves (e.g. a Python float passed to a transform while tracing) become
         # arrays of the traced input's dtype, so adjoint rules can read .dtype/.shape
         operands = [x if isinstance(x, Tracer) else np.asarray(x, dtype=v.dtype)

@@ -34,3 +34,23 @@ def test_scipy_minimize():
     assert "success: True" in out
     assert re.search(r"iterations: \d+", out)
     assert float(re.search(r"max \|x\* - 1\| = (\S+)", out)[1]) < 1e-4
+
+
+def test_ode_fit_with_fori_loop():
+    out = run_example("ode_fit.py")
+    if "SciPy is not installed" in out:
+        pytest.skip("SciPy is not installed")
+    assert "agrees with central differences" in out and "success: True" in out
+    assert float(re.search(r"max \|p\* - p_true\| = (\S+)", out)[1]) < 0.1
+
+
+def test_rnn_with_scan():
+    out = run_example("rnn_scan.py")
+    assert "agrees with central differences" in out
+    first, last = map(float, re.search(r"loss: (\S+) -> (\S+)", out).groups())
+    assert last < first / 5
+
+
+def test_newton_solve_with_while_loop_in_reverse_mode():
+    out = run_example("newton_while.py")
+    assert float(re.search(r"max difference: (\S+)", out)[1]) < 1e-12

@@ -38,6 +38,26 @@ def test_value_and_gradient_of_an_elementwise_sum_is_one_loop():
     assert len(groups[0].jobs) == 2  # the reduction and the gradient, in one loop nest
 
 
+def test_a_long_program_of_small_arrays_computes_each_transcendental_once():
+    """Past kernel.LONG_PROGRAM nodes, a small multi-use value costing a transcendental is stored, not
+    recomputed in each loop nest that reads it (each recomputation is code LLVM compiles again)."""
+    constants = [np.random.default_rng(i).normal(size=8) for i in range(40)]  # distinct: no rerolling
+
+    def loss(x):
+        for c in constants:
+            x = sg.sin(x * c) + x[::-1] * 0.5
+        return sg.sum(x ** 2)
+
+    graph = Compiled(sg.value_and_grad(loss), backend="numpy").lower(np.ones(8)).graph
+    assert len(graph.nodes) > kernel.LONG_PROGRAM
+    text = llvm_backend.lower(graph).llvm_ir
+    assert text.count('call double @"symgrad.sin.f64"') == len(constants)
+    value, grad = sg.compile(sg.value_and_grad(loss))(np.linspace(-1, 1, 8))
+    want_value, want_grad = sg.compile(sg.value_and_grad(loss), backend="numpy")(np.linspace(-1, 1, 8))
+    np.testing.assert_allclose(value, want_value, rtol=1e-12)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-10)
+
+
 def test_rosenbrock_value_and_gradient_is_one_pass_without_intermediate_arrays():
     builder, groups = _plan(sg.value_and_grad(_rosen), np.ones(1000))
     assert builder.buffers == []  # every intermediate is recomputed inside the loops

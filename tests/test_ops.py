@@ -515,6 +515,17 @@ ZERO_SIZE = [
 ]
 STRUCTURAL += ZERO_SIZE
 
+# Loops and branches (the Python loop and branch under NumPy, one node each under symgrad)
+NP.fori_loop, NP.scan, NP.while_loop, NP.switch, NP.cond = sg.fori_loop, sg.scan, sg.while_loop, sg.switch, sg.cond
+STRUCTURAL += [
+    ("fori-loop", lambda ns, x: ns.fori_loop(0, 4, lambda i, v: ns.sin(v) * 0.9 + v[::-1] * 0.2, x), [_r((3, 2))]),
+    ("scan-reverse", lambda ns, x, w: ns.scan(lambda c, r: (ns.tanh(c * w + r), c * r), w, x, reverse=True)[1],
+     [_r((4, 3)), _r((3,), 1)]),
+    ("switch", lambda ns, x: ns.switch(1, [ns.exp, lambda v: v * v, ns.sin], x), [_r((2, 3))]),
+    ("while", lambda ns, x: ns.while_loop(lambda s: s[1] < 3, lambda s: (ns.sin(s[0]) * 1.1 + s[0][::-1], s[1] + 1),
+                                          (x, 0))[0], [_r((2, 3))]),
+]
+
 
 @pytest.mark.parametrize("fn,args", [pytest.param(f, a, id=i) for i, f, a in STRUCTURAL])
 def test_structural_value(fn, args):

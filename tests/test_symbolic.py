@@ -134,3 +134,15 @@ def test_integer_argument_has_no_gradient():
     x, n = result.symbols
     assert result.gradient[0] == n
     assert result.gradient[1] is None
+
+
+def test_loops_and_branches_have_closed_forms_when_their_decisions_are_concrete():
+    x = sp.Symbol("x", real=True)
+    result = sg.symbolic(lambda x: sg.fori_loop(0, 3, lambda i, v: v * v + i, x), 1.0)
+    assert sp.simplify(result.output - ((x ** 4 + 1) ** 2 + 2)) == 0
+    assert sp.simplify(result.gradient[0] - sp.diff((x ** 4 + 1) ** 2 + 2, x)) == 0
+    counted = sg.symbolic(lambda x: sg.while_loop(lambda c: c[1] < 2, lambda c: (c[0] * 2, c[1] + 1), (x, 0))[0], 1.0)
+    assert counted.output == 4 * x
+    assert sg.symbolic(lambda x: sg.switch(5, [lambda v: v, lambda v: sg.sin(v)], x), 1.0).output == sp.sin(x)
+    with pytest.raises(sg.TracerError, match="depends on the symbols"):
+        sg.symbolic(lambda x: sg.cond(x > 0, lambda v: sg.sin(v), lambda v: v, x), 1.0)

@@ -12,7 +12,7 @@ from llvmlite import ir
 from symgrad.codegen import runtime
 from symgrad import ir as sir
 
-from . import blas, callbacks, jit, pyentry
+from . import blas, callbacks, heap, jit, pyentry
 from .kernel import KernelBuilder
 
 
@@ -68,9 +68,9 @@ def lower(graph: sir.Graph, structure=None) -> LlvmExecutable:
     function = kernel.build()
     pyentry.emit_entry(module, function, jit.PLACEHOLDER + "entry",
                        [(v.shape, v.dtype) for v in graph.inputs], [(v.shape, v.dtype) for v in graph.outputs],
-                       structure, [("IndexError", message) for message in kernel.errors])
+                       structure, [(runtime.exception_name(message), message) for message in kernel.errors])
     text = str(module)
-    symbols = {**runtime.symbol_addresses(), **blas.addresses(), **callbacks.addresses(module)}
+    symbols = {**runtime.symbol_addresses(), **blas.addresses(), **heap.addresses(), **callbacks.addresses(module)}
     addresses = jit.load(text, ["entry"], symbols, kernel.slots)
     entry = runtime.make_builtin(addresses["entry"], graph.name)
     return LlvmExecutable(graph, text, entry, structure)

@@ -21,14 +21,24 @@ class LoopJob:
     prologue: object = None
     epilogue: object = None
 
+    @property
+    def writes(self) -> frozenset:
+        """Ids of the buffers the job writes (their bases)."""
+        return frozenset([id(self.target.base)])
+
 
 @dataclass(eq=False)
 class CustomJob:
-    """Work that is not one loop nest (a BLAS call): emit(k)."""
+    """Work that is not one loop nest (a BLAS call, a loop calling a body function): emit(k),
+    writing the buffers `targets`."""
 
-    target: Buffer
+    targets: tuple
     reads: frozenset
     emit: object
+
+    @property
+    def writes(self) -> frozenset:
+        return frozenset(id(target.base) for target in self.targets)
 
 
 @dataclass(eq=False)

@@ -8,6 +8,8 @@ Planning, in three steps, before any code is emitted:
    function read x once.
 3. Workspace buffers get offsets in one static block, reused by liveness over groups.
 Then each group emits its loop nest. A nonzero return is an error number (`errors`).
+A loop's body or a branch (a sub-graph) is a function of the same module that a kernel
+builder of its own plans and emits (`nested`, called by the rules of control.py).
 A long program's groups are emitted into several functions the kernel calls in turn, so the
 optimizer's cost (superlinear in a function's size) stays linear in the program's.
 """
@@ -44,6 +46,8 @@ class KernelBuilder:
         self._splits = None  # while probing a loop body: (its innermost coordinate, split points found)
         self._probes = 0
         self._unslices = False  # whether any operand is an Unslice, the one kind that splits loops
+        self._readers = None  # id(value) -> the nodes reading it (see readers)
+        self._nested = 0  # functions made for sub-graphs so far (they are named by number)
 
     def _new_function(self, name) -> ir.Function:
         """A function taking the kernel's arguments (input and output pointers), returning a status."""
@@ -88,7 +92,8 @@ class KernelBuilder:
             self._unslices |= isinstance(operand, Unslice)
             if not isinstance(operand, Buffer):
                 target = self._claim(node.out)
-                shared = uses.get(id(node.out), 0) > 1 and (_worth_storing(operand) or id(node.out) in wants_buffer)
+                shared = uses.get(id(node.out), 0) > 1 and (_worth_storing(operand, len(graph.nodes))
+                                                             or id(node.out) in wants_buffer)
                 if target is not None or shared:
                     operand = self.materialize(operand, target)
             self.operands[id(node.out)] = operand
@@ -108,7 +113,51 @@ class KernelBuilder:
 
     def result_buffer(self, node) -> Buffer:
         """Where a materializing rule writes `node`'s value: its output buffer, or the workspace."""
-        return self._claim(node.out) or self.new_buffer(node.out.shape, node.out.dtype)
+        return self.buffer_for(node.out)
+
+    def buffer_for(self, value) -> Buffer:
+        """Where `value` is written: its output buffer if it is a graph output not yet claimed, or the workspace."""
+        return self._claim(value) or self.new_buffer(value.shape, value.dtype)
+
+    def readers(self, value) -> list:
+        """The nodes of the graph reading `value`, in order."""
+        if self._readers is None:
+            self._readers = {}
+            for node in self.graph.nodes:
+                for used in node.inputs:
+                    self._readers.setdefault(id(used), []).append(node)
+        return self._readers.get(id(value), [])
+
+    def nested(self, graph: sir.Graph, role: str) -> ir.Function:
+        """An internal function `i32 f(ptr in..., ptr out...)` of this module computing the sub-graph
+        `graph` (a loop's body, a branch), planned and emitted by a kernel builder of its own with its own
+        static workspace. It calls BLAS and embeds constants as this kernel does, and shares its error
+        numbers and large-constant slots, so a status means the same message everywhere. Internal, and
+        called from one place, LLVM inlines it where it is small."""
+        self._nested += 1
+        builder = KernelBuilder(graph, self.module, f"{self.kernel.name}.{role}{self._nested}", self.blas_calls,
+                                self.embed_constants)
+        builder.errors, builder.slots = self.errors, self.slots
+        function = builder.build()
+        function.linkage = "internal"
+        return function
+
+    def call_checked(self, function: ir.Function, args, cleanup=None):
+        """Call `function` (a status-returning kernel part or sub-graph); a nonzero status returns from
+        the function being emitted at once, after cleanup(k) (e.g. freeing heap memory) when given."""
+        status = self.b.call(function, args)
+        self._return_unless(self.b.icmp_unsigned("==", status, ir.Constant(I32, 0)), status, cleanup)
+
+    def _return_unless(self, condition, status, cleanup=None):
+        """Return `status` (after cleanup(k)) from the function being emitted when `condition` is false."""
+        function = self.b.block.parent
+        ok, failed = function.append_basic_block("ok"), function.append_basic_block("failed")
+        self.b.cbranch(condition, ok, failed)
+        with self.b.goto_block(failed):
+            if cleanup is not None:
+                cleanup(self)
+            self.b.ret(status)
+        self.b.position_at_end(ok)
 
     def new_buffer(self, shape, dtype, target=None) -> Buffer:
         if target is not None:
@@ -151,7 +200,7 @@ class KernelBuilder:
             elif isinstance(job, LoopJob):
                 home.domain = tuple(max(a, b) for a, b in zip(home.domain, _squeeze(job.domain)))
             home.jobs.append(job)
-            home.writes.add(id(job.target.base))
+            home.writes |= job.writes
             home.reads |= job.reads
         return groups
 
@@ -162,12 +211,14 @@ class KernelBuilder:
             for key in group.writes | group.reads:
                 first.setdefault(key, index)
                 last[key] = index
+        starting = {}  # group index -> the workspace buffers first used there
+        for buffer in self.buffers:
+            if id(buffer) in first:
+                starting.setdefault(first[id(buffer)], []).append(buffer)
         live, size = [], 0
         for index in range(len(groups)):
             live = [(start, end, key) for start, end, key in live if last[key] >= index]
-            for buffer in self.buffers:
-                if first.get(id(buffer)) != index:
-                    continue
+            for buffer in starting.get(index, ()):
                 need = _round_up(max(buffer.nbytes, 1))
                 offset = 0
                 for start, end, _ in sorted(live):
@@ -209,12 +260,7 @@ class KernelBuilder:
         self.function, self.entry = self.kernel, self.kernel.blocks[0]
         self.b = ir.IRBuilder(self.kernel.blocks[1])
         for function in calls:  # each part in turn; a nonzero status returns at once
-            status = self.b.call(function, self.kernel.args)
-            failed, ok = self.kernel.append_basic_block("failed"), self.kernel.append_basic_block("ok")
-            self.b.cbranch(self.b.icmp_unsigned("!=", status, ir.Constant(I32, 0)), failed, ok)
-            with self.b.goto_block(failed):
-                self.b.ret(status)
-            self.b.position_at_end(ok)
+            self.call_checked(function, self.kernel.args)
         with self.b.goto_block(self.entry):
             self.b.branch(self.kernel.blocks[1])
         self.b.ret(ir.Constant(I32, 0))
@@ -317,7 +363,10 @@ class KernelBuilder:
         if self._splits is not None and coord is self._splits[0]:
             self._splits[1].update(points)
 
-    def for_range(self, lo: int, hi: int, body):
+    def for_range(self, lo: int, hi, body, carried=()):
+        """Loop i over [lo, hi) (hi an int, or an i64 found at run time): body(i, *values) emits one step.
+        With `carried` (the values entering the first step, e.g. pointers that swap), body returns the
+        values entering the next one."""
         b = self.b
         preheader = b.block
         function = preheader.parent
@@ -328,25 +377,24 @@ class KernelBuilder:
         b.position_at_end(header)
         i = b.phi(I64)
         i.add_incoming(ir.Constant(I64, lo), preheader)
-        b.cbranch(b.icmp_signed("<", i, ir.Constant(I64, hi)), inside, done)
+        values = [b.phi(value.type) for value in carried]
+        for phi, value in zip(values, carried):
+            phi.add_incoming(value, preheader)
+        b.cbranch(b.icmp_signed("<", i, hi if isinstance(hi, ir.Value) else ir.Constant(I64, hi)), inside, done)
         b.position_at_end(inside)
-        body(i)
+        following = body(i, *values)
+        for phi, value in zip(values, following if carried else ()):
+            phi.add_incoming(value, b.block)
         i.add_incoming(b.add(i, ir.Constant(I64, 1), flags=["nsw", "nuw"]), b.block)
         b.branch(header)
         b.position_at_end(done)
 
-    def fail_unless(self, condition, message: str):
-        """Return error number for `message` from the kernel when `condition` is false."""
+    def fail_unless(self, condition, message: str, cleanup=None):
+        """Return error number for `message` from the kernel when `condition` is false (after
+        cleanup(k) when given)."""
         if message not in self.errors:
             self.errors.append(message)
-        code = self.errors.index(message) + 1
-        function = self.b.block.parent
-        ok = function.append_basic_block("ok")
-        bad = function.append_basic_block("error")
-        self.b.cbranch(condition, ok, bad)
-        with self.b.goto_block(bad):
-            self.b.ret(ir.Constant(I32, code))
-        self.b.position_at_end(ok)
+        self._return_unless(condition, ir.Constant(I32, self.errors.index(message) + 1), cleanup)
 
 
 def _similar(a, b) -> bool:
@@ -377,10 +425,22 @@ GROUPS_PER_FUNCTION = 16
 # by each consumer (memory traffic costs more than a few operations, and LLVM merges the
 # recomputations that land in one loop).
 STORE_COST = 24
+# In a long program (more than LONG_PROGRAM nodes), a value of at most CACHED_SIZE elements, which stays
+# in cache, is stored once it costs more than SMALL_STORE_COST (about a transcendental): its uses then
+# land in many loop nests, and each recomputation is code LLVM compiles again (most of the compile time
+# of a long program of small arrays); a load from cache costs less. In a short program the uses share
+# loops, where LLVM merges the recomputations.
+LONG_PROGRAM = 200
+CACHED_SIZE = 1 << 14
+SMALL_STORE_COST = 8
 
 
-def _worth_storing(operand) -> bool:
-    return operand.cost > STORE_COST
+def _worth_storing(operand, program_nodes: int) -> bool:
+    size = 1
+    for extent in operand.shape:
+        size *= extent
+    small = program_nodes > LONG_PROGRAM and size <= CACHED_SIZE
+    return operand.cost > (SMALL_STORE_COST if small else STORE_COST)
 
 
 def _read_from_memory(graph, blas_calls) -> set:

@@ -11,6 +11,7 @@ from llvmlite import ir
 
 from symgrad import dtypes
 from symgrad.core import const_p
+from symgrad.ops.control import result_p, scan_p, switch_p, while_p, while_vjp_p
 from symgrad.ops.cumulative import cumprod_p, cumsum_p
 from symgrad.ops.ew import ew_p
 from symgrad.ops.indexing import scatter_add_p, slice_p, take_p, unslice_p, wrap_index_p
@@ -19,7 +20,7 @@ from symgrad.ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
 from symgrad.ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, stop_gradient_p,
                                transpose_p)
 
-from . import blas, jit
+from . import blas, control, jit
 from .jobs import CustomJob, LoopJob, fill_job, scan_jobs
 from .operands import (ALIGNMENT, Buffer, Convert, Coord, Elementwise, Operand, Scalar, Unslice, broadcast,
                        strided_slice, transpose, unit_axes_reshape, zero)
@@ -267,7 +268,7 @@ def _matmul(k, node, inputs):
                 with otherwise:
                     for job in loops:
                         k.emit_job(job)
-    k.jobs.append(CustomJob(out, a_arg[0].reads | b_arg[0].reads, emit))
+    k.jobs.append(CustomJob((out,), a_arg[0].reads | b_arg[0].reads, emit))
     return out
 
 
@@ -329,6 +330,11 @@ LLVM_RULES = {
     take_p: _take,
     wrap_index_p: lambda k, node, inputs: WrappedIndex(inputs[0], node.params["size"]),
     scatter_add_p: _scatter_add,
+    scan_p: control.scan,
+    while_p: control.while_loop,
+    while_vjp_p: control.while_vjp,
+    switch_p: control.switch,
+    result_p: control.result,
 }
 
 
@@ -342,4 +348,8 @@ def has_rule(prim) -> bool:
 BUFFER_INPUTS = {
     matmul_p: _matmul_reads_buffers,
     reshape_p: _reshape_reads_buffer,
+    scan_p: control.scan_reads_buffers,
+    while_p: control.while_reads_buffers,
+    while_vjp_p: control.while_reads_buffers,
+    switch_p: control.switch_reads_buffers,
 }

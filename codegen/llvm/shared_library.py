@@ -17,6 +17,7 @@ import tempfile
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from symgrad.codegen import runtime
 from symgrad.ops import special
 
 from . import callbacks, jit, pyentry
@@ -64,7 +65,8 @@ class SharedLibrary:
             self.runtime_table = pyentry.runtime_table(self.module, f"{self.module.name}_python_runtime")
         pyentry.emit_entry(self.module, kernel, symbol, [(v.shape, v.dtype) for v in graph.inputs],
                            [(v.shape, v.dtype) for v in graph.outputs], structure,
-                           [("IndexError", message) for message in self.errors], table=self.runtime_table)
+                           [(runtime.exception_name(message), message) for message in self.errors],
+                           table=self.runtime_table)
 
     @property
     def runtime_symbols(self) -> tuple:

@@ -1,3 +1,4 @@
 """Automatic differentiation passes over IR graphs: reverse mode (adjoint) and forward mode (JVP)."""
 from .forward import forward_pass  # noqa: F401
 from .reverse import backward_pass  # noqa: F401
+from . import control  # noqa: F401 (the control-flow primitives' rules)

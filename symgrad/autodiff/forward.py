@@ -1,7 +1,7 @@
 """The forward-mode (JVP) pass: push tangents through a graph, node by node, in the active builder."""
 from __future__ import annotations
 
-from .. import dtypes, ir
+from .. import ir
 from ..ops.shape import zeros_like_value
 
 
@@ -13,7 +13,7 @@ def forward_pass(graph: ir.Graph, env: dict, tangents: dict) -> dict:
     tangents = dict(tangents)
     for node in graph.nodes:
         in_tangents = [tangents.get(id(v)) for v in node.inputs]
-        if all(t is None for t in in_tangents) or not dtypes.is_float(node.out.dtype):
+        if all(t is None for t in in_tangents) or not ir.is_differentiable(node.out.dtype):
             continue
         inputs = [env[id(v)] for v in node.inputs]
         if node.prim.jvp is not None:
@@ -23,6 +23,8 @@ def forward_pass(graph: ir.Graph, env: dict, tangents: dict) -> dict:
             tangent = node.prim(*filled, **node.params)
         else:
             raise NotImplementedError(f"primitive {node.prim.name!r} has no forward-mode rule")
+        if isinstance(tangent, list) and all(t is None for t in tangent):  # a tuple value's, all zero
+            tangent = None
         if tangent is not None:
             tangents[id(node.out)] = tangent
     return tangents

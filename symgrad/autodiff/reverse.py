@@ -5,7 +5,7 @@ optimizes, lowers and can be differentiated again like any other graph.
 """
 from __future__ import annotations
 
-from .. import dtypes, ir
+from .. import ir
 from ..ops.elementwise import add
 from ..core import current_builder, Tracer
 
@@ -33,7 +33,7 @@ def backward_pass(graph: ir.Graph, env: dict, seeds) -> dict:
             inputs = [env[id(v)] for v in node.inputs]
             in_cts = node.prim.vjp(ct, env[id(node.out)], *inputs, **node.params)
             for value, contribution in zip(node.inputs, in_cts):
-                if contribution is not None and dtypes.is_float(value.dtype) and id(value) in active:
+                if contribution is not None and ir.is_differentiable(value.dtype) and id(value) in active:
                     _accumulate(cts, id(value), contribution, env, builder, rule)
     return {id(v): cts.get(id(v)) for v in graph.inputs}
 
@@ -51,8 +51,15 @@ def _depends_on_inputs(graph: ir.Graph) -> set:
 def _accumulate(cts, key, contribution, env, builder, rule):
     if key in cts:
         with builder.annotate(section="backward", rule=f"{rule} (accumulate)"):
-            contribution = add(cts[key], contribution)
+            contribution = _sum(cts[key], contribution)
     primal = env.get(key)
     if isinstance(contribution, Tracer) and isinstance(primal, Tracer) and contribution.value.hint is None:
         contribution.value.hint = ("ct", primal.value)
     cts[key] = contribution
+
+
+def _sum(a, b):
+    """a + b for cotangents; a tuple value's cotangent is a list with None for zero components."""
+    if isinstance(a, list):
+        return [y if x is None else x if y is None else add(x, y) for x, y in zip(a, b)]
+    return add(a, b)

@@ -1,15 +1,21 @@
 """Graph -> Graph rewrites, each in its own module, applied in a listed order by `optimize`."""
+from .. import ir
 from .cse import cse
 from .dce import dce
 from .fold import fold
 from .fuse import fuse
+from .loops import loops
+from .reroll import reroll
 from .simplify import simplify
 
-PIPELINE = (dce, cse, fold, simplify, fuse, cse, dce)  # dce first: fusing dead code is wasted work
+# dce first: fusing dead code is wasted work; reroll after cse, which takes out what the steps of a
+# loop compute alike; loops after cse too, which gives a scan and its copy (from reverse mode) the
+# same inputs
+PIPELINE = (dce, cse, reroll, loops, dce, fold, simplify, fuse, cse, dce)
 
 
 def optimize(graph):
-    """Run the default pipeline over a graph."""
+    """Run the default pipeline over a graph, and over its loops' bodies and branches."""
     for rewrite in PIPELINE:
         graph = rewrite(graph)
-    return graph
+    return ir.map_subgraphs(graph, optimize)

@@ -15,6 +15,7 @@ MAX_DEPTH = 16
 def decompose(graph: ir.Graph, has_rule) -> ir.Graph:
     """`graph` with each node whose primitive `has_rule(prim)` rejects and that declares a
     decomposition replaced by it, until none is left; the other nodes are kept as they are."""
+    graph = ir.map_subgraphs(graph, lambda sub: decompose(sub, has_rule))
     for _ in range(MAX_DEPTH):
         if not any(_expands(node.prim, has_rule) for node in graph.nodes):
             return graph

@@ -59,7 +59,8 @@ def fold(graph: ir.Graph) -> ir.Graph:
             uniform[id(node.out)] = uniform[id(node.inputs[0])]
         if node.prim is const_p:
             constants[id(node.out)] = node.params["value"].array
-        elif node.inputs and all(id(v) in constants for v in node.inputs):
+        elif node.inputs and all(id(v) in constants for v in node.inputs) and not ir.is_tuple_dtype(node.out.dtype):
+            # (a loop or a switch is never run at compile time: it may run for long)
             arrays = [constants[id(v)] for v in node.inputs]
             if _worth_folding(node, arrays):
                 array = np.asarray(node.prim.impl(*arrays, **node.params), dtype=node.out.dtype)

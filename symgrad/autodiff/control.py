@@ -1,0 +1,287 @@
+"""Derivative rules of the control-flow primitives (ops/control.py), attached here because they
+run the autodiff passes on the sub-graphs: a loop's derivative is a loop over the derivative of
+its body, a switch's a switch over its branches' derivatives.
+
+Reverse mode through `while` runs the loop again inside one `while_vjp` node, which keeps the carries
+(all, or a bounded number of checkpoints) and pulls the cotangents back through them, last step first.
+Reverse mode through `scan` stores the carry entering each step (a forward scan that also
+returns them, merged with the primal scan by passes/loops.py) and runs a reverse scan whose body
+recomputes one step from its stored carry and pulls the cotangents back through it: memory is
+one carry per step, not every intermediate of the body.
+"""
+from __future__ import annotations
+
+from .. import dtypes, ir
+from ..core import TracerError, bind, with_user_line
+from ..ops.control import result_p, results, scan_p, switch_p, while_p, while_vjp_p
+from ..ops.elementwise import add
+from ..ops.shape import zeros_like_value
+from ..tracing import inline, trace_flat
+from .forward import forward_pass
+from .reverse import backward_pass
+
+
+def _floats(values) -> list:
+    """Positions of the float values (the differentiable ones)."""
+    return [k for k, v in enumerate(values) if dtypes.is_float(v.dtype)]
+
+
+def _zeros(value):
+    """Zeros of `value`'s type in the active builder."""
+    return zeros_like_value(ir.Value(value.shape, value.dtype))
+
+
+def _or_zeros(x, value):
+    return x if x is not None else _zeros(value)
+
+
+def _trace_closed(fn, args, name):
+    """Trace fn(*args) into a sub-graph that reads nothing but its inputs."""
+    graph, _, captures = trace_flat(fn, args, name)
+    if captures:  # every outer value a rule reads is passed in as an input
+        raise TracerError(f"internal error: the derivative of {name} captured outer values")
+    return graph
+
+
+# ----------------------------------------------------------------------------- result
+
+def _result_vjp(ct, ans, t, index):
+    cts = [None] * len(ir.components(t.dtype))
+    cts[index] = ct
+    return (cts,)
+
+
+result_p.vjp = _result_vjp
+result_p.jvp = lambda tangents, ans, t, index: tangents[0][index]
+
+
+# ----------------------------------------------------------------------------- scan
+
+def _slices(stacked) -> list:
+    """The types of one step's slices of stacked values (what a step function is traced with)."""
+    return [ir.Value(v.shape[1:], v.dtype) for v in stacked]
+
+
+def _split(inputs, num_consts, num_carry):
+    return (list(inputs[:num_consts]), list(inputs[num_consts:num_consts + num_carry]),
+            list(inputs[num_consts + num_carry:]))
+
+
+def with_stored_carries(body: ir.Graph, num_consts: int, num_carry: int) -> ir.Graph:
+    """The body of a scan that also returns, as extra ys, the carries entering each step."""
+    carries = body.inputs[num_consts:num_consts + num_carry]
+    return ir.Graph(list(body.inputs), list(body.nodes), list(body.outputs) + list(carries), body.name)
+
+
+def _scan_vjp(ct, ans, *inputs, body, length, reverse, num_consts, num_carry):
+    consts, init, xs = _split(inputs, num_consts, num_carry)
+    stored = results(bind(scan_p, inputs, dict(body=with_stored_carries(body, num_consts, num_carry), length=length,
+                                               reverse=reverse, num_consts=num_consts, num_carry=num_carry)))
+    stored = stored[len(body.outputs):]
+    body_consts, body_carries = body.inputs[:num_consts], body.inputs[num_consts:num_consts + num_carry]
+    body_xs, body_ys = body.inputs[num_consts + num_carry:], body.outputs[num_carry:]
+    float_carries, float_consts, float_xs = _floats(body_carries), _floats(body_consts), _floats(body_xs)
+    seeded_ys = [m for m in _floats(body_ys) if ct[num_carry + m] is not None]
+
+    def step(consts_in, ct_carry, ct_consts, carries, x, ct_y):
+        env = inline(body, list(consts_in) + list(carries) + list(x))
+        seeds = [(id(body.outputs[k]), c) for k, c in zip(float_carries, ct_carry)]
+        seeds += [(id(body_ys[m]), c) for m, c in zip(seeded_ys, ct_y)]
+        cts = backward_pass(body, env, seeds)
+        pulled = [_or_zeros(cts[id(v)], v) for v in body.inputs]
+        carry_cts = [pulled[num_consts + k] for k in float_carries]
+        const_cts = [add(total, pulled[k]) for total, k in zip(ct_consts, float_consts)]
+        x_cts = [pulled[num_consts + num_carry + k] for k in float_xs]
+        return (carry_cts, const_cts), x_cts
+
+    ct_carry0 = [_or_zeros(ct[k], body_carries[k]) for k in float_carries]
+    ct_consts0 = [_zeros(body_consts[k]) for k in float_consts]
+    ct_ys = [ct[num_carry + m] for m in seeded_ys]
+    args = [consts, ct_carry0, ct_consts0, _slices(stored), _slices(xs), _slices(ct_ys)]
+    backward = _trace_closed(step, args, body.name + "_vjp")
+    new_consts, new_carry = len(consts), len(ct_carry0) + len(ct_consts0)
+    outs = results(bind(scan_p, consts + ct_carry0 + ct_consts0 + stored + xs + ct_ys,
+                        dict(body=backward, length=length, reverse=not reverse, num_consts=new_consts,
+                             num_carry=new_carry)))
+    carry_cts, const_cts = outs[:len(float_carries)], outs[len(float_carries):new_carry]
+    x_cts = outs[new_carry:]
+    in_cts = [None] * len(inputs)
+    for k, value in zip(float_consts, const_cts):
+        in_cts[k] = value
+    for k, value in zip(float_carries, carry_cts):
+        in_cts[num_consts + k] = value
+    for k, value in zip(float_xs, x_cts):
+        in_cts[num_consts + num_carry + k] = value
+    return in_cts
+
+
+def _scan_jvp(tangents, ans, *inputs, body, length, reverse, num_consts, num_carry):
+    consts, init, xs = _split(inputs, num_consts, num_carry)
+    t_consts, t_init, t_xs = _split(tangents, num_consts, num_carry)
+    body_carries = body.inputs[num_consts:num_consts + num_carry]
+    tangent_consts = [k for k, t in enumerate(t_consts) if t is not None]
+    tangent_xs = [k for k, t in enumerate(t_xs) if t is not None]
+    float_carries, float_ys = _floats(body_carries), _floats(body.outputs[num_carry:])
+
+    def step(consts_in, dconsts, carries, dcarries, x, dx):
+        env = inline(body, list(consts_in) + list(carries) + list(x))
+        seeds = {id(body.inputs[k]): t for k, t in zip(tangent_consts, dconsts)}
+        seeds.update({id(body_carries[k]): t for k, t in zip(float_carries, dcarries)})
+        seeds.update({id(body.inputs[num_consts + num_carry + k]): t for k, t in zip(tangent_xs, dx)})
+        out_tangents = forward_pass(body, env, seeds)
+        outs = [env[id(v)] for v in body.outputs]
+        tangent_of = [_or_zeros(out_tangents.get(id(v)), v) for v in body.outputs]
+        return (outs[:num_carry], [tangent_of[k] for k in float_carries]), \
+            (outs[num_carry:], [tangent_of[num_carry + m] for m in float_ys])
+
+    dconsts = [t_consts[k] for k in tangent_consts]
+    dinit = [_or_zeros(t_init[k], body_carries[k]) for k in float_carries]
+    dxs = [t_xs[k] for k in tangent_xs]
+    args = [consts, dconsts, init, dinit, _slices(xs), _slices(dxs)]
+    joint = _trace_closed(lambda *a: _flat_pair(step(*a)), args, body.name + "_jvp")
+    new_carry = num_carry + len(float_carries)
+    outs = results(bind(scan_p, consts + dconsts + init + dinit + xs + dxs,
+                        dict(body=joint, length=length, reverse=reverse, num_consts=len(consts) + len(dconsts),
+                             num_carry=new_carry)))
+    out_tangents = [None] * len(body.outputs)
+    for k, value in zip(float_carries, outs[num_carry:new_carry]):
+        out_tangents[k] = value
+    ys_start = new_carry + len(body.outputs) - num_carry
+    for m, value in zip(float_ys, outs[ys_start:]):
+        out_tangents[num_carry + m] = value
+    return out_tangents
+
+
+def _flat_pair(pair):
+    """((carries, carry tangents), (ys, y tangents)) as the flat (carries..., ys...) of a step."""
+    (carries, dcarries), (ys, dys) = pair
+    return list(carries) + list(dcarries) + list(ys) + list(dys)
+
+
+scan_p.vjp = _scan_vjp
+scan_p.jvp = _scan_jvp
+
+
+# ----------------------------------------------------------------------------- switch
+
+def _switch_vjp(ct, ans, index, *operands, branches):
+    outputs = branches[0].outputs
+    seeded = [k for k in _floats(outputs) if ct[k] is not None]
+    float_operands = _floats(branches[0].inputs)
+
+    def pullback(branch):
+        def run(operands_in, cts_in):
+            env = inline(branch, list(operands_in))
+            cts = backward_pass(branch, env, [(id(branch.outputs[k]), c) for k, c in zip(seeded, cts_in)])
+            return [_or_zeros(cts[id(branch.inputs[k])], branch.inputs[k]) for k in float_operands]
+        return _trace_closed(run, [list(operands), [ct[k] for k in seeded]], branch.name + "_vjp")
+
+    graphs = tuple(pullback(branch) for branch in branches)
+    outs = results(bind(switch_p, [index] + list(operands) + [ct[k] for k in seeded], dict(branches=graphs)))
+    in_cts = [None] * (1 + len(operands))
+    for k, value in zip(float_operands, outs):
+        in_cts[1 + k] = value
+    return in_cts
+
+
+def _switch_jvp(tangents, ans, index, *operands, branches):
+    tangent_operands = [k for k, t in enumerate(tangents[1:]) if t is not None]
+    float_outs = _floats(branches[0].outputs)
+
+    def pushforward(branch):
+        def run(operands_in, tangents_in):
+            env = inline(branch, list(operands_in))
+            seeds = {id(branch.inputs[k]): t for k, t in zip(tangent_operands, tangents_in)}
+            out_tangents = forward_pass(branch, env, seeds)
+            return [_or_zeros(out_tangents.get(id(branch.outputs[k])), branch.outputs[k]) for k in float_outs]
+        return _trace_closed(run, [list(operands), [tangents[1 + k] for k in tangent_operands]], branch.name + "_jvp")
+
+    graphs = tuple(pushforward(branch) for branch in branches)
+    outs = results(bind(switch_p, [index] + list(operands) + [tangents[1 + k] for k in tangent_operands],
+                        dict(branches=graphs)))
+    out_tangents = [None] * len(branches[0].outputs)
+    for k, value in zip(float_outs, outs):
+        out_tangents[k] = value
+    return out_tangents
+
+
+switch_p.vjp = _switch_vjp
+switch_p.jvp = _switch_jvp
+
+
+# ----------------------------------------------------------------------------- while
+
+def _while_vjp(ct, ans, *inputs, cond, body, num_cond_consts, num_body_consts, checkpoints):
+    split = num_cond_consts + num_body_consts
+    body_consts, init = list(inputs[num_cond_consts:split]), list(inputs[split:])
+    body_const_values, body_carries = body.inputs[:num_body_consts], body.inputs[num_body_consts:]
+    float_carries, float_consts = _floats(body_carries), _floats(body_const_values)
+
+    def step(consts_in, carries, ct_out, sums):
+        env = inline(body, list(consts_in) + list(carries))
+        cts = backward_pass(body, env, [(id(body.outputs[k]), c) for k, c in zip(float_carries, ct_out)])
+        pulled = [_or_zeros(cts[id(v)], v) for v in body.inputs]
+        return ([pulled[num_body_consts + k] for k in float_carries] +
+                [add(total, pulled[k]) for total, k in zip(sums, float_consts)])
+
+    cts = [_or_zeros(ct[k], body_carries[k]) for k in float_carries]
+    sums = [ir.Value(body_const_values[k].shape, body_const_values[k].dtype) for k in float_consts]
+    graph = _trace_closed(step, [body_consts, init, cts, sums], body.name + "_vjp")
+    outs = results(bind(while_vjp_p, list(inputs) + cts,
+                        dict(cond=cond, body=body, step=graph, num_cond_consts=num_cond_consts,
+                             num_body_consts=num_body_consts, checkpoints=checkpoints)))
+    in_cts = [None] * len(inputs)
+    for k, value in zip(float_carries, outs):
+        in_cts[split + k] = value
+    for k, value in zip(float_consts, outs[len(float_carries):]):
+        in_cts[num_cond_consts + k] = value
+    return in_cts
+
+
+def _no_derivative_of_while_vjp(*args, **attrs):
+    raise TracerError(with_user_line(
+        "the reverse pass of sg.while_loop cannot be differentiated again (a Hessian through a while loop): "
+        "use sg.fori_loop or sg.scan with a fixed number of steps, or forward mode over the loop (sg.jacfwd)"))
+
+
+while_vjp_p.vjp = _no_derivative_of_while_vjp
+while_vjp_p.jvp = _no_derivative_of_while_vjp
+
+
+def _while_jvp(tangents, ans, *inputs, cond, body, num_cond_consts, num_body_consts, checkpoints):
+    split = num_cond_consts + num_body_consts
+    cond_consts, body_consts, init = list(inputs[:num_cond_consts]), list(inputs[num_cond_consts:split]), \
+        list(inputs[split:])
+    t_body_consts, t_init = tangents[num_cond_consts:split], tangents[split:]
+    tangent_consts = [k for k, t in enumerate(t_body_consts) if t is not None]
+    body_carries = body.inputs[num_body_consts:]
+    float_carries = _floats(body_carries)
+
+    def step(consts_in, dconsts, carries, dcarries):
+        env = inline(body, list(consts_in) + list(carries))
+        seeds = {id(body.inputs[k]): t for k, t in zip(tangent_consts, dconsts)}
+        seeds.update({id(body_carries[k]): t for k, t in zip(float_carries, dcarries)})
+        out_tangents = forward_pass(body, env, seeds)
+        return [env[id(v)] for v in body.outputs] + \
+            [_or_zeros(out_tangents.get(id(body.outputs[k])), body.outputs[k]) for k in float_carries]
+
+    def test(consts_in, dconsts, carries, dcarries):
+        return inline(cond, list(consts_in) + list(carries))[id(cond.outputs[0])]
+
+    dconsts = [t_body_consts[k] for k in tangent_consts]
+    dinit = [_or_zeros(t_init[k], body_carries[k]) for k in float_carries]
+    # the tangent loop's cond reads (cond consts) and its body (body consts, their tangents); the
+    # graphs take them in that order, before the carries and their tangents
+    joint_body = _trace_closed(step, [body_consts, dconsts, init, dinit], body.name + "_jvp")
+    joint_cond = _trace_closed(lambda c, x, dx: test(c, [], x, dx), [cond_consts, init, dinit], cond.name)
+    outs = results(bind(while_p, cond_consts + body_consts + dconsts + init + dinit,
+                        dict(cond=joint_cond, body=joint_body, num_cond_consts=len(cond_consts),
+                             num_body_consts=len(body_consts) + len(dconsts), checkpoints=checkpoints)))
+    out_tangents = [None] * len(init)
+    for k, value in zip(float_carries, outs[len(init):]):
+        out_tangents[k] = value
+    return out_tangents
+
+
+while_p.vjp = _while_vjp
+while_p.jvp = _while_jvp

@@ -1,0 +1,146 @@
+"""Rerolling: a Python loop unrolled by tracing is rolled back into a scan, with the same results."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import symgrad as sg
+from symgrad.ops.control import evaluate
+from symgrad.passes import optimize
+from symgrad.passes.reroll import MIN_BLOCKS, reroll
+
+X = np.linspace(-1.0, 2.0, 8)
+
+
+def ode(x, k, steps):
+    for _ in range(steps):
+        x = x + 0.01 * (-k * x + sg.sin(x))
+    return sg.sum(x ** 2)
+
+
+def scans(graph) -> int:
+    return sum(node.prim.name == "scan" for node in graph.nodes)
+
+
+def test_a_python_loop_rolls_into_one_scan_with_bitwise_equal_results():
+    graph = sg.trace(lambda x, k: ode(x, k, 200), X, 0.7)
+    rolled = reroll(graph)
+    assert scans(rolled) == 1 and len(rolled.nodes) < 10
+    args = [X, np.array(0.7)]
+    np.testing.assert_array_equal(evaluate(rolled, args), evaluate(graph, args))
+
+
+def test_the_gradient_of_a_long_python_loop_is_a_small_graph_and_right():
+    vg = sg.value_and_grad(lambda x, k: ode(x, k, 1000), argnums=(0, 1))
+    graph = optimize(sg.trace(vg, X, 0.7))
+    assert len(graph.nodes) < 40
+    value, grads = sg.compile(vg)(X, 0.7)
+    reference_value = np.sum(_ode_numpy(X, 0.7, 1000) ** 2)
+    np.testing.assert_allclose(value, reference_value, rtol=1e-12)
+    eps = 1e-6
+    numeric = (np.sum(_ode_numpy(X, 0.7 + eps, 1000) ** 2) - np.sum(_ode_numpy(X, 0.7 - eps, 1000) ** 2)) / (2 * eps)
+    np.testing.assert_allclose(grads[1], numeric, rtol=1e-6)
+
+
+def _ode_numpy(x, k, steps):
+    for _ in range(steps):
+        x = x + 0.01 * (-k * x + np.sin(x))
+    return x
+
+
+def test_short_loops_stay_unrolled():
+    assert scans(reroll(sg.trace(lambda x, k: ode(x, k, MIN_BLOCKS - 1), X, 0.7))) == 0
+
+
+def test_steps_that_differ_stay_unrolled_and_right():
+    def f(x):
+        for i in range(40):  # each step reads another element: not one body
+            x = x * 0.9 + x[i % 8]
+        return x
+    graph = sg.trace(f, X)
+    rolled = reroll(graph)
+    np.testing.assert_array_equal(evaluate(rolled, [X])[0], evaluate(graph, [X])[0])
+
+
+def test_a_value_of_an_earlier_step_read_after_the_loop_is_kept_right():
+    def f(x):
+        history = []
+        for _ in range(40):
+            x = sg.sin(x) * 0.99 + 0.01
+            history.append(x)
+        return history[5] + history[-1] * 2.0
+    graph = sg.trace(f, X)
+    rolled = reroll(graph)
+    np.testing.assert_array_equal(evaluate(rolled, [X])[0], evaluate(graph, [X])[0])
+
+
+def test_nested_python_loops_roll_from_the_inside_out():
+    def f(x, w):
+        for _ in range(20):
+            for _ in range(20):
+                x = sg.tanh(x * w) + 0.1
+            x = x[::-1] * 0.5
+        return sg.sum(x)
+    graph = sg.trace(f, X, 1.1)
+    rolled = reroll(graph)
+    (outer,) = [node for node in rolled.nodes if node.prim.name == "scan"]
+    assert scans(outer.params["body"]) == 1  # the inner loop, inside the outer one
+    np.testing.assert_array_equal(evaluate(rolled, [X, np.array(1.1)]), evaluate(graph, [X, np.array(1.1)]))
+    assert_close = dict(rtol=1e-10, atol=1e-12)
+    got = sg.grad(f, argnums=(0, 1))(X, 1.1)
+    numeric = [(f(X + eps * e, 1.1) - f(X - eps * e, 1.1)) / (2 * eps) for eps in [1e-6] for e in np.eye(8)]
+    np.testing.assert_allclose(got[0], numeric, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(sg.compile(sg.grad(f, argnums=(0, 1)), backend="numpy")(X, 1.1)[1], got[1], **assert_close)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("+*sc"), st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=6),
+       st.integers(MIN_BLOCKS, 40))
+def test_random_loop_bodies_roll_to_the_same_results(body, steps):
+    """Each step updates three carries from the carries and two constants by random ops."""
+    def f(a, b, c, p, q):
+        for _ in range(steps):
+            values = [a, b, c, p, q]
+            new = []
+            for op, i, j in body[:3] + body[:3][:3 - len(body[:3])]:
+                u, v = values[i % 5], values[j % 5]
+                new.append({"+": lambda: u + v, "*": lambda: u * v * 0.5,
+                            "s": lambda: sg.sin(u) + v, "c": lambda: sg.cos(u - v)}[op]())
+            a, b, c = (new + [a, b, c])[:3]
+        return a + b * 2.0 + c * 3.0
+    args = [np.linspace(0.1, 0.5, 3) * k for k in (1.0, -1.0, 2.0, 0.3, 0.7)]
+    graph = sg.trace(f, *args)
+    rolled = reroll(graph)
+    np.testing.assert_array_equal(evaluate(rolled, args)[0], evaluate(graph, args)[0])
+
+
+@pytest.mark.parametrize("backend", ["numpy", None])
+def test_compiled_python_loops_match_the_rolled_loop_primitive(backend):
+    rolled = sg.compile(sg.value_and_grad(lambda x, k: ode(x, k, 300), argnums=(0, 1)), backend=backend)
+    def looped(x, k):
+        return sg.sum(sg.fori_loop(0, 300, lambda i, v: v + 0.01 * (-k * v + sg.sin(v)), x) ** 2)
+    value, grads = rolled(X, 0.7)
+    want_value, want_grads = sg.compile(sg.value_and_grad(looped, argnums=(0, 1)), backend=backend)(X, 0.7)
+    np.testing.assert_allclose(value, want_value, rtol=1e-13)
+    for got, want in zip(grads, want_grads):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_a_rolled_step_carries_only_what_crosses_from_one_step_to_the_next():
+    """A block is cut where the fewest values cross: an RK4 step carries x alone, not its stages,
+    so reverse mode keeps one array per step."""
+    def loss(x, k):
+        f = lambda x: -k * x + sg.sin(x)  # noqa: E731
+        for _ in range(20):
+            k1 = f(x)
+            k2 = f(x + 0.005 * k1)
+            k3 = f(x + 0.005 * k2)
+            k4 = f(x + 0.01 * k3)
+            x = x + 0.01 / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        return sg.sum(x ** 2)
+
+    graph = optimize(sg.trace(lambda x: loss(x, 0.7), X))
+    (scan,) = [node for node in graph.nodes if node.prim.name == "scan"]
+    assert scan.params["num_carry"] == 1
+    args = [X]
+    np.testing.assert_array_equal(evaluate(reroll(sg.trace(lambda x: loss(x, 0.7), X)), args),
+                                  evaluate(sg.trace(lambda x: loss(x, 0.7), X), args))
