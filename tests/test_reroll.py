@@ -144,3 +144,93 @@ def test_a_rolled_step_carries_only_what_crosses_from_one_step_to_the_next():
     args = [X]
     np.testing.assert_array_equal(evaluate(reroll(sg.trace(lambda x: loss(x, 0.7), X)), args),
                                   evaluate(sg.trace(lambda x: loss(x, 0.7), X), args))
+
+
+# ----------------------------------------------------------------------------- regions that must not roll as found
+
+def test_two_variables_equal_from_the_second_step_keep_their_different_starts():
+    """a = b = c from the second step on: one carry, but a and b enter the first step as different values."""
+    def f(p, q):
+        a, b = p, q
+        for _ in range(40):
+            c = a * 0.6 + sg.sin(b) * 0.5
+            a, b = c, c
+        return sg.sum(c * c)
+
+    def reference(p, q):
+        a, b = p, q
+        for _ in range(40):
+            c = a * 0.6 + np.sin(b) * 0.5
+            a, b = c, c
+        return np.sum(c * c)
+
+    args = (np.linspace(0.1, 0.4, 4), np.linspace(-0.3, 0.2, 4))
+    for backend in ("numpy", None):
+        value, grads = sg.compile(sg.value_and_grad(f, argnums=(0, 1)), backend=backend)(*args)
+        np.testing.assert_allclose(value, reference(*args), rtol=1e-13)
+        eps, e = 1e-6, np.eye(4)
+        numeric = [(reference(args[0] + eps * e[i], args[1]) - reference(args[0] - eps * e[i], args[1])) / (2 * eps)
+                   for i in range(4)]
+        np.testing.assert_allclose(grads[0], numeric, rtol=1e-6, atol=1e-10)
+
+
+def test_a_loop_that_ends_the_program_after_a_hoisted_first_step_compiles():
+    def f(x, k):
+        for _ in range(40):
+            x = x * 0.5 + k
+        return x
+    want = X.copy()
+    for _ in range(40):
+        want = want * 0.5 + 0.3
+    for backend in ("numpy", None):
+        np.testing.assert_allclose(sg.compile(f, backend=backend)(X, 0.3), want, rtol=1e-14)
+
+
+def test_initial_values_of_another_type_than_the_carry_stay_out_of_the_loop():
+    def f(x):
+        for _ in range(40):  # x enters as int64 and as (1, 4), then is float64 (4,)
+            x = sg.reshape(sg.astype(sg.sin(sg.astype(x, "float32")), "float64"), (4,)) * 0.9 + 0.5
+        return sg.sum(x * 2.0)
+    x = np.arange(4).reshape(1, 4)
+    want = x
+    for _ in range(40):
+        want = np.sin(want.astype("float32")).astype("float64").reshape(4) * 0.9 + 0.5
+    for backend in ("numpy", None):
+        np.testing.assert_allclose(sg.compile(f, backend=backend)(x), np.sum(want * 2.0), rtol=1e-12)
+
+
+def test_a_step_value_read_after_the_loop_comes_from_a_last_step_left_unrolled():
+    def f(x):
+        for _ in range(40):
+            t = sg.sin(x)
+            x = t * 0.9 + 0.1
+        return sg.sum(x) + sg.sum(t)
+    graph = optimize(sg.trace(f, X))
+    assert not any(n.prim.name == "const" and n.out.size > 1 for n in graph.nodes)  # no zero-filled carry
+    (scan,) = [n for n in graph.nodes if n.prim.name == "scan"]
+    assert scan.params["num_carry"] == 1
+    np.testing.assert_allclose(sg.compile(f)(X), evaluate(sg.trace(f, X), [X])[0], rtol=1e-14)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("+*sc"), st.integers(0, 4), st.integers(0, 4)), min_size=1, max_size=3),
+       st.lists(st.integers(0, 5), min_size=3, max_size=3), st.integers(MIN_BLOCKS, 30), st.booleans())
+def test_random_loops_after_cse_roll_to_the_same_results(body, assign, steps, same_start):
+    """Carries that alias (a = b = new), start alike or not, and end the program, through the whole
+    pipeline (CSE first): the compiled loop agrees with the Python loop on NumPy arrays."""
+    ops = {"+": lambda m, u, v: u * 0.6 + v * 0.5, "*": lambda m, u, v: u * v * 0.5,
+           "s": lambda m, u, v: m.sin(u) * 0.9 + v * 0.2, "c": lambda m, u, v: m.cos(u - v)}
+
+    def f(a, b, c, p, q, m=sg):
+        for _ in range(steps):
+            values = [a, b, c, p, q]
+            pool = [ops[op](m, values[i], values[j]) for op, i, j in body] + [a, b, c]
+            a, b, c = (pool[k % len(pool)] for k in assign)
+        return a + b * 2.0 + c * 3.0
+
+    base = np.linspace(0.1, 0.5, 3)
+    starts = (1.0, 1.0, 1.0) if same_start else (1.0, -1.0, 2.0)
+    args = [base * k for k in starts] + [base * 0.3, base * 0.7]
+    want = f(*args, m=np)
+    for backend in ("numpy", None):
+        np.testing.assert_allclose(sg.compile(f, backend=backend)(*args), want, rtol=1e-12, atol=1e-14)

@@ -8,17 +8,16 @@ same order, so the results are bitwise those of the unrolled program.
 
 A region is rolled when it holds at least MIN_BLOCKS blocks, each with the same operations and
 attributes as the first, reading only values of its own block, of the block before it (the loop's
-carries), or the same values from before the region (its constants); only the last block's values may
-be read after it. Other repetitions (a step reading x[i] with i changing) stay unrolled.
+carries, each entering the first block as one value of its type), or the same values from before the
+region (its constants); only the last block's carries may be read after it (a last step whose other
+values are read afterwards stays unrolled). Other repetitions (a step reading x[i] with i changing)
+stay unrolled.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
 from .. import ir
-from ..core import const_p
 from ..ops.control import result_p, scan_p
 
 MIN_BLOCKS = 16  # shorter loops stay unrolled: their code is small, and straight-line code is fastest
@@ -88,17 +87,36 @@ def _region(graph, kinds, position, start, period, count):
     slots[(j, t)] says what input t of the first block's node j is: ("carry", q) (the value at
     position q of the block before, initially the first block's input) or ("const",)."""
     nodes = graph.nodes
+    count = min(count, (len(nodes) - start) // period)  # a run counted from a later kind may not fit
     slots = {}
     blocks = 1
     while blocks < count and _same_block(nodes, kinds, position, start, period, blocks, slots):
         blocks += 1
-    if blocks < MIN_BLOCKS or blocks * period < MIN_NODES:
+    if not _initial_values_agree(nodes[start:start + period], slots):
         return None
-    end, last = start + blocks * period, start + (blocks - 1) * period
-    for value in [v for node in nodes[end:] for v in node.inputs] + list(graph.outputs):
-        if start <= position.get(id(value), -1) < last:
+    carried = {kind[1] for kind in slots.values() if kind[0] == "carry"}
+    while blocks >= MIN_BLOCKS and blocks * period >= MIN_NODES:
+        end, last = start + blocks * period, start + (blocks - 1) * period
+        read_after = [position.get(id(v), -1) for v in [v for node in nodes[end:] for v in node.inputs] + graph.outputs]
+        if any(start <= where < last for where in read_after):
             return None  # a value of an earlier step read after the loop: it would need stacking
-    return start, period, blocks, slots
+        if all(where - last in carried for where in read_after if last <= where < end):
+            return start, period, blocks, slots
+        blocks -= 1  # the last step stays unrolled, computing what is read after the loop but not carried
+    return None
+
+
+def _initial_values_agree(block, slots) -> bool:
+    """Whether every input of the first block that stands for carry q is one value, of q's type: two
+    variables equal from the second step on (a = b = c) may start from different values."""
+    initial = {}
+    for (j, t), kind in slots.items():
+        if kind[0] == "carry":
+            value, carried = block[j].inputs[t], block[kind[1]].out
+            if initial.setdefault(kind[1], value) is not value or \
+                    (value.shape, value.dtype) != (carried.shape, carried.dtype):
+                return False
+    return True
 
 
 def _best_rotation(graph, kinds, position, region):
@@ -157,26 +175,13 @@ def _same_block(nodes, kinds, position, start, period, k, slots) -> bool:
 
 
 def _rolled(graph, start, period, blocks, slots):
-    """The graph with the region replaced by a scan over its first block, and results for what is read after."""
+    """The graph with the region replaced by a scan over its first block, and results for what is read after
+    (carries only: _region leaves a last step whose other values are read unrolled)."""
     nodes = graph.nodes
     end, last = start + blocks * period, start + (blocks - 1) * period
     block = nodes[start:start + period]
-    last_block = {id(node.out): j for j, node in enumerate(nodes[last:end])}
-    read_after = {last_block[id(v)] for v in [v for node in nodes[end:] for v in node.inputs] + list(graph.outputs)
-                  if id(v) in last_block}
-    carried = {kind[1] for kind in slots.values() if kind[0] == "carry"}
-    positions = sorted(carried | read_after)
-    init = {}
-    for (j, t), kind in slots.items():
-        if kind[0] == "carry":
-            init[kind[1]] = block[j].inputs[t]
-    extra = []  # a zero initial value for what is read after the loop but not carried
-    for q in positions:
-        if q not in init:
-            out = block[q].out
-            extra.append(ir.Node(const_p, (), ir.freeze_attrs({"value": ir.Constant(np.zeros(out.shape, out.dtype))}),
-                                 ir.Value(out.shape, out.dtype)))
-            init[q] = extra[-1].out
+    init = {kind[1]: block[j].inputs[t] for (j, t), kind in slots.items() if kind[0] == "carry"}
+    positions = sorted(init)
     consts = {}
     for (j, t), kind in sorted(slots.items()):
         if kind[0] == "const":
@@ -194,11 +199,13 @@ def _rolled(graph, start, period, blocks, slots):
     const_values = [outer for outer, _ in consts.values()]
     body = ir.Graph([local for _, local in consts.values()] + [carry_inputs[q] for q in positions], body_nodes,
                     [block[q].out for q in positions], "step")
-    out = ir.Value((), ir.tuple_dtype([(block[q].out.shape, block[q].out.dtype) for q in positions]))
+    inputs = tuple(const_values) + tuple(init[q] for q in positions)
     attrs = dict(body=body, length=blocks, reverse=False, num_consts=len(const_values), num_carry=len(positions))
-    scan = ir.Node(scan_p, tuple(const_values) + tuple(init[q] for q in positions), ir.freeze_attrs(attrs), out,
-                   dict(block[0].meta))
-    results = [ir.Node(result_p, (out,), ir.freeze_attrs({"index": k}), nodes[last + q].out, dict(nodes[last + q].meta))
-               for k, q in enumerate(positions) if q in read_after]
-    return ir.Graph(list(graph.inputs), nodes[:start] + extra + [scan] + results + nodes[end:], list(graph.outputs),
-                    graph.name)
+    shape, dtype = scan_p.abstract_eval(inputs, **attrs)  # checks the body against its operands
+    scan = ir.Node(scan_p, inputs, ir.freeze_attrs(attrs), ir.Value(shape, dtype), dict(block[0].meta))
+    last_block = {id(node.out): j for j, node in enumerate(nodes[last:end])}
+    read_after = {last_block[id(v)] for v in [v for node in nodes[end:] for v in node.inputs] + list(graph.outputs)
+                  if id(v) in last_block}
+    results = [ir.Node(result_p, (scan.out,), ir.freeze_attrs({"index": k}), nodes[last + q].out,
+                       dict(nodes[last + q].meta)) for k, q in enumerate(positions) if q in read_after]
+    return ir.Graph(list(graph.inputs), nodes[:start] + [scan] + results + nodes[end:], list(graph.outputs), graph.name)
