@@ -10,6 +10,7 @@ tensors record each step for backward as any Python loop does.
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
@@ -43,11 +44,26 @@ def _example(leaves, names) -> list:
     return [leaf if isinstance(leaf, Tracer) else as_input_array(leaf, name) for leaf, name in zip(leaves, names)]
 
 
+def _check_structure(what, in_tree, out_tree):
+    """A clear error when a body returns a carry of another structure than it takes."""
+    if in_tree != out_tree:
+        fail(f"{what}: the body must return a carry of the structure it takes; it takes {_describe(in_tree)} "
+             f"and returns {_describe(out_tree)}", TypeError)
+
+
+def _describe(tree) -> str:
+    if tree.kind == "leaf":
+        return "an array"
+    if tree.kind == "none":
+        return "None"
+    if tree.kind == "dict":
+        return f"a dict of keys {', '.join(map(str, tree.keys))}"
+    return f"a {tree.kind} of {len(tree.children)} ({', '.join(_describe(child) for child in tree.children)})"
+
+
 def _check_carry(what, in_tree, in_values, out_tree, out_values, names):
     """A clear error when a body returns a carry of another structure, shape or dtype than it takes."""
-    if in_tree != out_tree:
-        fail(f"{what}: the body must return a carry of the structure it takes; it takes {in_tree} and "
-             f"returns {out_tree}", TypeError)
+    _check_structure(what, in_tree, out_tree)
     for name, inner, outer in zip(names, in_values, out_values):
         if (inner.shape, inner.dtype) != (outer.shape, outer.dtype):
             fail(f"{what}: the body changes the carry {name!r} from {inner.type_str()} to {outer.type_str()}; "
@@ -58,11 +74,11 @@ def _check_carry(what, in_tree, in_values, out_tree, out_values, names):
 
 def scan(f, init, xs=None, length=None, reverse=False):
     """f(carry, x) -> (carry, y) over the leading axis of xs: returns (final carry, stacked ys), as jax.lax.scan."""
-    return _scan(f, init, xs, length, reverse, pytree.leaf_names([init], ["carry"]))
+    return _scan(f, init, xs, length, reverse, "scan", pytree.leaf_names([init], ["carry"]))
 
 
-def _scan(f, init, xs, length, reverse, names):
-    """scan, naming the carry's leaves `names` in errors."""
+def _scan(f, init, xs, length, reverse, what, names):
+    """scan, called `what` in errors, which name the carry's leaves `names`."""
     x_leaves, x_tree = pytree.flatten(xs)
     lengths = {int(np.shape(leaf)[0]) for leaf in x_leaves if np.ndim(leaf) > 0}
     if any(np.ndim(leaf) == 0 for leaf in x_leaves):
@@ -86,7 +102,7 @@ def _scan(f, init, xs, length, reverse, names):
         fail("scan: the body must return a pair (carry, y)", TypeError)
     carry_tree, y_tree = out_tree.children
     num_consts, num_carry = len(captures), len(init_leaves)
-    _check_carry("scan", init_tree, body.inputs[num_consts:num_consts + num_carry], carry_tree,
+    _check_carry(what, init_tree, body.inputs[num_consts:num_consts + num_carry], carry_tree,
                  body.outputs[:num_carry], names)
     operands = list(captures) + _operands(init_leaves, body.inputs[num_consts:]) + x_leaves
     outs = results(bind(scan_p, operands, dict(body=body, length=steps, reverse=bool(reverse),
@@ -118,26 +134,43 @@ def _scan_in_python(f, carry, xs, steps, reverse):
 def fori_loop(lower, upper, body_fun, init_val):
     """body_fun(i, val) -> val for i in [lower, upper), as jax.lax.fori_loop. Python-int bounds give a
     scan (a fixed number of steps); traced bounds give a while loop."""
-    static = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
+    lower, upper = _bound(lower, "lower"), _bound(upper, "upper")
     if not _traced():
         value = init_val
         for i in range(int(lower), int(upper)):
             value = body_fun(i, value)
         return value
-    if static:
-        lower, upper = int(lower), int(upper)
+    init_tree = pytree.flatten(init_val)[1]
 
-        def step(carry, _):
-            i, value = carry
-            return (i + 1, body_fun(i, value)), ()
-
-        names = ["the step index"] + pytree.leaf_names([init_val], ["carry"])
-        (_, value), _ = _scan(step, (np.int64(lower), init_val), None, max(upper - lower, 0), False, names)
+    def body(i, value):
+        value = body_fun(i, value)
+        _check_structure("fori_loop", init_tree, pytree.flatten(value)[1])
         return value
-    (_, _, value) = while_loop(lambda c: c[0] < c[1], lambda c: (c[0] + 1, c[1], body_fun(c[0], c[2])),
-                               (snp.astype(snp.asarray(lower), np.int64), snp.astype(snp.asarray(upper), np.int64),
-                                init_val))
+
+    names = pytree.leaf_names([init_val], ["carry"])
+    if not isinstance(lower, Tracer) and not isinstance(upper, Tracer):
+        def step(carry, _):
+            return (carry[0] + 1, body(*carry)), ()
+
+        (_, value), _ = _scan(step, (np.int64(lower), init_val), None, max(upper - lower, 0), False, "fori_loop",
+                              ["the step index"] + names)
+        return value
+    bounds = (snp.astype(snp.asarray(lower), np.int64), snp.astype(snp.asarray(upper), np.int64))
+    _, _, value = _while_loop(lambda c: c[0] < c[1], lambda c: (c[0] + 1, c[1], body(c[0], c[2])), bounds + (init_val,),
+                              None, "fori_loop", ["the step index", "upper"] + names)
     return value
+
+
+def _bound(bound, name):
+    """A loop bound: a Python int, or an integer scalar (traced or not); never silently truncated."""
+    if isinstance(bound, Tracer):
+        if bound.shape != () or bound.dtype.kind not in "iu":
+            fail(f"fori_loop: {name} must be an integer scalar, got {bound.value.type_str()}", TypeError)
+        return bound
+    try:
+        return operator.index(bound)
+    except TypeError:
+        fail(f"fori_loop: {name} must be an integer, got {bound!r}", TypeError)
 
 
 # ----------------------------------------------------------------------------- while_loop
@@ -146,22 +179,30 @@ def while_loop(cond_fun, body_fun, init_val, *, checkpoints=None):
     """Repeat body_fun(val) -> val while cond_fun(val) is true, as jax.lax.while_loop, and differentiable in
     reverse mode too: the backward pass keeps every carry, or with `checkpoints=C` at most C of them
     (recomputing the others: memory about C + 2 steps / C carries, for one more forward pass)."""
-    if checkpoints is not None and (not isinstance(checkpoints, int) or checkpoints < 2):
-        raise ValueError(f"while_loop: checkpoints must be None (keep every carry) or an int >= 2, got {checkpoints!r}")
+    return _while_loop(cond_fun, body_fun, init_val, checkpoints, "while_loop",
+                       pytree.leaf_names([init_val], ["carry"]))
+
+
+def _while_loop(cond_fun, body_fun, init_val, checkpoints, what, names):
+    """while_loop, called `what` in errors, which name the carry's leaves `names`."""
+    if checkpoints is not None:
+        if isinstance(checkpoints, bool) or not isinstance(checkpoints, (int, np.integer)) or checkpoints < 2:
+            raise ValueError(f"{what}: checkpoints must be None (keep every carry) or an int >= 2, "
+                             f"got {checkpoints!r}")
+        checkpoints = int(checkpoints)
     if not _traced():
         value = init_val
-        while _predicate("while_loop", cond_fun(value)):
+        while _predicate(what, cond_fun(value)):
             value = body_fun(value)
         return value
     init_leaves, init_tree = pytree.flatten(init_val)
-    names = pytree.leaf_names([init_val], ["carry"])
     init_leaves = _example(init_leaves, names)
     example = pytree.unflatten(init_tree, init_leaves)
-    cond, cond_tree, cond_captures = _trace(lambda c: _scalar_bool("while_loop", cond_fun(c)), [example],
+    cond, cond_tree, cond_captures = _trace(lambda c: _scalar_bool(what, cond_fun(c)), [example],
                                             getattr(cond_fun, "__name__", "cond"))
     body, body_tree, body_captures = _trace(body_fun, [example], getattr(body_fun, "__name__", "body"))
     num_body_consts = len(body_captures)
-    _check_carry("while_loop", init_tree, body.inputs[num_body_consts:], body_tree, body.outputs, names)
+    _check_carry(what, init_tree, body.inputs[num_body_consts:], body_tree, body.outputs, names)
     operands = list(cond_captures) + list(body_captures) + _operands(init_leaves, body.inputs[num_body_consts:])
     outs = results(bind(while_p, operands, dict(cond=cond, body=body, num_cond_consts=len(cond_captures),
                                                  num_body_consts=num_body_consts, checkpoints=checkpoints)))
@@ -189,8 +230,8 @@ def switch(index, branches, *operands):
     if not branches:
         raise ValueError("switch: give at least one branch")
     if not _traced():
-        if np.shape(index) != ():
-            fail(f"switch: the index must be a scalar, got shape {np.shape(index)}", ShapeError)
+        if np.shape(index) != () or np.asarray(index).dtype.kind not in "iub":
+            fail(f"switch: the index must be an integer scalar, got {index!r}", ShapeError)
         return branches[clamp_index(index, len(branches))](*operands)
     index = snp.asarray(index)
     if index.shape != () or index.dtype.kind not in "iub":

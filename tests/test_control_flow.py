@@ -224,12 +224,13 @@ def test_cond_on_a_traced_predicate_differentiates_the_branch_taken():
 
 # ----------------------------------------------------------------------------- while_loop
 
-def newton_sqrt(a):
+def newton_sqrt(a, checkpoints=None):
     """sqrt(a) by Newton's iteration, stopping at a tolerance: a step count known only at run time."""
     def cond(state):
         x, steps = state
         return (sg.abs(x * x - a) > 1e-12) & (steps < 100)
-    x, steps = sg.while_loop(cond, lambda s: (0.5 * (s[0] + a / s[0]), s[1] + 1), (a + 1.0, np.int64(0)))
+    x, steps = sg.while_loop(cond, lambda s: (0.5 * (s[0] + a / s[0]), s[1] + 1), (a + 1.0, np.int64(0)),
+                             checkpoints=checkpoints)
     return x
 
 
@@ -306,9 +307,10 @@ def test_while_loop_checkpoints_bound_the_carries_kept():
 def test_while_loop_errors():
     with pytest.raises(ValueError, match="checkpoints must be"):
         sg.while_loop(lambda v: v < 1, lambda v: v + 1, 0, checkpoints=1)
-    with pytest.raises(sg.TracerError, match="Hessian through a while loop") as info:
+    with pytest.raises(sg.TracerError, match=r"Hessian through a while loop.*sg.jacfwd\(sg.jacfwd\(f\)\)") as info:
         sg.hessian(newton_sqrt)(2.0)
     assert "test_control_flow.py" in str(info.value)
+    np.testing.assert_allclose(sg.jacfwd(sg.jacfwd(newton_sqrt))(2.0), -0.25 * 2.0 ** -1.5, rtol=1e-8)
 
 
 # ----------------------------------------------------------------------------- checkpoint
@@ -443,3 +445,19 @@ def test_a_loop_body_reading_a_global_is_never_stale():
     SCALE = np.full(3, 0.8)
     np.testing.assert_allclose(grad(x), 0.8 ** 20)
     np.testing.assert_allclose(compiled(x), sum(0.1 * 0.8 ** j for j in range(20)) + 0.8 ** 20)
+
+
+def test_fori_loop_errors_name_fori_loop_and_the_users_carry():
+    with pytest.raises(sg.ShapeError, match=r"fori_loop: the body changes the carry 'carry' from f32\[8\] to f64\[8\]"):
+        sg.trace(lambda x: sg.fori_loop(0, 3, lambda i, v: v * i, x), X8.astype(np.float32))
+    with pytest.raises(TypeError, match=r"fori_loop: .* takes an array and returns a tuple of 2"):
+        sg.trace(lambda x: sg.fori_loop(0, 3, lambda i, v: (v, v), x), X8)
+    with pytest.raises(sg.ShapeError, match=r"fori_loop: the body changes the carry 'carry_0'"):
+        sg.trace(lambda x, n: sg.fori_loop(0, n, lambda i, v: (v[0][:2], v[1]), (x, x)), X8, np.int64(3))
+    with pytest.raises(TypeError, match="upper must be an integer"):
+        sg.fori_loop(0, 2.5, lambda i, v: v, X8)
+    with pytest.raises(TypeError, match="lower must be an integer scalar"):
+        sg.trace(lambda x, lo: sg.fori_loop(lo, 3, lambda i, v: v, x), X8, 0.5)
+    with pytest.raises(sg.ShapeError, match="index must be an integer scalar"):
+        sg.switch(1.7, [lambda v: v, lambda v: -v], X8)
+    assert sg.grad(lambda a: newton_sqrt(a, checkpoints=np.int64(4)))(2.0) > 0

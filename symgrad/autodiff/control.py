@@ -241,7 +241,8 @@ def _while_vjp(ct, ans, *inputs, cond, body, num_cond_consts, num_body_consts, c
 def _no_derivative_of_while_vjp(*args, **attrs):
     raise TracerError(with_user_line(
         "the reverse pass of sg.while_loop cannot be differentiated again (a Hessian through a while loop): "
-        "use sg.fori_loop or sg.scan with a fixed number of steps, or forward mode over the loop (sg.jacfwd)"))
+        "differentiate the loop in forward mode twice (sg.jacfwd(sg.jacfwd(f))), or use sg.fori_loop or sg.scan "
+        "with a fixed number of steps"))
 
 
 while_vjp_p.vjp = _no_derivative_of_while_vjp
