@@ -15,7 +15,8 @@ import numpy as np
 from symgrad import ir
 from symgrad.codegen.standalone import standalone_source
 from symgrad.core import const_p
-from symgrad.ops.control import carries_in_reverse, result_p, scan_p, switch_p, while_p, while_vjp_p
+from symgrad.ops.control import (carries_in_reverse, result_p, scan_p, split_while_vjp, step_sums, switch_p, while_p,
+                                  while_vjp_p)
 from symgrad.ops.ew import ew_p
 from symgrad.ops.indexing import scatter_add_p, slice_p, strided_slices, take_p, unslice_p
 from symgrad.ops.linalg import matmul_p
@@ -26,8 +27,11 @@ from symgrad.ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_
                                transpose_p)
 
 # Functions a generated module defines when it uses them, so it stays standalone: the expression
-# printer's, and the NumPy references of primitives with no rule here (added by impl_helper).
+# printer's, the generator of a while loop's carries for its reverse pass, and the NumPy references of
+# primitives with no rule here (added by impl_helper).
 HELPERS = dict(EXPRESSION_HELPERS)
+_CARRIES_IN_REVERSE = "_carries_in_reverse"
+HELPERS[_CARRIES_IN_REVERSE] = standalone_source(carries_in_reverse, _CARRIES_IN_REVERSE)
 
 
 # ----------------------------------------------------------------------------- rules
@@ -128,25 +132,22 @@ def _while_rule(node, args, target, module):
 
 
 def _while_vjp_rule(node, args, target, module):
-    """The loop forward, keeping carries (carries_in_reverse, copied into the module), then `step` over
-    them, last first."""
+    """The loop forward, keeping carries (carries_in_reverse, whose source the module holds), then `step`
+    over them, last first."""
     p = node.params
-    n_cond, n_body, n_carry = p["num_cond_consts"], p["num_body_consts"], len(p["body"].outputs)
-    cond_consts, body_consts = args[:n_cond], args[n_cond:n_cond + n_body]
-    init, cts = args[n_cond + n_body:n_cond + n_body + n_carry], args[n_cond + n_body + n_carry:]
+    cond_consts, body_consts, init, cts = split_while_vjp(args, p["body"], p["num_cond_consts"], p["num_body_consts"])
     cond, body, step = (_subfunction(module, p[name]) for name in ("cond", "body", "step"))
-    helper = "_carries_in_reverse"
-    HELPERS.setdefault(helper, standalone_source(carries_in_reverse, helper))
-    module.printer.helpers.add(helper)
-    sums = _names(f"{target}_sum", len(p["step"].outputs) - len(cts))
-    pulled = _names(f"{target}_ct", len(cts)) + sums
+    module.printer.helpers.add(_CARRIES_IN_REVERSE)
+    sums = step_sums(p["step"], len(cts))
+    pulled = _names(f"{target}_ct", len(cts)) + _names(f"{target}_sum", len(sums))
+    zeros = [f"np.zeros({v.shape}, dtype={np_dtype(v.dtype)})" for v in sums]
     carry = f"{target}_c"
-    lines = [f"{_tuple_text(pulled)} = {_tuple_text(cts + [f'np.zeros({v.shape}, dtype={np_dtype(v.dtype)})' for v in p['step'].inputs[len(p['step'].inputs) - len(sums):]])}"]
-    lines += [f"for {carry} in {helper}(lambda c: {cond}({''.join(a + ', ' for a in cond_consts)}*c)[0], "
-              f"lambda c: list({body}({''.join(a + ', ' for a in body_consts)}*c)), [{', '.join(init)}], "
-              f"{p['checkpoints']!r}):",
-              f"    {_tuple_text(pulled)} = {step}({''.join(a + ', ' for a in body_consts)}*{carry}, {', '.join(pulled)})"]
-    return lines + [f"{target} = {_tuple_text(pulled)}"]
+    cond_args, body_args = "".join(a + ", " for a in cond_consts), "".join(a + ", " for a in body_consts)
+    return [f"{_tuple_text(pulled)} = {_tuple_text(cts + zeros)}",
+            f"for {carry} in {_CARRIES_IN_REVERSE}(lambda c: {cond}({cond_args}*c)[0], "
+            f"lambda c: list({body}({body_args}*c)), [{', '.join(init)}], {p['checkpoints']!r}):",
+            f"    {_tuple_text(pulled)} = {step}({body_args}*{carry}, {', '.join(pulled)})",
+            f"{target} = {_tuple_text(pulled)}"]
 
 
 def _switch_rule(node, args, target, module):

@@ -19,7 +19,8 @@ from . import ir, pytree
 from .ops.ew import ew_p
 from .ops.indexing import scatter_add_p, take_p
 from .core import TracerError, const_p
-from .ops.control import result_p, scan_p, switch_p, while_p
+from .ops.control import (Interpreter, result_p, run_scan, run_switch, run_while, run_while_vjp, scan_p, switch_p,
+                          while_p, while_vjp_p)
 from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
 from .ops.shape import convert_p, reduce_sum_p
 from .tracing import argument_names, trace_flat
@@ -140,34 +141,13 @@ def _concrete(value, what) -> int:
     return int(bool(value)) if value in (sp.true, sp.false) else int(value)
 
 
-def _eval_scan(node, operands):
-    """The loop unrolled over SymPy values."""
-    p = node.params
-    consts, carries = list(operands[:p["num_consts"]]), list(operands[p["num_consts"]:p["num_consts"] + p["num_carry"]])
-    xs, body = operands[p["num_consts"] + p["num_carry"]:], p["body"]
-    ys = [np.empty((p["length"], *v.shape), dtype=object) for v in body.outputs[p["num_carry"]:]]
-    for step in (range(p["length"] - 1, -1, -1) if p["reverse"] else range(p["length"])):
-        outs = _run(body, consts + carries + [_obj(x[step]) for x in xs])
-        carries = outs[:p["num_carry"]]
-        for y, value in zip(ys, outs[p["num_carry"]:]):
-            y[step] = value
-    return tuple(carries) + tuple(ys)
+# Loops unrolled and branches chosen over SymPy values (their decisions must be concrete).
+SYMPY_VALUES = Interpreter(_run, _concrete, lambda length, v: np.empty((length, *v.shape), dtype=object),
+                           lambda v: _as_sympy(np.zeros(v.shape, v.dtype)))
 
 
-def _eval_while(node, operands):
-    p = node.params
-    split = p["num_cond_consts"] + p["num_body_consts"]
-    cond_consts, body_consts = list(operands[:p["num_cond_consts"]]), list(operands[p["num_cond_consts"]:split])
-    carries = list(operands[split:])
-    while _concrete(_run(p["cond"], cond_consts + carries)[0], "a while loop's condition"):
-        carries = _run(p["body"], body_consts + carries)
-    return tuple(carries)
-
-
-def _eval_switch(node, operands):
-    branches = node.params["branches"]
-    index = min(max(_concrete(operands[0], "a switch's index"), 0), len(branches) - 1)
-    return tuple(_run(branches[index], list(operands[1:])))
+def _interpreted(run):
+    return lambda node, operands: run(SYMPY_VALUES, operands, **node.params)
 
 
 # SYMPY_RULES[prim](node, operands) -> node's value over object arrays of SymPy values, for the
@@ -182,9 +162,10 @@ SYMPY_RULES = {
     reduce_min_p: _reduce(sp.Min),
     take_p: _with_integer_index,
     scatter_add_p: _with_integer_index,
-    scan_p: _eval_scan,
-    while_p: _eval_while,
-    switch_p: _eval_switch,
+    scan_p: _interpreted(run_scan),
+    while_p: _interpreted(run_while),
+    while_vjp_p: _interpreted(run_while_vjp),
+    switch_p: _interpreted(run_switch),
     result_p: lambda node, ops: ops[0][node.params["index"]],
 }
 

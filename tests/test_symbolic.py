@@ -146,3 +146,5 @@ def test_loops_and_branches_have_closed_forms_when_their_decisions_are_concrete(
     assert sg.symbolic(lambda x: sg.switch(5, [lambda v: v, lambda v: sg.sin(v)], x), 1.0).output == sp.sin(x)
     with pytest.raises(sg.TracerError, match="depends on the symbols"):
         sg.symbolic(lambda x: sg.cond(x > 0, lambda v: sg.sin(v), lambda v: v, x), 1.0)
+    cubed = lambda x: sg.while_loop(lambda c: c[1] < 3, lambda c: (c[0] * x, c[1] + 1), (1.0, 0))[0]  # noqa: E731
+    assert sp.simplify(sg.symbolic(sg.grad(cubed), 1.0).output - 3 * x ** 2) == 0  # through while_vjp

@@ -17,7 +17,7 @@ from llvmlite import ir
 
 from symgrad import dtypes
 from symgrad import ir as sir
-from symgrad.ops.control import result_p
+from symgrad.ops.control import result_p, split_scan, split_while, split_while_vjp
 
 from . import heap
 from .jobs import CustomJob
@@ -72,9 +72,8 @@ def _row(k, buffer: Buffer, position) -> ir.Value:
 def scan(k, node, inputs):
     p = node.params
     length, reverse, num_consts, num_carry = p["length"], p["reverse"], p["num_consts"], p["num_carry"]
-    consts = [in_memory(k, x) for x in inputs[:num_consts]]
-    init = inputs[num_consts:num_consts + num_carry]
-    xs = [in_memory(k, x) for x in inputs[num_consts + num_carry:]]
+    consts, init, xs = split_scan(inputs, num_consts, num_carry)
+    consts, xs = [in_memory(k, x) for x in consts], [in_memory(k, x) for x in xs]
     parts = _component_buffers(k, node)
     finals, ys = parts[:num_carry], parts[num_carry:]
     spares = [k.new_buffer(buffer.shape, buffer.dtype) for buffer in finals]
@@ -104,10 +103,8 @@ def scan(k, node, inputs):
 
 def while_loop(k, node, inputs):
     p = node.params
-    split = p["num_cond_consts"] + p["num_body_consts"]
-    cond_consts = [in_memory(k, x) for x in inputs[:p["num_cond_consts"]]]
-    body_consts = [in_memory(k, x) for x in inputs[p["num_cond_consts"]:split]]
-    init = inputs[split:]
+    cond_consts, body_consts, init = split_while(inputs, p["num_cond_consts"], p["num_body_consts"])
+    cond_consts, body_consts = [in_memory(k, x) for x in cond_consts], [in_memory(k, x) for x in body_consts]
     finals = _component_buffers(k, node)
     spares = [k.new_buffer(buffer.shape, buffer.dtype) for buffer in finals]
     for value, buffer in zip(init, finals):
@@ -150,14 +147,13 @@ def while_vjp(k, node, inputs):
     as the tape fills); then for each kept carry, last first, the carries after it recomputed into the
     segment, and `step` pulling the cotangents back through them, in two sets of buffers that swap."""
     p = node.params
-    num_cond, split, checkpoints = p["num_cond_consts"], p["num_cond_consts"] + p["num_body_consts"], p["checkpoints"]
-    num_carry = len(p["body"].outputs)
-    cond_consts = [in_memory(k, x) for x in inputs[:num_cond]]
-    body_consts = [in_memory(k, x) for x in inputs[num_cond:split]]
-    carries = [k.materialize(value) for value in inputs[split:split + num_carry]]
+    checkpoints = p["checkpoints"]
+    cond_consts, body_consts, init, cotangents = split_while_vjp(inputs, p["body"], p["num_cond_consts"],
+                                                                 p["num_body_consts"])
+    cond_consts, body_consts = [in_memory(k, x) for x in cond_consts], [in_memory(k, x) for x in body_consts]
+    carries = [k.materialize(value) for value in init]
     spare_carries = [k.new_buffer(buffer.shape, buffer.dtype) for buffer in carries]
     pulled = _component_buffers(k, node)  # the carries' cotangents, then the sums over the body consts
-    cotangents = inputs[split + num_carry:]
     for value, buffer in zip(cotangents, pulled):
         k.materialize(value, buffer)
     for buffer in pulled[len(cotangents):]:
@@ -319,13 +315,14 @@ def result(k, node, inputs):
 
 
 def scan_reads_buffers(node, blas_calls) -> tuple:
-    p = node.params
-    return node.inputs[:p["num_consts"]] + node.inputs[p["num_consts"] + p["num_carry"]:]
+    consts, _, xs = split_scan(node.inputs, node.params["num_consts"], node.params["num_carry"])
+    return tuple(consts + xs)
 
 
 def while_reads_buffers(node, blas_calls) -> tuple:
     p = node.params
-    return node.inputs[:p["num_cond_consts"] + p["num_body_consts"]]
+    cond_consts, body_consts, _ = split_while(node.inputs, p["num_cond_consts"], p["num_body_consts"])
+    return tuple(cond_consts + body_consts)
 
 
 def switch_reads_buffers(node, blas_calls) -> tuple:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .. import dtypes, ir
 from ..core import TracerError, bind, with_user_line
-from ..ops.control import result_p, results, scan_p, switch_p, while_p, while_vjp_p
+from ..ops.control import result_p, results, scan_p, split_scan, switch_p, while_p, while_vjp_p
 from ..ops.elementwise import add
 from ..ops.shape import zeros_like_value
 from ..tracing import inline, trace_flat
@@ -62,11 +62,6 @@ def _slices(stacked) -> list:
     return [ir.Value(v.shape[1:], v.dtype) for v in stacked]
 
 
-def _split(inputs, num_consts, num_carry):
-    return (list(inputs[:num_consts]), list(inputs[num_consts:num_consts + num_carry]),
-            list(inputs[num_consts + num_carry:]))
-
-
 def with_stored_carries(body: ir.Graph, num_consts: int, num_carry: int) -> ir.Graph:
     """The body of a scan that also returns, as extra ys, the carries entering each step."""
     carries = body.inputs[num_consts:num_consts + num_carry]
@@ -74,7 +69,7 @@ def with_stored_carries(body: ir.Graph, num_consts: int, num_carry: int) -> ir.G
 
 
 def _scan_vjp(ct, ans, *inputs, body, length, reverse, num_consts, num_carry):
-    consts, init, xs = _split(inputs, num_consts, num_carry)
+    consts, init, xs = split_scan(inputs, num_consts, num_carry)
     stored = results(bind(scan_p, inputs, dict(body=with_stored_carries(body, num_consts, num_carry), length=length,
                                                reverse=reverse, num_consts=num_consts, num_carry=num_carry)))
     stored = stored[len(body.outputs):]
@@ -116,8 +111,8 @@ def _scan_vjp(ct, ans, *inputs, body, length, reverse, num_consts, num_carry):
 
 
 def _scan_jvp(tangents, ans, *inputs, body, length, reverse, num_consts, num_carry):
-    consts, init, xs = _split(inputs, num_consts, num_carry)
-    t_consts, t_init, t_xs = _split(tangents, num_consts, num_carry)
+    consts, init, xs = split_scan(inputs, num_consts, num_carry)
+    t_consts, t_init, t_xs = split_scan(tangents, num_consts, num_carry)
     body_carries = body.inputs[num_consts:num_consts + num_carry]
     tangent_consts = [k for k, t in enumerate(t_consts) if t is not None]
     tangent_xs = [k for k, t in enumerate(t_xs) if t is not None]

@@ -10,6 +10,9 @@ sg.while_loop, sg.cond, sg.switch) are in symgrad/control_flow.py.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 
 from .. import dtypes, ir
@@ -27,6 +30,21 @@ def evaluate(graph: ir.Graph, arrays) -> list:
                 result = result.astype(node.out.dtype)
         env[id(node.out)] = result
     return [env[id(v)] for v in graph.outputs]
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """How the loops and branches below run their sub-graphs: on arrays with the NumPy references
+    (ARRAYS), or on SymPy values (sg.symbolic, closed_form.py)."""
+
+    run: Callable     # run(graph, values) -> the outputs
+    decide: Callable  # decide(value, what) -> the int a condition or an index stands for
+    rows: Callable    # rows(length, value type) -> a buffer of `length` rows of that type (stacked ys)
+    zeros: Callable   # zeros(value type) -> zeros of that type
+
+
+ARRAYS = Interpreter(evaluate, lambda value, what: int(value), lambda length, v: np.empty((length, *v.shape), v.dtype),
+                     lambda v: np.zeros(v.shape, v.dtype))
 
 
 def _types(values) -> list:
@@ -64,10 +82,16 @@ def results(t) -> list:
 
 # ----------------------------------------------------------------------------- scan
 
+def split_scan(values, num_consts, num_carry) -> tuple:
+    """A scan's inputs (or anything laid out like them) as (consts, carries, xs) lists."""
+    values = list(values)
+    return values[:num_consts], values[num_consts:num_consts + num_carry], values[num_consts + num_carry:]
+
+
 def _scan_shape(inputs, body, length, reverse, num_consts, num_carry):
     """inputs: consts, initial carries, xs (each stacked along a leading axis of `length`).
     body(consts, carries, x slices) -> (carries, y slices); the output: (carries, stacked ys)."""
-    consts, init, xs = inputs[:num_consts], inputs[num_consts:num_consts + num_carry], inputs[num_consts + num_carry:]
+    consts, init, xs = split_scan(inputs, num_consts, num_carry)
     for x in xs:
         if not x.shape or x.shape[0] != length:
             raise ShapeError(f"scan: every xs leaf needs a leading axis of the scan's length {length}; got "
@@ -80,28 +104,33 @@ def _scan_shape(inputs, body, length, reverse, num_consts, num_carry):
     return (), ir.tuple_dtype(outs[:num_carry] + ys)
 
 
-def _scan_impl(*arrays, body, length, reverse, num_consts, num_carry):
-    consts, carries = list(arrays[:num_consts]), list(arrays[num_consts:num_consts + num_carry])
-    xs = arrays[num_consts + num_carry:]
-    ys = [np.empty((length, *v.shape), v.dtype) for v in body.outputs[num_carry:]]
+def run_scan(interpreter, values, body, length, reverse, num_consts, num_carry) -> tuple:
+    consts, carries, xs = split_scan(values, num_consts, num_carry)
+    ys = [interpreter.rows(length, v) for v in body.outputs[num_carry:]]
     for step in (range(length - 1, -1, -1) if reverse else range(length)):
-        outs = evaluate(body, consts + carries + [x[step] for x in xs])
+        outs = interpreter.run(body, consts + carries + [x[step] for x in xs])
         carries = outs[:num_carry]
         for y, value in zip(ys, outs[num_carry:]):
             y[step] = value
     return tuple(carries) + tuple(ys)
 
 
-scan_p = Primitive("scan", _scan_shape, _scan_impl, traced_always=True)
+scan_p = Primitive("scan", _scan_shape, lambda *arrays, **attrs: run_scan(ARRAYS, arrays, **attrs),
+                   traced_always=True)
 
 
 # ----------------------------------------------------------------------------- while
 
+def split_while(values, num_cond_consts, num_body_consts) -> tuple:
+    """A while's inputs (or a while_vjp's) as (cond consts, body consts, the rest) lists."""
+    values, split = list(values), num_cond_consts + num_body_consts
+    return values[:num_cond_consts], values[num_cond_consts:split], values[split:]
+
+
 def _while_shape(inputs, cond, body, num_cond_consts, num_body_consts, checkpoints):
     """inputs: cond's consts, body's consts, initial carries. cond(consts, carries) -> bool[];
     body(consts, carries) -> carries; the output: the carries when cond is first false."""
-    split = num_cond_consts + num_body_consts
-    cond_consts, body_consts, init = inputs[:num_cond_consts], inputs[num_cond_consts:split], inputs[split:]
+    cond_consts, body_consts, init = split_while(inputs, num_cond_consts, num_body_consts)
     _check_types("while_loop cond inputs", _types(cond.inputs), _types(cond_consts) + _types(init))
     _check_types("while_loop cond output", [((), dtypes.BOOL)], _types(cond.outputs))
     _check_types("while_loop body inputs", _types(body.inputs), _types(body_consts) + _types(init))
@@ -109,18 +138,17 @@ def _while_shape(inputs, cond, body, num_cond_consts, num_body_consts, checkpoin
     return (), ir.tuple_dtype(_types(init))
 
 
-def _while_impl(*arrays, cond, body, num_cond_consts, num_body_consts, checkpoints):
-    split = num_cond_consts + num_body_consts
-    cond_consts, body_consts, carries = list(arrays[:num_cond_consts]), list(arrays[num_cond_consts:split]), \
-        list(arrays[split:])
-    while bool(evaluate(cond, cond_consts + carries)[0]):
-        carries = evaluate(body, body_consts + carries)
+def run_while(interpreter, values, cond, body, num_cond_consts, num_body_consts, checkpoints) -> tuple:
+    cond_consts, body_consts, carries = split_while(values, num_cond_consts, num_body_consts)
+    while interpreter.decide(interpreter.run(cond, cond_consts + carries)[0], "a while loop's condition"):
+        carries = interpreter.run(body, body_consts + carries)
     return tuple(carries)
 
 
 # while[cond, body, checkpoints] (cond consts, body consts, initial carries): `checkpoints` bounds the
 # carries reverse mode keeps (None: every one), see carries_in_reverse.
-while_p = Primitive("while", _while_shape, _while_impl, traced_always=True)
+while_p = Primitive("while", _while_shape, lambda *arrays, **attrs: run_while(ARRAYS, arrays, **attrs),
+                    traced_always=True)
 
 
 def carries_in_reverse(cond, body, carry, checkpoints):
@@ -149,31 +177,42 @@ def carries_in_reverse(cond, body, carry, checkpoints):
             yield segment.pop()
 
 
+def split_while_vjp(values, body, num_cond_consts, num_body_consts) -> tuple:
+    """A while_vjp's inputs as (cond consts, body consts, initial carries, carry cotangents) lists."""
+    cond_consts, body_consts, rest = split_while(values, num_cond_consts, num_body_consts)
+    num_carry = len(body.outputs)
+    return cond_consts, body_consts, rest[:num_carry], rest[num_carry:]
+
+
 def _while_vjp_shape(inputs, cond, body, step, num_cond_consts, num_body_consts, checkpoints):
     """inputs: the while's inputs, then the cotangents of its float carries. step(body consts, carries,
     carry cotangents out, const cotangents so far) -> (carry cotangents in, const cotangents); the output:
     the cotangents of the float carries' initial values and of the float body consts."""
-    num_float_carries = len(step.outputs) - sum(dtypes.is_float(v.dtype) for v in body.inputs[:num_body_consts])
-    _while_shape(inputs[:len(inputs) - num_float_carries], cond, body, num_cond_consts, num_body_consts, checkpoints)
+    cts = split_while_vjp(inputs, body, num_cond_consts, num_body_consts)[3]
+    _while_shape(inputs[:len(inputs) - len(cts)], cond, body, num_cond_consts, num_body_consts, checkpoints)
     return (), ir.tuple_dtype(_types(step.outputs))
 
 
-def _while_vjp_impl(*arrays, cond, body, step, num_cond_consts, num_body_consts, checkpoints):
-    split = num_cond_consts + num_body_consts
-    num_carry = len(body.outputs)
-    cond_consts, body_consts = list(arrays[:num_cond_consts]), list(arrays[num_cond_consts:split])
-    init, cts = list(arrays[split:split + num_carry]), list(arrays[split + num_carry:])
-    sums = [np.zeros(v.shape, v.dtype) for v in step.inputs[len(step.inputs) - (len(step.outputs) - len(cts)):]]
-    for carry in carries_in_reverse(lambda c: bool(evaluate(cond, cond_consts + c)[0]),
-                                    lambda c: evaluate(body, body_consts + c), init, checkpoints):
-        outs = evaluate(step, body_consts + carry + cts + sums)
+def step_sums(step, num_cts) -> list:
+    """The inputs of a while_vjp's step that carry the sums of the body consts' cotangents."""
+    return step.inputs[len(step.inputs) - (len(step.outputs) - num_cts):]
+
+
+def run_while_vjp(interpreter, values, cond, body, step, num_cond_consts, num_body_consts, checkpoints) -> tuple:
+    cond_consts, body_consts, init, cts = split_while_vjp(values, body, num_cond_consts, num_body_consts)
+    sums = [interpreter.zeros(v) for v in step_sums(step, len(cts))]
+    for carry in carries_in_reverse(
+            lambda c: interpreter.decide(interpreter.run(cond, cond_consts + c)[0], "a while loop's condition"),
+            lambda c: interpreter.run(body, body_consts + c), init, checkpoints):
+        outs = interpreter.run(step, body_consts + carry + cts + sums)
         cts, sums = outs[:len(cts)], outs[len(cts):]
     return tuple(cts + sums)
 
 
 # The reverse pass of a while loop: runs the loop forward keeping carries (carries_in_reverse), then
 # `step` over them from the last to the first, accumulating the cotangents (autodiff/control.py).
-while_vjp_p = Primitive("while_vjp", _while_vjp_shape, _while_vjp_impl, traced_always=True)
+while_vjp_p = Primitive("while_vjp", _while_vjp_shape,
+                        lambda *arrays, **attrs: run_while_vjp(ARRAYS, arrays, **attrs), traced_always=True)
 
 
 # ----------------------------------------------------------------------------- switch
@@ -197,9 +236,10 @@ def clamp_index(index, count: int) -> int:
     return min(max(int(index), 0), count - 1)
 
 
-def _switch_impl(index, *operands, branches):
-    return tuple(evaluate(branches[clamp_index(index, len(branches))], list(operands)))
+def run_switch(interpreter, values, branches) -> tuple:
+    index = clamp_index(interpreter.decide(values[0], "a switch's index"), len(branches))
+    return tuple(interpreter.run(branches[index], list(values[1:])))
 
 
-switch_p = Primitive("switch", _switch_shape, _switch_impl, traced_always=True)
-
+switch_p = Primitive("switch", _switch_shape, lambda *arrays, **attrs: run_switch(ARRAYS, arrays, **attrs),
+                     traced_always=True)

@@ -4,14 +4,14 @@ from .cse import cse
 from .dce import dce
 from .fold import fold
 from .fuse import fuse
-from .loops import loops
+from .loops import merge_and_prune_scans
 from .reroll import reroll
 from .simplify import simplify
 
 # dce first: fusing dead code is wasted work; reroll after cse, which takes out what the steps of a
-# loop compute alike; loops after cse too, which gives a scan and its copy (from reverse mode) the
+# loop compute alike; merging scans after cse too, which gives a scan and its copy (from reverse mode) the
 # same inputs
-PIPELINE = (dce, cse, reroll, loops, dce, fold, simplify, fuse, cse, dce)
+PIPELINE = (dce, cse, reroll, merge_and_prune_scans, dce, fold, simplify, fuse, cse, dce)
 
 
 def optimize(graph):

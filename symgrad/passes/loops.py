@@ -15,7 +15,7 @@ from ..ops.control import result_p, scan_p
 from .dce import dce
 
 
-def loops(graph: ir.Graph) -> ir.Graph:
+def merge_and_prune_scans(graph: ir.Graph) -> ir.Graph:
     """Merge scans, then prune them until nothing changes (a pruned loop may stop reading another's output)."""
     graph = merge_scans(graph)
     while True:
