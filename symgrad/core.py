@@ -297,7 +297,8 @@ class Tracer:
         raise TracerError(with_user_line(
             f"{what} of a traced value {self.value.type_str()}: its value is not known while tracing. "
             "Python control flow (if/while/and/or) on traced values is not supported; use sg.where(cond, a, b) "
-            "for a data-dependent choice"))
+            "to choose between values, sg.cond/sg.switch to choose between computations, sg.while_loop for a "
+            "loop that stops on a traced condition"))
 
     def __bool__(self):
         self._concrete_error("bool()")
