@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from .. import ir
+from ..core import const_p
 from ..ops.control import result_p, scan_p
 
 MIN_BLOCKS = 16  # shorter loops stay unrolled: their code is small, and straight-line code is fastest
@@ -42,7 +45,9 @@ def _roll_innermost(graph: ir.Graph) -> ir.Graph:
         return graph
     kinds, signatures = [], {}
     for node in nodes:
-        key = (node.prim.name, node.attrs, node.out.shape, node.out.dtype.str, len(node.inputs))
+        # constants match whatever their values: one differing from step to step is a row of the loop's xs
+        attrs = () if node.prim is const_p else node.attrs
+        key = (node.prim.name, attrs, node.out.shape, node.out.dtype.str, len(node.inputs))
         kinds.append(signatures.setdefault(key, len(signatures)))
     position = {id(node.out): i for i, node in enumerate(nodes)}
     taken = []  # the regions found, as (start, period, blocks, slots)
@@ -188,8 +193,16 @@ def _rolled(graph, start, period, blocks, slots):
             value = block[j].inputs[t]
             consts.setdefault(id(value), (value, ir.Value(value.shape, value.dtype, value.hint)))
     carry_inputs = {q: ir.Value(block[q].out.shape, block[q].out.dtype) for q in positions}
+    stacked = []  # (constant of every step's rows, the body input standing for a row): a step's own constant
     body_nodes = []
     for j, node in enumerate(block):
+        if node.prim is const_p:
+            rows = [nodes[start + k * period + j].params["value"] for k in range(blocks)]
+            if any(row != rows[0] for row in rows):
+                array = np.stack([row.array for row in rows])
+                stacked.append((ir.Node(const_p, (), ir.freeze_attrs({"value": ir.Constant(array)}),
+                                        ir.Value(array.shape, array.dtype)), node.out))
+                continue
         inputs = list(node.inputs)
         for t, value in enumerate(inputs):
             kind = slots.get((j, t))
@@ -197,9 +210,9 @@ def _rolled(graph, start, period, blocks, slots):
                 inputs[t] = carry_inputs[kind[1]] if kind[0] == "carry" else consts[id(value)][1]
         body_nodes.append(node if tuple(inputs) == node.inputs else replace(node, inputs=tuple(inputs)))
     const_values = [outer for outer, _ in consts.values()]
-    body = ir.Graph([local for _, local in consts.values()] + [carry_inputs[q] for q in positions], body_nodes,
-                    [block[q].out for q in positions], "step")
-    inputs = tuple(const_values) + tuple(init[q] for q in positions)
+    body = ir.Graph([local for _, local in consts.values()] + [carry_inputs[q] for q in positions] +
+                    [row for _, row in stacked], body_nodes, [block[q].out for q in positions], "step")
+    inputs = tuple(const_values) + tuple(init[q] for q in positions) + tuple(node.out for node, _ in stacked)
     attrs = dict(body=body, length=blocks, reverse=False, num_consts=len(const_values), num_carry=len(positions))
     shape, dtype = scan_p.abstract_eval(inputs, **attrs)  # checks the body against its operands
     scan = ir.Node(scan_p, inputs, ir.freeze_attrs(attrs), ir.Value(shape, dtype), dict(block[0].meta))
@@ -208,4 +221,5 @@ def _rolled(graph, start, period, blocks, slots):
                   if id(v) in last_block}
     results = [ir.Node(result_p, (scan.out,), ir.freeze_attrs({"index": k}), nodes[last + q].out,
                        dict(nodes[last + q].meta)) for k, q in enumerate(positions) if q in read_after]
-    return ir.Graph(list(graph.inputs), nodes[:start] + [scan] + results + nodes[end:], list(graph.outputs), graph.name)
+    return ir.Graph(list(graph.inputs), nodes[:start] + [node for node, _ in stacked] + [scan] + results + nodes[end:],
+                    list(graph.outputs), graph.name)
