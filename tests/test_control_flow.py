@@ -461,3 +461,31 @@ def test_fori_loop_errors_name_fori_loop_and_the_users_carry():
     with pytest.raises(sg.ShapeError, match="index must be an integer scalar"):
         sg.switch(1.7, [lambda v: v, lambda v: -v], X8)
     assert sg.grad(lambda a: newton_sqrt(a, checkpoints=np.int64(4)))(2.0) > 0
+
+
+def test_reverse_mode_keeps_a_costly_steps_residuals_and_recomputes_an_elementwise_step():
+    """A step with a matrix product stacks what its pullback reads (no product run again backward); an
+    elementwise step stacks its carry alone and is recomputed from it."""
+    from symgrad.passes import optimize
+    rng = np.random.default_rng(1)
+    W, xs = rng.normal(scale=0.4, size=(5, 5)), rng.normal(size=(12, 5))
+
+    def rnn(W, h0, m=sg):
+        h = h0
+        for t in range(12):
+            h = m.tanh(W @ h + xs[t])
+        return m.sum(h ** 2)
+
+    def rolled(W, h0):
+        h, _ = sg.scan(lambda h, x: (sg.tanh(W @ h + x), ()), h0, xs)
+        return sg.sum(h ** 2)
+
+    args = (W, np.linspace(-0.5, 0.5, 5))
+    assert_paths_agree(rolled, rnn, args, argnums=(0, 1))
+    assert_grads_match_finite_differences(rolled, list(args), (0, 1))
+    graph = optimize(sg.trace(sg.grad(rolled, argnums=(0, 1)), *args))
+    forward, backward = [node for node in graph.nodes if node.prim.name == "scan"]
+    assert sum(n.prim.name == "matmul" for n in backward.params["body"].nodes) == 2  # W.T @ ct and ct h^T only
+    elementwise = optimize(sg.trace(sg.grad(lambda x: sg.sum(ode(x, 0.5, 100))), X8))
+    forward = [node for node in elementwise.nodes if node.prim.name == "scan"][0]
+    assert forward.out.type_str() == "(f64[8], f64[100,8])"  # the carry, stacked once per step

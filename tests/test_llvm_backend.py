@@ -41,11 +41,11 @@ def test_value_and_gradient_of_an_elementwise_sum_is_one_loop():
 def test_a_long_program_of_small_arrays_computes_each_transcendental_once():
     """Past kernel.LONG_PROGRAM nodes, a small multi-use value costing a transcendental is stored, not
     recomputed in each loop nest that reads it (each recomputation is code LLVM compiles again)."""
-    constants = [np.random.default_rng(i).normal(size=8) for i in range(40)]  # distinct: no rerolling
+    constants = [np.random.default_rng(i).normal(size=8) for i in range(40)]
 
     def loss(x):
-        for c in constants:
-            x = sg.sin(x * c) + x[::-1] * 0.5
+        for i, c in enumerate(constants):  # x[i % 7]: steps that differ, so the loop stays unrolled
+            x = sg.sin(x * c) + x[::-1] * 0.5 + x[i % 7]
         return sg.sum(x ** 2)
 
     graph = Compiled(sg.value_and_grad(loss), backend="numpy").lower(np.ones(8)).graph

@@ -4,20 +4,25 @@ its body, a switch's a switch over its branches' derivatives.
 
 Reverse mode through `while` runs the loop again inside one `while_vjp` node, which keeps the carries
 (all, or a bounded number of checkpoints) and pulls the cotangents back through them, last step first.
-Reverse mode through `scan` stores the carry entering each step (a forward scan that also
-returns them, merged with the primal scan by passes/loops.py) and runs a reverse scan whose body
-recomputes one step from its stored carry and pulls the cotangents back through it: memory is
-one carry per step, not every intermediate of the body.
+Reverse mode through `scan` runs a forward scan that also stacks, per step, either what the step's
+pullback reads (its residuals, when the step holds a matrix product, a reduction or another costly
+operation) or only the carry entering it (an elementwise step, recomputed from it: one array a step
+instead of every intermediate); it is merged with the primal scan by passes/loops.py. A reverse scan
+then pulls the cotangents back, last step first.
 """
 from __future__ import annotations
 
 from .. import dtypes, ir
-from ..core import TracerError, bind, with_user_line
+from ..core import TracerError, bind, const_p, with_user_line
 from ..ops.control import result_p, results, scan_p, split_scan, switch_p, while_p, while_vjp_p
 from ..ops.elementwise import add
-from ..ops.shape import zeros_like_value
+from ..ops.ew import ew_p
+from ..ops.indexing import slice_p
+from ..ops.shape import (broadcast_to_p, convert_p, reshape_p, stop_gradient_p, transpose_p,
+                         zeros_like_value)
 from ..tracing import inline, trace_flat
 from .forward import forward_pass
+from .partition import split_forward_backward
 from .reverse import backward_pass
 
 
@@ -62,13 +67,24 @@ def _slices(stacked) -> list:
     return [ir.Value(v.shape[1:], v.dtype) for v in stacked]
 
 
+def _scan_vjp(ct, ans, *inputs, body, length, reverse, num_consts, num_carry):
+    """Keep each step's residuals when the step holds an operation costlier than its data (a matrix
+    product, a reduction, a nested loop...); recompute an elementwise step from its carry, which costs
+    less than storing its intermediate arrays (an RK4 step would keep five arrays a step, not one)."""
+    costly = any(node.prim not in RECOMPUTED for node in ir.all_nodes(body))
+    rule = _scan_vjp_storing if costly else _scan_vjp_recomputing
+    return rule(ct, inputs, body, length, reverse, num_consts, num_carry)
+
+
 def with_stored_carries(body: ir.Graph, num_consts: int, num_carry: int) -> ir.Graph:
     """The body of a scan that also returns, as extra ys, the carries entering each step."""
     carries = body.inputs[num_consts:num_consts + num_carry]
     return ir.Graph(list(body.inputs), list(body.nodes), list(body.outputs) + list(carries), body.name)
 
 
-def _scan_vjp(ct, ans, *inputs, body, length, reverse, num_consts, num_carry):
+def _scan_vjp_recomputing(ct, inputs, body, length, reverse, num_consts, num_carry):
+    """A forward scan that also stacks the carry entering each step, then a reverse scan whose step runs the
+    body again from it and pulls back through it: one carry kept per step."""
     consts, init, xs = split_scan(inputs, num_consts, num_carry)
     stored = results(bind(scan_p, inputs, dict(body=with_stored_carries(body, num_consts, num_carry), length=length,
                                                reverse=reverse, num_consts=num_consts, num_carry=num_carry)))
@@ -100,6 +116,71 @@ def _scan_vjp(ct, ans, *inputs, body, length, reverse, num_consts, num_carry):
                              num_carry=new_carry)))
     carry_cts, const_cts = outs[:len(float_carries)], outs[len(float_carries):new_carry]
     x_cts = outs[new_carry:]
+    in_cts = [None] * len(inputs)
+    for k, value in zip(float_consts, const_cts):
+        in_cts[k] = value
+    for k, value in zip(float_carries, carry_cts):
+        in_cts[num_consts + k] = value
+    for k, value in zip(float_xs, x_cts):
+        in_cts[num_consts + num_carry + k] = value
+    return in_cts
+
+
+
+def _scan_vjp_storing(ct, inputs, body, length, reverse, num_consts, num_carry):
+    """A forward scan that also stacks what one step's pullback reads (its residuals: the step's
+    intermediate values, as an unrolled loop keeps them; merged with the primal scan by passes/loops.py),
+    then a reverse scan of the pullbacks."""
+    consts, init, xs = split_scan(inputs, num_consts, num_carry)
+    body_consts, body_carries = body.inputs[:num_consts], body.inputs[num_consts:num_consts + num_carry]
+    body_xs, body_ys = body.inputs[num_consts + num_carry:], body.outputs[num_carry:]
+    float_carries, float_consts, float_xs = _floats(body_carries), _floats(body_consts), _floats(body_xs)
+    seeded_ys = [m for m in _floats(body_ys) if ct[num_carry + m] is not None]
+    pulled_back = []  # the body inputs whose cotangent the step computes (the others' are zero)
+
+    def joint(consts_in, carries, x, ct_carry, ct_y):
+        env = inline(body, list(consts_in) + list(carries) + list(x))
+        seeds = [(id(body.outputs[k]), c) for k, c in zip(float_carries, ct_carry)]
+        seeds += [(id(body_ys[m]), c) for m, c in zip(seeded_ys, ct_y)]
+        cts = backward_pass(body, env, seeds)
+        wanted = ([num_consts + k for k in float_carries] + float_consts +
+                  [num_consts + num_carry + k for k in float_xs])
+        pulled_back[:] = [k for k in wanted if cts[id(body.inputs[k])] is not None]
+        return [env[id(v)] for v in body.outputs] + [cts[id(body.inputs[k])] for k in pulled_back]
+
+    ct_types = [body_carries[k] for k in float_carries] + [body_ys[m] for m in seeded_ys]
+    step = _trace_closed(joint, [list(body_consts), list(body_carries), list(body_xs), ct_types[:len(float_carries)],
+                                 ct_types[len(float_carries):]], body.name + "_joint")
+    forward, pullback = split_forward_backward(step, len(body.inputs), len(body.outputs))
+    residuals = forward.outputs[len(body.outputs):]
+    kept = [r for r in residuals if not any(r is c for c in forward.inputs[:num_consts])]  # consts stay consts
+    stacked = results(bind(scan_p, inputs, dict(body=ir.Graph(forward.inputs, forward.nodes, forward.outputs[
+        :len(body.outputs)] + kept, body.name), length=length, reverse=reverse, num_consts=num_consts,
+        num_carry=num_carry)))[len(body.outputs):]
+    const_of = {id(v): outer for v, outer in zip(forward.inputs[:num_consts], consts)}
+
+    def step_back(res_consts, ct_carry, sums, res_rows, ct_y):
+        rows = iter(res_rows)
+        given = {id(v): c for v, c in zip([r for r in residuals if id(r) in const_of], res_consts)}
+        values = [given[id(r)] if id(r) in given else next(rows) for r in residuals]
+        env = inline(pullback, values + list(ct_carry) + list(ct_y))
+        pulled = dict(zip(pulled_back, [env[id(v)] for v in pullback.outputs]))
+        carry_cts = [_or_zeros(pulled.get(num_consts + k), body_carries[k]) for k in float_carries]
+        const_cts = [add(total, pulled[k]) if k in pulled else total for total, k in zip(sums, float_consts)]
+        x_cts = [_or_zeros(pulled.get(num_consts + num_carry + k), body_xs[k]) for k in float_xs]
+        return (carry_cts, const_cts), x_cts
+
+    res_consts = [const_of[id(r)] for r in residuals if id(r) in const_of]
+    ct_carry0 = [_or_zeros(ct[k], body_carries[k]) for k in float_carries]
+    ct_consts0 = [_zeros(body_consts[k]) for k in float_consts]
+    ct_ys = [ct[num_carry + m] for m in seeded_ys]
+    args = [res_consts, ct_carry0, [ir.Value(v.shape, v.dtype) for v in ct_consts0], _slices(stacked), _slices(ct_ys)]
+    backward = _trace_closed(step_back, args, body.name + "_vjp")
+    new_carry = len(ct_carry0) + len(ct_consts0)
+    outs = results(bind(scan_p, res_consts + ct_carry0 + ct_consts0 + stacked + ct_ys,
+                        dict(body=backward, length=length, reverse=not reverse, num_consts=len(res_consts),
+                             num_carry=new_carry)))
+    carry_cts, const_cts, x_cts = outs[:len(float_carries)], outs[len(float_carries):new_carry], outs[new_carry:]
     in_cts = [None] * len(inputs)
     for k, value in zip(float_consts, const_cts):
         in_cts[k] = value
@@ -153,6 +234,10 @@ def _flat_pair(pair):
     return list(carries) + list(dcarries) + list(ys) + list(dys)
 
 
+# The operations a step made only of which is recomputed in reverse mode rather than stored (elementwise
+# arithmetic, and moving or re-typing data).
+RECOMPUTED = frozenset({const_p, ew_p, convert_p, stop_gradient_p, broadcast_to_p, reshape_p, transpose_p,
+                        slice_p})
 scan_p.vjp = _scan_vjp
 scan_p.jvp = _scan_jvp
 

@@ -1,7 +1,7 @@
 """Loop rewrites: merge a scan with the copy of it that reverse mode adds, and drop what no one reads.
 
-Reverse mode through a scan adds a second forward scan that also returns the carries entering
-each step (autodiff/control.py); merged, the loop runs once. A derivative loop also computes
+Reverse mode through a scan adds a second forward scan that also returns what each step's
+pullback reads (autodiff/control.py); merged, the loop runs once. A derivative loop also computes
 cotangents no one asked for (of a constant, of an integer counter): a carry or a stacked output
 that nothing outside reads, and that the carries kept do not need, is dropped from the loop,
 with the inputs only it read (a dead-code pass through the loop, to a fixed point).
@@ -28,9 +28,10 @@ def merge_and_prune_scans(graph: ir.Graph) -> ir.Graph:
 # ----------------------------------------------------------------------------- merging
 
 def _extends(wide: ir.Graph, narrow: ir.Graph) -> bool:
-    """Whether `wide` computes what `narrow` does, with more outputs after the same ones."""
+    """Whether `wide` computes what `narrow` does, with more outputs after the same ones (and the nodes
+    only those need)."""
     count = len(narrow.outputs)
-    return len(wide.outputs) >= count and ir.Graph(wide.inputs, wide.nodes, wide.outputs[:count]) == narrow
+    return len(wide.outputs) >= count and dce(ir.Graph(wide.inputs, wide.nodes, wide.outputs[:count])) == narrow
 
 
 def merge_scans(graph: ir.Graph) -> ir.Graph:
