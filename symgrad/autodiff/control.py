@@ -114,17 +114,7 @@ def _scan_vjp_recomputing(ct, inputs, body, length, reverse, num_consts, num_car
     outs = results(bind(scan_p, consts + ct_carry0 + ct_consts0 + stored + xs + ct_ys,
                         dict(body=backward, length=length, reverse=not reverse, num_consts=new_consts,
                              num_carry=new_carry)))
-    carry_cts, const_cts = outs[:len(float_carries)], outs[len(float_carries):new_carry]
-    x_cts = outs[new_carry:]
-    in_cts = [None] * len(inputs)
-    for k, value in zip(float_consts, const_cts):
-        in_cts[k] = value
-    for k, value in zip(float_carries, carry_cts):
-        in_cts[num_consts + k] = value
-    for k, value in zip(float_xs, x_cts):
-        in_cts[num_consts + num_carry + k] = value
-    return in_cts
-
+    return _input_cotangents(len(inputs), num_consts, num_carry, float_consts, float_carries, float_xs, outs)
 
 
 def _scan_vjp_storing(ct, inputs, body, length, reverse, num_consts, num_carry):
@@ -180,14 +170,17 @@ def _scan_vjp_storing(ct, inputs, body, length, reverse, num_consts, num_carry):
     outs = results(bind(scan_p, res_consts + ct_carry0 + ct_consts0 + stacked + ct_ys,
                         dict(body=backward, length=length, reverse=not reverse, num_consts=len(res_consts),
                              num_carry=new_carry)))
-    carry_cts, const_cts, x_cts = outs[:len(float_carries)], outs[len(float_carries):new_carry], outs[new_carry:]
-    in_cts = [None] * len(inputs)
-    for k, value in zip(float_consts, const_cts):
+    return _input_cotangents(len(inputs), num_consts, num_carry, float_consts, float_carries, float_xs, outs)
+
+
+def _input_cotangents(count, num_consts, num_carry, float_consts, float_carries, float_xs, outs) -> list:
+    """A scan's input cotangents from its reverse scan's results (the float carries', then the float
+    consts', then the stacked float xs'), None for the others."""
+    in_cts = [None] * count
+    positions = ([num_consts + k for k in float_carries] + list(float_consts) +
+                 [num_consts + num_carry + k for k in float_xs])
+    for k, value in zip(positions, outs):
         in_cts[k] = value
-    for k, value in zip(float_carries, carry_cts):
-        in_cts[num_consts + k] = value
-    for k, value in zip(float_xs, x_cts):
-        in_cts[num_consts + num_carry + k] = value
     return in_cts
 
 
