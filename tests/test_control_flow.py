@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
+from symgrad import ir
 from gradcheck import assert_grads_match_finite_differences
 
 BACKENDS = ("numpy", None)  # None: the default backend
@@ -489,3 +490,18 @@ def test_reverse_mode_keeps_a_costly_steps_residuals_and_recomputes_an_elementwi
     elementwise = optimize(sg.trace(sg.grad(lambda x: sg.sum(ode(x, 0.5, 100))), X8))
     forward = [node for node in elementwise.nodes if node.prim.name == "scan"][0]
     assert forward.out.type_str() == "(f64[8], f64[100,8])"  # the carry, stacked once per step
+
+
+def test_residuals_computed_from_constants_alone_are_not_stacked_per_step():
+    """The matrix product's pullback reads W transposed: computed once, not copied into every step."""
+    from symgrad.passes import optimize
+    W, xs = np.eye(6) * 0.5, np.ones((30, 6))
+
+    def f(W, h0):
+        h, _ = sg.scan(lambda h, x: (sg.tanh(W @ h + x), ()), h0, xs)
+        return sg.sum(h)
+
+    graph = optimize(sg.trace(sg.value_and_grad(f, argnums=(0, 1)), W, np.zeros(6)))
+    stacked = [shape for node in graph.nodes if node.prim.name == "scan" for shape, _ in ir.components(node.out.dtype)]
+    assert (30, 6, 6) not in stacked
+    assert_grads_match_finite_differences(f, [W, np.linspace(-1, 1, 6)], (0, 1))

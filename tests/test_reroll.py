@@ -230,3 +230,25 @@ def test_random_loops_after_cse_roll_to_the_same_results(body, assign, steps, sa
     want = f(*args, m=np)
     for backend in ("numpy", None):
         np.testing.assert_allclose(sg.compile(f, backend=backend)(*args), want, rtol=1e-12, atol=1e-14)
+
+
+def test_nested_python_loops_over_a_numpy_table_roll_with_right_gradients():
+    """Epochs of steps each reading its own row of a NumPy table: the inner loop rolls (its rows become
+    xs), then the outer one, never carrying the inner loop's tuple-typed result."""
+    rng = np.random.default_rng(0)
+    V, W = rng.normal(size=(20, 20, 3)), rng.normal(size=(20, 20, 3))
+
+    def f(x, m=sg):
+        for i in range(20):
+            for j in range(20):
+                x = x + 0.05 * m.sin(x * V[i, j] + W[i, j])
+            x = x * 0.99
+        return m.sum(x ** 2)
+
+    x, eps = np.array([0.3, -0.7, 1.1]), 1e-6
+    numeric = [(f(x + eps * e, m=np) - f(x - eps * e, m=np)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(sg.grad(f)(x), numeric, rtol=1e-6)
+    for backend in ("numpy", None):
+        value, grad = sg.compile(sg.value_and_grad(f), backend=backend)(x)
+        np.testing.assert_allclose(value, f(x, m=np), rtol=1e-12)
+        np.testing.assert_allclose(grad, numeric, rtol=1e-6)

@@ -21,6 +21,7 @@ from ..ops.indexing import slice_p
 from ..ops.shape import (broadcast_to_p, convert_p, reshape_p, stop_gradient_p, transpose_p,
                          zeros_like_value)
 from ..tracing import inline, trace_flat
+from ..passes.dce import dce
 from .forward import forward_pass
 from .partition import split_forward_backward
 from .reverse import backward_pass
@@ -143,11 +144,11 @@ def _scan_vjp_storing(ct, inputs, body, length, reverse, num_consts, num_carry):
                                  ct_types[len(float_carries):]], body.name + "_joint")
     forward, pullback = split_forward_backward(step, len(body.inputs), len(body.outputs))
     residuals = forward.outputs[len(body.outputs):]
-    kept = [r for r in residuals if not any(r is c for c in forward.inputs[:num_consts])]  # consts stay consts
+    const_of = _loop_invariant(forward, num_consts, consts, residuals)  # computed once, passed as consts
+    kept = [r for r in residuals if id(r) not in const_of]
     stacked = results(bind(scan_p, inputs, dict(body=ir.Graph(forward.inputs, forward.nodes, forward.outputs[
         :len(body.outputs)] + kept, body.name), length=length, reverse=reverse, num_consts=num_consts,
         num_carry=num_carry)))[len(body.outputs):]
-    const_of = {id(v): outer for v, outer in zip(forward.inputs[:num_consts], consts)}
 
     def step_back(res_consts, ct_carry, sums, res_rows, ct_y):
         rows = iter(res_rows)
@@ -171,6 +172,23 @@ def _scan_vjp_storing(ct, inputs, body, length, reverse, num_consts, num_carry):
                         dict(body=backward, length=length, reverse=not reverse, num_consts=len(res_consts),
                              num_carry=new_carry)))
     return _input_cotangents(len(inputs), num_consts, num_carry, float_consts, float_carries, float_xs, outs)
+
+
+def _loop_invariant(forward, num_consts, consts, residuals) -> dict:
+    """The residuals computed from the scan's consts alone (the consts themselves, a transposed weight
+    matrix), mapped to their values computed once in the active builder: stacked, they would be copied
+    every step."""
+    invariant = {id(v) for v in forward.inputs[:num_consts]}
+    for node in forward.nodes:
+        if all(id(v) in invariant for v in node.inputs):
+            invariant.add(id(node.out))
+    hoisted = [r for r in residuals if id(r) in invariant]
+    if not hoisted:
+        return {}
+    graph = dce(ir.Graph(list(forward.inputs[:num_consts]), [n for n in forward.nodes if id(n.out) in invariant],
+                         hoisted))
+    env = inline(graph, list(consts))
+    return {id(r): env[id(r)] for r in hoisted}
 
 
 def _input_cotangents(count, num_consts, num_carry, float_consts, float_carries, float_xs, outs) -> list:

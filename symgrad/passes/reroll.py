@@ -118,9 +118,9 @@ def _initial_values_agree(block, slots) -> bool:
     for (j, t), kind in slots.items():
         if kind[0] == "carry":
             value, carried = block[j].inputs[t], block[kind[1]].out
-            if initial.setdefault(kind[1], value) is not value or \
+            if initial.setdefault(kind[1], value) is not value or ir.is_tuple_dtype(carried.dtype) or \
                     (value.shape, value.dtype) != (carried.shape, carried.dtype):
-                return False
+                return False  # (a loop's tuple-typed result is never a carry: the block must hold its reads)
     return True
 
 
