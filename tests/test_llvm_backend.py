@@ -58,6 +58,37 @@ def test_a_long_program_of_small_arrays_computes_each_transcendental_once():
     np.testing.assert_allclose(grad, want_grad, rtol=1e-10)
 
 
+def test_a_chain_of_stored_elementwise_values_runs_in_one_loop_nest():
+    """A value stored because it has several readers is written and read at the same index: the
+    jobs after it share its loop nest (one pass over memory, one loop for LLVM to compile)."""
+    def chain(x):
+        for c in (0.5, 0.7, 0.9):
+            x = sg.tanh(x * c)
+            x = x * sg.exp(x) + sg.sin(x)
+        return sg.sum(x)
+    builder, groups = _plan(sg.value_and_grad(chain), np.ones(1000))
+    assert len(builder.buffers) >= 2  # values the gradient reads again
+    assert len(groups) == 1
+    x = np.linspace(-2, 2, 1000)
+    value, grad = sg.compile(sg.value_and_grad(chain))(x)
+    want_value, want_grad = sg.compile(sg.value_and_grad(chain), backend="numpy")(x)
+    np.testing.assert_allclose(value, want_value, rtol=1e-13)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-13)
+
+
+@pytest.mark.parametrize("reader", [lambda y: y[::-1], lambda y: y - sg.mean(y), lambda y: sg.roll(y, 1)])
+def test_a_value_read_at_another_index_is_complete_before_it_is_read(reader):
+    """Reversed, reduced or shifted, a stored value is read only after the loop writing it has ended."""
+    def f(x):
+        y = sg.sin(x) * sg.exp(x) + sg.cos(x)
+        y = y * y + sg.tanh(y)  # stored: read twice
+        return reader(y) * y
+    x = np.linspace(-2, 2, 37)
+    np.testing.assert_allclose(sg.compile(f)(x), sg.compile(f, backend="numpy")(x), rtol=1e-13)
+    np.testing.assert_allclose(sg.compile(sg.grad(lambda x: sg.sum(f(x))))(x),
+                               sg.compile(sg.grad(lambda x: sg.sum(f(x))), backend="numpy")(x), rtol=1e-12)
+
+
 def test_rosenbrock_value_and_gradient_is_one_pass_without_intermediate_arrays():
     builder, groups = _plan(sg.value_and_grad(_rosen), np.ones(1000))
     assert builder.buffers == []  # every intermediate is recomputed inside the loops

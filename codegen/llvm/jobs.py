@@ -12,7 +12,9 @@ from .types import I64
 
 @dataclass(eq=False)
 class LoopJob:
-    """Work done at every index of `domain`: body(k, idx); prologue/epilogue around the loop nest."""
+    """Work done at every index of `domain`: body(k, idx); prologue/epilogue around the loop nest.
+    `at_index`: the buffers (ids) body reads only at idx; `writes_at_index`: body writes target at idx
+    only. A job reading at its index what an earlier job writes at its index may share that job's loop."""
 
     domain: tuple
     target: Buffer
@@ -20,6 +22,8 @@ class LoopJob:
     body: object
     prologue: object = None
     epilogue: object = None
+    at_index: frozenset = frozenset()
+    writes_at_index: bool = False
 
     @property
     def writes(self) -> frozenset:
@@ -47,11 +51,13 @@ class Group:
     domain: tuple = None
     writes: set = field(default_factory=set)
     reads: set = field(default_factory=set)
+    written_at_index: dict = field(default_factory=dict)  # id of a buffer written by one job at its index -> the domain
 
 
 def fill_job(target: Buffer, value) -> LoopJob:
     """Store `value` at every index of `target`."""
-    return LoopJob(target.shape, target, frozenset(), lambda k, idx: target.store(k, idx, value))
+    return LoopJob(target.shape, target, frozenset(), lambda k, idx: target.store(k, idx, value),
+                   writes_at_index=True)
 
 
 def scan_jobs(target: Buffer, source, axis: int, reverse: bool, combine) -> list:

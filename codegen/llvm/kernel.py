@@ -20,7 +20,7 @@ from llvmlite import ir
 from symgrad import ir as sir
 
 from .jobs import Group, LoopJob, fill_job
-from .operands import ALIGNMENT, Buffer, Coord, Unslice
+from .operands import ALIGNMENT, Buffer, Coord, Unslice, squeezed
 from .rules import BUFFER_INPUTS, LLVM_RULES
 from .types import I8, I32, I64, PTR, storage_type
 
@@ -170,7 +170,8 @@ class KernelBuilder:
         """A buffer holding `operand`, written by one loop job (into `target` if given)."""
         target = self.new_buffer(operand.shape, operand.dtype, target)
         self.jobs.append(LoopJob(operand.shape, target, operand.reads,
-                                 lambda k, idx: target.store(k, idx, operand.load(k, idx))))
+                                 lambda k, idx: target.store(k, idx, operand.load(k, idx)),
+                                 at_index=operand.at_index, writes_at_index=True))
         return target
 
     def fill(self, target: Buffer, value):
@@ -178,27 +179,41 @@ class KernelBuilder:
 
     def emit_job(self, job: LoopJob):
         """Emit one loop job's nest here and now (outside the schedule, e.g. in a branch)."""
-        self.emit_loops(Group(jobs=[job], domain=_squeeze(job.domain)))
+        self.emit_loops(Group(jobs=[job], domain=squeezed(job.domain)))
 
     # ------------------------------------------------------------------ scheduling
     def schedule(self) -> list[Group]:
         """Loop jobs join the latest earlier group with a similar domain when nothing in between
-        (or in it) writes what they read. The group loops over the union of its jobs' domains;
-        a job runs only inside its own (e.g. a sum over x[1:] in the loop of x's gradient)."""
+        (or in it) writes what they read, except what the group writes at its loop index and the job
+        reads at the same index (an elementwise chain stored on the way runs in one loop). The group
+        loops over the union of its jobs' domains; a job runs only inside its own (e.g. a sum over
+        x[1:] in the loop of x's gradient)."""
         groups: list[Group] = []
         for job in self.jobs:
+            loop = isinstance(job, LoopJob)
+            domain = squeezed(job.domain) if loop else None
             home = None
-            for group in reversed(groups) if isinstance(job, LoopJob) else ():
-                if job.reads & group.writes:
+            for group in reversed(groups) if loop else ():
+                similar = group.domain is not None and _similar(group.domain, domain)
+                conflict = job.reads & group.writes
+                if conflict:
+                    if similar and conflict <= job.at_index and all(
+                            group.written_at_index.get(key) == domain for key in conflict):
+                        home = group
                     break
-                if group.domain is not None and _similar(group.domain, _squeeze(job.domain)):
+                if similar:
                     home = group
                     break
             if home is None:
-                home = Group(domain=_squeeze(job.domain) if isinstance(job, LoopJob) else None)
+                home = Group(domain=domain)
                 groups.append(home)
-            elif isinstance(job, LoopJob):
-                home.domain = tuple(max(a, b) for a, b in zip(home.domain, _squeeze(job.domain)))
+            elif loop:
+                home.domain = tuple(max(a, b) for a, b in zip(home.domain, domain))
+            for key in job.writes:
+                home.written_at_index.pop(key, None)
+            if loop and job.writes_at_index and domain == squeezed(job.target.shape) == squeezed(
+                    job.target.base.shape) and id(job.target.base) not in home.writes:
+                home.written_at_index[id(job.target.base)] = domain
             home.jobs.append(job)
             home.writes |= job.writes
             home.reads |= job.reads
@@ -317,7 +332,7 @@ class KernelBuilder:
     def _pieces(self, group, idx, lo, hi):
         """The ranges to loop over separately: split where smaller jobs end, and where unslices change
         status (learned by emitting the body once into a scratch function, when there are unslices)."""
-        points = {_squeeze(job.domain)[-1] for job in group.jobs}
+        points = {squeezed(job.domain)[-1] for job in group.jobs}
         if self._unslices:
             points |= self._probe_split_points(group, idx, lo, hi)
         cuts = sorted({lo, hi} | {p for p in points if lo < p < hi})
@@ -343,7 +358,7 @@ class KernelBuilder:
     def _guarded_body(self, job, idx):
         """job's body at idx, if idx lies in the job's domain (static where ranges tell, else tested)."""
         inside, narrowed = [], []
-        for coord, extent in zip(idx, _squeeze(job.domain)):
+        for coord, extent in zip(idx, squeezed(job.domain)):
             if coord.lo >= extent:
                 return
             if coord.hi > extent:
@@ -400,11 +415,6 @@ class KernelBuilder:
 def _similar(a, b) -> bool:
     """Domains worth one loop nest: same rank, each extent within a factor of 2 of the other."""
     return len(a) == len(b) and all(2 * min(x, y) >= max(x, y) for x, y in zip(a, b))
-
-
-def _squeeze(domain) -> tuple:
-    """A loop domain without its unit axes: jobs over (n,) and (n, 1) share one loop."""
-    return tuple(d for d in domain if d != 1)
 
 
 def _unsqueeze(domain, idx) -> list:

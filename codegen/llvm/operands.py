@@ -40,6 +40,9 @@ class Operand:
     shape: tuple
     dtype: np.dtype
     reads: frozenset  # ids of the buffers a load touches (for scheduling)
+    # ids of the buffers a load at an index reads at that same index only (in the loop order of their
+    # squeezed shapes): a loop nest writing them at its index may also hold the job loading this
+    at_index = frozenset()
     cost = 1  # rough work of one load, in arithmetic operations (decides recompute vs store)
 
     def load(self, k, idx: list) -> ir.Value:
@@ -54,7 +57,7 @@ class Buffer(Operand):
         self._pointer = pointer
         self.role = role  # input, output, constant, workspace
         self.base = self  # the buffer owning the memory (self, unless a reshaped view)
-        self.reads = frozenset([id(self)])
+        self.reads = self.at_index = frozenset([id(self)])
         self.strides = _strides(self.shape)
 
     @property
@@ -95,7 +98,13 @@ class Buffer(Operand):
         """The same memory seen with another shape (a free reshape)."""
         view = Buffer(shape, self.dtype, role=self.role)
         view.reads, view.base = self.reads, self.base
+        view.at_index = self.at_index if squeezed(shape) == squeezed(self.shape) else frozenset()
         return view
+
+
+def squeezed(shape) -> tuple:
+    """A shape without its unit axes: loops over (n,) and (n, 1) visit the same elements in one order."""
+    return tuple(d for d in shape if d != 1)
 
 
 def _strides(shape):
@@ -137,7 +146,10 @@ def broadcast(source: Operand, shape) -> Operand:
 
     def mapping(k, idx):
         return [Coord.constant(0) if dim == 1 else idx[lead + i] for i, dim in enumerate(source.shape)]
-    return IndexMap(source, shape, mapping)
+    view = IndexMap(source, shape, mapping)
+    if squeezed(shape) == squeezed(source.shape):  # only unit axes added: the same elements in the same order
+        view.at_index = source.at_index
+    return view
 
 
 def transpose(source: Operand, perm) -> Operand:
@@ -180,7 +192,9 @@ def unit_axes_reshape(source: Operand, shape) -> Operand | None:
         for i, o in zip(kept_in, kept_out):
             result[i] = idx[o]
         return result
-    return IndexMap(source, shape, mapping)
+    view = IndexMap(source, shape, mapping)
+    view.at_index = source.at_index
+    return view
 
 
 class Unslice(Operand):
@@ -248,7 +262,7 @@ def zero(dtype):
 class Convert(Operand):
     def __init__(self, source: Operand, dtype):
         self.source, self.shape, self.dtype = source, source.shape, np.dtype(dtype)
-        self.reads = source.reads
+        self.reads, self.at_index = source.reads, source.at_index
         self.cost = source.cost + 1
 
     def load(self, k, idx):
@@ -263,6 +277,8 @@ class Elementwise(Operand):
         self.shape, self.dtype = operands[0].shape, np.dtype(dtype)
         self.compute = compute_dtype(self.dtype, [o.dtype for o in operands])
         self.reads = frozenset().union(*(o.reads for o in operands))
+        elsewhere = frozenset().union(*(o.reads - o.at_index for o in operands))
+        self.at_index = frozenset().union(*(o.at_index for o in operands)) - elsewhere
         self.cost = expression_cost(expr) + sum(o.cost for o in operands)
 
     def load(self, k, idx):

@@ -159,7 +159,7 @@ def _reduce(k, node, inputs, combine, identity, widens):
         def epilogue(k):
             total = cast(k.b, k.b.load(slot["acc"]), wide, dtype)
             out.store(k, [Coord.constant(0)] * len(node.out.shape), total)
-        k.jobs.append(LoopJob(x.shape, out, x.reads, body, prologue, epilogue))
+        k.jobs.append(LoopJob(x.shape, out, x.reads, body, prologue, epilogue, at_index=x.at_index))
         return out
     acc = out if wide == dtype else k.new_buffer(node.out.shape, wide)
     k.fill(acc, init)
@@ -167,7 +167,7 @@ def _reduce(k, node, inputs, combine, identity, widens):
     def accumulate(k, idx):
         out_idx = [idx[a] for a in kept]
         acc.store(k, out_idx, combine(k, acc.load(k, out_idx), cast(k.b, x.load(k, idx), dtype, wide), flags))
-    k.jobs.append(LoopJob(x.shape, acc, x.reads | acc.reads, accumulate))
+    k.jobs.append(LoopJob(x.shape, acc, x.reads | acc.reads, accumulate, at_index=x.at_index - acc.reads))
     if acc is not out:
         k.materialize(Convert(acc, dtype), out)
     return out
