@@ -52,6 +52,7 @@ def test_a_long_program_of_small_arrays_computes_each_transcendental_once():
     assert len(graph.nodes) > kernel.LONG_PROGRAM
     text = llvm_backend.lower(graph).llvm_ir
     assert text.count('call double @"symgrad.sin.f64"') == len(constants)
+    assert '"vector-function-abi-variant"' in text  # sin is compiled once, called in vectors
     value, grad = sg.compile(sg.value_and_grad(loss))(np.linspace(-1, 1, 8))
     want_value, want_grad = sg.compile(sg.value_and_grad(loss), backend="numpy")(np.linspace(-1, 1, 8))
     np.testing.assert_allclose(value, want_value, rtol=1e-12)
@@ -87,6 +88,13 @@ def test_a_value_read_at_another_index_is_complete_before_it_is_read(reader):
     np.testing.assert_allclose(sg.compile(f)(x), sg.compile(f, backend="numpy")(x), rtol=1e-13)
     np.testing.assert_allclose(sg.compile(sg.grad(lambda x: sg.sum(f(x))))(x),
                                sg.compile(sg.grad(lambda x: sg.sum(f(x))), backend="numpy")(x), rtol=1e-12)
+
+
+def test_a_short_program_inlines_its_transcendentals():
+    graph = Compiled(sg.value_and_grad(lambda x: sg.sum(sg.sin(x) * sg.cos(x))), backend="numpy").lower(
+        np.ones(8)).graph
+    text = llvm_backend.lower(graph).llvm_ir
+    assert "alwaysinline" in text and "vector-function-abi-variant" not in text
 
 
 def test_rosenbrock_value_and_gradient_is_one_pass_without_intermediate_arrays():

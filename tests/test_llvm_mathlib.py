@@ -21,12 +21,12 @@ ARITY = {"atan2": 2, "pow": 2}
 
 # ------------------------------------------------------------------ building and running loops
 
-def loop_module(name, dtype):
+def loop_module(name, dtype, outlined=False):
     """LLVM IR of `void loop(T* in0 [, T* in1], T* out, i64 n)`: out[i] = name(in0[i] [, in1[i]]).
     """
     ty = LLVM_TYPES[dtype]
     module = ir.Module(name=f"loop_{name}")
-    kernel = mathlib.math_function(module, name, ty)
+    kernel = mathlib.math_function(module, name, ty, outlined)
     arity = ARITY.get(name, 1)
     ptr, i64 = ir.PointerType(), ir.IntType(64)
     signature = ir.FunctionType(ir.VoidType(), [ptr] * (arity + 1) + [i64])
@@ -79,9 +79,9 @@ _ENGINES = []  # keep JIT engines (and their code) alive
 
 
 @functools.cache
-def compiled_loop(name, dtype):
+def compiled_loop(name, dtype, outlined=False):
     """(callable(inputs..., out), optimized IR text) for the loop over kernel `name`."""
-    mod = optimize(loop_module(name, dtype))
+    mod = optimize(loop_module(name, dtype, outlined))
     engine = llvm.create_mcjit_compiler(mod, new_host_target_machine())
     engine.finalize_object()
     _ENGINES.append(engine)
@@ -97,9 +97,9 @@ def compiled_loop(name, dtype):
     return run, str(mod)
 
 
-def evaluate(name, dtype, *inputs):
+def evaluate(name, dtype, *inputs, outlined=False):
     """The kernel `name` applied elementwise to the inputs, converted to dtype."""
-    run, _ = compiled_loop(name, dtype)
+    run, _ = compiled_loop(name, dtype, outlined)
     inputs = [np.ascontiguousarray(a, dtype=dtype) for a in inputs]
     return run(*inputs, np.empty_like(inputs[0]))
 
@@ -342,3 +342,16 @@ def test_loop_over_kernel_vectorizes_without_calls(name, dtype):
     assert VECTOR_TYPE[dtype].search(body), name
     calls = set(re.findall(r"call [^@]*@([\w.]+)", body))
     assert all(c.startswith("llvm.") for c in calls), calls
+
+
+@pytest.mark.parametrize("name,dtype", CASES, ids=[f"{n}-{d.__name__}" for n, d in CASES])
+def test_an_outlined_kernel_is_called_in_vectors_and_computes_the_same_bits(name, dtype):
+    """Outlined (a long program's calls), the loop calls a vector variant of the kernel, whose lanes
+    compute what the inlined kernel does, bit for bit, at random, edge and threshold points."""
+    _, text = compiled_loop(name, dtype, True)
+    loop = text[text.index("define void @loop"):]
+    assert re.search(rf"call [^@]*@symgrad\.{name}\.f(32|64)\.v\d+", loop[:loop.index("}")]), name
+    rng = np.random.default_rng(1)
+    points = binary_points(name, dtype, rng) if name in ARITY else (unary_points(name, dtype, rng),)
+    outlined, inlined = evaluate(name, dtype, *points, outlined=True), evaluate(name, dtype, *points)
+    np.testing.assert_array_equal(outlined, inlined)

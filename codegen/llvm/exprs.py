@@ -32,12 +32,14 @@ _INTRINSICS = {"sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", 
 
 
 class ExprEmitter(Printer):
-    """Emits SymPy expressions at one numeric type `ty` into `builder` (one per loop body)."""
+    """Emits SymPy expressions at one numeric type `ty` into `builder` (one per loop body);
+    `outlined_math`: transcendentals are calls of functions compiled once (mathlib.math_function)."""
 
-    def __init__(self, builder: ir.IRBuilder, ty: ir.Type):
+    def __init__(self, builder: ir.IRBuilder, ty: ir.Type, outlined_math: bool = False):
         super().__init__()
         self.b = builder
         self.ty = ty
+        self.outlined_math = outlined_math
         self.is_float = isinstance(ty, (ir.FloatType, ir.DoubleType))
         self.memo: dict = {}
 
@@ -271,7 +273,7 @@ class ExprEmitter(Printer):
         if not self.is_float:
             raise NotImplementedError(f"{name} of an integer type")
         if name in mathlib.NAMES:
-            return self.b.call(mathlib.math_function(self.b.module, name, self.ty), args)
+            return self.b.call(mathlib.math_function(self.b.module, name, self.ty, self.outlined_math), args)
         return self.b.call(_libm(self.b.module, name, self.ty), args)
 
 

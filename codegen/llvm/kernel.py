@@ -29,13 +29,15 @@ class KernelBuilder:
     """Plans and emits one graph as one LLVM function."""
 
     def __init__(self, graph: sir.Graph, module: ir.Module, name: str, blas_calls: str = "linked",
-                 embed_constants: bool = False):
+                 embed_constants: bool = False, outlined_math: bool | None = None):
         """blas_calls: how matrix products reach BLAS: "linked" (the JIT links symgrad_rt_?gemm),
         "slots" (through exported pointers a shared library's loader fills; loops while empty),
         or "none" (loops only). embed_constants=True: large constants are compiled in rather
-        than reached through `slots`."""
+        than reached through `slots`. outlined_math: transcendentals are calls rather than inlined
+        (mathlib.math_function); by default, in a long program."""
         self.graph, self.module = graph, module
         self.blas_calls, self.embed_constants = blas_calls, embed_constants
+        self.outlined_math = len(graph.nodes) > LONG_PROGRAM if outlined_math is None else outlined_math
         self.kernel = self._new_function(name)
         self._start(self.kernel)
         self._pointers: list = []  # (buffer, make(k) -> its pointer in the function being emitted)
@@ -136,7 +138,7 @@ class KernelBuilder:
         called from one place, LLVM inlines it where it is small."""
         self._nested += 1
         builder = KernelBuilder(graph, self.module, f"{self.kernel.name}.{role}{self._nested}", self.blas_calls,
-                                self.embed_constants)
+                                self.embed_constants, self.outlined_math)
         builder.errors, builder.slots = self.errors, self.slots
         function = builder.build()
         function.linkage = "internal"
@@ -435,11 +437,12 @@ GROUPS_PER_FUNCTION = 16
 # by each consumer (memory traffic costs more than a few operations, and LLVM merges the
 # recomputations that land in one loop).
 STORE_COST = 24
-# In a long program (more than LONG_PROGRAM nodes), a value of at most CACHED_SIZE elements, which stays
-# in cache, is stored once it costs more than SMALL_STORE_COST (about a transcendental): its uses then
-# land in many loop nests, and each recomputation is code LLVM compiles again (most of the compile time
-# of a long program of small arrays); a load from cache costs less. In a short program the uses share
-# loops, where LLVM merges the recomputations.
+# In a long program (more than LONG_PROGRAM nodes), transcendentals are calls of functions compiled once
+# (inlined, each call site is code LLVM optimizes again), and a value of at most CACHED_SIZE elements,
+# which stays in cache, is stored once it costs more than SMALL_STORE_COST (about a transcendental): its
+# uses then land in many loop nests, and each recomputation is code LLVM compiles again (most of the
+# compile time of a long program of small arrays); a load from cache costs less. In a short program the
+# uses share loops, where LLVM merges the recomputations.
 LONG_PROGRAM = 200
 CACHED_SIZE = 1 << 14
 SMALL_STORE_COST = 8

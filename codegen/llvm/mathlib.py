@@ -5,7 +5,8 @@ vectorizer. Each kernel here is straight-line code: fma-Horner polynomials, expo
 bit manipulation, the vectorizable intrinsics (fma, fabs, copysign, floor, rint, sqrt,
 minnum/maxnum) and `select` for special values (inf, nan, signed zeros follow NumPy).
 `math_function(module, name, ty)` defines `symgrad.<name>.f32|f64` once per module as
-an internal `alwaysinline` function, so it is inlined into the loop before vectorization.
+an internal `alwaysinline` function, so it is inlined into the loop before vectorization; or,
+outlined, once with vector variants the vectorizer calls.
 
 Accuracy, measured against NumPy (math.erf for erf) in tests/test_llvm_mathlib.py over
 log-uniform points, thresholds and special values: at most 3 ulp in float64 (tan, tanh, asin;
@@ -202,18 +203,28 @@ _LOG2X_THRESHOLD = {"f64": 2.0 ** 54, "f32": 2.0 ** 25}
 
 
 class _Emitter:
-    """An IRBuilder for one float type: arithmetic, intrinsics and bit tricks kernels share."""
+    """An IRBuilder for one float type, or vectors of `lanes` of it: arithmetic, intrinsics and bit
+    tricks kernels share."""
 
-    def __init__(self, builder, ty):
+    def __init__(self, builder, ty, lanes=None):
         self.b = builder
-        self.ty = ty
         self.fmt = F64 if isinstance(ty, ir.DoubleType) else F32
-        self.ity = ir.IntType(self.fmt.bits)
+        self.lanes = lanes
+        self.ty = ty if lanes is None else ir.VectorType(ty, lanes)
+        ity = ir.IntType(self.fmt.bits)
+        self.ity = ity if lanes is None else ir.VectorType(ity, lanes)
         self.const = _CONST[self.fmt.key]
 
     # constants and arithmetic
+    def _splat(self, ty, value):
+        return ir.Constant(ty, value if self.lanes is None else [value] * self.lanes)
+
     def c(self, value):
-        return ir.Constant(self.ty, float(value))
+        return self._splat(self.ty, float(value))
+
+    def i(self, value):
+        """An integer constant of the float type's width (bit tricks)."""
+        return self._splat(self.ity, int(value))
 
     def coeffs(self, name):
         return _COEFFS[name][self.fmt.key]
@@ -234,8 +245,10 @@ class _Emitter:
         return self.b.fneg(a)
 
     def _intrinsic(self, name, *args):
-        fnty = ir.FunctionType(self.ty, [self.ty] * len(args))
-        fn = self.b.module.declare_intrinsic(f"llvm.{name}", [self.ty], fnty)
+        scalar = self.fmt.key
+        name = f"llvm.{name}.{scalar if self.lanes is None else f'v{self.lanes}{scalar}'}"
+        module = self.b.module
+        fn = module.globals.get(name) or ir.Function(module, ir.FunctionType(self.ty, [self.ty] * len(args)), name)
         return self.b.call(fn, args)
 
     def fma(self, a, b, c):
@@ -300,13 +313,13 @@ class _Emitter:
 
     # bit-level helpers
     def signbit(self, x):
-        return self.b.icmp_signed("<", self.b.bitcast(x, self.ity), ir.Constant(self.ity, 0))
+        return self.b.icmp_signed("<", self.b.bitcast(x, self.ity), self.i(0))
 
     def pow2(self, k):
         """2**k for an integral float k inside the normal exponent range, by building the bits."""
         ik = self.b.fptosi(k, self.ity)
-        biased = self.b.add(ik, ir.Constant(self.ity, self.fmt.bias))
-        return self.b.bitcast(self.b.shl(biased, ir.Constant(self.ity, self.fmt.mant_bits)),
+        biased = self.b.add(ik, self.i(self.fmt.bias))
+        return self.b.bitcast(self.b.shl(biased, self.i(self.fmt.mant_bits)),
                               self.ty)
 
     def split_pow2(self, k):
@@ -328,7 +341,7 @@ def _via_float64(kernel):
     def widened(m, *args):
         if m.fmt is F64:
             return kernel(m, *args)
-        wide = _Emitter(m.b, ir.DoubleType())
+        wide = _Emitter(m.b, ir.DoubleType(), m.lanes)
         return m.b.fptrunc(kernel(wide, *(m.b.fpext(a, wide.ty) for a in args)), m.ty)
     widened.__doc__ = kernel.__doc__
     return widened
@@ -431,10 +444,10 @@ def _log_decompose(m, x):
     xs = m.select(tiny, m.mul(x, m.c(2.0 ** boost)), x)
     one_bits = fmt.bias << fmt.mant_bits
     sqrt_half_bits = fmt.float_bits(2.0 ** -0.5)
-    bits = b.add(b.bitcast(xs, m.ity), ir.Constant(m.ity, one_bits - sqrt_half_bits))
-    e_int = b.sub(b.ashr(bits, ir.Constant(m.ity, fmt.mant_bits)), ir.Constant(m.ity, fmt.bias))
-    mant = b.add(b.and_(bits, ir.Constant(m.ity, (1 << fmt.mant_bits) - 1)),
-                 ir.Constant(m.ity, sqrt_half_bits))
+    bits = b.add(b.bitcast(xs, m.ity), m.i(one_bits - sqrt_half_bits))
+    e_int = b.sub(b.ashr(bits, m.i(fmt.mant_bits)), m.i(fmt.bias))
+    mant = b.add(b.and_(bits, m.i((1 << fmt.mant_bits) - 1)),
+                 m.i(sqrt_half_bits))
     e = m.sub(b.sitofp(e_int, m.ty), m.select(tiny, m.c(boost), m.c(0.0)))
     f = m.sub(b.bitcast(mant, m.ty), m.c(1.0))
     return e, f
@@ -511,7 +524,7 @@ def _pow(m, x, y):
     in float64 with the plain log, which is then far more accurate than float32 needs."""
     if m.fmt is F64:
         return _pow_from_log(m, x, y, double_word=True)
-    wide = _Emitter(m.b, ir.DoubleType())
+    wide = _Emitter(m.b, ir.DoubleType(), m.lanes)
     return m.b.fptrunc(_pow_from_log(wide, m.b.fpext(x, wide.ty), m.b.fpext(y, wide.ty),
                                      double_word=False), m.ty)
 
@@ -771,8 +784,16 @@ _KERNELS = {
 _ARITY = {"atan2": 2, "pow": 2}
 
 
-def math_function(module, name, ty):
-    """The internal alwaysinline `symgrad.<name>.f32|f64` of `module`, defined on first use."""
+# The vector widths of an outlined kernel's variants: the loop vectorizer calls the one of the width it picks.
+VARIANT_LANES = {"f64": (2, 4, 8), "f32": (4, 8, 16)}
+
+
+def math_function(module, name, ty, outlined=False):
+    """`symgrad.<name>.f32|f64` of `module`, defined on first use. Internal and alwaysinline by default,
+    so it is inlined into each loop before vectorization. `outlined`: a function compiled once however
+    many loops call it (a long program calls it from hundreds: inlined, LLVM would optimize each copy),
+    with vector variants LLVM's loop vectorizer calls in its place (the vector-function-abi-variant
+    attribute names them)."""
     if name not in _KERNELS:
         raise ValueError(f"no math kernel {name!r}; supported: {', '.join(NAMES)}")
     if not isinstance(ty, (ir.FloatType, ir.DoubleType)):
@@ -781,10 +802,57 @@ def math_function(module, name, ty):
     fname = f"symgrad.{name}.{fmt_key}"
     if fname in module.globals:
         return module.globals[fname]
-    fn = ir.Function(module, ir.FunctionType(ty, [ty] * _ARITY.get(name, 1)), name=fname)
+    fn = _define(module, fname, name, ty, None)
+    if not outlined:
+        fn.attributes.add("alwaysinline")
+        return fn
+    fn.attributes = _Attributes(fn.attributes)
+    fn.attributes.add("noinline")
+    arity = _ARITY.get(name, 1)
+    variants = [_define(module, f"{fname}.v{lanes}", name, ty, lanes) for lanes in VARIANT_LANES[fmt_key]]
+    mangled = ",".join(f"_ZGV_LLVM_N{variant.name.rsplit('.v', 1)[1]}{'v' * arity}_{fname}({variant.name})"
+                       for variant in variants)
+    fn.attributes.add(f'"vector-function-abi-variant"="{mangled}"')
+    _keep_until_vectorized(module, variants)
+    return fn
+
+
+def _define(module, fname, name, ty, lanes):
+    """The internal function `fname` computing kernel `name` on `ty`, or on vectors of `lanes` of it."""
+    arg = ty if lanes is None else ir.VectorType(ty, lanes)
+    fn = ir.Function(module, ir.FunctionType(arg, [arg] * _ARITY.get(name, 1)), name=fname)
     fn.linkage = "internal"
-    fn.attributes.add("alwaysinline")
     fn.attributes.add("nounwind")
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
-    builder.ret(_KERNELS[name](_Emitter(builder, ty), *fn.args))
+    builder.ret(_KERNELS[name](_Emitter(builder, ty, lanes), *fn.args))
     return fn
+
+
+class _Attributes(ir.FunctionAttributes):
+    """Function attributes that also take the vector-function-abi-variant string attribute (llvmlite
+    accepts only the attributes it lists)."""
+
+    def __init__(self, attributes=()):
+        super().__init__(attributes)
+
+    def add(self, name):
+        if name.startswith('"vector-function-abi-variant"='):
+            set.add(self, name)
+        else:
+            super().add(name)
+
+
+def _keep_until_vectorized(module, functions):
+    """List `functions` in @llvm.compiler.used: nothing calls a vector variant before the vectorizer
+    does, and the optimizer would delete it as dead first."""
+    used = module.globals.get("llvm.compiler.used")
+    if used is None:
+        used = ir.GlobalVariable(module, ir.ArrayType(ir.PointerType(), 0), "llvm.compiler.used")
+        used.linkage = "appending"
+        used.section = "llvm.metadata"
+        kept = []
+    else:
+        kept = list(used.initializer.constant)
+    kept += functions
+    used.value_type = ir.ArrayType(ir.PointerType(), len(kept))
+    used.initializer = ir.Constant(used.value_type, kept)

@@ -286,7 +286,7 @@ class Elementwise(Operand):
         for symbol, operand in zip(self.symbols, self.operands):
             value = operand.load(k, idx)
             values[symbol] = value if operand.dtype == dtypes.BOOL else cast(k.b, value, operand.dtype, self.compute)
-        result = ExprEmitter(k.b, value_type(self.compute)).emit(self.expr, values)
+        result = ExprEmitter(k.b, value_type(self.compute), k.outlined_math).emit(self.expr, values)
         if self.dtype == dtypes.BOOL:
             return result
         return cast(k.b, result, self.compute, self.dtype)
