@@ -50,6 +50,7 @@ class KernelBuilder:
         self._unslices = False  # whether any operand is an Unslice, the one kind that splits loops
         self._readers = None  # id(value) -> the nodes reading it (see readers)
         self._nested = 0  # functions made for sub-graphs so far (they are named by number)
+        self._loaded, self._loaded_in = {}, None  # see once
 
     def _new_function(self, name) -> ir.Function:
         """A function taking the kernel's arguments (input and output pointers), returning a status."""
@@ -257,11 +258,10 @@ class KernelBuilder:
             workspace.linkage = "internal"
             workspace.align = ALIGNMENT
             workspace.initializer = ir.Constant(ir.ArrayType(I8, size), None)
-            for buffer in self.buffers:
+            for buffer in self.buffers:  # constant addresses: no instruction in the functions using them
                 if hasattr(buffer, "offset"):
-                    self.pointer(buffer, lambda k, offset=buffer.offset, dtype=buffer.dtype: k.b.bitcast(
-                        k.b.gep(workspace, [ir.Constant(I64, 0), ir.Constant(I64, offset)]),
-                        storage_type(dtype).as_pointer()))
+                    buffer.pointer = workspace.gep([ir.Constant(I64, 0), ir.Constant(I64, buffer.offset)]).bitcast(
+                        storage_type(buffer.dtype).as_pointer())
         parts = [groups[i:i + GROUPS_PER_FUNCTION] for i in range(0, len(groups), GROUPS_PER_FUNCTION)]
         if len(parts) <= 1:
             self._emit(parts[0] if parts else [])
@@ -299,6 +299,27 @@ class KernelBuilder:
         with self.b.goto_block(self.entry):
             self.b.branch(self.function.blocks[1])
         self.b.ret(ir.Constant(I32, 0))
+
+    def once(self, operand, idx, emit) -> ir.Value:
+        """operand's value at idx: emit() the first time in this basic block, then that value again
+        until a buffer it reads is stored (a value several jobs of a loop nest read is loaded or
+        computed once: less code for LLVM to compile again)."""
+        if self.b.block is not self._loaded_in:
+            self._loaded, self._loaded_in = {}, self.b.block
+        key = (id(operand), *((c.value.constant if isinstance(c.value, ir.Constant) else id(c.value), c.lo, c.hi)
+                              for c in idx))
+        known = self._loaded.get(key)
+        if known is not None:
+            return known[0]
+        value = emit()
+        if self.b.block is not self._loaded_in:  # emit() went on in a new block (an index check)
+            self._loaded, self._loaded_in = {}, self.b.block
+        self._loaded[key] = (value, operand)  # holding operand keeps its id from naming another
+        return value
+
+    def stored(self, buffer):
+        """`buffer` was written: forget the values read from it (see once)."""
+        self._loaded = {key: known for key, known in self._loaded.items() if id(buffer) not in known[1].reads}
 
     def alloca(self, ty):
         with self.b.goto_block(self.entry):

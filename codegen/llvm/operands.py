@@ -84,6 +84,9 @@ class Buffer(Operand):
         return k.b.gep(self.pointer, [offset], source_etype=storage_type(self.dtype), inbounds=True)
 
     def load(self, k, idx):
+        return k.once(self, idx, lambda: self._element(k, idx))
+
+    def _element(self, k, idx):
         element = k.b.load(self.address(k, idx), typ=storage_type(self.dtype))
         if self.dtype == dtypes.BOOL:
             return k.b.icmp_unsigned("!=", element, ir.Constant(element.type, 0))
@@ -93,6 +96,7 @@ class Buffer(Operand):
         if self.dtype == dtypes.BOOL:
             value = k.b.zext(value, storage_type(self.dtype))
         k.b.store(value, self.address(k, idx))
+        k.stored(self.base)
 
     def reshaped(self, shape) -> "Buffer":
         """The same memory seen with another shape (a free reshape)."""
@@ -138,7 +142,7 @@ class IndexMap(Operand):
         self.cost = source.cost
 
     def load(self, k, idx):
-        return self.source.load(k, self.mapping(k, idx))
+        return k.once(self, idx, lambda: self.source.load(k, self.mapping(k, idx)))
 
 
 def broadcast(source: Operand, shape) -> Operand:
@@ -282,6 +286,9 @@ class Elementwise(Operand):
         self.cost = expression_cost(expr) + sum(o.cost for o in operands)
 
     def load(self, k, idx):
+        return k.once(self, idx, lambda: self._evaluate(k, idx))
+
+    def _evaluate(self, k, idx):
         values = {}
         for symbol, operand in zip(self.symbols, self.operands):
             value = operand.load(k, idx)

@@ -57,7 +57,7 @@ def _const(k, node, inputs):
     const = ir.GlobalVariable(k.module, blob, f"{k.function.name}.const{len(k.module.globals)}")
     const.linkage, const.global_constant, const.align = "internal", True, ALIGNMENT
     const.initializer = ir.Constant(blob, bytearray(data.tobytes()))
-    return k.pointer(Buffer(array.shape, node.out.dtype, role="constant"), lambda k: k.b.bitcast(const, element_pointer))
+    return Buffer(array.shape, node.out.dtype, const.bitcast(element_pointer), role="constant")
 
 
 def _ew(k, node, inputs):
