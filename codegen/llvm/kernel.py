@@ -15,6 +15,8 @@ optimizer's cost (superlinear in a function's size) stays linear in the program'
 """
 from __future__ import annotations
 
+import bisect
+
 from llvmlite import ir
 
 from symgrad import ir as sir
@@ -223,29 +225,35 @@ class KernelBuilder:
         return groups
 
     def allocate(self, groups) -> int:
-        """Workspace offsets by liveness over groups (first fit); returns the workspace size."""
+        """Workspace offsets by liveness over groups (first fit); returns the workspace size. The free
+        ranges below the top are kept sorted, so a long program allocates in time about linear in it."""
         first, last = {}, {}
         for index, group in enumerate(groups):
             for key in group.writes | group.reads:
                 first.setdefault(key, index)
                 last[key] = index
-        starting = {}  # group index -> the workspace buffers first used there
+        starting, ending = {}, {}  # group index -> the workspace buffers first (last) used there
         for buffer in self.buffers:
             if id(buffer) in first:
                 starting.setdefault(first[id(buffer)], []).append(buffer)
-        live, size = [], 0
+                ending.setdefault(last[id(buffer)], []).append(buffer)
+        gaps, top, size = [], 0, 0  # gaps: sorted free [start, end) ranges below top
         for index in range(len(groups)):
-            live = [(start, end, key) for start, end, key in live if last[key] >= index]
+            for buffer in ending.get(index - 1, ()):
+                top = _free(gaps, top, buffer.offset, buffer.offset + _round_up(max(buffer.nbytes, 1)))
             for buffer in starting.get(index, ()):
                 need = _round_up(max(buffer.nbytes, 1))
-                offset = 0
-                for start, end, _ in sorted(live):
-                    if offset + need <= start:
-                        break
-                    offset = max(offset, end)
-                live.append((offset, offset + need, id(buffer)))
-                buffer.offset = offset
-                size = max(size, offset + need)
+                fitting = next((i for i, (start, end) in enumerate(gaps) if end - start >= need), None)
+                if fitting is None:
+                    buffer.offset, top = top, top + need
+                else:
+                    start, end = gaps[fitting]
+                    buffer.offset = start
+                    if end - start == need:
+                        del gaps[fitting]
+                    else:
+                        gaps[fitting] = (start + need, end)
+                size = max(size, top)
         return size
 
     # ------------------------------------------------------------------ emission
@@ -444,6 +452,20 @@ def _unsqueeze(domain, idx) -> list:
     """The index of a job over `domain` from the index of its squeezed loop."""
     coords = iter(idx)
     return [Coord.constant(0) if d == 1 else next(coords) for d in domain]
+
+
+def _free(gaps: list, top: int, start: int, end: int) -> int:
+    """Return [start, end) to the sorted free ranges `gaps`, merged with its neighbours; the new top."""
+    position = bisect.bisect(gaps, (start, end))
+    if position < len(gaps) and gaps[position][0] == end:
+        end = gaps.pop(position)[1]
+    if position and gaps[position - 1][1] == start:
+        start = gaps.pop(position - 1)[0]
+        position -= 1
+    if end == top:
+        return start
+    gaps.insert(position, (start, end))
+    return top
 
 
 def _round_up(n: int) -> int:
