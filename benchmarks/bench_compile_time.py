@@ -2,8 +2,11 @@
 Python loop grows: compile time should grow linearly with the program, not faster.
 
 Each measurement runs in a fresh process (nothing cached in memory either). Programs: an 8-element
-ODE step `x = x + 0.01*(-k*x + sin(x))` and the chain `x = sin(x)*0.999 + 0.001`, unrolled N times;
-on both backends, and with JAX's jit beside them when JAX is installed.
+ODE step `x = x + 0.01*(-k*x + sin(x))` and the chain `x = sin(x)*0.999 + 0.001`, unrolled N times
+(symgrad rolls them back into a loop), and a program that does not repeat: each step one of six
+operations drawn at random (elementwise with a constant of its own, a matrix product, a mean), which
+stays N steps of straight-line code (about 6.3 optimized nodes a step with its gradient); on both
+backends, and with JAX's jit beside them when JAX is installed.
 
 Run: python benchmarks/bench_compile_time.py [--lengths 10,100,1000] [--timeout 600]
 """
@@ -17,14 +20,19 @@ import textwrap
 PROGRAMS = {
     "ode": "x = x + 0.01 * (-k * x + np_.sin(x))",
     "sin chain": "x = np_.sin(x) * 0.999 + 0.001",
+    "no repeats": "x = MIXED[kinds[t]](x, C[t])",
 }
 
 # The program, the same for every library: `np_` is its NumPy-like namespace, N the loop length.
 LOSS = """
 N = int(sys.argv[1])
 k = np.linspace(0.5, 1.5, 8)
+rng = np.random.default_rng(0)
+kinds, C, A = rng.integers(0, 6, N), rng.uniform(0.5, 1.5, (N, 8)), rng.standard_normal((8, 8)) * 0.3
+MIXED = [lambda x, c: np_.sin(x) * c, lambda x, c: x + 0.01 * np_.tanh(x * c), lambda x, c: x / (1.0 + x * x) + c,
+         lambda x, c: A @ x * 0.1 + x, lambda x, c: x - np_.mean(x) * c, lambda x, c: np_.exp(-x * x) * c + x * 0.5]
 def loss(x):
-    for _ in range(N):
+    for t in range(N):
         {step}
     return np_.sum(x ** 2)
 x = np.linspace(-1.0, 1.0, 8)
