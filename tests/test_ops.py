@@ -85,6 +85,12 @@ KINKS = {
     "maximum": lambda a, b: [a - b],
     "minimum": lambda a, b: [a - b],
     "clip": lambda x, lo, hi: [x - lo, x - hi],
+    "floor": lambda x: [x - np.round(x)],
+    "ceil": lambda x: [x - np.round(x)],
+    "trunc": lambda x: [x - np.round(x)],
+    "rint": lambda x: [x - np.floor(x) - 0.5],
+    "floor_divide": lambda a, b: [a / b - np.round(a / b)],
+    "mod": lambda a, b: [a / b - np.round(a / b)],
 }
 KINK_GAP = 0.1
 

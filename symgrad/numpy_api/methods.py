@@ -10,9 +10,9 @@ from .. import dtypes
 from ..core import Tracer, TracerError, fail, with_user_line
 from ..ops import elementwise as E
 from . import arrays
-from .arrays import (abs, add, astype, clip, divide, dot, equal, greater, greater_equal, less, less_equal, logical_and,
-                     logical_not, logical_or, matmul, max, mean, min, multiply, negative, not_equal, power, prod,
-                     ravel, reshape, squeeze, std, subtract, sum, transpose, var)
+from .arrays import (abs, add, astype, clip, divide, dot, equal, floor_divide, greater, greater_equal, less, less_equal,
+                     logical_and, logical_not, logical_or, matmul, max, mean, min, mod, multiply, negative, not_equal,
+                     power, prod, ravel, reshape, round, squeeze, std, subtract, sum, transpose, var)
 from .indexing import getitem
 
 
@@ -37,6 +37,10 @@ def install():
         "__add__": add, "__radd__": _reflect(add), "__sub__": subtract, "__rsub__": _reflect(subtract),
         "__mul__": multiply, "__rmul__": _reflect(multiply), "__truediv__": divide,
         "__rtruediv__": _reflect(divide), "__pow__": power, "__rpow__": _reflect(power),
+        "__mod__": mod, "__rmod__": _reflect(mod), "__floordiv__": floor_divide,
+        "__rfloordiv__": _reflect(floor_divide), "__divmod__": lambda self, other: (floor_divide(self, other), mod(self, other)),
+        "__rdivmod__": lambda self, other: (floor_divide(other, self), mod(other, self)),
+        "__round__": lambda self, ndigits=None: round(self, ndigits or 0), "round": _reduction_method(round),
         "__matmul__": matmul, "__rmatmul__": _reflect(matmul), "__neg__": negative,
         "__pos__": lambda self: self, "__abs__": abs, "__lt__": less, "__le__": less_equal,
         "__gt__": greater, "__ge__": greater_equal, "__eq__": equal, "__ne__": not_equal,

@@ -5,6 +5,7 @@ lose precision; as opaque Functions they survive differentiation and fusion, and
 backend evaluates them stably (e.g. sigmoid(x) = exp(-logaddexp(0, -x))).
 """
 import sympy as sp
+from sympy.logic.boolalg import BooleanFunction
 
 
 class _RealFunction(sp.Function):
@@ -125,3 +126,88 @@ def mark_variable_powers(expr):
 
 def unmark_variable_powers(expr):
     return expr.replace(variable_power, lambda base, exponent: base ** exponent)
+
+
+# ----------------------------------------------------------------------------- rounding and division
+
+class _PiecewiseConstant(_RealFunction):
+    """A function constant between its jumps: derivative 0 almost everywhere (PyTorch's and JAX's convention)."""
+
+    def fdiff(self, argindex=1):
+        return sp.S.Zero
+
+
+class rint(_PiecewiseConstant):
+    """x rounded to the nearest integer, ties to even (np.rint, np.round)."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Integer:
+            return x
+        return None
+
+
+class floor_divide(_PiecewiseConstant):
+    """floor(a / b) as NumPy computes it (from fmod, so a // b == (a - a % b) / b exactly); a / b when b == 0."""
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Integer and b.is_Integer and b != 0:
+            return a // b
+        return None
+
+
+class floor_mod(_RealFunction):
+    """a - b * floor(a / b) with the sign of b, as np.mod and Python's %; NaN when b == 0 (0 for integers).
+
+    Derivatives as autograd's and JAX's: 1 in a, -floor(a / b) in b."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        return sp.S.One if argindex == 1 else -floor_divide(*self.args)
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Integer and b.is_Integer and b != 0:
+            return a % b
+        return None
+
+
+class hypot(_RealFunction):
+    """sqrt(a**2 + b**2) without overflow or underflow (libm's hypot)."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        return self.args[argindex - 1] / self
+
+
+# ----------------------------------------------------------------------------- IEEE classes (truth values)
+
+class isnan(BooleanFunction):
+    """Whether x is NaN: a truth value SymPy cannot fold, since its real symbols are finite numbers."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sp.true if x is sp.nan else sp.false
+        return None
+
+
+class isinf(BooleanFunction):
+    """Whether x is +inf or -inf (a truth value SymPy cannot fold, as isnan)."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sp.true if x in (sp.oo, -sp.oo) else sp.false
+        return None
