@@ -6,12 +6,15 @@ gradients; here: their edge points (0, +-inf, NaN, empty, 0-d) in float32 and fl
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 import symgrad as sg
+from symgrad.numpy_api.updates import IndexUpdateHelper
 
-from gradcheck import value_and_grad_everywhere
+from gradcheck import assert_grads_match_finite_differences, value_and_grad_everywhere
 
 EDGES = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 0.5, -0.5, 1.5, 2.5, -2.5, 1.0, -7.3, 0.9999, 1e-300, 3e38])
 DIVISORS = np.array([0.1, 2.0, -2.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 3.0, -1.5, 1.0, 0.1, 7.0, -0.3, 2.0])
@@ -27,13 +30,14 @@ def _paths(fn, *args):
             "tensor": fn(*map(sg.tensor, args)).numpy()}
 
 
-def _assert_same(got, expected, path):
+def _assert_same(got, expected, path, signed_zeros=True):
+    """Same shape, dtype and values (NaN where NaN; the sign of a zero too, unless signed_zeros=False)."""
     got, expected = np.asarray(got), np.asarray(expected)
     assert got.shape == expected.shape and got.dtype == expected.dtype, (path, got.dtype, expected.dtype)
     if got.dtype.kind == "f":
         np.testing.assert_allclose(got, expected, rtol=2e-6 if got.dtype == np.float32 else 1e-14, atol=1e-30,
                                    err_msg=path)
-        finite = ~np.isnan(expected) & ((np.abs(expected) > 1e-30) | (expected == 0))
+        finite = ~np.isnan(expected) & ((np.abs(expected) > 1e-30) | ((expected == 0) & signed_zeros))
         np.testing.assert_array_equal(np.signbit(got[finite]), np.signbit(expected[finite]), err_msg=f"sign, {path}")
     else:
         np.testing.assert_array_equal(got, expected, err_msg=path)
@@ -184,3 +188,269 @@ def test_binary_values_and_gradients_match_torch(name, torch_name, dtype):
         for path, (_, (ga, gb)) in value_and_grad_everywhere(lambda x, y: sg.sum(fn(x, y)), (a, b), (0, 1)).items():
             np.testing.assert_allclose(ga, ta.grad.numpy(), rtol=1e-5, err_msg=path)
             np.testing.assert_allclose(gb, tb.grad.numpy(), rtol=1e-5, err_msg=path)
+
+
+# ----------------------------------------------------------------------------- sorting, searching, comparing
+
+SORT_EDGES = np.array([[3.0, np.nan, -np.inf, 1.0, 1.0, np.inf, -0.0, 0.0, np.nan, -2.5],
+                       [0.5, 0.5, 0.5, -1.0, 7.0, 2.0, -7.0, 0.0, 1e-300, -1e300]])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name,kwargs", [("sort", {}), ("argsort", {}), ("sort", {"axis": 0}), ("argsort", {"axis": None}),
+                                         ("argmax", {}), ("argmax", {"axis": 1}), ("argmin", {"axis": 0, "keepdims": True}),
+                                         ("argmin", {"axis": -1})])
+def test_sorting_and_searching_edges_match_numpy(name, kwargs, dtype):
+    """NaN sorts last and is argmax's and argmin's answer (its first position), ties keep their order."""
+    x = SORT_EDGES.astype(dtype)
+    expected = getattr(np, name)(x, **kwargs, **({"kind": "stable"} if name == "argsort" else {}))
+    for path, got in _paths(lambda a: getattr(sg, name)(a, **kwargs), x).items():
+        _assert_same(got, expected, path)
+    for path, got in _paths(lambda a: getattr(sg, name)(a), x[0, :1]).items():  # one element
+        _assert_same(got, getattr(np, name)(x[0, :1]), path)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_cumulative_extrema_match_numpy(dtype):
+    x = SORT_EDGES.astype(dtype) if dtype != np.int64 else np.array([[3, 1, 4, 1, 5, 9, 2, 6], [5, 5, 3, 8, 8, 1, 0, 9]])
+    with np.errstate(invalid="ignore"):
+        for axis in (0, 1, None):
+            for name, ufunc in (("cummax", np.maximum), ("cummin", np.minimum)):
+                expected = ufunc.accumulate(x, axis=axis) if axis is not None else ufunc.accumulate(x.ravel())
+                for path, got in _paths(lambda a: getattr(sg, name)(a, axis=axis), x).items():
+                    _assert_same(got, expected, path)
+
+
+def test_sort_and_cummax_gradients_go_to_the_elements_picked():
+    x = np.array([[0.3, -1.2, 2.0, 0.3, 5.0], [1.0, 1.0, -3.0, 4.0, 4.0]])
+    w = np.arange(1.0, 6.0)
+    order = np.argsort(x, axis=1, kind="stable")
+    expected_sort = np.zeros_like(x)
+    np.put_along_axis(expected_sort, order, np.broadcast_to(w, x.shape), axis=1)
+    for path, (_, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(sg.sort(a) * w), (x,)).items():
+        np.testing.assert_array_equal(g, expected_sort, err_msg=path)
+    # cummax: each position's cotangent goes to the latest element setting the running maximum (ties: the later)
+    expected_cummax = np.array([[1.0 + 2.0, 0.0, 3.0 + 4.0, 0.0, 5.0], [1.0, 2.0 + 3.0, 0.0, 4.0, 5.0]])
+    for path, (_, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(sg.cummax(a, axis=1) * w), (x,)).items():
+        np.testing.assert_array_equal(g, expected_cummax, err_msg=path)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sort_and_cummax_match_torch(dtype):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(5).normal(size=(3, 7)).astype(dtype)
+    for ours, theirs in ((lambda a: sg.sort(a, axis=1), lambda t: torch.sort(t, dim=1, stable=True).values),
+                         (lambda a: sg.cummax(a, axis=1), lambda t: torch.cummax(t, dim=1).values),
+                         (lambda a: sg.cummin(a, axis=0), lambda t: torch.cummin(t, dim=0).values),
+                         (lambda a: sg.tril(a, 1) + sg.flip(a, 1), lambda t: torch.tril(t, 1) + torch.flip(t, (1,))),
+                         (lambda a: sg.trace(a[:, :3]), lambda t: torch.trace(t[:, :3])),
+                         (lambda a: sg.tensordot(a, a, ([1], [1])), lambda t: torch.tensordot(t, t, ([1], [1]))),
+                         (lambda a: sg.diag(a[0]), lambda t: torch.diag(t[0]))):
+        t = torch.tensor(x, requires_grad=True)
+        out = theirs(t)
+        weights = np.random.default_rng(7).normal(size=out.shape).astype(dtype)
+        (out * torch.tensor(weights)).sum().backward()
+        for path, (value, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(ours(a) * weights), (x,)).items():
+            np.testing.assert_allclose(value, (out.detach().numpy() * weights).sum(), rtol=1e-5, err_msg=path)
+            np.testing.assert_allclose(g, t.grad.numpy(), rtol=1e-5, atol=1e-6, err_msg=path)
+    np.testing.assert_array_equal(sg.compile(lambda a: sg.argmax(a, axis=1))(x), torch.argmax(torch.tensor(x), 1))
+
+
+def test_isclose_and_allclose_match_numpy():
+    a = np.array([1.0, np.inf, -np.inf, np.nan, 0.0, 1e-9, 1.0, np.inf])
+    b = np.array([1.0 + 1e-6, np.inf, np.inf, np.nan, 1e-9, 0.0, 1.1, 1.0])
+    for kwargs in ({}, {"equal_nan": True}, {"rtol": 0.2}, {"atol": 0.0}):
+        for path, got in _paths(lambda x, y: sg.isclose(x, y, **kwargs), a, b).items():
+            _assert_same(got, np.isclose(a, b, **kwargs), path)
+        for path, got in _paths(lambda x, y: sg.allclose(x[:2], y[:2], **kwargs), a, b).items():
+            _assert_same(got, np.asarray(np.allclose(a[:2], b[:2], **kwargs)), path)
+    for name in ("all", "any"):
+        for x, axis in ((a > 0, None), (np.zeros((0, 2)), 0), (np.array([[1, 0], [2, 3]]), 1)):
+            for path, got in _paths(lambda v: getattr(sg, name)(v, axis=axis), x).items():
+                _assert_same(got, getattr(np, name)(x, axis=axis), path)
+
+
+# ----------------------------------------------------------------------------- creation, names, errors
+
+def test_creation_functions_match_numpy():
+    assert np.array_equal(sg.linspace(0.0, 1.0, 7), np.linspace(0.0, 1.0, 7))
+    assert np.array_equal(sg.arange(2, 9, 3), np.arange(2, 9, 3)) and sg.arange(4.0).dtype == np.float64
+    assert np.array_equal(sg.eye(3, 4, 1), np.eye(3, 4, 1)) and np.array_equal(sg.identity(2), np.identity(2))
+    x = np.ones((2, 3), np.float32)
+    for ours, theirs in ((sg.full_like(x, 2.5), np.full_like(x, 2.5)), (sg.empty_like(x), np.zeros_like(x)),
+                         (sg.empty((2,)), np.zeros(2))):
+        _assert_same(ours, theirs, "eager")
+    f = sg.compile(lambda a: (sg.zeros_like(a) + sg.eye(3)[0] + sg.linspace(a[0], a[2], 3), sg.array(2.0, ndmin=2)))
+    got, two = f(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(got, [2.0, 2.0, 3.0])
+    assert two.shape == (1, 1)
+
+
+def test_trace_is_numpys_on_an_array_and_tracing_on_a_function():
+    a = np.arange(12.0).reshape(3, 4)
+    assert sg.trace(a) == np.trace(a) and sg.trace(a, offset=1) == np.trace(a, offset=1)
+    assert "reduce_sum" in str(sg.trace(lambda x: sg.trace(x), a))
+    assert sg.trace(sg.tensor(a)).item() == np.trace(a)
+
+
+def test_a_numpy_constant_indexed_by_a_traced_integer():
+    table = np.array([10.0, 20.0, 30.0, 40.0])
+    fn = lambda x: sg.array(table)[sg.argmax(x, axis=1)] + sg.take(table, sg.argmin(x, axis=1))  # noqa
+    x = np.array([[0.1, 0.9, 0.3], [2.0, -1.0, 0.0]])
+    for path in ("numpy", "llvm"):
+        np.testing.assert_array_equal(sg.compile(fn, backend=path)(x), [20.0 + 10.0, 10.0 + 20.0])
+    with pytest.raises(sg.TracerError, match=r"sg.array\(c\)\[i\]"):
+        sg.compile(lambda x: table[sg.argmax(x)])(x)
+
+
+@pytest.mark.parametrize("program,message", [
+    (lambda x: sg.repeat(x, sg.argmax(x)), "repeat: the length of its result"),
+    (lambda x: sg.arange(sg.argmax(x)), "arange: the length"),
+    (lambda x: sg.split(x, 4), "equal division"),
+    (lambda x: sg.pad(x, 1, mode="mean"), "mode 'mean' is not supported"),
+    (lambda x: sg.argmax(x[:0]), "argmax of an empty sequence"),
+    (lambda x: sg.convolve(x, x[:0]), "v cannot be empty"),
+    (lambda x: sg.einsum("ij,j", x, x), "has 2 letters"),
+])
+def test_unsupported_uses_are_clear_errors(program, message):
+    with pytest.raises((TypeError, ValueError, NotImplementedError)) as info:
+        sg.compile(program)(np.arange(6.0))
+    assert message in str(info.value) and "test_numpy_names.py" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- errors that help (item 5)
+
+
+def _named_functions_exist(message):
+    """Every sg.<path> a message names is a function symgrad has."""
+    for path in re.findall(r"sg\.([A-Za-z_][\w.]*)", message):
+        value = sg
+        for part in path.rstrip(".").split("."):
+            value = getattr(value, part)
+        assert callable(value), path
+
+
+NUMPY_ON_TRACED = [
+    (lambda a: np.cross(a[0], a[1]), "np.cross was applied to a traced value f64[3], and symgrad has no function"),
+    (lambda a: np.tril(a), "use sg.tril"),
+    (lambda a: np.fmod(a, 2.0), "the closest: sg.mod"),
+    (lambda a: np.nan_to_num(a), "sg.where(sg.isnan(x), 0.0, x)"),
+    (lambda a: np.median(a), "sg.sort(x, axis)"),
+    (lambda a: np.maximum.accumulate(a), "sg.cummax"),
+    (lambda a: np.sin(a, out=a), "use sg.sin without keywords"),
+    (lambda a: np.linalg.det(a), "np.linalg.det was applied to a traced value f64[3,3]"),
+    (lambda a: np.zeros(3)[sg.argmax(a)], "sg.array(c)[i] or sg.take(c, i)"),
+    (lambda a: np.asarray(a), "converted to a NumPy array"),
+]
+
+
+@pytest.mark.parametrize("program,message", NUMPY_ON_TRACED)
+def test_numpy_functions_on_traced_values_name_what_symgrad_has(program, message):
+    """A NumPy function symgrad lacks says so and names symgrad's closest way, which exists (it once said
+    'use the sg.* function of the same name' for np.cross, which has none)."""
+    with pytest.raises(sg.TracerError) as info:
+        sg.compile(program)(np.ones((3, 3)) + np.eye(3))
+    text = str(info.value)
+    assert message in text and "test_numpy_names.py" in text
+    assert "of the same name" not in text
+    _named_functions_exist(text)
+
+
+@pytest.mark.parametrize("name,args", [("multigammaln", (2,)), ("gammaln", ()), ("xlogy", (1.0,))])
+def test_scipy_functions_on_traced_values_name_what_symgrad_has(name, args):
+    special = pytest.importorskip("scipy.special")
+    with pytest.raises(sg.TracerError) as info:
+        sg.compile(lambda a: getattr(special, name)(*((args[0], a) if name == "xlogy" else (a, *args))))(np.ones(3) * 3)
+    text = str(info.value)
+    assert f"scipy.special.{name} was applied to a traced value" in text
+    _named_functions_exist(text)
+    np.testing.assert_allclose(sg.compile(lambda a: special.expit(a))(np.zeros(2)), 0.5)  # routed to sg.sigmoid
+
+
+def test_item_assignment_explains_the_functional_update():
+    def program(x):
+        x[0] = 1.0
+        return x
+    with pytest.raises(sg.TracerError, match=r"x = x\.at\[key\]\.set\(v\)") as info:
+        sg.compile(program)(np.zeros(3))
+    assert "test_numpy_names.py" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- x.at[key] updates
+
+UPDATE_KEYS = [("int", 1), ("slice", (slice(None), slice(1, 3))), ("array", (np.array([0, 1]), np.array([2, 0]))),
+               ("repeated", (0, np.array([2, 0, 2, 2]))), ("mask", np.array([[True, False, True], [False, True, True]])),
+               ("0-d", ()), ("empty", np.array([], dtype=np.int64))]
+NUMPY_UPDATES = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
+
+
+def _numpy_update(x, key, values, how):
+    out = np.array(x)
+    if how == "set":
+        flat = np.arange(out.size).reshape(out.shape)[key].ravel()  # the last of repeated positions wins
+        out.reshape(-1)[flat] = np.broadcast_to(values, np.shape(out[key])).ravel()
+    else:
+        NUMPY_UPDATES[how].at(out, key, values)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("how", ["set", "add", "multiply", "min", "max"])
+@pytest.mark.parametrize("key_id,key", UPDATE_KEYS, ids=[k for k, _ in UPDATE_KEYS])
+def test_at_updates_match_numpy(key_id, key, how, dtype):
+    x = (np.arange(6).reshape(2, 3) * 1.5 - 2).astype(dtype) if key_id != "0-d" else np.asarray(2.5).astype(dtype)
+    shape = np.shape(x[key])
+    values = (np.arange(np.prod(shape)).reshape(shape) * 1.5 - 3).astype(dtype)
+    expected = _numpy_update(x, key, values, how)
+    for path in ("numpy", "llvm"):
+        got = sg.compile(lambda a, v: getattr(a.at[key], how)(v), backend=path)(x, values)
+        _assert_same(got, expected, path, signed_zeros=False)  # a scatter adds its values to +0.0
+        got = sg.compile(lambda a: getattr(a.at[key], how)(2), backend=path)(x)  # a scalar value
+        _assert_same(got, _numpy_update(x, key, 2, how), path, signed_zeros=False)
+    np.testing.assert_array_equal(getattr(IndexUpdateHelper(x)[key], how)(values), expected)  # eager, on arrays
+
+
+@pytest.mark.parametrize("how", ["set", "add", "multiply", "min", "max"])
+def test_at_updates_with_a_traced_index_match_numpy(how):
+    x, values = np.array([[0.5, -1.0, 2.0], [3.0, 1.0, -2.0]]), np.array([10.0, -3.0, 7.0, 0.25])
+    index = np.array([2, 0, 2, -1])
+    expected = _numpy_update(x, (0, index), values, how)
+    for path in ("numpy", "llvm"):
+        got = sg.compile(lambda a, v, i: getattr(a.at[0, i], how)(v), backend=path)(x, values, index)
+        _assert_same(got, expected, path)
+
+
+@pytest.mark.parametrize("traced_index", [False, True])
+@pytest.mark.parametrize("how", ["set", "add", "multiply", "min", "max"])
+def test_at_update_gradients_match_finite_differences(how, traced_index):
+    x = np.array([[0.5, -1.0, 2.0], [3.0, 1.0, -2.0]])
+    values = np.array([1.7, -3.0, 0.3, 2.9])
+    index = np.array([2, 0, 2, 1])
+    weights = np.arange(1.0, 7.0).reshape(2, 3)
+    if traced_index:
+        def loss(a, v):
+            i = sg.astype(sg.argsort(sg.array([3.0, 1.0, 4.0, 2.0])), np.int64) * 0 + index  # traced, same values
+            return sg.sum(getattr(a.at[0, i], how)(v) * weights)
+    else:
+        def loss(a, v):
+            return sg.sum(getattr(a.at[0, index], how)(v) * weights)
+    reference = lambda a, v: np.sum(_numpy_update(a, (0, index), v, how) * weights)  # noqa: E731
+    assert_grads_match_finite_differences(loss, (x, values), (0, 1), reference=reference)
+    results = value_and_grad_everywhere(loss, (x, values), (0, 1), eager=False)
+    first = results.pop("transform")
+    for path, (value, grads) in results.items():
+        np.testing.assert_allclose(value, first[0], err_msg=path)
+        for g, expected in zip(grads, first[1]):
+            np.testing.assert_allclose(g, expected, err_msg=path)
+
+
+def test_at_updates_inside_a_loop():
+    def program(x):
+        return sg.fori_loop(0, 3, lambda i, y: y.at[i].set(y[i] * 2.0 + y[i + 1]), x)
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    expected = x.copy()
+    for i in range(3):
+        expected[i] = expected[i] * 2 + expected[i + 1]
+    for path, (value, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(program(a)), (x,), eager=False).items():
+        np.testing.assert_allclose(value, expected.sum(), err_msg=path)
+    np.testing.assert_allclose(sg.compile(program)(x), expected)
