@@ -454,3 +454,33 @@ def test_at_updates_inside_a_loop():
     for path, (value, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(program(a)), (x,), eager=False).items():
         np.testing.assert_allclose(value, expected.sum(), err_msg=path)
     np.testing.assert_allclose(sg.compile(program)(x), expected)
+
+
+def test_numpy_functions_calling_array_methods_work_on_traced_values():
+    """np.argmax(t), np.cumsum(t), np.repeat(t, n), np.all(t) ... call t.argmax(...) as on any array-like."""
+    x = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
+    def program(a):
+        return (np.argmax(a, axis=1), np.argmin(a), np.argsort(a), np.cumsum(a, axis=0), np.cumprod(a), a.trace(),
+                np.repeat(a, 2, axis=0), np.all(a > 0, axis=1), np.any(a > 3), a.diagonal(), a.cumsum(dtype=np.float32))
+    for backend in ("numpy", "llvm"):
+        for got, expected in zip(sg.compile(program, backend=backend)(x), program(x)):
+            _assert_same(got, expected, backend)
+    np.testing.assert_allclose(sg.grad(lambda a: a.trace() + np.sum(np.cumsum(a, axis=1)))(x), [[4, 2, 1], [3, 3, 1]])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_reflexive_comparisons_see_nan_after_fusion(dtype):
+    """x == x is False and x != x True at NaN: once fusion substituted one value for both operands, SymPy
+    folded them to True and False (sg.where(x != x, 1, 0) gave 0 at NaN)."""
+    x = np.array([1.0, np.nan, np.inf, -0.0], dtype)
+    def program(a):
+        return [sg.where(c, 1.0, 0.0) for c in (a == a, a != a, a <= a, a >= a, a < a, a > a)]
+    with np.errstate(invalid="ignore"):
+        expected = [np.where(c, 1.0, 0.0) for c in (x == x, x != x, x <= x, x >= x, x < x, x > x)]
+    for path, got in (("numpy", sg.compile(program, backend="numpy")(x)), ("llvm", sg.compile(program)(x))):
+        for g, e in zip(got, expected):
+            _assert_same(g, e, path)
+    ints, bools = np.array([3, -1]), np.array([True, False])
+    for v in (ints, bools):
+        got = sg.compile(lambda a: (a == a, a != a, a <= a))(v)
+        np.testing.assert_array_equal(got, (v == v, v != v, v <= v))

@@ -231,13 +231,13 @@ class ExprEmitter(Printer):
         x = self._print(expr.args[0])
         return self.intrinsic("rint", x) if self.is_float else x
 
-    def _print_isnan(self, expr):
+    def _print_isnan(self, expr):  # integers and booleans are never NaN
         x = self._print(expr.args[0])
-        return self.b.fcmp_unordered("uno", x, x) if self.is_float else ir.Constant(BOOL, 0)
+        return self.b.fcmp_unordered("uno", x, x) if _is_float(x) else ir.Constant(BOOL, 0)
 
     def _print_isinf(self, expr):
         x = self._print(expr.args[0])
-        if not self.is_float:
+        if not _is_float(x):
             return ir.Constant(BOOL, 0)
         return self.b.fcmp_ordered("==", self.intrinsic("fabs", x), self.number(sp.oo))
 
@@ -339,6 +339,10 @@ def _libm(module, name, ty):
         return existing
     arity = 2 if name in ("atan2", "pow", "hypot") else 1
     return ir.Function(module, ir.FunctionType(ty, [ty] * arity), symbol)
+
+
+def _is_float(value) -> bool:
+    return isinstance(value.type, (ir.FloatType, ir.DoubleType))
 
 
 def _ordered(args):

@@ -10,7 +10,7 @@ import numpy as np
 from .. import dtypes
 from ..core import Tracer, TracerError, fail, numpy_function_message, with_user_line
 from ..ops import elementwise as E
-from . import arrays
+from . import arrays, ordering, rearrange
 from .arrays import (abs, add, astype, clip, divide, dot, equal, floor_divide, greater, greater_equal, less, less_equal,
                      logical_and, logical_not, logical_or, matmul, max, mean, min, mod, multiply, negative, not_equal,
                      power, prod, ravel, reshape, round, squeeze, std, subtract, sum, transpose, var)
@@ -68,6 +68,10 @@ def install():
         "at": property(IndexUpdateHelper), "__setitem__": _no_item_assignment,
     }
     methods.update((fn.__name__, _reduction_method(fn)) for fn in (sum, mean, max, min, prod, var, std))
+    # NumPy's array methods np.argmax(t), np.cumsum(t), np.trace(t), np.repeat(t, n), np.all(t) ... call
+    methods.update((fn.__name__, _reduction_method(fn)) for fn in (
+        arrays.cumsum, arrays.cumprod, ordering.argmax, ordering.argmin, ordering.argsort, ordering.all, ordering.any,
+        rearrange.trace, rearrange.diagonal, rearrange.repeat))
     for name, fn in methods.items():
         if isinstance(fn, E.ElementwiseOp):  # not a function, so it would not bind `self`
             fn = _as_method(fn)

@@ -33,15 +33,15 @@ def _sortable(x):
 
 
 @array_function_dispatch
-def argsort(a, axis=-1, kind=None, order=None):
-    """np.argsort, stable whatever `kind` asks (NaN last, as NumPy)."""
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """np.argsort, stable whatever `kind` or `stable` ask (NaN last, as NumPy)."""
     if order is not None:
         fail("argsort: order= (structured arrays) is not supported", TypeError)
     return _along_last(a, axis, lambda x: argsort_p(_sortable(x)) if x.shape[-1] else sg.astype(x, dtypes.INT64))
 
 
 @array_function_dispatch
-def sort(a, axis=-1, kind=None, order=None):
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     """np.sort: a gather by argsort, so the gradient flows to the element sorted into each place."""
     if order is not None:
         fail("sort: order= (structured arrays) is not supported", TypeError)
