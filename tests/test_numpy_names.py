@@ -513,3 +513,20 @@ def test_edge_inputs_on_every_path(name, program, input_id, dtype):
         expected = np.asarray(program(np, x))
         for path, got in _paths(lambda a: program(sg, a), x).items():
             _assert_same(got, expected, path, signed_zeros=name not in ("vdot", "tensordot0", "mod"))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("n", [1, 2, 5, 37])
+def test_both_argsort_decompositions_match_numpy(n, dtype):
+    """The LLVM backend lowers argsort by ranking pairs (short axes) or by a bitonic network (long ones):
+    both give NumPy's stable order with NaN last, on every path they can run."""
+    from symgrad.ops import sorting
+    rng = np.random.default_rng(n)
+    x = rng.integers(-3, 4, size=(3, n)).astype(dtype)  # many ties
+    if dtype != np.int64:
+        x.ravel()[rng.permutation(x.size)[:4]] = [np.nan, np.inf, -np.inf, -0.0][:min(4, x.size)]
+    expected = np.argsort(x, axis=-1, kind="stable")
+    for decomposition in (sorting._argsort_by_ranks, sorting._argsort_by_network):
+        np.testing.assert_array_equal(decomposition(x), expected)  # eager
+        for backend in ("numpy", "llvm"):
+            np.testing.assert_array_equal(sg.compile(decomposition, backend=backend)(x), expected)
