@@ -444,6 +444,18 @@ def test_at_update_gradients_match_finite_differences(how, traced_index):
             np.testing.assert_allclose(g, expected, err_msg=path)
 
 
+@pytest.mark.parametrize("how", ["set", "add", "multiply", "min", "max"])
+def test_at_updates_on_eager_tensors_record_their_gradient(how):
+    x, values = np.array([[0.5, -1.0, 2.0], [3.0, 1.0, -2.0]]), np.array([1.7, -3.0, 0.3, 2.9])
+    index, weights = np.array([2, 0, 2, 1]), np.arange(1.0, 7.0).reshape(2, 3)
+    loss = lambda a, v: sg.sum(getattr(a.at[0, index], how)(v) * weights)  # noqa: E731
+    results = value_and_grad_everywhere(loss, (x, values), (0, 1))
+    first = results.pop("transform")
+    np.testing.assert_allclose(results["eager"][0], first[0])
+    for g, expected in zip(results["eager"][1], first[1]):
+        np.testing.assert_allclose(g, expected)
+
+
 def test_at_updates_inside_a_loop():
     def program(x):
         return sg.fori_loop(0, 3, lambda i, y: y.at[i].set(y[i] * 2.0 + y[i + 1]), x)
