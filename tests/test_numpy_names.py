@@ -542,3 +542,28 @@ def test_both_argsort_decompositions_match_numpy(n, dtype):
         np.testing.assert_array_equal(decomposition(x), expected)  # eager
         for backend in ("numpy", "llvm"):
             np.testing.assert_array_equal(sg.compile(decomposition, backend=backend)(x), expected)
+
+
+@pytest.mark.parametrize("num,endpoint", [(0, True), (1, True), (1, False), (2, True), (5, False)])
+def test_linspace_with_traced_end_points_matches_numpy(num, endpoint):
+    start, stop = np.array([0.5, -1.0]), np.array([2.0, 3.0])
+    expected, step = np.linspace(start, stop, num, endpoint, retstep=True, axis=1)
+    for backend in ("numpy", "llvm"):
+        got, got_step = sg.compile(lambda a, b: sg.linspace(a, b, num, endpoint, retstep=True, axis=1),
+                                   backend=backend)(start, stop)
+        _assert_same(got, expected, backend)
+        _assert_same(got_step, step, backend)
+
+
+def test_numpy_positional_arguments_and_out():
+    x = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
+    got = sg.compile(lambda a: (sg.cumsum(a, 0, np.float32), sg.argmax(a, 1, None), sg.all(a > 0, 0, None, True),
+                                sg.trace(a, 1, 0, 1, np.float32)))(x)
+    expected = (np.cumsum(x, 0, np.float32), np.argmax(x, 1, None), np.all(x > 0, 0, None, True),
+                np.trace(x, 1, 0, 1, np.float32))
+    for g, e in zip(got, expected):
+        _assert_same(g, e, "llvm")
+    for program in (lambda a: sg.cumsum(a, out=a), lambda a: sg.argmin(a, 0, np.zeros(3)), lambda a: sg.trace(a, out=a)):
+        with pytest.raises(TypeError, match="out=") as info:
+            sg.compile(program)(x)
+        assert "test_numpy_names.py" in str(info.value)

@@ -319,19 +319,27 @@ def prod(x, axis=None, keepdims=False):
 
 
 @array_function_dispatch
-def cumsum(x, axis=None, reverse=False):
+def cumsum(x, axis=None, dtype=None, out=None, *, reverse=False):
     """NumPy's cumsum (axis=None: of the flattened array); reverse=True sums from the end, as jax.lax.cumsum."""
-    return _cumulative(cumsum_p, x, axis, reverse)
+    return _cumulative(cumsum_p, x, axis, dtype, out, reverse)
 
 
 @array_function_dispatch
-def cumprod(x, axis=None, reverse=False):
+def cumprod(x, axis=None, dtype=None, out=None, *, reverse=False):
     """NumPy's cumprod (axis=None: of the flattened array); reverse=True multiplies from the end."""
-    return _cumulative(cumprod_p, x, axis, reverse)
+    return _cumulative(cumprod_p, x, axis, dtype, out, reverse)
 
 
-def _cumulative(prim, x, axis, reverse):
-    x = asarray(x)
+def no_out(name, out):
+    """NumPy's out= cannot hold a traced result: a clear error unless it is None."""
+    if out is not None:
+        fail(f"{name}(out=...): symgrad returns a new array rather than writing into one; use the returned value",
+             TypeError)
+
+
+def _cumulative(prim, x, axis, dtype, out, reverse):
+    no_out(prim.name, out)
+    x = asarray(x) if dtype is None else astype(x, dtype)
     if not dtypes.is_float(x.dtype):  # as NumPy: integers and booleans accumulate in int64
         x = astype(x, dtypes.INT64)
     if axis is None or x.ndim == 0:  # NumPy treats a 0-d array as 1-d here

@@ -12,7 +12,7 @@ from .. import dtypes
 from ..core import fail
 from ..ops.sorting import argsort_p
 from . import arrays as sg
-from .arrays import _axes
+from .arrays import _axes, no_out
 from .dispatch import array_function_dispatch
 from .indexing import take_along_axis
 
@@ -74,12 +74,14 @@ def _positions(n):
 
 
 @array_function_dispatch
-def argmax(a, axis=None, keepdims=False):
+def argmax(a, axis=None, out=None, *, keepdims=False):
+    no_out("argmax", out)
     return _arg_extremum("argmax", sg.max, a, axis, keepdims)
 
 
 @array_function_dispatch
-def argmin(a, axis=None, keepdims=False):
+def argmin(a, axis=None, out=None, *, keepdims=False):
+    no_out("argmin", out)
     return _arg_extremum("argmin", sg.min, a, axis, keepdims)
 
 
@@ -121,15 +123,17 @@ def cummin(x, axis=None, reverse=False):
 
 
 @array_function_dispatch
-def any(a, axis=None, keepdims=False):
+def any(a, axis=None, out=None, keepdims=False):
     """np.any: whether some element is true (nonzero); False over nothing."""
+    no_out("any", out)
     a = sg.asarray(a)
     return sg.greater(sg.sum(sg.astype(sg.not_equal(a, 0), dtypes.INT64), axis, keepdims), 0)
 
 
 @array_function_dispatch
-def all(a, axis=None, keepdims=False):
+def all(a, axis=None, out=None, keepdims=False):
     """np.all: whether every element is true (nonzero); True over nothing."""
+    no_out("all", out)
     a = sg.asarray(a)
     return sg.equal(sg.sum(sg.astype(sg.equal(a, 0), dtypes.INT64), axis, keepdims), 0)
 

@@ -12,7 +12,7 @@ import numpy as np
 from .. import dtypes
 from ..core import Tracer, current_builder, fail
 from . import arrays as sg
-from .arrays import _axes
+from .arrays import _axes, no_out
 from .dispatch import array_function_dispatch
 from .indexing import getitem, take
 
@@ -50,10 +50,11 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     compute = dtypes.float_result(dtypes.promote([start.dtype, stop.dtype]))
     start, stop = sg.astype(start, compute), sg.astype(stop, compute)
     divisions = num - 1 if endpoint else num
-    step = sg.divide(sg.subtract(stop, start), float(divisions)) if divisions > 0 else sg.multiply(stop, np.nan)
+    delta = sg.subtract(stop, start)
+    step = sg.divide(delta, float(divisions)) if divisions > 0 else np.float64(np.nan)  # NumPy's step then
     shape = np.broadcast_shapes(start.shape, stop.shape)
     positions = np.arange(num, dtype=compute).reshape((num,) + (1,) * len(shape))
-    samples = sg.add(sg.multiply(positions, step), start)
+    samples = sg.add(sg.multiply(positions, step if divisions > 0 else delta), start)  # one sample: start
     if endpoint and num > 1:
         samples = sg.concatenate([samples[:-1], sg.expand_dims(sg.broadcast_to(stop, shape), 0)])
     samples = sg.moveaxis(samples, 0, axis) if shape else samples
@@ -319,6 +320,7 @@ def diag(v, k=0):
 
 
 @array_function_dispatch
-def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """np.trace: the sum of a diagonal (sg.trace(f, *args) with a function traces it, see symgrad.trace)."""
+    no_out("trace", out)
     return sg.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
