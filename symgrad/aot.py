@@ -23,14 +23,13 @@ import numpy as np
 
 from . import __version__, dtypes, ir, pytree
 from .backends import for_backend
-from .loader import (ENTRY_KINDS, FORMAT, FORMAT_VERSION, file_sha256, metadata_symbol, metadata_text,
+from .loader import (BACKENDS, ENTRY_KINDS, FORMAT, FORMAT_VERSION, file_sha256, metadata_symbol, metadata_text,
                      tree_to_json)
 from .compiler import output_structure
 from .passes import optimize
 from .tracing import argument_names, as_input_array, check_arguments, function_name, trace_flat
 from .transforms import grad as grad_transform, value_and_grad as value_and_grad_transform
 
-BACKENDS = ("llvm", "numpy")
 # --cpu choices (llvm): baseline x86-64, AVX2+FMA (x86 CPUs since about 2015), or this machine's.
 CPUS = ("generic", "x86-64-v3", "host")
 
