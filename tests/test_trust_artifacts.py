@@ -175,3 +175,147 @@ def test_a_library_rewritten_at_a_loaded_path_is_refused_in_the_same_process(tmp
     build(tmp_path, fn=lambda x: sg.sum(x * x * x))
     with pytest.raises(ArtifactError, match="older library loaded from this path"):
         sg.load(base)
+
+
+# ----------------------------------------------------------------------------- item 3: generated code
+
+# Directories whose path would run code if pasted into a docstring ("""), end or open a C comment
+# (*/*), splice a line (the trigraph ??/), and hold a backslash and a non-ASCII letter.
+NASTY_DIR = os.path.join('p"""+__import__("os").system("touch PWNED")+"""*', "* ??", "\\ \u03bb")
+
+
+def nasty_source(tmp_path):
+    directory = tmp_path / NASTY_DIR
+    directory.mkdir(parents=True)
+    source = directory / "model.py"
+    source.write_text("import symgrad as sg\n\n\ndef loss(x, y):\n    return sg.sum(sg.sin(x) * y)\n")
+    return str(source)
+
+
+def test_a_numpy_module_from_a_path_holding_triple_quotes_imports_cleanly(tmp_path, monkeypatch):
+    from symgrad import cli
+    monkeypatch.chdir(tmp_path)
+    source = nasty_source(tmp_path)
+    out = tmp_path / NASTY_DIR / "art"
+    assert cli.main(["compile", source + ":loss", "--arg", "x=f64[3]", "--arg", "y=f64[3]", "--grad", "x",
+                     "--backend", "numpy", "--out", str(out)]) == 0
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("nasty_artifact", str(out) + ".py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # imported from the path holding the quotes
+    assert not (tmp_path / "PWNED").exists()
+    assert f"from {source}:loss (NumPy backend)" in module.__doc__
+    x, y = np.linspace(0, 1, 3), np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(module.forward(x, y), np.sum(np.sin(x) * y))
+    np.testing.assert_allclose(module.grad(x, y), np.cos(x) * y)
+    np.testing.assert_allclose(sg.load(out).grad(x, y), np.cos(x) * y)
+
+
+def c_syntax_check(header, tmp_path, compiler, language, std):
+    """Compile a file including `header` after common system headers, warnings as errors."""
+    program = tmp_path / f"use.{language}"
+    program.write_text("#include <errno.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <assert.h>\n"
+                       f'#include "{os.path.basename(header)}"\nint main(void) {{ return 0; }}\n')
+    result = subprocess.run([compiler, "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-std={std}",
+                             "-I", os.path.dirname(header), str(program)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+
+
+# Python parameter names C cannot take: keywords, <stdint.h> types and macros, common macros, non-ASCII,
+# the header's own guard macro.
+C_HOSTILE = ["int", "double", "char", "signed", "new", "int32_t", "idx", "INT32_MAX", "errno", "_Bool", "\u03bb",
+             "NULL", "SQ_H", "int_"]
+
+
+def hostile_function():
+    namespace = {"sg": sg}
+    exec(f"def hostile({', '.join(C_HOSTILE)}):\n"
+         "    return (sg.sum(int * double) + sg.sum(signed[idx]) + sg.sum(INT32_MAX * \u03bb) + int32_t\n"
+         "            + sg.sum(sg.where(_Bool, char, new)) + sg.sum(errno + NULL + SQ_H + int_))\n", namespace)
+    return namespace["hostile"]
+
+
+def hostile_arguments():
+    args = {name: np.full(3, k + 1.0) for k, name in enumerate(C_HOSTILE)}
+    args.update(idx=np.array([0, 2], np.int32), int32_t=np.float64(0.5), _Bool=np.array([True, False, True]))
+    return list(args.values())
+
+
+@needs_cc
+def test_a_header_compiles_whatever_the_names_and_paths(tmp_path):
+    directory = tmp_path / NASTY_DIR
+    directory.mkdir(parents=True)
+    out = str(directory / "sq")
+    artifact = sg.aot.compile(hostile_function(), hostile_arguments(), grad=["int", "double"], value_and_grad=True,
+                              out=out, source=str(directory / "model.py") + ":hostile")
+    header = out + ".h"
+    with open(header, encoding="ascii") as f:  # ASCII: non-ASCII names and paths are escaped
+        text = f.read()
+    for declared in ["const double *int_,", "const double *int32_t_,", "const int32_t *idx,", "*INT32_MAX_,",
+                     "const uint8_t *arg__Bool,", "*arg__,", "*NULL_,", "*SQ_H_,", "*int__,", "double *grad_int,"]:
+        assert declared in text
+    assert "Parameter names C cannot take are renamed" in text and "int -> int_," in text
+    c_syntax_check(header, tmp_path, CC, "c", "c99")  # c99: trigraphs on
+    c_syntax_check(header, tmp_path, CC, "c", "c11")
+    if shutil.which("c++"):
+        c_syntax_check(header, tmp_path, shutil.which("c++"), "cpp", "c++17")
+    assert [a["name"] for a in artifact.metadata["arguments"]] == C_HOSTILE  # Python keeps the Python names
+    args = hostile_arguments()
+    value, (d_int, d_double) = sg.load(out).value_and_grad(*args)
+    expected = (np.sum(args[0] * args[1]) + np.sum(args[3][[0, 2]]) + np.sum(args[7] * args[10]) + 0.5
+                + np.sum(np.where(args[9], args[2], args[4])) + np.sum(args[8] + args[11] + args[12] + args[13]))
+    np.testing.assert_allclose(value, expected, rtol=1e-12)
+    np.testing.assert_allclose(d_int, args[1])
+    np.testing.assert_allclose(d_double, args[0])
+
+
+def test_error_texts_and_versions_are_c_string_literals():
+    from symgrad.aot import _c_comment_text, _c_string
+    assert _c_string('a "b" \\ ??/ \u03bb\n') == '"a \\042b\\042 \\134 \\077\\077/ \\316\\273\\012"'
+    for text in ["*/", "/*/", "a*//*b", "??/", "x/", "\u2028\udcff"]:
+        body = _c_comment_text("/* " + text + "*/")[2:-2]
+        assert "*/" not in body and "/*" not in body and "??" not in body and body.isascii() and not body.endswith("/")
+
+
+def test_numpy_backend_names_are_python_identifiers_that_never_collide():
+    """Dict keys that differ only in punctuation, parameters named like np or a builtin, and a function
+    named np: the generated source compiles and computes what NumPy computes."""
+    def np_(np, sum, _x, p):
+        return sg.sum(np * sum + _x) + sg.sum(p["a b"] * 2 + p["a_b"] + p["a.b"])
+    np_.__name__ = "np"
+    arrays = [np.full(2, 1.5), np.full(2, 3.0), np.ones(2), {"a b": np.ones(2), "a_b": np.zeros(2), "a.b": np.ones(2)}]
+    expected = sg.compile(sg.value_and_grad(np_, argnums=(0, 3)), backend="llvm")(*arrays)
+    f = sg.compile(sg.value_and_grad(np_, argnums=(0, 3)), backend="numpy")
+    got = f(*arrays)
+    np.testing.assert_allclose(got[0], expected[0])
+    np.testing.assert_allclose(got[1][0], expected[1][0])
+    for key in arrays[3]:
+        np.testing.assert_allclose(got[1][1][key], expected[1][1][key])
+    assert "def np_value_and_grad(np_, sum_, a_x, p_a_b, p_a_b_, p_a_b__)" in f.lower(*arrays).source
+
+
+def test_output_keys_reach_a_numpy_module_only_as_literals(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where the injected command would write
+    def f(x):
+        return {'k"""; import os; os.system("touch PWNED"); """': x * 2.0, "plain": x}
+    out = str(tmp_path / "keys")
+    sg.aot.compile(f, (np.ones(2),), out=out, backend="numpy")
+    result = sg.load(out)(np.arange(2.0))
+    assert sorted(result) == sorted(f(0)) and result["plain"].tolist() == [0.0, 1.0]
+    assert not (tmp_path / "PWNED").exists()
+
+    class Key(str):
+        pass
+    with pytest.raises(TypeError, match="keys that are Python literals"):
+        sg.aot.compile(lambda x: {Key("k"): x}, (np.ones(2),), out=out, backend="numpy")
+
+
+def test_an_llvm_module_name_cannot_break_the_ir_text():
+    from symgrad import ir
+    from symgrad.codegen.llvm import backend
+    from symgrad.tracing import trace_flat
+    graph, _, _ = trace_flat(lambda x: sg.sum(sg.sin(x)), [np.ones(3)])
+    graph = ir.Graph(graph.inputs, graph.nodes, graph.outputs, 'f"\n!0 = !{}\nbad')
+    executable = backend.lower(graph)
+    assert executable.llvm_ir.startswith('; ModuleID = "f___0_______bad"\n')
+    np.testing.assert_allclose(executable(np.ones(3))[0], 3 * np.sin(1.0))
