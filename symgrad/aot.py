@@ -14,17 +14,19 @@ function and the requested gradient once, optimizes them, and writes, next to `N
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import json
 import os
 import re
-import tempfile
+import secrets
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from . import __version__, dtypes, ir, pytree
 from .backends import for_backend
-from .loader import (BACKENDS, ENTRY_KINDS, FORMAT, FORMAT_VERSION, file_sha256, metadata_symbol, metadata_text,
+from .loader import (BACKENDS, ENTRY_KINDS, FORMAT, FORMAT_VERSION, artifact_base, file_sha256, metadata_symbol, metadata_text,
                      tree_to_json)
 from .compiler import output_structure
 from .passes import optimize
@@ -82,16 +84,15 @@ def compile(fn, example_args, grad=None, value_and_grad=False, out="build/artifa
     if argnums is not None:
         kind, transform = ("value_and_grad", value_and_grad_transform) if value_and_grad else ("grad", grad_transform)
         entries.append(_entry(kind, transform(fn, argnums=argnums), arrays, fn_name, names, argnums))
-    prefix = _identifier(os.path.basename(os.fspath(out)))
+    base = _artifact_path(out, fn_name)
+    prefix = _identifier(os.path.basename(base))
     metadata = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "symgrad_version": __version__, "backend": backend,
         "function": fn_name, "source": source or f"{getattr(fn, '__module__', '?')}:{fn_name}", "prefix": prefix,
         "arguments": [{"name": n, "shape": list(a.shape), "dtype": str(a.dtype)} for n, a in zip(names, arrays)],
         "entries": {},
     }
-    directory = os.path.dirname(os.path.abspath(os.fspath(out)))
-    os.makedirs(directory, exist_ok=True)
-    base = os.path.join(directory, os.path.basename(os.fspath(out)))
+    os.makedirs(os.path.dirname(base), exist_ok=True)
     entries = [replace(entry, graph=for_backend(entry.graph, backend)) for entry in entries]
     if backend == "llvm":
         files = _write_llvm(base, prefix, entries, metadata, cpu)
@@ -100,7 +101,7 @@ def compile(fn, example_args, grad=None, value_and_grad=False, out="build/artifa
     library = files[0]
     metadata["sha256"] = file_sha256(library)
     metadata_path = base + ".json"
-    _write_text(metadata_path, json.dumps(metadata, indent=1, sort_keys=True) + "\n")
+    _write_file(metadata_path, (json.dumps(metadata, indent=1, sort_keys=True) + "\n").encode())
     return Artifact(metadata_path, library, [metadata_path, *files], metadata)
 
 
@@ -176,12 +177,32 @@ def _identifier(name: str) -> str:
     return name if name and not name[0].isdigit() else "_" + name
 
 
-def _write_text(path: str, text: str) -> None:
-    """Write through a temporary file and rename: a reader never sees half a file."""
-    fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(temporary, path)
+def _artifact_path(out, fn_name: str) -> str:
+    """`out` as the user means it, absolute and without suffix: a directory (written with a trailing
+    separator, or one that exists) holds an artifact named after the function, and the suffix of one
+    of the artifact's files is dropped (build/mlp.so -> build/mlp)."""
+    out = os.fspath(out)
+    if not out:
+        raise ValueError("out: empty path; give DIR/NAME (the artifact's files are NAME.json, ...) or DIR/")
+    if out.endswith(("/", os.sep)) or os.path.isdir(out):
+        out = os.path.join(out, fn_name)
+    return os.path.abspath(artifact_base(out))
+
+
+def _write_file(path: str, data: bytes) -> None:
+    """Write through a temporary file and rename, so a reader never sees half a file. The file is created
+    with mode 0666 less the umask, as a compiler creates its outputs: every file of an artifact gets the
+    same permissions, so an artifact built for others can be read (and loaded) by them."""
+    temporary = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{secrets.token_hex(8)}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 # ----------------------------------------------------------------------------- LLVM: .so + .h
@@ -203,9 +224,9 @@ def _write_llvm(base, prefix, entries, metadata, cpu) -> list:
     metadata["library"] = os.path.basename(base) + ".so"
     metadata["target"] = library.target()
     library.embed_string(metadata_symbol(metadata), metadata_text(metadata))
-    library.link(base + ".so")
+    _write_file(base + ".so", library.link(os.path.basename(base) + ".so"))
     header = base + ".h"
-    _write_text(header, c_header(metadata))
+    _write_file(header, c_header(metadata).encode())
     return [base + ".so", header]
 
 
@@ -358,14 +379,16 @@ def _write_numpy(base, entries, metadata) -> list:
     imports = ["import math", "import numpy as np"]
     if data:
         files.append(base + ".npz")
-        np.savez(base + ".npz", **data)
+        archive = io.BytesIO()
+        np.savez(archive, **data)
+        _write_file(files[1], archive.getvalue())
         metadata["data"] = {"file": os.path.basename(files[1]), "sha256": file_sha256(files[1])}
         imports = ["import math", "import os", "", "import numpy as np", "",
                    f"_DATA = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
                    f"{os.path.basename(base) + '.npz'!r}))"]
     needs_scipy = numpy_backend.HELPERS["_special"] in helpers  # an op evaluated by scipy.special
-    _write_text(files[0], "\n".join([_module_docstring(metadata, entries, needs_scipy), *imports, "", *helpers,
-                                     *sections]))
+    _write_file(files[0], "\n".join([_module_docstring(metadata, entries, needs_scipy), *imports, "", *helpers,
+                                     *sections]).encode())
     return files
 
 

@@ -58,7 +58,7 @@ def load(path: str) -> "LoadedFunction":
 
     Loading an artifact runs its code, as importing a module does: load only artifacts you would
     import. Every check (metadata, file names, hashes, CPU, embedded metadata) happens first."""
-    base = _artifact_base(path)
+    base = artifact_base(path)
     metadata = _read_metadata(base + ".json")
     directory = os.path.dirname(os.path.abspath(base))
     library = _ArtifactFile(directory, metadata["library"], metadata["sha256"])
@@ -76,10 +76,11 @@ def load(path: str) -> "LoadedFunction":
         raise ArtifactError(f"{base}.json: malformed artifact metadata ({err!r})") from None
 
 
-def _artifact_base(path: str) -> str:
+def artifact_base(path: str) -> str:
+    """The artifact's path without the suffix of one of its files (build/mlp.so -> build/mlp)."""
     path = os.fspath(path)
     root, suffix = os.path.splitext(path)
-    return root if suffix in (".json", ".so", ".py", ".h") else path
+    return root if suffix in (".json", ".so", ".py", ".h", ".npz") else path
 
 
 def _read_metadata(path: str) -> dict:

@@ -319,3 +319,52 @@ def test_an_llvm_module_name_cannot_break_the_ir_text():
     executable = backend.lower(graph)
     assert executable.llvm_ir.startswith('; ModuleID = "f___0_______bad"\n')
     np.testing.assert_allclose(executable(np.ones(3))[0], 3 * np.sin(1.0))
+
+
+# ----------------------------------------------------------------------------- item 7: the command line
+
+MLP = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "aot", "mlp.py")
+MLP_ARGS = ["--arg", "w1=f32[4,8]", "--arg", "b1=f32[8]", "--arg", "w2=f32[8,3]", "--arg", "b2=f32[3]",
+            "--arg", "x=f32[5,4]", "--arg", "y=f32[5,3]"]
+
+
+@pytest.mark.parametrize("backend", [pytest.param("llvm", marks=needs_cc), "numpy"])
+@pytest.mark.parametrize("out, written", [
+    ("build/", "build/loss"),  # a directory: the artifact is named after the function
+    ("existing", "existing/loss"),  # an existing directory, as cp and mv read it
+    ("build/mlp.so", "build/mlp"),  # a suffix of one of the artifact's files is dropped
+    ("build/mlp.json", "build/mlp"),
+    ("build/mlp", "build/mlp"),
+])
+def test_out_writes_where_the_user_means(tmp_path, monkeypatch, capsys, backend, out, written):
+    from symgrad import cli
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "existing").mkdir()
+    assert cli.main(["compile", MLP + ":loss", *MLP_ARGS, "--grad", "w1", "--backend", backend, "--out", out]) == 0
+    suffixes = [".json", ".so", ".h"] if backend == "llvm" else [".json", ".py"]
+    expected = [str(tmp_path / written) + suffix for suffix in suffixes]
+    assert capsys.readouterr().out.split() == expected
+    files = sorted(str(p) for p in tmp_path.rglob("*") if p.is_file())
+    assert files == sorted(expected)  # nothing hidden, nothing doubled (name.so.so)
+    loaded = sg.load(tmp_path / written)
+    assert loaded.metadata["prefix"] == os.path.basename(written)
+    assert loaded.grad is not None
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+@pytest.mark.parametrize("backend", [pytest.param("llvm", marks=needs_cc), "numpy"])
+def test_the_files_of_an_artifact_have_one_mode_from_the_umask(tmp_path, umask, backend):
+    weights = np.linspace(0, 1, 10_000)  # the NumPy artifact ships it in NAME.npz
+
+    def f(x):
+        return sg.sum(x * weights)
+    old = os.umask(umask)
+    try:
+        artifact = sg.aot.compile(f, (np.ones(10_000),), grad=0, out=str(tmp_path / "art"), backend=backend)
+    finally:
+        os.umask(old)
+    modes = {os.path.basename(p): os.stat(p).st_mode & 0o7777 for p in artifact.files}
+    assert len(modes) == 3  # .json .so .h, or .json .py .npz
+    assert set(modes.values()) == {0o666 & ~umask}, modes
+    assert sorted(os.listdir(tmp_path)) == sorted(modes)  # no temporary file left
+    np.testing.assert_allclose(sg.load(tmp_path / "art").grad(np.ones(10_000)), weights)
