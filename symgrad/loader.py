@@ -249,6 +249,9 @@ class _Argument:
         if type(value) is np.ndarray and value.dtype == self.dtype and value.shape == self.shape \
                 and value.flags.c_contiguous and value.flags.aligned:  # the common case, decided quickly
             return value
+        if isinstance(value, np.ma.MaskedArray):
+            raise TypeError(f"{where}: argument {self.name}: NumPy masked arrays are not supported (their mask "
+                            "would be dropped); pass value.filled(fill) or np.asarray(value)")
         if type(value) is not np.ndarray:
             value = self._from_scalar_or_list(value, where)
         if value.dtype != self.dtype:

@@ -368,3 +368,102 @@ def test_the_files_of_an_artifact_have_one_mode_from_the_umask(tmp_path, umask, 
     assert set(modes.values()) == {0o666 & ~umask}, modes
     assert sorted(os.listdir(tmp_path)) == sorted(modes)  # no temporary file left
     np.testing.assert_allclose(sg.load(tmp_path / "art").grad(np.ones(10_000)), weights)
+
+
+# ----------------------------------------------------------------------------- item 6: edges
+
+BACKENDS = ["numpy", "llvm"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(2 ** 32, 2 ** 32, 2), (2 ** 31, 2 ** 31, 0), (2 ** 40, 2 ** 40)])
+def test_a_shape_too_large_for_64_bits_is_a_clear_error(backend, dtype, shape):
+    """NumPy refuses such an array (zero-length axes aside); native sizes would wrap (a silent 0.0)."""
+    def f(x):
+        return sg.sum(sg.broadcast_to(x, shape))
+    x = np.ones(1, dtype)
+    with pytest.raises(ValueError, match=r"broadcast_to: the result's shape .* is too large.*64-bit size"):
+        sg.compile(f, backend=backend)(x)
+    with pytest.raises(ValueError, match="too large"):
+        sg.compile(sg.grad(f), backend=backend)(x)
+    with pytest.raises(ValueError, match="too large"):
+        f(sg.tensor(x, requires_grad=True))  # eager
+    with pytest.raises(ValueError):
+        np.broadcast_to(x, shape)  # the same limit as NumPy's
+
+
+def test_the_limit_is_numpys_byte_count():
+    """2**62 bytes trace (nothing is allocated until the program runs); 2**63 do not, as in NumPy."""
+    from symgrad.tracing import trace_flat
+    graph, _, _ = trace_flat(lambda x: sg.sum(sg.broadcast_to(x, (2 ** 29, 2 ** 30))), [np.ones(1)])
+    assert graph.nodes[0].out.shape == (2 ** 29, 2 ** 30)
+    with pytest.raises(ValueError, match="too large"):
+        trace_flat(lambda x: sg.sum(sg.broadcast_to(x, (2 ** 30, 2 ** 30))), [np.ones(1)])
+    with pytest.raises(ValueError):
+        np.empty((2 ** 30, 2 ** 30))
+
+
+EMPTY_GATHERS = {  # the gathered result is empty, the index is not: it is still checked
+    "rows": (lambda x, i: x[i], (5, 0), np.array([7])),
+    "columns": (lambda x, i: x[:, i], (0, 5), np.array([-6])),
+    "take": (lambda x, i: sg.take(x, i, axis=0), (5, 0), np.array([0, 5])),
+    "scalar": (lambda x, i: x[i], (5, 0), np.array(7)),
+    "two": (lambda x, i: x[i, i], (5, 5, 0), np.array([7])),
+}
+
+
+@pytest.mark.parametrize("case", list(EMPTY_GATHERS))
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_an_out_of_range_index_raises_even_when_the_gather_is_empty(case, backend, dtype):
+    f, shape, index = EMPTY_GATHERS[case]
+    x = np.ones(shape, dtype)
+    with pytest.raises(IndexError):
+        np.ones(shape)[index] if case != "columns" else np.ones(shape)[:, index]  # NumPy raises too
+    with pytest.raises(IndexError, match="out of bounds"):
+        sg.compile(f, backend=backend)(x, index)
+    with pytest.raises(IndexError, match="out of bounds"):  # the gradient scatters into an empty array
+        sg.compile(sg.grad(lambda x, i: sg.sum(f(x, i))), backend=backend)(x, index)
+    with pytest.raises(IndexError, match="out of bounds"):
+        f(sg.tensor(x, requires_grad=True), sg.tensor(index))  # eager
+    good = np.zeros_like(index)
+    assert sg.compile(f, backend=backend)(x, good).size == 0
+    assert sg.compile(sg.grad(lambda x, i: sg.sum(f(x, i))), backend=backend)(x, good).shape == shape
+
+
+@needs_cc
+def test_an_artifact_checks_the_indices_of_an_empty_gather(tmp_path):
+    out = str(tmp_path / "g")
+    sg.aot.compile(lambda x, i: sg.sum(x[i]), (np.ones((5, 0)), np.zeros(1, np.int64)), grad=0, out=out)
+    loaded = sg.load(out)
+    assert loaded(np.ones((5, 0)), np.array([4])) == 0.0
+    for entry in (loaded, loaded.grad):
+        with pytest.raises(IndexError, match="out of bounds"):
+            entry(np.ones((5, 0)), np.array([5]))
+
+
+MASKED = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
+
+
+@pytest.mark.parametrize("call", [
+    lambda: sg.compile(lambda x: sg.sum(x * 2))(MASKED),
+    lambda: sg.compile(lambda x: sg.sum(x * 2), backend="numpy")(MASKED),
+    lambda: sg.grad(lambda x: sg.sum(x * 2))(MASKED),
+    lambda: sg.vjp(lambda x: x * 2, np.ones(3))[1](MASKED),
+    lambda: sg.compile(lambda d: sg.sum(d["a"]))({"a": MASKED}),
+    lambda: sg.compile(lambda x: sg.sum(x * MASKED))(np.ones(3)),  # closed over
+    lambda: sg.tensor(MASKED),
+    lambda: sg.tensor(np.ones(3)) * MASKED,
+    lambda: sg.from_numpy(MASKED),
+], ids=["compile", "compile-numpy", "grad", "vjp-cotangent", "pytree-leaf", "closure", "tensor", "tensor-op",
+        "from_numpy"])
+def test_masked_arrays_are_refused_as_jax_does(call):
+    with pytest.raises(TypeError, match="NumPy masked arrays are not supported .*mask would be dropped.*filled"):
+        call()
+
+
+def test_a_loaded_artifact_refuses_a_masked_array(tmp_path):
+    out = build(tmp_path, backend="numpy")
+    with pytest.raises(TypeError, match="argument x: NumPy masked arrays are not supported"):
+        sg.load(out)(MASKED)
