@@ -17,6 +17,7 @@ import json
 import os
 import platform
 import stat
+import tempfile
 import types
 
 import numpy as np
@@ -180,11 +181,10 @@ class _NativeLibrary:
         self.path = library.path
         # PyDLL calls hold the GIL: each entry point's static workspace is used by one call at a time.
         self.library = ctypes.PyDLL(os.path.abspath(self.path))
-        # dlopen returns a library loaded earlier from the same path, even if the file changed since.
-        embedded = ctypes.c_char.in_dll(self.library, metadata_symbol(metadata))
-        if ctypes.string_at(ctypes.addressof(embedded)).decode() != metadata_text(metadata):
-            raise ArtifactError(f"{self.path}: this process holds an older library loaded from this path; "
-                                "load the new one in a new process (or write it under another name)")
+        if not _embeds(self.library, metadata):
+            # dlopen handed back the library loaded earlier from this path (the file was rewritten since,
+            # as recompiling in a notebook does): load the bytes checked above from a private copy.
+            self.library = _load_private_copy(library, metadata)
         self._connect_blas(metadata.get("blas_slots", {}))
         self.python_entries = self._connect_runtime(metadata.get("python_runtime"))
 
@@ -223,6 +223,31 @@ class _NativeLibrary:
         function.restype = ctypes.c_int32
         function.argtypes = [ctypes.c_void_p] * count
         return function
+
+
+def _embeds(handle, metadata: dict) -> bool:
+    """Whether the loaded library `handle` embeds exactly this metadata."""
+    try:
+        embedded = ctypes.c_char.in_dll(handle, metadata_symbol(metadata))
+    except ValueError:
+        return False
+    return ctypes.string_at(ctypes.addressof(embedded)) == metadata_text(metadata).encode()
+
+
+def _load_private_copy(library: _ArtifactFile, metadata: dict):
+    """dlopen the checked bytes of `library` from a fresh private directory (a new path, a new library)."""
+    with tempfile.TemporaryDirectory(prefix="symgrad-load-") as scratch:
+        copy = os.path.join(scratch, os.path.basename(library.path))
+        with open(copy, "wb") as f:
+            f.write(library.data)
+        try:
+            handle = ctypes.PyDLL(copy)
+        except OSError as err:
+            raise ArtifactError(f"{library.path}: this process holds an older library loaded from this path, "
+                                f"and a private copy could not be loaded ({err}); load it in a new process") from None
+    if not _embeds(handle, metadata):
+        raise ArtifactError(f"{library.path}: the metadata file does not describe this library")
+    return handle
 
 
 class _PythonModule:
