@@ -26,8 +26,8 @@ import numpy as np
 
 from . import __version__, dtypes, ir, pytree
 from .backends import for_backend
-from .loader import (BACKENDS, ENTRY_KINDS, FORMAT, FORMAT_VERSION, artifact_base, file_sha256, metadata_symbol, metadata_text,
-                     tree_to_json)
+from .loader import (BACKENDS, ENTRY_KINDS, FORMAT, FORMAT_VERSION, artifact_base, file_sha256, metadata_symbol,
+                     metadata_text, tree_to_json)
 from .compiler import output_structure
 from .passes import optimize
 from .tracing import argument_names, as_input_array, check_arguments, function_name, trace_flat
@@ -417,10 +417,11 @@ def _numpy_section(entry: EntryGraph, executable, source: str, data: dict) -> st
     body = pattern.sub(lambda m: renames[m.group(1)], "\n".join(lines))
     params = ", ".join(parameters)
     outputs = ", ".join(entry.output_names)
+    returns = _tree_text(entry.tree, iter(entry.output_names))
     public = [f"def {kind}({params}):",
-              "    " + _python_docstring(f"{_KIND_TEXT[kind]}: returns {_tree_text(entry.tree, iter(entry.output_names))}."),
+              "    " + _python_docstring(f"{_KIND_TEXT[kind]}: returns {returns}."),
               f"    {outputs}{',' if len(entry.output_names) == 1 else ''} = _{kind}({params})",
-              f"    return {_tree_text(entry.tree, iter(entry.output_names))}"]
+              f"    return {returns}"]
     return f"# ---- {kind}\n{body}\n\n\n" + "\n".join(public) + "\n\n"
 
 
