@@ -20,6 +20,7 @@ _LAZY = {
     ".ops.elementwise": "elementwise",
     ".tracing": "trace",
     ".control_flow": "checkpoint cond fori_loop scan switch while_loop",
+    ".batching": "vmap",
     ".transforms": "grad hessian jacfwd jacobian jacrev jvp value_and_grad vjp",
     ".finite_differences": "check_grads",
     ".compiler": "compile",
