@@ -21,6 +21,7 @@ _LAZY = {
     ".tracing": "trace",
     ".control_flow": "checkpoint cond fori_loop scan switch while_loop",
     ".batching": "vmap",
+    ".custom_derivatives": "custom_jvp custom_vjp",
     ".transforms": "grad hessian jacfwd jacobian jacrev jvp value_and_grad vjp",
     ".finite_differences": "check_grads",
     ".compiler": "compile",

@@ -18,6 +18,7 @@ from .core import Tracer, UnsupportedOpError, bind
 from .ops import control
 from .ops.control import result_p, scan_p, switch_p, while_p, while_vjp_p
 from .ops.cumulative import cumprod_p, cumsum_p
+from .ops.custom import custom_jvp_p, custom_vjp_p
 from .ops.ew import ew_p
 from .ops.indexing import scatter_add_p, slice_p, take_p, unslice_p, wrap_index_p
 from .ops.linalg import matmul_p
@@ -368,6 +369,17 @@ def _closed(fn, types, name) -> ir.Graph:
     return graph
 
 
+def _custom_vjp(inputs, batched, size, fun, fwd, bwd):
+    graphs = {name: _batched_subgraph(graph, size) for name, graph in (("fun", fun), ("fwd", fwd), ("bwd", bwd))}
+    return _components(custom_vjp_p(*_all_lifted(inputs, batched, size), **graphs), len(fun.outputs))
+
+
+def _custom_jvp(inputs, batched, size, fun, jvp):
+    out = custom_jvp_p(*_all_lifted(inputs, batched, size), fun=_batched_subgraph(fun, size),
+                       jvp=_batched_subgraph(jvp, size))
+    return _components(out, len(fun.outputs))
+
+
 def _while_vjp(inputs, batched, size, **params):
     raise BatchingError("vmap: the reverse pass of a while_loop cannot be batched (vmap of a gradient through "
                         "sg.while_loop); map the gradient with a Python loop, or use sg.fori_loop or sg.scan "
@@ -400,4 +412,6 @@ BATCH_RULES = {
     switch_p: _switch,
     while_p: _while,
     while_vjp_p: _while_vjp,
+    custom_vjp_p: _custom_vjp,
+    custom_jvp_p: _custom_jvp,
 }
