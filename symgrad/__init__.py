@@ -22,7 +22,7 @@ _LAZY = {
     ".control_flow": "checkpoint cond fori_loop scan switch while_loop",
     ".batching": "vmap",
     ".custom_derivatives": "custom_jvp custom_vjp",
-    ".transforms": "grad hessian jacfwd jacobian jacrev jvp value_and_grad vjp",
+    ".transforms": "grad hessian hvp jacfwd jacobian jacrev jvp linearize value_and_grad vjp",
     ".finite_differences": "check_grads",
     ".compiler": "compile",
     ".closed_form": "symbolic",

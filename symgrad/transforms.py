@@ -1,4 +1,4 @@
-"""Function transforms: grad, value_and_grad, vjp, jvp, jacobian (jacrev/jacfwd), hessian.
+"""Function transforms: grad, value_and_grad, vjp, jvp, linearize, hvp, jacobian (jacrev/jacfwd), hessian.
 
 Each transform is written once, for traced arguments: it traces the user function into
 a nested graph, replays it into the active builder and runs the reverse or forward pass
@@ -348,6 +348,30 @@ def jvp(fn, primals, tangents):
         return Transformed(impl, _named(fn, "jvp"))
 
     return _cached_transform(fn, ("jvp", count), make)(*primals, *tangents)
+
+
+def linearize(fn, *primals):
+    """(fn(*primals), f_jvp) with f_jvp(*tangents) the JVP at primals, a linear function of the tangents
+    (jax.linearize). f_jvp runs the forward pass again with each call (compiled once, as sg.jvp is)."""
+    primals = tuple(primals)
+    out = jvp(fn, primals, tuple(_zeros_tree(p) for p in primals))[0]
+
+    def f_jvp(*tangents):
+        if len(tangents) != len(primals):
+            raise TypeError(f"linearize: f_jvp takes one tangent per primal ({len(primals)}), got {len(tangents)}")
+        return jvp(fn, primals, tangents)[1]
+
+    return out, f_jvp
+
+
+def hvp(fn, primals, tangents):
+    """The Hessian of a scalar fn at primals times tangents, one per primal, without forming the Hessian:
+    forward mode over the gradient (one extra pass), returned like the primals."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise TypeError(f"hvp: one tangent per primal ({len(primals)}), got {len(tangents)}")
+    gradient = grad(fn, argnums=tuple(range(len(primals))))
+    return jvp(gradient, primals, tangents)[1]
 
 
 # ----------------------------------------------------------------------------- jacobians

@@ -154,3 +154,18 @@ def test_a_jacobian_is_one_batched_program_not_one_pass_per_row():
     want[0, :] += np.cos(X[0])
     want[:, 0] += np.cos(X[0])
     np.testing.assert_allclose(hessian, want, rtol=1e-12, atol=1e-14)
+
+
+def test_linearize_and_hessian_vector_products():
+    f = lambda x, y: sg.sum(sg.sin(x) * y ** 2)  # noqa: E731
+    x, y = X[0], X[1]
+    out, f_jvp = sg.linearize(f, x, y)
+    np.testing.assert_allclose(out, np.sum(np.sin(x) * y ** 2), rtol=1e-12)
+    tx, ty = np.ones(3), np.arange(3.0)
+    np.testing.assert_allclose(f_jvp(tx, ty), sg.jvp(f, (x, y), (tx, ty))[1], rtol=1e-12)
+    np.testing.assert_allclose(f_jvp(2 * tx, 2 * ty), 2 * f_jvp(tx, ty), rtol=1e-12)  # linear
+    hx, hy = sg.hvp(f, (x, y), (tx, ty))
+    full = sg.hessian(lambda v: f(v[:3], v[3:]))(np.concatenate([x, y]))
+    np.testing.assert_allclose(np.concatenate([hx, hy]), full @ np.concatenate([tx, ty]), rtol=1e-12)
+    with pytest.raises(TypeError, match="one tangent per primal"):
+        f_jvp(tx)
