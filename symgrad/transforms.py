@@ -264,11 +264,15 @@ def _concrete_vjp(fn, primals, has_aux):
             raise TypeError("pullback: the cotangent's structure does not match the function's output")
         cts = []
         for ct, (shape, dtype) in zip(ct_leaves, ct_types):
-            ct = as_input_array(ct, "cotangent")
-            if ct.shape != shape:
-                raise ValueError(f"pullback: cotangent of shape {ct.shape} for an output of shape {shape}")
-            cts.append(ct.astype(dtype, copy=False))
-        grads = iter(backward_exe(*residuals, *cts))
+            ct = ct if isinstance(ct, Tracer) else as_input_array(ct, "cotangent")
+            if tuple(ct.shape) != shape:
+                raise ValueError(f"pullback: cotangent of shape {tuple(ct.shape)} for an output of shape {shape}")
+            cts.append(sg.astype(ct, dtype) if isinstance(ct, Tracer) else ct.astype(dtype, copy=False))
+        if any(isinstance(ct, Tracer) for ct in cts):  # called inside a later trace: the backward pass replayed
+            env = inline(backward_exe.graph, [*residuals, *cts])  # there, the residuals as its constants
+            grads = iter([env[id(v)] for v in backward_exe.graph.outputs])
+        else:
+            grads = iter(backward_exe(*residuals, *cts))
         flat = [next(grads) if is_float else None for is_float in float_mask]
         return tuple(pytree.unflatten(pytree.flatten(list(primals))[1], flat))
 

@@ -169,3 +169,12 @@ def test_linearize_and_hessian_vector_products():
     np.testing.assert_allclose(np.concatenate([hx, hy]), full @ np.concatenate([tx, ty]), rtol=1e-12)
     with pytest.raises(TypeError, match="one tangent per primal"):
         f_jvp(tx)
+
+
+def test_a_concrete_pullback_can_be_used_inside_a_later_trace():
+    out, pullback = sg.vjp(lambda x: sg.tanh(W @ x), X[0])  # evaluated now, residuals kept
+    later = sg.compile(lambda g: pullback(g)[0] * 2.0)
+    g = np.arange(4.0)
+    np.testing.assert_allclose(later(g), 2 * pullback(g)[0], rtol=1e-12)
+    rows = sg.vmap(lambda g: pullback(g)[0])(np.eye(4))
+    np.testing.assert_allclose(rows, (1 - np.tanh(W @ X[0])[:, None] ** 2) * W, rtol=1e-12)
