@@ -4,9 +4,9 @@ vmap traces the function once on one example (the mapped axes removed) and repla
 each value carrying a batch axis in front, or none when it does not depend on the mapped arguments.
 Each primitive's batching rule (BATCH_RULES, keyed by primitive) writes its batched form with
 primitives, so the result is ordinary IR: it composes with grad, jvp, compile and with vmap itself.
-Loops are batched whole: `while_loop` runs while any example's predicate holds and keeps the
-carries of the examples that have stopped, as JAX does; `switch` on a batched index computes
-every branch and selects per example.
+Loops are batched whole, their bodies batched in turn; a `while_loop` (whose examples stop after
+different numbers of steps) and a `switch` on a batched index run the examples one after another in a
+scan (jax.lax.map), so no example runs a step or a branch it would not run alone.
 """
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import numpy as np
 
 from . import ir, pytree
 from . import numpy_api as sg
-from .core import Tracer, UnsupportedOpError, bind
+from .core import Tracer, TracerError, bind
 from .ops import control
-from .ops.control import result_p, scan_p, switch_p, while_p, while_vjp_p
+from .ops.control import result_p, results, scan_p, switch_p, while_p, while_vjp_p
 from .ops.cumulative import cumprod_p, cumsum_p
 from .ops.custom import custom_jvp_p, custom_vjp_p
 from .ops.ew import ew_p
@@ -25,11 +25,7 @@ from .ops.linalg import matmul_p
 from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
 from .ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, roll_p,
                         stop_gradient_p, transpose_p)
-from .tracing import argument_names, function_name, inline, trace_flat
-
-
-class BatchingError(UnsupportedOpError):
-    """A program vmap cannot batch (transforms that can do without it, e.g. jacrev, fall back)."""
+from .tracing import argument_names, function_name, trace_flat
 
 
 def vmap(fn, in_axes=0, out_axes=0):
@@ -56,8 +52,8 @@ def vmap(fn, in_axes=0, out_axes=0):
         batched = [axis is not None for axis in axes] + [False] * len(captures)
         outs = batch_graph(graph, list(operands) + list(captures), batched, size)
         targets = _leaf_axes_of_output(out_axes, out_tree, name)
-        results = [_place(value, is_batched, axis, size, name) for (value, is_batched), axis in zip(outs, targets)]
-        return pytree.unflatten(out_tree, results)
+        placed = [_place(value, is_batched, axis, size, name) for (value, is_batched), axis in zip(outs, targets)]
+        return pytree.unflatten(out_tree, placed)
 
     mapped.__name__ = f"vmap_{name}"
     mapped.__wrapped__ = fn
@@ -144,9 +140,7 @@ def batch_graph(graph: ir.Graph, operands, batched, size) -> list:
         if not any(b for _, b in inputs):
             env[id(node.out)] = (bind(node.prim, [x for x, _ in inputs], node.params), False)
             continue
-        rule = BATCH_RULES.get(node.prim)
-        if rule is None:
-            raise BatchingError(f"vmap: the primitive {node.prim.name!r} has no batching rule")
+        rule = BATCH_RULES.get(node.prim) or _one_by_one(node.prim)
         env[id(node.out)] = (rule([x for x, _ in inputs], [b for _, b in inputs], size, **node.params), True)
     return [env[id(v)] for v in graph.outputs]
 
@@ -217,7 +211,9 @@ def _unslice(inputs, batched, size, shape, starts, steps):
 
 
 def _offset(index, stride):
-    """A batched index plus b * stride for example b: its position among the examples laid end to end."""
+    """A batched index (wrapped from negative, and checked) plus b * stride for example b: its position
+    among the examples laid end to end."""
+    index = wrap_index_p(index, size=stride)
     offsets = (np.arange(index.shape[0]) * stride).astype(index.dtype)
     return sg.add(index, offsets.reshape((-1,) + (1,) * (len(index.shape) - 1)))
 
@@ -310,62 +306,43 @@ def _scan(inputs, batched, size, body, length, reverse, num_consts, num_carry):
 
 
 def _switch(inputs, batched, size, branches):
-    index, operands = inputs[0], _all_lifted(inputs[1:], batched[1:], size)
+    """The same index for every example: a switch over the batched branches. A batched index: the
+    examples one by one, each running only the branch it selects (another branch could fail on it)."""
+    if batched[0]:
+        return _one_by_one(switch_p)(inputs, batched, size, branches=branches)
+    operands = _all_lifted(inputs[1:], batched[1:], size)
     new_branches = tuple(_batched_subgraph(branch, size) for branch in branches)
-    count = len(branches[0].outputs)
-    if not batched[0]:
-        return _components(switch_p(index, *operands, branches=new_branches), count)
-    # a batched index: every branch runs, each example keeps its own (the index clamped, as switch does)
-    outs = [_components(switch_p(np.int64(k), *operands, branches=new_branches), count)
-            for k in range(len(branches))]
-    chosen = outs[-1]
-    for k in reversed(range(len(branches) - 1)):
-        picks = sg.less_equal(index, k) if k == 0 else sg.equal(index, k)
-        chosen = [_select(picks, a, b) for a, b in zip(outs[k], chosen)]
-    return chosen
+    return _components(switch_p(inputs[0], *operands, branches=new_branches), len(branches[0].outputs))
 
 
-def _select(flags, a, b):
-    """a where flags (one per example), else b."""
-    shaped = sg.reshape(flags, (flags.shape[0],) + (1,) * (len(a.shape) - 1))
-    return sg.where(shaped, a, b)
+def _one_by_one(prim):
+    """The rule of a primitive whose examples must run apart: a scan over the examples, each running the
+    primitive as it is (jax.lax.map). A while loop's examples stop after different numbers of steps, and a
+    step run past an example's end could fail (an index out of range) where the program is correct."""
+    def rule(inputs, batched, size, **params):
+        consts = [x for x, b in zip(inputs, batched) if not b]
+        xs = [x for x, b in zip(inputs, batched) if b]
+        tupled = []  # whether the primitive's value is a tuple (a loop's), seen while tracing the step
 
+        def step(*values):
+            const_values, slices = iter(values[:len(consts)]), iter(values[len(consts):])
+            out = bind(prim, [next(slices) if b else next(const_values) for b in batched], params)
+            tupled.append(ir.is_tuple_dtype(out.dtype))
+            return results(out) if tupled[-1] else [out]
 
-def _while(inputs, batched, size, cond, body, num_cond_consts, num_body_consts, checkpoints):
-    values = _all_lifted(inputs, batched, size)
-    cond_consts, body_consts, init = control.split_while(values, num_cond_consts, num_body_consts)
-    cond_b, body_b = _batched_subgraph(cond, size), _batched_subgraph(body, size)
-    num_carry = len(init)
-
-    def any_running(*args):  # the loop goes on while any example's predicate holds
-        flags = _outputs(cond_b, args)[0]
-        return sg.max(sg.astype(flags, np.int32)) > 0
-
-    def step(*args):  # an example whose predicate is false keeps its carries
-        cond_args, body_consts_, carries = args[:num_cond_consts], args[num_cond_consts:-num_carry], args[-num_carry:]
-        flags = _outputs(cond_b, [*cond_args, *carries])[0]
-        new = _outputs(body_b, [*body_consts_, *carries])
-        return [_select(flags, n, c) for n, c in zip(new, carries)]
-
-    cond_types = [ir.Value(x.shape, x.dtype) for x in cond_consts + init]
-    step_types = [ir.Value(x.shape, x.dtype) for x in cond_consts + body_consts + init]
-    new_cond = _closed(any_running, cond_types, f"{cond.name}_any")
-    new_body = _closed(step, step_types, f"{body.name}_batched")
-    out = while_p(*cond_consts, *cond_consts, *body_consts, *init, cond=new_cond, body=new_body,
-                  num_cond_consts=num_cond_consts, num_body_consts=num_cond_consts + num_body_consts,
-                  checkpoints=checkpoints)
-    return _components(out, num_carry)
-
-
-def _outputs(graph, operands) -> list:
-    env = inline(graph, list(operands))
-    return [env[id(v)] for v in graph.outputs]
+        types = [ir.Value(tuple(np.shape(x)), x.dtype) for x in consts]
+        types += [ir.Value(tuple(np.shape(x))[1:], x.dtype) for x in xs]
+        body = _closed(step, types, f"{prim.name}_per_example")
+        out = scan_p(*consts, *xs, body=body, length=size, reverse=False, num_consts=len(consts), num_carry=0)
+        ys = _components(out, len(body.outputs))
+        return ys if tupled[0] else ys[0]
+    return rule
 
 
 def _closed(fn, types, name) -> ir.Graph:
     graph, _, captures = trace_flat(fn, types, name=name)
     if captures:
-        raise BatchingError(f"vmap: internal error: {name} captured outer values")
+        raise TracerError(f"vmap: internal error: {name} captured outer values")
     return graph
 
 
@@ -378,12 +355,6 @@ def _custom_jvp(inputs, batched, size, fun, jvp):
     out = custom_jvp_p(*_all_lifted(inputs, batched, size), fun=_batched_subgraph(fun, size),
                        jvp=_batched_subgraph(jvp, size))
     return _components(out, len(fun.outputs))
-
-
-def _while_vjp(inputs, batched, size, **params):
-    raise BatchingError("vmap: the reverse pass of a while_loop cannot be batched (vmap of a gradient through "
-                        "sg.while_loop); map the gradient with a Python loop, or use sg.fori_loop or sg.scan "
-                        "when the number of steps is known")
 
 
 BATCH_RULES = {
@@ -410,8 +381,8 @@ BATCH_RULES = {
     result_p: _result,
     scan_p: _scan,
     switch_p: _switch,
-    while_p: _while,
-    while_vjp_p: _while_vjp,
+    while_p: _one_by_one(while_p),
+    while_vjp_p: _one_by_one(while_vjp_p),
     custom_vjp_p: _custom_vjp,
     custom_jvp_p: _custom_jvp,
 }

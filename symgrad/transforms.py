@@ -22,7 +22,7 @@ from .compiler import STRUCTURES_KEPT, Compiled
 from .passes import optimize
 from .passes.lift import lift_constants
 from .passes.reroll import reroll
-from .batching import BatchingError, vmap
+from .batching import vmap
 from .core import Builder, building, current_builder, Tracer
 from .tracing import argument_names, as_input_array, function_name, inline, trace_flat
 
@@ -387,8 +387,10 @@ def jacrev(fn, argnums=0):
 
     def impl(*args):
         nums = _argnums_tuple(argnums, len(args))
+        _require_floats("jacrev", "argument", [leaf for n in nums for leaf in pytree.flatten(args[n])[0]])
         out, pullback = vjp(fn, *args)
         out_leaves, out_tree = pytree.flatten(out)
+        _require_floats("jacrev", "output", out_leaves)
         shapes = [tuple(np.shape(leaf)) for leaf in out_leaves]
         dtype = _common_float(out_leaves)
 
@@ -419,6 +421,7 @@ def jacfwd(fn, argnums=0):
 
     def impl(*args):
         nums = _argnums_tuple(argnums, len(args))
+        _require_floats("jacfwd", "argument", [leaf for n in nums for leaf in pytree.flatten(args[n])[0]])
         out_tree = _output_tree(fn, args)
         blocks = [[] for _ in range(out_tree.num_leaves)]  # per output leaf, over the arguments' leaves
         for n in nums:
@@ -431,6 +434,7 @@ def jacfwd(fn, argnums=0):
                 return pytree.flatten(jvp(fn, args, tangents)[1])[0]
 
             columns = _mapped(pushed, np.eye(_total(shapes), dtype=_common_float(leaves)))
+            _require_floats("jacfwd", "output", columns)
             for j, column in enumerate(columns):  # (total, *output leaf shape)
                 moved = sg.moveaxis(column, 0, -1)
                 for part, shape in zip(_split_last(moved, shapes), shapes):
@@ -472,6 +476,16 @@ def _split_last(x, shapes) -> list:
     return pieces
 
 
+def _require_floats(transform, what, leaves):
+    """A TypeError for an integer or boolean argument or output (it has no derivative), as JAX gives."""
+    for leaf in leaves:
+        dtype = leaf.dtype if hasattr(leaf, "dtype") else np.asarray(leaf).dtype
+        if not dtypes.is_float(dtype):
+            hint = ".astype(float), or leave it out of argnums" if what == "argument" else ".astype(float)"
+            raise TypeError(f"{transform}: an {what} of dtype {np.dtype(dtype)} has no derivative; it needs float "
+                            f"{what}s ({hint})")
+
+
 def _common_float(leaves):
     """The float dtype a basis of these leaves is built in (float64 when any is)."""
     kinds = [np.dtype(leaf.dtype) for leaf in leaves if dtypes.is_float(leaf.dtype)]
@@ -479,13 +493,8 @@ def _common_float(leaves):
 
 
 def _mapped(fn, basis) -> list:
-    """fn mapped over the rows of `basis` (sg.vmap), or one call per row when the program cannot be
-    batched (a gradient through a while_loop)."""
-    try:
-        return list(vmap(fn)(basis))
-    except BatchingError:
-        rows = [fn(row) for row in basis]
-        return [sg.stack([row[k] for row in rows]) for k in range(len(rows[0]))]
+    """fn mapped over the rows of `basis` (sg.vmap): one batched pass."""
+    return list(vmap(fn)(basis))
 
 
 def _output_tree(fn, args):

@@ -116,15 +116,39 @@ def test_loops_and_branches():
     np.testing.assert_allclose(gradient[:3], 0.5 / np.sqrt(a[:3]), rtol=1e-9)  # a = 1 runs no step: x = a
 
 
-def test_the_gradient_of_a_while_loop_cannot_be_mapped_but_its_jacobian_falls_back():
+def test_examples_of_a_while_loop_or_a_switch_run_apart():
+    """An example never runs a step or a branch it would not run alone (here an index out of range)."""
+    def last_entries(x, n):  # the sum of the last n entries of x
+        body = lambda s: (s[0] + 1, s[1] + x[s[0] + 4 - n])  # noqa: E731
+        return sg.while_loop(lambda s: s[0] < n, body, (0, 0.0))[1]
+    check(last_entries, np.arange(12.0).reshape(3, 4), np.array([1, 4, 2]))
+    pick = lambda i, x, j: sg.switch(i, [lambda x, j: x[j], lambda x, j: x[0] * 2.0], x, j)  # noqa: E731
+    check(pick, np.array([0, 1]), np.arange(6.0).reshape(2, 3), np.array([2, 7]))
+
+
+def test_the_gradient_of_a_while_loop_is_mapped_and_its_jacobian_batched():
     def root(a):
         return sg.while_loop(lambda c: sg.abs(c * c - a[0]) > 1e-12, lambda c: (c + a[0] / c) / 2, a[0]) * a
-    with pytest.raises(sg.UnsupportedOpError, match="while_loop"):
-        sg.vmap(sg.grad(lambda a: sg.sum(root(a))))(np.array([[2.0, 1.0], [9.0, 2.0]]))
+    A = np.array([[2.0, 1.0], [9.0, 2.0], [1.0, 3.0]])
+    check(sg.grad(lambda a: sg.sum(root(a))), A, rtol=1e-9)
     a = np.array([4.0, 3.0])
     jacobian = sg.jacrev(root)(a)
     np.testing.assert_allclose(jacobian, sg.jacfwd(root)(a), rtol=1e-9)
     np.testing.assert_allclose(jacobian, [[1.5 * 2.0, 0.0], [3.0 / 4.0, 2.0]], rtol=1e-9)  # sqrt(a0) * a
+
+
+def test_jacobians_need_float_arguments_and_outputs():
+    for jac in (sg.jacrev, sg.jacfwd):
+        with pytest.raises(TypeError, match="argument of dtype int64 has no derivative"):
+            jac(lambda a: a * 2.0)(np.arange(3))
+        with pytest.raises(TypeError, match="output of dtype int64 has no derivative"):
+            jac(lambda a: sg.astype(a > 0, np.int64))(np.ones(3))
+
+
+def test_raw_gathers_with_negative_mapped_indices_stay_in_their_example():
+    from symgrad.ops.indexing import take_p
+    x = np.arange(9.0).reshape(3, 3)
+    np.testing.assert_allclose(sg.vmap(lambda x, i: take_p(x, i, axis=0))(x, np.array([-1, -1, -1])), [2, 5, 8])
 
 
 def test_jacobians_of_pytrees():
