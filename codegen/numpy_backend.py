@@ -8,7 +8,10 @@ their reference implementation (symgrad/ops/numpy_expressions.py).
 """
 from __future__ import annotations
 
+import builtins
+import keyword
 import math
+import re
 
 import numpy as np
 
@@ -88,7 +91,7 @@ def _subfunction(module, graph: ir.Graph) -> str:
     """The name of a module-level function computing `graph` (a loop body, a branch), defined once."""
     key = id(graph)
     if key not in module.functions:
-        name = f"_{graph.name}_{len(module.functions)}"
+        name = f"_{python_identifier(graph.name)}_{len(module.functions)}"
         module.functions[key] = name
         module.header.extend(_function_lines(graph, name, module, copy_outputs=False) + [""])
     return module.functions[key]
@@ -218,11 +221,13 @@ def _literal(value) -> str:
 class NumpyExecutable:
     """A graph lowered to Python source; call it with flat arrays, get a list of arrays back."""
 
-    def __init__(self, graph: ir.Graph, source: str, namespace: dict):
+    def __init__(self, graph: ir.Graph, source: str, namespace: dict, function_name: str):
         self.graph = graph
         self.source = source
-        exec(compile(source, f"<symgrad {graph.name}>", "exec"), namespace)
-        self._fn = namespace[graph.name]
+        self.function_name = function_name
+        self.parameters = parameter_names(graph)  # the function's parameter names
+        exec(compile(source, f"<symgrad {function_name}>", "exec"), namespace)
+        self._fn = namespace[function_name]
 
     def __call__(self, *arrays):
         return [out if out.flags.writeable else np.array(out)
@@ -232,25 +237,26 @@ class NumpyExecutable:
 def lower(graph: ir.Graph) -> NumpyExecutable:
     """Graph -> NumpyExecutable holding readable source (`.source`)."""
     module = _Module()
-    function = _function_lines(graph, graph.name, module, copy_outputs=True)
+    name = python_identifier(graph.name)
+    function = _function_lines(graph, name, module, copy_outputs=True)
     helper_lines = [HELPERS[h] for h in sorted(module.printer.helpers)]
     lines = ["import math", "import numpy as np", "", *helper_lines, *module.header, *function]
     source = "\n".join(lines) + "\n"
     namespace = {"np": np, "math": math, **module.constants}
-    return NumpyExecutable(graph, source, namespace)
+    return NumpyExecutable(graph, source, namespace, name)
 
 
 def _function_lines(graph: ir.Graph, function_name: str, module, copy_outputs: bool) -> list:
     """The lines of `def function_name(inputs): ... return (outputs,)`. copy_outputs: never hand out an input,
     a loop's result (which may be an input it did not change) or one array twice; a sub-graph's
     outputs need no copies, as generated code never writes into an array it did not create."""
-    namer = ir.Namer()
-    params = [_identifier(namer(v)) for v in graph.inputs]
+    namer = _PythonNamer()
+    params = [namer(v) for v in graph.inputs]
     body = []
     saved, module.scope = module.scope, ("" if copy_outputs else function_name + "_")
     for node in graph.nodes:
-        target = _identifier(namer(node.out))
-        args = [_identifier(namer(v)) for v in node.inputs]
+        target = namer(node.out)
+        args = [namer(v) for v in node.inputs]
         rule = NUMPY_RULES.get(node.prim)
         if rule is not None:
             body.extend(rule(node, args, target, module))
@@ -268,7 +274,7 @@ def _function_lines(graph: ir.Graph, function_name: str, module, copy_outputs: b
                                              and producers[id(v)].prim is result_p}
     results, returned = [], set()
     for value in graph.outputs:
-        name = _identifier(namer(value))
+        name = namer(value)
         copy = copy_outputs and (id(value) in shared or id(value) in returned)
         results.append(f"np.array({name})" if copy else name)
         returned.add(id(value))
@@ -294,5 +300,38 @@ def _constant_line(target, node, constants) -> str:
     return f"# {target}: {node.out.type_str()} = {node.params['value']!r} (passed in by the loader)"
 
 
-def _identifier(name: str) -> str:
-    return name if name.isidentifier() else "".join(c if c.isalnum() else "_" for c in name)
+# Names generated code must not rebind: keywords, builtins, and the modules it calls.
+_RESERVED = frozenset(keyword.kwlist) | frozenset(dir(builtins)) | {"np", "math"}
+
+
+def python_identifier(name: str) -> str:
+    """`name` as a Python name for generated code: ASCII letters, digits and _ (other characters become _,
+    so NFKC never merges two names), never starting with _ or a digit (the module's own names start with
+    _), never a keyword, builtin, np or math (those get a trailing _)."""
+    name = re.sub(r"[^0-9A-Za-z_]", "_", name)
+    if not name or name[0].isdigit() or name[0] == "_":
+        name = "a" + name
+    return name + "_" if name in _RESERVED else name
+
+
+class _PythonNamer:
+    """ir.Namer's names made Python identifiers (python_identifier), still distinct from each other."""
+
+    def __init__(self):
+        self.namer, self.names, self.taken = ir.Namer(), {}, set()
+
+    def __call__(self, value) -> str:
+        name = self.names.get(id(value))
+        if name is None:
+            name = python_identifier(self.namer(value))
+            while name in self.taken:
+                name += "_"
+            self.names[id(value)] = name
+            self.taken.add(name)
+        return name
+
+
+def parameter_names(graph: ir.Graph) -> list:
+    """The names the generated function gives the graph's inputs."""
+    namer = _PythonNamer()
+    return [namer(v) for v in graph.inputs]

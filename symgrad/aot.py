@@ -13,24 +13,26 @@ function and the requested gradient once, optimizes them, and writes, next to `N
 """
 from __future__ import annotations
 
+import ast
+import contextlib
+import io
 import json
 import os
 import re
-import tempfile
+import secrets
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from . import __version__, dtypes, ir, pytree
 from .backends import for_backend
-from .loader import (ENTRY_KINDS, FORMAT, FORMAT_VERSION, file_sha256, metadata_symbol, metadata_text,
-                     tree_to_json)
+from .loader import (BACKENDS, ENTRY_KINDS, FORMAT, FORMAT_VERSION, artifact_base, file_sha256, metadata_symbol,
+                     metadata_text, tree_to_json)
 from .compiler import output_structure
 from .passes import optimize
 from .tracing import argument_names, as_input_array, check_arguments, function_name, trace_flat
 from .transforms import grad as grad_transform, value_and_grad as value_and_grad_transform
 
-BACKENDS = ("llvm", "numpy")
 # --cpu choices (llvm): baseline x86-64, AVX2+FMA (x86 CPUs since about 2015), or this machine's.
 CPUS = ("generic", "x86-64-v3", "host")
 
@@ -82,16 +84,15 @@ def compile(fn, example_args, grad=None, value_and_grad=False, out="build/artifa
     if argnums is not None:
         kind, transform = ("value_and_grad", value_and_grad_transform) if value_and_grad else ("grad", grad_transform)
         entries.append(_entry(kind, transform(fn, argnums=argnums), arrays, fn_name, names, argnums))
-    prefix = _identifier(os.path.basename(os.fspath(out)))
+    base = _artifact_path(out, fn_name)
+    prefix = _identifier(os.path.basename(base))
     metadata = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "symgrad_version": __version__, "backend": backend,
         "function": fn_name, "source": source or f"{getattr(fn, '__module__', '?')}:{fn_name}", "prefix": prefix,
         "arguments": [{"name": n, "shape": list(a.shape), "dtype": str(a.dtype)} for n, a in zip(names, arrays)],
         "entries": {},
     }
-    directory = os.path.dirname(os.path.abspath(os.fspath(out)))
-    os.makedirs(directory, exist_ok=True)
-    base = os.path.join(directory, os.path.basename(os.fspath(out)))
+    os.makedirs(os.path.dirname(base), exist_ok=True)
     entries = [replace(entry, graph=for_backend(entry.graph, backend)) for entry in entries]
     if backend == "llvm":
         files = _write_llvm(base, prefix, entries, metadata, cpu)
@@ -100,7 +101,7 @@ def compile(fn, example_args, grad=None, value_and_grad=False, out="build/artifa
     library = files[0]
     metadata["sha256"] = file_sha256(library)
     metadata_path = base + ".json"
-    _write_text(metadata_path, json.dumps(metadata, indent=1, sort_keys=True) + "\n")
+    _write_file(metadata_path, (json.dumps(metadata, indent=1, sort_keys=True) + "\n").encode())
     return Artifact(metadata_path, library, [metadata_path, *files], metadata)
 
 
@@ -171,16 +172,37 @@ def _entry_metadata(entry: EntryGraph, symbol: str, errors=()) -> dict:
 
 
 def _identifier(name: str) -> str:
-    name = re.sub(r"\W", "_", name)
-    return name if name.isidentifier() else "_" + name
+    """An ASCII identifier (C and Python) made from `name`: the artifact's prefix, its output names."""
+    name = re.sub(r"[^0-9A-Za-z_]", "_", name)
+    return name if name and not name[0].isdigit() else "_" + name
 
 
-def _write_text(path: str, text: str) -> None:
-    """Write through a temporary file and rename: a reader never sees half a file."""
-    fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(temporary, path)
+def _artifact_path(out, fn_name: str) -> str:
+    """`out` as the user means it, absolute and without suffix: a directory (written with a trailing
+    separator, or one that exists) holds an artifact named after the function, and the suffix of one
+    of the artifact's files is dropped (build/mlp.so -> build/mlp)."""
+    out = os.fspath(out)
+    if not out:
+        raise ValueError("out: empty path; give DIR/NAME (the artifact's files are NAME.json, ...) or DIR/")
+    if out.endswith(("/", os.sep)) or os.path.isdir(out):
+        out = os.path.join(out, fn_name)
+    return os.path.abspath(artifact_base(out))
+
+
+def _write_file(path: str, data: bytes) -> None:
+    """Write through a temporary file and rename, so a reader never sees half a file. The file is created
+    with mode 0666 less the umask, as a compiler creates its outputs: every file of an artifact gets the
+    same permissions, so an artifact built for others can be read (and loaded) by them."""
+    temporary = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{secrets.token_hex(8)}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 # ----------------------------------------------------------------------------- LLVM: .so + .h
@@ -202,9 +224,9 @@ def _write_llvm(base, prefix, entries, metadata, cpu) -> list:
     metadata["library"] = os.path.basename(base) + ".so"
     metadata["target"] = library.target()
     library.embed_string(metadata_symbol(metadata), metadata_text(metadata))
-    library.link(base + ".so")
+    _write_file(base + ".so", library.link(os.path.basename(base) + ".so"))
     header = base + ".h"
-    _write_text(header, c_header(metadata))
+    _write_file(header, c_header(metadata).encode())
     return [base + ".so", header]
 
 
@@ -212,7 +234,10 @@ def c_header(metadata: dict) -> str:
     """The C header declaring the library's entry points, with shapes, dtypes and error texts."""
     prefix = metadata["prefix"]
     guard = prefix.upper()
+    own_macros = {f"{guard}_H", f"{guard}_SYMGRAD_VERSION", f"{guard}_FORMAT_VERSION"}
+    arguments = c_names([a["name"] for a in metadata["arguments"]], own_macros)
     params = ", ".join(a["name"] for a in metadata["arguments"])
+    renamed = [f"{a['name']} -> {c}" for a, c in zip(metadata["arguments"], arguments) if a["name"] != c]
     lines = [
         f"/* {prefix}.h: generated by symgrad {metadata['symgrad_version']} from {metadata['source']}; do not edit.",
         f" * {metadata['function']}({params}), built for {metadata['target']['triple']} ("
@@ -223,20 +248,25 @@ def c_header(metadata: dict) -> str:
         " * Entry points return 0, or an error number k > 0 (text: " + prefix + "_error_message(k)).",
         " * Not reentrant: each entry point computes in one static workspace, so call a given entry",
         " * point from one thread at a time (serialize calls with a lock in multithreaded programs).",
+        *([" *", " * Parameter names C cannot take are renamed (" + C_NAME_RULE + "): " + ", ".join(renamed) + "."]
+          if renamed else []),
         " */",
+    ]
+    lines = [_c_comment_text(line) for line in lines] + [
         f"#ifndef {guard}_H", f"#define {guard}_H", "", "#include <stdint.h>", "",
-        f"#define {guard}_SYMGRAD_VERSION \"{metadata['symgrad_version']}\"",
-        f"#define {guard}_FORMAT_VERSION {metadata['format_version']}", "",
+        f"#define {guard}_SYMGRAD_VERSION {_c_string(metadata['symgrad_version'])}",
+        f"#define {guard}_FORMAT_VERSION {int(metadata['format_version'])}", "",
         "#ifdef __cplusplus", 'extern "C" {', "#endif", "",
     ]
     for kind in ENTRY_KINDS:
         entry = metadata["entries"].get(kind)
         if entry is None:
             continue
-        rows = [(f"const {_C_TYPES[np.dtype(a['dtype'])]} *{a['name']}", a) for a in metadata["arguments"]]
-        rows += [(f"{_C_TYPES[np.dtype(o['dtype'])]} *{o['name']}", o) for o in entry["outputs"]]
+        outputs = c_names([o["name"] for o in entry["outputs"]], own_macros | set(arguments))
+        rows = [(f"const {_C_TYPES[np.dtype(a['dtype'])]} *{c}", a) for a, c in zip(metadata["arguments"], arguments)]
+        rows += [(f"{_C_TYPES[np.dtype(o['dtype'])]} *{c}", o) for o, c in zip(entry["outputs"], outputs)]
         width = max(len(text) for text, _ in rows) + 1
-        lines.append(f"/* {kind}: {_entry_summary(metadata, kind)} */")
+        lines.append(_c_comment_text(f"/* {kind}: {_entry_summary(metadata, kind)} */"))
         lines.append(f"int32_t {entry['symbol']}(")
         for index, (text, spec) in enumerate(rows):
             end = "," if index < len(rows) - 1 else ");"
@@ -252,10 +282,63 @@ def c_header(metadata: dict) -> str:
     lines.append("    switch (status) {")
     lines.append('    case 0: return "ok";')
     for number, message in enumerate(metadata["entries"]["forward"]["errors"], start=1):
-        lines.append(f"    case {number}: return {json.dumps(message)};")
+        lines.append(f"    case {number}: return {_c_string(message)};")
     lines += ['    default: return "unknown error";', "    }", "}", "",
               "#ifdef __cplusplus", "}", "#endif", f"#endif /* {guard}_H */", ""]
     return "\n".join(lines)
+
+
+# C and C++ keywords (C23 and C++20 included): a parameter cannot take these names.
+_C_KEYWORDS = frozenset("""
+    auto break case char const continue default do double else enum extern float for goto if inline int long
+    register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while
+    alignas alignof bool constexpr false nullptr static_assert thread_local true typeof typeof_unqual
+    and and_eq asm bitand bitor catch char8_t char16_t char32_t class compl concept consteval constinit const_cast
+    co_await co_return co_yield decltype delete dynamic_cast explicit export friend mutable namespace new noexcept
+    not not_eq operator or or_eq private protected public reinterpret_cast requires static_cast template this
+    throw try typeid typename using virtual wchar_t xor xor_eq
+    NULL EOF errno assert stdin stdout stderr offsetof
+""".split())
+# Macros <stdint.h> defines (INT32_MAX, UINT64_C, SIZE_MAX, ...), which would replace a parameter's name.
+_STDINT_MACRO = re.compile(r"(U?INT|PTRDIFF|SIG_ATOMIC|SIZE|WCHAR|WINT)[A-Z0-9_]*_(MIN|MAX|C)")
+C_NAME_RULE = ("characters other than ASCII letters, digits and _ become _; a name starting with a digit or _ "
+               "gets arg_ in front; a C or C++ keyword, a name ending in _t, or a macro of <stdint.h>, of the "
+               "header or a common one (NULL, errno, ...) gets _ appended, as does a name equal to an earlier one")
+
+
+def c_names(names: list, reserved: set = frozenset()) -> list:
+    """Python names -> distinct C parameter names, by C_NAME_RULE; names C can take are kept."""
+    result = []
+    for name in names:
+        name = re.sub(r"[^0-9A-Za-z_]", "_", name)
+        if not name or name[0].isdigit() or name[0] == "_":
+            name = "arg_" + name
+        if name in _C_KEYWORDS or name.endswith("_t") or _STDINT_MACRO.fullmatch(name) or name in reserved:
+            name += "_"
+        while name in result or name in reserved:
+            name += "_"
+        result.append(name)
+    return result
+
+
+def _c_string(text: str) -> str:
+    """A C string literal of `text` (UTF-8): printable ASCII as is, every other byte, quote, backslash
+    and ? (trigraphs) as a three-digit octal escape."""
+    data = text.encode("utf-8", "backslashreplace")
+    return '"' + "".join(chr(b) if 0x20 <= b < 0x7F and chr(b) not in '"\\?' else f"\\{b:03o}" for b in data) + '"'
+
+
+def _c_comment_text(line: str) -> str:
+    """One line of a /* */ comment holding `line`'s text: non-printable and non-ASCII characters escaped,
+    and no */, /* or ?? (a trigraph) left inside, so no text can end the comment or splice a line."""
+    opening, closing = line.startswith("/*"), line.endswith("*/") and len(line) > 2
+    body = line[2 if opening else 0:len(line) - 2 if closing else len(line)]
+    body = "".join(c if " " <= c <= "~" else c.encode("unicode_escape").decode("ascii") for c in body)
+    while "*/" in body or "/*" in body or "??" in body:
+        body = body.replace("*/", "* /").replace("/*", "/ *").replace("??", "? ?")
+    if closing and body.endswith("/"):
+        body += " "
+    return ("/*" if opening else "") + body + ("*/" if closing else "")
 
 
 def _cpu_text(target: dict) -> str:
@@ -289,30 +372,32 @@ def _write_numpy(base, entries, metadata) -> list:
                 source = source.replace(text, "", 1)
                 if text not in helpers:
                     helpers.append(text)
-        large = executable._fn.__globals__
-        sections.append(_numpy_section(entry, source.strip("\n"), large, data))
+        sections.append(_numpy_section(entry, executable, source.strip("\n"), data))
         metadata["entries"][entry.kind] = _entry_metadata(entry, f"_{entry.kind}")
     metadata["library"] = os.path.basename(base) + ".py"
     files = [base + ".py"]
     imports = ["import math", "import numpy as np"]
     if data:
         files.append(base + ".npz")
-        np.savez(base + ".npz", **data)
+        archive = io.BytesIO()
+        np.savez(archive, **data)
+        _write_file(files[1], archive.getvalue())
         metadata["data"] = {"file": os.path.basename(files[1]), "sha256": file_sha256(files[1])}
         imports = ["import math", "import os", "", "import numpy as np", "",
                    f"_DATA = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
                    f"{os.path.basename(base) + '.npz'!r}))"]
     needs_scipy = numpy_backend.HELPERS["_special"] in helpers  # an op evaluated by scipy.special
-    _write_text(files[0], "\n".join([_module_docstring(metadata, entries, needs_scipy), *imports, "", *helpers,
-                                     *sections]))
+    _write_file(files[0], "\n".join([_module_docstring(metadata, entries, needs_scipy), *imports, "", *helpers,
+                                     *sections]).encode())
     return files
 
 
-def _numpy_section(entry: EntryGraph, source: str, namespace: dict, data: dict) -> str:
+def _numpy_section(entry: EntryGraph, executable, source: str, data: dict) -> str:
     """One entry's generated code, its function named _<kind> and its constants prefixed (several
     entries share the module), plus the public function returning the outputs in their structure."""
-    kind, graph = entry.kind, entry.graph
-    renames = {graph.name: f"_{kind}"}
+    kind = entry.kind
+    namespace, parameters = executable._fn.__globals__, executable.parameters
+    renames = {executable.function_name: f"_{kind}"}
     lines = []
     for line in source.splitlines():
         literal = re.match(r"(\w+) = np\.array\(", line)
@@ -330,12 +415,13 @@ def _numpy_section(entry: EntryGraph, source: str, namespace: dict, data: dict) 
         lines.append(line)
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
     body = pattern.sub(lambda m: renames[m.group(1)], "\n".join(lines))
-    params = ", ".join(v.hint for v in graph.inputs)
+    params = ", ".join(parameters)
     outputs = ", ".join(entry.output_names)
+    returns = _tree_text(entry.tree, iter(entry.output_names))
     public = [f"def {kind}({params}):",
-              f'    """{_KIND_TEXT[kind]}: returns {_tree_text(entry.tree, iter(entry.output_names))}."""',
+              "    " + _python_docstring(f"{_KIND_TEXT[kind]}: returns {returns}."),
               f"    {outputs}{',' if len(entry.output_names) == 1 else ''} = _{kind}({params})",
-              f"    return {_tree_text(entry.tree, iter(entry.output_names))}"]
+              f"    return {returns}"]
     return f"# ---- {kind}\n{body}\n\n\n" + "\n".join(public) + "\n\n"
 
 
@@ -350,7 +436,7 @@ def _tree_text(tree: pytree.TreeDef, names) -> str:
         return "None"
     items = [_tree_text(child, names) for child in tree.children]
     if tree.kind == "dict":
-        return "{" + ", ".join(f"{key!r}: {item}" for key, item in zip(tree.keys, items)) + "}"
+        return "{" + ", ".join(f"{_python_literal(key)}: {item}" for key, item in zip(tree.keys, items)) + "}"
     if tree.kind == "list":
         return "[" + ", ".join(items) + "]"
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
@@ -359,9 +445,31 @@ def _tree_text(tree: pytree.TreeDef, names) -> str:
 def _module_docstring(metadata: dict, entries, needs_scipy: bool = False) -> str:
     args = ", ".join(f"{a['name']}: {_type_text(a)}" for a in metadata["arguments"])
     params = ", ".join(a["name"] for a in metadata["arguments"])
-    lines = [f'"""{metadata["function"]}, compiled ahead of time by symgrad {metadata["symgrad_version"]} from '
+    lines = [f'{metadata["function"]}, compiled ahead of time by symgrad {metadata["symgrad_version"]} from '
              f"{metadata['source']} (NumPy backend).", "", f"Arguments: {args}.",
              f"{'NumPy and SciPy are' if needs_scipy else 'Only NumPy is'} needed. Shapes and dtypes are not checked "
              "here (symgrad.load checks them).", ""]
     lines += [f"    {e.kind}({params}) -> {_tree_text(e.tree, iter(e.output_names))}" for e in entries]
-    return "\n".join(lines) + '\n"""'
+    return _python_docstring("\n".join(lines) + "\n")
+
+
+def _python_docstring(text: str) -> str:
+    """A triple-quoted literal of `text` that no text can end early: backslashes and quotes escaped, and every
+    character Python does not print but the newline (a surrogate of an undecodable file name included)."""
+    def escape(c: str) -> str:
+        if c in "\\\"":
+            return "\\" + c
+        return c if c == "\n" or c.isprintable() else c.encode("unicode_escape").decode("ascii")
+    return '"""' + "".join(map(escape, text)) + '"""'
+
+
+def _python_literal(key) -> str:
+    """repr(key) for a dict key of the output, when that is a literal giving the key back."""
+    text = repr(key)
+    try:
+        if type(ast.literal_eval(text)) is type(key) and ast.literal_eval(text) == key:
+            return text
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        pass
+    raise TypeError(f"output dict key {text[:40]}: a --backend numpy artifact writes only keys that are Python "
+                    "literals (str, int, float, bool, None)")

@@ -2,14 +2,17 @@
 
 Argument specs are NAME=DTYPE[d0,d1,...] (DTYPE one of f32, f64, i32, i64, bool; `f64[]` or
 `f64` is a scalar). Mistakes (a missing file or function, a malformed spec, an unknown
-dtype, --arg names that do not match the function's parameters) exit with status 2 and
-one line saying what is wrong; an error while tracing or compiling exits with status 1.
+dtype, a shape too large for memory to address, --arg names that do not match the function's
+parameters) exit with status 2 and one line saying what is wrong; an error while tracing or
+compiling exits with status 1. `--out DIR/` (or an existing directory) writes DIR/FUNCTION.*;
+`--out DIR/NAME.so` writes DIR/NAME.*, as does `--out DIR/NAME`.
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
 import inspect
+import math
 import os
 import re
 import sys
@@ -41,8 +44,12 @@ def parse_arg_spec(text: str) -> tuple[str, tuple, np.dtype]:
         if not all(part.isdigit() for part in parts):
             raise UsageError(f"--arg {text!r}: malformed shape [{dims}]; dimensions are non-negative integers "
                              "separated by commas")
-        shape = tuple(int(part) for part in parts)
-    return name, shape, np.dtype(DTYPES[dtype_name])
+        shape = tuple(int(part) if len(part) <= 20 else -1 for part in parts)  # -1: more digits than fit
+    dtype = np.dtype(DTYPES[dtype_name])
+    if min(shape, default=0) < 0 or math.prod(shape) * dtype.itemsize > np.iinfo(np.intp).max:
+        raise UsageError(f"--arg {text!r}: shape [{dims}] is too large (its bytes must fit in a "
+                         f"{np.iinfo(np.intp).bits}-bit size)")
+    return name, shape, dtype
 
 
 def load_function(target: str):
@@ -77,7 +84,7 @@ def example_arguments(fn, specs: list) -> list:
     for name, shape, dtype in parsed:
         if name in given:
             raise UsageError(f"--arg {name} given twice")
-        given[name] = np.zeros(shape, dtype)
+        given[name] = np.broadcast_to(np.zeros((), dtype), shape)  # zeros of any shape, without the memory
     params = [p for p in inspect.signature(fn).parameters.values()
               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     names = [p.name for p in params]
@@ -112,7 +119,9 @@ def _parser() -> argparse.ArgumentParser:
     compile_cmd.add_argument("--cpu", choices=("x86-64-v3", "generic", "host"), default="x86-64-v3",
                              help="llvm: x86-64-v3 (AVX2+FMA, the default), generic (any x86-64, several times "
                                   "slower) or host (this CPU); symgrad.load refuses a CPU lacking the features")
-    compile_cmd.add_argument("--out", required=True, metavar="DIR/NAME", help="artifact path without suffix")
+    compile_cmd.add_argument("--out", required=True, metavar="DIR/NAME",
+                             help="artifact path (NAME.json and the others are written; a suffix such as NAME.so "
+                                  "is dropped); a directory (DIR/ or an existing one) holds FUNCTION.json, ...")
     return parser
 
 

@@ -23,6 +23,7 @@ from .ops.control import (Interpreter, result_p, run_scan, run_switch, run_while
                           while_p, while_vjp_p)
 from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
 from .ops.shape import convert_p, reduce_sum_p
+from .passes.inline import inline_calls
 from .tracing import argument_names, trace_flat
 
 MAX_ELEMENTS = 1000
@@ -197,7 +198,7 @@ def symbolic(f, *args, simplify=False) -> Symbolic:
     graph, out_tree, captures = trace_flat(f, args)
     if captures:
         raise TypeError("sg.symbolic: the function captured traced values from an enclosing trace")
-    ir.verify(graph)
+    graph = inline_calls(ir.verify(graph))  # a custom-derivative function is its function here
     for node in graph.nodes:
         if node.out.size > MAX_ELEMENTS:
             raise ValueError(f"sg.symbolic is for small arrays: an intermediate value of shape {node.out.shape} "

@@ -15,6 +15,7 @@ import contextlib
 import difflib
 import importlib
 import linecache
+import math
 import os
 import sys
 import threading
@@ -275,6 +276,7 @@ class Builder:
                 self._captured[key] = local
                 self.captures.append((operand, local))
             return self._captured[key]
+        refuse_masked(operand, "a constant of the traced function")
         array = np.asarray(operand)
         by_value = array.size <= 16 and not self.numbers_as_operands  # else equal values must stay apart
         key = (array.shape, array.dtype.str, array.tobytes()) if by_value else id(operand)
@@ -338,13 +340,36 @@ def bind(prim, args, attrs):
     return builder.add(prim, values, attrs, shape, dtype)
 
 
+def refuse_masked(value, name: str) -> None:
+    """A NumPy masked array is an error, as in JAX: converting it would silently drop its mask."""
+    if isinstance(value, np.ma.MaskedArray):
+        fail(f"{name}: NumPy masked arrays are not supported (their mask would be dropped); pass value.filled(fill) "
+             "to choose what masked entries hold, or np.asarray(value) for the data", TypeError)
+
+
 def _shape_rule(prim, inputs, attrs):
     try:
-        return prim.abstract_eval(inputs, **attrs)
+        shape, dtype = prim.abstract_eval(inputs, **attrs)
     except ShapeError as err:
         if "\n  at " in str(err):
             raise
         raise ShapeError(with_user_line(str(err))) from None
+    for part_shape, part_dtype in (ir.components(dtype) if ir.is_tuple_dtype(dtype) else [(shape, dtype)]):
+        _check_addressable(prim, part_shape, np.dtype(part_dtype))
+    return shape, dtype
+
+
+# The most bytes one array may hold: NumPy's limit, and what the backends' 64-bit sizes can count.
+MAX_ARRAY_BYTES = np.iinfo(np.intp).max
+
+
+def _check_addressable(prim, shape, dtype) -> None:
+    """A result too large for a 64-bit size is an error, as in NumPy, which counts it without its
+    zero-length axes (native sizes would wrap around: a wrong number, or a loop that never ends)."""
+    if math.prod(int(d) for d in shape if d) * max(dtype.itemsize, 1) > MAX_ARRAY_BYTES:
+        raise ShapeError(with_user_line(
+            f"{prim.name}: the result's shape {tuple(shape)} of {dtype} is too large: its bytes (zero-length "
+            f"axes aside, as NumPy counts) exceed what a {np.iinfo(np.intp).bits}-bit size can count"))
 
 
 class Tracer:

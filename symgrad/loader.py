@@ -1,28 +1,36 @@
 """`sg.load`: call an ahead-of-time compiled artifact (symgrad.aot) with only NumPy and ctypes.
 
 An artifact is `NAME.json` (metadata) beside `NAME.so` (LLVM backend: C entry points) or
-`NAME.py` (NumPy backend). Loading checks, before any native code runs, the artifact's
-format and symgrad version, the SHA-256 of the library against the metadata, the CPU
-features the library was built to use, and that the metadata is the one compiled into the
-library. Calls check every argument's count, shape and dtype, naming the argument.
+`NAME.py` (NumPy backend). Loading an artifact runs its code, like importing a module; before
+any of it runs (dlopen runs a library's constructors), loading checks the artifact's format and
+symgrad version, that the library is a regular file beside the metadata, its SHA-256 against the
+metadata, the CPU features it was built to use, and (read from the file) that the metadata is the
+one compiled into it. Calls check every argument's count, shape and dtype, naming the argument.
 """
 from __future__ import annotations
 
 import builtins
 import ctypes
 import hashlib
-import importlib.util
 import inspect
 import json
 import os
+import platform
+import stat
+import tempfile
+import types
 
 import numpy as np
 
-from . import __version__, pytree
+from . import __version__, elf, pytree
 
 FORMAT = "symgrad-aot"
 FORMAT_VERSION = 1
 ENTRY_KINDS = ("forward", "grad", "value_and_grad")
+BACKENDS = ("llvm", "numpy")
+# Metadata fields load reads before any code of the artifact runs, and their types.
+_FIELDS = {"backend": str, "library": str, "sha256": str, "prefix": str, "function": str, "arguments": list,
+           "entries": dict}
 
 
 class ArtifactError(ValueError):
@@ -47,24 +55,33 @@ def tree_from_json(data: dict) -> pytree.TreeDef:
 
 
 def load(path: str) -> "LoadedFunction":
-    """Load the artifact written by `symgrad compile ... --out path` (path with or without suffix)."""
-    base = _artifact_base(path)
+    """Load the artifact written by `symgrad compile ... --out path` (path with or without suffix).
+
+    Loading an artifact runs its code, as importing a module does: load only artifacts you would
+    import. Every check (metadata, file names, hashes, CPU, embedded metadata) happens first."""
+    base = artifact_base(path)
     metadata = _read_metadata(base + ".json")
     directory = os.path.dirname(os.path.abspath(base))
-    library = os.path.join(directory, metadata["library"])
-    _check_hash(library, metadata["sha256"])
+    library = _ArtifactFile(directory, metadata["library"], metadata["sha256"])
     if "data" in metadata:  # the constants file of a NumPy artifact
-        _check_hash(os.path.join(directory, metadata["data"]["file"]), metadata["data"]["sha256"])
+        _ArtifactFile(directory, metadata["data"].get("file"), metadata["data"].get("sha256"))
     if metadata["backend"] == "llvm":
         _check_cpu(metadata["target"])
-        return LoadedFunction(metadata, _NativeLibrary(library, metadata))
-    return LoadedFunction(metadata, _PythonModule(library, metadata))
+        _check_embedded_metadata(library, metadata)
+        code = _NativeLibrary(library, metadata)
+    else:
+        code = _PythonModule(library, metadata)
+    try:
+        return LoadedFunction(metadata, code)
+    except (KeyError, TypeError, IndexError, AttributeError) as err:
+        raise ArtifactError(f"{base}.json: malformed artifact metadata ({err!r})") from None
 
 
-def _artifact_base(path: str) -> str:
+def artifact_base(path: str) -> str:
+    """The artifact's path without the suffix of one of its files (build/mlp.so -> build/mlp)."""
     path = os.fspath(path)
     root, suffix = os.path.splitext(path)
-    return root if suffix in (".json", ".so", ".py", ".h") else path
+    return root if suffix in (".json", ".so", ".py", ".h", ".npz") else path
 
 
 def _read_metadata(path: str) -> dict:
@@ -81,6 +98,10 @@ def _read_metadata(path: str) -> dict:
         raise ArtifactError(f"{path}: artifact written by symgrad {metadata.get('symgrad_version')} (format "
                             f"{metadata.get('format_version')}); this is symgrad {__version__} (format "
                             f"{FORMAT_VERSION}): compile it again with `symgrad compile`")
+    fields = {**_FIELDS, **({"target": dict} if metadata.get("backend") == "llvm" else {})}
+    malformed = [key for key, kind in fields.items() if not isinstance(metadata.get(key), kind)]
+    if malformed or metadata["backend"] not in BACKENDS or not isinstance(metadata.get("data", {}), dict):
+        raise ArtifactError(f"{path}: malformed artifact metadata (fields {', '.join(malformed) or 'backend, data'})")
     return metadata
 
 
@@ -89,14 +110,51 @@ def file_sha256(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def _check_hash(path: str, expected: str) -> None:
+class _ArtifactFile:
+    """A file the metadata names beside it, read once (never through a symbolic link) and checked
+    against its SHA-256: the bytes the other checks read before anything is loaded."""
+
+    def __init__(self, directory: str, name, sha256: str):
+        if not _is_file_name(name):
+            raise ArtifactError(f"{directory}: the artifact's metadata names {name!r}, not a file beside it "
+                                "(a bare file name, without directories)")
+        self.path = os.path.join(directory, name)
+        try:
+            if not stat.S_ISREG(os.lstat(self.path).st_mode):
+                raise ArtifactError(f"{self.path}: not a regular file (a symbolic link, directory or device)")
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise ArtifactError(f"{self.path}: missing (the artifact's metadata names it)") from None
+        except OSError as err:
+            raise ArtifactError(f"{self.path}: cannot be opened ({err.strerror})") from None
+        with open(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ArtifactError(f"{self.path}: not a regular file")
+            self.data = f.read()
+        digest = hashlib.sha256(self.data).hexdigest()
+        if digest != sha256:
+            raise ArtifactError(f"{self.path}: SHA-256 {digest[:16]}... does not match the metadata's "
+                                f"{str(sha256)[:16]}...: the file is corrupt or was modified; compile it again")
+
+
+def _is_file_name(name) -> bool:
+    """A bare file name: no directory part, not absolute, not '.' or '..'."""
+    return (isinstance(name, str) and name not in ("", ".", "..") and "\0" not in name
+            and not any(sep in name for sep in (os.sep, os.altsep, "/") if sep))
+
+
+def _check_embedded_metadata(library: _ArtifactFile, metadata: dict) -> None:
+    """The library's machine is this one, and the metadata it embeds is the .json's, read from the file."""
     try:
-        digest = file_sha256(path)
-    except FileNotFoundError:
-        raise ArtifactError(f"{path}: missing (the artifact's metadata names it)") from None
-    if digest != expected:
-        raise ArtifactError(f"{path}: SHA-256 {digest[:16]}... does not match the metadata's {expected[:16]}...: "
-                            "the file is corrupt or was modified; compile it again")
+        expected = elf.MACHINES.get(platform.machine())
+        if expected is not None and elf.machine(library.data) != expected:
+            raise ArtifactError(f"{library.path}: built for another kind of machine (ELF machine "
+                                f"{elf.machine(library.data)}; this is {platform.machine()})")
+        embedded = elf.exported_bytes(library.data, metadata_symbol(metadata))
+    except elf.ELFError as err:
+        raise ArtifactError(f"{library.path}: not a library symgrad wrote ({err})") from None
+    if embedded != metadata_text(metadata).encode() + b"\0":
+        raise ArtifactError(f"{library.path}: the metadata file does not describe this library (was it edited?)")
 
 
 def _check_cpu(target: dict) -> None:
@@ -119,13 +177,14 @@ def _check_cpu(target: dict) -> None:
 class _NativeLibrary:
     """The shared library of an LLVM artifact: C entry points returning an error status."""
 
-    def __init__(self, path: str, metadata: dict):
-        self.path = path
+    def __init__(self, library: _ArtifactFile, metadata: dict):
+        self.path = library.path
         # PyDLL calls hold the GIL: each entry point's static workspace is used by one call at a time.
-        self.library = ctypes.PyDLL(os.path.abspath(path))
-        embedded = ctypes.c_char.in_dll(self.library, metadata_symbol(metadata))
-        if ctypes.string_at(ctypes.addressof(embedded)).decode() != metadata_text(metadata):
-            raise ArtifactError(f"{path}: the metadata file does not describe this library (was it edited?)")
+        self.library = ctypes.PyDLL(os.path.abspath(self.path))
+        if not _embeds(self.library, metadata):
+            # dlopen handed back the library loaded earlier from this path (the file was rewritten since,
+            # as recompiling in a notebook does): load the bytes checked above from a private copy.
+            self.library = _load_private_copy(library, metadata)
         self._connect_blas(metadata.get("blas_slots", {}))
         self.python_entries = self._connect_runtime(metadata.get("python_runtime"))
 
@@ -166,14 +225,38 @@ class _NativeLibrary:
         return function
 
 
+def _embeds(handle, metadata: dict) -> bool:
+    """Whether the loaded library `handle` embeds exactly this metadata."""
+    try:
+        embedded = ctypes.c_char.in_dll(handle, metadata_symbol(metadata))
+    except ValueError:
+        return False
+    return ctypes.string_at(ctypes.addressof(embedded)) == metadata_text(metadata).encode()
+
+
+def _load_private_copy(library: _ArtifactFile, metadata: dict):
+    """dlopen the checked bytes of `library` from a fresh private directory (a new path, a new library)."""
+    with tempfile.TemporaryDirectory(prefix="symgrad-load-") as scratch:
+        copy = os.path.join(scratch, os.path.basename(library.path))
+        with open(copy, "wb") as f:
+            f.write(library.data)
+        try:
+            handle = ctypes.PyDLL(copy)
+        except OSError as err:
+            raise ArtifactError(f"{library.path}: this process holds an older library loaded from this path, "
+                                f"and a private copy could not be loaded ({err}); load it in a new process") from None
+    if not _embeds(handle, metadata):
+        raise ArtifactError(f"{library.path}: the metadata file does not describe this library")
+    return handle
+
+
 class _PythonModule:
     """The standalone module of a NumPy artifact: functions returning a tuple of arrays."""
 
-    def __init__(self, path: str, metadata: dict):
-        name = f"symgrad_artifact_{metadata['prefix']}_{metadata['sha256'][:12]}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        self.module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(self.module)
+    def __init__(self, source: _ArtifactFile, metadata: dict):
+        self.module = types.ModuleType(f"symgrad_artifact_{metadata['prefix']}_{metadata['sha256'][:12]}")
+        self.module.__file__ = source.path
+        exec(builtins.compile(source.data, source.path, "exec"), vars(self.module))  # the bytes hashed
 
     def entry(self, symbol: str, count: int):
         return getattr(self.module, symbol)
@@ -191,6 +274,9 @@ class _Argument:
         if type(value) is np.ndarray and value.dtype == self.dtype and value.shape == self.shape \
                 and value.flags.c_contiguous and value.flags.aligned:  # the common case, decided quickly
             return value
+        if isinstance(value, np.ma.MaskedArray):
+            raise TypeError(f"{where}: argument {self.name}: NumPy masked arrays are not supported (their mask "
+                            "would be dropped); pass value.filled(fill) or np.asarray(value)")
         if type(value) is not np.ndarray:
             value = self._from_scalar_or_list(value, where)
         if value.dtype != self.dtype:

@@ -13,7 +13,7 @@ import inspect
 import numpy as np
 
 from . import dtypes, ir, numpy_api, pytree  # noqa: F401 (numpy_api: Tracer methods)
-from .core import Builder, Tracer, TracerError, bind, building, current_builder
+from .core import Builder, Tracer, TracerError, bind, building, current_builder, refuse_masked
 from .passes.dce import dce
 
 def is_array_like(leaf) -> bool:
@@ -22,6 +22,7 @@ def is_array_like(leaf) -> bool:
 
 def as_input_array(leaf, name: str) -> np.ndarray:
     """Validate one concrete argument leaf and return it as an ndarray of a supported dtype."""
+    refuse_masked(leaf, f"argument {name}")
     if isinstance(leaf, (str, bytes, complex)) or leaf is None:
         raise TypeError(f"argument {name}: expected a numeric array or scalar, got {type(leaf).__name__}")
     array = np.asarray(leaf)

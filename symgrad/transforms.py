@@ -1,4 +1,4 @@
-"""Function transforms: grad, value_and_grad, vjp, jvp, jacobian (jacrev/jacfwd), hessian.
+"""Function transforms: grad, value_and_grad, vjp, jvp, linearize, hvp, jacobian (jacrev/jacfwd), hessian.
 
 Each transform is written once, for traced arguments: it traces the user function into
 a nested graph, replays it into the active builder and runs the reverse or forward pass
@@ -22,6 +22,7 @@ from .compiler import STRUCTURES_KEPT, Compiled
 from .passes import optimize
 from .passes.lift import lift_constants
 from .passes.reroll import reroll
+from .batching import vmap
 from .core import Builder, building, current_builder, Tracer
 from .tracing import argument_names, as_input_array, function_name, inline, trace_flat
 
@@ -263,11 +264,15 @@ def _concrete_vjp(fn, primals, has_aux):
             raise TypeError("pullback: the cotangent's structure does not match the function's output")
         cts = []
         for ct, (shape, dtype) in zip(ct_leaves, ct_types):
-            ct = as_input_array(ct, "cotangent")
-            if ct.shape != shape:
-                raise ValueError(f"pullback: cotangent of shape {ct.shape} for an output of shape {shape}")
-            cts.append(ct.astype(dtype, copy=False))
-        grads = iter(backward_exe(*residuals, *cts))
+            ct = ct if isinstance(ct, Tracer) else as_input_array(ct, "cotangent")
+            if tuple(ct.shape) != shape:
+                raise ValueError(f"pullback: cotangent of shape {tuple(ct.shape)} for an output of shape {shape}")
+            cts.append(sg.astype(ct, dtype) if isinstance(ct, Tracer) else ct.astype(dtype, copy=False))
+        if any(isinstance(ct, Tracer) for ct in cts):  # called inside a later trace: the backward pass replayed
+            env = inline(backward_exe.graph, [*residuals, *cts])  # there, the residuals as its constants
+            grads = iter([env[id(v)] for v in backward_exe.graph.outputs])
+        else:
+            grads = iter(backward_exe(*residuals, *cts))
         flat = [next(grads) if is_float else None for is_float in float_mask]
         return tuple(pytree.unflatten(pytree.flatten(list(primals))[1], flat))
 
@@ -349,61 +354,165 @@ def jvp(fn, primals, tangents):
     return _cached_transform(fn, ("jvp", count), make)(*primals, *tangents)
 
 
+def linearize(fn, *primals):
+    """(fn(*primals), f_jvp) with f_jvp(*tangents) the JVP at primals, a linear function of the tangents
+    (jax.linearize). f_jvp runs the forward pass again with each call (compiled once, as sg.jvp is)."""
+    primals = tuple(primals)
+    out = jvp(fn, primals, tuple(_zeros_tree(p) for p in primals))[0]
+
+    def f_jvp(*tangents):
+        if len(tangents) != len(primals):
+            raise TypeError(f"linearize: f_jvp takes one tangent per primal ({len(primals)}), got {len(tangents)}")
+        return jvp(fn, primals, tangents)[1]
+
+    return out, f_jvp
+
+
+def hvp(fn, primals, tangents):
+    """The Hessian of a scalar fn at primals times tangents, one per primal, without forming the Hessian:
+    forward mode over the gradient (one extra pass), returned like the primals."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise TypeError(f"hvp: one tangent per primal ({len(primals)}), got {len(tangents)}")
+    gradient = grad(fn, argnums=tuple(range(len(primals))))
+    return jvp(gradient, primals, tangents)[1]
+
+
 # ----------------------------------------------------------------------------- jacobians
 
-def _single_array_output(out, name):
-    if isinstance(out, (tuple, list, dict)):
-        raise TypeError(f"{name}: the function must return a single array")
-    return out
-
-
 def jacrev(fn, argnums=0):
-    """Jacobian by reverse mode: one pullback per output element; shape out.shape + arg.shape."""
+    """Jacobian by reverse mode: the pullback mapped (sg.vmap) over the rows of the identity, one batched
+    backward pass. Pytrees in and out: for each output leaf, the Jacobians with respect to the leaves of
+    the arguments in `argnums` (shape output leaf + argument leaf), nested as JAX's jacrev nests them."""
 
-    def jacobian_fn(*args):
+    def impl(*args):
         nums = _argnums_tuple(argnums, len(args))
+        _require_floats("jacrev", "argument", [leaf for n in nums for leaf in pytree.flatten(args[n])[0]])
         out, pullback = vjp(fn, *args)
-        out = _single_array_output(out, "jacobian")
-        out_shape, out_dtype = tuple(np.shape(out) if not isinstance(out, Tracer) else out.shape), out.dtype
-        size = int(np.prod(out_shape, dtype=np.int64))
-        rows = [pullback(np.eye(size, dtype=out_dtype)[i].reshape(out_shape)) for i in range(size)]
-        jacobians = []
-        for n in nums:
-            arg_shape = np.shape(args[n]) if not isinstance(args[n], Tracer) else args[n].shape
-            stacked = sg.stack([row[n] for row in rows]) if rows else sg.zeros((0,) + tuple(arg_shape))
-            jacobians.append(sg.reshape(stacked, out_shape + tuple(arg_shape)))
-        return jacobians[0] if isinstance(argnums, int) else tuple(jacobians)
+        out_leaves, out_tree = pytree.flatten(out)
+        _require_floats("jacrev", "output", out_leaves)
+        shapes = [tuple(np.shape(leaf)) for leaf in out_leaves]
+        dtype = _common_float(out_leaves)
 
-    return _with_signature(jacobian_fn, fn)
+        def pulled(row):  # the cotangents of the selected arguments for one row of the identity
+            cts = [sg.astype(ct, leaf.dtype) for ct, leaf in zip(_split(row, shapes), out_leaves)]
+            per_arg = pullback(pytree.unflatten(out_tree, cts))
+            return [leaf for n in nums for leaf in pytree.flatten(per_arg[n])[0]]
+
+        rows = _mapped(pulled, np.eye(_total(shapes), dtype=dtype))  # per argument leaf: (total, *leaf shape)
+        blocks = [[] for _ in shapes]
+        for r in rows:
+            start = 0
+            for j, shape in enumerate(shapes):
+                blocks[j].append(sg.reshape(r[start:start + _size(shape)], shape + tuple(r.shape[1:])))
+                start += _size(shape)
+        return _nest(blocks, out_tree, [args[n] for n in nums], argnums)
+
+    return _cached_transform(fn, ("jacrev", _hashable(argnums)),
+                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "jacrev")))
 
 
 jacobian = jacrev
 
 
 def jacfwd(fn, argnums=0):
-    """Jacobian by forward mode: one JVP per input element; shape out.shape + arg.shape."""
+    """Jacobian by forward mode: the JVP mapped (sg.vmap) over the columns of the identity, one batched
+    forward pass per argument; shapes and nesting as jacrev's."""
 
-    def jacobian_fn(*args):
+    def impl(*args):
         nums = _argnums_tuple(argnums, len(args))
-        jacobians = []
+        _require_floats("jacfwd", "argument", [leaf for n in nums for leaf in pytree.flatten(args[n])[0]])
+        out_tree = _output_tree(fn, args)
+        blocks = [[] for _ in range(out_tree.num_leaves)]  # per output leaf, over the arguments' leaves
         for n in nums:
-            arg = sg.asarray(args[n])
-            columns = []
-            for i in range(arg.size):
-                basis = np.eye(arg.size, dtype=arg.dtype if dtypes.is_float(arg.dtype) else np.float64)[i]
-                tangents = [sg.zeros_like(a) if k != n else basis.reshape(arg.shape) for k, a in enumerate(args)]
-                _, column = jvp(fn, args, tangents)
-                columns.append(_single_array_output(column, "jacfwd"))
-            if not columns:  # an empty argument has no columns; one JVP still gives the output's shape
-                _, column = jvp(fn, args, [sg.zeros_like(a) for a in args])
-                out_shape = tuple(_single_array_output(column, "jacfwd").shape)
-            else:
-                out_shape = tuple(columns[0].shape)
-            stacked = sg.stack(columns, axis=-1) if columns else sg.zeros(out_shape + (0,))
-            jacobians.append(sg.reshape(stacked, out_shape + arg.shape))
-        return jacobians[0] if isinstance(argnums, int) else tuple(jacobians)
+            leaves, tree = pytree.flatten(args[n])
+            shapes = [tuple(np.shape(leaf)) for leaf in leaves]
 
-    return _with_signature(jacobian_fn, fn)
+            def pushed(column, n=n, tree=tree, shapes=shapes):
+                tangents = [_zeros_tree(a) for a in args]
+                tangents[n] = pytree.unflatten(tree, _split(column, shapes))
+                return pytree.flatten(jvp(fn, args, tangents)[1])[0]
+
+            columns = _mapped(pushed, np.eye(_total(shapes), dtype=_common_float(leaves)))
+            _require_floats("jacfwd", "output", columns)
+            for j, column in enumerate(columns):  # (total, *output leaf shape)
+                moved = sg.moveaxis(column, 0, -1)
+                for part, shape in zip(_split_last(moved, shapes), shapes):
+                    blocks[j].append(sg.reshape(part, tuple(moved.shape[:-1]) + shape))
+        return _nest(blocks, out_tree, [args[n] for n in nums], argnums)
+
+    return _cached_transform(fn, ("jacfwd", _hashable(argnums)),
+                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "jacfwd")))
+
+
+def _zeros_tree(tree):
+    leaves, structure = pytree.flatten(tree)
+    return pytree.unflatten(structure, [sg.zeros_like(leaf) for leaf in leaves])
+
+
+def _size(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _total(shapes) -> int:
+    return sum(_size(shape) for shape in shapes)
+
+
+def _split(flat, shapes) -> list:
+    """A vector cut into consecutive pieces reshaped to `shapes`."""
+    pieces, start = [], 0
+    for shape in shapes:
+        pieces.append(sg.reshape(flat[start:start + _size(shape)], shape))
+        start += _size(shape)
+    return pieces
+
+
+def _split_last(x, shapes) -> list:
+    """x cut along its last axis into consecutive pieces of the sizes of `shapes`."""
+    pieces, start = [], 0
+    for shape in shapes:
+        pieces.append(x[..., start:start + _size(shape)])
+        start += _size(shape)
+    return pieces
+
+
+def _require_floats(transform, what, leaves):
+    """A TypeError for an integer or boolean argument or output (it has no derivative), as JAX gives."""
+    for leaf in leaves:
+        dtype = leaf.dtype if hasattr(leaf, "dtype") else np.asarray(leaf).dtype
+        if not dtypes.is_float(dtype):
+            hint = ".astype(float), or leave it out of argnums" if what == "argument" else ".astype(float)"
+            raise TypeError(f"{transform}: an {what} of dtype {np.dtype(dtype)} has no derivative; it needs float "
+                            f"{what}s ({hint})")
+
+
+def _common_float(leaves):
+    """The float dtype a basis of these leaves is built in (float64 when any is)."""
+    kinds = [np.dtype(leaf.dtype) for leaf in leaves if dtypes.is_float(leaf.dtype)]
+    return dtypes.FLOAT32 if kinds and all(k == dtypes.FLOAT32 for k in kinds) else dtypes.FLOAT64
+
+
+def _mapped(fn, basis) -> list:
+    """fn mapped over the rows of `basis` (sg.vmap): one batched pass."""
+    return list(vmap(fn)(basis))
+
+
+def _output_tree(fn, args):
+    """The structure of fn's output (fn traced once more; DCE drops that trace)."""
+    return pytree.flatten(_Traced(fn, args).out())[1]
+
+
+def _nest(blocks, out_tree, selected, argnums):
+    """Jacobian blocks (per output leaf, the flat list over the selected arguments' leaves) nested as
+    the output's structure of (the argument's structure, or a tuple of them for a tuple argnums)."""
+    per_output = []
+    for row in blocks:
+        leaves, per_arg = iter(row), []
+        for arg in selected:
+            arg_tree = pytree.flatten(arg)[1]
+            per_arg.append(pytree.unflatten(arg_tree, [next(leaves) for _ in range(arg_tree.num_leaves)]))
+        per_output.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
+    return pytree.unflatten(out_tree, per_output)
 
 
 def hessian(fn, argnums=0):

@@ -331,6 +331,9 @@ def test_numpy_backend_writes_a_standalone_module(tmp_path):
     (["MLP:loss", *MLP_ARGS[:-2]], "does not match loss(w1, b1, w2, b2, x, y): missing y"),
     (["MLP:loss", *MLP_ARGS, "--arg", "z=f32[]"], "unknown z"),
     (["MLP:loss", *MLP_ARGS, "--arg", "x=f32[2]"], "--arg x given twice"),
+    (["MLP:loss", "--arg", "w1=f32[4,99999999999999999999]"], "shape [4,99999999999999999999] is too large"),
+    (["MLP:loss", "--arg", "w1=f32[4," + "9" * 5000 + "]"], "is too large"),
+    (["MLP:loss", "--arg", "w1=f64[4294967296,4294967296]"], "is too large (its bytes must fit in a 64-bit size)"),
 ])
 def test_command_line_errors(tmp_path, capsys, argv, message):
     argv = [a.replace("MLP", os.path.join(EXAMPLE, "mlp.py")) if a.startswith("MLP") else a for a in argv]

@@ -17,9 +17,9 @@ LAYERS = [
     ("symgrad.ops",),
     ("symgrad.codegen",),  # backends: the IR and op metadata only
     ("symgrad.numpy_api",),
-    ("symgrad.tracing", "symgrad.passes", "symgrad.autodiff", "symgrad.control_flow"),
+    ("symgrad.tracing", "symgrad.passes", "symgrad.autodiff", "symgrad.control_flow", "symgrad.batching"),
     ("symgrad.backends", "symgrad.compiler", "symgrad.loader"),
-    ("symgrad.transforms", "symgrad.finite_differences", "symgrad.closed_form"),
+    ("symgrad.transforms", "symgrad.finite_differences", "symgrad.closed_form", "symgrad.custom_derivatives"),
     ("symgrad.eager", "symgrad.autograd"),
     ("symgrad.nn", "symgrad.optim", "symgrad.aot"),
     ("symgrad.cli", "symgrad.__main__"),

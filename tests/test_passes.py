@@ -1,5 +1,6 @@
 """The IR passes (cse, fold, simplify, fuse): structure after each rewrite, and same numbers."""
 import numpy as np
+import pytest
 
 import symgrad as sg
 from symgrad.codegen.numpy_backend import lower
@@ -135,3 +136,21 @@ def test_fold_writes_uniform_constants_into_elementwise_expressions():
     assert "broadcast_to" not in prims(folded)  # the seed ct = broadcast(1.0) is written into the ew
     assert prims(folded).count("const") == 0
     assert_same_numbers(graph, folded, x)
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_fusion_composes_without_deciding_what_ieee_arithmetic_decides(backend):
+    """Fused into one expression, x != x, x - x or x / x meet the same operand on both sides: SymPy would
+    fold them to False, 0 and 1, where NaN and infinities say otherwise."""
+    x = np.array([np.nan, 1.0, np.inf, -np.inf, 0.0])
+    programs = {
+        "x != x": lambda x: sg.where(x != x, 1.0, 2 * x),
+        "x == x": lambda x: sg.where((x + 0.0) == (x + 0.0), 0.0, 5.0) * x,
+        "x <= x": lambda x: sg.where(sg.sin(x) <= sg.sin(x), 3.0, 4.0),
+        "x - x": lambda x: (x * 1.0) - (x * 1.0),
+        "x / x": lambda x: sg.exp(x) / sg.exp(x),
+    }
+    with np.errstate(all="ignore"):
+        for name, f in programs.items():
+            want = f(x)  # eager, NumPy's arithmetic
+            np.testing.assert_array_equal(sg.compile(f, backend=backend)(x), want, err_msg=name)

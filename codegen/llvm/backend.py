@@ -6,6 +6,8 @@ at O3 for the host CPU, through the on-disk object cache (jit.py).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from llvmlite import ir
 
@@ -62,7 +64,7 @@ def lower(graph: sir.Graph, structure=None) -> LlvmExecutable:
     them (an int returns one array); by default a flat tuple of all outputs."""
     if structure is None:
         structure = tuple(range(len(graph.outputs)))
-    module = ir.Module(name=graph.name)
+    module = ir.Module(name=re.sub(r"[^0-9A-Za-z_.]", "_", graph.name))  # printed unquoted in the IR text
     jit.configure(module)
     kernel = KernelBuilder(graph, module, jit.PLACEHOLDER + "kernel")
     function = kernel.build()

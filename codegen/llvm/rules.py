@@ -6,6 +6,8 @@ BUFFER_INPUTS[prim] says which inputs a node reads from memory, so the kernel st
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from llvmlite import ir
 
@@ -222,6 +224,7 @@ def _take(k, node, inputs):
         position = _checked_index(k, index, idx[axis:axis + n], x.shape[axis])
         out.store(k, idx, x.load(k, idx[:axis] + [position] + idx[axis + n:]))
     k.jobs.append(LoopJob(node.out.shape, out, x.reads | index.reads, gather))
+    _check_unvisited_indices(k, node.out.shape, index, out, x.shape[axis])
     return out
 
 
@@ -238,7 +241,15 @@ def _scatter_add(k, node, inputs):
         value = update.load(k, idx)
         out.store(k, out_idx, _add(k, out.load(k, out_idx), value))
     k.jobs.append(LoopJob(update.shape, out, update.reads | index.reads | out.reads, scatter))
+    _check_unvisited_indices(k, update.shape, index, out, out.shape[axis])
     return out
+
+
+def _check_unvisited_indices(k, domain, index, target, size):
+    """An empty gather or scatter (another axis has length 0) visits none of its indices: check them in a
+    loop of their own, so a bad index raises as in NumPy. A non-empty one checks each index it visits."""
+    if math.prod(domain) == 0 and math.prod(index.shape) > 0:
+        k.jobs.append(LoopJob(index.shape, target, index.reads, lambda k, idx: _checked_index(k, index, idx, size)))
 
 
 def _matmul(k, node, inputs):

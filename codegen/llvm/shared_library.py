@@ -96,20 +96,22 @@ class SharedLibrary:
         variable.global_constant = True
         variable.initializer = ir.Constant(array, data)
 
-    def link(self, library: str) -> None:
-        """Compile (O3) and link into `library` with the system C compiler ($CC, default cc)."""
+    def link(self, soname: str) -> bytes:
+        """The shared library named `soname`, compiled (O3) and linked with the system C compiler ($CC,
+        default cc); the caller writes it."""
         code = jit.object_code(str(self.module), self.machine)
         compiler = shlex.split(os.environ.get("CC", "cc"))
         if shutil.which(compiler[0]) is None:
             raise RuntimeError(f"symgrad compile --backend llvm needs a C compiler to link the shared library "
                                f"({compiler[0]!r} not found; set CC), or use --backend numpy")
-        with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(library))) as scratch:
+        with tempfile.TemporaryDirectory() as scratch:
             obj, linked = os.path.join(scratch, "code.o"), os.path.join(scratch, "lib.so")
             with open(obj, "wb") as f:
                 f.write(code)
             command = [*compiler, "-shared", "-o", linked, obj, "-lm", "-Wl,-z,noexecstack",
-                       "-Wl,-soname," + os.path.basename(library)]  # found by name (rpath), not by build path
+                       "-Wl,-soname," + soname]  # found by name (rpath), not by build path
             result = subprocess.run(command, capture_output=True, text=True)
             if result.returncode != 0:
                 raise RuntimeError(f"linking failed: {' '.join(command)}\n{result.stderr}")
-            os.replace(linked, library)
+            with open(linked, "rb") as f:
+                return f.read()

@@ -2,3 +2,4 @@
 from .forward import forward_pass  # noqa: F401
 from .reverse import backward_pass  # noqa: F401
 from . import control  # noqa: F401 (the control-flow primitives' rules)
+from . import custom  # noqa: F401 (the custom-derivative primitives' rules)

@@ -22,7 +22,7 @@ from .engine import Engine
 from .graph import Record, RemovableHandle, VersionCounter
 from .mode import enable_grad, is_grad_enabled, no_grad
 from ..ops import elementwise as E
-from ..core import Tracer, TracerError
+from ..core import Tracer, TracerError, refuse_masked
 from ..numpy_api.updates import IndexUpdateHelper
 
 _random = np.random.default_rng(0)
@@ -55,6 +55,7 @@ class EagerRecorder:
                 return operand.value
             raise TracerError("a traced value and an eager Tensor were combined; pass the tensor's "
                               ".detach().numpy() (or trace a function of plain arrays)")
+        refuse_masked(operand, "an operand of a tensor operation")
         return Tensor._wrap(np.asarray(operand))
 
     def add(self, prim, operands, attrs, shape, dtype) -> "Tensor":
@@ -100,6 +101,7 @@ class Tensor(Tracer):
     __slots__ = ("_data", "_requires_grad", "_node", "_version", "_grad", "_hooks", "__weakref__")
 
     def __init__(self, data, requires_grad=False, dtype=None):
+        refuse_masked(data, "tensor data")
         array = np.array(data._data if isinstance(data, Tensor) else data, copy=True)
         array = array.astype(dtypes.canonical(dtype if dtype is not None else array.dtype), copy=False)
         Tensor._init(self, array)
@@ -602,6 +604,7 @@ def elementwise_on_tensors(op, args):
         elif kind is Tensor or isinstance(arg, Tensor):
             tensors = True
         elif isinstance(arg, (np.ndarray, np.generic, list)):
+            refuse_masked(arg, "an operand of a tensor operation")
             arg = Tensor._wrap(sgnp.asarray(arg))
         else:
             return E.apply_elementwise(op, args)  # a tracer: the ordinary path
@@ -766,6 +769,7 @@ def tensor(data, requires_grad=False, dtype=None) -> Tensor:
 
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing `array`'s memory, as torch.from_numpy (in-place ops write through)."""
+    refuse_masked(array, "from_numpy")
     return Tensor._wrap(np.asarray(array).astype(dtypes.canonical(np.asarray(array).dtype), copy=False))
 
 

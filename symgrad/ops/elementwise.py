@@ -13,7 +13,7 @@ import numpy as np
 import sympy as sp
 
 from .. import dtypes
-from ..core import ShapeError, Tracer, fail
+from ..core import ShapeError, Tracer, fail, refuse_masked
 from . import functions as F
 from .elementwise_registry import ELEMENTWISE, input_symbol
 from .ew import bind_ew
@@ -124,6 +124,8 @@ def apply_elementwise(op: ElementwiseOp, args):
             scalars.append(arg)
             continue
         if not isinstance(arg, Tracer):
+            if builder is not None:
+                refuse_masked(arg, "a constant of the traced function")
             arg = np.asarray(arg)
             arg = arg.astype(dtypes.canonical(arg.dtype), copy=False)
             if builder is not None:  # a constant of its own shape, broadcast in the graph

@@ -216,7 +216,8 @@ def elementwise_lines(expr, arg_names: dict, dtype, target: str, printer=None) -
     if not expr.free_symbols:
         any_arg = next(iter(arg_names.values()))
         return [f"{target} = np.full(np.shape({any_arg}), {printer.doprint(expr)}, dtype={np_dtype(dtype)})"]
-    replacements, (reduced,) = sp.cse(expr, symbols=sp.numbered_symbols(f"_{target}_"), optimizations=None)
+    with sp.evaluate(False):  # rebuilt as it is: evaluated, x != x would become False where NaN != NaN
+        replacements, (reduced,) = sp.cse(expr, symbols=sp.numbered_symbols(f"_{target}_"), optimizations=None)
     for symbol, sub in replacements:
         lines.append(f"{symbol.name} = {printer.doprint(sub)}")
     text = printer.doprint(reduced)

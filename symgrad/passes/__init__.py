@@ -4,14 +4,16 @@ from .cse import cse
 from .dce import dce
 from .fold import fold
 from .fuse import fuse
+from .inline import inline_calls
 from .loops import merge_and_prune_scans
 from .reroll import reroll
 from .simplify import simplify
 
-# dce first: fusing dead code is wasted work; reroll after cse, which takes out what the steps of a
+# custom-derivative calls inlined first (differentiation is done; no backend has a rule for them); dce
+# next: fusing dead code is wasted work; reroll after cse, which takes out what the steps of a
 # loop compute alike; merging scans after cse too, which gives a scan and its copy (from reverse mode) the
 # same inputs
-PIPELINE = (dce, cse, reroll, merge_and_prune_scans, dce, fold, simplify, fuse, cse, dce)
+PIPELINE = (inline_calls, dce, cse, reroll, merge_and_prune_scans, dce, fold, simplify, fuse, cse, dce)
 
 
 def optimize(graph):

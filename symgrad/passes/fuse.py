@@ -78,7 +78,9 @@ def _substituted(node: ir.Node, candidates: dict, symbol_of: _Symbols) -> _Fused
         else:
             mapping[arg] = symbol_of(value)
             numeric |= _numeric((value,))
-    return _Fused(node, params["expr"].xreplace(mapping), size, frozenset(numeric), tuple(absorbed))
+    with sp.evaluate(False):  # composing, not simplifying: SymPy would decide x != x (False) where NaN != NaN
+        expr = params["expr"].xreplace(mapping)
+    return _Fused(node, expr, size, frozenset(numeric), tuple(absorbed))
 
 
 def _rewritten(fused: _Fused, operands: list, symbol_of: _Symbols) -> ir.Node:
@@ -86,7 +88,9 @@ def _rewritten(fused: _Fused, operands: list, symbol_of: _Symbols) -> ir.Node:
     free = fused.expr.free_symbols
     used = [v for v in operands if symbol_of(v) in free] or operands[:1]
     canonical = {symbol_of(v): input_symbol(i, v.dtype) for i, v in enumerate(used)}
-    attrs = {"expr": fused.expr.xreplace(canonical), "args": tuple(canonical.values()),
+    with sp.evaluate(False):
+        expr = fused.expr.xreplace(canonical)
+    attrs = {"expr": expr, "args": tuple(canonical.values()),
              "dtype": fused.node.params["dtype"]}
     node = fused.node
     return ir.Node(ew_p, tuple(used), ir.freeze_attrs(attrs), node.out, dict(node.meta))

@@ -1,0 +1,188 @@
+"""`sg.custom_vjp` and `sg.custom_jvp`: functions whose derivatives are rules the user writes, with
+JAX's decorators (`f.defvjp(f_fwd, f_bwd)`, `@f.defjvp`).
+
+Called on concrete arrays outside any transform, the function simply runs. Traced (under grad, jvp,
+vmap, compile...), a call becomes one node holding the graphs of the function and of its rules
+(ops/custom.py); differentiation replays the rules (autodiff/custom.py), and the optimizer inlines the
+function before lowering. The function and its rules must take the traced values they use as
+arguments: a rule closing over a traced value of an enclosing trace would have no derivative with
+respect to it, so that is an error rather than a silently missing term. Eager tensors
+(`requires_grad`) have `sg.autograd.Function` for the same purpose.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+import numpy as np
+
+from . import ir, pytree
+from . import numpy_api as sg
+from .core import TracerError, Tracer, bind, current_builder, fail
+from .ops.control import results
+from .ops.custom import custom_jvp_p, custom_vjp_p
+from .tracing import as_input_array, function_name, trace_flat
+
+
+def _closed(fn, args, what):
+    """(graph, output tree) of fn traced on args, refusing a function that reads traced values of an
+    enclosing trace."""
+    graph, tree, captures = trace_flat(fn, args, name=function_name(fn))
+    if captures:
+        raise TracerError(f"{what} {function_name(fn)} reads a traced value it is not given as an argument (a "
+                          "closure over a value of an enclosing transform); pass that value as an argument")
+    return graph, tree
+
+
+def _leaves(args):
+    """The argument leaves as values a trace can take: tracers as they are, the rest as arrays."""
+    leaves, tree = pytree.flatten(list(args))
+    names = pytree.leaf_names(list(args), [f"argument {i}" for i in range(len(args))])
+    return [x if isinstance(x, Tracer) else as_input_array(x, name) for x, name in zip(leaves, names)], tree
+
+
+def _types(values) -> list:
+    return [ir.Value(tuple(np.shape(v)), v.dtype) for v in values]
+
+
+def _same_types(what, expected, given):
+    if len(expected) != len(given):
+        fail(f"{what}: {len(given)} values, expected {len(expected)}", TypeError)
+    for position, (want, got) in enumerate(zip(expected, given)):
+        if (want.shape, np.dtype(want.dtype)) != (got.shape, np.dtype(got.dtype)):
+            fail(f"{what}: value {position} is {got.type_str()}, expected {want.type_str()}", TypeError)
+
+
+class custom_vjp:
+    """A function with a reverse-mode rule of its own (jax.custom_vjp):
+
+        @sg.custom_vjp
+        def f(x): ...
+        def f_fwd(x): return f(x), residuals        # residuals: any pytree of arrays
+        def f_bwd(residuals, g): return (gx,)       # one cotangent per argument (None: zero)
+        f.defvjp(f_fwd, f_bwd)
+    """
+
+    def __init__(self, fun):
+        self.fun = fun
+        self.fwd = self.bwd = None
+        self._tracing = threading.local()  # while its own rules are traced (in this thread), a call of the function
+        # is the function
+        functools.update_wrapper(self, fun)
+
+    def defvjp(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+        return self
+
+    def __call__(self, *args):
+        if current_builder() is None or getattr(self._tracing, "active", False):
+            return self.fun(*args)
+        if self.fwd is None:
+            fail(f"custom_vjp {function_name(self.fun)}: call defvjp(fwd, bwd) before differentiating it", TypeError)
+        self._tracing.active = True
+        try:
+            return self._bind(args)
+        finally:
+            self._tracing.active = False
+
+    def _bind(self, args):
+        leaves, in_tree = _leaves(args)
+        example = pytree.unflatten(in_tree, _types(leaves))
+        fun, out_tree = _closed(self.fun, example, "custom_vjp function")
+        fwd, fwd_tree = _closed(self.fwd, example, "custom_vjp fwd rule")
+        if fwd_tree.kind not in ("tuple", "list") or len(fwd_tree.children) != 2 or fwd_tree.children[0] != out_tree:
+            fail(f"custom_vjp {function_name(self.fun)}: fwd must return (output, residuals) with the output "
+                 "structured as the function's", TypeError)
+        _same_types(f"custom_vjp {function_name(self.fun)}: fwd's output", fun.outputs,
+                    fwd.outputs[:len(fun.outputs)])
+        residual_tree = fwd_tree.children[1]
+        residuals = pytree.unflatten(residual_tree, [ir.Value(v.shape, v.dtype) for v in fwd.outputs[len(fun.outputs):]])
+        cotangents = pytree.unflatten(out_tree, [ir.Value(v.shape, v.dtype) for v in fun.outputs])
+        bwd = self._backward(residuals, cotangents, args, leaves)
+        outs = results(bind(custom_vjp_p, leaves, dict(fun=fun, fwd=fwd, bwd=bwd)))
+        return pytree.unflatten(out_tree, outs)
+
+    def _backward(self, residuals, cotangents, args, leaves) -> ir.Graph:
+        """bwd as a graph (residual leaves, cotangent leaves) -> one cotangent per argument leaf."""
+        name = function_name(self.fun)
+
+        def backward(residuals, cotangents):
+            pulled = self.bwd(residuals, cotangents)
+            if not isinstance(pulled, (tuple, list)) or len(pulled) != len(args):
+                fail(f"custom_vjp {name}: bwd must return a tuple with one cotangent per argument ({len(args)})",
+                     TypeError)
+            flat = []
+            for arg, ct in zip(args, pulled):
+                arg_leaves, arg_tree = pytree.flatten(arg)
+                if ct is None:
+                    flat += [None] * len(arg_leaves)
+                    continue
+                ct_leaves, ct_tree = pytree.flatten(ct)
+                if ct_tree != arg_tree:
+                    fail(f"custom_vjp {name}: bwd's cotangent {ct_tree} does not match its argument {arg_tree}",
+                         TypeError)
+                flat += ct_leaves
+            return [(sg.zeros(np.shape(leaf), leaf.dtype) if ct is None else ct) for ct, leaf in zip(flat, leaves)]
+
+        graph, _ = _closed(backward, (residuals, cotangents), "custom_vjp bwd rule")
+        _same_types(f"custom_vjp {name}: bwd's cotangents", _types(leaves), graph.outputs)
+        return graph
+
+
+class custom_jvp:
+    """A function with a forward-mode rule of its own (jax.custom_jvp), which reverse mode transposes:
+
+        @sg.custom_jvp
+        def f(x): ...
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            (x,), (t,) = primals, tangents
+            return f(x), tangent_out
+    """
+
+    def __init__(self, fun):
+        self.fun = fun
+        self.jvp = None
+        self._tracing = threading.local()  # while its rule is traced (in this thread), a call of the function is
+        # the function
+        functools.update_wrapper(self, fun)
+
+    def defjvp(self, jvp):
+        self.jvp = jvp
+        return jvp
+
+    def __call__(self, *args):
+        if current_builder() is None or getattr(self._tracing, "active", False):
+            return self.fun(*args)
+        if self.jvp is None:
+            name = function_name(self.fun)
+            fail(f"custom_jvp {name}: define its rule with @{name}.defjvp before differentiating it", TypeError)
+        self._tracing.active = True
+        try:
+            return self._bind(args)
+        finally:
+            self._tracing.active = False
+
+    def _bind(self, args):
+        name = function_name(self.fun)
+        leaves, in_tree = _leaves(args)
+        types = _types(leaves)
+        fun, out_tree = _closed(self.fun, pytree.unflatten(in_tree, types), "custom_jvp function")
+        tangent_types = [ir.Value(v.shape, v.dtype) for v in types]  # an integer's tangent: zeros of its type
+
+        def rule(primal_leaves, tangent_leaves):
+            primals = tuple(pytree.unflatten(in_tree, primal_leaves))
+            tangents = tuple(pytree.unflatten(in_tree, tangent_leaves))
+            out = self.jvp(primals, tangents)
+            if not isinstance(out, (tuple, list)) or len(out) != 2:
+                fail(f"custom_jvp {name}: the rule must return (primal output, tangent output)", TypeError)
+            primal_out, tangent_out = (pytree.flatten(part) for part in out)
+            if primal_out[1] != out_tree or tangent_out[1] != out_tree:
+                fail(f"custom_jvp {name}: the rule's outputs must be structured as the function's", TypeError)
+            return primal_out[0] + tangent_out[0]
+
+        jvp, _ = _closed(rule, (types, tangent_types), "custom_jvp rule")
+        _same_types(f"custom_jvp {name}: the rule's outputs", fun.outputs + fun.outputs, jvp.outputs)
+        jvp = ir.Graph(jvp.inputs, jvp.nodes, jvp.outputs, f"{name}_jvp")
+        outs = results(bind(custom_jvp_p, leaves, dict(fun=fun, jvp=jvp)))
+        return pytree.unflatten(out_tree, outs)

@@ -1,0 +1,129 @@
+"""sg.custom_vjp and sg.custom_jvp: the user's rules are what grad, jvp, vmap and compile use (on both
+backends), not the autodiff of the function; reverse mode of a custom_jvp is its rule transposed;
+errors for rules that do not fit the function."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+
+@sg.custom_vjp
+def clip_gradient(x, bound):
+    return x
+
+
+def _clip_fwd(x, bound):
+    return x, bound
+
+
+def _clip_bwd(bound, g):
+    return (sg.clip(g, -bound, bound), None)
+
+
+clip_gradient.defvjp(_clip_fwd, _clip_bwd)
+
+
+@sg.custom_jvp
+def log1pexp(x):
+    return sg.log(1.0 + sg.exp(x))
+
+
+@log1pexp.defjvp
+def _log1pexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return log1pexp(x), t * (1.0 - 1.0 / (1.0 + sg.exp(x)))  # stable where exp(x) overflows
+
+
+def test_custom_vjp_gradient_is_the_rule_on_both_backends():
+    f = lambda x: sg.sum(clip_gradient(x, 0.5) * 3.0)  # noqa: E731
+    x = np.linspace(-1, 1, 5)
+    np.testing.assert_allclose(sg.grad(f)(x), np.full(5, 0.5))  # 3 clipped to 0.5
+    for backend in ("llvm", "numpy"):
+        value, grad = sg.compile(sg.value_and_grad(f), backend=backend)(x)
+        np.testing.assert_allclose(value, 0.0, atol=1e-15)
+        np.testing.assert_allclose(grad, np.full(5, 0.5))
+    assert clip_gradient(x, 0.5) is x  # concrete, outside a transform: the function runs as it is
+
+
+def test_custom_vjp_with_residuals_matches_finite_differences():
+    @sg.custom_vjp
+    def f(x, y):
+        return sg.sin(x) * y
+
+    def f_fwd(x, y):
+        return f(x, y), (sg.cos(x), sg.sin(x), y)
+
+    def f_bwd(res, g):
+        cos_x, sin_x, y = res
+        return (cos_x * g * y, sin_x * g)
+
+    f.defvjp(f_fwd, f_bwd)
+    x, y = np.array([0.3, -1.2]), np.array([2.0, 0.5])
+    loss = lambda x, y: sg.sum(f(x, y) ** 2)  # noqa: E731
+    gx, gy = sg.grad(loss, argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(gx, 2 * np.sin(x) * y * np.cos(x) * y, rtol=1e-12)
+    np.testing.assert_allclose(gy, 2 * np.sin(x) * y * np.sin(x), rtol=1e-12)
+    per_example = sg.vmap(sg.grad(lambda x, y: sg.sum(f(x, y))), in_axes=(0, 0))(np.stack([x, x * 2]),
+                                                                                   np.stack([y, y]))
+    np.testing.assert_allclose(per_example[1], np.cos(2 * x) * y, rtol=1e-12)
+
+
+def test_custom_jvp_forward_reverse_and_second_order():
+    x = np.array([-3.0, 0.0, 2.0, 800.0])
+    _, tangent = sg.jvp(log1pexp, (x,), (np.ones(4),))
+    want = 1.0 / (1.0 + np.exp(-np.minimum(x, 700)))
+    np.testing.assert_allclose(tangent, want, rtol=1e-12)  # 1 at 800, where autodiff of f gives nan
+    for backend in ("llvm", "numpy"):
+        np.testing.assert_allclose(sg.compile(sg.grad(lambda x: sg.sum(log1pexp(x))), backend=backend)(x), want,
+                                   rtol=1e-12)
+    hessian = sg.hessian(lambda x: sg.sum(log1pexp(x)))(x[:3])
+    np.testing.assert_allclose(np.diag(hessian), want[:3] * (1 - want[:3]), rtol=1e-10)
+    np.testing.assert_allclose(sg.vmap(sg.grad(log1pexp))(x), want, rtol=1e-12)
+
+
+def test_forward_mode_of_a_custom_vjp_function_is_a_clear_error():
+    with pytest.raises(sg.UnsupportedOpError, match="custom_vjp"):
+        sg.jvp(lambda x: clip_gradient(x, 1.0), (np.ones(2),), (np.ones(2),))
+
+
+def test_rules_that_do_not_fit_are_errors_naming_the_function():
+    @sg.custom_vjp
+    def f(x):
+        return x * 2
+
+    f.defvjp(lambda x: (x * 2, x), lambda res, g: (g, g))  # two cotangents for one argument
+    with pytest.raises(TypeError, match="one cotangent per argument"):
+        sg.grad(lambda x: sg.sum(f(x)))(np.ones(3))
+
+    @sg.custom_vjp
+    def g(x):
+        return x * 2
+
+    g.defvjp(lambda x: (x * 2, x), lambda res, ct: (ct[:2],))  # a cotangent of the wrong shape
+    with pytest.raises(TypeError, match="f64\\[2\\], expected f64\\[3\\]"):
+        sg.grad(lambda x: sg.sum(g(x)))(np.ones(3))
+
+    @sg.custom_vjp
+    def h(x):
+        return x * 2
+    with pytest.raises(TypeError, match="defvjp"):
+        sg.grad(lambda x: sg.sum(h(x)))(np.ones(3))
+
+
+def test_a_rule_closing_over_a_traced_value_is_refused():
+    def outer(scale, x):
+        @sg.custom_vjp
+        def f(x):
+            return x * scale
+
+        f.defvjp(lambda x: (x * scale, None), lambda res, g: (g * scale,))
+        return sg.sum(f(x))
+    with pytest.raises(sg.TracerError, match="pass that value as an argument"):
+        sg.grad(outer)(2.0, np.ones(3))
+
+
+def test_sg_symbolic_and_the_printed_ir_show_the_function():
+    result = sg.symbolic(lambda x: log1pexp(x), 1.0)
+    assert str(result.output) == "log(exp(x) + 1.0)"
+    text = str(sg.trace(lambda x: log1pexp(x), np.ones(2)))
+    assert "custom_jvp" in text and "log1pexp" in text
