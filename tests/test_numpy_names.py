@@ -567,3 +567,19 @@ def test_numpy_positional_arguments_and_out():
         with pytest.raises(TypeError, match="out=") as info:
             sg.compile(program)(x)
         assert "test_numpy_names.py" in str(info.value)
+
+
+def test_new_names_under_vmap():
+    """argsort has a batching rule (the batch axis is one more leading axis); the compositions batch as
+    their primitives do. vmap of each (and of its gradient) gives the per-example results."""
+    x = np.random.default_rng(0).normal(size=(4, 6))
+    x[1, 2] = np.nan
+    def f(a):
+        return (sg.sum(sg.sort(a) * np.arange(6.0)) + sg.cummax(a)[-1] + sg.argmax(a) + sg.trace(sg.outer(a, a))
+                + sg.sum(sg.pad(a, 1, mode="reflect") % 0.7) + sg.sum(a.at[sg.argmin(a)].set(0.0) ** 2))
+    with np.errstate(invalid="ignore"):
+        expected = np.array([f(sg.tensor(row)).item() for row in x])
+        np.testing.assert_allclose(sg.vmap(f)(x), expected)
+        np.testing.assert_allclose(sg.compile(sg.vmap(f))(x), expected)
+        grads = np.stack([sg.grad(f)(row) for row in x])
+        np.testing.assert_allclose(sg.compile(sg.vmap(sg.grad(f)))(x), grads)

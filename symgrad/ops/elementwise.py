@@ -315,18 +315,11 @@ clip = define("clip", lambda x, lo, hi: sp.Piecewise((hi, sp.Or(x > hi, lo > hi)
               kind="arith")
 where = define("where", lambda c, a, b: sp.Piecewise((a, c), (b, True)), kind="where", conditions=(0,))
 less = define("less", lambda a, b: a < b, kind="compare")
-# SymPy's real symbols are finite, so once fusion substitutes one value for both operands it folds
-# x == x and x <= x to True and x != x to False: wrong for NaN. The reflexive comparisons say so, which
-# costs nothing when the operands differ (a NaN already makes them false, and != true).
-less_equal = define("less_equal", lambda a, b: sp.And(a <= b, sp.Not(F.isnan(a))), kind="compare",
-                    integer_fn=lambda a, b: a <= b)
+less_equal = define("less_equal", lambda a, b: a <= b, kind="compare")
 greater = define("greater", lambda a, b: a > b, kind="compare")
-greater_equal = define("greater_equal", lambda a, b: sp.And(a >= b, sp.Not(F.isnan(a))), kind="compare",
-                       integer_fn=lambda a, b: a >= b)
-equal = define("equal", lambda a, b: sp.And(sp.Eq(a, b, evaluate=False), sp.Not(F.isnan(a))), kind="compare",
-               integer_fn=lambda a, b: sp.Eq(a, b, evaluate=False))
-not_equal = define("not_equal", lambda a, b: sp.Or(sp.Ne(a, b, evaluate=False), F.isnan(a)), kind="compare",
-                   integer_fn=lambda a, b: sp.Ne(a, b, evaluate=False))
+greater_equal = define("greater_equal", lambda a, b: a >= b, kind="compare")
+equal = define("equal", lambda a, b: sp.Eq(a, b, evaluate=False), kind="compare")
+not_equal = define("not_equal", lambda a, b: sp.Ne(a, b, evaluate=False), kind="compare")
 logical_not = define("logical_not", lambda a: sp.Not(a), kind="compare", conditions=(0,))
 logical_and = define("logical_and", lambda a, b: sp.And(a, b), kind="compare", conditions=(0, 1))
 logical_or = define("logical_or", lambda a, b: sp.Or(a, b), kind="compare", conditions=(0, 1))
