@@ -125,3 +125,106 @@ def mark_variable_powers(expr):
 
 def unmark_variable_powers(expr):
     return expr.replace(variable_power, lambda base, exponent: base ** exponent)
+
+
+# ----------------------------------------------------------------------------- scipy.special's delicate functions
+# An `evaluation()` is the value as an expression of functions every backend lowers (the printers
+# print it in place of the function); functions without one are evaluated by scipy.special (special.py).
+
+class ndtr(_RealFunction):
+    """The standard normal CDF, erfc(-x/sqrt(2))/2, by scipy.special.ndtr: SymPy would rewrite
+    erfc(-z) as 2 - erfc(z), which cancels to 0 in the lower tail."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        x = self.args[0]
+        return sp.exp(-x ** 2 / 2) / sp.sqrt(2 * sp.pi)
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sp.erfc(-x / sp.sqrt(2)) / 2
+        return None
+
+
+class log_ndtr(_RealFunction):
+    """log(ndtr(x)), by scipy.special.log_ndtr: finite far into the lower tail, where ndtr underflows.
+    Its derivative pdf/cdf is exp(-x**2/2 - log_ndtr(x))/sqrt(2*pi), which neither overflows nor is 0/0."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        x = self.args[0]
+        return sp.exp(-x ** 2 / 2 - self) / sp.sqrt(2 * sp.pi)
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sp.log(sp.erfc(-x / sp.sqrt(2)) / 2)
+        return None
+
+
+class _XLogFunction(_RealFunction):
+    """x * log_fn(y), 0 where x == 0 and y is not NaN (scipy.special's convention).
+
+    Derivatives as torch.special's: d/dx = log_fn(y), but 0 where x == 0 and y is at or past log_fn's
+    pole; d/dy = x * log_fn'(y), but 0 where x == 0 (the function is 0 for every y there; torch's
+    x/y gives NaN at (0, 0))."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        x, y = self.args
+        if argindex == 1:
+            return sp.Piecewise((0, sp.And(sp.Eq(x, 0), y <= self.pole)), (self.log_fn(y), True))
+        return sp.Piecewise((0, sp.Eq(x, 0)), (x * sp.diff(self.log_fn(y), y), True))
+
+    @classmethod
+    def eval(cls, x, y):
+        if x.is_zero and y.is_Number and y is not sp.nan:
+            return sp.S.Zero
+        return None
+
+    def evaluation(self):
+        x, y = self.args
+        # Abs(y) >= 0 is false only for NaN, which then gives 0 * NaN = NaN (unevaluated: SymPy's y is finite)
+        keeps_zero = sp.And(sp.Eq(x, 0), sp.GreaterThan(sp.Abs(y), 0, evaluate=False), evaluate=False)
+        return sp.Piecewise((0, keeps_zero), (x * self.log_fn(y), True), evaluate=False)
+
+
+class xlogy(_XLogFunction):
+    """x * log(y), 0 at x == 0."""
+
+    pole = 0
+
+    @staticmethod
+    def log_fn(y):
+        return sp.log(y)
+
+
+class xlog1py(_XLogFunction):
+    """x * log1p(y), 0 at x == 0."""
+
+    pole = -1
+
+    @staticmethod
+    def log_fn(y):
+        return log1p(y)
+
+
+class betaln(_RealFunction):
+    """log|B(a, b)|, by scipy.special.betaln: loggamma(a) + loggamma(b) - loggamma(a + b) cancels for large
+    arguments and is inf - inf where one is infinite."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        a, b = self.args
+        return sp.polygamma(0, self.args[argindex - 1]) - sp.polygamma(0, a + b)
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Number and b.is_Number:
+            return sp.loggamma(a) + sp.loggamma(b) - sp.loggamma(a + b)
+        return None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..core import UnsupportedOpError
+from . import functions as F
 from .elementwise_registry import ops_using
 
 
@@ -32,7 +33,7 @@ class ScipyCall:
 SCIPY_NAMES = {
     sp.loggamma: "gammaln", sp.gamma: "gamma", sp.erfc: "erfc", sp.erfinv: "erfinv", sp.erfcinv: "erfcinv",
     sp.besselj: "jv", sp.bessely: "yv", sp.besseli: "iv", sp.besselk: "kv", sp.beta: "beta", sp.Ei: "expi",
-    sp.zeta: "zeta",
+    sp.zeta: "zeta", F.ndtr: "ndtr", F.log_ndtr: "log_ndtr", F.betaln: "betaln",
 }
 
 
