@@ -36,8 +36,11 @@ NUMPY_FORMULAS = {
 # sg.scipy.special's elementwise ops: scipy.special is their reference; SciPy evaluates those of
 # SCIPY_EVALUATED on both backends, so without it they are skipped (test_scipy.py checks the error).
 SCIPY_SPECIAL = ("gammaln", "digamma", "erfc", "erfinv", "ndtr", "log_ndtr", "ndtri", "logit", "expit", "xlogy",
-                 "xlog1py", "betaln")
-SCIPY_EVALUATED = ("gammaln", "digamma", "erfc", "erfinv", "ndtr", "log_ndtr", "ndtri", "betaln")
+                 "xlog1py", "betaln", "gammainc", "gammaincc", "betainc", "stdtr", "pdtr")
+SCIPY_EVALUATED = ("gammaln", "digamma", "erfc", "erfinv", "ndtr", "log_ndtr", "ndtri", "betaln", "gammainc",
+                   "gammaincc", "betainc", "stdtr", "pdtr")
+# Arguments an op has no derivative in (no closed form: sg.UnsupportedOpError if one is needed).
+NO_DERIVATIVE = {"gammainc": (0,), "gammaincc": (0,), "betainc": (0, 1), "stdtr": (0,)}
 COMPARE_FORMULAS = {"is_whole": lambda x: np.isfinite(x) & (x == np.floor(x))}
 
 
@@ -104,6 +107,7 @@ KINKS = {
     "maximum": lambda a, b: [a - b],
     "minimum": lambda a, b: [a - b],
     "clip": lambda x, lo, hi: [x - lo, x - hi],
+    "pdtr": lambda k, mu: [k - np.round(k)],
 }
 KINK_GAP = 0.1
 
@@ -149,7 +153,7 @@ def _op_cases(ops):
 
 
 def _float_argnums(op):
-    return tuple(i for i in range(op.arity) if not (op.kind == "where" and i == 0))
+    return tuple(i for i in range(op.arity) if not (op.kind == "where" and i == 0) and i not in NO_DERIVATIVE.get(op.name, ()))
 
 
 def _seeded(name):

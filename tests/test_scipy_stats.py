@@ -64,6 +64,17 @@ CASES = [
     ("dirichlet.logpdf", S.dirichlet.logpdf, stats.dirichlet.logpdf, (SIMPLEX, ALPHA), (1,),
      lambda torch, x, alpha: torch.distributions.Dirichlet(alpha, validate_args=False).log_prob(x.T)),
     ("dirichlet.pdf", S.dirichlet.pdf, stats.dirichlet.pdf, (SIMPLEX[:, 0], ALPHA), (1,), None),
+    # cdfs of shape families: differentiable in the data, loc and scale (and mu), not in the shapes
+    ("t.cdf", S.t.cdf, stats.t.cdf, (X, POSITIVE, LOC, SCALE), (0, 2, 3), None),
+    ("t.logcdf", S.t.logcdf, stats.t.logcdf, (X, POSITIVE), (0,), None),
+    ("gamma.cdf", S.gamma.cdf, stats.gamma.cdf, (POSITIVE, UNIT * 3, np.zeros(4), SCALE), (0, 2, 3),
+     lambda torch, x, a, loc, scale: torch.special.gammainc(a, (x - loc) / scale)),
+    ("gamma.logcdf", S.gamma.logcdf, stats.gamma.logcdf, (POSITIVE, UNIT * 3), (0,), None),
+    ("beta.cdf", S.beta.cdf, stats.beta.cdf, (UNIT, POSITIVE, SCALE), (0,), None),
+    ("beta.logcdf-loc-scale", S.beta.logcdf, stats.beta.logcdf, (UNIT * 2 - 1, POSITIVE, SCALE, -np.ones(4),
+                                                                  2 * np.ones(4)), (0, 3, 4), None),
+    ("poisson.cdf", S.poisson.cdf, stats.poisson.cdf, (COUNTS + 0.5, POSITIVE), (1,), None),
+    ("poisson.logcdf", S.poisson.logcdf, stats.poisson.logcdf, (COUNTS, POSITIVE, -np.ones(4)), (1,), None),
     ("multivariate_normal.logpdf", lambda x, m: S.multivariate_normal.logpdf(x, m, COV),
      lambda x, m: stats.multivariate_normal.logpdf(x, m, COV), (POINTS, MEAN), (0, 1),
      lambda torch, x, m: torch.distributions.MultivariateNormal(m, torch.tensor(COV, dtype=m.dtype)).log_prob(x)),
@@ -127,18 +138,28 @@ EDGES = [
     ("norm.logcdf", S.norm.logcdf, stats.norm.logcdf, (np.array([-np.inf, -1e4, -40.0, 0.0, 40.0, np.inf]),)),
     ("norm.ppf", S.norm.ppf, stats.norm.ppf, (np.array([0.0, 1e-300, 0.5, 1.0, 1.5]),)),
     ("t", S.t.logpdf, stats.t.logpdf, (np.array([0.0, 1e10, np.inf, 1.0, 1.0]), np.array([1.0, 3.0, 2.0, 0.0, -1.0]))),
-    ("gamma", S.gamma.logpdf, stats.gamma.logpdf, (np.array([-1.0, 0.0, 0.0, 0.0, 1.0, np.inf, 1.0]),
-                                                    np.array([1.0, 1.0, 2.0, 0.5, 0.0, 2.0, -1.0]))),
-    ("beta", S.beta.logpdf, stats.beta.logpdf, (np.array([-0.5, 0.0, 1.0, 0.0, 1.0, 1.5, 0.5, 0.5]),
-                                                 np.array([1.0, 1.0, 1.0, 2.0, 3.0, 2.0, 0.0, 2.0]),
-                                                 np.array([1.0, 1.0, 1.0, 2.0, 0.5, 2.0, 1.0, -1.0]))),
+    ("gamma", S.gamma.logpdf, stats.gamma.logpdf, (np.array([-1.0, 0.0, 0.0, 0.0, 1.0, np.inf, 1.0, np.nan]),
+                                                    np.array([1.0, 1.0, 2.0, 0.5, 0.0, 2.0, -1.0, 2.0]))),
+    ("beta", S.beta.logpdf, stats.beta.logpdf, (np.array([-0.5, 0.0, 1.0, 0.0, 1.0, 1.5, 0.5, 0.5, np.nan]),
+                                                 np.array([1.0, 1.0, 1.0, 2.0, 3.0, 2.0, 0.0, 2.0, 2.0]),
+                                                 np.array([1.0, 1.0, 1.0, 2.0, 0.5, 2.0, 1.0, -1.0, 2.0]))),
     # (k = inf is -inf here, the log of its probability 0; SciPy computes inf - inf = NaN)
-    ("poisson", S.poisson.logpmf, stats.poisson.logpmf, (np.array([0.0, 1.5, -1.0, 3.0, 0.0, 2.0, 1.0]),
-                                                          np.array([0.0, 2.0, 2.0, 0.0, 2.0, -1.0, np.inf]))),
-    ("bernoulli", S.bernoulli.logpmf, stats.bernoulli.logpmf, (np.array([0.0, 1.0, 2.0, 0.5, 0.0, 1.0, 1.0, -1.0]),
-                                                                np.array([0.0, 0.0, 0.3, 0.3, 1.0, 1.0, 1.5, 0.3]))),
-    ("bernoulli.cdf", S.bernoulli.cdf, stats.bernoulli.cdf, (np.array([-np.inf, 0.0, 0.99, 1.0, np.inf, 0.5]),
-                                                              np.array([0.3, 0.3, 0.3, 0.3, 0.3, -0.1]))),
+    ("poisson", S.poisson.logpmf, stats.poisson.logpmf, (np.array([0.0, 1.5, -1.0, 3.0, 0.0, 2.0, 1.0, np.nan]),
+                                                          np.array([0.0, 2.0, 2.0, 0.0, 2.0, -1.0, np.inf, 2.0]))),
+    ("bernoulli", S.bernoulli.logpmf, stats.bernoulli.logpmf, (np.array([0.0, 1.0, 2.0, 0.5, 0.0, 1.0, 1.0, -1.0, np.nan]),
+                                                                np.array([0.0, 0.0, 0.3, 0.3, 1.0, 1.0, 1.5, 0.3, 0.3]))),
+    ("bernoulli.cdf", S.bernoulli.cdf, stats.bernoulli.cdf, (np.array([-np.inf, 0.0, 0.99, 1.0, np.inf, 0.5, np.nan]),
+                                                              np.array([0.3, 0.3, 0.3, 0.3, 0.3, -0.1, 0.3]))),
+    ("bernoulli.logcdf", S.bernoulli.logcdf, stats.bernoulli.logcdf, (np.array([-1.0, 0.0, 0.5, 1.0, np.nan]),
+                                                                       np.array([0.3, 1.0, 0.0, 0.3, 0.3]))),
+    ("gamma.cdf", S.gamma.cdf, stats.gamma.cdf, (np.array([-1.0, 0.0, 0.0, np.inf, 1.0, 1.0, np.nan]),
+                                                  np.array([1.0, 0.5, 2.0, 2.0, 0.0, -1.0, 2.0]))),
+    ("beta.cdf", S.beta.cdf, stats.beta.cdf, (np.array([-0.5, 0.0, 1.0, 1.5, 0.5, 0.5, np.nan]),
+                                               np.array([2.0, 2.0, 2.0, 2.0, 0.0, 1.0, 2.0]),
+                                               np.array([3.0, 3.0, 3.0, 3.0, 1.0, -1.0, 3.0]))),
+    ("t.cdf", S.t.cdf, stats.t.cdf, (np.array([-np.inf, -1e10, 0.0, np.inf, 1.0, 1.0]), np.array([2.0, 1.0, 3.0, 2.0, 0.0, -1.0]))),
+    ("poisson.cdf", S.poisson.cdf, stats.poisson.cdf, (np.array([-1.0, 0.0, 2.5, np.inf, 1.0, 1.0, np.nan]),
+                                                        np.array([2.0, 0.0, 2.0, 2.0, -1.0, np.inf, 2.0]))),
     ("dirichlet", S.dirichlet.logpdf, stats.dirichlet.logpdf, (np.array([0.0, 0.5, 0.5]), np.array([1.0, 2.0, 2.0]))),
 ]
 
@@ -210,3 +231,19 @@ def test_python_number_parameters_keep_float32_data_float32():
         assert got.dtype == np.float32
     assert S.poisson.logpmf(np.array([1, 2]), 2.0).dtype == np.float64
     assert S.norm.logpdf(sg.tensor(x), scale=2.0).numpy().dtype == np.float32
+
+
+@pytest.mark.parametrize("fn,argnum,name", [
+    (lambda x, a: S.gamma.cdf(x, a), 1, r"gammainc\(a, x\) in a"),
+    (lambda x, a: S.t.cdf(x, a), 1, r"stdtr\(df, t\) in df"),
+    (lambda x, a: S.beta.cdf(x / 4, 2.0, a), 1, r"betainc\(a, b, x\) in b"),
+])
+def test_a_derivative_in_a_shape_parameter_is_a_clear_error_and_a_constant_shape_costs_nothing(fn, argnum, name):
+    x, a = np.array([0.5, 1.5]), np.array([2.0, 3.0])
+    for backend in BACKENDS:
+        with pytest.raises(sg.UnsupportedOpError, match=name + ".*no closed form.*as a constant"):
+            sg.compile(sg.grad(lambda x, a: sg.sum(fn(x, a)), argnums=argnum), backend=backend)(x, a)
+    # the shape a traced constant (an input not differentiated) or an eager tensor without grad: fine
+    expected = sg.grad(lambda x: sg.sum(fn(x, a)))(x)
+    for path, (_, (g,)) in value_and_grad_everywhere(lambda x, a: sg.sum(fn(x, a)), (x, a), 0).items():
+        np.testing.assert_allclose(g, expected, rtol=1e-12, err_msg=path)

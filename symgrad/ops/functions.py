@@ -228,3 +228,69 @@ class betaln(_RealFunction):
         if a.is_Number and b.is_Number:
             return sp.loggamma(a) + sp.loggamma(b) - sp.loggamma(a + b)
         return None
+
+
+# ----------------------------------------------------------------------------- regularized incomplete integrals
+
+class no_derivative(_RealFunction):
+    """The derivative of `function` in its argument `index` (1-based), which has no closed form (an
+    incomplete gamma's in its shape). No backend lowers it: a program that needs it fails with an error
+    saying so; one that does not (that argument a constant) drops it before lowering."""
+
+    nargs = 2
+
+    def _eval_is_real(self):
+        return True
+
+
+class gammainc(_RealFunction):
+    """The regularized lower incomplete gamma function P(a, x), by scipy.special.gammainc."""
+
+    argument_names = ("a", "x")
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        a, x = self.args
+        if argindex == 1:
+            return no_derivative(self, 1)
+        return sp.exp(xlogy(a - 1, x) - x - sp.loggamma(a))
+
+
+class gammaincc(_RealFunction):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x), by scipy.special.gammaincc."""
+
+    argument_names = ("a", "x")
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        a, x = self.args
+        if argindex == 1:
+            return no_derivative(self, 1)
+        return -sp.exp(xlogy(a - 1, x) - x - sp.loggamma(a))
+
+
+class betainc(_RealFunction):
+    """The regularized incomplete beta function I_x(a, b), by scipy.special.betainc."""
+
+    argument_names = ("a", "b", "x")
+    nargs = 3
+
+    def fdiff(self, argindex=1):
+        a, b, x = self.args
+        if argindex < 3:
+            return no_derivative(self, argindex)
+        return sp.exp(xlogy(a - 1, x) + xlog1py(b - 1, -x) - betaln(a, b))
+
+
+class stdtr(_RealFunction):
+    """Student's t CDF with df degrees of freedom at t, by scipy.special.stdtr."""
+
+    argument_names = ("df", "t")
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        df, t = self.args
+        if argindex == 1:
+            return no_derivative(self, 1)
+        return sp.exp(sp.loggamma((df + 1) / 2) - sp.loggamma(df / 2) - sp.log(df * sp.pi) / 2
+                      - (df + 1) / 2 * log1p(t ** 2 / df))

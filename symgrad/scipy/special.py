@@ -2,8 +2,8 @@
 
 The elementwise ones are ops of the library (ops/elementwise.py), SymPy expressions whose derivatives
 SymPy derives; polygamma, multigammaln and logsumexp are built from them. SciPy evaluates gammaln,
-digamma, polygamma, erfc, erfinv, ndtr, log_ndtr, ndtri and betaln: without it they raise an error
-that names the op and says to install scipy.
+digamma, polygamma, erfc, erfinv, ndtr, log_ndtr, ndtri, betaln and the incomplete integrals (gammainc,
+gammaincc, betainc, stdtr, pdtr): without it they raise an error that names the op and says to install scipy.
 """
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ gammaln, digamma, erfc, erfinv = E.gammaln, E.digamma, E.erfc, E.erfinv
 ndtr, log_ndtr, ndtri = E.ndtr, E.log_ndtr, E.ndtri
 logit, expit, xlogy, xlog1py, betaln = E.logit, E.expit, E.xlogy, E.xlog1py, E.betaln
 psi = digamma  # SciPy's other name for it
+# Regularized incomplete integrals, differentiable in x (pdtr: in mu) only: their derivatives in the shape
+# parameters have no closed form (sg.UnsupportedOpError when a program needs one).
+gammainc, gammaincc, betainc, stdtr, pdtr = E.gammainc, E.gammaincc, E.betainc, E.stdtr, E.pdtr
 
 
 def polygamma(n, x):

@@ -41,10 +41,11 @@ def where_valid(value, *conditions):
     return value
 
 
-def on_support(inside, fn, x, safe, outside):
-    """fn(x) where `inside`, else `outside`; fn sees `safe` off the support, so that a NaN or infinite
-    derivative there (log of a negative number) never reaches the gradient through the unselected branch."""
-    return E.where(inside, fn(E.where(inside, x, safe)), outside)
+def on_support(inside, fn, x, safe, off_support, outside):
+    """fn(x) where `inside`, `outside` where `off_support`, else (x is NaN) NaN; fn sees `safe` off the
+    support, so that a NaN or infinite derivative there (log of a negative number) never reaches the
+    gradient through the unselected branch."""
+    return E.where(off_support, outside, E.where(inside, fn(E.where(inside, x, safe)), math.nan))
 
 
 def log_density(log_standard, scale):

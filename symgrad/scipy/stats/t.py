@@ -20,3 +20,14 @@ def logpdf(x, df, loc=0, scale=1):
 @distribution_function
 def pdf(x, df, loc=0, scale=1):
     return E.exp(logpdf(x, df, loc, scale))
+
+
+@distribution_function
+def cdf(x, df, loc=0, scale=1):
+    """Differentiable in x, loc and scale; not in df (sg.UnsupportedOpError if a program needs that)."""
+    return where_valid(E.stdtr(df, standardize(x, loc, scale)), E.greater(scale, 0), E.greater(df, 0))
+
+
+@distribution_function
+def logcdf(x, df, loc=0, scale=1):
+    return E.log(cdf(x, df, loc, scale))
