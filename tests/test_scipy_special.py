@@ -315,3 +315,22 @@ def test_without_scipy_the_error_names_the_op_and_says_to_install_it(monkeypatch
     np.testing.assert_allclose(sg.compile(lambda x: S.xlogy(x, x * fresh) + S.logit(x / 3) + S.expit(x))(x),
                                [0.0, 0.5 * np.log(0.5 * fresh), 2 * np.log(2 * fresh)]
                                + np.log(x / 3 / (1 - x / 3)) + 1 / (1 + np.exp(-x)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_numbers_are_weak_and_never_fold_to_complex_infinity(backend):
+    """A number baked into the expression made SymPy fold log(0) (xlogy(x, 0.0)) to complex infinity,
+    which no backend prints; xlogy(0, y) printed as the integer 0 and lost NaN."""
+    x = np.array([0.0, 2.0, NAN, -1.0])
+    with np.errstate(all="ignore"):
+        cases = [(lambda x: S.xlogy(x, 0.0), special.xlogy(x, 0.0)), (lambda x: S.xlogy(0, x), special.xlogy(0, x)),
+                 (lambda x: S.xlog1py(x, -1.0), special.xlog1py(x, -1.0)),
+                 (lambda x: S.betaln(x + 3, 0.0), special.betaln(x + 3, 0.0)),
+                 (lambda x: S.gammainc(2, x), special.gammainc(2, x))]
+        for fn, expected in cases:
+            got = sg.compile(fn, backend=backend)(x)
+            assert got.dtype == np.float64
+            np.testing.assert_allclose(got, expected, rtol=1e-13)
+            assert sg.compile(fn, backend=backend)(x.astype(np.float32)).dtype == np.float32
+        g = sg.compile(sg.grad(lambda x: sg.sum(S.xlogy(x, 0.0))), backend=backend)(np.array([0.0, 2.0]))
+        np.testing.assert_array_equal(g, [0.0, -INF])

@@ -188,9 +188,10 @@ class _XLogFunction(_RealFunction):
 
     def evaluation(self):
         x, y = self.args
-        # Abs(y) >= 0 is false only for NaN, which then gives 0 * NaN = NaN (unevaluated: SymPy's y is finite)
+        # Abs(y) >= 0 is false only for NaN, which then gives 0 * NaN = NaN (unevaluated: SymPy's y is finite,
+        # and a constant folded in for x or y must not become 0 or complex infinity)
         keeps_zero = sp.And(sp.Eq(x, 0), sp.GreaterThan(sp.Abs(y), 0, evaluate=False), evaluate=False)
-        return sp.Piecewise((0, keeps_zero), (x * self.log_fn(y), True), evaluate=False)
+        return sp.Piecewise((0, keeps_zero), (sp.Mul(x, self.log_fn(y), evaluate=False), True), evaluate=False)
 
 
 class xlogy(_XLogFunction):
@@ -199,8 +200,8 @@ class xlogy(_XLogFunction):
     pole = 0
 
     @staticmethod
-    def log_fn(y):
-        return sp.log(y)
+    def log_fn(y):  # unevaluated: a constant 0 folded in for y gives log(0) = -inf, not complex infinity
+        return sp.log(y, evaluate=False)
 
 
 class xlog1py(_XLogFunction):
@@ -210,7 +211,7 @@ class xlog1py(_XLogFunction):
 
     @staticmethod
     def log_fn(y):
-        return log1p(y)
+        return log1p(y, evaluate=False)
 
 
 class betaln(_RealFunction):

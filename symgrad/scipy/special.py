@@ -17,14 +17,16 @@ from ..core import fail
 from ..numpy_api import arrays as A
 from ..numpy_api.dispatch import dispatch_all_arguments
 from ..ops import elementwise as E
+from .weak_numbers import with_weak_numbers
 
 gammaln, digamma, erfc, erfinv = E.gammaln, E.digamma, E.erfc, E.erfinv
-ndtr, log_ndtr, ndtri = E.ndtr, E.log_ndtr, E.ndtri
-logit, expit, xlogy, xlog1py, betaln = E.logit, E.expit, E.xlogy, E.xlog1py, E.betaln
+ndtr, log_ndtr, ndtri, logit, expit = E.ndtr, E.log_ndtr, E.ndtri, E.logit, E.expit
+xlogy, xlog1py, betaln = with_weak_numbers(E.xlogy), with_weak_numbers(E.xlog1py), with_weak_numbers(E.betaln)
 psi = digamma  # SciPy's other name for it
 # Regularized incomplete integrals, differentiable in x (pdtr: in mu) only: their derivatives in the shape
 # parameters have no closed form (sg.UnsupportedOpError when a program needs one).
-gammainc, gammaincc, betainc, stdtr, pdtr = E.gammainc, E.gammaincc, E.betainc, E.stdtr, E.pdtr
+gammainc, gammaincc, betainc, stdtr, pdtr = (with_weak_numbers(op) for op in (E.gammainc, E.gammaincc, E.betainc,
+                                                                                E.stdtr, E.pdtr))
 
 
 def polygamma(n, x):

@@ -5,25 +5,18 @@ from __future__ import annotations
 import functools
 import math
 
-import numpy as np
-
-from ... import dtypes
 from ...numpy_api.dispatch import dispatch_all_arguments
 from ...ops import elementwise as E
+from ..weak_numbers import weak_numbers
 
 
 def distribution_function(fn):
     """A distribution's function: arrays (eager tensors too) by position or by SciPy's names, and
-    Python-number arguments weak, as in NumPy's and JAX's promotion: they take the float dtype the array
-    arguments promote to, so float32 data gives float32 densities (SciPy would give float64)."""
+    Python-number arguments weak (weak_numbers.py): float32 data gives float32 densities (SciPy would
+    give float64)."""
     @functools.wraps(fn)
     def weakly_typed(*args):
-        arrays = [a.dtype for a in args if hasattr(a, "dtype")]
-        if not arrays:
-            return fn(*args)
-        dtype = dtypes.float_result(dtypes.promote(arrays))
-        return fn(*[np.asarray(a, dtype) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
-                    for a in args])
+        return fn(*weak_numbers(args))
     return dispatch_all_arguments(weakly_typed)
 
 
