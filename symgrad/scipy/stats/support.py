@@ -26,11 +26,10 @@ def standardize(x, loc, scale):
 
 
 def where_valid(value, *conditions):
-    """value where every condition holds (Python True ones are dropped), else NaN, as SciPy gives for
-    parameters outside their domain (scale <= 0, p > 1, ...)."""
+    """value where every condition holds, else NaN, as SciPy gives for parameters outside their domain
+    (scale <= 0, p > 1, ...)."""
     for condition in conditions:
-        if condition is not True:
-            value = E.where(condition, value, math.nan)
+        value = E.where(condition, value, math.nan)
     return value
 
 
