@@ -207,8 +207,10 @@ def test_errors():
         S.dirichlet.logpdf(np.array([0.5, 0.6, 0.1]), ALPHA)
     with pytest.raises(ValueError, match="components along its first axis"):
         S.dirichlet.logpdf(np.ones((5, 2)) / 5, ALPHA)
-    with pytest.raises(NotImplementedError, match="traced covariance needs sg.linalg.cholesky"):
+    with pytest.raises(sg.UnsupportedOpError, match="traced covariance needs sg.linalg.cholesky"):
         sg.grad(lambda c: sg.sum(S.multivariate_normal.logpdf(POINTS, MEAN, c)))(COV)
+    with pytest.raises(sg.UnsupportedOpError, match="allow_singular=True is not supported"):
+        S.multivariate_normal.logpdf(POINTS, MEAN, COV, allow_singular=True)
     with pytest.raises(ValueError, match="not positive definite"):
         S.multivariate_normal.logpdf(POINTS, MEAN, -COV)
     np.testing.assert_allclose(S.dirichlet.logpdf(SIMPLEX[:2], ALPHA), stats.dirichlet.logpdf(SIMPLEX[:2], ALPHA))

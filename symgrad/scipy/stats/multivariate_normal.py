@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from ...core import fail
+from ...core import UnsupportedOpError, fail
 from ...numpy_api import arrays as A
 from ...ops import elementwise as E
 
@@ -19,10 +19,10 @@ from ...ops import elementwise as E
 def logpdf(x, mean=None, cov=1, allow_singular=False):
     if not isinstance(cov, (numbers.Real, np.ndarray, np.generic, list, tuple)):
         fail("sg.scipy.stats.multivariate_normal.logpdf: cov must be a NumPy value (a constant); a traced "
-             "covariance needs sg.linalg.cholesky, which symgrad does not have yet", NotImplementedError)
+             "covariance needs sg.linalg.cholesky, which symgrad does not have yet", UnsupportedOpError)
     if allow_singular:
-        raise ValueError("sg.scipy.stats.multivariate_normal.logpdf: allow_singular=True is not supported; "
-                         "cov must be symmetric positive definite")
+        fail("sg.scipy.stats.multivariate_normal.logpdf: allow_singular=True is not supported; "
+             "cov must be symmetric positive definite", UnsupportedOpError)
     mean_shape = A.asarray(mean).shape if mean is not None else ()
     cov = np.asarray(cov, dtype=np.float64)
     dim = mean_shape[0] if len(mean_shape) == 1 else cov.shape[0] if cov.ndim >= 1 else 1
