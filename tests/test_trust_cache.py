@@ -453,3 +453,51 @@ def test_fork_while_another_thread_compiles_does_not_deadlock_the_child(tmp_path
                             timeout=900)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["failures", "0"]
+
+
+# ----------------------------------------------------------------------------- the signature cache
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_a_compiled_function_keeps_its_most_recently_used_signatures(cache, backend, monkeypatch, caplog):
+    monkeypatch.setenv("SYMGRAD_EXPLAIN", "1")
+    traces = []
+
+    def f(x):
+        traces.append(x.shape)
+        return sg.sum(sg.sin(x) * 9.25)
+    compiled = sg.compile(f, backend=backend, max_signatures=2)
+    for size in (3, 4, 3, 5, 3, 4):  # 3 stays recently used; 4 is evicted by 5, then traced again
+        assert float(compiled(np.ones(size))) == pytest.approx(np.sin(1.0) * 9.25 * size)
+    assert traces == [(3,), (4,), (5,), (4,)]
+    assert compiled.cache_info() == ["f64[3]", "f64[4]"]
+    evictions = [r.getMessage() for r in caplog.records if "evicted" in r.getMessage()]
+    assert len(evictions) == 2 and "(f64[4])" in evictions[0] and "(f64[5])" in evictions[1]
+
+
+def test_an_evicted_signature_frees_its_native_code(cache):
+    compiled = sg.compile(lambda x: sg.sum(sg.cos(x) * 9.5), max_signatures=1)
+    compiled(np.ones(3))
+    code = weakref.ref(compiled.lower(np.ones(3)).executable.entry.__self__.owner)
+    compiled(np.ones(4))
+    gc.collect()
+    assert code() is None
+    assert compiled.cache_info() == ["f64[4]"]
+
+
+def test_the_signature_limit_comes_from_the_environment(cache, monkeypatch):
+    monkeypatch.setenv("SYMGRAD_MAX_SIGNATURES", "1")
+    compiled = sg.compile(lambda x: sg.sum(x * 9.75))
+    compiled(np.ones(3)), compiled(np.ones(4))
+    assert compiled.cache_info() == ["f64[4]"]
+
+
+@pytest.mark.parametrize("where,value", [("argument", 0), ("argument", "two"), ("argument", True),
+                                         ("argument", 2.5), ("environment", "lots"), ("environment", "-3")])
+def test_a_bad_signature_limit_is_a_clear_error(monkeypatch, where, value):
+    if where == "environment":
+        monkeypatch.setenv("SYMGRAD_MAX_SIGNATURES", value)
+        with pytest.raises(ValueError, match="SYMGRAD_MAX_SIGNATURES must be a whole number"):
+            sg.compile(lambda x: x)
+    else:
+        with pytest.raises(ValueError, match="max_signatures must be a whole number"):
+            sg.compile(lambda x: x, max_signatures=value)

@@ -41,6 +41,13 @@ def _initialized() -> bool:
     return True
 
 
+@functools.cache
+def _host() -> tuple[str, str]:
+    """The host CPU's name and features (asking LLVM costs most of a target machine's creation)."""
+    _initialized()
+    return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
 def target_machine(reloc: str = "default", cpu: str | None = None):
     """A target machine at O3 for the host CPU with all its features, or for the named `cpu`
     (e.g. "generic", "x86-64-v3") with that CPU's features only."""
@@ -48,7 +55,7 @@ def target_machine(reloc: str = "default", cpu: str | None = None):
     target = llvm.Target.from_default_triple()
     features = ""
     if cpu is None:
-        cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+        cpu, features = _host()
     return target.create_target_machine(cpu=cpu, features=features, opt=3, reloc=reloc)
 
 
@@ -125,8 +132,7 @@ def standalone_engine(ir_text: str, symbols: dict[str, int]):
 
 
 def cache_key(ir_text: str) -> str:
-    _initialized()
-    parts = [ir_text, llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten(),
+    parts = [ir_text, *_host(),
              symgrad_version, llvmlite.__version__]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
