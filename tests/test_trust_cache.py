@@ -78,12 +78,15 @@ def test_directories_are_0700_and_entries_0600_whatever_the_umask(cache):
     assert stat.S_IMODE(entry.stat().st_mode) == 0o600
 
 
-def test_an_entry_is_read_back_instead_of_compiling(cache):
+def test_an_entry_is_read_back_instead_of_compiling_and_marked_used(cache):
     directory, compiles = cache
     _run_and_drop(0.5)
     assert len(compiles) == 1
+    (entry,) = _entries(directory)
+    os.utime(entry, (1.0, 1.0))
     assert _run_and_drop(0.5) == pytest.approx(_expected(0.5))
     assert len(compiles) == 1
+    assert entry.stat().st_mtime > 1.0  # the size cap evicts what was used least recently
 
 
 @pytest.mark.parametrize("mode", [0o777, 0o770, 0o702])
@@ -419,6 +422,9 @@ _FORK_CHILD = textwrap.dedent("""
             tag += 1.0
             sg.compile(lambda x: sg.sum(sg.exp(x) * tag + sg.sin(x * tag)))(x)
 
+    # symgrad imports its modules on first use: a fork while another thread is inside an import leaves the
+    # child waiting on that module's import lock (any lazily importing library does), so import them first
+    sg.compile(lambda x: sg.sum(sg.exp(x)))(x)
     worker = threading.Thread(target=compile_forever)
     worker.start()
     time.sleep(0.5)

@@ -34,8 +34,8 @@ def read(key: str) -> bytes | None:
             fd = os.open(key + ".o", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=directory)
         except FileNotFoundError:
             return None
-        except OSError as error:  # ELOOP: a symlink planted in place of an entry
-            _refuse(f"entry {key}.o cannot be opened without following a link ({error.strerror})")
+        except OSError as error:  # ELOOP: a symlink planted in place of the entry
+            _refuse(f"entry {key}.o cannot be opened as a private file ({error.strerror})")
             return None
         try:
             info = os.fstat(fd)

@@ -30,7 +30,7 @@ from . import disk_cache, elf
 PLACEHOLDER = "SYMGRAD_"  # function names are written with this prefix, made unique per module at load
 KEY_SYMBOL = "cache_key"  # PLACEHOLDER + this names the constant holding a module's cache key
 log = logging.getLogger("symgrad")
-_lock = threading.RLock()  # one compile or load at a time (RLock: a collected engine may be freed while held)
+_lock = threading.RLock()  # one compile or load at a time (reentrant: load asks _reference_object)
 _loaded: "weakref.WeakValueDictionary[str, JitModule]" = weakref.WeakValueDictionary()  # key -> live module
 
 
@@ -132,8 +132,7 @@ def standalone_engine(ir_text: str, symbols: dict[str, int]):
 
 
 def cache_key(ir_text: str) -> str:
-    parts = [ir_text, *_host(),
-             symgrad_version, llvmlite.__version__]
+    parts = [ir_text, *_host(), symgrad_version, llvmlite.__version__]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
