@@ -18,22 +18,28 @@ SYMBOL = struct.Struct("IBBHQQ")             # Elf64_Sym
 RELOCATION = struct.Struct("QQq")            # Elf64_Rela
 
 ET_REL = 1
-SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA, SHT_NOTE, SHT_NOBITS = 0, 1, 2, 3, 4, 7, 8
-SHT_INIT_ARRAY, SHT_FINI_ARRAY = 14, 15
-SHT_X86_64_UNWIND, SHT_LLVM_ADDRSIG = 0x70000001, 0x6FFF4C03
-SECTION_TYPES = {SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA, SHT_NOTE, SHT_NOBITS,
-                 SHT_INIT_ARRAY, SHT_FINI_ARRAY, SHT_X86_64_UNWIND, SHT_LLVM_ADDRSIG}
-RELOCATED_TYPES = {SHT_PROGBITS, SHT_INIT_ARRAY, SHT_FINI_ARRAY, SHT_X86_64_UNWIND}
+# The section types and flags the JIT's objects use (anything else is refused, e.g. TLS, which LLVM's
+# linker aborts on): code, data, zero-filled data, unwind tables, and the symbol and relocation tables.
+SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA, SHT_NOBITS = 0, 1, 2, 3, 4, 8
+SHT_X86_64_UNWIND = 0x70000001
+SECTION_TYPES = {SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA, SHT_NOBITS, SHT_X86_64_UNWIND}
+RELOCATED_TYPES = {SHT_PROGBITS, SHT_X86_64_UNWIND}
+# write, alloc, execute, merge, strings, info-link, x86-64 large, exclude
+SECTION_FLAGS = 0x1 | 0x2 | 0x4 | 0x10 | 0x20 | 0x40 | 0x10000000 | 0x80000000
+SHF_ALLOC = 0x2
 SHN_UNDEF, SHN_ABS, SHN_COMMON = 0, 0xFFF1, 0xFFF2
-STB_GLOBAL, STB_WEAK = 1, 2
+STB_LOCAL, STB_GLOBAL, STB_WEAK = 0, 1, 2
+STT_SECTION, STT_FILE = 3, 4
+RELOCATABLE_SYMBOL_TYPES = {0, 1, 2, 3}  # no type, object, function, section: what LLVM's linker resolves
 MAX_SECTIONS = 4096
 MAX_ALIGNMENT = 1 << 16
 MAX_ZERO_FILL = 64 << 20  # bytes of .bss a section may ask the JIT to allocate
 
 EM_X86_64 = 62
-# Relocation types LLVM emits for x86-64 code and unwind tables, with the bytes each one writes.
-# Other machines are checked for in-bounds offsets only (at least 4 bytes).
-RELOCATION_WIDTHS = {EM_X86_64: {1: 8, 2: 4, 4: 4, 9: 4, 10: 4, 11: 4, 24: 8, 25: 8, 41: 4, 42: 4}}
+# Relocation types the JIT's objects use (the large code model: R_X86_64_64 in code, R_X86_64_PC64 in
+# unwind tables), with the bytes each writes. Neither can overflow, which LLVM's linker asserts against
+# for the 32-bit types. Other machines are checked for in-bounds offsets only (at least 4 bytes).
+RELOCATION_WIDTHS = {EM_X86_64: {1: 8, 24: 8}}
 
 
 class InvalidObject(ValueError):
@@ -59,9 +65,9 @@ def check(code: bytes, reference: bytes, required: dict[str, bytes | None], reso
         raise InvalidObject("malformed ELF header")
     _within(code, shoff, shnum * 64, "the section table")
     sections = [struct.unpack_from(order + SECTION.format, code, shoff + 64 * i) for i in range(shnum)]
-    for index, (_, kind, _, _, offset, size, link, info, align, _) in enumerate(sections):
-        if kind not in SECTION_TYPES:
-            raise InvalidObject(f"section {index} has unexpected type {kind:#x}")
+    for index, (_, kind, flags, _, offset, size, link, info, align, _) in enumerate(sections):
+        if kind not in SECTION_TYPES or flags & ~SECTION_FLAGS:
+            raise InvalidObject(f"section {index} has unexpected type {kind:#x} or flags {flags:#x}")
         if align > MAX_ALIGNMENT or align & (align - 1):
             raise InvalidObject(f"section {index} has alignment {align}")
         if kind == SHT_NOBITS:
@@ -72,14 +78,15 @@ def check(code: bytes, reference: bytes, required: dict[str, bytes | None], reso
         if link >= shnum or (kind == SHT_RELA and info >= shnum):
             raise InvalidObject(f"section {index} links to a missing section")
     names = _strings(code, sections, shstrndx)
+    section_names = [names(section[0]) for section in sections]
     symbol_tables = [i for i, s in enumerate(sections) if s[1] == SHT_SYMTAB]
     if len(symbol_tables) != 1:
         raise InvalidObject("not exactly one symbol table")
     symbols = _symbols(code, order, sections, symbol_tables[0])
     for index, section in enumerate(sections):
         if section[1] == SHT_RELA:
-            _check_relocations(code, order, sections, index, symbol_tables[0], len(symbols), machine)
-        elif section[1] == SHT_X86_64_UNWIND or (section[1] == SHT_PROGBITS and names(section[0]) == b".eh_frame"):
+            _check_relocations(code, order, sections, index, symbol_tables[0], symbols, machine)
+        elif section[1] == SHT_X86_64_UNWIND or section_names[index] == b".eh_frame":
             _check_unwind_records(code, order, section, index)
     defined = {}
     for name, info, shndx, value, size in symbols:
@@ -92,6 +99,8 @@ def check(code: bytes, reference: bytes, required: dict[str, bytes | None], reso
         if name not in defined:
             raise InvalidObject(f"no definition of {name}")
         shndx, value, size = defined[name]
+        if shndx >= len(sections) or not sections[shndx][2] & SHF_ALLOC:
+            raise InvalidObject(f"{name} is not in a loaded section")
         if expected is not None:
             offset, length, kind = sections[shndx][4], sections[shndx][5], sections[shndx][1]
             if kind != SHT_PROGBITS or size < len(expected) or value + len(expected) > length \
@@ -127,23 +136,31 @@ def _symbols(code: bytes, order: str, sections, index: int) -> list:
     symbols = []
     for position in range(offset, offset + size, SYMBOL.size):
         name_offset, info, _, shndx, value, length = struct.unpack_from(order + SYMBOL.format, code, position)
+        if position > offset and shndx == SHN_UNDEF and (info >> 4 == STB_LOCAL or info & 0xF == STT_SECTION):
+            raise InvalidObject("an undefined symbol is local or names a section")
+        if info >> 4 not in (STB_LOCAL, STB_GLOBAL, STB_WEAK) or (
+                info & 0xF not in RELOCATABLE_SYMBOL_TYPES and (info & 0xF != STT_FILE or info >> 4 != STB_LOCAL)):
+            raise InvalidObject(f"a symbol has unexpected type and binding {info:#x}")
         if shndx not in (SHN_UNDEF, SHN_ABS, SHN_COMMON):
             if shndx >= len(sections) or sections[shndx][1] == SHT_NULL:
                 raise InvalidObject("a symbol is defined in a missing section")
             if value > sections[shndx][5] or length > sections[shndx][5] - value:
                 raise InvalidObject("a symbol lies outside its section")
+        elif info & 0xF == STT_SECTION:
+            raise InvalidObject("a section symbol names no section")
         symbols.append((names(name_offset), info, shndx, value, length))
     return symbols
 
 
-def _check_relocations(code: bytes, order: str, sections, index: int, symbol_table: int, symbol_count: int,
+def _check_relocations(code: bytes, order: str, sections, index: int, symbol_table: int, symbols: list,
                        machine: int) -> None:
-    """Every relocation of RELA section `index` names an existing symbol and writes inside its target."""
+    """Every relocation of RELA section `index` names an existing symbol LLVM can resolve and writes inside
+    its target."""
     _, _, _, _, offset, size, link, target, _, entsize = sections[index]
     if entsize != RELOCATION.size or size % RELOCATION.size or link != symbol_table:
         raise InvalidObject(f"malformed relocation section {index}")
-    if sections[target][1] not in RELOCATED_TYPES:
-        raise InvalidObject(f"relocation section {index} relocates a section without contents")
+    if sections[target][1] not in RELOCATED_TYPES or not sections[target][2] & SHF_ALLOC:
+        raise InvalidObject(f"relocation section {index} relocates a section that is not loaded")
     widths = RELOCATION_WIDTHS.get(machine)
     target_size = sections[target][5]
     for position in range(offset, offset + size, RELOCATION.size):
@@ -152,8 +169,13 @@ def _check_relocations(code: bytes, order: str, sections, index: int, symbol_tab
         width = 4 if widths is None else widths.get(kind)
         if width is None:
             raise InvalidObject(f"unexpected relocation type {kind}")
-        if symbol >= symbol_count or where > target_size or width > target_size - where:
+        if symbol >= len(symbols) or where > target_size or width > target_size - where:
             raise InvalidObject(f"a relocation of section {index} points outside")
+        _, info, shndx, _, _ = symbols[symbol]
+        if info & 0xF not in RELOCATABLE_SYMBOL_TYPES:
+            raise InvalidObject(f"a relocation of section {index} refers to a file symbol")
+        if shndx < len(sections) and shndx != SHN_UNDEF and not sections[shndx][2] & SHF_ALLOC:
+            raise InvalidObject(f"a relocation of section {index} refers to a section that is not loaded")
 
 
 def _check_unwind_records(code: bytes, order: str, section, index: int) -> None:
