@@ -3,7 +3,8 @@
 The signature of a call is its pytree structure plus each leaf's shape and dtype. A new
 signature retraces; so does a call after a global or closure binding the function read
 was rebound (see guards.py). `cache_info()` lists the signatures held and
-`SYMGRAD_EXPLAIN=1` logs each retrace with what changed.
+`SYMGRAD_EXPLAIN=1` logs each retrace with what changed, and each signature evicted: a function
+keeps its `max_signatures` (or `SYMGRAD_MAX_SIGNATURES`, default 64) most recently used ones.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import collections
 import dataclasses
 import functools
 import logging
+import operator
 import os
 from dataclasses import dataclass
 
@@ -60,6 +62,23 @@ class Lowered:
 
 
 STRUCTURES_KEPT = 32  # compiled structures an uncompiled transform (or the concrete vjp) keeps, newest first
+DEFAULT_MAX_SIGNATURES = 64
+
+
+def signature_limit(requested=None) -> int:
+    """How many signatures a compiled function keeps: `requested`, else `SYMGRAD_MAX_SIGNATURES`, else 64."""
+    source, value = "max_signatures", requested
+    if requested is None:
+        source, value = "SYMGRAD_MAX_SIGNATURES", os.environ.get("SYMGRAD_MAX_SIGNATURES", "").strip()
+    if value == "":
+        return DEFAULT_MAX_SIGNATURES
+    try:
+        count = int(value) if isinstance(value, str) else operator.index(value)
+    except (TypeError, ValueError):
+        count = 0
+    if isinstance(value, bool) or count < 1:
+        raise ValueError(f"{source} must be a whole number of signatures, 1 or more, not {value!r}")
+    return count
 
 
 class Compiled:
@@ -71,13 +90,14 @@ class Compiled:
     structure, as inputs, so a re-trace after a change, or a fresh one, reuses compiled code.
     """
 
-    def __init__(self, fn, backend=None, name=None, *, check_values=False):
+    def __init__(self, fn, backend=None, name=None, *, check_values=False, max_signatures=None):
         self.fn = self.__wrapped__ = fn
         self.backend = check_backend(backend)
         self._requested_backend = backend  # None: the default, which may hand a graph to NumPy (backends.lower)
         self.__name__ = function_name(fn, name)
         self.__doc__ = getattr(fn, "__doc__", None)
-        self._cache: dict = {}
+        self._cache: collections.OrderedDict = collections.OrderedDict()  # signature key -> Lowered, oldest first
+        self._max_signatures = signature_limit(max_signatures)
         self._fast = None  # the native entry of the last signature called with flat arrays
         self._check_values = check_values
         self._guard = None  # what the cached traces read (guards.Guard), when it read anything
@@ -116,8 +136,27 @@ class Compiled:
             self._cache.clear()
             self._fast = self._guard = self._holds = None
 
-    def _lowered(self, key, args) -> Lowered:
+    def _cached(self, key):
+        """The Lowered of signature `key`, now the most recently used (None when it is not cached)."""
         lowered = None if self._fresh else self._cache.get(key)
+        if lowered is not None:
+            self._cache.move_to_end(key)
+        return lowered
+
+    def _store(self, key, lowered) -> None:
+        """Cache `lowered`, evicting the least recently used signatures beyond the limit."""
+        self._cache[key] = lowered
+        while len(self._cache) > self._max_signatures:
+            (_, types), evicted = self._cache.popitem(last=False)
+            if self._fast is not None and self._fast is evicted.fast:
+                self._fast = None
+            if os.environ.get("SYMGRAD_EXPLAIN") == "1":
+                log.warning("symgrad: %s evicted its least recently used signature (%s): it keeps %d "
+                            "(max_signatures, SYMGRAD_MAX_SIGNATURES)", self.__name__, _signature_text(types),
+                            self._max_signatures)
+
+    def _lowered(self, key, args) -> Lowered:
+        lowered = self._cached(key)
         if lowered is None:
             if not self._fresh and os.environ.get("SYMGRAD_EXPLAIN") == "1":
                 log.warning("symgrad: tracing %s for %s", self.__name__, self._explain(key, self._leaf_names(args)))
@@ -138,7 +177,7 @@ class Compiled:
             else:
                 lowered = self._by_structure(key, graph, out_tree, flat_args)
             if not self._fresh:
-                self._cache[key] = lowered
+                self._store(key, lowered)
         return lowered
 
     def _use_guard(self, guard):
@@ -196,14 +235,14 @@ class Compiled:
         if current_builder() is not None:  # inside an enclosing trace (sg.jvp(sg.compile(f))): inline, as jax.jit does
             return self.fn(*args)
         arrays, key = self._key(args)
-        lowered = (None if self._fresh else self._cache.get(key)) or self._lowered(key, args)
+        lowered = self._cached(key) or self._lowered(key, args)
         if lowered.fast is not None:
             self._fast = lowered.fast
         return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays, *lowered.constants))
 
     def cache_info(self) -> list[str]:
         """The signatures compiled so far, as readable strings."""
-        return [", ".join(_type_text(t) for t in types) for _, types in self._cache]
+        return [_signature_text(types) for _, types in self._cache]
 
 
 def output_structure(tree: pytree.TreeDef):
@@ -223,6 +262,10 @@ def output_structure(tree: pytree.TreeDef):
         return None
 
 
+def _signature_text(types) -> str:
+    return ", ".join(_type_text(t) for t in types)
+
+
 def _type_text(type_pair) -> str:
     shape, dtype = type_pair
     return f"{dtypes.short_name(dtype)}[{','.join(map(str, shape))}]"
@@ -234,8 +277,9 @@ def _flat_tree(count: int) -> pytree.TreeDef:
     return pytree.flatten([0] * count)[1]
 
 
-def compile(fn=None, *, backend=None, name=None):
-    """Decorator/function: compile `fn` per (shape, dtype) signature with the chosen backend."""
+def compile(fn=None, *, backend=None, name=None, max_signatures=None):
+    """Decorator/function: compile `fn` per (shape, dtype) signature with the chosen backend, keeping the
+    `max_signatures` most recently used (default: `SYMGRAD_MAX_SIGNATURES`, or 64)."""
     if fn is None:
-        return lambda f: Compiled(f, backend, name)
-    return Compiled(fn, backend, name)
+        return lambda f: Compiled(f, backend, name, max_signatures=max_signatures)
+    return Compiled(fn, backend, name, max_signatures=max_signatures)

@@ -53,7 +53,29 @@ def _same_types(what, expected, given):
             fail(f"{what}: value {position} is {got.type_str()}, expected {want.type_str()}", TypeError)
 
 
-class custom_vjp:
+class _WithRules:
+    """A function with derivative rules: outside any transform, or called by its own rules while they are
+    traced (in this thread), it is the function; traced, one node holding it and its rules (`_bind`)."""
+
+    def __init__(self, fun):
+        self.fun = fun
+        self._tracing = threading.local()
+        functools.update_wrapper(self, fun)
+
+    def __call__(self, *args):
+        if current_builder() is None or getattr(self._tracing, "active", False):
+            return self.fun(*args)
+        missing = self._missing_rule()
+        if missing:
+            fail(missing, TypeError)
+        self._tracing.active = True
+        try:
+            return self._bind(args)
+        finally:
+            self._tracing.active = False
+
+
+class custom_vjp(_WithRules):
     """A function with a reverse-mode rule of its own (jax.custom_vjp):
 
         @sg.custom_vjp
@@ -64,26 +86,17 @@ class custom_vjp:
     """
 
     def __init__(self, fun):
-        self.fun = fun
+        super().__init__(fun)
         self.fwd = self.bwd = None
-        self._tracing = threading.local()  # while its own rules are traced (in this thread), a call of the function
-        # is the function
-        functools.update_wrapper(self, fun)
 
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
         return self
 
-    def __call__(self, *args):
-        if current_builder() is None or getattr(self._tracing, "active", False):
-            return self.fun(*args)
+    def _missing_rule(self):
         if self.fwd is None:
-            fail(f"custom_vjp {function_name(self.fun)}: call defvjp(fwd, bwd) before differentiating it", TypeError)
-        self._tracing.active = True
-        try:
-            return self._bind(args)
-        finally:
-            self._tracing.active = False
+            return f"custom_vjp {function_name(self.fun)}: call defvjp(fwd, bwd) before differentiating it"
+        return None
 
     def _bind(self, args):
         leaves, in_tree = _leaves(args)
@@ -129,7 +142,7 @@ class custom_vjp:
         return graph
 
 
-class custom_jvp:
+class custom_jvp(_WithRules):
     """A function with a forward-mode rule of its own (jax.custom_jvp), which reverse mode transposes:
 
         @sg.custom_jvp
@@ -141,27 +154,18 @@ class custom_jvp:
     """
 
     def __init__(self, fun):
-        self.fun = fun
+        super().__init__(fun)
         self.jvp = None
-        self._tracing = threading.local()  # while its rule is traced (in this thread), a call of the function is
-        # the function
-        functools.update_wrapper(self, fun)
 
     def defjvp(self, jvp):
         self.jvp = jvp
         return jvp
 
-    def __call__(self, *args):
-        if current_builder() is None or getattr(self._tracing, "active", False):
-            return self.fun(*args)
+    def _missing_rule(self):
         if self.jvp is None:
             name = function_name(self.fun)
-            fail(f"custom_jvp {name}: define its rule with @{name}.defjvp before differentiating it", TypeError)
-        self._tracing.active = True
-        try:
-            return self._bind(args)
-        finally:
-            self._tracing.active = False
+            return f"custom_jvp {name}: define its rule with @{name}.defjvp before differentiating it"
+        return None
 
     def _bind(self, args):
         name = function_name(self.fun)

@@ -273,7 +273,7 @@ def test_an_op_scipy_evaluates_is_refused_by_the_llvm_library_and_runs_in_the_nu
     import sympy
     loggamma = sg.elementwise("aot_loggamma", sympy.loggamma)
     f = lambda x: sg.sum(loggamma(x))  # noqa: E731
-    with pytest.raises(sg.UnsupportedOpError, match=r"'aot_loggamma' uses scipy.special.gammaln.*libc and libm.*"
+    with pytest.raises(sg.UnsupportedOpError, match=r"'aot_loggamma'.* uses scipy.special.gammaln.*libc and libm.*"
                                                     r"backend='numpy'"):
         sg.aot.compile(f, (np.ones(3),), value_and_grad=True, out=str(tmp_path / "lg"))
     assert not os.path.exists(tmp_path / "lg.so")

@@ -29,8 +29,10 @@ SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=os.env
 
 FULL = (3, 4)
 INPUT_SHAPES = [(3, 4), (4,), (3, 1), ()]
-ELEMENTWISE_NAMES = sorted(name for name, op in ELEMENTWISE.items() if op.kind in ("float", "arith", "where"))
-COMPARE_NAMES = sorted(name for name, op in ELEMENTWISE.items()
+# The ops of the sg.* namespace (sg.scipy.special's have their own tests: test_scipy_special.py).
+NAMESPACE_OPS = {name: op for name, op in ELEMENTWISE.items() if name in sg.__all__}
+ELEMENTWISE_NAMES = sorted(name for name, op in NAMESPACE_OPS.items() if op.kind in ("float", "arith", "where"))
+COMPARE_NAMES = sorted(name for name, op in NAMESPACE_OPS.items()
                        if op.kind == "compare" and not name.startswith("logical"))
 # Arguments with their own domain (clip's bounds must be ordered, as for np.clip).
 ARG_DOMAINS = {("clip", 1): (-1.5, -0.5), ("clip", 2): (0.5, 1.5)}

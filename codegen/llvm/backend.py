@@ -73,6 +73,6 @@ def lower(graph: sir.Graph, structure=None) -> LlvmExecutable:
                        structure, [(runtime.exception_name(message), message) for message in kernel.errors])
     text = str(module)
     symbols = {**runtime.symbol_addresses(), **blas.addresses(), **heap.addresses(), **callbacks.addresses(module)}
-    addresses = jit.load(text, ["entry"], symbols, kernel.slots)
-    entry = runtime.make_builtin(addresses["entry"], graph.name)
+    native = jit.load(text, ["entry"], symbols, kernel.slots)
+    entry = runtime.make_builtin(native.addresses["entry"], graph.name, owner=native)  # the code lives as long as entry
     return LlvmExecutable(graph, text, entry, structure)

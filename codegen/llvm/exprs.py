@@ -203,7 +203,10 @@ class ExprEmitter(Printer):
 
     # ------------------------------------------------------------------ functions
     def _print_Function(self, expr):
-        """The libm/mathlib function of the same name, else SciPy's (the functions below have their own)."""
+        """The libm/mathlib function of the same name, else SciPy's (the functions below have their own);
+        one with an `evaluation()` (symgrad.ops.functions) is that expression."""
+        if hasattr(expr, "evaluation"):
+            return self._print(expr.evaluation())
         name = _MATH_FUNCTIONS.get(type(expr))
         if name is None:
             return self._scipy(expr)

@@ -1,30 +1,37 @@
-"""LLVM IR text -> native functions in this process: O3 for the host CPU, one MCJIT engine,
+"""LLVM IR text -> native functions in this process: O3 for the host CPU, an MCJIT engine per module,
 and an on-disk cache of object code so a new process does not pay for LLVM again.
 
 The cache key hashes the IR text, the host CPU and its features, and the versions of
-symgrad and llvmlite. Entries are written to a temporary file and renamed into place
-(atomic against concurrent writers) and carry a SHA-256 of their bytes, so a torn or
-corrupt file is recompiled, never loaded. `SYMGRAD_CACHE=0` turns the disk cache off;
-`SYMGRAD_CACHE_DIR` moves it (default: ~/.cache/symgrad).
+symgrad and llvmlite; the disk cache's trust rules are in disk_cache.py. An object read from
+it is checked (elf.py) before LLVM parses it, must define a constant holding its key, and is
+recompiled (and the entry overwritten) otherwise. Each loaded object gets an engine of its own,
+owned by a JitModule: its code and the arrays it points to live as long as that object, which
+the native entry points made from it hold.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import hashlib
+import logging
 import os
-import tempfile
 import threading
+import weakref
 
 import llvmlite
 import llvmlite.binding as llvm
+from llvmlite.binding import ffi
 
 from symgrad import __version__ as symgrad_version
 
+from . import disk_cache, elf
+
 PLACEHOLDER = "SYMGRAD_"  # function names are written with this prefix, made unique per module at load
-_lock = threading.Lock()
-_loaded: dict[str, dict[str, int]] = {}
-_pinned: list = []  # arrays that loaded code points to
+KEY_SYMBOL = "cache_key"  # PLACEHOLDER + this names the constant holding a module's cache key
+log = logging.getLogger("symgrad")
+_lock = threading.RLock()  # one compile or load at a time (reentrant: load asks _reference_object)
+_loaded: "weakref.WeakValueDictionary[str, JitModule]" = weakref.WeakValueDictionary()  # key -> live module
 
 
 @functools.cache
@@ -34,6 +41,13 @@ def _initialized() -> bool:
     return True
 
 
+@functools.cache
+def _host() -> tuple[str, str]:
+    """The host CPU's name and features (asking LLVM costs most of a target machine's creation)."""
+    _initialized()
+    return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
 def target_machine(reloc: str = "default", cpu: str | None = None):
     """A target machine at O3 for the host CPU with all its features, or for the named `cpu`
     (e.g. "generic", "x86-64-v3") with that CPU's features only."""
@@ -41,7 +55,7 @@ def target_machine(reloc: str = "default", cpu: str | None = None):
     target = llvm.Target.from_default_triple()
     features = ""
     if cpu is None:
-        cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+        cpu, features = _host()
     return target.create_target_machine(cpu=cpu, features=features, opt=3, reloc=reloc)
 
 
@@ -51,8 +65,10 @@ def _emitter():
 
 
 @functools.cache
-def _engine():
-    return llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine())
+def _reference_object() -> bytes:
+    """An object this process emits (of an empty module): the ELF class, byte order and machine to expect."""
+    with _lock:
+        return _emitter().emit_object(llvm.parse_assembly(""))
 
 
 def configure(module) -> None:
@@ -72,20 +88,33 @@ def optimize(module, machine) -> None:
     builder.getModulePassManager().run(module, builder)
 
 
+@contextlib.contextmanager
+def _parsed(ir_text: str):
+    """The module of `ir_text`, in an LLVM context of its own: the types and constants it interns are
+    freed with it instead of accumulating in the global context for the life of the process."""
+    context = llvm.create_context()
+    module = llvm.parse_assembly(ir_text, context)
+    try:
+        yield module
+    finally:
+        module.close()
+        context.close()
+
+
 def object_code(ir_text: str, machine=None) -> bytes:
     """Parse, verify, optimize and compile IR text to an object file."""
     machine = machine or _emitter()
-    module = llvm.parse_assembly(ir_text)
-    module.verify()
-    optimize(module, machine)
-    return machine.emit_object(module)
+    with _parsed(ir_text) as module:
+        module.verify()
+        optimize(module, machine)
+        return machine.emit_object(module)
 
 
 def optimized_ir(ir_text: str) -> str:
     """The IR after the O3 pipeline, for inspection (`lower(...).llvm_ir`)."""
-    module = llvm.parse_assembly(ir_text)
-    optimize(module, _emitter())
-    return str(module)
+    with _parsed(ir_text) as module:
+        optimize(module, _emitter())
+        return str(module)
 
 
 def standalone_engine(ir_text: str, symbols: dict[str, int]):
@@ -103,69 +132,106 @@ def standalone_engine(ir_text: str, symbols: dict[str, int]):
 
 
 def cache_key(ir_text: str) -> str:
-    _initialized()
-    parts = [ir_text, llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten(),
-             symgrad_version, llvmlite.__version__]
+    parts = [ir_text, *_host(), symgrad_version, llvmlite.__version__]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def load(ir_text: str, names: list[str], symbols: dict[str, int], slots: dict | None = None) -> dict[str, int]:
-    """Addresses of the functions `names` (written as PLACEHOLDER + name in ir_text), compiled or
-    fetched from the caches. `symbols` are the external addresses the code links against;
-    `slots` maps pointer globals (PLACEHOLDER + name) to the arrays they point to, which stay
-    alive as long as the code (the process)."""
+class JitModule:
+    """One object file linked into this process by an MCJIT engine of its own: the addresses of its
+    functions, and the arrays its pointer globals point to. Dropping the last reference frees the code
+    (the engine) and releases the arrays; whatever calls the code holds this object."""
+
+    __slots__ = ("engine", "addresses", "pinned", "__weakref__")
+
+    def __init__(self, code: bytes, prefix: str, names: list[str], slots: dict):
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(code))
+        engine.finalize_object()
+        self.engine = engine
+        self.addresses = {name: engine.get_function_address(prefix + name) for name in names}
+        for name, array in slots.items():
+            ctypes.c_void_p.from_address(engine.get_global_value_address(prefix + name)).value = array.ctypes.data
+        self.pinned = list(slots.values())
+
+    def holds_key(self, prefix: str, key: str) -> bool:
+        """Whether the loaded code is the code `key` names (its embedded key constant says so)."""
+        address = self.engine.get_global_value_address(prefix + KEY_SYMBOL)
+        return bool(address) and ctypes.string_at(address, len(key)) == key.encode()
+
+
+def load(ir_text: str, names: list[str], symbols: dict[str, int], slots: dict | None = None) -> JitModule:
+    """The loaded module of `ir_text`, whose functions `names` are written as PLACEHOLDER + name, compiled
+    or fetched from the caches (in this process: while some holder keeps it alive; on disk). `symbols`
+    are the external addresses the code links against; `slots` maps pointer globals (PLACEHOLDER +
+    name) to the arrays they point to, which the module keeps alive."""
     key = cache_key(ir_text)
+    slots = slots or {}
     with _lock:
-        if key not in _loaded:
+        module = _loaded.get(key)
+        if module is None:
             for symbol, address in symbols.items():
                 llvm.add_symbol(symbol, address)
-            prefix = f"sg{key[:20]}_"
-            text = ir_text.replace(PLACEHOLDER, prefix)
-            code = _read_cache(key)
-            if code is None:
-                code = object_code(text)
-                _write_cache(key, code)
-            engine = _engine()
-            engine.add_object_file(llvm.ObjectFileRef.from_data(code))
-            engine.finalize_object()
-            _loaded[key] = {name: engine.get_function_address(prefix + name) for name in names}
-            for name, array in (slots or {}).items():
-                ctypes.c_void_p.from_address(engine.get_global_value_address(prefix + name)).value = array.ctypes.data
-                _pinned.append(array)
-        return _loaded[key]
+            module = _loaded[key] = _from_disk(key, names, slots) or _compile(key, ir_text, names, slots)
+        return module
 
 
-# ----------------------------------------------------------------------------- the disk cache
+def _compile(key: str, ir_text: str, names: list[str], slots: dict) -> JitModule:
+    """Compile, load and store in the disk cache the module of `ir_text`, with its key embedded."""
+    prefix = _prefix(key)
+    text = ir_text.replace(PLACEHOLDER, prefix) + f'\n@"{prefix}{KEY_SYMBOL}" = constant [{len(key)} x i8] c"{key}"\n'
+    code = object_code(text)
+    module = JitModule(code, prefix, names, slots)
+    if not module.holds_key(prefix, key):
+        raise RuntimeError(f"symgrad: freshly compiled code lacks its key {key}")
+    disk_cache.write(key, code)
+    return module
 
-def _cache_dir() -> str | None:
-    if os.environ.get("SYMGRAD_CACHE", "1") == "0":
+
+def _from_disk(key: str, names: list[str], slots: dict) -> JitModule | None:
+    """The module stored under `key` in the disk cache, if there is one that is what the key names."""
+    code = disk_cache.read(key)
+    if code is None:
         return None
-    root = os.environ.get("SYMGRAD_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "symgrad")
-    return os.path.join(root, "llvm")
-
-
-def _read_cache(key: str) -> bytes | None:
-    directory = _cache_dir()
-    if directory is None:
-        return None
+    prefix = _prefix(key)
+    required = {prefix + name: None for name in [*names, *slots]}
+    required[prefix + KEY_SYMBOL] = key.encode()
     try:
-        with open(os.path.join(directory, key + ".o"), "rb") as f:
-            blob = f.read()
-    except OSError:
+        elf.check(code, _reference_object(), required, lambda name: bool(llvm.address_of_symbol(name)))
+    except elf.InvalidObject as error:
+        log.info("symgrad: recompiling the damaged disk-cache entry %s: %s", key, error)
         return None
-    digest, code = blob[:32], blob[32:]
-    return code if hashlib.sha256(code).digest() == digest else None
+    module = JitModule(code, prefix, names, slots)
+    if not module.holds_key(prefix, key) or not all(module.addresses.values()):
+        log.info("symgrad: recompiling the disk-cache entry %s, which holds other code", key)
+        return None
+    disk_cache.touch(key)
+    return module
 
 
-def _write_cache(key: str, code: bytes) -> None:
-    directory = _cache_dir()
-    if directory is None:
-        return
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(hashlib.sha256(code).digest() + code)
-        os.replace(temporary, os.path.join(directory, key + ".o"))
-    except OSError:  # a read-only or full disk only costs the next process a compile
-        pass
+def _prefix(key: str) -> str:
+    """What PLACEHOLDER becomes in the module of `key`: names unique to it."""
+    return f"sg{key[:20]}_"
+
+
+# ----------------------------------------------------------------------------- fork safety
+
+def _llvm_locks() -> list:
+    """The locks held around LLVM: ours (a whole compile or load) and llvmlite's (each call into LLVM)."""
+    llvmlite_lock = getattr(getattr(ffi.lib, "_lock", None), "_lock", None)
+    return [_lock] + ([llvmlite_lock] if llvmlite_lock is not None else [])
+
+
+def _hold_llvm_locks() -> None:
+    for lock in _llvm_locks():
+        lock.acquire()
+
+
+def _release_llvm_locks() -> None:
+    for lock in reversed(_llvm_locks()):
+        lock.release()
+
+
+# os.fork() waits until no thread is inside LLVM, so the child never inherits a lock held by a thread
+# that does not exist there (it would deadlock on its first compile).
+os.register_at_fork(before=_hold_llvm_locks, after_in_parent=_release_llvm_locks,
+                    after_in_child=_release_llvm_locks)

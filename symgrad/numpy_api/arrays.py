@@ -369,7 +369,7 @@ def _shifted_max(x, axes):
     would fold |peak| < inf to True and let x - peak be inf - inf = NaN."""
     if _reduces_nothing(x, axes):  # an empty sum needs no shift (and max has nothing to take)
         return zeros(tuple(1 if i in axes else d for i, d in enumerate(x.shape)), x.dtype)
-    peak = stop_gradient(max(x, axes, keepdims=True))
+    peak = stop_gradient(max(x, axis=axes, keepdims=True))
     return where(less_equal(abs(peak), float(np.finfo(peak.dtype).max)), peak, 0.0)
 
 

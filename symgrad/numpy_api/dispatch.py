@@ -1,5 +1,6 @@
 """`array_function_dispatch`: lets eager tensors run an sg.* function their own way."""
 import functools
+import inspect
 
 
 def array_function_dispatch(fn):
@@ -14,3 +15,18 @@ def array_function_dispatch(fn):
         return fn(*args, **kwargs)
     return call
 
+
+
+def dispatch_all_arguments(fn):
+    """array_function_dispatch for a function whose arrays may come by keyword (SciPy's
+    `norm.logpdf(x, scale=s)`): arguments are bound to fn's signature (defaults filled in) and all
+    passed by position, so an eager tensor given by name is seen too."""
+    signature = inspect.signature(fn)
+    dispatched = array_function_dispatch(fn)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return dispatched(*bound.args)
+    return call

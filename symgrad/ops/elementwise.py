@@ -347,5 +347,39 @@ isnan = define("isnan", F.isnan, kind="compare")
 isinf = define("isinf", F.isinf, kind="compare")
 isfinite = define("isfinite", lambda x: sp.Not(sp.Or(F.isnan(x), F.isinf(x))), kind="compare")
 
+# scipy.special's elementwise functions (sg.scipy.special, not sg.*). SciPy evaluates gammaln, digamma,
+# erfc, erfinv, ndtr, log_ndtr, ndtri, betaln and the incomplete integrals (special.py); the others are
+# written with functions every backend lowers.
+gammaln = define("gammaln", sp.loggamma, domain=(0.1, 3.0))
+digamma = define("digamma", sp.digamma, domain=(0.2, 3.0))
+erfc = define("erfc", sp.erfc)
+erfinv = define("erfinv", sp.erfinv, domain=(-0.9, 0.9))
+ndtr = define("ndtr", F.ndtr)
+log_ndtr = define("log_ndtr", F.log_ndtr)
+ndtri = define("ndtri", lambda p: -sp.sqrt(2) * sp.erfcinv(2 * p), domain=(0.05, 0.95))  # exact for tiny p
+logit = define("logit", lambda p: sp.log(p) - F.log1p(-p), domain=(0.1, 0.9))
+expit = define("expit", F.sigmoid)
+xlogy = define("xlogy", F.xlogy, domain=(0.5, 2.0))
+xlog1py = define("xlog1py", F.xlog1py, domain=(0.5, 2.0))
+betaln = define("betaln", F.betaln, domain=(0.2, 3.0))
+# Regularized incomplete integrals (the cdfs of gamma, beta, t, poisson): derivatives only in x (and mu).
+gammainc = define("gammainc", F.gammainc, arity=2, domain=(0.5, 3.0))
+gammaincc = define("gammaincc", F.gammaincc, arity=2, domain=(0.5, 3.0))
+betainc = define("betainc", F.betainc, arity=3, domain=(0.2, 0.9))
+stdtr = define("stdtr", F.stdtr, arity=2, domain=(0.5, 3.0))
+# The Poisson cdf at floor(k); NaN for k < 0, as SciPy's.
+pdtr = define("pdtr", lambda k, mu: sp.Piecewise((sp.nan, k < 0), (F.gammaincc(sp.floor(k) + 1, mu), True)),
+              domain=(0.5, 3.0))
+# Whether x is a whole number (the support of a discrete distribution): x - floor(x) is NaN for NaN and infinities.
+is_whole = define("is_whole", lambda x: sp.Eq(x - sp.floor(x), 0, evaluate=False), kind="compare")
+
+
+@functools.lru_cache(maxsize=None)
+def polygamma_of_order(n: int) -> ElementwiseOp:
+    """scipy.special.polygamma(n, x) for one whole order n, as the op `polygamma<n>` (an op is
+    one expression, and each order is another function of x)."""
+    return define(f"polygamma{n}", lambda x: sp.polygamma(n, x), domain=(0.2, 3.0))
+
+
 # The names of symgrad's own elementwise ops (every op defined above), which user ops may not take.
 LIBRARY_NAMES = frozenset(ELEMENTWISE)

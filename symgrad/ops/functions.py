@@ -128,6 +128,176 @@ def unmark_variable_powers(expr):
     return expr.replace(variable_power, lambda base, exponent: base ** exponent)
 
 
+# ----------------------------------------------------------------------------- scipy.special's delicate functions
+# An `evaluation()` is the value as an expression of functions every backend lowers (the printers
+# print it in place of the function); functions without one are evaluated by scipy.special (special.py).
+
+class ndtr(_RealFunction):
+    """The standard normal CDF, erfc(-x/sqrt(2))/2, by scipy.special.ndtr: SymPy would rewrite
+    erfc(-z) as 2 - erfc(z), which cancels to 0 in the lower tail."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        x = self.args[0]
+        return sp.exp(-x ** 2 / 2) / sp.sqrt(2 * sp.pi)
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sp.erfc(-x / sp.sqrt(2)) / 2
+        return None
+
+
+class log_ndtr(_RealFunction):
+    """log(ndtr(x)), by scipy.special.log_ndtr: finite far into the lower tail, where ndtr underflows.
+    Its derivative pdf/cdf is exp(-x**2/2 - log_ndtr(x))/sqrt(2*pi), which neither overflows nor is 0/0."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        x = self.args[0]
+        return sp.exp(-x ** 2 / 2 - self) / sp.sqrt(2 * sp.pi)
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sp.log(sp.erfc(-x / sp.sqrt(2)) / 2)
+        return None
+
+
+class _XLogFunction(_RealFunction):
+    """x * log_fn(y), 0 where x == 0 and y is not NaN (scipy.special's convention).
+
+    Derivatives as torch.special's: d/dx = log_fn(y), but 0 where x == 0 and y is at or past log_fn's
+    pole; d/dy = x * log_fn'(y), but 0 where x == 0 (the function is 0 for every y there; torch's
+    x/y gives NaN at (0, 0))."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        x, y = self.args
+        if argindex == 1:
+            return sp.Piecewise((0, sp.And(sp.Eq(x, 0), y <= self.pole)), (self.log_fn(y), True))
+        return sp.Piecewise((0, sp.Eq(x, 0)), (x * sp.diff(self.log_fn(y), y), True))
+
+    @classmethod
+    def eval(cls, x, y):
+        if x.is_zero and y.is_Number and y is not sp.nan:
+            return sp.S.Zero
+        return None
+
+    def evaluation(self):
+        x, y = self.args
+        # Abs(y) >= 0 is false only for NaN, which then gives 0 * NaN = NaN (unevaluated: SymPy's y is finite,
+        # and a constant folded in for x or y must not become 0 or complex infinity)
+        keeps_zero = sp.And(sp.Eq(x, 0), sp.GreaterThan(sp.Abs(y), 0, evaluate=False), evaluate=False)
+        return sp.Piecewise((0, keeps_zero), (sp.Mul(x, self.log_fn(y), evaluate=False), True), evaluate=False)
+
+
+class xlogy(_XLogFunction):
+    """x * log(y), 0 at x == 0."""
+
+    pole = 0
+
+    @staticmethod
+    def log_fn(y):  # unevaluated: a constant 0 folded in for y gives log(0) = -inf, not complex infinity
+        return sp.log(y, evaluate=False)
+
+
+class xlog1py(_XLogFunction):
+    """x * log1p(y), 0 at x == 0."""
+
+    pole = -1
+
+    @staticmethod
+    def log_fn(y):
+        return log1p(y, evaluate=False)
+
+
+class betaln(_RealFunction):
+    """log|B(a, b)|, by scipy.special.betaln: loggamma(a) + loggamma(b) - loggamma(a + b) cancels for large
+    arguments and is inf - inf where one is infinite."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        a, b = self.args
+        return sp.polygamma(0, self.args[argindex - 1]) - sp.polygamma(0, a + b)
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Number and b.is_Number:
+            return sp.loggamma(a) + sp.loggamma(b) - sp.loggamma(a + b)
+        return None
+
+
+# ----------------------------------------------------------------------------- regularized incomplete integrals
+
+class no_derivative(_RealFunction):
+    """The derivative of `function` in its argument `index` (1-based), which has no closed form (an
+    incomplete gamma's in its shape). No backend lowers it: a program that needs it fails with an error
+    saying so; one that does not (that argument a constant) drops it before lowering."""
+
+    nargs = 2
+
+    def _eval_is_real(self):
+        return True
+
+
+class gammainc(_RealFunction):
+    """The regularized lower incomplete gamma function P(a, x), by scipy.special.gammainc."""
+
+    argument_names = ("a", "x")
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        a, x = self.args
+        if argindex == 1:
+            return no_derivative(self, 1)
+        return sp.exp(xlogy(a - 1, x) - x - sp.loggamma(a))
+
+
+class gammaincc(_RealFunction):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x), by scipy.special.gammaincc."""
+
+    argument_names = ("a", "x")
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        a, x = self.args
+        if argindex == 1:
+            return no_derivative(self, 1)
+        return -sp.exp(xlogy(a - 1, x) - x - sp.loggamma(a))
+
+
+class betainc(_RealFunction):
+    """The regularized incomplete beta function I_x(a, b), by scipy.special.betainc."""
+
+    argument_names = ("a", "b", "x")
+    nargs = 3
+
+    def fdiff(self, argindex=1):
+        a, b, x = self.args
+        if argindex < 3:
+            return no_derivative(self, argindex)
+        return sp.exp(xlogy(a - 1, x) + xlog1py(b - 1, -x) - betaln(a, b))
+
+
+class stdtr(_RealFunction):
+    """Student's t CDF with df degrees of freedom at t, by scipy.special.stdtr."""
+
+    argument_names = ("df", "t")
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        df, t = self.args
+        if argindex == 1:
+            return no_derivative(self, 1)
+        return sp.exp(sp.loggamma((df + 1) / 2) - sp.loggamma(df / 2) - sp.log(df * sp.pi) / 2
+                      - (df + 1) / 2 * log1p(t ** 2 / df))
+
+
 # ----------------------------------------------------------------------------- rounding and division
 
 class _PiecewiseConstant(_RealFunction):

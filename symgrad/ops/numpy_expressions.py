@@ -135,7 +135,10 @@ class NumpyExprPrinter(StrPrinter):
         return f"np.logaddexp(0, {self._print(expr.args[0])})"
 
     def _print_Function(self, expr):
-        """A function NumPy (or a helper of the generated module) has under `_FUNCTIONS`, else SciPy's."""
+        """A function NumPy (or a helper of the generated module) has under `_FUNCTIONS`, else SciPy's; one
+        with an `evaluation()` (functions.py) is that expression."""
+        if hasattr(expr, "evaluation"):
+            return self._print(expr.evaluation())
         target = _FUNCTIONS.get(type(expr))
         if target is None:
             return self._print_scipy_call(expr)

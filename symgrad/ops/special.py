@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..core import UnsupportedOpError
+from . import functions as F
 from .elementwise_registry import ops_using
 
 
@@ -32,7 +33,8 @@ class ScipyCall:
 SCIPY_NAMES = {
     sp.loggamma: "gammaln", sp.gamma: "gamma", sp.erfc: "erfc", sp.erfinv: "erfinv", sp.erfcinv: "erfcinv",
     sp.besselj: "jv", sp.bessely: "yv", sp.besseli: "iv", sp.besselk: "kv", sp.beta: "beta", sp.Ei: "expi",
-    sp.zeta: "zeta",
+    sp.zeta: "zeta", F.ndtr: "ndtr", F.log_ndtr: "log_ndtr", F.betaln: "betaln", F.gammainc: "gammainc",
+    F.gammaincc: "gammaincc", F.betainc: "betainc", F.stdtr: "stdtr",
 }
 
 
@@ -66,6 +68,8 @@ def scipy_special():
 
 def unsupported(function, backend: str, reason: str | None = None) -> UnsupportedOpError:
     """The error for a SymPy function application `function` that `backend` cannot lower."""
+    if isinstance(function, F.no_derivative):
+        return _no_derivative(function, backend)
     kind = type(function).__name__
     ops = ops_using(type(function))
     where = (f"the elementwise op {' / '.join(repr(o) for o in ops)} uses" if ops
@@ -95,3 +99,13 @@ def not_standalone(scipy_names) -> UnsupportedOpError:
     return UnsupportedOpError(f"{where} {called}, which the LLVM backend calls in SciPy's C code; an ahead-of-time "
                               "library needs only libc and libm, so it cannot. Compile this artifact with "
                               "backend='numpy' (its module imports scipy.special), or use sg.compile")
+
+
+def _no_derivative(marker, backend: str) -> UnsupportedOpError:
+    """The error for a derivative with no closed form that a program needs."""
+    function, index = marker.args
+    name = type(function).__name__
+    argument = type(function).argument_names[int(index) - 1]
+    return UnsupportedOpError(f"the derivative of {name}({', '.join(type(function).argument_names)}) in {argument} has "
+                              f"no closed form, so the {backend} backend cannot compute it: differentiate only in the "
+                              f"other arguments (pass {argument} as a constant, or through sg.stop_gradient)")

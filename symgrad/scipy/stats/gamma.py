@@ -1,0 +1,34 @@
+"""scipy.stats.gamma: the gamma distribution of shape a, shifted by loc and scaled by scale."""
+from __future__ import annotations
+
+import math
+
+from ...ops import elementwise as E
+from .support import distribution_function, log_density, on_support, standardize, where_valid
+
+
+@distribution_function
+def logpdf(x, a, loc=0, scale=1):
+    y = standardize(x, loc, scale)
+    log_standard = on_support(E.greater_equal(y, 0),
+                              lambda y: E.subtract(E.subtract(E.xlogy(E.subtract(a, 1), y), y), E.gammaln(a)),
+                              y, 1.0, E.less(y, 0), -math.inf)
+    return where_valid(log_density(log_standard, scale), E.greater(a, 0))
+
+
+@distribution_function
+def pdf(x, a, loc=0, scale=1):
+    return E.exp(logpdf(x, a, loc, scale))
+
+
+@distribution_function
+def cdf(x, a, loc=0, scale=1):
+    """Differentiable in x, loc and scale; not in a (sg.UnsupportedOpError if a program needs that)."""
+    y = standardize(x, loc, scale)
+    value = on_support(E.greater(y, 0), lambda y: E.gammainc(a, y), y, 1.0, E.less_equal(y, 0), 0.0)
+    return where_valid(value, E.greater(scale, 0), E.greater(a, 0))
+
+
+@distribution_function
+def logcdf(x, a, loc=0, scale=1):
+    return E.log(cdf(x, a, loc, scale))
