@@ -54,7 +54,8 @@ def user_frame_summary() -> str:
     frame = sys._getframe(1)
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_LIBRARY_DIRS) and not filename.startswith("<symgrad"):
+        in_scipy = frame.f_globals.get("__name__", "").partition(".")[0] == "scipy"  # an optional library
+        if not filename.startswith(_LIBRARY_DIRS) and not filename.startswith("<symgrad") and not in_scipy:
             break
         frame = frame.f_back
     if frame is None:
@@ -88,15 +89,28 @@ _OTHER_NAMES = {"expit": "sg.sigmoid", "absolute": "sg.abs", "true_divide": "sg.
                 "softmax": "sg.softmax", "log_softmax": "sg.log_softmax"}
 
 
-def _symgrad_function(path: str):
-    """The public symgrad function at `path` ('linalg.det'), or None where symgrad has none."""
+def _symgrad_attribute(path: str):
+    """What symgrad has at `path` ('linalg', 'scipy.special.gammaln'), or None."""
     value = importlib.import_module(__package__)
     try:
         for part in path.split("."):
             value = getattr(value, part)
     except (AttributeError, ImportError):
         return None
-    return value if callable(value) else None
+    return value
+
+
+def symgrad_function(path: str):
+    """The public symgrad function at `path` ('linalg.det'), or None where symgrad has none."""
+    value = _symgrad_attribute(path)
+    return value if callable(value) and not isinstance(value, type(sys)) else None
+
+
+def symgrad_equivalent(module: str, name: str):
+    """symgrad's function of NumPy's or SciPy's `module.name` (np.tril -> sg.tril, scipy.special.gammaln ->
+    sg.scipy.special.gammaln), or None."""
+    prefix = _SYMGRAD_PATHS.get(module)
+    return symgrad_function(prefix + name) if prefix is not None else None
 
 
 def numpy_function_message(module: str, name: str, tracer) -> str:
@@ -105,12 +119,13 @@ def numpy_function_message(module: str, name: str, tracer) -> str:
     shown = f"{module.replace('numpy', 'np', 1)}.{name}"
     what = f"{shown} was applied to a traced value {tracer.value.type_str()}"
     prefix = _SYMGRAD_PATHS.get(module)
-    if prefix is not None and _symgrad_function(prefix + name) is not None:
+    if symgrad_equivalent(module, name) is not None:
         return f"{what}; NumPy's and SciPy's functions cannot see traced values: use sg.{prefix}{name}"
     other = _OTHER_NAMES.get(name)
-    if other is not None and (not other.startswith("sg.") or _symgrad_function(other[3:].split("(")[0]) is not None):
+    if other is not None and (not other.startswith("sg.") or symgrad_function(other[3:].split("(")[0]) is not None):
         return f"{what}, and symgrad has no function of that name; the closest symgrad way: {other}"
-    namespace = _symgrad_function(prefix.rstrip(".")) if prefix else importlib.import_module(__package__)
+    prefix = prefix or ""
+    namespace = _symgrad_attribute(prefix.rstrip(".")) if prefix else importlib.import_module(__package__)
     names = [n for n in dir(namespace) if not n.startswith("_")] if namespace is not None else []
     close = [f"sg.{prefix}{n}" for n in difflib.get_close_matches(name, names, n=3, cutoff=0.8)]
     if close:

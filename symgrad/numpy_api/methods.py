@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from .. import dtypes
-from ..core import Tracer, TracerError, fail, numpy_function_message, with_user_line
+from ..core import Tracer, TracerError, fail, numpy_function_message, symgrad_equivalent, with_user_line
 from ..ops import elementwise as E
 from . import arrays, ordering, rearrange
 from .arrays import (abs, add, astype, clip, divide, dot, equal, floor_divide, greater, greater_equal, less, less_equal,
@@ -19,12 +19,13 @@ from .updates import IndexUpdateHelper
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """Route NumPy's and SciPy's ufuncs (np.sin(t), ndarray + t, scipy.special.expit(t)) to the sg function
-    of the same name; without one, say what symgrad has instead."""
-    name = {"true_divide": "divide", "absolute": "abs", "expit": "sigmoid"}.get(ufunc.__name__, ufunc.__name__)
-    function = getattr(arrays, name, None)
+    """Route NumPy's ufuncs (np.sin(t), ndarray + t) to the sg function of the same name, and scipy.special's
+    (gammaln(t), expit(t)) to sg.scipy.special's; without one, say what symgrad has instead."""
+    module = _ufunc_module(ufunc)
+    name = {"true_divide": "divide", "absolute": "abs"}.get(ufunc.__name__, ufunc.__name__)
+    function = getattr(arrays, name, None) if module == "numpy" else symgrad_equivalent(module, name)
     if function is None:
-        raise TracerError(with_user_line(numpy_function_message(_ufunc_module(ufunc), ufunc.__name__, self)))
+        raise TracerError(with_user_line(numpy_function_message(module, ufunc.__name__, self)))
     if method != "__call__" or kwargs:
         raise TracerError(with_user_line(
             f"np.{ufunc.__name__}{'.' + method if method != '__call__' else ''}"
