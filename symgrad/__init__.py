@@ -44,7 +44,7 @@ def __getattr__(name):
         importlib.import_module(".tracing", __name__)
         value = importlib.import_module("." + name, __name__)
     elif name == "__all__":
-        value = sorted([*_SOURCE, *_SUBMODULES, *_OWN, *_numpy_names(name)])
+        value = sorted({*_SOURCE, *_SUBMODULES, *_OWN, *_numpy_names(name)})  # sg.trace is both
     elif (name.startswith("__") and name.endswith("__")) or importlib.util.find_spec(f"{__name__}.{name}"):
         # a probe (__wrapped__, __path__ ...), or `from symgrad import pytree`: the import system then loads
         # the submodule; neither imports SymPy

@@ -23,6 +23,7 @@ from .ops.ew import ew_p
 from .ops.indexing import scatter_add_p, slice_p, take_p, unslice_p, wrap_index_p
 from .ops.linalg import matmul_p
 from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
+from .ops.sorting import argsort_p
 from .ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, roll_p,
                         stop_gradient_p, transpose_p)
 from .tracing import argument_names, function_name, trace_flat
@@ -385,4 +386,5 @@ BATCH_RULES = {
     while_vjp_p: _one_by_one(while_vjp_p),
     custom_vjp_p: _custom_vjp,
     custom_jvp_p: _custom_jvp,
+    argsort_p: _unary(argsort_p),  # along the last axis: the batch axis in front is one more leading axis
 }

@@ -12,6 +12,7 @@ JAX's array methods are attached to its tracers: the core knows no op but `const
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import linecache
 import math
@@ -53,7 +54,8 @@ def user_frame_summary() -> str:
     frame = sys._getframe(1)
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_LIBRARY_DIRS) and not filename.startswith("<symgrad"):
+        in_scipy = frame.f_globals.get("__name__", "").partition(".")[0] == "scipy"  # an optional library
+        if not filename.startswith(_LIBRARY_DIRS) and not filename.startswith("<symgrad") and not in_scipy:
             break
         frame = frame.f_back
     if frame is None:
@@ -70,6 +72,96 @@ def with_user_line(message: str) -> str:
 def fail(message: str, kind=ShapeError):
     """Raise `kind` with the message and the user's source line."""
     raise kind(with_user_line(message)) from None
+
+
+# ----------------------------------------------------------------------------- NumPy's functions on traced values
+
+# NumPy's or SciPy's module -> where symgrad keeps its functions (sg.<path><name>)
+_SYMGRAD_PATHS = {"numpy": "", "numpy.linalg": "linalg.", "scipy.linalg": "linalg.", "scipy.special": "scipy.special.",
+                  "scipy.stats": "scipy.stats."}
+# NumPy's and SciPy's names symgrad has under another name, or that a line of sg.* computes.
+_OTHER_NAMES = {"expit": "sg.sigmoid", "absolute": "sg.abs", "true_divide": "sg.divide", "remainder": "sg.mod",
+                "amax": "sg.max", "amin": "sg.min", "concat": "sg.concatenate", "permute_dims": "sg.transpose",
+                "pow": "sg.power", "row_stack": "sg.vstack", "nan_to_num": "sg.where(sg.isnan(x), 0.0, x)",
+                "median": "sg.sort(x, axis)[..., n // 2] (the mean of the middle two when n is even)",
+                "cross": "the components, e.g. sg.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1], ...], axis=-1)",
+                "logit": "sg.log(p) - sg.log1p(-p)", "xlogy": "sg.where(x == 0, 0.0, x * sg.log(y))",
+                "softmax": "sg.softmax", "log_softmax": "sg.log_softmax"}
+
+
+def _symgrad_attribute(path: str):
+    """What symgrad has at `path` ('linalg', 'scipy.special.gammaln'), or None."""
+    value = importlib.import_module(__package__)
+    try:
+        for part in path.split("."):
+            value = getattr(value, part)
+    except (AttributeError, ImportError):
+        return None
+    return value
+
+
+def symgrad_function(path: str):
+    """The public symgrad function at `path` ('linalg.det'), or None where symgrad has none."""
+    value = _symgrad_attribute(path)
+    return value if callable(value) and not isinstance(value, type(sys)) else None
+
+
+def symgrad_equivalent(module: str, name: str):
+    """symgrad's function of NumPy's or SciPy's `module.name` (np.tril -> sg.tril, scipy.special.gammaln ->
+    sg.scipy.special.gammaln), or None."""
+    prefix = _SYMGRAD_PATHS.get(module)
+    return symgrad_function(prefix + name) if prefix is not None else None
+
+
+def numpy_function_message(module: str, name: str, tracer) -> str:
+    """What to say when NumPy's or SciPy's `module.name` gets a traced value: the symgrad function of that
+    name where there is one, else symgrad's closest way, or that there is none."""
+    shown = f"{module.replace('numpy', 'np', 1)}.{name}"
+    what = f"{shown} was applied to a traced value {tracer.value.type_str()}"
+    prefix = _SYMGRAD_PATHS.get(module)
+    if symgrad_equivalent(module, name) is not None:
+        return f"{what}; NumPy's and SciPy's functions cannot see traced values: use sg.{prefix}{name}"
+    other = _OTHER_NAMES.get(name)
+    if other is not None and (not other.startswith("sg.") or symgrad_function(other[3:].split("(")[0]) is not None):
+        return f"{what}, and symgrad has no function of that name; the closest symgrad way: {other}"
+    prefix = prefix or ""
+    namespace = _symgrad_attribute(prefix.rstrip(".")) if prefix else importlib.import_module(__package__)
+    names = [n for n in dir(namespace) if not n.startswith("_")] if namespace is not None else []
+    close = [f"sg.{prefix}{n}" for n in difflib.get_close_matches(name, names, n=3, cutoff=0.8)]
+    if close:
+        return f"{what}, and symgrad has no function of that name; the closest: {', '.join(close)}"
+    return (f"{what}, and symgrad has no equivalent (there is none): compute it from sg.* functions inside the "
+            "traced function, or outside it on concrete arrays")
+
+
+def _public_module(frame_module: str, name: str) -> str:
+    """numpy.linalg._linalg -> numpy.linalg: the public module (NumPy's or SciPy's) offering `name`."""
+    parts = frame_module.split(".")
+    public = ".".join(parts[:next((i for i, p in enumerate(parts) if p.startswith("_")), len(parts))])
+    for candidate in (public, parts[0]):
+        if getattr(sys.modules.get(candidate), name, None) is not None:
+            return candidate
+    return public
+
+
+def _calling_library_function():
+    """(public module, name) of the NumPy or SciPy function whose call reached here, or None when the user's
+    own code converted a traced value (np.asarray, an index into a NumPy array)."""
+    frame, found = sys._getframe(2), None
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.split(".")[0] in ("numpy", "scipy"):
+            found = frame
+        elif found is not None or not module.startswith(__package__ + "."):
+            break
+        frame = frame.f_back
+    if found is None:
+        return None
+    name = found.f_code.co_name
+    owner = found.f_locals.get("self")
+    if owner is not None:  # a method: scipy.stats.norm.logpdf is norm_gen.logpdf
+        name = f"{type(owner).__name__.removesuffix('_gen')}.{name}"
+    return _public_module(found.f_globals.get("__name__", ""), name.split(".")[0]), name
 
 
 # ----------------------------------------------------------------------------- primitives
@@ -338,9 +430,13 @@ class Tracer:
         self._concrete_error("using as an index")
 
     def __array__(self, *args, **kwargs):
+        caller = _calling_library_function()
+        if caller is not None:
+            raise TracerError(with_user_line(numpy_function_message(*caller, self)))
         raise TracerError(with_user_line(
-            f"a traced value {self.value.type_str()} was passed to a NumPy function; use the sg.* function "
-            "of the same name (e.g. sg.sin instead of np.sin) inside traced or compiled code"))
+            f"a traced value {self.value.type_str()} was converted to a NumPy array (np.asarray, np.array, or an "
+            "index into a NumPy array): inside traced or compiled code use sg.asarray / sg.array, and index a NumPy "
+            "constant c with a traced index i as sg.array(c)[i] or sg.take(c, i)"))
 
     def __iter__(self):
         if not self.shape:

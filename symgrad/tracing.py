@@ -95,14 +95,17 @@ def trace_flat(fn, args, name=None, numbers_as_operands=False):
     return graph, out_tree, [outer for outer, _ in builder.captures]
 
 
-def trace(fn, *args) -> ir.Graph:
+def trace(fn, *args, **kwargs):
     """Trace fn on example arguments (arrays/scalars/pytrees) into a verified IR graph.
 
     Dead code is dropped (e.g. cotangents of arguments a gradient does not ask for); the other
-    passes are left to `sg.compile`, so the graph shows what tracing and autodiff produced."""
-    if not callable(fn):  # np.trace(a) ported as sg.trace(a)
-        raise TypeError(f"sg.trace traces a function into IR and got a {type(fn).__name__}; for NumPy's trace "
-                        "(the sum of the diagonal) use sg.einsum('ii', a)")
+    passes are left to `sg.compile`, so the graph shows what tracing and autodiff produced.
+    Given an array rather than a function, it is NumPy's trace (the sum of a diagonal), as
+    code ported from NumPy calls it: sg.trace(a, offset=0, axis1=0, axis2=1, dtype=None)."""
+    if not callable(fn):
+        return numpy_api.rearrange.trace(fn, *args, **kwargs)
+    if kwargs:
+        raise TypeError(f"sg.trace(f, *args) takes the function's arguments positionally, got {sorted(kwargs)}")
     graph, _, captures = trace_flat(fn, args)
     if captures:
         raise TracerError("sg.trace: the function captured traced values from an enclosing trace")

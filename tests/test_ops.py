@@ -109,6 +109,12 @@ KINKS = {
     "minimum": lambda a, b: [a - b],
     "clip": lambda x, lo, hi: [x - lo, x - hi],
     "pdtr": lambda k, mu: [k - np.round(k)],
+    "floor": lambda x: [x - np.round(x)],
+    "ceil": lambda x: [x - np.round(x)],
+    "trunc": lambda x: [x - np.round(x)],
+    "rint": lambda x: [x - np.floor(x) - 0.5],
+    "floor_divide": lambda a, b: [a / b - np.round(a / b)],
+    "mod": lambda a, b: [a / b - np.round(a / b)],
 }
 KINK_GAP = 0.1
 
@@ -513,6 +519,71 @@ STRUCTURAL = [
     ("clip", lambda ns, x: ns.clip(x, -0.5, 0.5), [_r((3, 4), 5) * 0.9 + 0.02]),
 ]
 
+# NumPy's names added for issue 13 (differentiable outputs; integer ones are in test_numpy_names.py)
+NP.cummax = lambda x, axis=None, reverse=False: _np_cumulative(np.maximum.accumulate)(x, axis, reverse)
+NP.cummin = lambda x, axis=None, reverse=False: _np_cumulative(np.minimum.accumulate)(x, axis, reverse)
+STRUCTURAL += [
+    ("flip", lambda ns, x: ns.flip(x), [_r((3, 4))]),
+    ("flip-axis", lambda ns, x: ns.flip(x, -1) + ns.fliplr(x) * ns.flipud(x), [_r((3, 4))]),
+    ("tile", lambda ns, x: ns.tile(x, (2, 1, 3)), [_r((3, 4))]),
+    ("tile-int", lambda ns, x: ns.tile(x, 2), [_r((3,))]),
+    ("repeat", lambda ns, x: ns.repeat(x, 2), [_r((3, 4))]),
+    ("repeat-axis", lambda ns, x: ns.repeat(x, [1, 0, 2], axis=0), [_r((3, 4))]),
+    ("hstack", lambda ns, a, b: ns.hstack([a, b]), [_r((3, 4)), _r((3, 2), 1)]),
+    ("vstack-1d", lambda ns, a, b: ns.vstack([a, b * 2]), [_r((4,)), _r((4,), 1)]),
+    ("dstack", lambda ns, a: ns.dstack([a, a * a]), [_r((3, 4))]),
+    ("column_stack", lambda ns, a, b: ns.column_stack([a, b]), [_r((4,)), _r((4, 2), 1)]),
+    ("split", lambda ns, x: ns.split(x, 2, axis=1)[1] * ns.split(x, [1, 3], axis=1)[2][:, :1], [_r((3, 4))]),
+    ("array_split", lambda ns, x: ns.array_split(x, 3)[1] + ns.array_split(x, 3)[2], [_r((7,))]),
+    ("append", lambda ns, a, b: ns.append(a, b), [_r((3, 4)), _r((2,), 1)]),
+    ("append-axis", lambda ns, a: ns.append(a, a * 2, axis=1), [_r((3, 4))]),
+    ("pad-constant", lambda ns, x: ns.pad(x, ((1, 2), (0, 1)), constant_values=3.0), [_r((3, 4))]),
+    ("pad-reflect", lambda ns, x: ns.pad(x, 2, mode="reflect"), [_r((3, 4))]),
+    ("pad-edge", lambda ns, x: ns.pad(x, (1, 3), mode="edge"), [_r((5,))]),
+    ("pad-wrap", lambda ns, x: ns.pad(x, 2, mode="wrap"), [_r((3, 4))]),
+    ("pad-symmetric", lambda ns, x: ns.pad(x, ((0, 2), (1, 1)), mode="symmetric"), [_r((3, 4))]),
+    ("tril", lambda ns, x: ns.tril(x), [_r((3, 4))]),
+    ("tril-k", lambda ns, x: ns.tril(x, -1), [_r((2, 4, 4))]),
+    ("triu-k", lambda ns, x: ns.triu(x, 1), [_r((3, 4))]),
+    ("tril-1d", lambda ns, x: ns.tril(x), [_r((4,))]),
+    ("diag-1d", lambda ns, x: ns.diag(x), [_r((4,))]),
+    ("diag-1d-k", lambda ns, x: ns.diag(x, 2) + ns.diag(x[:3], -3), [_r((4,))]),
+    ("diag-2d", lambda ns, x: ns.diag(x, 1), [_r((3, 4))]),
+    ("diagonal", lambda ns, x: ns.diagonal(x, -1), [_r((3, 4))]),
+    ("diagonal-axes", lambda ns, x: ns.diagonal(x, 1, 2, 0), [_r((3, 2, 4))]),
+    ("trace", lambda ns, x: ns.trace(x), [_r((3, 4))]),
+    ("trace-offset-axes", lambda ns, x: ns.trace(x, -1, 1, 2), [_r((2, 4, 4))]),
+    ("sort", lambda ns, x: ns.sort(x), [_distinct((3, 4))]),
+    ("sort-axis0", lambda ns, x: ns.sort(x, axis=0), [_distinct((3, 4), 1)]),
+    ("sort-flat", lambda ns, x: ns.sort(x, axis=None), [_distinct((3, 4), 2)]),
+    ("cummax", lambda ns, x: ns.cummax(x, axis=1), [_distinct((3, 5))]),
+    ("cummax-flat-reverse", lambda ns, x: ns.cummax(x, reverse=True), [_distinct((3, 4), 3)]),
+    ("cummin-axis0", lambda ns, x: ns.cummin(x, axis=0), [_distinct((6, 2), 4)]),
+    ("std", lambda ns, x: ns.std(x, axis=1, ddof=1), [_r((3, 4))]),
+    ("tensordot-axes", lambda ns, a, b: ns.tensordot(a, b, axes=([1, 0], [0, 2])), [_r((3, 4, 2)), _r((4, 2, 3), 1)]),
+    ("tensordot-2", lambda ns, a, b: ns.tensordot(a, b), [_r((2, 3, 4)), _r((3, 4), 1)]),
+    ("tensordot-0", lambda ns, a, b: ns.tensordot(a, b, 0), [_r((3,)), _r((2,), 1)]),
+    ("vdot", lambda ns, a, b: ns.vdot(a, b), [_r((3, 4)), _r((2, 6), 1)]),
+    ("convolve-full", lambda ns, a, v: ns.convolve(a, v), [_r((6,)), _r((3,), 1)]),
+    ("convolve-same-swapped", lambda ns, a, v: ns.convolve(a, v, "same"), [_r((3,)), _r((6,), 1)]),
+    ("convolve-valid", lambda ns, a, v: ns.convolve(a, v, "valid"), [_r((6,)), _r((4,), 1)]),
+    ("correlate-valid", lambda ns, a, v: ns.correlate(a, v), [_r((6,)), _r((3,), 1)]),
+    ("correlate-full-swapped", lambda ns, a, v: ns.correlate(a, v, "full"), [_r((3,)), _r((5,), 1)]),
+    ("correlate-same", lambda ns, a, v: ns.correlate(a, v, "same"), [_r((6,)), _r((4,), 1)]),
+    ("einsum-ellipsis", lambda ns, a, b: ns.einsum("...ij,jk->...ik", a, b), [_r((2, 3, 4)), _r((4, 2), 1)]),
+    ("einsum-ellipsis-implicit", lambda ns, a, b: ns.einsum("...i,...i", a, b), [_r((3, 4)), _r((4,), 1)]),
+    ("einsum-ellipsis-broadcast", lambda ns, a, b: ns.einsum("...i,...i->...", a, b), [_r((3, 1, 4)), _r((2, 4), 1)]),
+    ("einsum-sublists", lambda ns, a, b: ns.einsum(a, [0, 1], b, [1, 2], [0, 2]), [_r((3, 4)), _r((4, 2), 1)]),
+    ("einsum-sublists-ellipsis", lambda ns, a, b: ns.einsum(a, [Ellipsis, 1], b, [1]), [_r((2, 3, 4)), _r((4,), 1)]),
+    ("linspace-traced", lambda ns, a: ns.linspace(a[0], a[1], 5), [_r((2,))]),
+    ("linspace-arrays", lambda ns, a: ns.linspace(a[0], a[1], 4, endpoint=False, axis=1), [_r((2, 3))]),
+    ("array-of-traced", lambda ns, a: ns.array([a[0], a[1] ** 2, 1.0]), [_r((2,))]),
+    ("mean-var-of-list", lambda ns, a: ns.mean([a[0], a[1] ** 2]) + ns.var([a[0], a[1] ** 2, 1.0]), [_r((2,))]),
+    ("full_like-traced", lambda ns, a: ns.full_like(a, a[1]) * a, [_r((3,))]),
+    ("constant-indexed-by-argmax", lambda ns, x: ns.array(np.arange(10.0) * 2)[ns.argmax(x, axis=1)] * x[:, 0],
+     [_distinct((3, 4))]),
+]
+
 EMPTY_INDEX = np.array([], dtype=np.int64)
 # Zero-size arrays through the structural ops: NumPy's shapes and values, gradients of the right shape.
 ZERO_SIZE = [
@@ -539,6 +610,13 @@ ZERO_SIZE = [
     ("zero-cumprod-empty-axis", lambda ns, x: ns.cumprod(x, axis=1), [_r((2, 0))]),
     ("zero-roll", lambda ns, x: ns.roll(x, 2, axis=0), [_r((0, 3))]),
     ("zero-reshape-transpose", lambda ns, x: ns.transpose(ns.reshape(x, (3, 0))), [_r((0, 3))]),
+    ("zero-sort", lambda ns, x: ns.sort(x, axis=0), [_r((0, 3))]),
+    ("zero-sort-other-axis", lambda ns, x: ns.sort(x, axis=1), [_r((0, 3))]),
+    ("zero-cummax", lambda ns, x: ns.cummax(x, axis=0), [_r((0, 3))]),
+    ("zero-flip-tile", lambda ns, x: ns.tile(ns.flip(x), (2, 1)), [_r((0, 3))]),
+    ("zero-pad", lambda ns, x: ns.pad(x, 1), [_r((0, 2))]),
+    ("zero-tril-diagonal", lambda ns, x: ns.tril(x) + ns.diagonal(x, 0, 1, 2)[:, :, None] * 2, [_r((0, 3, 3))]),
+    ("zero-tensordot", lambda ns, a, b: ns.tensordot(a, b, 1), [_r((2, 0)), _r((0, 3))]),
 ]
 STRUCTURAL += ZERO_SIZE
 

@@ -25,10 +25,10 @@ from .types import BOOL, F64
 # SymPy function class -> the name of the mathlib or libm function computing it.
 _MATH_FUNCTIONS = {function: function.__name__ for function in (
     sp.asin, sp.acos, sp.atan, sp.atan2, sp.asinh, sp.acosh, sp.atanh, sp.sin, sp.cos, sp.tan, sp.sinh, sp.cosh,
-    sp.tanh, sp.exp, sp.log, sp.erf, F.log1p, F.expm1)}
+    sp.tanh, sp.exp, sp.log, sp.erf, F.log1p, F.expm1, F.hypot)}
 # LLVM intrinsics that vectorize without a vector library.
 _INTRINSICS = {"sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil",
-               "copysign": "llvm.copysign"}
+               "copysign": "llvm.copysign", "rint": "llvm.rint"}
 
 
 class ExprEmitter(Printer):
@@ -230,6 +230,60 @@ class ExprEmitter(Printer):
         x = self._print(expr.args[0])
         return self.intrinsic("ceil", x) if self.is_float else x
 
+    def _print_rint(self, expr):
+        x = self._print(expr.args[0])
+        return self.intrinsic("rint", x) if self.is_float else x
+
+    def _print_isnan(self, expr):  # integers and booleans are never NaN
+        x = self._print(expr.args[0])
+        return self.b.fcmp_unordered("uno", x, x) if _is_float(x) else ir.Constant(BOOL, 0)
+
+    def _print_isinf(self, expr):
+        x = self._print(expr.args[0])
+        if not _is_float(x):
+            return ir.Constant(BOOL, 0)
+        return self.b.fcmp_ordered("==", self.intrinsic("fabs", x), self.number(sp.oo))
+
+    def _print_floor_mod(self, expr):
+        return self._divmod(*[self._print(a) for a in expr.args])[1]
+
+    def _print_floor_divide(self, expr):
+        return self._divmod(*[self._print(a) for a in expr.args])[0]
+
+    def _divmod(self, a, b):
+        """(a // b, a % b) as NumPy computes them (npy_divmod): from fmod, the remainder taking b's sign,
+        the quotient rounded to the whole number nearest (a - remainder) / b; a / b and NaN when b == 0.
+        Integers: 0 and 0 when b == 0, and no trap for b == -1 (LLVM's sdiv/srem are undefined there)."""
+        if not self.is_float:
+            zero, one = self.number(0), self.number(1)
+            minus_one = self.compare("==", b, self.number(-1))
+            safe = self.b.select(self.b.or_(self.compare("==", b, zero), minus_one), one, b)
+            quotient, remainder = self.b.sdiv(a, safe), self.b.srem(a, safe)
+            crosses = self.b.and_(self.compare("!=", remainder, zero),
+                                  self.b.icmp_signed("!=", self.compare("<", remainder, zero), self.compare("<", b, zero)))
+            remainder = self.b.select(crosses, self.add(remainder, b), remainder)
+            quotient = self.b.select(crosses, self.sub(quotient, one), quotient)
+            quotient = self.b.select(minus_one, self.neg(a), quotient)
+            by_zero = self.compare("==", b, zero)
+            return self.b.select(by_zero, zero, quotient), self.b.select(by_zero, zero, remainder)
+        zero, one = self.number(0), self.number(1)
+        remainder = self.b.frem(a, b)
+        quotient = self.div(self.sub(a, remainder), b)
+        crosses = self.b.and_(self.b.fcmp_unordered("!=", remainder, zero),
+                              self.b.icmp_unsigned("!=", self.compare("<", b, zero), self.compare("<", remainder, zero)))
+        remainder = self.b.select(crosses, self.add(remainder, b), remainder)
+        quotient = self.b.select(crosses, self.sub(quotient, one), quotient)
+        remainder = self.b.select(self.b.fcmp_ordered("==", remainder, zero), self.intrinsic("copysign", zero, b),
+                                  remainder)
+        floored = self.intrinsic("floor", quotient)
+        floored = self.b.select(self.compare(">", self.sub(quotient, floored), self.number(sp.Rational(1, 2))),
+                                self.add(floored, one), floored)
+        ratio = self.div(a, b)
+        floored = self.b.select(self.b.fcmp_ordered("==", quotient, zero), self.intrinsic("copysign", zero, ratio),
+                                floored)
+        by_zero = self.b.fcmp_ordered("==", b, zero)
+        return self.b.select(by_zero, ratio, floored), remainder
+
     def _print_sigmoid(self, expr):  # 1/(1+exp(-x)): exact to a few ulp for every x, no overflow
         x = self._print(expr.args[0])
         return self.div(self.number(1), self.add(self.number(1), self.math("exp", self.neg(x))))
@@ -268,7 +322,8 @@ class ExprEmitter(Printer):
         return self.b.select(self.compare("==", a, b), tied, result)
 
     def intrinsic(self, name, *args):
-        fn = self.b.module.declare_intrinsic(_INTRINSICS[name], [self.ty])
+        fnty = ir.FunctionType(self.ty, [self.ty] * len(args))
+        fn = self.b.module.declare_intrinsic(_INTRINSICS[name], [self.ty], fnty)
         return self.b.call(fn, args)
 
     def math(self, name, *args):
@@ -285,8 +340,12 @@ def _libm(module, name, ty):
     existing = module.globals.get(symbol)
     if existing is not None:
         return existing
-    arity = 2 if name in ("atan2", "pow") else 1
+    arity = 2 if name in ("atan2", "pow", "hypot") else 1
     return ir.Function(module, ir.FunctionType(ty, [ty] * arity), symbol)
+
+
+def _is_float(value) -> bool:
+    return isinstance(value.type, (ir.FloatType, ir.DoubleType))
 
 
 def _ordered(args):

@@ -23,6 +23,7 @@ from .graph import Record, RemovableHandle, VersionCounter
 from .mode import enable_grad, is_grad_enabled, no_grad
 from ..ops import elementwise as E
 from ..core import Tracer, TracerError, refuse_masked
+from ..numpy_api.updates import IndexUpdateHelper
 
 _random = np.random.default_rng(0)
 
@@ -725,6 +726,7 @@ _TORCH_EXTREMES = {sgnp.max.__wrapped__: (Tensor.max, sgnp.maximum), sgnp.min.__
 # sg.tanh(t), sg.sum(t, 1), ...: the namespace's functions replay cached plans on tensors.
 Tensor.__sg_elementwise__ = staticmethod(elementwise_on_tensors)
 Tensor.__sg_function__ = staticmethod(apply_function)
+Tensor.at = property(IndexUpdateHelper)  # t.at[key].set(v) ...: JAX's functional updates, as on traced values
 
 
 def labelled(result, torch_name: str):

@@ -1,13 +1,13 @@
 """The `sg.*` NumPy-like namespace: functions that work on arrays, on traced values and on eager tensors.
 
 Its names are derived, not listed: every ufunc and every public function of arrays.py,
-indexing.py and contraction.py (`sg.getitem(x, key)` is `x[key]`). Importing the package
+indexing.py, contraction.py, ordering.py and rearrange.py (`sg.getitem(x, key)` is `x[key]`). Importing the package
 also gives traced values their NumPy-style operators (methods.py).
 """
 import types
 
 from ..ops.elementwise import ElementwiseOp
-from . import arrays, contraction, indexing, methods
+from . import arrays, contraction, indexing, methods, ordering, rearrange
 
 
 def _public(module) -> dict:
@@ -18,7 +18,8 @@ def _public(module) -> dict:
                                               getattr(value, "__module__", None) == module.__name__))}
 
 
-_NAMESPACE = {**_public(arrays), **_public(indexing), **_public(contraction)}
+_NAMESPACE = {**_public(arrays), **_public(indexing), **_public(contraction), **_public(ordering),
+              **_public(rearrange)}
 globals().update(_NAMESPACE)
 __all__ = sorted(_NAMESPACE)
 methods.install()

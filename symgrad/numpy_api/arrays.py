@@ -32,6 +32,11 @@ maximum, minimum, where = E.maximum, E.minimum, E.where
 less, less_equal, greater, greater_equal = E.less, E.less_equal, E.greater, E.greater_equal
 equal, not_equal = E.equal, E.not_equal
 logical_not, logical_and, logical_or = E.logical_not, E.logical_and, E.logical_or
+floor, ceil, rint, trunc, floor_divide, mod = E.floor, E.ceil, E.rint, E.trunc, E.floor_divide, E.mod
+remainder, true_divide = E.mod, E.divide
+log2, log10, exp2, arcsinh, arccosh, arctanh = E.log2, E.log10, E.exp2, E.arcsinh, E.arccosh, E.arctanh
+hypot, deg2rad, rad2deg, sinc = E.hypot, E.deg2rad, E.rad2deg, E.sinc
+isnan, isinf, isfinite = E.isnan, E.isinf, E.isfinite
 
 
 def asarray(x, dtype=None):
@@ -61,6 +66,23 @@ def _axes(axis, ndim) -> tuple:
         if ndim:  # a 0-d value's axis 0 (or -1), as PyTorch allows it, is no axis: the reduction keeps it
             result.append(int(a) % ndim)
     return tuple(sorted(set(result)))
+
+
+@array_function_dispatch
+def round(x, decimals=0):
+    """NumPy's round: to `decimals` places, halves to even (rint of x scaled by 10**decimals); integers
+    with decimals >= 0 unchanged. Derivative 0, as a step function's."""
+    x = asarray(x)
+    decimals = operator.index(decimals)
+    if not dtypes.is_float(x.dtype) and decimals >= 0:
+        return x
+    if decimals == 0:
+        return rint(x)
+    scale = 10.0 ** builtins.abs(decimals)
+    return divide(rint(multiply(x, scale)), scale) if decimals > 0 else multiply(rint(divide(x, scale)), scale)
+
+
+around = round
 
 
 def clip(x, a_min=None, a_max=None):
@@ -297,19 +319,27 @@ def prod(x, axis=None, keepdims=False):
 
 
 @array_function_dispatch
-def cumsum(x, axis=None, reverse=False):
+def cumsum(x, axis=None, dtype=None, out=None, *, reverse=False):
     """NumPy's cumsum (axis=None: of the flattened array); reverse=True sums from the end, as jax.lax.cumsum."""
-    return _cumulative(cumsum_p, x, axis, reverse)
+    return _cumulative(cumsum_p, x, axis, dtype, out, reverse)
 
 
 @array_function_dispatch
-def cumprod(x, axis=None, reverse=False):
+def cumprod(x, axis=None, dtype=None, out=None, *, reverse=False):
     """NumPy's cumprod (axis=None: of the flattened array); reverse=True multiplies from the end."""
-    return _cumulative(cumprod_p, x, axis, reverse)
+    return _cumulative(cumprod_p, x, axis, dtype, out, reverse)
 
 
-def _cumulative(prim, x, axis, reverse):
-    x = asarray(x)
+def no_out(name, out):
+    """NumPy's out= cannot hold a traced result: a clear error unless it is None."""
+    if out is not None:
+        fail(f"{name}(out=...): symgrad returns a new array rather than writing into one; use the returned value",
+             TypeError)
+
+
+def _cumulative(prim, x, axis, dtype, out, reverse):
+    no_out(prim.name, out)
+    x = asarray(x) if dtype is None else astype(x, dtype)
     if not dtypes.is_float(x.dtype):  # as NumPy: integers and booleans accumulate in int64
         x = astype(x, dtypes.INT64)
     if axis is None or x.ndim == 0:  # NumPy treats a 0-d array as 1-d here

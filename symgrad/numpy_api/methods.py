@@ -3,28 +3,44 @@
 core.Tracer knows no op; `install` attaches these, as JAX attaches its array methods to its tracers.
 """
 import functools
+import sys
 
 import numpy as np
 
 from .. import dtypes
-from ..core import Tracer, TracerError, fail, with_user_line
+from ..core import Tracer, TracerError, fail, numpy_function_message, symgrad_equivalent, with_user_line
 from ..ops import elementwise as E
-from . import arrays
-from .arrays import (abs, add, astype, clip, divide, dot, equal, greater, greater_equal, less, less_equal, logical_and,
-                     logical_not, logical_or, matmul, max, mean, min, multiply, negative, not_equal, power, prod,
-                     ravel, reshape, squeeze, std, subtract, sum, transpose, var)
+from . import arrays, ordering, rearrange
+from .arrays import (abs, add, astype, clip, divide, dot, equal, floor_divide, greater, greater_equal, less, less_equal,
+                     logical_and, logical_not, logical_or, matmul, max, mean, min, mod, multiply, negative, not_equal,
+                     power, prod, ravel, reshape, round, squeeze, std, subtract, sum, transpose, var)
 from .indexing import getitem
+from .updates import IndexUpdateHelper
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """Route NumPy ufuncs (np.sin(t), ndarray + t) to the sg function of the same name."""
+    """Route NumPy's ufuncs (np.sin(t), ndarray + t) to the sg function of the same name, and scipy.special's
+    (gammaln(t), expit(t)) to sg.scipy.special's; without one, say what symgrad has instead."""
+    module = _ufunc_module(ufunc)
     name = {"true_divide": "divide", "absolute": "abs"}.get(ufunc.__name__, ufunc.__name__)
-    function = getattr(arrays, name, None)
-    if method != "__call__" or kwargs or function is None:
+    function = getattr(arrays, name, None) if module == "numpy" else symgrad_equivalent(module, name)
+    if function is None:
+        raise TracerError(with_user_line(numpy_function_message(module, ufunc.__name__, self)))
+    if method != "__call__" or kwargs:
         raise TracerError(with_user_line(
-            f"np.{ufunc.__name__}{'.' + method if method != '__call__' else ''} is not supported on traced "
-            "values; use the sg.* function of the same name inside traced or compiled code"))
+            f"np.{ufunc.__name__}{'.' + method if method != '__call__' else ''}"
+            f"{'(' + ', '.join(f'{k}=' for k in kwargs) + ')' if kwargs else ''} is not supported on traced values; "
+            f"use sg.{name} without keywords" + (" (sg.cummax / sg.cummin for maximum.accumulate / minimum.accumulate)"
+                                                 if method == "accumulate" else "")))
     return function(*inputs)
+
+
+def _ufunc_module(ufunc) -> str:
+    """The module offering `ufunc`: numpy, or scipy.special (whose functions are ufuncs too)."""
+    if getattr(np, ufunc.__name__, None) is ufunc:
+        return "numpy"
+    special = sys.modules.get("scipy.special")
+    return "scipy.special" if getattr(special, ufunc.__name__, None) is ufunc else "numpy"
 
 
 def _reflect(fn):
@@ -37,6 +53,10 @@ def install():
         "__add__": add, "__radd__": _reflect(add), "__sub__": subtract, "__rsub__": _reflect(subtract),
         "__mul__": multiply, "__rmul__": _reflect(multiply), "__truediv__": divide,
         "__rtruediv__": _reflect(divide), "__pow__": power, "__rpow__": _reflect(power),
+        "__mod__": mod, "__rmod__": _reflect(mod), "__floordiv__": floor_divide,
+        "__rfloordiv__": _reflect(floor_divide), "__divmod__": lambda self, other: (floor_divide(self, other), mod(self, other)),
+        "__rdivmod__": lambda self, other: (floor_divide(other, self), mod(other, self)),
+        "__round__": lambda self, ndigits=None: round(self, ndigits or 0), "round": _reduction_method(round),
         "__matmul__": matmul, "__rmatmul__": _reflect(matmul), "__neg__": negative,
         "__pos__": lambda self: self, "__abs__": abs, "__lt__": less, "__le__": less_equal,
         "__gt__": greater, "__ge__": greater_equal, "__eq__": equal, "__ne__": not_equal,
@@ -46,13 +66,26 @@ def install():
         "reshape": lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape),
         "transpose": lambda self, *axes: transpose(self, (axes[0] if len(axes) == 1 else axes) or None),
         "squeeze": squeeze, "clip": clip, "T": property(lambda self: transpose(self)),
+        "at": property(IndexUpdateHelper), "__setitem__": _no_item_assignment,
     }
     methods.update((fn.__name__, _reduction_method(fn)) for fn in (sum, mean, max, min, prod, var, std))
+    # NumPy's array methods np.argmax(t), np.cumsum(t), np.trace(t), np.repeat(t, n), np.all(t) ... call
+    methods.update((fn.__name__, _reduction_method(fn)) for fn in (
+        arrays.cumsum, arrays.cumprod, ordering.argmax, ordering.argmin, ordering.argsort, ordering.all, ordering.any,
+        rearrange.trace, rearrange.diagonal, rearrange.repeat))
     for name, fn in methods.items():
         if isinstance(fn, E.ElementwiseOp):  # not a function, so it would not bind `self`
             fn = _as_method(fn)
         setattr(Tracer, name, fn)
     Tracer.__array_ufunc__ = _array_ufunc
+
+
+def _no_item_assignment(self, key, value):
+    """`x[key] = v` on a traced value: it cannot change, so say how to make the new array."""
+    raise TracerError(with_user_line(
+        f"item assignment into a traced array {self.value.type_str()}: traced values cannot change in place. "
+        "Write the updated array as a new value, as JAX does: x = x.at[key].set(v) (or .add(v), .multiply(v), "
+        ".min(v), .max(v)); gradients flow to both x and v"))
 
 
 def _boolean_only(logical, operator):

@@ -323,6 +323,29 @@ not_equal = define("not_equal", lambda a, b: sp.Ne(a, b, evaluate=False), kind="
 logical_not = define("logical_not", lambda a: sp.Not(a), kind="compare", conditions=(0,))
 logical_and = define("logical_and", lambda a, b: sp.And(a, b), kind="compare", conditions=(0, 1))
 logical_or = define("logical_or", lambda a, b: sp.Or(a, b), kind="compare", conditions=(0, 1))
+# Rounding and division: constant between jumps, so derivative 0 there (mod: 1 in a, -floor(a / b) in b).
+floor = define("floor", sp.floor, kind="arith", on_booleans=False)
+ceil = define("ceil", sp.ceiling, kind="arith", on_booleans=False)
+rint = define("rint", F.rint, kind="arith", on_booleans=False)
+trunc = define("trunc", lambda x: sp.Piecewise((sp.ceiling(x), x < 0), (sp.floor(x), True)), kind="arith",
+               on_booleans=False)
+floor_divide = define("floor_divide", F.floor_divide, 2, kind="arith", domain=(0.5, 4.0), on_booleans=False)
+mod = define("mod", F.floor_mod, 2, kind="arith", domain=(0.5, 4.0), on_booleans=False)
+# Logarithms, powers and angles NumPy names; hypot through libm's, which neither overflows nor underflows.
+log2 = define("log2", lambda x: sp.log(x) / sp.log(2), domain=(0.1, 3.0))
+log10 = define("log10", lambda x: sp.log(x) / sp.log(10), domain=(0.1, 3.0))
+exp2 = define("exp2", lambda x: 2 ** x)
+arcsinh = define("arcsinh", sp.asinh)
+arccosh = define("arccosh", sp.acosh, domain=(1.1, 3.0))
+arctanh = define("arctanh", sp.atanh, domain=(-0.9, 0.9))
+hypot = define("hypot", F.hypot, 2, domain=(0.5, 2.0))
+deg2rad = define("deg2rad", lambda x: x * sp.Float(np.pi / 180))  # one product: pi * x / 180 would overflow
+rad2deg = define("rad2deg", lambda x: x * sp.Float(180 / np.pi))
+sinc = define("sinc", lambda x: sp.Piecewise((1, sp.Eq(x, 0)), (sp.sin(sp.pi * x) / (sp.pi * x), True)))
+# IEEE classes, as truth values SymPy cannot fold (its real symbols are finite).
+isnan = define("isnan", F.isnan, kind="compare")
+isinf = define("isinf", F.isinf, kind="compare")
+isfinite = define("isfinite", lambda x: sp.Not(sp.Or(F.isnan(x), F.isinf(x))), kind="compare")
 
 # scipy.special's elementwise functions (sg.scipy.special, not sg.*). SciPy evaluates gammaln, digamma,
 # erfc, erfinv, ndtr, log_ndtr, ndtri, betaln and the incomplete integrals (special.py); the others are

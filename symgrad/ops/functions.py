@@ -5,6 +5,7 @@ lose precision; as opaque Functions they survive differentiation and fusion, and
 backend evaluates them stably (e.g. sigmoid(x) = exp(-logaddexp(0, -x))).
 """
 import sympy as sp
+from sympy.logic.boolalg import BooleanFunction
 
 
 class _RealFunction(sp.Function):
@@ -295,3 +296,88 @@ class stdtr(_RealFunction):
             return no_derivative(self, 1)
         return sp.exp(sp.loggamma((df + 1) / 2) - sp.loggamma(df / 2) - sp.log(df * sp.pi) / 2
                       - (df + 1) / 2 * log1p(t ** 2 / df))
+
+
+# ----------------------------------------------------------------------------- rounding and division
+
+class _PiecewiseConstant(_RealFunction):
+    """A function constant between its jumps: derivative 0 almost everywhere (PyTorch's and JAX's convention)."""
+
+    def fdiff(self, argindex=1):
+        return sp.S.Zero
+
+
+class rint(_PiecewiseConstant):
+    """x rounded to the nearest integer, ties to even (np.rint, np.round)."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Integer:
+            return x
+        return None
+
+
+class floor_divide(_PiecewiseConstant):
+    """floor(a / b) as NumPy computes it (from fmod, so a // b == (a - a % b) / b exactly); a / b when b == 0."""
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Integer and b.is_Integer and b != 0:
+            return a // b
+        return None
+
+
+class floor_mod(_RealFunction):
+    """a - b * floor(a / b) with the sign of b, as np.mod and Python's %; NaN when b == 0 (0 for integers).
+
+    Derivatives as autograd's and JAX's: 1 in a, -floor(a / b) in b."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        return sp.S.One if argindex == 1 else -floor_divide(*self.args)
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Integer and b.is_Integer and b != 0:
+            return a % b
+        return None
+
+
+class hypot(_RealFunction):
+    """sqrt(a**2 + b**2) without overflow or underflow (libm's hypot)."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        return self.args[argindex - 1] / self
+
+
+# ----------------------------------------------------------------------------- IEEE classes (truth values)
+
+class isnan(BooleanFunction):
+    """Whether x is NaN: a truth value SymPy cannot fold, since its real symbols are finite numbers."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sp.true if x is sp.nan else sp.false
+        return None
+
+
+class isinf(BooleanFunction):
+    """Whether x is +inf or -inf (a truth value SymPy cannot fold, as isnan)."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sp.true if x in (sp.oo, -sp.oo) else sp.false
+        return None

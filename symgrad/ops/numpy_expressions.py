@@ -24,7 +24,8 @@ _FUNCTIONS = {
     sp.atan2: "np.arctan2", sp.exp: "np.exp", sp.log: "np.log", sp.Abs: "np.abs", sp.sign: "np.sign",
     F.log1p: "np.log1p", F.expm1: "np.expm1", F.logaddexp: "np.logaddexp", sp.erf: "_erf",
     sp.asinh: "np.arcsinh", sp.acosh: "np.arccosh", sp.atanh: "np.arctanh", sp.floor: "np.floor",
-    sp.ceiling: "np.ceil",
+    sp.ceiling: "np.ceil", F.rint: "np.rint", F.floor_divide: "np.floor_divide", F.floor_mod: "np.mod",
+    F.hypot: "np.hypot",
 }
 
 # Helpers the generated source defines when it uses them, so a module stays standalone.
@@ -156,6 +157,12 @@ class NumpyExprPrinter(StrPrinter):
         self.helpers.add("_special")
         text = f"_special.{call.name}({', '.join(self._print(a) for a in call.args)})"
         return text if call.coefficient == 1 else f"({call.coefficient}*{text})"
+
+    def _print_isnan(self, expr):
+        return f"np.isnan({self._print(expr.args[0])})"
+
+    def _print_isinf(self, expr):
+        return f"np.isinf({self._print(expr.args[0])})"
 
     def _print_Max(self, expr):
         return functools.reduce(lambda a, b: f"np.maximum({a}, {b})", [self._print(a) for a in expr.args])
