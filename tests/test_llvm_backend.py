@@ -304,3 +304,18 @@ def test_integer_power_with_an_array_exponent_is_a_clear_error():
     np.testing.assert_array_equal(sg.compile(lambda x, y: x ** y, backend="numpy")(base, exponent), base ** exponent)
     np.testing.assert_array_equal(sg.compile(lambda x: x ** 3)(base), base ** 3)
     np.testing.assert_allclose(sg.compile(lambda x, y: x ** y)(base.astype(float), exponent), base ** exponent.astype(float))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_integer_result_of_float_comparisons_compares_the_floats(dtype):
+    """Fused, `where(x > 0.5, 1, 0)` is one expression with a float input and an integer result: it is
+    computed in the float type (in integers, 0.7 > 0.5 read 0 > 0.5)."""
+    x = np.array([0.7, 0.2, 1.5, -0.5, np.nan], dtype)
+    k = np.array([3, 4, 5, 6, 7])
+    programs = [lambda x, k: sg.where(x > 0.5, 1, 0), lambda x, k: sg.where(x > 0.5, k * 2, k) + (x < 0)]
+    for f in programs:
+        want = f(x, k)
+        for backend in ("llvm", "numpy"):
+            got = sg.compile(f, backend=backend)(x, k)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)

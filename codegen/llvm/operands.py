@@ -318,8 +318,12 @@ def expression_cost(expr) -> int:
 
 
 def compute_dtype(out_dtype, input_dtypes) -> np.dtype:
-    """The type an expression computes in: its result's, or for a comparison its inputs' common type."""
-    if out_dtype != dtypes.BOOL:
-        return out_dtype
+    """The type an expression computes in: its result's; for a comparison its inputs' common type; for an
+    integer result of float inputs (`where(x > 0.5, 1, 0)`, fused) the float type, the result converted
+    at the end (computed in integers, 0.7 > 0.5 would be 0 > 0.5)."""
     numeric = [d for d in input_dtypes if d != dtypes.BOOL]
-    return dtypes.promote(numeric) if numeric else dtypes.FLOAT64
+    if out_dtype == dtypes.BOOL:
+        return dtypes.promote(numeric) if numeric else dtypes.FLOAT64
+    if np.dtype(out_dtype).kind in "iu" and any(np.dtype(d).kind == "f" for d in numeric):
+        return dtypes.promote([out_dtype, *numeric])
+    return out_dtype
