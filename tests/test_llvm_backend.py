@@ -312,7 +312,8 @@ def test_an_integer_result_of_float_comparisons_compares_the_floats(dtype):
     computed in the float type (in integers, 0.7 > 0.5 read 0 > 0.5)."""
     x = np.array([0.7, 0.2, 1.5, -0.5, np.nan], dtype)
     k = np.array([3, 4, 5, 6, 7])
-    programs = [lambda x, k: sg.where(x > 0.5, 1, 0), lambda x, k: sg.where(x > 0.5, k * 2, k) + (x < 0)]
+    programs = [lambda x, k: sg.where(x > 0.5, 1, 0), lambda x, k: sg.where(x > 0.5, k * 2, k) + (x < 0),
+                lambda x, k: sg.where(x * 1e-49 > 1e-50, sg.astype(x, np.float32) * 2, 3.0)]
     for f in programs:
         want = f(x, k)
         for backend in ("llvm", "numpy"):

@@ -318,12 +318,15 @@ def expression_cost(expr) -> int:
 
 
 def compute_dtype(out_dtype, input_dtypes) -> np.dtype:
-    """The type an expression computes in: its result's; for a comparison its inputs' common type; for an
-    integer result of float inputs (`where(x > 0.5, 1, 0)`, fused) the float type, the result converted
-    at the end (computed in integers, 0.7 > 0.5 would be 0 > 0.5)."""
-    numeric = [d for d in input_dtypes if d != dtypes.BOOL]
+    """The type an expression computes in: its result's; for a comparison its inputs' common type; for a
+    result narrower than a float input (an integer `where(x > 0.5, 1, 0)`, a float32 choice made by comparing
+    float64 values, fused) the wider type, the result converted at the end: computed in the result's type,
+    0.7 > 0.5 read 0 > 0.5, and 2e-50 > 1e-50 read 0 > 0 in float32."""
+    numeric = [np.dtype(d) for d in input_dtypes if d != dtypes.BOOL]
     if out_dtype == dtypes.BOOL:
         return dtypes.promote(numeric) if numeric else dtypes.FLOAT64
-    if np.dtype(out_dtype).kind in "iu" and any(np.dtype(d).kind == "f" for d in numeric):
-        return dtypes.promote([out_dtype, *numeric])
-    return out_dtype
+    out = np.dtype(out_dtype)
+    floats = [d for d in numeric if d.kind == "f"]
+    if floats and (out.kind in "iu" or any(d.itemsize > out.itemsize for d in floats)):
+        return dtypes.promote([out, *floats])
+    return out
