@@ -23,6 +23,7 @@ from .backends import check_backend, lower
 from .passes import optimize
 from .passes.lift import lift_constants
 from .core import current_builder, TracerError
+from .static_args import StaticArgs, has_static
 from .tracing import argument_names, as_input_array, check_arguments, function_name, trace_flat
 
 log = logging.getLogger("symgrad")
@@ -277,9 +278,14 @@ def _flat_tree(count: int) -> pytree.TreeDef:
     return pytree.flatten([0] * count)[1]
 
 
-def compile(fn=None, *, backend=None, name=None, max_signatures=None):
+def compile(fn=None, *, backend=None, name=None, max_signatures=None, static_argnums=(), static_argnames=()):
     """Decorator/function: compile `fn` per (shape, dtype) signature with the chosen backend, keeping the
-    `max_signatures` most recently used (default: `SYMGRAD_MAX_SIGNATURES`, or 64)."""
+    `max_signatures` most recently used (default: `SYMGRAD_MAX_SIGNATURES`, or 64). Arguments in
+    `static_argnums`/`static_argnames` are Python values in the trace, compiled for once per value."""
     if fn is None:
-        return lambda f: Compiled(f, backend, name, max_signatures=max_signatures)
+        return lambda f: compile(f, backend=backend, name=name, max_signatures=max_signatures,
+                                 static_argnums=static_argnums, static_argnames=static_argnames)
+    if has_static(static_argnums, static_argnames):
+        return StaticArgs(fn, lambda inner, _: Compiled(inner, backend, name, max_signatures=max_signatures),
+                          static_argnums, static_argnames)
     return Compiled(fn, backend, name, max_signatures=max_signatures)

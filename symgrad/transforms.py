@@ -24,6 +24,7 @@ from .passes.lift import lift_constants
 from .passes.reroll import reroll
 from .batching import vmap
 from .core import Builder, building, current_builder, Tracer
+from .static_args import StaticArgs, has_static
 from .tracing import argument_names, as_input_array, function_name, inline, trace_flat
 
 
@@ -158,8 +159,12 @@ def _with_signature(impl, fn):
     return impl
 
 
-def value_and_grad(fn, argnums=0, has_aux=False):
-    """fn -> function returning (value, grad) (or ((value, aux), grad) with has_aux), as JAX."""
+def value_and_grad(fn, argnums=0, has_aux=False, static_argnums=(), static_argnames=()):
+    """fn -> function returning (value, grad) (or ((value, aux), grad) with has_aux), as JAX. Arguments in
+    static_argnums/static_argnames are Python values in the trace (sg.compile's)."""
+    if has_static(static_argnums, static_argnames):
+        return StaticArgs(fn, lambda inner, nums: value_and_grad(inner, nums, has_aux), static_argnums,
+                          static_argnames, argnums)
 
     def impl(*args):
         out, aux, grads = _value_and_grad_traced(fn, argnums, has_aux, args)
@@ -169,8 +174,12 @@ def value_and_grad(fn, argnums=0, has_aux=False):
                              lambda: Transformed(_with_signature(impl, fn), _named(fn, "value_and_grad")))
 
 
-def grad(fn, argnums=0, has_aux=False):
-    """fn -> function returning d fn / d args[argnums] (plus aux when has_aux)."""
+def grad(fn, argnums=0, has_aux=False, static_argnums=(), static_argnames=()):
+    """fn -> function returning d fn / d args[argnums] (plus aux when has_aux); static arguments as
+    value_and_grad's."""
+    if has_static(static_argnums, static_argnames):
+        return StaticArgs(fn, lambda inner, nums: grad(inner, nums, has_aux), static_argnums, static_argnames,
+                          argnums)
 
     def impl(*args):
         out, aux, grads = _value_and_grad_traced(fn, argnums, has_aux, args)

@@ -18,7 +18,7 @@ LAYERS = [
     ("symgrad.codegen",),  # backends: the IR and op metadata only
     ("symgrad.numpy_api", "symgrad.scipy"),
     ("symgrad.tracing", "symgrad.passes", "symgrad.autodiff", "symgrad.control_flow", "symgrad.batching"),
-    ("symgrad.backends", "symgrad.compiler", "symgrad.loader"),
+    ("symgrad.backends", "symgrad.compiler", "symgrad.loader", "symgrad.static_args"),
     ("symgrad.transforms", "symgrad.finite_differences", "symgrad.closed_form", "symgrad.custom_derivatives"),
     ("symgrad.eager", "symgrad.autograd"),
     ("symgrad.nn", "symgrad.optim", "symgrad.aot"),

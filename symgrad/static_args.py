@@ -1,0 +1,97 @@
+"""Static arguments (JAX's `static_argnums` / `static_argnames`): Python values a trace reads as they are
+(a length, a mode string, an int driving `%` or a slice), part of the cache key, so each distinct value
+gets code of its own. The other arguments, positional or by keyword, are traced as usual."""
+from __future__ import annotations
+
+import collections
+import inspect
+
+STATIC_VALUES_KEPT = 32  # distinct static values a function keeps compiled code for, most recent first
+
+
+def has_static(static_argnums, static_argnames) -> bool:
+    """Whether any argument is static (static_argnums=0 names the first one)."""
+    return static_argnums not in (None, ()) or static_argnames not in (None, ())
+
+
+class StaticArgs:
+    """fn called with some arguments static: `make(inner)` builds the traced-and-cached function (compile,
+    grad, value_and_grad) of `inner`, fn with those values bound, once per distinct static values."""
+
+    def __init__(self, fn, make, static_argnums=(), static_argnames=(), argnums=None):
+        self.fn = self.__wrapped__ = fn
+        self.__name__ = getattr(fn, "__name__", "f")
+        self._make = make
+        try:
+            self._signature = inspect.signature(fn)
+        except (TypeError, ValueError):
+            raise TypeError(f"static arguments need the signature of {self.__name__}, which Python cannot give")
+        positional = [p.name for p in self._signature.parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        for n in nums:
+            if not -len(positional) <= n < len(positional):
+                raise ValueError(f"static_argnums {n} is out of range for {self.__name__}'s {len(positional)} "
+                                 "positional parameter(s)")
+        unknown = [n for n in names if n not in self._signature.parameters]
+        if unknown:
+            raise ValueError(f"static_argnames {unknown} are not parameters of {self.__name__}")
+        self._static = set(names) | {positional[n] for n in nums}
+        self._positional = positional
+        self._argnums = argnums  # the differentiated positions (grad), checked against the static ones
+        if argnums is not None:
+            for n in (argnums,) if isinstance(argnums, int) else argnums:
+                if n < len(positional) and positional[n] in self._static:
+                    raise ValueError(f"argument {positional[n]!r} is both differentiated (argnums) and static")
+        self._compiled = collections.OrderedDict()
+
+    def __call__(self, *args, **kwargs):
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as err:
+            raise TypeError(f"{self.__name__}: {err}") from None
+        static = tuple((name, value) for name, value in bound.arguments.items() if name in self._static)
+        dynamic = [name for name in bound.arguments if name not in self._static]
+        key = (static, tuple(dynamic))
+        try:
+            hash(key)
+        except TypeError:
+            bad = next(name for name, value in static if not _hashable(value))
+            raise TypeError(f"{self.__name__}: the static argument {bad!r} must be hashable (it selects the compiled "
+                            "code); pass arrays as ordinary arguments") from None
+        entry = self._compiled.pop(key, None)
+        if entry is None:
+            entry = self._make(self._bound(dict(static), dynamic, list(bound.arguments)), self._remapped(dynamic))
+        self._compiled[key] = entry
+        if len(self._compiled) > STATIC_VALUES_KEPT:
+            self._compiled.popitem(last=False)
+        return entry(*(bound.arguments[name] for name in dynamic))
+
+    def _bound(self, static: dict, dynamic: list, order: list):
+        """fn of the dynamic arguments (in signature order, positionally), the static ones bound."""
+        fn, signature = self.fn, self._signature
+
+        def inner(*values):
+            arguments = {**static, **dict(zip(dynamic, values))}
+            call = inspect.BoundArguments(signature, collections.OrderedDict((n, arguments[n]) for n in order))
+            return fn(*call.args, **call.kwargs)
+
+        inner.__name__ = self.__name__
+        return inner
+
+    def _remapped(self, dynamic: list):
+        """argnums as positions among the dynamic arguments."""
+        if self._argnums is None:
+            return None
+        nums = (self._argnums,) if isinstance(self._argnums, int) else tuple(self._argnums)
+        remapped = tuple(dynamic.index(self._positional[n]) for n in nums)
+        return remapped[0] if isinstance(self._argnums, int) else remapped
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
