@@ -122,14 +122,22 @@ class Transformed:
     function read, and a function whose reads cannot be guarded (random draws, state held
     in objects) re-runs on every call, as under JAX or autograd without jit."""
 
-    def __init__(self, traced_fn, name):
+    def __init__(self, traced_fn, name, keywords=None):
+        """keywords() -> the function taking keyword arguments too (static_args.StaticArgs), made on the
+        first call that passes some."""
         self._traced_fn = self.__wrapped__ = traced_fn
         self.__name__ = name
         self._compiled = None
+        self._keywords, self._with_keywords = keywords, None
         if hasattr(traced_fn, "__signature__"):
             self.__signature__ = traced_fn.__signature__
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs and self._keywords is not None:
+            self._with_keywords = self._with_keywords or self._keywords()
+            return self._with_keywords(*args, **kwargs)
+        if kwargs:
+            raise TypeError(f"{self.__name__} takes its arguments by position")
         if _is_traced():
             return self._traced_fn(*args)
         return (self._compiled or self.compiled)(*args)
@@ -170,8 +178,9 @@ def value_and_grad(fn, argnums=0, has_aux=False, static_argnums=(), static_argna
         out, aux, grads = _value_and_grad_traced(fn, argnums, has_aux, args)
         return ((out, aux), grads) if has_aux else (out, grads)
 
+    keywords = lambda: StaticArgs(fn, lambda inner, nums: value_and_grad(inner, nums, has_aux), argnums=argnums)  # noqa: E731
     return _cached_transform(fn, ("value_and_grad", _hashable(argnums), has_aux),
-                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "value_and_grad")))
+                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "value_and_grad"), keywords))
 
 
 def grad(fn, argnums=0, has_aux=False, static_argnums=(), static_argnames=()):
@@ -185,8 +194,9 @@ def grad(fn, argnums=0, has_aux=False, static_argnums=(), static_argnames=()):
         out, aux, grads = _value_and_grad_traced(fn, argnums, has_aux, args)
         return (grads, aux) if has_aux else grads
 
+    keywords = lambda: StaticArgs(fn, lambda inner, nums: grad(inner, nums, has_aux), argnums=argnums)  # noqa: E731
     return _cached_transform(fn, ("grad", _hashable(argnums), has_aux),
-                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "grad")))
+                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "grad"), keywords))
 
 
 # ----------------------------------------------------------------------------- vjp

@@ -42,3 +42,14 @@ def test_static_argument_errors_name_the_argument():
         sg.compile(head, static_argnames="size")
     with pytest.raises(TypeError, match="head"):
         sg.compile(head, static_argnums=1)(X)  # n missing
+
+
+def test_keyword_arguments_to_grad_and_value_and_grad():
+    def loss(w, x, scale=1.0):
+        return sg.sum((x @ w) ** 2) * scale
+    w, x = np.ones(3), np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(sg.grad(loss)(w, x, scale=2.0), 2 * sg.grad(loss)(w, x))
+    value, (dw, dx) = sg.value_and_grad(loss, argnums=(0, 1))(w=w, x=x)
+    assert value == loss(w, x)
+    np.testing.assert_allclose(dw, sg.grad(loss)(w, x))
+    np.testing.assert_allclose(dx, sg.grad(loss, argnums=1)(w, x))
