@@ -63,6 +63,13 @@ def assert_grads_match_finite_differences(f, args, argnums=0, rtol=1e-6, atol=1e
     return grads[0] if single else grads
 
 
+def values_everywhere(f, *args) -> dict:
+    """{path: f(*args)} through every path a user can take: eager arrays, sg.compile on each backend,
+    and eager tensors."""
+    return {"eager": f(*args), "numpy": sg.compile(f, backend="numpy")(*args), "llvm": sg.compile(f)(*args),
+            "tensor": f(*map(sg.tensor, args)).numpy()}
+
+
 def value_and_grad_everywhere(f, args, argnums=0, eager=True):
     """{path: (value, grads)} of scalar f at args through every path a user can take: the
     uncompiled transform, sg.compile on each backend, and (eager=True) eager tensors' backward.

@@ -14,22 +14,13 @@ import pytest
 import symgrad as sg
 from symgrad.scipy import special as S
 
-from gradcheck import assert_grads_match_finite_differences, value_and_grad_everywhere
+from gradcheck import assert_grads_match_finite_differences, value_and_grad_everywhere, values_everywhere
 from test_ops import NO_DERIVATIVE
 
 special = pytest.importorskip("scipy.special")
 
 BACKENDS = ("numpy", "llvm")
 INF, NAN = np.inf, np.nan
-
-
-def every_path(fn, args):
-    """{path: fn(*args)} through eager arrays, both backends and eager tensors."""
-    results = {"eager": fn(*args)}
-    for backend in BACKENDS:
-        results[backend] = sg.compile(fn, backend=backend)(*args)
-    results["tensor"] = fn(*[sg.tensor(a) for a in args]).numpy()
-    return results
 
 
 # ----------------------------------------------------------------------------- import forms
@@ -78,7 +69,7 @@ def test_values_at_edge_points_match_scipy(name, dtype):
     args = [a.astype(dtype) for a in args]
     with np.errstate(all="ignore"):
         expected = getattr(special, name)(*[a.astype(np.float64) for a in args])
-        results = every_path(getattr(S, name), args)
+        results = values_everywhere(getattr(S, name), *args)
     for path, got in results.items():
         assert got.dtype == dtype, path
         np.testing.assert_allclose(got.astype(np.float64), expected, rtol=rtol if dtype == np.float64 else 2e-6,
@@ -90,7 +81,7 @@ def test_values_at_edge_points_match_scipy(name, dtype):
 def test_empty_and_zero_d_arrays(name, shape):
     args = [np.full(shape, 0.5) for _ in EDGES[name][0]]
     expected = getattr(special, name)(*args)
-    for path, got in every_path(getattr(S, name), args).items():
+    for path, got in values_everywhere(getattr(S, name), *args).items():
         assert got.shape == shape, path
         np.testing.assert_allclose(got, expected, rtol=1e-13, err_msg=path)
     argnums = tuple(i for i in range(len(args)) if i not in NO_DERIVATIVE.get(name, ()))
@@ -158,7 +149,7 @@ def test_derivatives_are_the_derived_special_functions():
 def test_polygamma_orders(n):
     x = np.array([0.4, 1.0, 3.5])
     expected = special.polygamma(n, x)
-    for path, got in every_path(lambda x: S.polygamma(n, x), [x]).items():
+    for path, got in values_everywhere(lambda x: S.polygamma(n, x), x).items():
         np.testing.assert_allclose(got, expected, rtol=1e-12, err_msg=path)
     assert_grads_match_finite_differences(lambda x: sg.sum(S.polygamma(n, x)), [x], rtol=1e-6)
     np.testing.assert_allclose(sg.grad(lambda x: sg.sum(S.polygamma(n, x)))(x), special.polygamma(np.asarray(n) + 1, x),
@@ -178,7 +169,7 @@ def test_polygamma_order_errors():
 def test_multigammaln(d):
     a = np.array([2.0, 3.5, 10.0])
     expected = special.multigammaln(a, d)
-    for path, got in every_path(lambda a: S.multigammaln(a, d), [a]).items():
+    for path, got in values_everywhere(lambda a: S.multigammaln(a, d), a).items():
         np.testing.assert_allclose(got, expected, rtol=1e-13, err_msg=path)
     assert_grads_match_finite_differences(lambda a: sg.sum(S.multigammaln(a, d)), [a])
 
