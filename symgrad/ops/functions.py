@@ -265,10 +265,9 @@ class gammaincc(_RealFunction):
     nargs = 2
 
     def fdiff(self, argindex=1):
-        a, x = self.args
         if argindex == 1:
             return no_derivative(self, 1)
-        return -sp.exp(xlogy(a - 1, x) - x - sp.loggamma(a))
+        return -gammainc(*self.args).fdiff(2)  # Q = 1 - P
 
 
 class betainc(_RealFunction):
