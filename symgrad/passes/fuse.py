@@ -78,9 +78,7 @@ def _substituted(node: ir.Node, candidates: dict, symbol_of: _Symbols) -> _Fused
         else:
             mapping[arg] = symbol_of(value)
             numeric |= _numeric((value,))
-    with sp.evaluate(False):  # composing, not simplifying: SymPy would decide x != x (False) where NaN != NaN
-        expr = params["expr"].xreplace(mapping)
-    return _Fused(node, expr, size, frozenset(numeric), tuple(absorbed))
+    return _Fused(node, params["expr"].xreplace(mapping), size, frozenset(numeric), tuple(absorbed))
 
 
 def _rewritten(fused: _Fused, operands: list, symbol_of: _Symbols) -> ir.Node:
@@ -88,9 +86,7 @@ def _rewritten(fused: _Fused, operands: list, symbol_of: _Symbols) -> ir.Node:
     free = fused.expr.free_symbols
     used = [v for v in operands if symbol_of(v) in free] or operands[:1]
     canonical = {symbol_of(v): input_symbol(i, v.dtype) for i, v in enumerate(used)}
-    with sp.evaluate(False):
-        expr = fused.expr.xreplace(canonical)
-    attrs = {"expr": expr, "args": tuple(canonical.values()),
+    attrs = {"expr": fused.expr.xreplace(canonical), "args": tuple(canonical.values()),
              "dtype": fused.node.params["dtype"]}
     node = fused.node
     return ir.Node(ew_p, tuple(used), ir.freeze_attrs(attrs), node.out, dict(node.meta))
@@ -115,7 +111,15 @@ def _operands(fused: _Fused) -> list:
 
 
 def fuse(graph: ir.Graph) -> ir.Graph:
-    """Fuse single-use `ew` producers into their `ew` consumers, in one topological sweep."""
+    """Fuse single-use `ew` producers into their `ew` consumers, in one topological sweep.
+
+    Expressions are composed, not simplified: SymPy would decide x != x (False) where NaN != NaN. The
+    whole pass runs in one `sp.evaluate(False)`, because each change of that flag empties SymPy's cache."""
+    with sp.evaluate(False):
+        return _fuse(graph)
+
+
+def _fuse(graph: ir.Graph) -> ir.Graph:
     uses = graph.consumers()  # graph outputs count as uses, so an output is never absorbed
     symbol_of = _Symbols()
     candidates = {}  # id(value) -> _Fused defining it, for ew values used exactly once
