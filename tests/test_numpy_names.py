@@ -586,3 +586,13 @@ def test_new_names_under_vmap():
         np.testing.assert_allclose(sg.compile(sg.vmap(f))(x), expected)
         grads = np.stack([sg.grad(f)(row) for row in x])
         np.testing.assert_allclose(sg.compile(sg.vmap(sg.grad(f)))(x), grads)
+
+
+@pytest.mark.parametrize("call", [lambda x: sg.sum(x, 0, np.float64), lambda x: sg.mean(x, 1, "float32"),
+                                  lambda x: sg.max(x, 0, np.dtype(np.float32)), lambda x: sg.var(x, 0, np.float32),
+                                  lambda x: sg.std(x, None, float)])
+def test_a_dtype_in_numpys_third_position_is_refused_not_read_as_keepdims(call):
+    with pytest.raises(TypeError, match="third positional argument"):
+        call(np.ones((2, 3)))
+    with pytest.raises(TypeError, match="third positional argument"):
+        sg.compile(call)(np.ones((2, 3)))

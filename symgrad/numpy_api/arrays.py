@@ -258,6 +258,7 @@ def roll(x, shift, axis=None):
 # ----------------------------------------------------------------------------- reductions
 
 def _reduce(prim, x, axis, keepdims):
+    _check_flag(keepdims, "keepdims")
     x = asarray(x)
     axes = _axes(axis, x.ndim)
     result = prim(x, axes=axes) if axes else x
@@ -347,8 +348,19 @@ def _cumulative(prim, x, axis, dtype, out, reverse):
     return prim(x, axis=0 if axis is None else _axes(axis, x.ndim)[0], reverse=bool(reverse))
 
 
+def _check_flag(value, name):
+    """A TypeError for a keepdims/ddof that is not a number: symgrad's reductions take (x, axis, keepdims)
+    and var/std (x, axis, ddof, keepdims) by position, where NumPy's third is dtype: a dtype given there
+    would otherwise be read as keepdims=True."""
+    if not isinstance(value, (bool, int, float, np.bool_, np.integer)):
+        fail(f"{name} must be a bool or a number, got {value!r}: the third positional argument of symgrad's "
+             "reductions is keepdims (ddof for var/std), where NumPy's is dtype; cast with .astype(dtype)",
+             TypeError)
+
+
 @array_function_dispatch
 def var(x, axis=None, ddof=0, keepdims=False):
+    _check_flag(ddof, "ddof")
     x = asarray(x)
     if not dtypes.is_float(x.dtype):
         x = astype(x, dtypes.FLOAT64)
