@@ -1,8 +1,9 @@
 """The backend registry and `lower(graph)`, the one entry sg.compile, the transforms and the eager API use.
 
-A backend is `lower(graph, structure) -> executable`; `structure` nests output indices in tuples
-the way a function returns them, and an executable may use it to return results ready-made from
-an `entry` (see compiler.Lowered.fast). A primitive a backend has no rule for reaches it written
+A backend is `lower(graph, structure, python_floats) -> executable`; `structure` nests output
+indices in tuples the way a function returns them, and an executable may use it to return results
+ready-made from an `entry` (see compiler.Lowered.fast), which takes Python floats at the input
+positions `python_floats` (0-d float64 inputs traced weakly typed) and arrays everywhere else. A primitive a backend has no rule for reaches it written
 with other primitives, where it declares how (`Primitive.decompose`, see `for_backend`). The
 backends' own code lives in symgrad.codegen.
 """
@@ -23,7 +24,7 @@ RULE_CHECKS = {}  # backend name -> has_rule(prim): whether it lowers prim itsel
 
 
 def register_backend(name, lower, has_rule=None):
-    """Make `lower(graph, structure) -> executable` available as `backend=name`; `has_rule(prim)`
+    """Make `lower(graph, structure, python_floats) -> executable` available as `backend=name`; `has_rule(prim)`
     says which primitives it lowers itself (default: all), the others reach it decomposed."""
     BACKENDS[name] = lower
     if has_rule is not None:
@@ -43,7 +44,7 @@ def check_backend(name) -> str:
     return name
 
 
-def lower(graph: ir.Graph, backend=None, structure=None):
+def lower(graph: ir.Graph, backend=None, structure=None, python_floats=()):
     """`graph` lowered to an executable: call it with flat arrays, get the flat outputs.
 
     The backend is chosen before lowering: with no `backend` named, a graph holding a primitive
@@ -60,7 +61,7 @@ def lower(graph: ir.Graph, backend=None, structure=None):
     if missing:
         raise UnsupportedOpError(f"{graph.name}: the {name} backend cannot lower the primitive(s) {', '.join(missing)}"
                                  + ("; use backend='numpy'" if name != "numpy" else ""))
-    return BACKENDS[name](lowered, structure)
+    return BACKENDS[name](lowered, structure, python_floats)
 
 
 def _missing_rules(graph: ir.Graph, name) -> list:
@@ -78,9 +79,9 @@ def for_backend(graph: ir.Graph, name) -> ir.Graph:
 
 
 # The backends are imported when first used: llvmlite is needed only to run native code.
-def _numpy_lower(graph, structure=None):
+def _numpy_lower(graph, structure=None, python_floats=()):
     from .codegen import numpy_backend
-    return numpy_backend.lower(graph)
+    return numpy_backend.lower(graph)  # an executable of arrays only, without an entry
 
 
 def _numpy_has_rule(prim) -> bool:
@@ -88,9 +89,9 @@ def _numpy_has_rule(prim) -> bool:
     return numpy_backend.has_rule(prim)
 
 
-def _llvm_lower(graph, structure=None):
+def _llvm_lower(graph, structure=None, python_floats=()):
     from .codegen.llvm import backend
-    return backend.lower(graph, structure)
+    return backend.lower(graph, structure, python_floats)
 
 
 def _llvm_has_rule(prim) -> bool:

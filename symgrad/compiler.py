@@ -22,11 +22,13 @@ from . import dtypes, guards, ir, pytree
 from .backends import check_backend, lower
 from .passes import optimize
 from .passes.lift import lift_constants
-from .core import current_builder, TracerError
-from .static_args import StaticArgs, has_static
-from .tracing import argument_names, as_input_array, check_arguments, function_name, trace_flat
+from .core import ConcretizationError, current_builder, TracerError
+from .static_args import (STATIC_VALUES_KEPT, StaticArgs, bind_positions, has_static, hashable,
+                          python_value_positions)
+from .tracing import argument_names, as_input_array, check_arguments, function_name, is_python_number, trace_flat
 
 log = logging.getLogger("symgrad")
+WEAK = "weak"  # marks a Python number's type in a signature key
 
 @dataclass
 class Lowered:
@@ -106,6 +108,9 @@ class Compiled:
         self._changed = None  # the guard that failed and emptied the cache, for SYMGRAD_EXPLAIN
         self._structures = collections.OrderedDict() if check_values else None  # structure -> Lowered
         self._fresh = False  # True once the function must re-run on every call (reads it cannot guard)
+        self._python_ints = False  # True once a trace needed a Python int argument's value
+        self._with_values = collections.OrderedDict()  # Python values by position -> Compiled of the rest
+        self._with_keywords = None  # StaticArgs binding keyword arguments, made on the first call passing some
 
     def _key(self, args):
         """(validated arrays, signature key). Plain arrays of supported dtypes take the fast path;
@@ -114,12 +119,17 @@ class Compiled:
             leaves, tree = args, _flat_tree(len(args))
         else:
             leaves, tree = pytree.flatten(list(args))
-        arrays = []
+        arrays, weak = [], []
         for position, leaf in enumerate(leaves):
             if type(leaf) is not np.ndarray or leaf.dtype not in dtypes.SHORT_NAMES:
+                if is_python_number(leaf):
+                    weak.append(position)
                 leaf = as_input_array(leaf, self._leaf_names(args)[position])
             arrays.append(leaf)
-        return arrays, (tree, tuple((a.shape, a.dtype) for a in arrays))
+        types = tuple((a.shape, a.dtype) for a in arrays)
+        if weak:  # a Python number traces weakly typed: its signature is not a 0-d array's
+            types = tuple(t + (WEAK,) if i in weak else t for i, t in enumerate(types))
+        return arrays, (tree, types)
 
     def _leaf_names(self, args) -> list[str]:
         return pytree.leaf_names(list(args), argument_names(self.fn, len(args)))
@@ -174,7 +184,7 @@ class Compiled:
                 self._use_guard(guard)
             flat_args = key[0] == _flat_tree(len(key[1]))
             if self._structures is None:
-                lowered = self._lower(graph, out_tree, flat_args)
+                lowered = self._lower(graph, out_tree, flat_args, key)
             else:
                 lowered = self._by_structure(key, graph, out_tree, flat_args)
             if not self._fresh:
@@ -191,18 +201,22 @@ class Compiled:
         if os.environ.get("SYMGRAD_EXPLAIN") == "1":
             log.warning("symgrad: %s re-runs on every call, because %s", self.__name__, guard.impure_reason)
 
-    def _lower(self, graph, out_tree, flat_args) -> Lowered:
+    def _lower(self, graph, out_tree, flat_args, key) -> Lowered:
+        """Lower the traced graph of signature `key`. Its native entry, when it has one, takes Python floats
+        where the signature has them (and only there); a signature with a Python int has none."""
         graph = optimize(ir.verify(graph))
         structure = output_structure(out_tree)
-        executable = lower(graph, self._requested_backend, structure)
+        python_floats = tuple(i for i, t in enumerate(key[1]) if t[2:] == (WEAK,) and t[1] == dtypes.FLOAT64)
+        python_ints = any(t[2:] == (WEAK,) and t[1] != dtypes.FLOAT64 for t in key[1])
+        executable = lower(graph, self._requested_backend, structure, python_floats)
         entry = getattr(executable, "entry", None) if structure is not None else None
-        return Lowered(graph, executable, out_tree, entry if flat_args else None)
+        return Lowered(graph, executable, out_tree, entry if flat_args and not python_ints else None)
 
     def _by_structure(self, key, graph, out_tree, flat_args) -> Lowered:
         """The compiled code for this trace's structure (constants lifted to inputs), with its constants."""
         graph, constants = lift_constants(graph)
         structure = (key, out_tree, graph.structure_key())
-        lowered = self._structures.pop(structure, None) or self._lower(graph, out_tree, flat_args)
+        lowered = self._structures.pop(structure, None) or self._lower(graph, out_tree, flat_args, key)
         self._structures[structure] = lowered
         if len(self._structures) > STRUCTURES_KEPT:
             self._structures.popitem(last=False)
@@ -224,22 +238,73 @@ class Compiled:
                 return "a new signature: " + ", ".join(changes)
         return "a new argument structure"
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         holds = self._holds
         if holds is not None and not holds():
             self._check_guard()
         fast = self._fast
-        if fast is not None:  # native argument checks, no Python work: about a microsecond
+        if fast is not None and not kwargs:  # native argument checks, no Python work: about a microsecond
             result = fast(*args)
             if result is not NotImplemented:
                 return result
+        if kwargs:
+            return self._keywords()(*args, **kwargs)
         if current_builder() is not None:  # inside an enclosing trace (sg.jvp(sg.compile(f))): inline, as jax.jit does
             return self.fn(*args)
+        positions = python_value_positions(args, self._python_ints)
+        if positions:
+            return self._call_with_values(args, positions)
         arrays, key = self._key(args)
-        lowered = self._cached(key) or self._lowered(key, args)
+        try:
+            lowered = self._cached(key) or self._lowered(key, args)
+        except ConcretizationError:
+            if self._python_ints or not python_value_positions(args, ints=True):
+                raise
+            self._python_ints = True  # the trace needs the value of a Python int argument: pass ints as values
+            return self._call_with_values(args, python_value_positions(args, ints=True))
         if lowered.fast is not None:
             self._fast = lowered.fast
         return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays, *lowered.constants))
+
+    def _call_with_values(self, args, positions):
+        """Call with the arguments at `positions` as Python values in the trace: compiled once per distinct
+        values (the STATIC_VALUES_KEPT most recent kept), as static_argnums would."""
+        values = tuple((i, args[i]) for i in positions)
+        try:
+            compiled = self._with_values.pop(values, None)
+        except TypeError:
+            i = next(i for i, value in values if not hashable(value))
+            raise TypeError(f"{self.__name__}: argument {self._leaf_names(args)[i]} is a Python value the trace "
+                            f"reads as it is, so it must be hashable; got {type(args[i]).__name__}") from None
+        fresh = compiled is None
+        if fresh:
+            compiled = Compiled(bind_positions(self.fn, values), self._requested_backend, self.__name__,
+                                check_values=self._check_values, max_signatures=self._max_signatures)
+        self._with_values[values] = compiled
+        if len(self._with_values) > STATIC_VALUES_KEPT:
+            self._with_values.popitem(last=False)
+        rest = (a for i, a in enumerate(args) if i not in positions)
+        if not fresh:
+            return compiled(*rest)
+        try:
+            return compiled(*rest)
+        except TypeError as err:  # say which Python values the failing trace was given
+            if isinstance(err, TracerError) or type(err) is not TypeError:
+                raise
+            names = self._leaf_names(args)
+            given = ", ".join(f"argument {names[i]} = {value!r} (a {type(value).__name__})"
+                              for i, value in values if type(value) not in (int, bool))
+            if not given:
+                raise
+            raise TypeError(f"{err} [{self.__name__} was traced with {given} as a Python value]") from None
+
+    def _keywords(self) -> StaticArgs:
+        """The function taking keyword arguments too: they are bound to fn's parameters by name."""
+        if self._with_keywords is None:
+            self._with_keywords = StaticArgs(self.fn, lambda inner, _: Compiled(
+                inner, self._requested_backend, self.__name__, check_values=self._check_values,
+                max_signatures=self._max_signatures))
+        return self._with_keywords
 
     def cache_info(self) -> list[str]:
         """The signatures compiled so far, as readable strings."""
@@ -267,9 +332,10 @@ def _signature_text(types) -> str:
     return ", ".join(_type_text(t) for t in types)
 
 
-def _type_text(type_pair) -> str:
-    shape, dtype = type_pair
-    return f"{dtypes.short_name(dtype)}[{','.join(map(str, shape))}]"
+def _type_text(signature_type) -> str:
+    shape, dtype = signature_type[:2]
+    weak = " (a Python number)" if signature_type[2:] == (WEAK,) else ""
+    return f"{dtypes.short_name(dtype)}[{','.join(map(str, shape))}]{weak}"
 
 
 @functools.lru_cache(maxsize=64)

@@ -38,6 +38,11 @@ class TracerError(TypeError):
     """A traced value was used where a concrete Python value is needed."""
 
 
+class ConcretizationError(TracerError):
+    """Python needed the value of a traced value (bool(), int(), an index, a range): a compiled function
+    given Python ints retries with them as Python values (see static_args.python_value_positions)."""
+
+
 # ----------------------------------------------------------------------------- the user's line
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -266,10 +271,11 @@ class Builder:
         # Nested traces inherit it.
         self.numbers_as_operands = parent.numbers_as_operands if parent is not None else False
 
-    def new_input(self, shape, dtype, hint=None) -> "Tracer":
+    def new_input(self, shape, dtype, hint=None, weak=False) -> "Tracer":
+        """A new input; `weak` for a Python number's, whose dtype yields to arrays' (NEP 50, as JAX)."""
         value = ir.Value(shape, dtype, hint)
         self.inputs.append(value)
-        return Tracer(value, self)
+        return Tracer(value, self, weak)
 
     def add(self, prim, values, attrs, shape, dtype) -> "Tracer":
         out = ir.Value(shape, dtype)
@@ -390,12 +396,13 @@ def _check_addressable(prim, shape, dtype) -> None:
 class Tracer:
     """A symbolic array: a Value of the graph being built. numpy_api gives it NumPy's operators and methods."""
 
-    __slots__ = ("value", "builder")
+    __slots__ = ("value", "builder", "weak")
     __array_priority__ = 1000
 
-    def __init__(self, value: ir.Value, builder: Builder):
+    def __init__(self, value: ir.Value, builder: Builder, weak=False):
         self.value = value
         self.builder = builder
+        self.weak = weak  # a Python number's value (or computed from those only): weakly typed, as in NumPy
 
     shape = property(lambda self: self.value.shape)
     dtype = property(lambda self: self.value.dtype)
@@ -411,7 +418,7 @@ class Tracer:
         return f"Tracer({self.value.type_str()})"
 
     def _concrete_error(self, what):
-        raise TracerError(with_user_line(
+        raise ConcretizationError(with_user_line(
             f"{what} of a traced value {self.value.type_str()}: its value is not known while tracing. "
             "Python control flow (if/while/and/or) on traced values is not supported; use sg.where(cond, a, b) "
             "to choose between values, sg.cond/sg.switch to choose between computations, sg.while_loop for a "

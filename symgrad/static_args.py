@@ -57,7 +57,7 @@ class StaticArgs:
         try:
             hash(key)
         except TypeError:
-            bad = next(name for name, value in static if not _hashable(value))
+            bad = next(name for name, value in static if not hashable(value))
             raise TypeError(f"{self.__name__}: the static argument {bad!r} must be hashable (it selects the compiled "
                             "code); pass arrays as ordinary arguments") from None
         entry = self._compiled.pop(key, None)
@@ -89,9 +89,39 @@ class StaticArgs:
         return remapped[0] if isinstance(self._argnums, int) else remapped
 
 
-def _hashable(value) -> bool:
+def hashable(value) -> bool:
     try:
         hash(value)
     except TypeError:
         return False
     return True
+
+
+def python_value_positions(args, ints: bool) -> tuple[int, ...]:
+    """Positions of the arguments a trace takes as Python values without being told: strings, None and
+    functions, which cannot be arrays, and Python ints and bools when `ints` (a compiled function tries
+    them traced first, and passes them as Python values once its trace needs their value: a range, a
+    slice, an `if`), as autograd users expect."""
+    return tuple(i for i, a in enumerate(args)
+                 if isinstance(a, (str, bytes)) or a is None or (callable(a) and not hasattr(a, "shape"))
+                 or (ints and type(a) in (int, bool)))
+
+
+def bind_positions(fn, static: tuple):
+    """fn of its other positional arguments, with (position, value) pairs of `static` put back in place."""
+    values = dict(static)
+    count = len(values)
+
+    def bound(*dynamic):
+        rest = iter(dynamic)
+        return fn(*(values[i] if i in values else next(rest) for i in range(len(dynamic) + count)))
+
+    bound.__name__ = getattr(fn, "__name__", "f")
+    try:  # the names of the remaining parameters, for error messages
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return bound
+    if all(i < len(parameters) and parameters[i].kind in (parameters[i].POSITIONAL_ONLY,
+                                                          parameters[i].POSITIONAL_OR_KEYWORD) for i in values):
+        bound.__signature__ = inspect.Signature([p for i, p in enumerate(parameters) if i not in values])
+    return bound

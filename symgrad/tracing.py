@@ -34,6 +34,11 @@ def as_input_array(leaf, name: str) -> np.ndarray:
         raise TypeError(f"argument {name}: {err}") from None
 
 
+def is_python_number(leaf) -> bool:
+    """A Python int or float argument: traced weakly typed, so x_float32 * 2.0 stays float32 as in NumPy."""
+    return type(leaf) in (int, float)
+
+
 def argument_names(fn, count: int) -> list[str]:
     """Names of fn's first `count` positional parameters (arg0, arg1, ... where unknown)."""
     try:
@@ -80,10 +85,10 @@ def trace_flat(fn, args, name=None, numbers_as_operands=False):
     tracers = []
     for leaf, leaf_name in zip(leaves, leaf_names):
         if isinstance(leaf, (Tracer, ir.Value)):  # a Value: an argument known by its type alone
-            tracers.append(builder.new_input(leaf.shape, leaf.dtype, leaf_name))
+            tracers.append(builder.new_input(leaf.shape, leaf.dtype, leaf_name, weak=getattr(leaf, "weak", False)))
         else:
             array = as_input_array(leaf, leaf_name)
-            tracers.append(builder.new_input(array.shape, array.dtype, leaf_name))
+            tracers.append(builder.new_input(array.shape, array.dtype, leaf_name, weak=is_python_number(leaf)))
     with building(builder):
         out = fn(*pytree.unflatten(tree, tracers))
         out_leaves, out_tree = pytree.flatten(out)

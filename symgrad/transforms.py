@@ -24,7 +24,7 @@ from .passes.lift import lift_constants
 from .passes.reroll import reroll
 from .batching import vmap
 from .core import Builder, building, current_builder, Tracer
-from .static_args import StaticArgs, has_static
+from .static_args import StaticArgs, bind_positions, has_static, python_value_positions
 from .tracing import argument_names, as_input_array, function_name, inline, trace_flat
 
 
@@ -44,9 +44,15 @@ def _argnums_tuple(argnums, count):
 class _Traced:
     """Trace fn(*args) in a nested builder and replay it into the active one."""
 
-    def __init__(self, fn, args):
-        self.leaves, self.in_tree = pytree.flatten(list(args))
-        graph, self.out_tree, captures = trace_flat(fn, args)
+    def __init__(self, fn, args, python_values=False):
+        """`python_values`: strings, None, functions and Python ints among `args` reach fn as they are (grad's
+        arguments other than argnums, as in autograd), instead of as traced inputs."""
+        self.python_positions = python_value_positions(args, ints=True) if python_values else ()
+        if self.python_positions:
+            fn = bind_positions(fn, tuple((i, args[i]) for i in self.python_positions))
+        traced_args = [a for i, a in enumerate(args) if i not in self.python_positions]
+        self.leaves, self.in_tree = pytree.flatten(list(traced_args))
+        graph, self.out_tree, captures = trace_flat(fn, traced_args)
         self.graph = reroll(graph)  # a Python loop is differentiated as the loop it is, once
         # concrete leaves (e.g. a Python float passed to a transform while tracing) become
         # arrays of the traced input's dtype, so adjoint rules can read .dtype/.shape
@@ -56,12 +62,12 @@ class _Traced:
         self.outputs = [self.env[id(v)] for v in self.graph.outputs]
         self.arg_leaf_ranges = []
         start = 0
-        for arg in args:
-            count = len(pytree.flatten(arg)[0])
+        for i, arg in enumerate(args):
+            count = 0 if i in self.python_positions else len(pytree.flatten(arg)[0])
             self.arg_leaf_ranges.append(range(start, start + count))
             start += count
         self.arg_names = [f"argument {name!r}" for name in
-                          pytree.leaf_names(list(args), argument_names(fn, len(args)))]
+                          pytree.leaf_names(traced_args, argument_names(fn, len(traced_args)))]
 
     def out(self):
         return pytree.unflatten(self.out_tree, self.outputs)
@@ -84,7 +90,12 @@ def _check_differentiable(traced: _Traced, leaf_indices, fn_name):
 def _value_and_grad_traced(fn, argnums, has_aux, args):
     name = getattr(fn, "__name__", "function")
     nums = _argnums_tuple(argnums, len(args))
-    traced = _Traced(fn, args)
+    for n in nums:
+        if n in python_value_positions(args, ints=True):
+            raise TypeError(f"grad: cannot differentiate with respect to argument "
+                            f"{argument_names(fn, len(args))[n]} of {name}, a Python "
+                            f"{type(args[n]).__name__}; pass a float or a float array")
+    traced = _Traced(fn, args, python_values=True)
     result = traced.out()
     if has_aux and not (isinstance(result, (tuple, list)) and len(result) == 2):
         raise TypeError(f"grad(has_aux=True): {name} must return a pair (output, aux)")

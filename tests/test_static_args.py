@@ -1,9 +1,13 @@
 """static_argnums / static_argnames on sg.compile, sg.grad and sg.value_and_grad: Python values in the
-trace (an int driving a slice or %, a mode string), compiled once per value, keyword arguments too."""
+trace (an int driving a slice or %, a mode string), compiled once per value, keyword arguments too; and
+Python values passed without being declared (strings, None, functions always; ints once the trace needs
+their value), as autograd users expect."""
 import numpy as np
 import pytest
 
 import symgrad as sg
+
+from gradcheck import assert_grads_match_finite_differences
 
 
 def head(x, n, mode="sum"):
@@ -53,3 +57,67 @@ def test_keyword_arguments_to_grad_and_value_and_grad():
     assert value == loss(w, x)
     np.testing.assert_allclose(dw, sg.grad(loss)(w, x))
     np.testing.assert_allclose(dx, sg.grad(loss, argnums=1)(w, x))
+
+
+def chained(x, n, mode, activation=None):
+    """A program autograd users write: a Python int drives a slice and a loop, a string picks a branch."""
+    calls.append(n)
+    y = x[:n] if mode == "head" else x[n:]
+    for _ in range(n):
+        y = (activation or sg.sin)(y)
+    return sg.sum(y * y)
+
+
+calls = []
+Y = np.linspace(-1.0, 1.0, 7)
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_undeclared_strings_functions_and_value_driving_ints_are_python_values(backend):
+    f = sg.compile(chained, backend=backend)
+    for n, mode, activation in [(2, "head", None), (3, "tail", None), (2, "head", sg.tanh), (4, "tail", np.tanh)]:
+        np.testing.assert_allclose(f(Y, n, mode, activation), chained(Y, n, mode, activation), rtol=1e-12)
+    calls.clear()
+    f(Y, 2, "head", None)
+    f(Y * 2, 3, "tail", None)
+    assert calls == []  # both values already compiled: no retrace
+
+
+def test_gradients_with_undeclared_python_values_match_finite_differences():
+    for n, mode in [(2, "head"), (3, "tail"), (0, "head")]:
+        assert_grads_match_finite_differences(lambda x: chained(x, n, mode), (Y,))
+        np.testing.assert_allclose(sg.grad(chained)(Y, n, mode), sg.grad(lambda x: chained(x, n, mode))(Y),
+                                   rtol=1e-12)
+        value, grad = sg.value_and_grad(chained)(Y, n, mode=mode)
+        np.testing.assert_allclose(value, chained(Y, n, mode), rtol=1e-12)
+        np.testing.assert_allclose(grad, sg.grad(chained)(Y, n, mode), rtol=1e-12)
+    inner = sg.compile(lambda x: sg.grad(chained)(x, 2, "head"))  # the same inside an enclosing trace
+    np.testing.assert_allclose(inner(Y), sg.grad(chained)(Y, 2, "head"), rtol=1e-12)
+
+
+def test_an_int_used_only_as_a_number_stays_traced():
+    scaled = sg.compile(lambda x, k: x * k + k % 3)
+    traces = []
+    counted = sg.compile(lambda x, k: traces.append(k) or x * k)
+    for k in range(4):
+        np.testing.assert_allclose(scaled(Y, k), Y * k + k % 3)
+        np.testing.assert_allclose(counted(Y, k), Y * k)
+    assert len(traces) == 1  # one trace serves every k
+
+
+def test_keyword_arguments_to_a_compiled_function():
+    f = sg.compile(chained)
+    np.testing.assert_allclose(f(Y, n=3, mode="tail"), chained(Y, 3, "tail"), rtol=1e-12)
+    np.testing.assert_allclose(f(x=Y, n=2, mode="head", activation=sg.cos), chained(Y, 2, "head", sg.cos),
+                               rtol=1e-12)
+    with pytest.raises(TypeError, match="chained"):
+        f(Y, mode="head")  # n missing
+
+
+def test_python_value_errors_name_the_argument():
+    with pytest.raises(TypeError, match="argument n of chained, a Python int"):
+        sg.grad(chained, argnums=1)(Y, 2, "head")
+    with pytest.raises(TypeError, match="argument w = 'hello' \\(a str\\)"):
+        sg.compile(lambda x, w: sg.sum(x * w))(Y, "hello")
+    with pytest.raises(sg.TracerError, match="not known while tracing"):  # a traced array still cannot drive a loop
+        sg.compile(chained)(Y, np.int64(2), "head")

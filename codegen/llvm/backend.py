@@ -27,21 +27,22 @@ class LlvmExecutable:
     right shapes and dtypes and returns the flat list of outputs.
     """
 
-    def __init__(self, graph: sir.Graph, llvm_ir: str, entry, structure):
+    def __init__(self, graph: sir.Graph, llvm_ir: str, entry, structure, python_floats=()):
         self.graph = graph
         self.llvm_ir = llvm_ir
         self.entry = entry
         self.structure = structure
+        self.python_floats = python_floats  # inputs the entry takes as Python floats
 
     def optimized_ir(self) -> str:
         return jit.optimized_ir(self.llvm_ir.replace(jit.PLACEHOLDER, "symgrad_"))
 
     def __call__(self, *arrays):
         contiguous = [np.asarray(a, dtype=v.dtype, order="C") for a, v in zip(arrays, self.graph.inputs)]
-        result = self.entry(*contiguous)
+        result = self.entry(*self._entry_arguments(contiguous))
         if result is NotImplemented:  # e.g. misaligned data: fresh copies are aligned
             contiguous = [np.array(a, dtype=v.dtype, order="C") for a, v in zip(arrays, self.graph.inputs)]
-            result = self.entry(*contiguous)
+            result = self.entry(*self._entry_arguments(contiguous))
         if result is NotImplemented:
             types = ", ".join(f"{a.dtype}{list(a.shape)}" for a in contiguous)
             expected = ", ".join(v.type_str() for v in self.graph.inputs)
@@ -49,6 +50,12 @@ class LlvmExecutable:
         flat = []
         _flatten(self.structure, result, flat)
         return flat
+
+    def _entry_arguments(self, arrays) -> list:
+        """`arrays` as the entry takes them: Python floats at `python_floats`."""
+        if not self.python_floats:
+            return arrays
+        return [float(a) if i in self.python_floats else a for i, a in enumerate(arrays)]
 
 
 def _flatten(structure, result, flat):
@@ -59,9 +66,10 @@ def _flatten(structure, result, flat):
         _flatten(child, item, flat)
 
 
-def lower(graph: sir.Graph, structure=None) -> LlvmExecutable:
+def lower(graph: sir.Graph, structure=None, python_floats=()) -> LlvmExecutable:
     """Compile `graph`. `structure` nests output indices in tuples as the entry should return
-    them (an int returns one array); by default a flat tuple of all outputs."""
+    them (an int returns one array); by default a flat tuple of all outputs. The entry takes a
+    Python float, and only that, at the input positions `python_floats` (weakly typed scalars)."""
     if structure is None:
         structure = tuple(range(len(graph.outputs)))
     module = ir.Module(name=re.sub(r"[^0-9A-Za-z_.]", "_", graph.name))  # printed unquoted in the IR text
@@ -70,9 +78,10 @@ def lower(graph: sir.Graph, structure=None) -> LlvmExecutable:
     function = kernel.build()
     pyentry.emit_entry(module, function, jit.PLACEHOLDER + "entry",
                        [(v.shape, v.dtype) for v in graph.inputs], [(v.shape, v.dtype) for v in graph.outputs],
-                       structure, [(runtime.exception_name(message), message) for message in kernel.errors])
+                       structure, [(runtime.exception_name(message), message) for message in kernel.errors],
+                       python_floats=python_floats)
     text = str(module)
     symbols = {**runtime.symbol_addresses(), **blas.addresses(), **heap.addresses(), **callbacks.addresses(module)}
     native = jit.load(text, ["entry"], symbols, kernel.slots)
     entry = runtime.make_builtin(native.addresses["entry"], graph.name, owner=native)  # the code lives as long as entry
-    return LlvmExecutable(graph, text, entry, structure)
+    return LlvmExecutable(graph, text, entry, structure, python_floats)

@@ -44,7 +44,7 @@ _C_API = {
 
 
 def emit_entry(module: ir.Module, kernel: ir.Function, name: str, inputs, outputs, structure,
-               errors, table: ir.GlobalVariable | None = None) -> ir.Function:
+               errors, table: ir.GlobalVariable | None = None, python_floats=None) -> ir.Function:
     """Add to `module` the entry `PyObject* name(self, args, nargs)` calling `kernel`.
 
     `inputs`/`outputs` are (shape, dtype) per kernel argument; `structure` is an output
@@ -52,18 +52,33 @@ def emit_entry(module: ir.Module, kernel: ir.Function, name: str, inputs, output
     (exception name, message) raised when the kernel returns status k. With `table` (see
     `runtime_table`), CPython and NumPy are reached through its pointers, which a loader fills,
     instead of through linked symbols: a shared library has no symbols to link them to.
+    `python_floats`: the input positions that take a Python float and nothing else, all other inputs
+    arrays only (a compiled function's weakly typed scalars); None (a shared library): a 0-d float64
+    input takes either.
     """
     inputs = [(tuple(int(size) for size in shape), np.dtype(dtype)) for shape, dtype in inputs]
     outputs = [(tuple(int(size) for size in shape), np.dtype(dtype)) for shape, dtype in outputs]
     _check_interface(kernel, inputs, outputs, structure, errors)
     entry = _Entry(module, name, table)
     entry.check_nargs(len(inputs))
-    data = [entry.input_data(i, shape, dtype) for i, (shape, dtype) in enumerate(inputs)]
+    data = [entry.input_data(i, shape, dtype, _accepts(i, shape, dtype, python_floats))
+            for i, (shape, dtype) in enumerate(inputs)]
     arrays = entry.allocate_outputs(outputs)
     status = entry.builder.call(kernel, data + [entry.field(array, ARRAY_DATA, PTR) for array in arrays])
     entry.raise_on_status(status, arrays, errors)
     entry.builder.ret(entry.build_result(structure, arrays))
     return entry.function
+
+
+ARRAY, PYTHON_FLOAT, ARRAY_OR_FLOAT = "array", "Python float", "array or Python float"
+
+
+def _accepts(index: int, shape, dtype, python_floats) -> str:
+    """What input `index` takes: a Python float at `python_floats`, else an array; a 0-d float64 either
+    when python_floats is None (a shared library, whose callers are not compiled functions)."""
+    if python_floats is not None:
+        return PYTHON_FLOAT if index in python_floats else ARRAY
+    return ARRAY_OR_FLOAT if shape == () and dtype == np.float64 else ARRAY
 
 
 def runtime_table(module: ir.Module, name: str) -> ir.GlobalVariable:
@@ -179,17 +194,27 @@ class _Entry:
         """Continue only if the call passed exactly `count` positional arguments."""
         self.check(self.builder.icmp_signed("==", self.nargs, ir.Constant(I64, count)), "nargs_ok")
 
-    def input_data(self, index: int, shape, dtype: np.dtype):
-        """Data pointer of argument `index`, after checking it (0-d float64 also from a Python float,
-        which is what a Python float argument traces as)."""
+    def input_data(self, index: int, shape, dtype: np.dtype, accepts=ARRAY):
+        """Data pointer of argument `index`, after checking it is what `accepts` says (ARRAY, PYTHON_FLOAT
+        or ARRAY_OR_FLOAT)."""
         b = self.builder
         arg = b.load(b.gep(self.args, [ir.Constant(I64, index)], source_etype=PTR), typ=PTR)
         obj_type = self.field(arg, OB_TYPE, PTR)
+        if accepts == PYTHON_FLOAT:
+            return self._float_data(arg, obj_type, index)
         is_array = b.icmp_unsigned("==", obj_type, self.symbol(_rt("PyArray_Type")))
-        if shape == () and dtype == np.float64:
+        if accepts == ARRAY_OR_FLOAT:
             return self._scalar_or_array_data(arg, obj_type, is_array, index, dtype)
         self.check(is_array, f"arg{index}_is_array")
         return self._checked_array_data(arg, index, shape, dtype)
+
+    def _float_data(self, arg, obj_type, index: int):
+        """Pointer to the value of an exact Python float argument (checked), copied to the stack."""
+        b = self.builder
+        self.check(b.icmp_unsigned("==", obj_type, self.symbol(_rt("PyFloat_Type"))), f"arg{index}_is_float")
+        slot = self.allocas.alloca(ir.DoubleType(), name=f"arg{index}_value")
+        b.store(self.field(arg, FLOAT_VALUE, ir.DoubleType()), slot)
+        return slot
 
     def _scalar_or_array_data(self, arg, obj_type, is_array, index: int, dtype: np.dtype):
         """Data pointer of a 0-d float64 argument that may be an ndarray or an exact Python float."""
@@ -198,10 +223,7 @@ class _Entry:
         other_block = self.function.append_basic_block(f"arg{index}_not_array")
         b.cbranch(is_array, array_block, other_block)
         b.position_at_end(other_block)
-        self.check(b.icmp_unsigned("==", obj_type, self.symbol(_rt("PyFloat_Type"))), f"arg{index}_is_float")
-        value = self.field(arg, FLOAT_VALUE, ir.DoubleType())
-        slot = self.allocas.alloca(ir.DoubleType(), name=f"arg{index}_value")
-        b.store(value, slot)
+        slot = self._float_data(arg, obj_type, index)
         float_end = b.block
         b.position_at_end(array_block)
         array_data = self._checked_array_data(arg, index, (), dtype)

@@ -115,7 +115,26 @@ def broadcast_shapes(*shapes):
 
 
 def apply_elementwise(op: ElementwiseOp, args):
-    """Apply an elementwise op to tracers/arrays/scalars with NumPy promotion and broadcasting."""
+    """Apply an elementwise op to tracers/arrays/scalars with NumPy promotion and broadcasting. Its result
+    is weakly typed when every operand is a Python number or weakly typed, as NumPy's is a Python number."""
+    result = _apply_elementwise(op, args)
+    if op.kind != "compare" and isinstance(result, Tracer) and _is_weak(args):
+        result.weak = True
+    return result
+
+
+def _is_weak(args) -> bool:
+    """Whether args are Python numbers and weakly typed tracers, at least one of those."""
+    return (any(getattr(a, "weak", False) for a in args)
+            and all(_is_python_scalar(a) or getattr(a, "weak", False) for a in args))
+
+
+def _weak_number(arg):
+    """A Python number of a weakly typed tracer's kind, standing for it in NEP 50 promotion."""
+    return 0.0 if arg.dtype.kind == "f" else 0
+
+
+def _apply_elementwise(op: ElementwiseOp, args):
     tracers = [a for a in args if isinstance(a, Tracer)]
     builder = max((t.builder for t in tracers), key=lambda b: b.depth) if tracers else None
     operands, scalars = [], []
@@ -136,8 +155,11 @@ def apply_elementwise(op: ElementwiseOp, args):
         return apply_elementwise(op, tuple(np.asarray(a) for a in args))
 
     is_condition = [i in op.conditions for i in range(len(args))]
-    numeric = [a.dtype for a, cond in zip(args, is_condition) if not _is_python_scalar(a) and not cond]
-    numeric_scalars = [a for a, cond in zip(args, is_condition) if _is_python_scalar(a) and not cond]
+    weak = [getattr(a, "weak", False) for a in args]
+    numeric = [a.dtype for a, cond, w in zip(args, is_condition, weak) if not _is_python_scalar(a) and not cond
+               and not w]
+    numeric_scalars = [_weak_number(a) if w else a for a, cond, w in zip(args, is_condition, weak)
+                       if (_is_python_scalar(a) or w) and not cond]
     compute = dtypes.promote(numeric, numeric_scalars)
     if op.kind == "float":
         compute = dtypes.float_result(compute)

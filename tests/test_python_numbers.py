@@ -1,0 +1,64 @@
+"""Python numbers passed to compiled and transformed functions are weakly typed, as NumPy (NEP 50), JAX and
+PyTorch treat them: float32 data times a Python float stays float32, whatever the order of calls."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+BACKENDS = ["llvm", "numpy"]
+X32 = np.linspace(-1.0, 1.0, 5, dtype=np.float32)
+I32 = np.arange(5, dtype=np.int32)
+FLAGS = np.array([True, False, True])
+
+
+def scale(x, s):
+    return x * s + s
+
+
+def reference(x, s):
+    return x * s + s  # NumPy's own result for these operands
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("x, s", [(X32, 2.5), (X32, 3), (I32, 3), (FLAGS, 3), (X32, np.float64(2.5)),
+                                  (X32, np.array(2.5)), (I32, 2.5), (X32, float("inf")), (X32, -0.0),
+                                  (np.zeros(0, np.float32), 2.5), (np.float32(1.5), 2.0)])
+def test_a_python_number_yields_to_the_array_dtype_as_in_numpy(backend, x, s):
+    expected = reference(x, s)
+    result = sg.compile(scale, backend=backend)(x, s)
+    assert result.dtype == expected.dtype
+    np.testing.assert_array_equal(result, expected)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_result_dtype_does_not_depend_on_earlier_calls(backend):
+    f = sg.compile(scale, backend=backend)
+    calls = [(X32, np.array(2.5)), (X32, 2.5), (X32, np.float64(2.5)), (X32, 0.5), (X32, 3), (X32, np.int64(3))]
+    for _ in range(2):  # the second round takes the cached (native) entries
+        for x, s in calls:
+            result = f(x, s)
+            assert result.dtype == reference(x, s).dtype, (type(s), result.dtype)
+            np.testing.assert_array_equal(result, reference(x, s))
+
+
+def test_numbers_computed_from_python_numbers_stay_weak():
+    f = sg.compile(lambda x, a, b: x * (a * b + 1.0) + sg.sin(a))
+    result = f(X32, 2.0, 3)
+    assert result.dtype == np.float32
+    np.testing.assert_allclose(result, X32 * 7.0 + np.sin(2.0), rtol=1e-6)
+    both = sg.compile(lambda a, b: a * b)(2, 3.5)  # no array: NumPy's result for two Python numbers
+    assert both.dtype == np.float64 and both == 7.0
+    assert sg.compile(lambda x, a: (x > a))(X32, 0.5).dtype == np.bool_
+
+
+def test_gradients_with_python_number_arguments_keep_the_data_dtype():
+    loss = lambda w, lr: sg.sum((w * lr) ** 2)  # noqa: E731
+    value, grad = sg.value_and_grad(loss)(X32, 0.5)
+    assert value.dtype == np.float32 and grad.dtype == np.float32
+    np.testing.assert_allclose(grad, 2 * X32 * 0.25, rtol=1e-6)
+    step = sg.compile(lambda w, lr: w - lr * sg.grad(loss)(w, 1.0))
+    w = X32
+    for lr in (0.1, 0.05, 0.01):  # a float32 parameter stays float32 through a changing learning rate
+        w = step(w, lr)
+        assert w.dtype == np.float32
+    assert len(step.cache_info()) == 1
