@@ -129,6 +129,18 @@ def _is_weak(args) -> bool:
             and all(_is_python_scalar(a) or getattr(a, "weak", False) for a in args))
 
 
+def _weak_operands(args, is_condition) -> list:
+    """Per argument, whether it is a weakly typed tracer that yields to the arrays' dtype. A weak int meeting
+    integer arrays does not: NumPy raises OverflowError for a Python int the array's dtype cannot hold, a
+    check a traced value cannot make, so it keeps its int64 (a wider result, never a wrapped one)."""
+    weak = [getattr(a, "weak", False) for a in args]
+    integer_arrays = any(a.dtype.kind in "iu" for a, w, cond in zip(args, weak, is_condition)
+                         if not w and not cond and not _is_python_scalar(a))
+    if integer_arrays:
+        weak = [w and a.dtype.kind == "f" for a, w in zip(args, weak)]
+    return weak
+
+
 def _weak_number(arg):
     """A Python number of a weakly typed tracer's kind, standing for it in NEP 50 promotion."""
     return 0.0 if arg.dtype.kind == "f" else 0
@@ -155,7 +167,7 @@ def _apply_elementwise(op: ElementwiseOp, args):
         return apply_elementwise(op, tuple(np.asarray(a) for a in args))
 
     is_condition = [i in op.conditions for i in range(len(args))]
-    weak = [getattr(a, "weak", False) for a in args]
+    weak = _weak_operands(args, is_condition)
     numeric = [a.dtype for a, cond, w in zip(args, is_condition, weak) if not _is_python_scalar(a) and not cond
                and not w]
     numeric_scalars = [_weak_number(a) if w else a for a, cond, w in zip(args, is_condition, weak)
