@@ -250,3 +250,21 @@ def test_the_default_backend_hands_a_graph_it_cannot_lower_to_numpy_and_a_named_
     assert type(lowered.executable).__name__ == "NumpyExecutable"
     with pytest.raises(sg.UnsupportedOpError, match=r"llvm backend cannot lower the primitive\(s\) matmul"):
         sg.compile(lambda x, w: sg.tanh(x @ w), backend="llvm")(x, w)
+
+
+def test_the_garbage_collector_is_paused_only_while_compiling():
+    import gc
+    seen = []
+    traced = sg.compile(lambda x: seen.append(gc.isenabled()) or x * 2)
+    assert gc.isenabled()
+    traced(np.ones(2))
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(sg.ShapeError):  # restored when the trace fails too
+        sg.compile(lambda x: x + np.ones(3))(np.ones(2))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        sg.compile(lambda x: x * 3)(np.ones(2))
+        assert not gc.isenabled()  # a user's choice is kept
+    finally:
+        gc.enable()
