@@ -69,3 +69,14 @@ def test_gradients_with_python_number_arguments_keep_the_data_dtype():
         w = step(w, lr)
         assert w.dtype == np.float32
     assert len(step.cache_info()) == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [lambda x: x * 2**40, lambda x: x.astype(np.int64) * 2**70,
+                                lambda x: x.astype(float) * 10**400, lambda x: sg.maximum(x, 2**31)])
+def test_a_python_int_literal_the_dtype_cannot_hold_is_numpys_overflow_error(backend, fn):
+    x = np.arange(3, dtype=np.int32)
+    with pytest.raises(OverflowError):
+        fn(x)  # NumPy's own
+    with pytest.raises(OverflowError, match="Python integer"):  # compiled code wrapped it to 0 silently
+        sg.compile(fn, backend=backend)(x)

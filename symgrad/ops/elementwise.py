@@ -129,6 +129,23 @@ def _is_weak(args) -> bool:
             and all(_is_python_scalar(a) or getattr(a, "weak", False) for a in args))
 
 
+_FLOAT64_MAX = float(np.finfo(np.float64).max)
+
+
+def _check_python_ints_fit(args, is_condition, compute):
+    """NumPy's OverflowError for a Python int that the compute dtype cannot hold (int32 data * 2**40),
+    which compiled code would otherwise wrap."""
+    for arg, cond in zip(args, is_condition):
+        if type(arg) is not int or cond:
+            continue
+        if compute.kind in "iu":
+            info = np.iinfo(compute)
+            if not info.min <= arg <= info.max:
+                fail(f"Python integer {arg} out of bounds for {compute}", OverflowError)
+        elif compute.kind == "f" and not -_FLOAT64_MAX <= arg <= _FLOAT64_MAX:
+            fail(f"Python integer {arg} is too large to convert to {compute}", OverflowError)
+
+
 def _weak_operands(args, is_condition) -> list:
     """Per argument, whether it is a weakly typed tracer that yields to the arrays' dtype. A weak int meeting
     integer arrays does not: NumPy raises OverflowError for a Python int the array's dtype cannot hold, a
@@ -175,6 +192,7 @@ def _apply_elementwise(op: ElementwiseOp, args):
     compute = dtypes.promote(numeric, numeric_scalars)
     if op.kind == "float":
         compute = dtypes.float_result(compute)
+    _check_python_ints_fit(args, is_condition, compute)
     out_dtype = dtypes.BOOL if op.kind == "compare" else compute
     if op.kind == "arith" and compute == dtypes.BOOL:
         return _boolean_arithmetic(op, args)
