@@ -5,6 +5,11 @@ signature retraces; so does a call after a global or closure binding the functio
 was rebound (see guards.py). `cache_info()` lists the signatures held and
 `SYMGRAD_EXPLAIN=1` logs each retrace with what changed, and each signature evicted: a function
 keeps its `max_signatures` (or `SYMGRAD_MAX_SIGNATURES`, default 64) most recently used ones.
+
+A compiled function pickles with the signatures it holds (their optimized IR and the backend's
+code, which unpickles without a retrace) and its Python function as pickle sends it (pickling.py).
+The carried signatures are the traces the pickling process made: in the new process they are not
+guarded by what the function reads there.
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dtypes, guards, ir, pytree
+from . import dtypes, guards, ir, pickling, pytree
 from .backends import check_backend, lower
 from .passes import optimize
 from .passes.lift import lift_constants
@@ -213,12 +218,10 @@ class Compiled:
         """Lower the traced graph of signature `key`. Its native entry, when it has one, takes Python floats
         where the signature has them (and only there); a signature with a Python int has none."""
         graph = optimize(ir.verify(graph))
-        structure = output_structure(out_tree)
         python_floats = tuple(i for i, t in enumerate(key[1]) if t[2:] == (WEAK,) and t[1] == dtypes.FLOAT64)
-        python_ints = any(t[2:] == (WEAK,) and t[1] != dtypes.FLOAT64 for t in key[1])
-        executable = lower(graph, self._requested_backend, structure, python_floats)
-        entry = getattr(executable, "entry", None) if structure is not None else None
-        return Lowered(graph, executable, out_tree, entry if flat_args and not python_ints else None)
+        executable = lower(graph, self._requested_backend, output_structure(out_tree), python_floats)
+        return Lowered(graph, executable, out_tree,
+                       fast_entry(executable, out_tree, flat_args and not _takes_python_ints(key)))
 
     def _by_structure(self, key, graph, out_tree, flat_args) -> Lowered:
         """The compiled code for this trace's structure (constants lifted to inputs), with its constants."""
@@ -229,9 +232,9 @@ class Compiled:
         if len(self._structures) > STRUCTURES_KEPT:
             self._structures.popitem(last=False)
         constants = tuple(constants)
-        entry = lowered.fast
-        fast = entry if entry is None or not constants else lambda *args: entry(*args, *constants)
-        return dataclasses.replace(lowered, constants=constants, fast=None if self._fresh else fast)
+        usable = flat_args and not _takes_python_ints(key)
+        fast = None if self._fresh else fast_entry(lowered.executable, out_tree, usable, constants)
+        return dataclasses.replace(lowered, constants=constants, fast=fast)
 
     def _explain(self, key, names) -> str:
         if self._changed is not None:
@@ -318,6 +321,48 @@ class Compiled:
         """The signatures compiled so far, as readable strings."""
         return [_signature_text(types) for _, types in self._cache]
 
+    def __reduce__(self):
+        state = pickling.function_state(self.fn)
+        carried = self.carried()
+        pickling.check_carries_something(state, len(carried), "the compiled function")
+        options = {"backend": self._requested_backend, "name": self.__name__, "check_values": self._check_values,
+                   "max_signatures": self._max_signatures}
+        return _restore, (state, options, carried)
+
+    def carried(self) -> list:
+        """What a pickle carries of each cached signature: (key, graph, executable, out_tree, constants)."""
+        return [(key, lowered.graph, lowered.executable, lowered.out_tree, lowered.constants)
+                for key, lowered in self._cache.items()]
+
+    def carry(self, carried: list) -> None:
+        """Hold the signatures of `carried()` (from an unpickled function), without tracing them again."""
+        for key, graph, executable, out_tree, constants in carried:
+            usable = key[0] == _flat_tree(len(key[1])) and not _takes_python_ints(key)
+            self._store(key, Lowered(graph, executable, out_tree, fast_entry(executable, out_tree, usable, constants),
+                                     constants))
+
+
+def _restore(state, options, carried) -> Compiled:
+    """An unpickled compiled function: its function as pickle restores it, holding the carried signatures."""
+    compiled = Compiled(pickling.restored_function(state), **options)
+    compiled.carry(carried)
+    return compiled
+
+
+def fast_entry(executable, out_tree, usable, constants=()):
+    """The backend's native entry, returning the finished result, when it is `usable` for the signature's
+    arguments as they come (flat, no Python int); None when it is not, when the output has lists, dicts or
+    None, or when the backend has none."""
+    entry = getattr(executable, "entry", None) if usable and output_structure(out_tree) is not None else None
+    if entry is None or not constants:
+        return entry
+    return lambda *args: entry(*args, *constants)
+
+
+def _takes_python_ints(key) -> bool:
+    """Whether signature `key` has a Python int argument, which the native entry does not take."""
+    return any(t[2:] == (WEAK,) and t[1] != dtypes.FLOAT64 for t in key[1])
+
 
 def output_structure(tree: pytree.TreeDef):
     """Output indices nested in tuples like `tree` (an int for a single array), or None when
@@ -374,6 +419,8 @@ def compile(fn=None, *, backend=None, name=None, max_signatures=None, static_arg
         return lambda f: compile(f, backend=backend, name=name, max_signatures=max_signatures,
                                  static_argnums=static_argnums, static_argnames=static_argnames)
     if has_static(static_argnums, static_argnames):
+        options = {"backend": backend, "name": name, "max_signatures": max_signatures,
+                   "static_argnums": static_argnums, "static_argnames": static_argnames}
         return StaticArgs(fn, lambda inner, _: Compiled(inner, backend, name, max_signatures=max_signatures),
-                          static_argnums, static_argnames)
+                          static_argnums, static_argnames, recipe=(compile, options))
     return Compiled(fn, backend, name, max_signatures=max_signatures)
