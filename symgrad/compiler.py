@@ -91,7 +91,7 @@ def signature_limit(requested=None) -> int:
     return count
 
 
-class Compiled:
+class Compiled(pickling.CopiedAsItself):
     """A function compiled per argument signature. Call it like the original function.
 
     With `check_values` (the uncompiled transforms), what the function read is guarded by

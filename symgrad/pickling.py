@@ -126,3 +126,14 @@ def restored_state(value):
     if isinstance(value, tuple):
         return tuple(restored_state(item) for item in value)
     return value.rebuilt() if isinstance(value, ExactExpression) else value
+
+
+class CopiedAsItself:
+    """copy.copy and copy.deepcopy give the object itself, as they give a function: without this they
+    would go through the pickle (__reduce__), re-linking code and refusing a lambda that traced nothing."""
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self

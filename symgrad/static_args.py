@@ -17,7 +17,7 @@ def has_static(static_argnums, static_argnames) -> bool:
     return static_argnums not in (None, ()) or static_argnames not in (None, ())
 
 
-class StaticArgs:
+class StaticArgs(pickling.CopiedAsItself):
     """fn called with some arguments static: `make(inner)` builds the traced-and-cached function (compile,
     grad, value_and_grad) of `inner`, fn with those values bound, once per distinct static values."""
 

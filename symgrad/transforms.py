@@ -126,7 +126,7 @@ def _value_and_grad_traced(fn, argnums, has_aux, args):
     return out, aux, grad_tree
 
 
-class Transformed:
+class Transformed(pickling.CopiedAsItself):
     """A transformed function: traced arguments run the transform symbolically; concrete
     arguments run a compiled version of it (NumPy or LLVM backend), cached per signature.
 

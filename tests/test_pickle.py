@@ -4,6 +4,7 @@ Every check runs in fresh interpreters, each with a cache directory of its own: 
 compiles and pickles; another unpickles and calls, counting traces (symgrad.compiler.trace_flat) and
 LLVM compiles (jit.object_code), so "no retrace, no LLVM" is what the new process did, not a cache hit.
 """
+import copy
 import json
 import os
 import pickle
@@ -138,6 +139,12 @@ for key, fn in objects.items():
             fn(*(a[:2] if a.ndim else a for a in args))  # a signature it does not carry
         except Exception as error:
             report[key]["new_signature_error"] = f"{type(error).__name__}: {error}"
+for backend in ("llvm", "numpy") if name == "objects.pkl" else ():  # a module-level function travelled:
+    before = counts["traces"]  # a new signature is traced as usual
+    got = objects[f"{backend}-compiled"](w, x[:4], y[:4])
+    expected_value = np.mean((np.tanh(x[:4] @ w) - y[:4]) ** 2)
+    report[f"{backend}-new-signature"] = {"equal": bool(np.isclose(got, expected_value, rtol=1e-14)),
+                                          "traces": counts["traces"] - before}
 print(json.dumps(report))
 '''
 
@@ -168,6 +175,8 @@ def test_an_unpickled_function_runs_the_code_it_carries_without_retracing_or_llv
     report = _consume(pickles, "objects.pkl", tmp_path)
     assert report.pop("unpickling") == {"traces": 0, "compiles": 0}
     assert report.pop("graph") == {"equal": True}
+    for backend in ("llvm", "numpy"):
+        assert report.pop(f"{backend}-new-signature") == {"equal": True, "traces": 1}
     uncalled = report.pop("uncalled_vmap")  # a vmap not compiled traces on every call, as before pickling
     assert uncalled["equal"]
     for backend in ("llvm", "numpy"):
@@ -179,7 +188,7 @@ def test_an_unpickled_function_runs_the_code_it_carries_without_retracing_or_llv
     for key in ("llvm-lambda", "numpy-lambda"):
         assert "MissingFunctionError" in report[key]["new_signature_error"]
         assert "without its Python function" in report[key]["new_signature_error"]
-    assert not list((tmp_path / "consumer-cache").glob("llvm/*.o"))  # nothing compiled, nothing stored
+    assert len(list((tmp_path / "consumer-cache").glob("llvm/*.o"))) == 1  # only the new signature's code
 
 
 @pytest.mark.parametrize("name", ["faked.pkl", "damaged.pkl"])
@@ -315,3 +324,9 @@ def test_graphs_with_loops_and_custom_rules_pickle(fn, backend):
     compiled = sg.compile(sg.grad(fn), backend=backend)
     expected = compiled(x)
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(compiled))(x), expected)
+
+
+def test_copies_of_a_compiled_function_are_the_function_as_for_python_functions():
+    for fn in (sg.compile(lambda v: sg.sum(v)), sg.grad(lambda v: sg.sum(v * v)),
+               sg.compile(lambda v, n: sg.sum(v ** n), static_argnums=1)):
+        assert copy.copy(fn) is fn and copy.deepcopy({"f": fn})["f"] is fn
