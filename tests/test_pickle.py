@@ -22,6 +22,12 @@ from symgrad.pickling import MissingFunction, NotPicklable
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HAS_LINKER = shutil.which(os.environ.get("CC", "cc").split()[0]) is not None
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    """What this module's tests compile in this process goes to a cache of their own, not the user's."""
+    monkeypatch.setenv("SYMGRAD_CACHE_DIR", str(tmp_path / "cache"))
+
+
 # The user's module: imported by both processes (by reference, as pickle sends functions).
 MODEL = '''
 import numpy as np
@@ -251,7 +257,6 @@ def test_an_unpicklable_function_travels_as_a_missing_function_that_says_why():
 @pytest.mark.skipif(not HAS_LINKER, reason="linking a shared library needs a C compiler")
 @pytest.mark.parametrize("backend", ["llvm", "numpy"])
 def test_a_loaded_artifact_pickles_with_its_files(tmp_path, monkeypatch, backend):
-    monkeypatch.setenv("SYMGRAD_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "model.py").write_text(MODEL)
     monkeypatch.syspath_prepend(str(tmp_path))
     import model
