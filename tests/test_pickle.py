@@ -39,6 +39,11 @@ def loss(w, x, y):
 def row_norms(v):
     return sg.sqrt(sg.sum(v * v, axis=-1))
 
+def looped(w, x, y):
+    v = sg.fori_loop(0, 3, lambda i, c: 0.9 * c + sg.tanh(x @ c) @ x / 6, w)
+    v = sg.while_loop(lambda s: s[0] < 4, lambda s: (s[0] + 1, s[1] * 1.1), (0, v))[1]
+    return sg.sum((x @ v - y) ** 2)
+
 def data(rows=6):
     rng = np.random.default_rng(0)
     return rng.normal(size=3), rng.normal(size=(rows, 3)), rng.normal(size=rows)
@@ -61,6 +66,7 @@ for backend in ("llvm", "numpy"):
         "value_and_grad": (sg.compile(sg.value_and_grad(model.loss, argnums=(0, 1)), backend=backend), (w, x, y)),
         "lambda": (sg.compile(lambda w, x: sg.sum(sg.sin(x @ w) ** 2), backend=backend), (w, x)),
         "vmap": (sg.compile(sg.vmap(model.row_norms), backend=backend), (x,)),
+        "loops": (sg.compile(sg.value_and_grad(model.looped), backend=backend), (w, x, y)),
     }
     for name, (fn, args) in made.items():
         objects[f"{backend}-{name}"] = fn
@@ -202,7 +208,7 @@ def test_code_for_another_cpu_or_damaged_code_is_compiled_again_from_the_ir(pick
     report = _consume(pickles, name, tmp_path)
     unpickling = report.pop("unpickling")
     assert unpickling["traces"] == 0
-    assert unpickling["compiles"] == len(report) == 4  # one signature each
+    assert unpickling["compiles"] == len(report) == 5  # one signature each
     for key, result in report.items():
         assert result["equal"], key
         assert result["traces"] == 0, key
