@@ -289,8 +289,7 @@ class Compiled(pickling.CopiedAsItself):
                             f"reads as it is, so it must be hashable; got {type(args[i]).__name__}") from None
         fresh = compiled is None
         if fresh:
-            compiled = Compiled(bind_positions(self.fn, values), self._requested_backend, self.__name__,
-                                check_values=self._check_values, max_signatures=self._max_signatures)
+            compiled = self._bound_to(values)
         self._with_values[values] = compiled
         if len(self._with_values) > STATIC_VALUES_KEPT:
             self._with_values.popitem(last=False)
@@ -309,6 +308,11 @@ class Compiled(pickling.CopiedAsItself):
                 raise
             raise TypeError(f"{err} [{self.__name__} was traced with {given} as a Python value]") from None
 
+    def _bound_to(self, values) -> "Compiled":
+        """The function of the other arguments, the (position, value) pairs `values` put in place."""
+        return Compiled(bind_positions(self.fn, values), self._requested_backend, self.__name__,
+                        check_values=self._check_values, max_signatures=self._max_signatures)
+
     def _keywords(self) -> StaticArgs:
         """The function taking keyword arguments too: they are bound to fn's parameters by name."""
         if self._with_keywords is None:
@@ -323,23 +327,36 @@ class Compiled(pickling.CopiedAsItself):
 
     def __reduce__(self):
         state = pickling.function_state(self.fn)
-        carried = self.carried()
-        pickling.check_carries_something(state, len(carried), "the compiled function")
+        pickling.check_carries_something(state, self.signature_count(), "the compiled function")
         options = {"backend": self._requested_backend, "name": self.__name__, "check_values": self._check_values,
                    "max_signatures": self._max_signatures}
-        return _restore, (state, options, carried)
+        return _restore, (state, options, self.carried())
 
-    def carried(self) -> list:
-        """What a pickle carries of each cached signature: (key, graph, executable, out_tree, constants)."""
-        return [(key, lowered.graph, lowered.executable, lowered.out_tree, lowered.constants)
-                for key, lowered in self._cache.items()]
+    def signature_count(self) -> int:
+        """The signatures compiled so far, those of the functions compiled per Python values included."""
+        return len(self._cache) + sum(compiled.signature_count() for compiled in self._with_values.values())
 
-    def carry(self, carried: list) -> None:
-        """Hold the signatures of `carried()` (from an unpickled function), without tracing them again."""
-        for key, graph, executable, out_tree, constants in carried:
+    def carried(self) -> tuple:
+        """What a pickle carries of the code compiled so far: each cached signature's (key, graph, executable,
+        out_tree, constants), whether Python ints are passed as values, and per such values (that pickle),
+        the carried() of the function compiled for them."""
+        signatures = [(key, lowered.graph, lowered.executable, lowered.out_tree, lowered.constants)
+                      for key, lowered in self._cache.items()]
+        with_values = [(values, compiled.carried()) for values, compiled in self._with_values.items()
+                       if pickling.picklable(values)]
+        return signatures, self._python_ints, with_values
+
+    def carry(self, carried: tuple) -> None:
+        """Hold what `carried()` holds (from an unpickled function), without tracing it again."""
+        signatures, python_ints, with_values = carried
+        for key, graph, executable, out_tree, constants in signatures:
             usable = key[0] == _flat_tree(len(key[1])) and not _takes_python_ints(key)
             self._store(key, Lowered(graph, executable, out_tree, fast_entry(executable, out_tree, usable, constants),
                                      constants))
+        self._python_ints |= python_ints
+        for values, inner in with_values:
+            compiled = self._with_values.setdefault(values, self._bound_to(values))
+            compiled.carry(inner)
 
 
 def _restore(state, options, carried) -> Compiled:

@@ -5,6 +5,8 @@ the pickle as bytes of its own. A function pickle cannot save (a lambda, a closu
 unpickling process cannot find (a function of the pickling process's `__main__`), becomes a
 MissingFunction there: the unpickled object runs every signature it carries, and only a call that
 needs a new trace raises, naming the function. Nothing is unpickled beyond what pickle does.
+Also here: how the IR's SymPy attributes pickle exactly (ExactExpression), and why these objects
+copy as themselves (CopiedAsItself).
 """
 from __future__ import annotations
 
@@ -74,6 +76,15 @@ def restored_function(state: tuple):
         except Exception as error:  # ImportError, AttributeError (another process's __main__), ...
             reason = f"this process cannot unpickle it: {type(error).__name__}: {error}"
     return MissingFunction(name, reason, signature)
+
+
+def picklable(value) -> bool:
+    """Whether pickle can save `value` (a Python value a trace read, such as a static argument)."""
+    try:
+        pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return False
+    return True
 
 
 def check_carries_something(state: tuple, signatures: int, what: str) -> None:

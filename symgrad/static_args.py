@@ -85,9 +85,9 @@ class StaticArgs(pickling.CopiedAsItself):
             raise pickle.PicklingError(f"{self.__name__} (taking keyword arguments) is internal and does not pickle")
         factory, options = self._recipe
         state = pickling.function_state(self.fn)
-        carried = [(key, entry.carried()) for key, entry in self._compiled.items()]
-        pickling.check_carries_something(state, sum(len(signatures) for _, signatures in carried),
+        pickling.check_carries_something(state, sum(entry.signature_count() for entry in self._compiled.values()),
                                          "the function with static arguments")
+        carried = [(key, entry.carried()) for key, entry in self._compiled.items() if pickling.picklable(key)]
         return _restore, (factory, state, options, carried)
 
     def _bound(self, static: dict, dynamic: list, order: list):

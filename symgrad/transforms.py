@@ -168,16 +168,18 @@ class Transformed(pickling.CopiedAsItself):
             raise pickle.PicklingError(f"{self.__name__} is an internal transform and does not pickle")
         transform, fn, options = self._recipe
         state = pickling.function_state(fn)
-        carried = self.carried()
-        pickling.check_carries_something(state, len(carried), "the transformed function")
-        return _restore_transformed, (transform, state, options, carried)
+        pickling.check_carries_something(state, self.signature_count(), "the transformed function")
+        return _restore_transformed, (transform, state, options, self.carried())
 
-    def carried(self) -> list:
-        """What a pickle carries of the signatures compiled so far (Compiled.carried)."""
-        return self._compiled.carried() if self._compiled is not None else []
+    def signature_count(self) -> int:
+        return self._compiled.signature_count() if self._compiled is not None else 0
 
-    def carry(self, carried: list) -> None:
-        """Hold the signatures of `carried()`, from an unpickled function, without tracing them again."""
+    def carried(self) -> tuple:
+        """What a pickle carries of the code compiled so far (Compiled.carried)."""
+        return self.compiled.carried()
+
+    def carry(self, carried: tuple) -> None:
+        """Hold what `carried()` holds, from an unpickled function, without tracing it again."""
         self.compiled.carry(carried)
 
 

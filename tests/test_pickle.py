@@ -341,3 +341,14 @@ def test_copies_of_a_compiled_function_are_the_function_as_for_python_functions(
     for fn in (sg.compile(lambda v: sg.sum(v)), sg.grad(lambda v: sg.sum(v * v)),
                sg.compile(lambda v, n: sg.sum(v ** n), static_argnums=1)):
         assert copy.copy(fn) is fn and copy.deepcopy({"f": fn})["f"] is fn
+
+
+def test_python_values_a_trace_read_pickle_with_the_code_compiled_for_them():
+    x = np.linspace(0.0, 1.0, 6)
+    head_sum = sg.compile(lambda v, n, mode: sg.sum(v[:n]) if mode == "sum" else sg.max(v[:n]))
+    expected = [head_sum(x, 3, "sum"), head_sum(x, 4, "max"), head_sum(x[:5], 2, "sum")]
+    again = pickle.loads(pickle.dumps(head_sum))
+    assert isinstance(again.fn, MissingFunction)  # so these calls cannot have traced
+    assert [again(x, 3, "sum"), again(x, 4, "max"), again(x[:5], 2, "sum")] == expected
+    with pytest.raises(sg.pickling.MissingFunctionError):
+        again(x, 5, "sum")
