@@ -233,6 +233,10 @@ class NumpyExecutable:
         return [out if out.flags.writeable else np.array(out)
                 for out in map(np.asarray, self._fn(*arrays))]
 
+    def __reduce__(self):
+        """Pickled as its graph: unpickling writes the source again, and never runs source it was handed."""
+        return lower, (self.graph,)
+
 
 def lower(graph: ir.Graph) -> NumpyExecutable:
     """Graph -> NumpyExecutable holding readable source (`.source`)."""

@@ -34,9 +34,22 @@ def vmap(fn, in_axes=0, out_axes=0):
     or a tuple with one entry per positional argument, each an int/None or a pytree of them matching the
     argument); the results carry the mapped axis at `out_axes` (an int, None for an output that does not
     depend on the mapped arguments, or a pytree prefix of the output)."""
-    name = function_name(fn)
+    return Mapped(fn, in_axes, out_axes)
 
-    def mapped(*args):
+
+class Mapped:
+    """A function made by vmap (an object, so it pickles as vmap of the function, as pickle sends that)."""
+
+    def __init__(self, fn, in_axes, out_axes):
+        self.fn = self.__wrapped__ = fn
+        self.in_axes, self.out_axes = in_axes, out_axes
+        self.__name__ = f"vmap_{function_name(fn)}"
+
+    def __reduce__(self):
+        return vmap, (self.fn, self.in_axes, self.out_axes)
+
+    def __call__(self, *args):
+        fn, in_axes, out_axes, name = self.fn, self.in_axes, self.out_axes, function_name(self.fn)
         leaves, tree = pytree.flatten(list(args))
         leaf_names = pytree.leaf_names(list(args), argument_names(fn, len(args)))
         axes = _leaf_axes(in_axes, args, name)
@@ -55,10 +68,6 @@ def vmap(fn, in_axes=0, out_axes=0):
         targets = _leaf_axes_of_output(out_axes, out_tree, name)
         placed = [_place(value, is_batched, axis, size, name) for (value, is_batched), axis in zip(outs, targets)]
         return pytree.unflatten(out_tree, placed)
-
-    mapped.__name__ = f"vmap_{name}"
-    mapped.__wrapped__ = fn
-    return mapped
 
 
 def _dtype_of(leaf):

@@ -5,6 +5,11 @@ signature retraces; so does a call after a global or closure binding the functio
 was rebound (see guards.py). `cache_info()` lists the signatures held and
 `SYMGRAD_EXPLAIN=1` logs each retrace with what changed, and each signature evicted: a function
 keeps its `max_signatures` (or `SYMGRAD_MAX_SIGNATURES`, default 64) most recently used ones.
+
+A compiled function pickles with the signatures it holds (their optimized IR and the backend's
+code, which unpickles without a retrace) and its Python function as pickle sends it (pickling.py).
+The carried signatures are the traces the pickling process made: in the new process they are not
+guarded by what the function reads there.
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dtypes, guards, ir, pytree
+from . import dtypes, guards, ir, pickling, pytree
 from .backends import check_backend, lower
 from .passes import optimize
 from .passes.lift import lift_constants
@@ -86,7 +91,7 @@ def signature_limit(requested=None) -> int:
     return count
 
 
-class Compiled:
+class Compiled(pickling.CopiedAsItself):
     """A function compiled per argument signature. Call it like the original function.
 
     With `check_values` (the uncompiled transforms), what the function read is guarded by
@@ -213,12 +218,10 @@ class Compiled:
         """Lower the traced graph of signature `key`. Its native entry, when it has one, takes Python floats
         where the signature has them (and only there); a signature with a Python int has none."""
         graph = optimize(ir.verify(graph))
-        structure = output_structure(out_tree)
         python_floats = tuple(i for i, t in enumerate(key[1]) if t[2:] == (WEAK,) and t[1] == dtypes.FLOAT64)
-        python_ints = any(t[2:] == (WEAK,) and t[1] != dtypes.FLOAT64 for t in key[1])
-        executable = lower(graph, self._requested_backend, structure, python_floats)
-        entry = getattr(executable, "entry", None) if structure is not None else None
-        return Lowered(graph, executable, out_tree, entry if flat_args and not python_ints else None)
+        executable = lower(graph, self._requested_backend, output_structure(out_tree), python_floats)
+        return Lowered(graph, executable, out_tree,
+                       fast_entry(executable, out_tree, flat_args and not _takes_python_ints(key)))
 
     def _by_structure(self, key, graph, out_tree, flat_args) -> Lowered:
         """The compiled code for this trace's structure (constants lifted to inputs), with its constants."""
@@ -229,9 +232,9 @@ class Compiled:
         if len(self._structures) > STRUCTURES_KEPT:
             self._structures.popitem(last=False)
         constants = tuple(constants)
-        entry = lowered.fast
-        fast = entry if entry is None or not constants else lambda *args: entry(*args, *constants)
-        return dataclasses.replace(lowered, constants=constants, fast=None if self._fresh else fast)
+        usable = flat_args and not _takes_python_ints(key)
+        fast = None if self._fresh else fast_entry(lowered.executable, out_tree, usable, constants)
+        return dataclasses.replace(lowered, constants=constants, fast=fast)
 
     def _explain(self, key, names) -> str:
         if self._changed is not None:
@@ -286,8 +289,7 @@ class Compiled:
                             f"reads as it is, so it must be hashable; got {type(args[i]).__name__}") from None
         fresh = compiled is None
         if fresh:
-            compiled = Compiled(bind_positions(self.fn, values), self._requested_backend, self.__name__,
-                                check_values=self._check_values, max_signatures=self._max_signatures)
+            compiled = self._bound_to(values)
         self._with_values[values] = compiled
         if len(self._with_values) > STATIC_VALUES_KEPT:
             self._with_values.popitem(last=False)
@@ -306,6 +308,11 @@ class Compiled:
                 raise
             raise TypeError(f"{err} [{self.__name__} was traced with {given} as a Python value]") from None
 
+    def _bound_to(self, values) -> "Compiled":
+        """The function of the other arguments, the (position, value) pairs `values` put in place."""
+        return Compiled(bind_positions(self.fn, values), self._requested_backend, self.__name__,
+                        check_values=self._check_values, max_signatures=self._max_signatures)
+
     def _keywords(self) -> StaticArgs:
         """The function taking keyword arguments too: they are bound to fn's parameters by name."""
         if self._with_keywords is None:
@@ -317,6 +324,61 @@ class Compiled:
     def cache_info(self) -> list[str]:
         """The signatures compiled so far, as readable strings."""
         return [_signature_text(types) for _, types in self._cache]
+
+    def __reduce__(self):
+        state = pickling.function_state(self.fn)
+        pickling.check_carries_something(state, self.signature_count(), "the compiled function")
+        options = {"backend": self._requested_backend, "name": self.__name__, "check_values": self._check_values,
+                   "max_signatures": self._max_signatures}
+        return _restore, (state, options, self.carried())
+
+    def signature_count(self) -> int:
+        """The signatures compiled so far, those of the functions compiled per Python values included."""
+        return len(self._cache) + sum(compiled.signature_count() for compiled in self._with_values.values())
+
+    def carried(self) -> tuple:
+        """What a pickle carries of the code compiled so far: each cached signature's (key, graph, executable,
+        out_tree, constants), whether Python ints are passed as values, and per such values (that pickle),
+        the carried() of the function compiled for them."""
+        signatures = [(key, lowered.graph, lowered.executable, lowered.out_tree, lowered.constants)
+                      for key, lowered in self._cache.items()]
+        with_values = [(values, compiled.carried()) for values, compiled in self._with_values.items()
+                       if pickling.picklable(values)]
+        return signatures, self._python_ints, with_values
+
+    def carry(self, carried: tuple) -> None:
+        """Hold what `carried()` holds (from an unpickled function), without tracing it again."""
+        signatures, python_ints, with_values = carried
+        for key, graph, executable, out_tree, constants in signatures:
+            usable = key[0] == _flat_tree(len(key[1])) and not _takes_python_ints(key)
+            self._store(key, Lowered(graph, executable, out_tree, fast_entry(executable, out_tree, usable, constants),
+                                     constants))
+        self._python_ints |= python_ints
+        for values, inner in with_values:
+            compiled = self._with_values.setdefault(values, self._bound_to(values))
+            compiled.carry(inner)
+
+
+def _restore(state, options, carried) -> Compiled:
+    """An unpickled compiled function: its function as pickle restores it, holding the carried signatures."""
+    compiled = Compiled(pickling.restored_function(state), **options)
+    compiled.carry(carried)
+    return compiled
+
+
+def fast_entry(executable, out_tree, usable, constants=()):
+    """The backend's native entry, returning the finished result, when it is `usable` for the signature's
+    arguments as they come (flat, no Python int); None when it is not, when the output has lists, dicts or
+    None, or when the backend has none."""
+    entry = getattr(executable, "entry", None) if usable and output_structure(out_tree) is not None else None
+    if entry is None or not constants:
+        return entry
+    return lambda *args: entry(*args, *constants)
+
+
+def _takes_python_ints(key) -> bool:
+    """Whether signature `key` has a Python int argument, which the native entry does not take."""
+    return any(t[2:] == (WEAK,) and t[1] != dtypes.FLOAT64 for t in key[1])
 
 
 def output_structure(tree: pytree.TreeDef):
@@ -374,6 +436,8 @@ def compile(fn=None, *, backend=None, name=None, max_signatures=None, static_arg
         return lambda f: compile(f, backend=backend, name=name, max_signatures=max_signatures,
                                  static_argnums=static_argnums, static_argnames=static_argnames)
     if has_static(static_argnums, static_argnames):
+        options = {"backend": backend, "name": name, "max_signatures": max_signatures,
+                   "static_argnums": static_argnums, "static_argnames": static_argnames}
         return StaticArgs(fn, lambda inner, _: Compiled(inner, backend, name, max_signatures=max_signatures),
-                          static_argnums, static_argnames)
+                          static_argnums, static_argnames, recipe=(compile, options))
     return Compiled(fn, backend, name, max_signatures=max_signatures)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, pickling
 
 
 class Value:
@@ -156,6 +156,13 @@ class Node:
     def key(self):
         """Structural identity used by CSE: op, attributes and input identities."""
         return (self.prim.name, self.attrs, tuple(id(v) for v in self.inputs))
+
+    def __getstate__(self):
+        """Pickled with its SymPy attributes exactly as they are (pickling.exact_state)."""
+        return {**self.__dict__, "attrs": pickling.exact_state(self.attrs)}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state, attrs=pickling.restored_state(state["attrs"]))
 
 
 def freeze_attrs(attrs: dict) -> tuple:

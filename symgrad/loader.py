@@ -6,6 +6,8 @@ any of it runs (dlopen runs a library's constructors), loading checks the artifa
 symgrad version, that the library is a regular file beside the metadata, its SHA-256 against the
 metadata, the CPU features it was built to use, and (read from the file) that the metadata is the
 one compiled into it. Calls check every argument's count, shape and dtype, naming the argument.
+A loaded artifact pickles as its metadata and the bytes of its files; unpickling writes them to a
+private temporary directory and loads them from there, with every check above.
 """
 from __future__ import annotations
 
@@ -63,8 +65,10 @@ def load(path: str) -> "LoadedFunction":
     metadata = _read_metadata(base + ".json")
     directory = os.path.dirname(os.path.abspath(base))
     library = _ArtifactFile(directory, metadata["library"], metadata["sha256"])
+    files = {metadata["library"]: library.data}
     if "data" in metadata:  # the constants file of a NumPy artifact
-        _ArtifactFile(directory, metadata["data"].get("file"), metadata["data"].get("sha256"))
+        data = _ArtifactFile(directory, metadata["data"].get("file"), metadata["data"].get("sha256"))
+        files[metadata["data"]["file"]] = data.data
     if metadata["backend"] == "llvm":
         _check_cpu(metadata["target"])
         _check_embedded_metadata(library, metadata)
@@ -72,9 +76,23 @@ def load(path: str) -> "LoadedFunction":
     else:
         code = _PythonModule(library, metadata)
     try:
-        return LoadedFunction(metadata, code)
+        return LoadedFunction(metadata, code, files)
     except (KeyError, TypeError, IndexError, AttributeError) as err:
         raise ArtifactError(f"{base}.json: malformed artifact metadata ({err!r})") from None
+
+
+def _unpickled(metadata: dict, files: dict) -> "LoadedFunction":
+    """A pickled loaded artifact: its files written to a private temporary directory, loaded from there."""
+    with tempfile.TemporaryDirectory(prefix="symgrad-unpickled-") as scratch:  # 0700
+        for name, data in files.items():
+            if not _is_file_name(name):
+                raise ArtifactError(f"a pickled artifact names {name!r}, not a file name")
+            with open(os.open(os.path.join(scratch, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
+                f.write(data)
+        base = os.path.join(scratch, os.path.splitext(metadata["library"])[0])
+        with open(os.open(base + ".json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as f:
+            json.dump(metadata, f)
+        return load(base)  # the libraries and the constants file are open: the directory can go
 
 
 def artifact_base(path: str) -> str:
@@ -321,8 +339,9 @@ def _rebuilder(tree: pytree.TreeDef):
 class Entry:
     """One entry point of an artifact (forward, grad or value_and_grad), called like the function."""
 
-    def __init__(self, kind: str, spec: dict, arguments: list, code, native: bool, name: str):
+    def __init__(self, kind: str, spec: dict, arguments: list, code, native: bool, name: str, owner=None):
         self.kind, self.arguments, self.native = kind, arguments, native
+        self.owner = owner  # the LoadedFunction of a .grad or .value_and_grad entry
         self.outputs = [(tuple(o["shape"]), np.dtype(o["dtype"])) for o in spec["outputs"]]
         self.tree = tree_from_json(spec["tree"])
         self.rebuild = _rebuilder(self.tree)
@@ -369,13 +388,17 @@ class Entry:
         params = ", ".join(f"{a.name}: {a.type_text}" for a in self.arguments)
         return f"<symgrad artifact entry {self.__name__}({params})>"
 
+    def __reduce__(self):
+        """An entry pickles as its artifact's entry of this kind."""
+        return getattr, (self.owner, self.kind)
+
 
 class LoadedFunction(Entry):
     """A loaded artifact: calling it runs the forward function; `.grad` / `.value_and_grad` are the
     compiled gradient entries (None when the artifact has none); `.metadata` is its description."""
 
-    def __init__(self, metadata: dict, code):
-        self.metadata, self.code = metadata, code
+    def __init__(self, metadata: dict, code, files: dict):
+        self.metadata, self.code, self.files = metadata, code, files
         arguments = [_Argument(spec) for spec in metadata["arguments"]]
         native = metadata["backend"] == "llvm"
         name = metadata["function"]
@@ -384,4 +407,7 @@ class LoadedFunction(Entry):
         self.grad = self.value_and_grad = None
         for kind in ENTRY_KINDS[1:]:
             if kind in entries:
-                setattr(self, kind, Entry(kind, entries[kind], arguments, code, native, name))
+                setattr(self, kind, Entry(kind, entries[kind], arguments, code, native, name, self))
+
+    def __reduce__(self):
+        return _unpickled, (self.metadata, self.files)

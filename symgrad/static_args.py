@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import collections
 import inspect
+import pickle
+
+from . import pickling
 
 STATIC_VALUES_KEPT = 32  # distinct static values a function keeps compiled code for, most recent first
 
@@ -14,14 +17,16 @@ def has_static(static_argnums, static_argnames) -> bool:
     return static_argnums not in (None, ()) or static_argnames not in (None, ())
 
 
-class StaticArgs:
+class StaticArgs(pickling.CopiedAsItself):
     """fn called with some arguments static: `make(inner)` builds the traced-and-cached function (compile,
     grad, value_and_grad) of `inner`, fn with those values bound, once per distinct static values."""
 
-    def __init__(self, fn, make, static_argnums=(), static_argnames=(), argnums=None):
+    def __init__(self, fn, make, static_argnums=(), static_argnames=(), argnums=None, recipe=None):
+        """recipe = (factory, options): factory(fn, **options) makes it again (how it pickles)."""
         self.fn = self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "f")
         self._make = make
+        self._recipe = recipe
         try:
             self._signature = inspect.signature(fn)
         except (TypeError, ValueError):
@@ -60,13 +65,30 @@ class StaticArgs:
             bad = next(name for name, value in static if not hashable(value))
             raise TypeError(f"{self.__name__}: the static argument {bad!r} must be hashable (it selects the compiled "
                             "code); pass arrays as ordinary arguments") from None
+        return self._entry(key)(*(bound.arguments[name] for name in dynamic))
+
+    def _entry(self, key):
+        """The compiled function of key = (static (name, value) pairs, dynamic names), now the most recent."""
         entry = self._compiled.pop(key, None)
         if entry is None:
-            entry = self._make(self._bound(dict(static), dynamic, list(bound.arguments)), self._remapped(dynamic))
+            static, dynamic = dict(key[0]), list(key[1])
+            order = [name for name in self._signature.parameters if name in static or name in dynamic]
+            entry = self._make(self._bound(static, dynamic, order), self._remapped(dynamic))
         self._compiled[key] = entry
         if len(self._compiled) > STATIC_VALUES_KEPT:
             self._compiled.popitem(last=False)
-        return entry(*(bound.arguments[name] for name in dynamic))
+        return entry
+
+    def __reduce__(self):
+        """Pickled as the call that made it and, per static values, the signatures compiled for them."""
+        if self._recipe is None:
+            raise pickle.PicklingError(f"{self.__name__} (taking keyword arguments) is internal and does not pickle")
+        factory, options = self._recipe
+        state = pickling.function_state(self.fn)
+        pickling.check_carries_something(state, sum(entry.signature_count() for entry in self._compiled.values()),
+                                         "the function with static arguments")
+        carried = [(key, entry.carried()) for key, entry in self._compiled.items() if pickling.picklable(key)]
+        return _restore, (factory, state, options, carried)
 
     def _bound(self, static: dict, dynamic: list, order: list):
         """fn of the dynamic arguments (in signature order, positionally), the static ones bound."""
@@ -87,6 +109,14 @@ class StaticArgs:
         nums = (self._argnums,) if isinstance(self._argnums, int) else tuple(self._argnums)
         remapped = tuple(dynamic.index(self._positional[n]) for n in nums)
         return remapped[0] if isinstance(self._argnums, int) else remapped
+
+
+def _restore(factory, state, options, carried) -> StaticArgs:
+    """An unpickled function with static arguments, holding the code compiled for each static value."""
+    static_args = factory(pickling.restored_function(state), **options)
+    for key, signatures in carried:
+        static_args._entry(key).carry(signatures)
+    return static_args
 
 
 def hashable(value) -> bool:

@@ -9,11 +9,12 @@ transforms compose (`sg.grad(sg.grad(f))`) because their output is ordinary IR.
 from __future__ import annotations
 
 import collections
+import pickle
 import weakref
 
 import numpy as np
 
-from . import dtypes, ir, pytree
+from . import dtypes, ir, pickling, pytree
 from . import numpy_api as sg
 from .autodiff import backward_pass, forward_pass
 from .autodiff.partition import split_forward_backward
@@ -125,7 +126,7 @@ def _value_and_grad_traced(fn, argnums, has_aux, args):
     return out, aux, grad_tree
 
 
-class Transformed:
+class Transformed(pickling.CopiedAsItself):
     """A transformed function: traced arguments run the transform symbolically; concrete
     arguments run a compiled version of it (NumPy or LLVM backend), cached per signature.
 
@@ -133,13 +134,14 @@ class Transformed:
     function read, and a function whose reads cannot be guarded (random draws, state held
     in objects) re-runs on every call, as under JAX or autograd without jit."""
 
-    def __init__(self, traced_fn, name, keywords=None):
+    def __init__(self, traced_fn, name, keywords=None, recipe=None):
         """keywords() -> the function taking keyword arguments too (static_args.StaticArgs), made on the
-        first call that passes some."""
+        first call that passes some. recipe = (transform, fn, options): how a pickle makes it again."""
         self._traced_fn = self.__wrapped__ = traced_fn
         self.__name__ = name
         self._compiled = None
         self._keywords, self._with_keywords = keywords, None
+        self._recipe = recipe
         if hasattr(traced_fn, "__signature__"):
             self.__signature__ = traced_fn.__signature__
 
@@ -159,6 +161,33 @@ class Transformed:
         if self._compiled is None:
             self._compiled = Compiled(self._traced_fn, name=self.__name__, check_values=True)
         return self._compiled
+
+    def __reduce__(self):
+        """Pickled as the transform of the user's function (pickling.py) with the signatures compiled so far."""
+        if self._recipe is None:
+            raise pickle.PicklingError(f"{self.__name__} is an internal transform and does not pickle")
+        transform, fn, options = self._recipe
+        state = pickling.function_state(fn)
+        pickling.check_carries_something(state, self.signature_count(), "the transformed function")
+        return _restore_transformed, (transform, state, options, self.carried())
+
+    def signature_count(self) -> int:
+        return self._compiled.signature_count() if self._compiled is not None else 0
+
+    def carried(self) -> tuple:
+        """What a pickle carries of the code compiled so far (Compiled.carried)."""
+        return self.compiled.carried()
+
+    def carry(self, carried: tuple) -> None:
+        """Hold what `carried()` holds, from an unpickled function, without tracing it again."""
+        self.compiled.carry(carried)
+
+
+def _restore_transformed(transform, state, options, carried) -> Transformed:
+    """An unpickled transformed function, holding the signatures it was pickled with."""
+    transformed = transform(pickling.restored_function(state), **options)
+    transformed.carry(carried)
+    return transformed
 
 
 def _hashable(argnums):
@@ -182,32 +211,39 @@ def value_and_grad(fn, argnums=0, has_aux=False, static_argnums=(), static_argna
     """fn -> function returning (value, grad) (or ((value, aux), grad) with has_aux), as JAX. Arguments in
     static_argnums/static_argnames are Python values in the trace (sg.compile's)."""
     if has_static(static_argnums, static_argnames):
+        options = {"argnums": argnums, "has_aux": has_aux, "static_argnums": static_argnums,
+                   "static_argnames": static_argnames}
         return StaticArgs(fn, lambda inner, nums: value_and_grad(inner, nums, has_aux), static_argnums,
-                          static_argnames, argnums)
+                          static_argnames, argnums, recipe=(value_and_grad, options))
 
     def impl(*args):
         out, aux, grads = _value_and_grad_traced(fn, argnums, has_aux, args)
         return ((out, aux), grads) if has_aux else (out, grads)
 
     keywords = lambda: StaticArgs(fn, lambda inner, nums: value_and_grad(inner, nums, has_aux), argnums=argnums)  # noqa: E731
+    recipe = (value_and_grad, fn, {"argnums": argnums, "has_aux": has_aux})
     return _cached_transform(fn, ("value_and_grad", _hashable(argnums), has_aux),
-                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "value_and_grad"), keywords))
+                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "value_and_grad"), keywords,
+                                                 recipe))
 
 
 def grad(fn, argnums=0, has_aux=False, static_argnums=(), static_argnames=()):
     """fn -> function returning d fn / d args[argnums] (plus aux when has_aux); static arguments as
     value_and_grad's."""
     if has_static(static_argnums, static_argnames):
+        options = {"argnums": argnums, "has_aux": has_aux, "static_argnums": static_argnums,
+                   "static_argnames": static_argnames}
         return StaticArgs(fn, lambda inner, nums: grad(inner, nums, has_aux), static_argnums, static_argnames,
-                          argnums)
+                          argnums, recipe=(grad, options))
 
     def impl(*args):
         out, aux, grads = _value_and_grad_traced(fn, argnums, has_aux, args)
         return (grads, aux) if has_aux else grads
 
     keywords = lambda: StaticArgs(fn, lambda inner, nums: grad(inner, nums, has_aux), argnums=argnums)  # noqa: E731
+    recipe = (grad, fn, {"argnums": argnums, "has_aux": has_aux})
     return _cached_transform(fn, ("grad", _hashable(argnums), has_aux),
-                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "grad"), keywords))
+                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "grad"), keywords, recipe))
 
 
 # ----------------------------------------------------------------------------- vjp
@@ -438,8 +474,9 @@ def jacrev(fn, argnums=0):
                 start += _size(shape)
         return _nest(blocks, out_tree, [args[n] for n in nums], argnums)
 
+    recipe = (jacrev, fn, {"argnums": argnums})
     return _cached_transform(fn, ("jacrev", _hashable(argnums)),
-                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "jacrev")))
+                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "jacrev"), recipe=recipe))
 
 
 jacobian = jacrev
@@ -471,8 +508,9 @@ def jacfwd(fn, argnums=0):
                     blocks[j].append(sg.reshape(part, tuple(moved.shape[:-1]) + shape))
         return _nest(blocks, out_tree, [args[n] for n in nums], argnums)
 
+    recipe = (jacfwd, fn, {"argnums": argnums})
     return _cached_transform(fn, ("jacfwd", _hashable(argnums)),
-                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "jacfwd")))
+                             lambda: Transformed(_with_signature(impl, fn), _named(fn, "jacfwd"), recipe=recipe))
 
 
 def _zeros_tree(tree):

@@ -2,11 +2,14 @@
 
 `lower(graph, structure)` plans and emits the kernel (kernel.py), wraps it in an entry
 that checks arguments and allocates outputs natively (pyentry.py), and compiles both
-at O3 for the host CPU, through the on-disk object cache (jit.py).
+at O3 for the host CPU, through the on-disk object cache (jit.py). An executable pickles
+as its graph and the object code it runs (`restore`).
 """
 from __future__ import annotations
 
+import logging
 import re
+from dataclasses import dataclass
 
 import numpy as np
 from llvmlite import ir
@@ -16,6 +19,18 @@ from symgrad import ir as sir
 
 from . import blas, callbacks, heap, jit, pyentry
 from .kernel import KernelBuilder
+
+log = logging.getLogger("symgrad")
+
+
+@dataclass(frozen=True)
+class CarriedCode:
+    """Object code a pickled executable carries: what it was compiled for (jit.host_target()), its
+    cache key, and the object. It holds no address of the process that compiled it (runtime.py)."""
+
+    target: tuple
+    key: str
+    code: bytes
 
 
 class LlvmExecutable:
@@ -56,6 +71,24 @@ class LlvmExecutable:
         if not self.python_floats:
             return arrays
         return [float(a) if i in self.python_floats else a for i, a in enumerate(arrays)]
+
+    def __reduce__(self):
+        loaded = jit.loaded_object(self.llvm_ir)
+        carried = None if loaded is None else CarriedCode(jit.host_target(), *loaded)
+        return restore, (self.graph, self.structure, carried, self.python_floats)
+
+
+def restore(graph: sir.Graph, structure, carried: CarriedCode | None, python_floats=()) -> LlvmExecutable:
+    """An unpickled executable: `graph` lowered again (the kernel's IR is rebuilt in Python, which is
+    cheap), linked to the carried object code when it was compiled for this CPU and these versions and
+    is the code of that IR; compiled by LLVM from the graph otherwise."""
+    if carried is None or carried.target != jit.host_target():
+        if carried is not None:
+            log.info("symgrad: %s was pickled with code for %s; compiling it for %s", graph.name, carried.target,
+                     jit.host_target())
+        return lower(graph, structure, python_floats)
+    with jit.offering(carried.key, carried.code):
+        return lower(graph, structure, python_floats)
 
 
 def _flatten(structure, result, flat):

@@ -32,6 +32,7 @@ KEY_SYMBOL = "cache_key"  # PLACEHOLDER + this names the constant holding a modu
 log = logging.getLogger("symgrad")
 _lock = threading.RLock()  # one compile or load at a time (reentrant: load asks _reference_object)
 _loaded: "weakref.WeakValueDictionary[str, JitModule]" = weakref.WeakValueDictionary()  # key -> live module
+_offered: dict[str, bytes] = {}  # key -> object code a caller carries (an unpickled function), tried before disk
 
 
 @functools.cache
@@ -57,6 +58,12 @@ def target_machine(reloc: str = "default", cpu: str | None = None):
     if cpu is None:
         cpu, features = _host()
     return target.create_target_machine(cpu=cpu, features=features, opt=3, reloc=reloc)
+
+
+def host_target() -> tuple[str, str, str, str]:
+    """What object code is compiled for, besides its IR: the host CPU, its features, symgrad's and
+    llvmlite's versions (the parts of every cache key that are not the IR)."""
+    return (*_host(), symgrad_version, llvmlite.__version__)
 
 
 @functools.cache
@@ -132,18 +139,20 @@ def standalone_engine(ir_text: str, symbols: dict[str, int]):
 
 
 def cache_key(ir_text: str) -> str:
-    parts = [ir_text, *_host(), symgrad_version, llvmlite.__version__]
+    parts = [ir_text, *host_target()]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
 class JitModule:
     """One object file linked into this process by an MCJIT engine of its own: the addresses of its
-    functions, and the arrays its pointer globals point to. Dropping the last reference frees the code
-    (the engine) and releases the arrays; whatever calls the code holds this object."""
+    functions, the arrays its pointer globals point to, and the object itself (`code`, which a pickle
+    carries). Dropping the last reference frees the code (the engine) and releases the arrays; whatever
+    calls the code holds this object."""
 
-    __slots__ = ("engine", "addresses", "pinned", "__weakref__")
+    __slots__ = ("engine", "addresses", "pinned", "code", "__weakref__")
 
     def __init__(self, code: bytes, prefix: str, names: list[str], slots: dict):
+        self.code = code
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine())
         engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
@@ -171,8 +180,29 @@ def load(ir_text: str, names: list[str], symbols: dict[str, int], slots: dict | 
         if module is None:
             for symbol, address in symbols.items():
                 llvm.add_symbol(symbol, address)
-            module = _loaded[key] = _from_disk(key, names, slots) or _compile(key, ir_text, names, slots)
+            module = _loaded[key] = (_from_offer(key, names, slots) or _from_disk(key, names, slots)
+                                     or _compile(key, ir_text, names, slots))
         return module
+
+
+@contextlib.contextmanager
+def offering(key: str, code: bytes):
+    """Within the block, `load` of the IR whose cache key is `key` links `code` (checked as a disk-cache
+    entry is) instead of compiling: how an unpickled function uses the object code it carries."""
+    with _lock:
+        _offered[key] = code
+    try:
+        yield
+    finally:
+        with _lock:
+            _offered.pop(key, None)
+
+
+def loaded_object(ir_text: str) -> tuple[str, bytes] | None:
+    """(cache key, object code) of the module of `ir_text` loaded in this process (None when it is not)."""
+    key = cache_key(ir_text)
+    module = _loaded.get(key)
+    return None if module is None else (key, module.code)
 
 
 def _compile(key: str, ir_text: str, names: list[str], slots: dict) -> JitModule:
@@ -187,24 +217,36 @@ def _compile(key: str, ir_text: str, names: list[str], slots: dict) -> JitModule
     return module
 
 
+def _from_offer(key: str, names: list[str], slots: dict) -> JitModule | None:
+    """The module of the object code offered for `key` (see `offering`), if it is what the key names."""
+    code = _offered.get(key)
+    return None if code is None else _linked(key, code, names, slots, "offered object code")
+
+
 def _from_disk(key: str, names: list[str], slots: dict) -> JitModule | None:
     """The module stored under `key` in the disk cache, if there is one that is what the key names."""
     code = disk_cache.read(key)
-    if code is None:
-        return None
+    module = None if code is None else _linked(key, code, names, slots, "disk-cache entry")
+    if module is not None:
+        disk_cache.touch(key)
+    return module
+
+
+def _linked(key: str, code: bytes, names: list[str], slots: dict, origin: str) -> JitModule | None:
+    """`code` linked into this process once it is checked to be an intact object of this machine defining
+    what the module of `key` defines, with the key embedded (None, and a log line, otherwise)."""
     prefix = _prefix(key)
     required = {prefix + name: None for name in [*names, *slots]}
     required[prefix + KEY_SYMBOL] = key.encode()
     try:
         elf.check(code, _reference_object(), required, lambda name: bool(llvm.address_of_symbol(name)))
     except elf.InvalidObject as error:
-        log.info("symgrad: recompiling the damaged disk-cache entry %s: %s", key, error)
+        log.info("symgrad: recompiling the damaged %s %s: %s", origin, key, error)
         return None
     module = JitModule(code, prefix, names, slots)
     if not module.holds_key(prefix, key) or not all(module.addresses.values()):
-        log.info("symgrad: recompiling the disk-cache entry %s, which holds other code", key)
+        log.info("symgrad: recompiling the %s %s, which holds other code", origin, key)
         return None
-    disk_cache.touch(key)
     return module
 
 
