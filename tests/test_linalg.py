@@ -506,6 +506,71 @@ def test_against_torch(name, dtype):
     np.testing.assert_allclose(tangent, expected.numpy(), rtol=10 * tol, atol=10 * tol)
 
 
+# ----------------------------------------------------------------------------- LLVM (LAPACK calls)
+
+# The cases whose value and gradient graphs hold only cholesky, triangular_solve and solve among the LAPACK
+# primitives: the LLVM backend calls NumPy's LAPACK for those (codegen/llvm/lapack.py).
+LLVM_CASES = ["solve", "solve_vector", "inv", "cholesky", "cholesky_upper", "solve_triangular_lower",
+              "solve_triangular_upper_t", "solve_triangular_unit", "matrix_power_-2", "matrix_power_3", "trace",
+              "norm_vector", "norm_fro", "norm_1"]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", LLVM_CASES)
+def test_llvm_backend_calls_lapack_and_agrees_with_numpy(name, dtype):
+    args = _args(CASES[name][1], dtype, seed=16)
+    argnums = tuple(range(len(args)))
+    step = sg.value_and_grad(_symgrad(name), argnums=argnums)
+    value, grads = sg.compile(step, backend="llvm")(*args)
+    expected_value, expected_grads = sg.compile(step, backend="numpy")(*args)
+    tol = 1e-11 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(value, expected_value, rtol=tol, atol=tol)
+    for g, e in zip(grads, expected_grads):
+        assert g.dtype == dtype
+        np.testing.assert_allclose(g, e, rtol=tol, atol=tol)
+    _, tangent = sg.compile(lambda *a: sg.jvp(_symgrad(name), tuple(a), tuple(a)), backend="llvm")(*args)
+    np.testing.assert_allclose(tangent, sg.jvp(_symgrad(name), tuple(args), tuple(args))[1], rtol=tol * 10, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_llvm_lapack_on_stacks_and_empty_matrices(dtype):
+    rng = np.random.default_rng(17)
+    for shape, columns in [((2, 3, N, N), 2), ((0, 3, 3), 2), ((2, 0, 0), 1), ((0, 0), 3), ((N, N), 0), ((1, 1), 1)]:
+        a = (rng.normal(size=shape) + N * np.eye(shape[-1])).astype(dtype)
+        b = rng.normal(size=shape[:-1] + (columns,)).astype(dtype)
+        spd = a @ np.swapaxes(a, -1, -2)
+        for name, f, reference, args in [
+                ("solve", lambda a, b: sg.linalg.solve(a, b), np.linalg.solve, (a, b)),
+                ("inv", sg.linalg.inv, np.linalg.inv, (a,)),
+                ("cholesky", sg.linalg.cholesky, np.linalg.cholesky, (spd,)),
+                ("solve_triangular", lambda a, b: sg.linalg.solve_triangular(a, b, lower=True),
+                 lambda a, b: np.linalg.solve(np.tril(a), b), (a, b))]:
+            got, expected = sg.compile(f, backend="llvm")(*args), reference(*args)
+            assert got.shape == expected.shape and got.dtype == dtype, (name, shape)
+            np.testing.assert_allclose(got, expected, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                                       atol=1e-4 if dtype == np.float32 else 1e-10, err_msg=f"{name} {shape}")
+
+
+def test_llvm_lapack_failures_raise_numpy_s_errors():
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    for f in (sg.linalg.inv, lambda a: sg.linalg.solve(a, np.ones(2)), sg.linalg.cholesky,
+              lambda a: sg.linalg.solve_triangular(a - np.diag([1.0, 4.0]), np.ones(2)),
+              lambda a: sg.linalg.solve_triangular(a - np.diag([1.0, 0.0]), np.ones(2), lower=True, trans=1)):
+        compiled = sg.compile(f, backend="llvm")
+        with pytest.raises(np.linalg.LinAlgError):
+            compiled(singular if f is not sg.linalg.cholesky else -singular)
+        with pytest.raises(np.linalg.LinAlgError):
+            compiled(singular if f is not sg.linalg.cholesky else -singular)  # the kernel still runs after a failure
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        sg.compile(lambda a: sg.scipy.stats.multivariate_normal.logpdf(np.zeros(2), np.zeros(2), a),
+                   backend="llvm")(singular)
+    nan = np.array([[2.0, np.nan], [1.0, 3.0]])
+    for f, reference in ((sg.linalg.inv, np.linalg.inv), (lambda a: sg.linalg.solve(a, np.ones(2)),
+                                                         lambda a: np.linalg.solve(a, np.ones(2)))):
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(np.isnan(sg.compile(f, backend="llvm")(nan)), np.isnan(reference(nan)))
+
+
 # ----------------------------------------------------------------------------- ahead of time
 
 def test_aot_numpy_artifact_runs_linalg_and_llvm_says_it_cannot(tmp_path):

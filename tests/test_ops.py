@@ -895,7 +895,7 @@ def test_every_primitive_has_each_rule_a_program_needs(name):
     assert numpy_backend.has_rule(prim) or prim.decompose is not None or inlined, "no NumPy lowering"
     if importlib.util.find_spec("llvmlite") is not None:
         from symgrad.codegen.llvm import rules
-        # The LAPACK primitives have no LLVM rule yet: the default backend runs their graphs on NumPy's (README)
+        # LAPACK factorizations with several results have no LLVM rule yet: the default backend runs them on NumPy's
         assert rules.has_rule(prim) or prim.decompose is not None or inlined or prim in lapack.PRIMITIVES, \
             "no LLVM lowering"
     if prim is not const_p:  # no inputs, nothing to differentiate

@@ -14,7 +14,7 @@ from llvmlite import ir
 from symgrad.codegen import runtime
 from symgrad import ir as sir
 
-from . import blas, callbacks, heap, jit, pyentry
+from . import blas, callbacks, heap, jit, lapack, pyentry
 from .kernel import KernelBuilder
 
 
@@ -72,7 +72,8 @@ def lower(graph: sir.Graph, structure=None) -> LlvmExecutable:
                        [(v.shape, v.dtype) for v in graph.inputs], [(v.shape, v.dtype) for v in graph.outputs],
                        structure, [(runtime.exception_name(message), message) for message in kernel.errors])
     text = str(module)
-    symbols = {**runtime.symbol_addresses(), **blas.addresses(), **heap.addresses(), **callbacks.addresses(module)}
+    symbols = {**runtime.symbol_addresses(), **blas.addresses(), **lapack.addresses(), **heap.addresses(),
+               **callbacks.addresses(module)}
     native = jit.load(text, ["entry"], symbols, kernel.slots)
     entry = runtime.make_builtin(native.addresses["entry"], graph.name, owner=native)  # the code lives as long as entry
     return LlvmExecutable(graph, text, entry, structure)

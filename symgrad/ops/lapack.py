@@ -2,7 +2,8 @@
 
 Each works on a stack of matrices (..., m, n), as numpy.linalg does, so batching one is one more
 leading axis. Their NumPy references call numpy.linalg (and raise its LinAlgError on a singular or
-indefinite matrix). The others of sg.linalg (inv, det, lstsq, matrix_power, norm...) are written
+indefinite matrix); the LLVM backend calls the same LAPACK for cholesky, triangular_solve and solve
+(codegen/llvm/lapack.py). The others of sg.linalg (inv, det, lstsq, matrix_power, norm...) are written
 with these, so each derivative below is written once: the matrix-calculus rules of Giles'
 "Collected matrix derivative results" and of JAX and PyTorch, forward (jvp) and reverse (vjp, the
 transpose of the jvp). A factorization with several results (eigh, svd, qr, slogdet) has a tuple
