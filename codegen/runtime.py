@@ -32,13 +32,19 @@ DESCR_SYMBOLS = {
 }
 
 # Exceptions an entry point can raise for a kernel's error status (RuntimeError: unknown status).
-EXCEPTION_SYMBOLS = {name: PREFIX + "PyExc_" + name
-                     for name in ("IndexError", "ValueError", "RuntimeError", "MemoryError")}
+EXCEPTIONS = {**{name: getattr(builtins, name) for name in ("IndexError", "ValueError", "RuntimeError", "MemoryError")},
+              "LinAlgError": np.linalg.LinAlgError}
+EXCEPTION_SYMBOLS = {name: PREFIX + "PyExc_" + name for name in EXCEPTIONS}
+# What a LAPACK call's failure says (codegen/llvm/lapack.py), as numpy.linalg says it.
+LINALG_ERRORS = ("Singular matrix", "Matrix is not positive definite")
 
 
 def exception_name(message: str) -> str:
     """The exception a kernel's error status with this message raises: MemoryError for a failed
-    allocation (its message starts "out of memory"), IndexError for the rest (bounds checks)."""
+    allocation (its message starts "out of memory"), NumPy's LinAlgError for a failed factorization,
+    IndexError for the rest (bounds checks)."""
+    if message in LINALG_ERRORS:
+        return "LinAlgError"
     return "MemoryError" if message.startswith("out of memory") else "IndexError"
 
 # CPython C-API functions an entry point calls, by their CPython name.
@@ -50,7 +56,7 @@ OBJECT_SYMBOLS = {
     PREFIX + "PyFloat_Type": float,
     PREFIX + "Py_NotImplemented": NotImplemented,
     **{symbol: dtype for dtype, symbol in DESCR_SYMBOLS.items()},
-    **{symbol: getattr(builtins, name) for name, symbol in EXCEPTION_SYMBOLS.items()},
+    **{symbol: EXCEPTIONS[name] for name, symbol in EXCEPTION_SYMBOLS.items()},
 }
 
 # Slots of NumPy's `_ARRAY_API` table (ABI-stable indices, numpy/__multiarray_api.h).
@@ -133,10 +139,25 @@ BLAS_SYMBOLS = {"dgemm": "scipy_cblas_dgemm64_", "sgemm": "scipy_cblas_sgemm64_"
                 "dgemv": "scipy_cblas_dgemv64_", "sgemv": "scipy_cblas_sgemv64_"}
 
 
+# ...and the LAPACK routines sg.linalg calls (Fortran interface, 64-bit integers) under these.
+LAPACK_SYMBOLS = {prefix + name: f"scipy_{prefix}{name}_64_" for prefix in "ds"
+                  for name in ("potrf", "trsm", "getrf", "getrs")}
+
+
 @functools.cache
 def blas_addresses() -> dict[str, int]:
     """{"dgemm": address, ...} of the ILP64 CBLAS gemm and gemv that NumPy (or SciPy) ships next
     to itself; empty when none is found. Code calls them through these addresses."""
+    return _openblas_addresses(BLAS_SYMBOLS)
+
+
+@functools.cache
+def lapack_addresses() -> dict[str, int]:
+    """{"dpotrf": address, ...} of the LAPACK routines in the same library; empty when none is found."""
+    return _openblas_addresses(LAPACK_SYMBOLS)
+
+
+def _openblas_addresses(symbols: dict) -> dict[str, int]:
     root = os.path.dirname(os.path.dirname(np.__file__))
     patterns = [os.path.join(root, lib, "libscipy_openblas64_*.so*")
                 for lib in ("numpy.libs", "scipy.libs", "scipy_openblas64/lib")]
@@ -144,7 +165,7 @@ def blas_addresses() -> dict[str, int]:
         try:
             library = ctypes.CDLL(path)
             return {name: ctypes.cast(getattr(library, symbol), ctypes.c_void_p).value
-                    for name, symbol in BLAS_SYMBOLS.items()}
+                    for name, symbol in symbols.items()}
         except (OSError, AttributeError):
             continue
     return {}

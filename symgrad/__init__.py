@@ -31,7 +31,7 @@ _LAZY = {
     ".loader": "load",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
-_SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy")  # public submodules, also imported on first use
+_SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg")  # public submodules, also imported on first use
 _OWN = ("float32", "float64", "int32", "int64", "bool_", "__version__")
 
 

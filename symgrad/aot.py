@@ -25,10 +25,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import __version__, dtypes, ir, pytree
-from .backends import for_backend
+from .backends import for_backend, missing_rules
 from .loader import (BACKENDS, ENTRY_KINDS, FORMAT, FORMAT_VERSION, artifact_base, file_sha256, metadata_symbol,
                      metadata_text, tree_to_json)
 from .compiler import output_structure
+from .core import UnsupportedOpError
+from .ops import lapack
 from .passes import optimize
 from .tracing import argument_names, as_input_array, check_arguments, function_name, trace_flat
 from .transforms import grad as grad_transform, value_and_grad as value_and_grad_transform
@@ -94,6 +96,14 @@ def compile(fn, example_args, grad=None, value_and_grad=False, out="build/artifa
     }
     os.makedirs(os.path.dirname(base), exist_ok=True)
     entries = [replace(entry, graph=for_backend(entry.graph, backend)) for entry in entries]
+    missing = {name for entry in entries for name in missing_rules(entry.graph, backend)}
+    if backend == "llvm":  # its LAPACK calls are linked by the JIT: a shared library has none to call
+        missing |= {node.prim.name for entry in entries for node in ir.all_nodes(entry.graph)
+                    if node.prim in lapack.PRIMITIVES}
+    if missing:
+        raise UnsupportedOpError(f"{fn_name}: the {backend} backend cannot compile the primitive(s) "
+                                 f"{', '.join(sorted(missing))} ahead of time (sg.linalg's LAPACK calls); use "
+                                 "backend='numpy' (symgrad compile --backend numpy)")
     if backend == "llvm":
         files = _write_llvm(base, prefix, entries, metadata, cpu)
     else:

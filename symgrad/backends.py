@@ -53,18 +53,18 @@ def lower(graph: ir.Graph, backend=None, structure=None, python_floats=()):
     """
     name = check_backend(backend)
     lowered = for_backend(graph, name)
-    missing = _missing_rules(lowered, name)
+    missing = missing_rules(lowered, name)
     if missing and backend is None and name != "numpy":
         log.info("symgrad: %s runs on the NumPy backend, which lowers %s", graph.name, ", ".join(missing))
         name, lowered = "numpy", for_backend(graph, "numpy")
-        missing = _missing_rules(lowered, name)
+        missing = missing_rules(lowered, name)
     if missing:
         raise UnsupportedOpError(f"{graph.name}: the {name} backend cannot lower the primitive(s) {', '.join(missing)}"
                                  + ("; use backend='numpy'" if name != "numpy" else ""))
     return BACKENDS[name](lowered, structure, python_floats)
 
 
-def _missing_rules(graph: ir.Graph, name) -> list:
+def missing_rules(graph: ir.Graph, name) -> list:
     """Names of the primitives in `graph` backend `name` has no rule for."""
     has_rule = RULE_CHECKS.get(name)
     return [] if has_rule is None else sorted({node.prim.name for node in ir.all_nodes(graph) if not has_rule(node.prim)})

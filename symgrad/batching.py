@@ -21,6 +21,7 @@ from .ops.cumulative import cumprod_p, cumsum_p
 from .ops.custom import custom_jvp_p, custom_vjp_p
 from .ops.ew import ew_p
 from .ops.indexing import scatter_add_p, slice_p, take_p, unslice_p, wrap_index_p
+from .ops import lapack
 from .ops.linalg import matmul_p
 from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
 from .ops.sorting import argsort_p
@@ -367,6 +368,15 @@ def _custom_jvp(inputs, batched, size, fun, jvp):
     return _components(out, len(fun.outputs))
 
 
+def _stacked(prim):
+    """A primitive over stacks of matrices (ops/lapack.py): the batch axis is one more leading axis of
+    every operand; a tuple value (a factorization's) is handed on as its components."""
+    def rule(inputs, batched, size, **params):
+        out = prim(*_all_lifted(inputs, batched, size), **params)
+        return results(out) if isinstance(out, tuple) or ir.is_tuple_dtype(out.dtype) else out
+    return rule
+
+
 BATCH_RULES = {
     ew_p: _elementwise,
     convert_p: _unary(convert_p),
@@ -396,4 +406,5 @@ BATCH_RULES = {
     custom_vjp_p: _custom_vjp,
     custom_jvp_p: _custom_jvp,
     argsort_p: _unary(argsort_p),  # along the last axis: the batch axis in front is one more leading axis
+    **{prim: _stacked(prim) for prim in lapack.PRIMITIVES},
 }

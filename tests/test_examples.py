@@ -54,3 +54,10 @@ def test_rnn_with_scan():
 def test_newton_solve_with_while_loop_in_reverse_mode():
     out = run_example("newton_while.py")
     assert float(re.search(r"max difference: (\S+)", out)[1]) < 1e-12
+
+
+def test_gaussian_process_with_linalg():
+    out = run_example("gaussian_process.py")
+    assert float(re.search(r"central differences: max \|difference\| = (\S+)", out)[1]) < 1e-6
+    assert 0.05 < float(re.search(r"noise std (\S+)", out)[1]) < 0.2
+    assert float(re.search(r"max \|error\| = (\S+)", out)[1]) < 0.3

@@ -16,7 +16,7 @@ LAYERS = [
     ("symgrad.core",),
     ("symgrad.ops",),
     ("symgrad.codegen",),  # backends: the IR and op metadata only
-    ("symgrad.numpy_api", "symgrad.scipy"),
+    ("symgrad.numpy_api", "symgrad.scipy", "symgrad.linalg"),
     ("symgrad.tracing", "symgrad.passes", "symgrad.autodiff", "symgrad.control_flow", "symgrad.batching"),
     ("symgrad.backends", "symgrad.compiler", "symgrad.loader", "symgrad.static_args"),
     ("symgrad.transforms", "symgrad.finite_differences", "symgrad.closed_form", "symgrad.custom_derivatives"),

@@ -199,13 +199,45 @@ def test_errors():
         S.dirichlet.logpdf(np.array([0.5, 0.6, 0.1]), ALPHA)
     with pytest.raises(ValueError, match="components along its first axis"):
         S.dirichlet.logpdf(np.ones((5, 2)) / 5, ALPHA)
-    with pytest.raises(sg.UnsupportedOpError, match="traced covariance needs sg.linalg.cholesky"):
-        sg.grad(lambda c: sg.sum(S.multivariate_normal.logpdf(POINTS, MEAN, c)))(COV)
     with pytest.raises(sg.UnsupportedOpError, match="allow_singular=True is not supported"):
         S.multivariate_normal.logpdf(POINTS, MEAN, COV, allow_singular=True)
     with pytest.raises(ValueError, match="not positive definite"):
         S.multivariate_normal.logpdf(POINTS, MEAN, -COV)
     np.testing.assert_allclose(S.dirichlet.logpdf(SIMPLEX[:2], ALPHA), stats.dirichlet.logpdf(SIMPLEX[:2], ALPHA))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_multivariate_normal_with_a_traced_covariance(dtype):
+    """cov traced (sg.linalg.cholesky in the graph): values, gradients in x, mean and cov against finite
+    differences (cov symmetrized inside the function), both backends, eager tensors, and torch's."""
+    points, mean, cov = POINTS.astype(dtype), MEAN.astype(dtype), COV.astype(dtype)
+
+    def f(x, m, c):
+        return sg.sum(S.multivariate_normal.logpdf(x, m, (c + c.T) / 2) * np.arange(1.0, len(POINTS) + 1, dtype=dtype))
+
+    def reference(x, m, c):
+        return np.sum(stats.multivariate_normal.logpdf(x, m, (c + c.T) / 2) * np.arange(1.0, len(POINTS) + 1))
+    expected = reference(POINTS, MEAN, COV)
+    tol = 1e-10 if dtype == np.float64 else 1e-4
+    for path, got in values_everywhere(f, points, mean, cov).items():
+        np.testing.assert_allclose(got, expected, rtol=tol, err_msg=path)
+    if dtype == np.float64:
+        assert_grads_match_finite_differences(f, (POINTS, MEAN, COV), argnums=(0, 1, 2), rtol=1e-6, reference=reference)
+    grads = sg.grad(f, argnums=(0, 1, 2))(points, mean, cov)
+    for backend in ("numpy", None):
+        for got, want in zip(sg.compile(sg.grad(f, argnums=(0, 1, 2)), backend=backend)(points, mean, cov), grads):
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    for scalar_or_diagonal in (np.float64(1.5), np.array([0.5, 1.0, 2.0])):
+        got = sg.compile(lambda x, c: S.multivariate_normal.logpdf(x, MEAN, c))(POINTS, scalar_or_diagonal)
+        np.testing.assert_allclose(got, stats.multivariate_normal.logpdf(POINTS, MEAN, scalar_or_diagonal), rtol=1e-10)
+    with pytest.raises(np.linalg.LinAlgError):
+        sg.compile(lambda c: S.multivariate_normal.logpdf(POINTS, MEAN, c))(-COV)
+    torch = pytest.importorskip("torch")
+    c = torch.tensor(cov, requires_grad=True)
+    weights = torch.arange(1.0, len(POINTS) + 1, dtype=c.dtype)
+    (torch.distributions.MultivariateNormal(torch.tensor(mean), (c + c.T) / 2).log_prob(torch.tensor(points))
+     * weights).sum().backward()
+    np.testing.assert_allclose(grads[2], c.grad.numpy(), rtol=tol, atol=tol)
 
 
 def test_multivariate_normal_shapes_follow_scipy():

@@ -17,7 +17,7 @@ from llvmlite import ir
 from symgrad.codegen import runtime
 from symgrad import ir as sir
 
-from . import blas, callbacks, heap, jit, pyentry
+from . import blas, callbacks, heap, jit, lapack, pyentry
 from .kernel import KernelBuilder
 
 log = logging.getLogger("symgrad")
@@ -114,7 +114,8 @@ def lower(graph: sir.Graph, structure=None, python_floats=()) -> LlvmExecutable:
                        structure, [(runtime.exception_name(message), message) for message in kernel.errors],
                        python_floats=python_floats)
     text = str(module)
-    symbols = {**runtime.symbol_addresses(), **blas.addresses(), **heap.addresses(), **callbacks.addresses(module)}
+    symbols = {**runtime.symbol_addresses(), **blas.addresses(), **lapack.addresses(), **heap.addresses(),
+               **callbacks.addresses(module)}
     native = jit.load(text, ["entry"], symbols, kernel.slots)
     entry = runtime.make_builtin(native.addresses["entry"], graph.name, owner=native)  # the code lives as long as entry
     return LlvmExecutable(graph, text, entry, structure, python_floats)

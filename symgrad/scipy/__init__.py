@@ -1,7 +1,7 @@
-"""sg.scipy: scipy.special and scipy.stats functions on arrays, traced values and eager tensors, as jax.scipy.
+"""sg.scipy: scipy.special, scipy.stats and scipy.linalg functions on arrays, traced values and eager tensors, as jax.scipy.
 
 `import symgrad as sg; sg.scipy.special.gammaln(x)` or `from symgrad.scipy.stats import norm`.
 """
-from . import special, stats
+from . import linalg, special, stats
 
-__all__ = ["special", "stats"]
+__all__ = ["linalg", "special", "stats"]
