@@ -42,7 +42,8 @@ def exception_name(message: str) -> str:
     return "MemoryError" if message.startswith("out of memory") else "IndexError"
 
 # CPython C-API functions an entry point calls, by their CPython name.
-CPYTHON_FUNCTIONS = ("Py_IncRef", "Py_DecRef", "PyTuple_New", "PyTuple_SetItem", "PyErr_SetString")
+CPYTHON_FUNCTIONS = ("Py_IncRef", "Py_DecRef", "PyTuple_New", "PyTuple_SetItem", "PyErr_SetString",
+                     "PyEval_SaveThread", "PyEval_RestoreThread")
 
 # Python objects an entry point compares with or returns, as external globals at their address.
 OBJECT_SYMBOLS = {

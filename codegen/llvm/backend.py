@@ -70,7 +70,8 @@ def lower(graph: sir.Graph, structure=None) -> LlvmExecutable:
     function = kernel.build()
     pyentry.emit_entry(module, function, jit.PLACEHOLDER + "entry",
                        [(v.shape, v.dtype) for v in graph.inputs], [(v.shape, v.dtype) for v in graph.outputs],
-                       structure, [(runtime.exception_name(message), message) for message in kernel.errors])
+                       structure, [(runtime.exception_name(message), message) for message in kernel.errors],
+                       release_gil=kernel.releases_gil)
     text = str(module)
     symbols = {**runtime.symbol_addresses(), **blas.addresses(), **heap.addresses(), **callbacks.addresses(module)}
     native = jit.load(text, ["entry"], symbols, kernel.slots)

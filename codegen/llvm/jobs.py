@@ -2,6 +2,7 @@
 that share one loop nest (see kernel.KernelBuilder.schedule)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from llvmlite import ir
@@ -34,11 +35,13 @@ class LoopJob:
 @dataclass(eq=False)
 class CustomJob:
     """Work that is not one loop nest (a BLAS call, a loop calling a body function): emit(k),
-    writing the buffers `targets`."""
+    writing the buffers `targets`; `work`: about how many arithmetic operations (inf: not known
+    before it runs, as a loop's)."""
 
     targets: tuple
     reads: frozenset
     emit: object
+    work: float = math.inf
 
     @property
     def writes(self) -> frozenset:

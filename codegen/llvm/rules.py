@@ -279,7 +279,7 @@ def _matmul(k, node, inputs):
                 with otherwise:
                     for job in loops:
                         k.emit_job(job)
-    k.jobs.append(CustomJob((out,), a_arg[0].reads | b_arg[0].reads, emit))
+    k.jobs.append(CustomJob((out,), a_arg[0].reads | b_arg[0].reads, emit, work=math.prod(batch) * m * n * inner))
     return out
 
 
