@@ -132,6 +132,8 @@ def make_builtin(address: int, name: str, owner=None):
 # NumPy's bundled OpenBLAS exports CBLAS with 64-bit integers under these names.
 BLAS_SYMBOLS = {"dgemm": "scipy_cblas_dgemm64_", "sgemm": "scipy_cblas_sgemm64_",
                 "dgemv": "scipy_cblas_dgemv64_", "sgemv": "scipy_cblas_sgemv64_"}
+# ...and sets its thread count under this name (as "set_num_threads" in blas_addresses, when exported).
+BLAS_THREADS_SYMBOL = "scipy_openblas_set_num_threads64_"
 
 
 @functools.cache
@@ -144,8 +146,11 @@ def blas_addresses() -> dict[str, int]:
     for path in sorted(p for pattern in patterns for p in glob.glob(pattern)):
         try:
             library = ctypes.CDLL(path)
-            return {name: ctypes.cast(getattr(library, symbol), ctypes.c_void_p).value
-                    for name, symbol in BLAS_SYMBOLS.items()}
+            found = {name: ctypes.cast(getattr(library, symbol), ctypes.c_void_p).value
+                     for name, symbol in BLAS_SYMBOLS.items()}
+            if hasattr(library, BLAS_THREADS_SYMBOL):
+                found["set_num_threads"] = ctypes.cast(getattr(library, BLAS_THREADS_SYMBOL), ctypes.c_void_p).value
+            return found
         except (OSError, AttributeError):
             continue
     return {}

@@ -249,7 +249,7 @@ def c_header(metadata: dict) -> str:
         " * Reentrant and thread-safe: each call computes in a workspace of its own (a few KiB at most on the",
         " * caller's stack, a larger one malloc'd for the call: a failed malloc returns an \"out of memory\"",
         " * error), so any entry point may be called from several threads at once. Set the BLAS pointers",
-        " * below, if at all, before the first call.",
+        " * below, if at all, before the first call. A call starts no threads: it computes on its caller's.",
         *([" *", " * Parameter names C cannot take are renamed (" + C_NAME_RULE + "): " + ", ".join(renamed) + "."]
           if renamed else []),
         " */",

@@ -1,8 +1,9 @@
 """The backend registry and `lower(graph)`, the one entry sg.compile, the transforms and the eager API use.
 
-A backend is `lower(graph, structure) -> executable`; `structure` nests output indices in tuples
-the way a function returns them, and an executable may use it to return results ready-made from
-an `entry` (see compiler.Lowered.fast). A primitive a backend has no rule for reaches it written
+A backend is `lower(graph, structure, threads) -> executable`; `structure` nests output indices in
+tuples the way a function returns them, and an executable may use it to return results ready-made
+from an `entry` (see compiler.Lowered.fast); `threads` is how many threads its large loops may use
+(`thread_count`). A primitive a backend has no rule for reaches it written
 with other primitives, where it declares how (`Primitive.decompose`, see `for_backend`). The
 backends' own code lives in symgrad.codegen.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 
 from . import ir
 from .core import UnsupportedOpError
@@ -43,12 +45,27 @@ def check_backend(name) -> str:
     return name
 
 
-def lower(graph: ir.Graph, backend=None, structure=None):
+def thread_count(threads=None) -> int:
+    """The threads a kernel's large loops run on: `threads` when given, else $SYMGRAD_NUM_THREADS, else
+    the cores this process may use. A clear ValueError for anything but a positive integer."""
+    source = "threads"
+    if threads is None:
+        text = os.environ.get("SYMGRAD_NUM_THREADS", "").strip()
+        if not text:
+            return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        source, threads = "SYMGRAD_NUM_THREADS", int(text) if text.isdigit() else text
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"{source} must be a positive whole number of threads, not {threads!r}")
+    return threads
+
+
+def lower(graph: ir.Graph, backend=None, structure=None, threads=None):
     """`graph` lowered to an executable: call it with flat arrays, get the flat outputs.
 
     The backend is chosen before lowering: with no `backend` named, a graph holding a primitive
     the default backend cannot lower (no rule, no decomposition) runs on the NumPy backend; a
-    backend named explicitly that cannot lower it is a clear UnsupportedOpError.
+    backend named explicitly that cannot lower it is a clear UnsupportedOpError. `threads`: see
+    thread_count.
     """
     name = check_backend(backend)
     lowered = for_backend(graph, name)
@@ -60,7 +77,7 @@ def lower(graph: ir.Graph, backend=None, structure=None):
     if missing:
         raise UnsupportedOpError(f"{graph.name}: the {name} backend cannot lower the primitive(s) {', '.join(missing)}"
                                  + ("; use backend='numpy'" if name != "numpy" else ""))
-    return BACKENDS[name](lowered, structure)
+    return BACKENDS[name](lowered, structure, thread_count(threads))
 
 
 def _missing_rules(graph: ir.Graph, name) -> list:
@@ -78,7 +95,7 @@ def for_backend(graph: ir.Graph, name) -> ir.Graph:
 
 
 # The backends are imported when first used: llvmlite is needed only to run native code.
-def _numpy_lower(graph, structure=None):
+def _numpy_lower(graph, structure=None, threads=1):  # NumPy's own calls decide their threads
     from .codegen import numpy_backend
     return numpy_backend.lower(graph)
 
@@ -88,9 +105,9 @@ def _numpy_has_rule(prim) -> bool:
     return numpy_backend.has_rule(prim)
 
 
-def _llvm_lower(graph, structure=None):
+def _llvm_lower(graph, structure=None, threads=1):
     from .codegen.llvm import backend
-    return backend.lower(graph, structure)
+    return backend.lower(graph, structure, threads)
 
 
 def _llvm_has_rule(prim) -> bool:

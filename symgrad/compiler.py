@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dtypes, guards, ir, pytree
-from .backends import check_backend, lower
+from .backends import check_backend, lower, thread_count
 from .passes import optimize
 from .passes.lift import lift_constants
 from .core import current_builder, TracerError
@@ -91,8 +91,9 @@ class Compiled:
     structure, as inputs, so a re-trace after a change, or a fresh one, reuses compiled code.
     """
 
-    def __init__(self, fn, backend=None, name=None, *, check_values=False, max_signatures=None):
+    def __init__(self, fn, backend=None, name=None, *, check_values=False, max_signatures=None, threads=None):
         self.fn = self.__wrapped__ = fn
+        self._threads = threads if threads is None else thread_count(threads)  # None: decided at each compile
         self.backend = check_backend(backend)
         self._requested_backend = backend  # None: the default, which may hand a graph to NumPy (backends.lower)
         self.__name__ = function_name(fn, name)
@@ -194,7 +195,7 @@ class Compiled:
     def _lower(self, graph, out_tree, flat_args) -> Lowered:
         graph = optimize(ir.verify(graph))
         structure = output_structure(out_tree)
-        executable = lower(graph, self._requested_backend, structure)
+        executable = lower(graph, self._requested_backend, structure, self._threads)
         entry = getattr(executable, "entry", None) if structure is not None else None
         return Lowered(graph, executable, out_tree, entry if flat_args else None)
 
@@ -278,14 +279,17 @@ def _flat_tree(count: int) -> pytree.TreeDef:
     return pytree.flatten([0] * count)[1]
 
 
-def compile(fn=None, *, backend=None, name=None, max_signatures=None, static_argnums=(), static_argnames=()):
+def compile(fn=None, *, backend=None, name=None, max_signatures=None, static_argnums=(), static_argnames=(),
+            threads=None):
     """Decorator/function: compile `fn` per (shape, dtype) signature with the chosen backend, keeping the
     `max_signatures` most recently used (default: `SYMGRAD_MAX_SIGNATURES`, or 64). Arguments in
-    `static_argnums`/`static_argnames` are Python values in the trace, compiled for once per value."""
+    `static_argnums`/`static_argnames` are Python values in the trace, compiled for once per value.
+    `threads`: how many threads large loops run on (default: `SYMGRAD_NUM_THREADS`, or the cores);
+    results are the same, bit for bit, for any number."""
     if fn is None:
         return lambda f: compile(f, backend=backend, name=name, max_signatures=max_signatures,
-                                 static_argnums=static_argnums, static_argnames=static_argnames)
+                                 static_argnums=static_argnums, static_argnames=static_argnames, threads=threads)
     if has_static(static_argnums, static_argnames):
-        return StaticArgs(fn, lambda inner, _: Compiled(inner, backend, name, max_signatures=max_signatures),
-                          static_argnums, static_argnames)
-    return Compiled(fn, backend, name, max_signatures=max_signatures)
+        return StaticArgs(fn, lambda inner, _: Compiled(inner, backend, name, max_signatures=max_signatures,
+                                                        threads=threads), static_argnums, static_argnames)
+    return Compiled(fn, backend, name, max_signatures=max_signatures, threads=threads)

@@ -123,3 +123,145 @@ def test_threads_calling_a_loaded_artifact(tmp_path):
     assert_same_as_alone(loaded, inputs)
     expected = sg.compile(sg.value_and_grad(chain))(*inputs[0])
     np.testing.assert_allclose(loaded.value_and_grad(*inputs[0])[0], expected[0], rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- parallel loops
+
+def rosen(x):
+    return sg.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def ew_chain(x):
+    return sg.sum(sg.sin(x) * sg.exp(-x * x) + sg.log1p(x * x) + sg.tanh(x))
+
+
+def stats(x, w):
+    """A matrix's loops: row-wise elementwise work, a full sum, and a float32 mean widened to float64."""
+    y = sg.tanh(x * w) + x
+    return sg.sum(y * y), sg.mean(sg.exp(-y)), sg.max(y), y[::2, 1:] * 2.0
+
+
+def mixed(x, w):
+    """Reductions of several kinds and dtypes over large loops, next to loops that must not split (a
+    cumulative sum, a reduction along the outer axis, a scatter)."""
+    n = sg.astype(x > 0, np.int64)
+    y = x * w
+    return (sg.sum(n), sg.min(y), sg.prod(1.0 + 1e-6 * y), sg.any(x > 3.0), sg.all(x > -10.0),
+            sg.argmax(y), sg.cumsum(y[:, 0]), sg.sum(y, axis=0), sg.sum(y, axis=1)[::-1] * 3.0,
+            sg.sum(sg.tanh(y[1:, :] - y[:-1, :]) ** 2))
+
+
+def loop_over_large_arrays(x, w):
+    """A while loop whose body's loops are large: they run in chunks inside the body's function."""
+    def body(c):
+        return c[0] + 1, c[1] * 0.5 + 0.1 * sg.sin(c[1] * x) + sg.sum(c[1] * w) * 1e-9
+    return sg.while_loop(lambda c: c[0] < 5, body, (np.int64(0), x))[1]
+
+
+PROBLEMS = {
+    "ew_chain": (ew_chain, lambda rng, dtype: (rng.normal(size=300_001).astype(dtype),)),
+    "rosen": (rosen, lambda rng, dtype: (rng.normal(size=250_000).astype(dtype),)),
+    "stats": (stats, lambda rng, dtype: (rng.normal(size=(700, 301)).astype(dtype),
+                                         rng.normal(size=(301,)).astype(dtype))),
+    "mixed": (mixed, lambda rng, dtype: (rng.normal(size=(1000, 131)).astype(dtype),
+                                         rng.normal(size=(1000, 131)).astype(dtype))),
+    "while": (loop_over_large_arrays, lambda rng, dtype: (rng.normal(size=200_000).astype(dtype),
+                                                          rng.normal(size=200_000).astype(dtype))),
+}
+NOT_DIFFERENTIABLE = {"mixed"}
+
+
+def _compiled(name, threads, grad):
+    f = PROBLEMS[name][0]
+    if grad:
+        f = sg.value_and_grad(lambda *a: sg.sum(sg.stack([sg.sum(v) for v in leaves(PROBLEMS[name][0](*a))])),
+                              argnums=tuple(range(len(PROBLEMS[name][1](np.random.default_rng(0), np.float64)))))
+    return sg.compile(f, threads=threads)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name, grad", [(name, grad) for name in sorted(PROBLEMS) for grad in (False, True)
+                                        if not (grad and name in NOT_DIFFERENTIABLE)])
+def test_one_or_several_threads_give_the_same_bits(name, dtype, grad):
+    args = PROBLEMS[name][1](np.random.default_rng(5), dtype)
+    results = {threads: _compiled(name, threads, grad)(*args) for threads in (1, 2, 3)}
+    for threads in (2, 3):
+        for got, want in zip(leaves(results[threads]), leaves(results[1])):
+            np.testing.assert_array_equal(got, want)
+    numpy = sg.compile(_compiled(name, 1, grad).fn, backend="numpy")(*args)
+    tolerance = {"rtol": 1e-11, "atol": 1e-9} if dtype == np.float64 else {"rtol": 2e-4, "atol": 1e-2}
+    for got, want in zip(leaves(results[2]), leaves(numpy)):
+        np.testing.assert_allclose(got, want, **tolerance)
+
+
+def test_large_loops_run_in_chunks_on_the_pool_and_small_ones_do_not():
+    def chunked(n):
+        return "chunk1.task" in sg.compile(sg.value_and_grad(rosen), threads=2).lower(np.ones(n)).executable.llvm_ir
+    assert chunked(200_000) and not chunked(1000)
+
+
+def test_a_bad_index_in_any_chunk_raises():
+    def f(x, i):
+        return sg.sum(sg.take(i, sg.astype(x > 0, np.int64) * 5) * x)
+    g = sg.compile(f, threads=2)
+    x = -np.ones(300_000)
+    x[-1] = 1.0  # index 5 in the last chunk only
+    assert g(x, np.arange(6)) == 5.0
+    with pytest.raises(IndexError):
+        g(x, np.arange(5))
+
+
+def test_calls_from_threads_while_the_pool_is_busy():
+    """Eight Python threads calling a parallel kernel: one region at a time uses the pool, the others
+    run their chunks on their own threads; every result is the one a call alone gives."""
+    rng = np.random.default_rng(6)
+    inputs = [(rng.normal(size=300_000),) for _ in range(THREADS)]
+    assert_same_as_alone(sg.compile(sg.value_and_grad(ew_chain), threads=2), inputs)
+
+
+def test_thread_count_from_the_argument_the_environment_or_the_cores(monkeypatch):
+    from symgrad.backends import thread_count
+    monkeypatch.delenv("SYMGRAD_NUM_THREADS", raising=False)
+    assert thread_count() == len(os.sched_getaffinity(0)) and thread_count(3) == 3
+    monkeypatch.setenv("SYMGRAD_NUM_THREADS", "5")
+    assert thread_count() == 5 and thread_count(2) == 2
+    monkeypatch.setenv("SYMGRAD_NUM_THREADS", "many")
+    with pytest.raises(ValueError, match="SYMGRAD_NUM_THREADS must be a positive whole number of threads, not 'many'"):
+        thread_count()
+    for bad in (0, -1, 2.0, True, "2"):
+        with pytest.raises(ValueError, match="threads must be a positive whole number"):
+            sg.compile(rosen, threads=bad)
+
+
+def test_the_pool_starts_afresh_in_a_forked_child():
+    import subprocess
+    import sys
+    code = """
+import os, numpy as np, symgrad as sg
+f = sg.compile(lambda x: sg.sum(sg.sin(x) * x), threads=2)
+x = np.linspace(0, 1, 400_000)
+expected = f(x)
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if f(x) == expected else 1)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.stdout.strip() == "0", result.stderr
+
+
+def test_blas_runs_on_the_kernels_thread_count():
+    import ctypes
+    import glob
+
+    from symgrad.codegen import runtime
+    root = os.path.dirname(os.path.dirname(np.__file__))
+    paths = sorted(glob.glob(os.path.join(root, "numpy.libs", "libscipy_openblas64_*.so*")))
+    if "set_num_threads" not in runtime.blas_addresses() or not paths:
+        pytest.skip("NumPy's BLAS does not export its thread count")
+    threads_now = ctypes.CDLL(paths[0]).scipy_openblas_get_num_threads64_
+    a = np.ones((40, 40))
+    for threads in (1, 2, 1):
+        assert sg.compile(lambda a, b: sg.sum(a @ b), threads=threads)(a, a) == 40 ** 3
+        assert threads_now() == threads

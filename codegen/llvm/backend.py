@@ -14,7 +14,7 @@ from llvmlite import ir
 from symgrad.codegen import runtime
 from symgrad import ir as sir
 
-from . import blas, callbacks, heap, jit, pyentry
+from . import blas, callbacks, heap, jit, pool, pyentry
 from .kernel import KernelBuilder
 
 
@@ -59,21 +59,23 @@ def _flatten(structure, result, flat):
         _flatten(child, item, flat)
 
 
-def lower(graph: sir.Graph, structure=None) -> LlvmExecutable:
+def lower(graph: sir.Graph, structure=None, threads: int = 1) -> LlvmExecutable:
     """Compile `graph`. `structure` nests output indices in tuples as the entry should return
-    them (an int returns one array); by default a flat tuple of all outputs."""
+    them (an int returns one array); by default a flat tuple of all outputs. `threads`: how many
+    threads run a large loop nest (the results are the same for any number)."""
     if structure is None:
         structure = tuple(range(len(graph.outputs)))
     module = ir.Module(name=re.sub(r"[^0-9A-Za-z_.]", "_", graph.name))  # printed unquoted in the IR text
     jit.configure(module)
-    kernel = KernelBuilder(graph, module, jit.PLACEHOLDER + "kernel")
+    kernel = KernelBuilder(graph, module, jit.PLACEHOLDER + "kernel", threads=threads)
     function = kernel.build()
     pyentry.emit_entry(module, function, jit.PLACEHOLDER + "entry",
                        [(v.shape, v.dtype) for v in graph.inputs], [(v.shape, v.dtype) for v in graph.outputs],
                        structure, [(runtime.exception_name(message), message) for message in kernel.errors],
                        release_gil=kernel.releases_gil)
     text = str(module)
-    symbols = {**runtime.symbol_addresses(), **blas.addresses(), **heap.addresses(), **callbacks.addresses(module)}
+    symbols = {**runtime.symbol_addresses(), **blas.addresses(), **heap.addresses(), **callbacks.addresses(module),
+               **(pool.addresses() if {pool.SYMBOL, pool.BLAS_THREADS} & set(module.globals) else {})}
     native = jit.load(text, ["entry"], symbols, kernel.slots)
     entry = runtime.make_builtin(native.addresses["entry"], graph.name, owner=native)  # the code lives as long as entry
     return LlvmExecutable(graph, text, entry, structure)

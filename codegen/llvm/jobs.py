@@ -25,11 +25,37 @@ class LoopJob:
     epilogue: object = None
     at_index: frozenset = frozenset()
     writes_at_index: bool = False
+    fold: object = None  # the Fold a full reduction runs (a parallel loop folds each chunk on its own)
 
     @property
     def writes(self) -> frozenset:
         """Ids of the buffers the job writes (their bases)."""
         return frozenset([id(self.target.base)])
+
+
+class Fold:
+    """A full reduction's running value: `init`, folded with combine(k, running, value) at each index;
+    finish(k, total) stores the total. A parallel loop (kernel.emit_parallel) folds each chunk from `init`
+    and then the chunks' values in chunk order, so the total does not depend on the number of threads."""
+
+    def __init__(self, value_type, init, combine, finish):
+        self.type, self.init, self.combine, self.finish = value_type, init, combine, finish
+        self._slot = None
+
+    def job(self, domain, target, reads, value, at_index) -> LoopJob:
+        """The loop job folding value(k, idx) over `domain`, whose epilogue finishes."""
+        def prologue(k):
+            self._slot = k.alloca(self.type)
+            k.b.store(self.init, self._slot)
+
+        def body(k, idx):
+            k.b.store(self.combine(k, self.running(k), value(k, idx)), self._slot)
+        return LoopJob(domain, target, reads, body, prologue, lambda k: self.finish(k, self.running(k)),
+                       at_index=at_index, fold=self)
+
+    def running(self, k) -> ir.Value:
+        """The value folded so far (in the function the prologue was emitted into)."""
+        return k.b.load(self._slot, typ=self.type)
 
 
 @dataclass(eq=False)

@@ -16,6 +16,7 @@ builder of its own plans and emits (`nested`, called by the rules of control.py)
 region of its caller's.
 A long program's groups are emitted into several functions the kernel calls in turn, so the
 optimizer's cost (superlinear in a function's size) stays linear in the program's.
+A large loop nest whose jobs allow it runs in chunks on the thread pool (`emit_parallel`, parallel.py).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from llvmlite import ir
 
 from symgrad import ir as sir
 
-from . import heap
+from . import blas, heap, parallel, pool
 from .jobs import Group, LoopJob, fill_job
 from .operands import ALIGNMENT, Buffer, Coord, Unslice, squeezed
 from .rules import BUFFER_INPUTS, LLVM_RULES
@@ -37,14 +38,16 @@ class KernelBuilder:
     """Plans and emits one graph as one LLVM function."""
 
     def __init__(self, graph: sir.Graph, module: ir.Module, name: str, blas_calls: str = "linked",
-                 embed_constants: bool = False, outlined_math: bool | None = None, public: bool = True):
+                 embed_constants: bool = False, outlined_math: bool | None = None, public: bool = True,
+                 threads: int = 1):
         """blas_calls: how matrix products reach BLAS: "linked" (the JIT links symgrad_rt_?gemm),
         "slots" (through exported pointers a shared library's loader fills; loops while empty),
         or "none" (loops only). embed_constants=True: large constants are compiled in rather
         than reached through `slots`. outlined_math: transcendentals are calls rather than inlined
         (mathlib.math_function); by default, in a long program. public=False: `build` returns the
-        internal function taking the workspace (a sub-graph's), not a kernel `name` allocating it."""
-        self.graph, self.module, self.name, self.public = graph, module, name, public
+        internal function taking the workspace (a sub-graph's), not a kernel `name` allocating it.
+        threads: how many threads run a large loop nest's chunks (the chunks are the same for any)."""
+        self.graph, self.module, self.name, self.public, self.threads = graph, module, name, public, threads
         self.blas_calls, self.embed_constants = blas_calls, embed_constants
         self.outlined_math = len(graph.nodes) > LONG_PROGRAM if outlined_math is None else outlined_math
         self.workspace_argument = len(graph.inputs) + len(graph.outputs)
@@ -61,6 +64,8 @@ class KernelBuilder:
         self._readers = None  # id(value) -> the nodes reading it (see readers)
         self._nested = 0  # functions made for sub-graphs so far (they are named by number)
         self._children = {}  # name of a sub-graph's function -> [its workspace size, its offset in this one's]
+        self._rows = None  # while emitting a chunk of a parallel loop nest: the rows [first, end) it runs
+        self._chunked = 0  # parallel loop nests emitted so far (their functions are named by number)
         self.workspace_size = 0
         self._loaded, self._loaded_in = {}, None  # see once
 
@@ -152,12 +157,12 @@ class KernelBuilder:
     def nested(self, graph: sir.Graph, role: str) -> ir.Function:
         """An internal function `i32 f(ptr in..., ptr out..., ptr workspace)` of this module computing the
         sub-graph `graph` (a loop's body, a branch), planned and emitted by a kernel builder of its own; its
-        workspace is a region of this one's, which `call_checked` passes. It calls BLAS and embeds constants as this kernel does, and shares its error
-        numbers and large-constant slots, so a status means the same message everywhere. Internal, and
-        called from one place, LLVM inlines it where it is small."""
+        workspace is a region of this one's, which `call_checked` passes. It calls BLAS and embeds constants
+        as this kernel does, and shares its error numbers and large-constant slots, so a status means the
+        same message everywhere. Internal, and called from one place, LLVM inlines it where it is small."""
         self._nested += 1
         builder = KernelBuilder(graph, self.module, f"{self.name}.{role}{self._nested}", self.blas_calls,
-                                self.embed_constants, self.outlined_math, public=False)
+                                self.embed_constants, self.outlined_math, public=False, threads=self.threads)
         builder.errors, builder.slots = self.errors, self.slots
         function = builder.build()
         function.linkage = "internal"
@@ -330,6 +335,8 @@ class KernelBuilder:
         for arg in function.args:
             arg.add_attribute("noalias")
         b = ir.IRBuilder(function.append_basic_block("entry"))
+        if self.blas_calls == "linked" and blas.linked_in(self.module):  # BLAS on this kernel's threads too
+            b.call(pool.declare_blas_threads(self.module), [ir.Constant(I32, self.threads)])
         size = self.workspace_size
         if size <= STACK_WORKSPACE:
             workspace = ir.Constant(PTR, None)
@@ -358,6 +365,8 @@ class KernelBuilder:
             if group.domain is None:
                 for job in group.jobs:
                     job.emit(self)
+            elif (plan := parallel.chunks(group)) is not None:
+                self.emit_parallel(group, plan)
             else:
                 self.emit_loops(group)
         with self.b.goto_block(self.entry):
@@ -400,6 +409,72 @@ class KernelBuilder:
             if job.epilogue:
                 job.epilogue(self)
 
+    def emit_parallel(self, group, plan):
+        """Emit `group`'s loop nest as a function running the rows of one chunk, called for every chunk
+        through the thread pool; then, here, the first nonzero status of a chunk (in chunk order) returns,
+        and each reduction folds its chunks' partial values in chunk order and stores the total."""
+        self._chunked += 1
+        name = f"{self.name}.chunk{self._chunked}"
+        folds = [job.fold for job in group.jobs if job.fold is not None]
+        chunk = self._new_function(name, extra=(I64, I64, PTR))
+        chunk.linkage = "internal"
+        outer = (self.function, self.entry, self.b, [(buffer, buffer.pointer) for buffer, _ in self._pointers])
+        self._start(chunk)
+        used = group.reads | group.writes
+        with self.b.goto_block(self.entry):
+            for buffer, make in self._pointers:
+                if id(buffer) in used:
+                    buffer.pointer = make(self)
+        *_, first, end, partials = chunk.args
+        for job in group.jobs:
+            if job.prologue:
+                job.prologue(self)
+        self._rows = (first, end)
+        self._nest(group, [(0, d) for d in group.domain], 0, [])
+        self._rows = None
+        for index, fold in enumerate(folds):
+            self.b.store(fold.running(self), self.b.gep(partials, [ir.Constant(I64, index * parallel.PARTIAL_BYTES)],
+                                                        source_etype=I8))
+        with self.b.goto_block(self.entry):
+            self.b.branch(chunk.blocks[1])
+        self.b.ret(ir.Constant(I32, 0))
+        self.function, self.entry, self.b, pointers = outer
+        for buffer, pointer in pointers:
+            buffer.pointer = pointer
+        task = parallel.emit_task(self.module, name + ".task", chunk, plan, self.workspace_argument + 1, len(folds))
+
+        b = self.b
+        context = self.alloca(ir.ArrayType(PTR, self.workspace_argument + 3))
+        statuses = self.alloca(ir.ArrayType(I32, plan.count))
+        values = self.alloca(ir.ArrayType(I8, max(1, plan.count * len(folds) * parallel.PARTIAL_BYTES)))
+        for index, value in enumerate([*self.function.args[:self.workspace_argument + 1], values, statuses]):
+            b.store(value, b.gep(context, [ir.Constant(I64, 0), ir.Constant(I64, index)]))
+        b.call(pool.declare(self.module), [task, context, ir.Constant(I64, plan.count), ir.Constant(I32, self.threads)])
+
+        def check(c):
+            status = b.load(b.gep(statuses, [ir.Constant(I64, 0), c]), typ=I32)
+            self._return_unless(b.icmp_unsigned("==", status, ir.Constant(I32, 0)), status)
+        self.for_range(0, plan.count, check)
+        stride = len(folds) * parallel.PARTIAL_BYTES
+        for index, fold in enumerate(folds):
+            def add(c, running, index=index, fold=fold):
+                offset = b.add(b.mul(c, ir.Constant(I64, stride)), ir.Constant(I64, index * parallel.PARTIAL_BYTES))
+                value = b.load(b.gep(values, [offset], source_etype=I8), typ=fold.type)
+                return [fold.combine(self, running, value)]
+            total = self._fold_loop(plan.count, fold.init, add)
+            fold.finish(self, total)
+
+    def _fold_loop(self, count, init, step):
+        """The value carried through `count` steps from `init` (step(i, value) -> [next value])."""
+        result = {}
+
+        def body(i, value):
+            following = step(i, value)
+            result["phi"] = value
+            return following
+        self.for_range(0, count, body, carried=(init,))
+        return result["phi"]
+
     def _nest(self, group, ranges, axis, idx):
         if axis == len(ranges):
             for job in group.jobs:
@@ -413,7 +488,12 @@ class KernelBuilder:
         if axis == len(ranges) - 1:  # split the innermost loop where unslices change status
             pieces = self._pieces(group, idx, lo, hi)
         for piece_lo, piece_hi in pieces:
-            self.for_range(piece_lo, piece_hi,
+            start, stop = piece_lo, piece_hi
+            if axis == 0 and self._rows is not None:  # a chunk: the rows of this piece in [first, end)
+                b, (first, end) = self.b, self._rows
+                start = b.select(b.icmp_signed(">", first, ir.Constant(I64, piece_lo)), first, ir.Constant(I64, start))
+                stop = b.select(b.icmp_signed("<", end, ir.Constant(I64, piece_hi)), end, ir.Constant(I64, stop))
+            self.for_range(start, stop,
                            lambda i: self._nest(group, ranges, axis + 1, idx + [Coord(i, piece_lo, piece_hi)]))
 
     def _pieces(self, group, idx, lo, hi):
@@ -465,8 +545,8 @@ class KernelBuilder:
         if self._splits is not None and coord is self._splits[0]:
             self._splits[1].update(points)
 
-    def for_range(self, lo: int, hi, body, carried=()):
-        """Loop i over [lo, hi) (hi an int, or an i64 found at run time): body(i, *values) emits one step.
+    def for_range(self, lo, hi, body, carried=()):
+        """Loop i over [lo, hi) (each an int, or an i64 found at run time): body(i, *values) emits one step.
         With `carried` (the values entering the first step, e.g. pointers that swap), body returns the
         values entering the next one."""
         b = self.b
@@ -478,7 +558,7 @@ class KernelBuilder:
         b.branch(header)
         b.position_at_end(header)
         i = b.phi(I64)
-        i.add_incoming(ir.Constant(I64, lo), preheader)
+        i.add_incoming(lo if isinstance(lo, ir.Value) else ir.Constant(I64, lo), preheader)
         values = [b.phi(value.type) for value in carried]
         for phi, value in zip(values, carried):
             phi.add_incoming(value, preheader)

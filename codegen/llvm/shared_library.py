@@ -20,7 +20,7 @@ from llvmlite import ir
 from symgrad.codegen import runtime
 from symgrad.ops import special
 
-from . import callbacks, jit, pyentry
+from . import callbacks, jit, pool, pyentry
 from .kernel import KernelBuilder
 
 # The /proc/cpuinfo flags code for each named CPU relies on (host: from LLVM's feature list).
@@ -47,6 +47,7 @@ class SharedLibrary:
         self.module = ir.Module(name=name)
         self.module.triple, self.module.data_layout = self.machine.triple, str(self.machine.target_data)
         self.errors: list[str] = []  # shared by the kernels: an error number means the same in each
+        pool.emit_serial(self.module)  # a library starts no threads: chunks of large loops run on the caller's
         self.runtime_table = None
         self._gil_free = set()  # names of the kernels whose Python entries release the GIL
 
