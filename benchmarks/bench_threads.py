@@ -9,7 +9,8 @@ microsecond call, which must stay single-threaded and as fast as ever). Columns:
 on 1 and on N threads and their ratio; PyTorch eager (and JAX jit, when installed) at their default
 thread counts, for scale. Then throughput of `--callers` Python threads calling one compiled
 value-and-gradient of ew1m (each on inputs of its own) against one Python thread calling it as often.
-Every symgrad result is checked against the 1-thread result bit for bit before timing. Samples of the
+Every symgrad result is checked against the 1-thread result before timing: bit for bit, but for the
+MLP's matrix products, which OpenBLAS rounds differently on different thread counts (to 1e-5). Samples of the
 columns are interleaved, so load from other processes hits them alike; the machine's load is printed.
 """
 import os
@@ -42,6 +43,7 @@ def mlp_big_args(rng, small):
 
 PROBLEMS = [("ew1m", BY_NAME["ew1m"].make_args), ("rosen1m", BY_NAME["rosen1m"].make_args),
             ("mlp", BY_NAME["mlp"].make_args), ("mlp16k", mlp_big_args), ("rosen10", BY_NAME["rosen10"].make_args)]
+CALLS_BLAS = {"mlp", "mlp16k"}
 
 
 def per_call(functions: dict, budget: float) -> dict:
@@ -117,7 +119,10 @@ def scaling_table(threads: int, budget: float):
         compiled = {t: sg.compile(sg.value_and_grad(loss, argnums=problem.argnums), threads=t) for t in (1, threads)}
         one, many = compiled[1](*args), compiled[threads](*args)
         for got, want in zip(sg.pytree.flatten(many)[0], sg.pytree.flatten(one)[0]):
-            assert np.array_equal(got, want), f"{name}: {threads} threads differ from 1"
+            if name in CALLS_BLAS:
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
+            else:
+                assert np.array_equal(got, want), f"{name}: {threads} threads differ from 1"
         functions = {t: (lambda c=c: c(*args)) for t, c in compiled.items()}
         for peer, make in (("torch", torch_step), ("jax", jax_step)):
             step = make(problem, args)

@@ -10,7 +10,7 @@ import pytest
 import symgrad as sg
 
 pytest.importorskip("symgrad.codegen.llvm.backend")
-from symgrad.codegen.llvm import blas  # noqa: E402
+from symgrad.codegen.llvm import blas, pool  # noqa: E402
 
 THREADS = 8
 HAS_LINKER = shutil.which(os.environ.get("CC", "cc").split()[0]) is not None
@@ -253,6 +253,32 @@ print(os.waitstatus_to_exitcode(status))
 
 def test_blas_runs_on_the_kernels_thread_count():
     import ctypes
+    paths = _openblas_paths()
+    if any(os.environ.get(name) for name in pool.BLAS_THREAD_VARIABLES):
+        pytest.skip("the environment sets OpenBLAS's thread count, which kernels then leave alone")
+    threads_now = ctypes.CDLL(paths[0]).scipy_openblas_get_num_threads64_
+    a = np.ones((40, 40))
+    for threads in (1, 2, 1):
+        assert sg.compile(lambda a, b: sg.sum(a @ b), threads=threads)(a, a) == 40 ** 3
+        assert threads_now() == threads
+
+
+def test_an_openblas_thread_count_set_by_the_user_is_left_alone():
+    import subprocess
+    import sys
+    paths = _openblas_paths()
+    code = f"""
+import ctypes, numpy as np, symgrad as sg
+sg.compile(lambda a, b: sg.sum(a @ b), threads=2)(np.ones((40, 40)), np.ones((40, 40)))
+print(ctypes.CDLL({paths[0]!r}).scipy_openblas_get_num_threads64_())
+"""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert result.stdout.strip() == "1", result.stderr
+
+
+def _openblas_paths():
+    """The OpenBLAS NumPy ships, where symgrad can set its thread count (else the test skips)."""
     import glob
 
     from symgrad.codegen import runtime
@@ -260,8 +286,4 @@ def test_blas_runs_on_the_kernels_thread_count():
     paths = sorted(glob.glob(os.path.join(root, "numpy.libs", "libscipy_openblas64_*.so*")))
     if "set_num_threads" not in runtime.blas_addresses() or not paths:
         pytest.skip("NumPy's BLAS does not export its thread count")
-    threads_now = ctypes.CDLL(paths[0]).scipy_openblas_get_num_threads64_
-    a = np.ones((40, 40))
-    for threads in (1, 2, 1):
-        assert sg.compile(lambda a, b: sg.sum(a @ b), threads=threads)(a, a) == 40 ** 3
-        assert threads_now() == threads
+    return paths

@@ -10,6 +10,10 @@ every chunk has run. Why this design:
   choice; a region would cost a GIL hand-off per chunk and per thread, tens of microseconds.
 - Persistent: threads are created once (on the first region that wants them) and sleep on a
   condition variable between regions, so a region costs a wake-up (microseconds), not thread creation.
+- A late helper costs nothing: the caller takes chunks too, closes the region when none is left, and
+  then waits only for the helpers that joined before that (each is inside a chunk); one waking later
+  finds the region closed and sleeps again. On a loaded machine a region is never slower than one thread
+  by more than the chunks helpers had started.
 - Deterministic results: the kernel fixes the chunks from the loop's shape alone, each chunk writes
   its own outputs (and its own partial result of a reduction, which the kernel then combines in chunk
   order), so which thread ran a chunk, and how many threads there were, changes nothing.
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 
 from llvmlite import ir
 
@@ -33,6 +38,8 @@ from .types import I8, I32, I64, PTR
 SYMBOL = "symgrad_rt_parallel_for"
 BLAS_THREADS = "symgrad_rt_blas_threads"  # blas_threads(n): BLAS runs on n threads from now on
 BLAS_SETTER = "symgrad_rt_set_num_threads"  # NumPy's OpenBLAS's own (runtime.blas_addresses)
+# Set by the user, these say how many threads OpenBLAS runs on, and kernels leave it so.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 TASK = ir.FunctionType(ir.VoidType(), [PTR, I64])  # task(ctx, chunk)
 # parallel_for(task, ctx, chunks, threads)
 PARALLEL_FOR = ir.FunctionType(ir.VoidType(), [TASK.as_pointer(), PTR, I64, I32])
@@ -57,8 +64,9 @@ _STATE = {
     "generation": I64,   # regions started so far: a helper wakes for each new one
     "task": PTR, "ctx": PTR, "chunks": I64,
     "next": I64,         # the next chunk to take
-    "wanted": I32,       # helpers taking part in this region (numbers below it)
-    "active": I32,       # helpers of this region not finished yet
+    "wanted": I32,       # helpers that may take part in this region (numbers below it)
+    "open": I32,         # 1 while helpers may join the region
+    "inside": I32,       # helpers that joined the region and have not left it
 }
 
 
@@ -114,7 +122,8 @@ class _Pool:
 
     def _worker(self, name) -> ir.Function:
         """`ptr worker(arg)`: helper number `arg & 255`, started when `arg >> 8` regions had run; forever
-        waits for a new region, takes part if its number is below `wanted`, and reports when done."""
+        waits for a new region, joins it while it is open if its number is below `wanted`, takes chunks,
+        and leaves it (the last one out wakes the caller)."""
         function = ir.Function(self.module, ir.FunctionType(PTR, [PTR]), name)
         function.linkage = "internal"
         blocks = {n: function.append_basic_block(n) for n in ("entry", "wait", "sleep", "woken", "work", "report")}
@@ -139,15 +148,18 @@ class _Pool:
         b.store(self.load(b, "generation"), seen)
         task, ctx, chunks = (self.load(b, field) for field in ("task", "ctx", "chunks"))
         task = b.inttoptr(b.ptrtoint(task, I64), TASK.as_pointer())  # typed, so it can be called
-        taking_part = b.icmp_unsigned("<", number, self.load(b, "wanted"))
+        joining = b.and_(b.icmp_unsigned("<", number, self.load(b, "wanted")),
+                         b.icmp_unsigned("!=", self.load(b, "open"), _i32(0)))
+        with b.if_then(joining):
+            self.store(b, "inside", b.add(self.load(b, "inside"), _i32(1)))
         self.call(b, "pthread_mutex_unlock", mutex)
-        b.cbranch(taking_part, blocks["work"], blocks["wait"])
+        b.cbranch(joining, blocks["work"], blocks["wait"])
         b.position_at_end(blocks["work"])
         b.call(self.run, [task, ctx, chunks])
         self.call(b, "pthread_mutex_lock", mutex)
-        active = b.sub(self.load(b, "active"), _i32(1))
-        self.store(b, "active", active)
-        b.cbranch(b.icmp_unsigned("==", active, _i32(0)), blocks["report"], function.append_basic_block("unlock"))
+        inside = b.sub(self.load(b, "inside"), _i32(1))
+        self.store(b, "inside", inside)
+        b.cbranch(b.icmp_unsigned("==", inside, _i32(0)), blocks["report"], function.append_basic_block("unlock"))
         unlock = function.blocks[-1]
         b.position_at_end(blocks["report"])
         self.call(b, "pthread_cond_signal", self.state["done"])
@@ -182,7 +194,7 @@ class _Pool:
         b.position_at_end(blocks["reset"])  # first use, or a forked child: none of the helpers exists here
         for field in ("mutex", "wake", "done"):
             self.store(b, field, ir.Constant(_STATE[field], None))
-        for field in ("started", "wanted", "active"):
+        for field in ("started", "wanted", "open", "inside"):
             self.store(b, field, _i32(0))
         self.store(b, "generation", _i64(0))
         self.store(b, "pid", pid)
@@ -213,16 +225,17 @@ class _Pool:
         mutex = self.state["mutex"]
         self.call(b, "pthread_mutex_lock", mutex)
         for field, value in (("task", task), ("ctx", ctx), ("chunks", chunks), ("next", _i64(0)),
-                             ("wanted", wanted), ("active", wanted)):
+                             ("wanted", wanted), ("open", _i32(1)), ("inside", _i32(0))):
             self.store(b, field, value)
         self.store(b, "generation", b.add(self.load(b, "generation"), _i64(1)))
         self.call(b, "pthread_cond_broadcast", self.state["wake"])
         self.call(b, "pthread_mutex_unlock", mutex)
         b.call(self.run, [task, ctx, chunks])
-        self.call(b, "pthread_mutex_lock", mutex)
+        self.call(b, "pthread_mutex_lock", mutex)  # no chunk left to start: close, wait for those inside
+        self.store(b, "open", _i32(0))
         b.branch(blocks["wait"])
         b.position_at_end(blocks["wait"])
-        b.cbranch(b.icmp_unsigned("==", self.load(b, "active"), _i32(0)), blocks["finished"], blocks["sleep"])
+        b.cbranch(b.icmp_unsigned("==", self.load(b, "inside"), _i32(0)), blocks["finished"], blocks["sleep"])
         b.position_at_end(blocks["sleep"])
         self.call(b, "pthread_cond_wait", self.state["done"], mutex)
         b.branch(blocks["wait"])
@@ -314,11 +327,13 @@ def libc_addresses() -> dict[str, int]:
 @functools.cache
 def addresses() -> dict[str, int]:
     """The JIT's link table entries for the process's one pool and blas_threads (compiled on first use,
-    kept for good)."""
+    kept for good). blas_threads does nothing when the environment sets OpenBLAS's thread count."""
     module = ir.Module(name="symgrad_pool")
     jit.configure(module)
     emit(module, jit.PLACEHOLDER + "parallel_for")
     setter = runtime.blas_addresses().get("set_num_threads")
+    if any(os.environ.get(name, "").strip() for name in BLAS_THREAD_VARIABLES):
+        setter = None
     _emit_blas_threads(module, jit.PLACEHOLDER + "blas_threads", setter is not None)
     symbols = {**libc_addresses(), **({BLAS_SETTER: setter} if setter else {})}
     native = jit.load(str(module), ["parallel_for", "blas_threads"], symbols)
