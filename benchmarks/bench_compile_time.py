@@ -67,7 +67,7 @@ print(time.perf_counter() - start)
 def first_call(template: str, step: str, length: int, timeout: float, *args) -> str:
     """Seconds of the first call in a fresh process, as text ('-' past the timeout)."""
     code = textwrap.dedent(template).replace("{loss}", LOSS).replace("{step}", step)
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "SYMGRAD_NUM_THREADS": "1",
            "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
     try:
         done = subprocess.run([sys.executable, "-c", code, str(length), *args], capture_output=True, text=True,

@@ -10,6 +10,7 @@ import statistics
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("SYMGRAD_NUM_THREADS", "1")  # symgrad sets the BLAS to its own thread count
 import numpy as np  # noqa: E402
 
 import symgrad as sg  # noqa: E402

@@ -15,6 +15,7 @@ import statistics
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread, as PyTorch is given one below
+os.environ.setdefault("SYMGRAD_NUM_THREADS", "1")  # and one symgrad thread (which sets the BLAS to it)
 import numpy as np  # noqa: E402
 
 import symgrad as sg  # noqa: E402

@@ -146,7 +146,7 @@ SKIP = {**{("jax jit", problem): "no reverse mode" for problem in WHILE_PROBLEMS
 def measure(library, problem, size, timeout):
     setup, backend = LIBRARIES[library]
     source = HARNESS.format(setup=textwrap.dedent(setup), program=textwrap.dedent(PROGRAMS[problem]))
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "SYMGRAD_NUM_THREADS": "1",
            "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
     command = [sys.executable, "-c", source, str(size)] + ([backend] if backend else [])
     try:

@@ -17,7 +17,7 @@ import os
 import sys
 
 SINGLE_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-                      "NUMEXPR_NUM_THREADS")
+                      "NUMEXPR_NUM_THREADS", "SYMGRAD_NUM_THREADS")
 for _var in SINGLE_THREAD_VARS:
     os.environ[_var] = "1"
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")

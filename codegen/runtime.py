@@ -48,7 +48,8 @@ def exception_name(message: str) -> str:
     return "MemoryError" if message.startswith("out of memory") else "IndexError"
 
 # CPython C-API functions an entry point calls, by their CPython name.
-CPYTHON_FUNCTIONS = ("Py_IncRef", "Py_DecRef", "PyTuple_New", "PyTuple_SetItem", "PyErr_SetString")
+CPYTHON_FUNCTIONS = ("Py_IncRef", "Py_DecRef", "PyTuple_New", "PyTuple_SetItem", "PyErr_SetString",
+                     "PyEval_SaveThread", "PyEval_RestoreThread")
 
 # Python objects an entry point compares with or returns, as external globals at their address.
 OBJECT_SYMBOLS = {
@@ -137,6 +138,8 @@ def make_builtin(address: int, name: str, owner=None):
 # NumPy's bundled OpenBLAS exports CBLAS with 64-bit integers under these names.
 BLAS_SYMBOLS = {"dgemm": "scipy_cblas_dgemm64_", "sgemm": "scipy_cblas_sgemm64_",
                 "dgemv": "scipy_cblas_dgemv64_", "sgemv": "scipy_cblas_sgemv64_"}
+# ...and sets its thread count under this name (as "set_num_threads" in blas_addresses, when exported).
+BLAS_THREADS_SYMBOL = "scipy_openblas_set_num_threads64_"
 
 
 # ...and the LAPACK routines sg.linalg calls (Fortran interface, 64-bit integers) under these.
@@ -148,7 +151,7 @@ LAPACK_SYMBOLS = {prefix + name: f"scipy_{prefix}{name}_64_" for prefix in "ds"
 def blas_addresses() -> dict[str, int]:
     """{"dgemm": address, ...} of the ILP64 CBLAS gemm and gemv that NumPy (or SciPy) ships next
     to itself; empty when none is found. Code calls them through these addresses."""
-    return _openblas_addresses(BLAS_SYMBOLS)
+    return _openblas_addresses(BLAS_SYMBOLS, {"set_num_threads": BLAS_THREADS_SYMBOL})
 
 
 @functools.cache
@@ -157,15 +160,22 @@ def lapack_addresses() -> dict[str, int]:
     return _openblas_addresses(LAPACK_SYMBOLS)
 
 
-def _openblas_addresses(symbols: dict) -> dict[str, int]:
+def _openblas_addresses(symbols: dict, optional=None) -> dict[str, int]:
+    """The addresses of `symbols` (all of them, or none) and of those of `optional` exported, in the
+    OpenBLAS NumPy or SciPy ships; empty when none is found."""
+    optional = optional or {}
     root = os.path.dirname(os.path.dirname(np.__file__))
     patterns = [os.path.join(root, lib, "libscipy_openblas64_*.so*")
                 for lib in ("numpy.libs", "scipy.libs", "scipy_openblas64/lib")]
     for path in sorted(p for pattern in patterns for p in glob.glob(pattern)):
         try:
             library = ctypes.CDLL(path)
-            return {name: ctypes.cast(getattr(library, symbol), ctypes.c_void_p).value
-                    for name, symbol in symbols.items()}
+            found = {name: ctypes.cast(getattr(library, symbol), ctypes.c_void_p).value
+                     for name, symbol in symbols.items()}
+            for name, symbol in optional.items():
+                if hasattr(library, symbol):
+                    found[name] = ctypes.cast(getattr(library, symbol), ctypes.c_void_p).value
+            return found
         except (OSError, AttributeError):
             continue
     return {}

@@ -256,8 +256,10 @@ def c_header(metadata: dict) -> str:
         " * Every array is a C-contiguous (row-major) buffer of exactly the shape shown, aligned for its",
         " * element type; outputs are written, never read, and must not overlap inputs.",
         " * Entry points return 0, or an error number k > 0 (text: " + prefix + "_error_message(k)).",
-        " * Not reentrant: each entry point computes in one static workspace, so call a given entry",
-        " * point from one thread at a time (serialize calls with a lock in multithreaded programs).",
+        " * Reentrant and thread-safe: each call computes in a workspace of its own (a few KiB at most on the",
+        " * caller's stack, a larger one malloc'd for the call: a failed malloc returns an \"out of memory\"",
+        " * error), so any entry point may be called from several threads at once. Set the BLAS pointers",
+        " * below, if at all, before the first call. A call starts no threads: it computes on its caller's.",
         *([" *", " * Parameter names C cannot take are renamed (" + C_NAME_RULE + "): " + ", ".join(renamed) + "."]
           if renamed else []),
         " */",

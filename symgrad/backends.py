@@ -1,9 +1,11 @@
 """The backend registry and `lower(graph)`, the one entry sg.compile, the transforms and the eager API use.
 
-A backend is `lower(graph, structure, python_floats) -> executable`; `structure` nests output
-indices in tuples the way a function returns them, and an executable may use it to return results
-ready-made from an `entry` (see compiler.Lowered.fast), which takes Python floats at the input
-positions `python_floats` (0-d float64 inputs traced weakly typed) and arrays everywhere else. A primitive a backend has no rule for reaches it written
+A backend is `lower(graph, structure, python_floats, threads) -> executable`; `structure` nests
+output indices in tuples the way a function returns them, and an executable may use it to return
+results ready-made from an `entry` (see compiler.Lowered.fast), which takes Python floats at the input
+positions `python_floats` (0-d float64 inputs traced weakly typed) and arrays everywhere else;
+`threads` is how many threads its large loops may use (`thread_count`). A primitive a backend has no
+rule for reaches it written
 with other primitives, where it declares how (`Primitive.decompose`, see `for_backend`). The
 backends' own code lives in symgrad.codegen.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 
 from . import ir
 from .core import UnsupportedOpError
@@ -24,7 +27,7 @@ RULE_CHECKS = {}  # backend name -> has_rule(prim): whether it lowers prim itsel
 
 
 def register_backend(name, lower, has_rule=None):
-    """Make `lower(graph, structure, python_floats) -> executable` available as `backend=name`; `has_rule(prim)`
+    """Make `lower(graph, structure, python_floats, threads) -> executable` available as `backend=name`; `has_rule(prim)`
     says which primitives it lowers itself (default: all), the others reach it decomposed."""
     BACKENDS[name] = lower
     if has_rule is not None:
@@ -44,12 +47,27 @@ def check_backend(name) -> str:
     return name
 
 
-def lower(graph: ir.Graph, backend=None, structure=None, python_floats=()):
+def thread_count(threads=None) -> int:
+    """The threads a kernel's large loops run on: `threads` when given, else $SYMGRAD_NUM_THREADS, else
+    the cores this process may use. A clear ValueError for anything but a positive integer."""
+    source = "threads"
+    if threads is None:
+        text = os.environ.get("SYMGRAD_NUM_THREADS", "").strip()
+        if not text:
+            return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        source, threads = "SYMGRAD_NUM_THREADS", int(text) if text.isdigit() else text
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"{source} must be a positive whole number of threads, not {threads!r}")
+    return threads
+
+
+def lower(graph: ir.Graph, backend=None, structure=None, python_floats=(), threads=None):
     """`graph` lowered to an executable: call it with flat arrays, get the flat outputs.
 
     The backend is chosen before lowering: with no `backend` named, a graph holding a primitive
     the default backend cannot lower (no rule, no decomposition) runs on the NumPy backend; a
-    backend named explicitly that cannot lower it is a clear UnsupportedOpError.
+    backend named explicitly that cannot lower it is a clear UnsupportedOpError. `threads`: see
+    thread_count.
     """
     name = check_backend(backend)
     lowered = for_backend(graph, name)
@@ -61,7 +79,7 @@ def lower(graph: ir.Graph, backend=None, structure=None, python_floats=()):
     if missing:
         raise UnsupportedOpError(f"{graph.name}: the {name} backend cannot lower the primitive(s) {', '.join(missing)}"
                                  + ("; use backend='numpy'" if name != "numpy" else ""))
-    return BACKENDS[name](lowered, structure, python_floats)
+    return BACKENDS[name](lowered, structure, python_floats, thread_count(threads))
 
 
 def missing_rules(graph: ir.Graph, name) -> list:
@@ -79,7 +97,7 @@ def for_backend(graph: ir.Graph, name) -> ir.Graph:
 
 
 # The backends are imported when first used: llvmlite is needed only to run native code.
-def _numpy_lower(graph, structure=None, python_floats=()):
+def _numpy_lower(graph, structure=None, python_floats=(), threads=1):  # NumPy's own calls decide threads
     from .codegen import numpy_backend
     return numpy_backend.lower(graph)  # an executable of arrays only, without an entry
 
@@ -89,9 +107,9 @@ def _numpy_has_rule(prim) -> bool:
     return numpy_backend.has_rule(prim)
 
 
-def _llvm_lower(graph, structure=None, python_floats=()):
+def _llvm_lower(graph, structure=None, python_floats=(), threads=1):
     from .codegen.llvm import backend
-    return backend.lower(graph, structure, python_floats)
+    return backend.lower(graph, structure, python_floats, threads)
 
 
 def _llvm_has_rule(prim) -> bool:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dtypes, guards, ir, pickling, pytree
-from .backends import check_backend, lower
+from .backends import check_backend, lower, thread_count
 from .passes import optimize
 from .passes.lift import lift_constants
 from .core import ConcretizationError, current_builder, TracerError
@@ -100,8 +100,9 @@ class Compiled(pickling.CopiedAsItself):
     structure, as inputs, so a re-trace after a change, or a fresh one, reuses compiled code.
     """
 
-    def __init__(self, fn, backend=None, name=None, *, check_values=False, max_signatures=None):
+    def __init__(self, fn, backend=None, name=None, *, check_values=False, max_signatures=None, threads=None):
         self.fn = self.__wrapped__ = fn
+        self._threads = threads if threads is None else thread_count(threads)  # None: decided at each compile
         self.backend = check_backend(backend)
         self._requested_backend = backend  # None: the default, which may hand a graph to NumPy (backends.lower)
         self.__name__ = function_name(fn, name)
@@ -219,7 +220,7 @@ class Compiled(pickling.CopiedAsItself):
         where the signature has them (and only there); a signature with a Python int has none."""
         graph = optimize(ir.verify(graph))
         python_floats = tuple(i for i, t in enumerate(key[1]) if t[2:] == (WEAK,) and t[1] == dtypes.FLOAT64)
-        executable = lower(graph, self._requested_backend, output_structure(out_tree), python_floats)
+        executable = lower(graph, self._requested_backend, output_structure(out_tree), python_floats, self._threads)
         return Lowered(graph, executable, out_tree,
                        fast_entry(executable, out_tree, flat_args and not _takes_python_ints(key)))
 
@@ -311,14 +312,14 @@ class Compiled(pickling.CopiedAsItself):
     def _bound_to(self, values) -> "Compiled":
         """The function of the other arguments, the (position, value) pairs `values` put in place."""
         return Compiled(bind_positions(self.fn, values), self._requested_backend, self.__name__,
-                        check_values=self._check_values, max_signatures=self._max_signatures)
+                        check_values=self._check_values, max_signatures=self._max_signatures, threads=self._threads)
 
     def _keywords(self) -> StaticArgs:
         """The function taking keyword arguments too: they are bound to fn's parameters by name."""
         if self._with_keywords is None:
             self._with_keywords = StaticArgs(self.fn, lambda inner, _: Compiled(
                 inner, self._requested_backend, self.__name__, check_values=self._check_values,
-                max_signatures=self._max_signatures))
+                max_signatures=self._max_signatures, threads=self._threads))
         return self._with_keywords
 
     def cache_info(self) -> list[str]:
@@ -329,7 +330,7 @@ class Compiled(pickling.CopiedAsItself):
         state = pickling.function_state(self.fn)
         pickling.check_carries_something(state, self.signature_count(), "the compiled function")
         options = {"backend": self._requested_backend, "name": self.__name__, "check_values": self._check_values,
-                   "max_signatures": self._max_signatures}
+                   "max_signatures": self._max_signatures, "threads": self._threads}
         return _restore, (state, options, self.carried())
 
     def signature_count(self) -> int:
@@ -428,16 +429,21 @@ def _flat_tree(count: int) -> pytree.TreeDef:
     return pytree.flatten([0] * count)[1]
 
 
-def compile(fn=None, *, backend=None, name=None, max_signatures=None, static_argnums=(), static_argnames=()):
+def compile(fn=None, *, backend=None, name=None, max_signatures=None, static_argnums=(), static_argnames=(),
+            threads=None):
     """Decorator/function: compile `fn` per (shape, dtype) signature with the chosen backend, keeping the
     `max_signatures` most recently used (default: `SYMGRAD_MAX_SIGNATURES`, or 64). Arguments in
-    `static_argnums`/`static_argnames` are Python values in the trace, compiled for once per value."""
+    `static_argnums`/`static_argnames` are Python values in the trace, compiled for once per value.
+    `threads`: how many threads large loops run on (default: `SYMGRAD_NUM_THREADS`, or the cores);
+    results are the same, bit for bit, for any number (but for matrix products, which are OpenBLAS's on
+    as many threads)."""
     if fn is None:
         return lambda f: compile(f, backend=backend, name=name, max_signatures=max_signatures,
-                                 static_argnums=static_argnums, static_argnames=static_argnames)
+                                 static_argnums=static_argnums, static_argnames=static_argnames, threads=threads)
     if has_static(static_argnums, static_argnames):
         options = {"backend": backend, "name": name, "max_signatures": max_signatures,
-                   "static_argnums": static_argnums, "static_argnames": static_argnames}
-        return StaticArgs(fn, lambda inner, _: Compiled(inner, backend, name, max_signatures=max_signatures),
+                   "static_argnums": static_argnums, "static_argnames": static_argnames, "threads": threads}
+        return StaticArgs(fn, lambda inner, _: Compiled(inner, backend, name, max_signatures=max_signatures,
+                                                        threads=threads),
                           static_argnums, static_argnames, recipe=(compile, options))
-    return Compiled(fn, backend, name, max_signatures=max_signatures)
+    return Compiled(fn, backend, name, max_signatures=max_signatures, threads=threads)

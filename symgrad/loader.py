@@ -197,8 +197,8 @@ class _NativeLibrary:
 
     def __init__(self, library: _ArtifactFile, metadata: dict):
         self.path = library.path
-        # PyDLL calls hold the GIL: each entry point's static workspace is used by one call at a time.
-        self.library = ctypes.PyDLL(os.path.abspath(self.path))
+        # CDLL calls release the GIL: entry points are reentrant (a workspace per call).
+        self.library = ctypes.CDLL(os.path.abspath(self.path))
         if not _embeds(self.library, metadata):
             # dlopen handed back the library loaded earlier from this path (the file was rewritten since,
             # as recompiling in a notebook does): load the bytes checked above from a private copy.
@@ -259,7 +259,7 @@ def _load_private_copy(library: _ArtifactFile, metadata: dict):
         with open(copy, "wb") as f:
             f.write(library.data)
         try:
-            handle = ctypes.PyDLL(copy)
+            handle = ctypes.CDLL(copy)
         except OSError as err:
             raise ArtifactError(f"{library.path}: this process holds an older library loaded from this path, "
                                 f"and a private copy could not be loaded ({err}); load it in a new process") from None

@@ -202,7 +202,7 @@ def test_header_declares_entry_points_with_shapes(mlp_artifact):
     assert '#define MLP_SYMGRAD_VERSION "' + sg.__version__ + '"' in header
     assert re.search(r"int32_t mlp_value_and_grad\(\s+const float \*w1,\s+/\* float32\[4,8\] \*/", header)
     assert re.search(r"float \*grad_b2\);\s+/\* float32\[3\] \*/", header)
-    assert "int32_t mlp_grad(" not in header and "one thread at a time" in header
+    assert "int32_t mlp_grad(" not in header and "several threads at once" in header
 
 
 # ----------------------------------------------------------------------------- Python API and runtime errors

@@ -93,7 +93,7 @@ def test_a_value_read_at_another_index_is_complete_before_it_is_read(reader):
 def test_a_loop_body_loads_each_element_once_however_many_jobs_read_it():
     graph = Compiled(sg.value_and_grad(lambda x: sg.sum(sg.sin(x) * x + sg.exp(x) * x * x)), backend="numpy").lower(
         np.ones(1000)).graph
-    kernel_text = llvm_backend.lower(graph).llvm_ir.split('define i32 @"SYMGRAD_kernel"')[1].split("\n}")[0]
+    kernel_text = llvm_backend.lower(graph).llvm_ir.split('define internal i32 @"SYMGRAD_kernel.body"')[1].split("\n}")[0]
     assert kernel_text.count('getelementptr inbounds double, ptr %".1"') == 1  # x, read by the value's and
     # the gradient's jobs, and by the several terms of each
 

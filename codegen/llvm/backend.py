@@ -17,7 +17,7 @@ from llvmlite import ir
 from symgrad.codegen import runtime
 from symgrad import ir as sir
 
-from . import blas, callbacks, heap, jit, lapack, pyentry
+from . import blas, callbacks, heap, jit, lapack, pool, pyentry
 from .kernel import KernelBuilder
 
 log = logging.getLogger("symgrad")
@@ -42,12 +42,13 @@ class LlvmExecutable:
     right shapes and dtypes and returns the flat list of outputs.
     """
 
-    def __init__(self, graph: sir.Graph, llvm_ir: str, entry, structure, python_floats=()):
+    def __init__(self, graph: sir.Graph, llvm_ir: str, entry, structure, python_floats=(), threads=1):
         self.graph = graph
         self.llvm_ir = llvm_ir
         self.entry = entry
         self.structure = structure
         self.python_floats = python_floats  # inputs the entry takes as Python floats
+        self.threads = threads  # how many threads its large loops run on
 
     def optimized_ir(self) -> str:
         return jit.optimized_ir(self.llvm_ir.replace(jit.PLACEHOLDER, "symgrad_"))
@@ -75,10 +76,10 @@ class LlvmExecutable:
     def __reduce__(self):
         loaded = jit.loaded_object(self.llvm_ir)
         carried = None if loaded is None else CarriedCode(jit.host_target(), *loaded)
-        return restore, (self.graph, self.structure, carried, self.python_floats)
+        return restore, (self.graph, self.structure, carried, self.python_floats, self.threads)
 
 
-def restore(graph: sir.Graph, structure, carried: CarriedCode | None, python_floats=()) -> LlvmExecutable:
+def restore(graph: sir.Graph, structure, carried: CarriedCode | None, python_floats=(), threads=1) -> LlvmExecutable:
     """An unpickled executable: `graph` lowered again (the kernel's IR is rebuilt in Python, which is
     cheap), linked to the carried object code when it was compiled for this CPU and these versions and
     is the code of that IR; compiled by LLVM from the graph otherwise."""
@@ -86,9 +87,9 @@ def restore(graph: sir.Graph, structure, carried: CarriedCode | None, python_flo
         if carried is not None:
             log.info("symgrad: %s was pickled with code for %s; compiling it for %s", graph.name, carried.target,
                      jit.host_target())
-        return lower(graph, structure, python_floats)
+        return lower(graph, structure, python_floats, threads)
     with jit.offering(carried.key, carried.code):
-        return lower(graph, structure, python_floats)
+        return lower(graph, structure, python_floats, threads)
 
 
 def _flatten(structure, result, flat):
@@ -99,23 +100,25 @@ def _flatten(structure, result, flat):
         _flatten(child, item, flat)
 
 
-def lower(graph: sir.Graph, structure=None, python_floats=()) -> LlvmExecutable:
+def lower(graph: sir.Graph, structure=None, python_floats=(), threads: int = 1) -> LlvmExecutable:
     """Compile `graph`. `structure` nests output indices in tuples as the entry should return
     them (an int returns one array); by default a flat tuple of all outputs. The entry takes a
-    Python float, and only that, at the input positions `python_floats` (weakly typed scalars)."""
+    Python float, and only that, at the input positions `python_floats` (weakly typed scalars).
+    `threads`: how many threads run a large loop nest (the results are the same for any number)."""
     if structure is None:
         structure = tuple(range(len(graph.outputs)))
     module = ir.Module(name=re.sub(r"[^0-9A-Za-z_.]", "_", graph.name))  # printed unquoted in the IR text
     jit.configure(module)
-    kernel = KernelBuilder(graph, module, jit.PLACEHOLDER + "kernel")
+    kernel = KernelBuilder(graph, module, jit.PLACEHOLDER + "kernel", threads=threads)
     function = kernel.build()
     pyentry.emit_entry(module, function, jit.PLACEHOLDER + "entry",
                        [(v.shape, v.dtype) for v in graph.inputs], [(v.shape, v.dtype) for v in graph.outputs],
                        structure, [(runtime.exception_name(message), message) for message in kernel.errors],
-                       python_floats=python_floats)
+                       python_floats=python_floats, release_gil=kernel.releases_gil)
     text = str(module)
     symbols = {**runtime.symbol_addresses(), **blas.addresses(), **lapack.addresses(), **heap.addresses(),
-               **callbacks.addresses(module)}
+               **callbacks.addresses(module),
+               **(pool.addresses() if {pool.SYMBOL, pool.BLAS_THREADS} & set(module.globals) else {})}
     native = jit.load(text, ["entry"], symbols, kernel.slots)
     entry = runtime.make_builtin(native.addresses["entry"], graph.name, owner=native)  # the code lives as long as entry
-    return LlvmExecutable(graph, text, entry, structure, python_floats)
+    return LlvmExecutable(graph, text, entry, structure, python_floats, threads)

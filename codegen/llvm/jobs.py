@@ -2,6 +2,7 @@
 that share one loop nest (see kernel.KernelBuilder.schedule)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from llvmlite import ir
@@ -24,6 +25,7 @@ class LoopJob:
     epilogue: object = None
     at_index: frozenset = frozenset()
     writes_at_index: bool = False
+    fold: object = None  # the Fold a full reduction runs (a parallel loop folds each chunk on its own)
 
     @property
     def writes(self) -> frozenset:
@@ -31,14 +33,41 @@ class LoopJob:
         return frozenset([id(self.target.base)])
 
 
+class Fold:
+    """A full reduction's running value: `init`, folded with combine(k, running, value) at each index;
+    finish(k, total) stores the total. A parallel loop (kernel.emit_parallel) folds each chunk from `init`
+    and then the chunks' values in chunk order, so the total does not depend on the number of threads."""
+
+    def __init__(self, value_type, init, combine, finish):
+        self.type, self.init, self.combine, self.finish = value_type, init, combine, finish
+        self._slot = None
+
+    def job(self, domain, target, reads, value, at_index) -> LoopJob:
+        """The loop job folding value(k, idx) over `domain`, whose epilogue finishes."""
+        def prologue(k):
+            self._slot = k.alloca(self.type)
+            k.b.store(self.init, self._slot)
+
+        def body(k, idx):
+            k.b.store(self.combine(k, self.running(k), value(k, idx)), self._slot)
+        return LoopJob(domain, target, reads, body, prologue, lambda k: self.finish(k, self.running(k)),
+                       at_index=at_index, fold=self)
+
+    def running(self, k) -> ir.Value:
+        """The value folded so far (in the function the prologue was emitted into)."""
+        return k.b.load(self._slot, typ=self.type)
+
+
 @dataclass(eq=False)
 class CustomJob:
     """Work that is not one loop nest (a BLAS call, a loop calling a body function): emit(k),
-    writing the buffers `targets`."""
+    writing the buffers `targets`; `work`: about how many arithmetic operations (inf: not known
+    before it runs, as a loop's)."""
 
     targets: tuple
     reads: frozenset
     emit: object
+    work: float = math.inf
 
     @property
     def writes(self) -> frozenset:

@@ -1,4 +1,4 @@
-"""Graph -> one native kernel `i32 kernel(ptr in..., ptr out...)`.
+"""Graph -> one native kernel `i32 kernel(ptr in..., ptr out...)`, reentrant and thread-safe.
 
 Planning, in three steps, before any code is emitted:
 1. Each node becomes an operand (operands.py): virtual when it can be computed inside
@@ -6,41 +6,52 @@ Planning, in three steps, before any code is emitted:
 2. Loop jobs over the same iteration domain with no data dependency between them are
    grouped into one loop nest (`schedule`): value and gradient of an elementwise
    function read x once.
-3. Workspace buffers get offsets in one static block, reused by liveness over groups.
+3. Workspace buffers get offsets in one block, reused by liveness over groups.
 Then each group emits its loop nest. A nonzero return is an error number (`errors`).
+The workspace is no static global: every function emitted takes its address as a trailing argument,
+and the kernel (`public_kernel`) gets a block of its own for each call, on the stack when small, else
+from malloc; so concurrent calls (several threads, no GIL) never share memory.
 A loop's body or a branch (a sub-graph) is a function of the same module that a kernel
-builder of its own plans and emits (`nested`, called by the rules of control.py).
+builder of its own plans and emits (`nested`, called by the rules of control.py); its workspace is a
+region of its caller's.
 A long program's groups are emitted into several functions the kernel calls in turn, so the
 optimizer's cost (superlinear in a function's size) stays linear in the program's.
+A large loop nest whose jobs allow it runs in chunks on the thread pool (`emit_parallel`, parallel.py).
 """
 from __future__ import annotations
 
 import bisect
+import math
 
 from llvmlite import ir
 
 from symgrad import ir as sir
 
+from . import blas, heap, parallel, pool
 from .jobs import Group, LoopJob, fill_job
 from .operands import ALIGNMENT, Buffer, Coord, Unslice, squeezed
 from .rules import BUFFER_INPUTS, LLVM_RULES
-from .types import I8, I32, I64, PTR, storage_type
+from .types import I8, I32, I64, PTR
 
 
 class KernelBuilder:
     """Plans and emits one graph as one LLVM function."""
 
     def __init__(self, graph: sir.Graph, module: ir.Module, name: str, blas_calls: str = "linked",
-                 embed_constants: bool = False, outlined_math: bool | None = None):
+                 embed_constants: bool = False, outlined_math: bool | None = None, public: bool = True,
+                 threads: int = 1):
         """blas_calls: how matrix products reach BLAS: "linked" (the JIT links symgrad_rt_?gemm),
         "slots" (through exported pointers a shared library's loader fills; loops while empty),
         or "none" (loops only). embed_constants=True: large constants are compiled in rather
         than reached through `slots`. outlined_math: transcendentals are calls rather than inlined
-        (mathlib.math_function); by default, in a long program."""
-        self.graph, self.module = graph, module
+        (mathlib.math_function); by default, in a long program. public=False: `build` returns the
+        internal function taking the workspace (a sub-graph's), not a kernel `name` allocating it.
+        threads: how many threads run a large loop nest's chunks (the chunks are the same for any)."""
+        self.graph, self.module, self.name, self.public, self.threads = graph, module, name, public, threads
         self.blas_calls, self.embed_constants = blas_calls, embed_constants
         self.outlined_math = len(graph.nodes) > LONG_PROGRAM if outlined_math is None else outlined_math
-        self.kernel = self._new_function(name)
+        self.workspace_argument = len(graph.inputs) + len(graph.outputs)
+        self.kernel = self._new_function(name + ".body" if public else name)
         self._start(self.kernel)
         self._pointers: list = []  # (buffer, make(k) -> its pointer in the function being emitted)
         self.jobs: list = []
@@ -52,15 +63,25 @@ class KernelBuilder:
         self._unslices = False  # whether any operand is an Unslice, the one kind that splits loops
         self._readers = None  # id(value) -> the nodes reading it (see readers)
         self._nested = 0  # functions made for sub-graphs so far (they are named by number)
+        self._children = {}  # name of a sub-graph's function -> [its workspace size, its offset in this one's]
+        self._rows = None  # while emitting a chunk of a parallel loop nest: the rows [first, end) it runs
+        self._chunked = 0  # parallel loop nests emitted so far (their functions are named by number)
+        self.workspace_size = 0
         self._loaded, self._loaded_in = {}, None  # see once
 
-    def _new_function(self, name) -> ir.Function:
-        """A function taking the kernel's arguments (input and output pointers), returning a status."""
-        arg_types = [PTR] * (len(self.graph.inputs) + len(self.graph.outputs))
+    def _new_function(self, name, extra=()) -> ir.Function:
+        """A function taking the kernel's arguments (input and output pointers) and the workspace's
+        address (then the `extra` types), returning a status."""
+        arg_types = [PTR] * (self.workspace_argument + 1) + list(extra)
         function = ir.Function(self.module, ir.FunctionType(I32, arg_types), name)
-        for arg in function.args:
+        for arg in function.args[:self.workspace_argument + 1]:
             arg.add_attribute("noalias")
         return function
+
+    def workspace_at(self, offset: int) -> ir.Value:
+        """The address `offset` bytes into the workspace, in the function being emitted."""
+        base = self.function.args[self.workspace_argument]
+        return self.b.gep(base, [ir.Constant(I64, offset)], source_etype=I8, inbounds=True) if offset else base
 
     def _start(self, function):
         """Emit into `function` from here on: its entry block (allocas, pointers), then its body."""
@@ -134,22 +155,27 @@ class KernelBuilder:
         return self._readers.get(id(value), [])
 
     def nested(self, graph: sir.Graph, role: str) -> ir.Function:
-        """An internal function `i32 f(ptr in..., ptr out...)` of this module computing the sub-graph
-        `graph` (a loop's body, a branch), planned and emitted by a kernel builder of its own with its own
-        static workspace. It calls BLAS and embeds constants as this kernel does, and shares its error
-        numbers and large-constant slots, so a status means the same message everywhere. Internal, and
-        called from one place, LLVM inlines it where it is small."""
+        """An internal function `i32 f(ptr in..., ptr out..., ptr workspace)` of this module computing the
+        sub-graph `graph` (a loop's body, a branch), planned and emitted by a kernel builder of its own; its
+        workspace is a region of this one's, which `call_checked` passes. It calls BLAS and embeds constants
+        as this kernel does, and shares its error numbers and large-constant slots, so a status means the
+        same message everywhere. Internal, and called from one place, LLVM inlines it where it is small."""
         self._nested += 1
-        builder = KernelBuilder(graph, self.module, f"{self.kernel.name}.{role}{self._nested}", self.blas_calls,
-                                self.embed_constants, self.outlined_math)
+        builder = KernelBuilder(graph, self.module, f"{self.name}.{role}{self._nested}", self.blas_calls,
+                                self.embed_constants, self.outlined_math, public=False, threads=self.threads)
         builder.errors, builder.slots = self.errors, self.slots
         function = builder.build()
         function.linkage = "internal"
+        self._children[function.name] = [builder.workspace_size, None]
         return function
 
     def call_checked(self, function: ir.Function, args, cleanup=None):
-        """Call `function` (a status-returning kernel part or sub-graph); a nonzero status returns from
-        the function being emitted at once, after cleanup(k) (e.g. freeing heap memory) when given."""
+        """Call `function` (a status-returning kernel part or sub-graph: given its workspace region here);
+        a nonzero status returns from the function being emitted at once, after cleanup(k) (e.g. freeing
+        heap memory) when given."""
+        child = self._children.get(function.name)
+        if child is not None:
+            args = list(args) + [self.workspace_at(child[1])]
         status = self.b.call(function, args)
         self._return_unless(self.b.icmp_unsigned("==", status, ir.Constant(I32, 0)), status, cleanup)
 
@@ -258,25 +284,26 @@ class KernelBuilder:
 
     # ------------------------------------------------------------------ emission
     def build(self) -> ir.Function:
+        """Plan and emit; the kernel (see public_kernel), or with public=False the internal function."""
         self.plan()
         groups = self.schedule()
         size = self.allocate(groups)
-        if size:
-            workspace = ir.GlobalVariable(self.module, ir.ArrayType(I8, size), self.kernel.name + ".workspace")
-            workspace.linkage = "internal"
-            workspace.align = ALIGNMENT
-            workspace.initializer = ir.Constant(ir.ArrayType(I8, size), None)
-            for buffer in self.buffers:  # constant addresses: no instruction in the functions using them
-                if hasattr(buffer, "offset"):
-                    buffer.pointer = workspace.gep([ir.Constant(I64, 0), ir.Constant(I64, buffer.offset)]).bitcast(
-                        storage_type(buffer.dtype).as_pointer())
+        for child in self._children.values():  # each sub-graph's workspace after this one's own buffers
+            child[1] = _round_up(size)
+            size = child[1] + child[0]
+        self.workspace_size = size
+        self.work = sum(math.prod(group.domain) if group.domain is not None else sum(job.work for job in group.jobs)
+                        for group in groups)
+        for buffer in self.buffers:
+            if hasattr(buffer, "offset"):
+                self.pointer(buffer, lambda k, offset=buffer.offset: k.workspace_at(offset))
         parts = [groups[i:i + GROUPS_PER_FUNCTION] for i in range(0, len(groups), GROUPS_PER_FUNCTION)]
         if len(parts) <= 1:
             self._emit(parts[0] if parts else [])
-            return self.kernel
+            return self.public_kernel() if self.public else self.kernel
         calls = []
         for index, part in enumerate(parts):
-            function = self._new_function(f"{self.kernel.name}.part{index}")
+            function = self._new_function(f"{self.name}.part{index}")
             function.linkage = "internal"
             function.attributes.add("noinline")  # inlined back, the kernel would be one huge function again
             self._start(function)
@@ -289,7 +316,43 @@ class KernelBuilder:
         with self.b.goto_block(self.entry):
             self.b.branch(self.kernel.blocks[1])
         self.b.ret(ir.Constant(I32, 0))
-        return self.kernel
+        return self.public_kernel() if self.public else self.kernel
+
+    @property
+    def releases_gil(self) -> bool:
+        """Whether a Python entry should run the kernel without the GIL: when its work (about one
+        operation per element of each loop nest, a product's multiply-adds, a loop's unknown) pays
+        for releasing and taking it again (~0.1 us, more when other threads want it)."""
+        return self.work >= GIL_FREE_WORK
+
+    def public_kernel(self) -> ir.Function:
+        """The kernel `i32 name(ptr in..., ptr out...)`: it calls the internal body with a workspace of
+        this call's own, on the stack up to STACK_WORKSPACE bytes (calls stay as cheap as with a static
+        block), else from malloc (a failure is the status of an "out of memory" error)."""
+        body = self.kernel
+        body.linkage = "internal"
+        function = ir.Function(self.module, ir.FunctionType(I32, [PTR] * self.workspace_argument), self.name)
+        for arg in function.args:
+            arg.add_attribute("noalias")
+        b = ir.IRBuilder(function.append_basic_block("entry"))
+        if self.blas_calls == "linked" and blas.linked_in(self.module):  # BLAS on this kernel's threads too
+            b.call(pool.declare_blas_threads(self.module), [ir.Constant(I32, self.threads)])
+        size = self.workspace_size
+        if size <= STACK_WORKSPACE:
+            workspace = ir.Constant(PTR, None)
+            if size:
+                workspace = b.alloca(ir.ArrayType(I8, size), name="workspace")
+                workspace.align = ALIGNMENT
+            b.ret(b.call(body, [*function.args, workspace]))
+            return function
+        workspace = b.call(heap.function(self.module, "malloc"), [ir.Constant(I64, size)], name="workspace")
+        self.function, self.b = function, b
+        self.fail_unless(b.icmp_unsigned("!=", workspace, ir.Constant(PTR, None)),
+                         f"out of memory for the workspace of {self.graph.name} ({size} bytes)")
+        status = b.call(body, [*function.args, workspace])
+        b.call(heap.function(self.module, "free"), [workspace])
+        b.ret(status)
+        return function
 
     def _emit(self, groups, used=None):
         """The groups' code into the current function, after its entry makes the pointers of the
@@ -302,6 +365,8 @@ class KernelBuilder:
             if group.domain is None:
                 for job in group.jobs:
                     job.emit(self)
+            elif (plan := parallel.chunks(group)) is not None:
+                self.emit_parallel(group, plan)
             else:
                 self.emit_loops(group)
         with self.b.goto_block(self.entry):
@@ -344,6 +409,72 @@ class KernelBuilder:
             if job.epilogue:
                 job.epilogue(self)
 
+    def emit_parallel(self, group, plan):
+        """Emit `group`'s loop nest as a function running the rows of one chunk, called for every chunk
+        through the thread pool; then, here, the first nonzero status of a chunk (in chunk order) returns,
+        and each reduction folds its chunks' partial values in chunk order and stores the total."""
+        self._chunked += 1
+        name = f"{self.name}.chunk{self._chunked}"
+        folds = [job.fold for job in group.jobs if job.fold is not None]
+        chunk = self._new_function(name, extra=(I64, I64, PTR))
+        chunk.linkage = "internal"
+        outer = (self.function, self.entry, self.b, [(buffer, buffer.pointer) for buffer, _ in self._pointers])
+        self._start(chunk)
+        used = group.reads | group.writes
+        with self.b.goto_block(self.entry):
+            for buffer, make in self._pointers:
+                if id(buffer) in used:
+                    buffer.pointer = make(self)
+        *_, first, end, partials = chunk.args
+        for job in group.jobs:
+            if job.prologue:
+                job.prologue(self)
+        self._rows = (first, end)
+        self._nest(group, [(0, d) for d in group.domain], 0, [])
+        self._rows = None
+        for index, fold in enumerate(folds):
+            self.b.store(fold.running(self), self.b.gep(partials, [ir.Constant(I64, index * parallel.PARTIAL_BYTES)],
+                                                        source_etype=I8))
+        with self.b.goto_block(self.entry):
+            self.b.branch(chunk.blocks[1])
+        self.b.ret(ir.Constant(I32, 0))
+        self.function, self.entry, self.b, pointers = outer
+        for buffer, pointer in pointers:
+            buffer.pointer = pointer
+        task = parallel.emit_task(self.module, name + ".task", chunk, plan, self.workspace_argument + 1, len(folds))
+
+        b = self.b
+        context = self.alloca(ir.ArrayType(PTR, self.workspace_argument + 3))
+        statuses = self.alloca(ir.ArrayType(I32, plan.count))
+        values = self.alloca(ir.ArrayType(I8, max(1, plan.count * len(folds) * parallel.PARTIAL_BYTES)))
+        for index, value in enumerate([*self.function.args[:self.workspace_argument + 1], values, statuses]):
+            b.store(value, b.gep(context, [ir.Constant(I64, 0), ir.Constant(I64, index)]))
+        b.call(pool.declare(self.module), [task, context, ir.Constant(I64, plan.count), ir.Constant(I32, self.threads)])
+
+        def check(c):
+            status = b.load(b.gep(statuses, [ir.Constant(I64, 0), c]), typ=I32)
+            self._return_unless(b.icmp_unsigned("==", status, ir.Constant(I32, 0)), status)
+        self.for_range(0, plan.count, check)
+        stride = len(folds) * parallel.PARTIAL_BYTES
+        for index, fold in enumerate(folds):
+            def add(c, running, index=index, fold=fold):
+                offset = b.add(b.mul(c, ir.Constant(I64, stride)), ir.Constant(I64, index * parallel.PARTIAL_BYTES))
+                value = b.load(b.gep(values, [offset], source_etype=I8), typ=fold.type)
+                return [fold.combine(self, running, value)]
+            total = self._fold_loop(plan.count, fold.init, add)
+            fold.finish(self, total)
+
+    def _fold_loop(self, count, init, step):
+        """The value carried through `count` steps from `init` (step(i, value) -> [next value])."""
+        result = {}
+
+        def body(i, value):
+            following = step(i, value)
+            result["phi"] = value
+            return following
+        self.for_range(0, count, body, carried=(init,))
+        return result["phi"]
+
     def _nest(self, group, ranges, axis, idx):
         if axis == len(ranges):
             for job in group.jobs:
@@ -357,7 +488,12 @@ class KernelBuilder:
         if axis == len(ranges) - 1:  # split the innermost loop where unslices change status
             pieces = self._pieces(group, idx, lo, hi)
         for piece_lo, piece_hi in pieces:
-            self.for_range(piece_lo, piece_hi,
+            start, stop = piece_lo, piece_hi
+            if axis == 0 and self._rows is not None:  # a chunk: the rows of this piece in [first, end)
+                b, (first, end) = self.b, self._rows
+                start = b.select(b.icmp_signed(">", first, ir.Constant(I64, piece_lo)), first, ir.Constant(I64, start))
+                stop = b.select(b.icmp_signed("<", end, ir.Constant(I64, piece_hi)), end, ir.Constant(I64, stop))
+            self.for_range(start, stop,
                            lambda i: self._nest(group, ranges, axis + 1, idx + [Coord(i, piece_lo, piece_hi)]))
 
     def _pieces(self, group, idx, lo, hi):
@@ -409,8 +545,8 @@ class KernelBuilder:
         if self._splits is not None and coord is self._splits[0]:
             self._splits[1].update(points)
 
-    def for_range(self, lo: int, hi, body, carried=()):
-        """Loop i over [lo, hi) (hi an int, or an i64 found at run time): body(i, *values) emits one step.
+    def for_range(self, lo, hi, body, carried=()):
+        """Loop i over [lo, hi) (each an int, or an i64 found at run time): body(i, *values) emits one step.
         With `carried` (the values entering the first step, e.g. pointers that swap), body returns the
         values entering the next one."""
         b = self.b
@@ -422,7 +558,7 @@ class KernelBuilder:
         b.branch(header)
         b.position_at_end(header)
         i = b.phi(I64)
-        i.add_incoming(ir.Constant(I64, lo), preheader)
+        i.add_incoming(lo if isinstance(lo, ir.Value) else ir.Constant(I64, lo), preheader)
         values = [b.phi(value.type) for value in carried]
         for phi, value in zip(values, carried):
             phi.add_incoming(value, preheader)
@@ -471,6 +607,13 @@ def _free(gaps: list, top: int, start: int, end: int) -> int:
 def _round_up(n: int) -> int:
     return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
+
+# A kernel's workspace up to this many bytes is on the caller's stack (threads have at least 64 KiB
+# of it everywhere symgrad runs); a larger one is malloc'd for the call.
+STACK_WORKSPACE = 1 << 14
+
+# Work (see releases_gil) from which a call releases the GIL: ~10 us or more.
+GIL_FREE_WORK = 1 << 14
 
 # Loop groups per emitted function: LLVM's O3 time grows faster than a function's size, so a
 # long program is split into functions of about this many loop nests.

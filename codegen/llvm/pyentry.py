@@ -2,7 +2,8 @@
 
 The entry checks its arguments by reading the ndarray structs directly (exact type, rank,
 shape, dtype, C-contiguous and aligned), allocates fresh outputs with NumPy's C API, calls
-the kernel, and returns the outputs in the requested (nested tuple) structure. An argument
+the kernel (without the GIL when its work is worth releasing it: the kernel is reentrant and
+touches no Python object), and returns the outputs in the requested (nested tuple) structure. An argument
 it cannot take makes it return NotImplemented, so the Python caller takes its slow path.
 CPython and NumPy are reached only through `symgrad_rt_*` symbols (see codegen.runtime), so
 the object code holds no process-specific address and can be cached and re-linked.
@@ -40,11 +41,14 @@ _C_API = {
     "PyTuple_SetItem": ir.FunctionType(I32, [PTR, I64, PTR]),
     "PyErr_SetString": ir.FunctionType(ir.VoidType(), [PTR, PTR]),
     "PyArray_NewFromDescr": ir.FunctionType(PTR, [PTR, PTR, I32, PTR, PTR, PTR, I32, PTR]),
+    "PyEval_SaveThread": ir.FunctionType(PTR, []),
+    "PyEval_RestoreThread": ir.FunctionType(ir.VoidType(), [PTR]),
 }
 
 
 def emit_entry(module: ir.Module, kernel: ir.Function, name: str, inputs, outputs, structure,
-               errors, table: ir.GlobalVariable | None = None, python_floats=None) -> ir.Function:
+               errors, table: ir.GlobalVariable | None = None, python_floats=None,
+               release_gil: bool = False) -> ir.Function:
     """Add to `module` the entry `PyObject* name(self, args, nargs)` calling `kernel`.
 
     `inputs`/`outputs` are (shape, dtype) per kernel argument; `structure` is an output
@@ -55,6 +59,8 @@ def emit_entry(module: ir.Module, kernel: ir.Function, name: str, inputs, output
     `python_floats`: the input positions that take a Python float and nothing else, all other inputs
     arrays only (a compiled function's weakly typed scalars); None (a shared library): a 0-d float64
     input takes either.
+    With `release_gil`, the kernel runs with the GIL released (PyEval_SaveThread/RestoreThread):
+    arguments are checked and outputs allocated before it, the result built after it, with the GIL.
     """
     inputs = [(tuple(int(size) for size in shape), np.dtype(dtype)) for shape, dtype in inputs]
     outputs = [(tuple(int(size) for size in shape), np.dtype(dtype)) for shape, dtype in outputs]
@@ -64,7 +70,11 @@ def emit_entry(module: ir.Module, kernel: ir.Function, name: str, inputs, output
     data = [entry.input_data(i, shape, dtype, _accepts(i, shape, dtype, python_floats))
             for i, (shape, dtype) in enumerate(inputs)]
     arrays = entry.allocate_outputs(outputs)
-    status = entry.builder.call(kernel, data + [entry.field(array, ARRAY_DATA, PTR) for array in arrays])
+    pointers = data + [entry.field(array, ARRAY_DATA, PTR) for array in arrays]
+    thread_state = entry.call("PyEval_SaveThread") if release_gil else None
+    status = entry.builder.call(kernel, pointers)
+    if release_gil:
+        entry.call("PyEval_RestoreThread", thread_state)
     entry.raise_on_status(status, arrays, errors)
     entry.builder.ret(entry.build_result(structure, arrays))
     return entry.function

@@ -24,7 +24,7 @@ from symgrad.ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_
                                transpose_p)
 
 from . import blas, control, jit, lapack
-from .jobs import CustomJob, LoopJob, fill_job, scan_jobs
+from .jobs import CustomJob, Fold, LoopJob, fill_job, scan_jobs
 from .operands import (ALIGNMENT, Buffer, Convert, Coord, Elementwise, Operand, Scalar, Unslice, broadcast,
                        strided_slice, transpose, unit_axes_reshape, zero)
 from .types import I8, I64, PTR, cast, storage_type, value_type
@@ -149,20 +149,11 @@ def _reduce(k, node, inputs, combine, identity, widens):
     out = k.result_buffer(node)
     kept = [a for a in range(len(x.shape)) if a not in axes]
     if not kept:  # a full reduction accumulates in a register
-        slot = {}
-
-        def prologue(k):
-            slot["acc"] = k.alloca(value_type(wide))
-            k.b.store(init, slot["acc"])
-
-        def body(k, idx):
-            value = cast(k.b, x.load(k, idx), dtype, wide)
-            k.b.store(combine(k, k.b.load(slot["acc"]), value, flags), slot["acc"])
-
-        def epilogue(k):
-            total = cast(k.b, k.b.load(slot["acc"]), wide, dtype)
-            out.store(k, [Coord.constant(0)] * len(node.out.shape), total)
-        k.jobs.append(LoopJob(x.shape, out, x.reads, body, prologue, epilogue, at_index=x.at_index))
+        fold = Fold(value_type(wide), init, lambda k, running, value: combine(k, running, value, flags),
+                    lambda k, total: out.store(k, [Coord.constant(0)] * len(node.out.shape),
+                                               cast(k.b, total, wide, dtype)))
+        k.jobs.append(fold.job(x.shape, out, x.reads, lambda k, idx: cast(k.b, x.load(k, idx), dtype, wide),
+                               x.at_index))
         return out
     acc = out if wide == dtype else k.new_buffer(node.out.shape, wide)
     k.fill(acc, init)
@@ -280,7 +271,7 @@ def _matmul(k, node, inputs):
                 with otherwise:
                     for job in loops:
                         k.emit_job(job)
-    k.jobs.append(CustomJob((out,), a_arg[0].reads | b_arg[0].reads, emit))
+    k.jobs.append(CustomJob((out,), a_arg[0].reads | b_arg[0].reads, emit, work=math.prod(batch) * m * n * inner))
     return out
 
 

@@ -20,7 +20,7 @@ from llvmlite import ir
 from symgrad.codegen import runtime
 from symgrad.ops import special
 
-from . import callbacks, jit, pyentry
+from . import callbacks, jit, pool, pyentry
 from .kernel import KernelBuilder
 
 # The /proc/cpuinfo flags code for each named CPU relies on (host: from LLVM's feature list).
@@ -47,12 +47,16 @@ class SharedLibrary:
         self.module = ir.Module(name=name)
         self.module.triple, self.module.data_layout = self.machine.triple, str(self.machine.target_data)
         self.errors: list[str] = []  # shared by the kernels: an error number means the same in each
+        pool.emit_serial(self.module)  # a library starts no threads: chunks of large loops run on the caller's
         self.runtime_table = None
+        self._gil_free = set()  # names of the kernels whose Python entries release the GIL
 
     def add_kernel(self, graph, symbol: str) -> ir.Function:
         kernel = KernelBuilder(graph, self.module, symbol, blas_calls="slots", embed_constants=True)
         kernel.errors = self.errors
         function = kernel.build()
+        if kernel.releases_gil:
+            self._gil_free.add(function.name)
         if callbacks.used(self.module):  # SciPy's code lives in this process only
             raise special.not_standalone(callbacks.used(self.module))
         return function
@@ -66,7 +70,7 @@ class SharedLibrary:
         pyentry.emit_entry(self.module, kernel, symbol, [(v.shape, v.dtype) for v in graph.inputs],
                            [(v.shape, v.dtype) for v in graph.outputs], structure,
                            [(runtime.exception_name(message), message) for message in self.errors],
-                           table=self.runtime_table)
+                           table=self.runtime_table, release_gil=kernel.name in self._gil_free)
 
     @property
     def runtime_symbols(self) -> tuple:
