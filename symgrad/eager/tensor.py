@@ -59,21 +59,24 @@ class EagerRecorder:
         return Tensor._wrap(np.asarray(operand))
 
     def add(self, prim, operands, attrs, shape, dtype) -> "Tensor":
-        return self.apply(prim, operands, attrs, None, np.dtype(dtype))
+        return self.evaluate(prim, operands, plans.evaluator(prim, attrs), ir.freeze_attrs(attrs), np.dtype(dtype))
 
-    def apply(self, prim, operands, attrs, frozen_attrs, dtype) -> "Tensor":
-        """Evaluate prim now; record it when grad mode is on and an operand requires grad."""
+    def evaluate(self, prim, operands, evaluate, frozen_attrs, dtype) -> "Tensor":
+        """`evaluate(*arrays)` (prim with its attributes bound) now; recorded when grad mode is on and an
+        operand requires grad."""
         arrays = [t._data for t in operands]
-        result = np.asarray(prim.impl(*arrays, **attrs))
+        result = evaluate(*arrays)
+        if result.__class__ is not np.ndarray:
+            result = np.asarray(result)
         if result.dtype != dtype:
             result = result.astype(dtype)
         out = Tensor._wrap(result)
-        if dtype.kind == "f" and any(t._requires_grad for t in operands) and is_grad_enabled():
-            out._node = Record(prim, frozen_attrs or ir.freeze_attrs(attrs), tuple(t._parent() for t in operands),
-                               tuple((a.shape, a.dtype) for a in arrays), tuple(arrays),
-                               tuple((t._version, t._version.value) for t in operands),
-                               result, (out._version, 0))
-            out._requires_grad = True
+        if dtype.kind == "f" and is_grad_enabled():
+            for t in operands:
+                if t._requires_grad:
+                    out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out)
+                    out._requires_grad = True
+                    break
         return out
 
 
