@@ -1,6 +1,6 @@
 """Per-step time of eager training loops: symgrad eager vs PyTorch eager vs hand-written NumPy.
 
-Run: python benchmarks/bench_eager_training.py [--steps 200] [--repeats 5] [--only NAME]
+Run: python benchmarks/bench_eager_training.py [--steps 200] [--repeats 5] [--only NAME] [--cpu-time]
 
 Each loop is written once against a library `lib` (symgrad or torch: the same program with
 `import torch as lib`) and once in NumPy with the backward derived by hand, in float32:
@@ -261,14 +261,14 @@ PROGRAMS = [  # (title, data and parameters, lib loop, NumPy loop, option, unit 
 ]
 
 
-def per_step(loop, steps):
-    start = time.perf_counter()
+def per_step(loop, steps, clock):
+    start = clock()
     for _ in range(steps):
         loop.step()
-    return (time.perf_counter() - start) / steps
+    return (clock() - start) / steps
 
 
-def run(title, make, loop_type, numpy_type, option, unit, steps, repeats):
+def run(title, make, loop_type, numpy_type, option, unit, steps, repeats, clock):
     data, params = make()
     loops = {"symgrad eager": loop_type(sg, data, params, option)}
     loops["hand-written NumPy"] = numpy_type(data, params, option)
@@ -289,7 +289,7 @@ def run(title, make, loop_type, numpy_type, option, unit, steps, repeats):
     times = {name: [] for name in loops}
     for _ in range(repeats):
         for name, loop in loops.items():
-            times[name].append(per_step(loop, steps))
+            times[name].append(per_step(loop, steps, clock))
     medians = {name: statistics.median(t) for name, t in times.items()}
     ours = medians["symgrad eager"]
     print(f"\n{title} (first symgrad {unit}: {first * 1e3:.1f} ms)")
@@ -303,7 +303,10 @@ def main():
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", default="", help="run the programs whose title contains this text")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time with the process's CPU time, steadier than wall time on a shared, loaded machine")
     args = parser.parse_args()
+    clock = time.process_time if args.cpu_time else time.perf_counter
     from symgrad.backends import default_backend
     print(f"symgrad backend for the adjoint: {default_backend()}; PyTorch: "
           f"{torch.__version__ + ' (1 thread)' if torch else 'not installed'}")
@@ -311,7 +314,7 @@ def main():
         torch.set_num_threads(1)
     for program in PROGRAMS:
         if args.only in program[0]:
-            run(*program, args.steps, args.repeats)
+            run(*program, args.steps, args.repeats, clock)
 
 
 if __name__ == "__main__":

@@ -228,3 +228,15 @@ def test_the_tape_starts_over_at_each_backward_and_stays_bounded():
     for _ in range(tape.MAX_ENTRIES + 10):  # recorded without a backward: a new tape past the bound
         w * 2.0
     assert len(tape.current_tape().digests) <= tape.MAX_ENTRIES
+
+
+def test_an_op_whose_attributes_are_not_hashable_is_still_recorded():
+    """The tape's hash never breaks recording: such a step is simply not captured."""
+    from symgrad.core import REGISTRY, Primitive
+    scaled = Primitive("scaled_by_a_list_test", lambda inputs, factors: (inputs[0].shape, inputs[0].dtype),
+                       lambda x, factors: x * factors[0])
+    del REGISTRY[scaled.name]  # not a primitive of the library: test_ops checks the registry's
+    w = sg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    out = scaled(w, factors=[3.0])
+    assert out.requires_grad and out.grad_fn is not None and not tape.current_tape().regular
+    np.testing.assert_allclose(out.detach().numpy(), [3.0, 6.0])

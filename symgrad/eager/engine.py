@@ -81,9 +81,8 @@ class Engine:
             tensor._grad = self.as_tensor(ct, copy=True)
         else:  # in place, as PyTorch: whoever holds the .grad (or a detach() of it) sees the sum
             grad = tensor._grad
-            if grad._data.base is not None or not grad._data.flags.writeable:
-                grad._data = grad._data.copy()
-            np.add(grad._data, ct._data if hasattr(ct, "_data") else ct, out=grad._data, casting="same_kind")
+            data = grad._writable_data()
+            np.add(data, ct._data if hasattr(ct, "_data") else ct, out=data, casting="same_kind")
             grad._version.value += 1
 
     def as_tensor(self, ct, copy=False):

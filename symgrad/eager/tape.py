@@ -54,7 +54,11 @@ class Tape:
         digests = self.digests
         record.entry = entry = (record.prim, record.attrs, tuple(sources), record.in_types, record.out_type)
         record.tape, record.position = self, len(digests)
-        digests.append(hash((digests[-1] if digests else 0, entry)))
+        try:
+            digests.append(hash((digests[-1] if digests else 0, entry)))
+        except TypeError:  # an attribute that is not hashable data: a structure never captured
+            self.regular = False
+            digests.append(0)
 
 
 _state = threading.local()

@@ -471,9 +471,7 @@ class Tensor(Tracer):
                 raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type "
                                    f"{self.dtype}")
             result = sgnp.astype(result, self.dtype)
-        if self._data.base is not None or not self._data.flags.writeable:
-            self._data = self._data.copy()  # a view of another array: write to our own copy
-        np.copyto(self._data, result._data)
+        np.copyto(self._writable_data(), result._data)
         self._version.value += 1
         record = result._node
         if record is not None:
@@ -484,6 +482,12 @@ class Tensor(Tracer):
             self._node = record
             self._requires_grad = True
         return self
+
+    def _writable_data(self) -> np.ndarray:
+        """self's array, made its own copy first when it is a view of another array or read-only."""
+        if self._data.base is not None or not self._data.flags.writeable:
+            self._data = self._data.copy()
+        return self._data
 
     def add_(self, other, alpha=1):
         return self._inplace(lambda s: s + (other if alpha == 1 else other * alpha))
@@ -504,7 +508,11 @@ class Tensor(Tracer):
         return self._inplace(lambda s: sgnp.clip(s, min, max))
 
     def zero_(self):
-        return self.fill_(0)
+        if self._requires_grad and is_grad_enabled():
+            return self.fill_(0)  # recorded (or a leaf's error), as any in-place op
+        self._writable_data().fill(0)  # nothing to record: `grad.zero_()` in a training loop is one NumPy call
+        self._version.value += 1
+        return self
 
     def fill_(self, value):
         return self._inplace(lambda s: sgnp.broadcast_to(sgnp.astype(value, s.dtype), s.shape))
