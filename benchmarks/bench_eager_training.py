@@ -1,15 +1,20 @@
-"""Per-step time of one MLP training loop: symgrad eager vs hand-written NumPy vs PyTorch eager.
+"""Per-step time of eager training loops: symgrad eager vs PyTorch eager vs hand-written NumPy.
 
-Run: python benchmarks/bench_eager_training.py [--steps 200] [--repeats 5]
+Run: python benchmarks/bench_eager_training.py [--steps 200] [--repeats 5] [--only NAME] [--cpu-time]
 
-The loop is the same in each: forward (tanh MLP, softmax cross-entropy), backward, SGD
-update, in float32. symgrad records the eager ops, derives the adjoint with the
-compiler's reverse pass once per graph structure and reuses it (lowered by the default
-backend from the second step on). The NumPy version is forward and backward written by
-hand. Before timing, the three are checked to produce the same parameters after 5 steps.
-Times are medians over repeats of the per-step time, implementations interleaved.
+Each loop is written once against a library `lib` (symgrad or torch: the same program with
+`import torch as lib`) and once in NumPy with the backward derived by hand, in float32:
+  - the two MLPs of issue 12 (tanh, nn.Linear, nn.CrossEntropyLoss, optim.SGD),
+  - the seeds' programs: linear regression with manual updates under no_grad, softmax
+    regression with nn.Linear, F.cross_entropy and optim.SGD,
+  - a training loop with Adam (the tiny MLP),
+  - per-op overhead: one recorded elementwise op and one recorded matmul on 32x32.
+Before timing, the three are checked to produce the same parameters after 5 steps. Times are
+medians over repeats of the per-step time, implementations interleaved (one run, so ratios
+compare like with like on a loaded machine).
 """
 import argparse
+import math
 import os
 import statistics
 import time
@@ -24,8 +29,6 @@ try:
     import torch
 except ImportError:
     torch = None
-
-SIZES = [("tiny: 16-32-4, batch 32", 16, 32, 4, 32), ("MNIST-like: 784-128-10, batch 128", 784, 128, 10, 128)]
 
 
 def make_data(n_in, n_classes, batch, seed=0):
@@ -42,15 +45,30 @@ def init_params(n_in, n_hidden, n_out, seed=1):
     return [w1, np.zeros(n_hidden, np.float32), w2, np.zeros(n_out, np.float32)]
 
 
-class SymgradLoop:
-    def __init__(self, params, x, y, lr):
+def set_parameters(lib, parameters, arrays):
+    with lib.no_grad():
+        for p, value in zip(parameters, arrays):
+            p.copy_(lib.from_numpy(value))
+
+
+def numpy_of(tensors):
+    return [t.detach().numpy().copy() for t in tensors]
+
+
+# ------------------------------------------------------------------ the loops, written once per library
+class MLPLoop:
+    """Tanh MLP, cross-entropy, an optimizer from `lib.optim` (SGD or Adam)."""
+
+    def __init__(self, lib, data, params, optimizer):
+        x, y = data
         n_hidden, n_in = params[0].shape
-        self.model = sg.nn.Sequential(sg.nn.Linear(n_in, n_hidden, dtype=sg.float32), sg.nn.Tanh(),
-                                      sg.nn.Linear(n_hidden, params[2].shape[0], dtype=sg.float32))
-        self.model.load_state_dict(dict(zip(["0.weight", "0.bias", "2.weight", "2.bias"], params)))
-        self.x, self.y = sg.tensor(x), sg.tensor(y)
-        self.optimizer = sg.optim.SGD(self.model.parameters(), lr=lr)
-        self.loss_fn = sg.nn.CrossEntropyLoss()
+        self.model = lib.nn.Sequential(lib.nn.Linear(n_in, n_hidden, dtype=lib.float32), lib.nn.Tanh(),
+                                       lib.nn.Linear(n_hidden, params[2].shape[0], dtype=lib.float32))
+        set_parameters(lib, self.model.parameters(), params)
+        self.x, self.y = lib.from_numpy(x), lib.from_numpy(y)
+        name, options = optimizer
+        self.optimizer = getattr(lib.optim, name)(self.model.parameters(), **options)
+        self.loss_fn = lib.nn.CrossEntropyLoss()
 
     def step(self):
         self.optimizer.zero_grad()
@@ -58,93 +76,246 @@ class SymgradLoop:
         self.optimizer.step()
 
     def params(self):
-        return [p.detach().numpy() for p in self.model.parameters()]
+        return numpy_of(self.model.parameters())
 
 
-class TorchLoop(SymgradLoop):
-    def __init__(self, params, x, y, lr):
-        n_hidden, n_in = params[0].shape
-        self.model = torch.nn.Sequential(torch.nn.Linear(n_in, n_hidden), torch.nn.Tanh(),
-                                         torch.nn.Linear(n_hidden, params[2].shape[0]))
-        with torch.no_grad():
-            for p, value in zip(self.model.parameters(), params):
-                p.copy_(torch.from_numpy(value))
-        self.x, self.y = torch.from_numpy(x), torch.from_numpy(y)
-        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=lr)
-        self.loss_fn = torch.nn.CrossEntropyLoss()
+class LinearRegressionLoop:
+    """The seed program: prediction = x @ w + b, mean squared error, manual updates under no_grad."""
 
-
-class NumpyLoop:
-    """Forward, hand-derived backward and SGD in NumPy."""
-
-    def __init__(self, params, x, y, lr):
-        self.w1, self.b1, self.w2, self.b2 = (p.copy() for p in params)
-        self.x, self.y, self.lr = x, y, lr
-        self.onehot = np.eye(params[2].shape[0], dtype=np.float32)[y]
+    def __init__(self, lib, data, params, lr):
+        x, y = data
+        self.lib, self.lr = lib, lr
+        self.x, self.y = lib.from_numpy(x), lib.from_numpy(y)
+        self.w = lib.tensor(params[0], requires_grad=True)
+        self.b = lib.tensor(params[1], requires_grad=True)
 
     def step(self):
-        x, batch = self.x, self.x.shape[0]
-        h = np.tanh(x @ self.w1.T + self.b1)
-        logits = h @ self.w2.T + self.b2
-        shifted = logits - logits.max(axis=1, keepdims=True)
-        probs = np.exp(shifted)
-        probs /= probs.sum(axis=1, keepdims=True)
-        d_logits = (probs - self.onehot) / batch
-        d_w2, d_b2 = d_logits.T @ h, d_logits.sum(0)
-        d_pre = (d_logits @ self.w2) * (1 - h * h)
-        d_w1, d_b1 = d_pre.T @ x, d_pre.sum(0)
-        for p, g in ((self.w1, d_w1), (self.b1, d_b1), (self.w2, d_w2), (self.b2, d_b2)):
-            p -= self.lr * g
+        w, b, lr = self.w, self.b, self.lr
+        loss = ((self.x @ w + b - self.y) ** 2).mean()
+        loss.backward()
+        with self.lib.no_grad():
+            w -= lr * w.grad
+            b -= lr * b.grad
+        w.grad.zero_()
+        b.grad.zero_()
 
     def params(self):
-        return [self.w1, self.b1, self.w2, self.b2]
+        return numpy_of([self.w, self.b])
 
 
-def per_step(loop, steps):
-    start = time.perf_counter()
+class SoftmaxRegressionLoop:
+    """The seed program: nn.Linear, F.cross_entropy, optim.SGD."""
+
+    def __init__(self, lib, data, params, lr):
+        x, y = data
+        self.model = lib.nn.Linear(*params[0].shape[::-1], dtype=lib.float32)
+        set_parameters(lib, self.model.parameters(), params)
+        self.x, self.y = lib.from_numpy(x), lib.from_numpy(y)
+        self.optimizer = lib.optim.SGD(self.model.parameters(), lr=lr)
+        self.cross_entropy = lib.nn.functional.cross_entropy
+
+    def step(self):
+        self.optimizer.zero_grad()
+        loss = self.cross_entropy(self.model(self.x), self.y)
+        loss.backward()
+        self.optimizer.step()
+
+    def params(self):
+        return numpy_of(self.model.parameters())
+
+
+class OneOp:
+    """Per-op overhead: `steps` of one op on 32x32 operands, the first of which requires grad (recorded)."""
+
+    def __init__(self, lib, data, params, op):
+        self.a = lib.tensor(params[0], requires_grad=True)
+        self.b = lib.from_numpy(params[1])
+        self.op = op
+
+    def step(self):
+        self.out = self.op(self.a, self.b)
+
+    def params(self):
+        return [self.out.detach().numpy()]
+
+
+# ------------------------------------------------------------------ the same loops in NumPy, backward by hand
+def softmax_cross_entropy_grad(logits, onehot):
+    """d mean(cross_entropy(logits)) / d logits."""
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    probs = np.exp(shifted)
+    probs /= probs.sum(axis=1, keepdims=True)
+    return (probs - onehot) / logits.shape[0]
+
+
+class NumpyMLP:
+    def __init__(self, data, params, optimizer):
+        self.x, y = data
+        self.params_ = [p.copy() for p in params]
+        self.onehot = np.eye(params[2].shape[0], dtype=np.float32)[y]
+        self.name, self.options = optimizer
+        self.state = [dict(step=0, m=np.zeros_like(p), v=np.zeros_like(p)) for p in params]
+
+    def step(self):
+        x = self.x
+        w1, b1, w2, b2 = self.params_
+        h = np.tanh(x @ w1.T + b1)
+        d_logits = softmax_cross_entropy_grad(h @ w2.T + b2, self.onehot)
+        d_pre = (d_logits @ w2) * (1 - h * h)
+        grads = [d_pre.T @ x, d_pre.sum(0), d_logits.T @ h, d_logits.sum(0)]
+        for p, g, state in zip(self.params_, grads, self.state):
+            p -= self.update(g, state)
+
+    def update(self, g, state):
+        lr = self.options["lr"]
+        if self.name == "SGD":
+            return lr * g
+        beta1, beta2, eps = 0.9, 0.999, 1e-8
+        state["step"] += 1
+        state["m"] += (g - state["m"]) * (1 - beta1)
+        state["v"] = state["v"] * beta2 + (1 - beta2) * g * g
+        denom = np.sqrt(state["v"]) / math.sqrt(1 - beta2 ** state["step"]) + eps
+        return (lr / (1 - beta1 ** state["step"])) * state["m"] / denom
+
+    def params(self):
+        return self.params_
+
+
+class NumpyLinearRegression:
+    def __init__(self, data, params, lr):
+        (self.x, self.y), self.lr = data, lr
+        self.w, self.b = (p.copy() for p in params)
+
+    def step(self):
+        residual = self.x @ self.w + self.b - self.y
+        d = 2 * residual / residual.size
+        self.w -= self.lr * (self.x.T @ d)
+        self.b -= self.lr * d.sum(0)
+
+    def params(self):
+        return [self.w, self.b]
+
+
+class NumpySoftmaxRegression:
+    def __init__(self, data, params, lr):
+        self.x, y = data
+        self.w, self.b = (p.copy() for p in params)
+        self.onehot = np.eye(params[0].shape[0], dtype=np.float32)[y]
+        self.lr = lr
+
+    def step(self):
+        d_logits = softmax_cross_entropy_grad(self.x @ self.w.T + self.b, self.onehot)
+        self.w -= self.lr * (d_logits.T @ self.x)
+        self.b -= self.lr * d_logits.sum(0)
+
+    def params(self):
+        return [self.w, self.b]
+
+
+class NumpyOneOp:
+    def __init__(self, data, params, op):
+        self.a, self.b, self.op = params[0], params[1], op
+
+    def step(self):
+        self.out = self.op(self.a, self.b)
+
+    def params(self):
+        return [self.out]
+
+
+# ------------------------------------------------------------------ the programs
+def _regression_data():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, size=(100, 1)).astype(np.float32)
+    y = (2 * x + 1 + 0.05 * rng.standard_normal((100, 1))).astype(np.float32)
+    return (x, y), [np.zeros((1, 1), np.float32), np.zeros(1, np.float32)]
+
+
+def _blobs_data():
+    rng = np.random.default_rng(2)
+    centers = np.array([[0.0, 2.0], [-2.0, -1.0], [2.0, -1.0]])
+    labels = np.repeat(np.arange(3), 50)
+    points = (centers[labels] + 0.7 * rng.standard_normal((150, 2))).astype(np.float32)
+    return (points, labels), [np.zeros((3, 2), np.float32), np.zeros(3, np.float32)]
+
+
+def _operands():
+    rng = np.random.default_rng(3)
+    return None, [rng.standard_normal((32, 32)).astype(np.float32) for _ in range(2)]
+
+
+def _mlp(n_in, n_hidden, n_out, batch):
+    return lambda: (make_data(n_in, n_out, batch), init_params(n_in, n_hidden, n_out))
+
+
+SGD, ADAM = ("SGD", dict(lr=0.1)), ("Adam", dict(lr=1e-3))
+PROGRAMS = [  # (title, data and parameters, lib loop, NumPy loop, option, unit of a step)
+    ("MLP 16-32-4, batch 32, SGD", _mlp(16, 32, 4, 32), MLPLoop, NumpyMLP, SGD, "step"),
+    ("MLP 784-128-10, batch 128, SGD", _mlp(784, 128, 10, 128), MLPLoop, NumpyMLP, SGD, "step"),
+    ("linear regression, manual updates (seed)", _regression_data, LinearRegressionLoop, NumpyLinearRegression,
+     0.1, "step"),
+    ("softmax regression, nn.Linear + F.cross_entropy + SGD (seed)", _blobs_data, SoftmaxRegressionLoop,
+     NumpySoftmaxRegression, 0.1, "step"),
+    ("MLP 16-32-4, batch 32, Adam", _mlp(16, 32, 4, 32), MLPLoop, NumpyMLP, ADAM, "step"),
+    ("one recorded elementwise op a * b, 32x32", _operands, OneOp, NumpyOneOp, lambda a, b: a * b, "op"),
+    ("one recorded matmul a @ b, 32x32", _operands, OneOp, NumpyOneOp, lambda a, b: a @ b, "op"),
+]
+
+
+def per_step(loop, steps, clock):
+    start = clock()
     for _ in range(steps):
         loop.step()
-    return (time.perf_counter() - start) / steps
+    return (clock() - start) / steps
+
+
+def run(title, make, loop_type, numpy_type, option, unit, steps, repeats, clock):
+    data, params = make()
+    loops = {"symgrad eager": loop_type(sg, data, params, option)}
+    loops["hand-written NumPy"] = numpy_type(data, params, option)
+    if torch:
+        loops["PyTorch eager"] = loop_type(torch, data, params, option)
+    first = time.perf_counter()
+    loops["symgrad eager"].step()
+    first = time.perf_counter() - first
+    for loop in list(loops.values())[1:]:
+        loop.step()
+    for _ in range(4):
+        for loop in loops.values():
+            loop.step()
+    reference = loops["hand-written NumPy"].params()
+    for name, loop in loops.items():
+        error = max(float(np.max(np.abs(a - b))) for a, b in zip(loop.params(), reference))
+        assert error < 1e-4, f"{title}: {name} disagrees with hand-written NumPy after 5 steps: {error}"
+    times = {name: [] for name in loops}
+    for _ in range(repeats):
+        for name, loop in loops.items():
+            times[name].append(per_step(loop, steps, clock))
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    ours = medians["symgrad eager"]
+    print(f"\n{title} (first symgrad {unit}: {first * 1e3:.1f} ms)")
+    for name, value in medians.items():
+        ratio = "" if name == "symgrad eager" else f"   symgrad / this = {ours / value:.2f}"
+        print(f"  {name:20s} {value * 1e6:9.1f} us/{unit}{ratio}")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", default="", help="run the programs whose title contains this text")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time with the process's CPU time, steadier than wall time on a shared, loaded machine")
     args = parser.parse_args()
+    clock = time.process_time if args.cpu_time else time.perf_counter
     from symgrad.backends import default_backend
     print(f"symgrad backend for the adjoint: {default_backend()}; PyTorch: "
           f"{torch.__version__ + ' (1 thread)' if torch else 'not installed'}")
     if torch:
         torch.set_num_threads(1)
-    kinds = [("symgrad eager", SymgradLoop), ("hand-written NumPy", NumpyLoop)]
-    kinds += [("PyTorch eager", TorchLoop)] if torch else []
-    for title, n_in, n_hidden, n_out, batch in SIZES:
-        x, y = make_data(n_in, n_out, batch)
-        params = init_params(n_in, n_hidden, n_out)
-        loops = {name: cls(params, x, y, 0.1) for name, cls in kinds}
-        first = time.perf_counter()
-        loops["symgrad eager"].step()
-        first = time.perf_counter() - first
-        for loop in list(loops.values())[1:]:
-            loop.step()
-        for _ in range(4):
-            for loop in loops.values():
-                loop.step()
-        reference = loops["hand-written NumPy"].params()
-        for name, loop in loops.items():
-            error = max(float(np.max(np.abs(a - b))) for a, b in zip(loop.params(), reference))
-            assert error < 1e-4, f"{name} disagrees with hand-written NumPy after 5 steps: {error}"
-        times = {name: [] for name in loops}
-        for _ in range(args.repeats):
-            for name, loop in loops.items():
-                times[name].append(per_step(loop, args.steps))
-        medians = {name: statistics.median(t) for name, t in times.items()}
-        ours = medians["symgrad eager"]
-        print(f"\n{title} (first symgrad step, with tracing the adjoint: {first * 1e3:.1f} ms)")
-        for name, value in medians.items():
-            ratio = "" if name == "symgrad eager" else f"   symgrad / this = {ours / value:.2f}"
-            print(f"  {name:20s} {value * 1e6:9.1f} us/step{ratio}")
+    for program in PROGRAMS:
+        if args.only in program[0]:
+            run(*program, args.steps, args.repeats, clock)
 
 
 if __name__ == "__main__":

@@ -262,3 +262,33 @@ def test_numbers_at_edge_values_match_pytorch(name, torch_module):
             for ours, theirs in zip(*results):
                 np.testing.assert_allclose(ours, theirs, rtol=1e-6 if dtype == np.float32 else 1e-14,
                                            err_msg=f"{dtype.__name__} {b}")
+
+
+def test_zero_in_place_as_pytorch():
+    """zero_() writes through shared data, bumps the version, keeps a leaf's error and records in grad mode."""
+    torch = pytest.importorskip("torch")
+    for lib in (sg, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 3
+        y.sum().backward()
+        held = x.grad.detach()
+        x.grad.zero_()
+        assert held.tolist() == [0.0, 0.0]  # the same storage
+        z = lib.tensor([4.0, 5.0])
+        w = x * z  # saves z
+        with lib.no_grad():
+            z.zero_()
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            w.sum().backward()
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            x.zero_()
+        with lib.no_grad():
+            x.zero_()
+        assert x.tolist() == [0.0, 0.0]
+        h = x * 1
+        h.zero_()  # recorded: the gradient through h is zero
+        (h + x).sum().backward()
+        assert x.grad.tolist() == [1.0, 1.0]
+    frozen = sg.from_numpy(np.broadcast_to(np.ones(1), (3,)))  # a read-only view: zeroed in a copy of its own
+    frozen.zero_()
+    assert frozen.tolist() == [0.0, 0.0, 0.0]

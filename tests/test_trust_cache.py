@@ -365,16 +365,17 @@ def test_identical_code_is_shared_while_alive(cache):
 
 
 def test_the_eager_adjoint_cache_frees_the_code_it_evicts(cache, monkeypatch):
-    from symgrad.eager import adjoint
-    monkeypatch.setattr(adjoint, "_cache", collections.OrderedDict())  # not the adjoints of other tests
-    monkeypatch.setattr(adjoint, "_CACHE_SIZE", 1)
+    from symgrad.eager import tape, whole_backward
+    monkeypatch.setattr(whole_backward, "_cache", collections.OrderedDict())  # not the adjoints of other tests
+    monkeypatch.setattr(whole_backward, "_CACHE_SIZE", 1)
+    tape.start_over()
     rng = np.random.default_rng(0)
 
     def steps(columns):
         for _ in range(2):  # the second backward of a structure runs its lowered adjoint
             w = sg.tensor(rng.standard_normal((3, columns)), requires_grad=True)
             sg.sum(sg.tanh(sg.tensor(rng.standard_normal((4, 3))) @ w) * 1.125).backward()
-        return next(reversed(adjoint._cache.values()))
+        return next(reversed(whole_backward._cache.values()))
     entry = steps(11)
     code = weakref.ref(entry.executable.entry.__self__.owner)
     del entry

@@ -165,9 +165,13 @@ class Adjoint:
         if self.calls == 1:
             env = inline(self.graph, operands)
             return [env[id(v)] for v in self.graph.outputs]
+        return self.lowered()(*operands)
+
+    def lowered(self):
+        """The optimized graph lowered by the default backend (once)."""
         if self.executable is None:
             self.executable = lower(optimize(self.graph))
-        return self.executable(*operands)
+        return self.executable
 
     def run_recorded(self, operands):
         """Evaluate on tensors, recording every op, so the result can be differentiated again."""

@@ -15,6 +15,8 @@ from ..ops.shape import unbroadcast
 from .adjoint import reads_output_of, run_stage
 from .graph import Record
 from .mode import set_grad_enabled
+from .tape import start_over
+from .whole_backward import try_backward
 
 _ERROR_NO_GRAD = "element {} of tensors does not require grad and does not have a grad_fn"
 
@@ -38,9 +40,15 @@ class Engine:
         tensors = _as_list(tensors)
         grad_tensors = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(tensors)
         seeds = self._seeds(tensors, grad_tensors, create_graph)
-        targets = None if inputs is None else _as_list(inputs)
-        _Backward(self, tensors, seeds, targets, create_graph).execute(
-            accumulate=True, retain_graph=create_graph if retain_graph is None else retain_graph)
+        retain_graph = create_graph if retain_graph is None else retain_graph
+        try:
+            if inputs is None and not create_graph and len(tensors) == 1 and \
+                    try_backward(self, tensors[0], seeds[0], retain_graph):
+                return
+            targets = None if inputs is None else _as_list(inputs)
+            _Backward(self, tensors, seeds, targets, create_graph).execute(accumulate=True, retain_graph=retain_graph)
+        finally:
+            start_over()  # the next step records a tape of its own
 
     def grad(self, outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
         """The gradients of `outputs` with respect to `inputs`, returned (not accumulated), as torch.autograd.grad."""
@@ -50,8 +58,11 @@ class Engine:
             if not isinstance(t, self.tensor_type) or not t.requires_grad:
                 raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
         seeds = self._seeds(outputs, grad_outputs, create_graph)
-        found = _Backward(self, outputs, seeds, inputs, create_graph).execute(
-            accumulate=False, retain_graph=create_graph if retain_graph is None else retain_graph)
+        try:
+            found = _Backward(self, outputs, seeds, inputs, create_graph).execute(
+                accumulate=False, retain_graph=create_graph if retain_graph is None else retain_graph)
+        finally:
+            start_over()
         results = []
         for i, t in enumerate(inputs):
             ct = found.get(id(t._parent()))
@@ -60,6 +71,19 @@ class Engine:
                                    "the graph. Set allow_unused=True if this is the desired behavior.")
             results.append(None if ct is None else self.as_tensor(ct, copy=not create_graph))
         return tuple(results)
+
+    def accumulate(self, tensor, ct, create_graph=False):
+        """Add the cotangent `ct` into tensor.grad (a new .grad the first time)."""
+        if create_graph:
+            ct = self.as_tensor(ct)
+            tensor._grad = ct if tensor._grad is None else tensor._grad + ct
+        elif tensor._grad is None:
+            tensor._grad = self.as_tensor(ct, copy=True)
+        else:  # in place, as PyTorch: whoever holds the .grad (or a detach() of it) sees the sum
+            grad = tensor._grad
+            data = grad._writable_data()
+            np.add(data, ct._data if hasattr(ct, "_data") else ct, out=data, casting="same_kind")
+            grad._version.value += 1
 
     def as_tensor(self, ct, copy=False):
         """A cotangent (an array, or a tensor under create_graph) as a tensor."""
@@ -217,17 +241,7 @@ class _Backward:
         return ct
 
     def _accumulate(self, tensor, ct):
-        if self.create_graph:
-            ct = self.engine.as_tensor(ct)
-            tensor._grad = ct if tensor._grad is None else tensor._grad + ct
-        elif tensor._grad is None:
-            tensor._grad = self.engine.as_tensor(ct, copy=True)
-        else:  # in place, as PyTorch: whoever holds the .grad (or a detach() of it) sees the sum
-            grad = tensor._grad
-            if grad._data.base is not None or not grad._data.flags.writeable:
-                grad._data = grad._data.copy()
-            np.add(grad._data, ct._data if hasattr(ct, "_data") else ct, out=grad._data, casting="same_kind")
-            grad._version.value += 1
+        self.engine.accumulate(tensor, ct, self.create_graph)
 
     def _run_function(self, record):
         """A custom autograd.Function: call its Python backward with the output's gradient."""

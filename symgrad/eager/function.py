@@ -106,9 +106,6 @@ class Function:
             ctx._output = result
         if is_grad_enabled() and any(ctx.needs_input_grad) and out.dtype.kind == "f":
             inputs = [a for a in args if isinstance(a, Tensor)]
-            out._node = Record(None, (), tuple(t._parent() for t in inputs),
-                               tuple((t.shape, t.dtype) for t in inputs), tuple(t._data for t in inputs),
-                               tuple((t._version, t._version.value) for t in inputs), out._data,
-                               (out._version, 0), function=cls, ctx=ctx)
+            out._node = Record.of_op(None, (), inputs, [t._data for t in inputs], out, function=cls, ctx=ctx)
             out._requires_grad = True
         return out

@@ -17,6 +17,7 @@ from ..ops.indexing import take_p
 from ..ops.linalg import matmul_p
 from ..ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
 from ..ops.shape import broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, transpose_p
+from .tape import current_tape
 
 _sequence = itertools.count()
 
@@ -53,7 +54,9 @@ class Record:
     """One recorded op: `grad_fn` of the tensor it produced. `function` is set for autograd.Function."""
 
     __slots__ = ("prim", "attrs", "parents", "in_types", "saved", "versions", "out", "out_version",
-                 "out_type", "seq", "hooks", "retained", "function", "ctx", "released", "label", "__weakref__")
+                 "out_type", "seq", "hooks", "retained", "function", "ctx", "released", "label",
+                 "tape", "position", "entry",
+                 "__weakref__")
 
     def __init__(self, prim, attrs, parents, in_types, saved, versions, out, out_version,
                  function=None, ctx=None):
@@ -67,12 +70,25 @@ class Record:
         self.out_version = out_version
         self.out_type = (out.shape, out.dtype)
         self.seq = next(_sequence)      # creation order: a topological order of the recorded graph
-        self.hooks = []
+        self.hooks = ()                 # a list once a hook is registered
         self.retained = None            # weakref to the non-leaf tensor that called retain_grad()
         self.function = function
         self.ctx = ctx
         self.released = False
         self.label = None               # the PyTorch name of the user-level op, when known
+        current_tape().append(self)     # sets tape, position and entry
+
+    @classmethod
+    def of_op(cls, prim, attrs, operands, arrays, out, function=None, ctx=None) -> "Record":
+        """The record of `out` = prim(*operands) (tensors, whose arrays were `arrays` when it ran)."""
+        parents, in_types, versions = [], [], []
+        for t, a in zip(operands, arrays):
+            node = t._node
+            parents.append(node if node is not None else (t if t._requires_grad else None))
+            in_types.append((a.shape, a.dtype))
+            versions.append((t._version, t._version.value))
+        return cls(prim, attrs, tuple(parents), tuple(in_types), tuple(arrays), tuple(versions), out._data,
+                   (out._version, out._version.value), function, ctx)
 
     def release(self):
         """Free the saved values (after a backward without retain_graph)."""
@@ -84,6 +100,7 @@ class Record:
 
     def retain(self, tensor):
         self.retained = weakref.ref(tensor)
+        self.tape.regular = False  # Python must see this gradient mid-backward
 
     def retained_tensor(self):
         return self.retained() if self.retained is not None else None
@@ -109,6 +126,9 @@ class Record:
                      for p in self.parents)
 
     def register_hook(self, fn):
+        self.tape.regular = False  # Python must see this gradient mid-backward
+        if not self.hooks:
+            self.hooks = []
         self.hooks.append(fn)
         return RemovableHandle(self.hooks, fn)
 

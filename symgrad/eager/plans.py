@@ -9,6 +9,7 @@ the same ops as the call would, several times faster for small tensors.
 from __future__ import annotations
 
 import collections
+import functools
 
 from ..core import Builder, Tracer, building
 from ..ops.elementwise import ElementwiseOp
@@ -35,19 +36,35 @@ class Plan:
         index = {id(v): i for i, v in enumerate(graph.inputs)}
         self.steps = []
         for node in graph.nodes:
-            self.steps.append((node.prim, tuple(index[id(v)] for v in node.inputs), node.params, node.attrs,
-                               node.out.dtype))
+            self.steps.append((node.prim, tuple(index[id(v)] for v in node.inputs), evaluator(node.prim, node.params),
+                               node.attrs, node.out.dtype))
             index[id(node.out)] = len(index)
         self.output = index[id(graph.outputs[0])]
+        # one primitive applied to the operands as given (a * b, x @ w, ...): run without the loop
+        operands = tuple(range(len(graph.inputs)))
+        self.single = self.steps[0] if len(self.steps) == 1 and self.steps[0][1] == operands \
+            and self.output == len(operands) else None
         # an elementwise op's records are named after it (PyTorch's name), not after the primitive ew
         self.label = grad_fn_name(op) if isinstance(op, ElementwiseOp) else None
 
     def run(self, operands, recorder):
-        """Apply the steps to the tensor operands through `recorder.apply` (the eager recorder)."""
+        """Apply the steps to the tensor operands through `recorder.evaluate` (the eager recorder)."""
+        if self.single is not None:
+            prim, _, evaluate, frozen_attrs, dtype = self.single
+            return recorder.evaluate(prim, operands, evaluate, frozen_attrs, dtype)
         values = list(operands)
-        for prim, inputs, attrs, frozen_attrs, dtype in self.steps:
-            values.append(recorder.apply(prim, [values[i] for i in inputs], attrs, frozen_attrs, dtype))
+        for prim, inputs, evaluate, frozen_attrs, dtype in self.steps:
+            values.append(recorder.evaluate(prim, [values[i] for i in inputs], evaluate, frozen_attrs, dtype))
         return values[self.output]
+
+
+def evaluator(prim, attrs: dict):
+    """prim's NumPy implementation with its attributes bound: a function of the operand arrays only.
+    A primitive may resolve its attributes once (`evaluator`, e.g. the NumPy function of an ew expression)."""
+    specialized = getattr(prim, "evaluator", None)
+    if specialized is not None:
+        return specialized(attrs)
+    return functools.partial(prim.impl, **attrs) if attrs else prim.impl
 
 
 def plan_for(op, signature) -> Plan:

@@ -59,21 +59,24 @@ class EagerRecorder:
         return Tensor._wrap(np.asarray(operand))
 
     def add(self, prim, operands, attrs, shape, dtype) -> "Tensor":
-        return self.apply(prim, operands, attrs, None, np.dtype(dtype))
+        return self.evaluate(prim, operands, plans.evaluator(prim, attrs), ir.freeze_attrs(attrs), np.dtype(dtype))
 
-    def apply(self, prim, operands, attrs, frozen_attrs, dtype) -> "Tensor":
-        """Evaluate prim now; record it when grad mode is on and an operand requires grad."""
+    def evaluate(self, prim, operands, evaluate, frozen_attrs, dtype) -> "Tensor":
+        """`evaluate(*arrays)` (prim with its attributes bound) now; recorded when grad mode is on and an
+        operand requires grad."""
         arrays = [t._data for t in operands]
-        result = np.asarray(prim.impl(*arrays, **attrs))
+        result = evaluate(*arrays)
+        if result.__class__ is not np.ndarray:
+            result = np.asarray(result)
         if result.dtype != dtype:
             result = result.astype(dtype)
         out = Tensor._wrap(result)
-        if dtype.kind == "f" and any(t._requires_grad for t in operands) and is_grad_enabled():
-            out._node = Record(prim, frozen_attrs or ir.freeze_attrs(attrs), tuple(t._parent() for t in operands),
-                               tuple((a.shape, a.dtype) for a in arrays), tuple(arrays),
-                               tuple((t._version, t._version.value) for t in operands),
-                               result, (out._version, 0))
-            out._requires_grad = True
+        if dtype.kind == "f" and is_grad_enabled():
+            for t in operands:
+                if t._requires_grad:
+                    out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out)
+                    out._requires_grad = True
+                    break
         return out
 
 
@@ -468,9 +471,7 @@ class Tensor(Tracer):
                 raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type "
                                    f"{self.dtype}")
             result = sgnp.astype(result, self.dtype)
-        if self._data.base is not None or not self._data.flags.writeable:
-            self._data = self._data.copy()  # a view of another array: write to our own copy
-        np.copyto(self._data, result._data)
+        np.copyto(self._writable_data(), result._data)
         self._version.value += 1
         record = result._node
         if record is not None:
@@ -481,6 +482,12 @@ class Tensor(Tracer):
             self._node = record
             self._requires_grad = True
         return self
+
+    def _writable_data(self) -> np.ndarray:
+        """self's array, made its own copy first when it is a view of another array or read-only."""
+        if self._data.base is not None or not self._data.flags.writeable:
+            self._data = self._data.copy()
+        return self._data
 
     def add_(self, other, alpha=1):
         return self._inplace(lambda s: s + (other if alpha == 1 else other * alpha))
@@ -501,7 +508,11 @@ class Tensor(Tracer):
         return self._inplace(lambda s: sgnp.clip(s, min, max))
 
     def zero_(self):
-        return self.fill_(0)
+        if self._requires_grad and is_grad_enabled():
+            return self.fill_(0)  # recorded (or a leaf's error), as any in-place op
+        self._writable_data().fill(0)  # nothing to record: `grad.zero_()` in a training loop is one NumPy call
+        self._version.value += 1
+        return self
 
     def fill_(self, value):
         return self._inplace(lambda s: sgnp.broadcast_to(sgnp.astype(value, s.dtype), s.shape))

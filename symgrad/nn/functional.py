@@ -8,8 +8,9 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..ops import elementwise as E
+from ..ops.indexing import take_p
 from ..eager.function import Function
-from ..eager.tensor import Tensor, elementwise_on_tensors, labelled
+from ..eager.tensor import Tensor, apply_function, elementwise_on_tensors, labelled
 
 
 def _ew(op, args):
@@ -33,30 +34,47 @@ def _softmax_dim(ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _shifted(input, dim):
-    """input minus its (gradient-free) max along dim: log_softmax is invariant to the shift."""
+def _peak(input, dim):
+    """input's max along dim (kept), gradient-free and with infinities replaced by 0: softmax and
+    log_softmax are invariant to this shift, which keeps exp from overflowing. A tensor for a tensor
+    input, so the softmax that subtracts it replays as one cached plan."""
     data = np.asarray(input._data if hasattr(input, "_data") else input)
     peak = np.max(data, axis=dim, keepdims=True)
-    return _ew(E.subtract, (input, np.where(np.isfinite(peak), peak, 0).astype(data.dtype)))
+    peak = np.where(np.isfinite(peak), peak, 0).astype(data.dtype)
+    return Tensor._wrap(peak) if isinstance(input, Tensor) else peak
 
 
 def softmax(input, dim=None):
     dim = _softmax_dim(input.ndim) if dim is None else dim
-    exp = _ew(E.exp, (_shifted(input, dim),))
-    return labelled(_ew(E.divide, (exp, sgnp.sum(exp, dim, keepdims=True))), "Softmax")
+    return labelled(apply_function(_softmax_shifted, (input, _peak(input, dim), dim), {}), "Softmax")
+
+
+def _softmax_shifted(input, peak, dim):
+    exp = _ew(E.exp, (_ew(E.subtract, (input, peak)),))
+    return _ew(E.divide, (exp, sgnp.sum(exp, dim, keepdims=True)))
 
 
 def log_softmax(input, dim=None):
     dim = _softmax_dim(input.ndim) if dim is None else dim
-    shifted = _shifted(input, dim)
+    return labelled(apply_function(_log_softmax_shifted, (input, _peak(input, dim), dim), {}), "LogSoftmax")
+
+
+def _log_softmax_shifted(input, peak, dim):
+    shifted = _ew(E.subtract, (input, peak))
     total = sgnp.sum(_ew(E.exp, (shifted,)), dim, keepdims=True)
-    return labelled(_ew(E.subtract, (shifted, _ew(E.log, (total,)))), "LogSoftmax")
+    return _ew(E.subtract, (shifted, _ew(E.log, (total,))))
 
 
 def linear(input, weight, bias=None):
-    """input @ weight.T + bias (weight has shape (out_features, in_features))."""
+    """input @ weight.T + bias (weight has shape (out_features, in_features)). On tensors, the
+    three ops replay as one cached plan (one front-end call per layer, not three)."""
+    out = apply_function(_linear, (input, weight, bias), {})
+    return out if bias is None else labelled(out, "Addmm")
+
+
+def _linear(input, weight, bias):
     out = sgnp.matmul(input, sgnp.transpose(weight))
-    return out if bias is None else labelled(_ew(E.add, (out, bias)), "Addmm")
+    return out if bias is None else _ew(E.add, (out, bias))
 
 
 def _reduce(loss, reduction: str):
@@ -73,12 +91,22 @@ def mse_loss(input, target, reduction="mean"):
     if tuple(input.shape) != tuple(np.shape(target)):
         raise ValueError(f"mse_loss: input shape {tuple(input.shape)} and target shape {tuple(np.shape(target))} "
                          "differ (symgrad does not broadcast them silently)")
-    return labelled(_reduce(_ew(E.square, (_ew(E.subtract, (input, target)),)), reduction), "MseLoss")
+    return labelled(apply_function(_squared_error, (input, target, reduction), {}), "MseLoss")
+
+
+def _squared_error(input, target, reduction):
+    """On tensors, one cached plan (one front-end call, not three)."""
+    return _reduce(_ew(E.square, (_ew(E.subtract, (input, target)),)), reduction)
 
 
 def nll_loss(input, target, reduction="mean"):
     """Negative log-likelihood of integer class targets, given log-probabilities with the classes along
     dim 1, of shape (N, C), (N, C, d1, ..., dk) with targets (N, d1, ..., dk), or (C,) with a 0-d target."""
+    return _nll(input, _class_targets(input, target), reduction)
+
+
+def _class_targets(input, target) -> np.ndarray:
+    """target as an integer array, checked against input's classes and shape (with PyTorch's errors)."""
     target = np.asarray(target._data if hasattr(target, "_data") else target)
     if target.dtype.kind not in "iu":
         raise TypeError(f"nll_loss: class targets must be integers, got dtype {target.dtype}")
@@ -86,19 +114,35 @@ def nll_loss(input, target, reduction="mean"):
     if target.size and (target.min() < 0 or target.max() >= classes):
         raise IndexError(f"Target {int(target.max() if target.max() >= classes else target.min())} is out of "
                          f"bounds for {classes} classes")
-    if input.ndim == 1:
-        return _ew(E.negative, (input[int(target)],))
     target_shape = (input.shape[0],) + tuple(input.shape[2:])
-    if target.shape != target_shape:
+    if input.ndim > 1 and target.shape != target_shape:
         raise ValueError(f"nll_loss: input of shape {tuple(input.shape)} (classes along dim 1) needs class targets "
                          f"of shape {target_shape}, got {target.shape}")
+    return target
+
+
+def _nll(input, target, reduction):
+    """nll_loss of checked targets. The picked log-probabilities and their reduction replay as one
+    cached plan on tensors (one front-end call, not five)."""
+    if input.ndim == 1:
+        return _ew(E.negative, (input[int(target)],))
+    classes = input.shape[1]
     if input.ndim > 2:
         input = sgnp.moveaxis(input, 1, -1)  # (N, d1, ..., dk, C): each position's classes are contiguous
     flat_index = np.arange(target.size, dtype=np.int64) * classes + target.reshape(-1).astype(np.int64)
-    losses = _ew(E.negative, (sgnp.take(sgnp.reshape(input, (-1,)), flat_index),))
+    index = Tensor._wrap(flat_index) if isinstance(input, Tensor) else flat_index
     if reduction == "none":
-        losses = sgnp.reshape(losses, target_shape)
-    return labelled(_reduce(losses, reduction), "NllLoss")
+        return labelled(sgnp.reshape(_negative_picked(input, index), target.shape), "NllLoss")
+    return labelled(apply_function(_picked_loss, (input, index, reduction), {}), "NllLoss")
+
+
+def _negative_picked(input, index):
+    """-input.flat[index]: the index is checked, so one take_p, not NumPy's indexing front end."""
+    return _ew(E.negative, (take_p(sgnp.reshape(input, (-1,)), index, axis=0),))
+
+
+def _picked_loss(input, index, reduction):
+    return _reduce(_negative_picked(input, index), reduction)
 
 
 def cross_entropy(input, target, reduction="mean"):
@@ -112,7 +156,7 @@ def cross_entropy(input, target, reduction="mean"):
             raise ValueError(f"cross_entropy: probability targets must have the input's shape {tuple(input.shape)}, "
                              f"got {target_array.shape}")
         return _reduce(_ew(E.negative, (sgnp.sum(_ew(E.multiply, (log_probs, target)), class_dim),)), reduction)
-    return nll_loss(log_probs, target_array, reduction)
+    return _nll(log_probs, _class_targets(log_probs, target_array), reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, reduction="mean"):

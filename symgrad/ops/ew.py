@@ -144,5 +144,9 @@ class ElementwisePrimitive(Primitive):
         params = node.params
         return f"{params['name']} (SymPy)" if "name" in params else "ew (SymPy)"
 
+    def evaluator(self, attrs):
+        """The NumPy function of the node's expression, resolved once (eager plans call it per op)."""
+        return elementwise_function(attrs["expr"], attrs["args"], np.dtype(attrs["dtype"]))
+
 
 ew_p = ElementwisePrimitive("ew", _ew_shape, _ew_impl, vjp=_ew_vjp, jvp=_ew_jvp)
