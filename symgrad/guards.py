@@ -41,6 +41,15 @@ _IMPURE_BUILTINS = frozenset({"print", "input", "open", "exec", "eval", "compile
                               "locals", "vars", "getattr", "setattr", "delattr", "breakpoint", "iter", "next"})
 _IMMUTABLE = (int, float, complex, bool, str, bytes, frozenset, type(None), type(Ellipsis), range, slice,
               np.generic, np.dtype)
+
+
+def _by_value(value) -> bool:
+    """Whether a read is compared by value: an immutable, or a tuple of them (a dict's keys)."""
+    if isinstance(value, tuple):
+        return all(_by_value(item) for item in value)
+    return isinstance(value, _IMMUTABLE) and not isinstance(value, (range, slice))
+
+
 # Mutable containers guarded item by item (values mode); sets by their items' equality.
 _CONTAINERS = (tuple, list, dict, collections.deque, set)
 _MUTATING_OPS = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR", "STORE_ATTR", "DELETE_ATTR", "STORE_GLOBAL",
@@ -198,7 +207,7 @@ class _Walker:
                             f"{CONTENT_GUARD_BYTES} bytes, too many to compare on every call")
             expected = self.name((value, value.shape, value.dtype, value.tobytes()))
             test = f"_same_content({fetch}, {expected})"
-        elif isinstance(value, _IMMUTABLE) and not isinstance(value, (range, slice)):
+        elif _by_value(value):
             variable = f"_{expected}"
             test = f"type({variable} := {fetch}) is {self.name(type(value))} and {variable} == {expected}"
         else:

@@ -9,6 +9,8 @@ import pickle
 
 from . import pickling
 
+_VAR_POSITIONAL, _KEYWORD_ONLY, _VAR_KEYWORD = (int(inspect.Parameter.VAR_POSITIONAL), int(inspect.Parameter.KEYWORD_ONLY),
+                                                int(inspect.Parameter.VAR_KEYWORD))
 STATIC_VALUES_KEPT = 32  # distinct static values a function keeps compiled code for, most recent first
 
 
@@ -92,12 +94,32 @@ class StaticArgs(pickling.CopiedAsItself):
 
     def _bound(self, static: dict, dynamic: list, order: list):
         """fn of the dynamic arguments (in signature order, positionally), the static ones bound."""
-        fn, signature = self.fn, self._signature
+        fn = self.fn
+        # tuples of plain values only (not the Signature): what a trace reads is guarded by value
+        params = tuple((p.name, int(p.kind)) for p in self._signature.parameters.values())
+        static, dynamic = tuple(static.items()), tuple(dynamic)
 
         def inner(*values):
-            arguments = {**static, **dict(zip(dynamic, values))}
-            call = inspect.BoundArguments(signature, collections.OrderedDict((n, arguments[n]) for n in order))
-            return fn(*call.args, **call.kwargs)
+            arguments = dict(static)
+            arguments.update(zip(dynamic, values))
+            args, kwargs, by_keyword = [], {}, False  # inspect.BoundArguments' args and kwargs
+            for name, kind in params:
+                if kind in (_KEYWORD_ONLY, _VAR_KEYWORD):
+                    continue
+                if name not in arguments:
+                    by_keyword = True  # a parameter left to its default: the later ones go by name
+                elif by_keyword:
+                    kwargs[name] = arguments[name]
+                elif kind == _VAR_POSITIONAL:
+                    args.extend(arguments[name])
+                else:
+                    args.append(arguments[name])
+            for name, kind in params:  # keyword-only and **kwargs come after
+                if kind == _KEYWORD_ONLY and name in arguments:
+                    kwargs[name] = arguments[name]
+                elif kind == _VAR_KEYWORD and name in arguments:
+                    kwargs.update(arguments[name])
+            return fn(*args, **kwargs)
 
         inner.__name__ = self.__name__
         return inner
@@ -139,12 +161,13 @@ def python_value_positions(args, ints: bool) -> tuple[int, ...]:
 
 def bind_positions(fn, static: tuple):
     """fn of its other positional arguments, with (position, value) pairs of `static` put back in place."""
-    values = dict(static)
-    count = len(values)
+    static = tuple(sorted(static, key=lambda pair: pair[0]))  # a tuple: what a trace reads is guarded by value
 
     def bound(*dynamic):
-        rest = iter(dynamic)
-        return fn(*(values[i] if i in values else next(rest) for i in range(len(dynamic) + count)))
+        args = list(dynamic)
+        for position, value in static:
+            args.insert(position, value)
+        return fn(*args)
 
     bound.__name__ = getattr(fn, "__name__", "f")
     try:  # the names of the remaining parameters, for error messages
@@ -152,6 +175,7 @@ def bind_positions(fn, static: tuple):
     except (TypeError, ValueError):
         return bound
     if all(i < len(parameters) and parameters[i].kind in (parameters[i].POSITIONAL_ONLY,
-                                                          parameters[i].POSITIONAL_OR_KEYWORD) for i in values):
-        bound.__signature__ = inspect.Signature([p for i, p in enumerate(parameters) if i not in values])
+                                                          parameters[i].POSITIONAL_OR_KEYWORD) for i, _ in static):
+        positions = {i for i, _ in static}
+        bound.__signature__ = inspect.Signature([p for i, p in enumerate(parameters) if i not in positions])
     return bound

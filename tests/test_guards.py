@@ -388,3 +388,24 @@ def test_a_trace_that_changes_what_it_read_runs_again_on_the_next_call():
     COUNTER[0] = 0.0
     results = [g(X)[0] for _ in range(3)]
     assert results == [1.0, 2.0, 3.0]
+
+
+KEYED_PARAMS = {"w": 2.0}
+
+
+def _reads_a_dict_and_keyword_defaults(x, *, scale=1.0):
+    return sg.sum(x * scale * KEYED_PARAMS["w"])
+
+
+def test_reads_of_a_dict_and_of_keyword_defaults_are_guarded_by_value_not_retraced_each_call(monkeypatch):
+    from symgrad import compiler
+    traces = []
+    original = compiler.trace_flat
+    monkeypatch.setattr(compiler, "trace_flat", lambda *a, **k: traces.append(1) or original(*a, **k))
+    grad = sg.grad(_reads_a_dict_and_keyword_defaults)
+    for _ in range(3):  # a dict's keys were compared by identity of a fresh tuple: a retrace every call
+        np.testing.assert_array_equal(grad(np.ones(3)), [2.0, 2.0, 2.0])
+    assert len(traces) == 1
+    monkeypatch.setitem(KEYED_PARAMS, "w", 5.0)
+    np.testing.assert_array_equal(grad(np.ones(3)), [5.0, 5.0, 5.0])  # a changed read still retraces
+    assert len(traces) == 2
