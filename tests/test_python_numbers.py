@@ -80,3 +80,13 @@ def test_a_python_int_literal_the_dtype_cannot_hold_is_numpys_overflow_error(bac
         fn(x)  # NumPy's own
     with pytest.raises(OverflowError, match="Python integer"):  # compiled code wrapped it to 0 silently
         sg.compile(fn, backend=backend)(x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_most_negative_int32_literal_is_added_as_numpy_adds_it(backend):
+    x = np.arange(3, dtype=np.int32)
+    fn = lambda x: (x + (-2**31)) * 2 + 1  # noqa: E731  (x - 2147483648 would overflow where this does not)
+    expected = fn(x)
+    for result in (sg.compile(fn, backend=backend)(x), fn(sg.tensor(x)).numpy()):
+        assert result.dtype == np.int32
+        np.testing.assert_array_equal(result, expected)

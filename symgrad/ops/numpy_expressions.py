@@ -86,6 +86,9 @@ def _erf(x):
 }
 
 
+_INT32_MAX = 2**31 - 1
+
+
 class NumpyExprPrinter(StrPrinter):
     """Prints a SymPy expression as a NumPy expression over given variable names."""
 
@@ -120,6 +123,15 @@ class NumpyExprPrinter(StrPrinter):
 
     def _print_NaN(self, expr):
         return "np.nan"
+
+    def _print_Add(self, expr, order=None):
+        """As SymPy's, except that a negative integer term whose magnitude no int32 holds stays an added
+        negative literal: `x - 2147483648` raises OverflowError on int32 x where `x + (-2147483648)` does not."""
+        wide = [term for term in expr.args if term.is_Integer and term < -_INT32_MAX]
+        if not wide:
+            return super()._print_Add(expr, order)
+        rest = [term for term in expr.args if term not in wide]
+        return f"({self._print(sp.Add(*rest, evaluate=False))} + ({int(sum(wide))}))"
 
     def _print_Pow(self, expr, rational=False):
         if expr.exp == sp.S.Half:
