@@ -4,7 +4,7 @@ import pytest
 
 import symgrad as sg
 from symgrad import backends
-from symgrad.eager import adjoint, tape
+from symgrad.eager import adjoint
 
 
 def _step(w, x):
@@ -12,19 +12,6 @@ def _step(w, x):
     loss.backward()
     return loss
 
-
-@pytest.fixture
-def lowerings(monkeypatch):
-    """The executables the eager adjoints are lowered to, in order (symgrad.eager.adjoint.lower, recorded)."""
-    made = []
-
-    def recording_lower(graph, *args, **kwargs):
-        made.append(backends.lower(graph, *args, **kwargs))
-        return made[-1]
-
-    monkeypatch.setattr(adjoint, "lower", recording_lower)
-    tape.start_over()  # the test's first step starts a tape, as a training loop's first step does
-    return made
 
 
 def test_same_structure_reuses_one_lowered_adjoint(lowerings):

@@ -4,30 +4,12 @@ backward runs as one lowered adjoint (symgrad.eager.tape, symgrad.eager.whole_ba
 Every test runs several steps, so the first (general path, op by op) and the later ones (the
 captured step) are both checked, against sg.grad, against NumPy, or against PyTorch when installed.
 """
-import collections
 
 import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad import backends
-from symgrad.eager import adjoint, tape, whole_backward
-
-
-@pytest.fixture
-def lowerings(monkeypatch):
-    """The executables eager adjoints are lowered to, in order, from empty caches (no structure seen)."""
-    made = []
-    monkeypatch.setattr(adjoint, "_cache", collections.OrderedDict())
-    monkeypatch.setattr(whole_backward, "_cache", collections.OrderedDict())
-
-    def recording_lower(graph, *args, **kwargs):
-        made.append(backends.lower(graph, *args, **kwargs))
-        return made[-1]
-
-    monkeypatch.setattr(adjoint, "lower", recording_lower)
-    tape.start_over()  # the test's first step starts a tape, as a training loop's first step does
-    return made
+from symgrad.eager import tape
 
 
 def _mlp_loss(lib, params, x, y):
