@@ -17,7 +17,7 @@ from llvmlite import ir
 from symgrad.codegen import runtime
 from symgrad import ir as sir
 
-from . import blas, callbacks, heap, jit, lapack, pool, pyentry
+from . import blas, callbacks, heap, jit, lapack, mathlib, pool, pyentry
 from .kernel import KernelBuilder
 
 log = logging.getLogger("symgrad")
@@ -117,7 +117,7 @@ def lower(graph: sir.Graph, structure=None, python_floats=(), threads: int = 1) 
                        python_floats=python_floats, release_gil=kernel.releases_gil)
     text = str(module)
     symbols = {**runtime.symbol_addresses(), **blas.addresses(), **lapack.addresses(), **heap.addresses(),
-               **callbacks.addresses(module),
+               **callbacks.addresses(module), **mathlib.libm_addresses(module),
                **(pool.addresses() if {pool.SYMBOL, pool.BLAS_THREADS} & set(module.globals) else {})}
     native = jit.load(text, ["entry"], symbols, kernel.slots)
     entry = runtime.make_builtin(native.addresses["entry"], graph.name, owner=native)  # the code lives as long as entry

@@ -332,16 +332,7 @@ class ExprEmitter(Printer):
             raise NotImplementedError(f"{name} of an integer type")
         if name in mathlib.NAMES:
             return self.b.call(mathlib.math_function(self.b.module, name, self.ty, self.outlined_math), args)
-        return self.b.call(_libm(self.b.module, name, self.ty), args)
-
-
-def _libm(module, name, ty):
-    symbol = name + ("f" if isinstance(ty, ir.FloatType) else "")
-    existing = module.globals.get(symbol)
-    if existing is not None:
-        return existing
-    arity = 2 if name in ("atan2", "pow", "hypot") else 1
-    return ir.Function(module, ir.FunctionType(ty, [ty] * arity), symbol)
+        return self.b.call(mathlib.libm_function(self.b.module, name, self.ty), args)
 
 
 def _is_float(value) -> bool:

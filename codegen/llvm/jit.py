@@ -26,6 +26,7 @@ from llvmlite.binding import ffi
 from symgrad import __version__ as symgrad_version
 
 from . import disk_cache, elf
+from .mathlib import INLINED_AFTER_VECTORIZING
 
 PLACEHOLDER = "SYMGRAD_"  # function names are written with this prefix, made unique per module at load
 KEY_SYMBOL = "cache_key"  # PLACEHOLDER + this names the constant holding a module's cache key
@@ -85,6 +86,9 @@ def configure(module) -> None:
     module.data_layout = str(machine.target_data)
 
 
+_INLINED_PREFIXES = tuple(f"symgrad.{name}." for name in INLINED_AFTER_VECTORIZING)
+
+
 def optimize(module, machine) -> None:
     """The new pass builder's O3 pipeline, with loop and SLP vectorization, in place."""
     options = llvm.create_pipeline_tuning_options(speed_level=3)
@@ -93,6 +97,11 @@ def optimize(module, machine) -> None:
     options.loop_unrolling = False
     builder = llvm.create_pass_builder(machine, options)
     builder.getModulePassManager().run(module, builder)
+    if any(f.name.startswith(_INLINED_PREFIXES) for f in module.functions):
+        after = llvm.create_new_module_pass_manager()
+        after.add_always_inliner_pass()
+        after.add_simplify_cfg_pass()
+        after.run(module, builder)
 
 
 @contextlib.contextmanager

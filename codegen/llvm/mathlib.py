@@ -16,11 +16,16 @@ evaluate the float64 kernel and round once (in float32 they lose more than 2 ulp
 cancellation, or, for pow, need a double-word log).
 sin/cos/tan: x*2/pi in double-word, then an fma Cody-Waite reduction by pi/2 split in three
 (float32: four, plus one fix-up step) parts. Accurate to |x| <= 2**46 (float64) and 2**22
-(float32 sin/cos; float32 tan runs in float64). Beyond that the quotient loses its last bits,
-the result is not accurate but stays in [-1, 1] (tan: finite); inf and nan give nan.
+(float32 sin/cos; float32 tan runs in float64). Beyond that the quotient loses its last bits, so
+there (`_trig_argument`, a branch taken only when a vector holds such an x) x is replaced by the
+angle in (-pi, pi] that libm's sin and cos of x give: libm's values to an ulp of pi. inf and nan
+give nan.
 Polynomial coefficients are Chebyshev fits (mpmath.chebyfit, 100 digits) of the reduced
 functions on the ranges stated beside them, rounded to the target format.
 """
+import ctypes
+import ctypes.util
+import functools
 import struct
 from dataclasses import dataclass
 
@@ -802,7 +807,7 @@ def math_function(module, name, ty, outlined=False):
     fname = f"symgrad.{name}.{fmt_key}"
     if fname in module.globals:
         return module.globals[fname]
-    fn = _define(module, fname, name, ty, None)
+    fn = _define(module, fname, name, ty, None, inlined=not outlined)
     if not outlined:
         fn.attributes.add("alwaysinline")
         return fn
@@ -810,6 +815,9 @@ def math_function(module, name, ty, outlined=False):
     fn.attributes.add("noinline")
     arity = _ARITY.get(name, 1)
     variants = [_define(module, f"{fname}.v{lanes}", name, ty, lanes) for lanes in VARIANT_LANES[fmt_key]]
+    if name in INLINED_AFTER_VECTORIZING:
+        for variant in variants:
+            variant.attributes.add("alwaysinline")
     mangled = ",".join(f"_ZGV_LLVM_N{variant.name.rsplit('.v', 1)[1]}{'v' * arity}_{fname}({variant.name})"
                        for variant in variants)
     fn.attributes.add(f'"vector-function-abi-variant"="{mangled}"')
@@ -817,15 +825,116 @@ def math_function(module, name, ty, outlined=False):
     return fn
 
 
-def _define(module, fname, name, ty, lanes):
-    """The internal function `fname` computing kernel `name` on `ty`, or on vectors of `lanes` of it."""
+def _define(module, fname, name, ty, lanes, inlined=False):
+    """The internal function `fname` computing kernel `name` on `ty`, or on vectors of `lanes` of it.
+    `inlined`: it will be inlined into loops, so it must stay straight-line code."""
     arg = ty if lanes is None else ir.VectorType(ty, lanes)
     fn = ir.Function(module, ir.FunctionType(arg, [arg] * _ARITY.get(name, 1)), name=fname)
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
-    builder.ret(_KERNELS[name](_Emitter(builder, ty, lanes), *fn.args))
+    m = _Emitter(builder, ty, lanes)
+    if name not in _TRIG:
+        builder.ret(_KERNELS[name](m, *fn.args))
+    elif name == "tan" and m.fmt is F32:  # float32 tan runs in float64: so does its argument's check
+        wide = _Emitter(builder, ir.DoubleType(), lanes)
+        angle = _trig_argument_of(wide, builder.fpext(fn.args[0], wide.ty), inlined)
+        builder.ret(builder.fptrunc(_KERNELS[name](wide, angle), m.ty))
+    else:
+        builder.ret(_KERNELS[name](m, _trig_argument_of(m, fn.args[0], inlined)))
     return fn
+
+
+def _trig_argument_of(m, x, inlined):
+    """_trig_argument(x); in a kernel to be inlined, as a call: the branch lives in a function of its own,
+    whose vector variants the vectorizer calls and jit.optimize then inlines."""
+    if not inlined:
+        return _trig_argument(m, x)
+    return m.b.call(math_function(m.b.module, _TRIG_ARGUMENT, x.type, outlined=True), [x])
+
+
+_TRIG = ("sin", "cos", "tan")
+_TRIG_ARGUMENT = "trig_argument"
+# Kernels whose vector variants jit.optimize inlines into the vectorized loops: a branch is fine there,
+# where it was not before vectorizing, and a call per vector would cost 10-20% of a sine loop.
+INLINED_AFTER_VECTORIZING = (_TRIG_ARGUMENT,)
+# How far the fast reduction by pi/2 (_reduce_half_pi) is accurate.
+_TRIG_RANGE = {"f64": 2.0 ** 46, "f32": 2.0 ** 22}
+
+
+def _trig_argument(m, x):
+    """x, or, where |x| is finite and beyond the fast reduction's range, the angle in (-pi, pi] with
+    libm's sine and cosine of x (glibc reduces exactly), so sin, cos and tan of it are libm's to within
+    an ulp of pi. A branch taken only when some lane needs it; inlined kernels call this as a function
+    of its own, so their loops stay straight-line and vectorize, and sin and cos of one x share it."""
+    magnitude = m.abs(x)
+    big = m.and_(m.cmp(">", magnitude, m.c(_TRIG_RANGE[m.fmt.key])), m.cmp("<", magnitude, m.c(float("inf"))))
+    b = m.b
+    any_big = big if m.lanes is None else b.icmp_unsigned(
+        "!=", b.bitcast(big, ir.IntType(m.lanes)), ir.Constant(ir.IntType(m.lanes), 0))
+    entry = b.block
+    with b.if_then(any_big, likely=False):
+        patched = m.select(big, _libm_angle(m, x), x)
+        slow = b.block
+    merged = b.phi(m.ty)
+    merged.add_incoming(x, entry)
+    merged.add_incoming(patched, slow)
+    return merged
+
+
+def _libm_angle(m, x):
+    """atan2(sin x, cos x) of each lane of x by libm in float64, in x's type."""
+    double = ir.DoubleType()
+
+    def one(value):
+        wide = value if m.fmt is F64 else m.b.fpext(value, double)
+        module = m.b.module
+        angle = m.b.call(libm_function(module, "atan2", double), [m.b.call(libm_function(module, "sin", double), [wide]),
+                                                                  m.b.call(libm_function(module, "cos", double), [wide])])
+        return angle if m.fmt is F64 else m.b.fptrunc(angle, value.type)
+
+    if m.lanes is None:
+        return one(x)
+    out = ir.Constant(m.ty, ir.Undefined)
+    for lane in range(m.lanes):
+        index = ir.Constant(ir.IntType(32), lane)
+        out = m.b.insert_element(out, one(m.b.extract_element(x, index)), index)
+    return out
+
+
+def libm_function(module, name, ty):
+    """libm's `name` on `ty` (sinf for float), declared pure: errno aside, which symgrad never reads, it
+    is; and a call that might write memory would keep the loops around it from vectorizing."""
+    symbol = name + ("f" if isinstance(ty, ir.FloatType) else "")
+    existing = module.globals.get(symbol)
+    if existing is not None:
+        return existing
+    fn = ir.Function(module, ir.FunctionType(ty, [ty] * (2 if name in _LIBM_BINARY else 1)), symbol)
+    fn.attributes.add(_LIBM_MARK)
+    fn.attributes.add("nounwind")
+    return fn
+
+
+_LIBM_MARK = "readnone"  # what only libm_function's declarations carry
+
+
+_LIBM_BINARY = ("atan2", "pow", "hypot")
+
+
+def libm_addresses(module) -> dict[str, int]:
+    """The addresses in this process of the libm functions `module` declares (libm_function), for the
+    JIT's symbol table and the disk cache's check that every undefined symbol resolves."""
+    declared = {fn.name for fn in module.functions if fn.is_declaration and _LIBM_MARK in fn.attributes}
+    if declared:  # the optimizer merges sin(x) and cos(x) into one call of sincos
+        declared |= {"sincos", "sincosf"}
+    libm = _libm_library()
+    return {name: ctypes.cast(getattr(libm, name), ctypes.c_void_p).value for name in declared
+            if hasattr(libm, name)}
+
+
+@functools.lru_cache(maxsize=None)
+def _libm_library():
+    return ctypes.CDLL(ctypes.util.find_library("m"))
 
 
 class _Attributes(ir.FunctionAttributes):
@@ -856,3 +965,6 @@ def _keep_until_vectorized(module, functions):
     kept += functions
     used.value_type = ir.ArrayType(ir.PointerType(), len(kept))
     used.initializer = ir.Constant(used.value_type, kept)
+
+
+_KERNELS[_TRIG_ARGUMENT] = _trig_argument
