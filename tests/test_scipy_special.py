@@ -325,3 +325,20 @@ def test_python_numbers_are_weak_and_never_fold_to_complex_infinity(backend):
             assert sg.compile(fn, backend=backend)(x.astype(np.float32)).dtype == np.float32
         g = sg.compile(sg.grad(lambda x: sg.sum(S.xlogy(x, 0.0))), backend=backend)(np.array([0.0, 2.0]))
         np.testing.assert_array_equal(g, [0.0, -INF])
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1)])
+def test_softmax_and_log_softmax_match_scipy_over_all_of_x_by_default(name, axis):
+    """SciPy's default axis is None (all of x), where sg.softmax's (as jax.nn's) is the last axis."""
+    x = np.array([[1.0, 2.0, 3.0], [-INF, 0.0, 5.0]])
+    expected = getattr(special, name)(x, axis=axis)
+    for dtype in (np.float64, np.float32):
+        for path, got in values_everywhere(lambda v: getattr(S, name)(v, axis=axis), x.astype(dtype)).items():
+            assert got.shape == expected.shape and got.dtype == dtype, path
+            np.testing.assert_allclose(got, expected, rtol=1e-13 if dtype == np.float64 else 1e-6,
+                                       atol=0 if dtype == np.float64 else 1e-6, err_msg=path)
+    weights = np.random.default_rng(0).normal(size=x.shape)
+    finite = np.array([[1.0, 2.0, 3.0], [-1.0, 0.0, 5.0]])
+    assert_grads_match_finite_differences(lambda v: sg.sum(getattr(S, name)(v, axis=axis) * weights), [finite], 0,
+                                          reference=lambda v: np.sum(getattr(special, name)(v, axis=axis) * weights))

@@ -62,6 +62,16 @@ def multigammaln(a, d):
     return total if concrete else E.where(E.greater(a, (d - 1) / 2), total, math.nan)
 
 
+def softmax(x, axis=None):
+    """scipy.special.softmax: exp(x) / sum(exp(x)) over axis, all of x by default (SciPy's default)."""
+    return A.softmax(x, axis)
+
+
+def log_softmax(x, axis=None):
+    """scipy.special.log_softmax: x - logsumexp(x) over axis, all of x by default (SciPy's default)."""
+    return A.log_softmax(x, axis)
+
+
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     """log(sum(b * exp(a))) over axis without overflow, as scipy.special.logsumexp: terms with b == 0
     are left out (even where a is inf); return_sign=True gives (log|sum|, sign(sum)), else a negative
