@@ -397,6 +397,46 @@ def test_reverse_mode_with_a_pytree_carry_and_an_integer_counter(dtype, checkpoi
             np.testing.assert_allclose(expected[1][n], numeric_grad(loss, args, n), rtol=1e-6, atol=1e-8)
 
 
+def _calls_of_loop_conditions(compiled, *args) -> int:
+    return len(re.findall(r"call i32 @\"?[\w.]*\.cond\d", compiled.lower(*args).executable.llvm_ir))
+
+
+@pytest.mark.parametrize("checkpoints", CHECKPOINTS)
+def test_value_and_gradient_run_a_while_loop_once(checkpoints, monkeypatch):
+    """The loop keeps its carries for the reverse pass as it runs (one loop in the code), instead of the
+    reverse pass running it again; the same numbers as when the two land in different functions of a
+    long kernel (which keeps them apart) and as the NumPy backend."""
+    from symgrad.codegen.llvm import kernel
+    a, w = np.array([0.5, 2.0, 9.0, 100.0]), np.array([1.0, -2.0, 0.5, 3.0])
+
+    def loss(a):
+        root, count = newton_sqrt(a, checkpoints)
+        return sg.sum(root ** 2 * w) + 0.01 * count
+    once = sg.compile(sg.value_and_grad(loss))
+    assert _calls_of_loop_conditions(once, a) == 1
+    expected = sg.compile(sg.value_and_grad(loss), backend="numpy")(a)
+    for got in (once(a), once(a)):  # the tape is taken and freed by each call
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-13)
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-12)
+    monkeypatch.setattr(kernel, "GROUPS_PER_FUNCTION", 1)  # each job a function: the loop runs twice
+    np.testing.assert_allclose(sg.compile(sg.value_and_grad(loss))(a)[1], expected[1], rtol=1e-12)
+
+
+def test_an_error_between_a_while_loop_and_its_reverse_pass_is_raised_and_the_next_call_works():
+    """A LinAlgError raised after the loop kept its tape and before the reverse pass took it: the error
+    return frees the tape (kernel.hold), and the function goes on working."""
+    def loss(a):
+        root, _ = newton_sqrt(a)
+        matrix = sg.outer(root, root) + sg.diag(root - 2.0)
+        return sg.sum(sg.linalg.cholesky(matrix)) + sg.sum(root)
+    grad = sg.compile(sg.grad(loss))
+    good, bad = np.array([9.0, 16.0, 25.0]), np.array([0.5, 2.0, 9.0])
+    expected = sg.compile(sg.grad(loss), backend="numpy")(good)
+    with pytest.raises(np.linalg.LinAlgError):
+        grad(bad)
+    np.testing.assert_allclose(grad(good), expected, rtol=1e-10)
+
+
 def steps_and_gradient(x, w, n):
     """By hand in NumPy: y <- y * w + 0.1 sin(y), n times from x; sum(y) and its gradient in x and w."""
     ys = [x]

@@ -17,7 +17,7 @@ from llvmlite import ir
 
 from symgrad import dtypes
 from symgrad import ir as sir
-from symgrad.ops.control import result_p, split_scan, split_while, split_while_vjp
+from symgrad.ops.control import result_p, split_scan, split_while, split_while_vjp, while_p, while_vjp_p
 
 from . import heap
 from .jobs import CustomJob
@@ -111,8 +111,13 @@ def while_loop(k, node, inputs):
         k.materialize(value, buffer)
     flag = k.new_buffer((), dtypes.BOOL)
     cond, body = k.nested(p["cond"], "cond"), k.nested(p["body"], "body")
+    twin = _reverse_passes(k).get(id(node))
+    share = k.shared[id(twin)] = _SharedTape(Tape(finals, p["checkpoints"]), finals) if twin is not None else None
 
     def emit(k):
+        if share is not None and id(share.reverse_job) in k.emitting:
+            share.keep(k, cond, body, cond_consts, body_consts, spares, flag, p["checkpoints"])
+            return
         b = k.b
         function, preheader = b.block.parent, b.block
         header, inside, done = (function.append_basic_block(name) for name in ("while", "while.body", "while.end"))
@@ -161,31 +166,18 @@ def while_vjp(k, node, inputs):
     spare_pulled = [k.new_buffer(buffer.shape, buffer.dtype) for buffer in pulled]
     flag = k.new_buffer((), dtypes.BOOL)
     cond, body, step = (k.nested(p[name], name) for name in ("cond", "body", "step"))
-    tape = Tape(carries, checkpoints)
+    share = k.shared.get(id(node))
 
     def emit(k):
         b, one = k.b, ir.Constant(I64, 1)
-        tape.start(k)
-        steps, every = _variable(k, ir.Constant(I64, 0)), _variable(k, one)
-        now, after = _variables(k, carries), _variables(k, spare_carries)
         consts = _pointers(body_consts)
-
-        # forward: the loop, keeping carries
-        function = b.block.parent
-        header, inside, done = (function.append_basic_block(name) for name in ("while", "while.body", "while.end"))
-        b.branch(header)
-        b.position_at_end(header)
-        current = _loads(k, now)
-        k.call_checked(cond, _pointers(cond_consts) + current + [flag.pointer], tape.free)
-        b.cbranch(flag.load(k, []), inside, done)
-        b.position_at_end(inside)
-        _keep(k, tape, checkpoints, b.load(steps, typ=I64), every, current)
-        following = _loads(k, after)
-        k.call_checked(body, consts + current + following, tape.free)
-        _swap(k, now, after)
-        b.store(b.add(b.load(steps, typ=I64), one, flags=["nuw"]), steps)
-        b.branch(header)
-        b.position_at_end(done)
+        if share is not None and share.kept_in is b.block.parent:  # the loop kept its carries: no second run
+            tape, steps, every = share.tape, share.steps, share.every
+            k.release(tape.free)
+        else:
+            tape = Tape(carries, checkpoints)
+            now, after = _variables(k, carries), _variables(k, spare_carries)
+            steps, every = _run_keeping(k, tape, checkpoints, cond, body, cond_consts, body_consts, now, after, flag)
 
         # backward: kept carry `index` entered step index * stride; from the last, each one's segment of
         # steps (up to where the next kept carry starts) is recomputed, then pulled back through, last first
@@ -230,8 +222,86 @@ def while_vjp(k, node, inputs):
                     heap.copy(k, buffer.pointer, pointer, buffer.nbytes)
 
     buffers = carries + spare_carries + pulled + spare_pulled + [flag]
-    k.jobs.append(CustomJob(tuple(buffers), _reads(cond_consts + body_consts + buffers), emit))
+    # after the loop whose tape it may use (its results are read to say so)
+    job = CustomJob(tuple(buffers), _reads(cond_consts + body_consts + buffers + (share.finals if share else [])), emit)
+    k.jobs.append(job)
+    if share is not None:
+        share.reverse_job = job
     return Components(pulled)
+
+
+def _run_keeping(k, tape, checkpoints, cond, body, cond_consts, body_consts, now, after, flag) -> tuple:
+    """Emit the while loop from the carries the slots `now` point to (`after`: the other set), keeping
+    carries on `tape` (which it starts); the slots of its step count and of the stride of the kept ones."""
+    b, one = k.b, ir.Constant(I64, 1)
+    tape.start(k)
+    steps, every = _variable(k, ir.Constant(I64, 0)), _variable(k, one)
+    consts = _pointers(body_consts)
+    function = b.block.parent
+    header, inside, done = (function.append_basic_block(name) for name in ("while", "while.body", "while.end"))
+    b.branch(header)
+    b.position_at_end(header)
+    current = _loads(k, now)
+    k.call_checked(cond, _pointers(cond_consts) + current + [flag.pointer], tape.free)
+    b.cbranch(flag.load(k, []), inside, done)
+    b.position_at_end(inside)
+    _keep(k, tape, checkpoints, b.load(steps, typ=I64), every, current)
+    following = _loads(k, after)
+    k.call_checked(body, consts + current + following, tape.free)
+    _swap(k, now, after)
+    b.store(b.add(b.load(steps, typ=I64), one, flags=["nuw"]), steps)
+    b.branch(header)
+    b.position_at_end(done)
+    return steps, every
+
+
+class _SharedTape:
+    """A while loop whose reverse pass (while_vjp on the same inputs) comes later in the same graph, as
+    in value_and_grad: when both are emitted into one function, the loop keeps its carries on the tape
+    as it runs and the reverse pass pulls back through them, instead of running the loop a second time."""
+
+    def __init__(self, tape, finals):
+        self.tape, self.finals = tape, finals
+        self.reverse_job = None  # the reverse pass's job (set when it is planned)
+        self.kept_in = None  # the function in which the loop kept the tape
+        self.steps = self.every = None  # there, the slots of its step count and of the kept carries' stride
+
+    def keep(self, k, cond, body, cond_consts, body_consts, spares, flag, checkpoints):
+        """Emit the loop keeping carries; its results end in `finals`; the tape is held until the
+        reverse pass takes it (an error return in between frees it)."""
+        now, after = _variables(k, self.finals), _variables(k, spares)
+        self.steps, self.every = _run_keeping(k, self.tape, checkpoints, cond, body, cond_consts, body_consts,
+                                              now, after, flag)
+        if self.finals:  # after an odd number of steps the carries are in the spares
+            current = _loads(k, now)
+            with k.b.if_then(k.b.icmp_unsigned("!=", current[0], self.finals[0].pointer)):
+                for final, pointer in zip(self.finals, current):
+                    heap.copy(k, final.pointer, pointer, final.nbytes)
+        self.kept_in = k.b.block.parent
+        k.hold(self.tape.free)
+
+
+def _reverse_passes(k) -> dict:
+    """id(while node) -> the while_vjp node of the same loop on the same inputs after it in k's graph."""
+    if "while reverse passes" not in k.shared:
+        loops, twins = {}, {}
+        for node in k.graph.nodes:
+            p = node.params
+            if node.prim is while_p:
+                loops[_loop_key(node.inputs, p)] = node
+            elif node.prim is while_vjp_p:
+                cond_consts, body_consts, init, _ = split_while_vjp(node.inputs, p["body"], p["num_cond_consts"],
+                                                                    p["num_body_consts"])
+                loop = loops.get(_loop_key(cond_consts + body_consts + init, p))
+                if loop is not None:
+                    twins[id(loop)] = node
+        k.shared["while reverse passes"] = twins
+    return k.shared["while reverse passes"]
+
+
+def _loop_key(inputs, p) -> tuple:
+    return (tuple(id(value) for value in inputs), p["cond"], p["body"], p["num_cond_consts"], p["num_body_consts"],
+            p["checkpoints"])
 
 
 def _keep(k, tape, checkpoints, step, every, carry):

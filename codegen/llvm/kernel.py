@@ -68,6 +68,9 @@ class KernelBuilder:
         self._chunked = 0  # parallel loop nests emitted so far (their functions are named by number)
         self.workspace_size = 0
         self._loaded, self._loaded_in = {}, None  # see once
+        self.shared: dict = {}  # what rules of this graph's nodes pass each other (control.py's shared tapes)
+        self.emitting: frozenset = frozenset()  # ids of the jobs the function being emitted runs
+        self._held: list = []  # (function, free(k)): heap memory an error return from function releases
 
     def _new_function(self, name, extra=()) -> ir.Function:
         """A function taking the kernel's arguments (input and output pointers) and the workspace's
@@ -180,15 +183,27 @@ class KernelBuilder:
         self._return_unless(self.b.icmp_unsigned("==", status, ir.Constant(I32, 0)), status, cleanup)
 
     def _return_unless(self, condition, status, cleanup=None):
-        """Return `status` (after cleanup(k)) from the function being emitted when `condition` is false."""
+        """Return `status` (after cleanup(k), and releasing what `hold` holds) from the function being
+        emitted when `condition` is false."""
         function = self.b.block.parent
         ok, failed = function.append_basic_block("ok"), function.append_basic_block("failed")
         self.b.cbranch(condition, ok, failed)
         with self.b.goto_block(failed):
             if cleanup is not None:
                 cleanup(self)
+            for holder, free in self._held:
+                if holder is function:
+                    free(self)
             self.b.ret(status)
         self.b.position_at_end(ok)
+
+    def hold(self, free):
+        """From here on in the function being emitted, an error return runs free(k) (heap memory one job
+        leaves for a later one), until `release(free)`."""
+        self._held.append((self.b.block.parent, free))
+
+    def release(self, free):
+        self._held = [(holder, held) for holder, held in self._held if held != free]
 
     def new_buffer(self, shape, dtype, target=None) -> Buffer:
         if target is not None:
@@ -361,6 +376,7 @@ class KernelBuilder:
             for buffer, make in self._pointers:
                 if used is None or id(buffer) in used:
                     buffer.pointer = make(self)
+        self.emitting = frozenset(id(job) for group in groups for job in group.jobs)
         for group in groups:
             if group.domain is None:
                 for job in group.jobs:
