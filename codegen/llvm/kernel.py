@@ -54,6 +54,7 @@ class KernelBuilder:
         self.kernel = self._new_function(name + ".body" if public else name)
         self._start(self.kernel)
         self._pointers: list = []  # (buffer, make(k) -> its pointer in the function being emitted)
+        self._pointer_positions = None  # id(buffer) -> its position in _pointers (see _make_pointers)
         self.jobs: list = []
         self.buffers: list[Buffer] = []
         self.errors: list[str] = []
@@ -95,7 +96,23 @@ class KernelBuilder:
     def pointer(self, buffer: Buffer, make) -> Buffer:
         """Give `buffer` the pointer `make(k)` emits into the entry of each function using it."""
         self._pointers.append((buffer, make))
+        self._pointer_positions = None
         return buffer
+
+    def _make_pointers(self, used=None):
+        """Emit into the entry of the function being emitted the pointers of the buffers `used` (their ids;
+        None: all), in the order they were given (so the IR text does not depend on ids). Found by id, not
+        by a scan of all: a long kernel has thousands of buffers and a hundred functions."""
+        if used is None:
+            chosen = self._pointers
+        else:
+            if self._pointer_positions is None:
+                self._pointer_positions = {id(buffer): n for n, (buffer, _) in enumerate(self._pointers)}
+            positions = self._pointer_positions
+            chosen = [self._pointers[n] for n in sorted(positions[key] for key in used if key in positions)]
+        with self.b.goto_block(self.entry):
+            for buffer, make in chosen:
+                buffer.pointer = make(self)
 
     def _argument(self, position, value, role) -> Buffer:
         return self.pointer(Buffer(value.shape, value.dtype, role=role), lambda k: k.function.args[position])
@@ -372,10 +389,7 @@ class KernelBuilder:
     def _emit(self, groups, used=None):
         """The groups' code into the current function, after its entry makes the pointers of the
         buffers they use (`used`: ids of the buffers; None: all)."""
-        with self.b.goto_block(self.entry):
-            for buffer, make in self._pointers:
-                if used is None or id(buffer) in used:
-                    buffer.pointer = make(self)
+        self._make_pointers(used)
         self.emitting = frozenset(id(job) for group in groups for job in group.jobs)
         for group in groups:
             if group.domain is None:
@@ -436,11 +450,7 @@ class KernelBuilder:
         chunk.linkage = "internal"
         outer = (self.function, self.entry, self.b, [(buffer, buffer.pointer) for buffer, _ in self._pointers])
         self._start(chunk)
-        used = group.reads | group.writes
-        with self.b.goto_block(self.entry):
-            for buffer, make in self._pointers:
-                if id(buffer) in used:
-                    buffer.pointer = make(self)
+        self._make_pointers(group.reads | group.writes)
         *_, first, end, partials = chunk.args
         for job in group.jobs:
             if job.prologue:
