@@ -1,10 +1,20 @@
-"""Fixtures shared by several test modules."""
+"""Fixtures shared by several test modules; the suite's own compile cache."""
+import atexit
 import collections
+import os
+import shutil
+import tempfile
 
 import pytest
 
 from symgrad import backends
 from symgrad.eager import adjoint, tape, whole_backward
+
+# The suite's compiled code goes to a cache directory of its own, removed at exit, never into the user's
+# ~/.cache/symgrad; a SYMGRAD_CACHE_DIR the caller set (CI's fresh directory) is kept.
+if "SYMGRAD_CACHE_DIR" not in os.environ:
+    os.environ["SYMGRAD_CACHE_DIR"] = tempfile.mkdtemp(prefix="symgrad-tests-")
+    atexit.register(shutil.rmtree, os.environ["SYMGRAD_CACHE_DIR"], True)
 
 
 @pytest.fixture
