@@ -7,8 +7,10 @@ reaches (as torch.compile's guards do); `Guard.failure()` later names the first 
 that changed, so a cache can re-trace instead of returning a stale result.
 
 Two strengths:
-- `values=False` (sg.compile): a binding that is rebound fails its guard. Arrays are
-  guarded by identity, so an array mutated in place stays frozen, as under jax.jit.
+- `values=False` (sg.compile): a binding that is rebound fails its guard: a global, a closure
+  cell, an attribute of a plain object (a bound method's object too), an item of a container
+  (unless the code stores into state itself). Arrays are guarded by identity, so an array
+  mutated in place stays frozen, as under jax.jit.
 - `values=True` (uncompiled transforms): the function must also be provably pure. Arrays
   and containers it read are guarded by content; anything whose state cannot be checked
   cheaply (a random generator, an object's attributes, a very large array, `print`)
@@ -185,6 +187,7 @@ class _Walker:
         self.namespace = {"_MISSING": _MISSING, "_same_content": _same_content}
         self.seen = set()
         self.content_bytes = 0
+        self.mutating = False  # some code walked so far stores into state (then sg.compile leaves containers be)
 
     def name(self, obj) -> str:
         """A name for `obj` in the guard's namespace."""
@@ -235,11 +238,12 @@ class _Walker:
             self.visit_callable(value, description, names)
 
     def visit_container(self, container, description, names):
-        if not self.values or id(container) in self.seen:
+        if id(container) in self.seen or self._left_frozen():
             return
         self.seen.add(id(container))
         if len(container) > CONTAINER_GUARD_ITEMS:
             self.impure(f"{description} holds {len(container)} items, too many to check every call")
+            return  # (sg.compile: its items stay as the trace read them)
         name = self.name(container)
         if isinstance(container, set):  # no order to read items by: guard them all by equality
             self.guard(f"the items of {description}", f"frozenset({name})", frozenset(container))
@@ -271,6 +275,11 @@ class _Walker:
                 self.visit_read(f"{module.__name__}.{name}", f"{self.name(vars(module))}.get({name!r}, _MISSING)",
                                 names)
 
+    def _left_frozen(self) -> bool:
+        """sg.compile's guards skip the items and attributes of a function that stores into state (a trace
+        counter, a log list): guarded, its own stores would fail them, and it would re-trace on every call."""
+        return not self.values and self.mutating
+
     def visit_library_value(self, value, description, names):
         """An attribute of a trusted library module: not guarded, only checked for known impurity."""
         if isinstance(value, types.ModuleType):
@@ -296,6 +305,7 @@ class _Walker:
         if isinstance(fn, types.MethodType):
             self.impure(f"{description} is a method of {type(fn.__self__).__name__}, whose attributes are not "
                         "checked")
+            self.visit_value(fn.__self__, f"the object of {description}", _code_facts(fn.__func__.__code__)[1])
             self.visit_callable(fn.__func__, description)
             return
         if isinstance(fn, types.BuiltinFunctionType):
@@ -332,7 +342,7 @@ class _Walker:
 
     def visit_plain_object(self, obj, description, names):
         """The attributes that the reading code or any method of the object's class names."""
-        if not self.values:
+        if self._left_frozen():
             return
         kind, attributes = type(obj), vars(obj)
         functions = [value for cls in kind.__mro__[:-1] for value in vars(cls).values()
@@ -342,13 +352,16 @@ class _Walker:
         for name in sorted(names):
             if name in attributes:
                 self.visit_read(f"{description}.{name}", f"{self.name(attributes)}.get({name!r}, _MISSING)", names)
-            elif hasattr(kind, name) and not (name.startswith("__") and name != "__call__"):
+            elif _defined_by_class(kind, name) and not (name.startswith("__") and name != "__call__"):
                 self.visit_read(f"{kind.__qualname__}.{name}", f"getattr({self.name(kind)}, {name!r})", names)
 
     def visit_function(self, fn):
         """A Python function: library code is trusted (its closure is not); user code is read."""
         name = fn.__qualname__
         trusted = _trusted(fn.__module__ or "")
+        global_names, names, imports, mutates = _code_facts(fn.__code__)
+        if mutates and not trusted:
+            self.mutating = True  # known before its cells are walked
         for cell_name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             if not _filled(cell):
                 continue
@@ -360,7 +373,6 @@ class _Walker:
                 self.visit_read(what, fetch, _code_facts(fn.__code__)[1])
         if trusted:
             return
-        global_names, names, imports, mutates = _code_facts(fn.__code__)
         if mutates:
             self.impure(f"{name} assigns to a global, an attribute or an item, or calls a mutating method")
         for global_name in sorted(global_names):
@@ -390,6 +402,12 @@ def _filled(cell) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _defined_by_class(kind, name) -> bool:
+    """Whether `kind` or a base other than object defines `name` (a class without __call__ still has
+    type's, a fresh method-wrapper at each lookup, which no identity guard would ever match)."""
+    return any(name in vars(cls) for cls in kind.__mro__[:-1])
 
 
 def _plain(obj) -> bool:

@@ -268,3 +268,41 @@ def test_the_garbage_collector_is_paused_only_while_compiling():
         assert not gc.isenabled()  # a user's choice is kept
     finally:
         gc.enable()
+
+
+class _Model:
+    def __init__(self):
+        self.weights, self.bias, self.table = np.ones(2), 0.5, {"scale": 2.0}
+
+    def loss(self, x):
+        return sg.sum(x * self.weights) * self.table["scale"] + self.bias
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_retraces_when_an_attribute_or_an_item_it_read_is_rebound(backend):
+    """sg.compile(model.loss) read self.weights, self.bias and self.table["scale"]: rebinding any of them
+    gave the first trace's result (the object's attributes were not guarded at all)."""
+    model, x = _Model(), np.array([1.0, 2.0])
+    loss = sg.compile(model.loss, backend=backend)
+    assert loss(x) == 6.5
+    model.weights = np.array([2.0, 0.0])
+    assert loss(x) == 4.5
+    model.bias = -1.0
+    assert loss(x) == 3.0
+    model.table["scale"] = 1.0
+    assert loss(x) == 1.0
+    settings = {"shift": 1.0}
+    shifted = sg.compile(lambda v: v + settings["shift"], backend=backend)
+    assert shifted(np.array(1.0)) == 2.0
+    settings["shift"] = 5.0
+    assert shifted(np.array(1.0)) == 6.0
+
+
+def test_a_function_that_stores_into_what_it_reads_is_not_retraced_on_every_call():
+    """A trace counter (`log.append`) changes the list the function reads: guarding its items would fail
+    after each trace; what the function reads from containers then stays as traced, as under jax.jit."""
+    log = []
+    counted = sg.compile(lambda x: log.append(1) or x * 2.0)
+    for _ in range(3):
+        counted(np.ones(2))
+    assert log == [1]

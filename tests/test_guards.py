@@ -409,3 +409,16 @@ def test_reads_of_a_dict_and_of_keyword_defaults_are_guarded_by_value_not_retrac
     monkeypatch.setitem(KEYED_PARAMS, "w", 5.0)
     np.testing.assert_array_equal(grad(np.ones(3)), [5.0, 5.0, 5.0])  # a changed read still retraces
     assert len(traces) == 2
+
+
+def test_a_plain_object_without_its_own_call_is_guarded_by_what_it_holds():
+    """type's __call__ is a fresh method-wrapper at each lookup: guarding it by identity failed at once, and
+    sg.grad of a function reading a plain object re-traced on every call."""
+    class Settings:
+        pass
+    settings = Settings()
+    settings.scale = 2.0
+    guard = guards.snapshot(lambda x: x * settings.scale, values=True)
+    assert guard.pure and guard.holds()
+    settings.scale = 3.0
+    assert not guard.holds()
