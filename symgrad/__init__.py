@@ -26,12 +26,17 @@ _LAZY = {
     ".finite_differences": "check_grads",
     ".compiler": "compile",
     ".closed_form": "symbolic",
-    ".eager.tensor": "Tensor cat from_numpy manual_seed rand randn tensor",
+    ".eager.tensor": "Tensor cat from_numpy manual_seed tensor",
     ".autograd": "enable_grad is_grad_enabled no_grad set_grad_enabled",
     ".loader": "load",
+    ".eager.random": "Generator rand rand_like randint randn randn_like randperm",
+    ".eager.factories": "arange empty empty_like eye full full_like linspace ones ones_like zeros zeros_like",
+    ".eager.torch_keywords": "argmax argmin cumprod cumsum log_softmax logsumexp matmul mean prod softmax sum",
+    ".eager.dtype_names": "bool double float float16 half int long",
+    ".eager.device": "device",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
-_SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg")  # public submodules, also imported on first use
+_SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils")  # public submodules, also imported on first use
 _OWN = ("float32", "float64", "int32", "int64", "bool_", "__version__")
 
 
