@@ -34,6 +34,7 @@ _LAZY = {
     ".eager.torch_keywords": "argmax argmin cumprod cumsum log_softmax logsumexp matmul mean prod softmax sum",
     ".eager.dtype_names": "bool double float float16 half int long",
     ".eager.device": "device",
+    ".serialization": "load save",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
 _SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils")  # public submodules, also imported on first use
@@ -42,7 +43,7 @@ _OWN = ("float32", "float64", "int32", "int64", "bool_", "__version__")
 
 def __getattr__(name):
     if name in _SOURCE:
-        if _SOURCE[name] != ".loader":  # sg.load runs AOT artifacts with NumPy alone
+        if _SOURCE[name] not in (".loader", ".serialization"):  # sg.load runs AOT artifacts with NumPy alone
             importlib.import_module(".tracing", __name__)  # the primitives and the Tracer methods first
         value = getattr(importlib.import_module(_SOURCE[name], __name__), name)
     elif name in _SUBMODULES:
