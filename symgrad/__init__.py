@@ -33,7 +33,7 @@ _LAZY = {
     ".eager.factories": "arange empty empty_like eye full full_like linspace ones ones_like zeros zeros_like",
     ".eager.torch_keywords": "argmax argmin cumprod cumsum log_softmax logsumexp matmul mean prod softmax sum",
     ".eager.dtype_names": "bool double float float16 half int long",
-    ".eager.device": "device",
+    ".eager.device": "accelerator cuda device get_default_device set_default_device",
     ".serialization": "load save",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}

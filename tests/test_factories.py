@@ -193,3 +193,12 @@ def test_pytorch_keyword_names():
         sg.sum(x, axis=0, dim=1)
     with pytest.raises(TypeError, match="by name"):
         sg.matmul(a, input=b)
+
+
+def test_no_accelerator_and_default_device():
+    device = sg.accelerator.current_accelerator().type if sg.accelerator.is_available() else "cpu"
+    assert device == "cpu" and not sg.cuda.is_available() and sg.cuda.device_count() == 0
+    sg.set_default_device(device)
+    assert sg.get_default_device() == sg.device("cpu")
+    with pytest.raises(RuntimeError, match="only device is 'cpu'"):
+        sg.set_default_device("cuda")

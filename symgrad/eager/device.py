@@ -47,3 +47,32 @@ def check_device(value) -> None:
     if value is None or isinstance(value, device):
         return
     device(value if isinstance(value, str) else str(value))
+
+
+class _NoAccelerator:
+    """`sg.accelerator` and `sg.cuda`: there is none, so `device = "cuda" if sg.cuda.is_available() else "cpu"`
+    (and its torch.accelerator form) picks the CPU."""
+
+    @staticmethod
+    def is_available() -> bool:
+        return False
+
+    @staticmethod
+    def device_count() -> int:
+        return 0
+
+    @staticmethod
+    def current_accelerator():
+        return None
+
+
+accelerator = cuda = _NoAccelerator()
+
+
+def set_default_device(device) -> None:
+    """torch.set_default_device: the CPU is the one device, so only it is accepted."""
+    check_device(device)
+
+
+def get_default_device() -> "device":
+    return CPU
