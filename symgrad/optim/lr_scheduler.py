@@ -9,6 +9,16 @@ import types
 from .optimizer import Optimizer
 
 
+def _per_group(value, optimizer, name: str) -> list:
+    """One value for every parameter group, or a list/tuple of one per group."""
+    groups = len(optimizer.param_groups)
+    if not isinstance(value, (list, tuple)):
+        return [value] * groups
+    if len(value) != groups:
+        raise ValueError(f"Expected {groups} {name}, but got {len(value)}")
+    return list(value)
+
+
 class LRScheduler:
     """Base: base_lrs from each group's 'initial_lr'; step() advances last_epoch and sets the groups' lr to
     get_lr(), computed from the current lr (the chained form PyTorch uses)."""
@@ -121,13 +131,7 @@ class LambdaLR(LRScheduler):
     """base_lr times lr_lambda(epoch): one function, or one per parameter group."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        groups = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != groups:
-                raise ValueError(f"Expected {groups} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * groups
+        self.lr_lambdas = _per_group(lr_lambda, optimizer, "lr_lambdas")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
@@ -165,13 +169,7 @@ class ReduceLROnPlateau:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
-        groups = len(optimizer.param_groups)
-        if isinstance(min_lr, (list, tuple)):
-            if len(min_lr) != groups:
-                raise ValueError(f"expected {groups} min_lrs, got {len(min_lr)}")
-            self.min_lrs = list(min_lr)
-        else:
-            self.min_lrs = [min_lr] * groups
+        self.min_lrs = _per_group(min_lr, optimizer, "min_lrs")
         self.mode, self.factor, self.patience, self.threshold = mode, factor, patience, threshold
         self.threshold_mode, self.cooldown, self.eps = threshold_mode, cooldown, eps
         self.best = math.inf if mode == "min" else -math.inf
