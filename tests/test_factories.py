@@ -202,3 +202,21 @@ def test_no_accelerator_and_default_device():
     assert sg.get_default_device() == sg.device("cpu")
     with pytest.raises(RuntimeError, match="only device is 'cpu'"):
         sg.set_default_device("cuda")
+
+
+def test_module_to_device_and_dtype():
+    model = sg.nn.Sequential(sg.nn.Linear(2, 3), sg.nn.ReLU(), sg.nn.Linear(3, 1))
+    weight = model[0].weight
+    opt = sg.optim.SGD(model.parameters(), lr=0.1)
+    assert model.to("cpu") is model and model.cpu() is model and model.to(sg.device("cpu")) is model
+    assert model.float() is model and model[0].weight is weight and weight.dtype == np.float32
+    model(sg.ones(4, 2, dtype=sg.float)).sum().backward()
+    assert weight.grad.dtype == np.float32
+    opt.step()
+    assert weight.dtype == np.float32 and weight.requires_grad
+    model.to("cpu", dtype=sg.double)
+    assert weight.dtype == np.float64 and weight.grad.dtype == np.float64
+    with pytest.raises(TypeError, match="floating point"):
+        model.to(sg.long)
+    with pytest.raises(RuntimeError, match="only device is 'cpu'"):
+        model.to("cuda")

@@ -234,14 +234,7 @@ class Tensor(Tracer):
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False) -> "Tensor":
         """PyTorch's to(dtype), to(device, dtype), to(other tensor): a cast (recorded) or self; `copy=True`
         always a new tensor. The one device is the CPU."""
-        for arg in args:
-            if isinstance(arg, Tensor):
-                dtype = arg.dtype
-            elif isinstance(arg, (str, device_type)):
-                check_device(arg)
-            else:
-                dtype = arg
-        check_device(device)
+        dtype = to_arguments(args, dtype, device)
         result = self if dtype is None else sgnp.astype(self, dtype)
         return result.clone() if copy and result is self else result
 
@@ -594,6 +587,20 @@ def _spread(value: "Tensor", key, shape, dtype) -> "Tensor":
         if flat.shape[0] == 0:  # nothing is assigned: still recorded, as PyTorch (value gets a zero gradient)
             return sgnp.broadcast_to(sgnp.sum(flat), shape)
         return sgnp.take(flat, source)
+
+
+def to_arguments(args, dtype=None, device=None):
+    """The dtype that PyTorch's to(dtype) / to(device, dtype) / to(other) / to(device=, dtype=) asks for (None:
+    keep it), after checking that any device named is the CPU."""
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype = arg.dtype
+        elif isinstance(arg, (str, device_type)):
+            check_device(arg)
+        else:
+            dtype = arg
+    check_device(device)
+    return dtype
 
 
 def _rebuild(cls, data, requires_grad):
