@@ -220,3 +220,9 @@ def test_module_to_device_and_dtype():
         model.to(sg.long)
     with pytest.raises(RuntimeError, match="only device is 'cpu'"):
         model.to("cuda")
+
+
+def test_tensor_type():
+    pred, y = sg.tensor([[0.1, 0.9], [0.8, 0.2]]), sg.tensor([1, 1])
+    correct = (pred.argmax(1) == y).type(sg.float).sum().item()
+    assert correct == 1.0 and sg.tensor([1]).type() == "sg.LongTensor" and sg.tensor(1.0).type() == "sg.DoubleTensor"

@@ -568,6 +568,12 @@ class Tensor(Tracer):
     def type_as(self, other) -> "Tensor":
         return self.to(other.dtype)
 
+    def type(self, dtype=None):
+        """type(dtype): the cast to(dtype) (`(pred == y).type(sg.float)`); type(): the name, e.g. 'sg.FloatTensor'."""
+        if dtype is None:
+            return f"sg.{_TYPE_NAMES[self._data.dtype]}"
+        return self.to(dtype)
+
 
 ENGINE = Engine(Tensor)  # backward() of tensors: Tensor.backward and sg.autograd.backward / grad
 
@@ -587,6 +593,10 @@ def _spread(value: "Tensor", key, shape, dtype) -> "Tensor":
         if flat.shape[0] == 0:  # nothing is assigned: still recorded, as PyTorch (value gets a zero gradient)
             return sgnp.broadcast_to(sgnp.sum(flat), shape)
         return sgnp.take(flat, source)
+
+
+_TYPE_NAMES = {dtypes.FLOAT32: "FloatTensor", dtypes.FLOAT64: "DoubleTensor", dtypes.INT32: "IntTensor",
+               dtypes.INT64: "LongTensor", dtypes.BOOL: "BoolTensor"}
 
 
 def to_arguments(args, dtype=None, device=None):
