@@ -226,3 +226,22 @@ def test_tensor_type():
     pred, y = sg.tensor([[0.1, 0.9], [0.8, 0.2]]), sg.tensor([1, 1])
     correct = (pred.argmax(1) == y).type(sg.float).sum().item()
     assert correct == 1.0 and sg.tensor([1]).type() == "sg.LongTensor" and sg.tensor(1.0).type() == "sg.DoubleTensor"
+
+
+def test_function_forms_of_tensor_methods():
+    x = sg.tensor([[1.0, -2.0, 3.0]], requires_grad=True)
+    assert sg.unsqueeze(x, 0).shape == (1, 1, 3) and sg.flatten(x).shape == (3,) and sg.t(x).shape == (3, 1)
+    assert sg.clamp(x, min=0).tolist() == [[1.0, 0.0, 3.0]] and sg.numel(x) == 3 and sg.permute(x, (1, 0)).shape == (3, 1)
+    assert sg.mm(x, sg.t(x)).item() == 14.0 and sg.norm(x).item() == pytest.approx(14 ** 0.5)
+    assert sg.is_tensor(x) and not sg.is_tensor(np.ones(2)) and sg.clone(x).grad_fn is not None
+    a, b = sg.randn(2, 3, 4), sg.randn(2, 4, 5)
+    np.testing.assert_allclose(sg.bmm(a, b).numpy(), a.numpy() @ b.numpy())
+    s = sg.stack([x[0], x[0]], dim=1)
+    assert s.shape == (3, 2)
+    s.sum().backward()
+    assert x.grad.tolist() == [[2.0, 2.0, 2.0]]
+    assert sg.unsqueeze(np.ones(2), 1).shape == (2, 1)
+    with pytest.raises(RuntimeError, match="same batch size"):
+        sg.bmm(sg.randn(2, 3, 4), sg.randn(3, 4, 5))
+    with pytest.raises(TracerError, match="PyTorch's function of tensors"):
+        sg.grad(lambda a: sg.sum(sg.unsqueeze(a, 0)))(np.ones(2))
