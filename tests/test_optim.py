@@ -187,3 +187,35 @@ def test_state_dict_layout_matches_pytorch():
     assert ours["state"].keys() == theirs["state"].keys()
     assert set(ours["state"][0]) == set(theirs["state"][0])
     assert set(ours["param_groups"][0]) <= set(theirs["param_groups"][0])
+
+
+@pytest.mark.parametrize("name", ["AdamW", "RMSprop", "Adagrad"])
+@pytest.mark.parametrize("shape", [(), (0,), (0, 3)])
+def test_new_optimizers_on_0d_and_empty_parameters(name, shape):
+    p = sg.full(shape, 1.5, requires_grad=True)
+    opt = getattr(sg.optim, name)([p], lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        ((p * p * 3).sum() + p.sum()).backward()
+        opt.step()
+    assert p.shape == shape and p.dtype == np.float64
+    torch = pytest.importorskip("torch")
+    q = torch.full(shape, 1.5, dtype=torch.float64, requires_grad=True)
+    topt = getattr(torch.optim, name)([q], lr=0.1)
+    for _ in range(3):
+        topt.zero_grad()
+        ((q * q * 3).sum() + q.sum()).backward()
+        topt.step()
+    np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["AdamW", "RMSprop", "Adagrad"])
+def test_new_optimizers_keep_float32(name):
+    p = sg.tensor([1.0, -1.0], dtype=sg.float, requires_grad=True)
+    opt = getattr(sg.optim, name)([p], lr=0.1, **({"momentum": 0.5, "centered": True} if name == "RMSprop" else {}))
+    for _ in range(2):
+        opt.zero_grad()
+        (p * p).sum().backward()
+        opt.step()
+    assert p.dtype == np.float32
+    assert all(v.dtype == np.float32 for v in opt.state_dict()["state"][0].values() if isinstance(v, sg.Tensor))
