@@ -26,18 +26,25 @@ _LAZY = {
     ".finite_differences": "check_grads",
     ".compiler": "compile",
     ".closed_form": "symbolic",
-    ".eager.tensor": "Tensor cat from_numpy manual_seed rand randn tensor",
+    ".eager.tensor": "Tensor cat from_numpy manual_seed tensor",
     ".autograd": "enable_grad is_grad_enabled no_grad set_grad_enabled",
     ".loader": "load",
+    ".eager.random": "Generator rand rand_like randint randn randn_like randperm",
+    ".eager.factories": "arange empty empty_like eye full full_like linspace ones ones_like zeros zeros_like",
+    ".eager.torch_keywords": "argmax argmin cumprod cumsum log_softmax logsumexp matmul mean prod softmax stack sum",
+    ".eager.dtype_names": "bool double float float16 half int long",
+    ".eager.device": "accelerator cuda device get_default_device set_default_device",
+    ".serialization": "load save",
+    ".eager.torch_functions": "bmm clamp clone flatten is_tensor mm norm numel permute t unsqueeze",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
-_SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg")  # public submodules, also imported on first use
+_SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils")  # public submodules, also imported on first use
 _OWN = ("float32", "float64", "int32", "int64", "bool_", "__version__")
 
 
 def __getattr__(name):
     if name in _SOURCE:
-        if _SOURCE[name] != ".loader":  # sg.load runs AOT artifacts with NumPy alone
+        if _SOURCE[name] not in (".loader", ".serialization"):  # sg.load runs AOT artifacts with NumPy alone
             importlib.import_module(".tracing", __name__)  # the primitives and the Tracer methods first
         value = getattr(importlib.import_module(_SOURCE[name], __name__), name)
     elif name in _SUBMODULES:

@@ -15,6 +15,8 @@ def canonical(dtype) -> np.dtype:
     """The supported np.dtype for `dtype` (a dtype, type, name or short name like 'f32')."""
     if isinstance(dtype, str) and dtype in _BY_SHORT_NAME:
         return _BY_SHORT_NAME[dtype]
+    if isinstance(dtype, TorchDType):
+        return dtype.dtype  # sg.half raises its own message
     try:
         resolved = np.dtype(dtype)
     except TypeError as err:
@@ -51,3 +53,46 @@ def promote(dtypes, weak_scalars=()) -> np.dtype:
 def float_result(dtype) -> np.dtype:
     """The float dtype a transcendental op returns for `dtype` (ints promote to float64)."""
     return np.dtype(dtype) if is_float(dtype) else FLOAT64
+
+
+class TorchDType:
+    """A PyTorch dtype name (`sg.float`, `sg.long` ...). NumPy reads it as the dtype it names
+    (`np.dtype(sg.float)` is float32, through its `dtype` attribute) and it compares equal to it; the
+    tensor factories see from it that a call is PyTorch's (see symgrad/eager/factories.py)."""
+
+    __slots__ = ("name", "_dtype")
+
+    def __init__(self, name: str, dtype):
+        self.name = name
+        self._dtype = None if dtype is None else np.dtype(dtype)
+
+    @property
+    def dtype(self) -> np.dtype:
+        if self._dtype is None:
+            raise TypeError(f"sg.{self.name}: symgrad has no half precision (float16); use sg.float (float32) "
+                            f"or sg.double (float64)")
+        return self._dtype
+
+    def __eq__(self, other):
+        if isinstance(other, TorchDType):
+            return self._dtype == other._dtype and self._dtype is not None
+        try:
+            return self._dtype is not None and self._dtype == np.dtype(other)
+        except TypeError:
+            return NotImplemented
+
+    def __hash__(self):
+        return hash(self._dtype)
+
+    def __repr__(self):
+        return f"sg.{self.name}"
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.dtype.kind == "f"
+
+
+# PyTorch's dtype names: sg.float is float32, as torch.float; sg.half exists only to be refused clearly.
+TORCH_DTYPES = {"float": TorchDType("float", FLOAT32), "double": TorchDType("double", FLOAT64),
+                "long": TorchDType("long", INT64), "int": TorchDType("int", INT32), "bool": TorchDType("bool", BOOL),
+                "half": TorchDType("half", None), "float16": TorchDType("float16", None)}

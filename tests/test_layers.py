@@ -21,7 +21,7 @@ LAYERS = [
     ("symgrad.backends", "symgrad.compiler", "symgrad.loader", "symgrad.static_args"),
     ("symgrad.transforms", "symgrad.finite_differences", "symgrad.closed_form", "symgrad.custom_derivatives"),
     ("symgrad.eager", "symgrad.autograd"),
-    ("symgrad.nn", "symgrad.optim", "symgrad.aot"),
+    ("symgrad.nn", "symgrad.optim", "symgrad.aot", "symgrad.utils", "symgrad.serialization"),
     ("symgrad.cli", "symgrad.__main__"),
 ]
 # What the backends may import from symgrad, besides their own modules (and the package's __version__).

@@ -61,6 +61,13 @@ def test_zero_grad_and_parameters_without_grad():
     ("SGD", dict(lr=0.05, momentum=0.8, nesterov=True)),
     ("Adam", dict(lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=1e-2)),
     ("Adam", dict(lr=0.01, amsgrad=True)),
+    ("AdamW", dict(lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)),
+    ("AdamW", dict(lr=0.02, amsgrad=True, maximize=True)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, eps=1e-6, weight_decay=0.01, momentum=0.8, centered=True)),
+    ("RMSprop", dict(lr=0.005, alpha=0.3, momentum=0.5, maximize=True)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.01, initial_accumulator_value=0.3, eps=1e-6)),
 ])
 def test_training_matches_pytorch(name, options):
     torch = pytest.importorskip("torch")
@@ -81,3 +88,134 @@ def test_training_matches_pytorch(name, options):
         topt.step()
     for p, q in zip(model.parameters(), tmodel.parameters()):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_adamw_rmsprop_adagrad_by_hand():
+    start, target = np.array([1.0, -2.0]), np.array([0.5, 0.5])
+    p, q, r = (sg.tensor(start, requires_grad=True) for _ in range(3))
+    adamw = sg.optim.AdamW([p], lr=0.1, weight_decay=0.5)
+    rms = sg.optim.RMSprop([q], lr=0.01, alpha=0.9, momentum=0.5, centered=True, weight_decay=0.1)
+    ada = sg.optim.Adagrad([r], lr=0.1, lr_decay=0.5, initial_accumulator_value=0.2)
+    vp, m, v = start.copy(), np.zeros(2), np.zeros(2)
+    vq, sq, ga, buf = start.copy(), np.zeros(2), np.zeros(2), np.zeros(2)
+    vr, total = start.copy(), np.full(2, 0.2)
+    for t in range(1, 12):
+        for opt, x in ((adamw, p), (rms, q), (ada, r)):
+            _quadratic_step(opt, x, target)
+        g = 2 * (vp - target)
+        vp = vp * (1 - 0.1 * 0.5)
+        m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g
+        vp = vp - 0.1 / (1 - 0.9 ** t) * m / (np.sqrt(v) / np.sqrt(1 - 0.999 ** t) + 1e-8)
+        g = 2 * (vq - target) + 0.1 * vq
+        sq, ga = 0.9 * sq + 0.1 * g * g, 0.9 * ga + 0.1 * g
+        buf = 0.5 * buf + g / (np.sqrt(sq - ga * ga) + 1e-8)
+        vq = vq - 0.01 * buf
+        g = 2 * (vr - target)
+        total = total + g * g
+        vr = vr - 0.1 / (1 + (t - 1) * 0.5) * g / (np.sqrt(total) + 1e-10)
+        for x, expected in ((p, vp), (q, vq), (r, vr)):
+            np.testing.assert_allclose(x.detach().numpy(), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name, options", [("AdamW", dict(lr=-1.0)), ("RMSprop", dict(alpha=-0.1)),
+                                           ("RMSprop", dict(momentum=-1)), ("Adagrad", dict(lr_decay=-1)),
+                                           ("Adagrad", dict(initial_accumulator_value=-1.0))])
+def test_invalid_hyperparameters(name, options):
+    with pytest.raises(ValueError, match="Invalid"):
+        getattr(sg.optim, name)([sg.tensor([1.0], requires_grad=True)], **options)
+
+
+def test_lr_changed_through_param_groups_takes_effect():
+    p = sg.tensor([1.0], requires_grad=True)
+    opt = sg.optim.SGD([p], lr=0.1)
+    (p * 1.0).sum().backward()
+    opt.param_groups[0]["lr"] = 0.5
+    opt.step()
+    assert p.item() == pytest.approx(0.5)
+    q = sg.tensor([2.0], requires_grad=True)
+    opt.add_param_group({"params": [q], "lr": 0.25})
+    (q * 2.0).sum().backward()
+    opt.step()
+    assert q.item() == pytest.approx(1.5) and opt.param_groups[1]["momentum"] == 0
+    with pytest.raises(ValueError, match="more than one"):
+        opt.add_param_group({"params": [p]})
+
+
+@pytest.mark.parametrize("name, options", [("SGD", dict(lr=0.05, momentum=0.9)), ("Adam", dict(lr=0.01, amsgrad=True)),
+                                           ("AdamW", dict(lr=0.01)), ("RMSprop", dict(momentum=0.5, centered=True)),
+                                           ("Adagrad", dict(lr=0.1, lr_decay=0.01))])
+def test_state_dict_resumes_training_exactly(name, options):
+    x, y = RNG.standard_normal((16, 3)), RNG.integers(0, 2, 16)
+
+    def train(model, opt, steps):
+        for _ in range(steps):
+            opt.zero_grad()
+            sg.nn.CrossEntropyLoss()(model(sg.tensor(x)), y).backward()
+            opt.step()
+
+    model = sg.nn.Sequential(sg.nn.Linear(3, 4), sg.nn.Tanh(), sg.nn.Linear(4, 2))
+    fresh = sg.nn.Sequential(sg.nn.Linear(3, 4), sg.nn.Tanh(), sg.nn.Linear(4, 2))
+    fresh.load_state_dict(model.state_dict())
+    opt = getattr(sg.optim, name)(model.parameters(), **options)
+    train(model, opt, 4)
+    saved_model, saved_opt = model.state_dict(), opt.state_dict()
+    assert sorted(saved_opt) == ["param_groups", "state"] and saved_opt["param_groups"][0]["params"] == [0, 1, 2, 3]
+    resumed = sg.nn.Sequential(sg.nn.Linear(3, 4), sg.nn.Tanh(), sg.nn.Linear(4, 2))
+    resumed.load_state_dict({k: v.detach().numpy().copy() for k, v in saved_model.items()})
+    resumed_opt = getattr(sg.optim, name)(resumed.parameters(), lr=123.0)
+    resumed_opt.load_state_dict(saved_opt)
+    assert resumed_opt.param_groups[0]["lr"] == opt.param_groups[0]["lr"]
+    train(model, opt, 5)
+    train(resumed, resumed_opt, 5)
+    for a, b in zip(model.parameters(), resumed.parameters()):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    with pytest.raises(ValueError, match="number of parameter groups"):
+        resumed_opt.load_state_dict({"state": {}, "param_groups": []})
+    with pytest.raises(ValueError, match="doesn't match the size"):
+        resumed_opt.load_state_dict({"state": {}, "param_groups": [{"params": [0]}]})
+
+
+def test_state_dict_layout_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    model = sg.nn.Linear(3, 2)
+    tmodel = torch.nn.Linear(3, 2).double()
+    opt, topt = sg.optim.Adam(model.parameters(), lr=0.01), torch.optim.Adam(tmodel.parameters(), lr=0.01)
+    for o, m, lib in ((opt, model, sg), (topt, tmodel, torch)):
+        m(lib.tensor(np.ones((1, 3)))).sum().backward()
+        o.step()
+    ours, theirs = opt.state_dict(), topt.state_dict()
+    assert ours["state"].keys() == theirs["state"].keys()
+    assert set(ours["state"][0]) == set(theirs["state"][0])
+    assert set(ours["param_groups"][0]) <= set(theirs["param_groups"][0])
+
+
+@pytest.mark.parametrize("name", ["AdamW", "RMSprop", "Adagrad"])
+@pytest.mark.parametrize("shape", [(), (0,), (0, 3)])
+def test_new_optimizers_on_0d_and_empty_parameters(name, shape):
+    p = sg.full(shape, 1.5, requires_grad=True)
+    opt = getattr(sg.optim, name)([p], lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        ((p * p * 3).sum() + p.sum()).backward()
+        opt.step()
+    assert p.shape == shape and p.dtype == np.float64
+    torch = pytest.importorskip("torch")
+    q = torch.full(shape, 1.5, dtype=torch.float64, requires_grad=True)
+    topt = getattr(torch.optim, name)([q], lr=0.1)
+    for _ in range(3):
+        topt.zero_grad()
+        ((q * q * 3).sum() + q.sum()).backward()
+        topt.step()
+    np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["AdamW", "RMSprop", "Adagrad"])
+def test_new_optimizers_keep_float32(name):
+    p = sg.tensor([1.0, -1.0], dtype=sg.float, requires_grad=True)
+    opt = getattr(sg.optim, name)([p], lr=0.1, **({"momentum": 0.5, "centered": True} if name == "RMSprop" else {}))
+    for _ in range(2):
+        opt.zero_grad()
+        (p * p).sum().backward()
+        opt.step()
+    assert p.dtype == np.float32
+    assert all(v.dtype == np.float32 for v in opt.state_dict()["state"][0].values() if isinstance(v, sg.Tensor))

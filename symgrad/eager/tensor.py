@@ -18,6 +18,7 @@ import numpy as np
 from .. import dtypes, ir
 from .. import numpy_api as sgnp
 from . import plans
+from .device import CPU, check_device, device as device_type
 from .engine import Engine
 from .graph import Record, RemovableHandle, VersionCounter
 from .mode import enable_grad, is_grad_enabled, no_grad
@@ -230,8 +231,12 @@ class Tensor(Tracer):
                 out._node.out = out._data
         return labelled(out, "Clone")
 
-    def to(self, dtype) -> "Tensor":
-        return sgnp.astype(self, dtype)
+    def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False) -> "Tensor":
+        """PyTorch's to(dtype), to(device, dtype), to(other tensor): a cast (recorded) or self; `copy=True`
+        always a new tensor. The one device is the CPU."""
+        dtype = to_arguments(args, dtype, device)
+        result = self if dtype is None else sgnp.astype(self, dtype)
+        return result.clone() if copy and result is self else result
 
     def float(self):
         return self.to(dtypes.FLOAT32)
@@ -547,6 +552,28 @@ class Tensor(Tracer):
                 filled[key] = np.asarray(value)
         self._inplace(lambda s: sgnp.where(mask, filled, s))
 
+    # ------------------------------------------------------------------ PyTorch surface (issue 14)
+    device = property(lambda self: CPU)
+    is_cuda = property(lambda self: False)
+
+    def cuda(self, device=None, non_blocking=False):
+        raise RuntimeError("cuda(): symgrad tensors live in host memory; there is no CUDA device")
+
+    def is_floating_point(self) -> bool:
+        return dtypes.is_float(self._data.dtype)
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def type_as(self, other) -> "Tensor":
+        return self.to(other.dtype)
+
+    def type(self, dtype=None):
+        """type(dtype): the cast to(dtype) (`(pred == y).type(sg.float)`); type(): the name, e.g. 'sg.FloatTensor'."""
+        if dtype is None:
+            return f"sg.{_TYPE_NAMES[self._data.dtype]}"
+        return self.to(dtype)
+
 
 ENGINE = Engine(Tensor)  # backward() of tensors: Tensor.backward and sg.autograd.backward / grad
 
@@ -566,6 +593,24 @@ def _spread(value: "Tensor", key, shape, dtype) -> "Tensor":
         if flat.shape[0] == 0:  # nothing is assigned: still recorded, as PyTorch (value gets a zero gradient)
             return sgnp.broadcast_to(sgnp.sum(flat), shape)
         return sgnp.take(flat, source)
+
+
+_TYPE_NAMES = {dtypes.FLOAT32: "FloatTensor", dtypes.FLOAT64: "DoubleTensor", dtypes.INT32: "IntTensor",
+               dtypes.INT64: "LongTensor", dtypes.BOOL: "BoolTensor"}
+
+
+def to_arguments(args, dtype=None, device=None):
+    """The dtype that PyTorch's to(dtype) / to(device, dtype) / to(other) / to(device=, dtype=) asks for (None:
+    keep it), after checking that any device named is the CPU."""
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype = arg.dtype
+        elif isinstance(arg, (str, device_type)):
+            check_device(arg)
+        else:
+            dtype = arg
+    check_device(device)
+    return dtype
 
 
 def _rebuild(cls, data, requires_grad):
@@ -773,8 +818,9 @@ for _name, _op in {"__radd__": E.add, "__rsub__": E.subtract, "__rmul__": E.mult
     setattr(Tensor, _name, _elementwise_method(_op, reflected=True))
 
 
-def tensor(data, requires_grad=False, dtype=None) -> Tensor:
+def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:
     """A new leaf tensor holding a copy of `data` (Python floats and lists become float64)."""
+    check_device(device)
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
 
 
@@ -782,21 +828,6 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing `array`'s memory, as torch.from_numpy (in-place ops write through)."""
     refuse_masked(array, "from_numpy")
     return Tensor._wrap(np.asarray(array).astype(dtypes.canonical(np.asarray(array).dtype), copy=False))
-
-
-def randn(*size, requires_grad=False, dtype=None) -> Tensor:
-    """Standard normal samples from symgrad's generator (sg.manual_seed; not PyTorch's numbers)."""
-    return _random_tensor(_random.standard_normal, size, requires_grad, dtype)
-
-
-def rand(*size, requires_grad=False, dtype=None) -> Tensor:
-    """Uniform samples in [0, 1) from symgrad's generator (sg.manual_seed; not PyTorch's numbers)."""
-    return _random_tensor(_random.random, size, requires_grad, dtype)
-
-
-def _random_tensor(sample, size, requires_grad, dtype) -> Tensor:
-    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
-    return Tensor(sample(shape), requires_grad=requires_grad, dtype=dtype)
 
 
 def cat(tensors, dim=0) -> Tensor:

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import dtypes
 from ..eager.mode import no_grad
-from ..eager.tensor import Tensor, random_generator
+from ..eager.tensor import Tensor, random_generator, to_arguments
 from .functional import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, linear, log_softmax,
                          mse_loss, nll_loss, relu, sigmoid, softmax, tanh)
 from .parameter import Parameter
@@ -127,6 +127,31 @@ class Module:
         if not lines:
             return f"{type(self).__name__}({self.extra_repr()})"
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+    # ------------------------------------------------------------------ PyTorch's moves (issue 14)
+    def to(self, *args, dtype=None, device=None, non_blocking=False):
+        """model.to(device) / to(dtype) / to(device, dtype): the CPU is the one device; a float dtype converts
+        every floating-point parameter (and its .grad) in place, so optimizers keep their references. Itself."""
+        dtype = to_arguments(args, dtype, device)
+        if dtype is not None:
+            dtype = dtypes.canonical(dtype)
+            if dtype.kind != "f":
+                raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
+            for param in self.parameters():
+                if param.is_floating_point():
+                    param.data = param._data.astype(dtype)
+                    if param.grad is not None:
+                        param.grad = param.grad._data.astype(dtype)
+        return self
+
+    def cpu(self):
+        return self
+
+    def float(self):
+        return self.to(dtypes.FLOAT32)
+
+    def double(self):
+        return self.to(dtypes.FLOAT64)
 
 
 def _zero_grad(param, set_to_none):

@@ -1,0 +1,53 @@
+"""PyTorch's function forms of Tensor methods that the NumPy-like namespace has no name for: `sg.unsqueeze(x, 0)`,
+`sg.flatten(x, 1)`, `sg.clamp(x, min=0)`, `sg.mm(a, b)`, `sg.bmm`, `sg.permute`, `sg.t`, `sg.clone`, `sg.norm`,
+`sg.numel`, and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a
+constant tensor."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import numpy_api as sgnp
+from ..core import Tracer, TracerError
+from .tensor import Tensor
+
+
+def _as_tensor(value, name: str) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, Tracer):
+        raise TracerError(f"sg.{name} is PyTorch's function of tensors; a traced value takes the NumPy-like "
+                          f"namespace's functions (sg.expand_dims, sg.reshape, sg.clip, sg.matmul, ...)")
+    return Tensor._wrap(sgnp.asarray(np.asarray(value)))
+
+
+def _method_form(name: str):
+    def function(input, *args, **kwargs):
+        return getattr(_as_tensor(input, name), name)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"torch.{name}(input, ...): input.{name}(...) (see Tensor.{name})."
+    return function
+
+
+unsqueeze = _method_form("unsqueeze")
+flatten = _method_form("flatten")
+clamp = _method_form("clamp")
+mm = _method_form("mm")
+permute = _method_form("permute")
+t = _method_form("t")
+clone = _method_form("clone")
+norm = _method_form("norm")
+numel = _method_form("numel")
+
+
+def bmm(input, mat2):
+    """Batched matrix product of (b, n, m) and (b, m, p) tensors, as torch.bmm (no broadcasting of the batch)."""
+    input, mat2 = _as_tensor(input, "bmm"), _as_tensor(mat2, "bmm")
+    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"bmm: expected two 3-d tensors with the same batch size, got shapes "
+                           f"{list(input.shape)} and {list(mat2.shape)}")
+    return sgnp.matmul(input, mat2)
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)

@@ -1,0 +1,57 @@
+"""PyTorch's keyword names on the NumPy-like namespace's functions: `sg.matmul(input=a, other=b)`,
+`sg.sum(x, dim=1, keepdim=True)`, `sg.argmax(t, dim=1)`.
+
+`input` and `other` name the first two arguments, `dim` is `axis` and `keepdim` is `keepdims`; the result is
+what the NumPy-style call gives for the same values (an array, a traced value or a Tensor). `sg.max`/`sg.min`
+are not here: on a tensor their `dim` already has PyTorch's meaning, the (values, indices) pair.
+"""
+from __future__ import annotations
+
+from .. import numpy_api as sgnp
+
+_RENAMED = {"dim": "axis", "keepdim": "keepdims"}
+
+
+def _with_torch_keywords(fn, name: str, positional=("input",)):
+    def call(*args, **kwargs):
+        if kwargs:
+            args, kwargs = _as_positional(name, positional, args, kwargs)
+        return fn(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__module__ = "symgrad"  # pickled by reference as symgrad.<name>, which is this function
+    call.__doc__ = f"{fn.__doc__ or ''}\n\nAlso takes PyTorch's keyword names {', '.join(positional)}, dim, keepdim."
+    call.__wrapped__ = fn
+    return call
+
+
+def _as_positional(name, positional, args, kwargs):
+    """Move the PyTorch-named leading arguments into place and rename dim/keepdim."""
+    args = list(args)
+    for position, key in enumerate(positional):
+        if key in kwargs:
+            if position != len(args):
+                raise TypeError(f"{name}() got argument {key!r} by name, but {len(args)} positional arguments "
+                                f"(it is argument {position + 1})")
+            args.append(kwargs.pop(key))
+    renamed = {}
+    for key, value in kwargs.items():
+        key = _RENAMED.get(key, key)
+        if key in renamed:
+            raise TypeError(f"{name}() got {key!r} twice (by its NumPy and its PyTorch name)")
+        renamed[key] = value
+    return tuple(args), renamed
+
+
+matmul = _with_torch_keywords(sgnp.matmul, "matmul", ("input", "other"))
+sum = _with_torch_keywords(sgnp.sum, "sum")
+mean = _with_torch_keywords(sgnp.mean, "mean")
+prod = _with_torch_keywords(sgnp.prod, "prod")
+argmax = _with_torch_keywords(sgnp.argmax, "argmax")
+argmin = _with_torch_keywords(sgnp.argmin, "argmin")
+softmax = _with_torch_keywords(sgnp.softmax, "softmax")
+log_softmax = _with_torch_keywords(sgnp.log_softmax, "log_softmax")
+logsumexp = _with_torch_keywords(sgnp.logsumexp, "logsumexp")
+cumsum = _with_torch_keywords(sgnp.cumsum, "cumsum")
+cumprod = _with_torch_keywords(sgnp.cumprod, "cumprod")
+stack = _with_torch_keywords(sgnp.stack, "stack", ("tensors",))

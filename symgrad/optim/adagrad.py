@@ -1,0 +1,31 @@
+"""Adagrad with learning-rate decay and L2 weight decay: PyTorch's update formula."""
+from __future__ import annotations
+
+import numpy as np
+
+from .optimizer import Optimizer
+
+
+class Adagrad(Optimizer):
+    """s += g^2; p -= lr / (1 + (step - 1) lr_decay) * g / (sqrt(s) + eps), s starting at
+    initial_accumulator_value."""
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 maximize=False):
+        if lr < 0 or lr_decay < 0 or weight_decay < 0 or initial_accumulator_value < 0 or eps < 0:
+            raise ValueError(f"Invalid Adagrad hyperparameter: lr={lr}, lr_decay={lr_decay}, "
+                             f"weight_decay={weight_decay}, initial_accumulator_value={initial_accumulator_value}, "
+                             f"eps={eps}")
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value, eps=eps, maximize=maximize))
+
+    def update(self, param, grad, state, group):
+        g = -grad if group["maximize"] else grad
+        if not state:
+            state.update(step=0, sum=np.full_like(param, group["initial_accumulator_value"]))
+        state["step"] += 1
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * param
+        clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
+        state["sum"] = total = state["sum"] + g * g
+        return param - clr * (g / (np.sqrt(total) + group["eps"]))

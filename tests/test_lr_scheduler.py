@@ -1,0 +1,141 @@
+"""sg.optim.lr_scheduler: the learning rates PyTorch's schedulers set, epoch by epoch (issue 14 item 4)."""
+import math
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad.optim import lr_scheduler
+
+
+def _optimizer(lib, lr=0.1):
+    params = [lib.nn.Parameter(lib.tensor(np.ones(2))), lib.nn.Parameter(lib.tensor(np.ones(1)))]
+    return lib.optim.SGD([{"params": params[:1]}, {"params": params[1:], "lr": lr / 2}], lr=lr, momentum=0.9)
+
+
+SCHEDULES = [
+    ("StepLR", dict(step_size=3, gamma=0.5)),
+    ("ExponentialLR", dict(gamma=0.9)),
+    ("CosineAnnealingLR", dict(T_max=7, eta_min=0.001)),
+    ("CosineAnnealingLR", dict(T_max=4)),
+    ("LambdaLR", dict(lr_lambda=lambda epoch: 0.95 ** epoch / (1 + epoch))),
+]
+
+
+def _lrs(lib, name, options, epochs=25):
+    opt = _optimizer(lib)
+    scheduler = getattr(lib.optim.lr_scheduler, name)(opt, **options)
+    seen = [scheduler.get_last_lr()]
+    for _ in range(epochs):
+        opt.step()
+        scheduler.step()
+        seen.append(scheduler.get_last_lr())
+    return np.array(seen), scheduler
+
+
+@pytest.mark.parametrize("name, options", SCHEDULES)
+def test_schedules_match_pytorch(name, options):
+    ours, scheduler = _lrs(sg, name, options)
+    assert scheduler.last_epoch == 25
+    torch = pytest.importorskip("torch")
+    theirs, _ = _lrs(torch, name, options)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-16)
+
+
+def test_closed_forms_by_hand():
+    epochs = np.arange(26)
+    ours, _ = _lrs(sg, "StepLR", dict(step_size=3, gamma=0.5))
+    np.testing.assert_allclose(ours[:, 0], 0.1 * 0.5 ** (epochs // 3), rtol=1e-14)
+    ours, _ = _lrs(sg, "ExponentialLR", dict(gamma=0.9))
+    np.testing.assert_allclose(ours[:, 1], 0.05 * 0.9 ** epochs, rtol=1e-13)
+    ours, _ = _lrs(sg, "CosineAnnealingLR", dict(T_max=7, eta_min=0.001))
+    np.testing.assert_allclose(ours[:8, 0], 0.001 + (0.1 - 0.001) * (1 + np.cos(np.pi * epochs[:8] / 7)) / 2,
+                               rtol=1e-12)
+    ours, _ = _lrs(sg, "LambdaLR", dict(lr_lambda=[lambda e: 1 / (1 + e), lambda e: 2.0 ** -e]))
+    np.testing.assert_allclose(ours, np.stack([0.1 / (1 + epochs), 0.05 * 2.0 ** -epochs], 1), rtol=1e-14)
+
+
+def test_explicit_epoch_uses_the_closed_form():
+    opt = _optimizer(sg)
+    scheduler = lr_scheduler.StepLR(opt, step_size=2, gamma=0.1)
+    scheduler.step(5)
+    assert scheduler.get_last_lr() == pytest.approx([0.1 * 0.01, 0.05 * 0.01]) and scheduler.last_epoch == 5
+    cosine = lr_scheduler.CosineAnnealingLR(_optimizer(sg), T_max=10)
+    cosine.step(5)
+    assert cosine.get_last_lr()[0] == pytest.approx(0.05)
+
+
+def test_lr_reaches_the_update_and_state_dict_round_trip():
+    p = sg.tensor([1.0], requires_grad=True)
+    opt = sg.optim.SGD([p], lr=1.0)
+    scheduler = lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    for expected in (1.0 - 1.0, 0.0 - 0.5):
+        (p * 1.0).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        scheduler.step()
+        assert p.item() == pytest.approx(expected)
+    state = scheduler.state_dict()
+    assert "optimizer" not in state and state["last_epoch"] == 2
+    other = lr_scheduler.ExponentialLR(sg.optim.SGD([sg.tensor([0.0], requires_grad=True)], lr=1.0), gamma=0.5)
+    other.load_state_dict(state)
+    assert other.last_epoch == 2 and other.get_last_lr() == [0.25] and other.base_lrs == [1.0]
+    with pytest.raises(KeyError, match="initial_lr"):
+        lr_scheduler.StepLR(sg.optim.SGD([sg.tensor([0.0], requires_grad=True)], lr=1.0), 2, last_epoch=3)
+
+
+def test_lambda_state_dict_keeps_callable_objects_state():
+    class Warmup:
+        def __init__(self):
+            self.length = 4
+
+        def __call__(self, epoch):
+            return min(1.0, (epoch + 1) / self.length)
+
+    warmup = Warmup()
+    scheduler = lr_scheduler.LambdaLR(_optimizer(sg), [warmup, lambda e: 1.0])
+    state = scheduler.state_dict()
+    assert state["lr_lambdas"] == [{"length": 4}, None]
+    warmup.length = 10
+    scheduler.load_state_dict(state)
+    assert warmup.length == 4
+    with pytest.raises(ValueError, match="Expected 2 lr_lambdas"):
+        lr_scheduler.LambdaLR(_optimizer(sg), [warmup])
+
+
+def _plateau(lib, metrics, **options):
+    opt = _optimizer(lib)
+    scheduler = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, **options)
+    seen = []
+    for metric in metrics:
+        scheduler.step(metric)
+        seen.append([group["lr"] for group in opt.param_groups])
+    return np.array(seen)
+
+
+PLATEAU = [
+    (dict(patience=2, factor=0.5), [5, 4, 4, 4, 4, 4, 3.9999, 4, 4, 4, 4, 1, 1, 1, 1]),
+    (dict(mode="max", patience=1, cooldown=2, threshold=0.1, threshold_mode="abs", min_lr=[0.02, 0.0]),
+     [1, 1.05, 1.05, 1.05, 1.2, 1.2, 1.2, 1.2, 1.2, 1.2, 1.2, 1.2, 1.2]),
+    (dict(patience=0, factor=0.1, eps=0.01), [1, 2, 3, 4, 5]),
+]
+
+
+@pytest.mark.parametrize("options, metrics", PLATEAU)
+def test_reduce_on_plateau_matches_pytorch(options, metrics):
+    ours = _plateau(sg, metrics, **options)
+    assert ours[-1, 0] < 0.1
+    torch = pytest.importorskip("torch")
+    np.testing.assert_allclose(ours, _plateau(torch, metrics, **options), rtol=1e-15)
+
+
+def test_reduce_on_plateau_by_hand_and_errors():
+    lrs = _plateau(sg, [1.0, 1.0, 1.0, 1.0], patience=1, factor=0.5)
+    assert lrs[:, 0].tolist() == [0.1, 0.1, 0.05, 0.05]
+    with pytest.raises(ValueError, match="Factor"):
+        lr_scheduler.ReduceLROnPlateau(_optimizer(sg), factor=1.0)
+    with pytest.raises(ValueError, match="mode"):
+        lr_scheduler.ReduceLROnPlateau(_optimizer(sg), mode="up")
+    with pytest.raises(TypeError, match="not an Optimizer"):
+        lr_scheduler.StepLR(object(), 2)
+    assert math.isinf(lr_scheduler.ReduceLROnPlateau(_optimizer(sg)).state_dict()["best"])
