@@ -248,7 +248,7 @@ class _Loss(Module):
         self.reduction = reduction
 
     def forward(self, input, target):
-        return type(self).loss(input, target, self.reduction)
+        return type(self).loss(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):

@@ -1,0 +1,97 @@
+"""im2col and col2im (symgrad/ops/conv.py) in native code, as index maps.
+
+im2col is virtual: a patch element is the image element at a computed index, or the fill outside the
+image, so a pooling's reduction reads the image in place and a convolution's product materializes the
+patch matrix once (the BLAS operand). col2im gathers instead of scattering: an image element is the sum,
+over the kernel offsets, of the patch elements that cover it, so it is written once, at its own index,
+by a loop that may run in parallel chunks.
+"""
+from __future__ import annotations
+
+import itertools
+
+from llvmlite import ir
+
+from .operands import Coord, Operand, zero
+from .types import I64, value_type
+
+_ZERO = ir.Constant(I64, 0)
+
+
+def _const(value) -> ir.Constant:
+    return ir.Constant(I64, value)
+
+
+class Patches(Operand):
+    """im2col's value: source (N, C, *spatial) read at patches[c, *j, n, *o] = source[n, c, *(o*s + j*dl - lo)]."""
+
+    def __init__(self, source: Operand, shape, params):
+        self.source, self.shape, self.dtype = source, tuple(shape), source.dtype
+        self.kernel, self.stride, self.dilation = params["kernel"], params["stride"], params["dilation"]
+        self.padding, self.fill = params["padding"], float(params["fill"])
+        self.reads = source.reads
+        self.cost = source.cost + 3 * len(self.kernel)
+
+    def load(self, k, idx):
+        d = len(self.kernel)
+        channel, offsets, batch, positions = idx[0], idx[1:1 + d], idx[1 + d], idx[2 + d:]
+        source_idx, inside = [batch, channel], []
+        for j, o, s, dl, (lo, _), size in zip(offsets, positions, self.stride, self.dilation, self.padding,
+                                              self.source.shape[2:]):
+            at = k.b.sub(k.b.add(k.b.mul(o.value, _const(s)), k.b.mul(j.value, _const(dl))), _const(lo))
+            first, last = o.lo * s + j.lo * dl - lo, (o.hi - 1) * s + (j.hi - 1) * dl - lo
+            if first >= 0 and last < size:
+                source_idx.append(Coord(at, first, last + 1))
+                continue
+            within = k.b.icmp_unsigned("<", at, _const(size))
+            inside.append(within)
+            source_idx.append(Coord(k.b.select(within, at, _ZERO), 0, max(size, 1)))
+        value = self.source.load(k, source_idx)
+        fill = ir.Constant(value_type(self.dtype), self.fill if self.dtype.kind == "f" else int(self.fill))
+        for within in inside:
+            value = k.b.select(within, value, fill)
+        return value
+
+
+class Image(Operand):
+    """col2im's value: image[n, c, *h] = sum over kernel offsets j of patches[c, *j, n, *o] where
+    h + lo = o*s + j*dl for an o in range (the offsets that cannot reach h are skipped at run time)."""
+
+    def __init__(self, patches: Operand, shape, params):
+        self.source, self.shape, self.dtype = patches, tuple(shape), patches.dtype
+        self.kernel, self.stride, self.dilation = params["kernel"], params["stride"], params["dilation"]
+        self.padding = params["padding"]
+        self.reads = patches.reads
+        self.cost = (patches.cost + 4) * max(1, len(list(itertools.product(*map(range, self.kernel)))))
+
+    def load(self, k, idx):
+        d = len(self.kernel)
+        batch, channel, spatial = idx[0], idx[1], idx[2:]
+        out_sizes = self.source.shape[2 + d:]
+        total = zero(self.dtype)
+        for offsets in itertools.product(*map(range, self.kernel)):
+            source_idx, inside = [channel, *map(Coord.constant, offsets), batch], []
+            for h, j, s, dl, (lo, _), n in zip(spatial, offsets, self.stride, self.dilation, self.padding, out_sizes):
+                shifted = k.b.sub(h.value, _const(j * dl - lo))  # o * s when this offset covers h
+                span = s * (n - 1) + 1
+                within = k.b.icmp_unsigned("<", shifted, _const(span))
+                if s != 1:
+                    on_grid = k.b.icmp_signed("==", k.b.urem(shifted, _const(s)), _ZERO)
+                    within = k.b.and_(within, on_grid)
+                    shifted = k.b.udiv(shifted, _const(s))
+                inside.append(within)
+                source_idx.append(Coord(k.b.select(within, shifted, _ZERO), 0, max(n, 1)))
+            value = self.source.load(k, source_idx)
+            for within in inside:
+                value = k.b.select(within, value, zero(self.dtype))
+            total = k.b.fadd(total, value) if self.dtype.kind == "f" else k.b.add(total, value)
+        return total
+
+
+def im2col(k, node, inputs):
+    return Patches(inputs[0], node.out.shape, node.params)
+
+
+def col2im(k, node, inputs):
+    """Written once into its buffer: a consumer reading it several times must not sum the offsets again."""
+    return k.materialize(Image(inputs[0], node.out.shape, node.params), k.result_buffer(node))
