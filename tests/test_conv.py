@@ -202,3 +202,11 @@ def test_bad_arguments_are_clear_errors(call, error, words):
     with pytest.raises(error, match=None) as info:
         call()
     assert words in str(info.value)
+
+
+def test_vmap_batches_the_primitives_into_one_call_not_a_loop_over_examples():
+    xs, w = np.ones((3, 2, 2, 6, 5)), np.ones((4, 2, 3, 3))
+    graph = sg.trace(sg.vmap(sg.grad(lambda x, w: sg.sum(F.max_pool2d(F.conv2d(x, w, padding=1), 2) ** 2)),
+                             in_axes=(0, None)), xs, w)
+    names = [node.prim.name for node in graph.nodes]
+    assert "scan" not in names and "im2col" in names and "col2im" in names
