@@ -215,6 +215,8 @@ def test_dropout_zeroes_with_probability_p_scales_the_rest_and_is_the_identity_i
     assert np.all(F.dropout(x, 1.0).detach().numpy() == 0)
     with pytest.raises(ValueError, match="between 0 and 1"):
         nn.Dropout(1.5)
+    with pytest.raises(NotImplementedError, match="inplace"):
+        nn.Dropout(0.5, inplace=True)(x)
 
 
 def test_conv_modules_initialize_as_pytorch_and_refuse_other_padding_modes():

@@ -336,7 +336,13 @@ def _gelu(x, approximate):
         x, 1 / math.sqrt(2))),))))))
 
 
+def _not_in_place(inplace, name):
+    if inplace:
+        raise NotImplementedError(f"{name}: inplace=True is not supported (use the returned tensor)")
+
+
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    _not_in_place(inplace, "leaky_relu")
     return _activation(_leaky_relu, "LeakyRelu", input, float(negative_slope))
 
 
@@ -345,6 +351,7 @@ def _leaky_relu(x, slope):
 
 
 def elu(input, alpha=1.0, inplace=False):
+    _not_in_place(inplace, "elu")
     return _activation(_elu, "Elu", input, float(alpha))
 
 
@@ -355,6 +362,7 @@ def _elu(x, alpha):
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p (drawn from sg.manual_seed's generator) and scale the rest by
     1 / (1 - p); the identity when not training."""
+    _not_in_place(inplace, "dropout")
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:

@@ -22,19 +22,19 @@ class GELU(Module):
 class LeakyReLU(Module):
     def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__()
-        self.negative_slope = negative_slope
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input):
-        return leaky_relu(input, self.negative_slope)
+        return leaky_relu(input, self.negative_slope, self.inplace)
 
 
 class ELU(Module):
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
-        self.alpha = alpha
+        self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input):
-        return elu(input, self.alpha)
+        return elu(input, self.alpha, self.inplace)
 
 
 class Dropout(Module):
@@ -44,13 +44,13 @@ class Dropout(Module):
         super().__init__()
         if not 0 <= p <= 1:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, input):
-        return dropout(input, self.p, self.training)
+        return dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self):
-        return f"p={self.p}, inplace=False"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Embedding(Module):
