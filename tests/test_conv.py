@@ -210,3 +210,21 @@ def test_vmap_batches_the_primitives_into_one_call_not_a_loop_over_examples():
                              in_axes=(0, None)), xs, w)
     names = [node.prim.name for node in graph.nodes]
     assert "scan" not in names and "im2col" in names and "col2im" in names
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_infinities_and_nan_propagate_alike_on_both_backends_and_eager(dtype):
+    x = np.zeros((1, 2, 5, 5), dtype)
+    x[0, 0, 0, 0], x[0, 1, 4, 4] = np.inf, np.nan
+    w = np.linspace(0.1, 1, 2 * 2 * 2 * 2).reshape(2, 2, 2, 2).astype(dtype)
+
+    def layers(x, w):
+        return F.avg_pool2d(F.conv2d(x, w, padding=1), 2, stride=1), F.adaptive_avg_pool2d(x, 2)
+    expected = [np.asarray(a) for a in layers(x, w)]
+    for out in expected:
+        assert np.isnan(out).any() and np.isinf(out).any() and np.isfinite(out).any()
+    for backend in BACKENDS:
+        for got, want in zip(sg.compile(layers, backend=backend)(x, w), expected):
+            np.testing.assert_array_equal(got, want, err_msg=backend)
+    for got, want in zip(layers(sg.tensor(x), sg.tensor(w, requires_grad=True)), expected):
+        np.testing.assert_array_equal(got.detach().numpy(), want)

@@ -153,18 +153,16 @@ def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_
     return _unbatched(_to_image(sgnp.divide(total, divisor)), added)
 
 
-def _adaptive_matrix(size, out, dtype):
-    """(out, size): row i averages PyTorch's window [floor(i*size/out), ceil((i+1)*size/out))."""
-    matrix = np.zeros((out, size), dtype=dtype)
-    for i in range(out):
-        start, end = (i * size) // out, -((-(i + 1) * size) // out)
-        matrix[i, start:end] = 1.0 / (end - start)
-    return matrix
+def _adaptive_windows(size, out):
+    """PyTorch's adaptive windows along one axis: [floor(i*size/out), ceil((i+1)*size/out)) for each i."""
+    return [((i * size) // out, -((-(i + 1) * size) // out)) for i in range(out)]
 
 
 def adaptive_avg_pool(input, output_size, *, d, name="adaptive_avg_pool"):
-    """Averages over PyTorch's adaptive windows: a reshaped mean where the sizes divide, else one product
-    per axis with a constant averaging matrix. None in output_size keeps that axis's size."""
+    """Averages over PyTorch's adaptive windows: a reshaped mean where the sizes divide, else the means of
+    the windows along one axis after another (a window is a product of intervals, so the mean of the row
+    means is its mean; a matrix of weights would turn an infinity into NaN where its weight is 0). None in
+    output_size keeps that axis's size."""
     x, added = _batched(input, d, name)
     _check_float(x, name)
     sizes = (output_size,) * d if isinstance(output_size, (int, np.integer)) or output_size is None else \
@@ -181,8 +179,10 @@ def adaptive_avg_pool(input, output_size, *, d, name="adaptive_avg_pool"):
         return _unbatched(out, added)
     out = x
     for axis, (size, target) in enumerate(zip(spatial, sizes)):
-        moved = sgnp.moveaxis(out, 2 + axis, -1)
-        averaged = sgnp.matmul(sgnp.reshape(moved, (-1, size)), _adaptive_matrix(size, target, x.dtype).T)
-        out = sgnp.moveaxis(sgnp.reshape(averaged, (*moved.shape[:-1], target)), -1, 2 + axis)
+        if size == target:
+            continue
+        before = (slice(None),) * (2 + axis)
+        out = sgnp.concatenate([sgnp.mean(out[before + (slice(start, end),)], axis=2 + axis, keepdims=True)
+                                for start, end in _adaptive_windows(size, target)], axis=2 + axis)
     return _unbatched(out, added)
 
