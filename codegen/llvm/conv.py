@@ -1,8 +1,8 @@
 """im2col and col2im (symgrad/ops/conv.py) in native code, as index maps.
 
-im2col is virtual: a patch element is the image element at a computed index, or the fill outside the
-image, so a pooling's reduction reads the image in place and a convolution's product materializes the
-patch matrix once (the BLAS operand). col2im gathers instead of scattering: an image element is the sum,
+im2col is virtual: a patch element is the image element at a computed index (of the image copied into a
+border of the fill, when padded), so a pooling's reduction reads the image in place and a convolution's
+product materializes the patch matrix once (the BLAS operand). col2im gathers instead of scattering: an image element is the sum,
 over the kernel offsets, of the patch elements that cover it, so it is written once, at its own index,
 by a loop that may run in parallel chunks.
 """
@@ -23,33 +23,23 @@ def _const(value) -> ir.Constant:
 
 
 class Patches(Operand):
-    """im2col's value: source (N, C, *spatial) read at patches[c, *j, n, *o] = source[n, c, *(o*s + j*dl - lo)]."""
+    """im2col's value without padding (im2col pads first): patches[c, *j, n, *o] = source[n, c, *(o*s + j*dl)],
+    always inside the source (the shape rule keeps every window inside), so no bounds test."""
 
     def __init__(self, source: Operand, shape, params):
         self.source, self.shape, self.dtype = source, tuple(shape), source.dtype
         self.kernel, self.stride, self.dilation = params["kernel"], params["stride"], params["dilation"]
-        self.padding, self.fill = params["padding"], float(params["fill"])
         self.reads = source.reads
-        self.cost = source.cost + 3 * len(self.kernel)
+        self.cost = source.cost + 2 * len(self.kernel)
 
     def load(self, k, idx):
         d = len(self.kernel)
         channel, offsets, batch, positions = idx[0], idx[1:1 + d], idx[1 + d], idx[2 + d:]
-        source_idx, inside = [batch, channel], []
-        for j, o, s, dl, (lo, _), size in zip(offsets, positions, self.stride, self.dilation, self.padding,
-                                              self.source.shape[2:]):
-            at = k.b.sub(k.b.add(k.b.mul(o.value, _const(s)), k.b.mul(j.value, _const(dl))), _const(lo))
-            first, last = o.lo * s + j.lo * dl - lo, (o.hi - 1) * s + (j.hi - 1) * dl - lo
-            if first >= 0 and last < size:
-                source_idx.append(Coord(at, first, last + 1))
-                continue
-            within = k.b.icmp_unsigned("<", at, _const(size))
-            inside.append(within)
-            source_idx.append(Coord(k.b.select(within, at, _ZERO), 0, max(size, 1)))
-        value = self.source.load(k, source_idx)
-        for within in inside:
-            value = k.b.select(within, value, _fill(self.dtype, self.fill))
-        return value
+        source_idx = [batch, channel]
+        for j, o, s, dl in zip(offsets, positions, self.stride, self.dilation):
+            at = k.b.add(k.b.mul(o.value, _const(s)), k.b.mul(j.value, _const(dl)))
+            source_idx.append(Coord(at, o.lo * s + j.lo * dl, (o.hi - 1) * s + (j.hi - 1) * dl + 1))
+        return self.source.load(k, source_idx)
 
 
 class Image(Operand):
@@ -116,11 +106,10 @@ def im2col(k, node, inputs):
     """Patches of the image; a padded image is first copied once inside its border (K times smaller than the
     patches), so the patches are plain strided reads with no bounds test, which vectorize."""
     (x,) = inputs
-    params = dict(node.params)
-    if any(map(any, params["padding"])):
-        x = k.materialize(Padded(x, params["padding"], float(params["fill"])))
-        params["padding"] = ((0, 0),) * len(params["kernel"])
-    return Patches(x, node.out.shape, params)
+    padding = node.params["padding"]
+    if any(map(any, padding)):
+        x = k.materialize(Padded(x, padding, float(node.params["fill"])))
+    return Patches(x, node.out.shape, node.params)
 
 
 def col2im(k, node, inputs):
