@@ -2,9 +2,9 @@
 
 im2col is virtual: a patch element is the image element at a computed index (of the image copied into a
 border of the fill, when padded), so a pooling's reduction reads the image in place and a convolution's
-product materializes the patch matrix once (the BLAS operand). col2im gathers instead of scattering: an image element is the sum,
-over the kernel offsets, of the patch elements that cover it, so it is written once, at its own index,
-by a loop that may run in parallel chunks.
+product materializes the patch matrix once (the BLAS operand). col2im gathers instead of scattering: an
+image element is the sum, over the kernel offsets, of the patch elements that cover it, so it is written
+once, at its own index, by a loop that may run in parallel chunks.
 """
 from __future__ import annotations
 

@@ -7,8 +7,9 @@ im2col takes x of shape (N, C, *spatial) to the patches (C, *kernel, N, *out), w
 patches[c, *j, n, *o] = x[n, c, *(o*stride + j*dilation - lo)], or `fill` outside x ("0" for a
 convolution, "-inf" for a max pooling: a string, so generated NumPy source can spell it). Channels and
 kernel offsets lead, so a convolution's product is (C_out, C*K) @ (C*K, N*L) with no copy; the
-examples sit beside the output positions, so one product covers the batch. col2im sums patches back into an image (the transpose of im2col with a 0
-fill): each is the other's adjoint, and both are linear in the image.
+examples sit beside the output positions, so one product covers the batch. col2im sums patches back
+into an image (the transpose of im2col with a 0 fill): each is the other's adjoint, and both are linear
+in the image.
 """
 import numpy as np
 
