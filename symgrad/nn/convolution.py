@@ -125,7 +125,8 @@ def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
     peak = sgnp.stop_gradient(sgnp.max(patches, axis=axes, keepdims=True))
     hits = sgnp.logical_or(sgnp.isnan(patches), sgnp.equal(patches, peak))
     k = math.prod(window["kernel"])
-    positions = np.arange(k, dtype=np.float64).reshape((1, *window["kernel"]) + (1,) * (1 + d))  # row-major
+    # row-major places in a window, in x's float type (exact: a window has far fewer than 2**24 places)
+    positions = np.arange(k, dtype=x.dtype).reshape((1, *window["kernel"]) + (1,) * (1 + d))
     first = sgnp.min(sgnp.where(hits, positions, float(k)), axis=axes, keepdims=True)
     chosen = sgnp.stop_gradient(sgnp.equal(positions, first))
     out = reduce_sum_p(sgnp.where(chosen, patches, 0.0), axes=axes)

@@ -422,12 +422,15 @@ def _update_running(running_mean, running_var, mean, var, count, momentum):
 
 
 def _normalize(input, mean, var, weight, bias, shape, eps):
-    out = _ew(E.divide, (_ew(E.subtract, (input, mean)), _ew(E.sqrt, (_ew(E.add, (var, eps)),))))
+    """x * scale + shift with per-channel scale = weight / sqrt(var + eps) and shift = bias - mean * scale, as
+    PyTorch's kernel computes it: two passes over the input instead of four."""
+    scale = _ew(E.divide, (1.0, _ew(E.sqrt, (_ew(E.add, (var, eps)),))))
     if weight is not None:
-        out = _ew(E.multiply, (out, sgnp.reshape(weight, shape)))
+        scale = _ew(E.multiply, (scale, sgnp.reshape(weight, shape)))
+    shift = _ew(E.negative, (_ew(E.multiply, (mean, scale)),))
     if bias is not None:
-        out = _ew(E.add, (out, sgnp.reshape(bias, shape)))
-    return out
+        shift = _ew(E.add, (shift, sgnp.reshape(bias, shape)))
+    return _ew(E.add, (_ew(E.multiply, (input, scale)), shift))
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
