@@ -66,6 +66,11 @@ MODULES = [
     ("GELU", (), {"approximate": "tanh"}, (4, 5)),
     ("LeakyReLU", (0.2,), {}, (4, 5)),
     ("ELU", (), {"alpha": 0.7}, (4, 5)),
+    ("Conv3d", (2, 3, (2, 3, 2)), {"padding": (1, 0, 1), "stride": (1, 2, 1)}, (2, 2, 4, 5, 4)),
+    ("MaxPool3d", (2,), {"stride": 1}, (2, 2, 4, 5, 4)),
+    ("AvgPool3d", ((2, 3, 2),), {"padding": 1, "count_include_pad": False}, (2, 2, 4, 5, 4)),
+    ("AdaptiveAvgPool3d", ((2, 3, 1),), {}, (2, 2, 4, 5, 4)),
+    ("BatchNorm3d", (2,), {}, (3, 2, 2, 3, 2)),
     ("Dropout", (0.5,), {}, (4, 5)),  # in eval mode only (the masks come from different generators)
 ]
 
@@ -102,6 +107,11 @@ LOSSES = [
     ("NLLLoss", {"weight": [0.2, 1.0, 3.0], "ignore_index": 0, "reduction": "sum"}, "log_probs"),
     ("CrossEntropyLoss", {"weight": [0.2, 1.0, 3.0], "ignore_index": 2}, "classes"),
     ("CrossEntropyLoss", {"reduction": "none", "ignore_index": 0}, "classes"),
+    ("CrossEntropyLoss", {"label_smoothing": 0.2}, "classes"),
+    ("CrossEntropyLoss", {"label_smoothing": 0.1, "weight": [0.2, 1.0, 3.0], "ignore_index": 2}, "classes"),
+    ("CrossEntropyLoss", {"label_smoothing": 0.3, "ignore_index": 1, "reduction": "none"}, "classes"),
+    ("CrossEntropyLoss", {"label_smoothing": 0.3, "weight": [0.2, 1.0, 3.0], "reduction": "sum"}, "classes"),
+    ("CrossEntropyLoss", {"label_smoothing": 0.25, "weight": [0.2, 1.0, 3.0]}, "soft"),
     ("BCELoss", {"weight": [0.5, 2.0, 1.0]}, "probabilities"),
     ("BCEWithLogitsLoss", {"pos_weight": [0.5, 2.0, 3.0]}, "targets"),
     ("BCEWithLogitsLoss", {"weight": [0.5, 2.0, 1.0], "pos_weight": [2.0, 2.0, 2.0], "reduction": "sum"}, "targets"),
@@ -118,6 +128,8 @@ LOSSES = [
 
 def _loss_data(kind, rng):
     logits = rng.standard_normal((6, 3))
+    if kind == "soft":
+        return logits, rng.dirichlet(np.ones(3), size=6)
     if kind in ("log_probs", "classes"):
         x = logits - np.log(np.exp(logits).sum(1, keepdims=True)) if kind == "log_probs" else logits
         return x, np.array([0, 1, 2, 2, 1, 0])

@@ -25,3 +25,8 @@ from .loss import HuberLoss  # noqa: F401
 from .loss import KLDivLoss  # noqa: F401
 from .loss import L1Loss  # noqa: F401
 from .loss import SmoothL1Loss  # noqa: F401
+from .conv import Conv3d  # noqa: F401
+from .conv import MaxPool3d  # noqa: F401
+from .conv import AvgPool3d  # noqa: F401
+from .conv import AdaptiveAvgPool3d  # noqa: F401
+from .normalization import BatchNorm3d  # noqa: F401

@@ -7,8 +7,8 @@ import numpy as np
 
 from .. import dtypes
 from . import init
-from .functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d, max_pool1d,
-                         max_pool2d)
+from .functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, avg_pool1d, avg_pool2d,
+                         avg_pool3d, conv1d, conv2d, conv3d, max_pool1d, max_pool2d, max_pool3d)
 from .modules import Module
 from .parameter import Parameter
 
@@ -73,6 +73,10 @@ class Conv2d(_ConvNd):
     d, function = 2, staticmethod(conv2d)
 
 
+class Conv3d(_ConvNd):
+    d, function = 3, staticmethod(conv3d)
+
+
 class _MaxPoolNd(Module):
     function = None
 
@@ -99,6 +103,10 @@ class MaxPool2d(_MaxPoolNd):
     function = staticmethod(max_pool2d)
 
 
+class MaxPool3d(_MaxPoolNd):
+    function = staticmethod(max_pool3d)
+
+
 class AvgPool1d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
         super().__init__()
@@ -113,14 +121,20 @@ class AvgPool1d(Module):
 
 
 class AvgPool2d(AvgPool1d):
+    function = staticmethod(avg_pool2d)
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
         super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
         self.divisor_override = divisor_override
 
     def forward(self, input):
-        return avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
-                          self.divisor_override)
+        return type(self).function(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                                   self.count_include_pad, self.divisor_override)
+
+
+class AvgPool3d(AvgPool2d):
+    function = staticmethod(avg_pool3d)
 
 
 class AdaptiveAvgPool1d(Module):
@@ -139,3 +153,7 @@ class AdaptiveAvgPool1d(Module):
 
 class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
     function = staticmethod(adaptive_avg_pool2d)
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
+    function = staticmethod(adaptive_avg_pool3d)

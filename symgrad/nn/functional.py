@@ -177,21 +177,50 @@ def _picked_loss(input, index, reduction):
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
-    """log_softmax over classes (dim 1, or 0 for a 1-d input) then NLL; targets are class indices
-    (with nll_loss's weight and ignore_index) or, as floats of the input's shape, class probabilities."""
-    if label_smoothing:
-        raise NotImplementedError("cross_entropy: label_smoothing is not supported yet")
+    """log_softmax over classes (dim 1, or 0 for a 1-d input) then NLL; targets are class indices (with
+    nll_loss's weight and ignore_index) or, as floats of the input's shape, class probabilities. With
+    label_smoothing e, the targets are mixed with the uniform distribution over the C classes, as PyTorch:
+    (1 - e) * the loss + e / C * the (weighted) sum of -log-probabilities over the classes."""
+    _no_legacy_reduction(size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 1 if input.ndim > 1 else 0
+    classes = input.shape[class_dim]
     log_probs = log_softmax(input, class_dim)
+    weights = None if weight is None else np.asarray(weight._data if hasattr(weight, "_data") else weight)
+    along_classes = (classes,) + (1,) * (input.ndim - 1 - class_dim)  # a weight per class, broadcast
     target_array = np.asarray(target._data if hasattr(target, "_data") else target)
     if target_array.dtype.kind == "f":
         if target_array.shape != tuple(input.shape):
             raise ValueError(f"cross_entropy: probability targets must have the input's shape {tuple(input.shape)}, "
                              f"got {target_array.shape}")
-        if weight is not None:
-            raise NotImplementedError("cross_entropy: weight with probability targets is not supported yet")
-        return _reduce(_ew(E.negative, (sgnp.sum(_ew(E.multiply, (log_probs, target)), class_dim),)), reduction)
-    return nll_loss(log_probs, target_array, weight, size_average, ignore_index, reduce, reduction)
+        if label_smoothing:
+            target = _ew(E.add, (_ew(E.multiply, (target, 1.0 - label_smoothing)), label_smoothing / classes))
+        terms = _ew(E.multiply, (log_probs, target))
+        if weights is not None:
+            terms = _ew(E.multiply, (terms, weights.reshape(along_classes).astype(input.dtype)))
+        return _reduce(_ew(E.negative, (sgnp.sum(terms, class_dim),)), reduction)
+    loss = nll_loss(log_probs, target_array, weight, None, ignore_index, None, reduction)
+    if not label_smoothing:
+        return loss
+    return _ew(E.add, (_ew(E.multiply, (loss, 1.0 - label_smoothing)), _ew(E.multiply, (
+        _smoothing_term(log_probs, target_array, weights, along_classes, ignore_index, reduction, class_dim),
+        label_smoothing / classes))))
+
+
+def _smoothing_term(log_probs, target, weights, along_classes, ignore_index, reduction, class_dim):
+    """The sum over classes of -w_c log p_c per target, 0 where ignored, reduced as PyTorch reduces it (a
+    weighted mean divides by the targets' weights)."""
+    terms = log_probs if weights is None else \
+        _ew(E.multiply, (log_probs, weights.reshape(along_classes).astype(log_probs.dtype)))
+    smooth = _ew(E.negative, (sgnp.sum(terms, class_dim),))
+    counted = target != ignore_index
+    if not counted.all():
+        smooth = _ew(E.multiply, (smooth, counted.astype(log_probs.dtype)))
+    if reduction != "mean":
+        return _reduce(smooth, reduction)
+    total = weights[target[counted]].sum() if weights is not None else counted.sum()
+    return _ew(E.divide, (sgnp.sum(smooth), float(total)))
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
@@ -313,6 +342,23 @@ def adaptive_avg_pool2d(input, output_size):
     return _convolution_call(convolution.adaptive_avg_pool, "AdaptiveAvgPool2D", (input, output_size), d=2,
                              name="adaptive_avg_pool2d")
 
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _convolution_call(convolution.max_pool, "MaxPool3DWithIndices",
+                             (input, kernel_size, stride, padding, dilation, ceil_mode, return_indices), d=3,
+                             name="max_pool3d")
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _convolution_call(convolution.avg_pool, "AvgPool3D",
+                             (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override),
+                             d=3, name="avg_pool3d")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _convolution_call(convolution.adaptive_avg_pool, "AdaptiveAvgPool3D", (input, output_size), d=3,
+                             name="adaptive_avg_pool3d")
 
 # ----------------------------------------------------------------------------- activations
 

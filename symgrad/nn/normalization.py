@@ -77,6 +77,10 @@ class BatchNorm2d(_BatchNorm):
     dims = (4,)
 
 
+class BatchNorm3d(_BatchNorm):
+    dims = (5,)
+
+
 class LayerNorm(Module):
     """Normalization over the trailing normalized_shape, with a weight (ones) and bias (zeros) of that shape."""
 
