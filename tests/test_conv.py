@@ -193,7 +193,7 @@ def test_im2col_and_col2im_are_each_others_transpose():
     (lambda: F.conv2d(np.ones((5, 5)), np.ones((4, 3, 3, 3))), ValueError, "got shape (5, 5)"),
     (lambda: F.conv2d(np.ones((1, 3, 5, 5)), np.ones((4, 3, 3, 3)), stride=2, padding="same"), ValueError, "same"),
     (lambda: F.conv2d(np.ones((1, 3, 5, 5)), np.ones((4, 3, 3, 3)), padding="full"), ValueError, "padding string"),
-    (lambda: F.conv2d(np.ones((1, 3, 5, 5), np.float32), np.ones((4, 3, 3, 3))), TypeError, "dtype"),
+    (lambda: F.conv2d(np.ones((1, 3, 5, 5), np.int64), np.ones((4, 3, 3, 3))), TypeError, "float"),
     (lambda: F.max_pool2d(np.ones((1, 1, 4, 4)), 2, ceil_mode=True), NotImplementedError, "ceil_mode"),
     (lambda: F.max_pool2d(np.ones((1, 1, 4, 4)), 2, padding=2), ValueError, "at most half"),
     (lambda: F.avg_pool2d(np.ones((1, 1, 4, 4), np.int64), 2), TypeError, "float"),
@@ -228,3 +228,12 @@ def test_infinities_and_nan_propagate_alike_on_both_backends_and_eager(dtype):
             np.testing.assert_array_equal(got, want, err_msg=backend)
     for got, want in zip(layers(sg.tensor(x), sg.tensor(w, requires_grad=True)), expected):
         np.testing.assert_array_equal(got.detach().numpy(), want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_float32_image_and_float64_weights_promote_as_numpy_does(backend):
+    x, w = np.ones((1, 2, 4, 4), np.float32), np.full((3, 2, 3, 3), 0.5)
+    out = sg.compile(lambda x, w: F.conv2d(x, w, padding=1), backend=backend)(x, w)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, F.conv2d(x.astype(np.float64), w, padding=1))
+    assert F.conv2d(sg.tensor(x), sg.tensor(w, requires_grad=True)).dtype == np.float64

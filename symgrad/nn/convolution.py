@@ -76,8 +76,11 @@ def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,
     if channels != weight.shape[1] * groups:
         fail(f"{name}: Given groups={groups}, weight of size {tuple(weight.shape)}, expected input{tuple(x.shape)} "
              f"to have {weight.shape[1] * groups} channels, but got {channels} channels instead", ValueError)
-    if x.dtype != weight.dtype:
-        fail(f"{name}: input dtype {x.dtype} and weight dtype {weight.dtype} differ", TypeError)
+    if np.dtype(x.dtype).kind != "f" or np.dtype(weight.dtype).kind != "f":
+        fail(f"{name}: needs float input and weight, got {np.dtype(x.dtype)} and {np.dtype(weight.dtype)}", TypeError)
+    if x.dtype != weight.dtype:  # NumPy's promotion, as sg.matmul (and so nn.Linear) does it
+        common = np.promote_types(x.dtype, weight.dtype)
+        x, weight = sgnp.astype(x, common), sgnp.astype(weight, common)
     stride, dilation = _sizes(stride, d, "stride"), _sizes(dilation, d, "dilation")
     pads = _padding(padding, kernel, stride, dilation, d)
     cols = im2col_p(x, kernel=kernel, stride=stride, dilation=dilation, padding=pads, fill="0")
