@@ -97,9 +97,10 @@ def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,
     return _unbatched(out, added)
 
 
-def _pool_window(kernel_size, stride, padding, dilation, ceil_mode, d, name):
-    if ceil_mode:
-        fail(f"{name}: ceil_mode=True is not supported (symgrad pools with ceil_mode=False)", NotImplementedError)
+def _pool_window(kernel_size, stride, padding, dilation, ceil_mode, spatial, name):
+    """im2col's window of a pooling. ceil_mode: a last, partial window where one starts inside the image or
+    its left padding (PyTorch's rule), reached by padding further on the right."""
+    d = len(spatial)
     kernel = _sizes(kernel_size, d, "kernel_size")
     stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
         _sizes(stride, d, "stride")
@@ -107,7 +108,20 @@ def _pool_window(kernel_size, stride, padding, dilation, ceil_mode, d, name):
     if any(p > k // 2 for p, k in zip(pads, kernel)):
         fail(f"{name}: pad should be at most half of effective kernel size, but got pad={padding}, "
              f"kernel_size={kernel_size}", ValueError)
-    return dict(kernel=kernel, stride=stride, dilation=dilation, padding=tuple((p, p) for p in pads))
+    padding = []
+    for size, k, s, dl, p in zip(spatial, kernel, stride, dilation, pads):
+        span = dl * (k - 1) + 1
+        if size + 2 * p < span:
+            fail(f"{name}: a window of {k} (dilation {dl}) does not fit an input of size {size} padded by {p}",
+                 ValueError)
+        hi = p
+        if ceil_mode:
+            count = -(-(size + 2 * p - span) // s) + 1
+            if (count - 1) * s >= size + p:
+                count -= 1
+            hi = max(p, (count - 1) * s + span - size - p)
+        padding.append((p, hi))
+    return dict(kernel=kernel, stride=stride, dilation=dilation, padding=tuple(padding))
 
 
 def _check_float(x, name):
@@ -122,7 +136,7 @@ def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
         fail(f"{name}: return_indices=True is not supported", NotImplementedError)
     x, added = _batched(input, d, name)
     _check_float(x, name)
-    window = _pool_window(kernel_size, stride, padding, dilation, ceil_mode, d, name)
+    window = _pool_window(kernel_size, stride, padding, dilation, ceil_mode, tuple(x.shape[2:]), name)
     patches = im2col_p(x, fill="-inf", **window)  # (C, *kernel, N, *out)
     axes = tuple(range(1, 1 + d))
     peak = sgnp.stop_gradient(sgnp.max(patches, axis=axes, keepdims=True))
@@ -141,18 +155,24 @@ def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_
     """The mean of each window: over the whole window (count_include_pad), or over its part inside the image."""
     x, added = _batched(input, d, name)
     _check_float(x, name)
-    window = _pool_window(kernel_size, stride, padding, 1, ceil_mode, d, name)
+    window = _pool_window(kernel_size, stride, padding, 1, ceil_mode, tuple(x.shape[2:]), name)
     patches = im2col_p(x, fill="0", **window)
     total = reduce_sum_p(patches, axes=tuple(range(1, 1 + d)))  # (C, N, *out)
+    extended = any(hi != lo for lo, hi in window["padding"])  # by ceil_mode
     if divisor_override is not None:
         if int(divisor_override) <= 0:
             fail(f"{name}: divisor must be not zero", ValueError)
         divisor = float(divisor_override)
-    elif count_include_pad or not any(map(any, window["padding"])):
+    elif not extended and (count_include_pad or not any(map(any, window["padding"]))):
         divisor = float(math.prod(window["kernel"]))
-    else:  # the window's elements inside the image, for each output position (the same for every channel)
-        ones = np.ones((1, 1, *x.shape[2:]))
-        inside = im2col_impl(ones, fill="0", **window).sum(axis=tuple(range(1, 1 + d)))
+    else:  # per output position (the same for every channel): the window's elements inside the image, or
+        # inside the image and its padding (count_include_pad), never those ceil_mode's extension adds
+        if count_include_pad:
+            counted = np.ones((1, 1, *(size + 2 * lo for size, (lo, _) in zip(x.shape[2:], window["padding"]))))
+            counting = dict(window, padding=tuple((0, hi - lo) for lo, hi in window["padding"]))
+        else:
+            counted, counting = np.ones((1, 1, *x.shape[2:])), window
+        inside = im2col_impl(counted, fill="0", **counting).sum(axis=tuple(range(1, 1 + d)))
         divisor = inside.astype(x.dtype)  # (1, 1, *out): broadcasts against (C, N, *out)
     return _unbatched(_to_image(sgnp.divide(total, divisor)), added)
 
