@@ -360,6 +360,7 @@ def adaptive_avg_pool3d(input, output_size):
     return _convolution_call(convolution.adaptive_avg_pool, "AdaptiveAvgPool3D", (input, output_size), d=3,
                              name="adaptive_avg_pool3d")
 
+
 # ----------------------------------------------------------------------------- activations
 
 def _activation(fn, label, input, *args):
