@@ -16,6 +16,7 @@ from . import ir, pytree
 from . import numpy_api as sg
 from .core import Tracer, TracerError, bind
 from .ops import control
+from .ops.conv import col2im_p, im2col_p
 from .ops.control import result_p, results, scan_p, switch_p, while_p, while_vjp_p
 from .ops.cumulative import cumprod_p, cumsum_p
 from .ops.custom import custom_jvp_p, custom_vjp_p
@@ -377,6 +378,24 @@ def _stacked(prim):
     return rule
 
 
+def _im2col(inputs, batched, size, **params):
+    """The examples join the image batch (size * N images), then split off again in front."""
+    (x,) = inputs
+    d = len(params["kernel"])
+    cols = im2col_p(reshape_p(x, shape=(size * x.shape[1], *x.shape[2:])), **params)  # (C, *kernel, size*N, *out)
+    split = reshape_p(cols, shape=(*cols.shape[:1 + d], size, x.shape[1], *cols.shape[2 + d:]))
+    return _to_front(split, 1 + d)
+
+
+def _col2im(inputs, batched, size, **params):
+    (cols,) = inputs  # (size, C, *kernel, N, *out)
+    d = len(params["kernel"])
+    moved = transpose_p(cols, perm=(*range(1, 2 + d), 0, *range(2 + d, cols.ndim)))  # (C, *kernel, size, N, *out)
+    merged = reshape_p(moved, shape=(*moved.shape[:1 + d], size * cols.shape[2 + d], *moved.shape[3 + d:]))
+    image = col2im_p(merged, **params)
+    return reshape_p(image, shape=(size, cols.shape[2 + d], *image.shape[1:]))
+
+
 BATCH_RULES = {
     ew_p: _elementwise,
     convert_p: _unary(convert_p),
@@ -407,4 +426,6 @@ BATCH_RULES = {
     custom_jvp_p: _custom_jvp,
     argsort_p: _unary(argsort_p),  # along the last axis: the batch axis in front is one more leading axis
     **{prim: _stacked(prim) for prim in lapack.PRIMITIVES},
+    im2col_p: _im2col,
+    col2im_p: _col2im,
 }

@@ -13,7 +13,7 @@ import inspect
 import numpy as np
 
 from . import dtypes, ir, numpy_api, pytree  # noqa: F401 (numpy_api: Tracer methods)
-from .core import Builder, Tracer, TracerError, bind, building, current_builder, refuse_masked
+from .core import Builder, Tracer, TracerError, bind, building, const_p, current_builder, refuse_masked
 from .passes.dce import dce
 
 def is_array_like(leaf) -> bool:
@@ -124,6 +124,9 @@ def inline(graph: ir.Graph, operands, annotate=None) -> list:
     context = builder.annotate(**annotate) if (annotate and builder) else contextlib.nullcontext()
     with context:
         for node in graph.nodes:
+            if node.prim is const_p and builder is not None:  # stays a constant of the graph: a broadcast of
+                env[id(node.out)] = Tracer(builder.lift(node.params["value"].array), builder)  # it is not baked
+                continue
             env[id(node.out)] = bind(node.prim, [env[id(v)] for v in node.inputs], node.params)
     return env
 

@@ -17,6 +17,7 @@ import pytest
 import symgrad as sg
 from symgrad.core import REGISTRY, const_p
 from symgrad.ops import lapack
+from symgrad.ops import conv as conv_ops
 from symgrad.ops.custom import CUSTOM_CALLS
 from symgrad.ops.elementwise import ELEMENTWISE
 
@@ -632,6 +633,15 @@ STRUCTURAL += [
                                           (x, 0))[0], [_r((2, 3))]),
 ]
 
+
+# Sliding windows (symgrad/ops/conv.py): the primitives, with their NumPy references as the NumPy side
+_WINDOW = dict(kernel=(2, 3), stride=(2, 1), dilation=(1, 2), padding=((1, 0), (2, 1)))
+STRUCTURAL += [
+    ("im2col", lambda ns, x: (conv_ops.im2col_impl if ns is NP else conv_ops.im2col_p)(x, fill="0", **_WINDOW),
+     [_r((2, 3, 5, 6))]),
+    ("col2im", lambda ns, x: (conv_ops.col2im_impl if ns is NP else conv_ops.col2im_p)(x, spatial=(5, 6), **_WINDOW),
+     [_r((3, 2, 3, 2, 3, 5))]),
+]
 
 
 # Functions with derivative rules of their own (rules that agree with the function, so finite differences

@@ -13,6 +13,7 @@ from llvmlite import ir
 
 from symgrad import dtypes
 from symgrad.core import const_p
+from symgrad.ops.conv import col2im_p, im2col_p
 from symgrad.ops.control import result_p, scan_p, switch_p, while_p, while_vjp_p
 from symgrad.ops.cumulative import cumprod_p, cumsum_p
 from symgrad.ops.ew import ew_p
@@ -23,7 +24,7 @@ from symgrad.ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
 from symgrad.ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, stop_gradient_p,
                                transpose_p)
 
-from . import blas, control, jit, lapack
+from . import blas, control, conv, jit, lapack
 from .jobs import CustomJob, Fold, LoopJob, fill_job, scan_jobs
 from .operands import (ALIGNMENT, Buffer, Convert, Coord, Elementwise, Operand, Scalar, Unslice, broadcast,
                        strided_slice, transpose, unit_axes_reshape, zero)
@@ -338,6 +339,8 @@ LLVM_RULES = {
     while_vjp_p: control.while_vjp,
     switch_p: control.switch,
     result_p: control.result,
+    im2col_p: conv.im2col,
+    col2im_p: conv.col2im,
 }
 
 
@@ -359,4 +362,6 @@ BUFFER_INPUTS = {
     while_p: control.while_reads_buffers,
     while_vjp_p: control.while_reads_buffers,
     switch_p: control.switch_reads_buffers,
+    im2col_p: lambda node, blas_calls: node.inputs,  # each image element is read by several patches
+    col2im_p: lambda node, blas_calls: node.inputs,
 }

@@ -4,13 +4,18 @@ Elementwise steps go through the tensors' cached elementwise plans (they work on
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import numpy_api as sgnp
+from ..core import Tracer
 from ..ops import elementwise as E
 from ..ops.indexing import take_p
 from ..eager.function import Function
-from ..eager.tensor import Tensor, apply_function, elementwise_on_tensors, labelled
+from ..eager.mode import no_grad
+from ..eager.tensor import Tensor, apply_function, elementwise_on_tensors, labelled, random_generator
+from . import convolution
 
 
 def _ew(op, args):
@@ -99,20 +104,45 @@ def _squared_error(input, target, reduction):
     return _reduce(_ew(E.square, (_ew(E.subtract, (input, target)),)), reduction)
 
 
-def nll_loss(input, target, reduction="mean"):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood of integer class targets, given log-probabilities with the classes along
-    dim 1, of shape (N, C), (N, C, d1, ..., dk) with targets (N, d1, ..., dk), or (C,) with a 0-d target."""
-    return _nll(input, _class_targets(input, target), reduction)
+    dim 1, of shape (N, C), (N, C, d1, ..., dk) with targets (N, d1, ..., dk), or (C,) with a 0-d target.
+    `weight` (C,) scales each class's terms and, with reduction 'mean', the divisor (PyTorch's weighted
+    mean); targets equal to `ignore_index` count for nothing."""
+    _no_legacy_reduction(size_average, reduce)
+    target = _class_targets(input, target, ignore_index)
+    ignored = target == ignore_index
+    if weight is None and not ignored.any():
+        return _nll(input, target, reduction)
+    return _weighted_nll(input, target, weight, ignored, reduction)
 
 
-def _class_targets(input, target) -> np.ndarray:
+def _no_legacy_reduction(size_average, reduce):
+    if size_average is not None or reduce is not None:
+        raise ValueError("size_average and reduce are deprecated in PyTorch and not supported: use reduction=")
+
+
+def _weighted_nll(input, target, weight, ignored, reduction):
+    """nll_loss with per-class weights and ignored targets: each term -w[y] x[y], w[y] = 0 where ignored."""
+    weight = np.ones(input.shape[1 if input.ndim > 1 else 0]) if weight is None else \
+        np.asarray(weight._data if hasattr(weight, "_data") else weight)
+    safe = np.where(ignored, 0, target)
+    term_weights = np.where(ignored, 0.0, weight[safe]).astype(input.dtype)
+    terms = _ew(E.multiply, (_nll(input, safe, "none"), term_weights))
+    if reduction == "mean":
+        return labelled(_ew(E.divide, (sgnp.sum(terms), term_weights.sum())), "NllLoss")
+    return labelled(_reduce(terms, reduction), "NllLoss")
+
+
+def _class_targets(input, target, ignore_index=-100) -> np.ndarray:
     """target as an integer array, checked against input's classes and shape (with PyTorch's errors)."""
     target = np.asarray(target._data if hasattr(target, "_data") else target)
     if target.dtype.kind not in "iu":
         raise TypeError(f"nll_loss: class targets must be integers, got dtype {target.dtype}")
     classes = input.shape[1] if input.ndim > 1 else input.shape[0]
-    if target.size and (target.min() < 0 or target.max() >= classes):
-        raise IndexError(f"Target {int(target.max() if target.max() >= classes else target.min())} is out of "
+    counted = target[target != ignore_index]
+    if counted.size and (counted.min() < 0 or counted.max() >= classes):
+        raise IndexError(f"Target {int(counted.max() if counted.max() >= classes else counted.min())} is out of "
                          f"bounds for {classes} classes")
     target_shape = (input.shape[0],) + tuple(input.shape[2:])
     if input.ndim > 1 and target.shape != target_shape:
@@ -145,31 +175,80 @@ def _picked_loss(input, index, reduction):
     return _reduce(_negative_picked(input, index), reduction)
 
 
-def cross_entropy(input, target, reduction="mean"):
-    """log_softmax over classes (dim 1, or 0 for a 1-d input) then NLL; targets are class indices
-    or, as floats of the input's shape, class probabilities."""
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    """log_softmax over classes (dim 1, or 0 for a 1-d input) then NLL; targets are class indices (with
+    nll_loss's weight and ignore_index) or, as floats of the input's shape, class probabilities. With
+    label_smoothing e, the targets are mixed with the uniform distribution over the C classes, as PyTorch:
+    (1 - e) * the loss + e / C * the (weighted) sum of -log-probabilities over the classes."""
+    _no_legacy_reduction(size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 1 if input.ndim > 1 else 0
+    classes = input.shape[class_dim]
     log_probs = log_softmax(input, class_dim)
+    weights = None if weight is None else np.asarray(weight._data if hasattr(weight, "_data") else weight)
+    along_classes = (classes,) + (1,) * (input.ndim - 1 - class_dim)  # a weight per class, broadcast
     target_array = np.asarray(target._data if hasattr(target, "_data") else target)
     if target_array.dtype.kind == "f":
         if target_array.shape != tuple(input.shape):
             raise ValueError(f"cross_entropy: probability targets must have the input's shape {tuple(input.shape)}, "
                              f"got {target_array.shape}")
-        return _reduce(_ew(E.negative, (sgnp.sum(_ew(E.multiply, (log_probs, target)), class_dim),)), reduction)
-    return _nll(log_probs, _class_targets(log_probs, target_array), reduction)
+        if label_smoothing:
+            target = _ew(E.add, (_ew(E.multiply, (target, 1.0 - label_smoothing)), label_smoothing / classes))
+        terms = _ew(E.multiply, (log_probs, target))
+        if weights is not None:
+            terms = _ew(E.multiply, (terms, weights.reshape(along_classes).astype(input.dtype)))
+        return _reduce(_ew(E.negative, (sgnp.sum(terms, class_dim),)), reduction)
+    loss = nll_loss(log_probs, target_array, weight, None, ignore_index, None, reduction)
+    if not label_smoothing:
+        return loss
+    return _ew(E.add, (_ew(E.multiply, (loss, 1.0 - label_smoothing)), _ew(E.multiply, (
+        _smoothing_term(log_probs, target_array, weights, along_classes, ignore_index, reduction, class_dim),
+        label_smoothing / classes))))
 
 
-def binary_cross_entropy_with_logits(input, target, reduction="mean"):
-    """-[y log sigmoid(z) + (1 - y) log(1 - sigmoid(z))], computed stably as softplus(z) - y*z."""
-    return _reduce(_ew(E.subtract, (_ew(E.softplus, (input,)), _ew(E.multiply, (target, input)))), reduction)
+def _smoothing_term(log_probs, target, weights, along_classes, ignore_index, reduction, class_dim):
+    """The sum over classes of -w_c log p_c per target, 0 where ignored, reduced as PyTorch reduces it (a
+    weighted mean divides by the targets' weights)."""
+    terms = log_probs if weights is None else \
+        _ew(E.multiply, (log_probs, weights.reshape(along_classes).astype(log_probs.dtype)))
+    smooth = _ew(E.negative, (sgnp.sum(terms, class_dim),))
+    counted = target != ignore_index
+    if not counted.all():
+        smooth = _ew(E.multiply, (smooth, counted.astype(log_probs.dtype)))
+    if reduction != "mean":
+        return _reduce(smooth, reduction)
+    total = weights[target[counted]].sum() if weights is not None else counted.sum()
+    return _ew(E.divide, (sgnp.sum(smooth), float(total)))
 
 
-def binary_cross_entropy(input, target, reduction="mean"):
-    """-[y log p + (1 - y) log(1 - p)] of probabilities p; the logs are clamped at -100 as in PyTorch.
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    """-[p y log sigmoid(z) + (1 - y) log(1 - sigmoid(z))] (p: pos_weight, 1 by default), computed stably
+    as (1 - y) z + (1 + (p - 1) y) softplus(-z), which is softplus(z) - y z when p is 1."""
+    _no_legacy_reduction(size_average, reduce)
+    if pos_weight is None:
+        terms = _ew(E.subtract, (_ew(E.softplus, (input,)), _ew(E.multiply, (target, input))))
+    else:
+        log_weight = _ew(E.add, (1.0, _ew(E.multiply, (_ew(E.subtract, (pos_weight, 1.0)), target))))
+        terms = _ew(E.add, (_ew(E.multiply, (_ew(E.subtract, (1.0, target)), input)),
+                            _ew(E.multiply, (log_weight, _ew(E.softplus, (_ew(E.negative, (input,)),))))))
+    return _reduce(terms if weight is None else _ew(E.multiply, (terms, weight)), reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-w [y log p + (1 - y) log(1 - p)] of probabilities p; the logs are clamped at -100 as in PyTorch.
     On eager tensors the gradient is PyTorch's (see _BinaryCrossEntropy)."""
+    _no_legacy_reduction(size_average, reduce)
+    if tuple(input.shape) != tuple(np.shape(target)):
+        raise ValueError(f"Using a target size ({tuple(np.shape(target))}) that is different to the input size "
+                         f"({tuple(input.shape)}) is deprecated. Please ensure they have the same size.")
     if isinstance(input, Tensor) or isinstance(target, Tensor):
-        return _reduce(_BinaryCrossEntropy.apply(input, target), reduction)
-    return _reduce(_binary_cross_entropy_terms(input, target), reduction)
+        terms = _BinaryCrossEntropy.apply(input, target)
+    else:
+        terms = _binary_cross_entropy_terms(input, target)
+    return _reduce(terms if weight is None else _ew(E.multiply, (terms, weight)), reduction)
 
 
 def _clamped_logs(p):
@@ -205,3 +284,308 @@ class _BinaryCrossEntropy(Function):
             log_1mp = _ew(E.log1p, (_ew(E.negative, (p,)),))
             grad_y = _ew(E.multiply, (grad, _ew(E.subtract, (log_1mp, _ew(E.log, (p,))))))
         return grad_p, grad_y
+
+
+# ----------------------------------------------------------------------------- convolution and pooling
+
+def _convolution_call(fn, label, args, **keywords):
+    """fn (symgrad/nn/convolution.py) on tensors through one cached plan, its grad_fn named as PyTorch's."""
+    return labelled(apply_function(fn, args, keywords), label)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _convolution_call(convolution.conv, "Convolution", (input, weight, bias, stride, padding, dilation, groups),
+                             d=1, name="conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _convolution_call(convolution.conv, "Convolution", (input, weight, bias, stride, padding, dilation, groups),
+                             d=2, name="conv2d")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _convolution_call(convolution.conv, "Convolution", (input, weight, bias, stride, padding, dilation, groups),
+                             d=3, name="conv3d")
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _convolution_call(convolution.max_pool, "MaxPool2DWithIndices",
+                             (input, kernel_size, stride, padding, dilation, ceil_mode, return_indices), d=1,
+                             name="max_pool1d")
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _convolution_call(convolution.max_pool, "MaxPool2DWithIndices",
+                             (input, kernel_size, stride, padding, dilation, ceil_mode, return_indices), d=2,
+                             name="max_pool2d")
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    return _convolution_call(convolution.avg_pool, "AvgPool2D",
+                             (input, kernel_size, stride, padding, ceil_mode, count_include_pad), d=1,
+                             name="avg_pool1d")
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _convolution_call(convolution.avg_pool, "AvgPool2D",
+                             (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override),
+                             d=2, name="avg_pool2d")
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _convolution_call(convolution.adaptive_avg_pool, "AdaptiveAvgPool2D", (input, output_size), d=1,
+                             name="adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return _convolution_call(convolution.adaptive_avg_pool, "AdaptiveAvgPool2D", (input, output_size), d=2,
+                             name="adaptive_avg_pool2d")
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _convolution_call(convolution.max_pool, "MaxPool3DWithIndices",
+                             (input, kernel_size, stride, padding, dilation, ceil_mode, return_indices), d=3,
+                             name="max_pool3d")
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _convolution_call(convolution.avg_pool, "AvgPool3D",
+                             (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override),
+                             d=3, name="avg_pool3d")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _convolution_call(convolution.adaptive_avg_pool, "AdaptiveAvgPool3D", (input, output_size), d=3,
+                             name="adaptive_avg_pool3d")
+
+
+# ----------------------------------------------------------------------------- activations
+
+def _activation(fn, label, input, *args):
+    return labelled(apply_function(fn, (input, *args), {}), label)
+
+
+def gelu(input, approximate="none"):
+    """x Phi(x), exact (erf) or with PyTorch's tanh approximation."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    return _activation(_gelu, "Gelu", input, approximate)
+
+
+def _gelu(x, approximate):
+    if approximate == "tanh":
+        inner = _ew(E.multiply, (math.sqrt(2 / math.pi), _ew(E.add, (x, _ew(E.multiply, (0.044715, _ew(
+            E.power, (x, 3))))))))
+        return _ew(E.multiply, (_ew(E.multiply, (0.5, x)), _ew(E.add, (1.0, _ew(E.tanh, (inner,))))))
+    return _ew(E.multiply, (_ew(E.multiply, (0.5, x)), _ew(E.add, (1.0, _ew(E.erf, (_ew(E.multiply, (
+        x, 1 / math.sqrt(2))),))))))
+
+
+def _not_in_place(inplace, name):
+    if inplace:
+        raise NotImplementedError(f"{name}: inplace=True is not supported (use the returned tensor)")
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    _not_in_place(inplace, "leaky_relu")
+    return _activation(_leaky_relu, "LeakyRelu", input, float(negative_slope))
+
+
+def _leaky_relu(x, slope):
+    return _ew(E.where, (_ew(E.greater, (x, 0.0)), x, _ew(E.multiply, (x, slope))))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    _not_in_place(inplace, "elu")
+    return _activation(_elu, "Elu", input, float(alpha))
+
+
+def _elu(x, alpha):
+    return _ew(E.where, (_ew(E.greater, (x, 0.0)), x, _ew(E.multiply, (alpha, _ew(E.expm1, (x,))))))
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p (drawn from sg.manual_seed's generator) and scale the rest by
+    1 / (1 - p); the identity when not training."""
+    _not_in_place(inplace, "dropout")
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    keep = random_generator().random(tuple(input.shape)) >= p
+    scale = np.where(keep, 1.0 / (1.0 - p) if p < 1 else 0.0, 0.0).astype(input.dtype)
+    return labelled(_ew(E.multiply, (input, scale)), "Mul")
+
+
+# ----------------------------------------------------------------------------- normalization and embedding
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Normalize over the batch and spatial axes of (N, C, *spatial): with the batch's statistics (biased
+    variance) when training, updating running_mean and running_var in place (momentum; the running variance
+    unbiased, as PyTorch), else with the running statistics."""
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input of at least 2 dimensions (N, C, ...), got "
+                         f"{tuple(input.shape)}")
+    axes = (0, *range(2, input.ndim))
+    count = input.size // input.shape[1] if input.shape[1] else 0
+    if training and count <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {tuple(input.shape)}")
+    shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
+    if training or running_mean is None:
+        mean, var = apply_function(_batch_statistics, (input, axes), {})
+        if running_mean is not None and training:
+            _update_running(running_mean, running_var, mean, var, count, momentum)
+    else:
+        mean, var = running_mean, running_var
+    return labelled(apply_function(_normalize, (input, sgnp.reshape(mean, shape), sgnp.reshape(var, shape), weight,
+                                                bias, shape, eps), {}), "NativeBatchNorm")
+
+
+def _batch_statistics(input, axes):
+    mean = sgnp.mean(input, axis=axes)
+    shape = tuple(1 if a in axes else d for a, d in enumerate(input.shape))
+    centered = _ew(E.subtract, (input, sgnp.reshape(mean, shape)))
+    return mean, sgnp.mean(_ew(E.square, (centered,)), axis=axes)
+
+
+def _update_running(running_mean, running_var, mean, var, count, momentum):
+    """running = (1 - momentum) running + momentum batch (momentum None: the cumulative average, which the
+    module passes as 1 / batches seen), with the batch variance made unbiased."""
+    mean_data = np.asarray(mean._data if hasattr(mean, "_data") else mean)
+    var_data = np.asarray(var._data if hasattr(var, "_data") else var) * (count / (count - 1))
+    for running, batch in ((running_mean, mean_data), (running_var, var_data)):
+        data = running._data if isinstance(running, Tensor) else running
+        if not isinstance(data, np.ndarray) or isinstance(batch, Tracer):
+            raise TypeError("batch_norm: running statistics are updated in place: pass tensors or NumPy arrays "
+                            "(or None) with a concrete input")
+        with no_grad():
+            updated = (1 - momentum) * data + momentum * batch
+            if isinstance(running, Tensor):
+                running.copy_(updated.astype(data.dtype))
+            else:
+                running[...] = updated
+
+
+def _normalize(input, mean, var, weight, bias, shape, eps):
+    """x * scale + shift with per-channel scale = weight / sqrt(var + eps) and shift = bias - mean * scale, as
+    PyTorch's kernel computes it: two passes over the input instead of four."""
+    scale = _ew(E.divide, (1.0, _ew(E.sqrt, (_ew(E.add, (var, eps)),))))
+    if weight is not None:
+        scale = _ew(E.multiply, (scale, sgnp.reshape(weight, shape)))
+    shift = _ew(E.negative, (_ew(E.multiply, (mean, scale)),))
+    if bias is not None:
+        shift = _ew(E.add, (shift, sgnp.reshape(bias, shape)))
+    return _ew(E.add, (_ew(E.multiply, (input, scale)), shift))
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize over the last len(normalized_shape) axes (biased variance), then scale and shift."""
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(normalized_shape):]) != normalized_shape:
+        raise ValueError(f"layer_norm: normalized_shape {list(normalized_shape)} does not end the input shape "
+                         f"{list(input.shape)}")
+    return labelled(apply_function(_layer_norm, (input, normalized_shape, weight, bias, eps), {}), "NativeLayerNorm")
+
+
+def _layer_norm(input, normalized_shape, weight, bias, eps):
+    axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    mean = sgnp.mean(input, axis=axes, keepdims=True)
+    centered = _ew(E.subtract, (input, mean))
+    var = sgnp.mean(_ew(E.square, (centered,)), axis=axes, keepdims=True)
+    out = _ew(E.divide, (centered, _ew(E.sqrt, (_ew(E.add, (var, eps)),))))
+    if weight is not None:
+        out = _ew(E.multiply, (out, weight))
+    return out if bias is None else _ew(E.add, (out, bias))
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    """Rows of weight at integer indices; the row at padding_idx gets no gradient (as PyTorch)."""
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+    index = np.asarray(input._data if hasattr(input, "_data") else input)
+    if index.dtype.kind not in "iu":
+        raise TypeError(f"embedding: indices must be integers, got dtype {index.dtype}")
+    rows = weight.shape[0]
+    if index.size and (index.min() < -rows or index.max() >= rows):
+        raise IndexError("index out of range in self")
+    flat = (index.reshape(-1) % max(rows, 1)).astype(np.int64)
+    picked = take_p(weight, Tensor._wrap(flat) if isinstance(weight, Tensor) else flat, axis=0)
+    if padding_idx is not None:
+        padding_idx = padding_idx % rows if padding_idx < 0 else padding_idx
+        is_padding = (flat == padding_idx).reshape(-1, 1)
+        if is_padding.any():
+            picked = _ew(E.where, (is_padding, sgnp.stop_gradient(picked), picked))
+    return labelled(sgnp.reshape(picked, (*index.shape, weight.shape[1])), "Embedding")
+
+
+# ----------------------------------------------------------------------------- more losses
+
+def _pairwise_loss(terms, label, input, target, reduction, *args):
+    if tuple(input.shape) != tuple(np.shape(target)):
+        raise ValueError(f"{label}: input shape {tuple(input.shape)} and target shape {tuple(np.shape(target))} "
+                         "differ (symgrad does not broadcast them silently)")
+    return labelled(apply_function(_reduced_terms, (terms, input, target, reduction, *args), {}), label)
+
+
+def _reduced_terms(terms, input, target, reduction, *args):
+    return _reduce(terms(_ew(E.subtract, (input, target)), *args), reduction)
+
+
+def _absolute(diff):
+    return _ew(E.abs, (diff,))
+
+
+def _smooth_l1(diff, beta):
+    if beta == 0:
+        return _ew(E.abs, (diff,))
+    size = _ew(E.abs, (diff,))
+    quadratic = _ew(E.divide, (_ew(E.multiply, (0.5, _ew(E.square, (diff,)))), beta))
+    return _ew(E.where, (_ew(E.less, (size, beta)), quadratic, _ew(E.subtract, (size, 0.5 * beta))))
+
+
+def _huber(diff, delta):
+    size = _ew(E.abs, (diff,))
+    return _ew(E.where, (_ew(E.less, (size, delta)), _ew(E.multiply, (0.5, _ew(E.square, (diff,)))),
+                         _ew(E.multiply, (delta, _ew(E.subtract, (size, 0.5 * delta))))))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    _no_legacy_reduction(size_average, reduce)
+    return _pairwise_loss(_absolute, "L1Loss", input, target, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (beta 0: the L1 loss)."""
+    _no_legacy_reduction(size_average, reduce)
+    if beta < 0:
+        raise ValueError("smooth_l1_loss does not support negative values for beta.")
+    return _pairwise_loss(_smooth_l1, "SmoothL1Loss", input, target, reduction, float(beta))
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+    if delta <= 0:
+        raise ValueError("huber_loss does not support non-positive values for delta.")
+    return _pairwise_loss(_huber, "HuberLoss", input, target, reduction, float(delta))
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """sum target (log target - input) for log-probabilities `input` (terms with target 0 are 0); with
+    log_target the target is given as log-probabilities. 'batchmean' divides the sum by the batch size."""
+    _no_legacy_reduction(size_average, reduce)
+    terms = apply_function(_kl_terms, (input, target, log_target), {})
+    if reduction == "batchmean":
+        batch = input.shape[0] if input.ndim else 1
+        return labelled(_ew(E.divide, (sgnp.sum(terms), float(batch))), "KlDiv")
+    return labelled(_reduce(terms, reduction), "KlDiv")
+
+
+def _kl_terms(input, target, log_target):
+    if log_target:
+        return _ew(E.multiply, (_ew(E.exp, (target,)), _ew(E.subtract, (target, input))))
+    positive = _ew(E.greater, (target, 0.0))
+    log_target_value = _ew(E.log, (_ew(E.where, (positive, target, 1.0)),))
+    return _ew(E.where, (positive, _ew(E.multiply, (target, _ew(E.subtract, (log_target_value, input)))),
+                         _ew(E.multiply, (target, _ew(E.negative, (input,))))))

@@ -20,13 +20,19 @@ class Module:
     def __init__(self):
         object.__setattr__(self, "_parameters", collections.OrderedDict())
         object.__setattr__(self, "_modules", collections.OrderedDict())
+        object.__setattr__(self, "_buffers", collections.OrderedDict())
+        object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign attributes before Module.__init__() call")
+        if name in self._buffers and (value is None or isinstance(value, Tensor)):
+            self._buffers[name] = value
+            return
         self._parameters.pop(name, None)
         self._modules.pop(name, None)
+        self._buffers.pop(name, None)
         if isinstance(value, Parameter):
             self._parameters[name] = value
         elif isinstance(value, Module):
@@ -35,14 +41,14 @@ class Module:
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
-        for table in ("_parameters", "_modules"):
+        for table in ("_parameters", "_modules", "_buffers"):
             entries = self.__dict__.get(table, {})
             if name in entries:
                 return entries[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
-        for table in (self._parameters, self._modules):
+        for table in (self._parameters, self._modules, self._buffers):
             if name in table:
                 del table[name]
                 return
@@ -56,6 +62,27 @@ class Module:
 
     def add_module(self, name, module):
         self._modules[name] = module
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """A tensor the module keeps (running statistics): in state_dict when persistent, never a parameter."""
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (torch Tensor or None "
+                            "required)")
+        self._parameters.pop(name, None)
+        self._modules.pop(name, None)
+        self.__dict__.pop(name, None)
+        self._buffers[name] = tensor
+        (self._non_persistent.discard if persistent else self._non_persistent.add)(name)
+
+    def named_buffers(self, prefix="", recurse=True):
+        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, buffer in module._buffers.items():
+                if buffer is not None:
+                    yield (f"{module_prefix}.{name}" if module_prefix else name), buffer
+
+    def buffers(self, recurse=True):
+        return (buffer for _, buffer in self.named_buffers(recurse=recurse))
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
@@ -99,11 +126,20 @@ class Module:
         return self.train(False)
 
     def state_dict(self):
-        """name -> detached tensor sharing the parameter's data."""
-        return collections.OrderedDict((name, param.detach()) for name, param in self.named_parameters())
+        """name -> detached tensor sharing the data: each module's parameters, then its persistent buffers, then
+        its children's (PyTorch's order)."""
+        return collections.OrderedDict((name, value.detach()) for name, value in self._state_items())
+
+    def _state_items(self):
+        for prefix, module in self.named_modules():
+            entries = list(module._parameters.items()) + [(name, buffer) for name, buffer in module._buffers.items()
+                                                          if name not in module._non_persistent]
+            for name, value in entries:
+                if value is not None:
+                    yield (f"{prefix}.{name}" if prefix else name), value
 
     def load_state_dict(self, state_dict, strict=True):
-        own = dict(self.named_parameters())
+        own = dict(self._state_items())
         missing = [name for name in own if name not in state_dict]
         unexpected = [name for name in state_dict if name not in own]
         if strict and (missing or unexpected):
@@ -273,26 +309,59 @@ class _Loss(Module):
         self.reduction = reduction
 
     def forward(self, input, target):
-        return type(self).loss(input, target, self.reduction)
+        return type(self).loss(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
     loss = staticmethod(mse_loss)
 
 
-class CrossEntropyLoss(_Loss):
+class _WeightedLoss(_Loss):
+    """A loss with a `weight` buffer and other options of its functional form (`options`: their names)."""
+
+    options = ()
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean", **options):
+        super().__init__(reduction)
+        if size_average is not None or reduce is not None:
+            raise ValueError("size_average and reduce are deprecated in PyTorch and not supported: use reduction=")
+        self.register_buffer("weight", weight if weight is None or isinstance(weight, Tensor) else Tensor._wrap(
+            np.asarray(weight)))
+        for name in self.options:
+            setattr(self, name, options.pop(name, type(self).defaults[name]))
+        if options:
+            raise TypeError(f"{type(self).__name__}() got unexpected keyword arguments {sorted(options)}")
+
+    def forward(self, input, target):
+        options = {name: getattr(self, name) for name in self.options}
+        return type(self).loss(input, target, weight=self.weight, reduction=self.reduction, **options)
+
+
+class CrossEntropyLoss(_WeightedLoss):
     """Cross-entropy of logits (N, C) against class indices (N,) or class probabilities (N, C)."""
 
     loss = staticmethod(cross_entropy)
+    options, defaults = ("ignore_index", "label_smoothing"), {"ignore_index": -100, "label_smoothing": 0.0}
 
 
-class NLLLoss(_Loss):
+class NLLLoss(_WeightedLoss):
     loss = staticmethod(nll_loss)
+    options, defaults = ("ignore_index",), {"ignore_index": -100}
 
 
-class BCELoss(_Loss):
+class BCELoss(_WeightedLoss):
     loss = staticmethod(binary_cross_entropy)
 
 
-class BCEWithLogitsLoss(_Loss):
+class BCEWithLogitsLoss(_WeightedLoss):
     loss = staticmethod(binary_cross_entropy_with_logits)
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.register_buffer("pos_weight", pos_weight if pos_weight is None or isinstance(pos_weight, Tensor) else
+                             Tensor._wrap(np.asarray(pos_weight)))
+
+    def forward(self, input, target):
+        return binary_cross_entropy_with_logits(input, target, weight=self.weight, reduction=self.reduction,
+                                                pos_weight=self.pos_weight)
+

@@ -1,0 +1,159 @@
+"""Convolution and pooling layers with PyTorch's names, arguments and default initialization."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes
+from . import init
+from .functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, avg_pool1d, avg_pool2d,
+                         avg_pool3d, conv1d, conv2d, conv3d, max_pool1d, max_pool2d, max_pool3d)
+from .modules import Module
+from .parameter import Parameter
+
+
+def _sizes(value, d):
+    return (value,) * d if isinstance(value, int) else tuple(value)
+
+
+class _ConvNd(Module):
+    """weight (out, in / groups, *kernel) and bias (out,), drawn as PyTorch's reset_parameters does:
+    kaiming_uniform_(a=sqrt(5)), i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)), for both."""
+
+    d, function = None, None
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"padding_mode={padding_mode!r} is not supported (only 'zeros')")
+        if device not in (None, "cpu"):
+            raise ValueError(f"symgrad runs on the CPU only, not on device {device!r}")
+        if groups <= 0 or in_channels % groups or out_channels % groups:
+            raise ValueError("in_channels and out_channels must be divisible by groups, a positive integer")
+        if isinstance(padding, str) and padding not in ("same", "valid"):
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of ('valid', 'same')")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size, self.stride = _sizes(kernel_size, self.d), _sizes(stride, self.d)
+        self.padding = padding if isinstance(padding, str) else _sizes(padding, self.d)
+        self.dilation, self.padding_mode = _sizes(dilation, self.d), padding_mode
+        dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
+        self.weight = Parameter(np.empty((out_channels, in_channels // groups, *self.kernel_size), dtype))
+        self.register_parameter("bias", Parameter(np.empty(out_channels, dtype)) if bias else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return type(self).function(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                                   self.groups)
+
+    def extra_repr(self):
+        text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * self.d:
+            text += f", padding={self.padding!r}"
+        if self.dilation != (1,) * self.d:
+            text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        return text + (", bias=False" if self.bias is None else "")
+
+
+class Conv1d(_ConvNd):
+    d, function = 1, staticmethod(conv1d)
+
+
+class Conv2d(_ConvNd):
+    d, function = 2, staticmethod(conv2d)
+
+
+class Conv3d(_ConvNd):
+    d, function = 3, staticmethod(conv3d)
+
+
+class _MaxPoolNd(Module):
+    function = None
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input):
+        return type(self).function(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                                   self.return_indices)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd):
+    function = staticmethod(max_pool1d)
+
+
+class MaxPool2d(_MaxPoolNd):
+    function = staticmethod(max_pool2d)
+
+
+class MaxPool3d(_MaxPoolNd):
+    function = staticmethod(max_pool3d)
+
+
+class AvgPool1d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
+
+    def forward(self, input):
+        return avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(AvgPool1d):
+    function = staticmethod(avg_pool2d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
+        self.divisor_override = divisor_override
+
+    def forward(self, input):
+        return type(self).function(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                                   self.count_include_pad, self.divisor_override)
+
+
+class AvgPool3d(AvgPool2d):
+    function = staticmethod(avg_pool3d)
+
+
+class AdaptiveAvgPool1d(Module):
+    function = staticmethod(adaptive_avg_pool1d)
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return type(self).function(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
+    function = staticmethod(adaptive_avg_pool2d)
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
+    function = staticmethod(adaptive_avg_pool3d)

@@ -1,0 +1,212 @@
+"""Convolution and pooling over N-d images (N, C, *spatial), with PyTorch's arguments, written with the
+im2col primitive (symgrad/ops/conv.py), a matrix product and reductions: they work on arrays, traced
+values and tensors, and every transform (grad, jvp, vmap) and both backends see ordinary primitives.
+
+A max pooling hands its gradient to the first maximal element of each window, as PyTorch does (NaN
+counts as maximal, so it propagates).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import numpy_api as sgnp
+from ..core import fail
+from ..ops.conv import im2col_impl, im2col_p
+from ..ops.linalg import matmul_p
+from ..ops.shape import reduce_sum_p, reshape_p, transpose_p
+
+
+def _sizes(value, d, name) -> tuple:
+    """An int or a sequence of d ints, as d ints."""
+    values = (value,) * d if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(values) != d or not all(isinstance(v, (int, np.integer)) for v in values):
+        fail(f"{name} must be an int or {d} ints, got {value!r}", ValueError)
+    return tuple(int(v) for v in values)
+
+
+def _padding(padding, kernel, stride, dilation, d) -> tuple:
+    """(lo, hi) per spatial axis from an int, d ints, 'valid' or 'same' (PyTorch puts the odd extra at the end)."""
+    if padding == "valid":
+        return ((0, 0),) * d
+    if padding == "same":
+        if any(s != 1 for s in stride):
+            fail("padding='same' is not supported for strided convolutions", ValueError)
+        totals = [dl * (k - 1) for k, dl in zip(kernel, dilation)]
+        return tuple((t // 2, t - t // 2) for t in totals)
+    if isinstance(padding, str):
+        fail(f"Invalid padding string {padding!r}, should be one of ('valid', 'same')", ValueError)
+    pads = _sizes(padding, d, "padding")
+    if any(p < 0 for p in pads):
+        fail(f"negative padding is not supported, got {padding!r}", ValueError)
+    return tuple((p, p) for p in pads)
+
+
+def _batched(input, d, name):
+    """(input as (N, C, *spatial), whether a batch axis was added): PyTorch takes (C, *spatial) too."""
+    input = input if hasattr(input, "ndim") and hasattr(input, "shape") else sgnp.asarray(input)
+    if input.ndim == d + 1:
+        return sgnp.reshape(input, (1, *input.shape)), True
+    if input.ndim != d + 2:
+        fail(f"{name}: expected a {d + 1}-d (unbatched) or {d + 2}-d (batched) input, got shape {tuple(input.shape)}",
+             ValueError)
+    return input, False
+
+
+def _unbatched(out, added):
+    return sgnp.reshape(out, tuple(out.shape[1:])) if added else out
+
+
+def _to_image(out):
+    """(C, N, *out) -> (N, C, *out)."""
+    return transpose_p(out, perm=(1, 0, *range(2, out.ndim)))
+
+
+def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, d, name="conv"):
+    """PyTorch's conv{d}d: weight (C_out, C_in / groups, *kernel), bias (C_out,)."""
+    x, added = _batched(input, d, name)
+    if weight.ndim != d + 2:
+        fail(f"{name}: weight must be {d + 2}-d (C_out, C_in / groups, *kernel), got shape {tuple(weight.shape)}",
+             ValueError)
+    channels, out_channels, kernel = x.shape[1], weight.shape[0], tuple(weight.shape[2:])
+    if not isinstance(groups, (int, np.integer)) or groups < 1 or out_channels % groups:
+        fail(f"{name}: groups={groups!r} must be a positive int dividing the {out_channels} output channels",
+             ValueError)
+    if channels != weight.shape[1] * groups:
+        fail(f"{name}: Given groups={groups}, weight of size {tuple(weight.shape)}, expected input{tuple(x.shape)} "
+             f"to have {weight.shape[1] * groups} channels, but got {channels} channels instead", ValueError)
+    if np.dtype(x.dtype).kind != "f" or np.dtype(weight.dtype).kind != "f":
+        fail(f"{name}: needs float input and weight, got {np.dtype(x.dtype)} and {np.dtype(weight.dtype)}", TypeError)
+    if x.dtype != weight.dtype:  # NumPy's promotion, as sg.matmul (and so nn.Linear) does it
+        common = np.promote_types(x.dtype, weight.dtype)
+        x, weight = sgnp.astype(x, common), sgnp.astype(weight, common)
+    stride, dilation = _sizes(stride, d, "stride"), _sizes(dilation, d, "dilation")
+    pads = _padding(padding, kernel, stride, dilation, d)
+    cols = im2col_p(x, kernel=kernel, stride=stride, dilation=dilation, padding=pads, fill="0")
+    batch, out_sizes = x.shape[0], tuple(cols.shape[2 + d:])
+    inner, positions = weight.shape[1] * math.prod(kernel), batch * math.prod(out_sizes)
+    if groups == 1:
+        out = matmul_p(reshape_p(weight, shape=(out_channels, inner)), reshape_p(cols, shape=(inner, positions)))
+    else:
+        out = matmul_p(reshape_p(weight, shape=(groups, out_channels // groups, inner)),
+                       reshape_p(cols, shape=(groups, inner, positions)))
+    out = _to_image(reshape_p(out, shape=(out_channels, batch, *out_sizes)))
+    if bias is not None:
+        out = sgnp.add(out, sgnp.reshape(bias, (out_channels,) + (1,) * d))
+    return _unbatched(out, added)
+
+
+def _pool_window(kernel_size, stride, padding, dilation, ceil_mode, spatial, name):
+    """im2col's window of a pooling. ceil_mode: a last, partial window where one starts inside the image or
+    its left padding (PyTorch's rule), reached by padding further on the right."""
+    d = len(spatial)
+    kernel = _sizes(kernel_size, d, "kernel_size")
+    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        _sizes(stride, d, "stride")
+    pads, dilation = _sizes(padding, d, "padding"), _sizes(dilation, d, "dilation")
+    if any(p > k // 2 for p, k in zip(pads, kernel)):
+        fail(f"{name}: pad should be at most half of effective kernel size, but got pad={padding}, "
+             f"kernel_size={kernel_size}", ValueError)
+    padding = []
+    for size, k, s, dl, p in zip(spatial, kernel, stride, dilation, pads):
+        span = dl * (k - 1) + 1
+        if size + 2 * p < span:
+            fail(f"{name}: a window of {k} (dilation {dl}) does not fit an input of size {size} padded by {p}",
+                 ValueError)
+        hi = p
+        if ceil_mode:
+            count = -(-(size + 2 * p - span) // s) + 1
+            if (count - 1) * s >= size + p:
+                count -= 1
+            hi = max(p, (count - 1) * s + span - size - p)
+        padding.append((p, hi))
+    return dict(kernel=kernel, stride=stride, dilation=dilation, padding=tuple(padding))
+
+
+def _check_float(x, name):
+    if np.dtype(x.dtype).kind != "f":
+        fail(f"{name}: needs a float input, got {np.dtype(x.dtype)}", TypeError)
+
+
+def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, d,
+             name="max_pool"):
+    """The maximum of each window (padding is -inf); the gradient goes to the window's first maximum."""
+    if return_indices:
+        fail(f"{name}: return_indices=True is not supported", NotImplementedError)
+    x, added = _batched(input, d, name)
+    _check_float(x, name)
+    window = _pool_window(kernel_size, stride, padding, dilation, ceil_mode, tuple(x.shape[2:]), name)
+    patches = im2col_p(x, fill="-inf", **window)  # (C, *kernel, N, *out)
+    axes = tuple(range(1, 1 + d))
+    peak = sgnp.stop_gradient(sgnp.max(patches, axis=axes, keepdims=True))
+    hits = sgnp.logical_or(sgnp.isnan(patches), sgnp.equal(patches, peak))
+    k = math.prod(window["kernel"])
+    # row-major places in a window, in x's float type (exact: a window has far fewer than 2**24 places)
+    positions = np.arange(k, dtype=x.dtype).reshape((1, *window["kernel"]) + (1,) * (1 + d))
+    first = sgnp.min(sgnp.where(hits, positions, float(k)), axis=axes, keepdims=True)
+    chosen = sgnp.stop_gradient(sgnp.equal(positions, first))
+    out = reduce_sum_p(sgnp.where(chosen, patches, 0.0), axes=axes)
+    return _unbatched(_to_image(out), added)
+
+
+def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+             divisor_override=None, *, d, name="avg_pool"):
+    """The mean of each window: over the whole window (count_include_pad), or over its part inside the image."""
+    x, added = _batched(input, d, name)
+    _check_float(x, name)
+    window = _pool_window(kernel_size, stride, padding, 1, ceil_mode, tuple(x.shape[2:]), name)
+    patches = im2col_p(x, fill="0", **window)
+    total = reduce_sum_p(patches, axes=tuple(range(1, 1 + d)))  # (C, N, *out)
+    extended = any(hi != lo for lo, hi in window["padding"])  # by ceil_mode
+    if divisor_override is not None:
+        if int(divisor_override) <= 0:
+            fail(f"{name}: divisor must be not zero", ValueError)
+        divisor = float(divisor_override)
+    elif not extended and (count_include_pad or not any(map(any, window["padding"]))):
+        divisor = float(math.prod(window["kernel"]))
+    else:  # per output position (the same for every channel): the window's elements inside the image, or
+        # inside the image and its padding (count_include_pad), never those ceil_mode's extension adds
+        if count_include_pad:
+            counted = np.ones((1, 1, *(size + 2 * lo for size, (lo, _) in zip(x.shape[2:], window["padding"]))))
+            counting = dict(window, padding=tuple((0, hi - lo) for lo, hi in window["padding"]))
+        else:
+            counted, counting = np.ones((1, 1, *x.shape[2:])), window
+        inside = im2col_impl(counted, fill="0", **counting).sum(axis=tuple(range(1, 1 + d)))
+        divisor = inside.astype(x.dtype)  # (1, 1, *out): broadcasts against (C, N, *out)
+    return _unbatched(_to_image(sgnp.divide(total, divisor)), added)
+
+
+def _adaptive_windows(size, out):
+    """PyTorch's adaptive windows along one axis: [floor(i*size/out), ceil((i+1)*size/out)) for each i."""
+    return [((i * size) // out, -((-(i + 1) * size) // out)) for i in range(out)]
+
+
+def adaptive_avg_pool(input, output_size, *, d, name="adaptive_avg_pool"):
+    """Averages over PyTorch's adaptive windows: a reshaped mean where the sizes divide, else the means of
+    the windows along one axis after another (a window is a product of intervals, so the mean of the row
+    means is its mean; a matrix of weights would turn an infinity into NaN where its weight is 0). None in
+    output_size keeps that axis's size."""
+    x, added = _batched(input, d, name)
+    _check_float(x, name)
+    sizes = (output_size,) * d if isinstance(output_size, (int, np.integer)) or output_size is None else \
+        tuple(output_size)
+    if len(sizes) != d:
+        fail(f"{name}: output_size must be an int or {d} values, got {output_size!r}", ValueError)
+    spatial = tuple(x.shape[2:])
+    sizes = tuple(s if o is None else int(o) for s, o in zip(spatial, sizes))
+    if any(o <= 0 for o in sizes) or any(s == 0 for s in spatial):
+        fail(f"{name}: output_size {sizes} and input spatial sizes {spatial} must be positive", ValueError)
+    if all(s % o == 0 for s, o in zip(spatial, sizes)):
+        split = tuple(v for s, o in zip(spatial, sizes) for v in (o, s // o))
+        out = sgnp.mean(sgnp.reshape(x, (*x.shape[:2], *split)), axis=tuple(3 + 2 * i for i in range(d)))
+        return _unbatched(out, added)
+    out = x
+    for axis, (size, target) in enumerate(zip(spatial, sizes)):
+        if size == target:
+            continue
+        before = (slice(None),) * (2 + axis)
+        out = sgnp.concatenate([sgnp.mean(out[before + (slice(start, end),)], axis=2 + axis, keepdims=True)
+                                for start, end in _adaptive_windows(size, target)], axis=2 + axis)
+    return _unbatched(out, added)
+

@@ -1,0 +1,246 @@
+"""Convolution and pooling (im2col/col2im primitives, sg.nn.functional): values and gradients against finite
+differences (float64), PyTorch (float32 and float64, skipped when absent), on the NumPy and LLVM backends and on
+eager tensors; forward mode, vmap, edge shapes and errors."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad.codegen.llvm import rules
+from symgrad.ops.conv import col2im_p, im2col_p
+from gradcheck import numeric_grad
+
+F = sg.nn.functional
+BACKENDS = ["numpy", "llvm"]
+DTYPES = [np.float64, np.float32]
+TOLERANCE = {np.float64: 1e-9, np.float32: 2e-4}
+
+# (functional name, input shape, weight shape or None, keyword arguments)
+CASES = [
+    ("conv2d", (2, 4, 7, 6), (6, 4, 3, 2), {}),
+    ("conv2d", (2, 4, 7, 6), (6, 4, 3, 3), {"stride": 2, "padding": 1}),
+    ("conv2d", (2, 4, 7, 6), (6, 2, 3, 2), {"stride": (2, 1), "padding": (1, 2), "dilation": (1, 2), "groups": 2}),
+    ("conv2d", (1, 3, 5, 5), (4, 3, 2, 2), {"padding": "same"}),
+    ("conv2d", (2, 3, 5, 5), (4, 3, 3, 3), {"padding": "valid", "bias": False}),
+    ("conv2d", (3, 5, 4), (2, 3, 3, 3), {"padding": 1}),  # unbatched
+    ("conv1d", (2, 3, 9), (5, 3, 4), {"padding": "same", "dilation": 2}),
+    ("conv1d", (2, 4, 9), (4, 1, 3), {"stride": 3, "groups": 4}),
+    ("max_pool2d", (2, 3, 7, 6), None, {"kernel_size": 2}),
+    ("max_pool2d", (2, 3, 7, 6), None, {"kernel_size": 3, "stride": 2, "padding": 1}),
+    ("max_pool2d", (2, 3, 7, 6), None, {"kernel_size": (3, 2), "stride": 1, "dilation": 2}),
+    ("max_pool1d", (2, 3, 9), None, {"kernel_size": 3, "stride": 2, "padding": 1}),
+    ("avg_pool2d", (2, 3, 7, 6), None, {"kernel_size": 2}),
+    ("avg_pool2d", (2, 3, 7, 6), None, {"kernel_size": 3, "stride": 2, "padding": 1}),
+    ("avg_pool2d", (2, 3, 7, 6), None, {"kernel_size": 3, "stride": 1, "padding": 1, "count_include_pad": False}),
+    ("avg_pool1d", (2, 3, 9), None, {"kernel_size": 4, "stride": 2, "padding": 2}),
+    ("max_pool2d", (2, 3, 7, 6), None, {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True}),
+    ("max_pool1d", (2, 3, 10), None, {"kernel_size": 3, "stride": 2, "ceil_mode": True}),
+    ("avg_pool2d", (2, 3, 7, 6), None, {"kernel_size": 3, "stride": 2, "ceil_mode": True}),
+    ("avg_pool2d", (2, 3, 8, 7), None, {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True}),
+    ("avg_pool2d", (2, 3, 8, 7), None, {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True,
+                                        "count_include_pad": False}),
+    ("adaptive_avg_pool2d", (2, 3, 7, 6), None, {"output_size": (3, 4)}),
+    ("adaptive_avg_pool2d", (2, 3, 8, 6), None, {"output_size": (1, 1)}),
+    ("adaptive_avg_pool1d", (2, 3, 9), None, {"output_size": 4}),
+]
+IDS = [f"{name}-{i}" for i, (name, *_) in enumerate(CASES)]
+
+
+def _arguments(case, dtype, seed=0):
+    name, shape, weight_shape, kwargs = case
+    rng = np.random.default_rng(seed)
+    args = [rng.standard_normal(shape).astype(dtype)]
+    kwargs = dict(kwargs)
+    if weight_shape is not None:
+        args.append(rng.standard_normal(weight_shape).astype(dtype))
+        if kwargs.get("bias", True):
+            args.append(rng.standard_normal(weight_shape[0]).astype(dtype))
+        else:
+            kwargs["bias"] = None
+    return args, kwargs
+
+
+def _loss(name, kwargs, lib=sg):
+    """A scalar of the layer's output that weighs every element differently."""
+    def loss(*args):
+        out = getattr(lib.nn.functional, name)(*args, **kwargs)
+        ramp = np.linspace(-1.0, 1.0, int(np.prod(out.shape))).reshape(tuple(out.shape))
+        ramp = ramp.astype(np.dtype(out.dtype)) if lib is sg else lib.tensor(ramp, dtype=out.dtype)
+        return lib.sum(lib.sin(out) * ramp)
+    return loss
+
+
+def _torch_result(case, args, kwargs):
+    torch = pytest.importorskip("torch")
+    tensors = [torch.tensor(a, requires_grad=True) for a in args]
+    loss = _loss(case[0], kwargs, torch)(*tensors)
+    loss.backward()
+    return loss.item(), [t.grad.numpy() for t in tensors]
+
+
+def test_the_llvm_backend_lowers_the_primitives_itself():
+    assert rules.has_rule(im2col_p) and rules.has_rule(col2im_p)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_gradients_match_finite_differences_on_both_backends(case):
+    args, kwargs = _arguments(case, np.float64)
+    loss = _loss(case[0], kwargs)
+    argnums = tuple(range(len(args)))
+    expected = [numeric_grad(lambda *xs: loss(*xs), args, i) for i in argnums]
+    for backend in BACKENDS:
+        value, grads = sg.compile(sg.value_and_grad(loss, argnums=argnums), backend=backend)(*args)
+        assert float(value) == pytest.approx(float(loss(*args)), rel=1e-12)
+        for got, want in zip(grads, expected):
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8, err_msg=backend)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_values_and_gradients_match_pytorch_on_both_backends_and_eager(case, dtype):
+    args, kwargs = _arguments(case, dtype)
+    want_value, want_grads = _torch_result(case, args, kwargs)
+    loss = _loss(case[0], kwargs)
+    argnums = tuple(range(len(args)))
+    tol = TOLERANCE[dtype]
+    for backend in BACKENDS:
+        value, grads = sg.compile(sg.value_and_grad(loss, argnums=argnums), backend=backend)(*args)
+        assert np.asarray(value).dtype == dtype
+        assert float(value) == pytest.approx(want_value, rel=tol, abs=tol)
+        for got, i in zip(grads, argnums):
+            assert got.dtype == dtype
+            np.testing.assert_allclose(got, want_grads[i], rtol=tol, atol=tol, err_msg=backend)
+    tensors = [sg.tensor(a, requires_grad=True) for a in args]
+    for step in range(3):  # the third backward runs the captured, compiled adjoint
+        for t in tensors:
+            t.grad = None
+        out = loss(*tensors)
+        out.backward()
+        assert out.item() == pytest.approx(want_value, rel=tol, abs=tol)
+        for t, want in zip(tensors, want_grads):
+            np.testing.assert_allclose(t.grad.numpy(), want, rtol=tol, atol=tol, err_msg=f"eager step {step}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_max_pool_gives_the_gradient_to_the_first_maximum_as_pytorch(backend, dtype):
+    x = np.array([[[[1, 3, 3, 0], [3, 2, 1, 3], [0, 0, 0, 0], [0, 0, 5, 5]]]], dtype=dtype)
+    grad = sg.compile(sg.grad(lambda x: sg.sum(F.max_pool2d(x, 2, stride=1) * np.arange(1.0, 10).reshape(3, 3))),
+                      backend=backend)(x)
+    # windows in row-major order; ties go to the first: (0,1) for windows (0,0) and (0,1), (3,2) for (2,1), (2,2)
+    expected = np.array([[[[0, 3, 3, 0], [4, 5, 0, 6], [7, 0, 0, 0], [0, 0, 17, 0]]]], dtype=dtype)
+    np.testing.assert_array_equal(grad, expected)
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(x, requires_grad=True)
+    weights = torch.arange(1.0, 10, dtype=t.dtype).reshape(3, 3)
+    (torch.nn.functional.max_pool2d(t, 2, stride=1) * weights).sum().backward()
+    np.testing.assert_array_equal(grad, t.grad.numpy())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_max_pool_propagates_nan_and_infinities(backend):
+    x = np.array([[[[np.nan, 1.0], [2.0, 3.0]], [[-np.inf, -np.inf], [-np.inf, 0.0]], [[np.inf, 1.0], [2.0, 3.0]]]])
+    out = sg.compile(lambda x: F.max_pool2d(x, 2), backend=backend)(x)
+    np.testing.assert_array_equal(out.reshape(-1), [np.nan, 0.0, np.inf])
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[0].startswith("conv")][:4], ids=IDS[:4])
+def test_forward_mode_matches_finite_differences(case):
+    args, kwargs = _arguments(case, np.float64)
+    fn = getattr(F, case[0])
+    rng = np.random.default_rng(1)
+    tangents = tuple(rng.standard_normal(a.shape) for a in args)
+    out, tangent = sg.jvp(lambda *xs: fn(*xs, **kwargs), tuple(args), tangents)
+    eps = 1e-6
+    plus = fn(*[a + eps * t for a, t in zip(args, tangents)], **kwargs)
+    minus = fn(*[a - eps * t for a, t in zip(args, tangents)], **kwargs)
+    np.testing.assert_allclose(tangent, (plus - minus) / (2 * eps), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(out, fn(*args, **kwargs), rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_vmap_of_a_convolution_and_pooling_equals_the_examples_one_by_one(backend):
+    rng = np.random.default_rng(2)
+    xs, w = rng.standard_normal((3, 2, 2, 6, 5)), rng.standard_normal((4, 2, 3, 3))
+
+    def layer(x, w):
+        return F.max_pool2d(F.conv2d(x, w, padding=1), 2) + F.avg_pool2d(F.conv2d(x, w, padding=1), 2)
+    batched = sg.compile(sg.vmap(layer, in_axes=(0, None)), backend=backend)(xs, w)
+    np.testing.assert_allclose(batched, np.stack([layer(x, w) for x in xs]), rtol=1e-12, atol=1e-12)
+    grads = sg.compile(sg.vmap(sg.grad(lambda x, w: sg.sum(layer(x, w) ** 2), argnums=1), in_axes=(0, None)),
+                       backend=backend)(xs, w)
+    one_by_one = [sg.grad(lambda x, w: sg.sum(layer(x, w) ** 2), argnums=1)(x, w) for x in xs]
+    np.testing.assert_allclose(grads, np.stack(one_by_one), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_an_empty_batch_gives_empty_results_and_zero_gradients(backend, dtype):
+    x, w = np.zeros((0, 2, 5, 5), dtype), np.ones((3, 2, 3, 3), dtype)
+    out = sg.compile(lambda x, w: F.max_pool2d(F.conv2d(x, w, padding=1), 2), backend=backend)(x, w)
+    assert out.shape == (0, 3, 2, 2) and out.dtype == dtype
+    grad = sg.compile(sg.grad(lambda w, x: sg.sum(F.conv2d(x, w)), argnums=0), backend=backend)(w, x)
+    np.testing.assert_array_equal(grad, np.zeros_like(w))
+
+
+def test_im2col_and_col2im_are_each_others_transpose():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 6, 5))
+    window = dict(kernel=(3, 2), stride=(2, 1), dilation=(1, 2), padding=((1, 2), (0, 1)))
+    cols = im2col_p(x, fill="0", **window)
+    other = rng.standard_normal(cols.shape)
+    image = col2im_p(other, spatial=(6, 5), **window)
+    assert np.vdot(cols, other) == pytest.approx(np.vdot(x, image), rel=1e-12)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: F.conv2d(np.ones((1, 3, 5, 5)), np.ones((4, 2, 3, 3))), ValueError, "expected input"),
+    (lambda: F.conv2d(np.ones((1, 4, 5, 5)), np.ones((3, 2, 3, 3)), groups=2), ValueError, "groups=2"),
+    (lambda: F.conv2d(np.ones((1, 3, 2, 2)), np.ones((4, 3, 3, 3))), ValueError, "does not fit"),
+    (lambda: F.conv2d(np.ones((5, 5)), np.ones((4, 3, 3, 3))), ValueError, "got shape (5, 5)"),
+    (lambda: F.conv2d(np.ones((1, 3, 5, 5)), np.ones((4, 3, 3, 3)), stride=2, padding="same"), ValueError, "same"),
+    (lambda: F.conv2d(np.ones((1, 3, 5, 5)), np.ones((4, 3, 3, 3)), padding="full"), ValueError, "padding string"),
+    (lambda: F.conv2d(np.ones((1, 3, 5, 5), np.int64), np.ones((4, 3, 3, 3))), TypeError, "float"),
+    (lambda: F.max_pool2d(np.ones((1, 1, 4, 4)), 2, return_indices=True), NotImplementedError, "return_indices"),
+    (lambda: F.max_pool2d(np.ones((1, 1, 2, 2)), 3, padding=1, dilation=2), ValueError, "does not fit"),
+    (lambda: F.max_pool2d(np.ones((1, 1, 4, 4)), 2, padding=2), ValueError, "at most half"),
+    (lambda: F.avg_pool2d(np.ones((1, 1, 4, 4), np.int64), 2), TypeError, "float"),
+])
+def test_bad_arguments_are_clear_errors(call, error, words):
+    with pytest.raises(error, match=None) as info:
+        call()
+    assert words in str(info.value)
+
+
+def test_vmap_batches_the_primitives_into_one_call_not_a_loop_over_examples():
+    xs, w = np.ones((3, 2, 2, 6, 5)), np.ones((4, 2, 3, 3))
+    graph = sg.trace(sg.vmap(sg.grad(lambda x, w: sg.sum(F.max_pool2d(F.conv2d(x, w, padding=1), 2) ** 2)),
+                             in_axes=(0, None)), xs, w)
+    names = [node.prim.name for node in graph.nodes]
+    assert "scan" not in names and "im2col" in names and "col2im" in names
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_infinities_and_nan_propagate_alike_on_both_backends_and_eager(dtype):
+    x = np.zeros((1, 2, 5, 5), dtype)
+    x[0, 0, 0, 0], x[0, 1, 4, 4] = np.inf, np.nan
+    w = np.linspace(0.1, 1, 2 * 2 * 2 * 2).reshape(2, 2, 2, 2).astype(dtype)
+
+    def layers(x, w):
+        return F.avg_pool2d(F.conv2d(x, w, padding=1), 2, stride=1), F.adaptive_avg_pool2d(x, 2)
+    expected = [np.asarray(a) for a in layers(x, w)]
+    for out in expected:
+        assert np.isnan(out).any() and np.isinf(out).any() and np.isfinite(out).any()
+    for backend in BACKENDS:
+        for got, want in zip(sg.compile(layers, backend=backend)(x, w), expected):
+            np.testing.assert_array_equal(got, want, err_msg=backend)
+    for got, want in zip(layers(sg.tensor(x), sg.tensor(w, requires_grad=True)), expected):
+        np.testing.assert_array_equal(got.detach().numpy(), want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_float32_image_and_float64_weights_promote_as_numpy_does(backend):
+    x, w = np.ones((1, 2, 4, 4), np.float32), np.full((3, 2, 3, 3), 0.5)
+    out = sg.compile(lambda x, w: F.conv2d(x, w, padding=1), backend=backend)(x, w)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, F.conv2d(x.astype(np.float64), w, padding=1))
+    assert F.conv2d(sg.tensor(x), sg.tensor(w, requires_grad=True)).dtype == np.float64
