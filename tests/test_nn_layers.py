@@ -295,3 +295,17 @@ def test_module_list_and_dict_register_their_modules_as_pytorch_names_them():
     assert list(layers) == ["first", "second"] and "second" in layers
     del ours[0]
     assert [name for name, _ in ours.named_parameters()] == ["1.weight", "1.bias"]
+
+
+def test_module_float_and_double_convert_floating_buffers_too():
+    """model.float() converted parameters only: BatchNorm's float64 running statistics then promoted every
+    float32 forward in eval mode to float64, as PyTorch's .float() does not."""
+    model = sg.nn.Sequential(sg.nn.Conv2d(1, 2, 3), sg.nn.BatchNorm2d(2)).float()
+    assert {name: str(b.dtype) for name, b in model.named_buffers()} == {
+        "1.running_mean": "float32", "1.running_var": "float32", "1.num_batches_tracked": "int64"}
+    x = sg.tensor(np.random.default_rng(0).normal(size=(2, 1, 5, 5)).astype(np.float32))
+    model(x)
+    model.eval()
+    assert model(x).dtype == np.float32 and model[1].running_mean.dtype == np.float32
+    model.double()
+    assert model[1].running_var.dtype == np.float64 and model[1].num_batches_tracked.dtype == np.int64

@@ -167,7 +167,8 @@ class Module:
     # ------------------------------------------------------------------ PyTorch's moves (issue 14)
     def to(self, *args, dtype=None, device=None, non_blocking=False):
         """model.to(device) / to(dtype) / to(device, dtype): the CPU is the one device; a float dtype converts
-        every floating-point parameter (and its .grad) in place, so optimizers keep their references. Itself."""
+        every floating-point parameter (and its .grad) and buffer (BatchNorm's running statistics) in place, so
+        optimizers keep their references. Itself."""
         dtype = to_arguments(args, dtype, device)
         if dtype is not None:
             dtype = dtypes.canonical(dtype)
@@ -178,6 +179,9 @@ class Module:
                     param.data = param._data.astype(dtype)
                     if param.grad is not None:
                         param.grad = param.grad._data.astype(dtype)
+            for buffer in self.buffers():
+                if buffer is not None and buffer.is_floating_point():
+                    buffer.data = buffer._data.astype(dtype)
         return self
 
     def cpu(self):
