@@ -1,16 +1,18 @@
 """Train a small CNN (Conv2d, BatchNorm2d, ReLU, MaxPool2d, Dropout, Linear) on synthetic 16x16 images of
-four patterns (a horizontal bar, a vertical bar, a diagonal, a square) at random places in noise, with Adam,
-printing the loss and accuracies of each epoch.
+four patterns (a horizontal bar, a vertical bar, a diagonal, a square) at random places in noise, with a
+DataLoader over a TensorDataset, AdamW and a cosine learning-rate schedule, printing the loss and accuracies
+of each epoch.
 
 With `import symgrad as sg` replaced by `import torch as sg` this is the PyTorch program. The data, the
-batches and the initial weights come from NumPy, so both print the same numbers with DROPOUT = 0.0
-(tests/test_cnn_example.py compares them); with dropout on, each library draws its own masks.
+order of the examples (a NumPy permutation as the DataLoader's sampler) and the initial weights come from
+NumPy, so both print the same numbers with DROPOUT = 0.0 (tests/test_cnn_example.py compares them); with
+dropout on, each library draws its own masks.
 """
 import numpy as np
 
 import symgrad as sg
 
-CLASSES, SIZE, EPOCHS, BATCH, DROPOUT = 4, 16, 4, 64, 0.25
+CLASSES, SIZE, EPOCHS, BATCH, DROPOUT = 4, 16, 6, 64, 0.25
 DTYPE = sg.float32
 
 
@@ -70,24 +72,28 @@ def accuracy(model, images, labels):
 def main():
     train_images, train_labels = make_images(512, seed=0)
     test_images, test_labels = make_images(256, seed=1)
+    train = sg.utils.data.TensorDataset(sg.from_numpy(train_images), sg.from_numpy(train_labels))
+    sg.manual_seed(0)  # the dropout masks
     model = build_model()
     load_weights(model, seed=2)
-    optimizer = sg.optim.Adam(model.parameters(), lr=0.01)
+    optimizer = sg.optim.AdamW(model.parameters(), lr=0.01, weight_decay=0.01)
+    schedule = sg.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=EPOCHS)
     loss_fn = sg.nn.CrossEntropyLoss()
     order = np.random.default_rng(3)
     for epoch in range(EPOCHS):
         total = 0.0
-        permutation = order.permutation(len(train_labels))
-        for start in range(0, len(train_labels), BATCH):
-            batch = permutation[start:start + BATCH]
+        batches = sg.utils.data.DataLoader(train, batch_size=BATCH, sampler=order.permutation(len(train)).tolist())
+        for images, labels in batches:
             optimizer.zero_grad()
-            loss = loss_fn(model(sg.from_numpy(train_images[batch])), sg.from_numpy(train_labels[batch]))
+            loss = loss_fn(model(images), labels)
             loss.backward()
             optimizer.step()
-            total += loss.item() * len(batch)
-        print(f"epoch {epoch + 1}: loss {total / len(train_labels):.4f}, "
+            total += loss.item() * len(labels)
+        schedule.step()
+        print(f"epoch {epoch + 1}: loss {total / len(train):.4f}, "
               f"train accuracy {accuracy(model, train_images, train_labels):.4f}, "
-              f"test accuracy {accuracy(model, test_images, test_labels):.4f}")
+              f"test accuracy {accuracy(model, test_images, test_labels):.4f}, "
+              f"learning rate {schedule.get_last_lr()[0]:.5f}")
 
 
 if __name__ == "__main__":
