@@ -36,7 +36,8 @@ EXCEPTIONS = {**{name: getattr(builtins, name) for name in ("IndexError", "Value
               "LinAlgError": np.linalg.LinAlgError}
 EXCEPTION_SYMBOLS = {name: PREFIX + "PyExc_" + name for name in EXCEPTIONS}
 # What a LAPACK call's failure says (codegen/llvm/lapack.py), as numpy.linalg says it.
-LINALG_ERRORS = ("Singular matrix", "Matrix is not positive definite")
+LINALG_ERRORS = ("Singular matrix", "Matrix is not positive definite", "Eigenvalues did not converge",
+                 "SVD did not converge", "Incorrect argument found while performing LAPACK routine")
 
 
 def exception_name(message: str) -> str:
@@ -144,7 +145,7 @@ BLAS_THREADS_SYMBOL = "scipy_openblas_set_num_threads64_"
 
 # ...and the LAPACK routines sg.linalg calls (Fortran interface, 64-bit integers) under these.
 LAPACK_SYMBOLS = {prefix + name: f"scipy_{prefix}{name}_64_" for prefix in "ds"
-                  for name in ("potrf", "trsm", "getrf", "getrs")}
+                  for name in ("potrf", "trsm", "getrf", "getrs", "syevd", "gesdd", "geqrf", "orgqr")}
 
 
 @functools.cache

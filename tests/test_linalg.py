@@ -508,11 +508,9 @@ def test_against_torch(name, dtype):
 
 # ----------------------------------------------------------------------------- LLVM (LAPACK calls)
 
-# The cases whose value and gradient graphs hold only cholesky, triangular_solve and solve among the LAPACK
-# primitives: the LLVM backend calls NumPy's LAPACK for those (codegen/llvm/lapack.py).
-LLVM_CASES = ["solve", "solve_vector", "inv", "cholesky", "cholesky_upper", "solve_triangular_lower",
-              "solve_triangular_upper_t", "solve_triangular_unit", "matrix_power_-2", "matrix_power_3", "trace",
-              "norm_vector", "norm_fro", "norm_1"]
+# Every case: the LLVM backend calls NumPy's LAPACK for each primitive (codegen/llvm/lapack.py; pinv through
+# svd), so no graph of sg.linalg falls back to the NumPy backend.
+LLVM_CASES = list(CASES)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -551,6 +549,111 @@ def test_llvm_lapack_on_stacks_and_empty_matrices(dtype):
                                        atol=1e-4 if dtype == np.float32 else 1e-10, err_msg=f"{name} {shape}")
 
 
+def test_no_linalg_graph_leaves_the_llvm_backend():
+    """Every case's value-and-gradient and jvp graphs lower on the LLVM backend itself (pinv through svd)."""
+    from symgrad import backends
+    for name in CASES:
+        args = _args(CASES[name][1])
+        for f in (sg.value_and_grad(_symgrad(name), argnums=tuple(range(len(args)))),
+                  lambda *a: sg.jvp(_symgrad(name), tuple(a), tuple(a))):
+            graph = backends.for_backend(sg.trace(f, *args), "llvm")
+            assert backends.missing_rules(graph, "llvm") == [], name
+
+
+def _matrices(shape, dtype, rng):
+    """A random stack of matrices, and (square ones) its symmetric part."""
+    a = rng.normal(size=shape).astype(dtype)
+    return a, (a + np.swapaxes(a, -1, -2)).astype(dtype) if shape[-1] == shape[-2] else None
+
+
+FACTORIZATIONS = {  # name -> (sg function, numpy function, whether it takes the symmetric matrix)
+    "slogdet": (sg.linalg.slogdet, np.linalg.slogdet, False),
+    "det": (sg.linalg.det, np.linalg.det, False),
+    "eigh": (sg.linalg.eigh, np.linalg.eigh, True),
+    "eigh_upper": (lambda a: sg.linalg.eigh(a, UPLO="U"), lambda a: np.linalg.eigh(a, UPLO="U"), True),
+    "eigvalsh": (sg.linalg.eigvalsh, np.linalg.eigvalsh, True),
+    "svd_full": (sg.linalg.svd, np.linalg.svd, False),
+    "svd_reduced": (lambda a: sg.linalg.svd(a, full_matrices=False), lambda a: np.linalg.svd(a, full_matrices=False),
+                    False),
+    "svdvals": (sg.linalg.svdvals, np.linalg.svdvals, False),
+    "qr_reduced": (sg.linalg.qr, np.linalg.qr, False),
+    "qr_complete": (lambda a: sg.linalg.qr(a, mode="complete"), lambda a: np.linalg.qr(a, mode="complete"), False),
+    "qr_r": (lambda a: sg.linalg.qr(a, mode="r"), lambda a: np.linalg.qr(a, mode="r"), False),
+    "pinv": (sg.linalg.pinv, np.linalg.pinv, False),
+    "pinv_hermitian": (lambda a: sg.linalg.pinv(a, hermitian=True), lambda a: np.linalg.pinv(a, hermitian=True),
+                       True),
+}
+SQUARE_ONLY = {"slogdet", "det", "eigh", "eigh_upper", "eigvalsh", "pinv_hermitian"}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", sorted(FACTORIZATIONS))
+def test_llvm_factorizations_match_numpy_on_stacks_empty_and_one_by_one_matrices(name, dtype):
+    """The LLVM backend calls the LAPACK routines numpy.linalg calls, the same way: the same numbers (the
+    same signs of singular vectors and eigenvectors), the same shapes, including empty matrices."""
+    function, reference, symmetric = FACTORIZATIONS[name]
+    compiled = sg.compile(function, backend="llvm")
+    rng = np.random.default_rng(18)
+    shapes = [(N, N), (2, 3, N, N), (1, 1), (0, 0), (2, 0, 0), (0, 3, 3)]
+    if name not in SQUARE_ONLY:
+        shapes += [(N, 3), (3, N), (2, 5, 2), (0, 3), (3, 0), (2, 3, 0)]
+    tol = 1e-10 if dtype == np.float64 else 1e-4
+    for shape in shapes:
+        a, s = _matrices(shape, dtype, rng)
+        x = s if symmetric else a
+        got, expected = compiled(x), reference(x)
+        got, expected = (got, expected) if isinstance(expected, tuple) else ((got,), (expected,))
+        for g, e in zip(got, expected):
+            assert g.shape == e.shape and g.dtype == dtype, (name, shape, g.shape, e.shape)
+        if dtype == np.float32:  # float32 LAPACK may pick other signs (or bases) of vectors: compare what is unique
+            got, expected = _invariants(name, got), _invariants(name, expected)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=tol, atol=tol, err_msg=f"{name} {shape}")
+
+
+def _invariants(name, parts):
+    """What a factorization determines whatever signs (or bases of a complement) its vectors take."""
+    swap = lambda x: np.swapaxes(x, -1, -2)  # noqa: E731
+    if name.startswith("svd_"):
+        u, s, vh = parts
+        k = s.shape[-1]
+        return s, (u[..., :k] * s[..., None, :]) @ vh[..., :k, :], swap(u) @ u, vh @ swap(vh)
+    if name.startswith("eigh"):
+        w, v = parts
+        return w, (v * w[..., None, :]) @ swap(v), swap(v) @ v
+    if name.startswith("qr_") and len(parts) == 2:
+        q, r = parts
+        return q @ r, swap(q) @ q, np.abs(r)
+    if name == "qr_r":
+        return (np.abs(parts[0]),)
+    return parts
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", ["det", "slogdet", "eigh", "svd_tall", "svd_wide", "qr_tall", "pinv_wide", "lstsq"])
+def test_llvm_gradients_of_stacked_factorizations_match_finite_differences(name, dtype):
+    """vmap over a stack of 3 (one more leading axis) of a case's gradient, compiled for the LLVM backend:
+    central finite differences of NumPy's function per matrix (float64), the float64 gradient (float32)."""
+    shapes = CASES[name][1]
+    stacks = _args([(3, *shape) for shape in shapes], np.float64, seed=19)
+    gradient = sg.compile(sg.vmap(sg.grad(_symgrad(name), argnums=tuple(range(len(shapes))))), backend="llvm")
+    grads = gradient(*[s.astype(dtype) for s in stacks])
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    for k in range(3):
+        example = [s[k] for s in stacks]
+        for position, g in enumerate(grads):
+            assert g.dtype == dtype
+            unit = np.zeros_like(example[position])
+            expected = np.empty_like(unit)
+            for index in np.ndindex(unit.shape):
+                unit[index] = 1.0
+                tangents = [unit if i == position else np.zeros_like(e) for i, e in enumerate(example)]
+                expected[index] = numerical_jvp(_numpy(name), example, tangents, 1e-6)
+                unit[index] = 0.0
+            tol = 1e-6 if dtype == np.float64 else 5e-3
+            np.testing.assert_allclose(g[k], expected, rtol=tol, atol=tol, err_msg=f"{name} {k}")
+
+
 def test_llvm_lapack_failures_raise_numpy_s_errors():
     singular = np.array([[1.0, 2.0], [2.0, 4.0]])
     for f in (sg.linalg.inv, lambda a: sg.linalg.solve(a, np.ones(2)), sg.linalg.cholesky,
@@ -564,7 +667,16 @@ def test_llvm_lapack_failures_raise_numpy_s_errors():
     with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
         sg.compile(lambda a: sg.scipy.stats.multivariate_normal.logpdf(np.zeros(2), np.zeros(2), a),
                    backend="llvm")(singular)
+    sign, logabsdet = sg.compile(sg.linalg.slogdet, backend="llvm")(singular)
+    assert sign == 0 and logabsdet == -np.inf
+    with pytest.raises(np.linalg.LinAlgError, match="SVD did not converge"):
+        sg.compile(sg.linalg.svd, backend="llvm")(np.array([[np.nan, 1.0], [1.0, 1.0]]))
     nan = np.array([[2.0, np.nan], [1.0, 3.0]])
+    for f, reference in ((sg.linalg.slogdet, np.linalg.slogdet), (sg.linalg.eigh, np.linalg.eigh),
+                         (sg.linalg.qr, np.linalg.qr)):
+        with np.errstate(all="ignore"):
+            for got, expected in zip(sg.compile(f, backend="llvm")(nan), reference(nan)):
+                np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
     for f, reference in ((sg.linalg.inv, np.linalg.inv), (lambda a: sg.linalg.solve(a, np.ones(2)),
                                                          lambda a: np.linalg.solve(a, np.ones(2)))):
         with np.errstate(all="ignore"):

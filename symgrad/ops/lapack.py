@@ -2,8 +2,8 @@
 
 Each works on a stack of matrices (..., m, n), as numpy.linalg does, so batching one is one more
 leading axis. Their NumPy references call numpy.linalg (and raise its LinAlgError on a singular or
-indefinite matrix); the LLVM backend calls the same LAPACK for cholesky, triangular_solve and solve
-(codegen/llvm/lapack.py). The others of sg.linalg (inv, det, lstsq, matrix_power, norm...) are written
+indefinite matrix); the LLVM backend calls the same LAPACK for each (codegen/llvm/lapack.py), pinv
+through svd (its decomposition). The others of sg.linalg (inv, det, lstsq, matrix_power, norm...) are written
 with these, so each derivative below is written once: the matrix-calculus rules of Giles'
 "Collected matrix derivative results" and of JAX and PyTorch, forward (jvp) and reverse (vjp, the
 transpose of the jvp). A factorization with several results (eigh, svd, qr, slogdet) has a tuple
@@ -22,6 +22,7 @@ from . import elementwise as E
 from .control import results
 from .indexing import slice_axis
 from .linalg import matmul_p, swap_last
+from .reduce import reduce_max_p
 from .shape import broadcast_to_p, reduce_sum_p, reshape_p
 
 
@@ -490,7 +491,20 @@ def _pinv_vjp(ct, p, a, rcond, hermitian):
     return (_sum(first, second, third),)
 
 
-pinv_p = Primitive("pinv", _pinv_shape, pinv_impl, vjp=_pinv_vjp, jvp=_pinv_jvp)
+def _pinv_decomposed(a, rcond, hermitian):
+    """NumPy's pinv written with svd, for a backend without a pinv of its own: v diag(1/s) u^T over the
+    singular values above rcond * the largest (the others count as zero); zeros for an empty matrix.
+    With hermitian=True NumPy takes the singular values from eigh: the same numbers."""
+    shape = tuple(a.shape[:-2]) + (a.shape[-1], a.shape[-2])
+    if min(a.shape[-2:]) == 0:
+        return broadcast_to_p(np.zeros((), a.dtype), shape=shape)
+    u, s, vh = results(svd_p(a, full_matrices=False))
+    large = E.greater(s, E.multiply(_cols(reduce_max_p(s, axes=(s.ndim - 1,))), rcond))
+    inverse = E.where(large, E.divide(1.0, E.where(large, s, 1.0)), 0.0)
+    return matmul_p(swap_last(vh), E.multiply(_cols(inverse), swap_last(u)))
+
+
+pinv_p = Primitive("pinv", _pinv_shape, pinv_impl, vjp=_pinv_vjp, jvp=_pinv_jvp, decompose=_pinv_decomposed)
 
 
 # Every primitive of this module (their batching rule is one, and tests/test_linalg.py checks each).
