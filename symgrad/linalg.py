@@ -9,14 +9,13 @@ SVDResult, QRResult, SlogdetResult) are plain tuples here.
 """
 from __future__ import annotations
 
-import functools
 import numbers
 
 import numpy as np
 
 from . import dtypes
 from . import numpy_api as sg
-from .core import ShapeError, UnsupportedOpError, with_user_line
+from .core import ShapeError, with_user_line
 from .numpy_api.dispatch import array_function_dispatch
 from .ops import elementwise as E
 from .ops import lapack as L
@@ -29,28 +28,6 @@ __all__ = ["LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "lstsq",
 class LinAlgError(ShapeError, np.linalg.LinAlgError):
     """A matrix of the wrong rank or shape for a sg.linalg function: NumPy's LinAlgError (code that catches
     it works unchanged) and symgrad's ShapeError. A singular or indefinite matrix raises NumPy's own."""
-
-
-def _not_on_tensors(fn):
-    """For the functions whose primitive has several results (slogdet, eigh, svd, qr), which the eager
-    engine does not record: a clear error for an eager tensor (a value type running sg.* functions its own
-    way) instead of a failure inside it."""
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        if any(_eager(arg) for arg in args):
-            _refuse_tensors(fn.__name__)
-        return fn(*args, **kwargs)
-    return call
-
-
-def _eager(value) -> bool:
-    return getattr(type(value), "__sg_function__", None) is not None
-
-
-def _refuse_tensors(name):
-    raise UnsupportedOpError(with_user_line(
-        f"sg.linalg.{name} does not take eager tensors yet (its factorization has several results, which the "
-        "eager engine does not record); call it inside sg.grad/sg.compile on arrays, or on t.detach().numpy()"))
 
 
 def _error(message):
@@ -122,13 +99,13 @@ def inv(a):
     return L.solve_p(a, _eye(a.shape[-1], a))
 
 
-@_not_on_tensors
+@array_function_dispatch
 def slogdet(a):
     """(sign, log|det a|) of a matrix or a stack; a singular a gives (0, -inf), as NumPy."""
     return tuple(results(L.slogdet_p(_matrix("slogdet", a))))
 
 
-@_not_on_tensors
+@array_function_dispatch
 def det(a):
     """sign * exp(log|det a|): 0 for a singular a (whose gradient, like NumPy's inverse, does not exist here:
     LinAlgError)."""
@@ -175,7 +152,7 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 
 # ----------------------------------------------------------------------------- decompositions
 
-@_not_on_tensors
+@array_function_dispatch
 def eigh(a, UPLO="L"):
     """(eigenvalues ascending, eigenvectors as columns) of a symmetric a, reading its lower (UPLO='L') or
     upper triangle. The eigenvectors' derivative does not exist at repeated eigenvalues (inf/NaN there,
@@ -185,12 +162,12 @@ def eigh(a, UPLO="L"):
     return tuple(results(L.eigh_p(_matrix("eigh", a), lower=UPLO.upper() == "L")))
 
 
-@_not_on_tensors
+@array_function_dispatch
 def eigvalsh(a, UPLO="L"):
     return eigh(a, UPLO)[0]
 
 
-@_not_on_tensors
+@array_function_dispatch
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """(u, s, vh) with a = u @ diag(s) @ vh (s descending), or s alone with compute_uv=False. The singular
     vectors' derivative does not exist at repeated singular values (inf/NaN there, as in PyTorch), and the
@@ -200,12 +177,12 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     return tuple(parts) if compute_uv else parts[1]
 
 
-@_not_on_tensors
+@array_function_dispatch
 def svdvals(x):
     return svd(x, compute_uv=False)
 
 
-@_not_on_tensors
+@array_function_dispatch
 def qr(a, mode="reduced"):
     """(q, r) with a = q @ r, q orthonormal columns, r upper triangular (mode 'reduced' or 'complete'),
     or r alone (mode 'r'). A wide a (m < n) is factored as NumPy's LAPACK does it, by its square left
@@ -242,7 +219,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
     return L.pinv_p(a, rcond=float(rcond), hermitian=bool(hermitian))
 
 
-@_not_on_tensors
+@array_function_dispatch
 def lstsq(a, b, rcond=None):
     """NumPy's (x, residuals, rank, s): x = pinv(a) @ b minimizes |b - a x|. residuals are the squared
     residual norms per column when m > n (NumPy also gives () for a rank-deficient a, which a trace cannot
@@ -352,18 +329,11 @@ def _last_two(x, row, col):
     return sg.transpose(x, order)
 
 
+@array_function_dispatch
 def norm(x, ord=None, axis=None, keepdims=False):
     """np.linalg.norm: a vector norm over one axis, a matrix norm over two (ord None/'fro', 'nuc', +-1,
     +-2, +-inf), the 2-norm of everything with neither given. The 2-norms' gradient at 0 is 0 (PyTorch's
     subgradient)."""
-    matrix = (np.ndim(x) == 2 and axis is None) or (axis is not None and np.ndim(axis) == 1 and len(axis) == 2)
-    if _eager(x) and matrix and (isinstance(ord, str) and ord == "nuc" or ord in (2, -2)):
-        _refuse_tensors(f"norm(ord={ord!r}) of a matrix (singular values)")
-    return _norm(x, ord, axis, keepdims)
-
-
-@array_function_dispatch
-def _norm(x, ord=None, axis=None, keepdims=False):
     (x,) = _floats("norm", x)
     if axis is None:
         if ord is None:
