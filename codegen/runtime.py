@@ -40,12 +40,19 @@ LINALG_ERRORS = ("Singular matrix", "Matrix is not positive definite", "Eigenval
                  "SVD did not converge", "Incorrect argument found while performing LAPACK routine")
 
 
+# What a shared library's LAPACK call says when its loader found no LAPACK to point it at.
+NO_LAPACK = ("no LAPACK to call: the library's LAPACK pointers were not set (symgrad's loader sets them to the "
+             "LAPACK of NumPy's bundled OpenBLAS, which this process does not have)")
+
+
 def exception_name(message: str) -> str:
     """The exception a kernel's error status with this message raises: MemoryError for a failed
     allocation (its message starts "out of memory"), NumPy's LinAlgError for a failed factorization,
-    IndexError for the rest (bounds checks)."""
+    RuntimeError for a missing LAPACK, IndexError for the rest (bounds checks)."""
     if message in LINALG_ERRORS:
         return "LinAlgError"
+    if message == NO_LAPACK:
+        return "RuntimeError"
     return "MemoryError" if message.startswith("out of memory") else "IndexError"
 
 # CPython C-API functions an entry point calls, by their CPython name.

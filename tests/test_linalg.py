@@ -769,20 +769,56 @@ def test_llvm_lapack_failures_raise_numpy_s_errors():
 
 # ----------------------------------------------------------------------------- ahead of time
 
-def test_aot_numpy_artifact_runs_linalg_and_llvm_says_it_cannot(tmp_path):
+def _gaussian_loss(a, b):
+    """Every LAPACK primitive, differentiated: what an AOT artifact of sg.linalg must call."""
+    spd = sg.matmul(a, sg.swapaxes(a, -1, -2)) + N * np.eye(N)
+    u, s, vh = sg.linalg.svd(a[:, :3], full_matrices=False)
+    q, r = sg.linalg.qr(a[:, :3])
+    return (sg.sum(sg.linalg.solve(a + N * np.eye(N), b)) + sg.linalg.slogdet(a + N * np.eye(N))[1]
+            + sg.sum(sg.linalg.eigh(spd)[0] * W4) + sg.sum(sg.linalg.cholesky(spd) * C4) + sg.sum(s * s)
+            + sg.sum(r * C43[:3]) + sg.sum(sg.linalg.pinv(a) * C4)
+            + sg.sum(sg.linalg.solve_triangular(spd, b, lower=True)))
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_aot_artifacts_call_lapack(tmp_path, backend):
+    """Both kinds of artifact run sg.linalg: the shared library through LAPACK pointers its loader sets to
+    NumPy's LAPACK, in a process without sympy or llvmlite; the same values and gradients as the JIT."""
+    import shutil
+    import subprocess
+    import sys
     from symgrad import aot
-
-    def loss(a, b):
-        return sg.sum(sg.linalg.solve(a, b)) + sg.linalg.slogdet(a)[1]
-
+    if backend == "llvm" and shutil.which("cc") is None:
+        pytest.skip("linking a shared library needs a C compiler")
     a, b = _args([(N, N), (N,)], seed=12)
-    a = a + N * np.eye(N)
-    with pytest.raises(sg.UnsupportedOpError, match="backend='numpy'"):
-        aot.compile(loss, (a, b), grad="a", out=str(tmp_path / "llvm" / "loss"))
-    aot.compile(loss, (a, b), grad="a", out=str(tmp_path / "numpy" / "loss"), backend="numpy")
-    loaded = sg.load(str(tmp_path / "numpy" / "loss"))
-    np.testing.assert_allclose(loaded(a, b), loss(a, b), rtol=1e-12)
-    np.testing.assert_allclose(loaded.grad(a, b), sg.grad(loss)(a, b), rtol=1e-12)
+    out = str(tmp_path / "loss")
+    artifact = aot.compile(_gaussian_loss, (a, b), grad="a", out=out, backend=backend)
+    if backend == "llvm":
+        assert set(artifact.metadata["lapack_slots"]) >= {"dgetrf", "dpotrf", "dsyevd", "dgesdd", "dgeqrf", "dorgqr"}
+    code = ("import sys\nsys.modules['sympy'] = sys.modules['llvmlite'] = None\nimport numpy as np, symgrad as sg\n"
+            f"f = sg.load({out!r})\na, b = np.load(sys.argv[1]), np.load(sys.argv[2])\n"
+            "np.save(sys.argv[3], f(a, b)); np.save(sys.argv[4], f.grad(a, b))\n")
+    paths = [str(tmp_path / name) for name in ("a.npy", "b.npy", "value.npy", "grad.npy")]
+    np.save(paths[0], a)
+    np.save(paths[1], b)
+    subprocess.run([sys.executable, "-c", code, *paths], check=True, timeout=120)
+    np.testing.assert_allclose(np.load(paths[2]), _gaussian_loss(a, b), rtol=1e-12)
+    np.testing.assert_allclose(np.load(paths[3]), sg.grad(_gaussian_loss)(a, b), rtol=1e-10, atol=1e-12)
+
+
+def test_an_artifact_whose_lapack_pointers_are_unset_raises_a_clear_error(tmp_path, monkeypatch):
+    import shutil
+    from symgrad import aot, loader
+    if shutil.which("cc") is None:
+        pytest.skip("linking a shared library needs a C compiler")
+    a = _args([(N, N)], seed=13)[0]
+    aot.compile(lambda a: sg.linalg.slogdet(a)[1], (a,), out=str(tmp_path / "f"))
+    # as in a process whose NumPy ships no LAPACK
+    monkeypatch.setattr(loader._NativeLibrary, "_connect_lapack", lambda self, slots: None)
+    f = sg.load(str(tmp_path / "f"))
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="no LAPACK to call"):
+            f(a)
 
 
 # ----------------------------------------------------------------------------- higher order

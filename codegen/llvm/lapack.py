@@ -10,7 +10,7 @@ matrix column-major as numpy.linalg does, so they give NumPy's numbers (and its 
 reaches this backend written with svd (ops/lapack.py). Work arrays are sized by LAPACK's own workspace
 query while compiling and live in the kernel's per-call workspace, so calls stay reentrant. A failure
 (a singular or indefinite matrix, no convergence) is NumPy's LinAlgError, with NumPy's message.
-Ahead-of-time libraries do not call LAPACK (aot.py refuses these primitives there).
+A shared library (AOT) calls the same routines through exported pointers its loader sets (`_routine`).
 """
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from .types import F32, F64, I8, I64, PTR, storage_type
 
 PREFIX = {np.dtype(np.float64): "d", np.dtype(np.float32): "s"}
 SINGULAR, INDEFINITE, NO_EIGENVALUES, NO_SVD, BAD_ARGUMENT = runtime.LINALG_ERRORS
+NO_LAPACK = runtime.NO_LAPACK
 
 
 def addresses() -> dict[str, int]:
@@ -40,13 +41,30 @@ def addresses() -> dict[str, int]:
 
 
 def _routine(k, name, dtype, arguments: int, characters: int):
-    """The external LAPACK routine `symgrad_rt_<d|s><name>`: `arguments` pointers, then the hidden
-    lengths (i64) of its `characters` character arguments (gfortran's convention)."""
-    symbol = f"symgrad_rt_{PREFIX[np.dtype(dtype)]}{name}"
+    """The LAPACK routine <d|s><name>: `arguments` pointers, then the hidden lengths (i64) of its `characters`
+    character arguments (gfortran's convention). The JIT links `symgrad_rt_<d|s><name>`; a shared library
+    (AOT) calls through its exported pointer `<module>_lapack_<d|s><name>`, which its loader sets to NumPy's
+    LAPACK: left NULL, the call returns the error NO_LAPACK."""
+    routine = PREFIX[np.dtype(dtype)] + name
+    signature = ir.FunctionType(ir.VoidType(), [PTR] * arguments + [I64] * characters)
+    if k.blas_calls == "slots":
+        symbol = f"{k.module.name}_lapack_{routine}"
+        slot = k.module.globals.get(symbol)
+        if slot is None:
+            slot = ir.GlobalVariable(k.module, PTR, symbol)
+            slot.initializer = ir.Constant(PTR, None)
+        pointer = k.b.load(slot, typ=signature.as_pointer())
+        k.fail_unless(k.b.icmp_unsigned("!=", k.b.ptrtoint(pointer, I64), ir.Constant(I64, 0)), NO_LAPACK)
+        return pointer
+    symbol = "symgrad_rt_" + routine
     existing = k.module.globals.get(symbol)
-    if existing is not None:
-        return existing
-    return ir.Function(k.module, ir.FunctionType(ir.VoidType(), [PTR] * arguments + [I64] * characters), symbol)
+    return existing if existing is not None else ir.Function(k.module, signature, symbol)
+
+
+def slots(module) -> dict:
+    """LAPACK routine name -> the exported pointer symbol of a shared library that its loader sets."""
+    prefix = module.name + "_lapack_"
+    return {name[len(prefix):]: name for name in module.globals if name.startswith(prefix)}
 
 
 class _Call:
