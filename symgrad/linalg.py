@@ -1,8 +1,8 @@
 """sg.linalg: numpy.linalg's functions on arrays, traced values and eager tensors, differentiable.
 
-Eight primitives do the work (ops/lapack.py: cholesky, triangular_solve, solve, slogdet, eigh, svd,
-qr, pinv); the rest are written with them, so their derivatives come from those rules: inv solves
-against the identity, det is sign * exp(logabsdet), lstsq multiplies by the pseudo-inverse,
+Nine primitives do the work (ops/lapack.py: cholesky, triangular_solve, solve, slogdet, eigh, svd,
+qr, pinv, det); the rest are written with them, so their derivatives come from those rules: inv solves
+against the identity, lstsq multiplies by the pseudo-inverse,
 matrix_power squares repeatedly, norm and trace are sums. Every function works on stacks of
 matrices (the leading axes), as NumPy's. Results NumPy gives as named tuples (EighResult,
 SVDResult, QRResult, SlogdetResult) are plain tuples here.
@@ -107,10 +107,9 @@ def slogdet(a):
 
 @array_function_dispatch
 def det(a):
-    """sign * exp(log|det a|): 0 for a singular a (whose gradient, like NumPy's inverse, does not exist here:
-    LinAlgError)."""
-    sign, logabsdet = slogdet(a)
-    return E.multiply(sign, E.exp(logabsdet))
+    """The determinant (numpy.linalg.det; 0 for a singular a). Its gradient is the cofactor matrix, from the
+    SVD, as PyTorch's: finite at a singular a too."""
+    return L.det_p(_matrix("det", a))
 
 
 @array_function_dispatch

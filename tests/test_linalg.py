@@ -15,7 +15,7 @@ import pytest
 import symgrad as sg
 from symgrad.finite_differences import numerical_jvp
 from symgrad.ops import lapack
-from gradcheck import assert_grads_match_finite_differences
+from gradcheck import assert_grads_match_finite_differences, value_and_grad_everywhere
 
 RNG = np.random.default_rng(7)
 N = 4
@@ -285,12 +285,39 @@ def test_singular_matrices_raise_as_numpy_does(backend):
               lambda a: sg.linalg.solve_triangular(a - np.diag([1.0, 4.0]), np.ones(2))):
         with pytest.raises(np.linalg.LinAlgError):
             run(f)(singular)
-    # NumPy's det and slogdet of a singular matrix are 0 and (0, -inf), not errors; the gradient (a^-T) is one
+    # NumPy's det and slogdet of a singular matrix are 0 and (0, -inf), not errors; log|det|'s gradient
+    # (a^-T) is one, det's (the cofactors) is not
     np.testing.assert_allclose(run(sg.linalg.det)(singular), 0.0)
     sign, logabsdet = run(sg.linalg.slogdet)(singular)
     assert sign == 0 and logabsdet == -np.inf
     with pytest.raises(np.linalg.LinAlgError):
-        run(sg.grad(sg.linalg.det))(singular)
+        run(sg.grad(lambda a: sg.linalg.slogdet(a)[1]))(singular)
+    np.testing.assert_allclose(run(sg.grad(sg.linalg.det))(singular), [[4.0, -2.0], [-2.0, 1.0]], atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_det_gradient_at_singular_matrices_is_the_cofactor_matrix(dtype):
+    """det's derivative exists everywhere: at a singular matrix of rank n-1 it is the (nonzero) cofactor
+    matrix, of lower rank zero; reverse and forward, every path, against central finite differences (torch
+    2.13 gives zeros at an exactly singular matrix, which finite differences contradict)."""
+    rng = np.random.default_rng(26)
+    low = rng.normal(size=(4, 2)) @ rng.normal(size=(2, 4))
+    cases = [np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
+             low, np.stack([low, rng.normal(size=(4, 4))]), np.zeros((3, 3)), np.array([[0.0]])]
+    f = lambda a: sg.sum(sg.linalg.det(a))  # noqa: E731
+    tol = 1e-7 if dtype == np.float64 else 1e-4
+    for a in cases:
+        expected = np.zeros_like(a)
+        for index in np.ndindex(a.shape):
+            unit = np.zeros_like(a)
+            unit[index] = 1.0
+            expected[index] = numerical_jvp(lambda x: np.sum(np.linalg.det(x)), [a], [unit], 1e-6)
+        for path, (_, (grad,)) in value_and_grad_everywhere(f, (a.astype(dtype),)).items():
+            assert grad.dtype == dtype
+            np.testing.assert_allclose(grad, expected, rtol=tol, atol=tol, err_msg=f"{path} {a.shape}")
+        direction = rng.normal(size=a.shape)
+        _, tangent = sg.jvp(f, (a,), (direction,))
+        np.testing.assert_allclose(tangent, np.sum(expected * direction), rtol=1e-7, atol=1e-7)
 
 
 def test_singular_values_of_a_rank_deficient_matrix_and_its_pseudo_inverse():
@@ -777,7 +804,7 @@ def _gaussian_loss(a, b):
     return (sg.sum(sg.linalg.solve(a + N * np.eye(N), b)) + sg.linalg.slogdet(a + N * np.eye(N))[1]
             + sg.sum(sg.linalg.eigh(spd)[0] * W4) + sg.sum(sg.linalg.cholesky(spd) * C4) + sg.sum(s * s)
             + sg.sum(r * C43[:3]) + sg.sum(sg.linalg.pinv(a) * C4)
-            + sg.sum(sg.linalg.solve_triangular(spd, b, lower=True)))
+            + sg.sum(sg.linalg.solve_triangular(spd, b, lower=True)) + sg.linalg.det(a))
 
 
 @pytest.mark.parametrize("backend", ["llvm", "numpy"])
