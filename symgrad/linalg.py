@@ -15,7 +15,7 @@ import numpy as np
 
 from . import dtypes
 from . import numpy_api as sg
-from .core import ShapeError, with_user_line
+from .core import ShapeError, Tracer, with_user_line
 from .numpy_api.dispatch import array_function_dispatch
 from .ops import elementwise as E
 from .ops import lapack as L
@@ -221,8 +221,9 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
 @array_function_dispatch
 def lstsq(a, b, rcond=None):
     """NumPy's (x, residuals, rank, s): x = pinv(a) @ b minimizes |b - a x|. residuals are the squared
-    residual norms per column when m > n (NumPy also gives () for a rank-deficient a, which a trace cannot
-    know), else empty; rank counts the singular values above rcond * the largest."""
+    residual norms per column when m > n and a has full rank, else empty, as NumPy's; under a trace, whose
+    shapes cannot depend on the rank, they are the norms whenever m > n. rank counts the singular values
+    above rcond * the largest."""
     a = _matrix("lstsq", a, square=False)
     if a.ndim != 2:
         _error(f"sg.linalg.lstsq: a must be a matrix (2 dimensions), got shape {a.shape}")
@@ -238,12 +239,20 @@ def lstsq(a, b, rcond=None):
         rank = np.int64(0)
     else:
         rank = sg.sum(E.greater(s, E.multiply(sg.max(s), cutoff)), dtype=dtypes.INT64)
-    if m > n:
+    known_rank = _concrete(rank)
+    if m > n and (known_rank is None or known_rank == n):
         residual = E.subtract(b, sg.matmul(a, x))
         residuals = sg.sum(E.square(residual), axis=0, keepdims=b.ndim == 1)
     else:
         residuals = np.zeros((0,), a.dtype)
     return x, residuals, rank, s
+
+
+def _concrete(value):
+    """The value of a NumPy or eager array, None for a traced one."""
+    if not isinstance(value, Tracer):
+        return np.asarray(value)
+    return value.detach().numpy() if getattr(type(value), "__sg_function__", None) is not None else None
 
 
 # ----------------------------------------------------------------------------- powers, traces, norms

@@ -330,6 +330,24 @@ def test_singular_values_of_a_rank_deficient_matrix_and_its_pseudo_inverse():
     np.testing.assert_allclose(s, es, atol=1e-12)
 
 
+def test_lstsq_residuals_are_empty_where_numpy_s_are():
+    """Residuals exist for a tall full-rank a only: empty for a rank-deficient or a wide one (NumPy arrays and
+    eager tensors); under a trace, the squared norms whenever m > n (its shapes cannot depend on the rank)."""
+    rng = np.random.default_rng(27)
+    deficient = np.outer([1.0, 2.0, 3.0, 4.0], [1.0, -1.0, 0.5])
+    for a in (rng.normal(size=(4, 3)), deficient, rng.normal(size=(3, 4)), rng.normal(size=(3, 3))):
+        for b in (rng.normal(size=a.shape[0]), rng.normal(size=(a.shape[0], 2))):
+            expected = np.linalg.lstsq(a, b)
+            for path, got in {"arrays": sg.linalg.lstsq(a, b),
+                              "tensors": [np.asarray(r.detach().numpy() if isinstance(r, sg.Tensor) else r)
+                                          for r in sg.linalg.lstsq(sg.tensor(a), sg.tensor(b))]}.items():
+                for g, e in zip(got, expected):
+                    assert np.shape(g) == np.shape(e), (path, a.shape, b.shape, np.shape(g), np.shape(e))
+                    np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-12, err_msg=path)
+    traced = sg.compile(lambda a, b: sg.linalg.lstsq(a, b)[1])(deficient, np.ones(4))
+    np.testing.assert_allclose(traced, [np.sum((np.ones(4) - deficient @ np.linalg.pinv(deficient) @ np.ones(4)) ** 2)])
+
+
 @pytest.mark.parametrize("value", [np.nan, np.inf])
 def test_nan_and_inf_inputs_behave_as_numpy(value):
     a = np.array([[2.0, value], [1.0, 3.0]])
