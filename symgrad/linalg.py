@@ -22,7 +22,9 @@ from .ops import lapack as L
 from .ops.control import results
 
 __all__ = ["LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_power", "norm", "pinv",
-           "qr", "slogdet", "solve", "svd", "svdvals", "trace", "cho_factor", "cho_solve", "solve_triangular"]
+           "qr", "slogdet", "solve", "svd", "svdvals", "trace", "cho_factor", "cho_solve", "solve_triangular",
+           "matrix_rank", "cond", "multi_dot", "vector_norm", "matrix_norm", "matrix_transpose", "diagonal", "outer",
+           "matmul", "vecdot", "cross"]
 
 
 class LinAlgError(ShapeError, np.linalg.LinAlgError):
@@ -359,3 +361,99 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if len(axes) == 2:
         return _matrix_norm(x, ord, axes, keepdims)
     raise ValueError(f"sg.linalg.norm: axis must name one or two axes, got {axis!r}")
+
+
+# ----------------------------------------------------------------------------- NumPy 2's other numpy.linalg names
+
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    """The number of singular values above tol (default: rtol, max(m, n) * eps, times the largest), as
+    numpy.linalg.matrix_rank; an integer, with no derivative."""
+    A = sg.asarray(A)
+    if A.ndim < 2:
+        return sg.astype(sg.any(E.not_equal(A, 0.0)), dtypes.INT64)
+    values = svd(A, compute_uv=False)
+    if tol is None:
+        rtol = float(np.finfo(values.dtype).eps * max(A.shape[-2:])) if rtol is None else rtol
+        tol = E.multiply(sg.max(values, axis=-1, keepdims=True), rtol)
+    else:
+        tol = sg.expand_dims(sg.asarray(tol), -1)
+    return sg.sum(E.greater(values, tol), axis=-1, dtype=dtypes.INT64)
+
+
+def cond(x, p=None):
+    """The condition number (numpy.linalg.cond): the ratio of the extreme singular values for p None, 2, -2
+    (inf for a singular x), else norm(x, p) * norm(inv(x), p) (LinAlgError for a singular x, where NumPy
+    gives inf)."""
+    if p in (None, 2, -2):
+        values = svd(_matrix("cond", x, square=False), compute_uv=False)
+        largest, smallest = values[..., 0], values[..., -1]
+        return E.divide(smallest, largest) if p == -2 else E.divide(largest, smallest)
+    x = _matrix("cond", x)
+    return E.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+
+
+def multi_dot(arrays, *, out=None):
+    """numpy.linalg.multi_dot: the product of the arrays in turn, a first (last) 1-D one as a row (column),
+    its axis dropped from the result. Left to right (NumPy picks the cheapest order: the same value)."""
+    if out is not None:
+        raise TypeError("sg.linalg.multi_dot: out= is not supported (arrays are immutable); use the result")
+    arrays = [sg.asarray(a) for a in arrays]
+    if len(arrays) < 2:
+        raise ValueError("sg.linalg.multi_dot: expecting at least two arrays")
+    result = arrays[0]
+    for a in arrays[1:]:
+        result = sg.matmul(result, a)
+    return result
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """numpy.linalg.vector_norm: the norm over `axis` (all axes by default, a tuple of them taken together)."""
+    x = sg.asarray(x)
+    axes = tuple(range(x.ndim)) if axis is None else (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    axes = tuple(a % x.ndim for a in axes)
+    rest = [i for i in range(x.ndim) if i not in axes]
+    merged = sg.reshape(sg.transpose(x, rest + list(axes)), tuple(x.shape[i] for i in rest) + (-1,))
+    result = norm(merged, ord, axis=-1)
+    if keepdims:
+        result = sg.reshape(result, tuple(1 if i in axes else x.shape[i] for i in range(x.ndim)))
+    return result
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """numpy.linalg.matrix_norm: norm over the last two axes."""
+    return norm(x, ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def matrix_transpose(x, /):
+    return sg.swapaxes(x, -1, -2)
+
+
+def diagonal(x, /, *, offset=0):
+    """The diagonals of the last two axes."""
+    return sg.diagonal(x, offset, axis1=-2, axis2=-1)
+
+
+def outer(x1, x2, /):
+    if np.ndim(x1) != 1 or np.ndim(x2) != 1:
+        _error(f"sg.linalg.outer: needs two vectors, got shapes {np.shape(x1)} and {np.shape(x2)}")
+    return sg.outer(x1, x2)
+
+
+def matmul(x1, x2, /):
+    return sg.matmul(x1, x2)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """The dot products along `axis` (real numbers: no conjugate)."""
+    return sg.sum(E.multiply(x1, x2), axis=axis)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """numpy.linalg.cross: cross products of 3-vectors along `axis`."""
+    x1, x2 = sg.asarray(x1), sg.asarray(x2)
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        _error(f"sg.linalg.cross: needs 3-vectors along axis {axis}, got shapes {x1.shape} and {x2.shape}")
+    x1, x2 = sg.moveaxis(x1, axis, -1), sg.moveaxis(x2, axis, -1)
+    parts = [E.subtract(E.multiply(x1[..., i], x2[..., j]), E.multiply(x1[..., j], x2[..., i]))
+             for i, j in ((1, 2), (2, 0), (0, 1))]
+    return sg.moveaxis(sg.stack(parts, axis=-1), -1, axis)

@@ -120,6 +120,12 @@ CASES = {
     "norm_1": (lambda a, xp: xp.linalg.norm(a, 1), [(N, 3)]),
     "norm_inf": (lambda a, xp: xp.linalg.norm(a, np.inf), [(N, 3)]),
     "norm_axes_keepdims": (lambda a, xp: xp.sum(xp.linalg.norm(a, axis=(1, 0), keepdims=True) * 2.0), [(N, 3)]),
+    "cond": (lambda a, xp: xp.linalg.cond(a), [(N, 3)]),
+    "cond_fro": (lambda a, xp: xp.linalg.cond(a + N * np.eye(N), "fro"), [(N, N)]),
+    "multi_dot": (lambda a, b, xp: xp.sum(xp.linalg.multi_dot([b[:, 0], a, a, b]) * W4[:3]), [(N, N), (N, 3)]),
+    "vector_norm": (lambda a, xp: xp.sum(xp.linalg.vector_norm(a, axis=(0,), ord=3) * W4), [(N, N)]),
+    "matrix_norm": (lambda a, xp: xp.linalg.matrix_norm(a, ord="nuc"), [(N, 3)]),
+    "cross": (lambda a, b, xp: xp.sum(xp.linalg.cross(a, b) * C43), [(N, 3), (N, 3)]),
 }
 
 
@@ -328,6 +334,34 @@ def test_singular_values_of_a_rank_deficient_matrix_and_its_pseudo_inverse():
     np.testing.assert_allclose(x, ex, atol=1e-12)
     assert rank == erank == 1
     np.testing.assert_allclose(s, es, atol=1e-12)
+
+
+def test_matrix_rank_and_the_other_numpy_2_names_match_numpy():
+    rng = np.random.default_rng(28)
+    a, low = rng.normal(size=(2, N, 3)), np.outer([1.0, 2.0, 3.0], [1.0, 0.0, 1.0])
+    v, w = rng.normal(size=(5, 3)), rng.normal(size=(5, 3))
+    for name, got, expected in [
+            ("matrix_rank", lambda: sg.linalg.matrix_rank(a), lambda: np.linalg.matrix_rank(a)),
+            ("matrix_rank low", lambda: sg.linalg.matrix_rank(low), lambda: np.linalg.matrix_rank(low)),
+            ("matrix_rank tol", lambda: sg.linalg.matrix_rank(low, tol=0.5), lambda: np.linalg.matrix_rank(low, tol=0.5)),
+            ("matrix_rank vector", lambda: sg.linalg.matrix_rank(np.ones(3)), lambda: np.linalg.matrix_rank(np.ones(3))),
+            ("cond singular", lambda: sg.linalg.cond(low), lambda: np.linalg.cond(low)),
+            ("cond -2", lambda: sg.linalg.cond(a, -2), lambda: np.linalg.cond(a, -2)),
+            ("vector_norm", lambda: sg.linalg.vector_norm(a, axis=(0, 2), keepdims=True, ord=1),
+             lambda: np.linalg.vector_norm(a, axis=(0, 2), keepdims=True, ord=1)),
+            ("vector_norm all", lambda: sg.linalg.vector_norm(a), lambda: np.linalg.vector_norm(a)),
+            ("matrix_norm", lambda: sg.linalg.matrix_norm(a, keepdims=True), lambda: np.linalg.matrix_norm(a, keepdims=True)),
+            ("matrix_transpose", lambda: sg.linalg.matrix_transpose(a), lambda: np.linalg.matrix_transpose(a)),
+            ("diagonal", lambda: sg.linalg.diagonal(a, offset=1), lambda: np.linalg.diagonal(a, offset=1)),
+            ("outer", lambda: sg.linalg.outer(v[0], w[1]), lambda: np.linalg.outer(v[0], w[1])),
+            ("vecdot", lambda: sg.linalg.vecdot(v, w), lambda: np.linalg.vecdot(v, w)),
+            ("cross axis 0", lambda: sg.linalg.cross(v.T, w.T, axis=0), lambda: np.cross(v.T, w.T, axis=0)),
+            ("matmul", lambda: sg.linalg.matmul(a, v.T), lambda: np.linalg.matmul(a, v.T))]:
+        with np.errstate(divide="ignore"):
+            g, e = got(), expected()
+        assert np.shape(g) == np.shape(e), name
+        np.testing.assert_allclose(g, e, rtol=1e-10, err_msg=name)
+    assert sg.compile(sg.linalg.matrix_rank)(low) == 1
 
 
 def test_lstsq_residuals_are_empty_where_numpy_s_are():
