@@ -36,15 +36,23 @@ EXCEPTIONS = {**{name: getattr(builtins, name) for name in ("IndexError", "Value
               "LinAlgError": np.linalg.LinAlgError}
 EXCEPTION_SYMBOLS = {name: PREFIX + "PyExc_" + name for name in EXCEPTIONS}
 # What a LAPACK call's failure says (codegen/llvm/lapack.py), as numpy.linalg says it.
-LINALG_ERRORS = ("Singular matrix", "Matrix is not positive definite")
+LINALG_ERRORS = ("Singular matrix", "Matrix is not positive definite", "Eigenvalues did not converge",
+                 "SVD did not converge", "Incorrect argument found while performing LAPACK routine")
+
+
+# What a shared library's LAPACK call says when its loader found no LAPACK to point it at.
+NO_LAPACK = ("no LAPACK to call: the library's LAPACK pointers were not set (symgrad's loader sets them to the "
+             "LAPACK of NumPy's bundled OpenBLAS, which this process does not have)")
 
 
 def exception_name(message: str) -> str:
     """The exception a kernel's error status with this message raises: MemoryError for a failed
     allocation (its message starts "out of memory"), NumPy's LinAlgError for a failed factorization,
-    IndexError for the rest (bounds checks)."""
+    RuntimeError for a missing LAPACK, IndexError for the rest (bounds checks)."""
     if message in LINALG_ERRORS:
         return "LinAlgError"
+    if message == NO_LAPACK:
+        return "RuntimeError"
     return "MemoryError" if message.startswith("out of memory") else "IndexError"
 
 # CPython C-API functions an entry point calls, by their CPython name.
@@ -144,7 +152,7 @@ BLAS_THREADS_SYMBOL = "scipy_openblas_set_num_threads64_"
 
 # ...and the LAPACK routines sg.linalg calls (Fortran interface, 64-bit integers) under these.
 LAPACK_SYMBOLS = {prefix + name: f"scipy_{prefix}{name}_64_" for prefix in "ds"
-                  for name in ("potrf", "trsm", "getrf", "getrs")}
+                  for name in ("potrf", "trsm", "getrf", "getrs", "syevd", "gesdd", "geqrf", "orgqr")}
 
 
 @functools.cache

@@ -97,13 +97,12 @@ def compile(fn, example_args, grad=None, value_and_grad=False, out="build/artifa
     os.makedirs(os.path.dirname(base), exist_ok=True)
     entries = [replace(entry, graph=for_backend(entry.graph, backend)) for entry in entries]
     missing = {name for entry in entries for name in missing_rules(entry.graph, backend)}
-    if backend == "llvm":  # its LAPACK calls are linked by the JIT: a shared library has none to call
-        missing |= {node.prim.name for entry in entries for node in ir.all_nodes(entry.graph)
-                    if node.prim in lapack.PRIMITIVES}
     if missing:
+        why = (" (sg.linalg's factorizations call the LAPACK of NumPy's bundled OpenBLAS, which was not found)"
+               if missing & {prim.name for prim in lapack.PRIMITIVES} else "")
         raise UnsupportedOpError(f"{fn_name}: the {backend} backend cannot compile the primitive(s) "
-                                 f"{', '.join(sorted(missing))} ahead of time (sg.linalg's LAPACK calls); use "
-                                 "backend='numpy' (symgrad compile --backend numpy)")
+                                 f"{', '.join(sorted(missing))} ahead of time{why}; use backend='numpy' "
+                                 "(symgrad compile --backend numpy)")
     if backend == "llvm":
         files = _write_llvm(base, prefix, entries, metadata, cpu)
     else:
@@ -231,6 +230,7 @@ def _write_llvm(base, prefix, entries, metadata, cpu) -> list:
                                                       "returns": "result" if structure is not None else "flat"}
     metadata["python_runtime"] = {"table": library.runtime_table.name, "symbols": list(library.runtime_symbols)}
     metadata["blas_slots"] = library.blas_slots()
+    metadata["lapack_slots"] = library.lapack_slots()
     metadata["library"] = os.path.basename(base) + ".so"
     metadata["target"] = library.target()
     library.embed_string(metadata_symbol(metadata), metadata_text(metadata))
@@ -259,7 +259,7 @@ def c_header(metadata: dict) -> str:
         " * Reentrant and thread-safe: each call computes in a workspace of its own (a few KiB at most on the",
         " * caller's stack, a larger one malloc'd for the call: a failed malloc returns an \"out of memory\"",
         " * error), so any entry point may be called from several threads at once. Set the BLAS pointers",
-        " * below, if at all, before the first call. A call starts no threads: it computes on its caller's.",
+        " * below before the first call (the BLAS ones if at all). A call starts no threads: it computes on its caller's.",
         *([" *", " * Parameter names C cannot take are renamed (" + C_NAME_RULE + "): " + ", ".join(renamed) + "."]
           if renamed else []),
         " */",
@@ -287,6 +287,11 @@ def c_header(metadata: dict) -> str:
     for name, symbol in sorted(metadata.get("blas_slots", {}).items()):
         lines.append(f"/* Optional: set to a CBLAS {name} taking 64-bit integers (e.g. OpenBLAS's ILP64")
         lines.append(" * cblas_" + name + "64_) for BLAS-speed matrix products; left NULL, symgrad's own loops run. */")
+        lines.append(f"extern void *{symbol};")
+        lines.append("")
+    for name, symbol in sorted(metadata.get("lapack_slots", {}).items()):
+        lines.append(f"/* Required: set to LAPACK's {name} (the Fortran interface with 64-bit integers, e.g. OpenBLAS's")
+        lines.append(f" * ILP64 {name}_64_); left NULL, an entry point calling it returns an error. */")
         lines.append(f"extern void *{symbol};")
         lines.append("")
     lines.append(f"/* The text of an error number returned by an entry point of {prefix}. */")

@@ -1,56 +1,35 @@
 """sg.linalg: numpy.linalg's functions on arrays, traced values and eager tensors, differentiable.
 
-Eight primitives do the work (ops/lapack.py: cholesky, triangular_solve, solve, slogdet, eigh, svd,
-qr, pinv); the rest are written with them, so their derivatives come from those rules: inv solves
-against the identity, det is sign * exp(logabsdet), lstsq multiplies by the pseudo-inverse,
+Nine primitives do the work (ops/lapack.py: cholesky, triangular_solve, solve, slogdet, eigh, svd,
+qr, pinv, det); the rest are written with them, so their derivatives come from those rules: inv solves
+against the identity, lstsq multiplies by the pseudo-inverse,
 matrix_power squares repeatedly, norm and trace are sums. Every function works on stacks of
 matrices (the leading axes), as NumPy's. Results NumPy gives as named tuples (EighResult,
 SVDResult, QRResult, SlogdetResult) are plain tuples here.
 """
 from __future__ import annotations
 
-import functools
 import numbers
 
 import numpy as np
 
 from . import dtypes
 from . import numpy_api as sg
-from .core import ShapeError, UnsupportedOpError, with_user_line
+from .core import ShapeError, Tracer, with_user_line
 from .numpy_api.dispatch import array_function_dispatch
 from .ops import elementwise as E
 from .ops import lapack as L
 from .ops.control import results
 
 __all__ = ["LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_power", "norm", "pinv",
-           "qr", "slogdet", "solve", "svd", "svdvals", "trace", "cho_factor", "cho_solve", "solve_triangular"]
+           "qr", "slogdet", "solve", "svd", "svdvals", "trace", "cho_factor", "cho_solve", "solve_triangular",
+           "matrix_rank", "cond", "multi_dot", "vector_norm", "matrix_norm", "matrix_transpose", "diagonal", "outer",
+           "matmul", "vecdot", "cross"]
 
 
 class LinAlgError(ShapeError, np.linalg.LinAlgError):
     """A matrix of the wrong rank or shape for a sg.linalg function: NumPy's LinAlgError (code that catches
     it works unchanged) and symgrad's ShapeError. A singular or indefinite matrix raises NumPy's own."""
-
-
-def _not_on_tensors(fn):
-    """For the functions whose primitive has several results (slogdet, eigh, svd, qr), which the eager
-    engine does not record: a clear error for an eager tensor (a value type running sg.* functions its own
-    way) instead of a failure inside it."""
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        if any(_eager(arg) for arg in args):
-            _refuse_tensors(fn.__name__)
-        return fn(*args, **kwargs)
-    return call
-
-
-def _eager(value) -> bool:
-    return getattr(type(value), "__sg_function__", None) is not None
-
-
-def _refuse_tensors(name):
-    raise UnsupportedOpError(with_user_line(
-        f"sg.linalg.{name} does not take eager tensors yet (its factorization has several results, which the "
-        "eager engine does not record); call it inside sg.grad/sg.compile on arrays, or on t.detach().numpy()"))
 
 
 def _error(message):
@@ -122,18 +101,17 @@ def inv(a):
     return L.solve_p(a, _eye(a.shape[-1], a))
 
 
-@_not_on_tensors
+@array_function_dispatch
 def slogdet(a):
     """(sign, log|det a|) of a matrix or a stack; a singular a gives (0, -inf), as NumPy."""
     return tuple(results(L.slogdet_p(_matrix("slogdet", a))))
 
 
-@_not_on_tensors
+@array_function_dispatch
 def det(a):
-    """sign * exp(log|det a|): 0 for a singular a (whose gradient, like NumPy's inverse, does not exist here:
-    LinAlgError)."""
-    sign, logabsdet = slogdet(a)
-    return E.multiply(sign, E.exp(logabsdet))
+    """The determinant (numpy.linalg.det; 0 for a singular a). Its gradient is the cofactor matrix, from the
+    SVD, as PyTorch's: finite at a singular a too."""
+    return L.det_p(_matrix("det", a))
 
 
 @array_function_dispatch
@@ -175,7 +153,7 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 
 # ----------------------------------------------------------------------------- decompositions
 
-@_not_on_tensors
+@array_function_dispatch
 def eigh(a, UPLO="L"):
     """(eigenvalues ascending, eigenvectors as columns) of a symmetric a, reading its lower (UPLO='L') or
     upper triangle. The eigenvectors' derivative does not exist at repeated eigenvalues (inf/NaN there,
@@ -185,12 +163,12 @@ def eigh(a, UPLO="L"):
     return tuple(results(L.eigh_p(_matrix("eigh", a), lower=UPLO.upper() == "L")))
 
 
-@_not_on_tensors
+@array_function_dispatch
 def eigvalsh(a, UPLO="L"):
     return eigh(a, UPLO)[0]
 
 
-@_not_on_tensors
+@array_function_dispatch
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """(u, s, vh) with a = u @ diag(s) @ vh (s descending), or s alone with compute_uv=False. The singular
     vectors' derivative does not exist at repeated singular values (inf/NaN there, as in PyTorch), and the
@@ -200,12 +178,12 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     return tuple(parts) if compute_uv else parts[1]
 
 
-@_not_on_tensors
+@array_function_dispatch
 def svdvals(x):
     return svd(x, compute_uv=False)
 
 
-@_not_on_tensors
+@array_function_dispatch
 def qr(a, mode="reduced"):
     """(q, r) with a = q @ r, q orthonormal columns, r upper triangular (mode 'reduced' or 'complete'),
     or r alone (mode 'r'). A wide a (m < n) is factored as NumPy's LAPACK does it, by its square left
@@ -242,11 +220,12 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
     return L.pinv_p(a, rcond=float(rcond), hermitian=bool(hermitian))
 
 
-@_not_on_tensors
+@array_function_dispatch
 def lstsq(a, b, rcond=None):
     """NumPy's (x, residuals, rank, s): x = pinv(a) @ b minimizes |b - a x|. residuals are the squared
-    residual norms per column when m > n (NumPy also gives () for a rank-deficient a, which a trace cannot
-    know), else empty; rank counts the singular values above rcond * the largest."""
+    residual norms per column when m > n and a has full rank, else empty, as NumPy's; under a trace, whose
+    shapes cannot depend on the rank, they are the norms whenever m > n. rank counts the singular values
+    above rcond * the largest."""
     a = _matrix("lstsq", a, square=False)
     if a.ndim != 2:
         _error(f"sg.linalg.lstsq: a must be a matrix (2 dimensions), got shape {a.shape}")
@@ -262,12 +241,20 @@ def lstsq(a, b, rcond=None):
         rank = np.int64(0)
     else:
         rank = sg.sum(E.greater(s, E.multiply(sg.max(s), cutoff)), dtype=dtypes.INT64)
-    if m > n:
+    known_rank = _concrete(rank)
+    if m > n and (known_rank is None or known_rank == n):
         residual = E.subtract(b, sg.matmul(a, x))
         residuals = sg.sum(E.square(residual), axis=0, keepdims=b.ndim == 1)
     else:
         residuals = np.zeros((0,), a.dtype)
     return x, residuals, rank, s
+
+
+def _concrete(value):
+    """The value of a NumPy or eager array, None for a traced one."""
+    if not isinstance(value, Tracer):
+        return np.asarray(value)
+    return value.detach().numpy() if getattr(type(value), "__sg_function__", None) is not None else None
 
 
 # ----------------------------------------------------------------------------- powers, traces, norms
@@ -352,18 +339,11 @@ def _last_two(x, row, col):
     return sg.transpose(x, order)
 
 
+@array_function_dispatch
 def norm(x, ord=None, axis=None, keepdims=False):
     """np.linalg.norm: a vector norm over one axis, a matrix norm over two (ord None/'fro', 'nuc', +-1,
     +-2, +-inf), the 2-norm of everything with neither given. The 2-norms' gradient at 0 is 0 (PyTorch's
     subgradient)."""
-    matrix = (np.ndim(x) == 2 and axis is None) or (axis is not None and np.ndim(axis) == 1 and len(axis) == 2)
-    if _eager(x) and matrix and (isinstance(ord, str) and ord == "nuc" or ord in (2, -2)):
-        _refuse_tensors(f"norm(ord={ord!r}) of a matrix (singular values)")
-    return _norm(x, ord, axis, keepdims)
-
-
-@array_function_dispatch
-def _norm(x, ord=None, axis=None, keepdims=False):
     (x,) = _floats("norm", x)
     if axis is None:
         if ord is None:
@@ -381,3 +361,99 @@ def _norm(x, ord=None, axis=None, keepdims=False):
     if len(axes) == 2:
         return _matrix_norm(x, ord, axes, keepdims)
     raise ValueError(f"sg.linalg.norm: axis must name one or two axes, got {axis!r}")
+
+
+# ----------------------------------------------------------------------------- NumPy 2's other numpy.linalg names
+
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    """The number of singular values above tol (default: rtol, max(m, n) * eps, times the largest), as
+    numpy.linalg.matrix_rank; an integer, with no derivative."""
+    A = sg.asarray(A)
+    if A.ndim < 2:
+        return sg.astype(sg.any(E.not_equal(A, 0.0)), dtypes.INT64)
+    values = svd(A, compute_uv=False)
+    if tol is None:
+        rtol = float(np.finfo(values.dtype).eps * max(A.shape[-2:])) if rtol is None else rtol
+        tol = E.multiply(sg.max(values, axis=-1, keepdims=True), rtol)
+    else:
+        tol = sg.expand_dims(sg.asarray(tol), -1)
+    return sg.sum(E.greater(values, tol), axis=-1, dtype=dtypes.INT64)
+
+
+def cond(x, p=None):
+    """The condition number (numpy.linalg.cond): the ratio of the extreme singular values for p None, 2, -2
+    (inf for a singular x), else norm(x, p) * norm(inv(x), p) (LinAlgError for a singular x, where NumPy
+    gives inf)."""
+    if p in (None, 2, -2):
+        values = svd(_matrix("cond", x, square=False), compute_uv=False)
+        largest, smallest = values[..., 0], values[..., -1]
+        return E.divide(smallest, largest) if p == -2 else E.divide(largest, smallest)
+    x = _matrix("cond", x)
+    return E.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+
+
+def multi_dot(arrays, *, out=None):
+    """numpy.linalg.multi_dot: the product of the arrays in turn, a first (last) 1-D one as a row (column),
+    its axis dropped from the result. Left to right (NumPy picks the cheapest order: the same value)."""
+    if out is not None:
+        raise TypeError("sg.linalg.multi_dot: out= is not supported (arrays are immutable); use the result")
+    arrays = [sg.asarray(a) for a in arrays]
+    if len(arrays) < 2:
+        raise ValueError("sg.linalg.multi_dot: expecting at least two arrays")
+    result = arrays[0]
+    for a in arrays[1:]:
+        result = sg.matmul(result, a)
+    return result
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """numpy.linalg.vector_norm: the norm over `axis` (all axes by default, a tuple of them taken together)."""
+    x = sg.asarray(x)
+    axes = tuple(range(x.ndim)) if axis is None else (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    axes = tuple(a % x.ndim for a in axes)
+    rest = [i for i in range(x.ndim) if i not in axes]
+    merged = sg.reshape(sg.transpose(x, rest + list(axes)), tuple(x.shape[i] for i in rest) + (-1,))
+    result = norm(merged, ord, axis=-1)
+    if keepdims:
+        result = sg.reshape(result, tuple(1 if i in axes else x.shape[i] for i in range(x.ndim)))
+    return result
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """numpy.linalg.matrix_norm: norm over the last two axes."""
+    return norm(x, ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def matrix_transpose(x, /):
+    return sg.swapaxes(x, -1, -2)
+
+
+def diagonal(x, /, *, offset=0):
+    """The diagonals of the last two axes."""
+    return sg.diagonal(x, offset, axis1=-2, axis2=-1)
+
+
+def outer(x1, x2, /):
+    if np.ndim(x1) != 1 or np.ndim(x2) != 1:
+        _error(f"sg.linalg.outer: needs two vectors, got shapes {np.shape(x1)} and {np.shape(x2)}")
+    return sg.outer(x1, x2)
+
+
+def matmul(x1, x2, /):
+    return sg.matmul(x1, x2)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """The dot products along `axis` (real numbers: no conjugate)."""
+    return sg.sum(E.multiply(x1, x2), axis=axis)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """numpy.linalg.cross: cross products of 3-vectors along `axis`."""
+    x1, x2 = sg.asarray(x1), sg.asarray(x2)
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        _error(f"sg.linalg.cross: needs 3-vectors along axis {axis}, got shapes {x1.shape} and {x2.shape}")
+    x1, x2 = sg.moveaxis(x1, axis, -1), sg.moveaxis(x2, axis, -1)
+    parts = [E.subtract(E.multiply(x1[..., i], x2[..., j]), E.multiply(x1[..., j], x2[..., i]))
+             for i, j in ((1, 2), (2, 0), (0, 1))]
+    return sg.moveaxis(sg.stack(parts, axis=-1), -1, axis)

@@ -204,12 +204,21 @@ class _NativeLibrary:
             # as recompiling in a notebook does): load the bytes checked above from a private copy.
             self.library = _load_private_copy(library, metadata)
         self._connect_blas(metadata.get("blas_slots", {}))
+        self._connect_lapack(metadata.get("lapack_slots", {}))
         self.python_entries = self._connect_runtime(metadata.get("python_runtime"))
 
     def _connect_blas(self, slots: dict) -> None:
         """Point the library's gemm slots at NumPy's BLAS (left empty, it multiplies with its own loops)."""
         from symgrad.codegen import runtime
         found = runtime.blas_addresses()
+        for name, symbol in slots.items():
+            if name in found:
+                ctypes.c_void_p.in_dll(self.library, symbol).value = found[name]
+
+    def _connect_lapack(self, slots: dict) -> None:
+        """Point the library's LAPACK slots at NumPy's LAPACK (left empty, a call raises a clear RuntimeError)."""
+        from symgrad.codegen import runtime
+        found = runtime.lapack_addresses()
         for name, symbol in slots.items():
             if name in found:
                 ctypes.c_void_p.in_dll(self.library, symbol).value = found[name]

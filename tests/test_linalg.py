@@ -15,7 +15,7 @@ import pytest
 import symgrad as sg
 from symgrad.finite_differences import numerical_jvp
 from symgrad.ops import lapack
-from gradcheck import assert_grads_match_finite_differences
+from gradcheck import assert_grads_match_finite_differences, value_and_grad_everywhere
 
 RNG = np.random.default_rng(7)
 N = 4
@@ -120,6 +120,12 @@ CASES = {
     "norm_1": (lambda a, xp: xp.linalg.norm(a, 1), [(N, 3)]),
     "norm_inf": (lambda a, xp: xp.linalg.norm(a, np.inf), [(N, 3)]),
     "norm_axes_keepdims": (lambda a, xp: xp.sum(xp.linalg.norm(a, axis=(1, 0), keepdims=True) * 2.0), [(N, 3)]),
+    "cond": (lambda a, xp: xp.linalg.cond(a), [(N, 3)]),
+    "cond_fro": (lambda a, xp: xp.linalg.cond(a + N * np.eye(N), "fro"), [(N, N)]),
+    "multi_dot": (lambda a, b, xp: xp.sum(xp.linalg.multi_dot([b[:, 0], a, a, b]) * W4[:3]), [(N, N), (N, 3)]),
+    "vector_norm": (lambda a, xp: xp.sum(xp.linalg.vector_norm(a, axis=(0,), ord=3) * W4), [(N, N)]),
+    "matrix_norm": (lambda a, xp: xp.linalg.matrix_norm(a, ord="nuc"), [(N, 3)]),
+    "cross": (lambda a, b, xp: xp.sum(xp.linalg.cross(a, b) * C43), [(N, 3), (N, 3)]),
 }
 
 
@@ -285,12 +291,39 @@ def test_singular_matrices_raise_as_numpy_does(backend):
               lambda a: sg.linalg.solve_triangular(a - np.diag([1.0, 4.0]), np.ones(2))):
         with pytest.raises(np.linalg.LinAlgError):
             run(f)(singular)
-    # NumPy's det and slogdet of a singular matrix are 0 and (0, -inf), not errors; the gradient (a^-T) is one
+    # NumPy's det and slogdet of a singular matrix are 0 and (0, -inf), not errors; log|det|'s gradient
+    # (a^-T) is one, det's (the cofactors) is not
     np.testing.assert_allclose(run(sg.linalg.det)(singular), 0.0)
     sign, logabsdet = run(sg.linalg.slogdet)(singular)
     assert sign == 0 and logabsdet == -np.inf
     with pytest.raises(np.linalg.LinAlgError):
-        run(sg.grad(sg.linalg.det))(singular)
+        run(sg.grad(lambda a: sg.linalg.slogdet(a)[1]))(singular)
+    np.testing.assert_allclose(run(sg.grad(sg.linalg.det))(singular), [[4.0, -2.0], [-2.0, 1.0]], atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_det_gradient_at_singular_matrices_is_the_cofactor_matrix(dtype):
+    """det's derivative exists everywhere: at a singular matrix of rank n-1 it is the (nonzero) cofactor
+    matrix, of lower rank zero; reverse and forward, every path, against central finite differences (torch
+    2.13 gives zeros at an exactly singular matrix, which finite differences contradict)."""
+    rng = np.random.default_rng(26)
+    low = rng.normal(size=(4, 2)) @ rng.normal(size=(2, 4))
+    cases = [np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
+             low, np.stack([low, rng.normal(size=(4, 4))]), np.zeros((3, 3)), np.array([[0.0]])]
+    f = lambda a: sg.sum(sg.linalg.det(a))  # noqa: E731
+    tol = 1e-7 if dtype == np.float64 else 1e-4
+    for a in cases:
+        expected = np.zeros_like(a)
+        for index in np.ndindex(a.shape):
+            unit = np.zeros_like(a)
+            unit[index] = 1.0
+            expected[index] = numerical_jvp(lambda x: np.sum(np.linalg.det(x)), [a], [unit], 1e-6)
+        for path, (_, (grad,)) in value_and_grad_everywhere(f, (a.astype(dtype),)).items():
+            assert grad.dtype == dtype
+            np.testing.assert_allclose(grad, expected, rtol=tol, atol=tol, err_msg=f"{path} {a.shape}")
+        direction = rng.normal(size=a.shape)
+        _, tangent = sg.jvp(f, (a,), (direction,))
+        np.testing.assert_allclose(tangent, np.sum(expected * direction), rtol=1e-7, atol=1e-7)
 
 
 def test_singular_values_of_a_rank_deficient_matrix_and_its_pseudo_inverse():
@@ -301,6 +334,52 @@ def test_singular_values_of_a_rank_deficient_matrix_and_its_pseudo_inverse():
     np.testing.assert_allclose(x, ex, atol=1e-12)
     assert rank == erank == 1
     np.testing.assert_allclose(s, es, atol=1e-12)
+
+
+def test_matrix_rank_and_the_other_numpy_2_names_match_numpy():
+    rng = np.random.default_rng(28)
+    a, low = rng.normal(size=(2, N, 3)), np.outer([1.0, 2.0, 3.0], [1.0, 0.0, 1.0])
+    v, w = rng.normal(size=(5, 3)), rng.normal(size=(5, 3))
+    for name, got, expected in [
+            ("matrix_rank", lambda: sg.linalg.matrix_rank(a), lambda: np.linalg.matrix_rank(a)),
+            ("matrix_rank low", lambda: sg.linalg.matrix_rank(low), lambda: np.linalg.matrix_rank(low)),
+            ("matrix_rank tol", lambda: sg.linalg.matrix_rank(low, tol=0.5), lambda: np.linalg.matrix_rank(low, tol=0.5)),
+            ("matrix_rank vector", lambda: sg.linalg.matrix_rank(np.ones(3)), lambda: np.linalg.matrix_rank(np.ones(3))),
+            ("cond singular", lambda: sg.linalg.cond(low), lambda: np.linalg.cond(low)),
+            ("cond -2", lambda: sg.linalg.cond(a, -2), lambda: np.linalg.cond(a, -2)),
+            ("vector_norm", lambda: sg.linalg.vector_norm(a, axis=(0, 2), keepdims=True, ord=1),
+             lambda: np.linalg.vector_norm(a, axis=(0, 2), keepdims=True, ord=1)),
+            ("vector_norm all", lambda: sg.linalg.vector_norm(a), lambda: np.linalg.vector_norm(a)),
+            ("matrix_norm", lambda: sg.linalg.matrix_norm(a, keepdims=True), lambda: np.linalg.matrix_norm(a, keepdims=True)),
+            ("matrix_transpose", lambda: sg.linalg.matrix_transpose(a), lambda: np.linalg.matrix_transpose(a)),
+            ("diagonal", lambda: sg.linalg.diagonal(a, offset=1), lambda: np.linalg.diagonal(a, offset=1)),
+            ("outer", lambda: sg.linalg.outer(v[0], w[1]), lambda: np.linalg.outer(v[0], w[1])),
+            ("vecdot", lambda: sg.linalg.vecdot(v, w), lambda: np.linalg.vecdot(v, w)),
+            ("cross axis 0", lambda: sg.linalg.cross(v.T, w.T, axis=0), lambda: np.cross(v.T, w.T, axis=0)),
+            ("matmul", lambda: sg.linalg.matmul(a, v.T), lambda: np.linalg.matmul(a, v.T))]:
+        with np.errstate(divide="ignore"):
+            g, e = got(), expected()
+        assert np.shape(g) == np.shape(e), name
+        np.testing.assert_allclose(g, e, rtol=1e-10, err_msg=name)
+    assert sg.compile(sg.linalg.matrix_rank)(low) == 1
+
+
+def test_lstsq_residuals_are_empty_where_numpy_s_are():
+    """Residuals exist for a tall full-rank a only: empty for a rank-deficient or a wide one (NumPy arrays and
+    eager tensors); under a trace, the squared norms whenever m > n (its shapes cannot depend on the rank)."""
+    rng = np.random.default_rng(27)
+    deficient = np.outer([1.0, 2.0, 3.0, 4.0], [1.0, -1.0, 0.5])
+    for a in (rng.normal(size=(4, 3)), deficient, rng.normal(size=(3, 4)), rng.normal(size=(3, 3))):
+        for b in (rng.normal(size=a.shape[0]), rng.normal(size=(a.shape[0], 2))):
+            expected = np.linalg.lstsq(a, b)
+            for path, got in {"arrays": sg.linalg.lstsq(a, b),
+                              "tensors": [np.asarray(r.detach().numpy() if isinstance(r, sg.Tensor) else r)
+                                          for r in sg.linalg.lstsq(sg.tensor(a), sg.tensor(b))]}.items():
+                for g, e in zip(got, expected):
+                    assert np.shape(g) == np.shape(e), (path, a.shape, b.shape, np.shape(g), np.shape(e))
+                    np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-12, err_msg=path)
+    traced = sg.compile(lambda a, b: sg.linalg.lstsq(a, b)[1])(deficient, np.ones(4))
+    np.testing.assert_allclose(traced, [np.sum((np.ones(4) - deficient @ np.linalg.pinv(deficient) @ np.ones(4)) ** 2)])
 
 
 @pytest.mark.parametrize("value", [np.nan, np.inf])
@@ -381,11 +460,90 @@ def test_numpy_functions_on_traced_values_point_to_sg_linalg():
         sg.grad(lambda a: np.linalg.det(a))(np.eye(2))
 
 
-def test_multi_result_functions_on_eager_tensors_are_clear_errors():
-    with pytest.raises(sg.UnsupportedOpError, match="eigh.*eager"):
-        sg.linalg.eigh(sg.tensor(np.eye(2)))
-    with pytest.raises(sg.UnsupportedOpError, match="norm.*eager"):
-        sg.linalg.norm(sg.tensor(np.eye(2)), 2)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_eager_tensors_record_every_case_and_backward_matches_sg_grad(name):
+    """Every sg.linalg function on tensors requiring grad, the factorizations with several results (slogdet,
+    eigh, svd, qr, lstsq) included: NumPy's value, and backward's gradients those of sg.grad to 1e-10."""
+    args = _args(CASES[name][1], seed=20)
+    tensors = [sg.tensor(a, requires_grad=True) for a in args]
+    out = _symgrad(name)(*tensors)
+    np.testing.assert_allclose(out.detach().numpy(), _numpy(name)(*args), rtol=1e-10, atol=1e-12)
+    out.backward()
+    expected = sg.grad(_symgrad(name), argnums=tuple(range(len(args))))(*args)
+    for t, e in zip(tensors, expected if isinstance(expected, tuple) else (expected,)):
+        np.testing.assert_allclose(t.grad.numpy(), e, rtol=1e-10, atol=1e-12)
+
+
+def test_eager_factorization_results_are_tensors_and_a_second_backward_is_refused():
+    a = _args([(N, N)], seed=21)[0]
+    t = sg.tensor(a + a.T, requires_grad=True)
+    w, v = sg.linalg.eigh(t)
+    assert isinstance(w, sg.Tensor) and isinstance(v, sg.Tensor) and w.requires_grad and v.requires_grad
+    np.testing.assert_allclose(w.detach().numpy(), np.linalg.eigh(a + a.T)[0], rtol=1e-12)
+    loss = sg.sum(w * W4)
+    loss.backward()
+    with pytest.raises(RuntimeError):
+        loss.backward()
+    with sg.no_grad():
+        assert not sg.linalg.svd(t)[1].requires_grad
+
+
+def test_repeated_eager_steps_through_factorizations_run_the_compiled_backward():
+    """The same structure backward again and again: op by op the first time, then the lowered adjoint (whose
+    saved factorization results are passed one array each), and the whole-step path; the same gradients."""
+    def loss(a):
+        s = a + sg.swapaxes(a, -1, -2)
+        w, v = sg.linalg.eigh(s)
+        u, sv, vh = sg.linalg.svd(a, full_matrices=False)
+        q, r = sg.linalg.qr(a)
+        return (sg.linalg.slogdet(a + 2 * N * np.eye(N))[1] + sg.sum(w * W4) + sg.sum(v * v * C4) + sg.sum(sv)
+                + sg.sum(r * C4) + sg.linalg.det(a))
+    a = _args([(N, N)], seed=22)[0]
+    expected = sg.grad(loss)(a)
+    for step in range(4):
+        t = sg.tensor(a, requires_grad=True)
+        loss(t).backward()
+        np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-10, atol=1e-12, err_msg=f"step {step}")
+
+
+def test_eager_second_derivative_through_eigh():
+    a = _args([(N, N)], seed=23)[0]
+    f = lambda m: sg.sum(sg.linalg.eigh(m + sg.swapaxes(m, -1, -2))[0] ** 3 * W4)  # noqa: E731
+    direction = _args([(N, N)], seed=24)[0]
+    t = sg.tensor(a, requires_grad=True)
+    (g,) = sg.autograd.grad(f(t), [t], create_graph=True)
+    sg.sum(g * direction).backward()
+    _, expected = sg.jvp(sg.grad(f), (a,), (direction,))
+    np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-9, atol=1e-10)
+
+
+def test_eager_results_with_hooks_and_retained_grads_split_the_backward_between_them():
+    """A hook or retain_grad on one result of a factorization stops a run of records there: the other
+    results' cotangents reach the factorization from another run (a cotangent per result, zeros for none)."""
+    a = _args([(N, 3)], seed=25)[0]
+    f = lambda u, s, vh: sg.sum(u * W4[:3] @ vh * C43) + sg.sum(s * s)  # noqa: E731
+    expected = sg.grad(lambda m: f(*sg.linalg.svd(m, full_matrices=False)))(a)
+    for mark in ("hook", "retain_u", "retain_s", "only_s"):
+        t = sg.tensor(a, requires_grad=True)
+        u, s, vh = sg.linalg.svd(t, full_matrices=False)
+        seen = []
+        if mark == "hook":
+            s.register_hook(lambda g: seen.append(g.numpy().copy()))
+        elif mark == "retain_u":
+            u.retain_grad()
+        elif mark == "retain_s":
+            s.retain_grad()
+        if mark == "only_s":
+            sg.sum(s * s).backward()
+            np.testing.assert_allclose(t.grad.numpy(), sg.grad(lambda m: sg.sum(sg.linalg.svdvals(m) ** 2))(a),
+                                       rtol=1e-10, atol=1e-12)
+            continue
+        f(u, s, vh).backward()
+        np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-10, atol=1e-12, err_msg=mark)
+        if mark == "hook":
+            np.testing.assert_allclose(seen[0], 2 * np.linalg.svd(a, compute_uv=False), rtol=1e-12)
+        if mark == "retain_s":
+            np.testing.assert_allclose(s.grad.numpy(), 2 * np.linalg.svd(a, compute_uv=False), rtol=1e-12)
 
 
 def test_eager_tensors_run_the_single_result_functions():
@@ -499,6 +657,11 @@ def test_against_torch(name, dtype):
         for g, t in zip(grads, tensors):
             assert g.dtype == dtype
             np.testing.assert_allclose(g, t.grad.numpy(), rtol=10 * tol, atol=10 * tol)
+    eager = [sg.tensor(a, requires_grad=True) for a in args]
+    ours(*eager).backward()
+    for e, t in zip(eager, tensors):
+        assert e.grad.dtype == dtype
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=10 * tol, atol=10 * tol)
     tangents = _args(shapes, dtype, seed=12)
     _, tangent = sg.jvp(ours, tuple(args), tuple(tangents))
     _, expected = torch.func.jvp(lambda *a: fn(_TorchNS(torch, tensors[0].dtype), *a),
@@ -508,11 +671,9 @@ def test_against_torch(name, dtype):
 
 # ----------------------------------------------------------------------------- LLVM (LAPACK calls)
 
-# The cases whose value and gradient graphs hold only cholesky, triangular_solve and solve among the LAPACK
-# primitives: the LLVM backend calls NumPy's LAPACK for those (codegen/llvm/lapack.py).
-LLVM_CASES = ["solve", "solve_vector", "inv", "cholesky", "cholesky_upper", "solve_triangular_lower",
-              "solve_triangular_upper_t", "solve_triangular_unit", "matrix_power_-2", "matrix_power_3", "trace",
-              "norm_vector", "norm_fro", "norm_1"]
+# Every case: the LLVM backend calls NumPy's LAPACK for each primitive (codegen/llvm/lapack.py; pinv through
+# svd), so no graph of sg.linalg falls back to the NumPy backend.
+LLVM_CASES = list(CASES)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -551,6 +712,111 @@ def test_llvm_lapack_on_stacks_and_empty_matrices(dtype):
                                        atol=1e-4 if dtype == np.float32 else 1e-10, err_msg=f"{name} {shape}")
 
 
+def test_no_linalg_graph_leaves_the_llvm_backend():
+    """Every case's value-and-gradient and jvp graphs lower on the LLVM backend itself (pinv through svd)."""
+    from symgrad import backends
+    for name in CASES:
+        args = _args(CASES[name][1])
+        for f in (sg.value_and_grad(_symgrad(name), argnums=tuple(range(len(args)))),
+                  lambda *a: sg.jvp(_symgrad(name), tuple(a), tuple(a))):
+            graph = backends.for_backend(sg.trace(f, *args), "llvm")
+            assert backends.missing_rules(graph, "llvm") == [], name
+
+
+def _matrices(shape, dtype, rng):
+    """A random stack of matrices, and (square ones) its symmetric part."""
+    a = rng.normal(size=shape).astype(dtype)
+    return a, (a + np.swapaxes(a, -1, -2)).astype(dtype) if shape[-1] == shape[-2] else None
+
+
+FACTORIZATIONS = {  # name -> (sg function, numpy function, whether it takes the symmetric matrix)
+    "slogdet": (sg.linalg.slogdet, np.linalg.slogdet, False),
+    "det": (sg.linalg.det, np.linalg.det, False),
+    "eigh": (sg.linalg.eigh, np.linalg.eigh, True),
+    "eigh_upper": (lambda a: sg.linalg.eigh(a, UPLO="U"), lambda a: np.linalg.eigh(a, UPLO="U"), True),
+    "eigvalsh": (sg.linalg.eigvalsh, np.linalg.eigvalsh, True),
+    "svd_full": (sg.linalg.svd, np.linalg.svd, False),
+    "svd_reduced": (lambda a: sg.linalg.svd(a, full_matrices=False), lambda a: np.linalg.svd(a, full_matrices=False),
+                    False),
+    "svdvals": (sg.linalg.svdvals, np.linalg.svdvals, False),
+    "qr_reduced": (sg.linalg.qr, np.linalg.qr, False),
+    "qr_complete": (lambda a: sg.linalg.qr(a, mode="complete"), lambda a: np.linalg.qr(a, mode="complete"), False),
+    "qr_r": (lambda a: sg.linalg.qr(a, mode="r"), lambda a: np.linalg.qr(a, mode="r"), False),
+    "pinv": (sg.linalg.pinv, np.linalg.pinv, False),
+    "pinv_hermitian": (lambda a: sg.linalg.pinv(a, hermitian=True), lambda a: np.linalg.pinv(a, hermitian=True),
+                       True),
+}
+SQUARE_ONLY = {"slogdet", "det", "eigh", "eigh_upper", "eigvalsh", "pinv_hermitian"}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", sorted(FACTORIZATIONS))
+def test_llvm_factorizations_match_numpy_on_stacks_empty_and_one_by_one_matrices(name, dtype):
+    """The LLVM backend calls the LAPACK routines numpy.linalg calls, the same way: the same numbers (the
+    same signs of singular vectors and eigenvectors), the same shapes, including empty matrices."""
+    function, reference, symmetric = FACTORIZATIONS[name]
+    compiled = sg.compile(function, backend="llvm")
+    rng = np.random.default_rng(18)
+    shapes = [(N, N), (2, 3, N, N), (1, 1), (0, 0), (2, 0, 0), (0, 3, 3)]
+    if name not in SQUARE_ONLY:
+        shapes += [(N, 3), (3, N), (2, 5, 2), (0, 3), (3, 0), (2, 3, 0)]
+    tol = 1e-10 if dtype == np.float64 else 1e-4
+    for shape in shapes:
+        a, s = _matrices(shape, dtype, rng)
+        x = s if symmetric else a
+        got, expected = compiled(x), reference(x)
+        got, expected = (got, expected) if isinstance(expected, tuple) else ((got,), (expected,))
+        for g, e in zip(got, expected):
+            assert g.shape == e.shape and g.dtype == dtype, (name, shape, g.shape, e.shape)
+        if dtype == np.float32:  # float32 LAPACK may pick other signs (or bases) of vectors: compare what is unique
+            got, expected = _invariants(name, got), _invariants(name, expected)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=tol, atol=tol, err_msg=f"{name} {shape}")
+
+
+def _invariants(name, parts):
+    """What a factorization determines whatever signs (or bases of a complement) its vectors take."""
+    swap = lambda x: np.swapaxes(x, -1, -2)  # noqa: E731
+    if name.startswith("svd_"):
+        u, s, vh = parts
+        k = s.shape[-1]
+        return s, (u[..., :k] * s[..., None, :]) @ vh[..., :k, :], swap(u) @ u, vh @ swap(vh)
+    if name.startswith("eigh"):
+        w, v = parts
+        return w, (v * w[..., None, :]) @ swap(v), swap(v) @ v
+    if name.startswith("qr_") and len(parts) == 2:
+        q, r = parts
+        return q @ r, swap(q) @ q, np.abs(r)
+    if name == "qr_r":
+        return (np.abs(parts[0]),)
+    return parts
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", ["det", "slogdet", "eigh", "svd_tall", "svd_wide", "qr_tall", "pinv_wide", "lstsq"])
+def test_llvm_gradients_of_stacked_factorizations_match_finite_differences(name, dtype):
+    """vmap over a stack of 3 (one more leading axis) of a case's gradient, compiled for the LLVM backend:
+    central finite differences of NumPy's function per matrix (float64), the float64 gradient (float32)."""
+    shapes = CASES[name][1]
+    stacks = _args([(3, *shape) for shape in shapes], np.float64, seed=19)
+    gradient = sg.compile(sg.vmap(sg.grad(_symgrad(name), argnums=tuple(range(len(shapes))))), backend="llvm")
+    grads = gradient(*[s.astype(dtype) for s in stacks])
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    for k in range(3):
+        example = [s[k] for s in stacks]
+        for position, g in enumerate(grads):
+            assert g.dtype == dtype
+            unit = np.zeros_like(example[position])
+            expected = np.empty_like(unit)
+            for index in np.ndindex(unit.shape):
+                unit[index] = 1.0
+                tangents = [unit if i == position else np.zeros_like(e) for i, e in enumerate(example)]
+                expected[index] = numerical_jvp(_numpy(name), example, tangents, 1e-6)
+                unit[index] = 0.0
+            tol = 1e-6 if dtype == np.float64 else 5e-3
+            np.testing.assert_allclose(g[k], expected, rtol=tol, atol=tol, err_msg=f"{name} {k}")
+
+
 def test_llvm_lapack_failures_raise_numpy_s_errors():
     singular = np.array([[1.0, 2.0], [2.0, 4.0]])
     for f in (sg.linalg.inv, lambda a: sg.linalg.solve(a, np.ones(2)), sg.linalg.cholesky,
@@ -564,7 +830,16 @@ def test_llvm_lapack_failures_raise_numpy_s_errors():
     with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
         sg.compile(lambda a: sg.scipy.stats.multivariate_normal.logpdf(np.zeros(2), np.zeros(2), a),
                    backend="llvm")(singular)
+    sign, logabsdet = sg.compile(sg.linalg.slogdet, backend="llvm")(singular)
+    assert sign == 0 and logabsdet == -np.inf
+    with pytest.raises(np.linalg.LinAlgError, match="SVD did not converge"):
+        sg.compile(sg.linalg.svd, backend="llvm")(np.array([[np.nan, 1.0], [1.0, 1.0]]))
     nan = np.array([[2.0, np.nan], [1.0, 3.0]])
+    for f, reference in ((sg.linalg.slogdet, np.linalg.slogdet), (sg.linalg.eigh, np.linalg.eigh),
+                         (sg.linalg.qr, np.linalg.qr)):
+        with np.errstate(all="ignore"):
+            for got, expected in zip(sg.compile(f, backend="llvm")(nan), reference(nan)):
+                np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
     for f, reference in ((sg.linalg.inv, np.linalg.inv), (lambda a: sg.linalg.solve(a, np.ones(2)),
                                                          lambda a: np.linalg.solve(a, np.ones(2)))):
         with np.errstate(all="ignore"):
@@ -573,20 +848,56 @@ def test_llvm_lapack_failures_raise_numpy_s_errors():
 
 # ----------------------------------------------------------------------------- ahead of time
 
-def test_aot_numpy_artifact_runs_linalg_and_llvm_says_it_cannot(tmp_path):
+def _gaussian_loss(a, b):
+    """Every LAPACK primitive, differentiated: what an AOT artifact of sg.linalg must call."""
+    spd = sg.matmul(a, sg.swapaxes(a, -1, -2)) + N * np.eye(N)
+    u, s, vh = sg.linalg.svd(a[:, :3], full_matrices=False)
+    q, r = sg.linalg.qr(a[:, :3])
+    return (sg.sum(sg.linalg.solve(a + N * np.eye(N), b)) + sg.linalg.slogdet(a + N * np.eye(N))[1]
+            + sg.sum(sg.linalg.eigh(spd)[0] * W4) + sg.sum(sg.linalg.cholesky(spd) * C4) + sg.sum(s * s)
+            + sg.sum(r * C43[:3]) + sg.sum(sg.linalg.pinv(a) * C4)
+            + sg.sum(sg.linalg.solve_triangular(spd, b, lower=True)) + sg.linalg.det(a))
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_aot_artifacts_call_lapack(tmp_path, backend):
+    """Both kinds of artifact run sg.linalg: the shared library through LAPACK pointers its loader sets to
+    NumPy's LAPACK, in a process without sympy or llvmlite; the same values and gradients as the JIT."""
+    import shutil
+    import subprocess
+    import sys
     from symgrad import aot
-
-    def loss(a, b):
-        return sg.sum(sg.linalg.solve(a, b)) + sg.linalg.slogdet(a)[1]
-
+    if backend == "llvm" and shutil.which("cc") is None:
+        pytest.skip("linking a shared library needs a C compiler")
     a, b = _args([(N, N), (N,)], seed=12)
-    a = a + N * np.eye(N)
-    with pytest.raises(sg.UnsupportedOpError, match="backend='numpy'"):
-        aot.compile(loss, (a, b), grad="a", out=str(tmp_path / "llvm" / "loss"))
-    aot.compile(loss, (a, b), grad="a", out=str(tmp_path / "numpy" / "loss"), backend="numpy")
-    loaded = sg.load(str(tmp_path / "numpy" / "loss"))
-    np.testing.assert_allclose(loaded(a, b), loss(a, b), rtol=1e-12)
-    np.testing.assert_allclose(loaded.grad(a, b), sg.grad(loss)(a, b), rtol=1e-12)
+    out = str(tmp_path / "loss")
+    artifact = aot.compile(_gaussian_loss, (a, b), grad="a", out=out, backend=backend)
+    if backend == "llvm":
+        assert set(artifact.metadata["lapack_slots"]) >= {"dgetrf", "dpotrf", "dsyevd", "dgesdd", "dgeqrf", "dorgqr"}
+    code = ("import sys\nsys.modules['sympy'] = sys.modules['llvmlite'] = None\nimport numpy as np, symgrad as sg\n"
+            f"f = sg.load({out!r})\na, b = np.load(sys.argv[1]), np.load(sys.argv[2])\n"
+            "np.save(sys.argv[3], f(a, b)); np.save(sys.argv[4], f.grad(a, b))\n")
+    paths = [str(tmp_path / name) for name in ("a.npy", "b.npy", "value.npy", "grad.npy")]
+    np.save(paths[0], a)
+    np.save(paths[1], b)
+    subprocess.run([sys.executable, "-c", code, *paths], check=True, timeout=120)
+    np.testing.assert_allclose(np.load(paths[2]), _gaussian_loss(a, b), rtol=1e-12)
+    np.testing.assert_allclose(np.load(paths[3]), sg.grad(_gaussian_loss)(a, b), rtol=1e-10, atol=1e-12)
+
+
+def test_an_artifact_whose_lapack_pointers_are_unset_raises_a_clear_error(tmp_path, monkeypatch):
+    import shutil
+    from symgrad import aot, loader
+    if shutil.which("cc") is None:
+        pytest.skip("linking a shared library needs a C compiler")
+    a = _args([(N, N)], seed=13)[0]
+    aot.compile(lambda a: sg.linalg.slogdet(a)[1], (a,), out=str(tmp_path / "f"))
+    # as in a process whose NumPy ships no LAPACK
+    monkeypatch.setattr(loader._NativeLibrary, "_connect_lapack", lambda self, slots: None)
+    f = sg.load(str(tmp_path / "f"))
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="no LAPACK to call"):
+            f(a)
 
 
 # ----------------------------------------------------------------------------- higher order

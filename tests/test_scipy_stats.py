@@ -199,8 +199,8 @@ def test_errors():
         S.dirichlet.logpdf(np.array([0.5, 0.6, 0.1]), ALPHA)
     with pytest.raises(ValueError, match="components along its first axis"):
         S.dirichlet.logpdf(np.ones((5, 2)) / 5, ALPHA)
-    with pytest.raises(sg.UnsupportedOpError, match="allow_singular=True is not supported"):
-        S.multivariate_normal.logpdf(POINTS, MEAN, COV, allow_singular=True)
+    with pytest.raises(ValueError, match="positive semidefinite"):
+        S.multivariate_normal.logpdf(POINTS, MEAN, -COV, allow_singular=True)
     with pytest.raises(ValueError, match="not positive definite"):
         S.multivariate_normal.logpdf(POINTS, MEAN, -COV)
     np.testing.assert_allclose(S.dirichlet.logpdf(SIMPLEX[:2], ALPHA), stats.dirichlet.logpdf(SIMPLEX[:2], ALPHA))
@@ -238,6 +238,60 @@ def test_multivariate_normal_with_a_traced_covariance(dtype):
     (torch.distributions.MultivariateNormal(torch.tensor(mean), (c + c.T) / 2).log_prob(torch.tensor(points))
      * weights).sum().backward()
     np.testing.assert_allclose(grads[2], c.grad.numpy(), rtol=tol, atol=tol)
+
+
+# a rank-2 covariance SPAN @ SPAN.T in 3 dimensions, points on its support: exact in float32
+SPAN = np.array([[1.0, 0.5], [0.25, 2.0], [1.5, -1.0]])
+COEFFICIENTS = np.array([[0.5, -1.0], [1.25, 0.25], [-0.75, 0.5], [2.0, 1.5], [0.0, -0.5]])
+CENTER = np.array([0.5, -0.25, 0.75])
+
+
+def _singular_points(span, mean):
+    """Points on the support of N(mean, span @ span.T) and two off it."""
+    inside = mean + COEFFICIENTS @ span.T
+    normal = np.cross(span[:, 0], span[:, 1])
+    return np.concatenate([inside, inside[:2] + normal])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_multivariate_normal_allow_singular_is_scipy_s_pseudo_density(dtype):
+    """A singular covariance: the pseudo-determinant, the pseudo-inverse, the rank, -inf off the support; on
+    every path with cov a constant or traced (then symmetrized); a definite cov gives the ordinary density."""
+    cov = SPAN @ SPAN.T
+    points = _singular_points(SPAN, CENTER)
+    expected = stats.multivariate_normal.logpdf(points, CENTER, cov, allow_singular=True)
+    assert np.isneginf(expected[-2:]).all() and np.isfinite(expected[:-2]).all()
+    tol = 1e-9 if dtype == np.float64 else 2e-3
+    args = [a.astype(dtype) for a in (points, CENTER, cov)]
+    for f in (lambda x, m, c: S.multivariate_normal.logpdf(x, m, (c + c.T) / 2, allow_singular=True),
+              lambda x, m, c: S.multivariate_normal.logpdf(x, m, cov, allow_singular=True)):
+        for path, got in values_everywhere(f, *args).items():
+            np.testing.assert_array_equal(np.isneginf(got), np.isneginf(expected), err_msg=path)
+            np.testing.assert_allclose(got[:-2], expected[:-2], rtol=tol, atol=tol, err_msg=path)
+    np.testing.assert_allclose(S.multivariate_normal.pdf(points, CENTER, cov, allow_singular=True),
+                               stats.multivariate_normal.pdf(points, CENTER, cov, allow_singular=True), rtol=1e-9)
+    np.testing.assert_allclose(S.multivariate_normal.logpdf(POINTS, MEAN, COV, allow_singular=True),
+                               stats.multivariate_normal.logpdf(POINTS, MEAN, COV), rtol=1e-10)
+
+
+def test_multivariate_normal_allow_singular_gradients_match_finite_differences():
+    """Moving the covariance's span, the mean and the points together keeps the rank and the points on the
+    support: the density is differentiable there (through pinv's derivative, finite at the repeated zero
+    eigenvalues of a rank-1 covariance too), on every path."""
+    for span in (SPAN, SPAN[:, :1]):
+        def f(s, m, c):
+            x = m + sg.matmul(c, sg.swapaxes(s, 0, 1))
+            return sg.sum(S.multivariate_normal.logpdf(x, m, sg.matmul(s, sg.swapaxes(s, 0, 1)), allow_singular=True))
+
+        def reference(s, m, c):
+            return np.sum(stats.multivariate_normal.logpdf(m + c @ s.T, m, s @ s.T, allow_singular=True))
+        args = (span + np.random.default_rng(5).normal(size=span.shape) / 4, MEAN, COEFFICIENTS[:, :span.shape[1]])
+        grads = assert_grads_match_finite_differences(f, args, argnums=(0, 1, 2), rtol=1e-5, atol=1e-7,
+                                                      reference=reference)
+        for path, (value, got) in value_and_grad_everywhere(f, args, argnums=(0, 1, 2)).items():
+            np.testing.assert_allclose(value, reference(*args), rtol=1e-9, err_msg=path)
+            for g, e in zip(got, grads):
+                np.testing.assert_allclose(g, e, rtol=1e-8, atol=1e-10, err_msg=path)
 
 
 def test_multivariate_normal_shapes_follow_scipy():

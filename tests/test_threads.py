@@ -96,6 +96,24 @@ def test_blas_products_in_concurrent_calls():
     assert_same_as_alone(sg.compile(sg.value_and_grad(mlp, argnums=(0, 1))), inputs)
 
 
+def test_lapack_factorizations_in_concurrent_calls():
+    """Each call's LAPACK workspace (pivots, work arrays, the copies LAPACK overwrites) is its own."""
+    from symgrad.codegen.llvm import lapack
+    if not lapack.addresses():
+        pytest.skip("no LAPACK found next to NumPy")
+
+    def f(a):
+        s = a + sg.swapaxes(a, -1, -2)
+        w, v = sg.linalg.eigh(s)
+        u, sv, vh = sg.linalg.svd(a)
+        q, r = sg.linalg.qr(a)
+        return sg.linalg.slogdet(a)[1], w, v * v, sv, sg.abs(r), sg.linalg.pinv(a), sg.linalg.det(a)
+    rng = np.random.default_rng(4)
+    inputs = [(rng.normal(size=(4, 40, 40)),) for _ in range(THREADS)]
+    assert_same_as_alone(sg.compile(f), inputs)
+    assert_same_as_alone(sg.compile(sg.grad(lambda a: sg.sum(f(a)[0]) + sg.sum(f(a)[3]) + sg.sum(f(a)[1]))), inputs)
+
+
 def test_errors_raised_in_concurrent_calls_belong_to_their_call():
     def f(x, i):
         return sg.sum(sg.take(x, i) * x[:3])

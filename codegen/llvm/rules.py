@@ -18,7 +18,7 @@ from symgrad.ops.control import result_p, scan_p, switch_p, while_p, while_vjp_p
 from symgrad.ops.cumulative import cumprod_p, cumsum_p
 from symgrad.ops.ew import ew_p
 from symgrad.ops.indexing import scatter_add_p, slice_p, take_p, unslice_p, wrap_index_p
-from symgrad.ops.lapack import cholesky_p, solve_p, triangular_solve_p
+from symgrad.ops.lapack import cholesky_p, eigh_p, qr_p, slogdet_p, solve_p, svd_p, triangular_solve_p
 from symgrad.ops.linalg import matmul_p
 from symgrad.ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
 from symgrad.ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, stop_gradient_p,
@@ -345,7 +345,8 @@ LLVM_RULES = {
 
 
 if lapack.addresses():  # NumPy's LAPACK: otherwise the default backend runs these on NumPy's
-    LLVM_RULES.update({cholesky_p: lapack.cholesky, triangular_solve_p: lapack.triangular_solve, solve_p: lapack.solve})
+    LLVM_RULES.update({cholesky_p: lapack.cholesky, triangular_solve_p: lapack.triangular_solve, solve_p: lapack.solve,
+                       slogdet_p: lapack.slogdet, eigh_p: lapack.eigh, svd_p: lapack.svd, qr_p: lapack.qr})
 
 
 def has_rule(prim) -> bool:

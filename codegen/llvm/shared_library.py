@@ -3,7 +3,8 @@
 A `SharedLibrary` collects kernels (C entry points `i32 name(ptr in..., ptr out...)`), and
 for Python their native CPython entries, in one module compiled for a named CPU, embeds
 strings, and links the object code with the system C compiler. Matrix products go through exported gemm pointer slots that a loader
-may fill (runtime.blas_addresses), and large constants are compiled in, so the library
+may fill (runtime.blas_addresses), sg.linalg's factorizations through LAPACK pointer slots it must fill
+(runtime.lapack_addresses), and large constants are compiled in, so the library
 needs only libc and libm; a kernel that would call SciPy (callbacks.py) is refused.
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ from llvmlite import ir
 from symgrad.codegen import runtime
 from symgrad.ops import special
 
-from . import callbacks, jit, pool, pyentry
+from . import callbacks, jit, lapack, pool, pyentry
 from .kernel import KernelBuilder
 
 # The /proc/cpuinfo flags code for each named CPU relies on (host: from LLVM's feature list).
@@ -81,6 +82,10 @@ class SharedLibrary:
         """gemm name -> the exported pointer symbol a loader may set."""
         prefix = self.module.name + "_blas_"
         return {name[len(prefix):]: name for name in self.module.globals if name.startswith(prefix)}
+
+    def lapack_slots(self) -> dict:
+        """LAPACK routine name -> the exported pointer symbol a loader sets (null: the call is an error)."""
+        return lapack.slots(self.module)
 
     def target(self) -> dict:
         """The triple, CPU name and the /proc/cpuinfo flags the code relies on."""

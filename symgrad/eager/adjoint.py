@@ -11,6 +11,7 @@ lowered by the default backend (LLVM when registered), so a training loop speeds
 from __future__ import annotations
 
 import collections
+from dataclasses import replace
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from ..backends import lower
 from ..passes import optimize
 from ..passes.dce import dce
 from ..core import Builder, building
+from ..ops.control import result_p, results as results_of
 from ..tracing import inline
 from .graph import Record
 
@@ -143,13 +145,20 @@ class Adjoint:
             seeds = {}
             for index in stage.seeded:
                 out = forward.nodes[index].out
-                seeds[id(out)] = builder.new_input(out.shape, out.dtype, "seed")
+                seed = builder.new_input(out.shape, out.dtype, "seed")
+                seeds[id(out)] = results_of(seed) if ir.is_tuple_dtype(out.dtype) else seed
             cts = backward_pass(forward, env, seeds.items())
             results = [cts[id(forward.inputs[i])] for i in stage.wanted]
             self.returned = [ct is not None for ct in results]
             reached = _reached(forward, seeds)
             self.zero = [ct is None and id(forward.inputs[i]) in reached for ct, i in zip(results, stage.wanted)]
-            graph = dce(builder.finish([ct for ct in results if ct is not None], "eager_backward"))
+            # a value with several results gets a cotangent per result (zeros for those it has none)
+            self.lengths = [len(ct) if isinstance(ct, list) else None for ct in results if ct is not None]
+            flat = [part if part is not None else np.zeros(shape, dtype)
+                    for ct, i in zip(results, stage.wanted) if ct is not None
+                    for part, (shape, dtype) in (zip(ct, ir.components(forward.inputs[i].dtype))
+                                                 if isinstance(ct, list) else [(ct, (None, None))])]
+            graph = dce(builder.finish(flat, "eager_backward"))
         used = {id(v) for node in graph.nodes for v in node.inputs} | {id(v) for v in graph.outputs}
         count = len(every_value)
         self.value_positions = [i for i, v in enumerate(graph.inputs[:count]) if id(v) in used]
@@ -164,19 +173,66 @@ class Adjoint:
         self.calls += 1
         if self.calls == 1:
             env = inline(self.graph, operands)
-            return [env[id(v)] for v in self.graph.outputs]
-        return self.lowered()(*operands)
+            return self._grouped([env[id(v)] for v in self.graph.outputs])
+        return self._grouped(self.lowered()(*operands))
+
+    def _grouped(self, flat) -> list:
+        """The cotangents returned, those of a value with several results as a tuple again."""
+        if not any(self.lengths):
+            return list(flat)
+        flat, grouped = iter(flat), []
+        for length in self.lengths:
+            grouped.append(next(flat) if length is None else tuple(next(flat) for _ in range(length)))
+        return grouped
 
     def lowered(self):
         """The optimized graph lowered by the default backend (once)."""
         if self.executable is None:
-            self.executable = lower(optimize(self.graph))
+            graph, split = _split_tuple_inputs(self.graph)
+            executable = lower(optimize(graph))
+            self.executable = (lambda *operands: executable(*_flat(operands))) if split else executable
         return self.executable
 
     def run_recorded(self, operands):
         """Evaluate on tensors, recording every op, so the result can be differentiated again."""
-        env = inline(self.graph, operands)
-        return [env[id(v)] for v in self.graph.outputs]
+        graph, split = _split_tuple_inputs(self.graph)
+        env = inline(graph, _flat(operands) if split else operands)
+        return self._grouped([env[id(v)] for v in graph.outputs])
+
+
+def _split_tuple_inputs(graph: ir.Graph):
+    """graph with each input of a tuple type (the saved results of a factorization, eigh's or svd's)
+    replaced by an input per component, read where its `result` nodes were, as backends take arrays;
+    and whether there was one."""
+    inputs, parts = [], {}
+    for value in graph.inputs:
+        if ir.is_tuple_dtype(value.dtype):
+            parts[id(value)] = [ir.Value(shape, dtype) for shape, dtype in ir.components(value.dtype)]
+            inputs.extend(parts[id(value)])
+        else:
+            inputs.append(value)
+    if not parts:
+        return graph, False
+    renamed, nodes = {}, []
+    for node in graph.nodes:
+        if node.prim is result_p and id(node.inputs[0]) in parts:
+            renamed[id(node.out)] = parts[id(node.inputs[0])][node.params["index"]]
+        else:
+            nodes.append(replace(node, inputs=tuple(renamed.get(id(v), v) for v in node.inputs)))
+    return ir.Graph(inputs, nodes, [renamed.get(id(v), v) for v in graph.outputs], graph.name), True
+
+
+def _flat(operands) -> list:
+    """operands with a value of several results as its arrays (or its tensors' results, recorded) in turn."""
+    flat = []
+    for x in operands:
+        if isinstance(x, tuple):
+            flat.extend(x)
+        elif isinstance(getattr(x, "_data", None), tuple):  # a tensor of several results
+            flat.extend(results_of(x))
+        else:
+            flat.append(x)
+    return flat
 
 
 def _reached(forward: ir.Graph, seeds) -> set:
@@ -229,6 +285,7 @@ def run_stage(run, pending: dict, wanted, create_graph: bool, tensor_type) -> li
         if present:
             delivered.append((parent, next(returned)))
         elif zero:
-            zeros = np.zeros(shape, dtype)
-            delivered.append((parent, tensor_type._wrap(zeros) if create_graph else zeros))
+            wrap = tensor_type._wrap if create_graph else (lambda array: array)
+            delivered.append((parent, tuple(wrap(np.zeros(*t)) for t in ir.components(dtype))
+                              if ir.is_tuple_dtype(dtype) else wrap(np.zeros(shape, dtype))))
     return delivered

@@ -162,7 +162,12 @@ class _Backward:
     def deliver(self, node, ct):
         key = id(node)
         self.nodes[key] = node
-        self.pending[key] = ct if key not in self.pending else self.pending[key] + ct
+        if key not in self.pending:
+            self.pending[key] = ct
+        elif isinstance(ct, tuple):  # a value of several results (a factorization's): one cotangent each
+            self.pending[key] = tuple(a + b for a, b in zip(self.pending[key], ct))
+        else:
+            self.pending[key] = self.pending[key] + ct
 
     def wanted(self, parent) -> bool:
         return id(parent) in self.useful or id(parent) in self.targets

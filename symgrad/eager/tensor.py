@@ -67,12 +67,14 @@ class EagerRecorder:
         operand requires grad."""
         arrays = [t._data for t in operands]
         result = evaluate(*arrays)
-        if result.__class__ is not np.ndarray:
+        if dtype.names is not None:  # several results (a factorization's): `result` nodes read them
+            result = Results(result, dtype)
+        elif result.__class__ is not np.ndarray:
             result = np.asarray(result)
         if result.dtype != dtype:
             result = result.astype(dtype)
         out = Tensor._wrap(result)
-        if dtype.kind == "f" and is_grad_enabled():
+        if (dtype.kind == "f" or dtype.names is not None and ir.is_differentiable(dtype)) and is_grad_enabled():
             for t in operands:
                 if t._requires_grad:
                     out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out)
@@ -82,6 +84,18 @@ class EagerRecorder:
 
 
 EAGER = EagerRecorder()
+
+
+class Results(tuple):
+    """The value of a primitive with several results (eigh's, svd's...) in eager mode: its arrays, typed as
+    the IR types such a value (shape (), a tuple dtype), which the tensors of its `result` nodes read."""
+
+    shape = ()
+
+    def __new__(cls, arrays, dtype):
+        self = super().__new__(cls, (np.asarray(a, d) for a, (_, d) in zip(arrays, ir.components(dtype))))
+        self.dtype = dtype
+        return self
 
 
 class _Size(int):

@@ -1,9 +1,9 @@
-"""The primitives LAPACK computes: cholesky, triangular_solve, solve, slogdet, eigh, svd, qr, pinv.
+"""The primitives LAPACK computes: cholesky, triangular_solve, solve, slogdet, eigh, svd, qr, pinv, det.
 
 Each works on a stack of matrices (..., m, n), as numpy.linalg does, so batching one is one more
 leading axis. Their NumPy references call numpy.linalg (and raise its LinAlgError on a singular or
-indefinite matrix); the LLVM backend calls the same LAPACK for cholesky, triangular_solve and solve
-(codegen/llvm/lapack.py). The others of sg.linalg (inv, det, lstsq, matrix_power, norm...) are written
+indefinite matrix); the LLVM backend calls the same LAPACK for each (codegen/llvm/lapack.py), pinv
+through svd (its decomposition). The others of sg.linalg (inv, det, lstsq, matrix_power, norm...) are written
 with these, so each derivative below is written once: the matrix-calculus rules of Giles'
 "Collected matrix derivative results" and of JAX and PyTorch, forward (jvp) and reverse (vjp, the
 transpose of the jvp). A factorization with several results (eigh, svd, qr, slogdet) has a tuple
@@ -22,6 +22,7 @@ from . import elementwise as E
 from .control import results
 from .indexing import slice_axis
 from .linalg import matmul_p, swap_last
+from .reduce import reduce_max_p, reduce_prod_p
 from .shape import broadcast_to_p, reduce_sum_p, reshape_p
 
 
@@ -490,8 +491,64 @@ def _pinv_vjp(ct, p, a, rcond, hermitian):
     return (_sum(first, second, third),)
 
 
-pinv_p = Primitive("pinv", _pinv_shape, pinv_impl, vjp=_pinv_vjp, jvp=_pinv_jvp)
+def _pinv_decomposed(a, rcond, hermitian):
+    """NumPy's pinv written with svd, for a backend without a pinv of its own: v diag(1/s) u^T over the
+    singular values above rcond * the largest (the others count as zero); zeros for an empty matrix.
+    With hermitian=True NumPy takes the singular values from eigh: the same numbers."""
+    shape = tuple(a.shape[:-2]) + (a.shape[-1], a.shape[-2])
+    if min(a.shape[-2:]) == 0:
+        return broadcast_to_p(np.zeros((), a.dtype), shape=shape)
+    u, s, vh = results(svd_p(a, full_matrices=False))
+    large = E.greater(s, E.multiply(_cols(reduce_max_p(s, axes=(s.ndim - 1,))), rcond))
+    inverse = E.where(large, E.divide(1.0, E.where(large, s, 1.0)), 0.0)
+    return matmul_p(swap_last(vh), E.multiply(_cols(inverse), swap_last(u)))
+
+
+pinv_p = Primitive("pinv", _pinv_shape, pinv_impl, vjp=_pinv_vjp, jvp=_pinv_jvp, decompose=_pinv_decomposed)
+
+
+# ----------------------------------------------------------------------------- det
+
+def det_impl(a):
+    return np.linalg.det(a)
+
+
+def _det_shape(inputs):
+    (a,) = inputs
+    _same_shape("det", inputs)
+    return tuple(a.shape[:-2]), a.dtype
+
+
+def _cofactors(a):
+    """The cofactor matrix of a (det(a) a^-T where a is invertible), from its SVD a = U S Vh, as PyTorch's
+    det backward at a singular matrix: det(U) det(Vh) U diag(prod_{j != i} s_j) Vh, defined at every a (the
+    cofactors of a rank n-1 matrix are not zero; of a lower rank, they are)."""
+    n = a.shape[-1]
+    u, s, vh = results(svd_p(a, full_matrices=False))
+    others = reduce_prod_p(E.where(np.eye(n, dtype=bool), 1.0, _rows(s)), axes=(s.ndim,))  # prod_{j != i} s_j
+    signs = E.multiply(results(slogdet_p(u))[0], results(slogdet_p(vh))[0])
+    return E.multiply(matmul_p(E.multiply(u, _rows(others)), vh), _cols(_cols(signs)))
+
+
+def _det_vjp(ct, ans, a):
+    return (E.multiply(_cofactors(a), _cols(_cols(ct))),)
+
+
+def _det_jvp(tangents, ans, a):
+    (t,) = tangents
+    return None if t is None else reduce_sum_p(E.multiply(_cofactors(a), t), axes=(a.ndim - 2, a.ndim - 1))
+
+
+def _det_decomposed(a):
+    """sign * exp(log|det|), for a backend without a det of its own (LLVM: getrf through slogdet)."""
+    sign, logabsdet = results(slogdet_p(a))
+    return E.multiply(sign, E.exp(logabsdet))
+
+
+# det has a primitive of its own (not sign * exp(logabsdet) of slogdet) for its derivative, which exists at
+# a singular matrix too: slogdet's, a^-T, does not.
+det_p = Primitive("det", _det_shape, det_impl, vjp=_det_vjp, jvp=_det_jvp, decompose=_det_decomposed)
 
 
 # Every primitive of this module (their batching rule is one, and tests/test_linalg.py checks each).
-PRIMITIVES = (cholesky_p, triangular_solve_p, solve_p, slogdet_p, eigh_p, svd_p, qr_p, pinv_p)
+PRIMITIVES = (cholesky_p, triangular_solve_p, solve_p, slogdet_p, eigh_p, svd_p, qr_p, pinv_p, det_p)
