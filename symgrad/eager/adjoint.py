@@ -147,7 +147,7 @@ class Adjoint:
             cts = backward_pass(forward, env, seeds.items())
             results = [cts[id(forward.inputs[i])] for i in stage.wanted]
             self.returned = [ct is not None for ct in results]
-            reached = _reached(forward, seeds)
+            reached = reached_values(forward, seeds)
             self.zero = [ct is None and id(forward.inputs[i]) in reached for ct, i in zip(results, stage.wanted)]
             graph = dce(builder.finish([ct for ct in results if ct is not None], "eager_backward"))
         used = {id(v) for node in graph.nodes for v in node.inputs} | {id(v) for v in graph.outputs}
@@ -170,7 +170,7 @@ class Adjoint:
     def lowered(self):
         """The optimized graph lowered by the default backend (once)."""
         if self.executable is None:
-            self.executable = lower(optimize(self.graph))
+            self.executable = lowered_graph(self.graph)
         return self.executable
 
     def run_recorded(self, operands):
@@ -179,7 +179,12 @@ class Adjoint:
         return [env[id(v)] for v in self.graph.outputs]
 
 
-def _reached(forward: ir.Graph, seeds) -> set:
+def lowered_graph(graph: ir.Graph):
+    """`graph` optimized and lowered by the default backend: the one place eager code lowers a graph."""
+    return lower(optimize(graph))
+
+
+def reached_values(forward: ir.Graph, seeds) -> set:
     """ids of the values a seeded output depends on. A reached input whose cotangent the reverse
     pass dropped as zero (sign, floor, x * 0) gets zeros, as PyTorch materializes them."""
     reached = set(seeds)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import functools
 import warnings
+import weakref
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from . import plans
 from .engine import Engine
 from .graph import Record, RemovableHandle, VersionCounter
 from .mode import enable_grad, is_grad_enabled, no_grad
+from .tape import force_pending, state as _tapes
 from ..ops import elementwise as E
 from ..core import Tracer, TracerError, refuse_masked
 from ..numpy_api.updates import IndexUpdateHelper
@@ -56,14 +58,24 @@ class EagerRecorder:
             raise TracerError("a traced value and an eager Tensor were combined; pass the tensor's "
                               ".detach().numpy() (or trace a function of plain arrays)")
         refuse_masked(operand, "an operand of a tensor operation")
-        return Tensor._wrap(np.asarray(operand))
+        wrapped = Tensor._wrap(np.asarray(operand))
+        wrapped._version.exposed = True  # the caller's array, which NumPy may still write
+        return wrapped
 
     def add(self, prim, operands, attrs, shape, dtype) -> "Tensor":
         return self.evaluate(prim, operands, plans.evaluator(prim, attrs), ir.freeze_attrs(attrs), np.dtype(dtype))
 
     def evaluate(self, prim, operands, evaluate, frozen_attrs, dtype) -> "Tensor":
         """`evaluate(*arrays)` (prim with its attributes bound) now; recorded when grad mode is on and an
-        operand requires grad."""
+        operand requires grad. While the ops repeat a captured step, they are deferred instead (`_defer`)."""
+        tape = getattr(_tapes, "tape", None)
+        if tape is not None and tape.capture is not None and is_grad_enabled():
+            for t in operands:
+                if t._requires_grad:  # an op that records (an op on constants only runs now)
+                    out = _defer(tape, prim, operands, frozen_attrs)
+                    if out is not None:
+                        return out
+                    break
         arrays = [t._data for t in operands]
         result = evaluate(*arrays)
         if result.__class__ is not np.ndarray:
@@ -81,6 +93,68 @@ class EagerRecorder:
 
 
 EAGER = EagerRecorder()
+
+
+def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
+    """The deferred result of prim(*operands) if it is the next op of the tape's capture: the same
+    primitive and attributes, each operand from the same source (an earlier deferred op at the version it
+    produced, the same leaf, or a constant) and of the same type. It then cannot fail: its errors were
+    raised when the step was captured. The leaf and constant arrays it reads are kept (a copy of those
+    NumPy may write: symgrad.eager.deferred's rule). None, with the tape abandoned, on any difference."""
+    position = len(tape.digests)
+    steps = tape.capture.steps
+    step = steps[position] if position < len(steps) else None
+    if step is None or step[0] is not prim or (step[1] is not attrs and step[1] != attrs) \
+            or len(operands) != len(step[5]):
+        tape.abandon()
+        return None
+    in_types = step[2]
+    parents, saved, versions = [], [], []
+    for operand, source, expected in zip(operands, step[5], in_types):
+        counter = operand._version
+        node = operand._node
+        if source >= 0:
+            if node is None or node.position != source or node.tape is not tape \
+                    or node.out_version[0] is not counter or counter.value != node.out_version[1]:
+                tape.abandon()
+                return None
+            parents.append(node)
+            saved.append(None)
+        else:
+            array = operand._data
+            if node is not None or array.shape != expected[0] or array.dtype != expected[1] \
+                    or operand._requires_grad != (source != -1) or (source != -1 and not _is_leaf_slot(
+                        tape, operand, -2 - source)):
+                tape.abandon()
+                return None
+            parents.append(None if source == -1 else operand)
+            saved.append(array.copy() if counter.exposed else array)
+        versions.append((counter, counter.value))
+    counter = VersionCounter()
+    record = Record.deferred(step, tuple(parents), tuple(saved), tuple(versions), counter, tape, position)
+    tape.digests.append(step[6])
+    tape.pending.append(record)
+    out = DeferredTensor.__new__(DeferredTensor)
+    out.value = None
+    out.builder = EAGER
+    out._requires_grad = True
+    out._node = record
+    out._version = counter
+    out._grad = None
+    out._hooks = None
+    return out
+
+
+def _is_leaf_slot(tape, leaf, slot) -> bool:
+    """Whether `leaf` has `slot` among the tape's leaves (given it now, if it is the next new one)."""
+    known = tape.leaf_slots.get(id(leaf))
+    if known is not None and tape.leaves[known]() is leaf:
+        return known == slot
+    if slot != len(tape.leaves):
+        return False
+    tape.leaf_slots[id(leaf)] = slot
+    tape.leaves.append(weakref.ref(leaf))
+    return True
 
 
 class _Size(int):
@@ -191,17 +265,25 @@ class Tensor(Tracer):
     @property
     def data(self) -> "Tensor":
         """The same array, detached and with its own version counter (changes are not tracked)."""
-        return Tensor._wrap(self._data)
+        shared = Tensor._wrap(self._data)
+        shared._version.exposed = self._version.exposed = True  # written unseen by this tensor's counter
+        return shared
 
     @data.setter
     def data(self, value):
-        self._data = np.asarray(value._data if isinstance(value, Tensor) else value)
+        array = np.asarray(value._data if isinstance(value, Tensor) else value)
+        _settle(self)
+        tape = getattr(_tapes, "tape", None)
+        if tape is not None and id(self) in tape.leaf_slots:
+            tape.regular = False  # ops on this tape read the old array: no captured step recomputes them
+        self._data = array
 
     # ------------------------------------------------------------------ conversions
     def numpy(self) -> np.ndarray:
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
+        self._version.exposed = True
         return self._data
 
     def item(self):
@@ -217,6 +299,7 @@ class Tensor(Tracer):
         return Tensor._wrap(self._data, self._version)
 
     def detach_(self) -> "Tensor":
+        _settle(self)
         self._node = None
         self._requires_grad = False
         return self
@@ -249,7 +332,10 @@ class Tensor(Tracer):
         return self.to(dtypes.BOOL)
 
     def __array__(self, dtype=None, copy=None):
-        return self._data if dtype is None else self._data.astype(dtype)
+        if dtype is not None:
+            return self._data.astype(dtype)
+        self._version.exposed = True
+        return self._data
 
     def __bool__(self):
         if self._data.size != 1:
@@ -484,7 +570,9 @@ class Tensor(Tracer):
         return self
 
     def _writable_data(self) -> np.ndarray:
-        """self's array, made its own copy first when it is a view of another array or read-only."""
+        """self's array, made its own copy first when it is a view of another array or read-only. Deferred
+        ops are computed first: they may read this array as it is now."""
+        force_pending()
         if self._data.base is not None or not self._data.flags.writeable:
             self._data = self._data.copy()
         return self._data
@@ -549,6 +637,44 @@ class Tensor(Tracer):
 
 
 ENGINE = Engine(Tensor)  # backward() of tensors: Tensor.backward and sg.autograd.backward / grad
+
+
+class DeferredTensor(Tensor):
+    """The result of a deferred op (symgrad.eager.deferred): its shape and dtype are known, its array is
+    computed when first read (`_data`), and it is then an ordinary Tensor."""
+
+    __slots__ = ()
+
+    shape = property(lambda self: self._node.out_type[0])
+    dtype = property(lambda self: np.dtype(self._node.out_type[1]))
+    ndim = property(lambda self: len(self._node.out_type[0]))
+    size = property(lambda self: _Size(self._node.out_type[0]))
+
+    def dim(self) -> int:
+        return len(self._node.out_type[0])
+
+    def numel(self) -> int:
+        return int(np.prod(self._node.out_type[0], dtype=np.int64))
+
+    def __getattr__(self, name):
+        if name != "_data":
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+        record = self._node
+        if record.value is None:
+            record.tape.force()
+        self._data = record.value
+        self.__class__ = Tensor
+        return record.value
+
+    def __reduce__(self):
+        _settle(self)
+        return Tensor.__reduce__(self)
+
+
+def _settle(tensor) -> None:
+    """Compute a deferred tensor's array now (it is about to lose what it was deferred from)."""
+    if tensor.__class__ is DeferredTensor:
+        tensor.__getattr__("_data")
 
 
 def _spread(value: "Tensor", key, shape, dtype) -> "Tensor":
@@ -617,6 +743,7 @@ def elementwise_on_tensors(op, args):
         elif isinstance(arg, (np.ndarray, np.generic, list)):
             refuse_masked(arg, "an operand of a tensor operation")
             arg = Tensor._wrap(sgnp.asarray(arg))
+            arg._version.exposed = True  # the caller's array, which NumPy may still write
         else:
             return E.apply_elementwise(op, args)  # a tracer: the ordinary path
         values.append(arg)
@@ -629,7 +756,7 @@ def elementwise_on_tensors(op, args):
         if type(value) in _SCALARS:
             signature.append((False, type(value), None, value))
             continue
-        signature.append((True, value._data.shape, value._data.dtype, None))
+        signature.append((True, value.shape, value.dtype, None))
         operands.append(value)
     plan = plans.plan_for(op, tuple(signature))
     result = plan.run(operands, EAGER)
@@ -650,9 +777,9 @@ def _numbers_as_operands(op, values) -> list:
     for position, value in enumerate(values):
         kind = type(value)
         if kind not in _SCALARS:
-            shapes.append(value._data.shape)
+            shapes.append(value.shape)
             if position not in op.conditions:
-                array_dtypes.append(value._data.dtype)
+                array_dtypes.append(value.dtype)
         elif position not in op.conditions:
             number_types.append(kind)
     dtype = _number_dtype(tuple(array_dtypes), tuple(number_types))
@@ -696,7 +823,7 @@ def apply_function(fn, args, kwargs):
     for arg in args:
         kind = type(arg)
         if kind is Tensor or isinstance(arg, Tensor):
-            signature.append((True, arg._data.shape, arg._data.dtype, None))
+            signature.append((True, arg.shape, arg.dtype, None))
             operands.append(arg)
         elif kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
             signature.append((False, kind, None, arg))
@@ -781,7 +908,9 @@ def tensor(data, requires_grad=False, dtype=None) -> Tensor:
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing `array`'s memory, as torch.from_numpy (in-place ops write through)."""
     refuse_masked(array, "from_numpy")
-    return Tensor._wrap(np.asarray(array).astype(dtypes.canonical(np.asarray(array).dtype), copy=False))
+    shared = Tensor._wrap(np.asarray(array).astype(dtypes.canonical(np.asarray(array).dtype), copy=False))
+    shared._version.exposed = True  # NumPy may write it unseen: a deferred op reads a copy
+    return shared
 
 
 def randn(*size, requires_grad=False, dtype=None) -> Tensor:

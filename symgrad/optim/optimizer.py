@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..eager.mode import enable_grad, no_grad
+from ..eager.tape import force_pending
 from ..eager.tensor import Tensor
 
 
@@ -41,6 +42,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        force_pending()  # deferred ops read the parameters as they are before this update
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
