@@ -100,7 +100,9 @@ class StageGraph:
                     operands.append(-1 - inside[id(parent)])  # the output of node number inside[...]
                     outputs[inside[id(parent)]].places.append((record, slot))
                     continue
-                key = ("input", id(record), slot) if parent is None else (id(parent), record.versions[slot][1])
+                # one input per leaf array and version (a leaf given another array by `.data =` is another input)
+                key = ("input", id(record), slot) if parent is None else (
+                    id(parent), record.versions[slot][1], id(record.saved[slot]))
                 if key in slots:
                     sources[slots[key]].places.append((record, slot))
                 else:

@@ -41,18 +41,17 @@ class Engine:
         grad_tensors = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(tensors)
         seeds = self._seeds(tensors, grad_tensors, create_graph)
         retain_graph = create_graph if retain_graph is None else retain_graph
-        captured = None
+        capture = None
         try:
             if inputs is None and not create_graph and len(tensors) == 1:
-                captured = try_backward(self, tensors[0], seeds[0], retain_graph)
-                if captured is not None:
+                ran, capture = try_backward(self, tensors[0], seeds[0], retain_graph)
+                if ran:
                     return
             force_pending()
             targets = None if inputs is None else _as_list(inputs)
             _Backward(self, tensors, seeds, targets, create_graph).execute(accumulate=True, retain_graph=retain_graph)
         finally:
-            # the next step records a tape of its own, deferred while it repeats the step just captured
-            start_over(captured if captured is not None and captured.steps is not None else None)
+            start_over(capture)  # the next step records a tape of its own, deferred while it repeats the capture
 
     def grad(self, outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
         """The gradients of `outputs` with respect to `inputs`, returned (not accumulated), as torch.autograd.grad."""

@@ -28,7 +28,7 @@ _CONSTANT = -1
 
 
 class Tape:
-    __slots__ = ("digests", "leaves", "leaf_slots", "regular", "capture", "pending", "forced")
+    __slots__ = ("digests", "leaves", "leaf_slots", "regular", "capture", "pending", "forced", "snapshots")
 
     def __init__(self, capture=None):
         self.digests = []
@@ -38,6 +38,7 @@ class Tape:
         self.capture = capture  # the captured step the next ops are expected to repeat, or None
         self.pending = []       # deferred records not computed yet, in tape order
         self.forced = False     # whether deferred records were computed op by op (then backward checks versions)
+        self.snapshots = {}     # leaf slot -> the copy deferred ops read of a leaf whose array NumPy may write
 
     def force(self) -> None:
         """Compute the pending deferred records op by op, in order (symgrad.eager.deferred)."""

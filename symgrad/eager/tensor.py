@@ -100,52 +100,72 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
     primitive and attributes, each operand from the same source (an earlier deferred op at the version it
     produced, the same leaf, or a constant) and of the same type. It then cannot fail: its errors were
     raised when the step was captured. The leaf and constant arrays it reads are kept (a copy of those
-    NumPy may write: symgrad.eager.deferred's rule). None, with the tape abandoned, on any difference."""
+    NumPy may write: see symgrad.eager.tape). None, with the tape abandoned, on any difference."""
     position = len(tape.digests)
     steps = tape.capture.steps
-    step = steps[position] if position < len(steps) else None
-    if step is None or step[0] is not prim or (step[1] is not attrs and step[1] != attrs) \
-            or len(operands) != len(step[5]):
-        tape.abandon()
-        return None
-    in_types = step[2]
-    parents, saved, versions = [], [], []
-    for operand, source, expected in zip(operands, step[5], in_types):
-        counter = operand._version
-        node = operand._node
-        if source >= 0:
-            if node is None or node.position != source or node.tape is not tape \
-                    or node.out_version[0] is not counter or counter.value != node.out_version[1]:
-                tape.abandon()
-                return None
-            parents.append(node)
-            saved.append(None)
-        else:
-            array = operand._data
-            if node is not None or array.shape != expected[0] or array.dtype != expected[1] \
-                    or operand._requires_grad != (source != -1) or (source != -1 and not _is_leaf_slot(
-                        tape, operand, -2 - source)):
-                tape.abandon()
-                return None
-            parents.append(None if source == -1 else operand)
-            saved.append(array.copy() if counter.exposed else array)
-        versions.append((counter, counter.value))
-    counter = VersionCounter()
-    record = Record.deferred(step, tuple(parents), tuple(saved), tuple(versions), counter, tape, position)
-    tape.digests.append(step[6])
-    tape.pending.append(record)
-    out = DeferredTensor.__new__(DeferredTensor)
-    out.value = None
-    out.builder = EAGER
-    out._requires_grad = True
-    out._node = record
-    out._version = counter
-    out._grad = None
-    out._hooks = None
-    return out
+    if position < len(steps):
+        step = steps[position]
+        if step[0] is prim and (step[1] is attrs or step[1] == attrs) and len(operands) == len(step[5]):
+            parents, saved, versions = [], [], []
+            for operand, source, expected in zip(operands, step[5], step[2]):
+                counter = operand._version
+                node = operand._node
+                if source >= 0:  # an earlier deferred op, unmodified since
+                    if node is None or node.position != source or node.tape is not tape \
+                            or node.out_version[0] is not counter or counter.value:
+                        break
+                    parents.append(node)
+                    saved.append(None)
+                else:
+                    array = operand._data
+                    if node is not None or array.shape != expected[0] or (
+                            array.dtype is not expected[1] and array.dtype != expected[1]):
+                        break
+                    if source == -1:
+                        if operand._requires_grad:
+                            break
+                        parents.append(None)
+                        saved.append(array.copy() if counter.exposed else array)
+                    else:
+                        if not operand._requires_grad or not _leaf_has_slot(tape, operand, -2 - source):
+                            break
+                        if counter.exposed:
+                            array = _leaf_snapshot(tape, -2 - source, array)
+                            if array is None:
+                                break
+                        parents.append(operand)
+                        saved.append(array)
+                versions.append((counter, counter.value))
+            else:
+                counter = VersionCounter()
+                record = Record.deferred(step, tuple(parents), tuple(saved), tuple(versions), counter, tape, position)
+                tape.digests.append(step[6])
+                tape.pending.append(record)
+                out = DeferredTensor.__new__(DeferredTensor)
+                out.value = None
+                out.builder = EAGER
+                out._requires_grad = True
+                out._node = record
+                out._version = counter
+                out._grad = None
+                out._hooks = None
+                return out
+    tape.abandon()
+    return None
 
 
-def _is_leaf_slot(tape, leaf, slot) -> bool:
+def _leaf_snapshot(tape, slot, array) -> "np.ndarray | None":
+    """The copy deferred ops of this step read of a leaf's array that NumPy may write: made at its first
+    use, shared by the later ones (the captured step reads a leaf once); None if NumPy wrote it between
+    two uses (that op then runs now, and its record reads the array as it is)."""
+    first = tape.snapshots.get(slot)
+    if first is None:
+        first = tape.snapshots[slot] = array.copy()
+        return first
+    return first if np.array_equal(first, array, equal_nan=True) else None
+
+
+def _leaf_has_slot(tape, leaf, slot) -> bool:
     """Whether `leaf` has `slot` among the tape's leaves (given it now, if it is the next new one)."""
     known = tape.leaf_slots.get(id(leaf))
     if known is not None and tape.leaves[known]() is leaf:

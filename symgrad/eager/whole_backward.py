@@ -80,10 +80,15 @@ class Capture:
         stage = _Stage(self.entries)
         self.places = stage.places  # per input: (position, operand) of the record that saved its array
         self.leaf_slots = stage.leaf_slots
+        self.shared_leaves = _uses_of_shared_leaves(self.entries)
         self.released = _leading_to_a_leaf(self.entries)
         graph, self.returned, self.zero = _fused(stage)
         self.gradients = sum(self.returned)
         self.executable = lowered_graph(graph)
+        # the LLVM executable's native entry, called directly on arrays it takes as they are (it returns
+        # NotImplemented for others, e.g. a broadcast number): no per-call conversions or flattening
+        self.entry = getattr(self.executable, "entry", None) if not getattr(
+            self.executable, "python_floats", ()) else None
         self.evaluators = None  # per position: (NumPy implementation, dtype), made when first needed
         # The expected ops of a deferred step, by position: (prim, attrs, in_types, out_type, entry, sources,
         # digest); only when the root's ancestors are the whole tape before it (else no step defers).
@@ -108,13 +113,17 @@ class Capture:
         if any(leaf._hooks for leaf in leaves):
             return False
         operands = [records[position].saved[operand] for position, operand in self.places]
-        results = self.executable(*operands, seed)
+        operands.append(seed)
+        results = NotImplemented if self.entry is None else self.entry(*operands)
+        if results is NotImplemented:
+            results = self.executable(*operands)
         if records is pending:  # the deferred values, computed by this call
             tape.pending = []
             for record, value in zip(pending, results[self.gradients:]):
-                record.value = record.out = value
-            if retain_graph:
+                record.value = value
+            if retain_graph:  # what the general path reads, for a later backward through them
                 for record in pending:
+                    record.out = record.value
                     record.saved = tuple(p.value if a is None else a for p, a in zip(record.parents, record.saved))
         gradients = iter(results)
         for leaf, present, zero in zip(leaves, self.returned, self.zero):
@@ -129,7 +138,8 @@ class Capture:
 
     def _checked(self, root_record):
         """(records by position, leaves by slot) of the root's ancestors, checked against their entries,
-        with every operand still at the version it was read at; (None, None) otherwise."""
+        with every operand still at the version it was read at, and every leaf and constant array as it
+        was read (the call recomputes the forward from them); (None, None) otherwise."""
         entries = self.entries
         records, leaves = {self.order[0]: root_record}, {}
         for position in self.order:
@@ -138,12 +148,16 @@ class Capture:
                 return None, None
             for operand, source in enumerate(record.entry[2]):
                 counter, version = record.versions[operand]
-                if counter.value != version:
-                    return None, None
+                if counter.value != version or (source < 0 and counter.exposed and record.value is None):
+                    return None, None  # modified since, or an array NumPy may have written (not a deferred copy)
                 if source >= 0:
                     records[source] = record.parents[operand]
                 elif source != -1:
                     leaves[leaf_slot(source)] = record.parents[operand]
+        for uses in self.shared_leaves:  # the one input of a leaf: every use must have read the same array
+            first = records[uses[0][0]].saved[uses[0][1]]
+            if any(records[position].saved[operand] is not first for position, operand in uses[1:]):
+                return None, None
         return records, [leaves[slot] for slot in self.leaf_slots]
 
     def compute(self, tape) -> None:
@@ -200,6 +214,16 @@ def _ancestors(root_record) -> dict:
     return entries
 
 
+def _uses_of_shared_leaves(entries: dict) -> list:
+    """Per leaf used by several entries: its uses, as (position, operand)."""
+    uses = collections.defaultdict(list)
+    for position in sorted(entries):
+        for operand, source in enumerate(entries[position][2]):
+            if leaf_slot(source) is not None:
+                uses[leaf_slot(source)].append((position, operand))
+    return [places for places in uses.values() if len(places) > 1]
+
+
 def _leading_to_a_leaf(entries: dict) -> list:
     """Positions of the entries that lead to a leaf: the records the general path processes (and
     frees, without retain_graph)."""
@@ -209,28 +233,29 @@ def _leading_to_a_leaf(entries: dict) -> list:
     return [p for p, flag in useful.items() if flag]
 
 
-def try_backward(engine, root, seed, retain_graph) -> "Capture | None":
+def try_backward(engine, root, seed, retain_graph) -> tuple:
     """Run backward of `root` through the captured step if its tape is regular and its structure was
-    seen before: the Capture that ran, or None when the general path must run."""
+    seen before. Returns (whether it ran, the capture the next step may repeat, or None); when it did
+    not run, the general path must."""
     record = root._node
     tape = current_tape()
     if record is None or record.tape is not tape or not tape.regular:
-        return None
+        return False, None
     position = record.position
     key = (tape.digests[position], position)
     plan = _cache.get(key, _MISSING)
     if plan is _MISSING:
         _remember(key, None)  # seen once: the general path runs it op by op this time
-        return None
+        return False, None
     if plan is None:
         try:
             plan = _remember(key, Capture(record))
         except Exception:  # noqa: BLE001  (the general path runs it, and raises its own error if there is one)
             plan = _remember(key, _UNSUPPORTED)
     _cache.move_to_end(key)
-    if plan is _UNSUPPORTED or not plan.run(engine, record, tape, seed, retain_graph):
-        return None
-    return plan
+    if plan is _UNSUPPORTED:
+        return False, None
+    return plan.run(engine, record, tape, seed, retain_graph), (plan if plan.steps is not None else None)
 
 
 def _remember(key, plan):
