@@ -351,6 +351,22 @@ def test_a_shape_error_is_raised_at_its_line_in_a_deferred_step():
     _check_grads(tensors, params, x, y)
 
 
+@pytest.mark.parametrize("pick", [lambda t, i: t[i], lambda t, i: sg.take(t, i)], ids=["getitem", "take"])
+def test_an_index_out_of_range_is_raised_at_its_line_in_a_deferred_step(pick):
+    w = sg.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    tape.start_over()
+    for step, index in enumerate([np.array([0, 2, 1])] * 3 + [np.array([0, 3, 1])]):
+        w.grad = None
+        scaled = sg.sin(w * 2.0)
+        if step == 3:
+            assert isinstance(scaled, DeferredTensor)
+            with pytest.raises(IndexError, match="out of bounds"):
+                pick(scaled, index)
+            break
+        pick(scaled, index).sum().backward()
+        np.testing.assert_allclose(w.grad.numpy(), 2 * np.cos([2.0, 4.0, 6.0]), rtol=1e-12)
+
+
 def test_retain_graph_on_a_deferred_step_then_a_second_backward():
     w = sg.tensor(np.array([0.1, 0.2]), requires_grad=True)
     x = sg.tensor(np.array([1.0, -1.0]))
