@@ -424,3 +424,50 @@ def test_an_op_outside_the_capture_computes_the_deferred_prefix_first():
     np.testing.assert_allclose(loss.item(), np.sin([3.0, 8.0]).sum(), rtol=1e-12)
     loss.backward()  # sin reads w * x and the product reads x: neither was modified
     np.testing.assert_allclose(w.grad.numpy(), 2.0 + np.cos([3.0, 8.0]) * [3.0, 4.0], rtol=1e-12)
+
+
+# ------------------------------------------------------------------ updates nothing records (one NumPy call)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_unrecorded_updates_equal_numpy_bit_for_bit(dtype):
+    """`w -= lr * w.grad`, `w *= 0.5`, `w += g`, `w /= 3.0` under no_grad, with edge values: NumPy's
+    numbers in the tensor's dtype, and one version step each."""
+    values = np.array([0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 1e-30], dtype)
+    grads = np.array([1.0, -1.0, 0.1, 3.0, 1.0, np.inf, 2.0, 1e30], dtype)
+    w = sg.tensor(values.copy(), requires_grad=True)
+    w.grad = sg.tensor(grads)
+    expected = values.copy()
+    with sg.no_grad():
+        for update in range(4):
+            before = w._version.value
+            if update == 0:
+                w -= 0.1 * w.grad
+                expected -= dtype(0.1) * grads
+            elif update == 1:
+                w *= 0.5
+                expected *= dtype(0.5)
+            elif update == 2:
+                w += w.grad
+                expected += grads
+            else:
+                w /= 3.0
+                expected /= dtype(3.0)
+            assert w._version.value == before + 1 and w.dtype == dtype
+    np.testing.assert_array_equal(w.detach().numpy(), expected)
+    s = sg.tensor(np.array(2.0, dtype))
+    s *= 0.25  # 0-d
+    assert s.shape == () and s.item() == 0.5
+
+
+def test_updates_outside_the_one_call_path_keep_their_errors_and_promotion():
+    ints = sg.tensor(np.array([1, 2]))
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        ints -= 0.5
+    w = sg.tensor(np.ones(3), requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        w *= 2.0
+    with sg.no_grad(), pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        w += sg.tensor(np.ones((2, 3)))
+    f32 = sg.tensor(np.ones(2, np.float32))
+    f32 += sg.tensor(np.array(0.1))  # a float64 operand: computed in float64, then stored as float32
+    np.testing.assert_array_equal(f32.numpy(), np.float32(1.0 + 0.1))
+    assert (0.5 * f32).dtype == np.float32 and (sg.tensor(np.ones(2, np.float32)) / 4.0).dtype == np.float32

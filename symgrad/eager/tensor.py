@@ -598,16 +598,45 @@ class Tensor(Tracer):
         return self._data
 
     def add_(self, other, alpha=1):
+        if alpha == 1 and self._unrecorded_update(np.add, other):
+            return self
         return self._inplace(lambda s: s + (other if alpha == 1 else other * alpha))
 
     def sub_(self, other, alpha=1):
+        if alpha == 1 and self._unrecorded_update(np.subtract, other):
+            return self
         return self._inplace(lambda s: s - (other if alpha == 1 else other * alpha))
 
     def mul_(self, other):
+        if self._unrecorded_update(np.multiply, other):
+            return self
         return self._inplace(lambda s: s * other)
 
     def div_(self, other):
+        if self._unrecorded_update(np.true_divide, other):
+            return self
         return self._inplace(lambda s: s / other)
+
+    def _unrecorded_update(self, ufunc, other) -> bool:
+        """`self op= other` as one NumPy call when nothing records it (no_grad, or nothing requires grad)
+        and the result is plainly self's dtype and shape: a float tensor and a Python float or a tensor of
+        its dtype that broadcasts to it (`w -= lr * w.grad`). Bit for bit what `_inplace` computes;
+        False, with nothing done, for anything else (then `_inplace` runs, and raises its errors)."""
+        data = self._data
+        if data.dtype.kind != "f" or (is_grad_enabled() and (self._requires_grad or (
+                isinstance(other, Tensor) and other._requires_grad))):
+            return False
+        if type(other) is float:
+            value = other
+        elif isinstance(other, Tensor) and other.dtype == data.dtype and (
+                other.shape == data.shape or np.broadcast_shapes(other.shape, data.shape) == data.shape):
+            value = other._data
+        else:
+            return False
+        data = self._writable_data()
+        ufunc(data, value, out=data)
+        self._version.value += 1
+        return True
 
     def pow_(self, exponent):
         return self._inplace(lambda s: s ** exponent)
@@ -753,6 +782,11 @@ def elementwise_on_tensors(op, args):
     Python numbers become operands too (see `_numbers_as_operands`), so a loss scaled by a
     number that changes every step (`loss * beta`, `w - lr * g`) keeps one plan and one
     recorded structure, and its adjoint stays cached and compiled."""
+    ufunc = _ARITHMETIC.get(op)
+    if ufunc is not None and len(args) == 2:
+        result = _unrecorded_arithmetic(ufunc, *args)
+        if result is not None:
+            return result
     values, numbers, tensors = [], False, False
     for arg in args:
         kind = type(arg)
@@ -783,6 +817,28 @@ def elementwise_on_tensors(op, args):
     if result._node is not None:
         result._node.label = plan.label
     return result
+
+
+_NEP50 = int(np.__version__.split(".")[0]) >= 2  # a Python float takes the array's dtype, whatever its value
+_ARITHMETIC = {E.add: np.add, E.subtract: np.subtract, E.multiply: np.multiply, E.divide: np.true_divide} \
+    if _NEP50 else {}
+
+
+def _unrecorded_arithmetic(ufunc, a, b) -> "Tensor | None":
+    """a + b, a - b, a * b or a / b as one NumPy call when it is a float tensor and a Python float and
+    nothing records it (`lr * w.grad` under no_grad): bit for bit what the plan computes, in the tensor's
+    dtype; None for anything else."""
+    if type(a) is float and isinstance(b, Tensor):
+        tensor = b
+    elif type(b) is float and isinstance(a, Tensor):
+        tensor = a
+    else:
+        return None
+    if tensor.dtype.kind != "f" or (tensor._requires_grad and is_grad_enabled()):
+        return None
+    data = tensor._data
+    result = ufunc(data, b) if tensor is a else ufunc(a, data)
+    return Tensor._wrap(result if result.__class__ is np.ndarray else np.asarray(result))
 
 
 def _numbers_as_operands(op, values) -> list:
