@@ -782,9 +782,17 @@ def elementwise_on_tensors(op, args):
     Python numbers become operands too (see `_numbers_as_operands`), so a loss scaled by a
     number that changes every step (`loss * beta`, `w - lr * g`) keeps one plan and one
     recorded structure, and its adjoint stays cached and compiled."""
-    ufunc = _ARITHMETIC.get(op)
-    if ufunc is not None and len(args) == 2:
-        result = _unrecorded_arithmetic(ufunc, *args)
+    count = len(args)
+    if (count == 2 and isinstance(args[0], Tensor) and isinstance(args[1], Tensor)) or (
+            count == 1 and isinstance(args[0], Tensor)):  # tensors only, the common case: no loop below
+        plan = plans.tensor_plan_for(op, args)
+        result = plan.run(args, EAGER)
+        if result._node is not None:
+            result._node.label = plan.label
+        return result
+    if count == 2 and (type(args[0]) is float or type(args[1]) is float):
+        ufunc = _ARITHMETIC.get(op)
+        result = None if ufunc is None else _unrecorded_arithmetic(ufunc, *args)
         if result is not None:
             return result
     values, numbers, tensors = [], False, False
