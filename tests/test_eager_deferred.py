@@ -13,13 +13,7 @@ import pytest
 import symgrad as sg
 from symgrad.eager import tape
 from symgrad.eager.tensor import DeferredTensor
-
-
-def _data(seed=0, n_in=5, hidden=7, classes=3, batch=6):
-    rng = np.random.default_rng(seed)
-    params = [rng.standard_normal((n_in, hidden)) / 2, rng.standard_normal(hidden) / 4,
-              rng.standard_normal((hidden, classes)) / 2, rng.standard_normal(classes) / 4]
-    return params, rng.standard_normal((batch, n_in)), rng.integers(0, classes, batch)
+from test_eager_capture import _functional_grads, _mlp_data as _data
 
 
 def _forward(lib, params, x, y):
@@ -36,15 +30,6 @@ def _numpy_forward(params, x, y):
     shifted = logits - logits.max(axis=1, keepdims=True)
     log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
     return hidden, logits, -log_probs[np.arange(len(y)), y].mean()
-
-
-def _functional_grads(params, x, y):
-    def loss(w1, b1, w2, b2):
-        logits = sg.tanh(x @ w1 + b1) @ w2 + b2
-        shifted = logits - sg.max(logits, axis=1, keepdims=True)
-        log_probs = shifted - sg.log(sg.sum(sg.exp(shifted), axis=1, keepdims=True))
-        return -sg.mean(log_probs[np.arange(len(y)), y])
-    return sg.grad(loss, argnums=(0, 1, 2, 3))(*params)
 
 
 def _captured(tensors, x, y, steps=2):
