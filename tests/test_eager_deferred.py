@@ -456,3 +456,35 @@ def test_updates_outside_the_one_call_path_keep_their_errors_and_promotion():
     f32 += sg.tensor(np.array(0.1))  # a float64 operand: computed in float64, then stored as float32
     np.testing.assert_array_equal(f32.numpy(), np.float32(1.0 + 0.1))
     assert (0.5 * f32).dtype == np.float32 and (sg.tensor(np.ones(2, np.float32)) / 4.0).dtype == np.float32
+
+
+def test_threads_defer_their_own_steps():
+    """Each thread has its tape: two training loops at once, each deferred, each right."""
+    import threading
+    results, errors = {}, []
+
+    def train(seed):
+        try:
+            params, x, y = _data(seed)
+            tensors = [sg.tensor(p, requires_grad=True) for p in params]
+            deferred = 0
+            for _ in range(6):
+                for t in tensors:
+                    t.grad = None
+                loss = _forward(sg, tensors, sg.tensor(x), sg.tensor(y))[2]
+                deferred += isinstance(loss, DeferredTensor)
+                loss.backward()
+            results[seed] = (deferred, [t.grad.numpy() for t in tensors], _functional_grads(params, x, y))
+        except Exception as error:  # noqa: BLE001  (reported by the main thread)
+            errors.append(error)
+
+    threads = [threading.Thread(target=train, args=(seed,)) for seed in (20, 21)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    for deferred, grads, expected in results.values():
+        assert deferred >= 3
+        for g, e in zip(grads, expected):
+            np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
