@@ -488,3 +488,22 @@ def test_threads_defer_their_own_steps():
         assert deferred >= 3
         for g, e in zip(grads, expected):
             np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+
+
+def test_a_comparison_midway_computes_the_prefix_and_the_step_stays_deferred():
+    """An op nothing records (a comparison, on the values) is not part of the step: it computes what is
+    pending, and the ops after it are deferred again."""
+    params, x, y = _data(8)
+    tensors = [sg.tensor(p, requires_grad=True) for p in params]
+    tape.start_over()
+    _captured(tensors, x, y)
+    for t in tensors:
+        t.grad = None
+    w1, b1, w2, b2 = tensors
+    hidden = sg.tanh(sg.tensor(x) @ w1 + b1)
+    positive = hidden > 0
+    np.testing.assert_array_equal(positive.numpy(), _numpy_forward(params, x, y)[0] > 0)
+    loss = sg.nn.functional.cross_entropy(hidden @ w2 + b2, sg.tensor(y))
+    assert isinstance(loss, DeferredTensor) and tape.current_tape().capture is not None
+    loss.backward()
+    _check_grads(tensors, params, x, y)

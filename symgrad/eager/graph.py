@@ -78,13 +78,13 @@ class Record:
         self.ctx = ctx
         self.released = False
         self.label = None               # the PyTorch name of the user-level op, when known
-        self.value = None               # a deferred record's output, once computed (symgrad.eager.deferred)
+        self.value = None               # a deferred record's output, once computed (symgrad.eager.tensor._defer)
         current_tape().append(self)     # sets tape, position and entry
 
     @classmethod
     def deferred(cls, step, parents, saved, versions, counter, tape, position) -> "Record":
         """The record of an op whose value is deferred: its structure is the captured `step`
-        (symgrad.eager.deferred); `saved` holds the leaf and constant operands (None for a record's)."""
+        (symgrad.eager.tensor._defer); `saved` holds the leaf and constant operands (None for a record's)."""
         record = cls.__new__(cls)
         record.prim, record.attrs, record.in_types, record.out_type, record.entry = step[:5]
         record.parents = parents

@@ -15,8 +15,14 @@ digests (plain ints) and weak references to leaves only: entries live and die wi
 records, so the tape never keeps a graph alive nor grows what the garbage collector scans.
 
 A tape started after the backward of a captured step carries that `capture`: while the ops
-recorded match it, they are deferred (symgrad.eager.deferred) and wait in `pending`, which is the
-one place that holds them until a backward runs them, or something forces them.
+recorded match it, they are deferred (symgrad.eager.tensor._defer) and wait in `pending`, which is
+the one place that holds them until a backward runs them, or something forces them.
+
+The memory-sharing rule that keeps a deferred op computing what its line would have computed:
+every in-place write through symgrad computes the thread's pending ops first (`force_pending`);
+a deferred op keeps a copy of a leaf or constant array that NumPy may write unseen (its version
+counter is `exposed`: handed to NumPy by numpy(), __array__ or .data, or taken from it by
+from_numpy or as an operand); `t.data = array` on a leaf the tape read makes the tape irregular.
 """
 from __future__ import annotations
 
@@ -41,7 +47,7 @@ class Tape:
         self.snapshots = {}     # leaf slot -> the copy deferred ops read of a leaf whose array NumPy may write
 
     def force(self) -> None:
-        """Compute the pending deferred records op by op, in order (symgrad.eager.deferred)."""
+        """Compute the pending deferred records op by op, in order (symgrad.eager.tensor._defer)."""
         if self.pending:
             self.forced = True
             self.capture.compute(self)

@@ -69,9 +69,9 @@ class EagerRecorder:
         """`evaluate(*arrays)` (prim with its attributes bound) now; recorded when grad mode is on and an
         operand requires grad. While the ops repeat a captured step, they are deferred instead (`_defer`)."""
         tape = getattr(_tapes, "tape", None)
-        if tape is not None and tape.capture is not None and is_grad_enabled():
+        if tape is not None and tape.capture is not None and dtype.kind == "f" and is_grad_enabled():
             for t in operands:
-                if t._requires_grad:  # an op that records (an op on constants only runs now)
+                if t._requires_grad:  # an op that records (an op on constants, or a comparison, runs now)
                     out = _defer(tape, prim, operands, frozen_attrs)
                     if out is not None:
                         return out
@@ -100,7 +100,7 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
     primitive and attributes, each operand from the same source (an earlier deferred op at the version it
     produced, the same leaf, or a constant) and of the same type. It then cannot fail: its errors were
     raised when the step was captured. The leaf and constant arrays it reads are kept (a copy of those
-    NumPy may write: see symgrad.eager.tape). None, with the tape abandoned, on any difference."""
+    NumPy may write: the rule in symgrad.eager.tape). None, with the tape abandoned, on any difference."""
     position = len(tape.digests)
     steps = tape.capture.steps
     if position < len(steps):
@@ -689,7 +689,7 @@ ENGINE = Engine(Tensor)  # backward() of tensors: Tensor.backward and sg.autogra
 
 
 class DeferredTensor(Tensor):
-    """The result of a deferred op (symgrad.eager.deferred): its shape and dtype are known, its array is
+    """The result of a deferred op (symgrad.eager.tensor._defer): its shape and dtype are known, its array is
     computed when first read (`_data`), and it is then an ordinary Tensor."""
 
     __slots__ = ()

@@ -5,7 +5,7 @@ loss have been seen before, the step is recognized by one lookup of the tape's d
 `Capture` is built once: the loss's ancestors as a forward graph whose inputs are the leaves and
 the constant operands, differentiated by the compiler's reverse pass, and lowered, with the
 forward values among its outputs. A backward is then one call of that function:
-- on a tape that deferred the step (symgrad.eager.deferred: every op matched the capture and
+- on a tape that deferred the step (symgrad.eager.tensor._defer: every op matched the capture and
   nothing forced it), the call computes the forward values, which the deferred tensors take, and
   the gradients, with no check to make (an in-place write forces what is pending first);
 - on a tape whose values were computed (the first steps, or a step forced midway), one pass from

@@ -38,7 +38,7 @@ def _peak(input, dim):
     """input's max along dim (kept), gradient-free and clipped to the finite range: softmax and
     log_softmax are invariant to this shift, which keeps exp from overflowing (an infinite or NaN
     row gives what the unshifted formula gives). Computed inside the softmax's plan, from the input
-    as an op, so a deferred input stays deferred (symgrad.eager.deferred)."""
+    as an op, so a deferred input stays deferred (docs/eager.md, "Deferred forward")."""
     peak = sgnp.max(input, axis=dim, keepdims=True)
     if np.dtype(peak.dtype).kind == "f":
         big = float(np.finfo(peak.dtype).max)
