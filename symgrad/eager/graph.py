@@ -118,7 +118,7 @@ class Record:
 
     def release(self):
         """Free the saved values (after a backward without retain_graph)."""
-        self.saved = tuple(None for _ in self.parents)
+        self.saved = (None,) * len(self.parents)
         self.out = None
         self.released = True
         if self.ctx is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import math
 import warnings
 import weakref
 
@@ -703,7 +704,7 @@ class DeferredTensor(Tensor):
         return len(self._node.out_type[0])
 
     def numel(self) -> int:
-        return int(np.prod(self._node.out_type[0], dtype=np.int64))
+        return math.prod(self._node.out_type[0])
 
     def __getattr__(self, name):
         if name != "_data":

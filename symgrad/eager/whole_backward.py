@@ -81,7 +81,9 @@ class Capture:
         self.places = stage.places  # per input: (position, operand) of the record that saved its array
         self.leaf_slots = stage.leaf_slots
         self.shared_leaves = _uses_of_shared_leaves(self.entries)
-        self.released = _leading_to_a_leaf(self.entries)
+        # the records the general path would free, with the saved values each then holds (none)
+        self.released = [(position, (None,) * len(self.entries[position][2]))
+                         for position in _leading_to_a_leaf(self.entries)]
         graph, self.returned, self.zero = _fused(stage)
         self.gradients = sum(self.returned)
         self.executable = lowered_graph(graph)
@@ -131,9 +133,10 @@ class Capture:
                 engine.accumulate(leaf, next(gradients))
             elif zero:
                 engine.accumulate(leaf, np.zeros(leaf.shape, leaf.dtype))
-        if not retain_graph:
-            for position in self.released:
-                records[position].release()
+        if not retain_graph:  # Record.release, for records that hold no Function context
+            for position, nothing in self.released:
+                record = records[position]
+                record.saved, record.out, record.released = nothing, None, True
         return True
 
     def _checked(self, root_record):
