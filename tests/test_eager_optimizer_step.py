@@ -102,3 +102,25 @@ def test_an_optimizer_written_with_update_only_still_steps():
         optimizer.step()
     np.testing.assert_allclose(p.detach().numpy(), [0.0, 0.0])  # p - p = 0 at each step
     assert optimizer.state[id(p)]["calls"] == 3 and p._version.value == 3
+
+
+def test_a_subclass_that_overrides_update_is_stepped_through_it():
+    """AdamW-style: decoupled decay, then Adam's own update through super().update."""
+    class DecoupledAdam(sg.optim.Adam):
+        def update(self, param, grad, state, group):
+            decayed = param * (1 - group["lr"] * group["weight_decay"])
+            return super().update(decayed, grad, state, {**group, "weight_decay": 0})
+
+    start = np.array([1.0, -2.0])
+    p = sg.tensor(start, requires_grad=True)
+    optimizer = DecoupledAdam([p], lr=0.1, weight_decay=0.5)
+    value, m, v = start.copy(), np.zeros(2), np.zeros(2)
+    for t in range(1, 5):
+        optimizer.zero_grad()
+        (p * p).sum().backward()
+        optimizer.step()
+        g = 2 * value
+        value = value * (1 - 0.1 * 0.5)
+        m, v = m + (g - m) * 0.1, v * 0.999 + 0.001 * g * g
+        value = value - 0.1 / (1 - 0.9 ** t) * m / (np.sqrt(v) / np.sqrt(1 - 0.999 ** t) + 1e-8)
+        np.testing.assert_allclose(p.detach().numpy(), value, rtol=1e-12)

@@ -68,7 +68,8 @@ class Optimizer:
         return loss
 
     def _step_group(self, params, group):
-        if type(self).formula is Optimizer.formula:  # a subclass that writes `update` only
+        if type(self).update is not Optimizer.update or type(self).formula is Optimizer.formula:
+            # a subclass that writes (or overrides, as AdamW over Adam) `update`: one parameter at a time
             for p in params:
                 p._data[...] = self.update(p._data, p.grad._data, self.state.setdefault(id(p), {}), group)
                 p._version.value += 1
@@ -99,8 +100,14 @@ class Optimizer:
     # ------------------------------------------------------------------ what a subclass writes
     def update(self, param, grad, state: dict, group: dict):
         """The new value of one parameter (NumPy arrays in, array out): the simple way to write an
-        optimizer; one that writes the methods below instead gets its step compiled."""
-        raise NotImplementedError
+        optimizer. One that writes the methods below instead gets its step compiled, and this runs them
+        for one parameter (so a subclass may override `update` and call super().update)."""
+        if type(self).formula is Optimizer.formula:
+            raise NotImplementedError(f"{type(self).__name__} writes neither update() nor formula()")
+        coefficients = self.prepare(param, state, group)
+        value, buffers = self.formula(param, grad, self.buffers(state, group), coefficients, group)
+        self.store(state, buffers, group)
+        return value
 
     def prepare(self, param, state: dict, group: dict) -> tuple:
         """Create `state` on the first step, advance its counters; the step's coefficients (Python floats)."""
