@@ -102,7 +102,9 @@ class StageGraph:
                     operands.append(-1 - inside[id(parent)])  # the output of node number inside[...]
                     outputs[inside[id(parent)]].places.append((record, slot))
                     continue
-                key = ("input", id(record), slot) if parent is None else (id(parent), record.versions[slot][1])
+                # one input per leaf array and version (a leaf given another array by `.data =` is another input)
+                key = ("input", id(record), slot) if parent is None else (
+                    id(parent), record.versions[slot][1], id(record.saved[slot]))
                 if key in slots:
                     sources[slots[key]].places.append((record, slot))
                 else:
@@ -150,7 +152,7 @@ class Adjoint:
             cts = backward_pass(forward, env, seeds.items())
             results = [cts[id(forward.inputs[i])] for i in stage.wanted]
             self.returned = [ct is not None for ct in results]
-            reached = _reached(forward, seeds)
+            reached = reached_values(forward, seeds)
             self.zero = [ct is None and id(forward.inputs[i]) in reached for ct, i in zip(results, stage.wanted)]
             # a value with several results gets a cotangent per result (zeros for those it has none)
             self.lengths = [len(ct) if isinstance(ct, list) else None for ct in results if ct is not None]
@@ -189,7 +191,7 @@ class Adjoint:
         """The optimized graph lowered by the default backend (once)."""
         if self.executable is None:
             graph, split = _split_tuple_inputs(self.graph)
-            executable = lower(optimize(graph))
+            executable = lowered_graph(graph)
             self.executable = (lambda *operands: executable(*_flat(operands))) if split else executable
         return self.executable
 
@@ -235,7 +237,12 @@ def _flat(operands) -> list:
     return flat
 
 
-def _reached(forward: ir.Graph, seeds) -> set:
+def lowered_graph(graph: ir.Graph):
+    """`graph` optimized and lowered by the default backend: the one place eager code lowers a graph."""
+    return lower(optimize(graph))
+
+
+def reached_values(forward: ir.Graph, seeds) -> set:
     """ids of the values a seeded output depends on. A reached input whose cotangent the reverse
     pass dropped as zero (sign, floor, x * 0) gets zeros, as PyTorch materializes them."""
     reached = set(seeds)

@@ -15,7 +15,7 @@ from ..ops.shape import unbroadcast
 from .adjoint import reads_output_of, run_stage
 from .graph import Record
 from .mode import set_grad_enabled
-from .tape import start_over
+from .tape import force_pending, start_over
 from .whole_backward import try_backward
 
 _ERROR_NO_GRAD = "element {} of tensors does not require grad and does not have a grad_fn"
@@ -41,14 +41,17 @@ class Engine:
         grad_tensors = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(tensors)
         seeds = self._seeds(tensors, grad_tensors, create_graph)
         retain_graph = create_graph if retain_graph is None else retain_graph
+        capture = None
         try:
-            if inputs is None and not create_graph and len(tensors) == 1 and \
-                    try_backward(self, tensors[0], seeds[0], retain_graph):
-                return
+            if inputs is None and not create_graph and len(tensors) == 1:
+                ran, capture = try_backward(self, tensors[0], seeds[0], retain_graph)
+                if ran:
+                    return
+            force_pending()
             targets = None if inputs is None else _as_list(inputs)
             _Backward(self, tensors, seeds, targets, create_graph).execute(accumulate=True, retain_graph=retain_graph)
         finally:
-            start_over()  # the next step records a tape of its own
+            start_over(capture)  # the next step records a tape of its own, deferred while it repeats the capture
 
     def grad(self, outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
         """The gradients of `outputs` with respect to `inputs`, returned (not accumulated), as torch.autograd.grad."""
@@ -59,6 +62,7 @@ class Engine:
                 raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
         seeds = self._seeds(outputs, grad_outputs, create_graph)
         try:
+            force_pending()
             found = _Backward(self, outputs, seeds, inputs, create_graph).execute(
                 accumulate=False, retain_graph=create_graph if retain_graph is None else retain_graph)
         finally:

@@ -42,12 +42,14 @@ def grad_fn_name(op) -> str:
 
 
 class VersionCounter:
-    """How many times a tensor's data was modified in place (shared by tensors sharing data)."""
+    """How many times a tensor's data was modified in place (shared by tensors sharing data), and
+    whether that data was handed to or taken from NumPy (`exposed`: NumPy may write it unseen)."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "exposed")
 
     def __init__(self):
         self.value = 0
+        self.exposed = False
 
 
 class Record:
@@ -55,7 +57,7 @@ class Record:
 
     __slots__ = ("prim", "attrs", "parents", "in_types", "saved", "versions", "out", "out_version",
                  "out_type", "seq", "hooks", "retained", "function", "ctx", "released", "label",
-                 "tape", "position", "entry",
+                 "tape", "position", "entry", "value",
                  "__weakref__")
 
     def __init__(self, prim, attrs, parents, in_types, saved, versions, out, out_version,
@@ -76,7 +78,31 @@ class Record:
         self.ctx = ctx
         self.released = False
         self.label = None               # the PyTorch name of the user-level op, when known
+        self.value = None               # a deferred record's output, once computed (symgrad.eager.tensor._defer)
         current_tape().append(self)     # sets tape, position and entry
+
+    @classmethod
+    def deferred(cls, step, parents, saved, versions, counter, tape, position) -> "Record":
+        """The record of an op whose value is deferred: its structure is the captured `step`
+        (symgrad.eager.tensor._defer); `saved` holds the leaf and constant operands (None for a record's)."""
+        record = cls.__new__(cls)
+        record.prim, record.attrs, record.in_types, record.out_type, record.entry = step[:5]
+        record.parents = parents
+        record.saved = saved
+        record.versions = versions
+        record.out = None
+        record.out_version = (counter, 0)
+        record.seq = next(_sequence)
+        record.hooks = ()
+        record.retained = None
+        record.function = None
+        record.ctx = None
+        record.released = False
+        record.label = None
+        record.tape = tape
+        record.position = position
+        record.value = None
+        return record
 
     @classmethod
     def of_op(cls, prim, attrs, operands, arrays, out, function=None, ctx=None) -> "Record":
@@ -92,7 +118,7 @@ class Record:
 
     def release(self):
         """Free the saved values (after a backward without retain_graph)."""
-        self.saved = tuple(None for _ in self.parents)
+        self.saved = (None,) * len(self.parents)
         self.out = None
         self.released = True
         if self.ctx is not None:

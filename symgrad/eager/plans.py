@@ -23,6 +23,7 @@ class Plan:
     """The primitive applications one call makes: (prim, operand indices, attrs, frozen attrs, dtype)."""
 
     def __init__(self, op, signature, keywords=()):
+        self.op = op
         builder = Builder()
         with building(builder):
             args = [builder.new_input(shape, dtype) if is_array else value
@@ -68,13 +69,23 @@ def evaluator(prim, attrs: dict):
 
 
 def plan_for(op, signature) -> Plan:
-    """The cached plan of op for a signature: per argument (is_array, shape, dtype, scalar value)."""
-    key = (op, signature)
+    """The cached plan of op for a signature: per argument (is_array, shape, dtype, scalar value).
+    Keyed by the op's identity (hashing an elementwise op hashes all its fields), checked on a hit."""
+    key = (id(op), signature)
     plan = _plans.get(key)
-    if plan is None:
+    if plan is None or plan.op is not op:
         plan = _plans[key] = Plan(op, signature)
         if len(_plans) > _PLANS_SIZE:
             _plans.popitem(last=False)
+    return plan
+
+
+def tensor_plan_for(op, tensors) -> Plan:
+    """plan_for(op, the signature of these tensor operands), found without building the signature."""
+    key = (id(op),) + tuple([(t.shape, t.dtype) for t in tensors])
+    plan = _plans.get(key)
+    if plan is None or plan.op is not op:
+        plan = _plans[key] = plan_for(op, tuple((True, t.shape, t.dtype, None) for t in tensors))
     return plan
 
 

@@ -13,6 +13,16 @@ an in-place op's snapshot, a hook or retain_grad make it irregular, and the next
 takes the general path (symgrad.eager.engine). Backward starts a new tape. The tape keeps
 digests (plain ints) and weak references to leaves only: entries live and die with their
 records, so the tape never keeps a graph alive nor grows what the garbage collector scans.
+
+A tape started after the backward of a captured step carries that `capture`: while the ops
+recorded match it, they are deferred (symgrad.eager.tensor._defer) and wait in `pending`, which is
+the one place that holds them until a backward runs them, or something forces them.
+
+The memory-sharing rule that keeps a deferred op computing what its line would have computed:
+every in-place write through symgrad computes the thread's pending ops first (`force_pending`);
+a deferred op keeps a copy of a leaf or constant array that NumPy may write unseen (its version
+counter is `exposed`: handed to NumPy by numpy(), __array__ or .data, or taken from it by
+from_numpy or as an operand); `t.data = array` on a leaf the tape read makes the tape irregular.
 """
 from __future__ import annotations
 
@@ -24,16 +34,34 @@ _CONSTANT = -1
 
 
 class Tape:
-    __slots__ = ("digests", "leaves", "leaf_slots", "regular")
+    __slots__ = ("digests", "leaves", "leaf_slots", "regular", "capture", "pending", "forced", "snapshots")
 
-    def __init__(self):
+    def __init__(self, capture=None):
         self.digests = []
         self.leaves = []       # weakrefs to the leaves requiring grad, by slot
         self.leaf_slots = {}   # id(leaf) -> slot
         self.regular = True
+        self.capture = capture  # the captured step the next ops are expected to repeat, or None
+        self.pending = []       # deferred records not computed yet, in tape order
+        self.forced = False     # whether deferred records were computed op by op (then backward checks versions)
+        self.snapshots = {}     # leaf slot -> the copy deferred ops read of a leaf whose array NumPy may write
+
+    def force(self) -> None:
+        """Compute the pending deferred records op by op, in order (symgrad.eager.tensor._defer)."""
+        if self.pending:
+            self.forced = True
+            self.capture.compute(self)
+
+    def abandon(self) -> None:
+        """Stop deferring: an op that does not match the capture comes next; what is pending is computed first."""
+        if self.capture is not None:
+            self.force()
+            self.capture = None
 
     def append(self, record) -> None:
         """Add `record` (a new Record) as the tape's next entry: sets its tape, position and entry."""
+        if self.capture is not None:
+            self.abandon()
         sources = []
         for parent, (counter, version) in zip(record.parents, record.versions):
             if parent is None:
@@ -61,20 +89,31 @@ class Tape:
             digests.append(0)
 
 
-_state = threading.local()
+state = threading.local()  # .tape: this thread's tape
 
 
 def current_tape() -> Tape:
     """This thread's tape (a new one when it has none, or when it grew past MAX_ENTRIES)."""
-    tape = getattr(_state, "tape", None)
+    tape = getattr(state, "tape", None)
     if tape is None or len(tape.digests) >= MAX_ENTRIES:
-        tape = _state.tape = Tape()
+        tape = state.tape = Tape()
     return tape
 
 
-def start_over() -> None:
-    """Begin a new tape (after a backward or autograd.grad): the next step's ops get positions from 0 again."""
-    _state.tape = Tape()
+def start_over(capture=None) -> None:
+    """Begin a new tape (after a backward or autograd.grad): the next step's ops get positions from 0 again,
+    deferred while they repeat `capture`. What the old tape still defers is computed first."""
+    old = getattr(state, "tape", None)
+    if old is not None and old.pending:
+        old.force()
+    state.tape = Tape(capture)
+
+
+def force_pending() -> None:
+    """Compute this thread's deferred ops now: an array they read is about to be written in place."""
+    tape = getattr(state, "tape", None)
+    if tape is not None and tape.pending:
+        tape.force()
 
 
 def leaf_slot(source: int) -> "int | None":

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import collections
 import functools
+import math
 import warnings
+import weakref
 
 import numpy as np
 
@@ -22,6 +24,7 @@ from .device import CPU, check_device, device as device_type
 from .engine import Engine
 from .graph import Record, RemovableHandle, VersionCounter
 from .mode import enable_grad, is_grad_enabled, no_grad
+from .tape import force_pending, state as _tapes
 from ..ops import elementwise as E
 from ..core import Tracer, TracerError, refuse_masked
 from ..numpy_api.updates import IndexUpdateHelper
@@ -57,14 +60,24 @@ class EagerRecorder:
             raise TracerError("a traced value and an eager Tensor were combined; pass the tensor's "
                               ".detach().numpy() (or trace a function of plain arrays)")
         refuse_masked(operand, "an operand of a tensor operation")
-        return Tensor._wrap(np.asarray(operand))
+        wrapped = Tensor._wrap(np.asarray(operand))
+        wrapped._version.exposed = True  # the caller's array, which NumPy may still write
+        return wrapped
 
     def add(self, prim, operands, attrs, shape, dtype) -> "Tensor":
         return self.evaluate(prim, operands, plans.evaluator(prim, attrs), ir.freeze_attrs(attrs), np.dtype(dtype))
 
     def evaluate(self, prim, operands, evaluate, frozen_attrs, dtype) -> "Tensor":
         """`evaluate(*arrays)` (prim with its attributes bound) now; recorded when grad mode is on and an
-        operand requires grad."""
+        operand requires grad. While the ops repeat a captured step, they are deferred instead (`_defer`)."""
+        tape = getattr(_tapes, "tape", None)
+        if tape is not None and tape.capture is not None and dtype.kind == "f" and is_grad_enabled():
+            for t in operands:
+                if t._requires_grad:  # an op that records (an op on constants, or a comparison, runs now)
+                    out = _defer(tape, prim, operands, frozen_attrs)
+                    if out is not None:
+                        return out
+                    break
         arrays = [t._data for t in operands]
         result = evaluate(*arrays)
         if dtype.names is not None:  # several results (a factorization's): `result` nodes read them
@@ -96,6 +109,88 @@ class Results(tuple):
         self = super().__new__(cls, (np.asarray(a, d) for a, (_, d) in zip(arrays, ir.components(dtype))))
         self.dtype = dtype
         return self
+
+
+def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
+    """The deferred result of prim(*operands) if it is the next op of the tape's capture: the same
+    primitive and attributes, each operand from the same source (an earlier deferred op at the version it
+    produced, the same leaf, or a constant) and of the same type. It then cannot fail: its errors were
+    raised when the step was captured. The leaf and constant arrays it reads are kept (a copy of those
+    NumPy may write: the rule in symgrad.eager.tape). None, with the tape abandoned, on any difference."""
+    position = len(tape.digests)
+    steps = tape.capture.steps
+    if position < len(steps):
+        step = steps[position]
+        if step[0] is prim and (step[1] is attrs or step[1] == attrs) and len(operands) == len(step[5]):
+            parents, saved, versions = [], [], []
+            for operand, source, expected in zip(operands, step[5], step[2]):
+                counter = operand._version
+                node = operand._node
+                if source >= 0:  # an earlier deferred op, unmodified since
+                    if node is None or node.position != source or node.tape is not tape \
+                            or node.out_version[0] is not counter or counter.value:
+                        break
+                    parents.append(node)
+                    saved.append(None)
+                else:
+                    array = operand._data
+                    if node is not None or array.shape != expected[0] or (
+                            array.dtype is not expected[1] and array.dtype != expected[1]):
+                        break
+                    if source == -1:
+                        if operand._requires_grad:
+                            break
+                        parents.append(None)
+                        saved.append(array.copy() if counter.exposed else array)
+                    else:
+                        if not operand._requires_grad or not _leaf_has_slot(tape, operand, -2 - source):
+                            break
+                        if counter.exposed:
+                            array = _leaf_snapshot(tape, -2 - source, array)
+                            if array is None:
+                                break
+                        parents.append(operand)
+                        saved.append(array)
+                versions.append((counter, counter.value))
+            else:
+                counter = VersionCounter()
+                record = Record.deferred(step, tuple(parents), tuple(saved), tuple(versions), counter, tape, position)
+                tape.digests.append(step[6])
+                tape.pending.append(record)
+                out = DeferredTensor.__new__(DeferredTensor)
+                out.value = None
+                out.builder = EAGER
+                out._requires_grad = True
+                out._node = record
+                out._version = counter
+                out._grad = None
+                out._hooks = None
+                return out
+    tape.abandon()
+    return None
+
+
+def _leaf_snapshot(tape, slot, array) -> "np.ndarray | None":
+    """The copy deferred ops of this step read of a leaf's array that NumPy may write: made at its first
+    use, shared by the later ones (the captured step reads a leaf once); None if NumPy wrote it between
+    two uses (that op then runs now, and its record reads the array as it is)."""
+    first = tape.snapshots.get(slot)
+    if first is None:
+        first = tape.snapshots[slot] = array.copy()
+        return first
+    return first if np.array_equal(first, array, equal_nan=True) else None
+
+
+def _leaf_has_slot(tape, leaf, slot) -> bool:
+    """Whether `leaf` has `slot` among the tape's leaves (given it now, if it is the next new one)."""
+    known = tape.leaf_slots.get(id(leaf))
+    if known is not None and tape.leaves[known]() is leaf:
+        return known == slot
+    if slot != len(tape.leaves):
+        return False
+    tape.leaf_slots[id(leaf)] = slot
+    tape.leaves.append(weakref.ref(leaf))
+    return True
 
 
 class _Size(int):
@@ -206,17 +301,25 @@ class Tensor(Tracer):
     @property
     def data(self) -> "Tensor":
         """The same array, detached and with its own version counter (changes are not tracked)."""
-        return Tensor._wrap(self._data)
+        shared = Tensor._wrap(self._data)
+        shared._version.exposed = self._version.exposed = True  # written unseen by this tensor's counter
+        return shared
 
     @data.setter
     def data(self, value):
-        self._data = np.asarray(value._data if isinstance(value, Tensor) else value)
+        array = np.asarray(value._data if isinstance(value, Tensor) else value)
+        _settle(self)
+        tape = getattr(_tapes, "tape", None)
+        if tape is not None and id(self) in tape.leaf_slots:
+            tape.regular = False  # ops on this tape read the old array: no captured step recomputes them
+        self._data = array
 
     # ------------------------------------------------------------------ conversions
     def numpy(self) -> np.ndarray:
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
+        self._version.exposed = True
         return self._data
 
     def item(self):
@@ -232,6 +335,7 @@ class Tensor(Tracer):
         return Tensor._wrap(self._data, self._version)
 
     def detach_(self) -> "Tensor":
+        _settle(self)
         self._node = None
         self._requires_grad = False
         return self
@@ -268,7 +372,10 @@ class Tensor(Tracer):
         return self.to(dtypes.BOOL)
 
     def __array__(self, dtype=None, copy=None):
-        return self._data if dtype is None else self._data.astype(dtype)
+        if dtype is not None:
+            return self._data.astype(dtype)
+        self._version.exposed = True
+        return self._data
 
     def __bool__(self):
         if self._data.size != 1:
@@ -503,22 +610,53 @@ class Tensor(Tracer):
         return self
 
     def _writable_data(self) -> np.ndarray:
-        """self's array, made its own copy first when it is a view of another array or read-only."""
+        """self's array, made its own copy first when it is a view of another array or read-only. Deferred
+        ops are computed first: they may read this array as it is now."""
+        force_pending()
         if self._data.base is not None or not self._data.flags.writeable:
             self._data = self._data.copy()
         return self._data
 
     def add_(self, other, alpha=1):
+        if alpha == 1 and self._unrecorded_update(np.add, other):
+            return self
         return self._inplace(lambda s: s + (other if alpha == 1 else other * alpha))
 
     def sub_(self, other, alpha=1):
+        if alpha == 1 and self._unrecorded_update(np.subtract, other):
+            return self
         return self._inplace(lambda s: s - (other if alpha == 1 else other * alpha))
 
     def mul_(self, other):
+        if self._unrecorded_update(np.multiply, other):
+            return self
         return self._inplace(lambda s: s * other)
 
     def div_(self, other):
+        if self._unrecorded_update(np.true_divide, other):
+            return self
         return self._inplace(lambda s: s / other)
+
+    def _unrecorded_update(self, ufunc, other) -> bool:
+        """`self op= other` as one NumPy call when nothing records it (no_grad, or nothing requires grad)
+        and the result is plainly self's dtype and shape: a float tensor and a Python float or a tensor of
+        its dtype that broadcasts to it (`w -= lr * w.grad`). Bit for bit what `_inplace` computes;
+        False, with nothing done, for anything else (then `_inplace` runs, and raises its errors)."""
+        data = self._data
+        if data.dtype.kind != "f" or (is_grad_enabled() and (self._requires_grad or (
+                isinstance(other, Tensor) and other._requires_grad))):
+            return False
+        if type(other) is float:
+            value = other
+        elif isinstance(other, Tensor) and other.dtype == data.dtype and (
+                other.shape == data.shape or np.broadcast_shapes(other.shape, data.shape) == data.shape):
+            value = other._data
+        else:
+            return False
+        data = self._writable_data()
+        ufunc(data, value, out=data)
+        self._version.value += 1
+        return True
 
     def pow_(self, exponent):
         return self._inplace(lambda s: s ** exponent)
@@ -590,6 +728,44 @@ class Tensor(Tracer):
 
 
 ENGINE = Engine(Tensor)  # backward() of tensors: Tensor.backward and sg.autograd.backward / grad
+
+
+class DeferredTensor(Tensor):
+    """The result of a deferred op (symgrad.eager.tensor._defer): its shape and dtype are known, its array is
+    computed when first read (`_data`), and it is then an ordinary Tensor."""
+
+    __slots__ = ()
+
+    shape = property(lambda self: self._node.out_type[0])
+    dtype = property(lambda self: np.dtype(self._node.out_type[1]))
+    ndim = property(lambda self: len(self._node.out_type[0]))
+    size = property(lambda self: _Size(self._node.out_type[0]))
+
+    def dim(self) -> int:
+        return len(self._node.out_type[0])
+
+    def numel(self) -> int:
+        return math.prod(self._node.out_type[0])
+
+    def __getattr__(self, name):
+        if name != "_data":
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+        record = self._node
+        if record.value is None:
+            record.tape.force()
+        self._data = record.value
+        self.__class__ = Tensor
+        return record.value
+
+    def __reduce__(self):
+        _settle(self)
+        return Tensor.__reduce__(self)
+
+
+def _settle(tensor) -> None:
+    """Compute a deferred tensor's array now (it is about to lose what it was deferred from)."""
+    if tensor.__class__ is DeferredTensor:
+        tensor.__getattr__("_data")
 
 
 def _spread(value: "Tensor", key, shape, dtype) -> "Tensor":
@@ -666,6 +842,19 @@ def elementwise_on_tensors(op, args):
     Python numbers become operands too (see `_numbers_as_operands`), so a loss scaled by a
     number that changes every step (`loss * beta`, `w - lr * g`) keeps one plan and one
     recorded structure, and its adjoint stays cached and compiled."""
+    count = len(args)
+    if (count == 2 and isinstance(args[0], Tensor) and isinstance(args[1], Tensor)) or (
+            count == 1 and isinstance(args[0], Tensor)):  # tensors only, the common case: no loop below
+        plan = plans.tensor_plan_for(op, args)
+        result = plan.run(args, EAGER)
+        if result._node is not None:
+            result._node.label = plan.label
+        return result
+    if count == 2 and (type(args[0]) is float or type(args[1]) is float):
+        ufunc = _ARITHMETIC.get(op)
+        result = None if ufunc is None else _unrecorded_arithmetic(ufunc, *args)
+        if result is not None:
+            return result
     values, numbers, tensors = [], False, False
     for arg in args:
         kind = type(arg)
@@ -676,6 +865,7 @@ def elementwise_on_tensors(op, args):
         elif isinstance(arg, (np.ndarray, np.generic, list)):
             refuse_masked(arg, "an operand of a tensor operation")
             arg = Tensor._wrap(sgnp.asarray(arg))
+            arg._version.exposed = True  # the caller's array, which NumPy may still write
         else:
             return E.apply_elementwise(op, args)  # a tracer: the ordinary path
         values.append(arg)
@@ -688,13 +878,35 @@ def elementwise_on_tensors(op, args):
         if type(value) in _SCALARS:
             signature.append((False, type(value), None, value))
             continue
-        signature.append((True, value._data.shape, value._data.dtype, None))
+        signature.append((True, value.shape, value.dtype, None))
         operands.append(value)
     plan = plans.plan_for(op, tuple(signature))
     result = plan.run(operands, EAGER)
     if result._node is not None:
         result._node.label = plan.label
     return result
+
+
+_NEP50 = int(np.__version__.split(".")[0]) >= 2  # a Python float takes the array's dtype, whatever its value
+_ARITHMETIC = {E.add: np.add, E.subtract: np.subtract, E.multiply: np.multiply, E.divide: np.true_divide} \
+    if _NEP50 else {}
+
+
+def _unrecorded_arithmetic(ufunc, a, b) -> "Tensor | None":
+    """a + b, a - b, a * b or a / b as one NumPy call when it is a float tensor and a Python float and
+    nothing records it (`lr * w.grad` under no_grad): bit for bit what the plan computes, in the tensor's
+    dtype; None for anything else."""
+    if type(a) is float and isinstance(b, Tensor):
+        tensor = b
+    elif type(b) is float and isinstance(a, Tensor):
+        tensor = a
+    else:
+        return None
+    if tensor.dtype.kind != "f" or (tensor._requires_grad and is_grad_enabled()):
+        return None
+    data = tensor._data
+    result = ufunc(data, b) if tensor is a else ufunc(a, data)
+    return Tensor._wrap(result if result.__class__ is np.ndarray else np.asarray(result))
 
 
 def _numbers_as_operands(op, values) -> list:
@@ -709,9 +921,9 @@ def _numbers_as_operands(op, values) -> list:
     for position, value in enumerate(values):
         kind = type(value)
         if kind not in _SCALARS:
-            shapes.append(value._data.shape)
+            shapes.append(value.shape)
             if position not in op.conditions:
-                array_dtypes.append(value._data.dtype)
+                array_dtypes.append(value.dtype)
         elif position not in op.conditions:
             number_types.append(kind)
     dtype = _number_dtype(tuple(array_dtypes), tuple(number_types))
@@ -755,7 +967,7 @@ def apply_function(fn, args, kwargs):
     for arg in args:
         kind = type(arg)
         if kind is Tensor or isinstance(arg, Tensor):
-            signature.append((True, arg._data.shape, arg._data.dtype, None))
+            signature.append((True, arg.shape, arg.dtype, None))
             operands.append(arg)
         elif kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
             signature.append((False, kind, None, arg))
@@ -841,7 +1053,9 @@ def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing `array`'s memory, as torch.from_numpy (in-place ops write through)."""
     refuse_masked(array, "from_numpy")
-    return Tensor._wrap(np.asarray(array).astype(dtypes.canonical(np.asarray(array).dtype), copy=False))
+    shared = Tensor._wrap(np.asarray(array).astype(dtypes.canonical(np.asarray(array).dtype), copy=False))
+    shared._version.exposed = True  # NumPy may write it unseen: a deferred op reads a copy
+    return shared
 
 
 def cat(tensors, dim=0) -> Tensor:

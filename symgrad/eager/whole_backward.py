@@ -1,15 +1,22 @@
-"""Backward of a repeated training step as one compiled adjoint, found by the tape's running hash.
+"""A repeated training step captured once: forward and backward as one lowered function.
 
 When `loss.backward()` is called on a regular tape (symgrad.eager.tape) whose entries up to the
-loss have been seen before, the adjoint of the loss's ancestors is already traced and lowered: the
-step is recognized by one lookup of the tape's digest; one pass from the loss through the parents
-checks each ancestor against its entry and reads its saved values (each at the version it was
-recorded at); one call of the lowered adjoint; the gradients go to the leaves. No key built from
-the graph, no per-backward analysis. The first time a structure is seen, the general path runs
-(op by op with NumPy); from the second time on, this one, lowered at once.
+loss have been seen before, the step is recognized by one lookup of the tape's digest, and its
+`Capture` is built once: the loss's ancestors as a forward graph whose inputs are the leaves and
+the constant operands, differentiated by the compiler's reverse pass, and lowered, with the
+forward values among its outputs. A backward is then one call of that function:
+- on a tape that deferred the step (symgrad.eager.tensor._defer: every op matched the capture and
+  nothing forced it), the call computes the forward values, which the deferred tensors take, and
+  the gradients, with no check to make (an in-place write forces what is pending first);
+- on a tape whose values were computed (the first steps, or a step forced midway), one pass from
+  the loss through the parents checks each ancestor against its entry and that nothing it read
+  was modified since, then the same call recomputes the forward from the leaves and constants.
+The capture also computes a deferred prefix op by op, with each primitive's NumPy implementation
+(`compute`), when something needs a value before backward.
 
 Anything this path does not handle (hooks on a leaf, a value freed or modified in place since)
-returns False before any effect, and the general path runs and raises its own, precise error.
+returns False before any effect but computing what was deferred, and the general path runs and
+raises its own, precise error.
 """
 from __future__ import annotations
 
@@ -18,11 +25,16 @@ import collections
 import numpy as np
 
 from .. import ir
-from .adjoint import Adjoint
+from ..autodiff import backward_pass
+from ..core import Builder, building
+from ..passes.dce import dce
+from ..tracing import inline
+from . import plans
+from .adjoint import lowered_graph, reached_values
 from .tape import current_tape, leaf_slot
 
 _CACHE_SIZE = 512
-_cache: "collections.OrderedDict" = collections.OrderedDict()  # (digest, root) -> WholeBackward or None (seen once)
+_cache: "collections.OrderedDict" = collections.OrderedDict()  # (digest, root) -> Capture or None (seen once)
 
 
 class _Stage:
@@ -58,61 +70,140 @@ class _Stage:
         return self.forward
 
 
-class WholeBackward:
-    """The lowered adjoint of the ancestors of one root on the tape, and where its operands are read."""
+class Capture:
+    """The lowered forward + adjoint of the ancestors of one root on the tape, and how to feed it."""
 
     def __init__(self, root_record):
         self.entries = _ancestors(root_record)  # position -> entry
-        self.order = sorted(self.entries, reverse=True)  # the root first; parents after their children
+        positions = sorted(self.entries)
+        self.order = positions[::-1]  # the root first; parents after their children
         stage = _Stage(self.entries)
-        self.adjoint = Adjoint(stage)
-        count = len(stage.forward.inputs)
-        # per operand of the adjoint: (position, operand slot) of a saved input, or (position, None) of an output
-        self.reads = [stage.places[i] if i < count else (stage.positions[i - count], None)
-                      for i in self.adjoint.value_positions]
+        self.places = stage.places  # per input: (position, operand) of the record that saved its array
         self.leaf_slots = stage.leaf_slots
-        self.released = _leading_to_a_leaf(self.entries)
-        self.executable = self.adjoint.lowered()
+        self.shared_leaves = _uses_of_shared_leaves(self.entries)
+        # the records the general path would free, with the saved values each then holds (none)
+        self.released = [(position, (None,) * len(self.entries[position][2]))
+                         for position in _leading_to_a_leaf(self.entries)]
+        graph, self.returned, self.zero = _fused(stage)
+        self.gradients = sum(self.returned)
+        self.executable = lowered_graph(graph)
+        # the LLVM executable's native entry, called directly on arrays it takes as they are (it returns
+        # NotImplemented for others, e.g. a broadcast number): no per-call conversions or flattening
+        self.entry = getattr(self.executable, "entry", None) if not getattr(
+            self.executable, "python_floats", ()) else None
+        self.evaluators = None  # per position: (NumPy implementation, dtype), made when first needed
+        # The expected ops of a deferred step, by position: (prim, attrs, in_types, out_type, entry, sources,
+        # digest); only when the root's ancestors are the whole tape before it (else no step defers).
+        tape, root = root_record.tape, root_record.position
+        self.steps = None
+        if positions == list(range(root + 1)):
+            self.steps = [(e[0], e[1], e[3], e[4], e, e[2], tape.digests[p]) for p, e in sorted(self.entries.items())]
 
-    def run(self, engine, root_record, seed, retain_graph) -> bool:
-        """Accumulate the gradients of the root (seeded with `seed`) into the leaves; False, with no effect,
-        when the recorded ancestors differ from this structure or this path cannot run (the general path
-        then runs). The ancestors are found from the root through their parents, each checked against
-        its entry, in one pass."""
+    def run(self, engine, root_record, tape, seed, retain_graph) -> bool:
+        """Accumulate the gradients of the root (seeded with `seed`) into the leaves; False when this
+        path cannot run (then the general path runs, with whatever was deferred computed)."""
+        pending = tape.pending
+        if tape.capture is self and not tape.forced and pending and pending[-1] is root_record \
+                and len(pending) == len(self.order):
+            records = pending
+            leaves = [tape.leaves[slot]() for slot in self.leaf_slots]
+        else:
+            tape.force()
+            records, leaves = self._checked(root_record)
+            if records is None:
+                return False
+        if any(leaf._hooks for leaf in leaves):
+            return False
+        operands = [records[position].saved[operand] for position, operand in self.places]
+        operands.append(seed)
+        results = NotImplemented if self.entry is None else self.entry(*operands)
+        if results is NotImplemented:
+            results = self.executable(*operands)
+        if records is pending:  # the deferred values, computed by this call
+            tape.pending = []
+            for record, value in zip(pending, results[self.gradients:]):
+                record.value = value
+            if retain_graph:  # what the general path reads, for a later backward through them
+                for record in pending:
+                    record.out = record.value
+                    record.saved = tuple(p.value if a is None else a for p, a in zip(record.parents, record.saved))
+        gradients = iter(results)
+        for leaf, present, zero in zip(leaves, self.returned, self.zero):
+            if present:
+                engine.accumulate(leaf, next(gradients))
+            elif zero:
+                engine.accumulate(leaf, np.zeros(leaf.shape, leaf.dtype))
+        if not retain_graph:  # Record.release, for records that hold no Function context
+            for position, nothing in self.released:
+                record = records[position]
+                record.saved, record.out, record.released = nothing, None, True
+        return True
+
+    def _checked(self, root_record):
+        """(records by position, leaves by slot) of the root's ancestors, checked against their entries,
+        with every operand still at the version it was read at, and every leaf and constant array as it
+        was read (the call recomputes the forward from them); (None, None) otherwise."""
         entries = self.entries
         records, leaves = {self.order[0]: root_record}, {}
         for position in self.order:
             record = records.get(position)
-            if record is None or record.entry != entries[position]:
-                return False
+            if record is None or record.released or record.entry != entries[position]:
+                return None, None
             for operand, source in enumerate(record.entry[2]):
+                counter, version = record.versions[operand]
+                if counter.value != version or (source < 0 and counter.exposed and record.value is None):
+                    return None, None  # modified since, or an array NumPy may have written (not a deferred copy)
                 if source >= 0:
                     records[source] = record.parents[operand]
                 elif source != -1:
                     leaves[leaf_slot(source)] = record.parents[operand]
-        operands = []
-        for position, operand in self.reads:
-            record = records[position]
-            if operand is None:
-                array, (counter, version) = record.out, record.out_version
-            else:
-                array, (counter, version) = record.saved[operand], record.versions[operand]
-            if array is None or counter.value != version:
-                return False  # freed or modified in place: the general path raises the error
-            operands.append(array)
-        leaves = [leaves[slot] for slot in self.leaf_slots]
-        if any(leaf._hooks for leaf in leaves):
-            return False
-        results = iter(self.executable(*operands, *([seed] if self.adjoint.seed_positions else [])))
-        for leaf, present, zero in zip(leaves, self.adjoint.returned, self.adjoint.zero):
-            if present:
-                engine.accumulate(leaf, next(results))
-            elif zero:
-                engine.accumulate(leaf, np.zeros(leaf.shape, leaf.dtype))
-        if not retain_graph:
-            for position in self.released:
-                records[position].release()
-        return True
+        for uses in self.shared_leaves:  # the one input of a leaf: every use must have read the same array
+            first = records[uses[0][0]].saved[uses[0][1]]
+            if any(records[position].saved[operand] is not first for position, operand in uses[1:]):
+                return None, None
+        return records, [leaves[slot] for slot in self.leaf_slots]
+
+    def compute(self, tape) -> None:
+        """Compute the tape's pending records op by op with NumPy, as the eager recorder would have."""
+        if self.evaluators is None:
+            self.evaluators = {position: (plans.evaluator(prim, dict(attrs)), np.dtype(out_type[1]))
+                               for position, (prim, attrs, _, _, out_type) in self.entries.items()}
+        pending = tape.pending
+        for index, record in enumerate(pending):
+            evaluate, dtype = self.evaluators[record.position]
+            arrays = tuple(p.value if a is None else a for p, a in zip(record.parents, record.saved))
+            try:
+                result = evaluate(*arrays)
+            except Exception:
+                tape.pending = pending[index:]
+                raise
+            if result.__class__ is not np.ndarray:
+                result = np.asarray(result)
+            if result.dtype != dtype:
+                result = result.astype(dtype)
+            record.value = record.out = result
+            record.saved = arrays
+        tape.pending = []
+
+
+def _fused(stage):
+    """The graph computing the stage's forward from its inputs and the root's seed, then the adjoint:
+    outputs the leaves' cotangents that are not zero, then every node's value. Also, per leaf, whether
+    its cotangent is returned and whether it is zero (reached through ops whose derivative is 0)."""
+    forward = stage.forward
+    builder = Builder()
+    with building(builder):
+        env = inline(forward, [builder.new_input(v.shape, v.dtype) for v in forward.inputs])
+        root = forward.nodes[-1].out
+        seed = builder.new_input(root.shape, root.dtype, "seed")
+        cts = backward_pass(forward, env, [(id(root), seed)])
+        results = [cts[id(forward.inputs[i])] for i in stage.wanted]
+        reached = reached_values(forward, {id(root): seed})
+        returned = [ct is not None for ct in results]
+        zero = [ct is None and id(forward.inputs[i]) in reached for ct, i in zip(results, stage.wanted)]
+        values = [env[id(node.out)] for node in forward.nodes]
+        graph = dce(builder.finish([ct for ct in results if ct is not None] + values, "eager_step"))
+    return graph, returned, zero
 
 
 def _ancestors(root_record) -> dict:
@@ -126,6 +217,16 @@ def _ancestors(root_record) -> dict:
     return entries
 
 
+def _uses_of_shared_leaves(entries: dict) -> list:
+    """Per leaf used by several entries: its uses, as (position, operand)."""
+    uses = collections.defaultdict(list)
+    for position in sorted(entries):
+        for operand, source in enumerate(entries[position][2]):
+            if leaf_slot(source) is not None:
+                uses[leaf_slot(source)].append((position, operand))
+    return [places for places in uses.values() if len(places) > 1]
+
+
 def _leading_to_a_leaf(entries: dict) -> list:
     """Positions of the entries that lead to a leaf: the records the general path processes (and
     frees, without retain_graph)."""
@@ -135,26 +236,29 @@ def _leading_to_a_leaf(entries: dict) -> list:
     return [p for p, flag in useful.items() if flag]
 
 
-def try_backward(engine, root, seed, retain_graph) -> bool:
-    """Run backward of `root` through the cached whole-prefix adjoint if its tape is regular and its
-    structure was seen before; False when the general path must run (and then the tape starts over)."""
+def try_backward(engine, root, seed, retain_graph) -> tuple:
+    """Run backward of `root` through the captured step if its tape is regular and its structure was
+    seen before. Returns (whether it ran, the capture the next step may repeat, or None); when it did
+    not run, the general path must."""
     record = root._node
     tape = current_tape()
     if record is None or record.tape is not tape or not tape.regular:
-        return False
+        return False, None
     position = record.position
     key = (tape.digests[position], position)
     plan = _cache.get(key, _MISSING)
     if plan is _MISSING:
         _remember(key, None)  # seen once: the general path runs it op by op this time
-        return False
+        return False, None
     if plan is None:
         try:
-            plan = _remember(key, WholeBackward(record))
+            plan = _remember(key, Capture(record))
         except Exception:  # noqa: BLE001  (the general path runs it, and raises its own error if there is one)
             plan = _remember(key, _UNSUPPORTED)
     _cache.move_to_end(key)
-    return plan is not _UNSUPPORTED and plan.run(engine, record, seed, retain_graph)
+    if plan is _UNSUPPORTED:
+        return False, None
+    return plan.run(engine, record, tape, seed, retain_graph), (plan if plan.steps is not None else None)
 
 
 def _remember(key, plan):

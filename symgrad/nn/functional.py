@@ -40,32 +40,34 @@ def _softmax_dim(ndim: int) -> int:
 
 
 def _peak(input, dim):
-    """input's max along dim (kept), gradient-free and with infinities replaced by 0: softmax and
-    log_softmax are invariant to this shift, which keeps exp from overflowing. A tensor for a tensor
-    input, so the softmax that subtracts it replays as one cached plan."""
-    data = np.asarray(input._data if hasattr(input, "_data") else input)
-    peak = np.max(data, axis=dim, keepdims=True)
-    peak = np.where(np.isfinite(peak), peak, 0).astype(data.dtype)
-    return Tensor._wrap(peak) if isinstance(input, Tensor) else peak
+    """input's max along dim (kept), gradient-free and clipped to the finite range: softmax and
+    log_softmax are invariant to this shift, which keeps exp from overflowing (an infinite or NaN
+    row gives what the unshifted formula gives). Computed inside the softmax's plan, from the input
+    as an op, so a deferred input stays deferred (docs/eager.md, "Deferred forward")."""
+    peak = sgnp.max(input, axis=dim, keepdims=True)
+    if np.dtype(peak.dtype).kind == "f":
+        big = float(np.finfo(peak.dtype).max)
+        peak = sgnp.clip(peak, -big, big)
+    return sgnp.stop_gradient(peak)
 
 
 def softmax(input, dim=None):
     dim = _softmax_dim(input.ndim) if dim is None else dim
-    return labelled(apply_function(_softmax_shifted, (input, _peak(input, dim), dim), {}), "Softmax")
+    return labelled(apply_function(_softmax_shifted, (input, dim), {}), "Softmax")
 
 
-def _softmax_shifted(input, peak, dim):
-    exp = _ew(E.exp, (_ew(E.subtract, (input, peak)),))
+def _softmax_shifted(input, dim):
+    exp = _ew(E.exp, (_ew(E.subtract, (input, _peak(input, dim))),))
     return _ew(E.divide, (exp, sgnp.sum(exp, dim, keepdims=True)))
 
 
 def log_softmax(input, dim=None):
     dim = _softmax_dim(input.ndim) if dim is None else dim
-    return labelled(apply_function(_log_softmax_shifted, (input, _peak(input, dim), dim), {}), "LogSoftmax")
+    return labelled(apply_function(_log_softmax_shifted, (input, dim), {}), "LogSoftmax")
 
 
-def _log_softmax_shifted(input, peak, dim):
-    shifted = _ew(E.subtract, (input, peak))
+def _log_softmax_shifted(input, dim):
+    shifted = _ew(E.subtract, (input, _peak(input, dim)))
     total = sgnp.sum(_ew(E.exp, (shifted,)), dim, keepdims=True)
     return _ew(E.subtract, (shifted, _ew(E.log, (total,))))
 

@@ -19,22 +19,39 @@ class Adam(Optimizer):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, maximize=maximize))
 
-    def update(self, param, grad, state, group):
-        beta1, beta2 = group["betas"]
-        g = -grad if group["maximize"] else grad
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * param
+    def prepare(self, param, state, group):
         if not state:
             state.update(step=0, exp_avg=np.zeros_like(param), exp_avg_sq=np.zeros_like(param))
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = np.zeros_like(param)
         state["step"] += 1
+        beta1, beta2 = group["betas"]
         step = state["step"]
-        state["exp_avg"] = exp_avg = state["exp_avg"] + (g - state["exp_avg"]) * (1 - beta1)
-        state["exp_avg_sq"] = exp_avg_sq = state["exp_avg_sq"] * beta2 + (1 - beta2) * g * g
+        return (group["weight_decay"], 1 - beta1, beta2, 1 - beta2, group["lr"] / (1 - beta1 ** step),
+                math.sqrt(1 - beta2 ** step), group["eps"])
+
+    def buffers(self, state, group):
+        names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if group["amsgrad"] else ("exp_avg", "exp_avg_sq")
+        return tuple(state[name] for name in names)
+
+    def store(self, state, buffers, group):
+        state["exp_avg"], state["exp_avg_sq"] = buffers[:2]
         if group["amsgrad"]:
-            state["max_exp_avg_sq"] = exp_avg_sq = np.maximum(state["max_exp_avg_sq"], exp_avg_sq)
-        bias_correction1 = 1 - beta1 ** step
-        bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
-        denom = np.sqrt(exp_avg_sq) / bias_correction2_sqrt + group["eps"]
-        return param - (group["lr"] / bias_correction1) * exp_avg / denom
+            state["max_exp_avg_sq"] = buffers[2]
+
+    def structure(self, group):
+        return "Adam", bool(group["weight_decay"]), group["amsgrad"], group["maximize"]
+
+    def formula(self, param, grad, buffers, coefficients, group):
+        weight_decay, mix1, beta2, mix2, step_size, bias_correction2_sqrt, eps = coefficients
+        g = -grad if group["maximize"] else grad
+        if group["weight_decay"]:
+            g = g + weight_decay * param
+        exp_avg = buffers[0] + (g - buffers[0]) * mix1
+        exp_avg_sq = buffers[1] * beta2 + mix2 * g * g
+        new_buffers = (exp_avg, exp_avg_sq)
+        if group["amsgrad"]:
+            exp_avg_sq = np.maximum(buffers[2], exp_avg_sq)
+            new_buffers += (exp_avg_sq,)
+        denom = np.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
+        return param - step_size * exp_avg / denom, new_buffers

@@ -1,9 +1,24 @@
-"""`Optimizer`: parameter groups, per-parameter state, zero_grad(); subclasses write `update`."""
+"""`Optimizer`: parameter groups, per-parameter state, zero_grad(); subclasses write the update formula.
+
+A subclass says how one parameter moves either with `update` (NumPy arrays in, the new value out),
+or, to have its step compiled, in parts: `prepare` (its state and the step's coefficients, Python
+floats computed from the hyper-parameters: lr, betas, bias corrections), `buffers`/`store` (the
+state arrays the formula reads and rewrites), `structure` (the options that change the formula's
+operations) and `formula` (arithmetic on the parameter, its gradient, its buffers and the
+coefficients). The formula runs on NumPy arrays. From the second step of a group with the same
+parameters and options on, a formula that keeps state (momentum, Adam's moments) is traced once
+for the whole group and lowered to one native function whose coefficients are run-time inputs, so
+a learning-rate schedule never compiles again: one call per group instead of several NumPy calls
+per parameter (plain SGD's two calls per parameter stay faster as they are).
+"""
 from __future__ import annotations
 
 import numpy as np
 
+from ..core import Builder, building
+from ..eager.adjoint import lowered_graph
 from ..eager.mode import enable_grad, no_grad
+from ..eager.tape import force_pending
 from ..eager.tensor import Tensor
 
 
@@ -24,6 +39,7 @@ class Optimizer:
                     raise ValueError("can't optimize a non-leaf Tensor (or a non-tensor)")
             self.param_groups.append(group)
         self.state = {}
+        self._updates = {}  # structure of a group's step -> GroupUpdate, or None when seen once
 
     def zero_grad(self, set_to_none=True):
         """Set every parameter's .grad to None (or to zeros with set_to_none=False)."""
@@ -43,17 +59,74 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        force_pending()  # deferred ops read the parameters as they are before this update
         with no_grad():
             for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        state = self.state.setdefault(id(p), {})
-                        p._data[...] = self.update(p._data, p.grad._data, state, group)
-                        p._version.value += 1
+                params = [p for p in group["params"] if p.grad is not None]
+                if params:
+                    self._step_group(params, group)
         return loss
 
+    def _step_group(self, params, group):
+        if type(self).update is not Optimizer.update or type(self).formula is Optimizer.formula:
+            # a subclass that writes (or overrides, as AdamW over Adam) `update`: one parameter at a time
+            for p in params:
+                p._data[...] = self.update(p._data, p.grad._data, self.state.setdefault(id(p), {}), group)
+                p._version.value += 1
+            return
+        states = [self.state.setdefault(id(p), {}) for p in params]
+        coefficients = [self.prepare(p._data, state, group) for p, state in zip(params, states)]
+        buffers = [self.buffers(state, group) for state in states]
+        update = None
+        shared = coefficients[0]
+        # compiled when the formula keeps state, its structure is set (every buffer made), and the
+        # coefficients are the group's
+        if buffers[0] and all(b is not None for own in buffers for b in own) and all(c == shared for c in coefficients):
+            key = (self.structure(group), tuple((p.shape, p.dtype, len(b)) for p, b in zip(params, buffers)))
+            update = self._updates.get(key, _MISSING)
+            if update is _MISSING:
+                update = self._updates[key] = None  # seen once: NumPy this time, compiled from the next step on
+            elif update is None:
+                update = self._updates[key] = _compiled_or_none(self, params, buffers, shared, group)
+        if update is not None and update is not _UNSUPPORTED:
+            results = update(params, buffers, shared)
+        else:
+            results = [self.formula(p._data, p.grad._data, b, c, group) for p, b, c in zip(params, buffers, coefficients)]
+        for p, state, (value, new_buffers) in zip(params, states, results):
+            p._data[...] = value
+            p._version.value += 1
+            self.store(state, new_buffers, group)
+
+    # ------------------------------------------------------------------ what a subclass writes
     def update(self, param, grad, state: dict, group: dict):
-        """The new value of one parameter (NumPy arrays in, array out)."""
+        """The new value of one parameter (NumPy arrays in, array out): the simple way to write an
+        optimizer. One that writes the methods below instead gets its step compiled, and this runs them
+        for one parameter (so a subclass may override `update` and call super().update)."""
+        if type(self).formula is Optimizer.formula:
+            raise NotImplementedError(f"{type(self).__name__} writes neither update() nor formula()")
+        coefficients = self.prepare(param, state, group)
+        value, buffers = self.formula(param, grad, self.buffers(state, group), coefficients, group)
+        self.store(state, buffers, group)
+        return value
+
+    def prepare(self, param, state: dict, group: dict) -> tuple:
+        """Create `state` on the first step, advance its counters; the step's coefficients (Python floats)."""
+        raise NotImplementedError
+
+    def buffers(self, state: dict, group: dict) -> tuple:
+        """The state arrays the formula reads (None for one not made yet)."""
+        raise NotImplementedError
+
+    def store(self, state: dict, buffers: tuple, group: dict) -> None:
+        """Keep the formula's new buffers in `state`."""
+        raise NotImplementedError
+
+    def structure(self, group: dict) -> tuple:
+        """The options that change the formula's operations (not its numbers)."""
+        raise NotImplementedError
+
+    def formula(self, param, grad, buffers: tuple, coefficients: tuple, group: dict):
+        """(new param, new buffers): arithmetic only, so it runs on arrays and on traced values alike."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ PyTorch's state dicts (issue 14)
@@ -101,6 +174,49 @@ class Optimizer:
             if not isinstance(p, Tensor) or not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor (or a non-tensor)")
         self.param_groups.append({**self.defaults, **param_group, "params": params})
+
+
+class GroupUpdate:
+    """The formula of every parameter of a group traced once and lowered: parameters, gradients and
+    buffers are inputs, and so are the coefficients, shared by the group (weakly typed, as Python
+    numbers: they take the arrays' dtypes)."""
+
+    def __init__(self, optimizer, params, buffers, coefficients, group):
+        builder = Builder()
+        with building(builder):
+            traced = [(builder.new_input(p.shape, p.dtype), builder.new_input(p.shape, p.dtype),
+                       tuple(builder.new_input(b.shape, b.dtype) for b in own)) for p, own in zip(params, buffers)]
+            numbers = tuple(builder.new_input((), np.float64, weak=True) for _ in coefficients)
+            outputs, self.layout = [], []
+            for param, grad, own in traced:
+                value, new_buffers = optimizer.formula(param, grad, own, numbers, group)
+                outputs += [value, *new_buffers]
+                self.layout.append(len(new_buffers))
+            graph = builder.finish(outputs, "optimizer_step")
+        self.executable = lowered_graph(graph)
+        self.entry = getattr(self.executable, "entry", None)  # the native entry, on arrays as they are
+
+    def __call__(self, params, buffers, coefficients):
+        operands = []
+        for p, own in zip(params, buffers):
+            operands += [p._data, p.grad._data, *own]
+        operands += [np.array(c, np.float64) for c in coefficients]
+        flat = NotImplemented if self.entry is None else self.entry(*operands)
+        if flat is NotImplemented:
+            flat = self.executable(*operands)
+        flat = iter(flat)
+        return [(next(flat), tuple(next(flat) for _ in range(count))) for count in self.layout]
+
+
+def _compiled_or_none(optimizer, params, buffers, coefficients, group):
+    try:
+        return GroupUpdate(optimizer, params, buffers, coefficients, group)
+    except Exception:  # noqa: BLE001  (a formula the tracer cannot follow keeps running on NumPy)
+        return _UNSUPPORTED
+
+
+_MISSING = object()
+_UNSUPPORTED = object()
 
 
 def _state_value(value, param):

@@ -15,17 +15,26 @@ class SGD(Optimizer):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov, maximize=maximize))
 
-    def update(self, param, grad, state, group):
+    def prepare(self, param, state, group):
+        return group["lr"], group["weight_decay"], group["momentum"], 1 - group["dampening"]
+
+    def buffers(self, state, group):
+        return (state.get("momentum_buffer"),) if group["momentum"] else ()
+
+    def store(self, state, buffers, group):
+        if buffers:
+            state["momentum_buffer"] = buffers[0]
+
+    def structure(self, group):
+        return "SGD", bool(group["weight_decay"]), bool(group["momentum"]), group["nesterov"], group["maximize"]
+
+    def formula(self, param, grad, buffers, coefficients, group):
+        lr, weight_decay, momentum, undamped = coefficients
         d = -grad if group["maximize"] else grad
         if group["weight_decay"]:
-            d = d + group["weight_decay"] * param
-        momentum = group["momentum"]
-        if momentum:
-            buffer = state.get("momentum_buffer")
-            if buffer is None:
-                buffer = d.copy()
-            else:
-                buffer = momentum * buffer + (1 - group["dampening"]) * d
-            state["momentum_buffer"] = buffer
-            d = d + momentum * buffer if group["nesterov"] else buffer
-        return param - group["lr"] * d
+            d = d + weight_decay * param
+        if not group["momentum"]:
+            return param - lr * d, ()
+        buffer = d.copy() if buffers[0] is None else momentum * buffers[0] + undamped * d
+        d = d + momentum * buffer if group["nesterov"] else buffer
+        return param - lr * d, (buffer,)
