@@ -144,6 +144,9 @@ def test_checkpoint_resumes_training_to_the_same_numbers(tmp_path):
     opt.load_state_dict(checkpoint["optimizer"])
     scheduler.load_state_dict(checkpoint["scheduler"])
     after = train(resumed, opt, scheduler, 4)
-    assert checkpoint["epoch"] == 3 and before + after == straight
+    # to rounding: a step runs op by op the first time its structure is seen, then compiled (deferred
+    # forward and backward in one native function), whose last bits may differ from NumPy's
+    assert checkpoint["epoch"] == 3
+    np.testing.assert_allclose(before + after, straight, rtol=1e-12)
     for a, b in zip(model.parameters(), resumed.parameters()):
-        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-14)
