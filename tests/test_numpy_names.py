@@ -325,11 +325,12 @@ def _named_functions_exist(message):
 
 
 NUMPY_ON_TRACED = [
-    (lambda a: np.cross(a[0], a[1]), "np.cross was applied to a traced value f64[3], and symgrad has no function"),
+    (lambda a: np.unwrap(a[0]), "np.unwrap was applied to a traced value f64[3], and symgrad has no equivalent"),
     (lambda a: np.tril(a), "use sg.tril"),
-    (lambda a: np.fmod(a, 2.0), "the closest: sg.mod"),
-    (lambda a: np.nan_to_num(a), "sg.where(sg.isnan(x), 0.0, x)"),
-    (lambda a: np.median(a), "sg.sort(x, axis)"),
+    (lambda a: np.modf(a), "the closest: sg.mod"),
+    (lambda a: np.nanmedian(a), "symgrad has no function of that name; the closest: sg.nanmean"),
+    (lambda a: np.cross(a[0], a[1]), "use sg.cross"),
+    (lambda a: np.median(a), "use sg.median"),
     (lambda a: np.maximum.accumulate(a), "sg.cummax"),
     (lambda a: np.sin(a, out=a), "use sg.sin without keywords"),
     (lambda a: np.linalg.det(a), "np.linalg.det was applied to a traced value f64[3,3]"),

@@ -303,3 +303,104 @@ def test_array_function_gradients_match_finite_differences(name, program, args):
     grads = assert_grads_match_finite_differences(weighted, args, 0, rtol=1e-6, atol=1e-8)
     for path, (_, (g,)) in value_and_grad_everywhere(weighted, args, 0).items():
         np.testing.assert_allclose(g, grads, rtol=1e-10, atol=1e-12, err_msg=f"{name} {path}")
+
+
+def test_numpy_ufuncs_on_traced_values_route_to_the_new_ops():
+    x, y = np.array([-8.0, 0.5, 3.0]), np.array([2.0, -0.0, np.nan])
+    program = lambda a, b: (np.cbrt(a), np.fmod(a, b), np.fmax(a, b), np.copysign(a, b), np.heaviside(a, 0.5),  # noqa
+                            np.signbit(b), np.logaddexp2(a, b), np.fabs(a), np.positive(a), np.float_power(a, 2))
+    with np.errstate(all="ignore"):
+        for backend in ("numpy", "llvm"):
+            for got, want in zip(sg.compile(program, backend=backend)(x, y), program(x, y)):
+                _assert_same(got, want, backend)
+
+
+ERRORS = [
+    (lambda a: sg.quantile(a, sg.sum(a) * 0 + 0.5), TypeError, "q must be known when tracing"),
+    (lambda a: sg.quantile(a, 1.5), ValueError, r"range \[0, 1\]"),
+    (lambda a: sg.quantile(a, 0.5, method="nearest"), NotImplementedError, "method='linear'"),
+    (lambda a: sg.cross(a, a[:, :1]), ValueError, "dimension must be 2 or 3"),
+    (lambda a: sg.diff(a, -1), ValueError, "order must be non-negative"),
+    (lambda a: sg.diff(a[0, 0]), ValueError, "at least one dimensional"),
+    (lambda a: sg.cumulative_sum(a), ValueError, "axis must be specified"),
+    (lambda a: sg.cov(a, fweights=[1, 2, 3, 4]), NotImplementedError, "fweights and aweights"),
+    (lambda a: sg.select([a], [a]), TypeError, "should be boolean"),
+    (lambda a: sg.vsplit(a[0], 2), ValueError, "vsplit only works on arrays of 2 or more dimensions"),
+    (lambda a: sg.hsplit(a, 3), ValueError, "equal division"),
+    (lambda a: sg.rot90(a, axes=(1, 1)), ValueError, "Axes must be different"),
+    (lambda a: sg.meshgrid(a[0], indexing="xx"), ValueError, "indexing"),
+    (lambda a: sg.tril_indices(sg.sum(a)), TypeError, "tril_indices: the length of its result"),
+]
+
+
+TRACED_ONLY = ("q must be known", "tril_indices: the length")  # errors about traced arguments
+
+
+@pytest.mark.parametrize("program,error,message", ERRORS)
+def test_unsupported_uses_raise_clear_errors(program, error, message):
+    for run in (sg.compile(program),) + (() if message.startswith(TRACED_ONLY) else (program,)):
+        with pytest.raises(error, match=message):
+            run(M)
+
+
+def test_nanargmax_of_an_all_nan_slice():
+    """NumPy raises for an all-NaN slice; on concrete arrays so does sg, traced values give -1 there."""
+    with pytest.raises(ValueError, match="All-NaN slice"):
+        sg.nanargmax(WITH_NAN, axis=1)
+    np.testing.assert_array_equal(sg.compile(lambda a: sg.nanargmax(a, axis=1))(WITH_NAN), [0, -1, 2])
+
+
+def test_complex_values_are_refused():
+    with pytest.raises(TypeError, match="complex values are not supported"):
+        sg.real(np.array([1 + 2j]))
+
+
+def test_traced_end_points_of_logspace_and_geomspace_are_differentiable():
+    for name in ("logspace", "geomspace"):
+        program = lambda a, b: sg.sum(getattr(sg, name)(a, b, 6) * np.arange(1.0, 7.0))  # noqa: E731
+        a, b = (np.float64(0.5), np.float64(1.5)) if name == "logspace" else (np.float64(2.0), np.float64(50.0))
+        expected = getattr(np, name)(a, b, 6)
+        for path, got in values_everywhere(lambda x, y: getattr(sg, name)(x, y, 6), a, b).items():
+            np.testing.assert_allclose(got, expected, rtol=1e-13, err_msg=f"{name} {path}")
+        assert_grads_match_finite_differences(program, (a, b), (0, 1), rtol=1e-6)
+
+
+TORCH_PROGRAMS = [
+    ("cross", lambda a: sg.cross(a[:, :3], a[:, 3:6]), lambda t: torch_module().linalg.cross(t[:, :3], t[:, 3:6])),
+    ("kron", lambda a: sg.kron(a[:2, :2], a[2:, 3:]), lambda t: torch_module().kron(t[:2, :2], t[2:, 3:])),
+    ("diff", lambda a: sg.diff(a, 2, axis=0), lambda t: torch_module().diff(t, 2, dim=0)),
+    ("rot90", lambda a: sg.rot90(a, 3), lambda t: torch_module().rot90(t, 3)),
+    ("quantile", lambda a: sg.quantile(a, np.array([0.1, 0.5, 0.8]), axis=1),
+     lambda t: torch_module().quantile(t, torch_module().tensor([0.1, 0.5, 0.8], dtype=t.dtype), dim=1)),
+    ("nanmean", lambda a: sg.nanmean(sg.where(a > 1, np.nan, a), axis=0),
+     lambda t: torch_module().nanmean(torch_module().where(t > 1, float("nan"), t), dim=0)),
+    ("nansum", lambda a: sg.nansum(sg.where(a > 1, np.nan, a), axis=1),
+     lambda t: torch_module().nansum(torch_module().where(t > 1, float("nan"), t), dim=1)),
+    ("cov", lambda a: sg.cov(a), lambda t: torch_module().cov(t)),
+    ("corrcoef", lambda a: sg.corrcoef(a), lambda t: torch_module().corrcoef(t)),
+    ("trapezoid", lambda a: sg.trapezoid(a, dx=0.5), lambda t: torch_module().trapezoid(t, dx=0.5)),
+    ("vander", lambda a: sg.vander(a[0], 4, increasing=True), lambda t: torch_module().linalg.vander(t[0], N=4)),
+    ("nan_to_num", lambda a: sg.nan_to_num(sg.log(a)), lambda t: torch_module().nan_to_num(torch_module().log(t))),
+    ("cumulative_sum", lambda a: sg.cumulative_sum(a, axis=1), lambda t: torch_module().cumsum(t, 1)),
+]
+
+
+def torch_module():
+    return pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name,ours,theirs", TORCH_PROGRAMS, ids=[p[0] for p in TORCH_PROGRAMS])
+def test_array_functions_match_torch(name, ours, theirs, dtype):
+    torch = torch_module()
+    x = np.random.default_rng(3).normal(size=(4, 6)).astype(dtype) + 0.5
+    t = torch.tensor(x, requires_grad=True)
+    out = theirs(t)
+    weights = np.random.default_rng(4).normal(size=tuple(out.shape)).astype(dtype)
+    (out * torch.tensor(weights)).sum().backward()
+    rtol = 1e-4 if dtype == np.float32 else 1e-10
+    with np.errstate(all="ignore"):
+        for path, got in values_everywhere(ours, x).items():
+            np.testing.assert_allclose(got, out.detach().numpy(), rtol=rtol, atol=rtol, err_msg=path)
+        for path, (_, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(ours(a) * weights), (x,)).items():
+            np.testing.assert_allclose(g, t.grad.numpy(), rtol=rtol, atol=rtol, err_msg=path)
