@@ -20,8 +20,10 @@ EDGES = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 0.5, -0.5, 1.5, 2.5, -2.5,
 DIVISORS = np.array([0.1, 2.0, -2.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 3.0, -1.5, 1.0, 0.1, 7.0, -0.3, 2.0])
 
 UNARY = ["floor", "ceil", "rint", "trunc", "log2", "log10", "exp2", "arcsinh", "arccosh", "arctanh", "deg2rad",
-         "rad2deg", "sinc", "isnan", "isinf", "isfinite"]
-BINARY = ["floor_divide", "mod", "remainder", "hypot"]
+         "rad2deg", "sinc", "isnan", "isinf", "isfinite",
+         "cbrt", "signbit", "isposinf", "isneginf", "positive", "fabs", "absolute", "degrees", "radians"]
+BINARY = ["floor_divide", "mod", "remainder", "hypot",
+          "copysign", "fmax", "fmin", "fmod", "logaddexp2", "heaviside", "pow"]
 
 
 def _assert_same(got, expected, path, signed_zeros=True):
