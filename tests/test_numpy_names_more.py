@@ -166,6 +166,7 @@ ARRAY_CASES = [
     ("quantile_keepdims", lambda m, x: m.quantile(x, np.array([[0.1], [0.7]]), axis=0, keepdims=True), (STAT,)),
     ("quantile_nan", lambda m, x: m.quantile(x, 0.5, axis=1), (WITH_NAN,)),
     ("percentile", lambda m, x: m.percentile(x, [10, 50, 95], axis=(0, 1)), (STAT,)),
+    ("percentile_scalar", lambda m, x: m.percentile(x, 37.5, axis=1), (STAT,)),
     ("nansum", lambda m, x: m.nansum(x, axis=1), (WITH_NAN,)),
     ("nanmean", lambda m, x: m.nanmean(x, axis=1), (WITH_NAN,)),
     ("nanmax", lambda m, x: m.nanmax(x, axis=1), (WITH_NAN,)),

@@ -122,10 +122,11 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
 
 @array_function_dispatch
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None):
-    """np.percentile: quantile at q / 100."""
+    """np.percentile: quantile at q / 100 (a Python number stays one, weakly typed as in NumPy)."""
     if isinstance(q, Tracer):
         return quantile(a, q, axis, out, overwrite_input, method, keepdims, weights=weights)  # its error
-    return quantile(a, np.true_divide(q, 100), axis, out, overwrite_input, method, keepdims, weights=weights)
+    q = q / 100 if isinstance(q, (int, float)) else np.true_divide(q, 100)
+    return quantile(a, q, axis, out, overwrite_input, method, keepdims, weights=weights)
 
 
 @array_function_dispatch
