@@ -40,12 +40,18 @@ def test_integer_fmod_fmax_fmin_follow_numpy(dtype):
     a = np.array([7, -7, 7, -7, 0, 5, 3], dtype)
     b = np.array([2, 2, -2, -2, 3, 0, 3], dtype)
     with np.errstate(all="ignore"):
-        for name in ("fmod", "fmax", "fmin", "positive"):
+        for name in ("fmod", "fmax", "fmin", "copysign", "positive", "signbit", "isposinf"):
             fn = getattr(sg, name)
-            args = (a, b) if name != "positive" else (a,)
+            args = (a, b) if name in ("fmod", "fmax", "fmin", "copysign") else (a,)
             expected = getattr(np, name)(*args)
             for path, got in values_everywhere(fn, *args).items():
                 _assert_same(got, expected, path)
+
+
+def test_signbit_of_booleans_is_false():
+    x = np.array([True, False])
+    for path, got in values_everywhere(sg.signbit, x).items():
+        _assert_same(got, np.signbit(x), path)
 
 
 def test_fmax_and_fmin_ignore_nan_and_split_ties():

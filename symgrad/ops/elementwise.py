@@ -462,7 +462,7 @@ logaddexp2 = define("logaddexp2", lambda a, b: F.logaddexp(a * sp.Float(np.log(2
                     * sp.Float(1 / np.log(2)))
 heaviside = define("heaviside", lambda x, h0: sp.Piecewise((0, x < 0), (h0, sp.Eq(x, 0, evaluate=False)), (1, x > 0),
                                                            (sp.nan, True)), domain=(0.5, 2.0))
-signbit = define("signbit", F.signbit, kind="compare")
+signbit = define("signbit", F.signbit, kind="compare", integer_fn=lambda x: x < 0)  # integers: no -0, no 1/0
 isposinf = define("isposinf", lambda x: sp.And(F.isinf(x), x > 0), kind="compare")
 isneginf = define("isneginf", lambda x: sp.And(F.isinf(x), x < 0), kind="compare")
 positive = define("positive", lambda a: a, kind="arith", on_booleans=False)

@@ -439,6 +439,8 @@ class tie(_RealFunction):
 
 def signbit(x):
     """Whether x's sign bit is set: below 0, or -0 (1/x is -inf). NaN counts as positive (its sign bit is
-    not visible to comparisons)."""
+    not visible to comparisons). A boolean's is never set (x is then a plain symbol, not a real one)."""
+    if not x.is_real:
+        return sp.false
     return sp.Or(x < 0, sp.And(sp.Eq(x, 0, evaluate=False), sp.StrictLessThan(1 / x, 0, evaluate=False),
                                evaluate=False), evaluate=False)
