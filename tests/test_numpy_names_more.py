@@ -389,3 +389,15 @@ def test_array_functions_match_torch(name, ours, theirs, dtype):
             np.testing.assert_allclose(got, out.detach().numpy(), rtol=rtol, atol=rtol, err_msg=path)
         for path, (_, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(ours(a) * weights), (x,)).items():
             np.testing.assert_allclose(g, t.grad.numpy(), rtol=rtol, atol=rtol, err_msg=path)
+
+
+def test_python_numbers_in_the_new_ops_follow_numpy():
+    x = np.array([0.0, -0.0, -1.5, 2.0, np.nan, np.inf, -np.inf])
+    programs = [lambda m, a: m.copysign(a, -1.0), lambda m, a: m.copysign(2.0, a), lambda m, a: m.fmod(a, 0.0),
+                lambda m, a: m.fmod(7.5, a), lambda m, a: m.fmax(a, np.nan), lambda m, a: m.fmin(a, 1.0),
+                lambda m, a: m.heaviside(a, np.nan), lambda m, a: m.heaviside(0.0, a),
+                lambda m, a: m.signbit(-a[:4])]  # -NaN: its sign bit is not visible to comparisons
+    with np.errstate(all="ignore"):
+        for program in programs:
+            for path, got in values_everywhere(lambda a: program(sg, a), x).items():
+                _assert_same(got, program(np, x), path)

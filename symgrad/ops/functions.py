@@ -442,5 +442,7 @@ def signbit(x):
     not visible to comparisons). A boolean's is never set (x is then a plain symbol, not a real one)."""
     if not x.is_real:
         return sp.false
+    if x.is_Number:  # a Python number written into the expression (SymPy's numbers have no -0)
+        return sp.true if x.is_negative else sp.false
     return sp.Or(x < 0, sp.And(sp.Eq(x, 0, evaluate=False), sp.StrictLessThan(1 / x, 0, evaluate=False),
                                evaluate=False), evaluate=False)
