@@ -117,6 +117,9 @@ KINKS = {
     "rint": lambda x: [x - np.floor(x) - 0.5],
     "floor_divide": lambda a, b: [a / b - np.round(a / b)],
     "mod": lambda a, b: [a / b - np.round(a / b)],
+    "fmod": lambda a, b: [a / b - np.round(a / b)],
+    "fmax": lambda a, b: [a - b],
+    "fmin": lambda a, b: [a - b],
 }
 KINK_GAP = 0.1
 

@@ -160,6 +160,9 @@ def transpose(x, axes=None):
     return x if perm == tuple(range(x.ndim)) else transpose_p(x, perm=perm)
 
 
+permute_dims = transpose  # the Array API's name
+
+
 @array_function_dispatch
 def swapaxes(x, axis1, axis2):
     x = asarray(x)
@@ -222,6 +225,9 @@ def concatenate(arrays, axis=0):
     dtype = dtypes.promote([a.dtype for a in arrays])
     arrays = [astype(a, dtype) for a in arrays]
     return arrays[0] if len(arrays) == 1 else concatenate_p(*arrays, axis=axis)
+
+
+concat = concatenate  # the Array API's name
 
 
 def stack(arrays, axis=0):
@@ -294,6 +300,9 @@ def max(x, axis=None, keepdims=False):
 @array_function_dispatch
 def min(x, axis=None, keepdims=False):
     return _extremum(reduce_min_p, "minimum", x, axis, keepdims)
+
+
+amax, amin = max, min
 
 
 def _extremum(prim, name, x, axis, keepdims):

@@ -10,7 +10,7 @@ import numpy as np
 from .. import dtypes
 from ..core import Tracer, TracerError, fail, numpy_function_message, symgrad_equivalent, with_user_line
 from ..ops import elementwise as E
-from . import arrays, ordering, rearrange
+from . import arrays, ordering, rearrange, ufuncs
 from .arrays import (abs, add, astype, clip, divide, dot, equal, floor_divide, greater, greater_equal, less, less_equal,
                      logical_and, logical_not, logical_or, matmul, max, mean, min, mod, multiply, negative, not_equal,
                      power, prod, ravel, reshape, round, squeeze, std, subtract, sum, transpose, var)
@@ -23,7 +23,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     (gammaln(t), expit(t)) to sg.scipy.special's; without one, say what symgrad has instead."""
     module = _ufunc_module(ufunc)
     name = {"true_divide": "divide", "absolute": "abs"}.get(ufunc.__name__, ufunc.__name__)
-    function = getattr(arrays, name, None) if module == "numpy" else symgrad_equivalent(module, name)
+    function = (getattr(arrays, name, None) or getattr(ufuncs, name, None) if module == "numpy"
+                else symgrad_equivalent(module, name))
     if function is None:
         raise TracerError(with_user_line(numpy_function_message(module, ufunc.__name__, self)))
     if method != "__call__" or kwargs:

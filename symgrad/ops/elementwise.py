@@ -448,5 +448,26 @@ def polygamma_of_order(n: int) -> ElementwiseOp:
     return define(f"polygamma{n}", lambda x: sp.polygamma(n, x), domain=(0.2, 3.0))
 
 
+# NumPy's other elementwise functions. fmax/fmin ignore a NaN operand; at ties their value is the first
+# argument (as NumPy's) and the gradient splits evenly (F.tie).
+cbrt = define("cbrt", F.cbrt, domain=(0.2, 3.0))
+copysign = define("copysign", lambda a, b: sp.Piecewise((-sp.Abs(a), F.signbit(b)), (sp.Abs(a), True)),
+                  domain=(0.5, 2.0))
+fmax = define("fmax", lambda a, b: sp.Piecewise((b, F.isnan(a)), (a, F.isnan(b)), (a, a > b), (b, a < b),
+                                                (F.tie(a, b), True)), kind="arith", integer_fn=sp.Max)
+fmin = define("fmin", lambda a, b: sp.Piecewise((b, F.isnan(a)), (a, F.isnan(b)), (a, a < b), (b, a > b),
+                                                (F.tie(a, b), True)), kind="arith", integer_fn=sp.Min)
+fmod = define("fmod", F.fmod, 2, kind="arith", domain=(0.5, 4.0), on_booleans=False)
+logaddexp2 = define("logaddexp2", lambda a, b: F.logaddexp(a * sp.Float(np.log(2)), b * sp.Float(np.log(2)))
+                    * sp.Float(1 / np.log(2)))
+heaviside = define("heaviside", lambda x, h0: sp.Piecewise((0, x < 0), (h0, sp.Eq(x, 0, evaluate=False)), (1, x > 0),
+                                                           (sp.nan, True)), domain=(0.5, 2.0))
+signbit = define("signbit", F.signbit, kind="compare", integer_fn=lambda x: x < 0)  # integers: no -0, no 1/0
+isposinf = define("isposinf", lambda x: sp.And(F.isinf(x), x > 0), kind="compare")
+isneginf = define("isneginf", lambda x: sp.And(F.isinf(x), x < 0), kind="compare")
+positive = define("positive", lambda a: a, kind="arith", on_booleans=False)
+fabs = define("fabs", sp.Abs)
+
+
 # The names of symgrad's own elementwise ops (every op defined above), which user ops may not take.
 LIBRARY_NAMES = frozenset(ELEMENTWISE)

@@ -380,3 +380,69 @@ class isinf(BooleanFunction):
         if x.is_Number:
             return sp.true if x in (sp.oo, -sp.oo) else sp.false
         return None
+
+
+# ----------------------------------------------------------------------------- NumPy's other elementwise functions
+
+class cbrt(_RealFunction):
+    """The real cube root (np.cbrt): |x|**(1/3) refined by a Newton step (1/3 is not a float, so the power
+    alone is off by some ulp), with x's sign; x itself at +-0 and +-inf (keeping the zero's sign)."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        return 1 / (3 * self ** 2)
+
+    def evaluation(self):
+        x = self.args[0]
+        power = sp.Pow(sp.Abs(x), sp.Rational(1, 3), evaluate=False)
+        # -x and x rather than |x| in the step: SymPy would merge |x| / |x|**(2/3) back into the power
+        below, above = (power - (power - magnitude / (power * power)) / 3 for magnitude in (-x, x))
+        unchanged = sp.Or(sp.Eq(x, 0, evaluate=False), isinf(x), evaluate=False)
+        return sp.Piecewise((x, unchanged), (-below, x < 0), (above, True), evaluate=False)
+
+
+class fmod(_RealFunction):
+    """C's fmod (np.fmod): the remainder of a / b with the sign of a, exact. floor_mod of the magnitudes is
+    exact (no sign crossing to correct), and a zero a is returned as it is (-0 stays -0); NaN when b == 0
+    (0 for integers). Derivatives as torch.fmod's: 1 in a, -trunc(a / b) in b."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        if argindex == 1:
+            return sp.S.One
+        quotient = floor_divide(sp.Abs(self.args[0]), sp.Abs(self.args[1]))
+        return -sp.sign(self.args[0]) * sp.sign(self.args[1]) * quotient
+
+    def evaluation(self):
+        a, b = self.args
+        magnitude = sp.Abs(b)
+        zero_a = sp.And(sp.Eq(a, 0, evaluate=False), sp.StrictGreaterThan(magnitude, 0, evaluate=False),
+                        evaluate=False)
+        return sp.Piecewise((a, zero_a), (-floor_mod(-a, magnitude), a < 0), (floor_mod(a, magnitude), True),
+                            evaluate=False)
+
+
+class tie(_RealFunction):
+    """a, at a tie of a and b (a == b), with derivative 1/2 in each: the value NumPy's fmax/fmin give
+    (its first argument), the gradient split evenly as PyTorch's (a + b) / 2 would, which overflows."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        return sp.S.Half
+
+    def evaluation(self):
+        return self.args[0]
+
+
+def signbit(x):
+    """Whether x's sign bit is set: below 0, or -0 (1/x is -inf). NaN counts as positive (its sign bit is
+    not visible to comparisons). A boolean's is never set (x is then a plain symbol, not a real one)."""
+    if not x.is_real:
+        return sp.false
+    if x.is_Number:  # a Python number written into the expression (SymPy's numbers have no -0)
+        return sp.true if x.is_negative else sp.false
+    return sp.Or(x < 0, sp.And(sp.Eq(x, 0, evaluate=False), sp.StrictLessThan(1 / x, 0, evaluate=False),
+                               evaluate=False), evaluate=False)
