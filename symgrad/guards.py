@@ -305,7 +305,10 @@ class _Walker:
         if isinstance(fn, types.MethodType):
             self.impure(f"{description} is a method of {type(fn.__self__).__name__}, whose attributes are not "
                         "checked")
-            self.visit_value(fn.__self__, f"the object of {description}", _code_facts(fn.__func__.__code__)[1])
+            facts = _code_facts(fn.__func__.__code__)
+            if facts[3] and not _trusted(fn.__func__.__module__ or ""):
+                self.mutating = True  # a method storing into its object (a call counter): known before it is walked
+            self.visit_value(fn.__self__, f"the object of {description}", facts[1])
             self.visit_callable(fn.__func__, description)
             return
         if isinstance(fn, types.BuiltinFunctionType):

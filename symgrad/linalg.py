@@ -372,6 +372,8 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     if A.ndim < 2:
         return sg.astype(sg.any(E.not_equal(A, 0.0)), dtypes.INT64)
     values = svd(A, compute_uv=False)
+    if values.shape[-1] == 0:  # an empty matrix has rank 0, as NumPy's (no largest value to scale a tolerance)
+        return sg.zeros(values.shape[:-1], dtypes.INT64)
     if tol is None:
         rtol = float(np.finfo(values.dtype).eps * max(A.shape[-2:])) if rtol is None else rtol
         tol = E.multiply(sg.max(values, axis=-1, keepdims=True), rtol)
@@ -384,6 +386,8 @@ def cond(x, p=None):
     """The condition number (numpy.linalg.cond): the ratio of the extreme singular values for p None, 2, -2
     (inf for a singular x), else norm(x, p) * norm(inv(x), p) (LinAlgError for a singular x, where NumPy
     gives inf)."""
+    if sg.asarray(x).size == 0:
+        raise np.linalg.LinAlgError("cond is not defined on empty arrays")
     if p in (None, 2, -2):
         values = svd(_matrix("cond", x, square=False), compute_uv=False)
         largest, smallest = values[..., 0], values[..., -1]

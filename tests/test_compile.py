@@ -306,3 +306,20 @@ def test_a_function_that_stores_into_what_it_reads_is_not_retraced_on_every_call
     for _ in range(3):
         counted(np.ones(2))
     assert log == [1]
+
+
+def test_a_method_that_stores_into_its_object_is_not_retraced_on_every_call():
+    """self.calls += 1 in a compiled method: guarding the object's attributes, its own store failed the guard
+    after every trace (a trace and an LLVM compile per call)."""
+    class Counting:
+        def __init__(self):
+            self.weights, self.calls = np.ones(3), 0
+
+        def loss(self, x):
+            self.calls += 1
+            return sg.sum(self.weights * x)
+    model = Counting()
+    loss = sg.compile(model.loss)
+    for _ in range(5):
+        assert loss(np.arange(3.0)) == 3.0
+    assert model.calls == 1

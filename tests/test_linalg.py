@@ -928,3 +928,12 @@ def test_second_derivatives_of_the_factorizations():
         expected = numerical_jvp(gradient, [x], [direction], 1e-5)
         _, tangent = sg.jvp(gradient, (x,), (direction,))
         np.testing.assert_allclose(tangent, expected, rtol=1e-5, atol=1e-7, err_msg=name)
+
+
+def test_matrix_rank_and_cond_of_empty_matrices_are_numpys():
+    """matrix_rank of a 0x0 matrix is 0 (a ShapeError before); cond of one is NumPy's LinAlgError (an IndexError)."""
+    for path in (lambda f: f, lambda f: sg.compile(f, backend="numpy"), sg.compile):
+        rank = path(lambda a: sg.linalg.matrix_rank(a))
+        np.testing.assert_array_equal(rank(np.zeros((2, 0, 3))), np.linalg.matrix_rank(np.zeros((2, 0, 3))))
+    with pytest.raises(np.linalg.LinAlgError, match="empty"):
+        sg.linalg.cond(np.zeros((0, 0)))

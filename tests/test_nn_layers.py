@@ -227,7 +227,7 @@ def test_dropout_zeroes_with_probability_p_scales_the_rest_and_is_the_identity_i
     assert np.all(F.dropout(x, 1.0).detach().numpy() == 0)
     with pytest.raises(ValueError, match="between 0 and 1"):
         nn.Dropout(1.5)
-    with pytest.raises(NotImplementedError, match="inplace"):
+    with pytest.raises(sg.UnsupportedOpError, match="inplace"):
         nn.Dropout(0.5, inplace=True)(x)
 
 
@@ -241,7 +241,7 @@ def test_conv_modules_initialize_as_pytorch_and_refuse_other_padding_modes():
     assert np.abs(bias).max() <= bound
     assert conv.weight.is_leaf and conv.weight.requires_grad
     assert nn.Conv1d(2, 3, 2, dtype=sg.float32).weight.dtype == np.float32
-    with pytest.raises(NotImplementedError, match="padding_mode"):
+    with pytest.raises(sg.UnsupportedOpError, match="padding_mode"):
         nn.Conv2d(1, 1, 3, padding_mode="reflect")
     with pytest.raises(ValueError, match="divisible by groups"):
         nn.Conv2d(3, 4, 3, groups=2)
@@ -309,3 +309,18 @@ def test_module_float_and_double_convert_floating_buffers_too():
     assert model(x).dtype == np.float32 and model[1].running_mean.dtype == np.float32
     model.double()
     assert model[1].running_var.dtype == np.float64 and model[1].num_batches_tracked.dtype == np.int64
+
+
+def test_cross_entropy_with_every_target_ignored_is_nan_with_a_zero_gradient():
+    """0/0 is NaN as in PyTorch, but its gradient was NaN too: one padding-only batch made every parameter NaN."""
+    logits = sg.tensor(np.random.default_rng(0).normal(size=(5, 4)), requires_grad=True)
+    loss = sg.nn.functional.cross_entropy(logits, sg.tensor(np.full(5, -100)))
+    loss.backward()
+    assert np.isnan(loss.item()) and np.array_equal(logits.grad.numpy(), np.zeros((5, 4)))
+
+
+def test_elu_gradient_at_infinities_and_zero_is_pytorchs():
+    """At +inf the unselected branch's expm1 derivative (inf) times 0 was NaN; PyTorch: 1 (and alpha at 0)."""
+    x = sg.tensor([np.inf, -np.inf, 0.0, -1.0, 2.0], requires_grad=True)
+    sg.nn.functional.elu(x, 1.5).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 0.0, 1.5, 1.5 * np.exp(-1.0), 1.0], rtol=1e-15)

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from .. import dtypes
+from ..core import UnsupportedOpError
 from . import init
 from .functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, avg_pool1d, avg_pool2d,
                          avg_pool3d, conv1d, conv2d, conv3d, max_pool1d, max_pool2d, max_pool3d)
@@ -27,7 +28,7 @@ class _ConvNd(Module):
                  padding_mode="zeros", device=None, dtype=None):
         super().__init__()
         if padding_mode != "zeros":
-            raise NotImplementedError(f"padding_mode={padding_mode!r} is not supported (only 'zeros')")
+            raise UnsupportedOpError(f"padding_mode={padding_mode!r} is not supported (only 'zeros')")
         if device not in (None, "cpu"):
             raise ValueError(f"symgrad runs on the CPU only, not on device {device!r}")
         if groups <= 0 or in_channels % groups or out_channels % groups:

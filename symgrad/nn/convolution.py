@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .. import numpy_api as sgnp
-from ..core import fail
+from ..core import UnsupportedOpError, fail
 from ..ops.conv import im2col_impl, im2col_p
 from ..ops.linalg import matmul_p
 from ..ops.shape import reduce_sum_p, reshape_p, transpose_p
@@ -133,7 +133,7 @@ def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
              name="max_pool"):
     """The maximum of each window (padding is -inf); the gradient goes to the window's first maximum."""
     if return_indices:
-        fail(f"{name}: return_indices=True is not supported", NotImplementedError)
+        fail(f"{name}: return_indices=True is not supported", UnsupportedOpError)
     x, added = _batched(input, d, name)
     _check_float(x, name)
     window = _pool_window(kernel_size, stride, padding, dilation, ceil_mode, tuple(x.shape[2:]), name)

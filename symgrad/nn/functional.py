@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import numpy_api as sgnp
-from ..core import Tracer
+from ..core import Tracer, UnsupportedOpError
 from ..ops import elementwise as E
 from ..ops.indexing import take_p
 from ..eager.function import Function
@@ -132,7 +132,10 @@ def _weighted_nll(input, target, weight, ignored, reduction):
     term_weights = np.where(ignored, 0.0, weight[safe]).astype(input.dtype)
     terms = _ew(E.multiply, (_nll(input, safe, "none"), term_weights))
     if reduction == "mean":
-        return labelled(_ew(E.divide, (sgnp.sum(terms), term_weights.sum())), "NllLoss")
+        total = term_weights.sum()
+        if total == 0:  # every target ignored (or weighted 0): NaN, as PyTorch's 0/0, but a gradient of zeros
+            return labelled(_ew(E.add, (_ew(E.multiply, (sgnp.sum(terms), 0.0)), np.nan)), "NllLoss")
+        return labelled(_ew(E.divide, (sgnp.sum(terms), total)), "NllLoss")
     return labelled(_reduce(terms, reduction), "NllLoss")
 
 
@@ -387,7 +390,7 @@ def _gelu(x, approximate):
 
 def _not_in_place(inplace, name):
     if inplace:
-        raise NotImplementedError(f"{name}: inplace=True is not supported (use the returned tensor)")
+        raise UnsupportedOpError(f"{name}: inplace=True is not supported (use the returned tensor)")
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -405,7 +408,10 @@ def elu(input, alpha=1.0, inplace=False):
 
 
 def _elu(x, alpha):
-    return _ew(E.where, (_ew(E.greater, (x, 0.0)), x, _ew(E.multiply, (alpha, _ew(E.expm1, (x,))))))
+    """x > 0 picks x; elsewhere alpha * expm1(x), of x where it is not positive only (at x = inf,
+    expm1's derivative inf times the unselected branch's 0 was a NaN gradient)."""
+    positive = _ew(E.greater, (x, 0.0))
+    return _ew(E.where, (positive, x, _ew(E.multiply, (alpha, _ew(E.expm1, (_ew(E.where, (positive, 0.0, x)),))))))
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -505,7 +511,7 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     """Rows of weight at integer indices; the row at padding_idx gets no gradient (as PyTorch)."""
     if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+        raise UnsupportedOpError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
     index = np.asarray(input._data if hasattr(input, "_data") else input)
     if index.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {index.dtype}")
