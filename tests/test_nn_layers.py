@@ -324,3 +324,9 @@ def test_elu_gradient_at_infinities_and_zero_is_pytorchs():
     x = sg.tensor([np.inf, -np.inf, 0.0, -1.0, 2.0], requires_grad=True)
     sg.nn.functional.elu(x, 1.5).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [1.0, 0.0, 1.5, 1.5 * np.exp(-1.0), 1.0], rtol=1e-15)
+
+
+def test_conv_module_checks_its_sizes_when_built():
+    """Conv2d(4, 6, kernel_size=(3,)) was accepted and failed later on the weight's shape."""
+    with pytest.raises(ValueError, match="kernel_size must be an int or 2 ints"):
+        sg.nn.Conv2d(4, 6, kernel_size=(3,))

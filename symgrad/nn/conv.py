@@ -11,11 +11,8 @@ from . import init
 from .functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, avg_pool1d, avg_pool2d,
                          avg_pool3d, conv1d, conv2d, conv3d, max_pool1d, max_pool2d, max_pool3d)
 from .modules import Module
+from .convolution import _sizes
 from .parameter import Parameter
-
-
-def _sizes(value, d):
-    return (value,) * d if isinstance(value, int) else tuple(value)
 
 
 class _ConvNd(Module):
@@ -36,9 +33,9 @@ class _ConvNd(Module):
         if isinstance(padding, str) and padding not in ("same", "valid"):
             raise ValueError(f"Invalid padding string {padding!r}, should be one of ('valid', 'same')")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size, self.stride = _sizes(kernel_size, self.d), _sizes(stride, self.d)
-        self.padding = padding if isinstance(padding, str) else _sizes(padding, self.d)
-        self.dilation, self.padding_mode = _sizes(dilation, self.d), padding_mode
+        self.kernel_size, self.stride = _sizes(kernel_size, self.d, "kernel_size"), _sizes(stride, self.d, "stride")
+        self.padding = padding if isinstance(padding, str) else _sizes(padding, self.d, "padding")
+        self.dilation, self.padding_mode = _sizes(dilation, self.d, "dilation"), padding_mode
         dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
         self.weight = Parameter(np.empty((out_channels, in_channels // groups, *self.kernel_size), dtype))
         self.register_parameter("bias", Parameter(np.empty(out_channels, dtype)) if bias else None)
