@@ -29,7 +29,7 @@ from . import dtypes, guards, ir, pickling, pytree
 from .backends import check_backend, lower, thread_count
 from .passes import optimize
 from .passes.lift import lift_constants
-from .core import ConcretizationError, current_builder, TracerError
+from .core import ConcretizationError, Reads, TracerError, current_builder
 from .static_args import (STATIC_VALUES_KEPT, StaticArgs, bind_positions, has_static, hashable,
                           python_value_positions)
 from .tracing import argument_names, as_input_array, check_arguments, function_name, is_python_number, trace_flat
@@ -46,6 +46,11 @@ class Lowered:
     out_tree: object
     fast: object = None  # entry(*flat array args) -> the finished result, or NotImplemented
     constants: tuple = ()  # arrays passed after the arguments (lifted constants of a fresh trace)
+    reads: tuple = ()  # then what the trace reads afresh at every call (core.Reads: arrays, eager tensors)
+
+    def trailing(self) -> tuple:
+        """The arrays passed after the arguments, as they are now."""
+        return self.constants + tuple(np.asarray(source) for source in self.reads) if self.reads else self.constants
 
     def as_text(self) -> str:
         """The optimized IR, and for native code the LLVM IR."""
@@ -189,16 +194,19 @@ class Compiled(pickling.CopiedAsItself):
         check_arguments(self.fn, args)
         # what the trace will read, as it is before the trace: a trace that changes it fails the guard
         guard = None if self._fresh else guards.snapshot(self.fn, values=self._check_values)
+        reads = None if self._check_values else Reads(guard.arrays)
         graph, out_tree, captures = trace_flat(self.fn, args, name=self.__name__,
-                                               numbers_as_operands=self._check_values)
+                                               numbers_as_operands=self._check_values, reads=reads)
         if captures:
             raise TracerError(f"{self.__name__}: a compiled function cannot close over traced values of an "
                               "enclosing trace; pass them as arguments")
+        if reads is not None and (reads.sources or guard.arrays):
+            guard = guards.with_reads(guard, reads.sources, reads.sliced)
         if guard is not None:
             self._use_guard(guard)
         flat_args = key[0] == _flat_tree(len(key[1]))
         if self._structures is None:
-            lowered = self._lower(graph, out_tree, flat_args, key)
+            lowered = self._lower(graph, out_tree, flat_args, key, tuple(reads.sources) if reads else ())
         else:
             lowered = self._by_structure(key, graph, out_tree, flat_args)
         if not self._fresh:
@@ -215,14 +223,16 @@ class Compiled(pickling.CopiedAsItself):
         if os.environ.get("SYMGRAD_EXPLAIN") == "1":
             log.warning("symgrad: %s re-runs on every call, because %s", self.__name__, guard.impure_reason)
 
-    def _lower(self, graph, out_tree, flat_args, key) -> Lowered:
-        """Lower the traced graph of signature `key`. Its native entry, when it has one, takes Python floats
-        where the signature has them (and only there); a signature with a Python int has none."""
+    def _lower(self, graph, out_tree, flat_args, key, reads=()) -> Lowered:
+        """Lower the traced graph of signature `key` (its trailing inputs read `reads`). Its native entry, when
+        it has one, takes Python floats where the signature has them (and only there); a signature with a
+        Python int has none."""
         graph = optimize(ir.verify(graph))
         python_floats = tuple(i for i, t in enumerate(key[1]) if t[2:] == (WEAK,) and t[1] == dtypes.FLOAT64)
         executable = lower(graph, self._requested_backend, output_structure(out_tree), python_floats, self._threads)
         return Lowered(graph, executable, out_tree,
-                       fast_entry(executable, out_tree, flat_args and not _takes_python_ints(key)))
+                       fast_entry(executable, out_tree, flat_args and not _takes_python_ints(key), reads=reads),
+                       reads=reads)
 
     def _by_structure(self, key, graph, out_tree, flat_args) -> Lowered:
         """The compiled code for this trace's structure (constants lifted to inputs), with its constants."""
@@ -276,7 +286,7 @@ class Compiled(pickling.CopiedAsItself):
             return self._call_with_values(args, python_value_positions(args, ints=True))
         if lowered.fast is not None:
             self._fast = lowered.fast
-        return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays, *lowered.constants))
+        return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays, *lowered.trailing()))
 
     def _call_with_values(self, args, positions):
         """Call with the arguments at `positions` as Python values in the trace: compiled once per distinct
@@ -341,8 +351,8 @@ class Compiled(pickling.CopiedAsItself):
         """What a pickle carries of the code compiled so far: each cached signature's (key, graph, executable,
         out_tree, constants), whether Python ints are passed as values, and per such values (that pickle),
         the carried() of the function compiled for them."""
-        signatures = [(key, lowered.graph, lowered.executable, lowered.out_tree, lowered.constants)
-                      for key, lowered in self._cache.items()]
+        signatures = [(key, lowered.graph, lowered.executable, lowered.out_tree, lowered.trailing())
+                      for key, lowered in self._cache.items()]  # what it reads travels as it is now
         with_values = [(values, compiled.carried()) for values, compiled in self._with_values.items()
                        if pickling.picklable(values)]
         return signatures, self._python_ints, with_values
@@ -367,11 +377,15 @@ def _restore(state, options, carried) -> Compiled:
     return compiled
 
 
-def fast_entry(executable, out_tree, usable, constants=()):
+def fast_entry(executable, out_tree, usable, constants=(), reads=()):
     """The backend's native entry, returning the finished result, when it is `usable` for the signature's
     arguments as they come (flat, no Python int); None when it is not, when the output has lists, dicts or
-    None, or when the backend has none."""
+    None, or when the backend has none. `constants` and then `reads` (see Lowered) follow the arguments."""
     entry = getattr(executable, "entry", None) if usable and output_structure(out_tree) is not None else None
+    if all(isinstance(source, np.ndarray) for source in reads):
+        constants = (*constants, *reads)  # arrays are read where they are: nothing to fetch per call
+    elif entry is not None:
+        return lambda *args: entry(*args, *constants, *(np.asarray(source) for source in reads))
     if entry is None or not constants:
         return entry
     return lambda *args: entry(*args, *constants)

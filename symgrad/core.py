@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-from . import ir
+from . import dtypes, ir
 
 
 class ShapeError(ValueError):
@@ -241,6 +241,10 @@ const_p = Primitive("const", _const_shape, lambda value: value.array)
 # ----------------------------------------------------------------------------- building graphs
 
 _state = threading.local()
+# How many traces are being built, in all threads: eager code reads it (one global load) to skip looking
+# for the current trace on every op (see tracing_anywhere).
+_building_count = 0
+_building_lock = threading.Lock()
 
 
 def _stack() -> list:
@@ -265,6 +269,8 @@ class Builder:
         # and constants are never merged by value: a trace's structure does not depend on values.
         # Nested traces inherit it.
         self.numbers_as_operands = parent.numbers_as_operands if parent is not None else False
+        # sg.compile's reads (see Reads): what the root graph reads afresh at every call; nested traces share it
+        self.reads: "Reads | None" = parent.reads if parent is not None else None
 
     def new_input(self, shape, dtype, hint=None, weak=False) -> "Tracer":
         """A new input; `weak` for a Python number's, whose dtype yields to arrays' (NEP 50, as JAX)."""
@@ -286,6 +292,8 @@ class Builder:
                 raise TracerError(with_user_line(
                     "a traced value escaped the function that traced it (leaked tracer); return it as an "
                     "output instead of storing it"))
+            if operand.builder.depth < 0:  # a concrete outer value (an eager tensor): a read, or else a constant
+                return self._concrete(operand)
             key = id(operand.value)
             if key not in self._captured:
                 local = ir.Value(operand.shape, operand.dtype, hint="captured")
@@ -293,6 +301,9 @@ class Builder:
                 self.captures.append((operand, local))
             return self._captured[key]
         refuse_masked(operand, "a constant of the traced function")
+        source = self.reads.source_of(operand) if self.reads is not None else None
+        if source is not None:
+            return self.lift(self.reads.tracer(source))
         array = np.asarray(operand)
         by_value = array.size <= 16 and not self.numbers_as_operands  # else equal values must stay apart
         key = (array.shape, array.dtype.str, array.tobytes()) if by_value else id(operand)
@@ -300,6 +311,12 @@ class Builder:
             self._constants[key] = (operand, self.add(const_p, (), {"value": ir.Constant(array)},
                                                       array.shape, array.dtype).value)
         return self._constants[key][1]
+
+    def _concrete(self, operand) -> ir.Value:
+        """An eager tensor used in the trace: read at every call under sg.compile, else its value now."""
+        if self.reads is not None and self.reads.readable(np.asarray(operand)):
+            return self.lift(self.reads.tracer(operand))
+        return self.lift(np.asarray(operand))
 
     @contextlib.contextmanager
     def annotate(self, **meta):
@@ -320,13 +337,68 @@ class Builder:
         return ir.Graph(self.inputs + [local for _, local in self.captures], self.nodes, values, name)
 
 
+class Reads:
+    """What a function compiled by sg.compile reads besides its arguments that it must read afresh at every
+    call rather than bake into its code: the arrays its guards found (globals, closure cells, attributes,
+    items; views of them too) and eager tensors (a model's parameters). Each becomes a trailing input of the
+    root graph, so changing one in place (`W[0] = 5`, `W -= lr * g`, an optimizer's step) is seen by the
+    next call, with no re-trace; under jax.jit those would stay frozen at the values of the trace."""
+
+    def __init__(self, arrays: dict):
+        self.arrays = arrays    # id -> an array the guards read by identity
+        self.builder = None     # the root graph's (set by tracing.trace_flat)
+        self.sources: list = []  # what each trailing input reads: an array, or an eager tensor
+        self.sliced: dict = {}   # id -> the arrays read through a part of them (baked: see source_of)
+        self._tracers: dict = {}
+
+    @staticmethod
+    def readable(array) -> bool:
+        """Arrays a compiled entry can take: a supported dtype, at least one element."""
+        return array.size > 0 and array.dtype in dtypes.SHORT_NAMES
+
+    def source_of(self, array):
+        """`array` if it is an array the guards read or a view of all of one (`W.T`), else None: a constant
+        of the trace. A part of one (`V[i]` in a Python loop) stays a constant, so that loops over the rows of
+        a table still roll into one; the guards then compare the whole array by content (`sliced`)."""
+        if not isinstance(array, np.ndarray) or not self.readable(array):
+            return None
+        base = array
+        while isinstance(base, np.ndarray):
+            if self.arrays.get(id(base)) is base:
+                if base.size == array.size:
+                    return array
+                self.sliced[id(base)] = base
+                return None
+            base = base.base
+        return None
+
+    def tracer(self, source) -> "Tracer":
+        """The root graph's input reading `source`, created at its first use."""
+        tracer = self._tracers.get(id(source))
+        if tracer is None:
+            array = np.asarray(source)
+            tracer = self._tracers[id(source)] = self.builder.new_input(array.shape, array.dtype, "read")
+            self.sources.append(source)
+        return tracer
+
+
 @contextlib.contextmanager
 def building(builder: Builder):
+    global _building_count
+    with _building_lock:
+        _building_count += 1
     _stack().append(builder)
     try:
         yield builder
     finally:
         _stack().pop()
+        with _building_lock:
+            _building_count -= 1
+
+
+def tracing_anywhere() -> bool:
+    """Whether some thread is building a trace (then `current_builder()` says whether this one is)."""
+    return _building_count > 0
 
 
 def current_builder() -> "Builder | None":
@@ -342,6 +414,8 @@ def bind(prim, args, attrs):
             builder = arg.builder
     if builder is None and prim.traced_always:
         builder = current_builder()
+    if builder is not None and builder.depth < 0 and _building_count:
+        builder = current_builder() or builder  # eager tensors inside a trace: the op joins it (see Reads)
     if builder is None:
         arrays = [a if isinstance(a, tuple) else np.asarray(a) for a in args]  # a tuple: a loop's results
         shape, dtype = _shape_rule(prim, arrays, attrs)

@@ -27,7 +27,7 @@ from .tracing import as_input_array, function_name, trace_flat
 def _closed(fn, args, what):
     """(graph, output tree) of fn traced on args, refusing a function that reads traced values of an
     enclosing trace."""
-    graph, tree, captures = trace_flat(fn, args, name=function_name(fn))
+    graph, tree, captures = trace_flat(fn, args, name=function_name(fn), closed=True)
     if captures:
         raise TracerError(f"{what} {function_name(fn)} reads a traced value it is not given as an argument (a "
                           "closure over a value of an enclosing transform); pass that value as an argument")

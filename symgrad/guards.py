@@ -9,8 +9,9 @@ that changed, so a cache can re-trace instead of returning a stale result.
 Two strengths:
 - `values=False` (sg.compile): a binding that is rebound fails its guard: a global, a closure
   cell, an attribute of a plain object (a bound method's object too), an item of a container
-  (unless the code stores into state itself). Arrays are guarded by identity, so an array
-  mutated in place stays frozen, as under jax.jit.
+  (unless the code stores into state itself). Arrays are guarded by identity: the trace reads them
+  afresh at every call (core.Reads; `with_reads` adds their shapes, and the contents of those handed
+  to NumPy at trace time); an nn.Module by its layers, parameters, buffers and attributes.
 - `values=True` (uncompiled transforms): the function must also be provably pure. Arrays
   and containers it read are guarded by content; anything whose state cannot be checked
   cheaply (a random generator, an object's attributes, a very large array, `print`)
@@ -63,9 +64,10 @@ _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "popitem", "
 class Guard:
     """The reads of one trace as Python expressions, compiled into one `holds()` test."""
 
-    def __init__(self, checks, namespace, pure=True, impure_reason=None):
+    def __init__(self, checks, namespace, pure=True, impure_reason=None, arrays=None):
         self.checks = checks  # (description, boolean expression over `namespace`)
         self.namespace = namespace
+        self.arrays = arrays or {}  # id -> the arrays read by identity (see _Walker.arrays)
         self.pure = pure
         self.impure_reason = impure_reason
         body = " and ".join(f"({test})" for _, test in checks) or "True"
@@ -100,7 +102,44 @@ def snapshot(fn, values: bool) -> Guard:
         if values:
             return Guard(walker.checks, walker.namespace, pure=False,
                          impure_reason=f"its reads could not be walked ({type(error).__name__}: {error})")
-    return Guard(walker.checks, walker.namespace)
+    return Guard(walker.checks, walker.namespace, arrays=walker.arrays)
+
+
+def with_reads(guard: Guard, sources, sliced) -> Guard:
+    """`guard` extended for a trace that reads `sources` afresh at every call (core.Reads): each must keep
+    its shape and dtype, else the trace is redone. The arrays the guards read that the trace did not take
+    as reads were handed to NumPy at trace time (`np.exp(W)`) or `sliced` (parts baked as constants): those
+    are compared by content, up to CONTENT_GUARD_BYTES in all, so changing them in place re-traces."""
+    checks, namespace = list(guard.checks), dict(guard.namespace, _array=np.asarray, _same_bytes=_same_bytes)
+    read = set()
+    for source in sources:
+        array = np.asarray(source)
+        name = f"r{len(namespace)}"
+        namespace.update({name: source, f"{name}_shape": array.shape, f"{name}_dtype": array.dtype})
+        read_now = name if source is array else f"_array({name})"  # an eager tensor's array may be rebound
+        checks.append((f"the shape and dtype of an array it reads ({_type_text(array)})",
+                       f"(_r := {read_now}).shape == {name}_shape and _r.dtype == {name}_dtype"))
+        base = source
+        while isinstance(base, np.ndarray):
+            read.add(id(base))
+            base = base.base
+    budget = CONTENT_GUARD_BYTES
+    for array in guard.arrays.values():
+        if (id(array) in read and id(array) not in sliced) or array.nbytes > budget:
+            continue
+        budget -= array.nbytes
+        name = f"c{len(namespace)}"
+        namespace[name] = (array, array.tobytes())
+        checks.append((f"the values of an array it hands to NumPy ({_type_text(array)})", f"_same_bytes(*{name})"))
+    return Guard(checks, namespace, arrays=guard.arrays)
+
+
+def _same_bytes(array, data) -> bool:
+    return array.tobytes() == data
+
+
+def _type_text(array) -> str:
+    return f"{array.dtype}{list(array.shape)}"
 
 
 class _Impure(Exception):
@@ -188,6 +227,7 @@ class _Walker:
         self.seen = set()
         self.content_bytes = 0
         self.mutating = False  # some code walked so far stores into state (then sg.compile leaves containers be)
+        self.arrays = {}  # id -> the arrays guarded by identity (sg.compile reads them afresh at every call)
 
     def name(self, obj) -> str:
         """A name for `obj` in the guard's namespace."""
@@ -215,6 +255,8 @@ class _Walker:
             test = f"type({variable} := {fetch}) is {self.name(type(value))} and {variable} == {expected}"
         else:
             test = f"{fetch} is {expected}"
+            if isinstance(value, np.ndarray):
+                self.arrays[id(value)] = value
         self.checks.append((description, test))
 
     def visit_read(self, description, fetch, names):
@@ -340,6 +382,8 @@ class _Walker:
             return
         elif _plain(obj):
             self.visit_plain_object(obj, description, names)
+        elif not self.values and _torch_module(obj):
+            self.visit_torch_module(obj, description, names)
         else:
             self.impure(f"{description} is a {kind.__name__} object, whose state is not checked")
 
@@ -357,6 +401,25 @@ class _Walker:
                 self.visit_read(f"{description}.{name}", f"{self.name(attributes)}.get({name!r}, _MISSING)", names)
             elif _defined_by_class(kind, name) and not (name.startswith("__") and name != "__call__"):
                 self.visit_read(f"{kind.__qualname__}.{name}", f"getattr({self.name(kind)}, {name!r})", names)
+
+    def visit_torch_module(self, module, description, names):
+        """An nn.Module (PyTorch's layout): its parameters, buffers and submodules by identity, so that
+        rebinding one re-traces (their values are read at every call: core.Reads), and its other attributes
+        (`training`: model.eval() re-traces) as a plain object's."""
+        if self._left_frozen():
+            return
+        attributes = vars(module)
+        for table in _MODULE_TABLES:
+            self.visit_container(attributes[table], f"{description}.{table}", names)
+        self.guard(f"the attribute names of {description}", f"tuple({self.name(attributes)})", tuple(attributes))
+        for name in attributes:
+            if name not in _MODULE_TABLES:
+                self.visit_read(f"{description}.{name}", f"{self.name(attributes)}.get({name!r}, _MISSING)", names)
+        for cls in type(module).__mro__[:-1]:  # the user's own layers' code; symgrad's layers only read the above
+            if cls.__module__.partition(".")[0] != "symgrad":
+                for value in vars(cls).values():
+                    if isinstance(value, types.FunctionType):
+                        self.visit_callable(value, f"{cls.__qualname__}.{value.__name__}")
 
     def visit_function(self, fn):
         """A Python function: library code is trusted (its closure is not); user code is read."""
@@ -411,6 +474,15 @@ def _defined_by_class(kind, name) -> bool:
     """Whether `kind` or a base other than object defines `name` (a class without __call__ still has
     type's, a fresh method-wrapper at each lookup, which no identity guard would ever match)."""
     return any(name in vars(cls) for cls in kind.__mro__[:-1])
+
+
+_MODULE_TABLES = ("_parameters", "_buffers", "_modules")
+
+
+def _torch_module(obj) -> bool:
+    """An object laid out as PyTorch's nn.Module: its attributes live in these tables and its __dict__."""
+    attributes = getattr(obj, "__dict__", {})
+    return all(isinstance(attributes.get(table), dict) for table in _MODULE_TABLES) and "training" in attributes
 
 
 def _plain(obj) -> bool:

@@ -74,11 +74,17 @@ def function_name(fn, name=None) -> str:
     return name if name.isidentifier() else "f_" + name
 
 
-def trace_flat(fn, args, name=None, numbers_as_operands=False):
-    """Trace fn(*args) with fresh inputs; returns (graph, out_tree, captured outer tracers)."""
+def trace_flat(fn, args, name=None, numbers_as_operands=False, reads=None, closed=False):
+    """Trace fn(*args) with fresh inputs; returns (graph, out_tree, captured outer tracers). With `reads`
+    (a core.Reads, root traces only), what it finds becomes trailing inputs of the graph; `closed` graphs
+    (custom derivative rules) bake what they read instead."""
     parent = current_builder()
     builder = Builder(parent)
     builder.numbers_as_operands |= numbers_as_operands
+    if reads is not None:
+        reads.builder, builder.reads = builder, reads
+    if closed:
+        builder.reads = None
     arg_names = argument_names(fn, len(args))
     leaves, tree = pytree.flatten(list(args))
     leaf_names = pytree.leaf_names(list(args), arg_names)

@@ -755,6 +755,7 @@ def test_a_large_constant_inside_a_body():
     weights = np.linspace(0.0, 1.0, 20_000)  # 160 KB: reached through a pointer slot, not compiled in
 
     def f(x):
+        weights = np.linspace(0.0, 1.0, 20_000)  # made by the trace: a constant (a closure's would be read)
         return sg.fori_loop(0, 3, lambda i, c: c * 0.5 + sg.mean(weights * sg.cos(c * weights) ** 2), x)
 
     x = np.float64(0.3)  # a 0-d carry

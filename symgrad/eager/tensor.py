@@ -26,7 +26,8 @@ from .graph import Record, RemovableHandle, VersionCounter
 from .mode import enable_grad, is_grad_enabled, no_grad
 from .tape import force_pending, state as _tapes
 from ..ops import elementwise as E
-from ..core import Tracer, TracerError, refuse_masked
+from ..core import (Tracer, TracerError, bind, current_builder, refuse_masked, tracing_anywhere,
+                    with_user_line)
 from ..numpy_api.updates import IndexUpdateHelper
 
 _random = np.random.default_rng(0)
@@ -69,7 +70,10 @@ class EagerRecorder:
 
     def evaluate(self, prim, operands, evaluate, frozen_attrs, dtype) -> "Tensor":
         """`evaluate(*arrays)` (prim with its attributes bound) now; recorded when grad mode is on and an
-        operand requires grad. While the ops repeat a captured step, they are deferred instead (`_defer`)."""
+        operand requires grad. While the ops repeat a captured step, they are deferred instead (`_defer`).
+        Inside a trace (a model called in a function given to sg.compile) the op joins the trace."""
+        if tracing_anywhere() and current_builder() is not None:
+            return bind(prim, operands, dict(frozen_attrs))
         tape = getattr(_tapes, "tape", None)
         if tape is not None and tape.capture is not None and dtype.kind == "f" and is_grad_enabled():
             for t in operands:
@@ -588,6 +592,11 @@ class Tensor(Tracer):
                 result = sgnp.where(np.ones(self.shape, bool), result, source)
         else:
             result = compute(self)
+        if isinstance(result, Tracer) and not isinstance(result, Tensor):
+            raise TracerError(with_user_line(
+                "an in-place change of a tensor inside a traced function (a BatchNorm updating its running "
+                "statistics in training mode, an optimizer step) cannot be compiled: it would happen once, at "
+                "trace time; call model.eval() first, or run that part eagerly"))
         result = result if isinstance(result, Tensor) else Tensor._wrap(np.asarray(result))
         if result.shape != self.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
@@ -847,7 +856,7 @@ def elementwise_on_tensors(op, args):
             count == 1 and isinstance(args[0], Tensor)):  # tensors only, the common case: no loop below
         plan = plans.tensor_plan_for(op, args)
         result = plan.run(args, EAGER)
-        if result._node is not None:
+        if getattr(result, "_node", None) is not None:  # (a traced value inside a trace)
             result._node.label = plan.label
         return result
     if count == 2 and (type(args[0]) is float or type(args[1]) is float):
@@ -882,7 +891,7 @@ def elementwise_on_tensors(op, args):
         operands.append(value)
     plan = plans.plan_for(op, tuple(signature))
     result = plan.run(operands, EAGER)
-    if result._node is not None:
+    if getattr(result, "_node", None) is not None:  # (a traced value inside a trace)
         result._node.label = plan.label
     return result
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import numpy_api as sgnp
-from ..core import Tracer, UnsupportedOpError
+from ..core import Tracer, UnsupportedOpError, with_user_line
 from ..ops import elementwise as E
 from ..ops.indexing import take_p
 from ..eager.function import Function
@@ -422,6 +422,10 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
+    if isinstance(input, Tracer) and not isinstance(input, Tensor) and input.builder.reads is not None:
+        raise UnsupportedOpError(with_user_line(
+            "dropout in training mode inside sg.compile would draw its mask once, when traced, and reuse it at "
+            "every call; call model.eval(), or pass the mask as an argument"))
     keep = random_generator().random(tuple(input.shape)) >= p
     scale = np.where(keep, 1.0 / (1.0 - p) if p < 1 else 0.0, 0.0).astype(input.dtype)
     return labelled(_ew(E.multiply, (input, scale)), "Mul")
