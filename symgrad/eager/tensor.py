@@ -67,6 +67,14 @@ class EagerRecorder:
     def add(self, prim, operands, attrs, shape, dtype) -> "Tensor":
         return self.evaluate(prim, operands, plans.evaluator(prim, attrs), ir.freeze_attrs(attrs), np.dtype(dtype))
 
+    def defer(self, plan, operands) -> "DeferredTensor | None":
+        """The deferred result of a plan of several primitives while the tape repeats a captured step
+        (`_defer_plan`); None when it must run op by op."""
+        tape = getattr(_tapes, "tape", None)
+        if tape is None or tape.capture is None or not is_grad_enabled():
+            return None
+        return _defer_plan(tape, plan, operands)
+
     def evaluate(self, prim, operands, evaluate, frozen_attrs, dtype) -> "Tensor":
         """`evaluate(*arrays)` (prim with its attributes bound) now; recorded when grad mode is on and an
         operand requires grad. While the ops repeat a captured step, they are deferred instead (`_defer`)."""
@@ -124,50 +132,130 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
         if step[0] is prim and (step[1] is attrs or step[1] == attrs) and len(operands) == len(step[5]):
             parents, saved, versions = [], [], []
             for operand, source, expected in zip(operands, step[5], step[2]):
-                counter = operand._version
-                node = operand._node
-                if source >= 0:  # an earlier deferred op, unmodified since
-                    if node is None or node.position != source or node.tape is not tape \
-                            or node.out_version[0] is not counter or counter.value:
-                        break
-                    parents.append(node)
-                    saved.append(None)
-                else:
-                    array = operand._data
-                    if node is not None or array.shape != expected[0] or (
-                            array.dtype is not expected[1] and array.dtype != expected[1]):
-                        break
-                    if source == -1:
-                        if operand._requires_grad:
-                            break
-                        parents.append(None)
-                        saved.append(array.copy() if counter.exposed else array)
-                    else:
-                        if not operand._requires_grad or not _leaf_has_slot(tape, operand, -2 - source):
-                            break
-                        if counter.exposed:
-                            array = _leaf_snapshot(tape, -2 - source, array)
-                            if array is None:
-                                break
-                        parents.append(operand)
-                        saved.append(array)
-                versions.append((counter, counter.value))
+                read = _deferred_operand(tape, operand, source, expected)
+                if read is None:
+                    break
+                parents.append(read[0])
+                saved.append(read[1])
+                versions.append(read[2])
             else:
-                counter = VersionCounter()
-                record = Record.deferred(step, tuple(parents), tuple(saved), tuple(versions), counter, tape, position)
+                record = Record.deferred(step, tuple(parents), tuple(saved), tuple(versions), VersionCounter(), tape,
+                                         position)
                 tape.digests.append(step[6])
                 tape.pending.append(record)
-                out = DeferredTensor.__new__(DeferredTensor)
-                out.value = None
-                out.builder = EAGER
-                out._requires_grad = True
-                out._node = record
-                out._version = counter
-                out._grad = None
-                out._hooks = None
-                return out
+                return _deferred_tensor(record)
     tape.abandon()
     return None
+
+
+def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
+    """The deferred result of a plan of several primitives if they are the next ops of the tape's capture
+    (`_defer`'s conditions, op by op): its operands are checked once each, against the sources the capture
+    expects, and its intermediate results get records but no tensors (nothing can see them). None, with
+    nothing changed but what `_defer` changes on the way, when `_defer` must judge op by op."""
+    capture = tape.capture
+    position = len(tape.digests)
+    match = capture.plan_matches.get((position, plan), _UNMATCHED)
+    if match is _UNMATCHED:
+        match = capture.plan_matches[(position, plan)] = _plan_match(capture.steps, position, plan, len(operands))
+    if match is None:
+        return None
+    steps, checks, digests = match
+    reads = [None] * len(operands)
+    for index, source, expected in checks:  # in order of first use, as the ops one by one would check them
+        read = reads[index] = _deferred_operand(tape, operands[index], source, expected)
+        if read is None:
+            return None
+    inner = VersionCounter()  # the intermediate results' (never modified: no tensor holds them)
+    records = []
+    for step, inputs in steps:
+        parents, saved, versions = [], [], []
+        for index in inputs:
+            if index < 0:
+                parents.append(records[-1 - index])
+                saved.append(None)
+                versions.append((inner, 0))
+            else:
+                read = reads[index]
+                parents.append(read[0])
+                saved.append(read[1])
+                versions.append(read[2])
+        records.append(Record.deferred(step, tuple(parents), tuple(saved), tuple(versions), inner, tape, position))
+        position += 1
+    last = records[-1]
+    last.out_version = (VersionCounter(), 0)
+    tape.digests.extend(digests)
+    tape.pending.extend(records)
+    return _deferred_tensor(last)
+
+
+def _plan_match(steps, position, plan, count):
+    """How a plan applied at `position` repeats the capture's steps, found once per (capture, position, plan):
+    per primitive, (captured step, per input: an operand index, or -1 - the index of an earlier primitive of
+    the plan), and per operand, in order of first use, (index, source, expected type). None when the plan's
+    primitives are not recorded there as one run of steps whose last is the plan's result."""
+    if not plan.steps or plan.output != count + len(plan.steps) - 1 or position + len(plan.steps) > len(steps):
+        return None
+    matched, checks, sources = [], [], {}
+    for k, (prim, inputs, _, attrs, dtype) in enumerate(plan.steps):
+        step = steps[position + k]
+        if step[0] is not prim or step[1] != attrs or len(inputs) != len(step[5]) or dtype.kind != "f":
+            return None
+        spec = []
+        for index, source, expected in zip(inputs, step[5], step[2]):
+            if index >= count:  # an earlier primitive of the plan
+                if source != position + index - count:
+                    return None
+                spec.append(count - 1 - index)
+                continue
+            if source >= position or sources.setdefault(index, (source, expected)) != (source, expected):
+                return None
+            if len(sources) > len(checks):
+                checks.append((index, source, expected))
+            spec.append(index)
+        matched.append((step, tuple(spec)))
+    return tuple(matched), tuple(checks), [step[6] for step in steps[position:position + len(plan.steps)]]
+
+
+def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
+    """(parent, saved array or None, (counter, version)) of an operand of a deferred op that the capture
+    expects from `source` with type `expected`; None if it comes from elsewhere."""
+    counter = operand._version
+    node = operand._node
+    if source >= 0:  # an earlier deferred op, unmodified since
+        if node is None or node.position != source or node.tape is not tape \
+                or node.out_version[0] is not counter or counter.value:
+            return None
+        return node, None, (counter, 0)
+    array = operand._data
+    if node is not None or array.shape != expected[0] or (array.dtype is not expected[1] and array.dtype != expected[1]):
+        return None
+    if source == -1:
+        if operand._requires_grad:
+            return None
+        return None, (array.copy() if counter.exposed else array), (counter, counter.value)
+    if not operand._requires_grad or not _leaf_has_slot(tape, operand, -2 - source):
+        return None
+    if counter.exposed:
+        array = _leaf_snapshot(tape, -2 - source, array)
+        if array is None:
+            return None
+    return operand, array, (counter, counter.value)
+
+
+def _deferred_tensor(record) -> "DeferredTensor":
+    out = DeferredTensor.__new__(DeferredTensor)
+    out.value = None
+    out.builder = EAGER
+    out._requires_grad = True
+    out._node = record
+    out._version = record.out_version[0]
+    out._grad = None
+    out._hooks = None
+    return out
+
+
+_UNMATCHED = object()
 
 
 def _leaf_snapshot(tape, slot, array) -> "np.ndarray | None":

@@ -92,6 +92,7 @@ class Capture:
         self.entry = getattr(self.executable, "entry", None) if not getattr(
             self.executable, "python_floats", ()) else None
         self.evaluators = None  # per position: (NumPy implementation, dtype), made when first needed
+        self.plan_matches = {}  # (position, plan) -> how a plan applied there repeats the steps (tensor._plan_match)
         # The expected ops of a deferred step, by position: (prim, attrs, in_types, out_type, entry, sources,
         # digest); only when the root's ancestors are the whole tape before it (else no step defers).
         tape, root = root_record.tape, root_record.position
