@@ -192,8 +192,9 @@ def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
 def _plan_match(steps, position, plan, count):
     """How a plan applied at `position` repeats the capture's steps, found once per (capture, position, plan):
     per primitive, (captured step, per input: an operand index, or -1 - the index of an earlier primitive of
-    the plan), and per operand, in order of first use, (index, source, expected type). None when the plan's
-    primitives are not recorded there as one run of steps whose last is the plan's result."""
+    the plan), and per operand, in order of first use, (index, source, expected type). None when the
+    primitives are not recorded there as one run of steps whose last is the result and that reads every
+    operand."""
     if not plan.steps or plan.output != count + len(plan.steps) - 1 or position + len(plan.steps) > len(steps):
         return None
     matched, checks, sources = [], [], {}
@@ -214,6 +215,8 @@ def _plan_match(steps, position, plan, count):
                 checks.append((index, source, expected))
             spec.append(index)
         matched.append((step, tuple(spec)))
+    if len(checks) != count:
+        return None
     return tuple(matched), tuple(checks), [step[6] for step in steps[position:position + len(plan.steps)]]
 
 
