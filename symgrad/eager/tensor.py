@@ -166,33 +166,41 @@ def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
         read = reads[index] = _deferred_operand(tape, operands[index], source, expected)
         if read is None:
             return None
-    inner = VersionCounter()  # the intermediate results' (never modified: no tensor holds them)
     records = []
-    for step, inputs in steps:
-        parents, saved, versions = [], [], []
-        for index in inputs:
-            if index < 0:
-                parents.append(records[-1 - index])
-                saved.append(None)
-                versions.append((inner, 0))
+    for step, inputs, inner_only in steps:
+        if inner_only is not None:  # reads results of the plan's earlier primitives only
+            if len(inputs) == 1:
+                parents = (records[inputs[0]],)
             else:
-                read = reads[index]
-                parents.append(read[0])
-                saved.append(read[1])
-                versions.append(read[2])
-        records.append(Record.deferred(step, tuple(parents), tuple(saved), tuple(versions), inner, tape, position))
+                parents = tuple([records[index] for index in inputs])
+            saved, versions = inner_only
+        else:
+            parents, saved, versions = [], [], []
+            for index in inputs:
+                if index < 0:
+                    parents.append(records[index])
+                    saved.append(None)
+                    versions.append(_INNER_READ)
+                else:
+                    read = reads[index]
+                    parents.append(read[0])
+                    saved.append(read[1])
+                    versions.append(read[2])
+            parents, saved, versions = tuple(parents), tuple(saved), tuple(versions)
+        records.append(Record.deferred(step, parents, saved, versions, _INNER, tape, position))
         position += 1
-    last = records[-1]
-    last.out_version = (VersionCounter(), 0)
+    record = records[-1]
+    record.out_version = (VersionCounter(), 0)
     tape.digests.extend(digests)
     tape.pending.extend(records)
-    return _deferred_tensor(last)
+    return _deferred_tensor(record)
 
 
 def _plan_match(steps, position, plan, count):
     """How a plan applied at `position` repeats the capture's steps, found once per (capture, position, plan):
-    per primitive, (captured step, per input: an operand index, or -1 - the index of an earlier primitive of
-    the plan), and per operand, in order of first use, (index, source, expected type). None when the
+    per primitive, (captured step, per input: an operand index, or minus how many primitives back its
+    value was made, and, for a primitive that reads such values only, its record's saved arrays and
+    versions), and per operand, in order of first use, (index, source, expected type). None when the
     primitives are not recorded there as one run of steps whose last is the result and that reads every
     operand."""
     if not plan.steps or plan.output != count + len(plan.steps) - 1 or position + len(plan.steps) > len(steps):
@@ -207,14 +215,15 @@ def _plan_match(steps, position, plan, count):
             if index >= count:  # an earlier primitive of the plan
                 if source != position + index - count:
                     return None
-                spec.append(count - 1 - index)
+                spec.append(index - count - k)
                 continue
             if source >= position or sources.setdefault(index, (source, expected)) != (source, expected):
                 return None
             if len(sources) > len(checks):
                 checks.append((index, source, expected))
             spec.append(index)
-        matched.append((step, tuple(spec)))
+        inner_only = ((None,) * len(inputs), (_INNER_READ,) * len(inputs)) if max(spec) < 0 else None
+        matched.append((step, tuple(spec), inner_only))
     if len(checks) != count:
         return None
     return tuple(matched), tuple(checks), [step[6] for step in steps[position:position + len(plan.steps)]]
@@ -259,6 +268,9 @@ def _deferred_tensor(record) -> "DeferredTensor":
 
 
 _UNMATCHED = object()
+# The version counter of a deferred plan's intermediate results: no tensor holds them, so nothing modifies them.
+_INNER = VersionCounter()
+_INNER_READ = (_INNER, 0)
 
 
 def _leaf_snapshot(tape, slot, array) -> "np.ndarray | None":

@@ -118,6 +118,9 @@ class Capture:
         operands = [records[position].saved[operand] for position, operand in self.places]
         operands.append(seed)
         results = NotImplemented if self.entry is None else self.entry(*operands)
+        # the native entry allocates its outputs: a gradient that is not an operand passed through is the
+        # caller's to keep (no copy into .grad)
+        passed = {id(operand) for operand in operands} if results is not NotImplemented else None
         if results is NotImplemented:
             results = self.executable(*operands)
         if records is pending:  # the deferred values, computed by this call
@@ -131,7 +134,9 @@ class Capture:
         gradients = iter(results)
         for leaf, present, zero in zip(leaves, self.returned, self.zero):
             if present:
-                engine.accumulate(leaf, next(gradients))
+                gradient = next(gradients)
+                engine.accumulate(leaf, gradient, owned=passed is not None and gradient.base is None
+                                  and id(gradient) not in passed)
             elif zero:
                 engine.accumulate(leaf, np.zeros(leaf.shape, leaf.dtype))
         if not retain_graph:  # Record.release, for records that hold no Function context
