@@ -22,7 +22,7 @@ from .. import numpy_api as sgnp
 from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine
-from .graph import Record, RemovableHandle, VersionCounter
+from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads
 from .mode import enable_grad, is_grad_enabled, no_grad
 from .tape import force_pending, state as _tapes
 from ..ops import elementwise as E
@@ -141,6 +141,8 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
             else:
                 record = Record.deferred(step, tuple(parents), tuple(saved), tuple(versions), VersionCounter(), tape,
                                          position)
+                for operand in step[7]:
+                    tape.arrays.append(saved[operand])
                 tape.digests.append(step[6])
                 tape.pending.append(record)
                 return _deferred_tensor(record)
@@ -151,8 +153,9 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
 def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
     """The deferred result of a plan of several primitives if they are the next ops of the tape's capture
     (`_defer`'s conditions, op by op): its operands are checked once each, against the sources the capture
-    expects, and its intermediate results get records but no tensors (nothing can see them). None, with
-    nothing changed but what `_defer` changes on the way, when `_defer` must judge op by op."""
+    expects, and only its result gets a record now (the records of its intermediate results, which no tensor
+    holds, are made when something walks to them: Record.make). None, with nothing changed but what `_defer`
+    changes on the way, when `_defer` must judge op by op."""
     capture = tape.capture
     position = len(tape.digests)
     match = capture.plan_matches.get((position, plan), _UNMATCHED)
@@ -160,39 +163,21 @@ def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
         match = capture.plan_matches[(position, plan)] = _plan_match(capture.steps, position, plan, len(operands))
     if match is None:
         return None
-    steps, checks, digests = match
+    steps, checks, places, digests = match
     reads = [None] * len(operands)
     for index, source, expected in checks:  # in order of first use, as the ops one by one would check them
         read = reads[index] = _deferred_operand(tape, operands[index], source, expected)
         if read is None:
             return None
-    records = []
-    for step, inputs, inner_only in steps:
-        if inner_only is not None:  # reads results of the plan's earlier primitives only
-            if len(inputs) == 1:
-                parents = (records[inputs[0]],)
-            else:
-                parents = tuple([records[index] for index in inputs])
-            saved, versions = inner_only
-        else:
-            parents, saved, versions = [], [], []
-            for index in inputs:
-                if index < 0:
-                    parents.append(records[index])
-                    saved.append(None)
-                    versions.append(_INNER_READ)
-                else:
-                    read = reads[index]
-                    parents.append(read[0])
-                    saved.append(read[1])
-                    versions.append(read[2])
-            parents, saved, versions = tuple(parents), tuple(saved), tuple(versions)
-        records.append(Record.deferred(step, parents, saved, versions, _INNER, tape, position))
-        position += 1
-    record = records[-1]
-    record.out_version = (VersionCounter(), 0)
+    step, inputs, inner_only = steps[-1]
+    saved, versions = plan_step_reads(inputs, inner_only, reads)
+    record = Record.deferred(step, None, saved, versions, VersionCounter(), tape, position + len(steps) - 1)
+    record.unmade = (steps, reads)  # the records of the other steps: made when needed (Record.make)
+    arrays = tape.arrays
+    for index in places:
+        arrays.append(reads[index][1])
     tape.digests.extend(digests)
-    tape.pending.extend(records)
+    tape.pending.append(record)
     return _deferred_tensor(record)
 
 
@@ -200,12 +185,13 @@ def _plan_match(steps, position, plan, count):
     """How a plan applied at `position` repeats the capture's steps, found once per (capture, position, plan):
     per primitive, (captured step, per input: an operand index, or minus how many primitives back its
     value was made, and, for a primitive that reads such values only, its record's saved arrays and
-    versions), and per operand, in order of first use, (index, source, expected type). None when the
+    versions), per operand, in order of first use, (index, source, expected type), the operands that are
+    inputs of the captured function (Capture.places), and the steps' digests. None when the
     primitives are not recorded there as one run of steps whose last is the result and that reads every
     operand."""
     if not plan.steps or plan.output != count + len(plan.steps) - 1 or position + len(plan.steps) > len(steps):
         return None
-    matched, checks, sources = [], [], {}
+    matched, checks, sources, places = [], [], {}, []
     for k, (prim, inputs, _, attrs, dtype) in enumerate(plan.steps):
         step = steps[position + k]
         if step[0] is not prim or step[1] != attrs or len(inputs) != len(step[5]) or dtype.kind != "f":
@@ -222,11 +208,13 @@ def _plan_match(steps, position, plan, count):
             if len(sources) > len(checks):
                 checks.append((index, source, expected))
             spec.append(index)
-        inner_only = ((None,) * len(inputs), (_INNER_READ,) * len(inputs)) if max(spec) < 0 else None
+        inner_only = ((None,) * len(inputs), (UNSEEN_READ,) * len(inputs)) if max(spec) < 0 else None
         matched.append((step, tuple(spec), inner_only))
+        places.extend(inputs[operand] for operand in step[7])
     if len(checks) != count:
         return None
-    return tuple(matched), tuple(checks), [step[6] for step in steps[position:position + len(plan.steps)]]
+    return (tuple(matched), tuple(checks), tuple(places),
+            [step[6] for step in steps[position:position + len(plan.steps)]])
 
 
 def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
@@ -268,9 +256,6 @@ def _deferred_tensor(record) -> "DeferredTensor":
 
 
 _UNMATCHED = object()
-# The version counter of a deferred plan's intermediate results: no tensor holds them, so nothing modifies them.
-_INNER = VersionCounter()
-_INNER_READ = (_INNER, 0)
 
 
 def _leaf_snapshot(tape, slot, array) -> "np.ndarray | None":

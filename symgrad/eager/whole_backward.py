@@ -94,28 +94,35 @@ class Capture:
         self.evaluators = None  # per position: (NumPy implementation, dtype), made when first needed
         self.plan_matches = {}  # (position, plan) -> how a plan applied there repeats the steps (tensor._plan_match)
         # The expected ops of a deferred step, by position: (prim, attrs, in_types, out_type, entry, sources,
-        # digest); only when the root's ancestors are the whole tape before it (else no step defers).
+        # digest, the operands that are inputs of the function (places)); only when the root's ancestors are
+        # the whole tape before it (else no step defers).
         tape, root = root_record.tape, root_record.position
         self.steps = None
         if positions == list(range(root + 1)):
-            self.steps = [(e[0], e[1], e[3], e[4], e, e[2], tape.digests[p]) for p, e in sorted(self.entries.items())]
+            places = collections.defaultdict(list)
+            for position, operand in self.places:
+                places[position].append(operand)
+            self.steps = [(e[0], e[1], e[3], e[4], e, e[2], tape.digests[p], tuple(places[p]))
+                          for p, e in sorted(self.entries.items())]
+        self.released_positions = frozenset(position for position, _ in self.released)
 
     def run(self, engine, root_record, tape, seed, retain_graph) -> bool:
         """Accumulate the gradients of the root (seeded with `seed`) into the leaves; False when this
         path cannot run (then the general path runs, with whatever was deferred computed)."""
         pending = tape.pending
-        if tape.capture is self and not tape.forced and pending and pending[-1] is root_record \
-                and len(pending) == len(self.order):
-            records = pending
+        deferred = tape.capture is self and not tape.forced and pending and pending[-1] is root_record \
+            and root_record.position == len(self.order) - 1 and len(tape.arrays) == len(self.places)
+        if deferred:  # every op of the step deferred, nothing computed yet
             leaves = [tape.leaves[slot]() for slot in self.leaf_slots]
+            operands = list(tape.arrays)
         else:
             tape.force()
             records, leaves = self._checked(root_record)
             if records is None:
                 return False
+            operands = [records[position].saved[operand] for position, operand in self.places]
         if any(leaf._hooks for leaf in leaves):
             return False
-        operands = [records[position].saved[operand] for position, operand in self.places]
         operands.append(seed)
         results = NotImplemented if self.entry is None else self.entry(*operands)
         # the native entry allocates its outputs: a gradient that is not an operand passed through is the
@@ -123,11 +130,14 @@ class Capture:
         passed = {id(operand) for operand in operands} if results is not NotImplemented else None
         if results is NotImplemented:
             results = self.executable(*operands)
-        if records is pending:  # the deferred values, computed by this call
+        first = self.gradients
+        if deferred:  # the deferred values, computed by this call
             tape.pending = []
-            for record, value in zip(pending, results[self.gradients:]):
-                record.value = value
-            if retain_graph:  # what the general path reads, for a later backward through them
+            if retain_graph:  # every record, with what the general path reads, for a later backward through them
+                pending = _made(pending)
+            for record in pending:
+                record.value = results[first + record.position]
+            if retain_graph:
                 for record in pending:
                     record.out = record.value
                     record.saved = tuple(p.value if a is None else a for p, a in zip(record.parents, record.saved))
@@ -139,10 +149,17 @@ class Capture:
                                   and id(gradient) not in passed)
             elif zero:
                 engine.accumulate(leaf, np.zeros(leaf.shape, leaf.dtype))
-        if not retain_graph:  # Record.release, for records that hold no Function context
-            for position, nothing in self.released:
-                record = records[position]
-                record.saved, record.out, record.released = nothing, None, True
+        if not retain_graph:  # Record.release, for records that hold no Function context (a plan's unmade
+            # records are made released: Record.make)
+            if deferred:
+                released = self.released_positions
+                for record in pending:
+                    if record.position in released:
+                        record.saved, record.out, record.released = (None,) * len(record.saved), None, True
+            else:
+                for position, nothing in self.released:
+                    record = records[position]
+                    record.saved, record.out, record.released = nothing, None, True
         return True
 
     def _checked(self, root_record):
@@ -174,7 +191,7 @@ class Capture:
         if self.evaluators is None:
             self.evaluators = {position: (plans.evaluator(prim, dict(attrs)), np.dtype(out_type[1]))
                                for position, (prim, attrs, _, _, out_type) in self.entries.items()}
-        pending = tape.pending
+        pending = _made(tape.pending)
         for index, record in enumerate(pending):
             evaluate, dtype = self.evaluators[record.position]
             arrays = tuple(p.value if a is None else a for p, a in zip(record.parents, record.saved))
@@ -190,6 +207,16 @@ class Capture:
             record.value = record.out = result
             record.saved = arrays
         tape.pending = []
+
+
+def _made(pending: list) -> list:
+    """The pending records with the records of their deferred plans' steps made (Record.make), in tape order."""
+    records = []
+    for record in pending:
+        if record.unmade is not None:
+            records.extend(record.make())
+        records.append(record)
+    return records
 
 
 def _fused(stage):
