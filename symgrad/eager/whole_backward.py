@@ -121,8 +121,9 @@ class Capture:
             if records is None:
                 return False
             operands = [records[position].saved[operand] for position, operand in self.places]
-        if any(leaf._hooks for leaf in leaves):
-            return False
+        for leaf in leaves:
+            if leaf._hooks:
+                return False
         operands.append(seed)
         results = NotImplemented if self.entry is None else self.entry(*operands)
         # the native entry allocates its outputs: a gradient that is not an operand passed through is the
