@@ -160,6 +160,8 @@ def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
     position = len(tape.digests)
     match = capture.plan_matches.get((position, plan), _UNMATCHED)
     if match is _UNMATCHED:
+        if len(capture.plan_matches) > 4 * len(capture.steps):  # plans evicted and made again: start over
+            capture.plan_matches.clear()
         match = capture.plan_matches[(position, plan)] = _plan_match(capture.steps, position, plan, len(operands))
     if match is None:
         return None
