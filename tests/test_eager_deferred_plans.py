@@ -252,3 +252,31 @@ def test_a_batch_shared_with_numpy_and_written_after_a_deferred_plan(lowerings):
         np.testing.assert_allclose(first, values[0][1], rtol=1e-12)
         np.testing.assert_allclose(second, values[0][2], rtol=1e-12)
     np.testing.assert_allclose(values[0][2], 2 * values[0][1] - model[0].bias.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("then", ["item", "backward twice", "retain_graph"])
+def test_walking_the_graph_of_a_deferred_step_before_its_backward(lowerings, then):
+    """next_functions read on a deferred loss computes the step so far (a forcing point); the values, the
+    gradients and a second backward's error are then those of eager evaluation (steps 0 and 1)."""
+    model = _model(sg, 5)
+    x, y = _batch(5)
+    results = []
+    for step in range(3):
+        model.zero_grad()
+        loss = sg.nn.functional.cross_entropy(model(sg.tensor(x)), sg.tensor(y))
+        assert isinstance(loss, DeferredTensor) == (step == 2)
+        names = [parent.name() for parent, _ in loss.grad_fn.next_functions[0][0].next_functions]
+        value = loss.item() if then == "item" else None
+        loss.backward(retain_graph=step == 2 and then == "retain_graph")
+        if step == 2 and then == "backward twice":
+            with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+                loss.backward()
+        if step == 2 and then == "retain_graph":
+            loss.backward()
+        results.append((loss.item() if value is None else value, _params_grads(model), names))
+    scale = 2.0 if then == "retain_graph" else 1.0
+    for value, grads, names in results[1:]:
+        assert names == results[0][2] == ["NegBackward0"]
+        np.testing.assert_allclose(value, results[0][0], rtol=1e-12)
+    for a, b in zip(results[2][1], results[0][1]):
+        np.testing.assert_allclose(a, scale * b, rtol=1e-12)

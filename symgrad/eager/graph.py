@@ -123,7 +123,10 @@ class Record:
     def parents(self) -> tuple:
         """Per input: a Record, a leaf Tensor requiring grad, or None."""
         if self._parents is None:
-            self.make()
+            if self.value is None:  # still deferred: computing its step so far makes the records in tape order
+                self.tape.force()
+            else:
+                self.make()
         return self._parents
 
     def make(self) -> list:
