@@ -280,3 +280,33 @@ def test_walking_the_graph_of_a_deferred_step_before_its_backward(lowerings, the
         np.testing.assert_allclose(value, results[0][0], rtol=1e-12)
     for a, b in zip(results[2][1], results[0][1]):
         np.testing.assert_allclose(a, scale * b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("loss_of", [
+    lambda w1, w2, x: (w1 * x).sum() + (w2 * x).sum(),  # the same gradient for both leaves
+    lambda w1, w2, x: ((w1 + w2) * 1.0).sum(),  # gradients that are the seed broadcast
+    lambda w1, w2, x: (sg.tanh(w1) * w2).sum() + (w1 * 0.0).sum(),  # a gradient that is a forward value
+])
+def test_gradients_of_a_deferred_step_are_arrays_of_their_own(lowerings, loss_of):
+    """.grad of each leaf is its own array, whatever the captured function's outputs share: accumulating
+    into one (a second step without zero_grad, an in-place change) never changes another or a value."""
+    x = sg.tensor(np.array([0.5, -1.0, 2.0]))
+    w1 = sg.tensor(np.array([0.3, 0.1, -0.2]), requires_grad=True)
+    w2 = sg.tensor(np.array([1.5, -0.5, 0.25]), requires_grad=True)
+    expected = None
+    for step in range(5):
+        w1.grad = w2.grad = None
+        loss = loss_of(w1, w2, x)
+        loss.backward()
+        value = loss.item()
+        grads = (w1.grad.numpy().copy(), w2.grad.numpy().copy())
+        loss_again = loss_of(w1, w2, x)
+        loss_again.backward()  # accumulates in place into both .grad
+        w1.grad.mul_(10.0)
+        if expected is None:
+            expected = (value, grads)
+        np.testing.assert_allclose(value, expected[0], rtol=1e-12)
+        np.testing.assert_allclose(loss.item(), expected[0], rtol=1e-12)
+        np.testing.assert_allclose(w1.grad.numpy(), 20 * expected[1][0], rtol=1e-12)
+        np.testing.assert_allclose(w2.grad.numpy(), 2 * expected[1][1], rtol=1e-12)
+        np.testing.assert_allclose(x.numpy(), [0.5, -1.0, 2.0])

@@ -93,6 +93,7 @@ class Capture:
             self.executable, "python_floats", ()) else None
         self.evaluators = None  # per position: (NumPy implementation, dtype), made when first needed
         self.plan_matches = {}  # (position, plan) -> how a plan applied there repeats the steps (tensor._plan_match)
+        self.fresh = None  # whether the native entry's results are arrays of their own (`_fresh`)
         # The expected ops of a deferred step, by position: (prim, attrs, in_types, out_type, entry, sources,
         # digest, the operands that are inputs of the function (places)); only when the root's ancestors are
         # the whole tape before it (else no step defers).
@@ -126,9 +127,7 @@ class Capture:
                 return False
         operands.append(seed)
         results = NotImplemented if self.entry is None else self.entry(*operands)
-        # the native entry allocates its outputs: a gradient that is not an operand passed through is the
-        # caller's to keep (no copy into .grad)
-        passed = {id(operand) for operand in operands} if results is not NotImplemented else None
+        owned = results is not NotImplemented and self._fresh(results, operands)
         if results is NotImplemented:
             results = self.executable(*operands)
         first = self.gradients
@@ -145,9 +144,7 @@ class Capture:
         gradients = iter(results)
         for leaf, present, zero in zip(leaves, self.returned, self.zero):
             if present:
-                gradient = next(gradients)
-                engine.accumulate(leaf, gradient, owned=passed is not None and gradient.base is None
-                                  and id(gradient) not in passed)
+                engine.accumulate(leaf, next(gradients), owned=owned)
             elif zero:
                 engine.accumulate(leaf, np.zeros(leaf.shape, leaf.dtype))
         if not retain_graph:  # Record.release, for records that hold no Function context (a plan's unmade
@@ -162,6 +159,15 @@ class Capture:
                     record = records[position]
                     record.saved, record.out, record.released = nothing, None, True
         return True
+
+    def _fresh(self, results, operands) -> bool:
+        """Whether the native entry's results are arrays of their own (none an operand passed through, a view,
+        or another result), so that its gradients become .grad without a copy. The same for every call of
+        the same code: found at the first."""
+        if self.fresh is None:
+            ids = {id(result) for result in results if result.base is None}
+            self.fresh = len(ids) == len(results) and ids.isdisjoint(id(operand) for operand in operands)
+        return self.fresh
 
     def _checked(self, root_record):
         """(records by position, leaves by slot) of the root's ancestors, checked against their entries,
