@@ -153,7 +153,7 @@ def test_the_grad_fn_graph_of_a_deferred_step_is_the_eager_one(lowerings):
     def names(grad_fn, seen):
         if grad_fn is None or id(grad_fn) in seen:
             return []
-        seen.add(id(grad_fn))
+        seen[id(grad_fn)] = grad_fn  # kept alive: a leaf's AccumulateGrad is made per call, its id reusable
         parents = getattr(grad_fn, "next_functions", ())  # () for a leaf's AccumulateGrad, as in PyTorch
         return [grad_fn.name()] + [n for parent, _ in parents for n in names(parent, seen)]
 
@@ -164,7 +164,7 @@ def test_the_grad_fn_graph_of_a_deferred_step_is_the_eager_one(lowerings):
         model.zero_grad()
         loss = sg.nn.functional.cross_entropy(model(sg.tensor(x)), sg.tensor(y))
         assert isinstance(loss, DeferredTensor) == (step >= 2)
-        walks.append(names(loss.grad_fn, set()))
+        walks.append(names(loss.grad_fn, {}))
         loss.backward()
         grads.append(_params_grads(model))
     assert walks[0] == walks[1] == walks[2] == walks[3]
