@@ -76,13 +76,14 @@ class Engine:
             results.append(None if ct is None else self.as_tensor(ct, copy=not create_graph))
         return tuple(results)
 
-    def accumulate(self, tensor, ct, create_graph=False):
-        """Add the cotangent `ct` into tensor.grad (a new .grad the first time)."""
+    def accumulate(self, tensor, ct, create_graph=False, owned=False):
+        """Add the cotangent `ct` into tensor.grad (a new .grad the first time: `ct` itself if `owned`, an
+        array nothing else holds)."""
         if create_graph:
             ct = self.as_tensor(ct)
             tensor._grad = ct if tensor._grad is None else tensor._grad + ct
         elif tensor._grad is None:
-            tensor._grad = self.as_tensor(ct, copy=True)
+            tensor._grad = self.tensor_type._wrap(ct) if owned else self.as_tensor(ct, copy=True)
         else:  # in place, as PyTorch: whoever holds the .grad (or a detach() of it) sees the sum
             grad = tensor._grad
             data = grad._writable_data()
@@ -102,6 +103,9 @@ class Engine:
         for i, (t, g) in enumerate(zip(tensors, grads)):
             if not isinstance(t, tensor_type) or not t.requires_grad:
                 raise RuntimeError(_ERROR_NO_GRAD.format(i))
+            if g is None and not create_graph and t.shape == ():  # a loss: no check to make
+                seeds.append(np.ones((), t.dtype))
+                continue
             if g is None:
                 if t.numel() != 1:
                     raise RuntimeError(f"grad can be implicitly created only for scalar outputs (output {i} has "

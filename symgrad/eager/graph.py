@@ -52,19 +52,32 @@ class VersionCounter:
         self.exposed = False
 
 
+# The version counter of a deferred plan's intermediate results: no tensor holds them, so nothing modifies it.
+UNSEEN = VersionCounter()
+UNSEEN_READ = (UNSEEN, 0)
+
+
+def plan_step_reads(inputs, inner_only, reads) -> tuple:
+    """(saved arrays, versions read) of the record of one step of a deferred plan (Record.make)."""
+    if inner_only is not None:
+        return inner_only
+    return (tuple([None if index < 0 else reads[index][1] for index in inputs]),
+            tuple([UNSEEN_READ if index < 0 else reads[index][2] for index in inputs]))
+
+
 class Record:
     """One recorded op: `grad_fn` of the tensor it produced. `function` is set for autograd.Function."""
 
-    __slots__ = ("prim", "attrs", "parents", "in_types", "saved", "versions", "out", "out_version",
+    __slots__ = ("prim", "attrs", "_parents", "in_types", "saved", "versions", "out", "out_version",
                  "out_type", "seq", "hooks", "retained", "function", "ctx", "released", "label",
-                 "tape", "position", "entry", "value",
+                 "tape", "position", "entry", "value", "unmade",
                  "__weakref__")
 
     def __init__(self, prim, attrs, parents, in_types, saved, versions, out, out_version,
                  function=None, ctx=None):
         self.prim = prim
         self.attrs = attrs
-        self.parents = parents          # per input: a Record, a leaf Tensor requiring grad, or None
+        self._parents = parents         # per input: a Record, a leaf Tensor requiring grad, or None
         self.in_types = in_types        # per input: (shape, dtype)
         self.saved = saved              # per input: its array when recorded
         self.versions = versions        # per input: (VersionCounter, version when recorded)
@@ -79,6 +92,7 @@ class Record:
         self.released = False
         self.label = None               # the PyTorch name of the user-level op, when known
         self.value = None               # a deferred record's output, once computed (symgrad.eager.tensor._defer)
+        self.unmade = None              # a deferred plan's records not made yet (see `make`)
         current_tape().append(self)     # sets tape, position and entry
 
     @classmethod
@@ -87,7 +101,8 @@ class Record:
         (symgrad.eager.tensor._defer); `saved` holds the leaf and constant operands (None for a record's)."""
         record = cls.__new__(cls)
         record.prim, record.attrs, record.in_types, record.out_type, record.entry = step[:5]
-        record.parents = parents
+        record._parents = parents
+        record.unmade = None
         record.saved = saved
         record.versions = versions
         record.out = None
@@ -103,6 +118,40 @@ class Record:
         record.position = position
         record.value = None
         return record
+
+    @property
+    def parents(self) -> tuple:
+        """Per input: a Record, a leaf Tensor requiring grad, or None."""
+        if self._parents is None:
+            if self.value is None:  # still deferred: computing its step so far makes the records in tape order
+                self.tape.force()
+            else:
+                self.make()
+        return self._parents
+
+    def make(self) -> list:
+        """The records of a deferred plan's intermediate results, in tape order, made now: a plan deferred at
+        once (symgrad.eager.tensor._defer_plan) leaves them `unmade`, (its steps, its operands' reads), until
+        something needs them; [] when there is nothing to make."""
+        if self.unmade is None:
+            return []
+        steps, reads = self.unmade
+        self.unmade = None
+        made, count, start = [], len(steps), self.position - len(steps) + 1
+        for k, (step, inputs, inner_only) in enumerate(steps):
+            parents = []
+            for index in inputs:
+                parents.append(made[index] if index < 0 else reads[index][0])
+            if k == count - 1:
+                self._parents = tuple(parents)
+                break
+            saved, versions = plan_step_reads(inputs, inner_only, reads)
+            record = Record.deferred(step, tuple(parents), saved, versions, UNSEEN, self.tape, start + k)
+            record.seq = self.seq - (count - 1 - k) / count  # between the records before and this one
+            if self.released or (self.value is not None and self.out is None):  # freed by a backward, as its step
+                record.saved, record.released = (None,) * len(inputs), True
+            made.append(record)
+        return made
 
     @classmethod
     def of_op(cls, prim, attrs, operands, arrays, out, function=None, ctx=None) -> "Record":

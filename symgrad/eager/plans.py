@@ -49,10 +49,14 @@ class Plan:
         self.label = grad_fn_name(op) if isinstance(op, ElementwiseOp) else None
 
     def run(self, operands, recorder):
-        """Apply the steps to the tensor operands through `recorder.evaluate` (the eager recorder)."""
+        """Apply the steps to the tensor operands through `recorder.evaluate` (the eager recorder), or defer
+        them all at once (`recorder.defer`)."""
         if self.single is not None:
             prim, _, evaluate, frozen_attrs, dtype = self.single
             return recorder.evaluate(prim, operands, evaluate, frozen_attrs, dtype)
+        deferred = recorder.defer(self, operands)
+        if deferred is not None:  # all its primitives repeat the captured step: recorded at once, not computed
+            return deferred
         values = list(operands)
         for prim, inputs, evaluate, frozen_attrs, dtype in self.steps:
             values.append(recorder.evaluate(prim, [values[i] for i in inputs], evaluate, frozen_attrs, dtype))

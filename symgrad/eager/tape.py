@@ -34,7 +34,7 @@ _CONSTANT = -1
 
 
 class Tape:
-    __slots__ = ("digests", "leaves", "leaf_slots", "regular", "capture", "pending", "forced", "snapshots")
+    __slots__ = ("digests", "leaves", "leaf_slots", "regular", "capture", "pending", "forced", "snapshots", "arrays")
 
     def __init__(self, capture=None):
         self.digests = []
@@ -42,7 +42,8 @@ class Tape:
         self.leaf_slots = {}   # id(leaf) -> slot
         self.regular = True
         self.capture = capture  # the captured step the next ops are expected to repeat, or None
-        self.pending = []       # deferred records not computed yet, in tape order
+        self.pending = []       # deferred records not computed yet, in tape order (a plan's last only: Record.make)
+        self.arrays = []        # the leaf and constant arrays deferred ops read, in the order the capture takes them
         self.forced = False     # whether deferred records were computed op by op (then backward checks versions)
         self.snapshots = {}     # leaf slot -> the copy deferred ops read of a leaf whose array NumPy may write
 

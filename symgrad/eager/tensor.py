@@ -22,7 +22,7 @@ from .. import numpy_api as sgnp
 from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine
-from .graph import Record, RemovableHandle, VersionCounter
+from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads
 from .mode import enable_grad, is_grad_enabled, no_grad
 from .tape import force_pending, state as _tapes
 from ..ops import elementwise as E
@@ -67,6 +67,14 @@ class EagerRecorder:
 
     def add(self, prim, operands, attrs, shape, dtype) -> "Tensor":
         return self.evaluate(prim, operands, plans.evaluator(prim, attrs), ir.freeze_attrs(attrs), np.dtype(dtype))
+
+    def defer(self, plan, operands) -> "DeferredTensor | None":
+        """The deferred result of a plan of several primitives while the tape repeats a captured step
+        (`_defer_plan`); None when it must run op by op."""
+        tape = getattr(_tapes, "tape", None)
+        if tape is None or tape.capture is None or not is_grad_enabled():
+            return None
+        return _defer_plan(tape, plan, operands)
 
     def evaluate(self, prim, operands, evaluate, frozen_attrs, dtype) -> "Tensor":
         """`evaluate(*arrays)` (prim with its attributes bound) now; recorded when grad mode is on and an
@@ -128,50 +136,132 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
         if step[0] is prim and (step[1] is attrs or step[1] == attrs) and len(operands) == len(step[5]):
             parents, saved, versions = [], [], []
             for operand, source, expected in zip(operands, step[5], step[2]):
-                counter = operand._version
-                node = operand._node
-                if source >= 0:  # an earlier deferred op, unmodified since
-                    if node is None or node.position != source or node.tape is not tape \
-                            or node.out_version[0] is not counter or counter.value:
-                        break
-                    parents.append(node)
-                    saved.append(None)
-                else:
-                    array = operand._data
-                    if node is not None or array.shape != expected[0] or (
-                            array.dtype is not expected[1] and array.dtype != expected[1]):
-                        break
-                    if source == -1:
-                        if operand._requires_grad:
-                            break
-                        parents.append(None)
-                        saved.append(array.copy() if counter.exposed else array)
-                    else:
-                        if not operand._requires_grad or not _leaf_has_slot(tape, operand, -2 - source):
-                            break
-                        if counter.exposed:
-                            array = _leaf_snapshot(tape, -2 - source, array)
-                            if array is None:
-                                break
-                        parents.append(operand)
-                        saved.append(array)
-                versions.append((counter, counter.value))
+                read = _deferred_operand(tape, operand, source, expected)
+                if read is None:
+                    break
+                parents.append(read[0])
+                saved.append(read[1])
+                versions.append(read[2])
             else:
-                counter = VersionCounter()
-                record = Record.deferred(step, tuple(parents), tuple(saved), tuple(versions), counter, tape, position)
+                record = Record.deferred(step, tuple(parents), tuple(saved), tuple(versions), VersionCounter(), tape,
+                                         position)
+                for operand in step[7]:
+                    tape.arrays.append(saved[operand])
                 tape.digests.append(step[6])
                 tape.pending.append(record)
-                out = DeferredTensor.__new__(DeferredTensor)
-                out.value = None
-                out.builder = EAGER
-                out._requires_grad = True
-                out._node = record
-                out._version = counter
-                out._grad = None
-                out._hooks = None
-                return out
+                return _deferred_tensor(record)
     tape.abandon()
     return None
+
+
+def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
+    """The deferred result of a plan of several primitives if they are the next ops of the tape's capture
+    (`_defer`'s conditions, op by op): its operands are checked once each, against the sources the capture
+    expects, and only its result gets a record now (the records of its intermediate results, which no tensor
+    holds, are made when something walks to them: Record.make). None, with nothing changed but what `_defer`
+    changes on the way, when `_defer` must judge op by op."""
+    capture = tape.capture
+    position = len(tape.digests)
+    match = capture.plan_matches.get((position, plan), _UNMATCHED)
+    if match is _UNMATCHED:
+        if len(capture.plan_matches) > 4 * len(capture.steps):  # plans evicted and made again: start over
+            capture.plan_matches.clear()
+        match = capture.plan_matches[(position, plan)] = _plan_match(capture.steps, position, plan, len(operands))
+    if match is None:
+        return None
+    steps, checks, places, digests = match
+    reads = [None] * len(operands)
+    for index, source, expected in checks:  # in order of first use, as the ops one by one would check them
+        read = reads[index] = _deferred_operand(tape, operands[index], source, expected)
+        if read is None:
+            return None
+    step, inputs, inner_only = steps[-1]
+    saved, versions = plan_step_reads(inputs, inner_only, reads)
+    record = Record.deferred(step, None, saved, versions, VersionCounter(), tape, position + len(steps) - 1)
+    record.unmade = (steps, reads)  # the records of the other steps: made when needed (Record.make)
+    arrays = tape.arrays
+    for index in places:
+        arrays.append(reads[index][1])
+    tape.digests.extend(digests)
+    tape.pending.append(record)
+    return _deferred_tensor(record)
+
+
+def _plan_match(steps, position, plan, count):
+    """How a plan applied at `position` repeats the capture's steps, found once per (capture, position, plan):
+    per primitive, (captured step, per input: an operand index, or minus how many primitives back its
+    value was made, and, for a primitive that reads such values only, its record's saved arrays and
+    versions), per operand, in order of first use, (index, source, expected type), the operands that are
+    inputs of the captured function (Capture.places), and the steps' digests. None when the
+    primitives are not recorded there as one run of steps whose last is the result and that reads every
+    operand."""
+    if not plan.steps or plan.output != count + len(plan.steps) - 1 or position + len(plan.steps) > len(steps):
+        return None
+    matched, checks, sources, places = [], [], {}, []
+    for k, (prim, inputs, _, attrs, dtype) in enumerate(plan.steps):
+        step = steps[position + k]
+        if step[0] is not prim or step[1] != attrs or len(inputs) != len(step[5]) or dtype.kind != "f":
+            return None
+        spec = []
+        for index, source, expected in zip(inputs, step[5], step[2]):
+            if index >= count:  # an earlier primitive of the plan
+                if source != position + index - count:
+                    return None
+                spec.append(index - count - k)
+                continue
+            if source >= position or sources.setdefault(index, (source, expected)) != (source, expected):
+                return None
+            if len(sources) > len(checks):
+                checks.append((index, source, expected))
+            spec.append(index)
+        inner_only = ((None,) * len(inputs), (UNSEEN_READ,) * len(inputs)) if max(spec) < 0 else None
+        matched.append((step, tuple(spec), inner_only))
+        places.extend(inputs[operand] for operand in step[7])
+    if len(checks) != count:
+        return None
+    return (tuple(matched), tuple(checks), tuple(places),
+            [step[6] for step in steps[position:position + len(plan.steps)]])
+
+
+def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
+    """(parent, saved array or None, (counter, version)) of an operand of a deferred op that the capture
+    expects from `source` with type `expected`; None if it comes from elsewhere."""
+    counter = operand._version
+    node = operand._node
+    if source >= 0:  # an earlier deferred op, unmodified since
+        if node is None or node.position != source or node.tape is not tape \
+                or node.out_version[0] is not counter or counter.value:
+            return None
+        return node, None, (counter, 0)
+    array = operand._data
+    if node is not None or array.shape != expected[0] or (array.dtype is not expected[1] and array.dtype != expected[1]):
+        return None
+    if source == -1:
+        if operand._requires_grad:
+            return None
+        return None, (array.copy() if counter.exposed else array), (counter, counter.value)
+    if not operand._requires_grad or not _leaf_has_slot(tape, operand, -2 - source):
+        return None
+    if counter.exposed:
+        array = _leaf_snapshot(tape, -2 - source, array)
+        if array is None:
+            return None
+    return operand, array, (counter, counter.value)
+
+
+def _deferred_tensor(record) -> "DeferredTensor":
+    out = DeferredTensor.__new__(DeferredTensor)
+    out.value = None
+    out.builder = EAGER
+    out._requires_grad = True
+    out._node = record
+    out._version = record.out_version[0]
+    out._grad = None
+    out._hooks = None
+    return out
+
+
+_UNMATCHED = object()
 
 
 def _leaf_snapshot(tape, slot, array) -> "np.ndarray | None":

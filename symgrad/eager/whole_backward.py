@@ -92,52 +92,82 @@ class Capture:
         self.entry = getattr(self.executable, "entry", None) if not getattr(
             self.executable, "python_floats", ()) else None
         self.evaluators = None  # per position: (NumPy implementation, dtype), made when first needed
+        self.plan_matches = {}  # (position, plan) -> how a plan applied there repeats the steps (tensor._plan_match)
+        self.fresh = None  # whether the native entry's results are arrays of their own (`_fresh`)
         # The expected ops of a deferred step, by position: (prim, attrs, in_types, out_type, entry, sources,
-        # digest); only when the root's ancestors are the whole tape before it (else no step defers).
+        # digest, the operands that are inputs of the function (places)); only when the root's ancestors are
+        # the whole tape before it (else no step defers).
         tape, root = root_record.tape, root_record.position
         self.steps = None
         if positions == list(range(root + 1)):
-            self.steps = [(e[0], e[1], e[3], e[4], e, e[2], tape.digests[p]) for p, e in sorted(self.entries.items())]
+            places = collections.defaultdict(list)
+            for position, operand in self.places:
+                places[position].append(operand)
+            self.steps = [(e[0], e[1], e[3], e[4], e, e[2], tape.digests[p], tuple(places[p]))
+                          for p, e in sorted(self.entries.items())]
+        self.released_positions = frozenset(position for position, _ in self.released)
 
     def run(self, engine, root_record, tape, seed, retain_graph) -> bool:
         """Accumulate the gradients of the root (seeded with `seed`) into the leaves; False when this
         path cannot run (then the general path runs, with whatever was deferred computed)."""
         pending = tape.pending
-        if tape.capture is self and not tape.forced and pending and pending[-1] is root_record \
-                and len(pending) == len(self.order):
-            records = pending
+        deferred = tape.capture is self and not tape.forced and pending and pending[-1] is root_record \
+            and root_record.position == len(self.order) - 1 and len(tape.arrays) == len(self.places)
+        if deferred:  # every op of the step deferred, nothing computed yet
             leaves = [tape.leaves[slot]() for slot in self.leaf_slots]
+            operands = list(tape.arrays)
         else:
             tape.force()
             records, leaves = self._checked(root_record)
             if records is None:
                 return False
-        if any(leaf._hooks for leaf in leaves):
-            return False
-        operands = [records[position].saved[operand] for position, operand in self.places]
+            operands = [records[position].saved[operand] for position, operand in self.places]
+        for leaf in leaves:
+            if leaf._hooks:
+                return False
         operands.append(seed)
         results = NotImplemented if self.entry is None else self.entry(*operands)
+        owned = results is not NotImplemented and self._fresh(results, operands)
         if results is NotImplemented:
             results = self.executable(*operands)
-        if records is pending:  # the deferred values, computed by this call
+        first = self.gradients
+        if deferred:  # the deferred values, computed by this call
             tape.pending = []
-            for record, value in zip(pending, results[self.gradients:]):
-                record.value = value
-            if retain_graph:  # what the general path reads, for a later backward through them
+            if retain_graph:  # every record, with what the general path reads, for a later backward through them
+                pending = _made(pending)
+            for record in pending:
+                record.value = results[first + record.position]
+            if retain_graph:
                 for record in pending:
                     record.out = record.value
                     record.saved = tuple(p.value if a is None else a for p, a in zip(record.parents, record.saved))
         gradients = iter(results)
         for leaf, present, zero in zip(leaves, self.returned, self.zero):
             if present:
-                engine.accumulate(leaf, next(gradients))
+                engine.accumulate(leaf, next(gradients), owned=owned)
             elif zero:
                 engine.accumulate(leaf, np.zeros(leaf.shape, leaf.dtype))
-        if not retain_graph:  # Record.release, for records that hold no Function context
-            for position, nothing in self.released:
-                record = records[position]
-                record.saved, record.out, record.released = nothing, None, True
+        if not retain_graph:  # Record.release, for records that hold no Function context (a plan's unmade
+            # records are made released: Record.make)
+            if deferred:
+                released = self.released_positions
+                for record in pending:
+                    if record.position in released:
+                        record.saved, record.out, record.released = (None,) * len(record.saved), None, True
+            else:
+                for position, nothing in self.released:
+                    record = records[position]
+                    record.saved, record.out, record.released = nothing, None, True
         return True
+
+    def _fresh(self, results, operands) -> bool:
+        """Whether the native entry's results are arrays of their own (none an operand passed through, a view,
+        or another result), so that its gradients become .grad without a copy. The same for every call of
+        the same code: found at the first."""
+        if self.fresh is None:
+            ids = {id(result) for result in results if result.base is None}
+            self.fresh = len(ids) == len(results) and ids.isdisjoint(id(operand) for operand in operands)
+        return self.fresh
 
     def _checked(self, root_record):
         """(records by position, leaves by slot) of the root's ancestors, checked against their entries,
@@ -168,7 +198,7 @@ class Capture:
         if self.evaluators is None:
             self.evaluators = {position: (plans.evaluator(prim, dict(attrs)), np.dtype(out_type[1]))
                                for position, (prim, attrs, _, _, out_type) in self.entries.items()}
-        pending = tape.pending
+        pending = _made(tape.pending)
         for index, record in enumerate(pending):
             evaluate, dtype = self.evaluators[record.position]
             arrays = tuple(p.value if a is None else a for p, a in zip(record.parents, record.saved))
@@ -184,6 +214,16 @@ class Capture:
             record.value = record.out = result
             record.saved = arrays
         tape.pending = []
+
+
+def _made(pending: list) -> list:
+    """The pending records with the records of their deferred plans' steps made (Record.make), in tape order."""
+    records = []
+    for record in pending:
+        if record.unmade is not None:
+            records.extend(record.make())
+        records.append(record)
+    return records
 
 
 def _fused(stage):

@@ -4,6 +4,7 @@ Elementwise steps go through the tensors' cached elementwise plans (they work on
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -112,11 +113,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     `weight` (C,) scales each class's terms and, with reduction 'mean', the divisor (PyTorch's weighted
     mean); targets equal to `ignore_index` count for nothing."""
     _no_legacy_reduction(size_average, reduce)
-    target = _class_targets(input, target, ignore_index)
-    ignored = target == ignore_index
-    if weight is None and not ignored.any():
+    target, some_ignored = _class_targets(input, target, ignore_index)
+    if weight is None and not some_ignored:
         return _nll(input, target, reduction)
-    return _weighted_nll(input, target, weight, ignored, reduction)
+    return _weighted_nll(input, target, weight, target == ignore_index, reduction)
 
 
 def _no_legacy_reduction(size_average, reduce):
@@ -139,21 +139,28 @@ def _weighted_nll(input, target, weight, ignored, reduction):
     return labelled(_reduce(terms, reduction), "NllLoss")
 
 
-def _class_targets(input, target, ignore_index=-100) -> np.ndarray:
-    """target as an integer array, checked against input's classes and shape (with PyTorch's errors)."""
+def _class_targets(input, target, ignore_index=-100) -> tuple:
+    """(target as an integer array, checked against input's classes and shape (with PyTorch's errors),
+    whether some targets equal ignore_index). Valid targets that cannot equal it cost two reductions."""
     target = np.asarray(target._data if hasattr(target, "_data") else target)
     if target.dtype.kind not in "iu":
         raise TypeError(f"nll_loss: class targets must be integers, got dtype {target.dtype}")
     classes = input.shape[1] if input.ndim > 1 else input.shape[0]
-    counted = target[target != ignore_index]
-    if counted.size and (counted.min() < 0 or counted.max() >= classes):
-        raise IndexError(f"Target {int(counted.max() if counted.max() >= classes else counted.min())} is out of "
-                         f"bounds for {classes} classes")
+    some_ignored = False
+    if target.size:
+        low, high = target.min(), target.max()
+        if low < 0 or high >= classes or low <= ignore_index <= high:
+            ignored = target == ignore_index
+            some_ignored = bool(ignored.any())
+            counted = target[~ignored]
+            if counted.size and (counted.min() < 0 or counted.max() >= classes):
+                raise IndexError(f"Target {int(counted.max() if counted.max() >= classes else counted.min())} is "
+                                 f"out of bounds for {classes} classes")
     target_shape = (input.shape[0],) + tuple(input.shape[2:])
     if input.ndim > 1 and target.shape != target_shape:
         raise ValueError(f"nll_loss: input of shape {tuple(input.shape)} (classes along dim 1) needs class targets "
                          f"of shape {target_shape}, got {target.shape}")
-    return target
+    return target, some_ignored
 
 
 def _nll(input, target, reduction):
@@ -164,11 +171,19 @@ def _nll(input, target, reduction):
     classes = input.shape[1]
     if input.ndim > 2:
         input = sgnp.moveaxis(input, 1, -1)  # (N, d1, ..., dk, C): each position's classes are contiguous
-    flat_index = np.arange(target.size, dtype=np.int64) * classes + target.reshape(-1).astype(np.int64)
+    flat_index = _row_starts(target.size, classes) + target.reshape(-1).astype(np.int64, copy=False)
     index = Tensor._wrap(flat_index) if isinstance(input, Tensor) else flat_index
     if reduction == "none":
         return labelled(sgnp.reshape(_negative_picked(input, index), target.shape), "NllLoss")
     return labelled(apply_function(_picked_loss, (input, index, reduction), {}), "NllLoss")
+
+
+@functools.lru_cache(maxsize=64)
+def _row_starts(rows: int, classes: int) -> np.ndarray:
+    """The flat index of each row's first class, [0, C, 2C, ...] (read-only: shared by every call)."""
+    starts = np.arange(rows, dtype=np.int64) * classes
+    starts.flags.writeable = False
+    return starts
 
 
 def _negative_picked(input, index):
