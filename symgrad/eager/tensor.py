@@ -516,6 +516,17 @@ class Tensor(Tracer):
         shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
         return sgnp.broadcast_to(self, shape)
 
+    def repeat(self, *sizes, **numpy_axis):
+        """PyTorch's repeat: the tensor tiled sizes[i] times along each dim. np.repeat(t, n, axis) calls
+        t.repeat(n, axis=axis) and keeps NumPy's meaning, each element repeated."""
+        if numpy_axis:
+            return sgnp.repeat(self, *sizes, **numpy_axis)
+        sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+        if len(sizes) < self.ndim:
+            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
+                               f"of tensor (repeat{tuple(sizes)} of a tensor of shape {tuple(self.shape)})")
+        return sgnp.tile(self, sizes)
+
     def matmul(self, other):
         return sgnp.matmul(self, other)
 

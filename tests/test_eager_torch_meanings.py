@@ -1,0 +1,45 @@
+"""Tensor methods and sg.* functions on tensors whose PyTorch meaning differs from NumPy's: each gives
+PyTorch's values and gradients (checked against PyTorch and central finite differences), not NumPy's."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+from gradcheck import numeric_grad
+
+X = np.random.default_rng(11).standard_normal((2, 3))
+
+
+def _weighted_grad(fn, x):
+    """fn's result (an array) and the gradient of sum(result * w) for fixed weights w, as (value, grad)."""
+    t = sg.tensor(x, requires_grad=True)
+    y = fn(t)
+    weights = np.arange(1.0, y.numel() + 1).reshape(y.shape)
+    (y * sg.tensor(weights)).sum().backward()
+    return y.detach().numpy(), t.grad.numpy(), weights
+
+
+REPEATS = [(2, 1), (1, 3), (2, 1, 2), (0, 2)]
+
+
+@pytest.mark.parametrize("sizes", REPEATS)
+def test_tensor_repeat_tiles_as_pytorch(sizes):
+    """t.repeat(2, 1) is PyTorch's tiling, not NumPy's element repetition (it gave a (2, 6) array)."""
+    value, grad, weights = _weighted_grad(lambda t: t.repeat(*sizes), X)
+    np.testing.assert_array_equal(value, np.tile(X, sizes))
+    expected = numeric_grad(lambda a: np.sum(np.tile(a, sizes) * weights), (X,), 0)
+    np.testing.assert_allclose(grad, expected, rtol=1e-8, atol=1e-8)
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(X, requires_grad=True)
+    (t.repeat(*sizes) * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(value, t.repeat(*sizes).detach().numpy(), rtol=0, atol=0)
+    np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_tensor_repeat_edges_and_numpy_repeat():
+    assert sg.tensor(2.0).repeat(3).tolist() == [2.0, 2.0, 2.0]
+    assert sg.tensor(X)[:0].repeat(2, 2).shape == (0, 6)
+    with pytest.raises(RuntimeError, match="can not be smaller than number of dimensions"):
+        sg.tensor(X).repeat(2)
+    # np.repeat(t, n, axis) passes axis= and keeps NumPy's meaning
+    np.testing.assert_array_equal(np.repeat(sg.tensor(X), 2, axis=1).numpy(), np.repeat(X, 2, axis=1))
+    np.testing.assert_array_equal(np.repeat(sg.tensor(X), 2).numpy(), np.repeat(X, 2))
