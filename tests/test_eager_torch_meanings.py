@@ -43,3 +43,26 @@ def test_tensor_repeat_edges_and_numpy_repeat():
     # np.repeat(t, n, axis) passes axis= and keeps NumPy's meaning
     np.testing.assert_array_equal(np.repeat(sg.tensor(X), 2, axis=1).numpy(), np.repeat(X, 2, axis=1))
     np.testing.assert_array_equal(np.repeat(sg.tensor(X), 2).numpy(), np.repeat(X, 2))
+
+
+TIES = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 1.0, 2.0], [5.0, -1.0, 5.0, 5.0]])
+
+
+EXTREMA = {"amax-dim": (lambda ns, t: ns.amax(t, 1)), "amin-dim": (lambda ns, t: ns.amin(t, 0)),
+           "amax-all": (lambda ns, t: ns.amax(t)), "amax-keywords": (lambda ns, t: ns.amax(t, dim=1, keepdim=True)),
+           "amin-dims": (lambda ns, t: ns.amin(input=t, dim=(0, 1)))}
+
+
+@pytest.mark.parametrize("name", sorted(EXTREMA))
+def test_amax_amin_on_tensors_are_values_sharing_the_gradient_among_ties(name):
+    """sg.amax(t, 1) gave PyTorch's max(t, 1) pair (values, indices), whose gradient goes to one tied element;
+    torch.amax and np.amax both mean the values, whose gradient is shared among ties."""
+    call = EXTREMA[name]
+    value, grad, weights = _weighted_grad(lambda t: call(sg, t), TIES)
+    np.testing.assert_allclose(sg.grad(lambda a: sg.sum(call(sg, a) * weights))(TIES), grad, rtol=1e-12)
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(TIES, requires_grad=True)
+    theirs = call(torch, t)
+    (theirs * torch.tensor(weights)).sum().backward()
+    np.testing.assert_array_equal(value, theirs.detach().numpy())
+    np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-12)

@@ -302,7 +302,15 @@ def min(x, axis=None, keepdims=False):
     return _extremum(reduce_min_p, "minimum", x, axis, keepdims)
 
 
-amax, amin = max, min
+@array_function_dispatch
+def amax(x, axis=None, keepdims=False):
+    """The values of max: its own function, since on a tensor sg.max(t, dim) is PyTorch's (values, indices)."""
+    return _extremum(reduce_max_p, "maximum", x, axis, keepdims)
+
+
+@array_function_dispatch
+def amin(x, axis=None, keepdims=False):
+    return _extremum(reduce_min_p, "minimum", x, axis, keepdims)
 
 
 def _extremum(prim, name, x, axis, keepdims):
