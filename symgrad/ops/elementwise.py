@@ -146,6 +146,14 @@ def _check_python_ints_fit(args, is_condition, compute):
             fail(f"Python integer {arg} is too large to convert to {compute}", OverflowError)
 
 
+def _check_integer_power(op, args, compute) -> None:
+    """NumPy's and PyTorch's error for an integer raised to a negative integer number, which integer code
+    computes as 0 (or, at a zero base, garbage)."""
+    if op is power and compute.kind in "iub" and type(args[1]) is int and args[1] < 0:
+        fail(f"Integers to negative integer powers are not allowed (an {compute} array ** {args[1]}); "
+             "convert the base to float first", ValueError)
+
+
 def _weak_operands(args, is_condition) -> list:
     """Per argument, whether it is a weakly typed tracer that yields to the arrays' dtype. A weak int meeting
     integer arrays does not: NumPy raises OverflowError for a Python int the array's dtype cannot hold, a
@@ -193,6 +201,7 @@ def _apply_elementwise(op: ElementwiseOp, args):
     if op.kind == "float":
         compute = dtypes.float_result(compute)
     _check_python_ints_fit(args, is_condition, compute)
+    _check_integer_power(op, args, compute)
     out_dtype = dtypes.BOOL if op.kind == "compare" else compute
     if op.kind == "arith" and compute == dtypes.BOOL:
         return _boolean_arithmetic(op, args)
