@@ -202,6 +202,8 @@ def _apply_elementwise(op: ElementwiseOp, args):
         compute = dtypes.float_result(compute)
     _check_python_ints_fit(args, is_condition, compute)
     _check_integer_power(op, args, compute)
+    if compute != dtypes.BOOL:  # a Python bool among numbers is the int 0 or 1, as in NumPy and PyTorch
+        args = tuple(int(a) if type(a) is bool and not cond else a for a, cond in zip(args, is_condition))
     out_dtype = dtypes.BOOL if op.kind == "compare" else compute
     if op.kind == "arith" and compute == dtypes.BOOL:
         return _boolean_arithmetic(op, args)
