@@ -964,3 +964,24 @@ def test_logical_ops_take_numbers_as_truth_values_on_every_path(name, dtype):
     np.testing.assert_array_equal(op(*map(sg.tensor, args)).numpy(), expected)
     zero_d = (np.float64(0.0),) * len(args)
     np.testing.assert_array_equal(sg.compile(lambda *a: op(*a))(*zero_d), reference(*zero_d))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_relu_of_nan_is_nan(dtype):
+    """relu was Piecewise((a, a > 0), (0, True)): NaN > 0 is False, so relu(NaN) was a silent 0 on every path
+    (PyTorch, JAX and np.maximum(x, 0) give NaN). Its gradient there is 1, as PyTorch's."""
+    x = np.array([np.nan, -1.0, 2.0, 0.0, np.inf, -np.inf], dtype)
+    expected = np.array([np.nan, 0.0, 2.0, 0.0, np.inf, 0.0], dtype)
+    for backend in ("numpy", "llvm"):
+        np.testing.assert_array_equal(sg.compile(sg.relu, backend=backend)(x), expected)
+        np.testing.assert_array_equal(sg.compile(sg.grad(lambda a: sg.sum(sg.relu(a))), backend=backend)(x),
+                                      np.array([1, 0, 1, 0, 1, 0], dtype))
+    t = sg.tensor(x, requires_grad=True)
+    t.relu().sum().backward()
+    np.testing.assert_array_equal(t.relu().detach().numpy(), expected)
+    np.testing.assert_array_equal(t.grad.numpy(), [1, 0, 1, 0, 1, 0])
+    torch = pytest.importorskip("torch")
+    theirs = torch.tensor(x, requires_grad=True)
+    theirs.relu().sum().backward()
+    np.testing.assert_array_equal(theirs.relu().detach().numpy(), expected)
+    np.testing.assert_array_equal(theirs.grad.numpy(), t.grad.numpy())

@@ -365,7 +365,7 @@ sigmoid = define("sigmoid", F.sigmoid)
 softplus = define("softplus", F.softplus)
 logaddexp = define("logaddexp", F.logaddexp)
 erf = define("erf", sp.erf)
-relu = define("relu", lambda a: sp.Piecewise((a, a > 0), (0, True)), kind="arith")
+relu = define("relu", lambda a: sp.Piecewise((0, a <= 0), (a, True)), kind="arith")  # NaN stays NaN, as in PyTorch
 # Ties split the gradient evenly, as PyTorch does. Integers take Max/Min: (a + b) / 2 is not a tie's
 # value in integer arithmetic (the LLVM backend's a/2 + b/2 gave maximum(3, 3) == 2).
 maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), ((a + b) / 2, True)), kind="arith",
