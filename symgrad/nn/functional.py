@@ -239,7 +239,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         log_weight = _ew(E.add, (1.0, _ew(E.multiply, (_ew(E.subtract, (pos_weight, 1.0)), target))))
         terms = _ew(E.add, (_ew(E.multiply, (_ew(E.subtract, (1.0, target)), input)),
                             _ew(E.multiply, (log_weight, _ew(E.softplus, (_ew(E.negative, (input,)),))))))
-    return _reduce(terms if weight is None else _ew(E.multiply, (terms, weight)), reduction)
+    return labelled(_reduce(terms if weight is None else _ew(E.multiply, (terms, weight)), reduction),
+                    "BinaryCrossEntropyWithLogits")
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -253,7 +254,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         terms = _BinaryCrossEntropy.apply(input, target)
     else:
         terms = _binary_cross_entropy_terms(input, target)
-    return _reduce(terms if weight is None else _ew(E.multiply, (terms, weight)), reduction)
+    return labelled(_reduce(terms if weight is None else _ew(E.multiply, (terms, weight)), reduction),
+                    "BinaryCrossEntropy")
 
 
 def _clamped_logs(p):
