@@ -66,3 +66,32 @@ def test_amax_amin_on_tensors_are_values_sharing_the_gradient_among_ties(name):
     (theirs * torch.tensor(weights)).sum().backward()
     np.testing.assert_array_equal(value, theirs.detach().numpy())
     np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-12)
+
+
+def test_binary_cross_entropy_grad_fn_names_are_pytorchs():
+    """The autograd tutorial prints loss.grad_fn: it said DivBackward0 (the mean's last op)."""
+    z = sg.tensor([0.5, -1.0], requires_grad=True)
+    y = sg.tensor([1.0, 0.0])
+    functional = sg.nn.functional
+    assert functional.binary_cross_entropy_with_logits(z, y).grad_fn.name() == "BinaryCrossEntropyWithLogitsBackward0"
+    assert functional.binary_cross_entropy(z.sigmoid(), y).grad_fn.name() == "BinaryCrossEntropyBackward0"
+
+
+def test_pytorch_function_forms_of_tensor_methods():
+    """sg.mul(a, b), sg.sub, sg.div, sg.neg, sg.gather, sg.index_select, sg.masked_fill: torch's function forms."""
+    a = sg.tensor(X, requires_grad=True)
+    b = sg.tensor(X[::-1].copy())
+    index = sg.tensor([[0, 2], [1, 1]])
+    results = [sg.mul(a, b), sg.sub(a, 2.0), sg.div(a, b), sg.neg(a), sg.gather(a, 1, index),
+               sg.index_select(a, 1, sg.tensor([2, 0])), sg.masked_fill(a, b > 0, 0.5)]
+    expected = [X * X[::-1], X - 2.0, X / X[::-1], -X, np.take_along_axis(X, index.numpy(), 1), X[:, [2, 0]],
+                np.where(X[::-1] > 0, 0.5, X)]
+    for got, want in zip(results, expected):
+        np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-15)
+    sum(r.sum() for r in results).backward()
+    torch = pytest.importorskip("torch")
+    t, u = torch.tensor(X, requires_grad=True), torch.tensor(X[::-1].copy())
+    theirs = [torch.mul(t, u), torch.sub(t, 2.0), torch.div(t, u), torch.neg(t), torch.gather(t, 1, torch.tensor(index.numpy())),
+              torch.index_select(t, 1, torch.tensor([2, 0])), torch.masked_fill(t, u > 0, 0.5)]
+    sum(r.sum() for r in theirs).backward()
+    np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-12)
