@@ -599,3 +599,34 @@ def test_inplace_ops_on_held_tensors_match_torch(shape, dtype):
                 (ours, our_shape, our_dtype), (theirs, their_shape, their_dtype) = results
                 np.testing.assert_allclose(ours, theirs, rtol=1e-6, err_msg=f"{held}: {name}")
                 assert our_shape == their_shape and our_dtype == their_dtype, (held, name)
+
+
+PRINTED = [  # (values, dtype name): what tutorials print
+    ([float("nan"), float("inf"), -float("inf"), -0.0], "float"), ([1e-5, 1.0, 1000.0], "float"), ([999.0, 1.0], "float"),
+    ([[1.0, -2.0], [float("nan"), 4e4]], "float"), (np.arange(2000.0), "float"), (np.arange(2000.0) / 3, "float"),
+    (np.arange(1200.0).reshape(40, 30) - 600, "float"), (np.arange(1001) - 500, "long"), (np.arange(40.0) * 1.5, "float"),
+    (np.arange(30).reshape(3, 10) * 1000, "long"), (np.arange(8000.0).reshape(20, 20, 20), "float"),
+    (np.zeros((0, 3)), "float"), ([], "float"), (np.zeros((2, 0)), "long"), ([True, False], "bool"), (-0.0, "float"),
+]
+
+
+@pytest.mark.parametrize("values,dtype", PRINTED)
+def test_printed_tensors_are_laid_out_as_pytorch_lays_them_out(values, dtype):
+    """A NaN or an inf widened every column, whole numbers spanning more than 1e3 were not scientific, an empty
+    tensor of shape (0, 3) printed as tensor([]), and rows wrapped at NumPy's 75 columns, not PyTorch's 80."""
+    torch = pytest.importorskip("torch")
+    for requires_grad in (False, True) if dtype == "float" else (False,):
+        ours = sg.tensor(values, dtype=getattr(sg, dtype), requires_grad=requires_grad)
+        theirs = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=requires_grad)
+        if requires_grad:
+            ours, theirs = ours * 1.5, theirs * 1.5
+        assert repr(ours) == repr(theirs).replace("torch.", "")
+
+
+def test_printed_suffixes_wrap_at_80_columns_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    for values in (np.arange(40.0).reshape(2, 20) * 1.5, np.arange(11.0) * 1.5, np.arange(12.0).reshape(2, 2, 3) / 7):
+        ours = sg.tensor(values, dtype=sg.float, requires_grad=True)
+        theirs = torch.tensor(values, dtype=torch.float, requires_grad=True)
+        assert repr(ours) == repr(theirs)
+        assert repr(ours * 2) == repr(theirs * 2)

@@ -1080,30 +1080,72 @@ def _index_array(index):
 
 
 def format_tensor(t: Tensor) -> str:
-    """PyTorch's printed form: `tensor([1.0000, 2.5000], grad_fn=<MulBackward0>)`. The float dtype is
-    not shown (PyTorch shows float64 and symgrad would show float32: neither is the other's default)."""
+    """PyTorch's printed form: `tensor([1.0000, 2.5000], grad_fn=<MulBackward0>)`, laid out as torch/_tensor_str.py
+    lays it out (80 columns, the first and last 3 along each axis beyond 1000 elements). The float dtype is not shown
+    (PyTorch shows float64 and symgrad would show float32: neither is the other's default)."""
     data = t._data
-    if dtypes.is_float(data.dtype):
-        finite = np.abs(data[np.isfinite(data)])
-        nonzero = finite[finite > 0]
-        integral = bool(np.all(np.equal(np.mod(finite, 1), 0)))
-        scientific = nonzero.size > 0 and (nonzero.max() >= 1e8 or nonzero.min() < 1e-4
-                                           or nonzero.max() / nonzero.min() > 1e3) and not integral
-        fmt = (lambda v: f"{v:.4e}") if scientific else (lambda v: f"{v:.0f}." if integral else f"{v:.4f}")
-        fmt = _finite_or_name(fmt)
-    else:
-        fmt = str
-    width = max((len(fmt(v)) for v in data.reshape(-1)), default=0)
-    body = np.array2string(data, separator=", ", prefix="tensor(", threshold=1000,
-                           formatter={"all": lambda v: fmt(v).rjust(width)})
+    summarize = data.size > 1000
+    fmt, width = _element_format(_summarized(data) if summarize else data)
+    body = _nested_str(data, 7, summarize, lambda v: fmt(v).rjust(width), width) if data.size else "[]"
     extras = []
-    if data.dtype == dtypes.INT32:  # floats print alike, so examples print what PyTorch prints
-        extras.append(f"dtype={data.dtype}")
+    if data.size == 0 and data.ndim != 1:
+        extras.append(f"size={data.shape}")
+    if data.dtype == dtypes.INT32 or (data.size == 0 and not dtypes.is_float(data.dtype)):
+        extras.append(f"dtype={data.dtype}")  # floats print alike, so examples print what PyTorch prints
     if t._node is not None:
         extras.append(f"grad_fn=<{t._node.name()}>")
     elif t._requires_grad:
         extras.append("requires_grad=True")
-    return f"tensor({', '.join([body] + extras)})"
+    text = "tensor(" + body
+    line = len(text) - text.rfind("\n") + 1  # as PyTorch counts the last line
+    for extra in extras:  # on the last line while it fits in 80 columns
+        if line + len(extra) + 2 > 80:
+            text, line = text + ",\n" + " " * 7 + extra, 7 + len(extra)
+        else:
+            text, line = text + ", " + extra, line + len(extra) + 2
+    return text + ")"
+
+
+def _nested_str(data: np.ndarray, indent: int, summarize: bool, fmt, width: int) -> str:
+    """torch's _tensor_str_with_formatter: rows of as many elements as fit in 80 columns, `...` for the middle."""
+    if data.ndim == 0:
+        return fmt(data[()])
+    long = summarize and data.shape[0] > 6
+    if data.ndim == 1:
+        items = ([fmt(v) for v in data[:3]] + [" ..."] + [fmt(v) for v in data[-3:]] if long
+                 else [fmt(v) for v in data])
+        per_line = max(1, (80 - indent) // (width + 2))
+        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = [_nested_str(row, indent + 1, summarize, fmt, width) for row in (data[:3] if long else data)]
+    if long:
+        rows += ["..."] + [_nested_str(row, indent + 1, summarize, fmt, width) for row in data[-3:]]
+    return "[" + ("," + "\n" * (data.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
+
+
+def _element_format(shown: np.ndarray):
+    """PyTorch's _Formatter: the element format and width, both from the nonzero finite values shown (a NaN, an
+    inf or a zero does not widen the columns): scientific when they span more than 1e3 or reach 1e8 (or, unless
+    all are whole, go below 1e-4), else 4 decimals, or `3.` when all are whole."""
+    if not dtypes.is_float(shown.dtype):
+        return str, max((len(str(v)) for v in shown.reshape(-1)), default=1)
+    values = shown[np.isfinite(shown) & (shown != 0)]
+    magnitudes = np.abs(values)
+    integral = bool(np.all(np.equal(np.mod(values, 1), 0)))
+    spread = magnitudes.size > 0 and (magnitudes.max() / magnitudes.min() > 1e3 or magnitudes.max() > 1e8)
+    if spread or (not integral and magnitudes.min() < 1e-4):
+        fmt = lambda v: f"{v:.4e}"  # noqa: E731
+    else:
+        fmt = (lambda v: f"{v:.0f}.") if integral else (lambda v: f"{v:.4f}")
+    return _finite_or_name(fmt), max((len(fmt(v)) for v in values), default=1)
+
+
+def _summarized(data: np.ndarray) -> np.ndarray:
+    """The elements PyTorch shows of a tensor of more than 1000: the first and last 3 along each longer axis."""
+    for axis, size in enumerate(data.shape):
+        if size > 6:
+            data = np.concatenate([data.take(range(3), axis), data.take(range(size - 3, size), axis)], axis)
+    return data
 
 
 def _finite_or_name(fmt):
