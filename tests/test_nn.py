@@ -245,3 +245,23 @@ def test_mean_losses_of_an_empty_batch_are_nan_as_in_pytorch():
         assert np.isnan(loss.item()) and logits.grad.shape == (0, 4)
         assert np.isnan(F.mse_loss(sg.tensor(np.ones(0)), sg.tensor(np.ones(0))).item())
         assert F.mse_loss(sg.tensor(np.ones(0)), sg.tensor(np.ones(0)), reduction="sum").item() == 0.0
+
+
+def test_loss_grad_fn_chain_and_printed_parameter_are_pytorchs():
+    """The neural-networks tutorial prints loss.grad_fn, its next_functions[0][0] and the next one's, and
+    print(param): they were MseLossBackward0, SumBackward0, PowBackward0 (the loss's own primitives), and the
+    bare tensor without 'Parameter containing:'."""
+    torch = pytest.importorskip("torch")
+    def names(functions):
+        return [f and f.name().replace("torch::autograd::", "") for f, _ in functions]
+    chains = []
+    for lib in (sg, torch):
+        layer = lib.nn.Linear(3, 2, dtype=lib.float64)
+        x, zeros = lib.tensor(np.ones((4, 3))), lib.tensor(np.zeros((4, 2)))
+        functional = lib.nn.functional
+        losses = [functional.mse_loss(layer(x), zeros), functional.binary_cross_entropy_with_logits(layer(x), zeros),
+                  functional.smooth_l1_loss(layer(x), zeros), functional.binary_cross_entropy(layer(x).sigmoid(), zeros)]
+        chains.append([(loss.grad_fn.name(), names(loss.grad_fn.next_functions),
+                        names(loss.grad_fn.next_functions[0][0].next_functions)[:2]) for loss in losses]
+                      + [str(layer.bias).splitlines()[0]])
+    assert chains[0] == chains[1]

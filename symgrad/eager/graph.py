@@ -57,7 +57,7 @@ class Record:
 
     __slots__ = ("prim", "attrs", "parents", "in_types", "saved", "versions", "out", "out_version",
                  "out_type", "seq", "hooks", "retained", "function", "ctx", "released", "label",
-                 "tape", "position", "entry", "value",
+                 "shown_parents", "tape", "position", "entry", "value",
                  "__weakref__")
 
     def __init__(self, prim, attrs, parents, in_types, saved, versions, out, out_version,
@@ -78,6 +78,7 @@ class Record:
         self.ctx = ctx
         self.released = False
         self.label = None               # the PyTorch name of the user-level op, when known
+        self.shown_parents = None       # that op's operands' parents, for next_functions (symgrad.eager.tensor.labelled)
         self.value = None               # a deferred record's output, once computed (symgrad.eager.tensor._defer)
         current_tape().append(self)     # sets tape, position and entry
 
@@ -98,7 +99,7 @@ class Record:
         record.function = None
         record.ctx = None
         record.released = False
-        record.label = None
+        record.label = record.shown_parents = None
         record.tape = tape
         record.position = position
         record.value = None
@@ -147,9 +148,10 @@ class Record:
 
     @property
     def next_functions(self):
-        """(parent grad_fn or leaf accumulator or None, 0) per input, as PyTorch shows them."""
-        return tuple((_AccumulateGrad(p) if p is not None and not isinstance(p, Record) else p, 0)
-                     for p in self.parents)
+        """(parent grad_fn or leaf accumulator or None, 0) per input, as PyTorch shows them: for a user-level op
+        made of several primitives, per input of that op."""
+        parents = self.parents if self.shown_parents is None else self.shown_parents
+        return tuple((_AccumulateGrad(p) if p is not None and not isinstance(p, Record) else p, 0) for p in parents)
 
     def register_hook(self, fn):
         self.tape.regular = False  # Python must see this gradient mid-backward

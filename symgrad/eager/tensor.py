@@ -1022,11 +1022,13 @@ Tensor.__sg_function__ = staticmethod(apply_function)
 Tensor.at = property(IndexUpdateHelper)  # t.at[key].set(v) ...: JAX's functional updates, as on traced values
 
 
-def labelled(result, torch_name: str):
+def labelled(result, torch_name: str, operands=None):
     """Name result's grad_fn after the user-level op, PyTorch's name of it ('Mean' -> MeanBackward0),
-    not after the last primitive."""
+    not after the last primitive; with the op's `operands`, its next_functions are theirs, not the last primitive's."""
     if isinstance(result, Tensor) and result._node is not None:
         result._node.label = f"{torch_name}Backward0"
+        if operands is not None:
+            result._node.shown_parents = tuple(o._parent() if isinstance(o, Tensor) else None for o in operands)
     return result
 
 
