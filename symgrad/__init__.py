@@ -35,8 +35,8 @@ _LAZY = {
     ".eager.dtype_names": "bool double float float16 half int long",
     ".eager.device": "accelerator cuda device get_default_device set_default_device",
     ".serialization": "load save",
-    ".eager.torch_functions": "bmm clamp clone div flatten gather index_select is_tensor masked_fill mm mul neg norm numel "
-                              "permute sub t unsqueeze",
+    ".eager.torch_functions": "bmm clamp clone div eq flatten ge gather gt index_select is_tensor le lt masked_fill mm "
+                              "mul ne neg norm numel permute sub t unsqueeze",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
 _SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils")  # public submodules, also imported on first use
