@@ -630,3 +630,45 @@ def test_printed_suffixes_wrap_at_80_columns_as_pytorchs():
         theirs = torch.tensor(values, dtype=torch.float, requires_grad=True)
         assert repr(ours) == repr(theirs)
         assert repr(ours * 2) == repr(theirs * 2)
+
+
+VIEWS = {"slice of a non-leaf, modified in place": lambda lib, a: _modified_after(lib, a * 1, lambda b: b[1:3], False),
+         "slice of a leaf, modified under no_grad": lambda lib, a: _modified_after(lib, a, lambda b: b[1:3], True),
+         "reshape of a leaf, modified under no_grad": lambda lib, a: _modified_after(lib, a, lambda b: b.reshape(2, 2), True),
+         "transpose of a non-leaf": lambda lib, a: _modified_after(lib, a.reshape(2, 2) * 1, lambda b: b.t(), False)}
+
+
+def _modified_after(lib, base, view_of, under_no_grad):
+    """sum(view ** 2), then base *= 10 in place, then backward."""
+    y = (view_of(base) ** 2).sum()
+    if under_no_grad:
+        with lib.no_grad():
+            base.mul_(10)
+    else:
+        base.mul_(10)
+    return y
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+def test_a_saved_view_of_a_tensor_modified_in_place_is_pytorchs_error(name):
+    """A slice or reshape is a NumPy view of its source's array, but had a version counter of its own: an in-place
+    change of the source changed the values a backward read from the view unseen, and the gradient came out 10
+    times too large. The view now shares its source's counter, as a PyTorch view does, and backward raises."""
+    a = sg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    y = VIEWS[name](sg, a)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        VIEWS[name](torch, t).backward()
+
+
+def test_a_view_that_nothing_modified_still_differentiates():
+    a = sg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    b = a * 1
+    y = (b[1:3] ** 2).sum() + (b.reshape(2, 2).t() ** 3).sum()
+    b2 = b.detach()[::-1]  # a view of the detached data, read only
+    y.backward()
+    np.testing.assert_allclose(a.grad.numpy(), [3.0, 4.0 + 12.0, 6.0 + 27.0, 48.0])
+    assert b2.tolist() == [4.0, 3.0, 2.0, 1.0]

@@ -86,7 +86,7 @@ class EagerRecorder:
             result = np.asarray(result)
         if result.dtype != dtype:
             result = result.astype(dtype)
-        out = Tensor._wrap(result)
+        out = Tensor._wrap(result, _viewed_version(result, operands))
         if (dtype.kind == "f" or dtype.names is not None and ir.is_differentiable(dtype)) and is_grad_enabled():
             for t in operands:
                 if t._requires_grad:
@@ -97,6 +97,17 @@ class EagerRecorder:
 
 
 EAGER = EagerRecorder()
+
+
+def _viewed_version(result, operands):
+    """The version counter of the operand whose array `result` views (a slice, a reshape, a transpose), as a
+    PyTorch view shares its base's: an in-place change of the base is then seen by a backward that saved the view
+    (it read the changed values). None (a counter of its own) for a new array."""
+    if result.__class__ is np.ndarray and result.base is not None:
+        for t in operands:
+            if np.may_share_memory(result, t._data):
+                return t._version
+    return None
 
 
 class Results(tuple):
