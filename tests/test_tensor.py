@@ -672,3 +672,25 @@ def test_a_view_that_nothing_modified_still_differentiates():
     y.backward()
     np.testing.assert_allclose(a.grad.numpy(), [3.0, 4.0 + 12.0, 6.0 + 27.0, 48.0])
     assert b2.tolist() == [4.0, 3.0, 2.0, 1.0]
+
+
+def test_a_view_of_a_tensor_modified_in_place_since_is_refused_in_recorded_ops():
+    """v = z[0]; z.mul_(2); v * w: v held the doubled values but its history was the old slice's, so the gradient
+    reaching z was half PyTorch's (which rebases the view's grad_fn). A clear error now; re-slicing works."""
+    a = sg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    z = a * 1
+    view = z[0]
+    z.mul_(2)
+    assert view.tolist() == [0.0, 2.0, 4.0]  # the view sees the change, as PyTorch's
+    with pytest.raises(RuntimeError, match="modified in place after the view was taken"):
+        view * 3
+    with pytest.raises(RuntimeError, match="modified in place after the view was taken"):
+        view.add_(1)
+    (z[0] * 3).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [[6.0, 6.0, 6.0], [0.0, 0.0, 0.0]])
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    u = t * 1
+    u.mul_(2)
+    (u[0] * 3).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), t.grad.numpy())

@@ -57,7 +57,7 @@ class Record:
 
     __slots__ = ("prim", "attrs", "parents", "in_types", "saved", "versions", "out", "out_version",
                  "out_type", "seq", "hooks", "retained", "function", "ctx", "released", "label",
-                 "shown_parents", "tape", "position", "entry", "value",
+                 "shown_parents", "viewed", "tape", "position", "entry", "value",
                  "__weakref__")
 
     def __init__(self, prim, attrs, parents, in_types, saved, versions, out, out_version,
@@ -79,6 +79,7 @@ class Record:
         self.released = False
         self.label = None               # the PyTorch name of the user-level op, when known
         self.shown_parents = None       # that op's operands' parents, for next_functions (symgrad.eager.tensor.labelled)
+        self.viewed = False             # its output views an operand's array and shares its version counter
         self.value = None               # a deferred record's output, once computed (symgrad.eager.tensor._defer)
         current_tape().append(self)     # sets tape, position and entry
 
@@ -100,6 +101,7 @@ class Record:
         record.ctx = None
         record.released = False
         record.label = record.shown_parents = None
+        record.viewed = False
         record.tape = tape
         record.position = position
         record.value = None

@@ -26,7 +26,7 @@ from .graph import Record, RemovableHandle, VersionCounter
 from .mode import enable_grad, is_grad_enabled, no_grad
 from .tape import force_pending, state as _tapes
 from ..ops import elementwise as E
-from ..core import Tracer, TracerError, refuse_masked
+from ..core import Tracer, TracerError, refuse_masked, with_user_line
 from ..numpy_api.updates import IndexUpdateHelper
 
 _random = np.random.default_rng(0)
@@ -86,17 +86,32 @@ class EagerRecorder:
             result = np.asarray(result)
         if result.dtype != dtype:
             result = result.astype(dtype)
-        out = Tensor._wrap(result, _viewed_version(result, operands))
+        viewed = _viewed_version(result, operands)
+        out = Tensor._wrap(result, viewed)
         if (dtype.kind == "f" or dtype.names is not None and ir.is_differentiable(dtype)) and is_grad_enabled():
             for t in operands:
                 if t._requires_grad:
+                    for operand in operands:
+                        _refuse_stale_view(operand)
                     out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out)
+                    out._node.viewed = viewed is not None
                     out._requires_grad = True
                     break
         return out
 
 
 EAGER = EagerRecorder()
+
+
+def _refuse_stale_view(t: "Tensor") -> None:
+    """A view whose source was changed in place after the view was taken holds the new values, but its grad_fn
+    is the old values' (PyTorch rebases a view's history; symgrad does not): an error, not a wrong gradient."""
+    node = t._node
+    if node is not None and node.viewed and node.out_version[1] != t._version.value:
+        raise RuntimeError(with_user_line(
+            "a view (slice, reshape, transpose) of a tensor that was modified in place after the view was taken is "
+            "used in an op that records: it holds the new values, but its history is the old ones' (PyTorch rebases "
+            "a view's grad_fn, symgrad does not). Take the view again after the in-place op, or clone() it before"))
 
 
 def _viewed_version(result, operands):
@@ -601,6 +616,8 @@ class Tensor(Tracer):
         recording = is_grad_enabled()
         if recording and self._requires_grad and self._node is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if recording:
+            _refuse_stale_view(self)
         if recording:  # the op reads a private copy, so the overwrite cannot corrupt what it saved
             source = Tensor._wrap(self._data.copy())
             source._node, source._requires_grad = self._node, self._requires_grad
