@@ -23,10 +23,11 @@ from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine
 from .graph import Record, RemovableHandle, VersionCounter
+from ..core import with_user_line
 from .mode import enable_grad, is_grad_enabled, no_grad
 from .tape import force_pending, state as _tapes
 from ..ops import elementwise as E
-from ..core import Tracer, TracerError, refuse_masked, with_user_line
+from ..core import Tracer, TracerError, refuse_masked
 from ..numpy_api.updates import IndexUpdateHelper
 
 _random = np.random.default_rng(0)
