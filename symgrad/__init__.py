@@ -31,11 +31,12 @@ _LAZY = {
     ".loader": "load",
     ".eager.random": "Generator rand rand_like randint randn randn_like randperm",
     ".eager.factories": "arange empty empty_like eye full full_like linspace ones ones_like zeros zeros_like",
-    ".eager.torch_keywords": "argmax argmin cumprod cumsum log_softmax logsumexp matmul mean prod softmax stack sum",
+    ".eager.torch_keywords": "amax amin argmax argmin cumprod cumsum log_softmax logsumexp matmul mean prod softmax stack sum",
     ".eager.dtype_names": "bool double float float16 half int long",
     ".eager.device": "accelerator cuda device get_default_device set_default_device",
     ".serialization": "load save",
-    ".eager.torch_functions": "bmm clamp clone flatten is_tensor mm norm numel permute t unsqueeze",
+    ".eager.torch_functions": "bmm clamp clone div eq flatten ge gather gt index_select is_tensor le lt masked_fill mm "
+                              "mul ne neg norm numel permute sub t unsqueeze",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
 _SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils")  # public submodules, also imported on first use

@@ -310,6 +310,21 @@ def test_integer_power_with_an_array_exponent_is_a_clear_error():
     np.testing.assert_allclose(sg.compile(lambda x, y: x ** y)(base.astype(float), exponent), base ** exponent.astype(float))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_])
+@pytest.mark.parametrize("backend", ["numpy", "llvm", "eager"])
+def test_integer_to_a_negative_integer_number_is_numpys_error(dtype, backend):
+    """x ** -3 on integers computed 1 // x**3 in integers, silently 0 (at a zero base of a bool, -2**63),
+    where NumPy raises ValueError (and PyTorch a RuntimeError)."""
+    base = np.array([2, 0, 1, -3]).astype(dtype)
+    run = (lambda f: f(sg.tensor(base))) if backend == "eager" else (lambda f: sg.compile(f, backend=backend)(base))
+    for exponent in (-1, -3):
+        with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
+            run(lambda x: x ** exponent)
+    np.testing.assert_array_equal(np.asarray(run(lambda x: x ** 2)), base ** 2)
+    np.testing.assert_array_equal(np.asarray(run(lambda x: x ** 0)), base ** 0)
+    np.testing.assert_allclose(np.asarray(run(lambda x: x ** -1.0)), base.astype(float) ** -1.0)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_an_integer_result_of_float_comparisons_compares_the_floats(dtype):
     """Fused, `where(x > 0.5, 1, 0)` is one expression with a float input and an integer result: it is

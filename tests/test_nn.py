@@ -35,6 +35,24 @@ def test_parameters_are_registered_by_attribute():
     assert repr(model.hidden.weight).startswith("Parameter containing:\ntensor(")
 
 
+def test_replacing_a_parameter_keeps_its_place_and_a_plain_tensor_is_refused():
+    """m.weight = Parameter(...) moved weight after bias in parameters() (an optimizer or a zip with PyTorch's
+    list then paired the wrong tensors), and m.weight = m.weight * 2 silently turned the parameter into an
+    attribute that no optimizer or state_dict saw; PyTorch keeps the place and raises TypeError."""
+    model = sg.nn.Sequential(sg.nn.Linear(2, 3), sg.nn.Tanh(), sg.nn.Linear(3, 1))
+    model[0].weight = sg.nn.Parameter(model[0].weight.detach() * 0.5)
+    assert [name for name, _ in model.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    with pytest.raises(TypeError, match="cannot assign 'Tensor' as parameter 'weight'"):
+        model[0].weight = model[0].weight * 2
+    model[0].bias = None
+    assert model[0].bias is None and [name for name, _ in model[0].named_parameters()] == ["weight"]
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1))
+    theirs[0].weight = torch.nn.Parameter(theirs[0].weight.detach() * 0.5)
+    theirs[0].bias = None
+    assert [n for n, _ in theirs.named_parameters()] == [n for n, _ in model.named_parameters()]
+
+
 def test_zero_grad_train_eval_and_state_dict_round_trip():
     model = TwoLayer()
     model(sg.tensor(RNG.standard_normal((5, 4)))).sum().backward()
@@ -227,3 +245,23 @@ def test_mean_losses_of_an_empty_batch_are_nan_as_in_pytorch():
         assert np.isnan(loss.item()) and logits.grad.shape == (0, 4)
         assert np.isnan(F.mse_loss(sg.tensor(np.ones(0)), sg.tensor(np.ones(0))).item())
         assert F.mse_loss(sg.tensor(np.ones(0)), sg.tensor(np.ones(0)), reduction="sum").item() == 0.0
+
+
+def test_loss_grad_fn_chain_and_printed_parameter_are_pytorchs():
+    """The neural-networks tutorial prints loss.grad_fn, its next_functions[0][0] and the next one's, and
+    print(param): they were MseLossBackward0, SumBackward0, PowBackward0 (the loss's own primitives), and the
+    bare tensor without 'Parameter containing:'."""
+    torch = pytest.importorskip("torch")
+    def names(functions):
+        return [f and f.name().replace("torch::autograd::", "") for f, _ in functions]
+    chains = []
+    for lib in (sg, torch):
+        layer = lib.nn.Linear(3, 2, dtype=lib.float64)
+        x, zeros = lib.tensor(np.ones((4, 3))), lib.tensor(np.zeros((4, 2)))
+        functional = lib.nn.functional
+        losses = [functional.mse_loss(layer(x), zeros), functional.binary_cross_entropy_with_logits(layer(x), zeros),
+                  functional.smooth_l1_loss(layer(x), zeros), functional.binary_cross_entropy(layer(x).sigmoid(), zeros)]
+        chains.append([(loss.grad_fn.name(), names(loss.grad_fn.next_functions),
+                        names(loss.grad_fn.next_functions[0][0].next_functions)[:2]) for loss in losses]
+                      + [str(layer.bias).splitlines()[0]])
+    assert chains[0] == chains[1]

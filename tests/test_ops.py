@@ -729,6 +729,28 @@ def test_prod_grad_with_zeros(zeros):
         assert np.all(np.isfinite(g))
 
 
+@pytest.mark.parametrize("axis", [None, 0, 2, (0, 2), (1, 2)])
+def test_prod_hessian_with_zeros(axis):
+    """The second derivative of prod where x has zeros: d2/dxi dxj is the product of the others. The partials
+    were ans / x_i with the count of zeros held constant, so the Hessian was 0 at two zeros and not
+    symmetric at one."""
+    x = np.random.default_rng(3).normal(size=(3, 4, 2))
+    x[0, 1, 0] = x[1, 2, 1] = x[2, 0, 0] = x[2, 3, 0] = x[0, 0, 1] = 0.0
+    w = np.random.default_rng(4).normal(size=np.prod(x, axis=axis).shape)
+    def f(a):
+        return sg.sum(sg.prod(a, axis=axis) * w)
+    grad = sg.grad(f)
+    expected = np.stack([numeric_grad(lambda a: np.asarray(grad(a))[idx], (x,), 0).reshape(x.shape)
+                         for idx in np.ndindex(x.shape)]).reshape(x.shape * 2)
+    for path, hessian in (("hessian", sg.hessian(f)(x)), ("jacobian of grad", sg.jacobian(grad)(x)),
+                          ("numpy backend", sg.compile(sg.hessian(f), backend="numpy")(x))):
+        np.testing.assert_allclose(hessian, expected, rtol=1e-7, atol=1e-7, err_msg=path)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    theirs = jax.hessian(lambda a: jax.numpy.sum(jax.numpy.prod(a, axis=axis) * w))(x)
+    np.testing.assert_allclose(sg.hessian(f)(x), theirs, rtol=1e-12, atol=1e-12)
+
+
 def test_max_ties_split_evenly():
     x = np.array([[1.0, 3.0, 3.0, 2.0], [5.0, 5.0, 5.0, 0.0]])
     g = sg.grad(lambda x: sg.sum(sg.max(x, axis=1)))(x)
@@ -942,3 +964,24 @@ def test_logical_ops_take_numbers_as_truth_values_on_every_path(name, dtype):
     np.testing.assert_array_equal(op(*map(sg.tensor, args)).numpy(), expected)
     zero_d = (np.float64(0.0),) * len(args)
     np.testing.assert_array_equal(sg.compile(lambda *a: op(*a))(*zero_d), reference(*zero_d))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_relu_of_nan_is_nan(dtype):
+    """relu was Piecewise((a, a > 0), (0, True)): NaN > 0 is False, so relu(NaN) was a silent 0 on every path
+    (PyTorch, JAX and np.maximum(x, 0) give NaN). Its gradient there is 1, as PyTorch's."""
+    x = np.array([np.nan, -1.0, 2.0, 0.0, np.inf, -np.inf], dtype)
+    expected = np.array([np.nan, 0.0, 2.0, 0.0, np.inf, 0.0], dtype)
+    for backend in ("numpy", "llvm"):
+        np.testing.assert_array_equal(sg.compile(sg.relu, backend=backend)(x), expected)
+        np.testing.assert_array_equal(sg.compile(sg.grad(lambda a: sg.sum(sg.relu(a))), backend=backend)(x),
+                                      np.array([1, 0, 1, 0, 1, 0], dtype))
+    t = sg.tensor(x, requires_grad=True)
+    t.relu().sum().backward()
+    np.testing.assert_array_equal(t.relu().detach().numpy(), expected)
+    np.testing.assert_array_equal(t.grad.numpy(), [1, 0, 1, 0, 1, 0])
+    torch = pytest.importorskip("torch")
+    theirs = torch.tensor(x, requires_grad=True)
+    theirs.relu().sum().backward()
+    np.testing.assert_array_equal(theirs.relu().detach().numpy(), expected)
+    np.testing.assert_array_equal(theirs.grad.numpy(), t.grad.numpy())

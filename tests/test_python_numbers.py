@@ -90,3 +90,21 @@ def test_the_most_negative_int32_literal_is_added_as_numpy_adds_it(backend):
     for result in (sg.compile(fn, backend=backend)(x), fn(sg.tensor(x)).numpy()):
         assert result.dtype == np.int32
         np.testing.assert_array_equal(result, expected)
+
+
+@pytest.mark.parametrize("data", [X32, np.array([1.5, -2.0]), I32])
+def test_a_python_bool_among_numbers_is_0_or_1_as_in_numpy(data):
+    """x * True raised SymPy's 'BooleanAtom not allowed in this context' (compiled and eager alike)."""
+    def program(x):
+        return x * True + (x < True) - False + sg.where(x > 1, True, 2)
+    expected = program(data)
+    for backend in BACKENDS:
+        got = sg.compile(program, backend=backend)(data)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(program(sg.tensor(data)).numpy(), expected)
+    if data.dtype.kind == "f":
+        t = sg.tensor(data, requires_grad=True)
+        (t * True + t * False).sum().backward()
+        np.testing.assert_array_equal(t.grad.numpy(), np.ones_like(data))
+        np.testing.assert_array_equal(sg.grad(lambda x: sg.sum(x * True))(data), np.ones_like(data))

@@ -599,3 +599,98 @@ def test_inplace_ops_on_held_tensors_match_torch(shape, dtype):
                 (ours, our_shape, our_dtype), (theirs, their_shape, their_dtype) = results
                 np.testing.assert_allclose(ours, theirs, rtol=1e-6, err_msg=f"{held}: {name}")
                 assert our_shape == their_shape and our_dtype == their_dtype, (held, name)
+
+
+PRINTED = [  # (values, dtype name): what tutorials print
+    ([float("nan"), float("inf"), -float("inf"), -0.0], "float"), ([1e-5, 1.0, 1000.0], "float"), ([999.0, 1.0], "float"),
+    ([[1.0, -2.0], [float("nan"), 4e4]], "float"), (np.arange(2000.0), "float"), (np.arange(2000.0) / 3, "float"),
+    (np.arange(1200.0).reshape(40, 30) - 600, "float"), (np.arange(1001) - 500, "long"), (np.arange(40.0) * 1.5, "float"),
+    (np.arange(30).reshape(3, 10) * 1000, "long"), (np.arange(8000.0).reshape(20, 20, 20), "float"),
+    (np.zeros((0, 3)), "float"), ([], "float"), (np.zeros((2, 0)), "long"), ([True, False], "bool"), (-0.0, "float"),
+]
+
+
+@pytest.mark.parametrize("values,dtype", PRINTED)
+def test_printed_tensors_are_laid_out_as_pytorch_lays_them_out(values, dtype):
+    """A NaN or an inf widened every column, whole numbers spanning more than 1e3 were not scientific, an empty
+    tensor of shape (0, 3) printed as tensor([]), and rows wrapped at NumPy's 75 columns, not PyTorch's 80."""
+    torch = pytest.importorskip("torch")
+    for requires_grad in (False, True) if dtype == "float" else (False,):
+        ours = sg.tensor(values, dtype=getattr(sg, dtype), requires_grad=requires_grad)
+        theirs = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=requires_grad)
+        if requires_grad:
+            ours, theirs = ours * 1.5, theirs * 1.5
+        assert repr(ours) == repr(theirs).replace("torch.", "")
+
+
+def test_printed_suffixes_wrap_at_80_columns_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    for values in (np.arange(40.0).reshape(2, 20) * 1.5, np.arange(11.0) * 1.5, np.arange(12.0).reshape(2, 2, 3) / 7):
+        ours = sg.tensor(values, dtype=sg.float, requires_grad=True)
+        theirs = torch.tensor(values, dtype=torch.float, requires_grad=True)
+        assert repr(ours) == repr(theirs)
+        assert repr(ours * 2) == repr(theirs * 2)
+
+
+VIEWS = {"slice of a non-leaf, modified in place": lambda lib, a: _modified_after(lib, a * 1, lambda b: b[1:3], False),
+         "slice of a leaf, modified under no_grad": lambda lib, a: _modified_after(lib, a, lambda b: b[1:3], True),
+         "reshape of a leaf, modified under no_grad": lambda lib, a: _modified_after(lib, a, lambda b: b.reshape(2, 2), True),
+         "transpose of a non-leaf": lambda lib, a: _modified_after(lib, a.reshape(2, 2) * 1, lambda b: b.t(), False)}
+
+
+def _modified_after(lib, base, view_of, under_no_grad):
+    """sum(view ** 2), then base *= 10 in place, then backward."""
+    y = (view_of(base) ** 2).sum()
+    if under_no_grad:
+        with lib.no_grad():
+            base.mul_(10)
+    else:
+        base.mul_(10)
+    return y
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+def test_a_saved_view_of_a_tensor_modified_in_place_is_pytorchs_error(name):
+    """A slice or reshape is a NumPy view of its source's array, but had a version counter of its own: an in-place
+    change of the source changed the values a backward read from the view unseen, and the gradient came out 10
+    times too large. The view now shares its source's counter, as a PyTorch view does, and backward raises."""
+    a = sg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    y = VIEWS[name](sg, a)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        VIEWS[name](torch, t).backward()
+
+
+def test_a_view_that_nothing_modified_still_differentiates():
+    a = sg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    b = a * 1
+    y = (b[1:3] ** 2).sum() + (b.reshape(2, 2).t() ** 3).sum()
+    b2 = b.detach()[::-1]  # a view of the detached data, read only
+    y.backward()
+    np.testing.assert_allclose(a.grad.numpy(), [3.0, 4.0 + 12.0, 6.0 + 27.0, 48.0])
+    assert b2.tolist() == [4.0, 3.0, 2.0, 1.0]
+
+
+def test_a_view_of_a_tensor_modified_in_place_since_is_refused_in_recorded_ops():
+    """v = z[0]; z.mul_(2); v * w: v held the doubled values but its history was the old slice's, so the gradient
+    reaching z was half PyTorch's (which rebases the view's grad_fn). A clear error now; re-slicing works."""
+    a = sg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    z = a * 1
+    view = z[0]
+    z.mul_(2)
+    assert view.tolist() == [0.0, 2.0, 4.0]  # the view sees the change, as PyTorch's
+    with pytest.raises(RuntimeError, match="modified in place after the view was taken"):
+        view * 3
+    with pytest.raises(RuntimeError, match="modified in place after the view was taken"):
+        view.add_(1)
+    (z[0] * 3).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [[6.0, 6.0, 6.0], [0.0, 0.0, 0.0]])
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    u = t * 1
+    u.mul_(2)
+    (u[0] * 3).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), t.grad.numpy())

@@ -70,7 +70,7 @@ class Record:
 
     __slots__ = ("prim", "attrs", "_parents", "in_types", "saved", "versions", "out", "out_version",
                  "out_type", "seq", "hooks", "retained", "function", "ctx", "released", "label",
-                 "tape", "position", "entry", "value", "unmade",
+                 "shown_parents", "viewed", "tape", "position", "entry", "value", "unmade",
                  "__weakref__")
 
     def __init__(self, prim, attrs, parents, in_types, saved, versions, out, out_version,
@@ -91,6 +91,8 @@ class Record:
         self.ctx = ctx
         self.released = False
         self.label = None               # the PyTorch name of the user-level op, when known
+        self.shown_parents = None       # that op's operands' parents, for next_functions (symgrad.eager.tensor.labelled)
+        self.viewed = False             # its output views an operand's array and shares its version counter
         self.value = None               # a deferred record's output, once computed (symgrad.eager.tensor._defer)
         self.unmade = None              # a deferred plan's records not made yet (see `make`)
         current_tape().append(self)     # sets tape, position and entry
@@ -113,7 +115,8 @@ class Record:
         record.function = None
         record.ctx = None
         record.released = False
-        record.label = None
+        record.label = record.shown_parents = None
+        record.viewed = False
         record.tape = tape
         record.position = position
         record.value = None
@@ -196,9 +199,10 @@ class Record:
 
     @property
     def next_functions(self):
-        """(parent grad_fn or leaf accumulator or None, 0) per input, as PyTorch shows them."""
-        return tuple((_AccumulateGrad(p) if p is not None and not isinstance(p, Record) else p, 0)
-                     for p in self.parents)
+        """(parent grad_fn or leaf accumulator or None, 0) per input, as PyTorch shows them: for a user-level op
+        made of several primitives, per input of that op."""
+        parents = self.parents if self.shown_parents is None else self.shown_parents
+        return tuple((_AccumulateGrad(p) if p is not None and not isinstance(p, Record) else p, 0) for p in parents)
 
     def register_hook(self, fn):
         self.tape.regular = False  # Python must see this gradient mid-backward

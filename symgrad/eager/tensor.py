@@ -98,17 +98,43 @@ class EagerRecorder:
             result = np.asarray(result)
         if result.dtype != dtype:
             result = result.astype(dtype)
-        out = Tensor._wrap(result)
+        viewed = _viewed_version(result, operands)
+        out = Tensor._wrap(result, viewed)
         if (dtype.kind == "f" or dtype.names is not None and ir.is_differentiable(dtype)) and is_grad_enabled():
             for t in operands:
                 if t._requires_grad:
+                    for operand in operands:
+                        _refuse_stale_view(operand)
                     out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out)
+                    out._node.viewed = viewed is not None
                     out._requires_grad = True
                     break
         return out
 
 
 EAGER = EagerRecorder()
+
+
+def _refuse_stale_view(t: "Tensor") -> None:
+    """A view whose source was changed in place after the view was taken holds the new values, but its grad_fn
+    is the old values' (PyTorch rebases a view's history; symgrad does not): an error, not a wrong gradient."""
+    node = t._node
+    if node is not None and node.viewed and node.out_version[1] != t._version.value:
+        raise RuntimeError(with_user_line(
+            "a view (slice, reshape, transpose) of a tensor that was modified in place after the view was taken is "
+            "used in an op that records: it holds the new values, but its history is the old ones' (PyTorch rebases "
+            "a view's grad_fn, symgrad does not). Take the view again after the in-place op, or clone() it before"))
+
+
+def _viewed_version(result, operands):
+    """The version counter of the operand whose array `result` views (a slice, a reshape, a transpose), as a
+    PyTorch view shares its base's: an in-place change of the base is then seen by a backward that saved the view
+    (it read the changed values). None (a counter of its own) for a new array."""
+    if result.__class__ is np.ndarray and result.base is not None:
+        for t in operands:
+            if np.may_share_memory(result, t._data):
+                return t._version
+    return None
 
 
 class Results(tuple):
@@ -610,6 +636,17 @@ class Tensor(Tracer):
         shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
         return sgnp.broadcast_to(self, shape)
 
+    def repeat(self, *sizes, **numpy_axis):
+        """PyTorch's repeat: the tensor tiled sizes[i] times along each dim. np.repeat(t, n, axis) calls
+        t.repeat(n, axis=axis) and keeps NumPy's meaning, each element repeated."""
+        if numpy_axis:
+            return sgnp.repeat(self, *sizes, **numpy_axis)
+        sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+        if len(sizes) < self.ndim:
+            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
+                               f"of tensor (repeat{tuple(sizes)} of a tensor of shape {tuple(self.shape)})")
+        return sgnp.tile(self, sizes)
+
     def matmul(self, other):
         return sgnp.matmul(self, other)
 
@@ -673,6 +710,8 @@ class Tensor(Tracer):
         recording = is_grad_enabled()
         if recording and self._requires_grad and self._node is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if recording:
+            _refuse_stale_view(self)
         if recording:  # the op reads a private copy, so the overwrite cannot corrupt what it saved
             source = Tensor._wrap(self._data.copy())
             source._node, source._requires_grad = self._node, self._requires_grad
@@ -1110,11 +1149,13 @@ Tensor.__sg_function__ = staticmethod(apply_function)
 Tensor.at = property(IndexUpdateHelper)  # t.at[key].set(v) ...: JAX's functional updates, as on traced values
 
 
-def labelled(result, torch_name: str):
+def labelled(result, torch_name: str, operands=None):
     """Name result's grad_fn after the user-level op, PyTorch's name of it ('Mean' -> MeanBackward0),
-    not after the last primitive."""
+    not after the last primitive; with the op's `operands`, its next_functions are theirs, not the last primitive's."""
     if isinstance(result, Tensor) and result._node is not None:
         result._node.label = f"{torch_name}Backward0"
+        if operands is not None:
+            result._node.shown_parents = tuple(o._parent() if isinstance(o, Tensor) else None for o in operands)
     return result
 
 
@@ -1168,30 +1209,72 @@ def _index_array(index):
 
 
 def format_tensor(t: Tensor) -> str:
-    """PyTorch's printed form: `tensor([1.0000, 2.5000], grad_fn=<MulBackward0>)`. The float dtype is
-    not shown (PyTorch shows float64 and symgrad would show float32: neither is the other's default)."""
+    """PyTorch's printed form: `tensor([1.0000, 2.5000], grad_fn=<MulBackward0>)`, laid out as torch/_tensor_str.py
+    lays it out (80 columns, the first and last 3 along each axis beyond 1000 elements). The float dtype is not shown
+    (PyTorch shows float64 and symgrad would show float32: neither is the other's default)."""
     data = t._data
-    if dtypes.is_float(data.dtype):
-        finite = np.abs(data[np.isfinite(data)])
-        nonzero = finite[finite > 0]
-        integral = bool(np.all(np.equal(np.mod(finite, 1), 0)))
-        scientific = nonzero.size > 0 and (nonzero.max() >= 1e8 or nonzero.min() < 1e-4
-                                           or nonzero.max() / nonzero.min() > 1e3) and not integral
-        fmt = (lambda v: f"{v:.4e}") if scientific else (lambda v: f"{v:.0f}." if integral else f"{v:.4f}")
-        fmt = _finite_or_name(fmt)
-    else:
-        fmt = str
-    width = max((len(fmt(v)) for v in data.reshape(-1)), default=0)
-    body = np.array2string(data, separator=", ", prefix="tensor(", threshold=1000,
-                           formatter={"all": lambda v: fmt(v).rjust(width)})
+    summarize = data.size > 1000
+    fmt, width = _element_format(_summarized(data) if summarize else data)
+    body = _nested_str(data, 7, summarize, lambda v: fmt(v).rjust(width), width) if data.size else "[]"
     extras = []
-    if data.dtype == dtypes.INT32:  # floats print alike, so examples print what PyTorch prints
-        extras.append(f"dtype={data.dtype}")
+    if data.size == 0 and data.ndim != 1:
+        extras.append(f"size={data.shape}")
+    if data.dtype == dtypes.INT32 or (data.size == 0 and not dtypes.is_float(data.dtype)):
+        extras.append(f"dtype={data.dtype}")  # floats print alike, so examples print what PyTorch prints
     if t._node is not None:
         extras.append(f"grad_fn=<{t._node.name()}>")
     elif t._requires_grad:
         extras.append("requires_grad=True")
-    return f"tensor({', '.join([body] + extras)})"
+    text = "tensor(" + body
+    line = len(text) - text.rfind("\n") + 1  # as PyTorch counts the last line
+    for extra in extras:  # on the last line while it fits in 80 columns
+        if line + len(extra) + 2 > 80:
+            text, line = text + ",\n" + " " * 7 + extra, 7 + len(extra)
+        else:
+            text, line = text + ", " + extra, line + len(extra) + 2
+    return text + ")"
+
+
+def _nested_str(data: np.ndarray, indent: int, summarize: bool, fmt, width: int) -> str:
+    """torch's _tensor_str_with_formatter: rows of as many elements as fit in 80 columns, `...` for the middle."""
+    if data.ndim == 0:
+        return fmt(data[()])
+    long = summarize and data.shape[0] > 6
+    if data.ndim == 1:
+        items = ([fmt(v) for v in data[:3]] + [" ..."] + [fmt(v) for v in data[-3:]] if long
+                 else [fmt(v) for v in data])
+        per_line = max(1, (80 - indent) // (width + 2))
+        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = [_nested_str(row, indent + 1, summarize, fmt, width) for row in (data[:3] if long else data)]
+    if long:
+        rows += ["..."] + [_nested_str(row, indent + 1, summarize, fmt, width) for row in data[-3:]]
+    return "[" + ("," + "\n" * (data.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
+
+
+def _element_format(shown: np.ndarray):
+    """PyTorch's _Formatter: the element format and width, both from the nonzero finite values shown (a NaN, an
+    inf or a zero does not widen the columns): scientific when they span more than 1e3 or reach 1e8 (or, unless
+    all are whole, go below 1e-4), else 4 decimals, or `3.` when all are whole."""
+    if not dtypes.is_float(shown.dtype):
+        return str, max((len(str(v)) for v in shown.reshape(-1)), default=1)
+    values = shown[np.isfinite(shown) & (shown != 0)]
+    magnitudes = np.abs(values)
+    integral = bool(np.all(np.equal(np.mod(values, 1), 0)))
+    spread = magnitudes.size > 0 and (magnitudes.max() / magnitudes.min() > 1e3 or magnitudes.max() > 1e8)
+    if spread or (not integral and magnitudes.min() < 1e-4):
+        fmt = lambda v: f"{v:.4e}"  # noqa: E731
+    else:
+        fmt = (lambda v: f"{v:.0f}.") if integral else (lambda v: f"{v:.4f}")
+    return _finite_or_name(fmt), max((len(fmt(v)) for v in values), default=1)
+
+
+def _summarized(data: np.ndarray) -> np.ndarray:
+    """The elements PyTorch shows of a tensor of more than 1000: the first and last 3 along each longer axis."""
+    for axis, size in enumerate(data.shape):
+        if size > 6:
+            data = np.concatenate([data.take(range(3), axis), data.take(range(size - 3, size), axis)], axis)
+    return data
 
 
 def _finite_or_name(fmt):

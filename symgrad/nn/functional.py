@@ -77,7 +77,7 @@ def linear(input, weight, bias=None):
     """input @ weight.T + bias (weight has shape (out_features, in_features)). On tensors, the
     three ops replay as one cached plan (one front-end call per layer, not three)."""
     out = apply_function(_linear, (input, weight, bias), {})
-    return out if bias is None else labelled(out, "Addmm")
+    return out if bias is None else labelled(out, "Addmm", (bias, input, weight))
 
 
 def _linear(input, weight, bias):
@@ -99,7 +99,7 @@ def mse_loss(input, target, reduction="mean"):
     if tuple(input.shape) != tuple(np.shape(target)):
         raise ValueError(f"mse_loss: input shape {tuple(input.shape)} and target shape {tuple(np.shape(target))} "
                          "differ (symgrad does not broadcast them silently)")
-    return labelled(apply_function(_squared_error, (input, target, reduction), {}), "MseLoss")
+    return labelled(apply_function(_squared_error, (input, target, reduction), {}), "MseLoss", (input, target))
 
 
 def _squared_error(input, target, reduction):
@@ -254,7 +254,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         log_weight = _ew(E.add, (1.0, _ew(E.multiply, (_ew(E.subtract, (pos_weight, 1.0)), target))))
         terms = _ew(E.add, (_ew(E.multiply, (_ew(E.subtract, (1.0, target)), input)),
                             _ew(E.multiply, (log_weight, _ew(E.softplus, (_ew(E.negative, (input,)),))))))
-    return _reduce(terms if weight is None else _ew(E.multiply, (terms, weight)), reduction)
+    return labelled(_reduce(terms if weight is None else _ew(E.multiply, (terms, weight)), reduction),
+                    "BinaryCrossEntropyWithLogits", (input, target))
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -268,7 +269,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         terms = _BinaryCrossEntropy.apply(input, target)
     else:
         terms = _binary_cross_entropy_terms(input, target)
-    return _reduce(terms if weight is None else _ew(E.multiply, (terms, weight)), reduction)
+    return labelled(_reduce(terms if weight is None else _ew(E.multiply, (terms, weight)), reduction),
+                    "BinaryCrossEntropy", (input, target))
 
 
 def _clamped_logs(p):
@@ -553,7 +555,7 @@ def _pairwise_loss(terms, label, input, target, reduction, *args):
     if tuple(input.shape) != tuple(np.shape(target)):
         raise ValueError(f"{label}: input shape {tuple(input.shape)} and target shape {tuple(np.shape(target))} "
                          "differ (symgrad does not broadcast them silently)")
-    return labelled(apply_function(_reduced_terms, (terms, input, target, reduction, *args), {}), label)
+    return labelled(apply_function(_reduced_terms, (terms, input, target, reduction, *args), {}), label, (input, target))
 
 
 def _reduced_terms(terms, input, target, reduction, *args):

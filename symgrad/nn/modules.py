@@ -30,15 +30,23 @@ class Module:
         if name in self._buffers and (value is None or isinstance(value, Tensor)):
             self._buffers[name] = value
             return
+        if name in self._parameters and not isinstance(value, Parameter):
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                                "(nn.Parameter or None expected)")
+            self._parameters[name] = None
+            return
+        for kind, table in ((Parameter, self._parameters), (Module, self._modules)):
+            if isinstance(value, kind):  # a replaced entry keeps its place in parameters(), as in PyTorch
+                for other in (self._parameters, self._modules, self._buffers):
+                    if other is not table:
+                        other.pop(name, None)
+                table[name] = value
+                return
         self._parameters.pop(name, None)
         self._modules.pop(name, None)
         self._buffers.pop(name, None)
-        if isinstance(value, Parameter):
-            self._parameters[name] = value
-        elif isinstance(value, Module):
-            self._modules[name] = value
-        else:
-            object.__setattr__(self, name, value)
+        object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
         for table in ("_parameters", "_modules", "_buffers"):

@@ -17,3 +17,5 @@ class Parameter(Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__  # print(param) shows it too, as in PyTorch

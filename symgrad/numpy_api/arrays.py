@@ -302,7 +302,16 @@ def min(x, axis=None, keepdims=False):
     return _extremum(reduce_min_p, "minimum", x, axis, keepdims)
 
 
-amax, amin = max, min
+def _values_of(extremum, name):
+    """max/min as a function object of its own: on a tensor sg.max(t, dim) is PyTorch's (values, indices), and
+    amax/amin give the values, as in NumPy and PyTorch."""
+    def values(x, axis=None, keepdims=False):
+        return extremum(x, axis, keepdims)
+    values.__name__ = values.__qualname__ = name
+    return array_function_dispatch(values)
+
+
+amax, amin = _values_of(max.__wrapped__, "amax"), _values_of(min.__wrapped__, "amin")
 
 
 def _extremum(prim, name, x, axis, keepdims):

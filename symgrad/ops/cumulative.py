@@ -44,22 +44,22 @@ def _cumprod_jvp(tangents, ans, x, axis, reverse):
     (t,) = tangents
     if t is None or x.shape[axis] <= 1:
         return t
-    before = _shift(ans, axis, toward_end=not reverse)
+    before = shift_in_one(ans, axis, toward_end=not reverse)
     return linear_recurrence(x, E.multiply(before, t), axis, reverse)
 
 
 def _cumprod_vjp(ct, ans, x, axis, reverse):
     if x.shape[axis] <= 1:
         return (ct,)
-    before = _shift(ans, axis, toward_end=not reverse)
-    after = linear_recurrence(_shift(x, axis, toward_end=reverse), ct, axis, not reverse)
+    before = shift_in_one(ans, axis, toward_end=not reverse)
+    after = linear_recurrence(shift_in_one(x, axis, toward_end=reverse), ct, axis, not reverse)
     return (E.multiply(before, after),)
 
 
 cumprod_p = Primitive("cumprod", _cumulative_shape, cumprod_impl, vjp=_cumprod_vjp, jvp=_cumprod_jvp)
 
 
-def _shift(v, axis, toward_end):
+def shift_in_one(v, axis, toward_end):
     """v moved one place along `axis`, toward its end or its start, a 1 filling the place left."""
     n = v.shape[axis]
     one = broadcast_to_p(np.ones((), v.dtype), shape=v.shape[:axis] + (1,) + v.shape[axis + 1:])

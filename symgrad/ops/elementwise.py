@@ -146,6 +146,14 @@ def _check_python_ints_fit(args, is_condition, compute):
             fail(f"Python integer {arg} is too large to convert to {compute}", OverflowError)
 
 
+def _check_integer_power(op, args, compute) -> None:
+    """NumPy's and PyTorch's error for an integer raised to a negative integer number, which integer code
+    computes as 0 (or, at a zero base, garbage)."""
+    if op is power and compute.kind in "iub" and type(args[1]) is int and args[1] < 0:
+        fail(f"Integers to negative integer powers are not allowed (an {compute} array ** {args[1]}); "
+             "convert the base to float first", ValueError)
+
+
 def _weak_operands(args, is_condition) -> list:
     """Per argument, whether it is a weakly typed tracer that yields to the arrays' dtype. A weak int meeting
     integer arrays does not: NumPy raises OverflowError for a Python int the array's dtype cannot hold, a
@@ -193,6 +201,9 @@ def _apply_elementwise(op: ElementwiseOp, args):
     if op.kind == "float":
         compute = dtypes.float_result(compute)
     _check_python_ints_fit(args, is_condition, compute)
+    _check_integer_power(op, args, compute)
+    if compute != dtypes.BOOL:  # a Python bool among numbers is the int 0 or 1, as in NumPy and PyTorch
+        args = tuple(int(a) if type(a) is bool and not cond else a for a, cond in zip(args, is_condition))
     out_dtype = dtypes.BOOL if op.kind == "compare" else compute
     if op.kind == "arith" and compute == dtypes.BOOL:
         return _boolean_arithmetic(op, args)
@@ -354,7 +365,7 @@ sigmoid = define("sigmoid", F.sigmoid)
 softplus = define("softplus", F.softplus)
 logaddexp = define("logaddexp", F.logaddexp)
 erf = define("erf", sp.erf)
-relu = define("relu", lambda a: sp.Piecewise((a, a > 0), (0, True)), kind="arith")
+relu = define("relu", lambda a: sp.Piecewise((0, a <= 0), (a, True)), kind="arith")  # NaN stays NaN, as in PyTorch
 # Ties split the gradient evenly, as PyTorch does. Integers take Max/Min: (a + b) / 2 is not a tie's
 # value in integer arithmetic (the LLVM backend's a/2 + b/2 gave maximum(3, 3) == 2).
 maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), ((a + b) / 2, True)), kind="arith",

@@ -4,7 +4,8 @@ import numpy as np
 
 from ..core import Primitive
 from . import elementwise as E
-from .shape import convert_p, expand_reduced, reduce_shape, reduce_sum_p
+from .cumulative import cumprod_p, shift_in_one
+from .shape import broadcast_to_p, convert_p, expand_reduced, reduce_shape, reduce_sum_p, reshape_p, transpose_p
 
 
 def _extremum_weights(ans, x, axes):
@@ -31,25 +32,33 @@ reduce_min_p = Primitive("reduce_min", reduce_shape, lambda x, axes: np.min(x, a
                          vjp=_extremum_vjp, jvp=_extremum_jvp)
 
 
-def _prod_partials(ans, x, axes):
-    """d prod / d x_i = product of the other elements, exact with zeros present."""
-    is_zero = E.equal(x, 0)
-    zeros = reduce_sum_p(convert_p(is_zero, dtype=x.dtype), axes=axes)
-    nonzero_product = reduce_prod_p(E.where(is_zero, 1, x), axes=axes)
-    zeros_b = expand_reduced(zeros, x.shape, axes)
-    others_if_no_zero = E.divide(expand_reduced(ans, x.shape, axes), E.where(is_zero, 1, x))
-    only_zero_here = E.logical_and(is_zero, E.equal(zeros_b, 1))
-    return E.where(E.equal(zeros_b, 0), others_if_no_zero,
-                   E.where(only_zero_here, expand_reduced(nonzero_product, x.shape, axes), 0))
+def _prod_partials(x, axes):
+    """d prod / d x_i = the product of the elements before i times the product of those after it (the
+    reduced axes flattened into one): products only, so exact where x has zeros, and so are its own
+    derivatives (ans / x_i with the count of zeros held constant gave Hessians of 0 where they are not)."""
+    kept = [a for a in range(x.ndim) if a not in axes]
+    reduced = [a for a in range(x.ndim) if a in axes]
+    n = int(np.prod([x.shape[a] for a in reduced], dtype=np.int64))
+    if n <= 1:  # the product of nothing
+        return broadcast_to_p(np.ones((), x.dtype), shape=x.shape)
+    moved = transpose_p(x, perm=tuple(kept + reduced)) if kept + reduced != list(range(x.ndim)) else x
+    rows = reshape_p(moved, shape=tuple(x.shape[a] for a in kept) + (n,))
+    last = rows.ndim - 1
+    before = shift_in_one(cumprod_p(rows, axis=last, reverse=False), last, toward_end=True)
+    after = shift_in_one(cumprod_p(rows, axis=last, reverse=True), last, toward_end=False)
+    partials = reshape_p(E.multiply(before, after), shape=moved.shape)
+    if moved is x:
+        return partials
+    return transpose_p(partials, perm=tuple(int(i) for i in np.argsort(kept + reduced)))
 
 
 def _prod_vjp(ct, ans, x, axes):
-    return (E.multiply(expand_reduced(ct, x.shape, axes), _prod_partials(ans, x, axes)),)
+    return (E.multiply(expand_reduced(ct, x.shape, axes), _prod_partials(x, axes)),)
 
 
 def _prod_jvp(tangents, ans, x, axes):
     (t,) = tangents
-    return None if t is None else reduce_sum_p(E.multiply(t, _prod_partials(ans, x, axes)), axes=axes)
+    return None if t is None else reduce_sum_p(E.multiply(t, _prod_partials(x, axes)), axes=axes)
 
 
 reduce_prod_p = Primitive("reduce_prod", reduce_shape, lambda x, axes: np.prod(x, axis=axes),

@@ -1,0 +1,97 @@
+"""Tensor methods and sg.* functions on tensors whose PyTorch meaning differs from NumPy's: each gives
+PyTorch's values and gradients (checked against PyTorch and central finite differences), not NumPy's."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+from gradcheck import numeric_grad
+
+X = np.random.default_rng(11).standard_normal((2, 3))
+
+
+def _weighted_grad(fn, x):
+    """fn's result (an array) and the gradient of sum(result * w) for fixed weights w, as (value, grad)."""
+    t = sg.tensor(x, requires_grad=True)
+    y = fn(t)
+    weights = np.arange(1.0, y.numel() + 1).reshape(y.shape)
+    (y * sg.tensor(weights)).sum().backward()
+    return y.detach().numpy(), t.grad.numpy(), weights
+
+
+REPEATS = [(2, 1), (1, 3), (2, 1, 2), (0, 2)]
+
+
+@pytest.mark.parametrize("sizes", REPEATS)
+def test_tensor_repeat_tiles_as_pytorch(sizes):
+    """t.repeat(2, 1) is PyTorch's tiling, not NumPy's element repetition (it gave a (2, 6) array)."""
+    value, grad, weights = _weighted_grad(lambda t: t.repeat(*sizes), X)
+    np.testing.assert_array_equal(value, np.tile(X, sizes))
+    expected = numeric_grad(lambda a: np.sum(np.tile(a, sizes) * weights), (X,), 0)
+    np.testing.assert_allclose(grad, expected, rtol=1e-8, atol=1e-8)
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(X, requires_grad=True)
+    (t.repeat(*sizes) * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(value, t.repeat(*sizes).detach().numpy(), rtol=0, atol=0)
+    np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_tensor_repeat_edges_and_numpy_repeat():
+    assert sg.tensor(2.0).repeat(3).tolist() == [2.0, 2.0, 2.0]
+    assert sg.tensor(X)[:0].repeat(2, 2).shape == (0, 6)
+    with pytest.raises(RuntimeError, match="can not be smaller than number of dimensions"):
+        sg.tensor(X).repeat(2)
+    # np.repeat(t, n, axis) passes axis= and keeps NumPy's meaning
+    np.testing.assert_array_equal(np.repeat(sg.tensor(X), 2, axis=1).numpy(), np.repeat(X, 2, axis=1))
+    np.testing.assert_array_equal(np.repeat(sg.tensor(X), 2).numpy(), np.repeat(X, 2))
+
+
+TIES = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 1.0, 2.0], [5.0, -1.0, 5.0, 5.0]])
+
+
+EXTREMA = {"amax-dim": (lambda ns, t: ns.amax(t, 1)), "amin-dim": (lambda ns, t: ns.amin(t, 0)),
+           "amax-all": (lambda ns, t: ns.amax(t)), "amax-keywords": (lambda ns, t: ns.amax(t, dim=1, keepdim=True)),
+           "amin-dims": (lambda ns, t: ns.amin(input=t, dim=(0, 1)))}
+
+
+@pytest.mark.parametrize("name", sorted(EXTREMA))
+def test_amax_amin_on_tensors_are_values_sharing_the_gradient_among_ties(name):
+    """sg.amax(t, 1) gave PyTorch's max(t, 1) pair (values, indices), whose gradient goes to one tied element;
+    torch.amax and np.amax both mean the values, whose gradient is shared among ties."""
+    call = EXTREMA[name]
+    value, grad, weights = _weighted_grad(lambda t: call(sg, t), TIES)
+    np.testing.assert_allclose(sg.grad(lambda a: sg.sum(call(sg, a) * weights))(TIES), grad, rtol=1e-12)
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(TIES, requires_grad=True)
+    theirs = call(torch, t)
+    (theirs * torch.tensor(weights)).sum().backward()
+    np.testing.assert_array_equal(value, theirs.detach().numpy())
+    np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-12)
+
+
+def test_binary_cross_entropy_grad_fn_names_are_pytorchs():
+    """The autograd tutorial prints loss.grad_fn: it said DivBackward0 (the mean's last op)."""
+    z = sg.tensor([0.5, -1.0], requires_grad=True)
+    y = sg.tensor([1.0, 0.0])
+    functional = sg.nn.functional
+    assert functional.binary_cross_entropy_with_logits(z, y).grad_fn.name() == "BinaryCrossEntropyWithLogitsBackward0"
+    assert functional.binary_cross_entropy(z.sigmoid(), y).grad_fn.name() == "BinaryCrossEntropyBackward0"
+
+
+def test_pytorch_function_forms_of_tensor_methods():
+    """sg.mul(a, b), sg.sub, sg.div, sg.neg, sg.gather, sg.index_select, sg.masked_fill: torch's function forms."""
+    a = sg.tensor(X, requires_grad=True)
+    b = sg.tensor(X[::-1].copy())
+    index = sg.tensor([[0, 2], [1, 1]])
+    results = [sg.mul(a, b), sg.sub(a, 2.0), sg.div(a, b), sg.neg(a), sg.gather(a, 1, index),
+               sg.index_select(a, 1, sg.tensor([2, 0])), sg.masked_fill(a, b > 0, 0.5)]
+    expected = [X * X[::-1], X - 2.0, X / X[::-1], -X, np.take_along_axis(X, index.numpy(), 1), X[:, [2, 0]],
+                np.where(X[::-1] > 0, 0.5, X)]
+    for got, want in zip(results, expected):
+        np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-15)
+    sum(r.sum() for r in results).backward()
+    torch = pytest.importorskip("torch")
+    t, u = torch.tensor(X, requires_grad=True), torch.tensor(X[::-1].copy())
+    theirs = [torch.mul(t, u), torch.sub(t, 2.0), torch.div(t, u), torch.neg(t), torch.gather(t, 1, torch.tensor(index.numpy())),
+              torch.index_select(t, 1, torch.tensor([2, 0])), torch.masked_fill(t, u > 0, 0.5)]
+    sum(r.sum() for r in theirs).backward()
+    np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-12)
