@@ -41,6 +41,12 @@ CASES = [
     ("adaptive_avg_pool2d", (2, 3, 7, 6), None, {"output_size": (3, 4)}),
     ("adaptive_avg_pool2d", (2, 3, 8, 6), None, {"output_size": (1, 1)}),
     ("adaptive_avg_pool1d", (2, 3, 9), None, {"output_size": 4}),
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 2), {}),
+    ("conv_transpose2d", (2, 4, 4, 5), (4, 3, 3, 3), {"stride": 2, "padding": 1, "output_padding": 1}),
+    ("conv_transpose2d", (2, 4, 4, 5), (4, 2, 3, 2), {"stride": (2, 3), "padding": (1, 2), "output_padding": (1, 0),
+                                                      "groups": 2, "dilation": (1, 2)}),
+    ("conv_transpose1d", (2, 3, 6), (3, 2, 4), {"padding": 1, "output_padding": 2, "dilation": 3}),  # op > padding
+    ("conv_transpose1d", (3, 6), (3, 2, 2), {"stride": 3, "bias": False}),  # unbatched
 ]
 IDS = [f"{name}-{i}" for i, (name, *_) in enumerate(CASES)]
 
@@ -53,7 +59,8 @@ def _arguments(case, dtype, seed=0):
     if weight_shape is not None:
         args.append(rng.standard_normal(weight_shape).astype(dtype))
         if kwargs.get("bias", True):
-            args.append(rng.standard_normal(weight_shape[0]).astype(dtype))
+            channels = weight_shape[1] * kwargs.get("groups", 1) if "transpose" in name else weight_shape[0]
+            args.append(rng.standard_normal(channels).astype(dtype))
         else:
             kwargs["bias"] = None
     return args, kwargs

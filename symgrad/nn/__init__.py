@@ -30,3 +30,5 @@ from .conv import MaxPool3d  # noqa: F401
 from .conv import AvgPool3d  # noqa: F401
 from .conv import AdaptiveAvgPool3d  # noqa: F401
 from .normalization import BatchNorm3d  # noqa: F401
+from .conv import ConvTranspose1d  # noqa: F401
+from .conv import ConvTranspose2d  # noqa: F401

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..core import UnsupportedOpError, fail
-from ..ops.conv import im2col_impl, im2col_p
+from ..ops.conv import col2im_p, im2col_impl, im2col_p
 from ..ops.linalg import matmul_p
 from ..ops.shape import reduce_sum_p, reshape_p, transpose_p
 
@@ -94,6 +94,59 @@ def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,
     out = _to_image(reshape_p(out, shape=(out_channels, batch, *out_sizes)))
     if bias is not None:
         out = sgnp.add(out, sgnp.reshape(bias, (out_channels,) + (1,) * d))
+    return _unbatched(out, added)
+
+
+def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, *, d,
+                   name="conv_transpose"):
+    """PyTorch's conv_transpose{d}d, the input-gradient of conv{d}d: weight (C_in, C_out / groups, *kernel) takes
+    the input to patches by one matrix product, which col2im (im2col's adjoint) sums into the image. The output
+    is (L - 1) stride - 2 padding + dilation (kernel - 1) + output_padding + 1 long; output_padding adds places
+    at the end, filled from the cropped padding where there is some, else zeros."""
+    x, added = _batched(input, d, name)
+    if weight.ndim != d + 2:
+        fail(f"{name}: weight must be {d + 2}-d (C_in, C_out / groups, *kernel), got shape {tuple(weight.shape)}",
+             ValueError)
+    channels, kernel = x.shape[1], tuple(weight.shape[2:])
+    if not isinstance(groups, (int, np.integer)) or groups < 1 or weight.shape[0] % groups:
+        fail(f"{name}: groups={groups!r} must be a positive int dividing the {weight.shape[0]} input channels",
+             ValueError)
+    if channels != weight.shape[0]:
+        fail(f"{name}: Given transposed=1, weight of size {tuple(weight.shape)}, expected input{tuple(x.shape)} to "
+             f"have {weight.shape[0]} channels, but got {channels} channels instead", ValueError)
+    if np.dtype(x.dtype).kind != "f" or np.dtype(weight.dtype).kind != "f":
+        fail(f"{name}: needs float input and weight, got {np.dtype(x.dtype)} and {np.dtype(weight.dtype)}", TypeError)
+    if x.dtype != weight.dtype:
+        common = np.promote_types(x.dtype, weight.dtype)
+        x, weight = sgnp.astype(x, common), sgnp.astype(weight, common)
+    stride, dilation = _sizes(stride, d, "stride"), _sizes(dilation, d, "dilation")
+    pads, extras = _sizes(padding, d, "padding"), _sizes(output_padding, d, "output_padding")
+    if any(p < 0 for p in pads) or any(s < 1 for s in stride) or any(dl < 1 for dl in dilation):
+        fail(f"{name}: padding must be >= 0 and stride, dilation >= 1, got padding={padding!r}, stride={stride}, "
+             f"dilation={dilation}", ValueError)
+    if any(e < 0 or (e >= s and e >= dl) for e, s, dl in zip(extras, stride, dilation)):
+        fail(f"{name}: output padding must be smaller than either stride or dilation, got "
+             f"output_padding={output_padding!r}, stride={stride}, dilation={dilation}", ValueError)
+    batch, sizes = x.shape[0], tuple(x.shape[2:])
+    out_per_group, positions = weight.shape[1], batch * math.prod(sizes)
+    rows = out_per_group * math.prod(kernel)
+    image = reshape_p(_to_image(x), shape=(groups, channels // groups, positions))  # (C_in, N, *L) by group
+    by_group = reshape_p(weight, shape=(groups, channels // groups, rows))
+    cols = matmul_p(transpose_p(by_group, perm=(0, 2, 1)), image)  # (groups, C_out / groups * K, N * L)
+    cols = reshape_p(cols, shape=(groups * out_per_group, *kernel, batch, *sizes))
+    # col2im crops (p, p - e) where the cropped padding covers output_padding e, and zeros fill the rest
+    window = [(p, max(p - e, 0)) for p, e in zip(pads, extras)]
+    zeros = [max(e - p, 0) for p, e in zip(pads, extras)]
+    spatial = tuple((n - 1) * s - 2 * p + dl * (k - 1) + e + 1 - z
+                    for n, s, p, dl, k, e, z in zip(sizes, stride, pads, dilation, kernel, extras, zeros))
+    if any(s <= 0 for s in spatial):
+        fail(f"{name}: an input of spatial size {sizes} gives a non-positive output size "
+             f"{tuple(s + z for s, z in zip(spatial, zeros))}", ValueError)
+    out = col2im_p(cols, kernel=kernel, stride=stride, dilation=dilation, padding=tuple(window), spatial=spatial)
+    if any(zeros):
+        out = sgnp.pad(out, ((0, 0), (0, 0)) + tuple((0, z) for z in zeros))
+    if bias is not None:
+        out = sgnp.add(out, sgnp.reshape(bias, (groups * out_per_group,) + (1,) * d))
     return _unbatched(out, added)
 
 

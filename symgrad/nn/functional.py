@@ -313,6 +313,18 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                              d=3, name="conv3d")
 
 
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _convolution_call(convolution.conv_transpose, "Convolution",
+                             (input, weight, bias, stride, padding, output_padding, groups, dilation), d=1,
+                             name="conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _convolution_call(convolution.conv_transpose, "Convolution",
+                             (input, weight, bias, stride, padding, output_padding, groups, dilation), d=2,
+                             name="conv_transpose2d")
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     return _convolution_call(convolution.max_pool, "MaxPool2DWithIndices",
                              (input, kernel_size, stride, padding, dilation, ceil_mode, return_indices), d=1,
