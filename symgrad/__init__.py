@@ -26,6 +26,7 @@ _LAZY = {
     ".finite_differences": "check_grads",
     ".compiler": "compile",
     ".closed_form": "symbolic",
+    ".eager.size": "Size",
     ".eager.tensor": "Tensor cat from_numpy manual_seed tensor",
     ".autograd": "enable_grad is_grad_enabled no_grad set_grad_enabled",
     ".loader": "load",
@@ -35,7 +36,8 @@ _LAZY = {
     ".eager.dtype_names": "bool double float float16 half int long",
     ".eager.device": "accelerator cuda device get_default_device set_default_device",
     ".serialization": "load save",
-    ".eager.torch_functions": "bmm clamp clone flatten is_tensor mm norm numel permute t unsqueeze",
+    ".eager.torch_functions": "bmm chunk clamp clone flatten is_tensor mm norm numel permute scatter scatter_add t topk unbind "
+                              "unsqueeze",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
 _SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils")  # public submodules, also imported on first use

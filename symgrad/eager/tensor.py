@@ -24,6 +24,7 @@ from .device import CPU, check_device, device as device_type
 from .engine import Engine
 from .graph import Record, RemovableHandle, VersionCounter
 from .mode import enable_grad, is_grad_enabled, no_grad
+from .size import Size
 from .tape import force_pending, state as _tapes
 from ..ops import elementwise as E
 from ..core import Tracer, TracerError, refuse_masked
@@ -194,11 +195,11 @@ def _leaf_has_slot(tape, leaf, slot) -> bool:
 
 
 class _Size(int):
-    """`t.size` is NumPy's element count and, called, PyTorch's `size()` / `size(dim)`."""
+    """`t.size` is NumPy's element count and, called, PyTorch's `size()` (an sg.Size) / `size(dim)`."""
 
     def __new__(cls, shape):
         self = super().__new__(cls, int(np.prod(shape, dtype=np.int64)))
-        self.shape = tuple(shape)
+        self.shape = Size(shape)
         return self
 
     def __call__(self, dim=None):
@@ -249,7 +250,7 @@ class Tensor(Tracer):
         return self if self._requires_grad else None
 
     # ------------------------------------------------------------------ attributes
-    shape = property(lambda self: self._data.shape)
+    shape = property(lambda self: Size(self._data.shape))
     dtype = property(lambda self: self._data.dtype)
     ndim = property(lambda self: self._data.ndim)
     size = property(lambda self: _Size(self._data.shape))
@@ -555,10 +556,6 @@ class Tensor(Tracer):
         """value where mask is true, else self (as torch.Tensor.masked_fill)."""
         return labelled(sgnp.where(mask, value, self), "MaskedFill")
 
-    def gather(self, dim, index):
-        """self[index] along dim, per position of index (torch.gather: take_along_axis)."""
-        return labelled(sgnp.take_along_axis(self, _index_array(index), dim), "Gather")
-
     def index_select(self, dim, index):
         return labelled(sgnp.take(self, _index_array(index), axis=dim), "IndexSelect")
 
@@ -736,7 +733,7 @@ class DeferredTensor(Tensor):
 
     __slots__ = ()
 
-    shape = property(lambda self: self._node.out_type[0])
+    shape = property(lambda self: Size(self._node.out_type[0]))
     dtype = property(lambda self: np.dtype(self._node.out_type[1]))
     ndim = property(lambda self: len(self._node.out_type[0]))
     size = property(lambda self: _Size(self._node.out_type[0]))
@@ -1097,3 +1094,6 @@ def format_tensor(t: Tensor) -> str:
 
 def _finite_or_name(fmt):
     return lambda v: fmt(v) if np.isfinite(v) else ("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf"))
+
+
+from . import torch_methods  # noqa: E402,F401  (PyTorch's sort, topk, split, repeat, ... on Tensor)

@@ -1,6 +1,6 @@
 """PyTorch's function forms of Tensor methods that the NumPy-like namespace has no name for: `sg.unsqueeze(x, 0)`,
 `sg.flatten(x, 1)`, `sg.clamp(x, min=0)`, `sg.mm(a, b)`, `sg.bmm`, `sg.permute`, `sg.t`, `sg.clone`, `sg.norm`,
-`sg.numel`, and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a
+`sg.numel`, `sg.topk`, `sg.chunk`, `sg.unbind`, `sg.scatter`, `sg.scatter_add` and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a
 constant tensor."""
 from __future__ import annotations
 
@@ -38,6 +38,11 @@ t = _method_form("t")
 clone = _method_form("clone")
 norm = _method_form("norm")
 numel = _method_form("numel")
+topk = _method_form("topk")
+chunk = _method_form("chunk")
+unbind = _method_form("unbind")
+scatter = _method_form("scatter")
+scatter_add = _method_form("scatter_add")
 
 
 def bmm(input, mat2):

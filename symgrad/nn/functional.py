@@ -540,6 +540,22 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     return labelled(sgnp.reshape(picked, (*index.shape, weight.shape[1])), "Embedding")
 
 
+def one_hot(tensor, num_classes=-1):
+    """int64 (..., num_classes) with a 1 at each integer class index (num_classes -1: the largest index + 1)."""
+    index = np.asarray(tensor._data if hasattr(tensor, "_data") else tensor)
+    if index.dtype.kind not in "iu":
+        raise TypeError(f"one_hot is only applicable to index tensor of integer dtype, got {index.dtype}")
+    if index.size and index.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if not index.size:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(index.max()) + 1
+    if index.size and index.max() >= num_classes:
+        raise RuntimeError(f"Class values must be smaller than num_classes ({num_classes}), got {int(index.max())}")
+    return Tensor._wrap((index[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
 # ----------------------------------------------------------------------------- more losses
 
 def _pairwise_loss(terms, label, input, target, reduction, *args):

@@ -1,0 +1,178 @@
+"""Tensor methods with PyTorch's meaning where the NumPy-style method of traced values means something else
+or is missing: `sort`/`argsort`/`topk` (values and indices, descending), `chunk`/`split`/`unbind`, `flip`,
+`roll`, `repeat` (torch's tile), `cumsum(dim)`, `gather` (an index smaller than the tensor), `scatter`/`scatter_add`. Values are gathers at the
+computed indices, so the gradient goes to the element moved into each place. Installed on Tensor by
+symgrad.eager.tensor.
+"""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+from .. import numpy_api as sgnp
+from ..numpy_api import arrays
+from .tensor import Tensor, _dim, _index_array, labelled
+
+ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
+
+
+def _order(data, dim, descending, stable=True) -> np.ndarray:
+    """Indices sorting data along dim, ties in their original order; NaN counts as the largest (PyTorch)."""
+    if not descending:
+        return np.argsort(data, axis=dim, kind="stable")
+    # descending and stable: the ascending stable order of the reversed axis, read backwards
+    reversed_order = np.argsort(np.flip(data, dim), axis=dim, kind="stable")
+    return data.shape[dim] - 1 - np.flip(reversed_order, dim)
+
+
+def sort(self, dim=-1, descending=False, stable=False):
+    """(values, indices) along dim, as torch.sort (equal elements keep their order whatever `stable` says)."""
+    if self.ndim == 0:
+        return ValuesIndices(labelled(sgnp.reshape(self, ()), "Sort"), Tensor._wrap(np.zeros((), np.int64)))
+    dim = _dim(dim, self.ndim)
+    indices = _order(self._data, dim, descending).astype(np.int64)
+    return ValuesIndices(labelled(sgnp.take_along_axis(self, indices, dim), "Sort"), Tensor._wrap(indices))
+
+
+def argsort(self, dim=-1, descending=False, stable=False, *, axis=None, kind=None, order=None):
+    """torch's argsort(dim, descending); NumPy's keywords (np.argsort(t, axis=...)) give NumPy's."""
+    if axis is not None or kind is not None or order is not None:
+        return sgnp.argsort(self, -1 if axis is None else axis, kind, order)
+    if self.ndim == 0:
+        return Tensor._wrap(np.zeros((), np.int64))
+    return Tensor._wrap(_order(self._data, _dim(dim, self.ndim), descending).astype(np.int64))
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    """The k largest (or smallest) elements along dim and their indices, largest first (ties: first index first)."""
+    dim = _dim(dim, max(self.ndim, 1))
+    length = self.shape[dim] if self.ndim else 1
+    if not 0 <= k <= length:
+        raise RuntimeError(f"topk: k={k} is out of range for dimension {dim} of size {length}")
+    if self.ndim == 0:
+        return sort(self)
+    picked = np.take(_order(self._data, dim, descending=largest), np.arange(k), axis=dim).astype(np.int64)
+    return ValuesIndices(labelled(sgnp.take_along_axis(self, picked, dim), "Topk"), Tensor._wrap(picked))
+
+
+def _pieces(self, sizes, dim):
+    """Consecutive slices of the given sizes along dim (a tuple of tensors)."""
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    before = (slice(None),) * dim
+    return tuple(self[before + (slice(start, end),)] for start, end in zip(starts[:-1], starts[1:]))
+
+
+def split(self, split_size_or_sections, dim=0):
+    """Pieces of split_size along dim (the last may be smaller), or of the listed sizes (torch.split)."""
+    dim = _dim(dim, self.ndim)
+    length = self.shape[dim]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        size = int(split_size_or_sections)
+        if size <= 0 and length:
+            raise RuntimeError(f"split: split_size must be positive, got {size}")
+        sizes = [min(size, length - start) for start in range(0, length, size)] if length else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != length or any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
+                               f"size at dimension {dim}), but got split_sizes={sizes}")
+    return _pieces(self, sizes, dim)
+
+
+def chunk(self, chunks, dim=0):
+    """At most `chunks` pieces of ceil(size / chunks) along dim, as torch.chunk (so possibly fewer)."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    length = self.shape[_dim(dim, self.ndim)]
+    return split(self, max(-(-length // chunks), 1), dim)
+
+
+def unbind(self, dim=0):
+    """The slices along dim, that dimension removed."""
+    dim = _dim(dim, self.ndim)
+    return tuple(sgnp.take(self, i, axis=dim) for i in range(self.shape[dim]))
+
+
+def flip(self, *dims):
+    dims = dims[0] if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims
+    return sgnp.flip(self, tuple(_dim(d, self.ndim) for d in dims))
+
+
+def roll(self, shifts, dims=None):
+    return sgnp.roll(self, shifts, dims)
+
+
+_NUMPY_CALL = object()  # np.repeat(t, n) calls t.repeat(n, axis=...): NumPy's meaning
+
+
+def repeat(self, *sizes, axis=_NUMPY_CALL):
+    """torch's repeat: the tensor tiled `sizes` times; np.repeat(t, n, axis) keeps NumPy's meaning."""
+    if axis is not _NUMPY_CALL:
+        return sgnp.repeat(self, *sizes, axis=axis)
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], (int, np.integer)) else sizes
+    if len(sizes) < self.ndim:
+        raise RuntimeError(f"Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                           f"tensor: repeat{tuple(sizes)} of a {self.ndim}-d tensor (NumPy's repeat: pass axis=)")
+    return labelled(sgnp.tile(self, sizes), "Repeat")
+
+
+def _cumulative(numpy_form, name):
+    def method(self, dim=None, *, dtype=None, axis=None, out=None):
+        return numpy_form(self, dim if axis is None else axis, dtype=dtype, out=out)
+    method.__name__ = name
+    method.__doc__ = f"torch's {name}(dim) (NumPy's {name}(axis) too)."
+    return method
+
+
+def _scatter_index(self, dim, index):
+    """The full index of torch.scatter: index's values along dim, its own positions along the other axes."""
+    index = _index_array(index).astype(np.int64)
+    dim = _dim(dim, self.ndim)
+    if index.ndim != self.ndim:
+        raise RuntimeError(f"scatter: index has {index.ndim} dimensions, the tensor {self.ndim}")
+    if index.size and (index.min() < -self.shape[dim] or index.max() >= self.shape[dim]):
+        raise RuntimeError(f"scatter: index {int(index.max())} is out of bounds for dimension {dim} with size "
+                           f"{self.shape[dim]}")
+    grid = list(np.indices(index.shape, sparse=True))
+    grid[dim] = index
+    return tuple(grid), index.shape
+
+
+def gather(self, dim, index):
+    """self[index] along dim, per position of index (torch.gather: take_along_axis of self cut to index's size
+    along the other dimensions, which may be smaller)."""
+    index = _index_array(index).astype(np.int64)
+    dim = _dim(dim, self.ndim)
+    if index.ndim != self.ndim or any(i > s for d, (i, s) in enumerate(zip(index.shape, self.shape)) if d != dim):
+        raise RuntimeError(f"gather: index of shape {index.shape} must have the tensor's {self.ndim} dimensions, "
+                           f"none larger than the tensor's {tuple(self.shape)} except dimension {dim}")
+    cut = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
+    source = self if all(n == s for n, s in zip(index.shape, self.shape)) else self[cut]
+    return labelled(sgnp.take_along_axis(source, index, dim), "Gather")
+
+
+def _source(src, shape, like):
+    if isinstance(src, (int, float, bool, np.number)):
+        return np.full(shape, src, like.dtype)
+    return src[tuple(slice(0, n) for n in shape)]
+
+
+def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+    """A copy with src's elements (or value) written at index along dim (torch.scatter, out of place)."""
+    if reduce is not None:
+        raise RuntimeError("scatter: reduce= is not supported; use scatter_add or scatter_reduce's sum as scatter_add")
+    key, shape = _scatter_index(self, dim, index)
+    return labelled(self.at[key].set(_source(value if src is None else src, shape, self)), "Scatter")
+
+
+def scatter_add(self, dim, index, src):
+    """A copy with src's elements added at index along dim (repeated indices add up)."""
+    key, shape = _scatter_index(self, dim, index)
+    return labelled(self.at[key].add(_source(src, shape, self)), "ScatterAdd")
+
+
+for _method in (sort, argsort, topk, split, chunk, unbind, flip, roll, repeat, gather, scatter, scatter_add):
+    setattr(Tensor, _method.__name__, _method)
+Tensor.cumsum = _cumulative(arrays.cumsum, "cumsum")
+Tensor.cumprod = _cumulative(arrays.cumprod, "cumprod")

@@ -1,0 +1,195 @@
+"""PyTorch-named Tensor methods (symgrad/eager/torch_methods.py), sg.Size and F.one_hot: values, indices and
+gradients against PyTorch (float64, skipped when absent) and finite differences; ties, NaN, infinities,
+empty and 0-d tensors; NumPy's calls of the same methods keep NumPy's meaning."""
+import pickle
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from gradcheck import numeric_grad
+
+F = sg.nn.functional
+
+
+def _data(seed=0):
+    x = np.random.default_rng(seed).standard_normal((3, 5))
+    x[0, 1] = x[0, 3]  # a tie
+    x[2, 4] = np.inf
+    return x
+
+
+INDEX = np.array([[0, 1, 2, 0, 0], [2, 0, 0, 1, 2]])
+# (name, call on a tensor): each returns a tensor or a tuple of tensors
+CALLS = [
+    ("sort", lambda t: t.sort(dim=1)),
+    ("sort-descending", lambda t: t.sort(dim=0, descending=True)),
+    ("argsort", lambda t: t.argsort(dim=1, descending=True)),
+    ("topk", lambda t: t.topk(2)),
+    ("topk-smallest", lambda t: t.topk(3, dim=0, largest=False)),
+    ("chunk", lambda t: t.chunk(2, 1)),
+    ("chunk-fewer", lambda t: t.chunk(4, 1)),
+    ("split", lambda t: t.split(2, dim=1)),
+    ("split-sizes", lambda t: t.split([1, 4], 1)),
+    ("unbind", lambda t: t.unbind(1)),
+    ("flip", lambda t: t.flip(0, 1)),
+    ("roll", lambda t: t.roll((1, -2), (0, 1))),
+    ("roll-flat", lambda t: t.roll(4)),
+    ("repeat", lambda t: t.repeat(2, 1, 3)),
+    ("cumsum", lambda t: t.cumsum(dim=1)),
+    ("cumprod", lambda t: t.cumprod(0)),
+    ("expand", lambda t: t[:1].expand(4, -1)),
+    ("masked_fill", lambda t: t.masked_fill(t > 0.5, -1.0)),
+    ("gather", lambda t: t.gather(1, _like(t, INDEX[:, :3]))),
+]
+
+
+def _like(t, array):
+    """array as a tensor of t's library (sg or torch)."""
+    return sg.tensor(array) if isinstance(t, sg.Tensor) else __import__("torch").tensor(array)
+
+
+def _tensors(result):
+    return list(result) if isinstance(result, tuple) else [result]
+
+
+def _finite(x):
+    return np.where(np.isinf(x), 3.0, x)
+
+
+@pytest.mark.parametrize("name, call", CALLS, ids=[c[0] for c in CALLS])
+def test_methods_match_pytorch_values_indices_and_gradients(name, call):
+    torch = pytest.importorskip("torch")
+    x = _finite(_data()) if name == "cumprod" else _data()  # PyTorch's cumprod gradient is NaN at inf
+    ours, theirs = sg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    mine, other = _tensors(call(ours)), _tensors(call(theirs))
+    assert len(mine) == len(other)
+    for a, b in zip(mine, other):
+        assert a.shape == tuple(b.shape) and a.dtype == np.dtype(str(b.dtype).replace("torch.", ""))
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    floats = [(a, b) for a, b in zip(mine, other) if a.dtype.kind == "f"]
+    if not floats:
+        return
+    weights = [np.linspace(-1, 2, a.numel()).reshape(tuple(a.shape)) for a, _ in floats]
+    sum(((a * sg.tensor(w)).sum() for (a, _), w in zip(floats, weights)), sg.tensor(0.0)).backward()
+    sum(((b * torch.tensor(w)).sum() for (_, b), w in zip(floats, weights)), torch.tensor(0.0)).backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, call", [c for c in CALLS if c[0] not in ("argsort",)], ids=lambda c: str(c))
+def test_method_gradients_match_finite_differences(name, call):
+    x = np.random.default_rng(1).standard_normal((3, 5))  # no ties: a differentiable point
+
+    def loss(array):
+        pieces = [p for p in _tensors(call(sg.tensor(array))) if p.dtype.kind == "f"]
+        return sum(float((p * sg.tensor(np.linspace(-1, 2, p.numel()).reshape(tuple(p.shape)))).sum())
+                   for p in pieces)
+
+    t = sg.tensor(x, requires_grad=True)
+    pieces = [p for p in _tensors(call(t)) if p.dtype.kind == "f"]
+    sum((p * sg.tensor(np.linspace(-1, 2, p.numel()).reshape(tuple(p.shape)))).sum() for p in pieces).backward()
+    expected = numeric_grad(lambda a: sg.asarray(loss(np.asarray(a))), [x], 0)
+    np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-6, atol=1e-7)
+
+
+def test_scatter_and_scatter_add_match_pytorch_with_gradients_to_both_operands():
+    torch = pytest.importorskip("torch")
+    x, src = _data(), _data(3)[:2]  # PyTorch's backward wants src of the index's shape
+    for method in ("scatter", "scatter_add"):
+        ours, theirs = sg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        our_src, their_src = sg.tensor(src, requires_grad=True), torch.tensor(src, requires_grad=True)
+        index = INDEX if method == "scatter_add" else np.array([[0, 1, 2, 1, 0], [2, 0, 1, 0, 1]])
+        a = getattr(ours, method)(0, sg.tensor(index), our_src)
+        b = getattr(theirs, method)(0, torch.tensor(index), their_src)
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+        weights = np.linspace(-1, 1, 15).reshape(3, 5)
+        (a * sg.tensor(weights)).sum().backward()
+        (b * torch.tensor(weights)).sum().backward()
+        np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+        np.testing.assert_array_equal(our_src.grad.numpy(), their_src.grad.numpy())
+    filled = sg.tensor(x).scatter(1, sg.tensor(INDEX[:, :2]), value=7.0)
+    np.testing.assert_array_equal(filled.numpy(), torch.tensor(x).scatter(1, torch.tensor(INDEX[:, :2]), 7.0).numpy())
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        sg.tensor(x).scatter(0, sg.tensor(INDEX + 3), 1.0)
+
+
+def test_nan_sorts_as_the_largest_and_ties_keep_their_order_as_pytorch():
+    torch = pytest.importorskip("torch")
+    x = np.array([2.0, np.nan, -np.inf, 2.0, np.inf, 0.0, np.nan])
+    for descending in (False, True):
+        ours = sg.tensor(x).sort(descending=descending)
+        theirs = torch.tensor(x).sort(descending=descending, stable=True)
+        np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+        np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())
+    np.testing.assert_array_equal(sg.tensor(x).topk(3).values.numpy(), torch.tensor(x).topk(3).values.numpy())
+
+
+def test_edge_shapes_empty_and_zero_d():
+    empty = sg.tensor(np.zeros((0, 3)))
+    assert empty.sort(0).values.shape == (0, 3) and empty.topk(0, dim=0).indices.shape == (0, 3)
+    assert [p.shape for p in empty.split(2)] == [(0, 3)] and empty.unbind(0) == ()
+    assert empty.repeat(2, 2).shape == (0, 6) and empty.cumsum(0).shape == (0, 3)
+    scalar = sg.tensor(3.0, requires_grad=True)
+    values, indices = scalar.sort()
+    assert values.item() == 3.0 and indices.item() == 0
+    assert scalar.topk(1).values.item() == 3.0 and scalar.argsort().item() == 0
+    values.backward()
+    assert scalar.grad.item() == 1.0
+    with pytest.raises(RuntimeError, match="out of range"):
+        sg.tensor([1.0, 2.0]).topk(3)
+    with pytest.raises(RuntimeError, match="sum exactly to 2"):
+        sg.tensor([1.0, 2.0]).split([1, 2])
+    with pytest.raises(RuntimeError, match="greater than 0"):
+        sg.tensor([1.0, 2.0]).chunk(0)
+    with pytest.raises(RuntimeError, match="can not be smaller"):
+        sg.tensor(np.ones((2, 2))).repeat(2)
+
+
+def test_numpy_calls_keep_numpy_meaning():
+    t = sg.tensor(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(np.repeat(t, 2).numpy(), np.repeat(np.arange(6.0).reshape(2, 3), 2))
+    np.testing.assert_array_equal(np.repeat(t, 2, axis=0).numpy(), np.repeat(t.numpy(), 2, axis=0))
+    np.testing.assert_array_equal(np.argsort(sg.tensor([3.0, 1.0, 2.0])).numpy(), [1, 2, 0])
+    np.testing.assert_array_equal(np.cumsum(t).numpy(), np.cumsum(t.numpy()))
+    assert t.repeat(1, 2).shape == (2, 6)  # the method: PyTorch's
+
+
+def test_function_forms():
+    t = sg.tensor([[3.0, 1.0, 2.0]])
+    assert sg.topk(t, 1).indices.tolist() == [[0]]
+    assert [p.shape for p in sg.chunk(t, 3, dim=1)] == [(1, 1)] * 3
+    assert [p.tolist() for p in sg.unbind(t, 1)] == [[3.0], [1.0], [2.0]]
+    assert sg.scatter_add(t, 1, sg.tensor([[0, 0]]), sg.tensor([[1.0, 1.0]])).tolist() == [[5.0, 1.0, 2.0]]
+
+
+def test_size_is_a_tuple_with_pytorchs_behaviour():
+    t = sg.zeros(2, 3, 4)
+    assert isinstance(t.shape, sg.Size) and isinstance(t.size(), tuple) and isinstance(t.shape, tuple)
+    assert t.shape == (2, 3, 4) and t.size() == t.shape and t.size(1) == 3 and t.size(-1) == 4
+    assert t.shape.numel() == 24 == t.numel() and t.size == 24  # t.size uncalled: NumPy's count
+    assert t.shape[1:] == sg.Size([3, 4]) and isinstance(t.shape[1:], sg.Size) and t.shape[0] == 2
+    assert repr(t.shape) == "sg.Size([2, 3, 4])" and repr(sg.tensor(1.0).shape) == "sg.Size([])"
+    assert sg.Size([]).numel() == 1 and hash(t.shape) == hash((2, 3, 4))
+    assert pickle.loads(pickle.dumps(t.shape)) == (2, 3, 4)
+    assert (t * 2).shape == (2, 3, 4) and isinstance((t * 2).shape, sg.Size)  # a deferred or computed result
+    n, c, h = t.shape  # unpacks as a tuple
+    assert (n, c, h) == (2, 3, 4)
+
+
+def test_one_hot_matches_pytorch_and_refuses_bad_classes():
+    labels = np.array([[0, 2], [1, 0]])
+    out = F.one_hot(sg.tensor(labels))
+    assert out.dtype == np.int64 and out.shape == (2, 2, 3)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_array_equal(out.numpy(), torch.nn.functional.one_hot(torch.tensor(labels)).numpy())
+    np.testing.assert_array_equal(F.one_hot(sg.tensor(labels), 5).numpy(),
+                                  torch.nn.functional.one_hot(torch.tensor(labels), 5).numpy())
+    assert F.one_hot(sg.tensor(np.zeros(0, np.int64)), 4).shape == (0, 4)
+    with pytest.raises(RuntimeError, match="non-negative"):
+        F.one_hot(sg.tensor([-1, 0]))
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        F.one_hot(sg.tensor([3]), 3)
+    with pytest.raises(RuntimeError, match="empty"):
+        F.one_hot(sg.tensor(np.zeros(0, np.int64)))
+    with pytest.raises(TypeError, match="integer"):
+        F.one_hot(sg.tensor([1.0]))
