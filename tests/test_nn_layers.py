@@ -74,6 +74,11 @@ MODULES = [
     ("ConvTranspose1d", (3, 4, 3), {"stride": 2, "padding": 1, "output_padding": 1}, (2, 3, 6)),
     ("ConvTranspose2d", (4, 6, (3, 2)), {"stride": 2, "groups": 2, "dilation": (1, 2), "bias": False},
      (2, 4, 4, 5)),
+    ("GroupNorm", (2, 6), {}, (3, 6, 4, 5)),
+    ("GroupNorm", (3, 3), {"affine": False, "eps": 1e-3}, (2, 3, 7)),
+    ("InstanceNorm1d", (3,), {}, (2, 3, 7)),
+    ("InstanceNorm1d", (3,), {"affine": True}, (3, 7)),  # unbatched
+    ("InstanceNorm2d", (3,), {"affine": True, "track_running_stats": True, "momentum": 0.3}, (2, 3, 4, 5)),
     ("Dropout", (0.5,), {}, (4, 5)),  # in eval mode only (the masks come from different generators)
 ]
 
@@ -181,6 +186,8 @@ def test_functional_losses_on_arrays_match_finite_differences_on_both_backends(f
 @pytest.mark.parametrize("fn, args", [
     (F.gelu, ()), (F.gelu, ("tanh",)), (F.leaky_relu, (0.1,)), (F.elu, (0.5,)),
     (lambda x: F.layer_norm(x, (4,)), ()), (lambda x: F.batch_norm(x, None, None, training=True), ()),
+    (lambda x: F.group_norm(x, 2, np.arange(1.0, 5.0), np.ones(4)), ()),
+    (lambda x: sg.reshape(F.instance_norm(sg.reshape(x, (3, 2, 2))), (3, 4)), ()),
 ])
 @pytest.mark.parametrize("backend", ["numpy", "llvm"])
 def test_functional_layers_on_arrays_match_finite_differences_on_both_backends(fn, args, backend):
@@ -367,3 +374,19 @@ def test_conv_transpose_refuses_bad_arguments_clearly():
         nn.ConvTranspose2d(4, 2, 3, padding="same")
     empty = F.conv_transpose2d(np.ones((0, 4, 3, 3)), w)  # an empty batch
     assert empty.shape == (0, 2, 5, 5)
+
+
+def test_group_and_instance_norm_edge_cases():
+    with pytest.raises(ValueError, match="divisible by num_groups"):
+        F.group_norm(np.ones((2, 3, 4)), 2)
+    with pytest.raises(ValueError, match="num_channels must be divisible"):
+        nn.GroupNorm(2, 3)
+    with pytest.raises(ValueError, match="expected 2D or 3D input"):
+        nn.InstanceNorm1d(3)(sg.tensor(np.ones((2, 3, 4, 5))))
+    with pytest.raises(ValueError, match="more than 1 spatial element"):
+        nn.InstanceNorm1d(3, track_running_stats=True)(sg.tensor(np.ones((2, 3, 1))))
+    constant = F.group_norm(sg.tensor(np.full((2, 4, 3), 5.0)), 2)  # zero variance: 0, as PyTorch
+    np.testing.assert_array_equal(constant.numpy(), np.zeros((2, 4, 3)))
+    assert F.group_norm(np.ones((0, 4, 3)), 2).shape == (0, 4, 3)
+    with_inf = F.group_norm(np.array([[[1.0, np.inf], [0.0, 2.0]]]), 1)
+    assert np.isnan(np.asarray(with_inf)).all()  # as PyTorch: inf - inf in the centered values

@@ -32,3 +32,6 @@ from .conv import AdaptiveAvgPool3d  # noqa: F401
 from .normalization import BatchNorm3d  # noqa: F401
 from .conv import ConvTranspose1d  # noqa: F401
 from .conv import ConvTranspose2d  # noqa: F401
+from .normalization import GroupNorm  # noqa: F401
+from .normalization import InstanceNorm1d  # noqa: F401
+from .normalization import InstanceNorm2d  # noqa: F401

@@ -520,6 +520,47 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
     return out if bias is None else _ew(E.add, (out, bias))
 
 
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize (N, C, *spatial) over each example's groups of C / num_groups channels (biased variance), then
+    scale and shift per channel."""
+    if input.ndim < 2 or not isinstance(num_groups, (int, np.integer)) or num_groups <= 0 or \
+            input.shape[1] % num_groups:
+        raise ValueError(f"group_norm: expected an input (N, C, ...) with C divisible by num_groups={num_groups!r}, "
+                         f"got shape {tuple(input.shape)}")
+    return labelled(apply_function(_group_norm, (input, int(num_groups), weight, bias, eps), {}), "NativeGroupNorm")
+
+
+def _group_norm(input, groups, weight, bias, eps):
+    batch, channels = input.shape[:2]
+    grouped = sgnp.reshape(input, (batch, groups, input.size // max(batch * groups, 1)))
+    out = sgnp.reshape(_layer_norm(grouped, grouped.shape[2:], None, None, eps), tuple(input.shape))
+    shape = (1, channels) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = _ew(E.multiply, (out, sgnp.reshape(weight, shape)))
+    return out if bias is None else _ew(E.add, (out, sgnp.reshape(bias, shape)))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalize each example's channels over their spatial axes (group_norm with a group per channel); the
+    running statistics, when given, move towards the batch's average of the instances' (unbiased variance), as
+    PyTorch's; without use_input_stats, normalize with the running statistics (batch_norm's eval mode)."""
+    if input.ndim < 3:
+        raise ValueError(f"instance_norm: expected an input (N, C, *spatial), got shape {tuple(input.shape)}")
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    if running_mean is not None:
+        count = math.prod(input.shape[2:])
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                             f"{tuple(input.shape)}")
+        data = np.asarray(input._data if hasattr(input, "_data") else input)
+        instances = data.reshape(data.shape[0], data.shape[1], -1)
+        _update_running(running_mean, running_var, instances.mean(-1).mean(0), instances.var(-1).mean(0), count,
+                        momentum)
+    return group_norm(input, input.shape[1], weight, bias, eps)
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     """Rows of weight at integer indices; the row at padding_idx gets no gradient (as PyTorch)."""
     if max_norm is not None or scale_grad_by_freq or sparse:
