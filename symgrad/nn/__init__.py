@@ -35,3 +35,16 @@ from .conv import ConvTranspose2d  # noqa: F401
 from .normalization import GroupNorm  # noqa: F401
 from .normalization import InstanceNorm1d  # noqa: F401
 from .normalization import InstanceNorm2d  # noqa: F401
+from .layers import ConstantPad1d  # noqa: F401
+from .layers import ConstantPad2d  # noqa: F401
+from .layers import ZeroPad1d  # noqa: F401
+from .layers import ZeroPad2d  # noqa: F401
+from .layers import ReflectionPad1d  # noqa: F401
+from .layers import ReflectionPad2d  # noqa: F401
+from .layers import ReplicationPad1d  # noqa: F401
+from .layers import ReplicationPad2d  # noqa: F401
+from .layers import CircularPad1d  # noqa: F401
+from .layers import CircularPad2d  # noqa: F401
+from .layers import Upsample  # noqa: F401
+from .layers import UpsamplingNearest2d  # noqa: F401
+from .layers import UpsamplingBilinear2d  # noqa: F401

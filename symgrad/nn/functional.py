@@ -15,7 +15,7 @@ from ..ops.indexing import take_p
 from ..eager.function import Function
 from ..eager.mode import no_grad
 from ..eager.tensor import Tensor, apply_function, elementwise_on_tensors, labelled, random_generator
-from . import convolution
+from . import convolution, resize
 
 
 def _ew(op, args):
@@ -376,6 +376,26 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def adaptive_avg_pool3d(input, output_size):
     return _convolution_call(convolution.adaptive_avg_pool, "AdaptiveAvgPool3D", (input, output_size), d=3,
                              name="adaptive_avg_pool3d")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """PyTorch's pad: widths from the last dimension backwards; constant, reflect, replicate or circular."""
+    return labelled(apply_function(resize.pad, (input, tuple(pad), mode, value), {}),
+                    "ConstantPadNd" if mode == "constant" else mode.capitalize() + "Pad")
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """Resize (N, C, *spatial): nearest, linear, bilinear (align_corners False or True) or area."""
+    size = size if size is None or isinstance(size, (int, np.integer)) else tuple(size)
+    scale_factor = scale_factor if scale_factor is None or isinstance(scale_factor, (int, float, np.number)) else \
+        tuple(scale_factor)
+    return labelled(apply_function(resize.interpolate, (input, size, scale_factor, mode, align_corners,
+                                                        recompute_scale_factor, antialias), {}),
+                    {"nearest": "UpsampleNearest", "area": "AdaptiveAvgPool"}.get(mode, "UpsampleLinear"))
+
+
+upsample = interpolate
 
 
 # ----------------------------------------------------------------------------- activations

@@ -1,11 +1,13 @@
-"""More layers with PyTorch's names: the activations GELU, LeakyReLU and ELU, Dropout, Embedding."""
+"""More layers with PyTorch's names: the activations GELU, LeakyReLU and ELU, Dropout, Embedding, the padding
+layers and Upsample."""
 from __future__ import annotations
 
 import numpy as np
 
 from .. import dtypes
 from ..eager.tensor import Tensor, random_generator
-from .functional import dropout, elu, embedding, gelu, leaky_relu
+from .convolution import _sizes
+from .functional import dropout, elu, embedding, gelu, interpolate, leaky_relu, pad
 from .modules import Module
 from .parameter import Parameter
 
@@ -79,3 +81,84 @@ class Embedding(Module):
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.embedding_dim}" + (
             f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+
+
+class _PadNd(Module):
+    """F.pad with a fixed mode: `padding` an int (every side) or 2 * d ints (left, right, top, bottom, ...)."""
+
+    d, mode = None, None
+
+    def __init__(self, padding, value=0.0):
+        super().__init__()
+        self.padding = _sizes(padding, 2 * self.d, "padding")
+        self.value = value
+
+    def forward(self, input):
+        return pad(input, self.padding, self.mode, self.value if self.mode == "constant" else None)
+
+    def extra_repr(self):
+        return f"{self.padding}" + (f", value={self.value}" if self.mode == "constant" else "")
+
+
+def _pad_class(name, d, mode):
+    return type(name, (_PadNd,), {"d": d, "mode": mode, "__doc__": f"F.pad(input, padding, {mode!r}) on the last "
+                                                                  f"{d} dimension{'s' if d > 1 else ''}."})
+
+
+ConstantPad1d, ConstantPad2d = _pad_class("ConstantPad1d", 1, "constant"), _pad_class("ConstantPad2d", 2, "constant")
+ReflectionPad1d, ReflectionPad2d = _pad_class("ReflectionPad1d", 1, "reflect"), \
+    _pad_class("ReflectionPad2d", 2, "reflect")
+ReplicationPad1d, ReplicationPad2d = _pad_class("ReplicationPad1d", 1, "replicate"), \
+    _pad_class("ReplicationPad2d", 2, "replicate")
+CircularPad1d, CircularPad2d = _pad_class("CircularPad1d", 1, "circular"), _pad_class("CircularPad2d", 2, "circular")
+for _padding_class in (ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d,
+                       ReplicationPad2d, CircularPad1d, CircularPad2d):
+    _padding_class.__module__ = __name__
+
+
+class _ZeroPad(_PadNd):
+    mode = "constant"
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ZeroPad1d(_ZeroPad):
+    d = 1
+
+
+class ZeroPad2d(_ZeroPad):
+    d = 2
+
+
+class Upsample(Module):
+    """F.interpolate with fixed arguments."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                 recompute_scale_factor=None):
+        super().__init__()
+        self.size, self.scale_factor, self.mode = size, scale_factor, mode
+        self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
+
+    def forward(self, input):
+        return interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                           self.recompute_scale_factor)
+
+    def extra_repr(self):
+        return (f"size={self.size}" if self.scale_factor is None else f"scale_factor={float(self.scale_factor)}") + \
+            f", mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, "nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear with align_corners=True, as PyTorch's."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, "bilinear", align_corners=True)
