@@ -48,3 +48,5 @@ from .layers import CircularPad2d  # noqa: F401
 from .layers import Upsample  # noqa: F401
 from .layers import UpsamplingNearest2d  # noqa: F401
 from .layers import UpsamplingBilinear2d  # noqa: F401
+from .conv import MaxUnpool1d  # noqa: F401
+from .conv import MaxUnpool2d  # noqa: F401

@@ -10,7 +10,7 @@ from ..core import UnsupportedOpError
 from . import init
 from .functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, avg_pool1d, avg_pool2d,
                          avg_pool3d, conv1d, conv2d, conv3d, conv_transpose1d,
-                         conv_transpose2d, max_pool1d, max_pool2d, max_pool3d)
+                         conv_transpose2d, max_pool1d, max_pool2d, max_pool3d, max_unpool1d, max_unpool2d)
 from .modules import Module
 from .convolution import _sizes
 from .parameter import Parameter
@@ -155,6 +155,31 @@ class MaxPool2d(_MaxPoolNd):
 
 class MaxPool3d(_MaxPoolNd):
     function = staticmethod(max_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    """F.max_unpool{d}d: the inverse of a MaxPool{d}d(return_indices=True) given its indices."""
+
+    function = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding = padding
+
+    def forward(self, input, indices, output_size=None):
+        return type(self).function(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    function = staticmethod(max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    function = staticmethod(max_unpool2d)
 
 
 class AvgPool1d(Module):

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .. import numpy_api as sgnp
-from ..core import UnsupportedOpError, fail
+from ..core import Tracer, UnsupportedOpError, fail
 from ..ops.conv import col2im_p, im2col_impl, im2col_p
 from ..ops.linalg import matmul_p
 from ..ops.shape import reduce_sum_p, reshape_p, transpose_p
@@ -184,9 +184,11 @@ def _check_float(x, name):
 
 def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, d,
              name="max_pool"):
-    """The maximum of each window (padding is -inf); the gradient goes to the window's first maximum."""
+    """The maximum of each window (padding is -inf); the gradient goes to the window's first maximum.
+    return_indices: also max_pool_indices (of a concrete input)."""
     if return_indices:
-        fail(f"{name}: return_indices=True is not supported", UnsupportedOpError)
+        return (max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, d=d, name=name),
+                max_pool_indices(input, kernel_size, stride, padding, dilation, ceil_mode, d=d, name=name))
     x, added = _batched(input, d, name)
     _check_float(x, name)
     window = _pool_window(kernel_size, stride, padding, dilation, ceil_mode, tuple(x.shape[2:]), name)
@@ -201,6 +203,67 @@ def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
     chosen = sgnp.stop_gradient(sgnp.equal(positions, first))
     out = reduce_sum_p(sgnp.where(chosen, patches, 0.0), axes=axes)
     return _unbatched(_to_image(out), added)
+
+
+def max_pool_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, *, d,
+                     name="max_pool"):
+    """PyTorch's indices of the window maxima, int64, flat in each (unpadded) image plane: the first maximum of a
+    window, or its last NaN (PyTorch's CPU kernel). Integers carry no gradient, so they are computed in NumPy."""
+    if isinstance(input, Tracer) and not hasattr(input, "_data"):
+        fail(f"{name}: return_indices=True needs a concrete input (a tensor or an array), not a traced value",
+             UnsupportedOpError)
+    x = np.asarray(input._data if hasattr(input, "_data") else input)
+    added = x.ndim == d + 1
+    x = x[None] if added else x
+    _check_float(x, name)
+    window = _pool_window(kernel_size, stride, padding, dilation, ceil_mode, tuple(x.shape[2:]), name)
+    patches = im2col_impl(x, fill="-inf", **window)  # (C, *kernel, N, *out)
+    channels, batch, out = patches.shape[0], patches.shape[1 + d], patches.shape[2 + d:]
+    flat = patches.reshape(channels, math.prod(window["kernel"]), batch, *out)
+    nan = np.isnan(flat)
+    last_nan = flat.shape[1] - 1 - np.argmax(nan[:, ::-1], axis=1)
+    first_max = np.argmax(np.where(nan, -np.inf, flat) == flat.max(axis=1, keepdims=True, initial=-np.inf,
+                                                                    where=~nan), axis=1)
+    offset = np.where(nan.any(axis=1), last_nan, first_max)  # (C, N, *out): a row-major place in the window
+    place = np.zeros(offset.shape, np.int64)
+    for axis, (offsets, size) in enumerate(zip(np.unravel_index(offset, window["kernel"]), x.shape[2:])):
+        grid = np.arange(out[axis]).reshape((-1,) + (1,) * (d - 1 - axis))
+        coordinate = grid * window["stride"][axis] + offsets * window["dilation"][axis] - window["padding"][axis][0]
+        place = place * size + coordinate
+    indices = np.ascontiguousarray(np.moveaxis(place, 0, 1))  # (N, C, *out)
+    return indices[0] if added else indices
+
+
+def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None, *, d, name="max_unpool"):
+    """max_pool's partial inverse: zeros, with input's elements at their flat indices in each image plane
+    (a gather from input and a 0, so the gradient of input is picked at the indices). Where an index repeats,
+    the last element wins."""
+    x, added = _batched(input, d, name)
+    index = np.asarray(indices._data if hasattr(indices, "_data") else indices)
+    index = index[None] if added else index
+    if index.dtype.kind not in "iu" or index.shape != tuple(x.shape):
+        fail(f"{name}: indices must be integers of the input's shape {tuple(x.shape)}, got {index.dtype} "
+             f"{index.shape}", ValueError)
+    kernel = _sizes(kernel_size, d, "kernel_size")
+    stride = kernel if stride is None else _sizes(stride, d, "stride")
+    pads = _sizes(padding, d, "padding")
+    sizes = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(x.shape[2:], stride, pads, kernel))
+    if output_size is not None:
+        wanted = tuple(int(v) for v in tuple(output_size)[-d:])
+        if len(tuple(output_size)) not in (d, d + 2) or any(w <= 0 for w in wanted):
+            fail(f"{name}: output_size must have {d} or {d + 2} positive elements, got {tuple(output_size)}",
+                 ValueError)
+        sizes = wanted
+    planes, per_plane, plane = x.shape[0] * x.shape[1], math.prod(x.shape[2:]), math.prod(sizes)
+    if index.size and (index.min() < 0 or index.max() >= plane):
+        fail(f"{name}: Found an invalid max index: {int(index.max() if index.max() >= plane else index.min())} "
+             f"(output volumes are of size {'x'.join(map(str, sizes))})", ValueError)
+    zero_slot = planes * per_plane
+    source = np.full((planes, plane), zero_slot, np.int64)
+    source[np.repeat(np.arange(planes), per_plane), index.reshape(-1)] = np.arange(zero_slot)
+    values = sgnp.concatenate([sgnp.reshape(x, (-1,)), np.zeros(1, x.dtype)])
+    out = sgnp.reshape(sgnp.take(values, source.reshape(-1)), (*x.shape[:2], *sizes))
+    return _unbatched(out, added)
 
 
 def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,

@@ -325,16 +325,38 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                              name="conv_transpose2d")
 
 
+def _max_pool(label, args, return_indices, d):
+    """The pooled values through one cached plan; with return_indices, (values, indices), the int64 indices
+    computed from the concrete input (PyTorch's MaxUnpool takes them)."""
+    values = _convolution_call(convolution.max_pool, label, args, d=d, name=f"max_pool{d}d")
+    if not return_indices:
+        return values
+    indices = convolution.max_pool_indices(*args, d=d, name=f"max_pool{d}d")
+    return values, Tensor._wrap(indices) if isinstance(values, Tensor) else indices
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, d):
+    """The indices are constants of the gather (NumPy's), not operands of the plan."""
+    indices = np.asarray(indices._data if isinstance(indices, Tensor) else indices)
+    output_size = None if output_size is None else tuple(int(v) for v in output_size)
+    return labelled(convolution.max_unpool(input, indices, kernel_size, stride, padding, output_size, d=d,
+                                           name=f"max_unpool{d}d"), "MaxUnpool2D")
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    return _convolution_call(convolution.max_pool, "MaxPool2DWithIndices",
-                             (input, kernel_size, stride, padding, dilation, ceil_mode, return_indices), d=1,
-                             name="max_pool1d")
+    return _max_pool("MaxPool2DWithIndices", (input, kernel_size, stride, padding, dilation, ceil_mode), return_indices, 1)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    return _convolution_call(convolution.max_pool, "MaxPool2DWithIndices",
-                             (input, kernel_size, stride, padding, dilation, ceil_mode, return_indices), d=2,
-                             name="max_pool2d")
+    return _max_pool("MaxPool2DWithIndices", (input, kernel_size, stride, padding, dilation, ceil_mode), return_indices, 2)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -361,9 +383,7 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    return _convolution_call(convolution.max_pool, "MaxPool3DWithIndices",
-                             (input, kernel_size, stride, padding, dilation, ceil_mode, return_indices), d=3,
-                             name="max_pool3d")
+    return _max_pool("MaxPool3DWithIndices", (input, kernel_size, stride, padding, dilation, ceil_mode), return_indices, 3)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
