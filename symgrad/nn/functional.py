@@ -466,6 +466,186 @@ def _elu(x, alpha):
     return _ew(E.where, (positive, x, _ew(E.multiply, (alpha, _ew(E.expm1, (_ew(E.where, (positive, 0.0, x)),))))))
 
 
+def silu(input, inplace=False):
+    """x sigmoid(x) (swish)."""
+    _not_in_place(inplace, "silu")
+    return _activation(_silu, "Silu", input)
+
+
+def _silu(x):
+    return _ew(E.multiply, (x, _ew(E.sigmoid, (x,))))
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (PyTorch's cut-off)."""
+    return _activation(_softplus, "Softplus", input, float(beta), float(threshold))
+
+
+def _softplus(x, beta, threshold):
+    scaled = _ew(E.multiply, (x, beta))
+    return _ew(E.where, (_ew(E.greater, (scaled, threshold)), x, _ew(E.divide, (_ew(E.softplus, (scaled,)), beta))))
+
+
+def mish(input, inplace=False):
+    """x tanh(softplus(x))."""
+    _not_in_place(inplace, "mish")
+    return _activation(_mish, "Mish", input)
+
+
+def _mish(x):
+    return _ew(E.multiply, (x, _ew(E.tanh, (_ew(E.softplus, (x,)),))))
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clamped to [min_val, max_val]; the gradient is 1 strictly inside, 0 elsewhere (PyTorch's)."""
+    _not_in_place(inplace, "hardtanh")
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _activation(_hardtanh, "Hardtanh", input, float(min_val), float(max_val))
+
+
+def _hardtanh(x, low, high):
+    inside = _ew(E.logical_and, (_ew(E.greater, (x, low)), _ew(E.less, (x, high))))
+    clamped = sgnp.stop_gradient(_ew(E.minimum, (_ew(E.maximum, (x, low)), high)))
+    return _ew(E.where, (inside, x, clamped))
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6."""
+    _not_in_place(inplace, "hardsigmoid")
+    return _activation(_hardsigmoid, "Hardsigmoid", input)
+
+
+def _hardsigmoid(x):
+    return _ew(E.divide, (_hardtanh(_ew(E.add, (x, 3.0)), 0.0, 6.0), 6.0))
+
+
+def hardswish(input, inplace=False):
+    """x relu6(x + 3) / 6, with PyTorch's gradient: 0 below -3, 1 above 3, (2x + 3) / 6 between."""
+    _not_in_place(inplace, "hardswish")
+    return _activation(_hardswish, "Hardswish", input)
+
+
+def _hardswish(x):
+    middle = _ew(E.logical_and, (_ew(E.greater, (x, -3.0)), _ew(E.less, (x, 3.0))))
+    inner = _ew(E.divide, (_ew(E.multiply, (x, _ew(E.add, (x, 3.0)))), 6.0))
+    outer = _ew(E.where, (_ew(E.less_equal, (x, -3.0)), sgnp.stop_gradient(_ew(E.multiply, (x, 0.0))), x))
+    return _ew(E.where, (middle, inner, outer))
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with SELU's fixed constants."""
+    _not_in_place(inplace, "selu")
+    return _activation(_selu, "Elu", input)
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def _selu(x):
+    return _ew(E.multiply, (_SELU_SCALE, _elu(x, _SELU_ALPHA)))
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
+    _not_in_place(inplace, "celu")
+    if alpha == 0:
+        raise ValueError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _activation(_celu, "Elu", input, float(alpha))
+
+
+def _celu(x, alpha):
+    positive = _ew(E.greater, (x, 0.0))
+    scaled = _ew(E.divide, (_ew(E.where, (positive, 0.0, x)), alpha))
+    return _ew(E.where, (positive, x, _ew(E.multiply, (alpha, _ew(E.expm1, (scaled,))))))
+
+
+def logsigmoid(input):
+    """log sigmoid(x) = -softplus(-x), stable for large |x|."""
+    return _activation(_logsigmoid, "LogSigmoid", input)
+
+
+def _logsigmoid(x):
+    return _ew(E.negative, (_ew(E.softplus, (_ew(E.negative, (x,)),)),))
+
+
+def softmin(input, dim=None):
+    return softmax(_ew(E.negative, (input,)), dim)
+
+
+def softsign(input):
+    return _activation(_softsign, "Div", input)
+
+
+def _softsign(x):
+    return _ew(E.divide, (x, _ew(E.add, (1.0, _ew(E.abs, (x,))))))
+
+
+def tanhshrink(input):
+    return _activation(_tanhshrink, "Sub", input)
+
+
+def _tanhshrink(x):
+    return _ew(E.subtract, (x, _ew(E.tanh, (x,))))
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, else value."""
+    _not_in_place(inplace, "threshold")
+    return _activation(_threshold, "Threshold", input, float(threshold), float(value))
+
+
+def _threshold(x, limit, value):
+    return _ew(E.where, (_ew(E.greater, (x, limit)), x, value))
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b), a and b the two halves of input along dim."""
+    dim = dim % input.ndim if input.ndim else dim
+    if input.ndim == 0 or input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size "
+                           f"{input.shape[dim] if input.ndim else 0}")
+    return _activation(_glu, "Glu", input, dim)
+
+
+def _glu(x, dim):
+    half = x.shape[dim] // 2
+    before = (slice(None),) * dim
+    return _ew(E.multiply, (x[before + (slice(0, half),)], _ew(E.sigmoid, (x[before + (slice(half, None),)],))))
+
+
+def prelu(input, weight):
+    """x where x > 0, else weight x; weight has one element or one per channel (dim 1)."""
+    channels = weight.shape[0] if weight.ndim else 1
+    if channels != 1 and (input.ndim < 2 or input.shape[1] != channels):
+        raise ValueError(f"prelu: {channels} weights need an input with {channels} channels along dim 1, got shape "
+                         f"{tuple(input.shape)}")
+    shape = (channels,) + (1,) * max(input.ndim - 2, 0) if channels != 1 else ()
+    return labelled(apply_function(_prelu, (input, weight, shape), {}), "Prelu")
+
+
+def _prelu(x, weight, shape):
+    return _ew(E.where, (_ew(E.greater, (x, 0.0)), x, _ew(E.multiply, (sgnp.reshape(weight, shape), x))))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """input / max(||input||_p along dim, eps); the norm's gradient at a zero vector is 0, as PyTorch's."""
+    return labelled(apply_function(_normalize_by_norm, (input, float(p), dim, float(eps)), {}), "Div")
+
+
+def _normalize_by_norm(x, p, dim, eps):
+    powered = _ew(E.square, (x,)) if p == 2 else _ew(E.power, (_ew(E.abs, (x,)), p))
+    total = sgnp.sum(powered, axis=dim, keepdims=True)
+    nonzero = _ew(E.greater, (total, 0.0))
+    safe = _ew(E.where, (nonzero, total, 1.0))
+    norm = _ew(E.where, (nonzero, _ew(E.sqrt, (safe,)) if p == 2 else _ew(E.power, (safe, 1.0 / p)), 0.0))
+    return _ew(E.divide, (x, _ew(E.maximum, (norm, eps))))
+
+
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p (drawn from sg.manual_seed's generator) and scale the rest by
     1 / (1 - p); the identity when not training."""
