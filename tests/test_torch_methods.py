@@ -41,6 +41,26 @@ CALLS = [
     ("expand", lambda t: t[:1].expand(4, -1)),
     ("masked_fill", lambda t: t.masked_fill(t > 0.5, -1.0)),
     ("gather", lambda t: t.gather(1, _like(t, INDEX[:, :3]))),
+    ("view_as", lambda t: t.view_as(t.new_zeros(5, 3))),
+    ("reshape_as", lambda t: t.reshape_as(t.new_ones(15))),
+    ("expand_as", lambda t: t[1:2].expand_as(t)),
+    ("where", lambda t: t.where(t > 0.1, t * 3)),
+    ("masked_select", lambda t: t.masked_select(t > 0.1)),
+    ("amax", lambda t: t.amax(1)),
+    ("amin", lambda t: t.amin((0, 1), keepdim=True)),
+    ("tril", lambda t: t.tril(-1)),
+    ("triu", lambda t: t.triu(1)),
+    ("movedim", lambda t: t.unsqueeze(0).movedim(0, 2)),
+    ("swapaxes", lambda t: t.swapaxes(0, 1)),
+    ("tile", lambda t: t.tile((2, 1))),
+    ("clamp_min", lambda t: t.clamp_min(0.3)),
+    ("clamp_max", lambda t: t.clamp_max(0.3)),
+    ("isnan", lambda t: t.isnan()),
+    ("isfinite", lambda t: t.isfinite()),
+    ("floor", lambda t: t.floor()),
+    ("nonzero", lambda t: t.nonzero()),
+    ("atan2", lambda t: t.atan2(t * 2 - 1)),
+    ("subtract", lambda t: t.subtract(t * t)),
 ]
 
 
@@ -66,7 +86,7 @@ def test_methods_match_pytorch_values_indices_and_gradients(name, call):
     assert len(mine) == len(other)
     for a, b in zip(mine, other):
         assert a.shape == tuple(b.shape) and a.dtype == np.dtype(str(b.dtype).replace("torch.", ""))
-        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-15, atol=0)  # 1 ulp
     floats = [(a, b) for a, b in zip(mine, other) if a.dtype.kind == "f"]
     if not floats:
         return
@@ -76,7 +96,9 @@ def test_methods_match_pytorch_values_indices_and_gradients(name, call):
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("name, call", [c for c in CALLS if c[0] not in ("argsort",)], ids=lambda c: str(c))
+@pytest.mark.parametrize("name, call", [c for c in CALLS if c[0] not in ("argsort", "amin", "nonzero", "isnan",
+                                                                         "isfinite", "floor")],
+                         ids=lambda c: str(c))
 def test_method_gradients_match_finite_differences(name, call):
     x = np.random.default_rng(1).standard_normal((3, 5))  # no ties: a differentiable point
 
@@ -154,12 +176,48 @@ def test_numpy_calls_keep_numpy_meaning():
     assert t.repeat(1, 2).shape == (2, 6)  # the method: PyTorch's
 
 
+def test_new_factories_keep_the_dtype_and_take_pytorchs_arguments():
+    t = sg.tensor(np.ones(3, np.float32))
+    assert t.new_zeros(2, 3).dtype == np.float32 and t.new_ones((2,)).shape == (2,)
+    full = t.new_full((2, 2), 3.5, requires_grad=True)
+    assert full.requires_grad and full.tolist() == [[3.5, 3.5], [3.5, 3.5]]
+    assert t.new_tensor([1, 2]).dtype == np.float32 and t.new_empty(4).numpy().tolist() == [0.0] * 4
+    assert t.new_zeros(2, dtype=sg.long).dtype == np.int64
+    with pytest.raises(RuntimeError, match="only device is 'cpu'"):
+        t.new_zeros(2, device="cuda")
+    with pytest.raises(TypeError, match="float16"):
+        t.half()
+    assert t.nelement() == 3 and t.ndimension() == 1 and t.is_contiguous()
+    assert sg.tensor(3.0).nonzero().shape == (1, 0) and sg.tensor(0.0).nonzero().shape == (0, 0)
+
+
+def test_inference_mode_is_no_grad_as_a_context_and_both_decorators():
+    x = sg.tensor([1.0], requires_grad=True)
+    with sg.inference_mode():
+        assert not (x * 2).requires_grad
+    with sg.inference_mode(False):
+        assert (x * 2).requires_grad
+
+    @sg.inference_mode
+    def bare(v):
+        return v * 2
+
+    @sg.inference_mode()
+    def called(v):
+        return v * 2
+    assert not bare(x).requires_grad and not called(x).requires_grad and sg.is_grad_enabled()
+
+
 def test_function_forms():
     t = sg.tensor([[3.0, 1.0, 2.0]])
     assert sg.topk(t, 1).indices.tolist() == [[0]]
     assert [p.shape for p in sg.chunk(t, 3, dim=1)] == [(1, 1)] * 3
     assert [p.tolist() for p in sg.unbind(t, 1)] == [[3.0], [1.0], [2.0]]
     assert sg.scatter_add(t, 1, sg.tensor([[0, 0]]), sg.tensor([[1.0, 1.0]])).tolist() == [[5.0, 1.0, 2.0]]
+    assert sg.gather(t, 1, sg.tensor([[2]])).tolist() == [[2.0]] and sg.index_select(t, 1, [0]).tolist() == [[3.0]]
+    assert sg.masked_select(t, t > 1.5).tolist() == [3.0, 2.0] and sg.eq(t, 1.0).tolist() == [[False, True, False]]
+    assert sg.mul(t, 2).tolist() == [[6.0, 2.0, 4.0]] and sg.neg(t).tolist() == [[-3.0, -1.0, -2.0]]
+    assert sg.rsqrt(sg.tensor([4.0])).tolist() == [0.5] and sg.gt(t, 2).tolist() == [[True, False, False]]
 
 
 def test_size_is_a_tuple_with_pytorchs_behaviour():

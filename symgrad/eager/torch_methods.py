@@ -12,7 +12,8 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..numpy_api import arrays
-from .tensor import Tensor, _dim, _index_array, labelled
+from ..ops import elementwise as E
+from .tensor import Tensor, _dim, _index_array, elementwise_on_tensors, labelled
 
 ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
 
@@ -172,7 +173,112 @@ def scatter_add(self, dim, index, src):
     return labelled(self.at[key].add(_source(src, shape, self)), "ScatterAdd")
 
 
-for _method in (sort, argsort, topk, split, chunk, unbind, flip, roll, repeat, gather, scatter, scatter_add):
+def _new(fill):
+    def method(self, *size, fill_value=None, dtype=None, device=None, requires_grad=False, layout=None,
+               pin_memory=False):
+        from .random import new_tensor, sizes  # random imports tensor, which imports this module
+        if fill is None:  # new_full(size, fill_value)
+            size, fill_value = (size[0], size[1]) if len(size) == 2 else (size[0], fill_value)
+            size = (size,)
+        value = 0 if fill == "empty" else (fill if fill is not None else fill_value)
+        shape = sizes(size, method.__name__)
+        return new_tensor(np.full(shape, value), self.dtype if dtype is None else dtype, device, requires_grad,
+                          method.__name__)
+    method.__name__ = {0: "new_zeros", 1: "new_ones", None: "new_full", "empty": "new_empty"}[fill]
+    method.__doc__ = f"{method.__name__}(size, ...): a new tensor of this one's dtype (new_empty: zeros)."
+    return method
+
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    from .random import new_tensor as make
+    return make(np.array(data._data if isinstance(data, Tensor) else data), self.dtype if dtype is None else dtype,
+                device, requires_grad, "new_tensor")
+
+
+def view_as(self, other):
+    return sgnp.reshape(self, tuple(other.shape))
+
+
+def expand_as(self, other):
+    return sgnp.broadcast_to(self, tuple(other.shape))
+
+
+def where(self, condition, other):
+    """self where condition, else other (torch's Tensor.where)."""
+    return labelled(sgnp.where(condition, self, other), "Where")
+
+
+def masked_select(self, mask):
+    """The elements where mask (broadcast) is true, as a 1-d tensor in row-major order."""
+    mask = np.broadcast_to(_index_array(mask).astype(bool), np.broadcast_shapes(self.shape, np.shape(_index_array(mask))))
+    return labelled(sgnp.broadcast_to(self, mask.shape)[mask], "MaskedSelect")
+
+
+def nonzero(self, *, as_tuple=False):
+    """The indices of the nonzero elements: (count, ndim) int64, or one 1-d tensor per dimension."""
+    found = np.nonzero(self._data) if self.ndim else np.nonzero(self._data.reshape(1))
+    if as_tuple:
+        return tuple(Tensor._wrap(axis.astype(np.int64)) for axis in found)
+    return Tensor._wrap(np.stack(found, axis=1).astype(np.int64) if self.ndim else
+                        np.zeros((len(found[0]), 0), np.int64))
+
+
+def _extremes(reduce, name):
+    def method(self, dim=(), keepdim=False):
+        axes = None if dim == () or dim is None or dim == [] else dim
+        return labelled(reduce(self, axis=tuple(axes) if isinstance(axes, list) else axes, keepdims=keepdim), name)
+    method.__name__ = name.lower()
+    method.__doc__ = f"torch's {name.lower()}(dim, keepdim): the {'largest' if 'x' in name else 'smallest'} " \
+                     "values, the gradient shared among ties."
+    return method
+
+
+def tril(self, diagonal=0):
+    return sgnp.tril(self, diagonal)
+
+
+def triu(self, diagonal=0):
+    return sgnp.triu(self, diagonal)
+
+
+def movedim(self, source, destination):
+    return sgnp.moveaxis(self, source, destination)
+
+
+def swapaxes(self, dim0, dim1):
+    return self.transpose(dim0, dim1)
+
+
+def tile(self, *dims):
+    dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims
+    return sgnp.tile(self, dims)
+
+
+def half(self):
+    raise TypeError("symgrad has no float16 tensors: use .float() (float32) or .double()")
+
+
+for _method in (sort, argsort, topk, split, chunk, unbind, flip, roll, repeat, gather, scatter, scatter_add,
+                new_tensor, view_as, expand_as, where, masked_select, nonzero, tril, triu, movedim, swapaxes, tile,
+                half):
     setattr(Tensor, _method.__name__, _method)
+for _fill in (0, 1, None, "empty"):
+    _method = _new(_fill)
+    setattr(Tensor, _method.__name__, _method)
+Tensor.reshape_as, Tensor.moveaxis, Tensor.swapdims = view_as, movedim, swapaxes
+Tensor.amax, Tensor.amin = _extremes(sgnp.max, "Amax"), _extremes(sgnp.min, "Amin")
+Tensor.nelement, Tensor.ndimension = Tensor.numel, Tensor.dim
+Tensor.clamp_min = lambda self, min: sgnp.maximum(self, min)
+Tensor.clamp_max = lambda self, max: sgnp.minimum(self, max)
+Tensor.is_contiguous = lambda self, memory_format=None: True  # no views here: every tensor is contiguous
+for _name, _op in {"isnan": E.isnan, "isinf": E.isinf, "isfinite": E.isfinite, "floor": E.floor, "ceil": E.ceil,
+                   "trunc": E.trunc, "log2": E.log2, "log10": E.log10, "logical_and": E.logical_and,
+                   "logical_or": E.logical_or, "logical_not": E.logical_not, "multiply": E.multiply,
+                   "subtract": E.subtract, "divide": E.divide, "negative": E.negative, "greater": E.greater,
+                   "less": E.less, "greater_equal": E.greater_equal, "less_equal": E.less_equal,
+                   "not_equal": E.not_equal, "atan2": E.arctan2, "arctan2": E.arctan2, "erfc": E.erfc,
+                   "erfinv": E.erfinv, "exp2": E.exp2, "fmod": E.fmod, "remainder": E.mod,
+                   "logit": E.logit, "hypot": E.hypot, "signbit": E.signbit}.items():
+    setattr(Tensor, _name, (lambda op: lambda self, *args: elementwise_on_tensors(op, (self, *args)))(_op))
 Tensor.cumsum = _cumulative(arrays.cumsum, "cumsum")
 Tensor.cumprod = _cumulative(arrays.cumprod, "cumprod")
