@@ -66,3 +66,9 @@ from .activation import Tanhshrink  # noqa: F401
 from .activation import Threshold  # noqa: F401
 from .activation import GLU  # noqa: F401
 from .activation import PReLU  # noqa: F401
+from .rnn import RNN  # noqa: F401
+from .rnn import LSTM  # noqa: F401
+from .rnn import GRU  # noqa: F401
+from .rnn import RNNCell  # noqa: F401
+from .rnn import LSTMCell  # noqa: F401
+from .rnn import GRUCell  # noqa: F401
