@@ -72,3 +72,16 @@ from .rnn import GRU  # noqa: F401
 from .rnn import RNNCell  # noqa: F401
 from .rnn import LSTMCell  # noqa: F401
 from .rnn import GRUCell  # noqa: F401
+from .layers import Unflatten  # noqa: F401
+from .layers import Dropout1d  # noqa: F401
+from .layers import Dropout2d  # noqa: F401
+from .layers import Dropout3d  # noqa: F401
+from .layers import CosineSimilarity  # noqa: F401
+from .layers import PairwiseDistance  # noqa: F401
+from .layers import PixelShuffle  # noqa: F401
+from .layers import PixelUnshuffle  # noqa: F401
+from .layers import Softmax2d  # noqa: F401
+from .conv import AdaptiveMaxPool1d  # noqa: F401
+from .conv import AdaptiveMaxPool2d  # noqa: F401
+from .container import ParameterDict  # noqa: F401
+from .container import ParameterList  # noqa: F401

@@ -1,7 +1,9 @@
-"""`nn.ModuleList` and `nn.ModuleDict`: submodules held in a list or by name, registered as a module's own."""
+"""`nn.ModuleList`, `nn.ModuleDict`, `nn.ParameterList` and `nn.ParameterDict`: submodules or parameters held in a
+list or by name, registered as a module's own."""
 from __future__ import annotations
 
 from .modules import Module
+from .parameter import Parameter
 
 
 class ModuleList(Module):
@@ -98,3 +100,85 @@ class ModuleDict(Module):
     def update(self, modules):
         for key, module in (modules.items() if hasattr(modules, "items") else modules):
             self[key] = module
+
+
+def _as_parameter(value):
+    """A Parameter as is; another tensor or array becomes one (PyTorch's containers wrap them too)."""
+    return value if isinstance(value, Parameter) else Parameter(value)
+
+
+class ParameterList(Module):
+    """Parameters in a list, registered as '0', '1', ..."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        for value in values or ():
+            self.append(value)
+
+    def __getitem__(self, index):
+        parameters = list(self._parameters.values())
+        return ParameterList(parameters[index]) if isinstance(index, slice) else parameters[index]
+
+    def __setitem__(self, index, value):
+        self._parameters[str(range(len(self))[index])] = _as_parameter(value)
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def __iadd__(self, values):
+        return self.extend(values)
+
+    def append(self, value):
+        self._parameters[str(len(self))] = _as_parameter(value)
+        return self
+
+    def extend(self, values):
+        for value in values:
+            self.append(value)
+        return self
+
+
+class ParameterDict(Module):
+    """Parameters by name, in insertion order."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return self._parameters[key]
+
+    def __setitem__(self, key, value):
+        self._parameters[key] = _as_parameter(value)
+
+    def __delitem__(self, key):
+        del self._parameters[key]
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def __contains__(self, key):
+        return key in self._parameters
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def items(self):
+        return self._parameters.items()
+
+    def values(self):
+        return self._parameters.values()
+
+    def pop(self, key):
+        return self._parameters.pop(key)
+
+    def update(self, parameters):
+        for key, value in (parameters.items() if hasattr(parameters, "items") else parameters):
+            self[key] = value

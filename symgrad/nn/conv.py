@@ -8,7 +8,8 @@ import numpy as np
 from .. import dtypes
 from ..core import UnsupportedOpError
 from . import init
-from .functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, avg_pool1d, avg_pool2d,
+from .functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
+                         adaptive_max_pool2d, avg_pool1d, avg_pool2d,
                          avg_pool3d, conv1d, conv2d, conv3d, conv_transpose1d,
                          conv_transpose2d, max_pool1d, max_pool2d, max_pool3d, max_unpool1d, max_unpool2d)
 from .modules import Module
@@ -224,6 +225,21 @@ class AdaptiveAvgPool1d(Module):
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(AdaptiveAvgPool1d):
+    function = staticmethod(adaptive_max_pool1d)
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, input):
+        return type(self).function(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
+    function = staticmethod(adaptive_max_pool2d)
 
 
 class AdaptiveAvgPool2d(AdaptiveAvgPool1d):

@@ -303,6 +303,16 @@ def adaptive_avg_pool(input, output_size, *, d, name="adaptive_avg_pool"):
     the windows along one axis after another (a window is a product of intervals, so the mean of the row
     means is its mean; a matrix of weights would turn an infinity into NaN where its weight is 0). None in
     output_size keeps that axis's size."""
+    return _adaptive(sgnp.mean, input, output_size, d, name)
+
+
+def adaptive_max_pool(input, output_size, *, d, name="adaptive_max_pool"):
+    """The maxima of PyTorch's adaptive windows, one axis after another (a window is a product of intervals);
+    tied maxima share the gradient (sg.max's rule)."""
+    return _adaptive(sgnp.max, input, output_size, d, name)
+
+
+def _adaptive(reduce, input, output_size, d, name):
     x, added = _batched(input, d, name)
     _check_float(x, name)
     sizes = (output_size,) * d if isinstance(output_size, (int, np.integer)) or output_size is None else \
@@ -315,14 +325,13 @@ def adaptive_avg_pool(input, output_size, *, d, name="adaptive_avg_pool"):
         fail(f"{name}: output_size {sizes} and input spatial sizes {spatial} must be positive", ValueError)
     if all(s % o == 0 for s, o in zip(spatial, sizes)):
         split = tuple(v for s, o in zip(spatial, sizes) for v in (o, s // o))
-        out = sgnp.mean(sgnp.reshape(x, (*x.shape[:2], *split)), axis=tuple(3 + 2 * i for i in range(d)))
+        out = reduce(sgnp.reshape(x, (*x.shape[:2], *split)), axis=tuple(3 + 2 * i for i in range(d)))
         return _unbatched(out, added)
     out = x
     for axis, (size, target) in enumerate(zip(spatial, sizes)):
         if size == target:
             continue
         before = (slice(None),) * (2 + axis)
-        out = sgnp.concatenate([sgnp.mean(out[before + (slice(start, end),)], axis=2 + axis, keepdims=True)
+        out = sgnp.concatenate([reduce(out[before + (slice(start, end),)], axis=2 + axis, keepdims=True)
                                 for start, end in _adaptive_windows(size, target)], axis=2 + axis)
     return _unbatched(out, added)
-

@@ -659,6 +659,97 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return labelled(_ew(E.multiply, (input, scale)), "Mul")
 
 
+def _channel_dropout(input, p, training, inplace, d, name):
+    """Zero whole channels (each (n, c) plane) with probability p, scaling the rest by 1 / (1 - p)."""
+    _not_in_place(inplace, name)
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (d + 1, d + 2):
+        raise ValueError(f"{name}: expected a {d + 1}-d (unbatched) or {d + 2}-d (batched) input, got shape "
+                         f"{tuple(input.shape)}")
+    if not training or p == 0:
+        return input
+    channels = tuple(input.shape[:input.ndim - d])
+    keep = random_generator().random(channels) >= p
+    scale = np.where(keep, 1.0 / (1.0 - p) if p < 1 else 0.0, 0.0).astype(input.dtype)
+    return labelled(_ew(E.multiply, (input, scale.reshape(channels + (1,) * d))), "Mul")
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 x2) / (max(||x1||, eps) max(||x2||, eps)) along dim (inputs broadcast)."""
+    return labelled(apply_function(_cosine_similarity, (x1, x2, dim, float(eps)), {}), "Sum")
+
+
+def _cosine_similarity(x1, x2, dim, eps):
+    unit1, unit2 = _normalize_by_norm(x1, 2.0, dim, eps), _normalize_by_norm(x2, 2.0, dim, eps)
+    return sgnp.sum(_ew(E.multiply, (unit1, unit2)), axis=dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p along the last dimension."""
+    return labelled(apply_function(_pairwise_distance, (x1, x2, float(p), float(eps), keepdim), {}), "Norm")
+
+
+def _pairwise_distance(x1, x2, p, eps, keepdim):
+    diff = _ew(E.add, (_ew(E.subtract, (x1, x2)), eps))
+    powered = _ew(E.square, (diff,)) if p == 2 else _ew(E.power, (_ew(E.abs, (diff,)), p))
+    total = sgnp.sum(powered, axis=-1, keepdims=keepdim)
+    return _ew(E.sqrt, (total,)) if p == 2 else _ew(E.power, (total, 1.0 / p))
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    r = int(upscale_factor)
+    *lead, channels, height, width = input.shape
+    if channels % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={channels} is not divisible by {r * r}")
+    k = len(lead)
+    out = sgnp.reshape(input, (*lead, channels // (r * r), r, r, height, width))
+    out = sgnp.transpose(out, (*range(k), k, k + 3, k + 1, k + 4, k + 2))
+    return sgnp.reshape(out, (*lead, channels // (r * r), height * r, width * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = int(downscale_factor)
+    *lead, channels, height, width = input.shape
+    if height % r or width % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor {r}, got "
+                           f"{height} and {width}")
+    k = len(lead)
+    out = sgnp.reshape(input, (*lead, channels, height // r, r, width // r, r))
+    out = sgnp.transpose(out, (*range(k), k, k + 2, k + 4, k + 1, k + 3))
+    return sgnp.reshape(out, (*lead, channels * r * r, height // r, width // r))
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return _adaptive_max(input, output_size, return_indices, 1)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return _adaptive_max(input, output_size, return_indices, 2)
+
+
+def _adaptive_max(input, output_size, return_indices, d):
+    if return_indices:
+        raise UnsupportedOpError(f"adaptive_max_pool{d}d: return_indices=True is not supported")
+    return _convolution_call(convolution.adaptive_max_pool, "AdaptiveMaxPool2D", (input, output_size), d=d,
+                             name=f"adaptive_max_pool{d}d")
+
+
 # ----------------------------------------------------------------------------- normalization and embedding
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):

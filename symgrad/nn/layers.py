@@ -7,6 +7,7 @@ import numpy as np
 from .. import dtypes
 from ..eager.tensor import Tensor, random_generator
 from .convolution import _sizes
+from . import functional as F
 from .functional import dropout, elu, embedding, gelu, interpolate, leaky_relu, pad
 from .modules import Module
 from .parameter import Parameter
@@ -77,6 +78,17 @@ class Embedding(Module):
 
     def forward(self, input):
         return embedding(input, self.weight, self.padding_idx, self.max_norm, 2.0, self.scale_grad_by_freq, self.sparse)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
+        """An Embedding holding a copy of the 2-d `embeddings` (frozen unless freeze=False)."""
+        if embeddings.ndim != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, columns = embeddings.shape
+        data = np.array(embeddings._data if isinstance(embeddings, Tensor) else embeddings)
+        return cls(rows, columns, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=data,
+                   _freeze=freeze)
 
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.embedding_dim}" + (
@@ -162,3 +174,97 @@ class UpsamplingBilinear2d(Upsample):
 
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, "bilinear", align_corners=True)
+
+
+class Unflatten(Module):
+    """Dimension `dim` reshaped to `unflattened_size` (one size may be -1)."""
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, input):
+        dim = self.dim % input.ndim
+        return input.view(*input.shape[:dim], *self.unflattened_size, *input.shape[dim + 1:])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class _ChannelDropout(Module):
+    function = None
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        return type(self).function(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(_ChannelDropout):
+    function = staticmethod(F.dropout1d)
+
+
+class Dropout2d(_ChannelDropout):
+    function = staticmethod(F.dropout2d)
+
+
+class Dropout3d(_ChannelDropout):
+    function = staticmethod(F.dropout3d)
+
+
+class CosineSimilarity(Module):
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class PixelShuffle(Module):
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    def __init__(self, downscale_factor):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self):
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of a (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input of 3 or 4 dimensions, got shape {tuple(input.shape)}")
+        return F.softmax(input, -3)
