@@ -85,3 +85,9 @@ from .conv import AdaptiveMaxPool1d  # noqa: F401
 from .conv import AdaptiveMaxPool2d  # noqa: F401
 from .container import ParameterDict  # noqa: F401
 from .container import ParameterList  # noqa: F401
+from .transformer import MultiheadAttention  # noqa: F401
+from .transformer import TransformerEncoderLayer  # noqa: F401
+from .transformer import TransformerEncoder  # noqa: F401
+from .transformer import TransformerDecoderLayer  # noqa: F401
+from .transformer import TransformerDecoder  # noqa: F401
+from .transformer import Transformer  # noqa: F401

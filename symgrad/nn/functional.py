@@ -750,6 +750,43 @@ def _adaptive_max(input, output_size, return_indices, d):
                              name=f"adaptive_max_pool{d}d")
 
 
+def mask_array(mask):
+    return None if mask is None else np.asarray(mask._data if isinstance(mask, Tensor) else mask)
+
+
+def additive_mask(mask, dtype, forbidden_when_true):
+    """A mask as scores to add: a boolean one becomes 0 / -inf (True forbidding, or allowing), a float one as is."""
+    if mask is None:
+        return None
+    data = mask_array(mask)
+    if data.dtype == np.bool_:
+        forbidden = data if forbidden_when_true else ~data
+        return np.where(forbidden, -np.inf, 0.0).astype(dtype)
+    return mask if isinstance(mask, Tensor) else data.astype(dtype)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(query key^T * scale + mask) value over the last two dimensions (scale 1 / sqrt(E) by default);
+    a boolean attn_mask is True where attention is allowed; is_causal masks the upper triangle."""
+    if enable_gqa:
+        raise UnsupportedOpError("scaled_dot_product_attention: enable_gqa=True is not supported")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    length, source = query.shape[-2], key.shape[-2]
+    if is_causal:
+        attn_mask = np.tril(np.ones((length, source), bool))
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = _ew(E.multiply, (sgnp.matmul(query, sgnp.swapaxes(key, -2, -1)), scale))
+    bias = additive_mask(attn_mask, query.dtype, forbidden_when_true=False)
+    if bias is not None:
+        scores = _ew(E.add, (scores, bias))
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return sgnp.matmul(weights, value)
+
+
 # ----------------------------------------------------------------------------- normalization and embedding
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
