@@ -56,51 +56,62 @@ class ModuleList(Module):
         self._renumber(modules)
 
 
-class ModuleDict(Module):
-    """Modules by name, in insertion order."""
+class _NamedItems(Module):
+    """A dict-like container of this module's own modules or parameters (`store` names which), in insertion
+    order."""
 
-    def __init__(self, modules=None):
+    store = None
+
+    def __init__(self, items=None):
         super().__init__()
-        if modules is not None:
-            self.update(modules)
+        if items is not None:
+            self.update(items)
+
+    def _items(self) -> dict:
+        return getattr(self, type(self).store)
 
     def __getitem__(self, key):
-        return self._modules[key]
+        return self._items()[key]
+
+    def __delitem__(self, key):
+        del self._items()[key]
+
+    def __len__(self):
+        return len(self._items())
+
+    def __iter__(self):
+        return iter(self._items())
+
+    def __contains__(self, key):
+        return key in self._items()
+
+    def keys(self):
+        return self._items().keys()
+
+    def items(self):
+        return self._items().items()
+
+    def values(self):
+        return self._items().values()
+
+    def pop(self, key):
+        return self._items().pop(key)
+
+    def clear(self):
+        self._items().clear()
+
+    def update(self, items):
+        for key, value in (items.items() if hasattr(items, "items") else items):
+            self[key] = value
+
+
+class ModuleDict(_NamedItems):
+    """Modules by name, in insertion order."""
+
+    store = "_modules"
 
     def __setitem__(self, key, module):
         self.add_module(key, module)
-
-    def __delitem__(self, key):
-        del self._modules[key]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key):
-        return key in self._modules
-
-    def keys(self):
-        return self._modules.keys()
-
-    def items(self):
-        return self._modules.items()
-
-    def values(self):
-        return self._modules.values()
-
-    def pop(self, key):
-        return self._modules.pop(key)
-
-    def clear(self):
-        self._modules.clear()
-
-    def update(self, modules):
-        for key, module in (modules.items() if hasattr(modules, "items") else modules):
-            self[key] = module
-
 
 def _as_parameter(value):
     """A Parameter as is; another tensor or array becomes one (PyTorch's containers wrap them too)."""
@@ -141,44 +152,10 @@ class ParameterList(Module):
         return self
 
 
-class ParameterDict(Module):
+class ParameterDict(_NamedItems):
     """Parameters by name, in insertion order."""
 
-    def __init__(self, parameters=None):
-        super().__init__()
-        if parameters is not None:
-            self.update(parameters)
-
-    def __getitem__(self, key):
-        return self._parameters[key]
+    store = "_parameters"
 
     def __setitem__(self, key, value):
         self._parameters[key] = _as_parameter(value)
-
-    def __delitem__(self, key):
-        del self._parameters[key]
-
-    def __len__(self):
-        return len(self._parameters)
-
-    def __iter__(self):
-        return iter(self._parameters)
-
-    def __contains__(self, key):
-        return key in self._parameters
-
-    def keys(self):
-        return self._parameters.keys()
-
-    def items(self):
-        return self._parameters.items()
-
-    def values(self):
-        return self._parameters.values()
-
-    def pop(self, key):
-        return self._parameters.pop(key)
-
-    def update(self, parameters):
-        for key, value in (parameters.items() if hasattr(parameters, "items") else parameters):
-            self[key] = value

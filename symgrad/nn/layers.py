@@ -191,20 +191,11 @@ class Unflatten(Module):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
-class _ChannelDropout(Module):
+class _ChannelDropout(Dropout):
     function = None
-
-    def __init__(self, p=0.5, inplace=False):
-        super().__init__()
-        if not 0 <= p <= 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p, self.inplace = p, inplace
 
     def forward(self, input):
         return type(self).function(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self):
-        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Dropout1d(_ChannelDropout):
@@ -237,28 +228,28 @@ class PairwiseDistance(Module):
         return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
-class PixelShuffle(Module):
-    def __init__(self, upscale_factor):
+class _PixelRearrange(Module):
+    """F.pixel_shuffle or F.pixel_unshuffle with a fixed factor, kept under PyTorch's attribute name."""
+
+    function, factor = None, None
+
+    def __init__(self, factor):
         super().__init__()
-        self.upscale_factor = upscale_factor
+        setattr(self, type(self).factor, factor)
 
     def forward(self, input):
-        return F.pixel_shuffle(input, self.upscale_factor)
+        return type(self).function(input, getattr(self, type(self).factor))
 
     def extra_repr(self):
-        return f"upscale_factor={self.upscale_factor}"
+        return f"{type(self).factor}={getattr(self, type(self).factor)}"
 
 
-class PixelUnshuffle(Module):
-    def __init__(self, downscale_factor):
-        super().__init__()
-        self.downscale_factor = downscale_factor
+class PixelShuffle(_PixelRearrange):
+    function, factor = staticmethod(F.pixel_shuffle), "upscale_factor"
 
-    def forward(self, input):
-        return F.pixel_unshuffle(input, self.downscale_factor)
 
-    def extra_repr(self):
-        return f"downscale_factor={self.downscale_factor}"
+class PixelUnshuffle(_PixelRearrange):
+    function, factor = staticmethod(F.pixel_unshuffle), "downscale_factor"
 
 
 class Softmax2d(Module):

@@ -115,23 +115,45 @@ def _activation(activation):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
-class TransformerEncoderLayer(Module):
+class _TransformerLayer(Module):
+    """What both layers share: their attentions (named `attentions`), the feed-forward block, a LayerNorm and a
+    Dropout per block (norm1, dropout1, ...), registered in PyTorch's order; self-attention, the feed-forward."""
+
+    def __init__(self, attentions, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                 batch_first, norm_first, bias, device, dtype):
+        super().__init__()
+        for name in attentions:
+            setattr(self, name, MultiheadAttention(d_model, nhead, dropout, bias, batch_first=batch_first,
+                                                   device=device, dtype=dtype))
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        blocks = len(attentions) + 1
+        for block in range(1, blocks + 1):
+            setattr(self, f"norm{block}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        for block in range(1, blocks + 1):
+            setattr(self, f"dropout{block}", Dropout(dropout))
+        self.activation = _activation(activation)
+        self._feed_forward_dropout = f"dropout{blocks}"  # the last block's
+
+    def _self_attention(self, x, mask, padding):
+        return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding,
+                                            need_weights=False)[0])
+
+    def _feed_forward(self, x):
+        out = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return getattr(self, self._feed_forward_dropout)(out)
+
+
+class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention then a feed-forward block, each with dropout, a residual and LayerNorm (after, or before
     with norm_first), as PyTorch's."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
-        super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first=batch_first, device=device,
-                                            dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
-        self.activation = _activation(activation)
+        super().__init__(("self_attn",), d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                         batch_first, norm_first, bias, device, dtype)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         x = src
@@ -141,33 +163,14 @@ class TransformerEncoderLayer(Module):
         x = self.norm1(x + self._self_attention(x, src_mask, src_key_padding_mask))
         return self.norm2(x + self._feed_forward(x))
 
-    def _self_attention(self, x, mask, padding):
-        return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding,
-                                            need_weights=False)[0])
 
-    def _feed_forward(self, x):
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
-
-
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, attention over the encoder's memory, then a feed-forward block, as PyTorch's."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
-        super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first=batch_first, device=device,
-                                            dtype=dtype)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first=batch_first,
-                                                 device=device, dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1, self.dropout2, self.dropout3 = Dropout(dropout), Dropout(dropout), Dropout(dropout)
-        self.activation = _activation(activation)
+        super().__init__(("self_attn", "multihead_attn"), d_model, nhead, dim_feedforward, dropout, activation,
+                         layer_norm_eps, batch_first, norm_first, bias, device, dtype)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
@@ -180,16 +183,9 @@ class TransformerDecoderLayer(Module):
         x = self.norm2(x + self._cross_attention(x, memory, memory_mask, memory_key_padding_mask))
         return self.norm3(x + self._feed_forward(x))
 
-    def _self_attention(self, x, mask, padding):
-        return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding,
-                                            need_weights=False)[0])
-
     def _cross_attention(self, x, memory, mask, padding):
         return self.dropout2(self.multihead_attn(x, memory, memory, attn_mask=mask, key_padding_mask=padding,
                                                  need_weights=False)[0])
-
-    def _feed_forward(self, x):
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
 class TransformerEncoder(Module):
