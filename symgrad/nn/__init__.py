@@ -91,3 +91,4 @@ from .transformer import TransformerEncoder  # noqa: F401
 from .transformer import TransformerDecoderLayer  # noqa: F401
 from .transformer import TransformerDecoder  # noqa: F401
 from .transformer import Transformer  # noqa: F401
+from . import utils  # noqa: F401,E402
