@@ -47,6 +47,8 @@ CASES = [
                                                       "groups": 2, "dilation": (1, 2)}),
     ("conv_transpose1d", (2, 3, 6), (3, 2, 4), {"padding": 1, "output_padding": 2, "dilation": 3}),  # op > padding
     ("conv_transpose1d", (3, 6), (3, 2, 2), {"stride": 3, "bias": False}),  # unbatched
+    ("conv_transpose3d", (1, 2, 3, 2, 3), (2, 2, 2, 3, 2), {"stride": (2, 1, 2), "padding": (1, 0, 0),
+                                                            "output_padding": (1, 0, 1)}),
 ]
 IDS = [f"{name}-{i}" for i, (name, *_) in enumerate(CASES)]
 
@@ -313,3 +315,13 @@ def test_max_pool_indices_edge_cases_and_unpool_errors():
         F.max_unpool2d(np.ones((1, 1, 2, 2)), np.zeros((1, 1, 2)), 2)
     repeated = F.max_unpool1d(np.array([[[1.0, 2.0]]]), np.array([[[1, 1]]]), 2)
     assert np.asarray(repeated).tolist() == [[[0.0, 2.0, 0.0, 0.0]]]  # the last element at a repeated index
+
+
+def test_max_pool3d_indices_and_max_unpool3d_match_pytorch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(4).standard_normal((1, 2, 4, 4, 6))
+    values, indices = F.max_pool3d(sg.tensor(x), 2, return_indices=True)
+    want_values, want_indices = torch.nn.functional.max_pool3d(torch.tensor(x), 2, return_indices=True)
+    np.testing.assert_array_equal(indices.numpy(), want_indices.numpy())
+    restored = sg.nn.MaxUnpool3d(2)(values, indices)
+    np.testing.assert_array_equal(restored.numpy(), torch.nn.MaxUnpool3d(2)(want_values, want_indices).numpy())

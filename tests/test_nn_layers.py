@@ -75,6 +75,8 @@ MODULES = [
     ("ConvTranspose2d", (4, 6, (3, 2)), {"stride": 2, "groups": 2, "dilation": (1, 2), "bias": False},
      (2, 4, 4, 5)),
     ("GroupNorm", (2, 6), {}, (3, 6, 4, 5)),
+    ("InstanceNorm3d", (2,), {"affine": True}, (2, 2, 3, 4, 3)),
+    ("ConvTranspose3d", (2, 4, 2), {"stride": 2}, (1, 2, 3, 2, 3)),
     ("GroupNorm", (3, 3), {"affine": False, "eps": 1e-3}, (2, 3, 7)),
     ("InstanceNorm1d", (3,), {}, (2, 3, 7)),
     ("InstanceNorm1d", (3,), {"affine": True}, (3, 7)),  # unbatched

@@ -28,6 +28,7 @@ CASES = [  # (label, ours, PyTorch's name and arguments, inputs)
     ("Softmax2d", lambda lib, a: lib.nn.Softmax2d()(a), (IMAGE,)),
     ("Unflatten", lambda lib, a: lib.nn.Unflatten(1, (2, -1))(a), (IMAGE,)),
     ("AdaptiveMaxPool2d", lambda lib, a: lib.nn.AdaptiveMaxPool2d(2)(a), (ODD,)),
+    ("AdaptiveMaxPool3d", lambda lib, a: lib.nn.AdaptiveMaxPool3d((2, 3, 1))(a), (ODD[:, :, :, :, None] * 1.0,)),
     ("CosineSimilarity", lambda lib, a, b: lib.nn.CosineSimilarity(dim=2)(a, b), (X1, X2)),
     ("PairwiseDistance", lambda lib, a, b: lib.nn.PairwiseDistance(p=3.0)(a, b), (X1, X2)),
     ("PixelShuffle", lambda lib, a: lib.nn.PixelShuffle(2)(a), (IMAGE,)),

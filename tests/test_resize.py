@@ -68,10 +68,11 @@ def test_gradients_match_finite_differences_on_both_backends(name, shape, kwargs
     ("ReflectionPad2d", (1,), {}), ("ReplicationPad1d", ((2, 0),), {}), ("ZeroPad1d", (1,), {}),
     ("Upsample", (), {"scale_factor": 2, "mode": "nearest"}), ("Upsample", ((5, 6),), {"mode": "bilinear"}),
     ("UpsamplingNearest2d", (), {"scale_factor": 3}), ("UpsamplingBilinear2d", ((6, 3),), {}),
+    ("ZeroPad3d", ((1, 0, 2, 1, 0, 1),), {}), ("ReplicationPad3d", (1,), {}), ("CircularPad3d", (1,), {}),
 ])
 def test_modules_match_pytorch(module, args, kwargs):
     torch = pytest.importorskip("torch")
-    shape = (2, 3, 5) if module.endswith("1d") else (2, 3, 4, 5)
+    shape = {"1d": (2, 3, 5), "3d": (2, 3, 2, 4, 5)}.get(module[-2:], (2, 3, 4, 5))
     x = np.random.default_rng(2).standard_normal(shape)
     ours, theirs = getattr(sg.nn, module)(*args, **kwargs), getattr(torch.nn, module)(*args, **kwargs)
     np.testing.assert_allclose(ours(sg.tensor(x)).numpy(), theirs(torch.tensor(x)).numpy(), rtol=1e-12, atol=1e-12)

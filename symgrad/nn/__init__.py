@@ -91,4 +91,13 @@ from .transformer import TransformerEncoder  # noqa: F401
 from .transformer import TransformerDecoderLayer  # noqa: F401
 from .transformer import TransformerDecoder  # noqa: F401
 from .transformer import Transformer  # noqa: F401
+from .conv import ConvTranspose3d  # noqa: F401
+from .conv import MaxUnpool3d  # noqa: F401
+from .conv import AdaptiveMaxPool3d  # noqa: F401
+from .normalization import InstanceNorm3d  # noqa: F401
+from .layers import ConstantPad3d  # noqa: F401
+from .layers import ReflectionPad3d  # noqa: F401
+from .layers import ReplicationPad3d  # noqa: F401
+from .layers import CircularPad3d  # noqa: F401
+from .layers import ZeroPad3d  # noqa: F401
 from . import utils  # noqa: F401,E402

@@ -9,9 +9,10 @@ from .. import dtypes
 from ..core import UnsupportedOpError
 from . import init
 from .functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
-                         adaptive_max_pool2d, avg_pool1d, avg_pool2d,
+                         adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d,
                          avg_pool3d, conv1d, conv2d, conv3d, conv_transpose1d,
-                         conv_transpose2d, max_pool1d, max_pool2d, max_pool3d, max_unpool1d, max_unpool2d)
+                         conv_transpose2d, conv_transpose3d, max_pool1d, max_pool2d, max_pool3d, max_unpool1d,
+                         max_unpool2d, max_unpool3d)
 from .modules import Module
 from .convolution import _sizes
 from .parameter import Parameter
@@ -128,6 +129,10 @@ class ConvTranspose2d(_ConvTransposeNd):
     d, function = 2, staticmethod(conv_transpose2d)
 
 
+class ConvTranspose3d(_ConvTransposeNd):
+    d, function = 3, staticmethod(conv_transpose3d)
+
+
 class _MaxPoolNd(Module):
     function = None
 
@@ -181,6 +186,10 @@ class MaxUnpool1d(_MaxUnpoolNd):
 
 class MaxUnpool2d(_MaxUnpoolNd):
     function = staticmethod(max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    function = staticmethod(max_unpool3d)
 
 
 class AvgPool1d(Module):
@@ -240,6 +249,10 @@ class AdaptiveMaxPool1d(AdaptiveAvgPool1d):
 
 class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
     function = staticmethod(adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool1d):
+    function = staticmethod(adaptive_max_pool3d)
 
 
 class AdaptiveAvgPool2d(AdaptiveAvgPool1d):

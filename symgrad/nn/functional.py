@@ -343,12 +343,22 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, d):
                                            name=f"max_unpool{d}d"), "MaxUnpool2D")
 
 
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _convolution_call(convolution.conv_transpose, "Convolution",
+                             (input, weight, bias, stride, padding, output_padding, groups, dilation), d=3,
+                             name="conv_transpose3d")
+
+
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -741,6 +751,10 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max(input, output_size, return_indices, 2)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _adaptive_max(input, output_size, return_indices, 3)
 
 
 def _adaptive_max(input, output_size, return_indices, d):

@@ -123,8 +123,12 @@ ReflectionPad1d, ReflectionPad2d = _pad_class("ReflectionPad1d", 1, "reflect"), 
 ReplicationPad1d, ReplicationPad2d = _pad_class("ReplicationPad1d", 1, "replicate"), \
     _pad_class("ReplicationPad2d", 2, "replicate")
 CircularPad1d, CircularPad2d = _pad_class("CircularPad1d", 1, "circular"), _pad_class("CircularPad2d", 2, "circular")
+ConstantPad3d, ReflectionPad3d = _pad_class("ConstantPad3d", 3, "constant"), _pad_class("ReflectionPad3d", 3, "reflect")
+ReplicationPad3d, CircularPad3d = _pad_class("ReplicationPad3d", 3, "replicate"), \
+    _pad_class("CircularPad3d", 3, "circular")
 for _padding_class in (ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d,
-                       ReplicationPad2d, CircularPad1d, CircularPad2d):
+                       ReplicationPad2d, CircularPad1d, CircularPad2d, ConstantPad3d, ReflectionPad3d,
+                       ReplicationPad3d, CircularPad3d):
     _padding_class.__module__ = __name__
 
 
@@ -144,6 +148,10 @@ class ZeroPad1d(_ZeroPad):
 
 class ZeroPad2d(_ZeroPad):
     d = 2
+
+
+class ZeroPad3d(_ZeroPad):
+    d = 3
 
 
 class Upsample(Module):

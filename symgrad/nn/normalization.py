@@ -131,6 +131,10 @@ class InstanceNorm2d(_InstanceNorm):
     dims = (4,)
 
 
+class InstanceNorm3d(_InstanceNorm):
+    dims = (5,)
+
+
 class GroupNorm(Module):
     """group_norm over num_groups groups of channels, with a per-channel weight (ones) and bias (zeros)."""
 
