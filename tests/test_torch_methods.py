@@ -61,6 +61,21 @@ CALLS = [
     ("nonzero", lambda t: t.nonzero()),
     ("atan2", lambda t: t.atan2(t * 2 - 1)),
     ("subtract", lambda t: t.subtract(t * t)),
+    ("repeat_interleave", lambda t: t.repeat_interleave(_like(t, np.array([1, 0, 2])), dim=0)),
+    ("repeat_interleave-flat", lambda t: t.repeat_interleave(2)),
+    ("lerp", lambda t: t.lerp(t * 2 + 1, 0.7)),
+    ("lerp-tensor-weight", lambda t: t.lerp(t * 2 + 1, (t * 0 + 0.25))),
+    ("addcmul", lambda t: t.addcmul(t, t + 1, value=0.5)),
+    ("addcdiv", lambda t: t.addcdiv(t, t * t + 1, value=2)),
+    ("diff", lambda t: t.diff(dim=1)),
+    ("median", lambda t: t.median()),
+    ("median-dim", lambda t: t.median(1)),
+    ("kthvalue", lambda t: t.kthvalue(2, 0, keepdim=True)),
+    ("cummax", lambda t: t.cummax(1)),
+    ("cummin", lambda t: t.cummin(0)),
+    ("index_add", lambda t: t.index_add(1, _like(t, np.array([0, 3])), t[:, :2] * 2, alpha=3)),
+    ("index_fill", lambda t: t.index_fill(1, _like(t, np.array([0, 3])), -1.0)),
+    ("index_copy", lambda t: t.index_copy(0, _like(t, np.array([2])), t[:1] * 5)),
 ]
 
 
@@ -189,6 +204,33 @@ def test_new_factories_keep_the_dtype_and_take_pytorchs_arguments():
         t.half()
     assert t.nelement() == 3 and t.ndimension() == 1 and t.is_contiguous()
     assert sg.tensor(3.0).nonzero().shape == (1, 0) and sg.tensor(0.0).nonzero().shape == (0, 0)
+
+
+def test_unique_nan_to_num_and_random_draws():
+    torch = pytest.importorskip("torch")
+    labels = np.array([[3, 1, 3], [2, 1, 1]])
+    for ours, theirs in zip(sg.tensor(labels).unique(return_inverse=True, return_counts=True),
+                            torch.tensor(labels).unique(return_inverse=True, return_counts=True)):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    special = np.array([1.0, np.nan, np.inf, -np.inf])
+    np.testing.assert_array_equal(sg.tensor(special).nan_to_num(posinf=5.0).numpy(),
+                                  torch.tensor(special).nan_to_num(posinf=5.0).numpy())
+    assert np.isnan(sg.tensor([1.0, np.nan, 3.0]).median().item())
+    assert sg.tensor(np.zeros((2, 0))).median().numpy().shape == ()
+    sg.manual_seed(3)
+    draws = sg.tensor([[0.0, 1.0, 3.0], [1.0, 1.0, 0.0]]).multinomial(200, replacement=True)
+    assert draws.shape == (2, 200) and draws.dtype == np.int64
+    assert set(draws.numpy()[0]) <= {1, 2} and set(draws.numpy()[1]) <= {0, 1}
+    assert 0.65 < (draws.numpy()[0] == 2).mean() < 0.85
+    assert sorted(sg.tensor([1.0, 1.0, 1.0]).multinomial(3).tolist()) == [0, 1, 2]  # without replacement
+    coins = sg.tensor(np.full(2000, 0.3)).bernoulli()
+    assert set(np.unique(coins.numpy())) <= {0.0, 1.0} and 0.25 < coins.numpy().mean() < 0.35
+    with pytest.raises(RuntimeError, match="without replacement"):
+        sg.tensor([1.0, 1.0]).multinomial(3)
+    with pytest.raises(RuntimeError, match="in \\[0, 1\\]"):
+        sg.tensor([1.5]).bernoulli()
+    with pytest.raises(RuntimeError, match="out of range"):
+        sg.tensor([1.0]).kthvalue(2)
 
 
 def test_inference_mode_is_no_grad_as_a_context_and_both_decorators():

@@ -1094,6 +1094,3 @@ def format_tensor(t: Tensor) -> str:
 
 def _finite_or_name(fmt):
     return lambda v: fmt(v) if np.isfinite(v) else ("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf"))
-
-
-from . import torch_methods  # noqa: E402,F401  (PyTorch's sort, topk, split, repeat, ... on Tensor)

@@ -1,8 +1,9 @@
 """Tensor methods with PyTorch's meaning where the NumPy-style method of traced values means something else
-or is missing: `sort`/`argsort`/`topk` (values and indices, descending), `chunk`/`split`/`unbind`, `flip`,
-`roll`, `repeat` (torch's tile), `cumsum(dim)`, `gather` (an index smaller than the tensor), `scatter`/`scatter_add`. Values are gathers at the
-computed indices, so the gradient goes to the element moved into each place. Installed on Tensor by
-symgrad.eager.tensor.
+or is missing: `sort`/`argsort`/`topk`/`median`/`kthvalue`/`cummax` (values and indices), `chunk`/`split`/
+`unbind`, `flip`, `roll`, `repeat` (torch's tile), `cumsum(dim)`, `gather`/`scatter`/`index_add`, the `new_*`
+factories and more. Values are gathers at the computed indices, so the gradient goes to the element moved
+into each place. Installed on Tensor when the symgrad.eager package is imported (before any of its modules
+is used).
 """
 from __future__ import annotations
 
@@ -254,16 +255,163 @@ def tile(self, *dims):
     return sgnp.tile(self, dims)
 
 
+def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+    """Each element repeated `repeats` times (an int or one count per element) along dim (flattened if None)."""
+    repeats = _index_array(repeats) if isinstance(repeats, Tensor) else repeats
+    return sgnp.repeat(self, repeats, axis=dim)
+
+
+def lerp(self, end, weight):
+    """self + weight (end - self), written as PyTorch's kernel writes it (from the nearer end)."""
+    difference = end - self
+    weight = weight if isinstance(weight, Tensor) else float(weight)
+    near_start = self + weight * difference
+    near_end = end - difference * (1 - weight)
+    small = (weight < 0.5) if isinstance(weight, Tensor) else weight < 0.5
+    return near_start if small is True else (near_end if small is False else sgnp.where(small, near_start, near_end))
+
+
+def addcmul(self, tensor1, tensor2, *, value=1):
+    return self + value * (tensor1 * tensor2)
+
+
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    return self + value * (tensor1 / tensor2)
+
+
+def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+    return sgnp.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def diff(self, n=1, dim=-1, prepend=None, append=None):
+    extra = {key: value for key, value in (("prepend", prepend), ("append", append)) if value is not None}
+    return sgnp.diff(self, n, dim, **extra)
+
+
+def _picked(self, dim, keepdim, position, name, nan_wins=False):
+    """(values, indices) of the element sorted into `position` along dim (ties: the first index); with nan_wins,
+    a slice holding NaN picks its first NaN (PyTorch's median)."""
+    if self.ndim == 0:
+        return ValuesIndices(labelled(sgnp.reshape(self, ()), name), Tensor._wrap(np.zeros((), np.int64)))
+    dim = _dim(dim, self.ndim)
+    order = _order(self._data, dim, descending=False)
+    indices = np.take(order, [position], axis=dim).astype(np.int64)
+    if nan_wins:
+        nan = np.isnan(self._data)
+        indices = np.where(nan.any(axis=dim, keepdims=True), np.argmax(nan, axis=dim, keepdims=True), indices)
+    values = sgnp.take_along_axis(self, indices, dim)
+    if not keepdim:
+        values, indices = sgnp.squeeze(values, dim), np.squeeze(indices, dim)
+    return ValuesIndices(labelled(values, name), Tensor._wrap(indices))
+
+
+def median(self, dim=None, keepdim=False):
+    """The lower median (PyTorch's: no averaging of the two middle elements), NaN where there is one; with dim,
+    (values, indices). Without dim the gradient is shared among the elements equal to it, as PyTorch's."""
+    if dim is not None:
+        length = self.shape[_dim(dim, self.ndim)] if self.ndim else 1
+        return _picked(self, dim, keepdim, (length - 1) // 2, "Median", nan_wins=True)
+    data = self._data.reshape(-1)
+    if data.size == 0 or np.isnan(data).any():
+        return labelled(sgnp.reshape(sgnp.sum(self) * np.nan, ()), "Median")
+    value = np.sort(data)[(data.size - 1) // 2]
+    equal = self._data == value
+    return labelled(sgnp.sum(sgnp.where(equal, self, 0.0)) / float(equal.sum()), "Median")
+
+
+def kthvalue(self, k, dim=-1, keepdim=False):
+    """The k-th smallest element along dim (k from 1) and its index."""
+    length = self.shape[_dim(dim, self.ndim)] if self.ndim else 1
+    if not 1 <= k <= length:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim} of size {length}")
+    return _picked(self, dim, keepdim, k - 1, "Kthvalue")
+
+
+def _cumulative_extreme(accumulate, name):
+    def method(self, dim):
+        """(values, indices): the running extreme along dim, the index of its latest occurrence (PyTorch's)."""
+        dim = _dim(dim, max(self.ndim, 1))
+        data = self._data if self.ndim else self._data.reshape(1)
+        running = accumulate(data, axis=dim)
+        places = np.arange(data.shape[dim]).reshape((-1,) + (1,) * (data.ndim - 1 - dim))
+        indices = np.maximum.accumulate(np.where(data == running, places, 0), axis=dim).astype(np.int64)
+        values = sgnp.take_along_axis(self if self.ndim else sgnp.reshape(self, (1,)), indices, dim)
+        if not self.ndim:
+            values, indices = sgnp.reshape(values, ()), indices.reshape(())
+        return ValuesIndices(labelled(values, name), Tensor._wrap(indices))
+    method.__name__ = name.lower()
+    return method
+
+
+def _index_update(kind):
+    def method(self, dim, index, source, *, alpha=1):
+        dim = _dim(dim, self.ndim)
+        index = _index_array(index).astype(np.int64).reshape(-1)
+        key = (slice(None),) * dim + (index,)
+        if kind == "fill":
+            return labelled(self.at[key].set(source), "IndexFill")
+        if kind == "copy":
+            return labelled(self.at[key].set(source), "IndexCopy")
+        return labelled(self.at[key].add(source if alpha == 1 else source * alpha), "IndexAdd")
+    method.__name__ = f"index_{kind}"
+    method.__doc__ = f"torch's index_{kind} (out of place): a copy with source written along dim at index."
+    return method
+
+
+def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values, sorted (no gradient, as PyTorch's), with the inverse indices and counts if asked."""
+    found = np.unique(self._data, return_inverse=return_inverse, return_counts=return_counts, axis=dim)
+    found = found if isinstance(found, tuple) else (found,)
+    wrapped = [Tensor._wrap(found[0])]
+    wrapped += [Tensor._wrap(np.asarray(extra, np.int64).reshape(self.shape if dim is None and position == 1
+                                                                   and return_inverse else -1))
+                for position, extra in enumerate(found[1:], start=1)]
+    return wrapped[0] if len(wrapped) == 1 else tuple(wrapped)
+
+
+def multinomial(self, num_samples, replacement=False, *, generator=None):
+    """Indices drawn by the (unnormalized) probabilities of each row (sg.manual_seed's generator, so not
+    PyTorch's draws)."""
+    from .random import numpy_generator  # random imports tensor, which imports this module
+    rows = self._data.reshape(-1, self.shape[-1]) if self.ndim else None
+    if rows is None or self.ndim > 2:
+        raise RuntimeError("multinomial: prob_dist must be 1 or 2 dim")
+    if not replacement and num_samples > rows.shape[1]:
+        raise RuntimeError("multinomial: cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if (rows < 0).any() or not np.isfinite(rows).all() or (rows.sum(axis=1) <= 0).any():
+        raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or element < 0, or a row "
+                           "sums to 0")
+    rng = numpy_generator(generator)
+    drawn = np.stack([rng.choice(rows.shape[1], num_samples, replace=replacement, p=row / row.sum())
+                      for row in rows]).astype(np.int64)
+    return Tensor._wrap(drawn.reshape(self.shape[:-1] + (num_samples,)))
+
+
+def bernoulli(self, p=None, *, generator=None):
+    """1.0 with probability self (or p) per element, else 0.0, in self's dtype."""
+    from .random import numpy_generator
+    probability = self._data if p is None else np.broadcast_to(np.asarray(p, self.dtype), self.shape)
+    if ((probability < 0) | (probability > 1)).any():
+        raise RuntimeError("bernoulli: all elements of the probability must be in [0, 1]")
+    return Tensor._wrap((numpy_generator(generator).random(self.shape) < probability).astype(self.dtype))
+
+
 def half(self):
     raise TypeError("symgrad has no float16 tensors: use .float() (float32) or .double()")
 
 
 for _method in (sort, argsort, topk, split, chunk, unbind, flip, roll, repeat, gather, scatter, scatter_add,
                 new_tensor, view_as, expand_as, where, masked_select, nonzero, tril, triu, movedim, swapaxes, tile,
-                half):
+                half, repeat_interleave, lerp, addcmul, addcdiv, nan_to_num, diff, median, kthvalue, unique,
+                multinomial, bernoulli):
     setattr(Tensor, _method.__name__, _method)
 for _fill in (0, 1, None, "empty"):
     _method = _new(_fill)
+    setattr(Tensor, _method.__name__, _method)
+Tensor.cummax = _cumulative_extreme(np.maximum.accumulate, "Cummax")
+Tensor.cummin = _cumulative_extreme(np.minimum.accumulate, "Cummin")
+for _kind in ("add", "fill", "copy"):
+    _method = _index_update(_kind)
     setattr(Tensor, _method.__name__, _method)
 Tensor.reshape_as, Tensor.moveaxis, Tensor.swapdims = view_as, movedim, swapaxes
 Tensor.amax, Tensor.amin = _extremes(sgnp.max, "Amax"), _extremes(sgnp.min, "Amin")
