@@ -293,3 +293,43 @@ def test_one_hot_matches_pytorch_and_refuses_bad_classes():
         F.one_hot(sg.tensor(np.zeros(0, np.int64)))
     with pytest.raises(TypeError, match="integer"):
         F.one_hot(sg.tensor([1.0]))
+
+
+@pytest.mark.parametrize("name, args", [
+    ("masked_fill_", (lambda lib, t: t > 0.2, -1.0)), ("relu_", ()), ("sigmoid_", ()), ("clamp_min_", (0.1,)),
+    ("lerp_", (lambda lib, t: t * 2, 0.3)), ("index_add_", (1, lambda lib, t: lib.tensor([0, 2]),
+                                                           lambda lib, t: t[:, :2] * 3)),
+    ("scatter_", (0, lambda lib, t: lib.tensor(INDEX[:, :4]), lambda lib, t: t[:2, :4] * 2)),
+    ("fill_diagonal_", (5.0,)), ("cumsum_", (1,)), ("addcmul_", (lambda lib, t: t * 3, lambda lib, t: t + 1)),
+])
+def test_in_place_forms_match_pytorch_with_gradients(name, args):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(5).standard_normal((3, 5))
+    results = []
+    for lib in (sg, torch):
+        leaf = lib.tensor(x, requires_grad=True)
+        t = leaf * 1.0  # not a leaf: in-place is allowed and recorded
+        out = getattr(t, name)(*[a(lib, t) if callable(a) else a for a in args])
+        assert out is t
+        (t * lib.tensor(np.linspace(-1, 1, 15).reshape(3, 5))).sum().backward()
+        results.append((t.detach().numpy(), leaf.grad.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-15)
+
+
+def test_random_fills_draw_in_place_and_refuse_a_leaf_that_requires_grad():
+    sg.manual_seed(0)
+    weight = sg.nn.Parameter(sg.tensor(np.zeros((200, 50))))
+    with sg.no_grad():
+        weight.uniform_(-0.5, 0.5)
+        values = weight.detach().numpy()
+        assert np.abs(values).max() <= 0.5 and values.std() > 0.25
+        weight.normal_(2.0, 0.1)
+        assert abs(weight.detach().numpy().mean() - 2.0) < 0.01
+        weight.bernoulli_(0.25)
+        assert set(np.unique(weight.detach().numpy())) == {0.0, 1.0}
+        weight.exponential_(4.0)
+        assert abs(weight.detach().numpy().mean() - 0.25) < 0.02
+    assert weight.requires_grad and weight.is_leaf
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        weight.uniform_()

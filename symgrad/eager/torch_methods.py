@@ -396,6 +396,35 @@ def bernoulli(self, p=None, *, generator=None):
     return Tensor._wrap((numpy_generator(generator).random(self.shape) < probability).astype(self.dtype))
 
 
+def _in_place(name):
+    def method(self, *args, **kwargs):
+        return self._inplace(lambda source: getattr(Tensor, name)(source, *args, **kwargs))
+    method.__name__ = name + "_"
+    method.__doc__ = f"{name} written into this tensor (PyTorch's {name}_; its version is bumped)."
+    return method
+
+
+def _random_fill(draw):
+    def method(self, *args, generator=None):
+        from .random import numpy_generator
+        return self.copy_(draw(numpy_generator(generator), tuple(self.shape), *args))
+    return method
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """fill_value on the main diagonal of a 2-d tensor (wrap: again every columns + 1 rows of a tall one)."""
+    if self.ndim != 2:
+        raise RuntimeError("fill_diagonal_: only 2-d tensors are supported here")
+    rows, columns = self.shape
+    mask = np.eye(rows, columns, dtype=bool)
+    if wrap and rows > columns:
+        mask = np.zeros((rows, columns), bool)
+        places = np.arange(rows)
+        keep = places % (columns + 1) < columns
+        mask[places[keep], (places % (columns + 1))[keep]] = True
+    return self._inplace(lambda source: sgnp.where(mask, sgnp.astype(fill_value, self.dtype), source))
+
+
 def half(self):
     raise TypeError("symgrad has no float16 tensors: use .float() (float32) or .double()")
 
@@ -408,6 +437,17 @@ for _method in (sort, argsort, topk, split, chunk, unbind, flip, roll, repeat, g
 for _fill in (0, 1, None, "empty"):
     _method = _new(_fill)
     setattr(Tensor, _method.__name__, _method)
+for _name in ("masked_fill", "scatter", "scatter_add", "index_add", "index_fill", "index_copy", "relu", "exp", "log",
+              "sqrt", "abs", "neg", "sigmoid", "tanh", "sin", "cos", "floor", "ceil", "trunc", "round", "lerp",
+              "addcmul", "addcdiv", "nan_to_num", "reciprocal", "square", "sign", "log1p", "expm1", "rsqrt",
+              "clamp_min", "clamp_max", "where", "tril", "triu", "cumsum"):
+    setattr(Tensor, _name + "_", _in_place(_name))
+Tensor.clip_ = Tensor.clamp_
+Tensor.uniform_ = _random_fill(lambda rng, shape, a=0.0, b=1.0: rng.uniform(a, b, shape))
+Tensor.normal_ = _random_fill(lambda rng, shape, mean=0.0, std=1.0: rng.normal(mean, std, shape))
+Tensor.bernoulli_ = _random_fill(lambda rng, shape, p=0.5: (rng.random(shape) < np.asarray(p)).astype(float))
+Tensor.exponential_ = _random_fill(lambda rng, shape, lambd=1.0: rng.exponential(1.0 / lambd, shape))
+Tensor.fill_diagonal_ = fill_diagonal_
 Tensor.cummax = _cumulative_extreme(np.maximum.accumulate, "Cummax")
 Tensor.cummin = _cumulative_extreme(np.minimum.accumulate, "Cummin")
 for _kind in ("add", "fill", "copy"):
