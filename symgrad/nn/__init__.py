@@ -100,4 +100,12 @@ from .layers import ReflectionPad3d  # noqa: F401
 from .layers import ReplicationPad3d  # noqa: F401
 from .layers import CircularPad3d  # noqa: F401
 from .layers import ZeroPad3d  # noqa: F401
+from .loss import MarginRankingLoss  # noqa: F401
+from .loss import HingeEmbeddingLoss  # noqa: F401
+from .loss import SoftMarginLoss  # noqa: F401
+from .loss import MultiLabelSoftMarginLoss  # noqa: F401
+from .loss import CosineEmbeddingLoss  # noqa: F401
+from .loss import TripletMarginLoss  # noqa: F401
+from .loss import PoissonNLLLoss  # noqa: F401
+from .loss import GaussianNLLLoss  # noqa: F401
 from . import utils  # noqa: F401,E402

@@ -580,6 +580,7 @@ def logsigmoid(input):
 
 
 def _logsigmoid(x):
+    """log sigmoid(x) = -softplus(-x)."""
     return _ew(E.negative, (_ew(E.softplus, (_ew(E.negative, (x,)),)),))
 
 
@@ -1028,3 +1029,140 @@ def _kl_terms(input, target, log_target):
     log_target_value = _ew(E.log, (_ew(E.where, (positive, target, 1.0)),))
     return _ew(E.where, (positive, _ew(E.multiply, (target, _ew(E.subtract, (log_target_value, input)))),
                          _ew(E.multiply, (target, _ew(E.negative, (input,))))))
+
+
+# ----------------------------------------------------------------------------- margin, embedding and likelihood losses
+
+def _loss_call(terms, label, args, reduction):
+    """The loss terms through one cached plan, then reduced."""
+    return labelled(apply_function(_reduced, (terms, reduction, *args), {}), label)
+
+
+def _reduced(terms, reduction, *args):
+    return _reduce(terms(*args), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """max(0, -y (x1 - x2) + margin)."""
+    _no_legacy_reduction(size_average, reduce)
+    return _loss_call(_margin_ranking, "Clamp", (input1, input2, target, float(margin)), reduction)
+
+
+def _margin_ranking(x1, x2, y, margin):
+    return _ew(E.maximum, (_ew(E.add, (_ew(E.negative, (_ew(E.multiply, (y, _ew(E.subtract, (x1, x2)))),)), margin)),
+                           0.0))
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """x where y = 1, max(0, margin - x) where y = -1 (PyTorch's sum of both for other targets)."""
+    _no_legacy_reduction(size_average, reduce)
+    return _loss_call(_hinge_embedding, "Add", (input, target, float(margin)), reduction)
+
+
+def _hinge_embedding(x, y, margin):
+    clamped = _ew(E.maximum, (_ew(E.subtract, (margin, x)), 0.0))
+    return _ew(E.add, (_ew(E.where, (_ew(E.not_equal, (y, 1.0)), clamped, 0.0)),
+                       _ew(E.where, (_ew(E.not_equal, (y, -1.0)), x, 0.0))))
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-y x))."""
+    _no_legacy_reduction(size_average, reduce)
+    return _loss_call(_soft_margin, "SoftMarginLoss", (input, target), reduction)
+
+
+def _soft_margin(x, y):
+    return _ew(E.softplus, (_ew(E.negative, (_ew(E.multiply, (y, x)),)),))
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(y log sigmoid(x) + (1 - y) log sigmoid(-x)), weighted per class, averaged over the classes (dim -1)."""
+    _no_legacy_reduction(size_average, reduce)
+    return _loss_call(_multilabel_soft_margin, "Mean", (input, target, weight), reduction)
+
+
+def _multilabel_soft_margin(x, y, weight):
+    terms = _ew(E.add, (_ew(E.multiply, (y, _logsigmoid(x))),
+                        _ew(E.multiply, (_ew(E.subtract, (1.0, y)), _logsigmoid(_ew(E.negative, (x,)))))))
+    terms = _ew(E.negative, (terms,))
+    if weight is not None:
+        terms = _ew(E.multiply, (terms, weight))
+    return _ew(E.divide, (sgnp.sum(terms, axis=-1), float(x.shape[-1])))
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1 (cos with PyTorch's 1e-12)."""
+    _no_legacy_reduction(size_average, reduce)
+    return _loss_call(_cosine_embedding, "Where", (input1, input2, target, float(margin)), reduction)
+
+
+def _cosine_embedding(x1, x2, y, margin):
+    dim = x1.ndim - 1
+    dot = sgnp.sum(_ew(E.multiply, (x1, x2)), axis=dim)
+    squares = [_ew(E.add, (sgnp.sum(_ew(E.square, (x,)), axis=dim), 1e-12)) for x in (x1, x2)]
+    cosine = _ew(E.divide, (dot, _ew(E.sqrt, (_ew(E.multiply, tuple(squares)),))))
+    positive = _ew(E.where, (_ew(E.equal, (y, 1.0)), _ew(E.subtract, (1.0, cosine)), 0.0))
+    negative = _ew(E.where, (_ew(E.equal, (y, -1.0)), _ew(E.maximum, (_ew(E.subtract, (cosine, margin)), 0.0)), 0.0))
+    return _ew(E.add, (positive, negative))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """max(0, margin + d(a, p) - d(a, n)) with pairwise_distance d (swap: d(a, n) is min(d(a, n), d(p, n)))."""
+    _no_legacy_reduction(size_average, reduce)
+    return _loss_call(_triplet_margin, "Clamp", (anchor, positive, negative, float(margin), float(p), float(eps),
+                                                 bool(swap)), reduction)
+
+
+def _triplet_margin(anchor, positive, negative, margin, p, eps, swap):
+    to_positive = _pairwise_distance(anchor, positive, p, eps, False)
+    to_negative = _pairwise_distance(anchor, negative, p, eps, False)
+    if swap:
+        to_negative = _ew(E.minimum, (to_negative, _pairwise_distance(positive, negative, p, eps, False)))
+    return _ew(E.maximum, (_ew(E.add, (_ew(E.subtract, (to_positive, to_negative)), margin)), 0.0))
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """exp(x) - y x (log_input), else x - y log(x + eps); full adds Stirling's y log y - y + log(2 pi y) / 2
+    where y > 1."""
+    _no_legacy_reduction(size_average, reduce)
+    return _loss_call(_poisson_nll, "PoissonNllLoss", (input, target, bool(log_input), bool(full), float(eps)),
+                      reduction)
+
+
+def _poisson_nll(x, y, log_input, full, eps):
+    if log_input:
+        terms = _ew(E.subtract, (_ew(E.exp, (x,)), _ew(E.multiply, (y, x))))
+    else:
+        terms = _ew(E.subtract, (x, _ew(E.multiply, (y, _ew(E.log, (_ew(E.add, (x, eps)),))))))
+    if not full:
+        return terms
+    safe = _ew(E.where, (_ew(E.greater, (y, 1.0)), y, 1.0))
+    stirling = _ew(E.add, (_ew(E.subtract, (_ew(E.multiply, (safe, _ew(E.log, (safe,)))), safe)),
+                           _ew(E.multiply, (0.5, _ew(E.log, (_ew(E.multiply, (2 * math.pi, safe)),))))))
+    return _ew(E.add, (terms, _ew(E.where, (_ew(E.greater, (y, 1.0)), stirling, 0.0))))
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """(log max(var, eps) + (x - y)^2 / max(var, eps)) / 2 (+ log(2 pi) / 2 with full). As PyTorch's, the clamp
+    of var at eps passes its gradient through unchanged."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    var_shape = tuple(np.shape(var)) if not hasattr(var, "shape") else tuple(var.shape)
+    if var_shape != tuple(input.shape) and var_shape != tuple(input.shape[:-1]) + (1,) and \
+            var_shape != tuple(input.shape[:-1]):
+        raise ValueError("var is of incorrect size")
+    if var_shape == tuple(input.shape[:-1]) and var_shape != tuple(input.shape):
+        var = sgnp.expand_dims(var, -1)
+    variance = np.asarray(var._data if hasattr(var, "_data") else var)
+    if (variance < 0).any():
+        raise ValueError("var has negative entry/entries")
+    return _loss_call(_gaussian_nll, "Mul", (input, target, var, bool(full), float(eps)), reduction)
+
+
+def _gaussian_nll(x, y, var, full, eps):
+    clamped = _ew(E.add, (var, sgnp.stop_gradient(_ew(E.subtract, (_ew(E.maximum, (var, eps)), var)))))
+    terms = _ew(E.multiply, (0.5, _ew(E.add, (_ew(E.log, (clamped,)),
+                                              _ew(E.divide, (_ew(E.square, (_ew(E.subtract, (x, y)),)), clamped))))))
+    return _ew(E.add, (terms, 0.5 * math.log(2 * math.pi))) if full else terms
