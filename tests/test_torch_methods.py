@@ -333,3 +333,46 @@ def test_random_fills_draw_in_place_and_refuse_a_leaf_that_requires_grad():
     assert weight.requires_grad and weight.is_leaf
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         weight.uniform_()
+
+
+_OTHER = np.random.default_rng(9).standard_normal((3, 3))
+ALIASES = [  # (name, call): PyTorch's Tensor methods that are NumPy functions under other names, or small compositions
+    ("addmm", lambda t, lib: t.addmm(t, lib.tensor(_OTHER), beta=0.5, alpha=2)),
+    ("narrow", lambda t, lib: t.narrow(1, 1, 2)), ("select", lambda t, lib: t.select(0, -1)),
+    ("unflatten", lambda t, lib: t.reshape(9).unflatten(0, (3, 3))), ("cross", lambda t, lib: t.cross(t * 2 + 1, 1)),
+    ("isclose", lambda t, lib: t.isclose(t + 1e-6)), ("count_nonzero", lambda t, lib: (t > 0).count_nonzero(0)),
+    ("logical_xor", lambda t, lib: (t > 0).logical_xor(t > 0.5)), ("outer", lambda t, lib: t[0].outer(t[1])),
+    ("inner", lambda t, lib: t[0].inner(t[1])), ("mv", lambda t, lib: t.mv(t[0])), ("bmm", lambda t, lib: t[None].bmm(
+        t[None])), ("fliplr", lambda t, lib: t.fliplr()), ("flipud", lambda t, lib: t.flipud()),
+    ("diag", lambda t, lib: t.diag()), ("kron", lambda t, lib: t.kron(t)), ("rot90", lambda t, lib: t.rot90(1, (0, 1))),
+    ("sinc", lambda t, lib: t.sinc()), ("deg2rad", lambda t, lib: t.deg2rad()), ("copysign", lambda t, lib: t.copysign(
+        -t)), ("fmax", lambda t, lib: t.fmax(t * 0)), ("logaddexp", lambda t, lib: t.logaddexp(t * 2)),
+    ("float_power", lambda t, lib: t.float_power(2)), ("xlogy", lambda t, lib: t.abs().xlogy(t.abs() + 1)),
+    ("msort", lambda t, lib: t.msort()), ("sgn", lambda t, lib: t.sgn()), ("arctan", lambda t, lib: t.arctan()),
+    ("asinh", lambda t, lib: t.asinh()), ("lgamma", lambda t, lib: t.abs().lgamma()), ("nansum", lambda t, lib: t.nansum()),
+    ("mT", lambda t, lib: t.mT), ("take_along_dim", lambda t, lib: t.take_along_dim(lib.tensor([[0], [2], [1]]), 1)),
+    ("split_with_sizes", lambda t, lib: t.split_with_sizes([1, 2], 1)[1]),
+]
+
+
+@pytest.mark.parametrize("name, call", ALIASES, ids=[a[0] for a in ALIASES])
+def test_aliases_match_pytorch(name, call):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(8).standard_normal((3, 3))
+    ours, theirs = sg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    a, b = call(ours, sg), call(theirs, torch)
+    assert tuple(a.shape) == tuple(b.shape) and np.dtype(a.dtype) == np.dtype(str(b.dtype).split(".")[-1])
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-13, atol=1e-15)
+    if a.dtype.kind == "f" and name not in ("sgn",):
+        a.sum().backward()
+        b.sum().backward()
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_predicates_and_properties():
+    t = sg.tensor([[1.0, 2.0]])
+    assert t.allclose(t + 1e-9) and t.equal(sg.tensor([[1.0, 2.0]])) and not t.equal(sg.tensor([1.0, 2.0]))
+    assert not t.is_complex() and t.is_signed() and t.is_cpu and t.get_device() == -1
+    assert t.itemsize == 8 and t.nbytes == 16 and t.positive() is t
+    with pytest.raises(RuntimeError, match="exceeds dimension size"):
+        t.narrow(1, 1, 2)

@@ -425,6 +425,61 @@ def fill_diagonal_(self, fill_value, wrap=False):
     return self._inplace(lambda source: sgnp.where(mask, sgnp.astype(fill_value, self.dtype), source))
 
 
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    """beta self + alpha (mat1 @ mat2)."""
+    product = sgnp.matmul(mat1, mat2)
+    return (self if beta == 1 else self * beta) + (product if alpha == 1 else product * alpha)
+
+
+def narrow(self, dim, start, length):
+    dim = _dim(dim, self.ndim)
+    start = start + self.shape[dim] if start < 0 else start
+    if not 0 <= start <= start + length <= self.shape[dim]:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({self.shape[dim]}).")
+    return self[(slice(None),) * dim + (slice(start, start + length),)]
+
+
+def select(self, dim, index):
+    return sgnp.take(self, int(index), axis=_dim(dim, self.ndim))
+
+
+def unflatten(self, dim, sizes):
+    dim = _dim(dim, self.ndim)
+    return sgnp.reshape(self, tuple(self.shape[:dim]) + tuple(sizes) + tuple(self.shape[dim + 1:]))
+
+
+def cross(self, other, dim=None):
+    """The cross product along dim (None: the first dimension of size 3, PyTorch's old default)."""
+    if dim is None:
+        dim = next((d for d, n in enumerate(self.shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError(f"no dimension of size 3 in input of shape {tuple(self.shape)}")
+    return sgnp.cross(self, other, axis=dim)
+
+
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(np.allclose(self._data, _index_array(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return Tensor._wrap(np.isclose(self._data, _index_array(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(self, other):
+    """True when other has the same shape and elements (torch.equal)."""
+    other = _index_array(other)
+    return self.shape == other.shape and bool((self._data == other).all())
+
+
+def count_nonzero(self, dim=None):
+    return Tensor._wrap(np.asarray(np.count_nonzero(self._data, axis=dim), np.int64))
+
+
+def logical_xor(self, other):
+    return elementwise_on_tensors(E.not_equal, (elementwise_on_tensors(E.not_equal, (self, 0)),
+                                                elementwise_on_tensors(E.not_equal, (other, 0))))
+
+
 def half(self):
     raise TypeError("symgrad has no float16 tensors: use .float() (float32) or .double()")
 
@@ -448,6 +503,29 @@ Tensor.normal_ = _random_fill(lambda rng, shape, mean=0.0, std=1.0: rng.normal(m
 Tensor.bernoulli_ = _random_fill(lambda rng, shape, p=0.5: (rng.random(shape) < np.asarray(p)).astype(float))
 Tensor.exponential_ = _random_fill(lambda rng, shape, lambd=1.0: rng.exponential(1.0 / lambd, shape))
 Tensor.fill_diagonal_ = fill_diagonal_
+for _method in (addmm, narrow, select, unflatten, cross, allclose, isclose, equal, count_nonzero, logical_xor):
+    setattr(Tensor, _method.__name__, _method)
+for _name, _function in {"outer": sgnp.outer, "inner": sgnp.inner, "mv": sgnp.matmul, "bmm": sgnp.matmul,
+                         "broadcast_to": sgnp.broadcast_to, "fliplr": sgnp.fliplr, "flipud": sgnp.flipud,
+                         "take_along_dim": lambda t, indices, dim=None: sgnp.take_along_axis(
+                             t, _index_array(indices), dim),
+                         "nansum": sgnp.nansum, "nanmean": sgnp.nanmean, "diag": sgnp.diag, "kron": sgnp.kron,
+                         "rot90": sgnp.rot90,
+                         "float_power": lambda t, exponent: sgnp.power(sgnp.astype(t, np.float64), exponent),
+                         "positive": lambda t: t, "msort": lambda t: sort(t, 0).values,
+                         "split_with_sizes": lambda t, sizes, dim=0: split(t, list(sizes), dim)}.items():
+    setattr(Tensor, _name, _function)
+for _name, _op in {"sgn": E.sign, "absolute": E.abs, "arccos": E.arccos, "arcsin": E.arcsin, "arctan": E.arctan,
+                   "arcsinh": E.arcsinh, "arccosh": E.arccosh, "arctanh": E.arctanh, "asinh": E.arcsinh,
+                   "acosh": E.arccosh, "atanh": E.arctanh, "digamma": E.digamma, "lgamma": E.gammaln}.items():
+    setattr(Tensor, _name, (lambda op: lambda self: elementwise_on_tensors(op, (self,)))(_op))
+Tensor.mT = property(lambda self: sgnp.swapaxes(self, -2, -1))
+Tensor.is_complex = lambda self: False  # symgrad has no complex tensors
+Tensor.is_signed = lambda self: self.dtype.kind in "if"
+Tensor.is_cpu = property(lambda self: True)
+Tensor.get_device = lambda self: -1  # PyTorch's answer for a CPU tensor
+Tensor.itemsize = property(lambda self: self.dtype.itemsize)
+Tensor.nbytes = property(lambda self: self.numel() * self.dtype.itemsize)
 Tensor.cummax = _cumulative_extreme(np.maximum.accumulate, "Cummax")
 Tensor.cummin = _cumulative_extreme(np.minimum.accumulate, "Cummin")
 for _kind in ("add", "fill", "copy"):
@@ -466,7 +544,9 @@ for _name, _op in {"isnan": E.isnan, "isinf": E.isinf, "isfinite": E.isfinite, "
                    "less": E.less, "greater_equal": E.greater_equal, "less_equal": E.less_equal,
                    "not_equal": E.not_equal, "atan2": E.arctan2, "arctan2": E.arctan2, "erfc": E.erfc,
                    "erfinv": E.erfinv, "exp2": E.exp2, "fmod": E.fmod, "remainder": E.mod,
-                   "logit": E.logit, "hypot": E.hypot, "signbit": E.signbit}.items():
+                   "logit": E.logit, "hypot": E.hypot, "signbit": E.signbit, "logaddexp": E.logaddexp,
+                   "sinc": E.sinc, "deg2rad": E.deg2rad, "rad2deg": E.rad2deg, "copysign": E.copysign,
+                   "fmax": E.fmax, "fmin": E.fmin, "heaviside": E.heaviside, "xlogy": E.xlogy}.items():
     setattr(Tensor, _name, (lambda op: lambda self, *args: elementwise_on_tensors(op, (self, *args)))(_op))
 Tensor.cumsum = _cumulative(arrays.cumsum, "cumsum")
 Tensor.cumprod = _cumulative(arrays.cumprod, "cumprod")
