@@ -26,8 +26,9 @@ _LAZY = {
     ".finite_differences": "check_grads",
     ".compiler": "compile",
     ".closed_form": "symbolic",
+    ".eager.size": "Size",
     ".eager.tensor": "Tensor cat from_numpy manual_seed tensor",
-    ".autograd": "enable_grad is_grad_enabled no_grad set_grad_enabled",
+    ".autograd": "enable_grad inference_mode is_grad_enabled no_grad set_grad_enabled",
     ".loader": "load",
     ".eager.random": "Generator rand rand_like randint randn randn_like randperm",
     ".eager.factories": "arange empty empty_like eye full full_like linspace ones ones_like zeros zeros_like",
@@ -35,8 +36,9 @@ _LAZY = {
     ".eager.dtype_names": "bool double float float16 half int long",
     ".eager.device": "accelerator cuda device get_default_device set_default_device",
     ".serialization": "load save",
-    ".eager.torch_functions": "bmm clamp clone div eq flatten ge gather gt index_select is_tensor le lt masked_fill mm "
-                              "mul ne neg norm numel permute sub t unsqueeze",
+    ".eager.torch_functions": "atan2 bmm chunk clamp clone div eq flatten gather ge gt index_select is_tensor le lt "
+                              "masked_fill masked_select mm mul ne neg norm numel permute rsqrt scatter scatter_add sub t topk "
+                              "unbind unsqueeze",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
 _SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils")  # public submodules, also imported on first use

@@ -41,6 +41,14 @@ CASES = [
     ("adaptive_avg_pool2d", (2, 3, 7, 6), None, {"output_size": (3, 4)}),
     ("adaptive_avg_pool2d", (2, 3, 8, 6), None, {"output_size": (1, 1)}),
     ("adaptive_avg_pool1d", (2, 3, 9), None, {"output_size": 4}),
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 2), {}),
+    ("conv_transpose2d", (2, 4, 4, 5), (4, 3, 3, 3), {"stride": 2, "padding": 1, "output_padding": 1}),
+    ("conv_transpose2d", (2, 4, 4, 5), (4, 2, 3, 2), {"stride": (2, 3), "padding": (1, 2), "output_padding": (1, 0),
+                                                      "groups": 2, "dilation": (1, 2)}),
+    ("conv_transpose1d", (2, 3, 6), (3, 2, 4), {"padding": 1, "output_padding": 2, "dilation": 3}),  # op > padding
+    ("conv_transpose1d", (3, 6), (3, 2, 2), {"stride": 3, "bias": False}),  # unbatched
+    ("conv_transpose3d", (1, 2, 3, 2, 3), (2, 2, 2, 3, 2), {"stride": (2, 1, 2), "padding": (1, 0, 0),
+                                                            "output_padding": (1, 0, 1)}),
 ]
 IDS = [f"{name}-{i}" for i, (name, *_) in enumerate(CASES)]
 
@@ -53,7 +61,8 @@ def _arguments(case, dtype, seed=0):
     if weight_shape is not None:
         args.append(rng.standard_normal(weight_shape).astype(dtype))
         if kwargs.get("bias", True):
-            args.append(rng.standard_normal(weight_shape[0]).astype(dtype))
+            channels = weight_shape[1] * kwargs.get("groups", 1) if "transpose" in name else weight_shape[0]
+            args.append(rng.standard_normal(channels).astype(dtype))
         else:
             kwargs["bias"] = None
     return args, kwargs
@@ -200,7 +209,6 @@ def test_im2col_and_col2im_are_each_others_transpose():
     (lambda: F.conv2d(np.ones((1, 3, 5, 5)), np.ones((4, 3, 3, 3)), stride=2, padding="same"), ValueError, "same"),
     (lambda: F.conv2d(np.ones((1, 3, 5, 5)), np.ones((4, 3, 3, 3)), padding="full"), ValueError, "padding string"),
     (lambda: F.conv2d(np.ones((1, 3, 5, 5), np.int64), np.ones((4, 3, 3, 3))), TypeError, "float"),
-    (lambda: F.max_pool2d(np.ones((1, 1, 4, 4)), 2, return_indices=True), sg.UnsupportedOpError, "return_indices"),
     (lambda: F.max_pool2d(np.ones((1, 1, 2, 2)), 3, padding=1, dilation=2), ValueError, "does not fit"),
     (lambda: F.max_pool2d(np.ones((1, 1, 4, 4)), 2, padding=2), ValueError, "at most half"),
     (lambda: F.avg_pool2d(np.ones((1, 1, 4, 4), np.int64), 2), TypeError, "float"),
@@ -244,3 +252,76 @@ def test_a_float32_image_and_float64_weights_promote_as_numpy_does(backend):
     assert out.dtype == np.float64
     np.testing.assert_array_equal(out, F.conv2d(x.astype(np.float64), w, padding=1))
     assert F.conv2d(sg.tensor(x), sg.tensor(w, requires_grad=True)).dtype == np.float64
+
+
+@pytest.mark.parametrize("shape, kwargs", [
+    ((2, 3, 7, 6), {"kernel_size": 2}),
+    ((2, 3, 7, 6), {"kernel_size": 3, "stride": 2, "padding": 1}),
+    ((2, 3, 7, 6), {"kernel_size": (3, 2), "stride": 1, "dilation": 2}),
+    ((3, 7, 6), {"kernel_size": 3, "stride": 2, "ceil_mode": True}),  # unbatched
+])
+def test_max_pool_indices_match_pytorch_and_max_unpool_inverts_them(shape, kwargs):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal(shape)
+    x[..., 0, :2] = 5.0  # ties: the first maximum's index
+    values, indices = F.max_pool2d(sg.tensor(x), return_indices=True, **kwargs)
+    want_values, want_indices = torch.nn.functional.max_pool2d(torch.tensor(x), return_indices=True, **kwargs)
+    np.testing.assert_array_equal(values.numpy(), want_values.numpy())
+    np.testing.assert_array_equal(indices.numpy(), want_indices.numpy())
+    assert indices.dtype == np.int64
+    arrays = F.max_pool2d(x, return_indices=True, **kwargs)  # on arrays: (array, array)
+    np.testing.assert_array_equal(arrays[1], want_indices.numpy())
+    if "dilation" in kwargs or "ceil_mode" in kwargs:
+        return
+    unpool = sg.nn.MaxUnpool2d(kwargs["kernel_size"], kwargs.get("stride"), kwargs.get("padding", 0))
+    mine = sg.tensor(values.numpy(), requires_grad=True)
+    theirs = torch.tensor(values.numpy(), requires_grad=True)
+    out = unpool(mine, indices, output_size=shape)
+    expected = torch.nn.MaxUnpool2d(kwargs["kernel_size"], kwargs.get("stride"), kwargs.get("padding", 0))(
+        theirs, want_indices, output_size=shape)
+    np.testing.assert_array_equal(out.detach().numpy(), expected.detach().numpy())
+    weights = np.random.default_rng(1).standard_normal(shape)
+    (out * sg.tensor(weights)).sum().backward()
+    (expected * torch.tensor(weights)).sum().backward()
+    if kwargs.get("stride", 2) >= kwargs["kernel_size"]:  # no repeated index: PyTorch's gradient, a gather
+        np.testing.assert_array_equal(mine.grad.numpy(), theirs.grad.numpy())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_max_unpool_gradient_matches_finite_differences(backend):
+    x = np.random.default_rng(2).standard_normal((2, 3, 6, 4))
+    _, indices = F.max_pool2d(x, 2, return_indices=True)
+    pooled = np.random.default_rng(3).standard_normal((2, 3, 3, 2))
+    ramp = np.linspace(-1, 1, 2 * 3 * 7 * 4).reshape(2, 3, 7, 4)
+
+    def loss(v):
+        return sg.sum(sg.sin(F.max_unpool2d(v, indices, 2, output_size=(7, 4))) * ramp)
+    grad = sg.compile(sg.grad(loss), backend=backend)(pooled)
+    np.testing.assert_allclose(grad, numeric_grad(loss, [pooled], 0), rtol=1e-6, atol=1e-8)
+
+
+def test_max_pool_indices_edge_cases_and_unpool_errors():
+    x = np.array([[[[1.0, np.nan, 2.0, np.nan]]]])
+    assert F.max_pool2d(x, (1, 4), return_indices=True)[1].tolist() == [[[[3]]]]  # PyTorch: the last NaN
+    values, indices = F.max_pool1d(sg.tensor(np.array([[[-np.inf, -np.inf, 3.0]]])), 2, stride=1, return_indices=True)
+    assert indices.tolist() == [[[0, 2]]] and values.numpy().tolist() == [[[-np.inf, 3.0]]]
+    empty = F.max_pool2d(np.ones((0, 2, 4, 4)), 2, return_indices=True)
+    assert empty[0].shape == empty[1].shape == (0, 2, 2, 2)
+    with pytest.raises(sg.UnsupportedOpError, match="concrete input"):
+        sg.grad(lambda v: sg.sum(F.max_pool2d(v, 2, return_indices=True)[0]))(np.ones((1, 1, 4, 4)))
+    with pytest.raises(ValueError, match="invalid max index"):
+        F.max_unpool2d(np.ones((1, 1, 2, 2)), np.full((1, 1, 2, 2), 16), 2)
+    with pytest.raises(ValueError, match="indices must be integers of the input's shape"):
+        F.max_unpool2d(np.ones((1, 1, 2, 2)), np.zeros((1, 1, 2)), 2)
+    repeated = F.max_unpool1d(np.array([[[1.0, 2.0]]]), np.array([[[1, 1]]]), 2)
+    assert np.asarray(repeated).tolist() == [[[0.0, 2.0, 0.0, 0.0]]]  # the last element at a repeated index
+
+
+def test_max_pool3d_indices_and_max_unpool3d_match_pytorch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(4).standard_normal((1, 2, 4, 4, 6))
+    values, indices = F.max_pool3d(sg.tensor(x), 2, return_indices=True)
+    want_values, want_indices = torch.nn.functional.max_pool3d(torch.tensor(x), 2, return_indices=True)
+    np.testing.assert_array_equal(indices.numpy(), want_indices.numpy())
+    restored = sg.nn.MaxUnpool3d(2)(values, indices)
+    np.testing.assert_array_equal(restored.numpy(), torch.nn.MaxUnpool3d(2)(want_values, want_indices).numpy())

@@ -19,24 +19,34 @@ SCHEDULES = [
     ("CosineAnnealingLR", dict(T_max=7, eta_min=0.001)),
     ("CosineAnnealingLR", dict(T_max=4)),
     ("LambdaLR", dict(lr_lambda=lambda epoch: 0.95 ** epoch / (1 + epoch))),
+    ("MultiStepLR", dict(milestones=[2, 5, 5, 11], gamma=0.3)),
+    ("ConstantLR", dict(factor=0.25, total_iters=4)),
+    ("LinearLR", dict(start_factor=0.2, end_factor=0.9, total_iters=7)),
+    ("LinearLR", dict()),
+    ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.002)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=4)),
+    ("OneCycleLR", dict(max_lr=[1.0, 0.4], total_steps=25)),
+    ("OneCycleLR", dict(max_lr=0.5, epochs=5, steps_per_epoch=6, pct_start=0.4, anneal_strategy="linear",
+                        three_phase=True)),
 ]
 
 
-def _lrs(lib, name, options, epochs=25):
-    opt = _optimizer(lib)
+def _lrs(lib, name, options, epochs=25, optimizer=None):
+    """Each epoch's lrs (and momentums, which OneCycleLR cycles) of both groups."""
+    opt = optimizer or _optimizer(lib)
     scheduler = getattr(lib.optim.lr_scheduler, name)(opt, **options)
-    seen = [scheduler.get_last_lr()]
+    seen = [scheduler.get_last_lr() + [group["momentum"] for group in opt.param_groups]]
     for _ in range(epochs):
         opt.step()
         scheduler.step()
-        seen.append(scheduler.get_last_lr())
+        seen.append(scheduler.get_last_lr() + [group["momentum"] for group in opt.param_groups])
     return np.array(seen), scheduler
 
 
 @pytest.mark.parametrize("name, options", SCHEDULES)
 def test_schedules_match_pytorch(name, options):
     ours, scheduler = _lrs(sg, name, options)
-    assert scheduler.last_epoch == 25
+    assert scheduler.last_epoch == 25 and len(np.unique(ours[:, 0])) >= 2
     torch = pytest.importorskip("torch")
     theirs, _ = _lrs(torch, name, options)
     np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-16)
@@ -52,7 +62,7 @@ def test_closed_forms_by_hand():
     np.testing.assert_allclose(ours[:8, 0], 0.001 + (0.1 - 0.001) * (1 + np.cos(np.pi * epochs[:8] / 7)) / 2,
                                rtol=1e-12)
     ours, _ = _lrs(sg, "LambdaLR", dict(lr_lambda=[lambda e: 1 / (1 + e), lambda e: 2.0 ** -e]))
-    np.testing.assert_allclose(ours, np.stack([0.1 / (1 + epochs), 0.05 * 2.0 ** -epochs], 1), rtol=1e-14)
+    np.testing.assert_allclose(ours[:, :2], np.stack([0.1 / (1 + epochs), 0.05 * 2.0 ** -epochs], 1), rtol=1e-14)
 
 
 def test_explicit_epoch_uses_the_closed_form():
@@ -139,3 +149,96 @@ def test_reduce_on_plateau_by_hand_and_errors():
     with pytest.raises(TypeError, match="not an Optimizer"):
         lr_scheduler.StepLR(object(), 2)
     assert math.isinf(lr_scheduler.ReduceLROnPlateau(_optimizer(sg)).state_dict()["best"])
+
+
+def _sequential(lib):
+    opt = _optimizer(lib)
+    schedule = lib.optim.lr_scheduler
+    warmup = schedule.LinearLR(opt, start_factor=0.1, total_iters=4)
+    inner = schedule.SequentialLR(opt, [schedule.ConstantLR(opt, factor=0.5, total_iters=2),
+                                        schedule.ExponentialLR(opt, gamma=0.8)], milestones=[3])
+    scheduler = schedule.SequentialLR(opt, [inner, warmup, schedule.CosineAnnealingLR(opt, T_max=5)],
+                                      milestones=[6, 12])  # a nested SequentialLR can only come first (PyTorch)
+    seen = [scheduler.get_last_lr()]
+    for _ in range(25):
+        opt.step()
+        scheduler.step()
+        seen.append(scheduler.get_last_lr())
+    return np.array(seen), scheduler
+
+
+def test_sequential_lr_matches_pytorch_with_nested_schedules():
+    ours, scheduler = _sequential(sg)
+    assert scheduler.last_epoch == 25
+    state = scheduler.state_dict()
+    assert len(state["_schedulers"]) == 3 and "optimizer" not in state
+    torch = pytest.importorskip("torch")
+    theirs, _ = _sequential(torch)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-16)
+
+
+@pytest.mark.parametrize("name, options", [("CosineAnnealingLR", dict(T_max=6, eta_min=0.01)),
+                                           ("ExponentialLR", dict(gamma=0.7)), ("StepLR", dict(step_size=2)),
+                                           ("LinearLR", dict(total_iters=9)), ("MultiStepLR", dict(milestones=[7, 9])),
+                                           ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2))])
+def test_resuming_with_last_epoch_matches_pytorch(name, options):
+    """PyTorch 2.13's initial step keeps the optimizer's lr when resuming at last_epoch=k (CosineAnnealingLR used
+    to jump to its closed form there)."""
+    def run(lib):
+        opt = _optimizer(lib)
+        for group in opt.param_groups:
+            group["initial_lr"], group["lr"] = group["lr"], group["lr"] * 0.37
+        return _lrs(lib, name, dict(options, last_epoch=5), epochs=12, optimizer=opt)[0]
+    ours = run(sg)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_allclose(ours, run(torch), rtol=1e-13, atol=1e-16)
+
+
+def test_warm_restarts_take_fractional_epochs_as_pytorch():
+    def run(lib):
+        opt = _optimizer(lib)
+        scheduler = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=3, eta_min=0.01)
+        seen = []
+        for epoch in np.arange(0, 12, 0.25):
+            opt.step()
+            scheduler.step(float(epoch))
+            seen.append(scheduler.get_last_lr())
+        return np.array(seen)
+    ours = run(sg)
+    assert ours[0, 0] == pytest.approx(0.1) and ours[4, 0] == pytest.approx(0.01 + 0.09 * (1 + np.cos(np.pi / 2)) / 2)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_allclose(ours, run(torch), rtol=1e-13)
+
+
+def test_one_cycle_cycles_adams_beta1_and_refuses_bad_arguments():
+    def run(lib):
+        params = [lib.nn.Parameter(lib.tensor(np.ones(2)))]
+        opt = lib.optim.Adam(params, lr=0.01, betas=(0.9, 0.99))
+        scheduler = lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.3, total_steps=10)
+        seen = []
+        for _ in range(10):
+            opt.step()
+            scheduler.step()
+            seen.append([*scheduler.get_last_lr(), *opt.param_groups[0]["betas"]])
+        return np.array(seen), scheduler
+    ours, scheduler = run(sg)
+    assert ours[:, 1].min() == pytest.approx(0.85) and (ours[:, 2] == 0.99).all()
+    with pytest.raises(ValueError, match="Tried to step 11 times"):
+        scheduler.step()
+    opt = _optimizer(sg)
+    with pytest.raises(ValueError, match="total_steps OR"):
+        lr_scheduler.OneCycleLR(opt, max_lr=1.0)
+    with pytest.raises(ValueError, match="pct_start"):
+        lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=5, pct_start=1)
+    with pytest.raises(ValueError, match="momentum or beta1"):
+        lr_scheduler.OneCycleLR(sg.optim.Adagrad([sg.nn.Parameter(sg.tensor([1.0]))]), max_lr=1.0, total_steps=5)
+    with pytest.raises(ValueError, match="one more than the number of milestone"):
+        lr_scheduler.SequentialLR(opt, [lr_scheduler.ExponentialLR(opt, 0.5)], milestones=[2])
+    nested = lr_scheduler.SequentialLR(opt, [lr_scheduler.ExponentialLR(opt, 0.5), lr_scheduler.SequentialLR(
+        opt, [lr_scheduler.ExponentialLR(opt, 0.5)], milestones=[])], milestones=[1])
+    with pytest.raises(TypeError, match="can only come first"):
+        nested.step()
+    with pytest.raises(ValueError, match="positive integer T_0"):
+        lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=0)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_allclose(ours, run(torch)[0], rtol=1e-13)

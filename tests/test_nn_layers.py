@@ -71,6 +71,16 @@ MODULES = [
     ("AvgPool3d", ((2, 3, 2),), {"padding": 1, "count_include_pad": False}, (2, 2, 4, 5, 4)),
     ("AdaptiveAvgPool3d", ((2, 3, 1),), {}, (2, 2, 4, 5, 4)),
     ("BatchNorm3d", (2,), {}, (3, 2, 2, 3, 2)),
+    ("ConvTranspose1d", (3, 4, 3), {"stride": 2, "padding": 1, "output_padding": 1}, (2, 3, 6)),
+    ("ConvTranspose2d", (4, 6, (3, 2)), {"stride": 2, "groups": 2, "dilation": (1, 2), "bias": False},
+     (2, 4, 4, 5)),
+    ("GroupNorm", (2, 6), {}, (3, 6, 4, 5)),
+    ("InstanceNorm3d", (2,), {"affine": True}, (2, 2, 3, 4, 3)),
+    ("ConvTranspose3d", (2, 4, 2), {"stride": 2}, (1, 2, 3, 2, 3)),
+    ("GroupNorm", (3, 3), {"affine": False, "eps": 1e-3}, (2, 3, 7)),
+    ("InstanceNorm1d", (3,), {}, (2, 3, 7)),
+    ("InstanceNorm1d", (3,), {"affine": True}, (3, 7)),  # unbatched
+    ("InstanceNorm2d", (3,), {"affine": True, "track_running_stats": True, "momentum": 0.3}, (2, 3, 4, 5)),
     ("Dropout", (0.5,), {}, (4, 5)),  # in eval mode only (the masks come from different generators)
 ]
 
@@ -178,6 +188,8 @@ def test_functional_losses_on_arrays_match_finite_differences_on_both_backends(f
 @pytest.mark.parametrize("fn, args", [
     (F.gelu, ()), (F.gelu, ("tanh",)), (F.leaky_relu, (0.1,)), (F.elu, (0.5,)),
     (lambda x: F.layer_norm(x, (4,)), ()), (lambda x: F.batch_norm(x, None, None, training=True), ()),
+    (lambda x: F.group_norm(x, 2, np.arange(1.0, 5.0), np.ones(4)), ()),
+    (lambda x: sg.reshape(F.instance_norm(sg.reshape(x, (3, 2, 2))), (3, 4)), ()),
 ])
 @pytest.mark.parametrize("backend", ["numpy", "llvm"])
 def test_functional_layers_on_arrays_match_finite_differences_on_both_backends(fn, args, backend):
@@ -330,3 +342,53 @@ def test_conv_module_checks_its_sizes_when_built():
     """Conv2d(4, 6, kernel_size=(3,)) was accepted and failed later on the weight's shape."""
     with pytest.raises(ValueError, match="kernel_size must be an int or 2 ints"):
         sg.nn.Conv2d(4, 6, kernel_size=(3,))
+
+
+def test_conv_transpose_modules_initialize_as_pytorch_and_reach_an_output_size():
+    sg.manual_seed(2)
+    conv = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, groups=2)
+    bound = 1 / math.sqrt(3 * 9)  # PyTorch's fan_in of the (in, out / groups, *kernel) weight
+    weights = conv.weight.detach().numpy()
+    assert weights.shape == (4, 3, 3, 3) and np.abs(weights).max() <= bound < 1.25 * np.abs(weights).max()
+    assert np.abs(conv.bias.detach().numpy()).max() <= bound
+    x = sg.tensor(np.random.default_rng(0).standard_normal((1, 4, 5, 5)))
+    assert conv(x).shape == (1, 6, 9, 9) and conv(x, output_size=(1, 6, 10, 9)).shape == (1, 6, 10, 9)
+    with pytest.raises(ValueError, match="valid sizes range from"):
+        conv(x, output_size=(11, 9))
+    torch = _torch()
+    theirs = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, groups=2).double()
+    _same_weights(conv, theirs)
+    np.testing.assert_allclose(conv(x, output_size=(10, 10)).detach().numpy(),
+                               theirs(torch.tensor(x.numpy()), output_size=(10, 10)).detach().numpy(), atol=1e-12)
+
+
+def test_conv_transpose_refuses_bad_arguments_clearly():
+    x, w = np.ones((1, 4, 3, 3)), np.ones((4, 2, 3, 3))
+    with pytest.raises(ValueError, match="output padding must be smaller"):
+        F.conv_transpose2d(x, w, stride=2, output_padding=2)
+    with pytest.raises(ValueError, match="expected input.*4 channels"):
+        F.conv_transpose2d(np.ones((1, 3, 3, 3)), w)
+    with pytest.raises(ValueError, match="non-positive output size"):
+        F.conv_transpose2d(np.ones((1, 4, 1, 1)), w, padding=2)
+    with pytest.raises(TypeError, match="float"):
+        F.conv_transpose2d(np.ones((1, 4, 3, 3), dtype=np.int64), w)
+    with pytest.raises(ValueError, match="transposed convolutions take int padding"):
+        nn.ConvTranspose2d(4, 2, 3, padding="same")
+    empty = F.conv_transpose2d(np.ones((0, 4, 3, 3)), w)  # an empty batch
+    assert empty.shape == (0, 2, 5, 5)
+
+
+def test_group_and_instance_norm_edge_cases():
+    with pytest.raises(ValueError, match="divisible by num_groups"):
+        F.group_norm(np.ones((2, 3, 4)), 2)
+    with pytest.raises(ValueError, match="num_channels must be divisible"):
+        nn.GroupNorm(2, 3)
+    with pytest.raises(ValueError, match="expected 2D or 3D input"):
+        nn.InstanceNorm1d(3)(sg.tensor(np.ones((2, 3, 4, 5))))
+    with pytest.raises(ValueError, match="more than 1 spatial element"):
+        nn.InstanceNorm1d(3, track_running_stats=True)(sg.tensor(np.ones((2, 3, 1))))
+    constant = F.group_norm(sg.tensor(np.full((2, 4, 3), 5.0)), 2)  # zero variance: 0, as PyTorch
+    np.testing.assert_array_equal(constant.numpy(), np.zeros((2, 4, 3)))
+    assert F.group_norm(np.ones((0, 4, 3)), 2).shape == (0, 4, 3)
+    with_inf = F.group_norm(np.array([[[1.0, np.inf], [0.0, 2.0]]]), 1)
+    assert np.isnan(np.asarray(with_inf)).all()  # as PyTorch: inf - inf in the centered values

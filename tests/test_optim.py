@@ -68,6 +68,16 @@ def test_zero_grad_and_parameters_without_grad():
     ("RMSprop", dict(lr=0.005, alpha=0.3, momentum=0.5, maximize=True)),
     ("Adagrad", dict(lr=0.1)),
     ("Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.01, initial_accumulator_value=0.3, eps=1e-6)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.01, maximize=True)),
+    ("Adamax", dict(lr=0.01)),
+    ("Adamax", dict(lr=0.02, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.01)),
+    ("NAdam", dict(lr=0.01)),
+    ("NAdam", dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.1, momentum_decay=0.01, decoupled_weight_decay=True)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.05)),
+    ("RAdam", dict(lr=0.01)),  # rho_t passes 5 at the 6th step: both branches
+    ("RAdam", dict(lr=0.01, betas=(0.9, 0.9), weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.05, maximize=True)),
 ])
 def test_training_matches_pytorch(name, options):
     torch = pytest.importorskip("torch")
@@ -117,9 +127,32 @@ def test_adamw_rmsprop_adagrad_by_hand():
             np.testing.assert_allclose(x.detach().numpy(), expected, rtol=1e-12)
 
 
+def test_adadelta_and_adamax_by_hand():
+    start, target = np.array([1.0, -2.0]), np.array([0.5, 0.5])
+    p, q = sg.tensor(start, requires_grad=True), sg.tensor(start, requires_grad=True)
+    adadelta, adamax = sg.optim.Adadelta([p], lr=0.5, rho=0.8), sg.optim.Adamax([q], lr=0.1)
+    vp, square, accumulated = start.copy(), np.zeros(2), np.zeros(2)
+    vq, m, u = start.copy(), np.zeros(2), np.zeros(2)
+    for t in range(1, 6):
+        _quadratic_step(adadelta, p, target)
+        _quadratic_step(adamax, q, target)
+        g = 2 * (vp - target)
+        square = 0.8 * square + 0.2 * g * g
+        delta = np.sqrt(accumulated + 1e-6) / np.sqrt(square + 1e-6) * g
+        accumulated = 0.8 * accumulated + 0.2 * delta * delta
+        vp = vp - 0.5 * delta
+        g = 2 * (vq - target)
+        m, u = 0.9 * m + 0.1 * g, np.maximum(0.999 * u, np.abs(g) + 1e-8)
+        vq = vq - 0.1 / (1 - 0.9 ** t) * m / u
+        np.testing.assert_allclose(p.detach().numpy(), vp, rtol=1e-12)
+        np.testing.assert_allclose(q.detach().numpy(), vq, rtol=1e-12)
+
+
 @pytest.mark.parametrize("name, options", [("AdamW", dict(lr=-1.0)), ("RMSprop", dict(alpha=-0.1)),
                                            ("RMSprop", dict(momentum=-1)), ("Adagrad", dict(lr_decay=-1)),
-                                           ("Adagrad", dict(initial_accumulator_value=-1.0))])
+                                           ("Adagrad", dict(initial_accumulator_value=-1.0)),
+                                           ("Adadelta", dict(rho=1.5)), ("Adamax", dict(betas=(0.9, 1.0))),
+                                           ("NAdam", dict(eps=-1.0)), ("RAdam", dict(weight_decay=-0.1))])
 def test_invalid_hyperparameters(name, options):
     with pytest.raises(ValueError, match="Invalid"):
         getattr(sg.optim, name)([sg.tensor([1.0], requires_grad=True)], **options)

@@ -158,3 +158,20 @@ def test_samplers_and_errors():
     with pytest.raises(TypeError):
         len(DataLoader(Stream(), batch_size=2))
     assert len(Squares(2) + Squares(3)) == 5 and (Squares(2) + Squares(3))[-1]["label"] == 2
+
+
+def test_worker_and_memory_options_are_accepted_and_give_the_same_batches():
+    """num_workers, pin_memory, persistent_workers, prefetch_factor and timeout only change speed in PyTorch;
+    here everything runs in the calling process, so the batches are those of num_workers=0."""
+    data = sg.utils.data.TensorDataset(sg.tensor(np.arange(20.0).reshape(10, 2)), sg.tensor(np.arange(10)))
+    plain = [[b.numpy() for b in batch] for batch in sg.utils.data.DataLoader(data, batch_size=3)]
+    loader = sg.utils.data.DataLoader(data, batch_size=3, num_workers=4, pin_memory=True, persistent_workers=True,
+                                      prefetch_factor=2, timeout=5, worker_init_fn=lambda worker: None)
+    for _ in range(2):  # persistent workers: a second epoch too
+        batches = [[b.numpy() for b in batch] for batch in loader]
+        assert len(batches) == len(plain) == 4
+        for got, want in zip(batches, plain):
+            for a, b in zip(got, want):
+                np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="num_workers option should be non-negative"):
+        sg.utils.data.DataLoader(data, num_workers=-1)

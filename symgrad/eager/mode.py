@@ -73,3 +73,32 @@ class set_grad_enabled(_GradMode):
             with set_grad_enabled(mode):
                 return fn(*args, **kwargs)
         return wrapper
+
+
+class inference_mode(_GradMode):
+    """PyTorch's inference_mode: here no_grad (its results are ordinary tensors that do not require grad);
+    inference_mode(False) leaves the mode alone. A context manager, a decorator, and a bare decorator."""
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # @sg.inference_mode without parentheses
+            decorator = super().__new__(cls)
+            decorator.mode = True
+            return decorator(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode) if not callable(mode) else True
+
+    def __enter__(self):
+        self._previous = is_grad_enabled()
+        _set(self._previous and not self.mode)
+        return self
+
+    def __call__(self, fn):
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+        return wrapper

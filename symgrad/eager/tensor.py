@@ -24,6 +24,7 @@ from .device import CPU, check_device, device as device_type
 from .engine import Engine
 from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads
 from .mode import enable_grad, is_grad_enabled, no_grad
+from .size import Size
 from .tape import force_pending, state as _tapes
 from ..ops import elementwise as E
 from ..core import (Tracer, TracerError, bind, current_builder, refuse_masked, tracing_anywhere,
@@ -314,11 +315,11 @@ def _leaf_has_slot(tape, leaf, slot) -> bool:
 
 
 class _Size(int):
-    """`t.size` is NumPy's element count and, called, PyTorch's `size()` / `size(dim)`."""
+    """`t.size` is NumPy's element count and, called, PyTorch's `size()` (an sg.Size) / `size(dim)`."""
 
     def __new__(cls, shape):
         self = super().__new__(cls, int(np.prod(shape, dtype=np.int64)))
-        self.shape = tuple(shape)
+        self.shape = Size(shape)
         return self
 
     def __call__(self, dim=None):
@@ -369,7 +370,7 @@ class Tensor(Tracer):
         return self if self._requires_grad else None
 
     # ------------------------------------------------------------------ attributes
-    shape = property(lambda self: self._data.shape)
+    shape = property(lambda self: Size(self._data.shape))
     dtype = property(lambda self: self._data.dtype)
     ndim = property(lambda self: self._data.ndim)
     size = property(lambda self: _Size(self._data.shape))
@@ -636,17 +637,6 @@ class Tensor(Tracer):
         shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
         return sgnp.broadcast_to(self, shape)
 
-    def repeat(self, *sizes, **numpy_axis):
-        """PyTorch's repeat: the tensor tiled sizes[i] times along each dim. np.repeat(t, n, axis) calls
-        t.repeat(n, axis=axis) and keeps NumPy's meaning, each element repeated."""
-        if numpy_axis:
-            return sgnp.repeat(self, *sizes, **numpy_axis)
-        sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
-        if len(sizes) < self.ndim:
-            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
-                               f"of tensor (repeat{tuple(sizes)} of a tensor of shape {tuple(self.shape)})")
-        return sgnp.tile(self, sizes)
-
     def matmul(self, other):
         return sgnp.matmul(self, other)
 
@@ -685,10 +675,6 @@ class Tensor(Tracer):
     def masked_fill(self, mask, value):
         """value where mask is true, else self (as torch.Tensor.masked_fill)."""
         return labelled(sgnp.where(mask, value, self), "MaskedFill")
-
-    def gather(self, dim, index):
-        """self[index] along dim, per position of index (torch.gather: take_along_axis)."""
-        return labelled(sgnp.take_along_axis(self, _index_array(index), dim), "Gather")
 
     def index_select(self, dim, index):
         return labelled(sgnp.take(self, _index_array(index), axis=dim), "IndexSelect")
@@ -874,7 +860,7 @@ class DeferredTensor(Tensor):
 
     __slots__ = ()
 
-    shape = property(lambda self: self._node.out_type[0])
+    shape = property(lambda self: Size(self._node.out_type[0]))
     dtype = property(lambda self: np.dtype(self._node.out_type[1]))
     ndim = property(lambda self: len(self._node.out_type[0]))
     size = property(lambda self: _Size(self._node.out_type[0]))

@@ -1,7 +1,8 @@
 """PyTorch's function forms of Tensor methods that the NumPy-like namespace has no name for: `sg.unsqueeze(x, 0)`,
 `sg.flatten(x, 1)`, `sg.clamp(x, min=0)`, `sg.mm(a, b)`, `sg.bmm`, `sg.permute`, `sg.t`, `sg.clone`, `sg.norm`,
-`sg.numel`, `sg.mul`, `sg.sub`, `sg.div`, `sg.neg`, `sg.gather`, `sg.index_select`, `sg.masked_fill`, the
-comparisons `sg.eq`/`ne`/`lt`/`le`/`gt`/`ge`, and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a
+`sg.numel`, `sg.topk`, `sg.chunk`, `sg.unbind`, `sg.scatter`, `sg.scatter_add`, `sg.gather`,
+`sg.index_select`, `sg.masked_fill`, `sg.masked_select`, `sg.rsqrt`, `sg.eq ne gt ge lt le`, `sg.mul sub div neg atan2` and
+`sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a
 constant tensor."""
 from __future__ import annotations
 
@@ -39,14 +40,19 @@ t = _method_form("t")
 clone = _method_form("clone")
 norm = _method_form("norm")
 numel = _method_form("numel")
-mul = _method_form("mul")
-sub = _method_form("sub")
-div = _method_form("div")
-neg = _method_form("neg")
+topk = _method_form("topk")
+chunk = _method_form("chunk")
+unbind = _method_form("unbind")
+scatter = _method_form("scatter")
+scatter_add = _method_form("scatter_add")
 gather = _method_form("gather")
 index_select = _method_form("index_select")
 masked_fill = _method_form("masked_fill")
-eq, ne, lt, le, gt, ge = (_method_form(name) for name in ("eq", "ne", "lt", "le", "gt", "ge"))
+masked_select = _method_form("masked_select")
+rsqrt = _method_form("rsqrt")
+eq, ne, gt, ge, lt, le = (_method_form(name) for name in ("eq", "ne", "gt", "ge", "lt", "le"))
+mul, sub, div, neg = (_method_form(name) for name in ("mul", "sub", "div", "neg"))
+atan2 = _method_form("atan2")
 
 
 def bmm(input, mat2):

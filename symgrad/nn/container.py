@@ -1,7 +1,9 @@
-"""`nn.ModuleList` and `nn.ModuleDict`: submodules held in a list or by name, registered as a module's own."""
+"""`nn.ModuleList`, `nn.ModuleDict`, `nn.ParameterList` and `nn.ParameterDict`: submodules or parameters held in a
+list or by name, registered as a module's own."""
 from __future__ import annotations
 
 from .modules import Module
+from .parameter import Parameter
 
 
 class ModuleList(Module):
@@ -54,47 +56,106 @@ class ModuleList(Module):
         self._renumber(modules)
 
 
-class ModuleDict(Module):
-    """Modules by name, in insertion order."""
+class _NamedItems(Module):
+    """A dict-like container of this module's own modules or parameters (`store` names which), in insertion
+    order."""
 
-    def __init__(self, modules=None):
+    store = None
+
+    def __init__(self, items=None):
         super().__init__()
-        if modules is not None:
-            self.update(modules)
+        if items is not None:
+            self.update(items)
+
+    def _items(self) -> dict:
+        return getattr(self, type(self).store)
 
     def __getitem__(self, key):
-        return self._modules[key]
+        return self._items()[key]
+
+    def __delitem__(self, key):
+        del self._items()[key]
+
+    def __len__(self):
+        return len(self._items())
+
+    def __iter__(self):
+        return iter(self._items())
+
+    def __contains__(self, key):
+        return key in self._items()
+
+    def keys(self):
+        return self._items().keys()
+
+    def items(self):
+        return self._items().items()
+
+    def values(self):
+        return self._items().values()
+
+    def pop(self, key):
+        return self._items().pop(key)
+
+    def clear(self):
+        self._items().clear()
+
+    def update(self, items):
+        for key, value in (items.items() if hasattr(items, "items") else items):
+            self[key] = value
+
+
+class ModuleDict(_NamedItems):
+    """Modules by name, in insertion order."""
+
+    store = "_modules"
 
     def __setitem__(self, key, module):
         self.add_module(key, module)
 
-    def __delitem__(self, key):
-        del self._modules[key]
+def _as_parameter(value):
+    """A Parameter as is; another tensor or array becomes one (PyTorch's containers wrap them too)."""
+    return value if isinstance(value, Parameter) else Parameter(value)
+
+
+class ParameterList(Module):
+    """Parameters in a list, registered as '0', '1', ..."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        for value in values or ():
+            self.append(value)
+
+    def __getitem__(self, index):
+        parameters = list(self._parameters.values())
+        return ParameterList(parameters[index]) if isinstance(index, slice) else parameters[index]
+
+    def __setitem__(self, index, value):
+        self._parameters[str(range(len(self))[index])] = _as_parameter(value)
 
     def __len__(self):
-        return len(self._modules)
+        return len(self._parameters)
 
     def __iter__(self):
-        return iter(self._modules)
+        return iter(self._parameters.values())
 
-    def __contains__(self, key):
-        return key in self._modules
+    def __iadd__(self, values):
+        return self.extend(values)
 
-    def keys(self):
-        return self._modules.keys()
+    def append(self, value):
+        self._parameters[str(len(self))] = _as_parameter(value)
+        return self
 
-    def items(self):
-        return self._modules.items()
+    def extend(self, values):
+        for value in values:
+            self.append(value)
+        return self
 
-    def values(self):
-        return self._modules.values()
 
-    def pop(self, key):
-        return self._modules.pop(key)
+class ParameterDict(_NamedItems):
+    """Parameters by name, in insertion order."""
 
-    def clear(self):
-        self._modules.clear()
+    store = "_parameters"
 
-    def update(self, modules):
-        for key, module in (modules.items() if hasattr(modules, "items") else modules):
-            self[key] = module
+    def __setitem__(self, key, value):
+        self._parameters[key] = _as_parameter(value)

@@ -8,8 +8,11 @@ import numpy as np
 from .. import dtypes
 from ..core import UnsupportedOpError
 from . import init
-from .functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, avg_pool1d, avg_pool2d,
-                         avg_pool3d, conv1d, conv2d, conv3d, max_pool1d, max_pool2d, max_pool3d)
+from .functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
+                         adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d,
+                         avg_pool3d, conv1d, conv2d, conv3d, conv_transpose1d,
+                         conv_transpose2d, conv_transpose3d, max_pool1d, max_pool2d, max_pool3d, max_unpool1d,
+                         max_unpool2d, max_unpool3d)
 from .modules import Module
 from .convolution import _sizes
 from .parameter import Parameter
@@ -37,9 +40,12 @@ class _ConvNd(Module):
         self.padding = padding if isinstance(padding, str) else _sizes(padding, self.d, "padding")
         self.dilation, self.padding_mode = _sizes(dilation, self.d, "dilation"), padding_mode
         dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
-        self.weight = Parameter(np.empty((out_channels, in_channels // groups, *self.kernel_size), dtype))
+        self.weight = Parameter(np.empty(self._weight_shape(in_channels, out_channels, groups), dtype))
         self.register_parameter("bias", Parameter(np.empty(out_channels, dtype)) if bias else None)
         self.reset_parameters()
+
+    def _weight_shape(self, in_channels, out_channels, groups):
+        return (out_channels, in_channels // groups, *self.kernel_size)
 
     def reset_parameters(self):
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
@@ -75,6 +81,58 @@ class Conv3d(_ConvNd):
     d, function = 3, staticmethod(conv3d)
 
 
+class _ConvTransposeNd(_ConvNd):
+    """weight (in, out / groups, *kernel), drawn as _ConvNd's (PyTorch's fan_in is then out / groups * kernel).
+    forward(input, output_size) picks the output_padding giving that size, as PyTorch."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if isinstance(padding, str):
+            raise ValueError(f"padding={padding!r}: transposed convolutions take int padding only")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype)
+        self.output_padding = _sizes(output_padding, self.d, "output_padding")
+
+    def _weight_shape(self, in_channels, out_channels, groups):
+        return (in_channels, out_channels // groups, *self.kernel_size)
+
+    def forward(self, input, output_size=None):
+        output_padding = self.output_padding if output_size is None else self._output_padding(input, output_size)
+        return type(self).function(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                                   self.groups, self.dilation)
+
+    def _output_padding(self, input, output_size):
+        sizes = tuple(output_size)[-self.d:]
+        if len(sizes) != self.d:
+            raise ValueError(f"output_size must have {self.d} or {self.d + 2} elements, got {tuple(output_size)}")
+        smallest = tuple((n - 1) * s - 2 * p + dl * (k - 1) + 1 for n, s, p, dl, k in zip(
+            input.shape[-self.d:], self.stride, self.padding, self.dilation, self.kernel_size))
+        extras = tuple(int(want) - low for want, low in zip(sizes, smallest))
+        if any(e < 0 or (e >= s and e >= dl) for e, s, dl in zip(extras, self.stride, self.dilation)):
+            raise ValueError(f"requested an output size of {sizes}, but valid sizes range from {smallest} to "
+                             f"{tuple(low + max(s, dl) - 1 for low, s, dl in zip(smallest, self.stride, self.dilation))}"
+                             f" (for an input of {tuple(input.shape[-self.d:])})")
+        return extras
+
+    def extra_repr(self):
+        text = super().extra_repr()
+        if self.output_padding != (0,) * self.d:
+            text += f", output_padding={self.output_padding}"
+        return text
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    d, function = 1, staticmethod(conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    d, function = 2, staticmethod(conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    d, function = 3, staticmethod(conv_transpose3d)
+
+
 class _MaxPoolNd(Module):
     function = None
 
@@ -103,6 +161,35 @@ class MaxPool2d(_MaxPoolNd):
 
 class MaxPool3d(_MaxPoolNd):
     function = staticmethod(max_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    """F.max_unpool{d}d: the inverse of a MaxPool{d}d(return_indices=True) given its indices."""
+
+    function = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding = padding
+
+    def forward(self, input, indices, output_size=None):
+        return type(self).function(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    function = staticmethod(max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    function = staticmethod(max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    function = staticmethod(max_unpool3d)
 
 
 class AvgPool1d(Module):
@@ -147,6 +234,25 @@ class AdaptiveAvgPool1d(Module):
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(AdaptiveAvgPool1d):
+    function = staticmethod(adaptive_max_pool1d)
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, input):
+        return type(self).function(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
+    function = staticmethod(adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool1d):
+    function = staticmethod(adaptive_max_pool3d)
 
 
 class AdaptiveAvgPool2d(AdaptiveAvgPool1d):

@@ -12,8 +12,8 @@ import math
 import numpy as np
 
 from .. import numpy_api as sgnp
-from ..core import UnsupportedOpError, fail
-from ..ops.conv import im2col_impl, im2col_p
+from ..core import Tracer, UnsupportedOpError, fail
+from ..ops.conv import col2im_p, im2col_impl, im2col_p
 from ..ops.linalg import matmul_p
 from ..ops.shape import reduce_sum_p, reshape_p, transpose_p
 
@@ -97,6 +97,59 @@ def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,
     return _unbatched(out, added)
 
 
+def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, *, d,
+                   name="conv_transpose"):
+    """PyTorch's conv_transpose{d}d, the input-gradient of conv{d}d: weight (C_in, C_out / groups, *kernel) takes
+    the input to patches by one matrix product, which col2im (im2col's adjoint) sums into the image. The output
+    is (L - 1) stride - 2 padding + dilation (kernel - 1) + output_padding + 1 long; output_padding adds places
+    at the end, filled from the cropped padding where there is some, else zeros."""
+    x, added = _batched(input, d, name)
+    if weight.ndim != d + 2:
+        fail(f"{name}: weight must be {d + 2}-d (C_in, C_out / groups, *kernel), got shape {tuple(weight.shape)}",
+             ValueError)
+    channels, kernel = x.shape[1], tuple(weight.shape[2:])
+    if not isinstance(groups, (int, np.integer)) or groups < 1 or weight.shape[0] % groups:
+        fail(f"{name}: groups={groups!r} must be a positive int dividing the {weight.shape[0]} input channels",
+             ValueError)
+    if channels != weight.shape[0]:
+        fail(f"{name}: Given transposed=1, weight of size {tuple(weight.shape)}, expected input{tuple(x.shape)} to "
+             f"have {weight.shape[0]} channels, but got {channels} channels instead", ValueError)
+    if np.dtype(x.dtype).kind != "f" or np.dtype(weight.dtype).kind != "f":
+        fail(f"{name}: needs float input and weight, got {np.dtype(x.dtype)} and {np.dtype(weight.dtype)}", TypeError)
+    if x.dtype != weight.dtype:
+        common = np.promote_types(x.dtype, weight.dtype)
+        x, weight = sgnp.astype(x, common), sgnp.astype(weight, common)
+    stride, dilation = _sizes(stride, d, "stride"), _sizes(dilation, d, "dilation")
+    pads, extras = _sizes(padding, d, "padding"), _sizes(output_padding, d, "output_padding")
+    if any(p < 0 for p in pads) or any(s < 1 for s in stride) or any(dl < 1 for dl in dilation):
+        fail(f"{name}: padding must be >= 0 and stride, dilation >= 1, got padding={padding!r}, stride={stride}, "
+             f"dilation={dilation}", ValueError)
+    if any(e < 0 or (e >= s and e >= dl) for e, s, dl in zip(extras, stride, dilation)):
+        fail(f"{name}: output padding must be smaller than either stride or dilation, got "
+             f"output_padding={output_padding!r}, stride={stride}, dilation={dilation}", ValueError)
+    batch, sizes = x.shape[0], tuple(x.shape[2:])
+    out_per_group, positions = weight.shape[1], batch * math.prod(sizes)
+    rows = out_per_group * math.prod(kernel)
+    image = reshape_p(_to_image(x), shape=(groups, channels // groups, positions))  # (C_in, N, *L) by group
+    by_group = reshape_p(weight, shape=(groups, channels // groups, rows))
+    cols = matmul_p(transpose_p(by_group, perm=(0, 2, 1)), image)  # (groups, C_out / groups * K, N * L)
+    cols = reshape_p(cols, shape=(groups * out_per_group, *kernel, batch, *sizes))
+    # col2im crops (p, p - e) where the cropped padding covers output_padding e, and zeros fill the rest
+    window = [(p, max(p - e, 0)) for p, e in zip(pads, extras)]
+    zeros = [max(e - p, 0) for p, e in zip(pads, extras)]
+    spatial = tuple((n - 1) * s - 2 * p + dl * (k - 1) + e + 1 - z
+                    for n, s, p, dl, k, e, z in zip(sizes, stride, pads, dilation, kernel, extras, zeros))
+    if any(s <= 0 for s in spatial):
+        fail(f"{name}: an input of spatial size {sizes} gives a non-positive output size "
+             f"{tuple(s + z for s, z in zip(spatial, zeros))}", ValueError)
+    out = col2im_p(cols, kernel=kernel, stride=stride, dilation=dilation, padding=tuple(window), spatial=spatial)
+    if any(zeros):
+        out = sgnp.pad(out, ((0, 0), (0, 0)) + tuple((0, z) for z in zeros))
+    if bias is not None:
+        out = sgnp.add(out, sgnp.reshape(bias, (groups * out_per_group,) + (1,) * d))
+    return _unbatched(out, added)
+
+
 def _pool_window(kernel_size, stride, padding, dilation, ceil_mode, spatial, name):
     """im2col's window of a pooling. ceil_mode: a last, partial window where one starts inside the image or
     its left padding (PyTorch's rule), reached by padding further on the right."""
@@ -131,9 +184,11 @@ def _check_float(x, name):
 
 def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, d,
              name="max_pool"):
-    """The maximum of each window (padding is -inf); the gradient goes to the window's first maximum."""
+    """The maximum of each window (padding is -inf); the gradient goes to the window's first maximum.
+    return_indices: also max_pool_indices (of a concrete input)."""
     if return_indices:
-        fail(f"{name}: return_indices=True is not supported", UnsupportedOpError)
+        return (max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, d=d, name=name),
+                max_pool_indices(input, kernel_size, stride, padding, dilation, ceil_mode, d=d, name=name))
     x, added = _batched(input, d, name)
     _check_float(x, name)
     window = _pool_window(kernel_size, stride, padding, dilation, ceil_mode, tuple(x.shape[2:]), name)
@@ -148,6 +203,67 @@ def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
     chosen = sgnp.stop_gradient(sgnp.equal(positions, first))
     out = reduce_sum_p(sgnp.where(chosen, patches, 0.0), axes=axes)
     return _unbatched(_to_image(out), added)
+
+
+def max_pool_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, *, d,
+                     name="max_pool"):
+    """PyTorch's indices of the window maxima, int64, flat in each (unpadded) image plane: the first maximum of a
+    window, or its last NaN (PyTorch's CPU kernel). Integers carry no gradient, so they are computed in NumPy."""
+    if isinstance(input, Tracer) and not hasattr(input, "_data"):
+        fail(f"{name}: return_indices=True needs a concrete input (a tensor or an array), not a traced value",
+             UnsupportedOpError)
+    x = np.asarray(input._data if hasattr(input, "_data") else input)
+    added = x.ndim == d + 1
+    x = x[None] if added else x
+    _check_float(x, name)
+    window = _pool_window(kernel_size, stride, padding, dilation, ceil_mode, tuple(x.shape[2:]), name)
+    patches = im2col_impl(x, fill="-inf", **window)  # (C, *kernel, N, *out)
+    channels, batch, out = patches.shape[0], patches.shape[1 + d], patches.shape[2 + d:]
+    flat = patches.reshape(channels, math.prod(window["kernel"]), batch, *out)
+    nan = np.isnan(flat)
+    last_nan = flat.shape[1] - 1 - np.argmax(nan[:, ::-1], axis=1)
+    first_max = np.argmax(np.where(nan, -np.inf, flat) == flat.max(axis=1, keepdims=True, initial=-np.inf,
+                                                                    where=~nan), axis=1)
+    offset = np.where(nan.any(axis=1), last_nan, first_max)  # (C, N, *out): a row-major place in the window
+    place = np.zeros(offset.shape, np.int64)
+    for axis, (offsets, size) in enumerate(zip(np.unravel_index(offset, window["kernel"]), x.shape[2:])):
+        grid = np.arange(out[axis]).reshape((-1,) + (1,) * (d - 1 - axis))
+        coordinate = grid * window["stride"][axis] + offsets * window["dilation"][axis] - window["padding"][axis][0]
+        place = place * size + coordinate
+    indices = np.ascontiguousarray(np.moveaxis(place, 0, 1))  # (N, C, *out)
+    return indices[0] if added else indices
+
+
+def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None, *, d, name="max_unpool"):
+    """max_pool's partial inverse: zeros, with input's elements at their flat indices in each image plane
+    (a gather from input and a 0, so the gradient of input is picked at the indices). Where an index repeats,
+    the last element wins."""
+    x, added = _batched(input, d, name)
+    index = np.asarray(indices._data if hasattr(indices, "_data") else indices)
+    index = index[None] if added else index
+    if index.dtype.kind not in "iu" or index.shape != tuple(x.shape):
+        fail(f"{name}: indices must be integers of the input's shape {tuple(x.shape)}, got {index.dtype} "
+             f"{index.shape}", ValueError)
+    kernel = _sizes(kernel_size, d, "kernel_size")
+    stride = kernel if stride is None else _sizes(stride, d, "stride")
+    pads = _sizes(padding, d, "padding")
+    sizes = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(x.shape[2:], stride, pads, kernel))
+    if output_size is not None:
+        wanted = tuple(int(v) for v in tuple(output_size)[-d:])
+        if len(tuple(output_size)) not in (d, d + 2) or any(w <= 0 for w in wanted):
+            fail(f"{name}: output_size must have {d} or {d + 2} positive elements, got {tuple(output_size)}",
+                 ValueError)
+        sizes = wanted
+    planes, per_plane, plane = x.shape[0] * x.shape[1], math.prod(x.shape[2:]), math.prod(sizes)
+    if index.size and (index.min() < 0 or index.max() >= plane):
+        fail(f"{name}: Found an invalid max index: {int(index.max() if index.max() >= plane else index.min())} "
+             f"(output volumes are of size {'x'.join(map(str, sizes))})", ValueError)
+    zero_slot = planes * per_plane
+    source = np.full((planes, plane), zero_slot, np.int64)
+    source[np.repeat(np.arange(planes), per_plane), index.reshape(-1)] = np.arange(zero_slot)
+    values = sgnp.concatenate([sgnp.reshape(x, (-1,)), np.zeros(1, x.dtype)])
+    out = sgnp.reshape(sgnp.take(values, source.reshape(-1)), (*x.shape[:2], *sizes))
+    return _unbatched(out, added)
 
 
 def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -187,6 +303,16 @@ def adaptive_avg_pool(input, output_size, *, d, name="adaptive_avg_pool"):
     the windows along one axis after another (a window is a product of intervals, so the mean of the row
     means is its mean; a matrix of weights would turn an infinity into NaN where its weight is 0). None in
     output_size keeps that axis's size."""
+    return _adaptive(sgnp.mean, input, output_size, d, name)
+
+
+def adaptive_max_pool(input, output_size, *, d, name="adaptive_max_pool"):
+    """The maxima of PyTorch's adaptive windows, one axis after another (a window is a product of intervals);
+    tied maxima share the gradient (sg.max's rule)."""
+    return _adaptive(sgnp.max, input, output_size, d, name)
+
+
+def _adaptive(reduce, input, output_size, d, name):
     x, added = _batched(input, d, name)
     _check_float(x, name)
     sizes = (output_size,) * d if isinstance(output_size, (int, np.integer)) or output_size is None else \
@@ -199,14 +325,13 @@ def adaptive_avg_pool(input, output_size, *, d, name="adaptive_avg_pool"):
         fail(f"{name}: output_size {sizes} and input spatial sizes {spatial} must be positive", ValueError)
     if all(s % o == 0 for s, o in zip(spatial, sizes)):
         split = tuple(v for s, o in zip(spatial, sizes) for v in (o, s // o))
-        out = sgnp.mean(sgnp.reshape(x, (*x.shape[:2], *split)), axis=tuple(3 + 2 * i for i in range(d)))
+        out = reduce(sgnp.reshape(x, (*x.shape[:2], *split)), axis=tuple(3 + 2 * i for i in range(d)))
         return _unbatched(out, added)
     out = x
     for axis, (size, target) in enumerate(zip(spatial, sizes)):
         if size == target:
             continue
         before = (slice(None),) * (2 + axis)
-        out = sgnp.concatenate([sgnp.mean(out[before + (slice(start, end),)], axis=2 + axis, keepdims=True)
+        out = sgnp.concatenate([reduce(out[before + (slice(start, end),)], axis=2 + axis, keepdims=True)
                                 for start, end in _adaptive_windows(size, target)], axis=2 + axis)
     return _unbatched(out, added)
-

@@ -16,7 +16,7 @@ from ..ops.indexing import take_p
 from ..eager.function import Function
 from ..eager.mode import no_grad
 from ..eager.tensor import Tensor, apply_function, elementwise_on_tensors, labelled, random_generator
-from . import convolution
+from . import convolution, resize
 
 
 def _ew(op, args):
@@ -330,16 +330,60 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                              d=3, name="conv3d")
 
 
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _convolution_call(convolution.conv_transpose, "Convolution",
+                             (input, weight, bias, stride, padding, output_padding, groups, dilation), d=1,
+                             name="conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _convolution_call(convolution.conv_transpose, "Convolution",
+                             (input, weight, bias, stride, padding, output_padding, groups, dilation), d=2,
+                             name="conv_transpose2d")
+
+
+def _max_pool(label, args, return_indices, d):
+    """The pooled values through one cached plan; with return_indices, (values, indices), the int64 indices
+    computed from the concrete input (PyTorch's MaxUnpool takes them)."""
+    values = _convolution_call(convolution.max_pool, label, args, d=d, name=f"max_pool{d}d")
+    if not return_indices:
+        return values
+    indices = convolution.max_pool_indices(*args, d=d, name=f"max_pool{d}d")
+    return values, Tensor._wrap(indices) if isinstance(values, Tensor) else indices
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, d):
+    """The indices are constants of the gather (NumPy's), not operands of the plan."""
+    indices = np.asarray(indices._data if isinstance(indices, Tensor) else indices)
+    output_size = None if output_size is None else tuple(int(v) for v in output_size)
+    return labelled(convolution.max_unpool(input, indices, kernel_size, stride, padding, output_size, d=d,
+                                           name=f"max_unpool{d}d"), "MaxUnpool2D")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _convolution_call(convolution.conv_transpose, "Convolution",
+                             (input, weight, bias, stride, padding, output_padding, groups, dilation), d=3,
+                             name="conv_transpose3d")
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    return _convolution_call(convolution.max_pool, "MaxPool2DWithIndices",
-                             (input, kernel_size, stride, padding, dilation, ceil_mode, return_indices), d=1,
-                             name="max_pool1d")
+    return _max_pool("MaxPool2DWithIndices", (input, kernel_size, stride, padding, dilation, ceil_mode), return_indices, 1)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    return _convolution_call(convolution.max_pool, "MaxPool2DWithIndices",
-                             (input, kernel_size, stride, padding, dilation, ceil_mode, return_indices), d=2,
-                             name="max_pool2d")
+    return _max_pool("MaxPool2DWithIndices", (input, kernel_size, stride, padding, dilation, ceil_mode), return_indices, 2)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -366,9 +410,7 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    return _convolution_call(convolution.max_pool, "MaxPool3DWithIndices",
-                             (input, kernel_size, stride, padding, dilation, ceil_mode, return_indices), d=3,
-                             name="max_pool3d")
+    return _max_pool("MaxPool3DWithIndices", (input, kernel_size, stride, padding, dilation, ceil_mode), return_indices, 3)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -381,6 +423,26 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def adaptive_avg_pool3d(input, output_size):
     return _convolution_call(convolution.adaptive_avg_pool, "AdaptiveAvgPool3D", (input, output_size), d=3,
                              name="adaptive_avg_pool3d")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """PyTorch's pad: widths from the last dimension backwards; constant, reflect, replicate or circular."""
+    return labelled(apply_function(resize.pad, (input, tuple(pad), mode, value), {}),
+                    "ConstantPadNd" if mode == "constant" else mode.capitalize() + "Pad")
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """Resize (N, C, *spatial): nearest, linear, bilinear (align_corners False or True) or area."""
+    size = size if size is None or isinstance(size, (int, np.integer)) else tuple(size)
+    scale_factor = scale_factor if scale_factor is None or isinstance(scale_factor, (int, float, np.number)) else \
+        tuple(scale_factor)
+    return labelled(apply_function(resize.interpolate, (input, size, scale_factor, mode, align_corners,
+                                                        recompute_scale_factor, antialias), {}),
+                    {"nearest": "UpsampleNearest", "area": "AdaptiveAvgPool"}.get(mode, "UpsampleLinear"))
+
+
+upsample = interpolate
 
 
 # ----------------------------------------------------------------------------- activations
@@ -431,6 +493,187 @@ def _elu(x, alpha):
     return _ew(E.where, (positive, x, _ew(E.multiply, (alpha, _ew(E.expm1, (_ew(E.where, (positive, 0.0, x)),))))))
 
 
+def silu(input, inplace=False):
+    """x sigmoid(x) (swish)."""
+    _not_in_place(inplace, "silu")
+    return _activation(_silu, "Silu", input)
+
+
+def _silu(x):
+    return _ew(E.multiply, (x, _ew(E.sigmoid, (x,))))
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (PyTorch's cut-off)."""
+    return _activation(_softplus, "Softplus", input, float(beta), float(threshold))
+
+
+def _softplus(x, beta, threshold):
+    scaled = _ew(E.multiply, (x, beta))
+    return _ew(E.where, (_ew(E.greater, (scaled, threshold)), x, _ew(E.divide, (_ew(E.softplus, (scaled,)), beta))))
+
+
+def mish(input, inplace=False):
+    """x tanh(softplus(x))."""
+    _not_in_place(inplace, "mish")
+    return _activation(_mish, "Mish", input)
+
+
+def _mish(x):
+    return _ew(E.multiply, (x, _ew(E.tanh, (_ew(E.softplus, (x,)),))))
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clamped to [min_val, max_val]; the gradient is 1 strictly inside, 0 elsewhere (PyTorch's)."""
+    _not_in_place(inplace, "hardtanh")
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _activation(_hardtanh, "Hardtanh", input, float(min_val), float(max_val))
+
+
+def _hardtanh(x, low, high):
+    inside = _ew(E.logical_and, (_ew(E.greater, (x, low)), _ew(E.less, (x, high))))
+    clamped = sgnp.stop_gradient(_ew(E.minimum, (_ew(E.maximum, (x, low)), high)))
+    return _ew(E.where, (inside, x, clamped))
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6."""
+    _not_in_place(inplace, "hardsigmoid")
+    return _activation(_hardsigmoid, "Hardsigmoid", input)
+
+
+def _hardsigmoid(x):
+    return _ew(E.divide, (_hardtanh(_ew(E.add, (x, 3.0)), 0.0, 6.0), 6.0))
+
+
+def hardswish(input, inplace=False):
+    """x relu6(x + 3) / 6, with PyTorch's gradient: 0 below -3, 1 above 3, (2x + 3) / 6 between."""
+    _not_in_place(inplace, "hardswish")
+    return _activation(_hardswish, "Hardswish", input)
+
+
+def _hardswish(x):
+    middle = _ew(E.logical_and, (_ew(E.greater, (x, -3.0)), _ew(E.less, (x, 3.0))))
+    inner = _ew(E.divide, (_ew(E.multiply, (x, _ew(E.add, (x, 3.0)))), 6.0))
+    outer = _ew(E.where, (_ew(E.less_equal, (x, -3.0)), sgnp.stop_gradient(_ew(E.multiply, (x, 0.0))), x))
+    return _ew(E.where, (middle, inner, outer))
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with SELU's fixed constants."""
+    _not_in_place(inplace, "selu")
+    return _activation(_selu, "Elu", input)
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def _selu(x):
+    return _ew(E.multiply, (_SELU_SCALE, _elu(x, _SELU_ALPHA)))
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
+    _not_in_place(inplace, "celu")
+    if alpha == 0:
+        raise ValueError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _activation(_celu, "Elu", input, float(alpha))
+
+
+def _celu(x, alpha):
+    positive = _ew(E.greater, (x, 0.0))
+    scaled = _ew(E.divide, (_ew(E.where, (positive, 0.0, x)), alpha))
+    return _ew(E.where, (positive, x, _ew(E.multiply, (alpha, _ew(E.expm1, (scaled,))))))
+
+
+def logsigmoid(input):
+    """log sigmoid(x) = -softplus(-x), stable for large |x|."""
+    return _activation(_logsigmoid, "LogSigmoid", input)
+
+
+def _logsigmoid(x):
+    """log sigmoid(x) = -softplus(-x)."""
+    return _ew(E.negative, (_ew(E.softplus, (_ew(E.negative, (x,)),)),))
+
+
+def softmin(input, dim=None):
+    return softmax(_ew(E.negative, (input,)), dim)
+
+
+def softsign(input):
+    return _activation(_softsign, "Div", input)
+
+
+def _softsign(x):
+    return _ew(E.divide, (x, _ew(E.add, (1.0, _ew(E.abs, (x,))))))
+
+
+def tanhshrink(input):
+    return _activation(_tanhshrink, "Sub", input)
+
+
+def _tanhshrink(x):
+    return _ew(E.subtract, (x, _ew(E.tanh, (x,))))
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, else value."""
+    _not_in_place(inplace, "threshold")
+    return _activation(_threshold, "Threshold", input, float(threshold), float(value))
+
+
+def _threshold(x, limit, value):
+    return _ew(E.where, (_ew(E.greater, (x, limit)), x, value))
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b), a and b the two halves of input along dim."""
+    dim = dim % input.ndim if input.ndim else dim
+    if input.ndim == 0 or input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size "
+                           f"{input.shape[dim] if input.ndim else 0}")
+    return _activation(_glu, "Glu", input, dim)
+
+
+def _glu(x, dim):
+    half = x.shape[dim] // 2
+    before = (slice(None),) * dim
+    return _ew(E.multiply, (x[before + (slice(0, half),)], _ew(E.sigmoid, (x[before + (slice(half, None),)],))))
+
+
+def prelu(input, weight):
+    """x where x > 0, else weight x; weight has one element or one per channel (dim 1)."""
+    channels = weight.shape[0] if weight.ndim else 1
+    if channels != 1 and (input.ndim < 2 or input.shape[1] != channels):
+        raise ValueError(f"prelu: {channels} weights need an input with {channels} channels along dim 1, got shape "
+                         f"{tuple(input.shape)}")
+    shape = (channels,) + (1,) * max(input.ndim - 2, 0) if channels != 1 else ()
+    return labelled(apply_function(_prelu, (input, weight, shape), {}), "Prelu")
+
+
+def _prelu(x, weight, shape):
+    return _ew(E.where, (_ew(E.greater, (x, 0.0)), x, _ew(E.multiply, (sgnp.reshape(weight, shape), x))))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """input / max(||input||_p along dim, eps); the norm's gradient at a zero vector is 0, as PyTorch's."""
+    return labelled(apply_function(_normalize_by_norm, (input, float(p), dim, float(eps)), {}), "Div")
+
+
+def _normalize_by_norm(x, p, dim, eps):
+    powered = _ew(E.square, (x,)) if p == 2 else _ew(E.power, (_ew(E.abs, (x,)), p))
+    total = sgnp.sum(powered, axis=dim, keepdims=True)
+    nonzero = _ew(E.greater, (total, 0.0))
+    safe = _ew(E.where, (nonzero, total, 1.0))
+    norm = _ew(E.where, (nonzero, _ew(E.sqrt, (safe,)) if p == 2 else _ew(E.power, (safe, 1.0 / p)), 0.0))
+    return _ew(E.divide, (x, _ew(E.maximum, (norm, eps))))
+
+
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p (drawn from sg.manual_seed's generator) and scale the rest by
     1 / (1 - p); the identity when not training."""
@@ -446,6 +689,138 @@ def dropout(input, p=0.5, training=True, inplace=False):
     keep = random_generator().random(tuple(input.shape)) >= p
     scale = np.where(keep, 1.0 / (1.0 - p) if p < 1 else 0.0, 0.0).astype(input.dtype)
     return labelled(_ew(E.multiply, (input, scale)), "Mul")
+
+
+def _channel_dropout(input, p, training, inplace, d, name):
+    """Zero whole channels (each (n, c) plane) with probability p, scaling the rest by 1 / (1 - p)."""
+    _not_in_place(inplace, name)
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (d + 1, d + 2):
+        raise ValueError(f"{name}: expected a {d + 1}-d (unbatched) or {d + 2}-d (batched) input, got shape "
+                         f"{tuple(input.shape)}")
+    if not training or p == 0:
+        return input
+    channels = tuple(input.shape[:input.ndim - d])
+    keep = random_generator().random(channels) >= p
+    scale = np.where(keep, 1.0 / (1.0 - p) if p < 1 else 0.0, 0.0).astype(input.dtype)
+    return labelled(_ew(E.multiply, (input, scale.reshape(channels + (1,) * d))), "Mul")
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 x2) / (max(||x1||, eps) max(||x2||, eps)) along dim (inputs broadcast)."""
+    return labelled(apply_function(_cosine_similarity, (x1, x2, dim, float(eps)), {}), "Sum")
+
+
+def _cosine_similarity(x1, x2, dim, eps):
+    unit1, unit2 = _normalize_by_norm(x1, 2.0, dim, eps), _normalize_by_norm(x2, 2.0, dim, eps)
+    return sgnp.sum(_ew(E.multiply, (unit1, unit2)), axis=dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p along the last dimension."""
+    return labelled(apply_function(_pairwise_distance, (x1, x2, float(p), float(eps), keepdim), {}), "Norm")
+
+
+def _pairwise_distance(x1, x2, p, eps, keepdim):
+    diff = _ew(E.add, (_ew(E.subtract, (x1, x2)), eps))
+    powered = _ew(E.square, (diff,)) if p == 2 else _ew(E.power, (_ew(E.abs, (diff,)), p))
+    total = sgnp.sum(powered, axis=-1, keepdims=keepdim)
+    return _ew(E.sqrt, (total,)) if p == 2 else _ew(E.power, (total, 1.0 / p))
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    r = int(upscale_factor)
+    *lead, channels, height, width = input.shape
+    if channels % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={channels} is not divisible by {r * r}")
+    k = len(lead)
+    out = sgnp.reshape(input, (*lead, channels // (r * r), r, r, height, width))
+    out = sgnp.transpose(out, (*range(k), k, k + 3, k + 1, k + 4, k + 2))
+    return sgnp.reshape(out, (*lead, channels // (r * r), height * r, width * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = int(downscale_factor)
+    *lead, channels, height, width = input.shape
+    if height % r or width % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor {r}, got "
+                           f"{height} and {width}")
+    k = len(lead)
+    out = sgnp.reshape(input, (*lead, channels, height // r, r, width // r, r))
+    out = sgnp.transpose(out, (*range(k), k, k + 2, k + 4, k + 1, k + 3))
+    return sgnp.reshape(out, (*lead, channels * r * r, height // r, width // r))
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return _adaptive_max(input, output_size, return_indices, 1)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return _adaptive_max(input, output_size, return_indices, 2)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _adaptive_max(input, output_size, return_indices, 3)
+
+
+def _adaptive_max(input, output_size, return_indices, d):
+    if return_indices:
+        raise UnsupportedOpError(f"adaptive_max_pool{d}d: return_indices=True is not supported")
+    return _convolution_call(convolution.adaptive_max_pool, "AdaptiveMaxPool2D", (input, output_size), d=d,
+                             name=f"adaptive_max_pool{d}d")
+
+
+def mask_array(mask):
+    return None if mask is None else np.asarray(mask._data if isinstance(mask, Tensor) else mask)
+
+
+def additive_mask(mask, dtype, forbidden_when_true):
+    """A mask as scores to add: a boolean one becomes 0 / -inf (True forbidding, or allowing), a float one as is."""
+    if mask is None:
+        return None
+    data = mask_array(mask)
+    if data.dtype == np.bool_:
+        forbidden = data if forbidden_when_true else ~data
+        return np.where(forbidden, -np.inf, 0.0).astype(dtype)
+    return mask if isinstance(mask, Tensor) else data.astype(dtype)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(query key^T * scale + mask) value over the last two dimensions (scale 1 / sqrt(E) by default);
+    a boolean attn_mask is True where attention is allowed; is_causal masks the upper triangle."""
+    if enable_gqa:
+        raise UnsupportedOpError("scaled_dot_product_attention: enable_gqa=True is not supported")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    length, source = query.shape[-2], key.shape[-2]
+    if is_causal:
+        attn_mask = np.tril(np.ones((length, source), bool))
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = _ew(E.multiply, (sgnp.matmul(query, sgnp.swapaxes(key, -2, -1)), scale))
+    bias = additive_mask(attn_mask, query.dtype, forbidden_when_true=False)
+    if bias is not None:
+        scores = _ew(E.add, (scores, bias))
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return sgnp.matmul(weights, value)
 
 
 # ----------------------------------------------------------------------------- normalization and embedding
@@ -529,6 +904,47 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
     return out if bias is None else _ew(E.add, (out, bias))
 
 
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize (N, C, *spatial) over each example's groups of C / num_groups channels (biased variance), then
+    scale and shift per channel."""
+    if input.ndim < 2 or not isinstance(num_groups, (int, np.integer)) or num_groups <= 0 or \
+            input.shape[1] % num_groups:
+        raise ValueError(f"group_norm: expected an input (N, C, ...) with C divisible by num_groups={num_groups!r}, "
+                         f"got shape {tuple(input.shape)}")
+    return labelled(apply_function(_group_norm, (input, int(num_groups), weight, bias, eps), {}), "NativeGroupNorm")
+
+
+def _group_norm(input, groups, weight, bias, eps):
+    batch, channels = input.shape[:2]
+    grouped = sgnp.reshape(input, (batch, groups, input.size // max(batch * groups, 1)))
+    out = sgnp.reshape(_layer_norm(grouped, grouped.shape[2:], None, None, eps), tuple(input.shape))
+    shape = (1, channels) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = _ew(E.multiply, (out, sgnp.reshape(weight, shape)))
+    return out if bias is None else _ew(E.add, (out, sgnp.reshape(bias, shape)))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalize each example's channels over their spatial axes (group_norm with a group per channel); the
+    running statistics, when given, move towards the batch's average of the instances' (unbiased variance), as
+    PyTorch's; without use_input_stats, normalize with the running statistics (batch_norm's eval mode)."""
+    if input.ndim < 3:
+        raise ValueError(f"instance_norm: expected an input (N, C, *spatial), got shape {tuple(input.shape)}")
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    if running_mean is not None:
+        count = math.prod(input.shape[2:])
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                             f"{tuple(input.shape)}")
+        data = np.asarray(input._data if hasattr(input, "_data") else input)
+        instances = data.reshape(data.shape[0], data.shape[1], -1)
+        _update_running(running_mean, running_var, instances.mean(-1).mean(0), instances.var(-1).mean(0), count,
+                        momentum)
+    return group_norm(input, input.shape[1], weight, bias, eps)
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     """Rows of weight at integer indices; the row at padding_idx gets no gradient (as PyTorch)."""
     if max_norm is not None or scale_grad_by_freq or sparse:
@@ -547,6 +963,22 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         if is_padding.any():
             picked = _ew(E.where, (is_padding, sgnp.stop_gradient(picked), picked))
     return labelled(sgnp.reshape(picked, (*index.shape, weight.shape[1])), "Embedding")
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 (..., num_classes) with a 1 at each integer class index (num_classes -1: the largest index + 1)."""
+    index = np.asarray(tensor._data if hasattr(tensor, "_data") else tensor)
+    if index.dtype.kind not in "iu":
+        raise TypeError(f"one_hot is only applicable to index tensor of integer dtype, got {index.dtype}")
+    if index.size and index.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if not index.size:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(index.max()) + 1
+    if index.size and index.max() >= num_classes:
+        raise RuntimeError(f"Class values must be smaller than num_classes ({num_classes}), got {int(index.max())}")
+    return Tensor._wrap((index[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
 # ----------------------------------------------------------------------------- more losses
@@ -618,3 +1050,140 @@ def _kl_terms(input, target, log_target):
     log_target_value = _ew(E.log, (_ew(E.where, (positive, target, 1.0)),))
     return _ew(E.where, (positive, _ew(E.multiply, (target, _ew(E.subtract, (log_target_value, input)))),
                          _ew(E.multiply, (target, _ew(E.negative, (input,))))))
+
+
+# ----------------------------------------------------------------------------- margin, embedding and likelihood losses
+
+def _loss_call(terms, label, args, reduction):
+    """The loss terms through one cached plan, then reduced."""
+    return labelled(apply_function(_reduced, (terms, reduction, *args), {}), label)
+
+
+def _reduced(terms, reduction, *args):
+    return _reduce(terms(*args), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """max(0, -y (x1 - x2) + margin)."""
+    _no_legacy_reduction(size_average, reduce)
+    return _loss_call(_margin_ranking, "Clamp", (input1, input2, target, float(margin)), reduction)
+
+
+def _margin_ranking(x1, x2, y, margin):
+    return _ew(E.maximum, (_ew(E.add, (_ew(E.negative, (_ew(E.multiply, (y, _ew(E.subtract, (x1, x2)))),)), margin)),
+                           0.0))
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """x where y = 1, max(0, margin - x) where y = -1 (PyTorch's sum of both for other targets)."""
+    _no_legacy_reduction(size_average, reduce)
+    return _loss_call(_hinge_embedding, "Add", (input, target, float(margin)), reduction)
+
+
+def _hinge_embedding(x, y, margin):
+    clamped = _ew(E.maximum, (_ew(E.subtract, (margin, x)), 0.0))
+    return _ew(E.add, (_ew(E.where, (_ew(E.not_equal, (y, 1.0)), clamped, 0.0)),
+                       _ew(E.where, (_ew(E.not_equal, (y, -1.0)), x, 0.0))))
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-y x))."""
+    _no_legacy_reduction(size_average, reduce)
+    return _loss_call(_soft_margin, "SoftMarginLoss", (input, target), reduction)
+
+
+def _soft_margin(x, y):
+    return _ew(E.softplus, (_ew(E.negative, (_ew(E.multiply, (y, x)),)),))
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(y log sigmoid(x) + (1 - y) log sigmoid(-x)), weighted per class, averaged over the classes (dim -1)."""
+    _no_legacy_reduction(size_average, reduce)
+    return _loss_call(_multilabel_soft_margin, "Mean", (input, target, weight), reduction)
+
+
+def _multilabel_soft_margin(x, y, weight):
+    terms = _ew(E.add, (_ew(E.multiply, (y, _logsigmoid(x))),
+                        _ew(E.multiply, (_ew(E.subtract, (1.0, y)), _logsigmoid(_ew(E.negative, (x,)))))))
+    terms = _ew(E.negative, (terms,))
+    if weight is not None:
+        terms = _ew(E.multiply, (terms, weight))
+    return _ew(E.divide, (sgnp.sum(terms, axis=-1), float(x.shape[-1])))
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1 (cos with PyTorch's 1e-12)."""
+    _no_legacy_reduction(size_average, reduce)
+    return _loss_call(_cosine_embedding, "Where", (input1, input2, target, float(margin)), reduction)
+
+
+def _cosine_embedding(x1, x2, y, margin):
+    dim = x1.ndim - 1
+    dot = sgnp.sum(_ew(E.multiply, (x1, x2)), axis=dim)
+    squares = [_ew(E.add, (sgnp.sum(_ew(E.square, (x,)), axis=dim), 1e-12)) for x in (x1, x2)]
+    cosine = _ew(E.divide, (dot, _ew(E.sqrt, (_ew(E.multiply, tuple(squares)),))))
+    positive = _ew(E.where, (_ew(E.equal, (y, 1.0)), _ew(E.subtract, (1.0, cosine)), 0.0))
+    negative = _ew(E.where, (_ew(E.equal, (y, -1.0)), _ew(E.maximum, (_ew(E.subtract, (cosine, margin)), 0.0)), 0.0))
+    return _ew(E.add, (positive, negative))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """max(0, margin + d(a, p) - d(a, n)) with pairwise_distance d (swap: d(a, n) is min(d(a, n), d(p, n)))."""
+    _no_legacy_reduction(size_average, reduce)
+    return _loss_call(_triplet_margin, "Clamp", (anchor, positive, negative, float(margin), float(p), float(eps),
+                                                 bool(swap)), reduction)
+
+
+def _triplet_margin(anchor, positive, negative, margin, p, eps, swap):
+    to_positive = _pairwise_distance(anchor, positive, p, eps, False)
+    to_negative = _pairwise_distance(anchor, negative, p, eps, False)
+    if swap:
+        to_negative = _ew(E.minimum, (to_negative, _pairwise_distance(positive, negative, p, eps, False)))
+    return _ew(E.maximum, (_ew(E.add, (_ew(E.subtract, (to_positive, to_negative)), margin)), 0.0))
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """exp(x) - y x (log_input), else x - y log(x + eps); full adds Stirling's y log y - y + log(2 pi y) / 2
+    where y > 1."""
+    _no_legacy_reduction(size_average, reduce)
+    return _loss_call(_poisson_nll, "PoissonNllLoss", (input, target, bool(log_input), bool(full), float(eps)),
+                      reduction)
+
+
+def _poisson_nll(x, y, log_input, full, eps):
+    if log_input:
+        terms = _ew(E.subtract, (_ew(E.exp, (x,)), _ew(E.multiply, (y, x))))
+    else:
+        terms = _ew(E.subtract, (x, _ew(E.multiply, (y, _ew(E.log, (_ew(E.add, (x, eps)),))))))
+    if not full:
+        return terms
+    safe = _ew(E.where, (_ew(E.greater, (y, 1.0)), y, 1.0))
+    stirling = _ew(E.add, (_ew(E.subtract, (_ew(E.multiply, (safe, _ew(E.log, (safe,)))), safe)),
+                           _ew(E.multiply, (0.5, _ew(E.log, (_ew(E.multiply, (2 * math.pi, safe)),))))))
+    return _ew(E.add, (terms, _ew(E.where, (_ew(E.greater, (y, 1.0)), stirling, 0.0))))
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """(log max(var, eps) + (x - y)^2 / max(var, eps)) / 2 (+ log(2 pi) / 2 with full). As PyTorch's, the clamp
+    of var at eps passes its gradient through unchanged."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    var_shape = tuple(np.shape(var)) if not hasattr(var, "shape") else tuple(var.shape)
+    if var_shape != tuple(input.shape) and var_shape != tuple(input.shape[:-1]) + (1,) and \
+            var_shape != tuple(input.shape[:-1]):
+        raise ValueError("var is of incorrect size")
+    if var_shape == tuple(input.shape[:-1]) and var_shape != tuple(input.shape):
+        var = sgnp.expand_dims(var, -1)
+    variance = np.asarray(var._data if hasattr(var, "_data") else var)
+    if (variance < 0).any():
+        raise ValueError("var has negative entry/entries")
+    return _loss_call(_gaussian_nll, "Mul", (input, target, var, bool(full), float(eps)), reduction)
+
+
+def _gaussian_nll(x, y, var, full, eps):
+    clamped = _ew(E.add, (var, sgnp.stop_gradient(_ew(E.subtract, (_ew(E.maximum, (var, eps)), var)))))
+    terms = _ew(E.multiply, (0.5, _ew(E.add, (_ew(E.log, (clamped,)),
+                                              _ew(E.divide, (_ew(E.square, (_ew(E.subtract, (x, y)),)), clamped))))))
+    return _ew(E.add, (terms, 0.5 * math.log(2 * math.pi))) if full else terms

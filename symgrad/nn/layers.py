@@ -1,11 +1,14 @@
-"""More layers with PyTorch's names: the activations GELU, LeakyReLU and ELU, Dropout, Embedding."""
+"""More layers with PyTorch's names: the activations GELU, LeakyReLU and ELU, Dropout, Embedding, the padding
+layers and Upsample."""
 from __future__ import annotations
 
 import numpy as np
 
 from .. import dtypes
 from ..eager.tensor import Tensor, random_generator
-from .functional import dropout, elu, embedding, gelu, leaky_relu
+from .convolution import _sizes
+from . import functional as F
+from .functional import dropout, elu, embedding, gelu, interpolate, leaky_relu, pad
 from .modules import Module
 from .parameter import Parameter
 
@@ -76,6 +79,191 @@ class Embedding(Module):
     def forward(self, input):
         return embedding(input, self.weight, self.padding_idx, self.max_norm, 2.0, self.scale_grad_by_freq, self.sparse)
 
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
+        """An Embedding holding a copy of the 2-d `embeddings` (frozen unless freeze=False)."""
+        if embeddings.ndim != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, columns = embeddings.shape
+        data = np.array(embeddings._data if isinstance(embeddings, Tensor) else embeddings)
+        return cls(rows, columns, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=data,
+                   _freeze=freeze)
+
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.embedding_dim}" + (
             f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+
+
+class _PadNd(Module):
+    """F.pad with a fixed mode: `padding` an int (every side) or 2 * d ints (left, right, top, bottom, ...)."""
+
+    d, mode = None, None
+
+    def __init__(self, padding, value=0.0):
+        super().__init__()
+        self.padding = _sizes(padding, 2 * self.d, "padding")
+        self.value = value
+
+    def forward(self, input):
+        return pad(input, self.padding, self.mode, self.value if self.mode == "constant" else None)
+
+    def extra_repr(self):
+        return f"{self.padding}" + (f", value={self.value}" if self.mode == "constant" else "")
+
+
+def _pad_class(name, d, mode):
+    return type(name, (_PadNd,), {"d": d, "mode": mode, "__doc__": f"F.pad(input, padding, {mode!r}) on the last "
+                                                                  f"{d} dimension{'s' if d > 1 else ''}."})
+
+
+ConstantPad1d, ConstantPad2d = _pad_class("ConstantPad1d", 1, "constant"), _pad_class("ConstantPad2d", 2, "constant")
+ReflectionPad1d, ReflectionPad2d = _pad_class("ReflectionPad1d", 1, "reflect"), \
+    _pad_class("ReflectionPad2d", 2, "reflect")
+ReplicationPad1d, ReplicationPad2d = _pad_class("ReplicationPad1d", 1, "replicate"), \
+    _pad_class("ReplicationPad2d", 2, "replicate")
+CircularPad1d, CircularPad2d = _pad_class("CircularPad1d", 1, "circular"), _pad_class("CircularPad2d", 2, "circular")
+ConstantPad3d, ReflectionPad3d = _pad_class("ConstantPad3d", 3, "constant"), _pad_class("ReflectionPad3d", 3, "reflect")
+ReplicationPad3d, CircularPad3d = _pad_class("ReplicationPad3d", 3, "replicate"), \
+    _pad_class("CircularPad3d", 3, "circular")
+for _padding_class in (ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d,
+                       ReplicationPad2d, CircularPad1d, CircularPad2d, ConstantPad3d, ReflectionPad3d,
+                       ReplicationPad3d, CircularPad3d):
+    _padding_class.__module__ = __name__
+
+
+class _ZeroPad(_PadNd):
+    mode = "constant"
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ZeroPad1d(_ZeroPad):
+    d = 1
+
+
+class ZeroPad2d(_ZeroPad):
+    d = 2
+
+
+class ZeroPad3d(_ZeroPad):
+    d = 3
+
+
+class Upsample(Module):
+    """F.interpolate with fixed arguments."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                 recompute_scale_factor=None):
+        super().__init__()
+        self.size, self.scale_factor, self.mode = size, scale_factor, mode
+        self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
+
+    def forward(self, input):
+        return interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                           self.recompute_scale_factor)
+
+    def extra_repr(self):
+        return (f"size={self.size}" if self.scale_factor is None else f"scale_factor={float(self.scale_factor)}") + \
+            f", mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, "nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear with align_corners=True, as PyTorch's."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, "bilinear", align_corners=True)
+
+
+class Unflatten(Module):
+    """Dimension `dim` reshaped to `unflattened_size` (one size may be -1)."""
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, input):
+        dim = self.dim % input.ndim
+        return input.view(*input.shape[:dim], *self.unflattened_size, *input.shape[dim + 1:])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class _ChannelDropout(Dropout):
+    function = None
+
+    def forward(self, input):
+        return type(self).function(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_ChannelDropout):
+    function = staticmethod(F.dropout1d)
+
+
+class Dropout2d(_ChannelDropout):
+    function = staticmethod(F.dropout2d)
+
+
+class Dropout3d(_ChannelDropout):
+    function = staticmethod(F.dropout3d)
+
+
+class CosineSimilarity(Module):
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class _PixelRearrange(Module):
+    """F.pixel_shuffle or F.pixel_unshuffle with a fixed factor, kept under PyTorch's attribute name."""
+
+    function, factor = None, None
+
+    def __init__(self, factor):
+        super().__init__()
+        setattr(self, type(self).factor, factor)
+
+    def forward(self, input):
+        return type(self).function(input, getattr(self, type(self).factor))
+
+    def extra_repr(self):
+        return f"{type(self).factor}={getattr(self, type(self).factor)}"
+
+
+class PixelShuffle(_PixelRearrange):
+    function, factor = staticmethod(F.pixel_shuffle), "upscale_factor"
+
+
+class PixelUnshuffle(_PixelRearrange):
+    function, factor = staticmethod(F.pixel_unshuffle), "downscale_factor"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of a (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input of 3 or 4 dimensions, got shape {tuple(input.shape)}")
+        return F.softmax(input, -3)

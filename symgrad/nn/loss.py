@@ -1,6 +1,8 @@
-"""More loss modules: L1Loss, SmoothL1Loss (beta), HuberLoss (delta), KLDivLoss (log_target, 'batchmean')."""
+"""More loss modules: L1Loss, SmoothL1Loss (beta), HuberLoss (delta), KLDivLoss (log_target, 'batchmean'), and
+the margin, embedding and likelihood losses (their functional forms with fixed options)."""
 from __future__ import annotations
 
+from . import functional as F
 from .functional import huber_loss, kl_div, l1_loss, smooth_l1_loss
 from .modules import _Loss
 
@@ -34,3 +36,53 @@ class KLDivLoss(_Loss):
 
     def forward(self, input, target):
         return kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class _OptionsLoss(_Loss):
+    """A loss taking its inputs and `options` (keyword arguments of the functional form, set when built)."""
+
+    options = {}
+
+    def __init__(self, *args, size_average=None, reduce=None, reduction="mean", **kwargs):
+        super().__init__(reduction)
+        names = tuple(type(self).options)
+        if len(args) > len(names) or any(key not in names for key in kwargs):
+            raise TypeError(f"{type(self).__name__} takes {names} and reduction, got {args} {kwargs}")
+        for name, value in {**type(self).options, **dict(zip(names, args)), **kwargs}.items():
+            setattr(self, name, value)
+
+    def forward(self, *inputs):
+        return type(self).loss(*inputs, **{name: getattr(self, name) for name in type(self).options},
+                               reduction=self.reduction)
+
+
+class MarginRankingLoss(_OptionsLoss):
+    loss, options = staticmethod(F.margin_ranking_loss), {"margin": 0.0}
+
+
+class HingeEmbeddingLoss(_OptionsLoss):
+    loss, options = staticmethod(F.hinge_embedding_loss), {"margin": 1.0}
+
+
+class SoftMarginLoss(_OptionsLoss):
+    loss = staticmethod(F.soft_margin_loss)
+
+
+class MultiLabelSoftMarginLoss(_OptionsLoss):
+    loss, options = staticmethod(F.multilabel_soft_margin_loss), {"weight": None}
+
+
+class CosineEmbeddingLoss(_OptionsLoss):
+    loss, options = staticmethod(F.cosine_embedding_loss), {"margin": 0.0}
+
+
+class TripletMarginLoss(_OptionsLoss):
+    loss, options = staticmethod(F.triplet_margin_loss), {"margin": 1.0, "p": 2.0, "eps": 1e-6, "swap": False}
+
+
+class PoissonNLLLoss(_OptionsLoss):
+    loss, options = staticmethod(F.poisson_nll_loss), {"log_input": True, "full": False, "eps": 1e-8}
+
+
+class GaussianNLLLoss(_OptionsLoss):
+    loss, options = staticmethod(F.gaussian_nll_loss), {"full": False, "eps": 1e-6}

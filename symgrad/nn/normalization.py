@@ -1,4 +1,4 @@
-"""BatchNorm1d, BatchNorm2d and LayerNorm with PyTorch's running statistics, momentum and affine options."""
+"""BatchNorm, InstanceNorm, GroupNorm and LayerNorm with PyTorch's running statistics, momentum and affine options."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +6,7 @@ import numpy as np
 from .. import dtypes
 from ..eager.mode import no_grad
 from ..eager.tensor import Tensor
-from .functional import batch_norm, layer_norm
+from .functional import batch_norm, group_norm, instance_norm, layer_norm
 from .modules import Module
 from .parameter import Parameter
 
@@ -99,3 +99,56 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class _InstanceNorm(_BatchNorm):
+    """Each example's channels normalized over their spatial axes; by default no affine and no running
+    statistics (PyTorch's defaults). An unbatched (C, *spatial) input is taken as a batch of one."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    def forward(self, input):
+        if input.ndim not in (self.dims[0] - 1, self.dims[0]):
+            raise ValueError(f"expected {self.dims[0] - 1}D or {self.dims[0]}D input (got {input.ndim}D input)")
+        unbatched = input.ndim == self.dims[0] - 1
+        batched = input.unsqueeze(0) if unbatched else input
+        if batched.shape[1] != self.num_features:
+            raise ValueError(f"{type(self).__name__}: input of shape {tuple(input.shape)} has {batched.shape[1]} "
+                             f"channels, expected num_features={self.num_features}")
+        out = instance_norm(batched, self.running_mean, self.running_var, self.weight, self.bias,
+                            self.training or not self.track_running_stats,
+                            0.1 if self.momentum is None else self.momentum, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    dims = (3,)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    dims = (4,)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    dims = (5,)
+
+
+class GroupNorm(Module):
+    """group_norm over num_groups groups of channels, with a per-channel weight (ones) and bias (zeros)."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
+        self.register_parameter("weight", Parameter(np.ones(num_channels, dtype)) if affine else None)
+        self.register_parameter("bias", Parameter(np.zeros(num_channels, dtype)) if affine else None)
+
+    def forward(self, input):
+        return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"

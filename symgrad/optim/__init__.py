@@ -6,3 +6,4 @@ from .adamw import AdamW  # noqa: F401
 from .rmsprop import RMSprop  # noqa: F401
 from .adagrad import Adagrad  # noqa: F401
 from . import lr_scheduler  # noqa: F401
+from .adaptive import Adadelta, Adamax, NAdam, RAdam  # noqa: F401

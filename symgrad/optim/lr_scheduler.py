@@ -1,8 +1,11 @@
 """`sg.optim.lr_scheduler`: learning-rate schedules that set each parameter group's "lr", as PyTorch's
-(StepLR, ExponentialLR, CosineAnnealingLR, LambdaLR, ReduceLROnPlateau), with get_last_lr, last_epoch and
-state_dict. Call `scheduler.step()` after `optimizer.step()`, once per epoch."""
+(StepLR, MultiStepLR, ExponentialLR, ConstantLR, LinearLR, CosineAnnealingLR, CosineAnnealingWarmRestarts,
+OneCycleLR, LambdaLR, SequentialLR, ReduceLROnPlateau), with get_last_lr, last_epoch and state_dict. Call
+`scheduler.step()` after `optimizer.step()`, once per epoch (OneCycleLR: once per batch)."""
 from __future__ import annotations
 
+import bisect
+import collections
 import math
 import types
 
@@ -21,7 +24,11 @@ def _per_group(value, optimizer, name: str) -> list:
 
 class LRScheduler:
     """Base: base_lrs from each group's 'initial_lr'; step() advances last_epoch and sets the groups' lr to
-    get_lr(), computed from the current lr (the chained form PyTorch uses)."""
+    get_lr(), computed from the current lr (the chained form PyTorch uses). The constructor's step is the
+    initial one (`_is_initial`), which most schedules leave the lr alone on, as PyTorch 2.13: resuming with
+    last_epoch=k keeps the optimizer's lr for epoch k + 1."""
+
+    _is_initial = False
 
     def __init__(self, optimizer, last_epoch=-1):
         if not isinstance(optimizer, Optimizer):
@@ -37,8 +44,15 @@ class LRScheduler:
                                    f"an optimizer")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self) -> None:
         self._step_count = 0
-        self.step()
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def get_lr(self) -> list:
         raise NotImplementedError(f"{type(self).__name__} must define get_lr")
@@ -49,6 +63,10 @@ class LRScheduler:
 
     def step(self, epoch=None) -> None:
         self._step_count += 1
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None) -> None:
+        """The next epoch's lr (chained), or with `epoch` the closed form at that epoch where there is one."""
         if epoch is None:
             self.last_epoch += 1
             values = self.get_lr()
@@ -94,7 +112,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        if self.last_epoch == 0:
+        if self._is_initial:
             return self._lrs()
         return [lr * self.gamma for lr in self._lrs()]
 
@@ -112,7 +130,7 @@ class CosineAnnealingLR(LRScheduler):
 
     def get_lr(self):
         epoch, t_max, eta_min = self.last_epoch, self.T_max, self.eta_min
-        if epoch == 0:
+        if self._is_initial:
             return self._lrs()
         if self._step_count == 1 and epoch > 0:
             return [eta_min + (base - eta_min) * (1 + math.cos(epoch * math.pi / t_max)) / 2 for base in self.base_lrs]
@@ -151,6 +169,255 @@ class LambdaLR(LRScheduler):
         for fn, attributes in zip(self.lr_lambdas, saved):
             if attributes is not None:
                 fn.__dict__.update(attributes)
+
+
+class MultiStepLR(LRScheduler):
+    """lr times gamma at each milestone epoch (gamma ** n at a milestone listed n times)."""
+
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        self.milestones, self.gamma = collections.Counter(milestones), gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch not in self.milestones:
+            return self._lrs()
+        return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in self._lrs()]
+
+    def _closed_form(self):
+        milestones = sorted(self.milestones.elements())
+        return [base * self.gamma ** bisect.bisect_right(milestones, self.last_epoch) for base in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """lr times factor for the first total_iters epochs."""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if not 0 <= factor <= 1:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._lrs()]
+        if self.last_epoch != self.total_iters:
+            return self._lrs()
+        return [lr * (1.0 / self.factor) for lr in self._lrs()]
+
+    def _closed_form(self):
+        return [base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """lr times a factor going linearly from start_factor to end_factor over total_iters epochs."""
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+        if not 0 < start_factor <= 1:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
+        if not 0 <= end_factor <= 1:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0:
+            return [lr * self.start_factor for lr in self._lrs()]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._lrs()
+        change = self.end_factor - self.start_factor
+        return [lr * (1.0 + change / (self.total_iters * self.start_factor + (self.last_epoch - 1) * change))
+                for lr in self._lrs()]
+
+    def _closed_form(self):
+        return [base * (self.start_factor + (self.end_factor - self.start_factor)
+                        * min(self.total_iters, self.last_epoch) / self.total_iters) for base in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from base_lr to eta_min over T_i epochs, restarting with T_i times T_mult (SGDR).
+    step(epoch) takes fractional epochs (a step per batch)."""
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min, self.T_cur = T_0, T_0, T_mult, eta_min, last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base in self.base_lrs]
+
+    def step(self, epoch=None) -> None:
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur, self.T_i = self.T_cur % self.T_i, self.T_i * self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        elif epoch >= self.T_0:
+            if self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:
+                n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult ** n
+        else:
+            self.T_i, self.T_cur = self.T_0, epoch
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = self._lrs()
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy, stepped once per batch: lr from max_lr / div_factor up to max_lr over pct_start of
+    total_steps, then down to that / final_div_factor (cosine or linear; three_phase comes back to the
+    initial lr first), cycling the momentum (or Adam's beta1) the other way."""
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
+                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95, div_factor=25.0,
+                 final_div_factor=1e4, three_phase=False, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        self.total_steps = _total_steps(total_steps, epochs, steps_per_epoch)
+        if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+        self.anneal_strategy = anneal_strategy
+        rise = float(pct_start * self.total_steps) - 1
+        if three_phase:
+            self._phases = [(rise, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                            (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum",
+                             "max_momentum"),
+                            (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+        else:
+            self._phases = [(rise, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                            (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        if last_epoch == -1:
+            for group, top in zip(optimizer.param_groups, _per_group(max_lr, optimizer, "max_lr")):
+                group["initial_lr"], group["max_lr"] = top / div_factor, top
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            if last_epoch == -1:
+                for group, high, low in zip(optimizer.param_groups,
+                                            _per_group(max_momentum, optimizer, "max_momentum"),
+                                            _per_group(base_momentum, optimizer, "base_momentum")):
+                    self._set_momentum(group, high)
+                    group["max_momentum"], group["base_momentum"] = high, low
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group, value):
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def _anneal(self, start, end, pct):
+        if self.anneal_strategy == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self):
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"Tried to step {step} times. The specified number of total steps is {self.total_steps}")
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start = 0.0
+            for position, (end, lr_from, lr_to, momentum_from, momentum_to) in enumerate(self._phases):
+                if step <= end or position == len(self._phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lrs.append(self._anneal(group[lr_from], group[lr_to], pct))
+                    if self.cycle_momentum:
+                        self._set_momentum(group, self._anneal(group[momentum_from], group[momentum_to], pct))
+                    break
+                start = end
+        return lrs
+
+
+def _total_steps(total_steps, epochs, steps_per_epoch) -> int:
+    if total_steps is not None:
+        if not isinstance(total_steps, int) or total_steps <= 0:
+            raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+        return total_steps
+    if epochs is None or steps_per_epoch is None:
+        raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+    for name, value in (("epochs", epochs), ("steps_per_epoch", steps_per_epoch)):
+        if not isinstance(value, int) or value <= 0:
+            raise ValueError(f"Expected positive integer {name}, but got {value}")
+    return epochs * steps_per_epoch
+
+
+class SequentialLR(LRScheduler):
+    """Hand the schedule to schedulers[i] from epoch milestones[i - 1] on (it restarts at its epoch 0 there)."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        if not schedulers:
+            raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler.")
+        for position, scheduler in enumerate(schedulers):
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(f"SequentialLR does not support `ReduceLROnPlateau` scheduler as it requires "
+                                 f"additional kwargs to be specified when calling `step`, but got one at index "
+                                 f"{position} in the given schedulers sequence.")
+            if getattr(scheduler, "optimizer", None) is not optimizer:
+                raise ValueError(f"SequentialLR expects all schedulers to belong to the same optimizer, but got "
+                                 f"scheduler {type(scheduler).__name__} at index {position} with another one")
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"Sequential Schedulers expects number of schedulers provided to be one more than the "
+                             f"number of milestone points, but got number of schedulers {len(schedulers)} and the "
+                             f"number of milestones to be equal to {len(milestones)}")
+        self._schedulers, self._milestones = list(schedulers), list(milestones)
+        self.last_epoch, self.optimizer = last_epoch + 1, optimizer
+        for group in optimizer.param_groups:  # back to the initial lr, and undo the schedulers' initial steps
+            group["lr"] = group["initial_lr"]
+        self._undo(self)
+        first = self._schedulers[bisect.bisect_right(self._milestones, 0)]
+        first._initial_step()
+        self._last_lr = first.get_last_lr()
+
+    def _undo(self, scheduler):
+        if hasattr(scheduler, "_schedulers"):
+            for inner in scheduler._schedulers:
+                self._undo(inner)
+        else:
+            scheduler.last_epoch -= 1
+
+    def _update_lr(self, epoch=None) -> None:
+        raise TypeError("a SequentialLR inside a SequentialLR can only come first: it cannot restart at a "
+                        "milestone (PyTorch's cannot either)")
+
+    def step(self) -> None:
+        self.last_epoch += 1
+        position = bisect.bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[position]
+        if position > 0 and self._milestones[position - 1] == self.last_epoch:
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self) -> dict:
+        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        for scheduler, saved in zip(self._schedulers, state.pop("_schedulers")):
+            scheduler.load_state_dict(saved)
+        self.__dict__.update(state)
 
 
 class ReduceLROnPlateau:

@@ -1,0 +1,552 @@
+"""Tensor methods with PyTorch's meaning where the NumPy-style method of traced values means something else
+or is missing: `sort`/`argsort`/`topk`/`median`/`kthvalue`/`cummax` (values and indices), `chunk`/`split`/
+`unbind`, `flip`, `roll`, `repeat` (torch's tile), `cumsum(dim)`, `gather`/`scatter`/`index_add`, the `new_*`
+factories and more. Values are gathers at the computed indices, so the gradient goes to the element moved
+into each place. Installed on Tensor when the symgrad.eager package is imported (before any of its modules
+is used).
+"""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+from .. import numpy_api as sgnp
+from ..numpy_api import arrays
+from ..ops import elementwise as E
+from .tensor import Tensor, _dim, _index_array, elementwise_on_tensors, labelled
+
+ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
+
+
+def _order(data, dim, descending, stable=True) -> np.ndarray:
+    """Indices sorting data along dim, ties in their original order; NaN counts as the largest (PyTorch)."""
+    if not descending:
+        return np.argsort(data, axis=dim, kind="stable")
+    # descending and stable: the ascending stable order of the reversed axis, read backwards
+    reversed_order = np.argsort(np.flip(data, dim), axis=dim, kind="stable")
+    return data.shape[dim] - 1 - np.flip(reversed_order, dim)
+
+
+def sort(self, dim=-1, descending=False, stable=False):
+    """(values, indices) along dim, as torch.sort (equal elements keep their order whatever `stable` says)."""
+    if self.ndim == 0:
+        return ValuesIndices(labelled(sgnp.reshape(self, ()), "Sort"), Tensor._wrap(np.zeros((), np.int64)))
+    dim = _dim(dim, self.ndim)
+    indices = _order(self._data, dim, descending).astype(np.int64)
+    return ValuesIndices(labelled(sgnp.take_along_axis(self, indices, dim), "Sort"), Tensor._wrap(indices))
+
+
+def argsort(self, dim=-1, descending=False, stable=False, *, axis=None, kind=None, order=None):
+    """torch's argsort(dim, descending); NumPy's keywords (np.argsort(t, axis=...)) give NumPy's."""
+    if axis is not None or kind is not None or order is not None:
+        return sgnp.argsort(self, -1 if axis is None else axis, kind, order)
+    if self.ndim == 0:
+        return Tensor._wrap(np.zeros((), np.int64))
+    return Tensor._wrap(_order(self._data, _dim(dim, self.ndim), descending).astype(np.int64))
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    """The k largest (or smallest) elements along dim and their indices, largest first (ties: first index first)."""
+    dim = _dim(dim, max(self.ndim, 1))
+    length = self.shape[dim] if self.ndim else 1
+    if not 0 <= k <= length:
+        raise RuntimeError(f"topk: k={k} is out of range for dimension {dim} of size {length}")
+    if self.ndim == 0:
+        return sort(self)
+    picked = np.take(_order(self._data, dim, descending=largest), np.arange(k), axis=dim).astype(np.int64)
+    return ValuesIndices(labelled(sgnp.take_along_axis(self, picked, dim), "Topk"), Tensor._wrap(picked))
+
+
+def _pieces(self, sizes, dim):
+    """Consecutive slices of the given sizes along dim (a tuple of tensors)."""
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    before = (slice(None),) * dim
+    return tuple(self[before + (slice(start, end),)] for start, end in zip(starts[:-1], starts[1:]))
+
+
+def split(self, split_size_or_sections, dim=0):
+    """Pieces of split_size along dim (the last may be smaller), or of the listed sizes (torch.split)."""
+    dim = _dim(dim, self.ndim)
+    length = self.shape[dim]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        size = int(split_size_or_sections)
+        if size <= 0 and length:
+            raise RuntimeError(f"split: split_size must be positive, got {size}")
+        sizes = [min(size, length - start) for start in range(0, length, size)] if length else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != length or any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
+                               f"size at dimension {dim}), but got split_sizes={sizes}")
+    return _pieces(self, sizes, dim)
+
+
+def chunk(self, chunks, dim=0):
+    """At most `chunks` pieces of ceil(size / chunks) along dim, as torch.chunk (so possibly fewer)."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    length = self.shape[_dim(dim, self.ndim)]
+    return split(self, max(-(-length // chunks), 1), dim)
+
+
+def unbind(self, dim=0):
+    """The slices along dim, that dimension removed."""
+    dim = _dim(dim, self.ndim)
+    return tuple(sgnp.take(self, i, axis=dim) for i in range(self.shape[dim]))
+
+
+def flip(self, *dims):
+    dims = dims[0] if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims
+    return sgnp.flip(self, tuple(_dim(d, self.ndim) for d in dims))
+
+
+def roll(self, shifts, dims=None):
+    return sgnp.roll(self, shifts, dims)
+
+
+_NUMPY_CALL = object()  # np.repeat(t, n) calls t.repeat(n, axis=...): NumPy's meaning
+
+
+def repeat(self, *sizes, axis=_NUMPY_CALL):
+    """torch's repeat: the tensor tiled `sizes` times; np.repeat(t, n, axis) keeps NumPy's meaning."""
+    if axis is not _NUMPY_CALL:
+        return sgnp.repeat(self, *sizes, axis=axis)
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], (int, np.integer)) else sizes
+    if len(sizes) < self.ndim:
+        raise RuntimeError(f"Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                           f"tensor: repeat{tuple(sizes)} of a {self.ndim}-d tensor (NumPy's repeat: pass axis=)")
+    return labelled(sgnp.tile(self, sizes), "Repeat")
+
+
+def _cumulative(numpy_form, name):
+    def method(self, dim=None, *, dtype=None, axis=None, out=None):
+        return numpy_form(self, dim if axis is None else axis, dtype=dtype, out=out)
+    method.__name__ = name
+    method.__doc__ = f"torch's {name}(dim) (NumPy's {name}(axis) too)."
+    return method
+
+
+def _scatter_index(self, dim, index):
+    """The full index of torch.scatter: index's values along dim, its own positions along the other axes."""
+    index = _index_array(index).astype(np.int64)
+    dim = _dim(dim, self.ndim)
+    if index.ndim != self.ndim:
+        raise RuntimeError(f"scatter: index has {index.ndim} dimensions, the tensor {self.ndim}")
+    if index.size and (index.min() < -self.shape[dim] or index.max() >= self.shape[dim]):
+        raise RuntimeError(f"scatter: index {int(index.max())} is out of bounds for dimension {dim} with size "
+                           f"{self.shape[dim]}")
+    grid = list(np.indices(index.shape, sparse=True))
+    grid[dim] = index
+    return tuple(grid), index.shape
+
+
+def gather(self, dim, index):
+    """self[index] along dim, per position of index (torch.gather: take_along_axis of self cut to index's size
+    along the other dimensions, which may be smaller)."""
+    index = _index_array(index).astype(np.int64)
+    dim = _dim(dim, self.ndim)
+    if index.ndim != self.ndim or any(i > s for d, (i, s) in enumerate(zip(index.shape, self.shape)) if d != dim):
+        raise RuntimeError(f"gather: index of shape {index.shape} must have the tensor's {self.ndim} dimensions, "
+                           f"none larger than the tensor's {tuple(self.shape)} except dimension {dim}")
+    cut = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
+    source = self if all(n == s for n, s in zip(index.shape, self.shape)) else self[cut]
+    return labelled(sgnp.take_along_axis(source, index, dim), "Gather")
+
+
+def _source(src, shape, like):
+    if isinstance(src, (int, float, bool, np.number)):
+        return np.full(shape, src, like.dtype)
+    return src[tuple(slice(0, n) for n in shape)]
+
+
+def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+    """A copy with src's elements (or value) written at index along dim (torch.scatter, out of place)."""
+    if reduce is not None:
+        raise RuntimeError("scatter: reduce= is not supported; use scatter_add or scatter_reduce's sum as scatter_add")
+    key, shape = _scatter_index(self, dim, index)
+    return labelled(self.at[key].set(_source(value if src is None else src, shape, self)), "Scatter")
+
+
+def scatter_add(self, dim, index, src):
+    """A copy with src's elements added at index along dim (repeated indices add up)."""
+    key, shape = _scatter_index(self, dim, index)
+    return labelled(self.at[key].add(_source(src, shape, self)), "ScatterAdd")
+
+
+def _new(fill):
+    def method(self, *size, fill_value=None, dtype=None, device=None, requires_grad=False, layout=None,
+               pin_memory=False):
+        from .random import new_tensor, sizes  # random imports tensor, which imports this module
+        if fill is None:  # new_full(size, fill_value)
+            size, fill_value = (size[0], size[1]) if len(size) == 2 else (size[0], fill_value)
+            size = (size,)
+        value = 0 if fill == "empty" else (fill if fill is not None else fill_value)
+        shape = sizes(size, method.__name__)
+        return new_tensor(np.full(shape, value), self.dtype if dtype is None else dtype, device, requires_grad,
+                          method.__name__)
+    method.__name__ = {0: "new_zeros", 1: "new_ones", None: "new_full", "empty": "new_empty"}[fill]
+    method.__doc__ = f"{method.__name__}(size, ...): a new tensor of this one's dtype (new_empty: zeros)."
+    return method
+
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    from .random import new_tensor as make
+    return make(np.array(data._data if isinstance(data, Tensor) else data), self.dtype if dtype is None else dtype,
+                device, requires_grad, "new_tensor")
+
+
+def view_as(self, other):
+    return sgnp.reshape(self, tuple(other.shape))
+
+
+def expand_as(self, other):
+    return sgnp.broadcast_to(self, tuple(other.shape))
+
+
+def where(self, condition, other):
+    """self where condition, else other (torch's Tensor.where)."""
+    return labelled(sgnp.where(condition, self, other), "Where")
+
+
+def masked_select(self, mask):
+    """The elements where mask (broadcast) is true, as a 1-d tensor in row-major order."""
+    mask = np.broadcast_to(_index_array(mask).astype(bool), np.broadcast_shapes(self.shape, np.shape(_index_array(mask))))
+    return labelled(sgnp.broadcast_to(self, mask.shape)[mask], "MaskedSelect")
+
+
+def nonzero(self, *, as_tuple=False):
+    """The indices of the nonzero elements: (count, ndim) int64, or one 1-d tensor per dimension."""
+    found = np.nonzero(self._data) if self.ndim else np.nonzero(self._data.reshape(1))
+    if as_tuple:
+        return tuple(Tensor._wrap(axis.astype(np.int64)) for axis in found)
+    return Tensor._wrap(np.stack(found, axis=1).astype(np.int64) if self.ndim else
+                        np.zeros((len(found[0]), 0), np.int64))
+
+
+def _extremes(reduce, name):
+    def method(self, dim=(), keepdim=False):
+        axes = None if dim == () or dim is None or dim == [] else dim
+        return labelled(reduce(self, axis=tuple(axes) if isinstance(axes, list) else axes, keepdims=keepdim), name)
+    method.__name__ = name.lower()
+    method.__doc__ = f"torch's {name.lower()}(dim, keepdim): the {'largest' if 'x' in name else 'smallest'} " \
+                     "values, the gradient shared among ties."
+    return method
+
+
+def tril(self, diagonal=0):
+    return sgnp.tril(self, diagonal)
+
+
+def triu(self, diagonal=0):
+    return sgnp.triu(self, diagonal)
+
+
+def movedim(self, source, destination):
+    return sgnp.moveaxis(self, source, destination)
+
+
+def swapaxes(self, dim0, dim1):
+    return self.transpose(dim0, dim1)
+
+
+def tile(self, *dims):
+    dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims
+    return sgnp.tile(self, dims)
+
+
+def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+    """Each element repeated `repeats` times (an int or one count per element) along dim (flattened if None)."""
+    repeats = _index_array(repeats) if isinstance(repeats, Tensor) else repeats
+    return sgnp.repeat(self, repeats, axis=dim)
+
+
+def lerp(self, end, weight):
+    """self + weight (end - self), written as PyTorch's kernel writes it (from the nearer end)."""
+    difference = end - self
+    weight = weight if isinstance(weight, Tensor) else float(weight)
+    near_start = self + weight * difference
+    near_end = end - difference * (1 - weight)
+    small = (weight < 0.5) if isinstance(weight, Tensor) else weight < 0.5
+    return near_start if small is True else (near_end if small is False else sgnp.where(small, near_start, near_end))
+
+
+def addcmul(self, tensor1, tensor2, *, value=1):
+    return self + value * (tensor1 * tensor2)
+
+
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    return self + value * (tensor1 / tensor2)
+
+
+def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+    return sgnp.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def diff(self, n=1, dim=-1, prepend=None, append=None):
+    extra = {key: value for key, value in (("prepend", prepend), ("append", append)) if value is not None}
+    return sgnp.diff(self, n, dim, **extra)
+
+
+def _picked(self, dim, keepdim, position, name, nan_wins=False):
+    """(values, indices) of the element sorted into `position` along dim (ties: the first index); with nan_wins,
+    a slice holding NaN picks its first NaN (PyTorch's median)."""
+    if self.ndim == 0:
+        return ValuesIndices(labelled(sgnp.reshape(self, ()), name), Tensor._wrap(np.zeros((), np.int64)))
+    dim = _dim(dim, self.ndim)
+    order = _order(self._data, dim, descending=False)
+    indices = np.take(order, [position], axis=dim).astype(np.int64)
+    if nan_wins:
+        nan = np.isnan(self._data)
+        indices = np.where(nan.any(axis=dim, keepdims=True), np.argmax(nan, axis=dim, keepdims=True), indices)
+    values = sgnp.take_along_axis(self, indices, dim)
+    if not keepdim:
+        values, indices = sgnp.squeeze(values, dim), np.squeeze(indices, dim)
+    return ValuesIndices(labelled(values, name), Tensor._wrap(indices))
+
+
+def median(self, dim=None, keepdim=False):
+    """The lower median (PyTorch's: no averaging of the two middle elements), NaN where there is one; with dim,
+    (values, indices). Without dim the gradient is shared among the elements equal to it, as PyTorch's."""
+    if dim is not None:
+        length = self.shape[_dim(dim, self.ndim)] if self.ndim else 1
+        return _picked(self, dim, keepdim, (length - 1) // 2, "Median", nan_wins=True)
+    data = self._data.reshape(-1)
+    if data.size == 0 or np.isnan(data).any():
+        return labelled(sgnp.reshape(sgnp.sum(self) * np.nan, ()), "Median")
+    value = np.sort(data)[(data.size - 1) // 2]
+    equal = self._data == value
+    return labelled(sgnp.sum(sgnp.where(equal, self, 0.0)) / float(equal.sum()), "Median")
+
+
+def kthvalue(self, k, dim=-1, keepdim=False):
+    """The k-th smallest element along dim (k from 1) and its index."""
+    length = self.shape[_dim(dim, self.ndim)] if self.ndim else 1
+    if not 1 <= k <= length:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim} of size {length}")
+    return _picked(self, dim, keepdim, k - 1, "Kthvalue")
+
+
+def _cumulative_extreme(accumulate, name):
+    def method(self, dim):
+        """(values, indices): the running extreme along dim, the index of its latest occurrence (PyTorch's)."""
+        dim = _dim(dim, max(self.ndim, 1))
+        data = self._data if self.ndim else self._data.reshape(1)
+        running = accumulate(data, axis=dim)
+        places = np.arange(data.shape[dim]).reshape((-1,) + (1,) * (data.ndim - 1 - dim))
+        indices = np.maximum.accumulate(np.where(data == running, places, 0), axis=dim).astype(np.int64)
+        values = sgnp.take_along_axis(self if self.ndim else sgnp.reshape(self, (1,)), indices, dim)
+        if not self.ndim:
+            values, indices = sgnp.reshape(values, ()), indices.reshape(())
+        return ValuesIndices(labelled(values, name), Tensor._wrap(indices))
+    method.__name__ = name.lower()
+    return method
+
+
+def _index_update(kind):
+    def method(self, dim, index, source, *, alpha=1):
+        dim = _dim(dim, self.ndim)
+        index = _index_array(index).astype(np.int64).reshape(-1)
+        key = (slice(None),) * dim + (index,)
+        if kind == "fill":
+            return labelled(self.at[key].set(source), "IndexFill")
+        if kind == "copy":
+            return labelled(self.at[key].set(source), "IndexCopy")
+        return labelled(self.at[key].add(source if alpha == 1 else source * alpha), "IndexAdd")
+    method.__name__ = f"index_{kind}"
+    method.__doc__ = f"torch's index_{kind} (out of place): a copy with source written along dim at index."
+    return method
+
+
+def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values, sorted (no gradient, as PyTorch's), with the inverse indices and counts if asked."""
+    found = np.unique(self._data, return_inverse=return_inverse, return_counts=return_counts, axis=dim)
+    found = found if isinstance(found, tuple) else (found,)
+    wrapped = [Tensor._wrap(found[0])]
+    wrapped += [Tensor._wrap(np.asarray(extra, np.int64).reshape(self.shape if dim is None and position == 1
+                                                                   and return_inverse else -1))
+                for position, extra in enumerate(found[1:], start=1)]
+    return wrapped[0] if len(wrapped) == 1 else tuple(wrapped)
+
+
+def multinomial(self, num_samples, replacement=False, *, generator=None):
+    """Indices drawn by the (unnormalized) probabilities of each row (sg.manual_seed's generator, so not
+    PyTorch's draws)."""
+    from .random import numpy_generator  # random imports tensor, which imports this module
+    rows = self._data.reshape(-1, self.shape[-1]) if self.ndim else None
+    if rows is None or self.ndim > 2:
+        raise RuntimeError("multinomial: prob_dist must be 1 or 2 dim")
+    if not replacement and num_samples > rows.shape[1]:
+        raise RuntimeError("multinomial: cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if (rows < 0).any() or not np.isfinite(rows).all() or (rows.sum(axis=1) <= 0).any():
+        raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or element < 0, or a row "
+                           "sums to 0")
+    rng = numpy_generator(generator)
+    drawn = np.stack([rng.choice(rows.shape[1], num_samples, replace=replacement, p=row / row.sum())
+                      for row in rows]).astype(np.int64)
+    return Tensor._wrap(drawn.reshape(self.shape[:-1] + (num_samples,)))
+
+
+def bernoulli(self, p=None, *, generator=None):
+    """1.0 with probability self (or p) per element, else 0.0, in self's dtype."""
+    from .random import numpy_generator
+    probability = self._data if p is None else np.broadcast_to(np.asarray(p, self.dtype), self.shape)
+    if ((probability < 0) | (probability > 1)).any():
+        raise RuntimeError("bernoulli: all elements of the probability must be in [0, 1]")
+    return Tensor._wrap((numpy_generator(generator).random(self.shape) < probability).astype(self.dtype))
+
+
+def _in_place(name):
+    def method(self, *args, **kwargs):
+        return self._inplace(lambda source: getattr(Tensor, name)(source, *args, **kwargs))
+    method.__name__ = name + "_"
+    method.__doc__ = f"{name} written into this tensor (PyTorch's {name}_; its version is bumped)."
+    return method
+
+
+def _random_fill(draw):
+    def method(self, *args, generator=None):
+        from .random import numpy_generator
+        return self.copy_(draw(numpy_generator(generator), tuple(self.shape), *args))
+    return method
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """fill_value on the main diagonal of a 2-d tensor (wrap: again every columns + 1 rows of a tall one)."""
+    if self.ndim != 2:
+        raise RuntimeError("fill_diagonal_: only 2-d tensors are supported here")
+    rows, columns = self.shape
+    mask = np.eye(rows, columns, dtype=bool)
+    if wrap and rows > columns:
+        mask = np.zeros((rows, columns), bool)
+        places = np.arange(rows)
+        keep = places % (columns + 1) < columns
+        mask[places[keep], (places % (columns + 1))[keep]] = True
+    return self._inplace(lambda source: sgnp.where(mask, sgnp.astype(fill_value, self.dtype), source))
+
+
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    """beta self + alpha (mat1 @ mat2)."""
+    product = sgnp.matmul(mat1, mat2)
+    return (self if beta == 1 else self * beta) + (product if alpha == 1 else product * alpha)
+
+
+def narrow(self, dim, start, length):
+    dim = _dim(dim, self.ndim)
+    start = start + self.shape[dim] if start < 0 else start
+    if not 0 <= start <= start + length <= self.shape[dim]:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({self.shape[dim]}).")
+    return self[(slice(None),) * dim + (slice(start, start + length),)]
+
+
+def select(self, dim, index):
+    return sgnp.take(self, int(index), axis=_dim(dim, self.ndim))
+
+
+def unflatten(self, dim, sizes):
+    dim = _dim(dim, self.ndim)
+    return sgnp.reshape(self, tuple(self.shape[:dim]) + tuple(sizes) + tuple(self.shape[dim + 1:]))
+
+
+def cross(self, other, dim=None):
+    """The cross product along dim (None: the first dimension of size 3, PyTorch's old default)."""
+    if dim is None:
+        dim = next((d for d, n in enumerate(self.shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError(f"no dimension of size 3 in input of shape {tuple(self.shape)}")
+    return sgnp.cross(self, other, axis=dim)
+
+
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(np.allclose(self._data, _index_array(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return Tensor._wrap(np.isclose(self._data, _index_array(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(self, other):
+    """True when other has the same shape and elements (torch.equal)."""
+    other = _index_array(other)
+    return self.shape == other.shape and bool((self._data == other).all())
+
+
+def count_nonzero(self, dim=None):
+    return Tensor._wrap(np.asarray(np.count_nonzero(self._data, axis=dim), np.int64))
+
+
+def logical_xor(self, other):
+    return elementwise_on_tensors(E.not_equal, (elementwise_on_tensors(E.not_equal, (self, 0)),
+                                                elementwise_on_tensors(E.not_equal, (other, 0))))
+
+
+def half(self):
+    raise TypeError("symgrad has no float16 tensors: use .float() (float32) or .double()")
+
+
+for _method in (sort, argsort, topk, split, chunk, unbind, flip, roll, repeat, gather, scatter, scatter_add,
+                new_tensor, view_as, expand_as, where, masked_select, nonzero, tril, triu, movedim, swapaxes, tile,
+                half, repeat_interleave, lerp, addcmul, addcdiv, nan_to_num, diff, median, kthvalue, unique,
+                multinomial, bernoulli):
+    setattr(Tensor, _method.__name__, _method)
+for _fill in (0, 1, None, "empty"):
+    _method = _new(_fill)
+    setattr(Tensor, _method.__name__, _method)
+for _name in ("masked_fill", "scatter", "scatter_add", "index_add", "index_fill", "index_copy", "relu", "exp", "log",
+              "sqrt", "abs", "neg", "sigmoid", "tanh", "sin", "cos", "floor", "ceil", "trunc", "round", "lerp",
+              "addcmul", "addcdiv", "nan_to_num", "reciprocal", "square", "sign", "log1p", "expm1", "rsqrt",
+              "clamp_min", "clamp_max", "where", "tril", "triu", "cumsum"):
+    setattr(Tensor, _name + "_", _in_place(_name))
+Tensor.clip_ = Tensor.clamp_
+Tensor.uniform_ = _random_fill(lambda rng, shape, a=0.0, b=1.0: rng.uniform(a, b, shape))
+Tensor.normal_ = _random_fill(lambda rng, shape, mean=0.0, std=1.0: rng.normal(mean, std, shape))
+Tensor.bernoulli_ = _random_fill(lambda rng, shape, p=0.5: (rng.random(shape) < np.asarray(p)).astype(float))
+Tensor.exponential_ = _random_fill(lambda rng, shape, lambd=1.0: rng.exponential(1.0 / lambd, shape))
+Tensor.fill_diagonal_ = fill_diagonal_
+for _method in (addmm, narrow, select, unflatten, cross, allclose, isclose, equal, count_nonzero, logical_xor):
+    setattr(Tensor, _method.__name__, _method)
+for _name, _function in {"outer": sgnp.outer, "inner": sgnp.inner, "mv": sgnp.matmul, "bmm": sgnp.matmul,
+                         "broadcast_to": sgnp.broadcast_to, "fliplr": sgnp.fliplr, "flipud": sgnp.flipud,
+                         "take_along_dim": lambda t, indices, dim=None: sgnp.take_along_axis(
+                             t, _index_array(indices), dim),
+                         "nansum": sgnp.nansum, "nanmean": sgnp.nanmean, "diag": sgnp.diag, "kron": sgnp.kron,
+                         "rot90": sgnp.rot90,
+                         "float_power": lambda t, exponent: sgnp.power(sgnp.astype(t, np.float64), exponent),
+                         "positive": lambda t: t, "msort": lambda t: sort(t, 0).values,
+                         "split_with_sizes": lambda t, sizes, dim=0: split(t, list(sizes), dim)}.items():
+    setattr(Tensor, _name, _function)
+for _name, _op in {"sgn": E.sign, "absolute": E.abs, "arccos": E.arccos, "arcsin": E.arcsin, "arctan": E.arctan,
+                   "arcsinh": E.arcsinh, "arccosh": E.arccosh, "arctanh": E.arctanh, "asinh": E.arcsinh,
+                   "acosh": E.arccosh, "atanh": E.arctanh, "digamma": E.digamma, "lgamma": E.gammaln}.items():
+    setattr(Tensor, _name, (lambda op: lambda self: elementwise_on_tensors(op, (self,)))(_op))
+Tensor.mT = property(lambda self: sgnp.swapaxes(self, -2, -1))
+Tensor.is_complex = lambda self: False  # symgrad has no complex tensors
+Tensor.is_signed = lambda self: self.dtype.kind in "if"
+Tensor.is_cpu = property(lambda self: True)
+Tensor.get_device = lambda self: -1  # PyTorch's answer for a CPU tensor
+Tensor.itemsize = property(lambda self: self.dtype.itemsize)
+Tensor.nbytes = property(lambda self: self.numel() * self.dtype.itemsize)
+Tensor.cummax = _cumulative_extreme(np.maximum.accumulate, "Cummax")
+Tensor.cummin = _cumulative_extreme(np.minimum.accumulate, "Cummin")
+for _kind in ("add", "fill", "copy"):
+    _method = _index_update(_kind)
+    setattr(Tensor, _method.__name__, _method)
+Tensor.reshape_as, Tensor.moveaxis, Tensor.swapdims = view_as, movedim, swapaxes
+Tensor.amax, Tensor.amin = _extremes(sgnp.max, "Amax"), _extremes(sgnp.min, "Amin")
+Tensor.nelement, Tensor.ndimension = Tensor.numel, Tensor.dim
+Tensor.clamp_min = lambda self, min: sgnp.maximum(self, min)
+Tensor.clamp_max = lambda self, max: sgnp.minimum(self, max)
+Tensor.is_contiguous = lambda self, memory_format=None: True  # no views here: every tensor is contiguous
+for _name, _op in {"isnan": E.isnan, "isinf": E.isinf, "isfinite": E.isfinite, "floor": E.floor, "ceil": E.ceil,
+                   "trunc": E.trunc, "log2": E.log2, "log10": E.log10, "logical_and": E.logical_and,
+                   "logical_or": E.logical_or, "logical_not": E.logical_not, "multiply": E.multiply,
+                   "subtract": E.subtract, "divide": E.divide, "negative": E.negative, "greater": E.greater,
+                   "less": E.less, "greater_equal": E.greater_equal, "less_equal": E.less_equal,
+                   "not_equal": E.not_equal, "atan2": E.arctan2, "arctan2": E.arctan2, "erfc": E.erfc,
+                   "erfinv": E.erfinv, "exp2": E.exp2, "fmod": E.fmod, "remainder": E.mod,
+                   "logit": E.logit, "hypot": E.hypot, "signbit": E.signbit, "logaddexp": E.logaddexp,
+                   "sinc": E.sinc, "deg2rad": E.deg2rad, "rad2deg": E.rad2deg, "copysign": E.copysign,
+                   "fmax": E.fmax, "fmin": E.fmin, "heaviside": E.heaviside, "xlogy": E.xlogy}.items():
+    setattr(Tensor, _name, (lambda op: lambda self, *args: elementwise_on_tensors(op, (self, *args)))(_op))
+Tensor.cumsum = _cumulative(arrays.cumsum, "cumsum")
+Tensor.cumprod = _cumulative(arrays.cumprod, "cumprod")

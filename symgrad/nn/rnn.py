@@ -1,0 +1,238 @@
+"""Recurrent layers with PyTorch's names, parameters (weight_ih_l0, weight_hh_l0_reverse, ...), gate order,
+initialization U(-1/sqrt(hidden), 1/sqrt(hidden)) and shapes: RNN, LSTM, GRU (num_layers, bias, batch_first,
+dropout between layers, bidirectional) and RNNCell, LSTMCell, GRUCell.
+
+The input projections of a whole sequence are one matrix product; the recurrence is a Python loop over time
+steps of tensor ops, so backward goes through the eager engine like any other model.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes
+from .. import numpy_api as sgnp
+from ..core import UnsupportedOpError
+from . import init
+from .functional import dropout, linear
+from .modules import Module
+from .parameter import Parameter
+
+
+def _rnn_tanh(x_proj, h, w_hh, b_hh):
+    return (x_proj + linear(h, w_hh, b_hh)).tanh()
+
+
+def _rnn_relu(x_proj, h, w_hh, b_hh):
+    return (x_proj + linear(h, w_hh, b_hh)).relu()
+
+
+def _lstm(x_proj, state, w_hh, b_hh):
+    """PyTorch's LSTM step: gates i, f, g, o; c' = f c + i g; h' = o tanh(c')."""
+    h, c = state
+    i, f, g, o = (x_proj + linear(h, w_hh, b_hh)).chunk(4, -1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return o.sigmoid() * c.tanh(), c
+
+
+def _gru(x_proj, h, w_hh, b_hh):
+    """PyTorch's GRU step: r, z from both projections; n = tanh(x_n + r (W_hn h + b_hn)); h' = (1 - z) n + z h."""
+    x_r, x_z, x_n = x_proj.chunk(3, -1)
+    h_r, h_z, h_n = linear(h, w_hh, b_hh).chunk(3, -1)
+    r, z = (x_r + h_r).sigmoid(), (x_z + h_z).sigmoid()
+    n = (x_n + r * h_n).tanh()
+    return (1 - z) * n + z * h
+
+
+_STEPS = {"RNN_TANH": (_rnn_tanh, 1), "RNN_RELU": (_rnn_relu, 1), "LSTM": (_lstm, 4), "GRU": (_gru, 3)}
+
+
+def _check_device(device):
+    if device not in (None, "cpu"):
+        raise ValueError(f"symgrad runs on the CPU only, not on device {device!r}")
+
+
+class _RNNBase(Module):
+    mode = None
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None, *, nonlinearity="tanh"):
+        super().__init__()
+        _check_device(device)
+        if proj_size:
+            raise UnsupportedOpError(f"{type(self).__name__}: proj_size is not supported")
+        if not isinstance(hidden_size, int) or hidden_size <= 0 or num_layers < 1:
+            raise ValueError(f"hidden_size must be a positive int and num_layers >= 1, got {hidden_size}, "
+                             f"{num_layers}")
+        if not 0 <= dropout <= 1:
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
+                             "being zeroed")
+        if self.mode.startswith("RNN"):
+            if nonlinearity not in ("tanh", "relu"):
+                raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+            self.mode, self.nonlinearity = f"RNN_{nonlinearity.upper()}", nonlinearity
+        self.input_size, self.hidden_size, self.num_layers, self.bias = input_size, hidden_size, num_layers, bias
+        self.batch_first, self.dropout, self.bidirectional = batch_first, float(dropout), bidirectional
+        gates = _STEPS[self.mode][1] * hidden_size
+        dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
+        directions = 2 if bidirectional else 1
+        for layer in range(num_layers):
+            for direction in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                inputs = input_size if layer == 0 else hidden_size * directions
+                self.register_parameter("weight_ih" + suffix, Parameter(np.empty((gates, inputs), dtype)))
+                self.register_parameter("weight_hh" + suffix, Parameter(np.empty((gates, hidden_size), dtype)))
+                if bias:
+                    self.register_parameter("bias_ih" + suffix, Parameter(np.empty(gates, dtype)))
+                    self.register_parameter("bias_hh" + suffix, Parameter(np.empty(gates, dtype)))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for weight in self.parameters():
+            init.uniform_(weight, -bound, bound)
+
+    def _weights(self, layer, direction):
+        suffix = f"_l{layer}" + ("_reverse" if direction else "")
+        return tuple(getattr(self, name + suffix, None) for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+
+    def forward(self, input, hx=None):
+        if input.ndim not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
+        batched = input.ndim == 3
+        x = input if batched else input.unsqueeze(1)  # (L, 1, H_in)
+        if batched and self.batch_first:
+            x = x.transpose(0, 1)
+        if x.shape[0] == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        if x.shape[2] != self.input_size:
+            raise ValueError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                             f"{x.shape[2]}")
+        directions = 2 if self.bidirectional else 1
+        state_shape = (self.num_layers * directions, x.shape[1], self.hidden_size)
+        states = self._initial_states(hx, batched, state_shape, x)
+        step, _ = _STEPS[self.mode]
+        finals = []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
+                index = layer * directions + direction
+                state = tuple(s[index] for s in states) if self.mode == "LSTM" else states[index]
+                projected = linear(x, w_ih, b_ih)  # every time step at once: (L, N, gates)
+                times = range(x.shape[0] - 1, -1, -1) if direction else range(x.shape[0])
+                sequence = [None] * x.shape[0]
+                for t in times:
+                    state = step(projected[t], state, w_hh, b_hh)
+                    sequence[t] = state[0] if self.mode == "LSTM" else state
+                outputs.append(sgnp.stack(sequence))
+                finals.append(state)
+            x = outputs[0] if directions == 1 else sgnp.concatenate(outputs, axis=2)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = dropout(x, self.dropout, True)
+        output = x.transpose(0, 1) if batched and self.batch_first else x
+        if self.mode == "LSTM":
+            final = (sgnp.stack([h for h, _ in finals]), sgnp.stack([c for _, c in finals]))
+            return (output, final) if batched else (output.squeeze(1), tuple(s.squeeze(1) for s in final))
+        final = sgnp.stack(finals)
+        return (output, final) if batched else (output.squeeze(1), final.squeeze(1))
+
+    def _initial_states(self, hx, batched, shape, x):
+        """hx as PyTorch takes it (h0, or (h0, c0) for an LSTM), zeros when None, batched like the input."""
+        count = 2 if self.mode == "LSTM" else 1
+        if hx is None:
+            zeros = x.new_zeros(*shape)
+            return (zeros, zeros) if count == 2 else zeros
+        parts = tuple(hx) if count == 2 else (hx,)
+        if len(parts) != count:
+            raise ValueError(f"{type(self).__name__}: hx must be (h_0, c_0)")
+        if not batched:
+            parts = tuple(p.unsqueeze(1) for p in parts)
+        for part in parts:
+            if tuple(part.shape) != shape:
+                raise RuntimeError(f"Expected hidden size {shape}, got {tuple(part.shape)}")
+        return parts if count == 2 else parts[0]
+
+    def extra_repr(self):
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        for name, default in (("bias", True), ("batch_first", False), ("dropout", 0.0), ("bidirectional", False)):
+            if getattr(self, name) != default:
+                text += f", {name}={getattr(self, name)}"
+        return text
+
+
+class RNN(_RNNBase):
+    """h' = tanh (or relu) of W_ih x + b_ih + W_hh h + b_hh, per layer."""
+
+    mode = "RNN_TANH"
+
+    def __init__(self, *args, nonlinearity="tanh", **kwargs):
+        super().__init__(*args, nonlinearity=nonlinearity, **kwargs)
+
+
+class LSTM(_RNNBase):
+    mode = "LSTM"
+
+
+class GRU(_RNNBase):
+    mode = "GRU"
+
+
+class _CellBase(Module):
+    mode = None
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
+        super().__init__()
+        _check_device(device)
+        if self.mode == "RNN_TANH":
+            if nonlinearity not in ("tanh", "relu"):
+                raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+            self.mode, self.nonlinearity = f"RNN_{nonlinearity.upper()}", nonlinearity
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        gates = _STEPS[self.mode][1] * hidden_size
+        dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
+        self.weight_ih = Parameter(np.empty((gates, input_size), dtype))
+        self.weight_hh = Parameter(np.empty((gates, hidden_size), dtype))
+        self.register_parameter("bias_ih", Parameter(np.empty(gates, dtype)) if bias else None)
+        self.register_parameter("bias_hh", Parameter(np.empty(gates, dtype)) if bias else None)
+        _RNNBase.reset_parameters(self)
+
+    def forward(self, input, hx=None):
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+        batched = input.ndim == 2
+        x = input if batched else input.unsqueeze(0)
+        if hx is None:
+            zeros = x.new_zeros(x.shape[0], self.hidden_size)
+            hx = (zeros, zeros) if self.mode == "LSTM" else zeros
+        elif not batched:
+            hx = tuple(h.unsqueeze(0) for h in hx) if self.mode == "LSTM" else hx.unsqueeze(0)
+        step, _ = _STEPS[self.mode]
+        out = step(linear(x, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh)
+        if batched:
+            return out
+        return tuple(o.squeeze(0) for o in out) if self.mode == "LSTM" else out.squeeze(0)
+
+    def extra_repr(self):
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+
+class RNNCell(_CellBase):
+    mode = "RNN_TANH"
+
+
+class LSTMCell(_CellBase):
+    mode = "LSTM"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+
+
+class GRUCell(_CellBase):
+    mode = "GRU"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)

@@ -1,0 +1,253 @@
+"""Attention and transformer layers with PyTorch's names, parameters, initialization and masks:
+MultiheadAttention (F.scaled_dot_product_attention is in nn.functional), TransformerEncoderLayer/Encoder,
+TransformerDecoderLayer/Decoder and Transformer (with generate_square_subsequent_mask).
+
+Masks follow PyTorch: for MultiheadAttention and the transformer layers a boolean attn_mask or
+key_padding_mask is True where attention is NOT allowed (a float mask is added to the scores); for
+scaled_dot_product_attention a boolean mask is True where attention IS allowed.
+"""
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+
+from .. import dtypes
+from .. import numpy_api as sgnp
+from ..core import UnsupportedOpError
+from ..eager.tensor import Tensor
+from . import functional as F
+from . import init
+from .container import ModuleList
+from .layers import Dropout
+from .modules import Linear, Module
+from .normalization import LayerNorm
+from .parameter import Parameter
+
+
+class MultiheadAttention(Module):
+    """Attention over num_heads heads of embed_dim / num_heads: in_proj_weight (3E, E) (xavier uniform),
+    in_proj_bias (zeros), out_proj (a Linear, its bias zeroed), as PyTorch's."""
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
+                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+        super().__init__()
+        if device not in (None, "cpu"):
+            raise ValueError(f"symgrad runs on the CPU only, not on device {device!r}")
+        if add_bias_kv or add_zero_attn or (kdim not in (None, embed_dim)) or (vdim not in (None, embed_dim)):
+            raise UnsupportedOpError("MultiheadAttention: add_bias_kv, add_zero_attn and kdim/vdim other than "
+                                     "embed_dim are not supported")
+        if embed_dim % num_heads:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
+        self.dropout, self.batch_first = dropout, batch_first
+        dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
+        self.in_proj_weight = Parameter(np.empty((3 * embed_dim, embed_dim), dtype))
+        self.register_parameter("in_proj_bias", Parameter(np.zeros(3 * embed_dim, dtype)) if bias else None)
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        init.xavier_uniform_(self.in_proj_weight)
+        if bias:
+            init.zeros_(self.out_proj.bias)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        batched = query.ndim == 3
+        if not batched:
+            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+            key_padding_mask = None if key_padding_mask is None else F.mask_array(key_padding_mask)[None]
+        elif self.batch_first:
+            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+        if is_causal and attn_mask is None:
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint")
+        length, batch, embed = query.shape
+        source = key.shape[0]
+        if embed != self.embed_dim:
+            raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but got {embed}")
+        w_q, w_k, w_v = self.in_proj_weight.chunk(3)
+        b_q, b_k, b_v = (None,) * 3 if self.in_proj_bias is None else self.in_proj_bias.chunk(3)
+        heads = (batch, self.num_heads, self.head_dim)
+
+        def split(x, w, b, n):  # (n, N, E) -> (N, heads, n, head_dim)
+            return F.linear(x, w, b).view(n, *heads).permute(1, 2, 0, 3)
+        q, k, v = split(query, w_q, b_q, length), split(key, w_k, b_k, source), split(value, w_v, b_v, source)
+        scores = sgnp.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(self.head_dim))
+        scores = self._masked(scores, attn_mask, key_padding_mask, batch, length, source)
+        weights = F.softmax(scores, -1)
+        dropped = F.dropout(weights, self.dropout, True) if self.dropout > 0.0 and self.training else weights
+        out = sgnp.matmul(dropped, v).permute(2, 0, 1, 3).reshape(length, batch, self.embed_dim)
+        out = self.out_proj(out)
+        out = out.transpose(0, 1) if batched and self.batch_first else (out if batched else out.squeeze(1))
+        if not need_weights:
+            return out, None
+        weights = weights.mean(1) if average_attn_weights else weights
+        return out, weights if batched else weights.squeeze(0)
+
+    def _masked(self, scores, attn_mask, key_padding_mask, batch, length, source):
+        """scores (N, heads, L, S) with attn_mask ((L, S) or (N * heads, L, S)) and key_padding_mask (N, S) added."""
+        bias = F.additive_mask(attn_mask, scores.dtype, forbidden_when_true=True)
+        if bias is not None:
+            if tuple(bias.shape) == (batch * self.num_heads, length, source):
+                bias = bias.reshape(batch, self.num_heads, length, source)
+            elif tuple(bias.shape) != (length, source):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(bias.shape)}, but should be "
+                                   f"{(length, source)} (or 3-d {(batch * self.num_heads, length, source)})")
+            scores = scores + bias
+        padding = F.additive_mask(key_padding_mask, scores.dtype, forbidden_when_true=True)
+        if padding is not None:
+            if tuple(padding.shape) != (batch, source):
+                raise AssertionError(f"expecting key_padding_mask shape of {(batch, source)}, but got "
+                                     f"{tuple(padding.shape)}")
+            scores = scores + padding.reshape(batch, 1, 1, source)
+        return scores
+
+    def extra_repr(self):
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
+
+
+def _activation(activation):
+    if callable(activation):
+        return activation
+    if activation == "relu":
+        return F.relu
+    if activation == "gelu":
+        return F.gelu
+    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+
+
+class _TransformerLayer(Module):
+    """What both layers share: their attentions (named `attentions`), the feed-forward block, a LayerNorm and a
+    Dropout per block (norm1, dropout1, ...), registered in PyTorch's order; self-attention, the feed-forward."""
+
+    def __init__(self, attentions, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                 batch_first, norm_first, bias, device, dtype):
+        super().__init__()
+        for name in attentions:
+            setattr(self, name, MultiheadAttention(d_model, nhead, dropout, bias, batch_first=batch_first,
+                                                   device=device, dtype=dtype))
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        blocks = len(attentions) + 1
+        for block in range(1, blocks + 1):
+            setattr(self, f"norm{block}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        for block in range(1, blocks + 1):
+            setattr(self, f"dropout{block}", Dropout(dropout))
+        self.activation = _activation(activation)
+        self._feed_forward_dropout = f"dropout{blocks}"  # the last block's
+
+    def _self_attention(self, x, mask, padding):
+        return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding,
+                                            need_weights=False)[0])
+
+    def _feed_forward(self, x):
+        out = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return getattr(self, self._feed_forward_dropout)(out)
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    """Self-attention then a feed-forward block, each with dropout, a residual and LayerNorm (after, or before
+    with norm_first), as PyTorch's."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__(("self_attn",), d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                         batch_first, norm_first, bias, device, dtype)
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        x = src
+        if self.norm_first:
+            x = x + self._self_attention(self.norm1(x), src_mask, src_key_padding_mask)
+            return x + self._feed_forward(self.norm2(x))
+        x = self.norm1(x + self._self_attention(x, src_mask, src_key_padding_mask))
+        return self.norm2(x + self._feed_forward(x))
+
+
+class TransformerDecoderLayer(_TransformerLayer):
+    """Self-attention, attention over the encoder's memory, then a feed-forward block, as PyTorch's."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__(("self_attn", "multihead_attn"), d_model, nhead, dim_feedforward, dropout, activation,
+                         layer_norm_eps, batch_first, norm_first, bias, device, dtype)
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+        x = tgt
+        if self.norm_first:
+            x = x + self._self_attention(self.norm1(x), tgt_mask, tgt_key_padding_mask)
+            x = x + self._cross_attention(self.norm2(x), memory, memory_mask, memory_key_padding_mask)
+            return x + self._feed_forward(self.norm3(x))
+        x = self.norm1(x + self._self_attention(x, tgt_mask, tgt_key_padding_mask))
+        x = self.norm2(x + self._cross_attention(x, memory, memory_mask, memory_key_padding_mask))
+        return self.norm3(x + self._feed_forward(x))
+
+    def _cross_attention(self, x, memory, mask, padding):
+        return self.dropout2(self.multihead_attn(x, memory, memory, attn_mask=mask, key_padding_mask=padding,
+                                                 need_weights=False)[0])
+
+
+class TransformerEncoder(Module):
+    """num_layers copies of encoder_layer (deep copies, as PyTorch's), then an optional norm."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        for layer in self.layers:
+            src = layer(src, src_mask=mask, src_key_padding_mask=src_key_padding_mask)
+        return src if self.norm is None else self.norm(src)
+
+
+class TransformerDecoder(Module):
+    """num_layers copies of decoder_layer, then an optional norm."""
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+        for layer in self.layers:
+            tgt = layer(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask)
+        return tgt if self.norm is None else self.norm(tgt)
+
+
+class Transformer(Module):
+    """An encoder and a decoder stack, each ending in a LayerNorm; every matrix parameter xavier uniform."""
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
+                 dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        options = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
+                       layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first, bias=bias,
+                       device=device, dtype=dtype)
+        self.encoder = custom_encoder or TransformerEncoder(
+            TransformerEncoderLayer(d_model, nhead, **options), num_encoder_layers,
+            LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        self.decoder = custom_decoder or TransformerDecoder(
+            TransformerDecoderLayer(d_model, nhead, **options), num_decoder_layers,
+            LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+        for parameter in self.parameters():
+            if parameter.ndim > 1:
+                init.xavier_uniform_(parameter)
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+                tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                memory_is_causal=False):
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz, device=None, dtype=None):
+        """A float (sz, sz) mask: 0 on and below the diagonal, -inf above (no attending to later positions)."""
+        dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
+        return Tensor._wrap(np.triu(np.full((sz, sz), -np.inf), k=1).astype(dtype))

@@ -1,0 +1,4 @@
+"""`sg.nn.utils`: gradient clipping, parameters as one vector, and `rnn.pad_sequence`, with PyTorch's names."""
+from . import rnn  # noqa: F401
+from .clip_grad import clip_grad_norm_, clip_grad_value_  # noqa: F401
+from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401

@@ -1,0 +1,94 @@
+"""Margin, embedding and likelihood losses (nn.functional and their modules): values and gradients against
+PyTorch (float64, skipped when absent) and finite differences on both backends; reductions and errors."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+from gradcheck import numeric_grad
+
+RNG = np.random.default_rng(0)
+X1, X2, X3 = RNG.standard_normal((6, 4)), RNG.standard_normal((6, 4)), RNG.standard_normal((6, 4))
+SIGNS = np.where(RNG.random(6) > 0.5, 1.0, -1.0)
+SIGNS_2D = np.where(RNG.random((6, 4)) > 0.5, 1.0, -1.0)
+LABELS = (RNG.random((6, 4)) > 0.5).astype(float)
+COUNTS = RNG.poisson(3.0, (6, 4)).astype(float)
+VARIANCE = RNG.uniform(0.5, 2.0, (6, 4))
+VARIANCE[0, 0] = 1e-9  # below eps: clamped, its gradient passed through
+
+CASES = [  # (name, functional name, inputs (the first differentiated), keyword arguments)
+    ("margin_ranking", "margin_ranking_loss", (X1[:, 0], X2[:, 0], SIGNS), {"margin": 0.3}),
+    ("hinge_embedding", "hinge_embedding_loss", (X1, SIGNS_2D), {"margin": 0.5}),
+    ("soft_margin", "soft_margin_loss", (X1, SIGNS_2D), {}),
+    ("multilabel_soft_margin", "multilabel_soft_margin_loss", (X1, LABELS), {}),
+    ("multilabel_soft_margin-weight", "multilabel_soft_margin_loss", (X1, LABELS),
+     {"weight": np.array([1.0, 2.0, 0.5, 0.0])}),
+    ("cosine_embedding", "cosine_embedding_loss", (X1, X2, SIGNS), {"margin": 0.1}),
+    ("triplet_margin", "triplet_margin_loss", (X1, X2, X3), {"margin": 2.0}),
+    ("triplet_margin-swap-p1", "triplet_margin_loss", (X1, X2, X3), {"p": 1.0, "swap": True}),
+    ("poisson_nll", "poisson_nll_loss", (X1, COUNTS), {}),
+    ("poisson_nll-full", "poisson_nll_loss", (np.abs(X1) + 0.1, COUNTS), {"log_input": False, "full": True}),
+    ("gaussian_nll", "gaussian_nll_loss", (X1, X2, VARIANCE), {}),
+    ("gaussian_nll-full-sum", "gaussian_nll_loss", (X1, X2, VARIANCE[:, :1]), {"full": True, "reduction": "sum"}),
+]
+
+
+def _as(lib, value):
+    return lib.tensor(value) if isinstance(value, np.ndarray) else value
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("label, name, inputs, kwargs", CASES, ids=[c[0] for c in CASES])
+def test_matches_pytorch(label, name, inputs, kwargs, reduction):
+    torch = pytest.importorskip("torch")
+    kwargs = dict(kwargs, reduction=kwargs.get("reduction", reduction))
+    results = []
+    fixed = (SIGNS, SIGNS_2D, LABELS, COUNTS)  # targets: no gradient
+    for lib in (sg, torch):
+        args = [lib.tensor(x, requires_grad=not any(x is f for f in fixed)) for x in inputs]
+        differentiated = [a for a in args if a.requires_grad]
+        options = {k: _as(lib, v) for k, v in kwargs.items()}
+        out = getattr(lib.nn.functional, name)(*args, **options)
+        (out * lib.tensor(np.linspace(-1, 2, out.numel()).reshape(tuple(out.shape)))).sum().backward()
+        results.append((out.detach().numpy(), [d.grad.numpy() for d in differentiated]))
+    (ours, our_grads), (theirs, their_grads) = results
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-13)
+    for a, b in zip(our_grads, their_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-13)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+@pytest.mark.parametrize("label, name, inputs, kwargs", CASES[::2], ids=[c[0] for c in CASES[::2]])
+def test_gradients_match_finite_differences_on_both_backends(label, name, inputs, kwargs, backend):
+    first = inputs[0]
+    rest = [np.maximum(x, 0.5) if x is VARIANCE else x for x in inputs[1:]]  # a 1e-9 variance: no usable FD
+
+    def loss(x):
+        return getattr(sg.nn.functional, name)(x, *rest, **kwargs)
+    grad = sg.compile(sg.grad(loss), backend=backend)(first)
+    np.testing.assert_allclose(grad, numeric_grad(loss, [first], 0), rtol=1e-6, atol=1e-8)
+
+
+def test_modules_take_their_options_and_reduction():
+    torch = pytest.importorskip("torch")
+    pairs = [("TripletMarginLoss", (1.5,), {"swap": True}, (X1, X2, X3)),
+             ("CosineEmbeddingLoss", (0.2,), {"reduction": "sum"}, (X1, X2, SIGNS)),
+             ("MarginRankingLoss", (), {"margin": 0.1}, (X1[:, 0], X2[:, 0], SIGNS)),
+             ("PoissonNLLLoss", (), {"log_input": True}, (X1, COUNTS)),
+             ("GaussianNLLLoss", (), {"eps": 1e-3}, (X1, X2, VARIANCE)),
+             ("HingeEmbeddingLoss", (0.7,), {}, (X1, SIGNS_2D)), ("SoftMarginLoss", (), {}, (X1, SIGNS_2D)),
+             ("MultiLabelSoftMarginLoss", (), {"reduction": "none"}, (X1, LABELS))]
+    for name, args, kwargs, inputs in pairs:
+        ours = getattr(sg.nn, name)(*args, **kwargs)(*[sg.tensor(x) for x in inputs])
+        theirs = getattr(torch.nn, name)(*args, **kwargs)(*[torch.tensor(x) for x in inputs])
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, err_msg=name)
+    with pytest.raises(TypeError, match="takes"):
+        sg.nn.TripletMarginLoss(1.0, 2.0, 1e-6, False, 5)
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="var is of incorrect size"):
+        sg.nn.functional.gaussian_nll_loss(sg.tensor(X1), sg.tensor(X2), sg.tensor(np.ones(3)))
+    with pytest.raises(ValueError, match="negative"):
+        sg.nn.functional.gaussian_nll_loss(sg.tensor(X1), sg.tensor(X2), sg.tensor(-VARIANCE))
+    with pytest.raises(ValueError, match="not a valid value for reduction"):
+        sg.nn.functional.soft_margin_loss(sg.tensor(X1), sg.tensor(SIGNS_2D), reduction="avg")

@@ -1,0 +1,378 @@
+"""PyTorch-named Tensor methods (symgrad/eager/torch_methods.py), sg.Size and F.one_hot: values, indices and
+gradients against PyTorch (float64, skipped when absent) and finite differences; ties, NaN, infinities,
+empty and 0-d tensors; NumPy's calls of the same methods keep NumPy's meaning."""
+import pickle
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from gradcheck import numeric_grad
+
+F = sg.nn.functional
+
+
+def _data(seed=0):
+    x = np.random.default_rng(seed).standard_normal((3, 5))
+    x[0, 1] = x[0, 3]  # a tie
+    x[2, 4] = np.inf
+    return x
+
+
+INDEX = np.array([[0, 1, 2, 0, 0], [2, 0, 0, 1, 2]])
+# (name, call on a tensor): each returns a tensor or a tuple of tensors
+CALLS = [
+    ("sort", lambda t: t.sort(dim=1)),
+    ("sort-descending", lambda t: t.sort(dim=0, descending=True)),
+    ("argsort", lambda t: t.argsort(dim=1, descending=True)),
+    ("topk", lambda t: t.topk(2)),
+    ("topk-smallest", lambda t: t.topk(3, dim=0, largest=False)),
+    ("chunk", lambda t: t.chunk(2, 1)),
+    ("chunk-fewer", lambda t: t.chunk(4, 1)),
+    ("split", lambda t: t.split(2, dim=1)),
+    ("split-sizes", lambda t: t.split([1, 4], 1)),
+    ("unbind", lambda t: t.unbind(1)),
+    ("flip", lambda t: t.flip(0, 1)),
+    ("roll", lambda t: t.roll((1, -2), (0, 1))),
+    ("roll-flat", lambda t: t.roll(4)),
+    ("repeat", lambda t: t.repeat(2, 1, 3)),
+    ("cumsum", lambda t: t.cumsum(dim=1)),
+    ("cumprod", lambda t: t.cumprod(0)),
+    ("expand", lambda t: t[:1].expand(4, -1)),
+    ("masked_fill", lambda t: t.masked_fill(t > 0.5, -1.0)),
+    ("gather", lambda t: t.gather(1, _like(t, INDEX[:, :3]))),
+    ("view_as", lambda t: t.view_as(t.new_zeros(5, 3))),
+    ("reshape_as", lambda t: t.reshape_as(t.new_ones(15))),
+    ("expand_as", lambda t: t[1:2].expand_as(t)),
+    ("where", lambda t: t.where(t > 0.1, t * 3)),
+    ("masked_select", lambda t: t.masked_select(t > 0.1)),
+    ("amax", lambda t: t.amax(1)),
+    ("amin", lambda t: t.amin((0, 1), keepdim=True)),
+    ("tril", lambda t: t.tril(-1)),
+    ("triu", lambda t: t.triu(1)),
+    ("movedim", lambda t: t.unsqueeze(0).movedim(0, 2)),
+    ("swapaxes", lambda t: t.swapaxes(0, 1)),
+    ("tile", lambda t: t.tile((2, 1))),
+    ("clamp_min", lambda t: t.clamp_min(0.3)),
+    ("clamp_max", lambda t: t.clamp_max(0.3)),
+    ("isnan", lambda t: t.isnan()),
+    ("isfinite", lambda t: t.isfinite()),
+    ("floor", lambda t: t.floor()),
+    ("nonzero", lambda t: t.nonzero()),
+    ("atan2", lambda t: t.atan2(t * 2 - 1)),
+    ("subtract", lambda t: t.subtract(t * t)),
+    ("repeat_interleave", lambda t: t.repeat_interleave(_like(t, np.array([1, 0, 2])), dim=0)),
+    ("repeat_interleave-flat", lambda t: t.repeat_interleave(2)),
+    ("lerp", lambda t: t.lerp(t * 2 + 1, 0.7)),
+    ("lerp-tensor-weight", lambda t: t.lerp(t * 2 + 1, (t * 0 + 0.25))),
+    ("addcmul", lambda t: t.addcmul(t, t + 1, value=0.5)),
+    ("addcdiv", lambda t: t.addcdiv(t, t * t + 1, value=2)),
+    ("diff", lambda t: t.diff(dim=1)),
+    ("median", lambda t: t.median()),
+    ("median-dim", lambda t: t.median(1)),
+    ("kthvalue", lambda t: t.kthvalue(2, 0, keepdim=True)),
+    ("cummax", lambda t: t.cummax(1)),
+    ("cummin", lambda t: t.cummin(0)),
+    ("index_add", lambda t: t.index_add(1, _like(t, np.array([0, 3])), t[:, :2] * 2, alpha=3)),
+    ("index_fill", lambda t: t.index_fill(1, _like(t, np.array([0, 3])), -1.0)),
+    ("index_copy", lambda t: t.index_copy(0, _like(t, np.array([2])), t[:1] * 5)),
+]
+
+
+def _like(t, array):
+    """array as a tensor of t's library (sg or torch)."""
+    return sg.tensor(array) if isinstance(t, sg.Tensor) else __import__("torch").tensor(array)
+
+
+def _tensors(result):
+    return list(result) if isinstance(result, tuple) else [result]
+
+
+def _finite(x):
+    return np.where(np.isinf(x), 3.0, x)
+
+
+@pytest.mark.parametrize("name, call", CALLS, ids=[c[0] for c in CALLS])
+def test_methods_match_pytorch_values_indices_and_gradients(name, call):
+    torch = pytest.importorskip("torch")
+    x = _finite(_data()) if name == "cumprod" else _data()  # PyTorch's cumprod gradient is NaN at inf
+    ours, theirs = sg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    mine, other = _tensors(call(ours)), _tensors(call(theirs))
+    assert len(mine) == len(other)
+    for a, b in zip(mine, other):
+        assert a.shape == tuple(b.shape) and a.dtype == np.dtype(str(b.dtype).replace("torch.", ""))
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-15, atol=0)  # 1 ulp
+    floats = [(a, b) for a, b in zip(mine, other) if a.dtype.kind == "f"]
+    if not floats:
+        return
+    weights = [np.linspace(-1, 2, a.numel()).reshape(tuple(a.shape)) for a, _ in floats]
+    sum(((a * sg.tensor(w)).sum() for (a, _), w in zip(floats, weights)), sg.tensor(0.0)).backward()
+    sum(((b * torch.tensor(w)).sum() for (_, b), w in zip(floats, weights)), torch.tensor(0.0)).backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, call", [c for c in CALLS if c[0] not in ("argsort", "amin", "nonzero", "isnan",
+                                                                         "isfinite", "floor")],
+                         ids=lambda c: str(c))
+def test_method_gradients_match_finite_differences(name, call):
+    x = np.random.default_rng(1).standard_normal((3, 5))  # no ties: a differentiable point
+
+    def loss(array):
+        pieces = [p for p in _tensors(call(sg.tensor(array))) if p.dtype.kind == "f"]
+        return sum(float((p * sg.tensor(np.linspace(-1, 2, p.numel()).reshape(tuple(p.shape)))).sum())
+                   for p in pieces)
+
+    t = sg.tensor(x, requires_grad=True)
+    pieces = [p for p in _tensors(call(t)) if p.dtype.kind == "f"]
+    sum((p * sg.tensor(np.linspace(-1, 2, p.numel()).reshape(tuple(p.shape)))).sum() for p in pieces).backward()
+    expected = numeric_grad(lambda a: sg.asarray(loss(np.asarray(a))), [x], 0)
+    np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-6, atol=1e-7)
+
+
+def test_scatter_and_scatter_add_match_pytorch_with_gradients_to_both_operands():
+    torch = pytest.importorskip("torch")
+    x, src = _data(), _data(3)[:2]  # PyTorch's backward wants src of the index's shape
+    for method in ("scatter", "scatter_add"):
+        ours, theirs = sg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        our_src, their_src = sg.tensor(src, requires_grad=True), torch.tensor(src, requires_grad=True)
+        index = INDEX if method == "scatter_add" else np.array([[0, 1, 2, 1, 0], [2, 0, 1, 0, 1]])
+        a = getattr(ours, method)(0, sg.tensor(index), our_src)
+        b = getattr(theirs, method)(0, torch.tensor(index), their_src)
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+        weights = np.linspace(-1, 1, 15).reshape(3, 5)
+        (a * sg.tensor(weights)).sum().backward()
+        (b * torch.tensor(weights)).sum().backward()
+        np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+        np.testing.assert_array_equal(our_src.grad.numpy(), their_src.grad.numpy())
+    filled = sg.tensor(x).scatter(1, sg.tensor(INDEX[:, :2]), value=7.0)
+    np.testing.assert_array_equal(filled.numpy(), torch.tensor(x).scatter(1, torch.tensor(INDEX[:, :2]), 7.0).numpy())
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        sg.tensor(x).scatter(0, sg.tensor(INDEX + 3), 1.0)
+
+
+def test_nan_sorts_as_the_largest_and_ties_keep_their_order_as_pytorch():
+    torch = pytest.importorskip("torch")
+    x = np.array([2.0, np.nan, -np.inf, 2.0, np.inf, 0.0, np.nan])
+    for descending in (False, True):
+        ours = sg.tensor(x).sort(descending=descending)
+        theirs = torch.tensor(x).sort(descending=descending, stable=True)
+        np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+        np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())
+    np.testing.assert_array_equal(sg.tensor(x).topk(3).values.numpy(), torch.tensor(x).topk(3).values.numpy())
+
+
+def test_edge_shapes_empty_and_zero_d():
+    empty = sg.tensor(np.zeros((0, 3)))
+    assert empty.sort(0).values.shape == (0, 3) and empty.topk(0, dim=0).indices.shape == (0, 3)
+    assert [p.shape for p in empty.split(2)] == [(0, 3)] and empty.unbind(0) == ()
+    assert empty.repeat(2, 2).shape == (0, 6) and empty.cumsum(0).shape == (0, 3)
+    scalar = sg.tensor(3.0, requires_grad=True)
+    values, indices = scalar.sort()
+    assert values.item() == 3.0 and indices.item() == 0
+    assert scalar.topk(1).values.item() == 3.0 and scalar.argsort().item() == 0
+    values.backward()
+    assert scalar.grad.item() == 1.0
+    with pytest.raises(RuntimeError, match="out of range"):
+        sg.tensor([1.0, 2.0]).topk(3)
+    with pytest.raises(RuntimeError, match="sum exactly to 2"):
+        sg.tensor([1.0, 2.0]).split([1, 2])
+    with pytest.raises(RuntimeError, match="greater than 0"):
+        sg.tensor([1.0, 2.0]).chunk(0)
+    with pytest.raises(RuntimeError, match="can not be smaller"):
+        sg.tensor(np.ones((2, 2))).repeat(2)
+
+
+def test_numpy_calls_keep_numpy_meaning():
+    t = sg.tensor(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(np.repeat(t, 2).numpy(), np.repeat(np.arange(6.0).reshape(2, 3), 2))
+    np.testing.assert_array_equal(np.repeat(t, 2, axis=0).numpy(), np.repeat(t.numpy(), 2, axis=0))
+    np.testing.assert_array_equal(np.argsort(sg.tensor([3.0, 1.0, 2.0])).numpy(), [1, 2, 0])
+    np.testing.assert_array_equal(np.cumsum(t).numpy(), np.cumsum(t.numpy()))
+    assert t.repeat(1, 2).shape == (2, 6)  # the method: PyTorch's
+
+
+def test_new_factories_keep_the_dtype_and_take_pytorchs_arguments():
+    t = sg.tensor(np.ones(3, np.float32))
+    assert t.new_zeros(2, 3).dtype == np.float32 and t.new_ones((2,)).shape == (2,)
+    full = t.new_full((2, 2), 3.5, requires_grad=True)
+    assert full.requires_grad and full.tolist() == [[3.5, 3.5], [3.5, 3.5]]
+    assert t.new_tensor([1, 2]).dtype == np.float32 and t.new_empty(4).numpy().tolist() == [0.0] * 4
+    assert t.new_zeros(2, dtype=sg.long).dtype == np.int64
+    with pytest.raises(RuntimeError, match="only device is 'cpu'"):
+        t.new_zeros(2, device="cuda")
+    with pytest.raises(TypeError, match="float16"):
+        t.half()
+    assert t.nelement() == 3 and t.ndimension() == 1 and t.is_contiguous()
+    assert sg.tensor(3.0).nonzero().shape == (1, 0) and sg.tensor(0.0).nonzero().shape == (0, 0)
+
+
+def test_unique_nan_to_num_and_random_draws():
+    torch = pytest.importorskip("torch")
+    labels = np.array([[3, 1, 3], [2, 1, 1]])
+    for ours, theirs in zip(sg.tensor(labels).unique(return_inverse=True, return_counts=True),
+                            torch.tensor(labels).unique(return_inverse=True, return_counts=True)):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    special = np.array([1.0, np.nan, np.inf, -np.inf])
+    np.testing.assert_array_equal(sg.tensor(special).nan_to_num(posinf=5.0).numpy(),
+                                  torch.tensor(special).nan_to_num(posinf=5.0).numpy())
+    assert np.isnan(sg.tensor([1.0, np.nan, 3.0]).median().item())
+    assert sg.tensor(np.zeros((2, 0))).median().numpy().shape == ()
+    sg.manual_seed(3)
+    draws = sg.tensor([[0.0, 1.0, 3.0], [1.0, 1.0, 0.0]]).multinomial(200, replacement=True)
+    assert draws.shape == (2, 200) and draws.dtype == np.int64
+    assert set(draws.numpy()[0]) <= {1, 2} and set(draws.numpy()[1]) <= {0, 1}
+    assert 0.65 < (draws.numpy()[0] == 2).mean() < 0.85
+    assert sorted(sg.tensor([1.0, 1.0, 1.0]).multinomial(3).tolist()) == [0, 1, 2]  # without replacement
+    coins = sg.tensor(np.full(2000, 0.3)).bernoulli()
+    assert set(np.unique(coins.numpy())) <= {0.0, 1.0} and 0.25 < coins.numpy().mean() < 0.35
+    with pytest.raises(RuntimeError, match="without replacement"):
+        sg.tensor([1.0, 1.0]).multinomial(3)
+    with pytest.raises(RuntimeError, match="in \\[0, 1\\]"):
+        sg.tensor([1.5]).bernoulli()
+    with pytest.raises(RuntimeError, match="out of range"):
+        sg.tensor([1.0]).kthvalue(2)
+
+
+def test_inference_mode_is_no_grad_as_a_context_and_both_decorators():
+    x = sg.tensor([1.0], requires_grad=True)
+    with sg.inference_mode():
+        assert not (x * 2).requires_grad
+    with sg.inference_mode(False):
+        assert (x * 2).requires_grad
+
+    @sg.inference_mode
+    def bare(v):
+        return v * 2
+
+    @sg.inference_mode()
+    def called(v):
+        return v * 2
+    assert not bare(x).requires_grad and not called(x).requires_grad and sg.is_grad_enabled()
+
+
+def test_function_forms():
+    t = sg.tensor([[3.0, 1.0, 2.0]])
+    assert sg.topk(t, 1).indices.tolist() == [[0]]
+    assert [p.shape for p in sg.chunk(t, 3, dim=1)] == [(1, 1)] * 3
+    assert [p.tolist() for p in sg.unbind(t, 1)] == [[3.0], [1.0], [2.0]]
+    assert sg.scatter_add(t, 1, sg.tensor([[0, 0]]), sg.tensor([[1.0, 1.0]])).tolist() == [[5.0, 1.0, 2.0]]
+    assert sg.gather(t, 1, sg.tensor([[2]])).tolist() == [[2.0]] and sg.index_select(t, 1, [0]).tolist() == [[3.0]]
+    assert sg.masked_select(t, t > 1.5).tolist() == [3.0, 2.0] and sg.eq(t, 1.0).tolist() == [[False, True, False]]
+    assert sg.mul(t, 2).tolist() == [[6.0, 2.0, 4.0]] and sg.neg(t).tolist() == [[-3.0, -1.0, -2.0]]
+    assert sg.rsqrt(sg.tensor([4.0])).tolist() == [0.5] and sg.gt(t, 2).tolist() == [[True, False, False]]
+
+
+def test_size_is_a_tuple_with_pytorchs_behaviour():
+    t = sg.zeros(2, 3, 4)
+    assert isinstance(t.shape, sg.Size) and isinstance(t.size(), tuple) and isinstance(t.shape, tuple)
+    assert t.shape == (2, 3, 4) and t.size() == t.shape and t.size(1) == 3 and t.size(-1) == 4
+    assert t.shape.numel() == 24 == t.numel() and t.size == 24  # t.size uncalled: NumPy's count
+    assert t.shape[1:] == sg.Size([3, 4]) and isinstance(t.shape[1:], sg.Size) and t.shape[0] == 2
+    assert repr(t.shape) == "sg.Size([2, 3, 4])" and repr(sg.tensor(1.0).shape) == "sg.Size([])"
+    assert sg.Size([]).numel() == 1 and hash(t.shape) == hash((2, 3, 4))
+    assert pickle.loads(pickle.dumps(t.shape)) == (2, 3, 4)
+    assert (t * 2).shape == (2, 3, 4) and isinstance((t * 2).shape, sg.Size)  # a deferred or computed result
+    n, c, h = t.shape  # unpacks as a tuple
+    assert (n, c, h) == (2, 3, 4)
+
+
+def test_one_hot_matches_pytorch_and_refuses_bad_classes():
+    labels = np.array([[0, 2], [1, 0]])
+    out = F.one_hot(sg.tensor(labels))
+    assert out.dtype == np.int64 and out.shape == (2, 2, 3)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_array_equal(out.numpy(), torch.nn.functional.one_hot(torch.tensor(labels)).numpy())
+    np.testing.assert_array_equal(F.one_hot(sg.tensor(labels), 5).numpy(),
+                                  torch.nn.functional.one_hot(torch.tensor(labels), 5).numpy())
+    assert F.one_hot(sg.tensor(np.zeros(0, np.int64)), 4).shape == (0, 4)
+    with pytest.raises(RuntimeError, match="non-negative"):
+        F.one_hot(sg.tensor([-1, 0]))
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        F.one_hot(sg.tensor([3]), 3)
+    with pytest.raises(RuntimeError, match="empty"):
+        F.one_hot(sg.tensor(np.zeros(0, np.int64)))
+    with pytest.raises(TypeError, match="integer"):
+        F.one_hot(sg.tensor([1.0]))
+
+
+@pytest.mark.parametrize("name, args", [
+    ("masked_fill_", (lambda lib, t: t > 0.2, -1.0)), ("relu_", ()), ("sigmoid_", ()), ("clamp_min_", (0.1,)),
+    ("lerp_", (lambda lib, t: t * 2, 0.3)), ("index_add_", (1, lambda lib, t: lib.tensor([0, 2]),
+                                                           lambda lib, t: t[:, :2] * 3)),
+    ("scatter_", (0, lambda lib, t: lib.tensor(INDEX[:, :4]), lambda lib, t: t[:2, :4] * 2)),
+    ("fill_diagonal_", (5.0,)), ("cumsum_", (1,)), ("addcmul_", (lambda lib, t: t * 3, lambda lib, t: t + 1)),
+])
+def test_in_place_forms_match_pytorch_with_gradients(name, args):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(5).standard_normal((3, 5))
+    results = []
+    for lib in (sg, torch):
+        leaf = lib.tensor(x, requires_grad=True)
+        t = leaf * 1.0  # not a leaf: in-place is allowed and recorded
+        out = getattr(t, name)(*[a(lib, t) if callable(a) else a for a in args])
+        assert out is t
+        (t * lib.tensor(np.linspace(-1, 1, 15).reshape(3, 5))).sum().backward()
+        results.append((t.detach().numpy(), leaf.grad.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-15)
+
+
+def test_random_fills_draw_in_place_and_refuse_a_leaf_that_requires_grad():
+    sg.manual_seed(0)
+    weight = sg.nn.Parameter(sg.tensor(np.zeros((200, 50))))
+    with sg.no_grad():
+        weight.uniform_(-0.5, 0.5)
+        values = weight.detach().numpy()
+        assert np.abs(values).max() <= 0.5 and values.std() > 0.25
+        weight.normal_(2.0, 0.1)
+        assert abs(weight.detach().numpy().mean() - 2.0) < 0.01
+        weight.bernoulli_(0.25)
+        assert set(np.unique(weight.detach().numpy())) == {0.0, 1.0}
+        weight.exponential_(4.0)
+        assert abs(weight.detach().numpy().mean() - 0.25) < 0.02
+    assert weight.requires_grad and weight.is_leaf
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        weight.uniform_()
+
+
+_OTHER = np.random.default_rng(9).standard_normal((3, 3))
+ALIASES = [  # (name, call): PyTorch's Tensor methods that are NumPy functions under other names, or small compositions
+    ("addmm", lambda t, lib: t.addmm(t, lib.tensor(_OTHER), beta=0.5, alpha=2)),
+    ("narrow", lambda t, lib: t.narrow(1, 1, 2)), ("select", lambda t, lib: t.select(0, -1)),
+    ("unflatten", lambda t, lib: t.reshape(9).unflatten(0, (3, 3))), ("cross", lambda t, lib: t.cross(t * 2 + 1, 1)),
+    ("isclose", lambda t, lib: t.isclose(t + 1e-6)), ("count_nonzero", lambda t, lib: (t > 0).count_nonzero(0)),
+    ("logical_xor", lambda t, lib: (t > 0).logical_xor(t > 0.5)), ("outer", lambda t, lib: t[0].outer(t[1])),
+    ("inner", lambda t, lib: t[0].inner(t[1])), ("mv", lambda t, lib: t.mv(t[0])), ("bmm", lambda t, lib: t[None].bmm(
+        t[None])), ("fliplr", lambda t, lib: t.fliplr()), ("flipud", lambda t, lib: t.flipud()),
+    ("diag", lambda t, lib: t.diag()), ("kron", lambda t, lib: t.kron(t)), ("rot90", lambda t, lib: t.rot90(1, (0, 1))),
+    ("sinc", lambda t, lib: t.sinc()), ("deg2rad", lambda t, lib: t.deg2rad()), ("copysign", lambda t, lib: t.copysign(
+        -t)), ("fmax", lambda t, lib: t.fmax(t * 0)), ("logaddexp", lambda t, lib: t.logaddexp(t * 2)),
+    ("float_power", lambda t, lib: t.float_power(2)), ("xlogy", lambda t, lib: t.abs().xlogy(t.abs() + 1)),
+    ("msort", lambda t, lib: t.msort()), ("sgn", lambda t, lib: t.sgn()), ("arctan", lambda t, lib: t.arctan()),
+    ("asinh", lambda t, lib: t.asinh()), ("lgamma", lambda t, lib: t.abs().lgamma()), ("nansum", lambda t, lib: t.nansum()),
+    ("mT", lambda t, lib: t.mT), ("take_along_dim", lambda t, lib: t.take_along_dim(lib.tensor([[0], [2], [1]]), 1)),
+    ("split_with_sizes", lambda t, lib: t.split_with_sizes([1, 2], 1)[1]),
+]
+
+
+@pytest.mark.parametrize("name, call", ALIASES, ids=[a[0] for a in ALIASES])
+def test_aliases_match_pytorch(name, call):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(8).standard_normal((3, 3))
+    ours, theirs = sg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    a, b = call(ours, sg), call(theirs, torch)
+    assert tuple(a.shape) == tuple(b.shape) and np.dtype(a.dtype) == np.dtype(str(b.dtype).split(".")[-1])
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-13, atol=1e-15)
+    if a.dtype.kind == "f" and name not in ("sgn",):
+        a.sum().backward()
+        b.sum().backward()
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_predicates_and_properties():
+    t = sg.tensor([[1.0, 2.0]])
+    assert t.allclose(t + 1e-9) and t.equal(sg.tensor([[1.0, 2.0]])) and not t.equal(sg.tensor([1.0, 2.0]))
+    assert not t.is_complex() and t.is_signed() and t.is_cpu and t.get_device() == -1
+    assert t.itemsize == 8 and t.nbytes == 16 and t.positive() is t
+    with pytest.raises(RuntimeError, match="exceeds dimension size"):
+        t.narrow(1, 1, 2)

@@ -1,0 +1,153 @@
+"""MultiheadAttention, the transformer layers and F.scaled_dot_product_attention (symgrad/nn/transformer.py):
+outputs, attention weights and gradients against PyTorch with the same weights (float64, skipped when absent)
+and finite differences; masks (boolean and float, attn and key padding), batch_first, unbatched input."""
+import math
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from gradcheck import numeric_grad
+
+E, H = 8, 2
+RNG = np.random.default_rng(0)
+Q, K = RNG.standard_normal((5, 3, E)), RNG.standard_normal((4, 3, E))
+MASK = np.triu(np.ones((5, 4), bool), 1)
+PADDING = np.zeros((3, 4), bool)
+PADDING[0, 3] = True
+
+
+def _flat(value):
+    if value is None:
+        return []
+    return [value] if not isinstance(value, (tuple, list)) else [leaf for part in value for leaf in _flat(part)]
+
+
+def _lib(module):
+    return sg if isinstance(module, sg.nn.Module) else __import__("torch")
+
+
+CASES = [  # (label, module name, arguments, inputs, call)
+    ("mha", "MultiheadAttention", (E, H), (Q, K, K), lambda m, a, b, c: m(a, b, c)),
+    ("mha-masks", "MultiheadAttention", (E, H), (Q, K, K),
+     lambda m, a, b, c: m(a, b, c, attn_mask=_lib(m).tensor(MASK), key_padding_mask=_lib(m).tensor(PADDING),
+                          average_attn_weights=False)),
+    ("mha-float-mask", "MultiheadAttention", (E, H), (Q, K, K),
+     lambda m, a, b, c: m(a, b, c, attn_mask=_lib(m).tensor(np.where(MASK, -2.5, 0.3)))),
+    ("mha-batch-first", "MultiheadAttention", (E, H, 0.0, False), (Q.transpose(1, 0, 2), K.transpose(1, 0, 2),
+                                                                   K.transpose(1, 0, 2)), None),
+    ("mha-unbatched", "MultiheadAttention", (E, H), (Q[:, 0], K[:, 0], K[:, 0]), lambda m, a, b, c: m(a, b, c)),
+    ("encoder-layer", "TransformerEncoderLayer", (E, H, 16, 0.0), (Q,),
+     lambda m, a: m(a, src_key_padding_mask=_lib(m).tensor(np.zeros((3, 5), bool)))),
+    ("encoder-layer-norm-first", "TransformerEncoderLayer", (E, H, 16, 0.0, "gelu", 1e-5, False, True), (Q,), None),
+    ("decoder-layer", "TransformerDecoderLayer", (E, H, 16, 0.0), (Q, K), None),
+    ("decoder-layer-norm-first", "TransformerDecoderLayer", (E, H, 16, 0.0, "relu", 1e-5, False, True), (Q, K),
+     None),
+]
+
+
+@pytest.mark.parametrize("label, name, args, inputs, call", CASES, ids=[c[0] for c in CASES])
+def test_matches_pytorch_given_the_same_weights(label, name, args, inputs, call):
+    torch = pytest.importorskip("torch")
+    if label == "mha-batch-first":
+        ours, theirs = sg.nn.MultiheadAttention(E, H, batch_first=True), \
+            torch.nn.MultiheadAttention(E, H, batch_first=True).double()
+    else:
+        ours, theirs = getattr(sg.nn, name)(*args), getattr(torch.nn, name)(*args).double()
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    ours.load_state_dict({n: v.detach().numpy() for n, v in theirs.state_dict().items()})
+    call = call or (lambda m, *xs: m(*xs))
+    mine_in = [sg.tensor(x, requires_grad=True) for x in inputs]
+    their_in = [torch.tensor(x, requires_grad=True) for x in inputs]
+    mine, other = _flat(call(ours, *mine_in)), _flat(call(theirs, *their_in))
+    assert [tuple(m.shape) for m in mine] == [tuple(o.shape) for o in other]
+    weights = [np.random.default_rng(i).standard_normal(tuple(o.shape)) for i, o in enumerate(other)]
+    sum((m * sg.tensor(w)).sum() for m, w in zip(mine, weights)).backward()
+    sum((o * torch.tensor(w)).sum() for o, w in zip(other, weights)).backward()
+    for m, o in zip(mine, other):
+        np.testing.assert_allclose(m.detach().numpy(), o.detach().numpy(), rtol=1e-12, atol=1e-13)
+    for a, b in zip(mine_in, their_in):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-11, atol=1e-13)
+    for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-11, atol=1e-13, err_msg=n)
+
+
+def test_transformer_and_its_causal_mask_match_pytorch():
+    torch = pytest.importorskip("torch")
+    mask = sg.nn.Transformer.generate_square_subsequent_mask(5)
+    their_mask = torch.nn.Transformer.generate_square_subsequent_mask(5, dtype=torch.float64)
+    np.testing.assert_array_equal(mask.numpy(), their_mask.numpy())
+    ours, theirs = sg.nn.Transformer(E, H, 2, 2, 16, dropout=0.0), torch.nn.Transformer(E, H, 2, 2, 16, dropout=0.0)
+    theirs = theirs.double()
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    ours.load_state_dict({n: v.detach().numpy() for n, v in theirs.state_dict().items()})
+    out = ours(sg.tensor(K), sg.tensor(Q), tgt_mask=mask)
+    expected = theirs(torch.tensor(K), torch.tensor(Q), tgt_mask=their_mask)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"is_causal": True}, {"scale": 0.3}, {"attn_mask": MASK[:, :4]}])
+def test_scaled_dot_product_attention_matches_pytorch(kwargs):
+    torch = pytest.importorskip("torch")
+    q, k = RNG.standard_normal((2, 3, 5, 4)), RNG.standard_normal((2, 3, 4, 4))
+    if "attn_mask" in kwargs:
+        kwargs = {"attn_mask": ~MASK}  # True: may attend (the opposite of MultiheadAttention's convention)
+    mine = [sg.tensor(x, requires_grad=True) for x in (q, k, k)]
+    theirs = [torch.tensor(x, requires_grad=True) for x in (q, k, k)]
+    ours = sg.nn.functional.scaled_dot_product_attention(
+        *mine, **{k_: (sg.tensor(v) if k_ == "attn_mask" else v) for k_, v in kwargs.items()})
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        *theirs, **{k_: (torch.tensor(v) if k_ == "attn_mask" else v) for k_, v in kwargs.items()})
+    np.testing.assert_allclose(ours.detach().numpy(), expected.detach().numpy(), rtol=1e-12, atol=1e-13)
+    ours.sum().backward()
+    expected.sum().backward()
+    for a, b in zip(mine, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-11, atol=1e-13)
+
+
+def test_attention_gradient_matches_finite_differences():
+    sg.manual_seed(0)
+    attention = sg.nn.MultiheadAttention(4, 2)
+    q, k = RNG.standard_normal((3, 2, 4)), RNG.standard_normal((5, 2, 4))
+    ramp = np.linspace(-1, 1, 24).reshape(3, 2, 4)
+
+    def loss(array):
+        return sg.asarray(float((attention(sg.tensor(array), sg.tensor(k), sg.tensor(k))[0] * sg.tensor(ramp)).sum()))
+
+    t = sg.tensor(q, requires_grad=True)
+    (attention(t, sg.tensor(k), sg.tensor(k))[0] * sg.tensor(ramp)).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), numeric_grad(lambda a: loss(np.asarray(a)), [q], 0), rtol=1e-6,
+                               atol=1e-8)
+    keys = RNG.standard_normal((3, 5, 4))  # (batch, source, E) against q's (batch, 2, E)
+
+    def attention_loss(v):
+        return sg.sum(sg.nn.functional.scaled_dot_product_attention(v, keys, keys, is_causal=False) ** 2)
+    for backend in ("numpy", "llvm"):
+        on_arrays = sg.compile(sg.grad(attention_loss), backend=backend)(q)
+        np.testing.assert_allclose(on_arrays, numeric_grad(attention_loss, [q], 0), rtol=1e-6, atol=1e-8)
+
+
+def test_initialization_dropout_and_errors():
+    sg.manual_seed(1)
+    attention = sg.nn.MultiheadAttention(6, 3, dropout=0.5)
+    bound = math.sqrt(6 / (6 + 18))  # xavier uniform of the (3E, E) in_proj_weight
+    assert np.abs(attention.in_proj_weight.detach().numpy()).max() <= bound
+    assert not attention.in_proj_bias.detach().numpy().any() and not attention.out_proj.bias.detach().numpy().any()
+    x = sg.tensor(RNG.standard_normal((4, 2, 6)))
+    first, second = attention(x, x, x)[0].detach().numpy(), attention(x, x, x)[0].detach().numpy()
+    assert not np.array_equal(first, second)  # dropout on the weights while training
+    attention.eval()
+    assert np.array_equal(attention(x, x, x)[0].detach().numpy(), attention(x, x, x)[0].detach().numpy())
+    assert attention(x, x, x, need_weights=False)[1] is None
+    with pytest.raises(AssertionError, match="divisible by num_heads"):
+        sg.nn.MultiheadAttention(7, 2)
+    with pytest.raises(sg.UnsupportedOpError, match="add_bias_kv"):
+        sg.nn.MultiheadAttention(6, 2, add_bias_kv=True)
+    with pytest.raises(RuntimeError, match="attn_mask is"):
+        attention(x, x, x, attn_mask=sg.tensor(np.zeros((3, 3), bool)))
+    with pytest.raises(AssertionError, match="key_padding_mask shape"):
+        attention(x, x, x, key_padding_mask=sg.tensor(np.zeros((2, 3), bool)))
+    with pytest.raises(RuntimeError, match="activation should be relu/gelu"):
+        sg.nn.TransformerEncoderLayer(6, 2, activation="tanh")
+    encoder = sg.nn.TransformerEncoder(sg.nn.TransformerEncoderLayer(6, 2, 8), num_layers=3)
+    assert len(encoder.layers) == 3 and encoder.layers[0].linear1.weight is not encoder.layers[1].linear1.weight
