@@ -111,6 +111,9 @@ def test_a_compiled_model_re_traces_on_eval_and_refuses_training_only_layers():
     x = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
     with pytest.raises(sg.UnsupportedOpError, match="dropout in training mode"):
         f(x)
+    channels = sg.compile(lambda x: sg.nn.functional.dropout2d(x, 0.5))
+    with pytest.raises(sg.UnsupportedOpError, match="dropout2d in training mode"):
+        channels(np.ones((2, 3, 4, 4)))
     model[1].eval()
     with pytest.raises(sg.TracerError, match="running statistics"):
         f(x)

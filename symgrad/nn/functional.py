@@ -682,13 +682,18 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
-    if isinstance(input, Tracer) and not isinstance(input, Tensor) and input.builder.reads is not None:
-        raise UnsupportedOpError(with_user_line(
-            "dropout in training mode inside sg.compile would draw its mask once, when traced, and reuse it at "
-            "every call; call model.eval(), or pass the mask as an argument"))
+    _refuse_a_mask_drawn_once(input, "dropout")
     keep = random_generator().random(tuple(input.shape)) >= p
     scale = np.where(keep, 1.0 / (1.0 - p) if p < 1 else 0.0, 0.0).astype(input.dtype)
     return labelled(_ew(E.multiply, (input, scale)), "Mul")
+
+
+def _refuse_a_mask_drawn_once(input, name):
+    """Dropout in training mode inside sg.compile's trace is an error: its mask would be drawn once, when traced."""
+    if isinstance(input, Tracer) and not isinstance(input, Tensor) and input.builder.reads is not None:
+        raise UnsupportedOpError(with_user_line(
+            f"{name} in training mode inside sg.compile would draw its mask once, when traced, and reuse it at "
+            "every call; call model.eval(), or pass the mask as an argument"))
 
 
 def _channel_dropout(input, p, training, inplace, d, name):
@@ -701,6 +706,7 @@ def _channel_dropout(input, p, training, inplace, d, name):
                          f"{tuple(input.shape)}")
     if not training or p == 0:
         return input
+    _refuse_a_mask_drawn_once(input, name)
     channels = tuple(input.shape[:input.ndim - d])
     keep = random_generator().random(channels) >= p
     scale = np.where(keep, 1.0 / (1.0 - p) if p < 1 else 0.0, 0.0).astype(input.dtype)
