@@ -18,8 +18,8 @@ import numpy as np
 from symgrad import ir
 from symgrad.codegen.standalone import standalone_source
 from symgrad.core import const_p
-from symgrad.ops.control import (carries_in_reverse, result_p, scan_p, split_while_vjp, step_sums, switch_p, while_p,
-                                  while_vjp_p)
+from symgrad.ops.control import (kept_carries, replayed_in_reverse, result_p, reverse_twins, scan_p, split_while_vjp,
+                                  step_sums, switch_p, while_p, while_vjp_p)
 from symgrad.ops.ew import ew_p
 from symgrad.ops.indexing import scatter_add_p, slice_p, strided_slices, take_p, unslice_p
 from symgrad.ops.linalg import matmul_p
@@ -30,11 +30,12 @@ from symgrad.ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_
                                transpose_p)
 
 # Functions a generated module defines when it uses them, so it stays standalone: the expression
-# printer's, the generator of a while loop's carries for its reverse pass, and the NumPy references of
-# primitives with no rule here (added by impl_helper).
+# printer's, the two halves of a while loop's reverse pass (the loop keeping carries, and the carries
+# replayed last first), and the NumPy references of primitives with no rule here (added by impl_helper).
 HELPERS = dict(EXPRESSION_HELPERS)
-_CARRIES_IN_REVERSE = "_carries_in_reverse"
-HELPERS[_CARRIES_IN_REVERSE] = standalone_source(carries_in_reverse, _CARRIES_IN_REVERSE)
+_KEPT_CARRIES, _REPLAYED = "_kept_carries", "_replayed_in_reverse"
+HELPERS[_KEPT_CARRIES] = standalone_source(kept_carries, _KEPT_CARRIES)
+HELPERS[_REPLAYED] = standalone_source(replayed_in_reverse, _REPLAYED)
 
 
 # ----------------------------------------------------------------------------- rules
@@ -48,6 +49,8 @@ class _Module:
         self.header: list[str] = []
         self.constants: dict = {}
         self.functions: dict = {}  # id(sub-graph) -> the name of the function computing it
+        self.twins: dict = {}  # id(while node) -> its reverse pass in the same function (reverse_twins)
+        self.tapes: dict = {}  # id(while_vjp node) -> the names of the tape and step count its twin kept
         self.scope = ""  # the prefix of module-level names defined for the function being written
 
 
@@ -123,32 +126,55 @@ def _scan_rule(node, args, target, module):
 
 
 def _while_rule(node, args, target, module):
+    """The loop; when its reverse pass comes later in the same function (value_and_grad), the loop keeps the
+    carries that pass needs as it runs (kept_carries), so the loop runs once."""
     p = node.params
     n_cond, n_body = p["num_cond_consts"], p["num_body_consts"]
     cond_consts, body_consts, init = args[:n_cond], args[n_cond:n_cond + n_body], args[n_cond + n_body:]
     cond, body = _subfunction(module, p["cond"]), _subfunction(module, p["body"])
     carries = _names(f"{target}_c", len(init))
+    twin = module.twins.get(id(node))
+    if twin is not None:
+        module.printer.helpers.add(_KEPT_CARRIES)
+        tape = module.tapes[id(twin)] = (f"{target}_tape", f"{target}_steps")
+        cond_fn, body_fn = _cond_lambda(cond, cond_consts), _body_lambda(body, body_consts)
+        return [f"{', '.join(tape)}, {target} = {_KEPT_CARRIES}({cond_fn}, {body_fn}, [{', '.join(init)}], "
+                f"{p['checkpoints']!r})", f"{target} = tuple({target})"]
     lines = [f"{_tuple_text(carries)} = {_tuple_text(init)}"] if carries else []
     lines += [f"while {cond}({', '.join(cond_consts + carries)})[0]:",
               f"    {_tuple_text(carries)} = {body}({', '.join(body_consts + carries)})" if carries else "    pass"]
     return lines + [f"{target} = {_tuple_text(carries)}"]
 
 
+def _cond_lambda(cond, cond_consts) -> str:
+    """The loop's condition as a function of the carry list `c` (a bool)."""
+    return f"lambda c: {cond}({''.join(a + ', ' for a in cond_consts)}*c)[0]"
+
+
+def _body_lambda(body, body_consts) -> str:
+    """The loop's body as a function of the carry list `c` (the next carries, a list)."""
+    return f"lambda c: list({body}({''.join(a + ', ' for a in body_consts)}*c))"
+
+
 def _while_vjp_rule(node, args, target, module):
-    """The loop forward, keeping carries (carries_in_reverse, whose source the module holds), then `step`
-    over them, last first."""
+    """`step` over the carries entering each step of the loop, last first (replayed_in_reverse): from the
+    tape the loop itself kept (see _while_rule), or from running the loop forward keeping carries."""
     p = node.params
     cond_consts, body_consts, init, cts = split_while_vjp(args, p["body"], p["num_cond_consts"], p["num_body_consts"])
-    cond, body, step = (_subfunction(module, p[name]) for name in ("cond", "body", "step"))
-    module.printer.helpers.add(_CARRIES_IN_REVERSE)
+    body, step = _subfunction(module, p["body"]), _subfunction(module, p["step"])
+    module.printer.helpers.add(_REPLAYED)
     sums = step_sums(p["step"], len(cts))
     pulled = _names(f"{target}_ct", len(cts)) + _names(f"{target}_sum", len(sums))
     zeros = [f"np.zeros({v.shape}, dtype={np_dtype(v.dtype)})" for v in sums]
     carry = f"{target}_c"
-    cond_args, body_args = "".join(a + ", " for a in cond_consts), "".join(a + ", " for a in body_consts)
+    tape, body_fn = module.tapes.get(id(node)), _body_lambda(body, body_consts)
+    if tape is None:
+        module.printer.helpers.add(_KEPT_CARRIES)
+        cond_fn = _cond_lambda(_subfunction(module, p["cond"]), cond_consts)
+        tape = (f"*{_KEPT_CARRIES}({cond_fn}, {body_fn}, [{', '.join(init)}], {p['checkpoints']!r})[:2]",)
+    body_args = "".join(a + ", " for a in body_consts)
     return [f"{_tuple_text(pulled)} = {_tuple_text(cts + zeros)}",
-            f"for {carry} in {_CARRIES_IN_REVERSE}(lambda c: {cond}({cond_args}*c)[0], "
-            f"lambda c: list({body}({body_args}*c)), [{', '.join(init)}], {p['checkpoints']!r}):",
+            f"for {carry} in {_REPLAYED}({body_fn}, {', '.join(tape)}):",
             f"    {_tuple_text(pulled)} = {step}({body_args}*{carry}, {', '.join(pulled)})",
             f"{target} = {_tuple_text(pulled)}"]
 
@@ -258,6 +284,7 @@ def _function_lines(graph: ir.Graph, function_name: str, module, copy_outputs: b
     params = [namer(v) for v in graph.inputs]
     body = []
     saved, module.scope = module.scope, ("" if copy_outputs else function_name + "_")
+    module.twins.update(reverse_twins(graph))
     for node in graph.nodes:
         target = namer(node.out)
         args = [namer(v) for v in node.inputs]

@@ -283,6 +283,32 @@ def test_while_loop_reverse_mode(checkpoints):
                                    rtol=1e-9)
 
 
+@pytest.mark.parametrize("checkpoints", [None, 2])
+def test_value_and_grad_of_a_while_loop_runs_it_once_on_the_numpy_backend(checkpoints):
+    """The loop keeps the carries its reverse pass needs as it runs (its result and its gradient from one
+    forward run: the condition is evaluated once per step and once at the end), and both agree with the
+    LLVM backend and finite differences."""
+    def loss(a):
+        return sg.sum(newton_sqrt(a, checkpoints) ** 3)
+
+    a = np.array(3.0)
+    executable = sg.compile(sg.value_and_grad(loss), backend="numpy").lower(a).executable
+    namespace = executable._fn.__globals__
+    calls = []
+    for name in [n for n in namespace if n.startswith("_cond_")]:
+        namespace[name] = lambda *args, cond=namespace[name]: calls.append(1) or cond(*args)
+    value, grad = executable(a)
+    x, steps = a + 1.0, 0
+    while abs(x * x - a) > 1e-12 and steps < 100:
+        x, steps = 0.5 * (x + a / x), steps + 1
+    assert steps > 3 and len(calls) == steps + 1
+    native_value, native_grad = sg.compile(sg.value_and_grad(loss), backend="llvm")(a)
+    np.testing.assert_allclose(value, native_value, rtol=1e-13)
+    np.testing.assert_allclose(grad, native_grad, rtol=1e-12)
+    np.testing.assert_allclose(grad, 1.5 * np.sqrt(a), rtol=1e-9)
+    assert_grads_match_finite_differences(loss, [a], (0,))
+
+
 def test_while_loop_checkpoints_bound_the_carries_kept():
     """carries_in_reverse yields every carry, last first, keeping at most C + 2 n / C at once."""
     from symgrad.ops.control import carries_in_reverse

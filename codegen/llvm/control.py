@@ -17,7 +17,7 @@ from llvmlite import ir
 
 from symgrad import dtypes
 from symgrad import ir as sir
-from symgrad.ops.control import result_p, split_scan, split_while, split_while_vjp, while_p, while_vjp_p
+from symgrad.ops.control import result_p, reverse_twins, split_scan, split_while, split_while_vjp
 
 from . import heap
 from .jobs import CustomJob
@@ -284,24 +284,8 @@ class _SharedTape:
 def _reverse_passes(k) -> dict:
     """id(while node) -> the while_vjp node of the same loop on the same inputs after it in k's graph."""
     if "while reverse passes" not in k.shared:
-        loops, twins = {}, {}
-        for node in k.graph.nodes:
-            p = node.params
-            if node.prim is while_p:
-                loops[_loop_key(node.inputs, p)] = node
-            elif node.prim is while_vjp_p:
-                cond_consts, body_consts, init, _ = split_while_vjp(node.inputs, p["body"], p["num_cond_consts"],
-                                                                    p["num_body_consts"])
-                loop = loops.get(_loop_key(cond_consts + body_consts + init, p))
-                if loop is not None:
-                    twins[id(loop)] = node
-        k.shared["while reverse passes"] = twins
+        k.shared["while reverse passes"] = reverse_twins(k.graph)
     return k.shared["while reverse passes"]
-
-
-def _loop_key(inputs, p) -> tuple:
-    return (tuple(id(value) for value in inputs), p["cond"], p["body"], p["num_cond_consts"], p["num_body_consts"],
-            p["checkpoints"])
 
 
 def _keep(k, tape, checkpoints, step, every, carry):

@@ -152,7 +152,15 @@ while_p = Primitive("while", _while_shape, lambda *arrays, **attrs: run_while(AR
 
 
 def carries_in_reverse(cond, body, carry, checkpoints):
-    """The carries entering each step of `while cond(carry): carry = body(carry)`, last step first.
+    """The carries entering each step of `while cond(carry): carry = body(carry)`, last step first
+    (kept_carries, then replayed_in_reverse)."""
+    tape, steps, _ = kept_carries(cond, body, carry, checkpoints)
+    return replayed_in_reverse(body, tape, steps)
+
+
+def kept_carries(cond, body, carry, checkpoints):
+    """Run `while cond(carry): carry = body(carry)` keeping the carries reverse mode needs: (the tape of
+    (step, carry entering it) pairs, the number of steps, the final carry).
 
     checkpoints=None keeps every carry. An int C keeps at most C of them, every k-th, with k doubled
     (and every other kept carry dropped) whenever C are kept; the carries between two kept ones are
@@ -167,6 +175,12 @@ def carries_in_reverse(cond, body, carry, checkpoints):
             if steps % every == 0:
                 tape.append((steps, carry))
         carry, steps = body(carry), steps + 1
+    return tape, steps, carry
+
+
+def replayed_in_reverse(body, tape, steps):
+    """The carries entering each of `steps` steps, last first, from a tape of kept_carries (the carries
+    after a kept one recomputed from it by `body`)."""
     end = steps
     for start, carry in reversed(tape):
         segment = [carry]
@@ -175,6 +189,29 @@ def carries_in_reverse(cond, body, carry, checkpoints):
         end = start
         while segment:
             yield segment.pop()
+
+
+def reverse_twins(graph: ir.Graph) -> dict:
+    """id(while node) -> the while_vjp node of the same loop on the same inputs after it in `graph` (as
+    value_and_grad makes): a backend running both in one function can run the loop once, keeping its
+    tape for the reverse pass."""
+    loops, twins = {}, {}
+    for node in graph.nodes:
+        p = node.params
+        if node.prim is while_p:
+            loops[_loop_key(node.inputs, p)] = node
+        elif node.prim is while_vjp_p:
+            cond_consts, body_consts, init, _ = split_while_vjp(node.inputs, p["body"], p["num_cond_consts"],
+                                                                p["num_body_consts"])
+            loop = loops.get(_loop_key(cond_consts + body_consts + init, p))
+            if loop is not None:
+                twins[id(loop)] = node
+    return twins
+
+
+def _loop_key(inputs, p) -> tuple:
+    return (tuple(id(value) for value in inputs), p["cond"], p["body"], p["num_cond_consts"], p["num_body_consts"],
+            p["checkpoints"])
 
 
 def split_while_vjp(values, body, num_cond_consts, num_body_consts) -> tuple:
