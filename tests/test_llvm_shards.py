@@ -28,7 +28,8 @@ def _long_program(x, i):
     for step in range(12):
         x = x + 0.01 * (-TABLE[step % 3] * x + sg.sin(x))
         x = sg.concatenate([x[1:], x[:1] * 0.5])
-    return sg.sum(x ** 2) + sg.sum(sg.take(x, i)) + 1e-3 * sg.sum((np.negative(BIG) @ x) ** 2)  # -BIG: made by the trace, a constant (BIG is read)
+    big = np.negative(BIG)  # made by the trace: a constant (BIG itself would be read at every call)
+    return sg.sum(x ** 2) + sg.sum(sg.take(x, i)) + 1e-3 * sg.sum((big @ x) ** 2)
 
 
 @pytest.fixture
