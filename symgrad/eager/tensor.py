@@ -24,7 +24,7 @@ from .device import CPU, check_device, device as device_type
 from .engine import Engine
 from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads
 from .mode import enable_grad, is_grad_enabled, no_grad
-from .size import Size
+from .size import size_of
 from .tape import force_pending, state as _tapes
 from ..ops import elementwise as E
 from ..core import (Tracer, TracerError, bind, current_builder, refuse_masked, tracing_anywhere,
@@ -318,8 +318,8 @@ class _Size(int):
     """`t.size` is NumPy's element count and, called, PyTorch's `size()` (an sg.Size) / `size(dim)`."""
 
     def __new__(cls, shape):
-        self = super().__new__(cls, int(np.prod(shape, dtype=np.int64)))
-        self.shape = Size(shape)
+        self = super().__new__(cls, math.prod(shape))
+        self.shape = size_of(shape)
         return self
 
     def __call__(self, dim=None):
@@ -370,7 +370,7 @@ class Tensor(Tracer):
         return self if self._requires_grad else None
 
     # ------------------------------------------------------------------ attributes
-    shape = property(lambda self: Size(self._data.shape))
+    shape = property(lambda self: size_of(self._data.shape))
     dtype = property(lambda self: self._data.dtype)
     ndim = property(lambda self: self._data.ndim)
     size = property(lambda self: _Size(self._data.shape))
@@ -860,7 +860,7 @@ class DeferredTensor(Tensor):
 
     __slots__ = ()
 
-    shape = property(lambda self: Size(self._node.out_type[0]))
+    shape = property(lambda self: size_of(self._node.out_type[0]))
     dtype = property(lambda self: np.dtype(self._node.out_type[1]))
     ndim = property(lambda self: len(self._node.out_type[0]))
     size = property(lambda self: _Size(self._node.out_type[0]))
