@@ -194,7 +194,7 @@ class Compiled(pickling.CopiedAsItself):
         check_arguments(self.fn, args)
         # what the trace will read, as it is before the trace: a trace that changes it fails the guard
         guard = None if self._fresh else guards.snapshot(self.fn, values=self._check_values)
-        reads = None if self._check_values else Reads(guard.arrays)
+        reads = None if self._check_values or guard is None else Reads(guard.arrays)
         graph, out_tree, captures = trace_flat(self.fn, args, name=self.__name__,
                                                numbers_as_operands=self._check_values, reads=reads)
         if captures:
