@@ -110,7 +110,7 @@ def with_reads(guard: Guard, sources, sliced) -> Guard:
     its shape and dtype, else the trace is redone. The arrays the guards read that the trace did not take
     as reads were handed to NumPy at trace time (`np.exp(W)`) or `sliced` (parts baked as constants): those
     are compared by content, up to CONTENT_GUARD_BYTES in all, so changing them in place re-traces."""
-    checks, namespace = list(guard.checks), dict(guard.namespace, _array=np.asarray, _same_bytes=_same_bytes)
+    checks, namespace = list(guard.checks), dict(guard.namespace, _array=np.asarray)
     read = set()
     for source in sources:
         array = np.asarray(source)
@@ -129,13 +129,10 @@ def with_reads(guard: Guard, sources, sliced) -> Guard:
             continue
         budget -= array.nbytes
         name = f"c{len(namespace)}"
-        namespace[name] = (array, array.tobytes())
-        checks.append((f"the values of an array it hands to NumPy ({_type_text(array)})", f"_same_bytes(*{name})"))
+        namespace[name] = (array, array.shape, array.dtype, array.tobytes())
+        checks.append((f"the values of an array it hands to NumPy ({_type_text(array)})",
+                       f"_same_content({name}[0], {name})"))
     return Guard(checks, namespace, arrays=guard.arrays)
-
-
-def _same_bytes(array, data) -> bool:
-    return array.tobytes() == data
 
 
 def _type_text(array) -> str:

@@ -8,8 +8,8 @@ elementwise expression stays structure. Not part of the default pipeline.
 """
 from __future__ import annotations
 
-from .. import dtypes, ir
-from ..core import const_p
+from .. import ir
+from ..core import Reads, const_p
 
 
 def lift_constants(graph: ir.Graph) -> tuple[ir.Graph, list]:
@@ -17,7 +17,7 @@ def lift_constants(graph: ir.Graph) -> tuple[ir.Graph, list]:
     inputs, nodes, arrays = list(graph.inputs), [], []
     for node in graph.nodes:
         array = node.params["value"].array if node.prim is const_p else None
-        if array is not None and array.size and array.dtype in dtypes.SHORT_NAMES:
+        if array is not None and Reads.readable(array):
             inputs.append(node.out)
             arrays.append(array)
         else:
