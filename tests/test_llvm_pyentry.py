@@ -413,6 +413,28 @@ def test_failed_allocation_raises_and_releases_earlier_outputs():
     assert after == before  # each released float32 output held a reference to it
 
 
+def test_many_outputs_make_an_entry_linear_in_their_number_and_a_failure_releases_them_all():
+    """A captured eager step can return hundreds of outputs: each failure point jumps into one chain of
+    releases (the entry once released every earlier output at every point: quadratic code, seconds of LLVM)."""
+    count = 300
+    def noop_kernel(module):
+        kernel, b = new_kernel(module, "noop", 1 + count)
+        b.ret(OK)
+        return kernel
+    outputs = [((3,), np.float32)] * (count - 1) + [((2**40, 2**30), np.float32)]
+    module = ir.Module("test")
+    pyentry.emit_entry(module, noop_kernel(module), "entry", [((2,), np.float32)], outputs, tuple(range(count)), [])
+    assert str(module).count("Py_DecRef") <= count + 5
+    entry = jit_entry(module, "entry")
+    x = np.ones(2, np.float32)
+    counts = []
+    for _ in range(20):
+        with pytest.raises((ValueError, MemoryError)):
+            entry(x)
+        counts.append(sys.getrefcount(x.dtype))
+    assert counts[1:] == counts[:-1]  # each call released its 299 float32 outputs (each holds the dtype)
+
+
 def test_rejects_interfaces_it_cannot_honour():
     module = ir.Module("test")
     kernel = status_kernel(module)

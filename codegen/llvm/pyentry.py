@@ -75,7 +75,7 @@ def emit_entry(module: ir.Module, kernel: ir.Function, name: str, inputs, output
     status = entry.builder.call(kernel, pointers)
     if release_gil:
         entry.call("PyEval_RestoreThread", thread_state)
-    entry.raise_on_status(status, arrays, errors)
+    entry.raise_on_status(status, errors)
     entry.builder.ret(entry.build_result(structure, arrays))
     return entry.function
 
@@ -147,6 +147,8 @@ class _Entry:
         entry = self.function.append_basic_block("entry")
         start = self.function.append_basic_block("start")
         self.fallback = self.function.append_basic_block("not_implemented")
+        self.releases = [self.function.append_basic_block("return_null")]  # see _own
+        ir.IRBuilder(self.releases[0]).ret(NULL)
         self.builder = ir.IRBuilder(entry)
         self.builder.branch(start)
         self.allocas = ir.IRBuilder(entry)
@@ -169,15 +171,18 @@ class _Entry:
 
     def call(self, name: str, *args):
         """Call C-API function `name` through its `symgrad_rt_` symbol (or the runtime table)."""
-        if self.table is not None:
-            function = self._from_table(_rt(name), _C_API[name].as_pointer())  # typed, so it can be called
-        else:
-            function = self.module.globals.get(_rt(name)) or ir.Function(self.module, _C_API[name], _rt(name))
-        return self.builder.call(function, list(args))
+        return self.builder.call(self._callee(name, self.builder), list(args))
 
-    def _from_table(self, name: str, typ):
-        slot = self.builder.gep(self.table, [ir.Constant(I64, 0), ir.Constant(I64, SYMBOLS.index(name))])
-        return self.builder.load(slot, typ=typ)
+    def _callee(self, name: str, builder: ir.IRBuilder):
+        """C-API function `name`, as a value `builder` can call."""
+        if self.table is not None:  # typed, so it can be called
+            return self._from_table(_rt(name), _C_API[name].as_pointer(), builder)
+        return self.module.globals.get(_rt(name)) or ir.Function(self.module, _C_API[name], _rt(name))
+
+    def _from_table(self, name: str, typ, builder: ir.IRBuilder | None = None):
+        builder = builder or self.builder
+        slot = builder.gep(self.table, [ir.Constant(I64, 0), ir.Constant(I64, SYMBOLS.index(name))])
+        return builder.load(slot, typ=typ)
 
     def field(self, obj, offset: int, typ):
         """Load the `typ` field at byte `offset` of object `obj`."""
@@ -281,7 +286,7 @@ class _Entry:
             dims = self._dims_constant(shape, index)
             array = self.call("PyArray_NewFromDescr", self.symbol(_rt("PyArray_Type")), descr,
                               ir.Constant(I32, len(shape)), dims, NULL, NULL, ir.Constant(I32, 0), NULL)
-            self._return_null_if_null(array, arrays, f"out{index}")
+            self._return_null_if_null(array, f"out{index}")
             arrays.append(array)
         return arrays
 
@@ -295,27 +300,30 @@ class _Entry:
         var.initializer = ir.Constant(typ, list(shape))
         return var
 
-    def _return_null_if_null(self, obj, owned: list, label: str) -> None:
-        """If `obj` is NULL (Python error set), release `owned` and return NULL."""
-        b = self.builder
-        failed = self.function.append_basic_block(f"{label}_failed")
-        ok = self.function.append_basic_block(f"{label}_ok")
-        b.cbranch(b.icmp_unsigned("==", obj, NULL), failed, ok)
-        b.position_at_end(failed)
-        for item in owned:
-            self.call("Py_DecRef", item)
-        b.ret(NULL)
-        b.position_at_end(ok)
+    def _own(self, obj, label: str) -> None:
+        """Add `obj` to the references a failure releases: a block that releases it and then those owned
+        before it, so each failure point jumps into one chain (code linear in the number of outputs)."""
+        release = self.function.append_basic_block(f"{label}_release")
+        builder = ir.IRBuilder(release)
+        builder.call(self._callee("Py_DecRef", builder), [obj])
+        builder.branch(self.releases[-1])
+        self.releases.append(release)
 
-    def raise_on_status(self, status, arrays, errors) -> None:
-        """Status k > 0: release the outputs, raise errors[k-1] (or RuntimeError) and return NULL."""
+    def _return_null_if_null(self, obj, label: str) -> None:
+        """If `obj` is NULL (Python error set), release what is owned and return NULL; else own `obj`."""
+        b = self.builder
+        ok = self.function.append_basic_block(f"{label}_ok")
+        b.cbranch(b.icmp_unsigned("==", obj, NULL), self.releases[-1], ok)
+        b.position_at_end(ok)
+        self._own(obj, label)
+
+    def raise_on_status(self, status, errors) -> None:
+        """Status k > 0: raise errors[k-1] (or RuntimeError), release what is owned and return NULL."""
         b = self.builder
         failed = self.function.append_basic_block("kernel_failed")
         ok = self.function.append_basic_block("kernel_ok")
         b.cbranch(b.icmp_signed("==", status, ir.Constant(status.type, 0)), ok, failed)
         b.position_at_end(failed)
-        for array in arrays:
-            self.call("Py_DecRef", array)
         unknown = self.function.append_basic_block("status_unknown")
         switch = b.switch(status, unknown)
         for code, (exception, message) in [(k, err) for k, err in enumerate(errors, 1)] + [(None, UNKNOWN_STATUS)]:
@@ -325,7 +333,7 @@ class _Entry:
             b.position_at_end(block)
             self.call("PyErr_SetString", self.symbol(runtime.EXCEPTION_SYMBOLS[exception]),
                       self.string(message, f"error{code or 0}"))
-            b.ret(NULL)
+            b.branch(self.releases[-1])
         b.position_at_end(ok)
 
     def build_result(self, structure, arrays):
@@ -333,7 +341,7 @@ class _Entry:
         made = []
         for number, node in enumerate(_tuples_preorder(structure)):
             made.append(self.call("PyTuple_New", ir.Constant(I64, len(node))))
-            self._return_null_if_null(made[-1], made[:-1] + arrays, f"tuple{number}")
+            self._return_null_if_null(made[-1], f"tuple{number}")
         uses = _output_indices(structure)
         for index, array in enumerate(arrays):
             for _ in range(uses.count(index) - 1):
