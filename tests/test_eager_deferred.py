@@ -507,3 +507,57 @@ def test_a_comparison_midway_computes_the_prefix_and_the_step_stays_deferred():
     assert isinstance(loss, DeferredTensor) and tape.current_tape().capture is not None
     loss.backward()
     _check_grads(tensors, params, x, y)
+
+
+def test_ops_that_do_not_lead_to_the_loss_are_deferred_with_the_step(lowerings):
+    """A step with ops that do not lead to the loss (an RNN's final state, a metric computed with grad on)
+    defers whole from its third time: their values are the eager ones, the loss's gradients unchanged, and
+    their graph is freed where it joins the loss's, as the general path frees it."""
+    params, x, y = _data()
+    tensors = [sg.tensor(p, requires_grad=True) for p in params]
+    expected = _numpy_forward(params, x, y)
+    for step in range(5):
+        for t in tensors:
+            t.grad = None
+        w1, b1, w2, b2 = tensors
+        hidden = sg.tanh(sg.tensor(x) @ w1 + b1)
+        metric = (hidden * hidden).mean()  # leads nowhere near the loss
+        logits = hidden @ w2 + b2
+        side = sg.exp(logits).sum()  # as well
+        loss = sg.nn.functional.cross_entropy(logits, sg.tensor(y))
+        assert isinstance(loss, DeferredTensor) == (step >= 2)
+        assert bool(tape.current_tape().pending) == (step >= 2)
+        if step == 3:  # a value read before backward: the step is computed op by op, its backward by the general path
+            np.testing.assert_allclose(side.item(), np.exp(expected[1]).sum(), rtol=1e-12)
+        loss.backward()
+        assert tape.current_tape().pending == []
+        np.testing.assert_allclose(loss.item(), expected[2], rtol=1e-12)
+        np.testing.assert_allclose(metric.item(), np.mean(expected[0] ** 2), rtol=1e-12)
+        np.testing.assert_allclose(side.item(), np.exp(expected[1]).sum(), rtol=1e-12)
+        _check_grads(tensors, params, x, y)
+        if step == 0:
+            with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+                metric.backward()
+    assert len(lowerings) == 2  # the whole step, and the general path's run of the loss's ancestors
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        metric.backward()  # the last step's, deferred: the same error as op by op
+
+
+def test_an_lstm_step_defers_and_matches_the_op_by_op_step():
+    """nn.LSTM's step computes the final state (h_n, c_n) beside the output the loss reads."""
+    sg.manual_seed(0)
+    lstm = sg.nn.LSTM(3, 4)
+    x = sg.tensor(np.random.default_rng(1).normal(size=(5, 2, 3)))
+    seen = []
+    tape.start_over()
+    for step in range(5):
+        lstm.zero_grad()
+        output, (h, c) = lstm(x)
+        loss = output.square().sum()
+        assert isinstance(loss, DeferredTensor) == (step >= 2)
+        loss.backward()
+        seen.append([p.grad.numpy().copy() for p in lstm.parameters()] + [t.detach().numpy() for t in (output, h, c)])
+        np.testing.assert_array_equal(seen[-1][-2][0], seen[-1][-3][-1])  # h_n is the last output
+    for later in seen[1:]:  # the first step ran op by op
+        for value, first in zip(later, seen[0]):
+            np.testing.assert_allclose(value, first, rtol=1e-10, atol=1e-13)

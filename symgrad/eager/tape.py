@@ -11,8 +11,8 @@ A tape is `regular` while every entry is an ordinary op reading the current vers
 operands: a custom Function, an operand recorded before the tape began (or on another thread),
 an in-place op's snapshot, a hook or retain_grad make it irregular, and the next backward
 takes the general path (symgrad.eager.engine). Backward starts a new tape. The tape keeps
-digests (plain ints) and weak references to leaves only: entries live and die with their
-records, so the tape never keeps a graph alive nor grows what the garbage collector scans.
+digests (plain ints), the entries (structure, no arrays: a step's ops that do not lead to its loss
+are captured from them) and weak references to leaves: it never keeps a graph or an array alive.
 
 A tape started after the backward of a captured step carries that `capture`: while the ops
 recorded match it, they are deferred (symgrad.eager.tensor._defer) and wait in `pending`, which is
@@ -34,10 +34,12 @@ _CONSTANT = -1
 
 
 class Tape:
-    __slots__ = ("digests", "leaves", "leaf_slots", "regular", "capture", "pending", "forced", "snapshots", "arrays")
+    __slots__ = ("digests", "entries", "leaves", "leaf_slots", "regular", "capture", "pending", "forced", "snapshots",
+                 "arrays")
 
     def __init__(self, capture=None):
         self.digests = []
+        self.entries = []      # the entries appended one by one (a deferred op's comes from the capture instead)
         self.leaves = []       # weakrefs to the leaves requiring grad, by slot
         self.leaf_slots = {}   # id(leaf) -> slot
         self.regular = True
@@ -83,6 +85,7 @@ class Tape:
         digests = self.digests
         record.entry = entry = (record.prim, record.attrs, tuple(sources), record.in_types, record.out_type)
         record.tape, record.position = self, len(digests)
+        self.entries.append(entry)
         try:
             digests.append(hash((digests[-1] if digests else 0, entry)))
         except TypeError:  # an attribute that is not hashable data: a structure never captured

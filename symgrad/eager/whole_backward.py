@@ -73,8 +73,14 @@ class _Stage:
 class Capture:
     """The lowered forward + adjoint of the ancestors of one root on the tape, and how to feed it."""
 
-    def __init__(self, root_record):
-        self.entries = _ancestors(root_record)  # position -> entry
+    def __init__(self, root_record, prefix=None):
+        """The capture of the root's ancestors; with `prefix` (the tape's entries up to the root), of them all:
+        a step whose other ops (an RNN's final state, a metric) do not lead to the root still defers whole."""
+        self.entries = dict(enumerate(prefix)) if prefix is not None else _ancestors(root_record)  # position -> entry
+        ancestors = _reached(self.entries, root_record.position)
+        # whether every entry leads to the root; if not, a step computed op by op takes the general path (which
+        # compiles the runs of its records), since the checks of `_checked` walk from the root only
+        self.complete = len(ancestors) == len(self.entries)
         positions = sorted(self.entries)
         self.order = positions[::-1]  # the root first; parents after their children
         stage = _Stage(self.entries)
@@ -83,7 +89,7 @@ class Capture:
         self.shared_leaves = _uses_of_shared_leaves(self.entries)
         # the records the general path would free, with the saved values each then holds (none)
         self.released = [(position, (None,) * len(self.entries[position][2]))
-                         for position in _leading_to_a_leaf(self.entries)]
+                         for position in _leading_to_a_leaf(ancestors)]
         graph, self.returned, self.zero = _fused(stage)
         self.gradients = sum(self.returned)
         self.executable = lowered_graph(graph)
@@ -107,12 +113,19 @@ class Capture:
                           for p, e in sorted(self.entries.items())]
         self.released_positions = frozenset(position for position, _ in self.released)
 
+    def deferred(self, tape, root_record) -> bool:
+        """Whether every op of the tape up to the root was deferred against this capture, nothing computed yet."""
+        pending = tape.pending
+        return tape.capture is self and not tape.forced and pending and pending[-1] is root_record \
+            and root_record.position == len(self.order) - 1 and len(tape.arrays) == len(self.places)
+
     def run(self, engine, root_record, tape, seed, retain_graph) -> bool:
         """Accumulate the gradients of the root (seeded with `seed`) into the leaves; False when this
         path cannot run (then the general path runs, with whatever was deferred computed)."""
         pending = tape.pending
-        deferred = tape.capture is self and not tape.forced and pending and pending[-1] is root_record \
-            and root_record.position == len(self.order) - 1 and len(tape.arrays) == len(self.places)
+        deferred = self.deferred(tape, root_record)
+        if not deferred and not self.complete:
+            return False
         if deferred:  # every op of the step deferred, nothing computed yet
             leaves = [tape.leaves[slot]() for slot in self.leaf_slots]
             operands = list(tape.arrays)
@@ -246,6 +259,17 @@ def _fused(stage):
     return graph, returned, zero
 
 
+def _reached(entries: dict, root: int) -> dict:
+    """The entries of `root` and of every entry it was computed from."""
+    reached, stack = {}, [root]
+    while stack:
+        position = stack.pop()
+        if position not in reached:
+            reached[position] = entries[position]
+            stack.extend(source for source in entries[position][2] if source >= 0)
+    return reached
+
+
 def _ancestors(root_record) -> dict:
     """position -> entry of the root's record and every record it was computed from on its tape."""
     entries, stack = {}, [root_record]
@@ -290,9 +314,10 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
     if plan is _MISSING:
         _remember(key, None)  # seen once: the general path runs it op by op this time
         return False, None
-    if plan is None:
-        try:
-            plan = _remember(key, Capture(record))
+    whole = len(tape.entries) == len(tape.digests)  # every entry appended one by one, none deferred
+    if plan is None or (plan is not _UNSUPPORTED and plan.steps is None and whole):
+        try:  # (again, for a capture of the root's ancestors that are not the whole tape, when the tape has it all)
+            plan = _remember(key, Capture(record, tape.entries[:position + 1] if whole else None))
         except Exception:  # noqa: BLE001  (the general path runs it, and raises its own error if there is one)
             plan = _remember(key, _UNSUPPORTED)
     _cache.move_to_end(key)
