@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
+from symgrad import numpy_api as sgnp
 
 
 def test_scalar_chain_rule_and_attributes():
@@ -694,3 +695,33 @@ def test_a_view_of_a_tensor_modified_in_place_since_is_refused_in_recorded_ops()
     u.mul_(2)
     (u[0] * 3).sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), t.grad.numpy())
+
+
+BASIC_KEYS = [0, -1, (1, 2), (slice(None), 1), (slice(1, None), slice(None, None, 2)), slice(-2, None),
+              (0, slice(5, 9)), (slice(None, None, -1), -2), slice(10, 20), ()]
+
+
+@pytest.mark.parametrize("key", BASIC_KEYS, ids=repr)
+def test_basic_indexing_values_gradients_and_names(key):
+    """Keys of ints and slices take a cached plan: values and gradients as NumPy gives them, grad_fn names as
+    the general path gives them."""
+    data = np.arange(12.0).reshape(3, 4)
+    for _ in range(2):  # the second time from the plan made the first time
+        x = sg.tensor(data, requires_grad=True)
+        y = (x * 2.0)[key]
+        np.testing.assert_array_equal(y.detach().numpy(), (data * 2.0)[key])
+        assert y.grad_fn.name() == sgnp.getitem(x * 2.0, key).grad_fn.name()  # as the general path names it
+        y.sum().backward()
+        expected = np.zeros_like(data)
+        np.add.at(expected, key, 2.0) if key != () else expected.fill(2.0)
+        np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+def test_basic_indexing_errors_name_the_index_and_shape():
+    x = sg.tensor(np.zeros((3, 4)))
+    for _ in range(2):
+        with pytest.raises(IndexError, match=r"index 3 is out of bounds for axis 0 with size 3"):
+            x[3]
+        with pytest.raises(IndexError, match="too many indices"):
+            x[0, 0, 0]
+    np.testing.assert_array_equal(x[np.int64(1)].numpy(), np.zeros(4))  # not a Python int: the general path

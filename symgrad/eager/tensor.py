@@ -688,6 +688,12 @@ class Tensor(Tracer):
         return self
 
     def __getitem__(self, key):
+        basic = _basic_key(key)
+        if basic is not None:  # ints and slices: replayed from a plan made once per shape, dtype and key
+            plan = plans.function_plan_for(_basic_getitem, ((True, self.shape, self.dtype, None),
+                                                            (False, tuple, None, basic)), ())
+            if plan is not None:
+                return plan.run([self], EAGER)
         return sgnp.getitem(self, _concrete_key(key))
 
     # ------------------------------------------------------------------ in-place ops
@@ -947,6 +953,26 @@ def _axis(dim, axis):
 
 def _keep(keepdim, keepdims):
     return keepdim if keepdims is None else keepdims
+
+
+def _basic_key(key):
+    """A hashable form of an index key made of Python ints and slices of them (a slice is a tuple of its
+    start, stop and step), or None for any other key."""
+    form = []
+    for item in key if type(key) is tuple else (key,):
+        kind = type(item)
+        if kind is slice and all(type(v) is int or v is None for v in (item.start, item.stop, item.step)):
+            form.append((item.start, item.stop, item.step))
+        elif kind is int:
+            form.append(item)
+        else:
+            return None
+    return tuple(form)
+
+
+def _basic_getitem(x, form):
+    """x[key] for the key of `form` (see _basic_key)."""
+    return sgnp.getitem(x, tuple(slice(*item) if type(item) is tuple else item for item in form))
 
 
 def _concrete_key(key):
