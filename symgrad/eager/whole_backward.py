@@ -105,6 +105,7 @@ class Capture:
             self.executable, "python_floats", ()) else None
         self.evaluators = None  # per position: (NumPy implementation, dtype), made when first needed
         self.plan_matches = {}  # (position, plan) -> how a plan applied there repeats the steps (tensor._plan_match)
+        self.shortcuts = {}  # position -> (op, call key, plan, which arguments are operands) (tensor._shortcut)
         self.fresh = None  # whether the native entry's results are arrays of their own (`_fresh`)
         # The expected ops of a deferred step, by position: (prim, attrs, in_types, out_type, entry, sources,
         # digest, the operands that are inputs of the function (places)); only when the root's ancestors are
