@@ -116,3 +116,15 @@ def test_a_call_with_an_array_operand_is_not_shortcut(lowerings):
         loss.backward()
         np.testing.assert_allclose(w.grad.numpy(), scale)
         w.grad = None
+
+
+def test_a_loop_with_retain_graph_lowers_one_function(lowerings):
+    """A step captured by a backward with retain_graph returns every forward value (the next backwards will
+    want them too): one function lowered, not a second one at the first deferred step."""
+    rng = np.random.default_rng(3)
+    x, w = sg.tensor(rng.standard_normal((4, 3))), sg.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    for step in range(5):
+        loss = sg.nn.functional.cross_entropy(x @ w, sg.tensor(np.array([0, 1, 1, 0])))
+        loss.backward(retain_graph=True)
+        w.grad = None
+    assert len(lowerings) == 1
