@@ -554,10 +554,10 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ PyTorch-named methods
     def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
         """PyTorch's dim/keepdim, or NumPy's axis/keepdims."""
-        return sgnp.sum(self, _axis(dim, axis), _keep(keepdim, keepdims), dtype)
+        return apply_function(_SUM, (self, _axis(dim, axis), _keep(keepdim, keepdims), dtype), {})
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return labelled(sgnp.mean(self, _axis(dim, axis), _keep(keepdim, keepdims)), "Mean")
+        return labelled(apply_function(_MEAN, (self, _axis(dim, axis), _keep(keepdim, keepdims)), {}), "Mean")
 
     def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         return sgnp.prod(self, _axis(dim, axis), _keep(keepdim, keepdims))
@@ -1125,9 +1125,11 @@ def _unrecorded_arithmetic(ufunc, a, b) -> "Tensor | None":
         tensor = a
     else:
         return None
-    if tensor.dtype.kind != "f" or (tensor._requires_grad and is_grad_enabled()):
+    if tensor._requires_grad and is_grad_enabled():  # (first: a deferred tensor's data would be computed)
         return None
     data = tensor._data
+    if data.dtype.kind != "f":
+        return None
     result = ufunc(data, b) if tensor is a else ufunc(a, data)
     return Tensor._wrap(result if result.__class__ is np.ndarray else np.asarray(result))
 
@@ -1239,7 +1241,9 @@ _TORCH_EXTREMES = {sgnp.max.__wrapped__: (Tensor.max, sgnp.maximum), sgnp.min.__
 Tensor.__sg_elementwise__ = staticmethod(elementwise_on_tensors)
 Tensor.__sg_function__ = staticmethod(apply_function)
 Tensor.at = property(IndexUpdateHelper)  # t.at[key].set(v) ...: JAX's functional updates, as on traced values
-_MATMUL = sgnp.matmul.__wrapped__
+# sg.matmul, sg.sum and sg.mean without their dispatch, which the methods below and t.sum(), t.mean() skip: their
+# first argument is a tensor, whose handler (apply_function) the dispatch would search for and find
+_MATMUL, _SUM, _MEAN = sgnp.matmul.__wrapped__, sgnp.sum.__wrapped__, sgnp.mean.__wrapped__
 
 
 def _matmul(self, other):
