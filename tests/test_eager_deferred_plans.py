@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.eager import tape
+from symgrad.eager import tape, whole_backward
 from symgrad.eager.tensor import DeferredTensor
 
 
@@ -105,6 +105,31 @@ def test_a_structure_change_inside_a_plan_mid_loop(change):
         opt.step()
         return [loss.item(), float(first.weight.grad.sum())]
     _same_as_pytorch(step_fn, steps=9)
+
+
+def test_a_plan_spelled_as_separate_ops_after_the_capture(lowerings):
+    """From step 4 the first layer is written x @ w.t() + b, the primitives nn.Linear's plan applies, one
+    call each: the same structure, deferred, but a value it now gives a tensor (the transposed weight, the
+    product) was a plan's intermediate result at the capture, which the captured function does not return:
+    every value, the gradients and what a later read sees are still eager evaluation's."""
+    def step_fn(lib, model, opt, step):
+        x, y = _batch(3)
+        opt.zero_grad()
+        first = model[0]
+        if step >= 4:
+            transposed = first.weight.t()
+            product = lib.tensor(x) @ transposed
+            hidden = product + first.bias
+        else:
+            transposed = product = hidden = first(lib.tensor(x))
+        loss = lib.nn.functional.cross_entropy(model[2](model[1](hidden)), lib.tensor(y))
+        loss.backward(retain_graph=step == 6)
+        seen = [float(t.detach().sum()) for t in (transposed, product, hidden)]
+        opt.step()
+        return [loss.item(), *seen, float(first.weight.grad.sum())]
+    _same_as_pytorch(step_fn, steps=9)
+    captures = [c for c in whole_backward._cache.values() if isinstance(c, whole_backward.Capture)]
+    assert any(c.full is not None for c in captures)  # the function returning every value was needed
 
 
 def test_hooks_that_change_per_step_on_plan_results():

@@ -9,6 +9,7 @@ from symgrad.ops.shape import reshape_p, transpose_p
 from symgrad.ops.indexing import unslice_p
 from symgrad.passes import cse, dce, fold, fuse, optimize, simplify
 from symgrad.passes.slabs import merge_slab_sums
+from symgrad.passes.products import transpose_products
 
 RNG = np.random.default_rng(0)
 
@@ -80,6 +81,26 @@ def test_simplify_collapses_reshapes_and_composes_transposes():
     assert simplified.nodes[1].params["perm"] == (2, 0, 1)
     assert all(node.inputs == (graph.inputs[0],) for node in simplified.nodes)
     assert_same_numbers(graph, simplified, x)
+
+
+def test_a_product_read_only_transposed_is_computed_transposed():
+    """transpose(x.T @ g) -> g.T @ x (the weight gradient of x @ w.T): no product written, then copied
+    transposed; a product also used as it is stays, and batch dimensions are kept."""
+    x, g = RNG.normal(size=(5, 4)), RNG.normal(size=(5, 3))
+    graph = sg.trace(lambda x, g: (sg.transpose(sg.transpose(x) @ g), sg.sum(x)), x, g)
+    rewritten = transpose_products(simplify(graph))
+    assert prims(rewritten) == ["transpose", "matmul", "reduce_sum"]
+    assert rewritten.nodes[0].inputs == (graph.inputs[1],) and rewritten.nodes[1].inputs[1] is graph.inputs[0]
+    assert_same_numbers(graph, rewritten, x, g)
+
+    kept = sg.trace(lambda x, g: (sg.transpose(x.T @ g), x.T @ g), x, g)
+    assert prims(transpose_products(cse(kept))).count("matmul") == 1
+
+    a, b = RNG.normal(size=(2, 4, 3)), RNG.normal(size=(2, 3, 5))
+    batched = sg.trace(lambda a, b: sg.swapaxes(a @ b, 1, 2), a, b)
+    rewritten = transpose_products(batched)
+    assert prims(rewritten) == ["transpose", "transpose", "matmul"]
+    assert_same_numbers(batched, rewritten, a, b)
 
 
 def test_simplify_drops_identity_ew_and_substitutes_outputs():

@@ -151,6 +151,7 @@ class Record:
             saved, versions = plan_step_reads(inputs, inner_only, reads)
             record = Record.deferred(step, tuple(parents), saved, versions, UNSEEN, self.tape, start + k)
             record.seq = self.seq - (count - 1 - k) / count  # between the records before and this one
+            self.tape.intermediates.add(record.position)
             if self.released or (self.value is not None and self.out is None):  # freed by a backward, as its step
                 record.saved, record.released = (None,) * len(inputs), True
             made.append(record)

@@ -60,7 +60,12 @@ class Plan:
         values = list(operands)
         for prim, inputs, evaluate, frozen_attrs, dtype in self.steps:
             values.append(recorder.evaluate(prim, [values[i] for i in inputs], evaluate, frozen_attrs, dtype))
-        return values[self.output]
+        result = values[self.output]
+        for value in values[len(operands):]:  # the values no tensor will hold, on the tape (Tape.intermediates)
+            record = getattr(value, "_node", None)  # (none for a value that was not recorded, or a traced one)
+            if record is not None and value is not result:
+                record.tape.intermediates.add(record.position)
+        return result
 
 
 def evaluator(prim, attrs: dict):

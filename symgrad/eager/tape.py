@@ -35,11 +35,12 @@ _CONSTANT = -1
 
 class Tape:
     __slots__ = ("digests", "entries", "leaves", "leaf_slots", "regular", "capture", "pending", "forced", "snapshots",
-                 "arrays")
+                 "arrays", "intermediates")
 
     def __init__(self, capture=None):
         self.digests = []
         self.entries = []      # the entries appended one by one (a deferred op's comes from the capture instead)
+        self.intermediates = set()  # positions of a plan's intermediate results, which no tensor holds
         self.leaves = []       # weakrefs to the leaves requiring grad, by slot
         self.leaf_slots = {}   # id(leaf) -> slot
         self.regular = True

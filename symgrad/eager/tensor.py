@@ -161,24 +161,27 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
     if position < len(steps):
         step = steps[position]
         if step[0] is prim and (step[1] is attrs or step[1] == attrs) and len(operands) == len(step[5]):
-            parents, saved, versions = [], [], []
-            for operand, source, expected in zip(operands, step[5], step[2]):
-                read = _deferred_operand(tape, operand, source, expected)
-                if read is None:
-                    break
-                parents.append(read[0])
-                saved.append(read[1])
-                versions.append(read[2])
-            else:
-                record = Record.deferred(step, tuple(parents), tuple(saved), tuple(versions), VersionCounter(), tape,
-                                         position)
-                for operand in step[7]:
-                    tape.arrays.append(saved[operand])
-                tape.digests.append(step[6])
-                tape.pending.append(record)
-                return _deferred_tensor(record)
+            out = _defer_step(tape, step, position, operands)
+            if out is not None:
+                return out
     tape.abandon()
     return None
+
+
+def _defer_step(tape, step, position, operands) -> "DeferredTensor | None":
+    """`_defer` once the captured step at `position` is known to apply the same primitive to as many operands:
+    the operands' checks, then the record; None if an operand comes from elsewhere (nothing changed)."""
+    reads = [_deferred_operand(tape, operand, source, expected)
+             for operand, source, expected in zip(operands, step[5], step[2])]
+    if None in reads:
+        return None
+    parents, saved, versions = zip(*reads)
+    record = Record.deferred(step, parents, saved, versions, VersionCounter(), tape, position)
+    for operand in step[7]:
+        tape.arrays.append(saved[operand])
+    tape.digests.append(step[6])
+    tape.pending.append(record)
+    return _deferred_tensor(record)
 
 
 def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
@@ -551,10 +554,10 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ PyTorch-named methods
     def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
         """PyTorch's dim/keepdim, or NumPy's axis/keepdims."""
-        return sgnp.sum(self, _axis(dim, axis), _keep(keepdim, keepdims), dtype)
+        return apply_function(_SUM, (self, _axis(dim, axis), _keep(keepdim, keepdims), dtype), {})
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return labelled(sgnp.mean(self, _axis(dim, axis), _keep(keepdim, keepdims)), "Mean")
+        return labelled(apply_function(_MEAN, (self, _axis(dim, axis), _keep(keepdim, keepdims)), {}), "Mean")
 
     def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         return sgnp.prod(self, _axis(dim, axis), _keep(keepdim, keepdims))
@@ -636,11 +639,6 @@ class Tensor(Tracer):
         lead = len(sizes) - self.ndim
         shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
         return sgnp.broadcast_to(self, shape)
-
-    def matmul(self, other):
-        return sgnp.matmul(self, other)
-
-    mm = matmul
 
     def clamp(self, min=None, max=None):
         return sgnp.clip(self, min, max)
@@ -778,9 +776,11 @@ class Tensor(Tracer):
             return False
         if type(other) is float:
             value = other
-        elif isinstance(other, Tensor) and other.dtype == data.dtype and (
-                other.shape == data.shape or np.broadcast_shapes(other.shape, data.shape) == data.shape):
-            value = other._data
+        elif isinstance(other, Tensor):
+            value = other._data  # (a deferred tensor computed now, as the write below would)
+            if value.dtype != data.dtype or (value.shape != data.shape and np.broadcast_shapes(
+                    value.shape, data.shape) != data.shape):
+                return False
         else:
             return False
         data = self._writable_data()
@@ -993,15 +993,23 @@ def elementwise_on_tensors(op, args):
     number that changes every step (`loss * beta`, `w - lr * g`) keeps one plan and one
     recorded structure, and its adjoint stays cached and compiled."""
     count = len(args)
-    if (count == 2 and isinstance(args[0], Tensor) and isinstance(args[1], Tensor)) or (
-            count == 1 and isinstance(args[0], Tensor)):  # tensors only, the common case: no loop below
+    tensors_only = (count == 2 and isinstance(args[0], Tensor) and isinstance(args[1], Tensor)) or (
+        count == 1 and isinstance(args[0], Tensor))  # the common case: no loop below
+    tape = getattr(_tapes, "tape", None)
+    call = None
+    if tape is not None and tape.capture is not None and is_grad_enabled():  # the plan this call ran before?
+        call = _ALL_TENSORS[count] if tensors_only else _call_key(args, None)
+        result = _shortcut(tape, op, call, args)
+        if result is not None:
+            return result
+    if tensors_only:
         plan = plans.tensor_plan_for(op, args)
-        result = plan.run(args, EAGER)
+        result = _run_plan(plan, args, tape, op, call)
         if getattr(result, "_node", None) is not None:  # (a traced value inside a trace)
             result._node.label = plan.label
         return result
     if count == 2 and (type(args[0]) is float or type(args[1]) is float):
-        ufunc = _ARITHMETIC.get(op)
+        ufunc = _ARITHMETIC.get(id(op))
         result = None if ufunc is None else _unrecorded_arithmetic(ufunc, *args)
         if result is not None:
             return result
@@ -1022,7 +1030,10 @@ def elementwise_on_tensors(op, args):
     if not tensors:
         return op(*args)
     if numbers:
+        with_numbers = values
         values = _numbers_as_operands(op, values)
+        if values is not with_numbers:  # numbers became operands: their values are not the call's structure
+            call = None
     signature, operands = [], []
     for value in values:
         if type(value) in _SCALARS:
@@ -1031,15 +1042,77 @@ def elementwise_on_tensors(op, args):
         signature.append((True, value.shape, value.dtype, None))
         operands.append(value)
     plan = plans.plan_for(op, tuple(signature))
-    result = plan.run(operands, EAGER)
+    result = _run_plan(plan, operands, tape, op, call)
     if getattr(result, "_node", None) is not None:  # (a traced value inside a trace)
         result._node.label = plan.label
     return result
 
 
+def _call_key(args, kwargs) -> "tuple | None":
+    """A front-end call's arguments besides its tensors' types (`_shortcut`): per argument None for a tensor
+    or (type, value) for a number, a string, None or a tuple of ints, then the keyword arguments alike.
+    None when an argument is anything else (an array, which each call lifts to a constant anew)."""
+    key = []
+    for arg in args:
+        if isinstance(arg, Tensor):
+            key.append(None)
+            continue
+        kind = type(arg)
+        if kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
+            key.append((kind, arg))
+        else:
+            return None
+    if kwargs:
+        for name, value in sorted(kwargs.items()):
+            if type(value) not in _PLAIN:
+                return None
+            key.append((name, type(value), value))
+    return tuple(key)
+
+
+_ALL_TENSORS = ((), (None,), (None, None))  # the call key of an op on 0, 1, 2 tensors
+
+
+def _shortcut(tape, op, call, args) -> "DeferredTensor | None":
+    """The deferred result of a front-end call op(*args) (an operator, an sg.* function) in grad mode at a
+    position of the tape where the same call (op and `_call_key`) ran a plan that deferred in an earlier step
+    of this capture: that plan, taken without looking it up by the operands' shapes and dtypes, which the
+    checks of deferring imply (each operand from the source the capture expects, of the type it expects).
+    None, with nothing changed, when there is none, inside a trace, or when an operand comes from elsewhere:
+    then the ordinary path judges the call."""
+    position = len(tape.digests)
+    known = tape.capture.shortcuts.get(position)
+    if known is None or known[0] is not op or known[1] != call or (
+            tracing_anywhere() and current_builder() is not None):
+        return None
+    plan, tensors = known[2], known[3]
+    operands = args if tensors is None else [args[i] for i in tensors]
+    if plan.single is None:
+        result = _defer_plan(tape, plan, operands)
+    else:  # the captured step there applies the plan's primitive (it deferred before)
+        result = _defer_step(tape, tape.capture.steps[position], position, operands)
+    if result is not None:
+        result._node.label = plan.label
+    return result
+
+
+def _run_plan(plan, operands, tape, op, call) -> "Tensor":
+    """plan.run(operands) for the front-end call of op whose `_call_key` is `call` (None for one that has no
+    shortcut), remembered as the shortcut at this position of the tape when it deferred (`_shortcut`)."""
+    if call is None or tape is None or tape.capture is None:
+        return plan.run(operands, EAGER)
+    capture, position = tape.capture, len(tape.digests)
+    result = plan.run(operands, EAGER)
+    if result.__class__ is DeferredTensor and tape.capture is capture:
+        tensors = tuple(i for i, kind in enumerate(call) if kind is None)  # the arguments that are operands
+        capture.shortcuts[position] = (op, call, plan, None if len(tensors) == len(call) else tensors)
+    return result
+
+
 _NEP50 = int(np.__version__.split(".")[0]) >= 2  # a Python float takes the array's dtype, whatever its value
-_ARITHMETIC = {E.add: np.add, E.subtract: np.subtract, E.multiply: np.multiply, E.divide: np.true_divide} \
-    if _NEP50 else {}
+# by the op's identity (hashing an elementwise op hashes all its fields)
+_ARITHMETIC = {id(E.add): np.add, id(E.subtract): np.subtract, id(E.multiply): np.multiply,
+               id(E.divide): np.true_divide} if _NEP50 else {}
 
 
 def _unrecorded_arithmetic(ufunc, a, b) -> "Tensor | None":
@@ -1052,9 +1125,11 @@ def _unrecorded_arithmetic(ufunc, a, b) -> "Tensor | None":
         tensor = a
     else:
         return None
-    if tensor.dtype.kind != "f" or (tensor._requires_grad and is_grad_enabled()):
+    if tensor._requires_grad and is_grad_enabled():  # (first: a deferred tensor's data would be computed)
         return None
     data = tensor._data
+    if data.dtype.kind != "f":
+        return None
     result = ufunc(data, b) if tensor is a else ufunc(a, data)
     return Tensor._wrap(result if result.__class__ is np.ndarray else np.asarray(result))
 
@@ -1113,6 +1188,13 @@ def apply_function(fn, args, kwargs):
     torch_meaning = _TORCH_EXTREMES.get(fn)
     if torch_meaning is not None and isinstance(args[0], Tensor) and (len(args) > 1 or "dim" in kwargs):
         return _torch_extreme(*torch_meaning, args, kwargs)
+    tape = getattr(_tapes, "tape", None)
+    call = None
+    if tape is not None and tape.capture is not None and is_grad_enabled():  # the plan this call ran before?
+        call = _call_key(args, kwargs)
+        result = _shortcut(tape, fn, call, args)
+        if result is not None:
+            return result
     signature, operands = [], []
     for arg in args:
         kind = type(arg)
@@ -1131,7 +1213,7 @@ def apply_function(fn, args, kwargs):
     plan = plans.function_plan_for(fn, tuple(signature), tuple((n, v) for n, _, v in keywords))
     if plan is None:
         return fn(*args, **kwargs)
-    return plan.run(operands, EAGER)
+    return _run_plan(plan, operands, tape, fn, call)
 
 
 _PLAIN = (int, float, bool, str, type(None))
@@ -1159,6 +1241,18 @@ _TORCH_EXTREMES = {sgnp.max.__wrapped__: (Tensor.max, sgnp.maximum), sgnp.min.__
 Tensor.__sg_elementwise__ = staticmethod(elementwise_on_tensors)
 Tensor.__sg_function__ = staticmethod(apply_function)
 Tensor.at = property(IndexUpdateHelper)  # t.at[key].set(v) ...: JAX's functional updates, as on traced values
+# sg.matmul, sg.sum and sg.mean without their dispatch, which the methods below and t.sum(), t.mean() skip: their
+# first argument is a tensor, whose handler (apply_function) the dispatch would search for and find
+_MATMUL, _SUM, _MEAN = sgnp.matmul.__wrapped__, sgnp.sum.__wrapped__, sgnp.mean.__wrapped__
+
+
+def _matmul(self, other):
+    """self @ other straight to its plan (what sg.matmul's dispatch does, without its search for the handler)."""
+    return apply_function(_MATMUL, (self, other), {})
+
+
+Tensor.__matmul__ = Tensor.matmul = Tensor.mm = _matmul
+Tensor.__rmatmul__ = lambda self, other: apply_function(_MATMUL, (other, self), {})
 
 
 def labelled(result, torch_name: str, operands=None):

@@ -76,10 +76,14 @@ class _Stage:
 class Capture:
     """The lowered forward + adjoint of the ancestors of one root on the tape, and how to feed it."""
 
-    def __init__(self, root_record, prefix=None):
+    def __init__(self, root_record, prefix=None, every_value=False):
         """The capture of the root's ancestors; with `prefix` (the tape's entries up to the root), of them all:
-        a step whose other ops (an RNN's final state, a metric) do not lead to the root still defers whole."""
+        a step whose other ops (an RNN's final state, a metric) do not lead to the root still defers whole.
+        The function returns the forward values a tensor may hold, not a plan's intermediate results (a
+        deferred step needs those only to make its records' saved values, under retain_graph: `_full`), or,
+        with `every_value` (a capture by a backward with retain_graph, whose next ones will want them), all."""
         self.entries = dict(enumerate(prefix)) if prefix is not None else _ancestors(root_record)  # position -> entry
+        intermediates = () if every_value else root_record.tape.intermediates  # (after _ancestors made records)
         ancestors = _reached(self.entries, root_record.position)
         # whether every entry leads to the root; if not, a step computed op by op is checked from the root (the
         # records of the others may be gone) and the inputs only they read are given zeros (see `_operands`)
@@ -96,7 +100,10 @@ class Capture:
         # the records the general path would free, with the saved values each then holds (none)
         self.released = [(position, (None,) * len(self.entries[position][2]))
                          for position in _leading_to_a_leaf(ancestors)]
-        graph, self.returned, self.zero = _fused(stage)
+        kept = [index for index, position in enumerate(stage.positions) if position not in intermediates]
+        self.value_slots = {stage.positions[index]: slot for slot, index in enumerate(kept)}
+        self.full = None  # the function returning every forward value, made when first needed
+        graph, self.returned, self.zero = _fused(stage, kept)
         self.gradients = sum(self.returned)
         self.executable = lowered_graph(graph)
         # the LLVM executable's native entry, called directly on arrays it takes as they are (it returns
@@ -105,6 +112,7 @@ class Capture:
             self.executable, "python_floats", ()) else None
         self.evaluators = None  # per position: (NumPy implementation, dtype), made when first needed
         self.plan_matches = {}  # (position, plan) -> how a plan applied there repeats the steps (tensor._plan_match)
+        self.shortcuts = {}  # position -> (op, call key, plan, which arguments are operands) (tensor._shortcut)
         self.fresh = None  # whether the native entry's results are arrays of their own (`_fresh`)
         # The expected ops of a deferred step, by position: (prim, attrs, in_types, out_type, entry, sources,
         # digest, the operands that are inputs of the function (places)); only when the root's ancestors are
@@ -143,22 +151,29 @@ class Capture:
             if leaf is not None and leaf._hooks:
                 return False
         operands.append(seed)
-        try:
-            results = NotImplemented if self.entry is None else self.entry(*operands)
-        except Exception:  # noqa: BLE001  (an op that does not lead to the root, given zeros, failed: no effect)
-            if self.complete:
-                raise
-            return False
-        owned = results is not NotImplemented and self._fresh(results, operands)
-        if results is NotImplemented:
-            results = self.executable(*operands)
-        first = self.gradients
-        if deferred:  # the deferred values, computed by this call
-            tape.pending = []
+        results = None
+        if deferred:  # the deferred values, computed by this call: where each is among its results
             if retain_graph:  # every record, with what the general path reads, for a later backward through them
                 pending = _made(pending)
-            for record in pending:
-                record.value = results[first + record.position]
+            slots = [self.value_slots.get(record.position) for record in pending]
+            if None in slots:  # a value the function does not return: a plan's intermediate result at the capture
+                slots = [record.position for record in pending]
+                results, owned = self._full()(*operands), False
+        if results is None:
+            try:
+                results = NotImplemented if self.entry is None else self.entry(*operands)
+            except Exception:  # noqa: BLE001  (an op that does not lead to the root, given zeros, failed: no effect)
+                if self.complete:
+                    raise
+                return False
+            owned = results is not NotImplemented and self._fresh(results, operands)
+            if results is NotImplemented:
+                results = self.executable(*operands)
+        first = self.gradients
+        if deferred:
+            tape.pending = []
+            for record, slot in zip(pending, slots):
+                record.value = results[first + slot]
             if retain_graph:
                 for record in pending:
                     record.out = record.value
@@ -181,6 +196,13 @@ class Capture:
                     record = records[position]
                     record.saved, record.out, record.released = nothing, None, True
         return True
+
+    def _full(self):
+        """The function returning every forward value (not only those a tensor may hold), lowered once."""
+        if self.full is None:
+            stage = _Stage(self.entries)
+            self.full = lowered_graph(_fused(stage, range(len(stage.positions)))[0])
+        return self.full
 
     def _fresh(self, results, operands) -> bool:
         """Whether the native entry's results are arrays of their own (none an operand passed through, a view,
@@ -260,10 +282,11 @@ def _made(pending: list) -> list:
     return records
 
 
-def _fused(stage):
+def _fused(stage, kept):
     """The graph computing the stage's forward from its inputs and the root's seed, then the adjoint:
-    outputs the leaves' cotangents that are not zero, then every node's value. Also, per leaf, whether
-    its cotangent is returned and whether it is zero (reached through ops whose derivative is 0)."""
+    outputs the leaves' cotangents that are not zero, then the values of the nodes `kept` (indices). Also,
+    per leaf, whether its cotangent is returned and whether it is zero (reached through ops whose
+    derivative is 0)."""
     forward = stage.forward
     builder = Builder()
     with building(builder):
@@ -275,7 +298,7 @@ def _fused(stage):
         reached = reached_values(forward, {id(root): seed})
         returned = [ct is not None for ct in results]
         zero = [ct is None and id(forward.inputs[i]) in reached for ct, i in zip(results, stage.wanted)]
-        values = [env[id(node.out)] for node in forward.nodes]
+        values = [env[id(forward.nodes[index].out)] for index in kept]
         graph = dce(builder.finish([ct for ct in results if ct is not None] + values, "eager_step"))
     return graph, returned, zero
 
@@ -338,7 +361,7 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
     whole = len(tape.entries) == len(tape.digests)  # every entry appended one by one, none deferred
     if plan is None or (plan is not _UNSUPPORTED and plan.steps is None and whole):
         try:  # (again, for a capture of the root's ancestors that are not the whole tape, when the tape has it all)
-            plan = _remember(key, Capture(record, tape.entries[:position + 1] if whole else None))
+            plan = _remember(key, Capture(record, tape.entries[:position + 1] if whole else None, retain_graph))
         except Exception:  # noqa: BLE001  (the general path runs it, and raises its own error if there is one)
             plan = _remember(key, _UNSUPPORTED)
     _cache.move_to_end(key)

@@ -6,6 +6,7 @@ from .fold import fold
 from .fuse import fuse
 from .inline import inline_calls
 from .loops import merge_and_prune_scans
+from .products import transpose_products
 from .reroll import reroll
 from .simplify import simplify
 from .slabs import merge_slab_sums
@@ -14,9 +15,9 @@ from .slabs import merge_slab_sums
 # next: fusing dead code is wasted work; reroll after cse, which takes out what the steps of a
 # loop compute alike; merging scans after cse too, which gives a scan and its copy (from reverse mode) the
 # same inputs; sums of adjacent slabs (reverse mode's adds of each x[t]'s cotangent) merged before fusion sums
-# them elementwise
-PIPELINE = (inline_calls, dce, cse, reroll, merge_and_prune_scans, dce, fold, merge_slab_sums, simplify, fuse, cse,
-            dce)
+# them elementwise; products computed transposed after simplify, which collapses the transposes they read
+PIPELINE = (inline_calls, dce, cse, reroll, merge_and_prune_scans, dce, fold, merge_slab_sums, simplify,
+            transpose_products, fuse, cse, dce)
 
 
 def optimize(graph):
