@@ -168,6 +168,15 @@ class Record:
         return cls(prim, attrs, tuple(parents), tuple(in_types), tuple(arrays), tuple(versions), out._data,
                    (out._version, out._version.value), function, ctx)
 
+    def mark_view(self, flag=True) -> None:
+        """Note whether this record's output views an operand's memory, on the record (a stale view is rebased:
+        symgrad.eager.tensor._refuse_stale_view) and on its tape (a capture defers it as a view: whole_backward)."""
+        self.viewed = flag
+        if flag:
+            self.tape.views.add(self.position)
+        else:
+            self.tape.views.discard(self.position)
+
     def release(self):
         """Free the saved values (after a backward without retain_graph)."""
         self.saved = (None,) * len(self.parents)

@@ -99,15 +99,18 @@ class EagerRecorder:
             result = np.asarray(result)
         if result.dtype != dtype:
             result = result.astype(dtype)
-        viewed = _viewed_version(result, operands)
+        source = _viewed_operand(result, operands)
+        viewed = None if source is None else source._version
         out = Tensor._wrap(result, viewed)
+        if source is not None:
+            out._base = source if source._base is None else source._base
         if (dtype.kind == "f" or dtype.names is not None and ir.is_differentiable(dtype)) and is_grad_enabled():
             for t in operands:
                 if t._requires_grad:
                     for operand in operands:
                         _refuse_stale_view(operand)
                     out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out)
-                    out._node.viewed = viewed is not None
+                    out._node.mark_view(viewed is not None)
                     out._requires_grad = True
                     break
         return out
@@ -117,25 +120,127 @@ EAGER = EagerRecorder()
 
 
 def _refuse_stale_view(t: "Tensor") -> None:
-    """A view whose source was changed in place after the view was taken holds the new values, but its grad_fn
-    is the old values' (PyTorch rebases a view's history; symgrad does not): an error, not a wrong gradient."""
+    """A view whose base was changed in place after the view was taken holds the new values, but its grad_fn is the
+    old values': its history is rebased, as PyTorch does, on the base's current one (`_rebase`); a view whose base
+    is not known (its memory is no longer its base's) is an error, not a wrong gradient."""
     node = t._node
-    if node is not None and node.viewed and node.out_version[1] != t._version.value:
+    if node is not None and node.viewed and node.out_version[0] is t._version and node.out_version[1] != t._version.value \
+            and not _rebase(t):
         raise RuntimeError(with_user_line(
             "a view (slice, reshape, transpose) of a tensor that was modified in place after the view was taken is "
-            "used in an op that records: it holds the new values, but its history is the old ones' (PyTorch rebases "
-            "a view's grad_fn, symgrad does not). Take the view again after the in-place op, or clone() it before"))
+            "used in an op that records, and its memory is no longer its base's: it holds other values than its "
+            "history. Take the view again after the in-place op, or clone() it before"))
 
 
-def _viewed_version(result, operands):
-    """The version counter of the operand whose array `result` views (a slice, a reshape, a transpose), as a
-    PyTorch view shares its base's: an in-place change of the base is then seen by a backward that saved the view
-    (it read the changed values). None (a counter of its own) for a new array."""
-    if result.__class__ is np.ndarray and result.base is not None:
-        for t in operands:
-            if np.may_share_memory(result, t._data):
-                return t._version
+def _rebase(view: "Tensor") -> bool:
+    """Record `view` anew as the elements of its base's current value it is (PyTorch's view replay after an in-place
+    change of the base); False, with nothing changed, when its elements are not its base's."""
+    base = view._base
+    key = None if base is None else view_positions(view._data, base._data)
+    if key is None:
+        return False
+    with enable_grad():
+        replay = sgnp.reshape(sgnp.getitem(base, key), view.shape)
+    record = replay._node
+    if record is not None:
+        record.out, record.out_version = view._data, (view._version, view._version.value)
+        record.mark_view()
+    view._node, view._requires_grad = record, replay._requires_grad
+    return True
+
+
+def _viewed_operand(result, operands):
+    """The operand whose array `result` views (a slice, a reshape, a transpose, or the array itself), whose version
+    counter it then shares, as a PyTorch view shares its base's: an in-place change of the base is then seen by a
+    backward that saved the view (it read the changed values). None for a new array."""
+    if result.__class__ is np.ndarray:
+        if result.base is not None:
+            for t in operands:
+                if np.may_share_memory(result, t._data):
+                    return t
+        else:
+            for t in operands:
+                if t._data is result:
+                    return t
     return None
+
+
+def as_view(out: "Tensor", source: "Tensor", view: np.ndarray) -> "Tensor":
+    """`out`, computed from `source` by a gather of exactly `view`'s elements (a view of source's array, as
+    np.diagonal gives), made that view: it shares source's memory and version counter, as PyTorch's view ops do."""
+    out._data, out._version, out._base = view, source._version, source if source._base is None else source._base
+    node = out._node
+    if node is not None:
+        node.out, node.out_version = view, (source._version, source._version.value)
+        node.mark_view()
+    return out
+
+
+def view_positions(view: np.ndarray, base: np.ndarray) -> "tuple | None":
+    """The index into `base` of the elements `view` is made of (integer arrays of view's shape, one per axis of
+    base), found from their memory addresses, so any chain of slices, reshapes, transposes and selections has one;
+    None when some element of view is not one of base's."""
+    if view.dtype != base.dtype or not np.may_share_memory(view, base):
+        return None
+    itemsize = base.itemsize
+    offsets = _byte_offsets(view) + (view.__array_interface__["data"][0] - base.__array_interface__["data"][0])
+    if base.flags.c_contiguous:
+        flat, rest = np.divmod(offsets, itemsize)
+        if rest.any() or (flat.size and (flat.min() < 0 or flat.max() >= base.size)):
+            return None
+    else:  # a base laid out otherwise: look each address up among the base's
+        known = _byte_offsets(base).reshape(-1)
+        order = np.argsort(known, kind="stable")
+        ordered = known[order]
+        found = np.minimum(np.searchsorted(ordered, offsets), max(ordered.size - 1, 0))
+        if ordered.size == 0 or (ordered[found] != offsets).any():
+            return None if offsets.size else ()
+        flat = order[found]
+    if base.ndim == 0:
+        return ()
+    return np.unravel_index(flat, base.shape)
+
+
+def _byte_offsets(array: np.ndarray) -> np.ndarray:
+    """The byte offset of each element of `array` from its first element's (an integer array of its shape)."""
+    offsets = np.zeros(array.shape, np.int64)
+    for axis, (size, stride) in enumerate(zip(array.shape, array.strides)):
+        offsets += (np.arange(size, dtype=np.int64) * stride).reshape((-1,) + (1,) * (array.ndim - axis - 1))
+    return offsets
+
+
+def _refuse_recorded_write(t: "Tensor") -> None:
+    """PyTorch's errors for an in-place op that grad mode would record on a leaf that requires grad, on a view of
+    one, or on a view taken under no_grad of a tensor that requires grad."""
+    if t._requires_grad and t._node is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = t._base
+    if base is not None and base._requires_grad:
+        if base._node is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        if not t._requires_grad:
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
+                "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+                "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+                "tracked) or both outside (if you want the inplace to be tracked).")
+
+
+def _records_writes(t: "Tensor") -> bool:
+    """Whether an in-place op on `t` is recorded (or refused): grad mode, and t or the base it views requires grad."""
+    return is_grad_enabled() and (t._requires_grad or (t._base is not None and t._base._requires_grad))
+
+
+def _overlapping(array: np.ndarray) -> bool:
+    """Whether several elements of `array` are one place in memory (a broadcast, expand())."""
+    return any(stride == 0 and size > 1 for size, stride in zip(array.shape, array.strides))
+
+
+def _refuse_overlap(view: np.ndarray) -> None:
+    """PyTorch's error for an in-place write to a view whose elements share memory (an expand())."""
+    if _overlapping(view):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
 
 
 class Results(tuple):
@@ -160,7 +265,8 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
     steps = tape.capture.steps
     if position < len(steps):
         step = steps[position]
-        if step[0] is prim and (step[1] is attrs or step[1] == attrs) and len(operands) == len(step[5]):
+        if step[0] is prim and (step[1] is attrs or step[1] == attrs) and len(operands) == len(step[5]) \
+                and not step[8]:  # (a view is its operand's memory: computed now, as the rest of the step)
             parents, saved, versions = [], [], []
             for operand, source, expected in zip(operands, step[5], step[2]):
                 read = _deferred_operand(tape, operand, source, expected)
@@ -227,7 +333,8 @@ def _plan_match(steps, position, plan, count):
     matched, checks, sources, places = [], [], {}, []
     for k, (prim, inputs, _, attrs, dtype) in enumerate(plan.steps):
         step = steps[position + k]
-        if step[0] is not prim or step[1] != attrs or len(inputs) != len(step[5]) or dtype.kind != "f":
+        if step[0] is not prim or step[1] != attrs or len(inputs) != len(step[5]) or dtype.kind != "f" or (
+                step[8] and k == len(plan.steps) - 1):  # a view as the result: `_defer` computes it
             return None
         spec = []
         for index, source, expected in zip(inputs, step[5], step[2]):
@@ -285,6 +392,7 @@ def _deferred_tensor(record) -> "DeferredTensor":
     out._version = record.out_version[0]
     out._grad = None
     out._hooks = None
+    out._base = None
     return out
 
 
@@ -332,7 +440,7 @@ MinMax = collections.namedtuple("MinMax", ["values", "indices"])
 class Tensor(Tracer):
     """An n-d array with autograd: `requires_grad`, `grad`, `grad_fn`, `backward()`, in-place ops."""
 
-    __slots__ = ("_data", "_requires_grad", "_node", "_version", "_grad", "_hooks", "__weakref__")
+    __slots__ = ("_data", "_requires_grad", "_node", "_version", "_grad", "_hooks", "_base", "__weakref__")
 
     def __init__(self, data, requires_grad=False, dtype=None):
         refuse_masked(data, "tensor data")
@@ -351,6 +459,7 @@ class Tensor(Tracer):
         self._version = version if version is not None else VersionCounter()
         self._grad = None
         self._hooks = None
+        self._base = None  # the tensor whose memory this one views (PyTorch's `_base`), or None
 
     @classmethod
     def _wrap(cls, array, version=None) -> "Tensor":
@@ -698,11 +807,12 @@ class Tensor(Tracer):
 
     # ------------------------------------------------------------------ in-place ops
     def _inplace(self, compute):
-        """Compute `compute(self)` out of place, then write it into self's data and bump its version."""
+        """Compute `compute(self)` out of place, then write it into self's data and bump its version. On a view, the
+        write reaches its base's memory, as in PyTorch, and when recorded the base's history becomes it too
+        (`_write_through`)."""
         recording = is_grad_enabled()
-        if recording and self._requires_grad and self._node is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         if recording:
+            _refuse_recorded_write(self)
             _refuse_stale_view(self)
         if recording:  # the op reads a private copy, so the overwrite cannot corrupt what it saved
             source = Tensor._wrap(self._data.copy())
@@ -727,24 +837,58 @@ class Tensor(Tracer):
                 raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type "
                                    f"{self.dtype}")
             result = sgnp.astype(result, self.dtype)
-        np.copyto(self._writable_data(), result._data)
-        self._version.value += 1
         record = result._node
+        if record is not None and self._base is not None and self._write_through(result):
+            pass  # the base wrote self's memory and bumped the version
+        else:
+            np.copyto(self._writable_data(), result._data)
+            self._version.value += 1
         if record is not None:
             record.out = self._data
             record.out_version = (self._version, self._version.value)
+            record.mark_view(self._base is not None)
             if self._node is not None:
                 record.retained = self._node.retained
             self._node = record
             self._requires_grad = True
         return self
 
+    def _write_through(self, values: "Tensor") -> bool:
+        """Write the recorded new `values` of this view into its base (PyTorch's CopySlices): the base's new value is
+        `values` at the view's elements and its old value elsewhere, recorded as `t[key] = values`, so its history,
+        and every later use of it, has the write. False, with nothing done, when self's elements are not its base's
+        (the base's memory was replaced since)."""
+        base = self._base
+        _refuse_overlap(self._data)
+        key = view_positions(self._data, base._data)
+        if key is None:
+            self._base = None
+            return False
+        if base.ndim == 0:
+            values = sgnp.reshape(values, ())
+        base[key] = values
+        base._node.label = "CopySlices"
+        if not np.may_share_memory(self._data, base._data):  # the base's array was read-only: copied
+            self._data, self._base = base._data[key], None
+        return True
+
     def _writable_data(self) -> np.ndarray:
-        """self's array, made its own copy first when it is a view of another array or read-only. Deferred
-        ops are computed first: they may read this array as it is now."""
+        """self's array, for an in-place op to write: a view's writes reach its base's memory (and every other view of
+        it), as in PyTorch. A view whose elements share memory (expand()) is PyTorch's error; an array that may not
+        be written (a broadcast number, a read-only result) is copied first. Deferred ops are computed first: they may
+        read this array as it is now."""
         force_pending()
-        if self._data.base is not None or not self._data.flags.writeable:
-            self._data = self._data.copy()
+        data = self._data
+        if data.flags.writeable and not _overlapping(data):
+            return data
+        base = self._base
+        if base is not None:
+            _refuse_overlap(data)
+            if base._data.flags.writeable and np.may_share_memory(data, base._data):
+                data = self._data = data.view()  # a read-only view of a writable base (a row of an expand())
+                data.flags.writeable = True
+                return data
+        self._data, self._base = data.copy(), None
         return self._data
 
     def add_(self, other, alpha=1):
@@ -773,8 +917,8 @@ class Tensor(Tracer):
         its dtype that broadcasts to it (`w -= lr * w.grad`). Bit for bit what `_inplace` computes;
         False, with nothing done, for anything else (then `_inplace` runs, and raises its errors)."""
         data = self._data
-        if data.dtype.kind != "f" or (is_grad_enabled() and (self._requires_grad or (
-                isinstance(other, Tensor) and other._requires_grad))):
+        if data.dtype.kind != "f" or _records_writes(self) or (
+                is_grad_enabled() and isinstance(other, Tensor) and other._requires_grad):
             return False
         if type(other) is float:
             value = other
@@ -795,7 +939,7 @@ class Tensor(Tracer):
         return self._inplace(lambda s: sgnp.clip(s, min, max))
 
     def zero_(self):
-        if self._requires_grad and is_grad_enabled():
+        if _records_writes(self):
             return self.fill_(0)  # recorded (or a leaf's error), as any in-place op
         self._writable_data().fill(0)  # nothing to record: `grad.zero_()` in a training loop is one NumPy call
         self._version.value += 1

@@ -81,6 +81,7 @@ class Capture:
         # whether every entry leads to the root; if not, a step computed op by op takes the general path (which
         # compiles the runs of its records), since the checks of `_checked` walk from the root only
         self.complete = len(ancestors) == len(self.entries)
+        self.views = frozenset(p for p in root_record.tape.views if p in self.entries)  # the positions of views
         positions = sorted(self.entries)
         self.order = positions[::-1]  # the root first; parents after their children
         stage = _Stage(self.entries)
@@ -100,16 +101,17 @@ class Capture:
         self.evaluators = None  # per position: (NumPy implementation, dtype), made when first needed
         self.plan_matches = {}  # (position, plan) -> how a plan applied there repeats the steps (tensor._plan_match)
         self.fresh = None  # whether the native entry's results are arrays of their own (`_fresh`)
+        self.aliased = None  # the positions whose forward value shares memory with another value or an operand
         # The expected ops of a deferred step, by position: (prim, attrs, in_types, out_type, entry, sources,
-        # digest, the operands that are inputs of the function (places)); only when the root's ancestors are
-        # the whole tape before it (else no step defers).
+        # digest, the operands that are inputs of the function (places), whether its value was a view of an
+        # operand's); only when the root's ancestors are the whole tape before it (else no step defers).
         tape, root = root_record.tape, root_record.position
         self.steps = None
         if positions == list(range(root + 1)):
             places = collections.defaultdict(list)
             for position, operand in self.places:
                 places[position].append(operand)
-            self.steps = [(e[0], e[1], e[3], e[4], e, e[2], tape.digests[p], tuple(places[p]))
+            self.steps = [(e[0], e[1], e[3], e[4], e, e[2], tape.digests[p], tuple(places[p]), p in self.views)
                           for p, e in sorted(self.entries.items())]
         self.released_positions = frozenset(position for position, _ in self.released)
 
@@ -148,8 +150,11 @@ class Capture:
             tape.pending = []
             if retain_graph:  # every record, with what the general path reads, for a later backward through them
                 pending = _made(pending)
-            for record in pending:
-                record.value = results[first + record.position]
+            if self.aliased is None:
+                self.aliased = _aliased(results[first:], operands)
+            for record in pending:  # a value of its own, as the op computed eagerly would be (it may be written)
+                value = results[first + record.position]
+                record.value = value.copy() if record.position in self.aliased else value
             if retain_graph:
                 for record in pending:
                     record.out = record.value
@@ -279,6 +284,30 @@ def _ancestors(root_record) -> dict:
             entries[record.position] = record.entry
             stack.extend(p for p, s in zip(record.parents, record.entry[2]) if s >= 0)
     return entries
+
+
+def _aliased(values, operands) -> frozenset:
+    """The positions of the values (the lowered function's forward results) that may share memory with another
+    value or with an operand (a value passed through, or a view): the same for every call of the same code. Found
+    from the arrays' address ranges: every value in a run of overlapping ranges of several arrays."""
+    spans = sorted([(*_span(a), position) for position, a in enumerate(values) if isinstance(a, np.ndarray) and a.size]
+                   + [(*_span(a), -1) for a in operands if isinstance(a, np.ndarray) and a.size])
+    aliased, run, reach = set(), [], None
+    for low, high, position in spans + [(None, None, None)]:
+        if low is None or reach is None or low >= reach:
+            if len(run) > 1:
+                aliased.update(p for p in run if p >= 0)
+            run, reach = [], high
+        run.append(position)
+        reach = high if reach is None or high > reach else reach
+    return frozenset(aliased)
+
+
+def _span(array: np.ndarray) -> tuple:
+    """The addresses of the first and past the last byte of `array`'s memory."""
+    start = array.__array_interface__["data"][0]
+    reaches = [(size - 1) * stride for size, stride in zip(array.shape, array.strides)]
+    return start + sum(r for r in reaches if r < 0), start + sum(r for r in reaches if r > 0) + array.itemsize
 
 
 def _uses_of_shared_leaves(entries: dict) -> list:
