@@ -15,8 +15,10 @@ try:
     import torch
 except ImportError:  # the PyTorch comparisons are skipped
     torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+try:
+    import scipy.special as scipy_special
+except ImportError:  # the SciPy comparisons are skipped
+    scipy_special = None
 
 BASE = np.arange(12.0).reshape(3, 4)
 WEIGHTS = np.arange(1.0, 13.0).reshape(3, 4)  # the loss is sum(WEIGHTS * x), after the write
@@ -97,6 +99,19 @@ def test_every_other_view_sees_the_write_and_the_version_is_shared():
     flat[4] = 100.0  # row 1, column 0
     assert row[0].item() == 100 and x._version.value == start + 2
     assert row._base is x and flat[4:6]._base is x and x._base is None
+
+
+def test_a_tensor_with_views_is_written_in_place_whatever_its_array():
+    """A gathered tensor's array is a NumPy view of a temporary: once views of the tensor exist, a write to the tensor
+    still reaches them (its memory is theirs), as in PyTorch."""
+    t = sg.tensor(BASE.copy())
+    gathered = t[:, [0, 2]]
+    row = gathered[0]
+    gathered.add_(1)
+    row.mul_(10)
+    np.testing.assert_array_equal(gathered.numpy(), [[10, 30], [5, 7], [9, 11]])
+    np.testing.assert_array_equal(row.numpy(), [10, 30])
+    np.testing.assert_array_equal(t.numpy(), BASE)  # a gather is a copy, as in PyTorch
 
 
 def test_gradients_of_writes_through_views_match_finite_differences():
@@ -305,6 +320,11 @@ def test_softmax_family_at_infinite_and_nan_logits_is_pytorchs(row):
     for name, (want, got) in paths.items():
         for value in got:
             np.testing.assert_allclose(np.asarray(value).reshape(want.shape), want, rtol=1e-14, err_msg=name)
+    if scipy_special is not None:  # SciPy's own conventions, in sg.scipy.special (its log_softmax shifts by a finite max)
+        for name in ("softmax", "log_softmax", "logsumexp"):
+            with np.errstate(all="ignore"):
+                want = getattr(scipy_special, name)(logits, axis=1)
+            np.testing.assert_allclose(getattr(sg.scipy.special, name)(logits, axis=1), want, rtol=1e-14, err_msg=name)
     if torch is not None:
         t = torch.tensor(logits)
         np.testing.assert_allclose(torch.softmax(t, 1).numpy(), softmax, rtol=1e-14)
@@ -312,3 +332,94 @@ def test_softmax_family_at_infinite_and_nan_logits_is_pytorchs(row):
         np.testing.assert_allclose(torch.logsumexp(t, 1).numpy(), [lse], rtol=1e-14)
         np.testing.assert_allclose(torch.nn.functional.cross_entropy(t, torch.tensor([1])).numpy(),
                                    -log_softmax[0, 1], rtol=1e-14)
+
+
+def _loop_holding_views(lib, steps=6, check=None):
+    """A step whose forward holds views (of an activation and of a parameter), written through after backward."""
+    rng = np.random.default_rng(2)
+    w = lib.tensor(rng.standard_normal((3, 4)), dtype=lib.float64, requires_grad=True)
+    x = lib.tensor(rng.standard_normal((5, 3)), dtype=lib.float64)
+    losses, deferred = [], []
+    for _ in range(steps):
+        h = (x @ w).tanh()
+        flat = h.view(-1)
+        column = w[:, 1]
+        loss = (flat * flat).sum() + (column * column).sum()
+        deferred.append(isinstance(loss, DeferredTensor))
+        loss.backward()
+        losses.append(loss.item())
+        if check is not None:
+            check(h, flat, w, column)
+        with lib.no_grad():
+            flat[0] = 10.0  # reaches h
+            losses.append(h[0, 0].item())
+            w -= 0.1 * w.grad
+            column.mul_(0.5)  # reaches w
+            w.grad.zero_()
+    return np.array(losses), w.detach().numpy().copy(), deferred
+
+
+def test_deferred_views_are_views_of_their_operands_memory(lowerings):
+    def check(h, flat, w, column):
+        assert np.shares_memory(flat.detach().numpy(), h.detach().numpy()) and flat._base is h
+        assert np.shares_memory(column.detach().numpy(), w.detach().numpy()) and column._base is w
+        assert flat._version is h._version and column._version is w._version
+
+    losses, w, deferred = _loop_holding_views(sg, check=check)
+    assert deferred[2:] == [True] * 4
+    if torch is not None:
+        want_losses, want_w, _ = _loop_holding_views(torch)
+        np.testing.assert_allclose(losses, want_losses, rtol=1e-13)
+        np.testing.assert_allclose(w, want_w, rtol=1e-13)
+
+
+def test_a_deferred_view_forced_before_backward_is_a_view(lowerings):
+    rng = np.random.default_rng(3)
+    w = sg.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    x = sg.tensor(rng.standard_normal((5, 3)))
+    for step in range(4):
+        h = x @ w
+        row = h[2]
+        second = w.view(-1)[4:8]  # w's row 1
+        loss = (row * second).sum()
+        if step >= 2:
+            assert isinstance(row, DeferredTensor) and isinstance(second, DeferredTensor)
+            np.testing.assert_array_equal(row.detach().numpy(), (x.numpy() @ w.detach().numpy())[2])  # forces
+            assert np.shares_memory(row.detach().numpy(), h.detach().numpy())
+            assert np.shares_memory(second.detach().numpy(), w.detach().numpy())
+        loss.backward()
+        expected = np.outer(x.numpy()[2], w.detach().numpy()[1])
+        expected[1] += (x.numpy() @ w.detach().numpy())[2]
+        np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-13)
+        w.grad = None
+
+
+def _loop_changing_a_viewed_base(lib, steps=5):
+    """Steps that repeat (captured, then deferred), the last of which changes the base of a view it holds in place."""
+    rng = np.random.default_rng(4)
+    w = lib.tensor(rng.standard_normal((3, 4)), dtype=lib.float64, requires_grad=True)
+    x = lib.tensor(rng.standard_normal((5, 3)), dtype=lib.float64)
+    results = []
+    for step in range(steps):
+        h = x @ w
+        row = h[1]
+        if step == steps - 1:
+            h.mul_(3)  # row is rebased on h's new history, as PyTorch's view
+        loss = (row * row).sum() + h.sum()
+        loss.backward()
+        results += [loss.item(), w.grad.numpy().copy()]
+        w.grad = None
+    return results
+
+
+def test_a_deferred_view_whose_base_changes_in_place_is_rebased(lowerings):
+    got = _loop_changing_a_viewed_base(sg)
+    rng = np.random.default_rng(4)
+    w, x = rng.standard_normal((3, 4)), rng.standard_normal((5, 3))
+    h = 3 * x @ w
+    ones = np.ones_like(h)
+    ones[1] += 2 * h[1]
+    np.testing.assert_allclose(got[-1], 3 * x.T @ ones, rtol=1e-13)
+    if torch is not None:
+        for a, b in zip(got, _loop_changing_a_viewed_base(torch)):
+            np.testing.assert_allclose(a, b, rtol=1e-13)

@@ -42,14 +42,16 @@ def grad_fn_name(op) -> str:
 
 
 class VersionCounter:
-    """How many times a tensor's data was modified in place (shared by tensors sharing data), and
-    whether that data was handed to or taken from NumPy (`exposed`: NumPy may write it unseen)."""
+    """How many times a tensor's data was modified in place (shared by tensors sharing data), whether
+    that data was handed to or taken from NumPy (`exposed`: NumPy may write it unseen), and whether views
+    of it were taken (`viewed`: tensors share it, so a write goes to it, not to a copy)."""
 
-    __slots__ = ("value", "exposed")
+    __slots__ = ("value", "exposed", "viewed")
 
     def __init__(self):
         self.value = 0
         self.exposed = False
+        self.viewed = False
 
 
 # The version counter of a deferred plan's intermediate results: no tensor holds them, so nothing modifies it.
@@ -98,9 +100,10 @@ class Record:
         current_tape().append(self)     # sets tape, position and entry
 
     @classmethod
-    def deferred(cls, step, parents, saved, versions, counter, tape, position) -> "Record":
+    def deferred(cls, step, parents, saved, versions, counter, tape, position, version=0) -> "Record":
         """The record of an op whose value is deferred: its structure is the captured `step`
-        (symgrad.eager.tensor._defer); `saved` holds the leaf and constant operands (None for a record's)."""
+        (symgrad.eager.tensor._defer); `saved` holds the leaf and constant operands (None for a record's);
+        its value will be at `version` of `counter` (a view's is its operand's counter)."""
         record = cls.__new__(cls)
         record.prim, record.attrs, record.in_types, record.out_type, record.entry = step[:5]
         record._parents = parents
@@ -108,7 +111,7 @@ class Record:
         record.saved = saved
         record.versions = versions
         record.out = None
-        record.out_version = (counter, 0)
+        record.out_version = (counter, version)
         record.seq = next(_sequence)
         record.hooks = ()
         record.retained = None

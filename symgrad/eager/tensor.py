@@ -104,13 +104,15 @@ class EagerRecorder:
         out = Tensor._wrap(result, viewed)
         if source is not None:
             out._base = source if source._base is None else source._base
+            viewed.viewed = True
         if (dtype.kind == "f" or dtype.names is not None and ir.is_differentiable(dtype)) and is_grad_enabled():
             for t in operands:
                 if t._requires_grad:
                     for operand in operands:
                         _refuse_stale_view(operand)
                     out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out)
-                    out._node.mark_view(viewed is not None)
+                    if viewed is not None:
+                        out._node.mark_view()
                     out._requires_grad = True
                     break
         return out
@@ -169,6 +171,7 @@ def as_view(out: "Tensor", source: "Tensor", view: np.ndarray) -> "Tensor":
     """`out`, computed from `source` by a gather of exactly `view`'s elements (a view of source's array, as
     np.diagonal gives), made that view: it shares source's memory and version counter, as PyTorch's view ops do."""
     out._data, out._version, out._base = view, source._version, source if source._base is None else source._base
+    source._version.viewed = True
     node = out._node
     if node is not None:
         node.out, node.out_version = view, (source._version, source._version.value)
@@ -265,8 +268,7 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
     steps = tape.capture.steps
     if position < len(steps):
         step = steps[position]
-        if step[0] is prim and (step[1] is attrs or step[1] == attrs) and len(operands) == len(step[5]) \
-                and not step[8]:  # (a view is its operand's memory: computed now, as the rest of the step)
+        if step[0] is prim and (step[1] is attrs or step[1] == attrs) and len(operands) == len(step[5]):
             parents, saved, versions = [], [], []
             for operand, source, expected in zip(operands, step[5], step[2]):
                 read = _deferred_operand(tape, operand, source, expected)
@@ -276,15 +278,32 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
                 saved.append(read[1])
                 versions.append(read[2])
             else:
-                record = Record.deferred(step, tuple(parents), tuple(saved), tuple(versions), VersionCounter(), tape,
-                                         position)
+                source = _viewed_source(operands, step) if step[8] else None
+                if source is None and step[8]:
+                    tape.abandon()
+                    return None
+                counter = VersionCounter() if source is None else source._version
+                record = Record.deferred(step, tuple(parents), tuple(saved), tuple(versions), counter, tape,
+                                         position, counter.value)
                 for operand in step[7]:
                     tape.arrays.append(saved[operand])
                 tape.digests.append(step[6])
                 tape.pending.append(record)
-                return _deferred_tensor(record)
+                out = _deferred_tensor(record)
+                if source is not None:  # its value will be a view of the source's (Capture.run, Capture.compute)
+                    record.mark_view()
+                    counter.viewed = True
+                    out._base = source if source._base is None else source._base
+                return out
     tape.abandon()
     return None
+
+
+def _viewed_source(operands, step) -> "Tensor | None":
+    """The operand a deferred view (a step whose value was a view) is a view of: its one operand that is not a
+    constant; None when it has several."""
+    sources = [operand for operand, source in zip(operands, step[5]) if source != -1]
+    return sources[0] if len(sources) == 1 else None
 
 
 def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
@@ -364,9 +383,9 @@ def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
     node = operand._node
     if source >= 0:  # an earlier deferred op, unmodified since
         if node is None or node.position != source or node.tape is not tape \
-                or node.out_version[0] is not counter or counter.value:
+                or node.out_version[0] is not counter or counter.value != node.out_version[1]:
             return None
-        return node, None, (counter, 0)
+        return node, None, (counter, counter.value)
     array = operand._data
     if node is not None or array.shape != expected[0] or (array.dtype is not expected[1] and array.dtype != expected[1]):
         return None
@@ -874,12 +893,15 @@ class Tensor(Tracer):
 
     def _writable_data(self) -> np.ndarray:
         """self's array, for an in-place op to write: a view's writes reach its base's memory (and every other view of
-        it), as in PyTorch. A view whose elements share memory (expand()) is PyTorch's error; an array that may not
-        be written (a broadcast number, a read-only result) is copied first. Deferred ops are computed first: they may
-        read this array as it is now."""
+        it), as in PyTorch, and so do writes to an array shared with NumPy (`exposed`: from_numpy of a NumPy view)
+        or with views (`viewed`). A view whose elements share memory (expand()) is PyTorch's error; an array that may
+        not be written (a broadcast number, a read-only result) or that views memory no tensor is known to own (an
+        array a backward made as a view of another) is copied first. Deferred ops are computed first: they may read
+        this array as it is now."""
         force_pending()
         data = self._data
-        if data.flags.writeable and not _overlapping(data):
+        if data.flags.writeable and not _overlapping(data) and (
+                self._base is not None or data.base is None or self._version.exposed or self._version.viewed):
             return data
         base = self._base
         if base is not None:

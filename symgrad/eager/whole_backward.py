@@ -152,9 +152,14 @@ class Capture:
                 pending = _made(pending)
             if self.aliased is None:
                 self.aliased = _aliased(results[first:], operands)
-            for record in pending:  # a value of its own, as the op computed eagerly would be (it may be written)
-                value = results[first + record.position]
-                record.value = value.copy() if record.position in self.aliased else value
+            views = self.views
+            for record in pending:  # a value of its own, or a view of its operand's, as computed eagerly
+                position = record.position
+                if position in views:
+                    record.value = self._evaluate(record, _operand_arrays(record, live=True))
+                    continue
+                value = results[first + position]
+                record.value = value.copy() if position in self.aliased else value
             if retain_graph:
                 for record in pending:
                     record.out = record.value
@@ -213,25 +218,36 @@ class Capture:
 
     def compute(self, tape) -> None:
         """Compute the tape's pending records op by op with NumPy, as the eager recorder would have."""
-        if self.evaluators is None:
-            self.evaluators = {position: (plans.evaluator(prim, dict(attrs)), np.dtype(out_type[1]))
-                               for position, (prim, attrs, _, _, out_type) in self.entries.items()}
         pending = _made(tape.pending)
+        views = self.views
         for index, record in enumerate(pending):
-            evaluate, dtype = self.evaluators[record.position]
-            arrays = tuple(p.value if a is None else a for p, a in zip(record.parents, record.saved))
+            arrays = _operand_arrays(record, live=record.position in views)
             try:
-                result = evaluate(*arrays)
+                result = self._evaluate(record, arrays)
             except Exception:
                 tape.pending = pending[index:]
                 raise
-            if result.__class__ is not np.ndarray:
-                result = np.asarray(result)
-            if result.dtype != dtype:
-                result = result.astype(dtype)
             record.value = record.out = result
             record.saved = arrays
         tape.pending = []
+
+    def _evaluate(self, record, arrays) -> np.ndarray:
+        """The value of a deferred record's op on `arrays`, with the primitive's NumPy implementation."""
+        if self.evaluators is None:
+            self.evaluators = {position: (plans.evaluator(prim, dict(attrs)), np.dtype(out_type[1]))
+                               for position, (prim, attrs, _, _, out_type) in self.entries.items()}
+        evaluate, dtype = self.evaluators[record.position]
+        result = evaluate(*arrays)
+        if result.__class__ is not np.ndarray:
+            result = np.asarray(result)
+        return result if result.dtype == dtype else result.astype(dtype)
+
+
+def _operand_arrays(record, live=False) -> tuple:
+    """The arrays a deferred record's op reads: its parents' values and the leaf and constant arrays it kept; `live`,
+    a leaf's own array, not the copy kept of one NumPy may write (a view must be of the leaf's memory)."""
+    return tuple(parent.value if array is None else (parent._data if live and parent is not None else array)
+                 for parent, array in zip(record.parents, record.saved))
 
 
 def _made(pending: list) -> list:
