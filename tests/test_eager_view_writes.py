@@ -423,3 +423,18 @@ def test_a_deferred_view_whose_base_changes_in_place_is_rebased(lowerings):
     if torch is not None:
         for a, b in zip(got, _loop_changing_a_viewed_base(torch)):
             np.testing.assert_allclose(a, b, rtol=1e-13)
+
+
+def test_diagonal_and_select_of_a_parameter_stay_views_across_repeated_steps(lowerings):
+    w = sg.tensor(np.arange(9.0).reshape(3, 3), requires_grad=True)
+    for _ in range(5):
+        diagonal, row = w.diagonal(), w.select(0, 1)
+        ((diagonal * diagonal).sum() + (row * row).sum()).backward()
+        with sg.no_grad():
+            w -= 0.1 * w.grad
+            w.grad.zero_()
+            np.testing.assert_array_equal(diagonal.detach().numpy(), np.diagonal(w.detach().numpy()))
+            np.testing.assert_array_equal(row.detach().numpy(), w.detach().numpy()[1])
+            row.mul_(0.5)
+            diagonal.fill_(1.0)
+        assert w[1, 1].item() == 1.0 and w[1, 0].item() == row[0].item()

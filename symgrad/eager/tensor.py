@@ -26,6 +26,7 @@ from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_st
 from .mode import enable_grad, is_grad_enabled, no_grad
 from .size import size_of
 from .tape import force_pending, state as _tapes
+from .whole_backward import view_value
 from ..ops import elementwise as E
 from ..core import (Tracer, TracerError, bind, current_builder, refuse_masked, tracing_anywhere,
                     with_user_line)
@@ -169,8 +170,10 @@ def _viewed_operand(result, operands):
 
 def as_view(out: "Tensor", source: "Tensor", view: np.ndarray) -> "Tensor":
     """`out`, computed from `source` by a gather of exactly `view`'s elements (a view of source's array, as
-    np.diagonal gives), made that view: it shares source's memory and version counter, as PyTorch's view ops do."""
+    np.diagonal gives), made that view: it shares source's memory and version counter, as PyTorch's view ops do (a
+    deferred `out` is then an ordinary tensor, its array that view)."""
     out._data, out._version, out._base = view, source._version, source if source._base is None else source._base
+    out.__class__ = Tensor
     source._version.viewed = True
     node = out._node
     if node is not None:
@@ -1049,9 +1052,9 @@ class DeferredTensor(Tensor):
         record = self._node
         if record.value is None:
             record.tape.force()
-        self._data = record.value
+        value = self._data = view_value(record) if record.viewed else record.value
         self.__class__ = Tensor
-        return record.value
+        return value
 
     def __reduce__(self):
         _settle(self)

@@ -443,7 +443,7 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
     """torch.diagonal: the diagonal as the last dimension, a view of self (a write to it reaches self)."""
     dim1, dim2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)
     values = sgnp.diagonal(self, offset, dim1, dim2)
-    if values.__class__ is not Tensor:  # deferred (symgrad.eager.tensor._defer) or traced
+    if not isinstance(values, Tensor):  # traced
         return values
     return as_view(labelled(values, "Diagonal"), self, np.diagonal(self._data, offset, dim1, dim2))
 

@@ -31,6 +31,7 @@ from ..passes.dce import dce
 from ..tracing import inline
 from . import plans
 from .adjoint import lowered_graph, reached_values
+from .graph import Record
 from .tape import current_tape, leaf_slot
 
 _CACHE_SIZE = 512
@@ -98,7 +99,7 @@ class Capture:
         # NotImplemented for others, e.g. a broadcast number): no per-call conversions or flattening
         self.entry = getattr(self.executable, "entry", None) if not getattr(
             self.executable, "python_floats", ()) else None
-        self.evaluators = None  # per position: (NumPy implementation, dtype), made when first needed
+        self.evaluators = None  # per position: its NumPy implementation, made when first needed
         self.plan_matches = {}  # (position, plan) -> how a plan applied there repeats the steps (tensor._plan_match)
         self.fresh = None  # whether the native entry's results are arrays of their own (`_fresh`)
         self.aliased = None  # the positions whose forward value shares memory with another value or an operand
@@ -152,14 +153,9 @@ class Capture:
                 pending = _made(pending)
             if self.aliased is None:
                 self.aliased = _aliased(results[first:], operands)
-            views = self.views
-            for record in pending:  # a value of its own, or a view of its operand's, as computed eagerly
-                position = record.position
-                if position in views:
-                    record.value = self._evaluate(record, _operand_arrays(record, live=True))
-                    continue
-                value = results[first + position]
-                record.value = value.copy() if position in self.aliased else value
+            for record in pending:  # a value of its own (a view's is made one of its operand's when read: view_value)
+                value = results[first + record.position]
+                record.value = value.copy() if record.position in self.aliased else value
             if retain_graph:
                 for record in pending:
                     record.out = record.value
@@ -222,8 +218,11 @@ class Capture:
         views = self.views
         for index, record in enumerate(pending):
             arrays = _operand_arrays(record, live=record.position in views)
+            if self.evaluators is None:
+                self.evaluators = {position: plans.evaluator(prim, dict(attrs))
+                                   for position, (prim, attrs, _, _, _) in self.entries.items()}
             try:
-                result = self._evaluate(record, arrays)
+                result = _evaluated(record, arrays, self.evaluators[record.position])
             except Exception:
                 tape.pending = pending[index:]
                 raise
@@ -231,16 +230,32 @@ class Capture:
             record.saved = arrays
         tape.pending = []
 
-    def _evaluate(self, record, arrays) -> np.ndarray:
-        """The value of a deferred record's op on `arrays`, with the primitive's NumPy implementation."""
-        if self.evaluators is None:
-            self.evaluators = {position: (plans.evaluator(prim, dict(attrs)), np.dtype(out_type[1]))
-                               for position, (prim, attrs, _, _, out_type) in self.entries.items()}
-        evaluate, dtype = self.evaluators[record.position]
-        result = evaluate(*arrays)
-        if result.__class__ is not np.ndarray:
-            result = np.asarray(result)
-        return result if result.dtype == dtype else result.astype(dtype)
+
+
+def _evaluated(record, arrays, evaluate) -> np.ndarray:
+    """The value of a deferred record's op on `arrays`, by `evaluate` (its primitive's NumPy implementation)."""
+    result = evaluate(*arrays)
+    if result.__class__ is not np.ndarray:
+        result = np.asarray(result)
+    dtype = record.out_type[1]
+    return result if result.dtype == dtype else result.astype(dtype)
+
+
+def view_value(record) -> np.ndarray:
+    """The value of a deferred view's record, made a view of its operand's (a leaf's own array, or its parent's
+    value, made a view first if it is one): the lowered function computed an array of its own. Made when its tensor
+    is first read (DeferredTensor), so a view nothing reads (a chunk of an LSTM's gates) costs nothing."""
+    arrays = []
+    for parent, array in zip(record.parents, record.saved):
+        if isinstance(parent, Record):  # an earlier deferred record's value
+            arrays.append(view_value(parent) if parent.viewed else parent.value)
+        else:  # a leaf's own array (not the copy kept of one NumPy may write), or a constant
+            arrays.append(parent._data if parent is not None else array)
+    value = record.value
+    if not any(array is not None and np.may_share_memory(value, array) for array in arrays) and (
+            all(array is not None for array in arrays)):  # (a constant operand freed by a backward: kept as is)
+        value = record.value = _evaluated(record, arrays, plans.evaluator(record.prim, dict(record.attrs)))
+    return value
 
 
 def _operand_arrays(record, live=False) -> tuple:
