@@ -438,3 +438,38 @@ def test_diagonal_and_select_of_a_parameter_stay_views_across_repeated_steps(low
             row.mul_(0.5)
             diagonal.fill_(1.0)
         assert w[1, 1].item() == 1.0 and w[1, 0].item() == row[0].item()
+
+
+def test_contiguous_copies_a_view_that_is_not_row_major_as_in_pytorch():
+    x = sg.tensor(BASE.copy())
+    transposed = x.T.contiguous()
+    transposed[0, 0] = 100.0  # a copy: x does not change
+    row = x[1].contiguous()
+    row[0] = -1.0  # x's row is row-major: itself, so x changes
+    assert x[0, 0].item() == 0 and x[1, 0].item() == -1
+    assert not x.T.is_contiguous() and x[1].is_contiguous() and not x[:, 1].is_contiguous()
+
+
+def _loop_with_contiguous(lib, steps=5):
+    rng = np.random.default_rng(5)
+    w = lib.tensor(rng.standard_normal((3, 4)), dtype=lib.float64, requires_grad=True)
+    x = lib.tensor(rng.standard_normal((5, 3)), dtype=lib.float64)
+    losses = []
+    for _ in range(steps):
+        packed = (x @ w).T.contiguous().view(-1)
+        loss = (packed[:7] ** 2).sum()
+        loss.backward()
+        losses.append(loss.item())
+        with lib.no_grad():
+            w -= 0.1 * w.grad
+            w.grad.zero_()
+    return np.array(losses)
+
+
+def test_a_repeated_step_with_contiguous_views_matches_pytorch(lowerings):
+    losses = _loop_with_contiguous(sg)
+    rng = np.random.default_rng(5)
+    w, x = rng.standard_normal((3, 4)), rng.standard_normal((5, 3))
+    assert losses[0] == pytest.approx(float(((x @ w).T.reshape(-1)[:7] ** 2).sum()), rel=1e-14)
+    if torch is not None:
+        np.testing.assert_allclose(losses, _loop_with_contiguous(torch), rtol=1e-13)

@@ -814,9 +814,17 @@ class Tensor(Tracer):
         """Tensors live in host memory: itself, as torch's cpu() on a CPU tensor."""
         return self
 
-    def contiguous(self):
-        """Every tensor is contiguous here (no views): itself."""
-        return self
+    def contiguous(self, memory_format=None):
+        """Itself when its array is laid out row-major, else a copy (recorded, as clone()): as PyTorch's, a write to the
+        result of a transposed view's contiguous() does not reach the view's base."""
+        return self if self.is_contiguous() else self.clone()
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether its array is laid out row-major (a deferred value that is not a view will be an array of its own:
+        yes, without computing it)."""
+        if self.__class__ is DeferredTensor and not self._node.viewed:
+            return True
+        return self._data.flags.c_contiguous
 
     def __getitem__(self, key):
         basic = _basic_key(key)

@@ -545,7 +545,6 @@ Tensor.amax, Tensor.amin = _extremes(sgnp.max, "Amax"), _extremes(sgnp.min, "Ami
 Tensor.nelement, Tensor.ndimension = Tensor.numel, Tensor.dim
 Tensor.clamp_min = lambda self, min: sgnp.maximum(self, min)
 Tensor.clamp_max = lambda self, max: sgnp.minimum(self, max)
-Tensor.is_contiguous = lambda self, memory_format=None: True  # no views here: every tensor is contiguous
 for _name, _op in {"isnan": E.isnan, "isinf": E.isinf, "isfinite": E.isfinite, "floor": E.floor, "ceil": E.ceil,
                    "trunc": E.trunc, "log2": E.log2, "log10": E.log10, "logical_and": E.logical_and,
                    "logical_or": E.logical_or, "logical_not": E.logical_not, "multiply": E.multiply,
