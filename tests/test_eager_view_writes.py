@@ -473,3 +473,57 @@ def test_a_repeated_step_with_contiguous_views_matches_pytorch(lowerings):
     assert losses[0] == pytest.approx(float(((x @ w).T.reshape(-1)[:7] ** 2).sum()), rel=1e-14)
     if torch is not None:
         np.testing.assert_allclose(losses, _loop_with_contiguous(torch), rtol=1e-13)
+
+
+_CHAIN_VIEWS = [
+    lambda t: t[0] if t.dim() >= 1 and t.shape[0] > 0 else None,
+    lambda t: t[:, -1] if t.dim() >= 2 and t.shape[1] > 0 else None,
+    lambda t: t.T if t.dim() == 2 else None,
+    lambda t: t.reshape(-1) if t.is_contiguous() else None,
+    lambda t: t.unsqueeze(0),
+    lambda t: t.narrow(0, 1, t.shape[0] - 1) if t.dim() >= 1 and t.shape[0] > 1 else None,
+    lambda t: t[::2] if t.dim() >= 1 else None,
+    lambda t: t.diagonal() if t.dim() == 2 else None,
+    lambda t: t.select(-1, 0) if t.dim() >= 1 and t.shape[-1] > 0 else None,
+]
+_CHAIN_WRITES = [
+    lambda lib, v: v.add_(lib.tensor(np.linspace(0.5, 1.5, v.numel()).reshape(tuple(v.shape)), dtype=lib.float64)),
+    lambda lib, v: v.mul_(lib.tensor(np.linspace(0.5, 1.5, v.numel()).reshape(tuple(v.shape)), dtype=lib.float64)),
+    lambda lib, v: v.zero_(),
+    lambda lib, v: v.fill_(3.0),
+    lambda lib, v: v.__setitem__(0, 7.0) if v.dim() >= 1 and v.shape[0] > 0 else None,
+    lambda lib, v: v.__iadd__(2.0),
+    lambda lib, v: v.pow_(2),
+]
+
+
+def _chain_program(lib, program, grad):
+    """Writes through chains of views (the views kept and used in the loss after later writes): the base, the views
+    and (with grad) the leaf's gradient."""
+    leaf = lib.tensor(np.arange(1.0, 13.0).reshape(3, 4) / 7, dtype=lib.float64, requires_grad=grad)
+    x = leaf * 1 if grad else leaf
+    held = []
+    for chain, write in program:
+        view = x
+        for index in chain:
+            view = _CHAIN_VIEWS[index](view) if view is not None else None
+        view = x if view is None else view
+        held.append(view)
+        _CHAIN_WRITES[write](lib, view)
+    loss = (x * lib.tensor(WEIGHTS, dtype=lib.float64)).sum() + sum((v * v).sum() for v in held)
+    values = [x.detach().numpy().copy()] + [v.detach().numpy().copy() for v in held]
+    if grad:
+        loss.backward()
+        values.append(leaf.grad.numpy().copy())
+    return values
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+def test_random_chains_of_views_and_writes_match_pytorch():
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        program = [(list(rng.integers(0, len(_CHAIN_VIEWS), rng.integers(1, 4))), int(rng.integers(0, len(_CHAIN_WRITES))))
+                   for _ in range(rng.integers(1, 4))]
+        grad = bool(rng.integers(0, 2))
+        for got, want in zip(_chain_program(sg, program, grad), _chain_program(torch, program, grad), strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15, err_msg=str((program, grad)))
