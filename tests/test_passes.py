@@ -6,7 +6,9 @@ import symgrad as sg
 from symgrad.codegen.numpy_backend import lower
 from symgrad import ir
 from symgrad.ops.shape import reshape_p, transpose_p
+from symgrad.ops.indexing import unslice_p
 from symgrad.passes import cse, dce, fold, fuse, optimize, simplify
+from symgrad.passes.slabs import merge_slab_sums
 
 RNG = np.random.default_rng(0)
 
@@ -154,3 +156,46 @@ def test_fusion_composes_without_deciding_what_ieee_arithmetic_decides(backend):
         for name, f in programs.items():
             want = f(x)  # eager, NumPy's arithmetic
             np.testing.assert_array_equal(sg.compile(f, backend=backend)(x), want, err_msg=name)
+
+
+def _slab_graph(x, reads, extra_use=False):
+    """The gradient graph (dce'd) of sum_t t * sin(x[t]) over the rows `reads`; with `extra_use`, the
+    gradient also scaled by a sum that reads a partial sum (merged in the middle of a chain)."""
+    def f(x):
+        total = 0.0
+        for t in reads:
+            total = total + sg.sum(sg.sin(x[t]) * (t + 1.0))
+        return total
+    return dce(sg.trace(sg.grad(f), x))
+
+
+@pytest.mark.parametrize("reads, counts", [
+    (range(6), (1, 0, 0)), (range(1, 5), (1, 1, 0)), ([4, 3, 2], (1, 1, 0)), ([0, 2, 4], (0, 3, 2)),
+    ([1, 1, 2], (1, 2, 1))], ids=["whole-axis", "inner-rows", "backwards", "gaps", "overlap"])
+def test_merge_slab_sums_turns_a_loops_row_cotangents_into_one_concatenate(reads, counts):
+    """counts: the concatenates, unslices and adds left. Rows that meet merge (the last read's cotangent
+    comes first); rows with gaps between them, or read twice, are added as before."""
+    x = RNG.normal(size=(6, 3))
+    graph = _slab_graph(x, reads)
+    merged = merge_slab_sums(graph)
+    names = prims(dce(merged))
+    assert (names.count("concatenate"), names.count("unslice"), names.count("add")) == counts
+    assert_same_numbers(graph, merged, x)
+    expected = np.zeros_like(x)
+    for t in reads:
+        expected[t] += (t + 1.0) * np.cos(x[t])
+    np.testing.assert_allclose(lower(optimize(graph))(x)[0], expected, rtol=1e-12)
+
+
+def test_merge_slab_sums_emits_a_partial_sum_something_else_reads():
+    """unslice(a) + unslice(b) is read by the next add and is an output itself: emitted once, as well."""
+    a, b, c = (ir.Value((1, 2), np.float64) for _ in range(3))
+    slabs = [ir.Node(unslice_p, (piece,), ir.freeze_attrs({"shape": (5, 2), "starts": (row, 0), "steps": (1, 1)}),
+                     ir.Value((5, 2), np.float64)) for piece, row in ((a, 1), (b, 2), (c, 3))]
+    add = sg.trace(lambda u, v: u + v, np.zeros((5, 2)), np.zeros((5, 2))).nodes[-1]
+    first = ir.Node(add.prim, (slabs[0].out, slabs[1].out), add.attrs, ir.Value((5, 2), np.float64))
+    second = ir.Node(add.prim, (first.out, slabs[2].out), add.attrs, ir.Value((5, 2), np.float64))
+    graph = ir.Graph([a, b, c], slabs + [first, second], [second.out, first.out], "slabs")
+    merged = merge_slab_sums(graph)
+    assert prims(dce(merged)).count("add") == 0 and prims(dce(merged)).count("concatenate") == 2
+    assert_same_numbers(graph, merged, *(RNG.normal(size=(1, 2)) for _ in range(3)))

@@ -45,6 +45,7 @@ class _Stage:
     def __init__(self, entries: dict):
         inputs, nodes, leaf_inputs, node_of = [], [], {}, {}
         self.places = []  # per input: (position, operand slot) of a record that saved its array
+        self.uses = []  # per input: every (position, operand slot) that reads it
         self.positions = sorted(entries)  # per node: its position on the tape
         for position in self.positions:
             prim, attrs, sources, in_types, out_type = entries[position]
@@ -59,6 +60,8 @@ class _Stage:
                         leaf_inputs[slot] = len(inputs)
                     inputs.append(ir.Value(*value_type))
                     self.places.append((position, operand))
+                    self.uses.append([])
+                self.uses[leaf_inputs[slot] if slot is not None else -1].append((position, operand))
                 values.append(inputs[leaf_inputs[slot]] if slot is not None else inputs[-1])
             node_of[position] = len(nodes)
             nodes.append(ir.Node(prim, tuple(values), attrs, ir.Value(*out_type)))
@@ -79,16 +82,19 @@ class Capture:
         a step whose other ops (an RNN's final state, a metric) do not lead to the root still defers whole."""
         self.entries = dict(enumerate(prefix)) if prefix is not None else _ancestors(root_record)  # position -> entry
         ancestors = _reached(self.entries, root_record.position)
-        # whether every entry leads to the root; if not, a step computed op by op takes the general path (which
-        # compiles the runs of its records), since the checks of `_checked` walk from the root only
+        # whether every entry leads to the root; if not, a step computed op by op is checked from the root (the
+        # records of the others may be gone) and the inputs only they read are given zeros (see `_operands`)
         self.complete = len(ancestors) == len(self.entries)
         self.views = frozenset(p for p in root_record.tape.views if p in self.entries)  # the positions of views
+        self.checked_order = sorted(ancestors)[::-1]
         positions = sorted(self.entries)
         self.order = positions[::-1]  # the root first; parents after their children
         stage = _Stage(self.entries)
         self.places = stage.places  # per input: (position, operand) of the record that saved its array
         self.leaf_slots = stage.leaf_slots
-        self.shared_leaves = _uses_of_shared_leaves(self.entries)
+        self.shared_leaves = _uses_of_shared_leaves(ancestors)
+        self.input_uses = stage.uses
+        self.input_types = [(value.shape, value.dtype) for value in stage.forward.inputs]
         # the records the general path would free, with the saved values each then holds (none)
         self.released = [(position, (None,) * len(self.entries[position][2]))
                          for position in _leading_to_a_leaf(ancestors)]
@@ -127,8 +133,6 @@ class Capture:
         path cannot run (then the general path runs, with whatever was deferred computed)."""
         pending = tape.pending
         deferred = self.deferred(tape, root_record)
-        if not deferred and not self.complete:
-            return False
         if deferred:  # every op of the step deferred, nothing computed yet
             leaves = [tape.leaves[slot]() for slot in self.leaf_slots]
             operands = list(tape.arrays)
@@ -137,12 +141,17 @@ class Capture:
             records, leaves = self._checked(root_record)
             if records is None:
                 return False
-            operands = [records[position].saved[operand] for position, operand in self.places]
+            operands = self._operands(records)
         for leaf in leaves:
-            if leaf._hooks:
+            if leaf is not None and leaf._hooks:
                 return False
         operands.append(seed)
-        results = NotImplemented if self.entry is None else self.entry(*operands)
+        try:
+            results = NotImplemented if self.entry is None else self.entry(*operands)
+        except Exception:  # noqa: BLE001  (an op that does not lead to the root, given zeros, failed: no effect)
+            if self.complete:
+                raise
+            return False
         owned = results is not NotImplemented and self._fresh(results, operands)
         if results is NotImplemented:
             results = self.executable(*operands)
@@ -188,13 +197,25 @@ class Capture:
             self.fresh = len(ids) == len(results) and ids.isdisjoint(id(operand) for operand in operands)
         return self.fresh
 
+    def _operands(self, records) -> list:
+        """The function's inputs from the records of a step computed op by op: each as its first reader saved
+        it, or zeros where only ops that do not lead to the root read it (their values are already computed;
+        the gradients do not depend on them)."""
+        if self.complete:
+            return [records[position].saved[operand] for position, operand in self.places]
+        operands = []
+        for uses, (shape, dtype) in zip(self.input_uses, self.input_types):
+            reader = next(((position, operand) for position, operand in uses if position in records), None)
+            operands.append(np.zeros(shape, dtype) if reader is None else records[reader[0]].saved[reader[1]])
+        return operands
+
     def _checked(self, root_record):
         """(records by position, leaves by slot) of the root's ancestors, checked against their entries,
         with every operand still at the version it was read at, and every leaf and constant array as it
         was read (the call recomputes the forward from them); (None, None) otherwise."""
         entries = self.entries
         records, leaves = {self.order[0]: root_record}, {}
-        for position in self.order:
+        for position in self.checked_order:
             record = records.get(position)
             if record is None or record.released or record.entry != entries[position]:
                 return None, None
@@ -210,7 +231,7 @@ class Capture:
             first = records[uses[0][0]].saved[uses[0][1]]
             if any(records[position].saved[operand] is not first for position, operand in uses[1:]):
                 return None, None
-        return records, [leaves[slot] for slot in self.leaf_slots]
+        return records, [leaves.get(slot) for slot in self.leaf_slots]  # (None: a leaf only other ops read)
 
     def compute(self, tape) -> None:
         """Compute the tape's pending records op by op with NumPy, as the eager recorder would have."""

@@ -8,12 +8,15 @@ from .inline import inline_calls
 from .loops import merge_and_prune_scans
 from .reroll import reroll
 from .simplify import simplify
+from .slabs import merge_slab_sums
 
 # custom-derivative calls inlined first (differentiation is done; no backend has a rule for them); dce
 # next: fusing dead code is wasted work; reroll after cse, which takes out what the steps of a
 # loop compute alike; merging scans after cse too, which gives a scan and its copy (from reverse mode) the
-# same inputs
-PIPELINE = (inline_calls, dce, cse, reroll, merge_and_prune_scans, dce, fold, simplify, fuse, cse, dce)
+# same inputs; sums of adjacent slabs (reverse mode's adds of each x[t]'s cotangent) merged before fusion sums
+# them elementwise
+PIPELINE = (inline_calls, dce, cse, reroll, merge_and_prune_scans, dce, fold, merge_slab_sums, simplify, fuse, cse,
+            dce)
 
 
 def optimize(graph):
