@@ -42,14 +42,16 @@ def grad_fn_name(op) -> str:
 
 
 class VersionCounter:
-    """How many times a tensor's data was modified in place (shared by tensors sharing data), and
-    whether that data was handed to or taken from NumPy (`exposed`: NumPy may write it unseen)."""
+    """How many times a tensor's data was modified in place (shared by tensors sharing data), whether
+    that data was handed to or taken from NumPy (`exposed`: NumPy may write it unseen), and whether views
+    of it were taken (`viewed`: tensors share it, so a write goes to it, not to a copy)."""
 
-    __slots__ = ("value", "exposed")
+    __slots__ = ("value", "exposed", "viewed")
 
     def __init__(self):
         self.value = 0
         self.exposed = False
+        self.viewed = False
 
 
 # The version counter of a deferred plan's intermediate results: no tensor holds them, so nothing modifies it.
@@ -98,9 +100,10 @@ class Record:
         current_tape().append(self)     # sets tape, position and entry
 
     @classmethod
-    def deferred(cls, step, parents, saved, versions, counter, tape, position) -> "Record":
+    def deferred(cls, step, parents, saved, versions, counter, tape, position, version=0) -> "Record":
         """The record of an op whose value is deferred: its structure is the captured `step`
-        (symgrad.eager.tensor._defer); `saved` holds the leaf and constant operands (None for a record's)."""
+        (symgrad.eager.tensor._defer); `saved` holds the leaf and constant operands (None for a record's);
+        its value will be at `version` of `counter` (a view's is its operand's counter)."""
         record = cls.__new__(cls)
         record.prim, record.attrs, record.in_types, record.out_type, record.entry = step[:5]
         record._parents = parents
@@ -108,7 +111,7 @@ class Record:
         record.saved = saved
         record.versions = versions
         record.out = None
-        record.out_version = (counter, 0)
+        record.out_version = (counter, version)
         record.seq = next(_sequence)
         record.hooks = ()
         record.retained = None
@@ -168,6 +171,15 @@ class Record:
             versions.append((t._version, t._version.value))
         return cls(prim, attrs, tuple(parents), tuple(in_types), tuple(arrays), tuple(versions), out._data,
                    (out._version, out._version.value), function, ctx)
+
+    def mark_view(self, flag=True) -> None:
+        """Note whether this record's output views an operand's memory, on the record (a stale view is rebased:
+        symgrad.eager.tensor._refuse_stale_view) and on its tape (a capture defers it as a view: whole_backward)."""
+        self.viewed = flag
+        if flag:
+            self.tape.views.add(self.position)
+        else:
+            self.tape.views.discard(self.position)
 
     def release(self):
         """Free the saved values (after a backward without retain_graph)."""

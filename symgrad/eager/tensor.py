@@ -26,6 +26,7 @@ from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_st
 from .mode import enable_grad, is_grad_enabled, no_grad
 from .size import size_of
 from .tape import force_pending, state as _tapes
+from .whole_backward import view_value
 from ..ops import elementwise as E
 from ..core import (Tracer, TracerError, bind, current_builder, refuse_masked, tracing_anywhere,
                     with_user_line)
@@ -99,15 +100,20 @@ class EagerRecorder:
             result = np.asarray(result)
         if result.dtype != dtype:
             result = result.astype(dtype)
-        viewed = _viewed_version(result, operands)
+        source = _viewed_operand(result, operands)
+        viewed = None if source is None else source._version
         out = Tensor._wrap(result, viewed)
+        if source is not None:
+            out._base = source if source._base is None else source._base
+            viewed.viewed = True
         if (dtype.kind == "f" or dtype.names is not None and ir.is_differentiable(dtype)) and is_grad_enabled():
             for t in operands:
                 if t._requires_grad:
                     for operand in operands:
                         _refuse_stale_view(operand)
                     out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out)
-                    out._node.viewed = viewed is not None
+                    if viewed is not None:
+                        out._node.mark_view()
                     out._requires_grad = True
                     break
         return out
@@ -117,25 +123,130 @@ EAGER = EagerRecorder()
 
 
 def _refuse_stale_view(t: "Tensor") -> None:
-    """A view whose source was changed in place after the view was taken holds the new values, but its grad_fn
-    is the old values' (PyTorch rebases a view's history; symgrad does not): an error, not a wrong gradient."""
+    """A view whose base was changed in place after the view was taken holds the new values, but its grad_fn is the
+    old values': its history is rebased, as PyTorch does, on the base's current one (`_rebase`); a view whose base
+    is not known (its memory is no longer its base's) is an error, not a wrong gradient."""
     node = t._node
-    if node is not None and node.viewed and node.out_version[1] != t._version.value:
+    if node is not None and node.viewed and node.out_version[0] is t._version and node.out_version[1] != t._version.value \
+            and not _rebase(t):
         raise RuntimeError(with_user_line(
             "a view (slice, reshape, transpose) of a tensor that was modified in place after the view was taken is "
-            "used in an op that records: it holds the new values, but its history is the old ones' (PyTorch rebases "
-            "a view's grad_fn, symgrad does not). Take the view again after the in-place op, or clone() it before"))
+            "used in an op that records, and its memory is no longer its base's: it holds other values than its "
+            "history. Take the view again after the in-place op, or clone() it before"))
 
 
-def _viewed_version(result, operands):
-    """The version counter of the operand whose array `result` views (a slice, a reshape, a transpose), as a
-    PyTorch view shares its base's: an in-place change of the base is then seen by a backward that saved the view
-    (it read the changed values). None (a counter of its own) for a new array."""
-    if result.__class__ is np.ndarray and result.base is not None:
-        for t in operands:
-            if np.may_share_memory(result, t._data):
-                return t._version
+def _rebase(view: "Tensor") -> bool:
+    """Record `view` anew as the elements of its base's current value it is (PyTorch's view replay after an in-place
+    change of the base); False, with nothing changed, when its elements are not its base's."""
+    base = view._base
+    key = None if base is None else view_positions(view._data, base._data)
+    if key is None:
+        return False
+    with enable_grad():
+        replay = sgnp.reshape(sgnp.getitem(base, key), view.shape)
+    record = replay._node
+    if record is not None:
+        record.out, record.out_version = view._data, (view._version, view._version.value)
+        record.mark_view()
+    view._node, view._requires_grad = record, replay._requires_grad
+    return True
+
+
+def _viewed_operand(result, operands):
+    """The operand whose array `result` views (a slice, a reshape, a transpose, or the array itself), whose version
+    counter it then shares, as a PyTorch view shares its base's: an in-place change of the base is then seen by a
+    backward that saved the view (it read the changed values). None for a new array."""
+    if result.__class__ is np.ndarray:
+        if result.base is not None:
+            for t in operands:
+                if np.may_share_memory(result, t._data):
+                    return t
+        else:
+            for t in operands:
+                if t._data is result:
+                    return t
     return None
+
+
+def as_view(out: "Tensor", source: "Tensor", view: np.ndarray) -> "Tensor":
+    """`out`, computed from `source` by a gather of exactly `view`'s elements (a view of source's array, as
+    np.diagonal gives), made that view: it shares source's memory and version counter, as PyTorch's view ops do (a
+    deferred `out` is then an ordinary tensor, its array that view)."""
+    out._data, out._version, out._base = view, source._version, source if source._base is None else source._base
+    out.__class__ = Tensor
+    source._version.viewed = True
+    node = out._node
+    if node is not None:
+        node.out, node.out_version = view, (source._version, source._version.value)
+        node.mark_view()
+    return out
+
+
+def view_positions(view: np.ndarray, base: np.ndarray) -> "tuple | None":
+    """The index into `base` of the elements `view` is made of (integer arrays of view's shape, one per axis of
+    base), found from their memory addresses, so any chain of slices, reshapes, transposes and selections has one;
+    None when some element of view is not one of base's."""
+    if view.dtype != base.dtype or not np.may_share_memory(view, base):
+        return None
+    itemsize = base.itemsize
+    offsets = _byte_offsets(view) + (view.__array_interface__["data"][0] - base.__array_interface__["data"][0])
+    if base.flags.c_contiguous:
+        flat, rest = np.divmod(offsets, itemsize)
+        if rest.any() or (flat.size and (flat.min() < 0 or flat.max() >= base.size)):
+            return None
+    else:  # a base laid out otherwise: look each address up among the base's
+        known = _byte_offsets(base).reshape(-1)
+        order = np.argsort(known, kind="stable")
+        ordered = known[order]
+        found = np.minimum(np.searchsorted(ordered, offsets), max(ordered.size - 1, 0))
+        if ordered.size == 0 or (ordered[found] != offsets).any():
+            return None if offsets.size else ()
+        flat = order[found]
+    if base.ndim == 0:
+        return ()
+    return np.unravel_index(flat, base.shape)
+
+
+def _byte_offsets(array: np.ndarray) -> np.ndarray:
+    """The byte offset of each element of `array` from its first element's (an integer array of its shape)."""
+    offsets = np.zeros(array.shape, np.int64)
+    for axis, (size, stride) in enumerate(zip(array.shape, array.strides)):
+        offsets += (np.arange(size, dtype=np.int64) * stride).reshape((-1,) + (1,) * (array.ndim - axis - 1))
+    return offsets
+
+
+def _refuse_recorded_write(t: "Tensor") -> None:
+    """PyTorch's errors for an in-place op that grad mode would record on a leaf that requires grad, on a view of
+    one, or on a view taken under no_grad of a tensor that requires grad."""
+    if t._requires_grad and t._node is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = t._base
+    if base is not None and base._requires_grad:
+        if base._node is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        if not t._requires_grad:
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
+                "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+                "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+                "tracked) or both outside (if you want the inplace to be tracked).")
+
+
+def _records_writes(t: "Tensor") -> bool:
+    """Whether an in-place op on `t` is recorded (or refused): grad mode, and t or the base it views requires grad."""
+    return is_grad_enabled() and (t._requires_grad or (t._base is not None and t._base._requires_grad))
+
+
+def _overlapping(array: np.ndarray) -> bool:
+    """Whether several elements of `array` are one place in memory (a broadcast, expand())."""
+    return any(stride == 0 and size > 1 for size, stride in zip(array.shape, array.strides))
+
+
+def _refuse_overlap(view: np.ndarray) -> None:
+    """PyTorch's error for an in-place write to a view whose elements share memory (an expand())."""
+    if _overlapping(view):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
 
 
 class Results(tuple):
@@ -170,18 +281,37 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
 
 def _defer_step(tape, step, position, operands) -> "DeferredTensor | None":
     """`_defer` once the captured step at `position` is known to apply the same primitive to as many operands:
-    the operands' checks, then the record; None if an operand comes from elsewhere (nothing changed)."""
+    the operands' checks, then the record; None if an operand comes from elsewhere (nothing changed), or if
+    the step made a view and its operand is not one tensor."""
     reads = [_deferred_operand(tape, operand, source, expected)
              for operand, source, expected in zip(operands, step[5], step[2])]
     if None in reads:
         return None
+    source = _viewed_source(operands, step) if step[8] else None
+    if source is None and step[8]:
+        return None
     parents, saved, versions = zip(*reads)
-    record = Record.deferred(step, parents, saved, versions, VersionCounter(), tape, position)
+    counter = VersionCounter() if source is None else source._version
+    record = Record.deferred(step, parents, saved, versions, counter, tape, position, counter.value)
     for operand in step[7]:
         tape.arrays.append(saved[operand])
     tape.digests.append(step[6])
     tape.pending.append(record)
-    return _deferred_tensor(record)
+    out = _deferred_tensor(record)
+    if source is not None:  # its value will be a view of the source's (Capture.run, Capture.compute)
+        record.mark_view()
+        counter.viewed = True
+        out._base = source if source._base is None else source._base
+    return out
+
+
+def _viewed_source(operands, step) -> "Tensor | None":
+    """The operand a deferred view (a step whose value was a view) is a view of: its one operand that is not a
+    constant; None when it has several."""
+    sources = [operand for operand, source in zip(operands, step[5]) if source != -1]
+    return sources[0] if len(sources) == 1 else None
+
+
 
 
 def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
@@ -230,7 +360,8 @@ def _plan_match(steps, position, plan, count):
     matched, checks, sources, places = [], [], {}, []
     for k, (prim, inputs, _, attrs, dtype) in enumerate(plan.steps):
         step = steps[position + k]
-        if step[0] is not prim or step[1] != attrs or len(inputs) != len(step[5]) or dtype.kind != "f":
+        if step[0] is not prim or step[1] != attrs or len(inputs) != len(step[5]) or dtype.kind != "f" or (
+                step[8] and k == len(plan.steps) - 1):  # a view as the result: `_defer` computes it
             return None
         spec = []
         for index, source, expected in zip(inputs, step[5], step[2]):
@@ -260,9 +391,9 @@ def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
     node = operand._node
     if source >= 0:  # an earlier deferred op, unmodified since
         if node is None or node.position != source or node.tape is not tape \
-                or node.out_version[0] is not counter or counter.value:
+                or node.out_version[0] is not counter or counter.value != node.out_version[1]:
             return None
-        return node, None, (counter, 0)
+        return node, None, (counter, counter.value)
     array = operand._data
     if node is not None or array.shape != expected[0] or (array.dtype is not expected[1] and array.dtype != expected[1]):
         return None
@@ -288,6 +419,7 @@ def _deferred_tensor(record) -> "DeferredTensor":
     out._version = record.out_version[0]
     out._grad = None
     out._hooks = None
+    out._base = None
     return out
 
 
@@ -335,7 +467,7 @@ MinMax = collections.namedtuple("MinMax", ["values", "indices"])
 class Tensor(Tracer):
     """An n-d array with autograd: `requires_grad`, `grad`, `grad_fn`, `backward()`, in-place ops."""
 
-    __slots__ = ("_data", "_requires_grad", "_node", "_version", "_grad", "_hooks", "__weakref__")
+    __slots__ = ("_data", "_requires_grad", "_node", "_version", "_grad", "_hooks", "_base", "__weakref__")
 
     def __init__(self, data, requires_grad=False, dtype=None):
         refuse_masked(data, "tensor data")
@@ -354,6 +486,7 @@ class Tensor(Tracer):
         self._version = version if version is not None else VersionCounter()
         self._grad = None
         self._hooks = None
+        self._base = None  # the tensor whose memory this one views (PyTorch's `_base`), or None
 
     @classmethod
     def _wrap(cls, array, version=None) -> "Tensor":
@@ -681,9 +814,17 @@ class Tensor(Tracer):
         """Tensors live in host memory: itself, as torch's cpu() on a CPU tensor."""
         return self
 
-    def contiguous(self):
-        """Every tensor is contiguous here (no views): itself."""
-        return self
+    def contiguous(self, memory_format=None):
+        """Itself when its array is laid out row-major, else a copy (recorded, as clone()): as PyTorch's, a write to the
+        result of a transposed view's contiguous() does not reach the view's base."""
+        return self if self.is_contiguous() else self.clone()
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether its array is laid out row-major (a deferred value that is not a view will be an array of its own:
+        yes, without computing it)."""
+        if self.__class__ is DeferredTensor and not self._node.viewed:
+            return True
+        return self._data.flags.c_contiguous
 
     def __getitem__(self, key):
         basic = _basic_key(key)
@@ -696,11 +837,12 @@ class Tensor(Tracer):
 
     # ------------------------------------------------------------------ in-place ops
     def _inplace(self, compute):
-        """Compute `compute(self)` out of place, then write it into self's data and bump its version."""
+        """Compute `compute(self)` out of place, then write it into self's data and bump its version. On a view, the
+        write reaches its base's memory, as in PyTorch, and when recorded the base's history becomes it too
+        (`_write_through`)."""
         recording = is_grad_enabled()
-        if recording and self._requires_grad and self._node is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         if recording:
+            _refuse_recorded_write(self)
             _refuse_stale_view(self)
         if recording:  # the op reads a private copy, so the overwrite cannot corrupt what it saved
             source = Tensor._wrap(self._data.copy())
@@ -725,24 +867,61 @@ class Tensor(Tracer):
                 raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type "
                                    f"{self.dtype}")
             result = sgnp.astype(result, self.dtype)
-        np.copyto(self._writable_data(), result._data)
-        self._version.value += 1
         record = result._node
+        if record is not None and self._base is not None and self._write_through(result):
+            pass  # the base wrote self's memory and bumped the version
+        else:
+            np.copyto(self._writable_data(), result._data)
+            self._version.value += 1
         if record is not None:
             record.out = self._data
             record.out_version = (self._version, self._version.value)
+            record.mark_view(self._base is not None)
             if self._node is not None:
                 record.retained = self._node.retained
             self._node = record
             self._requires_grad = True
         return self
 
+    def _write_through(self, values: "Tensor") -> bool:
+        """Write the recorded new `values` of this view into its base (PyTorch's CopySlices): the base's new value is
+        `values` at the view's elements and its old value elsewhere, recorded as `t[key] = values`, so its history,
+        and every later use of it, has the write. False, with nothing done, when self's elements are not its base's
+        (the base's memory was replaced since)."""
+        base = self._base
+        _refuse_overlap(self._data)
+        key = view_positions(self._data, base._data)
+        if key is None:
+            self._base = None
+            return False
+        if base.ndim == 0:
+            values = sgnp.reshape(values, ())
+        base[key] = values
+        base._node.label = "CopySlices"
+        if not np.may_share_memory(self._data, base._data):  # the base's array was read-only: copied
+            self._data, self._base = base._data[key], None
+        return True
+
     def _writable_data(self) -> np.ndarray:
-        """self's array, made its own copy first when it is a view of another array or read-only. Deferred
-        ops are computed first: they may read this array as it is now."""
+        """self's array, for an in-place op to write: a view's writes reach its base's memory (and every other view of
+        it), as in PyTorch, and so do writes to an array shared with NumPy (`exposed`: from_numpy of a NumPy view)
+        or with views (`viewed`). A view whose elements share memory (expand()) is PyTorch's error; an array that may
+        not be written (a broadcast number, a read-only result) or that views memory no tensor is known to own (an
+        array a backward made as a view of another) is copied first. Deferred ops are computed first: they may read
+        this array as it is now."""
         force_pending()
-        if self._data.base is not None or not self._data.flags.writeable:
-            self._data = self._data.copy()
+        data = self._data
+        if data.flags.writeable and not _overlapping(data) and (
+                self._base is not None or data.base is None or self._version.exposed or self._version.viewed):
+            return data
+        base = self._base
+        if base is not None:
+            _refuse_overlap(data)
+            if base._data.flags.writeable and np.may_share_memory(data, base._data):
+                data = self._data = data.view()  # a read-only view of a writable base (a row of an expand())
+                data.flags.writeable = True
+                return data
+        self._data, self._base = data.copy(), None
         return self._data
 
     def add_(self, other, alpha=1):
@@ -771,8 +950,8 @@ class Tensor(Tracer):
         its dtype that broadcasts to it (`w -= lr * w.grad`). Bit for bit what `_inplace` computes;
         False, with nothing done, for anything else (then `_inplace` runs, and raises its errors)."""
         data = self._data
-        if data.dtype.kind != "f" or (is_grad_enabled() and (self._requires_grad or (
-                isinstance(other, Tensor) and other._requires_grad))):
+        if data.dtype.kind != "f" or _records_writes(self) or (
+                is_grad_enabled() and isinstance(other, Tensor) and other._requires_grad):
             return False
         if type(other) is float:
             value = other
@@ -795,7 +974,7 @@ class Tensor(Tracer):
         return self._inplace(lambda s: sgnp.clip(s, min, max))
 
     def zero_(self):
-        if self._requires_grad and is_grad_enabled():
+        if _records_writes(self):
             return self.fill_(0)  # recorded (or a leaf's error), as any in-place op
         self._writable_data().fill(0)  # nothing to record: `grad.zero_()` in a training loop is one NumPy call
         self._version.value += 1
@@ -883,9 +1062,9 @@ class DeferredTensor(Tensor):
         record = self._node
         if record.value is None:
             record.tape.force()
-        self._data = record.value
+        value = self._data = view_value(record) if record.viewed else record.value
         self.__class__ = Tensor
-        return record.value
+        return value
 
     def __reduce__(self):
         _settle(self)

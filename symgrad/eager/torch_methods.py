@@ -14,7 +14,7 @@ import numpy as np
 from .. import numpy_api as sgnp
 from ..numpy_api import arrays
 from ..ops import elementwise as E
-from .tensor import Tensor, _dim, _index_array, elementwise_on_tensors, labelled
+from .tensor import Tensor, _dim, _index_array, as_view, elementwise_on_tensors, labelled
 
 ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
 
@@ -439,6 +439,15 @@ def narrow(self, dim, start, length):
     return self[(slice(None),) * dim + (slice(start, start + length),)]
 
 
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    """torch.diagonal: the diagonal as the last dimension, a view of self (a write to it reaches self)."""
+    dim1, dim2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)
+    values = sgnp.diagonal(self, offset, dim1, dim2)
+    if not isinstance(values, Tensor):  # traced
+        return values
+    return as_view(labelled(values, "Diagonal"), self, np.diagonal(self._data, offset, dim1, dim2))
+
+
 def select(self, dim, index):
     return sgnp.take(self, int(index), axis=_dim(dim, self.ndim))
 
@@ -503,7 +512,7 @@ Tensor.normal_ = _random_fill(lambda rng, shape, mean=0.0, std=1.0: rng.normal(m
 Tensor.bernoulli_ = _random_fill(lambda rng, shape, p=0.5: (rng.random(shape) < np.asarray(p)).astype(float))
 Tensor.exponential_ = _random_fill(lambda rng, shape, lambd=1.0: rng.exponential(1.0 / lambd, shape))
 Tensor.fill_diagonal_ = fill_diagonal_
-for _method in (addmm, narrow, select, unflatten, cross, allclose, isclose, equal, count_nonzero, logical_xor):
+for _method in (addmm, diagonal, narrow, select, unflatten, cross, allclose, isclose, equal, count_nonzero, logical_xor):
     setattr(Tensor, _method.__name__, _method)
 for _name, _function in {"outer": sgnp.outer, "inner": sgnp.inner, "mv": sgnp.matmul, "bmm": sgnp.matmul,
                          "broadcast_to": sgnp.broadcast_to, "fliplr": sgnp.fliplr, "flipud": sgnp.flipud,
@@ -536,7 +545,6 @@ Tensor.amax, Tensor.amin = _extremes(sgnp.max, "Amax"), _extremes(sgnp.min, "Ami
 Tensor.nelement, Tensor.ndimension = Tensor.numel, Tensor.dim
 Tensor.clamp_min = lambda self, min: sgnp.maximum(self, min)
 Tensor.clamp_max = lambda self, max: sgnp.minimum(self, max)
-Tensor.is_contiguous = lambda self, memory_format=None: True  # no views here: every tensor is contiguous
 for _name, _op in {"isnan": E.isnan, "isinf": E.isinf, "isfinite": E.isfinite, "floor": E.floor, "ceil": E.ceil,
                    "trunc": E.trunc, "log2": E.log2, "log10": E.log10, "logical_and": E.logical_and,
                    "logical_or": E.logical_or, "logical_not": E.logical_not, "multiply": E.multiply,

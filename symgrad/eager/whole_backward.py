@@ -31,6 +31,7 @@ from ..passes.dce import dce
 from ..tracing import inline
 from . import plans
 from .adjoint import lowered_graph, reached_values
+from .graph import Record
 from .tape import current_tape, leaf_slot
 
 _CACHE_SIZE = 512
@@ -88,6 +89,7 @@ class Capture:
         # whether every entry leads to the root; if not, a step computed op by op is checked from the root (the
         # records of the others may be gone) and the inputs only they read are given zeros (see `_operands`)
         self.complete = len(ancestors) == len(self.entries)
+        self.views = frozenset(p for p in root_record.tape.views if p in self.entries)  # the positions of views
         self.checked_order = sorted(ancestors)[::-1]
         positions = sorted(self.entries)
         self.order = positions[::-1]  # the root first; parents after their children
@@ -110,20 +112,23 @@ class Capture:
         # NotImplemented for others, e.g. a broadcast number): no per-call conversions or flattening
         self.entry = getattr(self.executable, "entry", None) if not getattr(
             self.executable, "python_floats", ()) else None
-        self.evaluators = None  # per position: (NumPy implementation, dtype), made when first needed
+        self.evaluators = None  # per position: its NumPy implementation, made when first needed
         self.plan_matches = {}  # (position, plan) -> how a plan applied there repeats the steps (tensor._plan_match)
         self.shortcuts = {}  # position -> (op, call key, plan, which arguments are operands) (tensor._shortcut)
         self.fresh = None  # whether the native entry's results are arrays of their own (`_fresh`)
+        # per function (False: `executable`, True: `full`), the slots of the forward values that share memory with
+        # another value or an operand
+        self.aliased = {}
         # The expected ops of a deferred step, by position: (prim, attrs, in_types, out_type, entry, sources,
-        # digest, the operands that are inputs of the function (places)); only when the root's ancestors are
-        # the whole tape before it (else no step defers).
+        # digest, the operands that are inputs of the function (places), whether its value was a view of an
+        # operand's); only when the root's ancestors are the whole tape before it (else no step defers).
         tape, root = root_record.tape, root_record.position
         self.steps = None
         if positions == list(range(root + 1)):
             places = collections.defaultdict(list)
             for position, operand in self.places:
                 places[position].append(operand)
-            self.steps = [(e[0], e[1], e[3], e[4], e, e[2], tape.digests[p], tuple(places[p]))
+            self.steps = [(e[0], e[1], e[3], e[4], e, e[2], tape.digests[p], tuple(places[p]), p in self.views)
                           for p, e in sorted(self.entries.items())]
         self.released_positions = frozenset(position for position, _ in self.released)
 
@@ -155,9 +160,12 @@ class Capture:
         if deferred:  # the deferred values, computed by this call: where each is among its results
             if retain_graph:  # every record, with what the general path reads, for a later backward through them
                 pending = _made(pending)
-            slots = [self.value_slots.get(record.position) for record in pending]
+            # the records a tensor holds take values (a plan's intermediate results only under retain_graph)
+            shown = pending if retain_graph else [record for record in pending
+                                                  if record.position not in tape.intermediates]
+            slots = [self.value_slots.get(record.position) for record in shown]
             if None in slots:  # a value the function does not return: a plan's intermediate result at the capture
-                slots = [record.position for record in pending]
+                shown, slots = pending, [record.position for record in pending]
                 results, owned = self._full()(*operands), False
         if results is None:
             try:
@@ -172,8 +180,10 @@ class Capture:
         first = self.gradients
         if deferred:
             tape.pending = []
-            for record, slot in zip(pending, slots):
-                record.value = results[first + slot]
+            aliased = self._aliased(results, first, operands)
+            for record, slot in zip(shown, slots):  # a value of its own (a view's is made one of its operand's
+                value = results[first + slot]  # when read: view_value)
+                record.value = value.copy() if slot in aliased else value
             if retain_graph:
                 for record in pending:
                     record.out = record.value
@@ -203,6 +213,14 @@ class Capture:
             stage = _Stage(self.entries)
             self.full = lowered_graph(_fused(stage, range(len(stage.positions)))[0])
         return self.full
+
+    def _aliased(self, results, first, operands) -> frozenset:
+        """The slots of the forward values among `results` (from `first` on) that may share memory with another
+        value or an operand: found once per function (`executable` or `full`, told apart by their count)."""
+        full = len(results) - first != len(self.value_slots)
+        if full not in self.aliased:
+            self.aliased[full] = _aliased(results[first:], operands)
+        return self.aliased[full]
 
     def _fresh(self, results, operands) -> bool:
         """Whether the native entry's results are arrays of their own (none an operand passed through, a view,
@@ -251,25 +269,55 @@ class Capture:
 
     def compute(self, tape) -> None:
         """Compute the tape's pending records op by op with NumPy, as the eager recorder would have."""
-        if self.evaluators is None:
-            self.evaluators = {position: (plans.evaluator(prim, dict(attrs)), np.dtype(out_type[1]))
-                               for position, (prim, attrs, _, _, out_type) in self.entries.items()}
         pending = _made(tape.pending)
+        views = self.views
         for index, record in enumerate(pending):
-            evaluate, dtype = self.evaluators[record.position]
-            arrays = tuple(p.value if a is None else a for p, a in zip(record.parents, record.saved))
+            arrays = _operand_arrays(record, live=record.position in views)
+            if self.evaluators is None:
+                self.evaluators = {position: plans.evaluator(prim, dict(attrs))
+                                   for position, (prim, attrs, _, _, _) in self.entries.items()}
             try:
-                result = evaluate(*arrays)
+                result = _evaluated(record, arrays, self.evaluators[record.position])
             except Exception:
                 tape.pending = pending[index:]
                 raise
-            if result.__class__ is not np.ndarray:
-                result = np.asarray(result)
-            if result.dtype != dtype:
-                result = result.astype(dtype)
             record.value = record.out = result
             record.saved = arrays
         tape.pending = []
+
+
+
+def _evaluated(record, arrays, evaluate) -> np.ndarray:
+    """The value of a deferred record's op on `arrays`, by `evaluate` (its primitive's NumPy implementation)."""
+    result = evaluate(*arrays)
+    if result.__class__ is not np.ndarray:
+        result = np.asarray(result)
+    dtype = record.out_type[1]
+    return result if result.dtype == dtype else result.astype(dtype)
+
+
+def view_value(record) -> np.ndarray:
+    """The value of a deferred view's record, made a view of its operand's (a leaf's own array, or its parent's
+    value, made a view first if it is one): the lowered function computed an array of its own. Made when its tensor
+    is first read (DeferredTensor), so a view nothing reads (a chunk of an LSTM's gates) costs nothing."""
+    arrays = []
+    for parent, array in zip(record.parents, record.saved):
+        if isinstance(parent, Record):  # an earlier deferred record's value
+            arrays.append(view_value(parent) if parent.viewed else parent.value)
+        else:  # a leaf's own array (not the copy kept of one NumPy may write), or a constant
+            arrays.append(parent._data if parent is not None else array)
+    value = record.value
+    if not any(array is not None and np.may_share_memory(value, array) for array in arrays) and (
+            all(array is not None for array in arrays)):  # (a constant operand freed by a backward: kept as is)
+        value = record.value = _evaluated(record, arrays, plans.evaluator(record.prim, dict(record.attrs)))
+    return value
+
+
+def _operand_arrays(record, live=False) -> tuple:
+    """The arrays a deferred record's op reads: its parents' values and the leaf and constant arrays it kept; `live`,
+    a leaf's own array, not the copy kept of one NumPy may write (a view must be of the leaf's memory)."""
+    return tuple(parent.value if array is None else (parent._data if live and parent is not None else array)
+                 for parent, array in zip(record.parents, record.saved))
 
 
 def _made(pending: list) -> list:
@@ -323,6 +371,30 @@ def _ancestors(root_record) -> dict:
             entries[record.position] = record.entry
             stack.extend(p for p, s in zip(record.parents, record.entry[2]) if s >= 0)
     return entries
+
+
+def _aliased(values, operands) -> frozenset:
+    """The positions of the values (the lowered function's forward results) that may share memory with another
+    value or with an operand (a value passed through, or a view): the same for every call of the same code. Found
+    from the arrays' address ranges: every value in a run of overlapping ranges of several arrays."""
+    spans = sorted([(*_span(a), position) for position, a in enumerate(values) if isinstance(a, np.ndarray) and a.size]
+                   + [(*_span(a), -1) for a in operands if isinstance(a, np.ndarray) and a.size])
+    aliased, run, reach = set(), [], None
+    for low, high, position in spans + [(None, None, None)]:
+        if low is None or reach is None or low >= reach:
+            if len(run) > 1:
+                aliased.update(p for p in run if p >= 0)
+            run, reach = [], high
+        run.append(position)
+        reach = high if reach is None or high > reach else reach
+    return frozenset(aliased)
+
+
+def _span(array: np.ndarray) -> tuple:
+    """The addresses of the first and past the last byte of `array`'s memory."""
+    start = array.__array_interface__["data"][0]
+    reaches = [(size - 1) * stride for size, stride in zip(array.shape, array.strides)]
+    return start + sum(r for r in reaches if r < 0), start + sum(r for r in reaches if r > 0) + array.itemsize
 
 
 def _uses_of_shared_leaves(entries: dict) -> list:

@@ -41,14 +41,13 @@ def _softmax_dim(ndim: int) -> int:
 
 
 def _peak(input, dim):
-    """input's max along dim (kept), gradient-free and clipped to the finite range: softmax and
-    log_softmax are invariant to this shift, which keeps exp from overflowing (an infinite or NaN
-    row gives what the unshifted formula gives). Computed inside the softmax's plan, from the input
-    as an op, so a deferred input stays deferred (docs/eager.md, "Deferred forward")."""
+    """input's max along dim (kept), gradient-free and at least the lowest finite value: softmax and
+    log_softmax are invariant to this shift, which keeps exp from overflowing. A row whose max is +inf
+    or NaN is NaN, as PyTorch's (which shifts by the max). Computed inside the softmax's plan, from the
+    input as an op, so a deferred input stays deferred (docs/eager.md, "Deferred forward")."""
     peak = sgnp.max(input, axis=dim, keepdims=True)
     if np.dtype(peak.dtype).kind == "f":
-        big = float(np.finfo(peak.dtype).max)
-        peak = sgnp.clip(peak, -big, big)
+        peak = sgnp.maximum(peak, -float(np.finfo(peak.dtype).max))
     return sgnp.stop_gradient(peak)
 
 

@@ -392,15 +392,18 @@ def std(x, axis=None, ddof=0, keepdims=False):
     return sqrt(var(x, axis, ddof, keepdims))
 
 
-def _shifted_max(x, axes):
-    """max over axes (kept), gradient-free and with infinities replaced by 0, for stable exp.
+def _shifted_max(x, axes, keep_infinity=False):
+    """max over axes (kept), gradient-free and with infinities replaced by 0, for stable exp; with
+    `keep_infinity`, a max of +inf is kept: softmax and log_softmax shift by it as PyTorch and SciPy do, so a
+    row holding +inf is NaN (logsumexp's value, +inf, needs the 0).
 
     Finite means |peak| <= the dtype's largest value: SymPy's real symbols are finite, so it
     would fold |peak| < inf to True and let x - peak be inf - inf = NaN."""
     if _reduces_nothing(x, axes):  # an empty sum needs no shift (and max has nothing to take)
         return zeros(tuple(1 if i in axes else d for i, d in enumerate(x.shape)), x.dtype)
     peak = stop_gradient(max(x, axis=axes, keepdims=True))
-    return where(less_equal(abs(peak), float(np.finfo(peak.dtype).max)), peak, 0.0)
+    finite = less_equal(abs(peak), float(np.finfo(peak.dtype).max))
+    return where(finite, peak, where(greater(peak, 0.0), peak, 0.0) if keep_infinity else 0.0)
 
 
 @array_function_dispatch
@@ -419,14 +422,18 @@ def logsumexp(x, axis=None, keepdims=False):
 def softmax(x, axis=-1):
     x = asarray(x)
     axes = _axes(axis, x.ndim)
-    shifted = exp(subtract(x, _shifted_max(x, axes)))
+    shifted = exp(subtract(x, _shifted_max(x, axes, keep_infinity=True)))
     return divide(shifted, sum(shifted, axes, keepdims=True))
 
 
 @array_function_dispatch
 def log_softmax(x, axis=-1):
     x = asarray(x)
-    return subtract(x, logsumexp(x, axis, keepdims=True))
+    if not dtypes.is_float(x.dtype):
+        x = astype(x, dtypes.FLOAT64)
+    axes = _axes(axis, x.ndim)
+    shifted = subtract(x, _shifted_max(x, axes, keep_infinity=True))
+    return subtract(shifted, log(sum(exp(shifted), axes, keepdims=True)))
 
 
 # ----------------------------------------------------------------------------- products

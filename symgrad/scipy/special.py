@@ -68,8 +68,9 @@ def softmax(x, axis=None):
 
 
 def log_softmax(x, axis=None):
-    """scipy.special.log_softmax: x - logsumexp(x) over axis, all of x by default (SciPy's default)."""
-    return A.log_softmax(x, axis)
+    """scipy.special.log_softmax: x - logsumexp(x) over axis, all of x by default (SciPy's default). As SciPy's,
+    it shifts by a finite max only, so a row holding +inf is NaN there and -inf at -inf (sg.log_softmax: NaN)."""
+    return A.subtract(x, A.logsumexp(x, axis, keepdims=True))
 
 
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
