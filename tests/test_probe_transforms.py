@@ -36,3 +36,14 @@ def test_grad_with_a_static_argument_keys_it_by_type():
     g = sg.grad(lambda x, s: sg.sum(by_type(x, s)), static_argnums=1)
     np.testing.assert_array_equal(g(x, 2), [4.0, 4.0, 0.0, 0.0])  # 4 * sum(x[:2])
     np.testing.assert_array_equal(g(x, 2.0), np.full(4, 2.0))
+
+
+def test_python_values_a_trace_reads_are_cached_by_type_too():
+    """A Python int the trace needs as a value is bound like a static argument: True was handed 1's code."""
+    f = sg.compile(lambda x, n: x * 2 if isinstance(n, bool) else x[:n])
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(f(x, 1), [0.0])
+    np.testing.assert_array_equal(f(x, True), x * 2)
+    restored = pickle.loads(pickle.dumps(f))
+    np.testing.assert_array_equal(restored(x, True), x * 2)
+    np.testing.assert_array_equal(restored(x, 1), [0.0])
