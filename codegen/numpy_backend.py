@@ -36,6 +36,25 @@ HELPERS = dict(EXPRESSION_HELPERS)
 _KEPT_CARRIES, _REPLAYED = "_kept_carries", "_replayed_in_reverse"
 HELPERS[_KEPT_CARRIES] = standalone_source(kept_carries, _KEPT_CARRIES)
 HELPERS[_REPLAYED] = standalone_source(replayed_in_reverse, _REPLAYED)
+_OWNED = "_owned"
+HELPERS[_OWNED] = '''\
+def _owned(outputs, inputs):
+    """The outputs, each copied when it is an input or constant, a view of one (NumPy's reshape, transpose
+    and slices are views) or of an earlier output: a caller writing into a result must not change an
+    argument, or what later calls return."""
+    def root(a):
+        while isinstance(a, np.ndarray) and a.base is not None:
+            a = a.base
+        return id(a)
+    taken = {root(a) for a in inputs}
+    owned = []
+    for out in outputs:
+        if root(out) in taken:
+            out = np.array(out)
+        taken.add(root(out))
+        owned.append(out)
+    return tuple(owned)
+'''
 
 
 # ----------------------------------------------------------------------------- rules
@@ -277,9 +296,9 @@ def lower(graph: ir.Graph) -> NumpyExecutable:
 
 
 def _function_lines(graph: ir.Graph, function_name: str, module, copy_outputs: bool) -> list:
-    """The lines of `def function_name(inputs): ... return (outputs,)`. copy_outputs: never hand out an input,
-    a loop's result (which may be an input it did not change) or one array twice; a sub-graph's
-    outputs need no copies, as generated code never writes into an array it did not create."""
+    """The lines of `def function_name(inputs): ... return (outputs,)`. copy_outputs: never hand out an input
+    or constant, a view of one, or one array twice (_owned); a sub-graph's outputs need no copies, as
+    generated code never writes into an array it did not create."""
     namer = _PythonNamer()
     params = [namer(v) for v in graph.inputs]
     body = []
@@ -300,16 +319,13 @@ def _function_lines(graph: ir.Graph, function_name: str, module, copy_outputs: b
         attrs = "".join(f", {name}={_literal(value)}" for name, value in node.attrs)
         body.append(f"{target} = {helper}({', '.join(args)}{attrs})")
     module.scope = saved
-    producers = graph.producers()
-    shared = {id(v) for v in graph.inputs} | {id(v) for v in graph.outputs if id(v) in producers
-                                             and producers[id(v)].prim is result_p}
-    results, returned = [], set()
-    for value in graph.outputs:
-        name = namer(value)
-        copy = copy_outputs and (id(value) in shared or id(value) in returned)
-        results.append(f"np.array({name})" if copy else name)
-        returned.add(id(value))
-    body.append(f"return ({', '.join(results)},)")
+    results = _tuple_text([namer(value) for value in graph.outputs])
+    if copy_outputs:  # the module's constants are never handed out either: a write would change later calls
+        module.printer.helpers.add(_OWNED)
+        constants = [namer(node.out) for node in graph.nodes if node.prim is const_p]
+        body.append(f"return {_OWNED}({results}, {_tuple_text(params + constants)})")
+    else:
+        body.append(f"return {results}")
     return [f"def {function_name}({', '.join(params)}):", *("    " + line for line in body)]
 
 

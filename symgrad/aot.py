@@ -410,17 +410,19 @@ def _write_numpy(base, entries, metadata) -> list:
 
 
 def _numpy_section(entry: EntryGraph, executable, source: str, data: dict) -> str:
-    """One entry's generated code, its function named _<kind> and its constants prefixed (several
-    entries share the module), plus the public function returning the outputs in their structure."""
+    """One entry's generated code, its function named _<kind> and every other module-level name
+    (constants, loop bodies, branches) prefixed: the entries share the module, and each numbers its
+    own `_step_0`, so an unprefixed later one would replace an earlier entry's loop body."""
     kind = entry.kind
     namespace, parameters = executable._fn.__globals__, executable.parameters
     renames = {executable.function_name: f"_{kind}"}
     lines = []
     for line in source.splitlines():
-        literal = re.match(r"(\w+) = np\.array\(", line)
+        defined = re.match(r"def (\w+)\(|(\w+) = ", line)
         passed = re.match(r"# (\w+): .* \(passed in by the loader\)$", line)
-        if literal:
-            renames[literal.group(1)] = f"_{kind}_{literal.group(1)}"
+        if defined and (defined.group(1) or defined.group(2)) != executable.function_name:
+            name = defined.group(1) or defined.group(2)
+            renames[name] = f"_{kind}_{name}"
         elif passed:
             array = namespace[passed.group(1)]
             same = [key for key, known in data.items() if known.dtype == array.dtype and np.array_equal(known, array)]

@@ -122,7 +122,7 @@ class Compiled(pickling.CopiedAsItself):
         self._structures = collections.OrderedDict() if check_values else None  # structure -> Lowered
         self._fresh = False  # True once the function must re-run on every call (reads it cannot guard)
         self._python_ints = False  # True once a trace needed a Python int argument's value
-        self._with_values = collections.OrderedDict()  # Python values by position -> Compiled of the rest
+        self._with_values = collections.OrderedDict()  # ((position, type, Python value), ...) -> Compiled of the rest
         self._with_keywords = None  # StaticArgs binding keyword arguments, made on the first call passing some
 
     def _key(self, args):
@@ -292,8 +292,9 @@ class Compiled(pickling.CopiedAsItself):
         """Call with the arguments at `positions` as Python values in the trace: compiled once per distinct
         values (the STATIC_VALUES_KEPT most recent kept), as static_argnums would."""
         values = tuple((i, args[i]) for i in positions)
+        key = tuple((i, type(value), value) for i, value in values)  # True == 1, but a trace can tell them apart
         try:
-            compiled = self._with_values.pop(values, None)
+            compiled = self._with_values.pop(key, None)
         except TypeError:
             i = next(i for i, value in values if not hashable(value))
             raise TypeError(f"{self.__name__}: argument {self._leaf_names(args)[i]} is a Python value the trace "
@@ -301,7 +302,7 @@ class Compiled(pickling.CopiedAsItself):
         fresh = compiled is None
         if fresh:
             compiled = self._bound_to(values)
-        self._with_values[values] = compiled
+        self._with_values[key] = compiled
         if len(self._with_values) > STATIC_VALUES_KEPT:
             self._with_values.popitem(last=False)
         rest = (a for i, a in enumerate(args) if i not in positions)
@@ -353,8 +354,8 @@ class Compiled(pickling.CopiedAsItself):
         the carried() of the function compiled for them."""
         signatures = [(key, lowered.graph, lowered.executable, lowered.out_tree, lowered.trailing())
                       for key, lowered in self._cache.items()]  # what it reads travels as it is now
-        with_values = [(values, compiled.carried()) for values, compiled in self._with_values.items()
-                       if pickling.picklable(values)]
+        with_values = [(key, compiled.carried()) for key, compiled in self._with_values.items()
+                       if pickling.picklable(key)]
         return signatures, self._python_ints, with_values
 
     def carry(self, carried: tuple) -> None:
@@ -365,8 +366,9 @@ class Compiled(pickling.CopiedAsItself):
             self._store(key, Lowered(graph, executable, out_tree, fast_entry(executable, out_tree, usable, constants),
                                      constants))
         self._python_ints |= python_ints
-        for values, inner in with_values:
-            compiled = self._with_values.setdefault(values, self._bound_to(values))
+        for key, inner in with_values:
+            values = tuple((i, value) for i, _, value in key)
+            compiled = self._with_values.setdefault(key, self._bound_to(values))
             compiled.carry(inner)
 
 

@@ -261,6 +261,7 @@ class Builder:
         self.depth = 0 if parent is None else parent.depth + 1
         self.inputs: list[ir.Value] = []
         self.nodes: list[ir.Node] = []
+        self.producers: dict = {}         # id(Value) -> the node computing it
         self.captures: list = []          # (outer Tracer, local input Value)
         self._captured: dict = {}
         self._constants: dict = {}
@@ -281,6 +282,7 @@ class Builder:
     def add(self, prim, values, attrs, shape, dtype) -> "Tracer":
         out = ir.Value(shape, dtype)
         self.nodes.append(ir.Node(prim, tuple(values), ir.freeze_attrs(attrs), out, dict(self.meta)))
+        self.producers[id(out)] = self.nodes[-1]
         return Tracer(out, self)
 
     def lift(self, operand) -> ir.Value:

@@ -391,7 +391,9 @@ def cond(x, p=None):
     if p in (None, 2, -2):
         values = svd(_matrix("cond", x, square=False), compute_uv=False)
         largest, smallest = values[..., 0], values[..., -1]
-        return E.divide(smallest, largest) if p == -2 else E.divide(largest, smallest)
+        ratio = E.divide(smallest, largest) if p == -2 else E.divide(largest, smallest)
+        # 0/0 for a zero matrix: inf, as NumPy (a NaN from a NaN in x stays NaN)
+        return sg.where(E.logical_and(E.isnan(ratio), E.logical_not(E.isnan(largest))), np.inf, ratio)
     x = _matrix("cond", x)
     return E.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
 

@@ -58,22 +58,23 @@ class StaticArgs(pickling.CopiedAsItself):
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as err:
             raise TypeError(f"{self.__name__}: {err}") from None
-        static = tuple((name, value) for name, value in bound.arguments.items() if name in self._static)
+        static = tuple((name, value, _types(value)) for name, value in bound.arguments.items() if name in self._static)
         dynamic = [name for name in bound.arguments if name not in self._static]
         key = (static, tuple(dynamic))
         try:
             hash(key)
         except TypeError:
-            bad = next(name for name, value in static if not hashable(value))
+            bad = next(name for name, value, _ in static if not hashable(value))
             raise TypeError(f"{self.__name__}: the static argument {bad!r} must be hashable (it selects the compiled "
                             "code); pass arrays as ordinary arguments") from None
         return self._entry(key)(*(bound.arguments[name] for name in dynamic))
 
     def _entry(self, key):
-        """The compiled function of key = (static (name, value) pairs, dynamic names), now the most recent."""
+        """The compiled function of key = (static (name, value, types) triples, dynamic names), now the most
+        recent."""
         entry = self._compiled.pop(key, None)
         if entry is None:
-            static, dynamic = dict(key[0]), list(key[1])
+            static, dynamic = {name: value for name, value, _ in key[0]}, list(key[1])
             order = [name for name in self._signature.parameters if name in static or name in dynamic]
             entry = self._make(self._bound(static, dynamic, order), self._remapped(dynamic))
         self._compiled[key] = entry
@@ -139,6 +140,14 @@ def _restore(factory, state, options, carried) -> StaticArgs:
     for key, signatures in carried:
         static_args._entry(key).carry(signatures)
     return static_args
+
+
+def _types(value):
+    """The type of a static value, and of its items in a tuple: 1, 1.0 and True are equal and hash alike, but
+    a trace can tell them apart (isinstance, //, a dtype), so each gets code of its own, as in JAX."""
+    if isinstance(value, tuple):
+        return type(value), tuple(_types(item) for item in value)
+    return type(value)
 
 
 def hashable(value) -> bool:

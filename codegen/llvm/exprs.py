@@ -165,13 +165,18 @@ class ExprEmitter(Printer):
                 denominator.append(self._pow(base, -exp))
             else:
                 numerator.append(self._print(factor))
-        if coeff == -1 and numerator:
+        negated = coeff == -1 and bool(numerator)
+        if negated:
             numerator[0] = self.neg(numerator[0])
-        elif coeff != 1:
+        elif coeff != 1 and not denominator:
             numerator.insert(0, self.number(coeff))
         result = self._fold(self.mul, numerator) if numerator else self.number(1)
         if denominator:
+            # the coefficient last: x/(3*y**2) as (x / y**2) * (1/3); (x/3) / y**2 rounded a subnormal x/3
+            # (cbrt's Newton step made cbrt(5e-324) 2/3 of its value)
             result = self.div(result, self._fold(self.mul, denominator))
+            if coeff != 1 and not negated:
+                result = self.mul(result, self.number(coeff))
         return result
 
     def _pow(self, base, exp):

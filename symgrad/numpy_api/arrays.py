@@ -113,10 +113,12 @@ def ones(shape, dtype=dtypes.FLOAT64):
     return full(shape, 1, dtype)
 
 
-def full(shape, fill_value, dtype=dtypes.FLOAT64):
-    """A constant array; while tracing, a broadcast scalar constant rather than a stored array."""
+def full(shape, fill_value, dtype=None):
+    """A constant array, of fill_value's dtype unless `dtype` is given (NumPy's: full(2, 3) is int64); while
+    tracing, a broadcast scalar constant rather than a stored array."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    scalar = np.asarray(fill_value, dtypes.canonical(dtype))
+    scalar = np.asarray(fill_value, None if dtype is None else dtypes.canonical(dtype))
+    scalar = scalar.astype(dtypes.canonical(scalar.dtype))
     builder = current_builder()
     if builder is None:
         return np.full(shape, scalar)

@@ -13,7 +13,7 @@ import numpy as np
 import sympy as sp
 
 from .. import dtypes
-from ..core import Primitive, ShapeError, UnsupportedOpError
+from ..core import Primitive, ShapeError, Tracer, UnsupportedOpError
 from . import functions as F
 from .numpy_expressions import elementwise_function
 
@@ -98,8 +98,73 @@ def bind_ew(expr, symbols, operands, dtype, name=None):
     return ew_p(*[x for _, x in used], **attrs)
 
 
+def _only_nonzero_branch(expr):
+    """The index of the one branch of a Piecewise `expr` that is not a literal 0, or None."""
+    if not isinstance(expr, sp.Piecewise):
+        return None
+    nonzero = [k for k, pair in enumerate(expr.args) if not (pair.expr.is_Number and pair.expr == 0)]
+    return nonzero[0] if len(nonzero) == 1 else None
+
+
+def _factors(expr) -> list:
+    """The factors of a product, nested products flattened, literal 1s dropped."""
+    if isinstance(expr, sp.Mul):
+        return [f for arg in expr.args for f in _factors(arg)]
+    return [] if expr.is_Number and expr == 1 else [expr]
+
+
+@functools.lru_cache(maxsize=4096)
+def fold_masks(expr):
+    """A product with a mask factor (a Piecewise zero in every branch but one) as that Piecewise, the
+    other factors moved into its nonzero branch: g*Piecewise((1, c), (0, True))*X is
+    Piecewise((g*X, c), (0, True)), which is 0 where c is false even where X is NaN or infinite
+    (a backend selects a branch; it does not multiply by 0). Each factor lands in one branch."""
+    if not expr.args or expr.is_Atom:
+        return expr
+    args = [fold_masks(arg) for arg in expr.args]
+    if not isinstance(expr, sp.Mul):
+        return expr if all(a is b for a, b in zip(args, expr.args)) else expr.func(*args)
+    factors = [f for arg in args for f in _factors(arg)]
+    for i, factor in enumerate(factors):
+        k = _only_nonzero_branch(factor)
+        if k is not None:
+            rest = sp.Mul(*factors[:i], *factors[i + 1:])
+            inner = fold_masks(sp.Mul(factor.args[k].expr, rest)) if rest != 1 else factor.args[k].expr
+            return sp.Piecewise(*[(inner if j == k else pair.expr, pair.cond) for j, pair in enumerate(factor.args)])
+    return sp.Mul(*factors)
+
+
+# A mask no larger than this (nodes of its expression tree) is repeated in each derivative it scales.
+MASK_INLINE_NODES = 60
+
+
+def _mask_operand(ct):
+    """(expression, symbols, operands) of the ew node computing the cotangent `ct` when it is a small
+    mask (see fold_masks), else None. Repeated inside the next derivative, its zeros stay zeros:
+    the gradient of sg.where(a > 0, sg.sqrt(a), 0) at a <= 0 is 0, not 0 * (1/(2*sqrt(a))) = NaN
+    (PyTorch's and JAX's answer), fused or not, compiled or eager."""
+    producers = getattr(ct.builder, "producers", None) if isinstance(ct, Tracer) else None  # not eager's
+    node = producers.get(id(ct.value)) if producers is not None else None
+    if node is None or node.prim is not ew_p:
+        return None
+    expr = node.params["expr"]
+    if _only_nonzero_branch(expr) is None or sum(1 for _ in sp.preorder_traversal(expr)) > MASK_INLINE_NODES:
+        return None
+    return expr, node.params["args"], [Tracer(v, ct.builder) for v in node.inputs]
+
+
+def _renamed(expr, symbols, taken):
+    """`expr` over fresh symbols (named m0, m1, ... apart from `taken`) in place of `symbols`."""
+    fresh = []
+    for s in symbols:
+        name = fresh_symbol(f"m{len(fresh)}", (*taken, *fresh)).name
+        fresh.append(sp.Symbol(name, real=True) if s.is_real else sp.Symbol(name))
+    return expr.xreplace(dict(zip(symbols, fresh))), tuple(fresh)
+
+
 def _ew_vjp(ct, ans, *inputs, expr, args, dtype, name=None):
     cotangents = []
+    mask = _mask_operand(ct)
     for i, x in enumerate(inputs):
         if not dtypes.is_float(x.dtype):
             cotangents.append(None)
@@ -111,8 +176,13 @@ def _ew_vjp(ct, ans, *inputs, expr, args, dtype, name=None):
         if d == 1 and ct.dtype == x.dtype:  # the cotangent passes through unchanged
             cotangents.append(ct)
             continue
-        g = fresh_symbol("g", (*args, y))
-        cotangents.append(bind_ew(g * d, (g, *args, y), (ct, *inputs, ans), x.dtype))
+        if mask is None:
+            g = fresh_symbol("g", (*args, y))
+            scale, symbols, operands = g, (g,), (ct,)
+        else:
+            scale, symbols = _renamed(mask[0], mask[1], (*args, y))
+            operands = mask[2]
+        cotangents.append(bind_ew(fold_masks(scale * d), (*symbols, *args, y), (*operands, *inputs, ans), x.dtype))
     return cotangents
 
 
@@ -125,7 +195,7 @@ def _ew_jvp(tangents, ans, *inputs, expr, args, dtype, name=None):
             continue
         d, y = _derivative_of(name, expr, args, i)
         t_symbol = fresh_symbol(f"t{i}", (*args, y))
-        terms.append(t_symbol * d)
+        terms.append(fold_masks(t_symbol * d))
         symbols.append(t_symbol)
         operands.append(t)
     total = sp.Add(*terms)

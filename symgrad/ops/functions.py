@@ -2,7 +2,7 @@
 
 SymPy would rewrite sigmoid as 1/(1 + exp(-x)) and log1p as log(1 + x), which overflow or
 lose precision; as opaque Functions they survive differentiation and fusion, and each
-backend evaluates them stably (e.g. sigmoid(x) = exp(-logaddexp(0, -x))).
+backend evaluates them stably (e.g. sigmoid(x) = exp(x)/(1 + exp(x)) for negative x).
 """
 import sympy as sp
 from sympy.logic.boolalg import BooleanFunction

@@ -25,12 +25,18 @@ _FUNCTIONS = {
     F.log1p: "np.log1p", F.expm1: "np.expm1", F.logaddexp: "np.logaddexp", sp.erf: "_erf",
     sp.asinh: "np.arcsinh", sp.acosh: "np.arccosh", sp.atanh: "np.arctanh", sp.floor: "np.floor",
     sp.ceiling: "np.ceil", F.rint: "np.rint", F.floor_divide: "np.floor_divide", F.floor_mod: "np.mod",
-    F.hypot: "np.hypot",
+    F.hypot: "np.hypot", F.sigmoid: "_sigmoid",
 }
 
 # Helpers the generated source defines when it uses them, so a module stays standalone.
 HELPERS = {
     "_special": "import scipy.special as _special\n",
+    "_sigmoid": '''\
+def _sigmoid(x):
+    """1/(1 + exp(-x)) for x >= 0, exp(x)/(1 + exp(x)) below: a few ulp for every x, no overflow."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+''',
     "_erf": '''\
 def _erf(x):
     """erf, vectorized: W. J. Cody's rational approximations (Math. Comp. 1969), ~1e-16 relative.
@@ -139,9 +145,6 @@ class NumpyExprPrinter(StrPrinter):
         if expr.exp == -sp.S.Half:
             return f"(1/np.sqrt({self._print(expr.base)}))"
         return super()._print_Pow(expr, rational)
-
-    def _print_sigmoid(self, expr):
-        return f"np.exp(-np.logaddexp(0, -{self.parenthesize(expr.args[0], 50)}))"
 
     def _print_softplus(self, expr):
         return f"np.logaddexp(0, {self._print(expr.args[0])})"
