@@ -99,10 +99,9 @@ class Buffer(Operand):
         return element
 
     def store(self, k, idx, value):
-        if self.dtype == dtypes.BOOL:
-            value = k.b.zext(value, storage_type(self.dtype))
-        k.b.store(value, self.address(k, idx))
-        k.stored(self.base)
+        element = k.b.zext(value, storage_type(self.dtype)) if self.dtype == dtypes.BOOL else value
+        k.b.store(element, self.address(k, idx))
+        k.stored(self.base, self, idx, value)
 
     def reshaped(self, shape) -> "Buffer":
         """The same memory seen with another shape (a free reshape)."""
