@@ -99,6 +99,21 @@ def test_a_loop_body_loads_each_element_once_however_many_jobs_read_it():
     # the gradient's jobs, and by the several terms of each
 
 
+def test_a_value_stored_in_a_loop_body_is_read_back_without_a_load():
+    def f(x):
+        y = sg.sin(x) * 3
+        return y, y * y + sg.exp(y) + (y > 0)
+    x = np.linspace(-1, 1, 9)
+    graph = Compiled(f, backend="numpy").lower(x).graph
+    kernel_text = llvm_backend.lower(graph).llvm_ir.split('define internal i32 @"SYMGRAD_kernel.body"')[1].split("\n}")[0]
+    assert kernel_text.count("load ") == 1  # x; y is stored into the first output and used as computed
+    for got, expected in zip(sg.compile(f)(x), sg.compile(f, backend="numpy")(x)):
+        np.testing.assert_allclose(got, expected, rtol=1e-15)
+    flags = lambda x: (x > 0, ~(x > 0) | (x > 0.5))  # noqa: E731  (a bool stored as a byte, used as i1)
+    for got, expected in zip(sg.compile(flags)(x), flags(x)):
+        np.testing.assert_array_equal(got, expected)
+
+
 def test_a_short_program_inlines_its_transcendentals():
     graph = Compiled(sg.value_and_grad(lambda x: sg.sum(sg.sin(x) * sg.cos(x))), backend="numpy").lower(
         np.ones(8)).graph

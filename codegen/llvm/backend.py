@@ -100,6 +100,21 @@ def _flatten(structure, result, flat):
         _flatten(child, item, flat)
 
 
+def _release(module: ir.Module) -> None:
+    """Take apart an llvmlite module once its text is made, so reference counting frees it now: its
+    instructions, blocks, functions and the module refer to each other, and left to the cyclic collector
+    (paused while a trace is compiled) a 10,000-node kernel's were 0.35 s of its first call."""
+    for function in module.functions:
+        for block in function.blocks:
+            for instruction in block.instructions:
+                instruction.__dict__.clear()
+            block.__dict__.clear()
+        for argument in function.args:
+            argument.__dict__.clear()
+        function.__dict__.clear()
+    module.globals.clear()
+
+
 def lower(graph: sir.Graph, structure=None, python_floats=(), threads: int = 1) -> LlvmExecutable:
     """Compile `graph`. `structure` nests output indices in tuples as the entry should return
     them (an int returns one array); by default a flat tuple of all outputs. The entry takes a
@@ -119,6 +134,7 @@ def lower(graph: sir.Graph, structure=None, python_floats=(), threads: int = 1) 
     symbols = {**runtime.symbol_addresses(), **blas.addresses(), **lapack.addresses(), **heap.addresses(),
                **callbacks.addresses(module), **mathlib.libm_addresses(module),
                **(pool.addresses() if {pool.SYMBOL, pool.BLAS_THREADS} & set(module.globals) else {})}
+    _release(module)
     native = jit.load(text, ["entry"], symbols, kernel.slots)
     entry = runtime.make_builtin(native.addresses["entry"], graph.name, owner=native)  # the code lives as long as entry
     return LlvmExecutable(graph, text, entry, structure, python_floats, threads)

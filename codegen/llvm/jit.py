@@ -105,11 +105,21 @@ def optimize(module, machine, run=lambda manager, module, builder: manager.run(m
         run(after, module, builder)
 
 
-# The C function running a module pass manager, without the wrapper that takes llvmlite's global lock
-# (which serializes every call into LLVM): LLVM runs passes on modules of different contexts, with target
-# machines of their own, in parallel, and the ctypes call releases the GIL. llvmlite has no public call
-# for it; its wrapper keeps the C function as `_cfn` (None if a version does not: then no threads).
-_RUN_UNLOCKED = getattr(ffi.lib.LLVMPY_RunNewModulePassManager, "_cfn", None)
+def _unlocked_pass_runner():
+    """The C function running a module pass manager, without the wrapper that takes llvmlite's global lock
+    (which serializes every call into LLVM): LLVM runs passes on modules of different contexts, with target
+    machines of their own, in parallel, and the ctypes call releases the GIL. llvmlite has no public call for
+    it; its library object stands in for a ctypes.CDLL, so ctypes finds the function in it, typed as
+    llvmlite's wrapper types it (None when that fails: then no threads)."""
+    name = "LLVMPY_RunNewModulePassManager"
+    typed = getattr(ffi.lib, name)
+    try:
+        return ctypes.CFUNCTYPE(typed.restype, *typed.argtypes)((name, ffi.lib))
+    except (AttributeError, TypeError, OSError):
+        return None
+
+
+_RUN_UNLOCKED = _unlocked_pass_runner()
 
 
 def _run_unlocked(manager, module, builder) -> None:

@@ -407,22 +407,29 @@ class KernelBuilder:
         """operand's value at idx: emit() the first time in this basic block, then that value again
         until a buffer it reads is stored (a value several jobs of a loop nest read is loaded or
         computed once: less code for LLVM to compile again)."""
-        if self.b.block is not self._loaded_in:
-            self._loaded, self._loaded_in = {}, self.b.block
-        key = (id(operand), *((c.value.constant if isinstance(c.value, ir.Constant) else id(c.value), c.lo, c.hi)
-                              for c in idx))
+        self._in_current_block()
+        key = _once_key(operand, idx)
         known = self._loaded.get(key)
         if known is not None:
             return known[0]
         value = emit()
-        if self.b.block is not self._loaded_in:  # emit() went on in a new block (an index check)
-            self._loaded, self._loaded_in = {}, self.b.block
+        self._in_current_block()  # emit() may have gone on in a new block (an index check)
         self._loaded[key] = (value, operand)  # holding operand keeps its id from naming another
         return value
 
-    def stored(self, buffer):
-        """`buffer` was written: forget the values read from it (see once)."""
+    def stored(self, buffer, view=None, idx=None, value=None):
+        """`buffer` was written: forget the values read from it (see once). With `value`, what was just
+        stored through `view` at idx: a load of it there in this block is that value (the next job of a
+        loop nest reading what the one before wrote emits no load, nor its address)."""
         self._loaded = {key: known for key, known in self._loaded.items() if id(buffer) not in known[1].reads}
+        if value is not None:
+            self._in_current_block()
+            self._loaded[_once_key(view, idx)] = (value, view)
+
+    def _in_current_block(self):
+        """Start `once`'s memory afresh when code is emitted into another block than before."""
+        if self.b.block is not self._loaded_in:
+            self._loaded, self._loaded_in = {}, self.b.block
 
     def alloca(self, ty):
         with self.b.goto_block(self.entry):
@@ -603,6 +610,13 @@ class KernelBuilder:
         if message not in self.errors:
             self.errors.append(message)
         self._return_unless(condition, ir.Constant(I32, self.errors.index(message) + 1), cleanup)
+
+
+def _once_key(operand, idx) -> tuple:
+    """What names operand's value at idx in `once`'s memory: the operand and each coordinate (its constant,
+    or the LLVM value's identity, and its range)."""
+    return (id(operand), *((c.value.constant if isinstance(c.value, ir.Constant) else id(c.value), c.lo, c.hi)
+                           for c in idx))
 
 
 def _similar(a, b) -> bool:

@@ -56,13 +56,19 @@ class Buffer(Operand):
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
         self._pointer = pointer
         self.role = role  # input, output, constant, workspace
-        self.base = self  # the buffer owning the memory (self, unless a reshaped view)
+        self._owner = None  # the buffer owning the memory, for a reshaped view (see base)
         self.reads = self.at_index = frozenset([id(self)])
         self.strides = _strides(self.shape)
 
     @property
+    def base(self) -> "Buffer":
+        """The buffer owning the memory: self, unless a reshaped view (not stored as self: a buffer referring
+        to itself is a cycle only the cyclic collector frees, and a long kernel has thousands)."""
+        return self._owner or self
+
+    @property
     def pointer(self):
-        return self._pointer if self.base is self else self.base.pointer
+        return self._pointer if self._owner is None else self._owner.pointer
 
     @pointer.setter
     def pointer(self, value):
@@ -93,15 +99,14 @@ class Buffer(Operand):
         return element
 
     def store(self, k, idx, value):
-        if self.dtype == dtypes.BOOL:
-            value = k.b.zext(value, storage_type(self.dtype))
-        k.b.store(value, self.address(k, idx))
-        k.stored(self.base)
+        element = k.b.zext(value, storage_type(self.dtype)) if self.dtype == dtypes.BOOL else value
+        k.b.store(element, self.address(k, idx))
+        k.stored(self.base, self, idx, value)
 
     def reshaped(self, shape) -> "Buffer":
         """The same memory seen with another shape (a free reshape)."""
         view = Buffer(shape, self.dtype, role=self.role)
-        view.reads, view.base = self.reads, self.base
+        view.reads, view._owner = self.reads, self.base
         view.at_index = self.at_index if squeezed(shape) == squeezed(self.shape) else frozenset()
         return view
 

@@ -95,19 +95,21 @@ def _rewritten(fused: _Fused, operands: list, symbol_of: _Symbols) -> ir.Node:
 def _operands(fused: _Fused) -> list:
     """The graph values a fused expression reads, in the order its nodes' inputs name them (an
     absorbed producer's inputs in place of its value)."""
-    operands, seen = [], set()
-
-    def visit(current):
-        inner = {id(producer.node.out): producer for producer in current.absorbed}
-        for value in current.node.inputs:
-            if id(value) in inner:
-                visit(inner[id(value)])
-            elif id(value) not in seen:
-                seen.add(id(value))
-                operands.append(value)
-
-    visit(fused)
+    operands = []
+    _visit(fused, operands, set())
     return operands
+
+
+def _visit(current: _Fused, operands: list, seen: set) -> None:
+    """Append to `operands` the values `current` reads not `seen` yet (a module function: a nested one
+    calling itself is a reference cycle, left to the cyclic collector with everything it holds)."""
+    inner = {id(producer.node.out): producer for producer in current.absorbed}
+    for value in current.node.inputs:
+        if id(value) in inner:
+            _visit(inner[id(value)], operands, seen)
+        elif id(value) not in seen:
+            seen.add(id(value))
+            operands.append(value)
 
 
 def fuse(graph: ir.Graph) -> ir.Graph:
