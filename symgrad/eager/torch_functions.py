@@ -1,7 +1,7 @@
 """PyTorch's function forms of Tensor methods that the NumPy-like namespace has no name for: `sg.unsqueeze(x, 0)`,
 `sg.flatten(x, 1)`, `sg.clamp(x, min=0)`, `sg.mm(a, b)`, `sg.bmm`, `sg.permute`, `sg.t`, `sg.clone`, `sg.norm`,
 `sg.numel`, `sg.topk`, `sg.chunk`, `sg.unbind`, `sg.scatter`, `sg.scatter_add`, `sg.gather`,
-`sg.index_select`, `sg.masked_fill`, `sg.masked_select`, `sg.rsqrt`, `sg.eq ne gt ge lt le`, `sg.mul sub div neg atan2` and
+`sg.index_select`, `sg.masked_fill`, `sg.masked_select`, `sg.rsqrt`, `sg.eq ne gt ge lt le`, `sg.mul sub div neg atan2`, `sg.bitwise_and or xor not`, `sg.bincount`, `sg.histc` and
 `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a
 constant tensor."""
 from __future__ import annotations
@@ -53,6 +53,9 @@ rsqrt = _method_form("rsqrt")
 eq, ne, gt, ge, lt, le = (_method_form(name) for name in ("eq", "ne", "gt", "ge", "lt", "le"))
 mul, sub, div, neg = (_method_form(name) for name in ("mul", "sub", "div", "neg"))
 atan2 = _method_form("atan2")
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift = (
+    _method_form("bitwise_" + name) for name in ("and", "or", "xor", "not", "left_shift", "right_shift"))
+bincount, histc = _method_form("bincount"), _method_form("histc")
 
 
 def bmm(input, mat2):
