@@ -303,3 +303,39 @@ def test_module_apply_requires_grad_submodules_and_forward_hooks():
     assert np.allclose(model[0](sg.ones(4, 2)).numpy(), model[0].bias.numpy()) and calls == [(4, 3)]
     with pytest.raises(RuntimeError, match="CPU only"):
         model.cuda()
+
+
+CTC_LOGITS = np.random.default_rng(5).standard_normal((6, 3, 4))
+CTC_CASES = [
+    ([[1, 2, 2], [3, 1, 0], [2, 2, 2]], [6, 5, 4], [3, 2, 1], {}),
+    ([[1, 2, 2], [3, 1, 0], [2, 2, 2]], [6, 5, 4], [3, 0, 1], dict(reduction="sum")),
+    ([[1, 2, 2], [3, 1, 0], [2, 2, 2]], [2, 5, 4], [3, 2, 3], dict(reduction="none", zero_infinity=True)),
+    ([1, 2, 2, 3, 1], [6, 5, 0], [3, 2, 0], dict(reduction="none")),  # concatenated targets, an empty input
+    ([[1, 2, 2], [3, 1, 0], [2, 2, 2]], [6, 5, 4], [3, 2, 1], dict(reduction="none", blank=3)),
+]
+
+
+@pytest.mark.parametrize("targets, input_lengths, target_lengths, options", CTC_CASES, ids=str)
+def test_ctc_loss_through_log_softmax(targets, input_lengths, target_lengths, options):
+    """PyTorch's CTC gradient assumes log_softmax inputs: through one, it is the true gradient of the logits."""
+    def call(lib, logits):
+        return lib.nn.functional.ctc_loss(logits.log_softmax(2), lib.tensor(np.array(targets)),
+                                          lib.tensor(np.array(input_lengths)), lib.tensor(np.array(target_lengths)),
+                                          **options)
+    _check(lambda lib, x: call(lib, x).reshape(-1), [CTC_LOGITS.copy()])
+
+
+def test_ctc_loss_gradient_of_log_probs_is_the_true_derivative_and_module():
+    log_probs = CTC_LOGITS - np.log(np.exp(CTC_LOGITS).sum(2, keepdims=True))
+    targets, lengths = np.array([[1, 2, 2], [3, 1, 0], [2, 2, 2]]), np.array([3, 2, 1])
+    call = lambda lib, lp: lib.nn.CTCLoss(reduction="none")(lp, lib.tensor(targets), lib.tensor(np.array([6, 5, 4])),
+                                                            lib.tensor(lengths))
+    value, grads = _run(sg, call, [log_probs])
+    for got, expected in zip(grads, _finite_differences(call, [log_probs])):
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
+    unbatched = F.ctc_loss(sg.tensor(log_probs[:, 0]), sg.tensor(targets[0]), [6], [3], reduction="none")
+    assert np.isclose(float(unbatched), value[0])
+    impossible = F.ctc_loss(sg.tensor(log_probs), sg.tensor(targets), [1, 5, 4], [3, 2, 1], reduction="none")
+    assert np.isinf(impossible[0].item()) and np.isfinite(impossible[1].item())
+    with pytest.raises(RuntimeError, match="input_lengths"):
+        F.ctc_loss(sg.tensor(log_probs), sg.tensor(targets), [7, 5, 4], [3, 2, 1])

@@ -115,3 +115,4 @@ from .layers import EmbeddingBag  # noqa: F401,E402
 from .layers import Fold  # noqa: F401,E402
 from .layers import Unfold  # noqa: F401,E402
 from .normalization import RMSNorm  # noqa: F401,E402
+from .loss import CTCLoss  # noqa: F401,E402

@@ -1253,4 +1253,5 @@ def _gaussian_nll(x, y, var, full, eps):
 
 
 from .bags import embedding_bag  # noqa: E402,F401
+from .ctc import ctc_loss  # noqa: E402,F401
 from .sampling import affine_grid, grid_sample  # noqa: E402,F401
