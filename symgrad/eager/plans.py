@@ -60,7 +60,18 @@ class Plan:
         values = list(operands)
         for prim, inputs, evaluate, frozen_attrs, dtype in self.steps:
             values.append(recorder.evaluate(prim, [values[i] for i in inputs], evaluate, frozen_attrs, dtype))
+        _mark_inner(self, values, len(operands))
         return values[self.output]
+
+
+def _mark_inner(plan, values, count) -> None:
+    """Tell the tape the positions of this plan's intermediate results (values after the `count` operands,
+    but the result): no tensor holds them, so a captured step need not return them (whole_backward.Capture)."""
+    result, operands = values[plan.output], values[:count]
+    for value in values[count:]:
+        record = getattr(value, "_node", None)
+        if record is not None and value is not result and not any(value is operand for operand in operands):
+            record.tape.inner.add(record.position)
 
 
 def evaluator(prim, attrs: dict):

@@ -35,7 +35,7 @@ _CONSTANT = -1
 
 class Tape:
     __slots__ = ("digests", "entries", "leaves", "leaf_slots", "regular", "capture", "pending", "forced", "snapshots",
-                 "arrays")
+                 "arrays", "inner")
 
     def __init__(self, capture=None):
         self.digests = []
@@ -48,6 +48,7 @@ class Tape:
         self.arrays = []        # the leaf and constant arrays deferred ops read, in the order the capture takes them
         self.forced = False     # whether deferred records were computed op by op (then backward checks versions)
         self.snapshots = {}     # leaf slot -> the copy deferred ops read of a leaf whose array NumPy may write
+        self.inner = set()      # positions of a plan's intermediate results, which no tensor holds (Plan.run)
 
     def force(self) -> None:
         """Compute the pending deferred records op by op, in order (symgrad.eager.tensor._defer)."""

@@ -96,20 +96,20 @@ class Capture:
         # the records the general path would free, with the saved values each then holds (none)
         self.released = [(position, (None,) * len(self.entries[position][2]))
                          for position in _leading_to_a_leaf(ancestors)]
-        graph, self.returned, self.zero = _fused(stage)
+        self.stage = stage
+        # the values a deferred step's tensors will take: every position but a plan's intermediate results
+        tape, root = root_record.tape, root_record.position
+        self.expected = tuple(p for p in positions if p not in tape.inner) if positions == list(range(root + 1)) \
+            else ()
+        graph, self.returned, self.zero = _fused(stage, self.expected)
         self.gradients = sum(self.returned)
-        self.executable = lowered_graph(graph)
-        # the LLVM executable's native entry, called directly on arrays it takes as they are (it returns
-        # NotImplemented for others, e.g. a broadcast number): no per-call conversions or flattening
-        self.entry = getattr(self.executable, "entry", None) if not getattr(
-            self.executable, "python_floats", ()) else None
+        # the positions whose values it returns -> _Variant; a step whose forward ran takes the gradients of any
+        self.variants = {self.expected: _Variant(graph)}
         self.evaluators = None  # per position: (NumPy implementation, dtype), made when first needed
         self.plan_matches = {}  # (position, plan) -> how a plan applied there repeats the steps (tensor._plan_match)
-        self.fresh = None  # whether the native entry's results are arrays of their own (`_fresh`)
         # The expected ops of a deferred step, by position: (prim, attrs, in_types, out_type, entry, sources,
         # digest, the operands that are inputs of the function (places)); only when the root's ancestors are
         # the whole tape before it (else no step defers).
-        tape, root = root_record.tape, root_record.position
         self.steps = None
         if positions == list(range(root + 1)):
             places = collections.defaultdict(list)
@@ -143,22 +143,22 @@ class Capture:
             if leaf is not None and leaf._hooks:
                 return False
         operands.append(seed)
+        if deferred:
+            if retain_graph:  # every record, with what the general path reads, for a later backward through them
+                pending = _made(pending)
+            # the values of the records a tensor holds (not a plan's intermediate results, unless retained)
+            shown = pending if retain_graph else [record for record in pending if record.position not in tape.inner]
+        variant = self._variant(tuple(record.position for record in shown) if deferred else self.expected)
         try:
-            results = NotImplemented if self.entry is None else self.entry(*operands)
+            results, owned = variant(operands)
         except Exception:  # noqa: BLE001  (an op that does not lead to the root, given zeros, failed: no effect)
             if self.complete:
                 raise
             return False
-        owned = results is not NotImplemented and self._fresh(results, operands)
-        if results is NotImplemented:
-            results = self.executable(*operands)
-        first = self.gradients
         if deferred:  # the deferred values, computed by this call
             tape.pending = []
-            if retain_graph:  # every record, with what the general path reads, for a later backward through them
-                pending = _made(pending)
-            for record in pending:
-                record.value = results[first + record.position]
+            for index, record in enumerate(shown, self.gradients):
+                record.value = results[index]
             if retain_graph:
                 for record in pending:
                     record.out = record.value
@@ -182,14 +182,13 @@ class Capture:
                     record.saved, record.out, record.released = nothing, None, True
         return True
 
-    def _fresh(self, results, operands) -> bool:
-        """Whether the native entry's results are arrays of their own (none an operand passed through, a view,
-        or another result), so that its gradients become .grad without a copy. The same for every call of
-        the same code: found at the first."""
-        if self.fresh is None:
-            ids = {id(result) for result in results if result.base is None}
-            self.fresh = len(ids) == len(results) and ids.isdisjoint(id(operand) for operand in operands)
-        return self.fresh
+    def _variant(self, positions: tuple) -> "_Variant":
+        """The lowered step returning the gradients and the values at these positions only: the values no
+        tensor holds (a plan's intermediate results, im2col's patches) are not copied out of the function."""
+        variant = self.variants.get(positions)
+        if variant is None:
+            variant = self.variants[positions] = _Variant(_fused(self.stage, positions)[0])
+        return variant
 
     def _operands(self, records) -> list:
         """The function's inputs from the records of a step computed op by op: each as its first reader saved
@@ -260,10 +259,38 @@ def _made(pending: list) -> list:
     return records
 
 
-def _fused(stage):
+class _Variant:
+    """One lowered form of a captured step, called on its operands: (results, whether they are arrays of
+    their own)."""
+
+    def __init__(self, graph):
+        self.executable = lowered_graph(graph)
+        # the LLVM executable's native entry, called directly on arrays it takes as they are (it returns
+        # NotImplemented for others, e.g. a broadcast number): no per-call conversions or flattening
+        self.entry = getattr(self.executable, "entry", None) if not getattr(
+            self.executable, "python_floats", ()) else None
+        self.fresh = None  # whether the native entry's results are arrays of their own (`_fresh`)
+
+    def __call__(self, operands) -> tuple:
+        results = NotImplemented if self.entry is None else self.entry(*operands)
+        if results is NotImplemented:
+            return self.executable(*operands), False
+        return results, self._fresh(results, operands)
+
+    def _fresh(self, results, operands) -> bool:
+        """Whether the native entry's results are arrays of their own (none an operand passed through, a view,
+        or another result), so that its gradients become .grad without a copy. The same for every call of
+        the same code: found at the first."""
+        if self.fresh is None:
+            ids = {id(result) for result in results if result.base is None}
+            self.fresh = len(ids) == len(results) and ids.isdisjoint(id(operand) for operand in operands)
+        return self.fresh
+
+
+def _fused(stage, positions):
     """The graph computing the stage's forward from its inputs and the root's seed, then the adjoint:
-    outputs the leaves' cotangents that are not zero, then every node's value. Also, per leaf, whether
-    its cotangent is returned and whether it is zero (reached through ops whose derivative is 0)."""
+    outputs the leaves' cotangents that are not zero, then the values of the nodes at `positions`. Also, per
+    leaf, whether its cotangent is returned and whether it is zero (reached through ops whose derivative is 0)."""
     forward = stage.forward
     builder = Builder()
     with building(builder):
@@ -275,7 +302,8 @@ def _fused(stage):
         reached = reached_values(forward, {id(root): seed})
         returned = [ct is not None for ct in results]
         zero = [ct is None and id(forward.inputs[i]) in reached for ct, i in zip(results, stage.wanted)]
-        values = [env[id(node.out)] for node in forward.nodes]
+        node_of = {position: index for index, position in enumerate(stage.positions)}
+        values = [env[id(forward.nodes[node_of[position]].out)] for position in positions]
         graph = dce(builder.finish([ct for ct in results if ct is not None] + values, "eager_step"))
     return graph, returned, zero
 
