@@ -1,8 +1,8 @@
 """PyTorch's function forms of Tensor methods that the NumPy-like namespace has no name for: `sg.unsqueeze(x, 0)`,
 `sg.flatten(x, 1)`, `sg.clamp(x, min=0)`, `sg.mm(a, b)`, `sg.bmm`, `sg.permute`, `sg.t`, `sg.clone`, `sg.norm`,
 `sg.numel`, `sg.topk`, `sg.chunk`, `sg.unbind`, `sg.scatter`, `sg.scatter_add`, `sg.gather`,
-`sg.index_select`, `sg.masked_fill`, `sg.masked_select`, `sg.rsqrt`, `sg.eq ne gt ge lt le`, `sg.mul sub div neg atan2`, `sg.bitwise_and or xor not`, `sg.bincount`, `sg.histc` and
-`sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a
+`sg.index_select`, `sg.masked_fill`, `sg.masked_select`, `sg.rsqrt`, `sg.eq ne gt ge lt le`, `sg.mul sub div neg atan2`,
+`sg.bitwise_and or xor not left_shift right_shift`, `sg.bincount`, `sg.histc` and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a
 constant tensor."""
 from __future__ import annotations
 

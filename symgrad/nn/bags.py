@@ -8,17 +8,13 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..core import UnsupportedOpError
-from ..eager.tensor import Tensor, labelled
+from ..eager.tensor import _index_array, labelled
 from ..ops.indexing import take_p
-
-
-def _array(value) -> np.ndarray:
-    return np.asarray(value._data if isinstance(value, Tensor) else value)
 
 
 def _bags(input, offsets, include_last_offset) -> tuple:
     """(flat indices, the bag of each, the number of bags) from PyTorch's input and offsets."""
-    index = _array(input)
+    index = _index_array(input)
     if index.dtype.kind not in "iu":
         raise TypeError(f"embedding_bag: indices must be integers, got dtype {index.dtype}")
     if index.ndim == 2:
@@ -30,7 +26,7 @@ def _bags(input, offsets, include_last_offset) -> tuple:
     if index.ndim != 1 or offsets is None:
         raise ValueError(f"embedding_bag: input has to be 1D (with offsets) or 2D, got shape {index.shape}"
                          + ("" if index.ndim != 1 else " and no offsets"))
-    starts = _array(offsets).astype(np.int64).reshape(-1)
+    starts = _index_array(offsets).astype(np.int64).reshape(-1)
     if starts.size == 0 or starts[0] != 0:
         raise RuntimeError("embedding_bag: offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "
                            "to start from position 0")
@@ -76,7 +72,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
 
 def _bag_max(picked, bag_of, keep, bags):
     """Per bag and column, the first maximal element among the bag's kept rows (zero for a bag with none)."""
-    values = _array(picked)
+    values = _index_array(picked)
     dim = values.shape[1]
     best = np.zeros((bags, dim), np.int64)
     filled = np.zeros(bags, bool)

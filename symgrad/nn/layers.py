@@ -9,7 +9,7 @@ from ..eager.tensor import Tensor, random_generator
 from .convolution import _sizes
 from . import functional as F
 from .functional import dropout, elu, embedding, gelu, interpolate, leaky_relu, pad
-from .modules import Module
+from .modules import Linear, Module
 from .parameter import Parameter
 
 
@@ -303,7 +303,6 @@ class LazyLinear(Module):
         self.register_parameter("bias", Parameter(np.empty(0, self._dtype)) if bias else None)
 
     def forward(self, input):
-        from .modules import Linear
         self.in_features = input.shape[-1]
         fresh = Linear(self.in_features, self.out_features, self.bias is not None, dtype=self._dtype)
         for name, parameter in fresh._parameters.items():

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..core import Tracer, UnsupportedOpError, with_user_line
-from ..eager.tensor import Tensor, labelled
+from ..eager.tensor import Tensor, _index_array, labelled
 
 
 def _base(size, align_corners, dtype) -> np.ndarray:
@@ -67,7 +67,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     # (N * H * W, C): a pixel's channels are one row, so every corner is one gather of rows
     pixels = sgnp.reshape(sgnp.transpose(input, (0, 2, 3, 1)), (batch * height * width, channels))
     first = (np.arange(batch) * height * width).reshape(batch, 1, 1)
-    xv, yv = np.asarray(x._data if isinstance(x, Tensor) else x), np.asarray(y._data if isinstance(y, Tensor) else y)
+    xv, yv = _index_array(x), _index_array(y)
 
     def corner(ix, iy):
         """The pixels at integer places (ix, iy) (N, H_out, W_out, C), zero where outside the image."""

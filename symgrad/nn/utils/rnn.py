@@ -10,7 +10,7 @@ import collections
 import numpy as np
 
 from ... import numpy_api as sgnp
-from ...eager.tensor import Tensor
+from ...eager.tensor import Tensor, _index_array
 from .. import functional as F
 
 
@@ -54,7 +54,7 @@ class PackedSequence(collections.namedtuple("PackedSequence", ["data", "batch_si
 
 
 def _ints(value) -> np.ndarray:
-    return np.asarray(value._data if isinstance(value, Tensor) else value).astype(np.int64)
+    return _index_array(value).astype(np.int64)
 
 
 def _packed_places(batch_sizes, order, batch) -> np.ndarray:
