@@ -144,3 +144,38 @@ def test_set_printoptions_prints_as_pytorch(options):
 def test_set_printoptions_refuses_an_unknown_profile():
     with pytest.raises(ValueError, match="profile 'long'"):
         sg.set_printoptions(profile="long")
+
+
+X = np.random.default_rng(1).uniform(0.1, 0.9, (3, 4))
+FUNCTION_FORMS = [
+    ("lerp", (X, np.full((3, 4), 2.0), 0.25), {}), ("clamp_min", (X, 0.5), {}), ("clamp_max", (X, 0.5), {}),
+    ("nonzero", (X > 0.5,), {}), ("addmm", (X[:, :3], X, X.T), {"beta": 0.5, "alpha": 2.0}), ("sgn", (X - 0.5,), {}),
+    ("erfinv", (X,), {}), ("lgamma", (X,), {}), ("digamma", (X,), {}), ("logit", (X,), {}), ("xlogy", (X, X), {}),
+    ("take_along_dim", (X, np.array([[0], [3], [1]])), {"dim": 1}), ("narrow", (X, 1, 1, 2), {}),
+    ("movedim", (X, 0, 1), {}), ("repeat_interleave", (X, 2), {"dim": 0}), ("unflatten", (X, 1, (2, 2)), {}),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs", FUNCTION_FORMS, ids=[f[0] for f in FUNCTION_FORMS])
+def test_function_forms_are_the_methods(name, args, kwargs):
+    """sg.<name>(t, ...) is t.<name>(...), as torch.<name> is; against PyTorch when installed."""
+    tensors = [sg.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
+    got = getattr(sg, name)(*tensors, **kwargs)
+    np.testing.assert_array_equal(got.numpy(), getattr(tensors[0], name)(*tensors[1:], **kwargs).numpy())
+    try:
+        import torch
+    except ImportError:
+        return
+    expected = getattr(torch, name)(*[torch.tensor(a) if isinstance(a, np.ndarray) else a for a in args], **kwargs)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["var_mean", "std_mean"])
+def test_var_mean_and_std_mean(name):
+    t = sg.tensor(X)
+    for kwargs in ({}, {"dim": 1}, {"dim": 0, "correction": 0, "keepdim": True}):
+        spread, mean = getattr(sg, name)(t, **kwargs)
+        method = getattr(t, name.split("_")[0])
+        np.testing.assert_allclose(spread.numpy(), method(kwargs.get("dim"), keepdim=kwargs.get("keepdim", False),
+                                                          correction=kwargs.get("correction", 1)).numpy())
+        np.testing.assert_allclose(mean.numpy(), t.mean(kwargs.get("dim"), keepdim=kwargs.get("keepdim", False)).numpy())
