@@ -41,9 +41,8 @@ _LAZY = {
                               "bitwise_right_shift bitwise_xor bmm chunk clamp clone div eq flatten gather ge gt histc "
                               "index_select is_tensor le lt "
                               "masked_fill masked_select mm mul ne neg norm numel permute rsqrt scatter scatter_add sub t topk "
-                              "unbind unsqueeze lerp clamp_min clamp_max multinomial bernoulli nonzero addmm sgn erfinv "
-                              "lgamma digamma logit xlogy take_along_dim narrow movedim repeat_interleave unflatten "
-                              "var_mean std_mean",
+                              "unbind unsqueeze lerp clamp_min clamp_max multinomial bernoulli nonzero addmm sgn lgamma "
+                              "take_along_dim narrow movedim repeat_interleave unflatten var_mean std_mean",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
 _SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils")  # public submodules, also imported on first use

@@ -150,7 +150,7 @@ X = np.random.default_rng(1).uniform(0.1, 0.9, (3, 4))
 FUNCTION_FORMS = [
     ("lerp", (X, np.full((3, 4), 2.0), 0.25), {}), ("clamp_min", (X, 0.5), {}), ("clamp_max", (X, 0.5), {}),
     ("nonzero", (X > 0.5,), {}), ("addmm", (X[:, :3], X, X.T), {"beta": 0.5, "alpha": 2.0}), ("sgn", (X - 0.5,), {}),
-    ("erfinv", (X,), {}), ("lgamma", (X,), {}), ("digamma", (X,), {}), ("logit", (X,), {}), ("xlogy", (X, X), {}),
+    ("lgamma", (X,), {}),
     ("take_along_dim", (X, np.array([[0], [3], [1]])), {"dim": 1}), ("narrow", (X, 1, 1, 2), {}),
     ("movedim", (X, 0, 1), {}), ("repeat_interleave", (X, 2), {"dim": 0}), ("unflatten", (X, 1, (2, 2)), {}),
 ]

@@ -3,9 +3,8 @@
 `sg.numel`, `sg.topk`, `sg.chunk`, `sg.unbind`, `sg.scatter`, `sg.scatter_add`, `sg.gather`,
 `sg.index_select`, `sg.masked_fill`, `sg.masked_select`, `sg.rsqrt`, `sg.eq ne gt ge lt le`, `sg.mul sub div neg atan2`,
 `sg.bitwise_and or xor not left_shift right_shift`, `sg.bincount`, `sg.histc`, `sg.lerp`, `sg.clamp_min/max`,
-`sg.multinomial`, `sg.bernoulli`, `sg.nonzero`, `sg.addmm`, `sg.sgn`, `sg.erfinv`, `sg.lgamma`, `sg.digamma`, `sg.logit`,
-`sg.xlogy`, `sg.take_along_dim`, `sg.narrow`, `sg.movedim`, `sg.repeat_interleave`, `sg.unflatten`, `sg.var_mean`,
-`sg.std_mean` and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a
+`sg.multinomial`, `sg.bernoulli`, `sg.nonzero`, `sg.addmm`, `sg.sgn`, `sg.lgamma`, `sg.take_along_dim`, `sg.narrow`,
+`sg.movedim`, `sg.repeat_interleave`, `sg.unflatten`, `sg.var_mean`, `sg.std_mean` and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a
 constant tensor."""
 from __future__ import annotations
 
@@ -59,10 +58,11 @@ atan2 = _method_form("atan2")
 bitwise_and, bitwise_or, bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift = (
     _method_form("bitwise_" + name) for name in ("and", "or", "xor", "not", "left_shift", "right_shift"))
 bincount, histc = _method_form("bincount"), _method_form("histc")
-(lerp, clamp_min, clamp_max, multinomial, bernoulli, nonzero, addmm, sgn, erfinv, lgamma, digamma, logit, xlogy,
- take_along_dim, narrow, movedim, repeat_interleave, unflatten) = (_method_form(name) for name in (
-    "lerp", "clamp_min", "clamp_max", "multinomial", "bernoulli", "nonzero", "addmm", "sgn", "erfinv", "lgamma",
-    "digamma", "logit", "xlogy", "take_along_dim", "narrow", "movedim", "repeat_interleave", "unflatten"))
+# (erfinv, digamma, logit and xlogy are elementwise ops of sg.scipy.special, which work on tensors too)
+(lerp, clamp_min, clamp_max, multinomial, bernoulli, nonzero, addmm, sgn, lgamma, take_along_dim, narrow, movedim,
+ repeat_interleave, unflatten) = (_method_form(name) for name in (
+    "lerp", "clamp_min", "clamp_max", "multinomial", "bernoulli", "nonzero", "addmm", "sgn", "lgamma",
+    "take_along_dim", "narrow", "movedim", "repeat_interleave", "unflatten"))
 
 
 def _moments(spread):
