@@ -36,9 +36,13 @@ _LAZY = {
     ".eager.dtype_names": "bool double float float16 half int long",
     ".eager.device": "accelerator cuda device get_default_device set_default_device",
     ".serialization": "load save",
-    ".eager.torch_functions": "atan2 bmm chunk clamp clone div eq flatten gather ge gt index_select is_tensor le lt "
+    ".eager.print_options": "get_printoptions set_printoptions",
+    ".eager.torch_functions": "atan2 bincount bitwise_and bitwise_left_shift bitwise_not bitwise_or "
+                              "bitwise_right_shift bitwise_xor bmm chunk clamp clone div eq flatten gather ge gt histc "
+                              "index_select is_tensor le lt "
                               "masked_fill masked_select mm mul ne neg norm numel permute rsqrt scatter scatter_add sub t topk "
-                              "unbind unsqueeze",
+                              "unbind unsqueeze lerp clamp_min clamp_max multinomial bernoulli nonzero addmm sgn lgamma "
+                              "take_along_dim narrow movedim repeat_interleave unflatten var_mean std_mean",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
 _SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils")  # public submodules, also imported on first use

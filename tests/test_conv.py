@@ -201,6 +201,27 @@ def test_im2col_and_col2im_are_each_others_transpose():
     assert np.vdot(cols, other) == pytest.approx(np.vdot(x, image), rel=1e-12)
 
 
+COL2IM_WINDOWS = [
+    ((6, 5), dict(kernel=(3, 2), stride=(2, 1), dilation=(1, 2), padding=((1, 2), (0, 1)))),
+    ((2, 3), dict(kernel=(5, 3), stride=(1, 1), dilation=(1, 1), padding=((2, 2), (1, 1)))),  # offsets off the image
+    ((7, 7), dict(kernel=(3, 3), stride=(3, 2), dilation=(2, 1), padding=((2, 0), (1, 1)))),
+    ((1, 4), dict(kernel=(3, 1), stride=(1, 2), dilation=(1, 1), padding=((1, 1), (0, 0)))),
+]
+
+
+@pytest.mark.parametrize("spatial, window", COL2IM_WINDOWS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_col2im_on_the_llvm_backend_equals_numpys(spatial, window, dtype):
+    """The native col2im (a loop per kernel offset over the positions landing inside the image) against the
+    NumPy implementation (a strided add per offset into the padded image)."""
+    rng = np.random.default_rng(4)
+    cols = im2col_p(rng.standard_normal((3, 2, *spatial)).astype(dtype), fill="0", **window)
+    other = rng.standard_normal(cols.shape).astype(dtype)
+    native = sg.compile(lambda c: col2im_p(c, spatial=spatial, **window), backend="llvm")(other)
+    np.testing.assert_allclose(native, col2im_p(other, spatial=spatial, **window), rtol=1e-6 if dtype == np.float32
+                               else 1e-13)
+
+
 @pytest.mark.parametrize("call, error, words", [
     (lambda: F.conv2d(np.ones((1, 3, 5, 5)), np.ones((4, 2, 3, 3))), ValueError, "expected input"),
     (lambda: F.conv2d(np.ones((1, 4, 5, 5)), np.ones((3, 2, 3, 3)), groups=2), ValueError, "groups=2"),

@@ -2,9 +2,9 @@
 
 im2col is virtual: a patch element is the image element at a computed index (of the image copied into a
 border of the fill, when padded), so a pooling's reduction reads the image in place and a convolution's
-product materializes the patch matrix once (the BLAS operand). col2im gathers instead of scattering: an
-image element is the sum, over the kernel offsets, of the patch elements that cover it, so it is written
-once, at its own index, by a loop that may run in parallel chunks.
+product materializes the patch matrix once (the BLAS operand). col2im adds the patches of each kernel offset
+into the zeroed image by one loop per offset over the window positions that land inside it (a range known at
+compile time): no bounds test, contiguous rows with stride 1.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import itertools
 
 from llvmlite import ir
 
+from .jobs import LoopJob
 from .operands import Coord, Operand, zero
 from .types import I64, value_type
 
@@ -40,41 +41,6 @@ class Patches(Operand):
             at = k.b.add(k.b.mul(o.value, _const(s)), k.b.mul(j.value, _const(dl)))
             source_idx.append(Coord(at, o.lo * s + j.lo * dl, (o.hi - 1) * s + (j.hi - 1) * dl + 1))
         return self.source.load(k, source_idx)
-
-
-class Image(Operand):
-    """col2im's value: image[n, c, *h] = sum over kernel offsets j of patches[c, *j, n, *o] where
-    h + lo = o*s + j*dl for an o in range (the offsets that cannot reach h are skipped at run time)."""
-
-    def __init__(self, patches: Operand, shape, params):
-        self.source, self.shape, self.dtype = patches, tuple(shape), patches.dtype
-        self.kernel, self.stride, self.dilation = params["kernel"], params["stride"], params["dilation"]
-        self.padding = params["padding"]
-        self.reads = patches.reads
-        self.cost = (patches.cost + 4) * max(1, len(list(itertools.product(*map(range, self.kernel)))))
-
-    def load(self, k, idx):
-        d = len(self.kernel)
-        batch, channel, spatial = idx[0], idx[1], idx[2:]
-        out_sizes = self.source.shape[2 + d:]
-        total = zero(self.dtype)
-        for offsets in itertools.product(*map(range, self.kernel)):
-            source_idx, inside = [channel, *map(Coord.constant, offsets), batch], []
-            for h, j, s, dl, (lo, _), n in zip(spatial, offsets, self.stride, self.dilation, self.padding, out_sizes):
-                shifted = k.b.sub(h.value, _const(j * dl - lo))  # o * s when this offset covers h
-                span = s * (n - 1) + 1
-                within = k.b.icmp_unsigned("<", shifted, _const(span))
-                if s != 1:
-                    on_grid = k.b.icmp_signed("==", k.b.urem(shifted, _const(s)), _ZERO)
-                    within = k.b.and_(within, on_grid)
-                    shifted = k.b.udiv(shifted, _const(s))
-                inside.append(within)
-                source_idx.append(Coord(k.b.select(within, shifted, _ZERO), 0, max(n, 1)))
-            value = self.source.load(k, source_idx)
-            for within in inside:
-                value = k.b.select(within, value, zero(self.dtype))
-            total = k.b.fadd(total, value) if self.dtype.kind == "f" else k.b.add(total, value)
-        return total
 
 
 class Padded(Operand):
@@ -112,6 +78,51 @@ def im2col(k, node, inputs):
     return Patches(x, node.out.shape, node.params)
 
 
+def _covered(size, out, shift, stride) -> tuple:
+    """(first, count): the window positions o in range(out) whose place o * stride + shift is in range(size)."""
+    first = max(0, -(shift // stride))  # ceil(-shift / stride)
+    last = min(out - 1, (size - 1 - shift) // stride)
+    return first, max(0, last - first + 1)
+
+
 def col2im(k, node, inputs):
-    """Written once into its buffer: a consumer reading it several times must not sum the offsets again."""
-    return k.materialize(Image(inputs[0], node.out.shape, node.params), k.result_buffer(node))
+    """One loop over (image, channel): each plane zeroed, then for each kernel offset the patch elements of
+    that offset added at their places. The positions whose place is inside the image are a range known here,
+    so the inner loops have no bounds test and, with stride 1, read and write contiguous rows (they
+    vectorize); the plane stays in cache while the offsets add into it."""
+    (cols,) = inputs
+    out = k.result_buffer(node)
+    kernel, stride, dilation = node.params["kernel"], node.params["stride"], node.params["dilation"]
+    d = len(kernel)
+    spatial, positions = out.shape[2:], cols.shape[2 + d:]
+    adds = []  # per kernel offset reaching the image: (offsets, per axis (first, count), per axis shift)
+    for offsets in itertools.product(*map(range, kernel)):
+        shifts = [j * dl - lo for j, dl, (lo, _) in zip(offsets, dilation, node.params["padding"])]
+        ranges = [_covered(*args) for args in zip(spatial, positions, shifts, stride)]
+        if all(count for _, count in ranges):
+            adds.append((offsets, ranges, shifts))
+    empty = zero(node.out.dtype)
+
+    def body(k, idx):
+        batch, channel = idx
+        _nest(k, [(0, n) for n in spatial], lambda at: out.store(k, [batch, channel, *at], empty))
+        for offsets, ranges, shifts in adds:
+            def add(steps, offsets=offsets, shifts=shifts):
+                source_idx, target_idx = [channel, *map(Coord.constant, offsets), batch, *steps], [batch, channel]
+                for step, shift, s in zip(steps, shifts, stride):
+                    place = k.b.add(k.b.mul(step.value, _const(s)), _const(shift))
+                    target_idx.append(Coord(place, step.lo * s + shift, (step.hi - 1) * s + shift + 1))
+                value, total = cols.load(k, source_idx), out.load(k, target_idx)
+                out.store(k, target_idx, k.b.fadd(total, value) if out.dtype.kind == "f" else k.b.add(total, value))
+            _nest(k, [(first, first + count) for first, count in ranges], add)
+    k.jobs.append(LoopJob(tuple(out.shape[:2]), out, cols.reads | out.reads, body))
+    return out
+
+
+def _nest(k, ranges, body, steps=()):
+    """body(steps) inside loops over the given [lo, hi) ranges, outermost first."""
+    if len(steps) == len(ranges):
+        body(list(steps))
+        return
+    lo, hi = ranges[len(steps)]
+    k.for_range(lo, hi, lambda i: _nest(k, ranges, body, (*steps, Coord(i, lo, hi))))

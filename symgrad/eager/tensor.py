@@ -24,6 +24,7 @@ from .device import CPU, check_device, device as device_type
 from .engine import Engine
 from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads
 from .mode import enable_grad, is_grad_enabled, no_grad
+from .print_options import OPTIONS
 from .size import size_of
 from .tape import force_pending, state as _tapes
 from .whole_backward import view_value
@@ -1495,10 +1496,11 @@ def _index_array(index):
 
 def format_tensor(t: Tensor) -> str:
     """PyTorch's printed form: `tensor([1.0000, 2.5000], grad_fn=<MulBackward0>)`, laid out as torch/_tensor_str.py
-    lays it out (80 columns, the first and last 3 along each axis beyond 1000 elements). The float dtype is not shown
+    lays it out (sg.set_printoptions: by default 80 columns, the first and last 3 along each axis beyond 1000
+    elements, 4 decimals). The float dtype is not shown
     (PyTorch shows float64 and symgrad would show float32: neither is the other's default)."""
     data = t._data
-    summarize = data.size > 1000
+    summarize = data.size > OPTIONS.threshold
     fmt, width = _element_format(_summarized(data) if summarize else data)
     body = _nested_str(data, 7, summarize, lambda v: fmt(v).rjust(width), width) if data.size else "[]"
     extras = []
@@ -1512,8 +1514,8 @@ def format_tensor(t: Tensor) -> str:
         extras.append("requires_grad=True")
     text = "tensor(" + body
     line = len(text) - text.rfind("\n") + 1  # as PyTorch counts the last line
-    for extra in extras:  # on the last line while it fits in 80 columns
-        if line + len(extra) + 2 > 80:
+    for extra in extras:  # on the last line while it fits in the line width
+        if line + len(extra) + 2 > OPTIONS.linewidth:
             text, line = text + ",\n" + " " * 7 + extra, 7 + len(extra)
         else:
             text, line = text + ", " + extra, line + len(extra) + 2
@@ -1521,44 +1523,50 @@ def format_tensor(t: Tensor) -> str:
 
 
 def _nested_str(data: np.ndarray, indent: int, summarize: bool, fmt, width: int) -> str:
-    """torch's _tensor_str_with_formatter: rows of as many elements as fit in 80 columns, `...` for the middle."""
+    """torch's _tensor_str_with_formatter: rows of as many elements as fit in the line width, `...` for the
+    middle."""
     if data.ndim == 0:
         return fmt(data[()])
-    long = summarize and data.shape[0] > 6
+    edge = OPTIONS.edgeitems
+    long = summarize and data.shape[0] > 2 * edge
     if data.ndim == 1:
-        items = ([fmt(v) for v in data[:3]] + [" ..."] + [fmt(v) for v in data[-3:]] if long
+        items = ([fmt(v) for v in data[:edge]] + [" ..."] + [fmt(v) for v in data[-edge:]] if long
                  else [fmt(v) for v in data])
-        per_line = max(1, (80 - indent) // (width + 2))
+        per_line = max(1, (OPTIONS.linewidth - indent) // (width + 2))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
-    rows = [_nested_str(row, indent + 1, summarize, fmt, width) for row in (data[:3] if long else data)]
+    rows = [_nested_str(row, indent + 1, summarize, fmt, width) for row in (data[:edge] if long else data)]
     if long:
-        rows += ["..."] + [_nested_str(row, indent + 1, summarize, fmt, width) for row in data[-3:]]
+        rows += ["..."] + [_nested_str(row, indent + 1, summarize, fmt, width) for row in data[-edge:]]
     return "[" + ("," + "\n" * (data.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
 
 
 def _element_format(shown: np.ndarray):
     """PyTorch's _Formatter: the element format and width, both from the nonzero finite values shown (a NaN, an
     inf or a zero does not widen the columns): scientific when they span more than 1e3 or reach 1e8 (or, unless
-    all are whole, go below 1e-4), else 4 decimals, or `3.` when all are whole."""
+    all are whole, go below 1e-4), else `precision` decimals, or `3.` when all are whole; sci_mode forces or
+    refuses scientific notation."""
     if not dtypes.is_float(shown.dtype):
         return str, max((len(str(v)) for v in shown.reshape(-1)), default=1)
     values = shown[np.isfinite(shown) & (shown != 0)]
     magnitudes = np.abs(values)
     integral = bool(np.all(np.equal(np.mod(values, 1), 0)))
     spread = magnitudes.size > 0 and (magnitudes.max() / magnitudes.min() > 1e3 or magnitudes.max() > 1e8)
-    if spread or (not integral and magnitudes.min() < 1e-4):
-        fmt = lambda v: f"{v:.4e}"  # noqa: E731
+    precision = OPTIONS.precision
+    scientific = spread or (not integral and magnitudes.min() < 1e-4)
+    if OPTIONS.sci_mode if OPTIONS.sci_mode is not None else scientific:
+        fmt = lambda v: f"{v:.{precision}e}"  # noqa: E731
     else:
-        fmt = (lambda v: f"{v:.0f}.") if integral else (lambda v: f"{v:.4f}")
+        fmt = (lambda v: f"{v:.0f}.") if integral else (lambda v: f"{v:.{precision}f}")
     return _finite_or_name(fmt), max((len(fmt(v)) for v in values), default=1)
 
 
 def _summarized(data: np.ndarray) -> np.ndarray:
-    """The elements PyTorch shows of a tensor of more than 1000: the first and last 3 along each longer axis."""
+    """The elements PyTorch shows of a summarized tensor: the first and last edgeitems along each longer axis."""
+    edge = OPTIONS.edgeitems
     for axis, size in enumerate(data.shape):
-        if size > 6:
-            data = np.concatenate([data.take(range(3), axis), data.take(range(size - 3, size), axis)], axis)
+        if size > 2 * edge:
+            data = np.concatenate([data.take(range(edge), axis), data.take(range(size - edge, size), axis)], axis)
     return data
 
 

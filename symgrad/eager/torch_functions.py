@@ -1,8 +1,10 @@
 """PyTorch's function forms of Tensor methods that the NumPy-like namespace has no name for: `sg.unsqueeze(x, 0)`,
 `sg.flatten(x, 1)`, `sg.clamp(x, min=0)`, `sg.mm(a, b)`, `sg.bmm`, `sg.permute`, `sg.t`, `sg.clone`, `sg.norm`,
 `sg.numel`, `sg.topk`, `sg.chunk`, `sg.unbind`, `sg.scatter`, `sg.scatter_add`, `sg.gather`,
-`sg.index_select`, `sg.masked_fill`, `sg.masked_select`, `sg.rsqrt`, `sg.eq ne gt ge lt le`, `sg.mul sub div neg atan2` and
-`sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a
+`sg.index_select`, `sg.masked_fill`, `sg.masked_select`, `sg.rsqrt`, `sg.eq ne gt ge lt le`, `sg.mul sub div neg atan2`,
+`sg.bitwise_and or xor not left_shift right_shift`, `sg.bincount`, `sg.histc`, `sg.lerp`, `sg.clamp_min/max`,
+`sg.multinomial`, `sg.bernoulli`, `sg.nonzero`, `sg.addmm`, `sg.sgn`, `sg.lgamma`, `sg.take_along_dim`, `sg.narrow`,
+`sg.movedim`, `sg.repeat_interleave`, `sg.unflatten`, `sg.var_mean`, `sg.std_mean` and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a
 constant tensor."""
 from __future__ import annotations
 
@@ -53,6 +55,28 @@ rsqrt = _method_form("rsqrt")
 eq, ne, gt, ge, lt, le = (_method_form(name) for name in ("eq", "ne", "gt", "ge", "lt", "le"))
 mul, sub, div, neg = (_method_form(name) for name in ("mul", "sub", "div", "neg"))
 atan2 = _method_form("atan2")
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift = (
+    _method_form("bitwise_" + name) for name in ("and", "or", "xor", "not", "left_shift", "right_shift"))
+bincount, histc = _method_form("bincount"), _method_form("histc")
+# (erfinv, digamma, logit and xlogy are elementwise ops of sg.scipy.special, which work on tensors too)
+(lerp, clamp_min, clamp_max, multinomial, bernoulli, nonzero, addmm, sgn, lgamma, take_along_dim, narrow, movedim,
+ repeat_interleave, unflatten) = (_method_form(name) for name in (
+    "lerp", "clamp_min", "clamp_max", "multinomial", "bernoulli", "nonzero", "addmm", "sgn", "lgamma",
+    "take_along_dim", "narrow", "movedim", "repeat_interleave", "unflatten"))
+
+
+def _moments(spread):
+    def function(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+        """(spread, mean) along dim with PyTorch's correction (1: the unbiased estimate)."""
+        input = _as_tensor(input, spread + "_mean")
+        correction = correction if unbiased is None else int(unbiased)
+        return (getattr(input, spread)(dim, keepdim=keepdim, correction=correction),
+                input.mean(dim, keepdim=keepdim))
+    function.__name__ = spread + "_mean"
+    return function
+
+
+var_mean, std_mean = _moments("var"), _moments("std")
 
 
 def bmm(input, mat2):

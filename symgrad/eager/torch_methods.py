@@ -14,7 +14,8 @@ import numpy as np
 from .. import numpy_api as sgnp
 from ..numpy_api import arrays
 from ..ops import elementwise as E
-from .tensor import Tensor, _dim, _index_array, as_view, elementwise_on_tensors, labelled
+from .mode import is_grad_enabled
+from .tensor import Tensor, _dim, _index_array, _settle, as_view, elementwise_on_tensors, labelled
 
 ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
 
@@ -493,6 +494,106 @@ def half(self):
     raise TypeError("symgrad has no float16 tensors: use .float() (float32) or .double()")
 
 
+def stride(self, dim=None):
+    """The C-order strides in elements that PyTorch gives a contiguous tensor of this shape (every tensor
+    here is contiguous): a dimension's stride is the product of the later sizes, a size 0 counted as 1."""
+    strides, step = [], 1
+    for size in reversed(self.shape):
+        strides.append(step)
+        step *= max(size, 1)
+    strides = tuple(reversed(strides))
+    return strides if dim is None else strides[_dim(dim, self.ndim)]
+
+
+def _becomes(self, result) -> "Tensor":
+    """self rebound to an out-of-place result (a metadata change: t_, unsqueeze_, squeeze_, transpose_): the
+    old array is not written, so what earlier ops saved of it stays valid; a leaf requiring grad is refused."""
+    if is_grad_enabled() and self._requires_grad and self._node is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    _settle(self)
+    self._data, self._node, self._requires_grad = result._data, result._node, result._requires_grad
+    self._version = result._version
+    return self
+
+
+def _metadata_in_place(name):
+    def method(self, *args, **kwargs):
+        return _becomes(self, getattr(Tensor, name)(self, *args, **kwargs))
+    method.__name__ = name + "_"
+    method.__doc__ = f"self becomes self.{name}(...) (PyTorch's {name}_, a change of shape only)."
+    return method
+
+
+def resize_(self, *sizes):
+    """self's elements in flat order, cut or extended (with zeros; PyTorch leaves them uninitialized) to the
+    new shape. Not recorded, as in PyTorch, which refuses a tensor requiring grad."""
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], (int, np.integer)) else sizes
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if any(int(n) < 0 for n in sizes):
+        raise RuntimeError(f"resize_: sizes must be non-negative, got {list(sizes)}")
+    flat = np.zeros(int(np.prod(sizes, dtype=np.int64)), self.dtype)
+    kept = min(flat.size, self.numel())
+    flat[:kept] = self._data.reshape(-1)[:kept]
+    self._data = flat.reshape(tuple(int(n) for n in sizes))
+    self._version.value += 1
+    return self
+
+
+def _bitwise(name, ufunc, logical=None, reflected=False):
+    """torch's bitwise op on integer and boolean tensors (and Python ints and bools, which keep the tensor's
+    dtype); booleans alone take the logical op (recorded as any comparison). A float operand is refused, as
+    in PyTorch (never a logical result for integers, which `&` gave before)."""
+    def method(self, *others):
+        operands = (*others, self) if reflected else (self, *others)
+        arrays = [o._data if isinstance(o, Tensor) else o for o in operands]
+        kinds = {np.asarray(a).dtype.kind for a in arrays}
+        if kinds & set("fc"):
+            raise RuntimeError(f'"{name}" is not implemented for float tensors: it takes integer or boolean '
+                               f"tensors (got dtypes {[str(np.asarray(a).dtype) for a in arrays]})")
+        if logical is not None and kinds == {"b"}:
+            return elementwise_on_tensors(logical, operands)
+        return Tensor._wrap(np.asarray(ufunc(*arrays)))
+    method.__name__ = name
+    method.__doc__ = f"torch's {name} (np.{ufunc.__name__}) on integer or boolean tensors, no gradient."
+    return method
+
+
+def bincount(self, weights=None, minlength=0):
+    """How often each value 0..max occurs in a 1-d tensor of non-negative integers (or the sum of `weights`
+    at its occurrences, in weights' dtype), at least minlength long. Not differentiable, as in PyTorch."""
+    data = self._data
+    if data.ndim != 1 or data.dtype.kind not in "iub" or (data.size and data.min() < 0):
+        raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (got shape "
+                           f"{list(self.shape)}, dtype {self.dtype})")
+    if weights is None:
+        return Tensor._wrap(np.bincount(data, minlength=minlength).astype(np.int64))
+    weights = _index_array(weights)
+    if weights.shape != data.shape:
+        raise RuntimeError(f"bincount: weights of shape {list(weights.shape)} should match the input's "
+                           f"{list(data.shape)}")
+    dtype = weights.dtype if weights.dtype.kind == "f" else np.dtype(np.float64)
+    return Tensor._wrap(np.bincount(data, weights, minlength).astype(dtype))
+
+
+def histc(self, bins=100, min=0, max=0):
+    """A histogram of `bins` equal bins over [min, max] (the data's own range when min == max), elements
+    outside ignored, the last bin closed: PyTorch's bin of x is floor((x - min) * bins / (max - min))."""
+    data = self._data
+    if data.dtype.kind != "f":
+        raise RuntimeError(f'"histogram_cpu" not implemented for {self.dtype} tensors: histc takes floats')
+    if bins <= 0 or min > max:
+        raise RuntimeError(f"histc: bins must be > 0 and min <= max (got bins={bins}, min={min}, max={max})")
+    low, high = float(min), float(max)
+    if low == high and data.size:
+        low, high = float(data.min()), float(data.max())
+    if low == high:
+        low, high = low - 1, high + 1
+    kept = data[(data >= low) & (data <= high)].astype(np.float64)
+    index = np.minimum(((kept - low) * bins / (high - low)).astype(np.int64), bins - 1)
+    return Tensor._wrap(np.bincount(index, minlength=bins).astype(self.dtype))
+
+
 for _method in (sort, argsort, topk, split, chunk, unbind, flip, roll, repeat, gather, scatter, scatter_add,
                 new_tensor, view_as, expand_as, where, masked_select, nonzero, tril, triu, movedim, swapaxes, tile,
                 half, repeat_interleave, lerp, addcmul, addcdiv, nan_to_num, diff, median, kthvalue, unique,
@@ -558,3 +659,19 @@ for _name, _op in {"isnan": E.isnan, "isinf": E.isinf, "isfinite": E.isfinite, "
     setattr(Tensor, _name, (lambda op: lambda self, *args: elementwise_on_tensors(op, (self, *args)))(_op))
 Tensor.cumsum = _cumulative(arrays.cumsum, "cumsum")
 Tensor.cumprod = _cumulative(arrays.cumprod, "cumprod")
+for _method in (stride, resize_, bincount, histc):
+    setattr(Tensor, _method.__name__, _method)
+for _name in ("t", "unsqueeze", "squeeze", "transpose", "swapdims", "swapaxes"):
+    setattr(Tensor, _name + "_", _metadata_in_place(_name))
+for _name, _ufunc, _logical in (("and", np.bitwise_and, E.logical_and), ("or", np.bitwise_or, E.logical_or),
+                                ("xor", np.bitwise_xor, E.not_equal), ("left_shift", np.left_shift, None),
+                                ("right_shift", np.right_shift, None)):
+    _method = _bitwise("bitwise_" + _name, _ufunc, _logical)
+    setattr(Tensor, "bitwise_" + _name, _method)
+    setattr(Tensor, "bitwise_" + _name + "_", _in_place("bitwise_" + _name))
+    _operator = {"left_shift": "lshift", "right_shift": "rshift"}.get(_name, _name)
+    setattr(Tensor, f"__{_operator}__", _method)
+    setattr(Tensor, f"__r{_operator}__", _bitwise("bitwise_" + _name, _ufunc, _logical, reflected=True))
+    setattr(Tensor, f"__i{_operator}__", getattr(Tensor, "bitwise_" + _name + "_"))
+Tensor.bitwise_not = Tensor.__invert__ = _bitwise("bitwise_not", np.invert, E.logical_not)
+Tensor.bitwise_not_ = _in_place("bitwise_not")

@@ -109,3 +109,10 @@ from .loss import TripletMarginLoss  # noqa: F401
 from .loss import PoissonNLLLoss  # noqa: F401
 from .loss import GaussianNLLLoss  # noqa: F401
 from . import utils  # noqa: F401,E402
+from .layers import Bilinear  # noqa: F401,E402
+from .layers import LazyLinear  # noqa: F401,E402
+from .layers import EmbeddingBag  # noqa: F401,E402
+from .layers import Fold  # noqa: F401,E402
+from .layers import Unfold  # noqa: F401,E402
+from .normalization import RMSNorm  # noqa: F401,E402
+from .loss import CTCLoss  # noqa: F401,E402

@@ -2,58 +2,18 @@
 list or by name, registered as a module's own."""
 from __future__ import annotations
 
-from .modules import Module
+from .modules import Module, ModuleSequence
 from .parameter import Parameter
 
 
-class ModuleList(Module):
+class ModuleList(ModuleSequence):
     """Modules in a list, registered as '0', '1', ..."""
 
     def __init__(self, modules=None):
         super().__init__()
         self.extend(modules or ())
 
-    def _renumber(self, modules):
-        self._modules.clear()
-        for index, module in enumerate(modules):
-            self.add_module(str(index), module)
-
-    def __getitem__(self, index):
-        modules = list(self._modules.values())
-        return ModuleList(modules[index]) if isinstance(index, slice) else modules[index]
-
-    def __setitem__(self, index, module):
-        modules = list(self._modules.values())
-        modules[index] = module
-        self._renumber(modules)
-
-    def __delitem__(self, index):
-        modules = list(self._modules.values())
-        del modules[index]
-        self._renumber(modules)
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def __iadd__(self, modules):
-        return self.extend(modules)
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for module in modules:
-            self.append(module)
-        return self
-
-    def insert(self, index, module):
-        modules = list(self._modules.values())
-        modules.insert(index, module)
-        self._renumber(modules)
+    _of = classmethod(lambda cls, modules: cls(modules))
 
 
 class _NamedItems(Module):

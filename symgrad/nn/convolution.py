@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..core import Tracer, UnsupportedOpError, fail
-from ..ops.conv import col2im_p, im2col_impl, im2col_p
+from ..ops.conv import col2im_p, im2col_impl, im2col_p, output_size as output_size_of
 from ..ops.linalg import matmul_p
 from ..ops.shape import reduce_sum_p, reshape_p, transpose_p
 
@@ -335,3 +335,42 @@ def _adaptive(reduce, input, output_size, d, name):
         out = sgnp.concatenate([reduce(out[before + (slice(start, end),)], axis=2 + axis, keepdims=True)
                                 for start, end in _adaptive_windows(size, target)], axis=2 + axis)
     return _unbatched(out, added)
+
+
+def _fold_window(kernel_size, dilation, padding, stride, name) -> dict:
+    kernel, dilation, stride = (_sizes(v, 2, n) for v, n in ((kernel_size, "kernel_size"), (dilation, "dilation"),
+                                                                (stride, "stride")))
+    pads = _sizes(padding, 2, "padding")
+    if min(kernel + dilation + stride) < 1 or min(pads) < 0:
+        fail(f"{name}: kernel_size, dilation and stride must be positive and padding non-negative, got "
+             f"kernel_size={kernel_size}, dilation={dilation}, padding={padding}, stride={stride}", ValueError)
+    return dict(kernel=kernel, stride=stride, dilation=dilation, padding=tuple((p, p) for p in pads))
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """PyTorch's unfold (im2col): (N, C, H, W) to (N, C * kh * kw, L), a column per window position, rows
+    channel-major then kernel offsets; a (C, H, W) input gives (C * kh * kw, L)."""
+    x, added = _batched(input, 2, "unfold")
+    window = _fold_window(kernel_size, dilation, padding, stride, "unfold")
+    cols = im2col_p(x, fill="0", **window)  # (C, kh, kw, N, oh, ow)
+    rows, batch = x.shape[1] * math.prod(window["kernel"]), x.shape[0]
+    out = transpose_p(reshape_p(cols, shape=(rows, batch, math.prod(cols.shape[4:]))), perm=(1, 0, 2))
+    return _unbatched(out, added)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """PyTorch's fold (col2im), unfold's adjoint: (N, C * kh * kw, L) to (N, C, *output_size), the values of
+    overlapping windows summed; a (C * kh * kw, L) input gives (C, *output_size)."""
+    x, added = _batched(input, 1, "fold")
+    window = _fold_window(kernel_size, dilation, padding, stride, "fold")
+    spatial = _sizes(output_size, 2, "output_size")
+    positions = tuple(output_size_of(*args) for args in zip(spatial, window["kernel"], window["stride"],
+                                                              window["dilation"], window["padding"]))
+    per_channel = math.prod(window["kernel"])
+    if x.shape[1] % per_channel or x.shape[2] != math.prod(positions):
+        fail(f"fold: expected an input (N, C * {per_channel}, {math.prod(positions)}) for output_size={spatial}, "
+             f"kernel_size={window['kernel']} ({positions[0]} x {positions[1]} blocks), got shape "
+             f"{tuple(input.shape)}", RuntimeError)
+    cols = reshape_p(transpose_p(x, perm=(1, 0, 2)),
+                     shape=(x.shape[1] // per_channel, *window["kernel"], x.shape[0], *positions))
+    return _unbatched(col2im_p(cols, spatial=spatial, **window), added)

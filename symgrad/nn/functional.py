@@ -84,6 +84,21 @@ def _linear(input, weight, bias):
     return out if bias is None else _ew(E.add, (out, bias))
 
 
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = input1[..., i] weight[o, i, j] input2[..., j] + bias[o] (weight (out, in1, in2))."""
+    if input1.shape[:-1] != input2.shape[:-1] or weight.ndim != 3 or \
+            (input1.shape[-1], input2.shape[-1]) != tuple(weight.shape[1:]):
+        raise RuntimeError(f"bilinear: inputs of shapes {list(input1.shape)} and {list(input2.shape)} do not match "
+                           f"a weight of shape {list(weight.shape)} (out, in1, in2)")
+    out = apply_function(_bilinear, (input1, input2, weight, bias), {})
+    return labelled(out, "Bilinear")
+
+
+def _bilinear(input1, input2, weight, bias):
+    out = sgnp.einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else _ew(E.add, (out, bias))
+
+
 def _reduce(loss, reduction: str):
     if reduction == "mean":
         return _ew(E.divide, (sgnp.sum(loss), float(loss.size)))  # NaN for an empty batch, as PyTorch
@@ -375,6 +390,14 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    return _convolution_call(convolution.unfold, "Im2Col", (input, kernel_size, dilation, padding, stride))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    return _convolution_call(convolution.fold, "Col2Im", (input, output_size, kernel_size, dilation, padding, stride))
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -712,6 +735,22 @@ def _channel_dropout(input, p, training, inplace, d, name):
     return labelled(_ew(E.multiply, (input, scale.reshape(channels + (1,) * d))), "Mul")
 
 
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) along dim, g Gumbel noise -log(Exponential(1)) drawn from sg.manual_seed's
+    generator; hard: the one-hot of its argmax in the forward pass, the soft sample's gradient in the backward
+    (PyTorch's straight-through estimator)."""
+    _refuse_a_mask_drawn_once(logits, "gumbel_softmax")
+    noise = -np.log(random_generator().exponential(1.0, tuple(logits.shape))).astype(logits.dtype)
+    soft = softmax(_ew(E.divide, (_ew(E.add, (logits, noise)), tau)), dim)
+    if not hard:
+        return soft
+    dim = dim % max(soft.ndim, 1)
+    peak = np.argmax(np.asarray(soft._data if isinstance(soft, Tensor) else soft), axis=dim)
+    one_hot = (np.expand_dims(peak, dim) == np.arange(soft.shape[dim]).reshape(
+        (-1,) + (1,) * (soft.ndim - 1 - dim))).astype(soft.dtype)
+    return _ew(E.add, (_ew(E.subtract, (one_hot, sgnp.stop_gradient(soft))), soft))
+
+
 def dropout1d(input, p=0.5, training=True, inplace=False):
     return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
 
@@ -907,6 +946,24 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
     if weight is not None:
         out = _ew(E.multiply, (out, weight))
     return out if bias is None else _ew(E.add, (out, bias))
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """input / sqrt(mean(input**2 over the trailing normalized_shape) + eps), times weight; eps None is the
+    machine epsilon of input's dtype (PyTorch's default)."""
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(normalized_shape):]) != normalized_shape:
+        raise ValueError(f"rms_norm: normalized_shape {list(normalized_shape)} does not end the input shape "
+                         f"{list(input.shape)}")
+    eps = float(np.finfo(input.dtype).eps) if eps is None else float(eps)
+    return labelled(apply_function(_rms_norm, (input, len(normalized_shape), weight, eps), {}), "RmsNorm")
+
+
+def _rms_norm(input, count, weight, eps):
+    axes = tuple(range(input.ndim - count, input.ndim))
+    mean_square = sgnp.mean(_ew(E.square, (input,)), axis=axes, keepdims=True)
+    out = _ew(E.divide, (input, _ew(E.sqrt, (_ew(E.add, (mean_square, eps)),))))
+    return out if weight is None else _ew(E.multiply, (out, weight))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -1192,3 +1249,8 @@ def _gaussian_nll(x, y, var, full, eps):
     terms = _ew(E.multiply, (0.5, _ew(E.add, (_ew(E.log, (clamped,)),
                                               _ew(E.divide, (_ew(E.square, (_ew(E.subtract, (x, y)),)), clamped))))))
     return _ew(E.add, (terms, 0.5 * math.log(2 * math.pi))) if full else terms
+
+
+from .bags import embedding_bag  # noqa: E402,F401
+from .ctc import ctc_loss  # noqa: E402,F401
+from .sampling import affine_grid, grid_sample  # noqa: E402,F401

@@ -9,7 +9,7 @@ from ..eager.tensor import Tensor, random_generator
 from .convolution import _sizes
 from . import functional as F
 from .functional import dropout, elu, embedding, gelu, interpolate, leaky_relu, pad
-from .modules import Module
+from .modules import Linear, Module
 from .parameter import Parameter
 
 
@@ -267,3 +267,106 @@ class Softmax2d(Module):
         if input.ndim not in (3, 4):
             raise ValueError(f"Softmax2d: expected input of 3 or 4 dimensions, got shape {tuple(input.shape)}")
         return F.softmax(input, -3)
+
+
+class Bilinear(Module):
+    """y = x1^T A_o x2 + b_o per output o: weight (out, in1, in2) and bias U(-1/sqrt(in1), 1/sqrt(in1)) as PyTorch."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        bound = 1 / np.sqrt(in1_features) if in1_features > 0 else 0
+        dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
+        uniform = random_generator().uniform
+        self.weight = Parameter(uniform(-bound, bound, (out_features, in1_features, in2_features)).astype(dtype))
+        self.register_parameter("bias", Parameter(uniform(-bound, bound, out_features).astype(dtype)) if bias
+                                else None)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LazyLinear(Module):
+    """A Linear whose in_features is the last size of its first input: its parameters exist from the start
+    (so an optimizer may hold them), empty until that call fills them in place, and the module then becomes a
+    Linear, as PyTorch's does."""
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = 0, out_features
+        self._dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
+        self.weight = Parameter(np.empty(0, self._dtype))
+        self.register_parameter("bias", Parameter(np.empty(0, self._dtype)) if bias else None)
+
+    def forward(self, input):
+        self.in_features = input.shape[-1]
+        fresh = Linear(self.in_features, self.out_features, self.bias is not None, dtype=self._dtype)
+        for name, parameter in fresh._parameters.items():
+            if parameter is not None:
+                getattr(self, name)._data = parameter._data
+        del self._dtype
+        self.__class__ = Linear
+        return self.forward(input)
+
+
+class EmbeddingBag(Module):
+    """A table of num_embeddings vectors, N(0, 1) initially, read by F.embedding_bag (mode sum, mean or max)."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
+                 dtype=None):
+        super().__init__()
+        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
+            raise AssertionError("padding_idx must be within num_embeddings")
+        self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
+        self.max_norm, self.scale_grad_by_freq, self.sparse = max_norm, scale_grad_by_freq, sparse
+        self.include_last_offset = include_last_offset
+        self.padding_idx = padding_idx % num_embeddings if padding_idx is not None and padding_idx < 0 else padding_idx
+        if _weight is None:
+            weight = random_generator().standard_normal((num_embeddings, embedding_dim))
+            if self.padding_idx is not None:
+                weight[self.padding_idx] = 0
+            weight = weight.astype(dtypes.canonical(dtype or dtypes.FLOAT64))
+        else:
+            weight = np.asarray(_weight._data if isinstance(_weight, Tensor) else _weight)
+        self.weight = Parameter(weight)
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, 2.0, self.scale_grad_by_freq, self.mode,
+                               self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}, mode='{self.mode}'"
+
+
+class _Window(Module):
+    """Fold and Unfold: PyTorch's window arguments, kept as given."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
+                f"stride={self.stride}")
+
+
+class Unfold(_Window):
+    def forward(self, input):
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class Fold(_Window):
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__(kernel_size, dilation, padding, stride)
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}, " + super().extra_repr()

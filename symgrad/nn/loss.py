@@ -86,3 +86,15 @@ class PoissonNLLLoss(_OptionsLoss):
 
 class GaussianNLLLoss(_OptionsLoss):
     loss, options = staticmethod(F.gaussian_nll_loss), {"full": False, "eps": 1e-6}
+
+
+class CTCLoss(_Loss):
+    """F.ctc_loss with a fixed blank, reduction and zero_infinity."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

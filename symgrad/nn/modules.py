@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .. import dtypes
+from ..eager.graph import RemovableHandle
 from ..eager.mode import no_grad
 from ..eager.tensor import Tensor, random_generator, to_arguments
 from .functional import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, linear, log_softmax,
@@ -96,7 +97,71 @@ class Module:
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        hooks = self.__dict__.get("_call_hooks")
+        if hooks is None:
+            return self.forward(*args, **kwargs)
+        for hook in list(hooks["pre"]):
+            changed = hook(self, args)
+            if changed is not None:
+                args = changed if isinstance(changed, tuple) else (changed,)
+        output = self.forward(*args, **kwargs)
+        for hook in list(hooks["post"]):
+            changed = hook(self, args, output)
+            output = output if changed is None else changed
+        return output
+
+    def _hook_list(self, when) -> list:
+        if "_call_hooks" not in self.__dict__:
+            object.__setattr__(self, "_call_hooks", {"pre": [], "post": []})
+        return self._call_hooks[when]
+
+    def register_forward_pre_hook(self, hook):
+        """hook(module, args) before each forward: a value it returns replaces the positional arguments."""
+        hooks = self._hook_list("pre")
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def register_forward_hook(self, hook):
+        """hook(module, args, output) after each forward: a value it returns replaces the output."""
+        hooks = self._hook_list("post")
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def apply(self, fn):
+        """fn(module) on every submodule, children first, then on itself (PyTorch's order): itself."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def requires_grad_(self, requires_grad=True):
+        for parameter in self.parameters():
+            parameter.requires_grad_(requires_grad)
+        return self
+
+    def get_submodule(self, target):
+        module = self
+        for name in target.split(".") if target else ():
+            if name not in module._modules:
+                raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+            module = module._modules[name]
+        return module
+
+    def get_parameter(self, target):
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if module._parameters.get(name) is None:
+            raise AttributeError(f"{type(module).__name__} has no parameter `{name}`")
+        return module._parameters[name]
+
+    def register_module(self, name, module):
+        self.add_module(name, module)
+
+    def cuda(self, device=None):
+        raise RuntimeError("symgrad runs on the CPU only: there is no CUDA device (use .to('cpu') or nothing)")
+
+    def half(self):
+        raise TypeError("symgrad has no float16 tensors: use .float() (float32) or .double()")
 
     def named_modules(self, prefix=""):
         yield prefix, self
@@ -108,6 +173,9 @@ class Module:
 
     def children(self):
         return iter(self._modules.values())
+
+    def named_children(self):
+        return iter(self._modules.items())
 
     def named_parameters(self, prefix="", recurse=True):
         seen = set()
@@ -236,7 +304,52 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
-class Sequential(Module):
+class ModuleSequence(Module):
+    """Modules in order, indexed by position (ModuleList, Sequential): item assignment keeps a module's name,
+    deletion and insertion renumber them '0', '1', ... as PyTorch does."""
+
+    def _renumber(self, modules):
+        self._modules.clear()
+        for index, module in enumerate(modules):
+            self.add_module(str(index), module)
+
+    def __getitem__(self, index):
+        modules = list(self._modules.values())
+        return type(self)._of(modules[index]) if isinstance(index, slice) else modules[index]
+
+    def __setitem__(self, index, module):
+        self.add_module(list(self._modules)[index], module)
+
+    def __delitem__(self, index):
+        modules = list(self._modules.values())
+        del modules[index]
+        self._renumber(modules)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for module in modules:
+            self.append(module)
+        return self
+
+    def insert(self, index, module):
+        modules = list(self._modules.values())
+        modules.insert(index, module)
+        self._renumber(modules)
+
+
+class Sequential(ModuleSequence):
     """Apply the given modules in order."""
 
     def __init__(self, *modules):
@@ -245,22 +358,16 @@ class Sequential(Module):
             for name, module in modules[0].items():
                 self.add_module(name, module)
         else:
-            for index, module in enumerate(modules):
-                self.add_module(str(index), module)
+            self.extend(modules)
+
+    @classmethod
+    def _of(cls, modules):
+        return cls(*modules)
 
     def forward(self, input):
         for module in self._modules.values():
             input = module(input)
         return input
-
-    def __getitem__(self, index):
-        return list(self._modules.values())[index]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
 
 class ReLU(Module):

@@ -6,7 +6,7 @@ import numpy as np
 from .. import dtypes
 from ..eager.mode import no_grad
 from ..eager.tensor import Tensor
-from .functional import batch_norm, group_norm, instance_norm, layer_norm
+from .functional import batch_norm, group_norm, instance_norm, layer_norm, rms_norm
 from .modules import Module
 from .parameter import Parameter
 
@@ -152,3 +152,22 @@ class GroupNorm(Module):
 
     def extra_repr(self):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalization over the trailing normalized_shape, with a weight (ones); eps None is the
+    input dtype's machine epsilon."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+        super().__init__()
+        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
+        self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, dtype)) if elementwise_affine
+                                else None)
+
+    def forward(self, input):
+        return rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"

@@ -3,7 +3,9 @@ initialization U(-1/sqrt(hidden), 1/sqrt(hidden)) and shapes: RNN, LSTM, GRU (nu
 dropout between layers, bidirectional) and RNNCell, LSTMCell, GRUCell.
 
 The input projections of a whole sequence are one matrix product; the recurrence is a Python loop over time
-steps of tensor ops, so backward goes through the eager engine like any other model.
+steps of tensor ops, so backward goes through the eager engine like any other model. A PackedSequence input
+runs padded, each sequence's state frozen past its end (so a reverse direction starts at its own last step),
+and gives a PackedSequence output and each sequence's final state.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from . import init
 from .functional import dropout, linear
 from .modules import Module
 from .parameter import Parameter
+from .utils.rnn import PackedSequence, packed_like, pad_packed_sequence
 
 
 def _rnn_tanh(x_proj, h, w_hh, b_hh):
@@ -98,6 +101,16 @@ class _RNNBase(Module):
         return tuple(getattr(self, name + suffix, None) for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
+        return self._forward(input, hx)
+
+    def _forward_packed(self, input, hx):
+        padded, lengths = pad_packed_sequence(input, batch_first=self.batch_first)
+        output, final = self._forward(padded, hx, np.asarray(lengths._data))
+        return packed_like(output.transpose(0, 1) if self.batch_first else output, input), final
+
+    def _forward(self, input, hx, lengths=None):
         if input.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
         batched = input.ndim == 3
@@ -124,7 +137,8 @@ class _RNNBase(Module):
                 times = range(x.shape[0] - 1, -1, -1) if direction else range(x.shape[0])
                 sequence = [None] * x.shape[0]
                 for t in times:
-                    state = step(projected[t], state, w_hh, b_hh)
+                    new = step(projected[t], state, w_hh, b_hh)
+                    state = new if lengths is None else _where_running(t < lengths, new, state)
                     sequence[t] = state[0] if self.mode == "LSTM" else state
                 outputs.append(sgnp.stack(sequence))
                 finals.append(state)
@@ -162,6 +176,14 @@ class _RNNBase(Module):
             if getattr(self, name) != default:
                 text += f", {name}={getattr(self, name)}"
         return text
+
+
+def _where_running(running, new, old):
+    """new where the sequence is still running at this step, else old (an LSTM's (h, c) both)."""
+    mask = running[:, None]
+    if isinstance(new, tuple):
+        return tuple(sgnp.where(mask, n, o) for n, o in zip(new, old))
+    return sgnp.where(mask, new, old)
 
 
 class RNN(_RNNBase):
