@@ -1493,6 +1493,11 @@ def _index_array(index):
     return index._data if isinstance(index, Tensor) else np.asarray(index)
 
 
+def int64_array(value) -> np.ndarray:
+    """Indices, lengths or targets (a tensor, an array or a sequence) as an int64 array."""
+    return _index_array(value).astype(np.int64)
+
+
 
 def format_tensor(t: Tensor) -> str:
     """PyTorch's printed form: `tensor([1.0000, 2.5000], grad_fn=<MulBackward0>)`, laid out as torch/_tensor_str.py

@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import numpy_api as sgnp
-from ..eager.tensor import labelled
-from .utils.rnn import _ints
+from ..eager.tensor import int64_array, labelled
 
 
 def _logsumexp(terms):
@@ -28,7 +27,7 @@ def _logsumexp(terms):
 
 def _extended_targets(targets, target_lengths, batch, blank) -> np.ndarray:
     """(N, 2 S + 1) labels with blanks between and around each target (padded with blanks past its length)."""
-    data = _ints(targets)
+    data = int64_array(targets)
     longest = int(target_lengths.max(initial=0))
     labels = np.full((batch, longest), blank, np.int64)
     if data.ndim == 2:
@@ -57,11 +56,11 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     unbatched = log_probs.ndim == 2
     if unbatched:
         log_probs = sgnp.expand_dims(log_probs, 1)
-        targets = _ints(targets).reshape(1, -1)
+        targets = int64_array(targets).reshape(1, -1)
     if log_probs.ndim != 3:
         raise RuntimeError(f"ctc_loss: log_probs must be (T, N, C) or (T, C), got shape {tuple(log_probs.shape)}")
     steps, batch, classes = log_probs.shape
-    input_lengths, target_lengths = (_ints(lengths).reshape(-1) for lengths in (input_lengths, target_lengths))
+    input_lengths, target_lengths = (int64_array(lengths).reshape(-1) for lengths in (input_lengths, target_lengths))
     if input_lengths.size != batch or target_lengths.size != batch:
         raise RuntimeError(f"ctc_loss: expected {batch} input_lengths and target_lengths, got "
                            f"{input_lengths.size} and {target_lengths.size}")
@@ -99,3 +98,4 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     elif unbatched:
         loss = loss[0]
     return labelled(loss, "CtcLoss")
+

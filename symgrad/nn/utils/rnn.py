@@ -10,7 +10,7 @@ import collections
 import numpy as np
 
 from ... import numpy_api as sgnp
-from ...eager.tensor import Tensor, _index_array
+from ...eager.tensor import Tensor, int64_array
 from .. import functional as F
 
 
@@ -39,22 +39,18 @@ class PackedSequence(collections.namedtuple("PackedSequence", ["data", "batch_si
 
     def __new__(cls, data, batch_sizes, sorted_indices=None, unsorted_indices=None):
         if unsorted_indices is None and sorted_indices is not None:
-            unsorted_indices = Tensor._wrap(np.argsort(_ints(sorted_indices)))
+            unsorted_indices = Tensor._wrap(np.argsort(int64_array(sorted_indices)))
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def lengths(self) -> np.ndarray:
         """Each sequence's length, in the order given (not sorted)."""
-        sizes = _ints(self.batch_sizes)
+        sizes = int64_array(self.batch_sizes)
         by_length = (np.arange(sizes[0])[:, None] < sizes[None, :]).sum(1)
-        return by_length if self.unsorted_indices is None else by_length[_ints(self.unsorted_indices)]
+        return by_length if self.unsorted_indices is None else by_length[int64_array(self.unsorted_indices)]
 
     def order(self) -> np.ndarray:
-        count = _ints(self.batch_sizes)[0]
-        return np.arange(count) if self.sorted_indices is None else _ints(self.sorted_indices)
-
-
-def _ints(value) -> np.ndarray:
-    return _index_array(value).astype(np.int64)
+        count = int64_array(self.batch_sizes)[0]
+        return np.arange(count) if self.sorted_indices is None else int64_array(self.sorted_indices)
 
 
 def _packed_places(batch_sizes, order, batch) -> np.ndarray:
@@ -65,7 +61,7 @@ def _packed_places(batch_sizes, order, batch) -> np.ndarray:
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     """A PackedSequence of a padded (longest, batch, *) (or (batch, longest, *)) tensor and each sequence's length."""
-    lengths = _ints(lengths).reshape(-1)
+    lengths = int64_array(lengths).reshape(-1)
     if enforce_sorted and np.any(np.diff(lengths) > 0):
         raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You "
                            "can pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep "
@@ -84,14 +80,14 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
 def packed_like(padded, packed) -> PackedSequence:
     """A time-major padded (longest, batch, *) tensor packed with the batch sizes and order of `packed`."""
     longest, batch = padded.shape[0], padded.shape[1]
-    places = _packed_places(_ints(packed.batch_sizes), packed.order(), batch)
+    places = _packed_places(int64_array(packed.batch_sizes), packed.order(), batch)
     data = sgnp.take(sgnp.reshape(padded, (longest * batch, *padded.shape[2:])), places, axis=0)
     return packed._replace(data=data)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
     """(padded tensor, lengths) of a PackedSequence, the sequences in their original order."""
-    batch_sizes, order = _ints(sequence.batch_sizes), sequence.order()
+    batch_sizes, order = int64_array(sequence.batch_sizes), sequence.order()
     longest, batch = len(batch_sizes), int(batch_sizes[0])
     if total_length is not None:
         if total_length < longest:
@@ -117,4 +113,4 @@ def pack_sequence(sequences, enforce_sorted=True):
 def unpack_sequence(packed_sequences):
     """The tensors of shapes (L_i, *) a PackedSequence holds."""
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
-    return [padded[i, :int(n)] for i, n in enumerate(_ints(lengths))]
+    return [padded[i, :int(n)] for i, n in enumerate(int64_array(lengths))]
