@@ -6,6 +6,7 @@ the same expressions into the modules it generates, so both agree by constructio
 """
 from __future__ import annotations
 
+import collections
 import functools
 import math
 
@@ -235,7 +236,8 @@ def elementwise_lines(expr, arg_names: dict, dtype, target: str, printer=None) -
         any_arg = next(iter(arg_names.values()))
         return [f"{target} = np.full(np.shape({any_arg}), {printer.doprint(expr)}, dtype={np_dtype(dtype)})"]
     with sp.evaluate(False):  # rebuilt as it is: evaluated, x != x would become False where NaN != NaN
-        replacements, (reduced,) = sp.cse(expr, symbols=sp.numbered_symbols(f"_{target}_"), optimizations=None)
+        replacements, (reduced,) = sp.cse(_repeats_merged(expr), symbols=sp.numbered_symbols(f"_{target}_"),
+                                          optimizations=None)
     for symbol, sub in replacements:
         lines.append(f"{symbol.name} = {printer.doprint(sub)}")
     text = printer.doprint(reduced)
@@ -243,6 +245,21 @@ def elementwise_lines(expr, arg_names: dict, dtype, target: str, printer=None) -
         text = f"np.asarray({text}, dtype={np_dtype(dtype)})"
     lines.append(f"{target} = {text}")
     return lines
+
+
+def _repeats_merged(expr):
+    """expr with a factor repeated in an unevaluated product as a power, a repeated term of a sum as a
+    multiple (call under sp.evaluate(False)). SymPy's cse can take their arguments as a set: it printed
+    Piecewise((x*x/s, c), (0, True)) + Piecewise((-1/s, c), (0, True)) with one x, a gradient ~50% off."""
+    if expr.is_Atom:
+        return expr
+    args = [_repeats_merged(arg) for arg in expr.args]
+    if isinstance(expr, (sp.Mul, sp.Add)):
+        counts = collections.Counter(args)
+        if any(count > 1 for count in counts.values()):
+            repeated = (lambda a, n: sp.Pow(a, n)) if isinstance(expr, sp.Mul) else (lambda a, n: sp.Mul(n, a))
+            return expr.func(*[repeated(arg, count) if count > 1 else arg for arg, count in counts.items()])
+    return expr if all(a is b for a, b in zip(args, expr.args)) else expr.func(*args)
 
 
 @functools.lru_cache(maxsize=2048)
