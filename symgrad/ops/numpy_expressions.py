@@ -247,19 +247,25 @@ def elementwise_lines(expr, arg_names: dict, dtype, target: str, printer=None) -
     return lines
 
 
-def _repeats_merged(expr):
+def _repeats_merged(expr, merged=None):
     """expr with a factor repeated in an unevaluated product as a power, a repeated term of a sum as a
     multiple (call under sp.evaluate(False)). SymPy's cse can take their arguments as a set: it printed
-    Piecewise((x*x/s, c), (0, True)) + Piecewise((-1/s, c), (0, True)) with one x, a gradient ~50% off."""
+    Piecewise((x*x/s, c), (0, True)) + Piecewise((-1/s, c), (0, True)) with one x, a gradient ~50% off.
+    `merged` remembers each subexpression's result, so a shared one is walked once."""
     if expr.is_Atom:
         return expr
-    args = [_repeats_merged(arg) for arg in expr.args]
+    merged = {} if merged is None else merged
+    if expr in merged:
+        return merged[expr]
+    args = [_repeats_merged(arg, merged) for arg in expr.args]
+    result = expr if all(a is b for a, b in zip(args, expr.args)) else expr.func(*args)
     if isinstance(expr, (sp.Mul, sp.Add)):
         counts = collections.Counter(args)
         if any(count > 1 for count in counts.values()):
             repeated = (lambda a, n: sp.Pow(a, n)) if isinstance(expr, sp.Mul) else (lambda a, n: sp.Mul(n, a))
-            return expr.func(*[repeated(arg, count) if count > 1 else arg for arg, count in counts.items()])
-    return expr if all(a is b for a, b in zip(args, expr.args)) else expr.func(*args)
+            result = expr.func(*[repeated(arg, count) if count > 1 else arg for arg, count in counts.items()])
+    merged[expr] = result
+    return result
 
 
 @functools.lru_cache(maxsize=2048)
