@@ -56,25 +56,36 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
+def _padding_index(padding_idx, num_embeddings):
+    """padding_idx made non-negative (None stays None); PyTorch's error when it is out of range."""
+    if padding_idx is None:
+        return None
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise AssertionError("Padding_idx must be within num_embeddings")
+    return padding_idx % num_embeddings
+
+
+def _table(num_embeddings, embedding_dim, padding_idx, weight, dtype):
+    """An embedding table: the given weight's array, else N(0, 1) draws with the padding row zero."""
+    if weight is not None:
+        return np.asarray(weight._data if isinstance(weight, Tensor) else weight)
+    table = random_generator().standard_normal((num_embeddings, embedding_dim))
+    if padding_idx is not None:
+        table[padding_idx] = 0
+    return table.astype(dtypes.canonical(dtype or dtypes.FLOAT64))
+
+
 class Embedding(Module):
     """A table of num_embeddings vectors, N(0, 1) initially (the padding_idx row zero, and it gets no gradient)."""
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
-        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
-            raise AssertionError("Padding_idx must be within num_embeddings")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.padding_idx = padding_idx % num_embeddings if padding_idx is not None and padding_idx < 0 else padding_idx
+        self.padding_idx = _padding_index(padding_idx, num_embeddings)
         self.max_norm, self.scale_grad_by_freq, self.sparse = max_norm, scale_grad_by_freq, sparse
-        if _weight is None:
-            weight = random_generator().standard_normal((num_embeddings, embedding_dim))
-            if self.padding_idx is not None:
-                weight[self.padding_idx] = 0
-            weight = weight.astype(dtypes.canonical(dtype or dtypes.FLOAT64))
-        else:
-            weight = np.asarray(_weight._data if isinstance(_weight, Tensor) else _weight)
-        self.weight = Parameter(weight, requires_grad=not _freeze)
+        self.weight = Parameter(_table(num_embeddings, embedding_dim, self.padding_idx, _weight, dtype),
+                                requires_grad=not _freeze)
 
     def forward(self, input):
         return embedding(input, self.weight, self.padding_idx, self.max_norm, 2.0, self.scale_grad_by_freq, self.sparse)
@@ -320,20 +331,11 @@ class EmbeddingBag(Module):
                  mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
                  dtype=None):
         super().__init__()
-        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
-            raise AssertionError("padding_idx must be within num_embeddings")
         self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
         self.max_norm, self.scale_grad_by_freq, self.sparse = max_norm, scale_grad_by_freq, sparse
         self.include_last_offset = include_last_offset
-        self.padding_idx = padding_idx % num_embeddings if padding_idx is not None and padding_idx < 0 else padding_idx
-        if _weight is None:
-            weight = random_generator().standard_normal((num_embeddings, embedding_dim))
-            if self.padding_idx is not None:
-                weight[self.padding_idx] = 0
-            weight = weight.astype(dtypes.canonical(dtype or dtypes.FLOAT64))
-        else:
-            weight = np.asarray(_weight._data if isinstance(_weight, Tensor) else _weight)
-        self.weight = Parameter(weight)
+        self.padding_idx = _padding_index(padding_idx, num_embeddings)
+        self.weight = Parameter(_table(num_embeddings, embedding_dim, self.padding_idx, _weight, dtype))
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, 2.0, self.scale_grad_by_freq, self.mode,

@@ -20,12 +20,7 @@ def _swaps_last_two(perm) -> bool:
 def transpose_products(graph: ir.Graph) -> ir.Graph:
     """Rewrite each transpose (of the last two axes) of a product used nowhere else as the product of
     the transposed operands, swapped; an operand that is itself such a transpose is read untransposed."""
-    uses = {}
-    for node in graph.nodes:
-        for value in node.inputs:
-            uses[id(value)] = uses.get(id(value), 0) + 1
-    for value in graph.outputs:
-        uses[id(value)] = uses.get(id(value), 0) + 1
+    uses = graph.consumers()
     producers, nodes = {}, []
 
     def swapped(value, meta):
