@@ -252,3 +252,53 @@ def test_nested_python_loops_over_a_numpy_table_roll_with_right_gradients():
         value, grad = sg.compile(sg.value_and_grad(f), backend=backend)(x)
         np.testing.assert_allclose(value, f(x, m=np), rtol=1e-12)
         np.testing.assert_allclose(grad, numeric, rtol=1e-6)
+
+
+def _recurrence(xs, w, u, steps, stack_axis=0, stride=1, time_axis=0):
+    """A tanh recurrence over rows xs[t] (or xs[:, t]) of a traced input, every step's h stacked."""
+    h, outs = sg.zeros((3, 5)), []
+    for t in range(0, steps * stride, stride):
+        row = xs[t] if time_axis == 0 else xs[:, t]
+        h = sg.tanh(row @ w + h @ u)
+        outs.append(h)
+    return sg.sum(sg.stack(outs, axis=stack_axis) ** 2) + sg.sum(outs[3] * outs[-1]) + sg.sum(sg.stack(outs[5:]))
+
+
+@pytest.mark.parametrize("stack_axis, stride, time_axis", [(0, 1, 0), (1, 2, 1), (2, 1, 0)])
+def test_a_loop_over_rows_of_a_traced_input_rolls_with_its_outputs_stacked(stack_axis, stride, time_axis):
+    """x[t] of a traced x with t advancing becomes the scan's xs, and sg.stack of every step's h its ys:
+    the graph stops growing with the number of steps, and values and gradients are those of the unrolled
+    program (finite differences too)."""
+    rng = np.random.default_rng(3)
+    w, u = rng.standard_normal((4, 5)) * 0.5, rng.standard_normal((5, 5)) * 0.5
+    shape = lambda steps: (steps * stride, 3, 4) if time_axis == 0 else (3, steps * stride, 4)
+    f = lambda steps: lambda xs, w, u: _recurrence(xs, w, u, steps, stack_axis, stride, time_axis)
+    sizes = [len(reroll(sg.trace(f(steps), np.zeros(shape(steps)), w, u)).nodes) for steps in (20, 60)]
+    assert sizes[0] == sizes[1]
+    xs = rng.standard_normal(shape(30))
+    graph = sg.trace(f(30), xs, w, u)
+    rolled = reroll(graph)
+    assert scans(rolled) == 1
+    np.testing.assert_allclose(evaluate(rolled, [xs, w, u]), evaluate(graph, [xs, w, u]), rtol=1e-14)
+    vg = sg.value_and_grad(f(30), argnums=(0, 1, 2))
+    for backend in ("llvm", "numpy"):
+        value, grads = sg.compile(vg, backend=backend)(xs, w, u)
+        np.testing.assert_allclose(value, evaluate(graph, [xs, w, u])[0], rtol=1e-13)
+        for argnum, index in ((0, (7, 1, 2) if time_axis == 0 else (1, 7, 2)), (2, (1, 3))):
+            args = [xs, w, u]
+            plus, minus = [a.copy() for a in args], [a.copy() for a in args]
+            plus[argnum][index] += 1e-6
+            minus[argnum][index] -= 1e-6
+            numeric = (f(30)(*plus) - f(30)(*minus)) / 2e-6
+            np.testing.assert_allclose(grads[argnum][index], numeric, rtol=1e-6)
+
+
+def test_a_loop_over_rows_in_reverse_stays_unrolled_and_right():
+    def f(xs, h):
+        for t in reversed(range(24)):
+            h = sg.sin(xs[t] * h) + 0.1
+        return sg.sum(h)
+    xs = np.linspace(-1.0, 1.0, 24 * 8).reshape(24, 8)
+    graph = sg.trace(f, xs, X)
+    np.testing.assert_array_equal(evaluate(reroll(graph), [xs, X])[0], evaluate(graph, [xs, X])[0])
+    np.testing.assert_allclose(sg.compile(sg.grad(f, argnums=1))(xs, X), sg.grad(f, argnums=1)(xs, X), rtol=1e-13)

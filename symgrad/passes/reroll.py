@@ -9,9 +9,12 @@ same order, so the results are bitwise those of the unrolled program.
 A region is rolled when it holds at least MIN_BLOCKS blocks, each with the same operations and
 attributes as the first, reading only values of its own block, of the block before it (the loop's
 carries, each entering the first block as one value of its type), or the same values from before the
-region (its constants); only the last block's carries may be read after it (a last step whose other
-values are read afterwards stays unrolled). Other repetitions (a step reading x[i] with i changing)
-stay unrolled.
+region (its constants), or a slice of a value from before the region one element wide along an axis
+whose start advances by the same step from block to block (`x[t]` of a traced x: the scan's xs). What
+is read after the region becomes the scan's results: the last block's carries, and for a value of an
+earlier block, every block's copy of it stacked (the scan's ys; `sg.stack` of a value of every step is
+those rows as they are). A last step whose only values read afterwards are not carried stays unrolled
+instead. Other repetitions (a step reading x[i] with i not advancing steadily) stay unrolled.
 """
 from __future__ import annotations
 
@@ -22,6 +25,8 @@ import numpy as np
 from .. import ir
 from ..core import const_p
 from ..ops.control import result_p, scan_p
+from ..ops.indexing import slice_p
+from ..ops.shape import concatenate_p, reshape_p, transpose_p
 
 MIN_BLOCKS = 16  # shorter loops stay unrolled: their code is small, and straight-line code is fastest
 MIN_NODES = 64   # nor is a region of fewer nodes than this worth a loop
@@ -45,8 +50,10 @@ def _roll_innermost(graph: ir.Graph) -> ir.Graph:
         return graph
     kinds, signatures = [], {}
     for node in nodes:
-        # constants match whatever their values: one differing from step to step is a row of the loop's xs
-        attrs = () if node.prim is const_p else node.attrs
+        # constants match whatever their values: one differing from step to step is a row of the loop's xs;
+        # slices whatever their starts: one advancing from step to step reads a row of the loop's xs
+        attrs = () if node.prim is const_p else (node.params["steps"], node.params["sizes"]) \
+            if node.prim is slice_p else node.attrs
         key = (node.prim.name, attrs, node.out.shape, node.out.dtype.str, len(node.inputs))
         kinds.append(signatures.setdefault(key, len(signatures)))
     position = {id(node.out): i for i, node in enumerate(nodes)}
@@ -93,7 +100,7 @@ def _region(graph, kinds, position, start, period, count):
     position q of the block before, initially the first block's input) or ("const",)."""
     nodes = graph.nodes
     count = min(count, (len(nodes) - start) // period)  # a run counted from a later kind may not fit
-    slots = {}
+    slots = {}  # also slots[(j, -1)]: ("stride", steps) of the first block's slice j, its start's advance per block
     blocks = 1
     while blocks < count and _same_block(nodes, kinds, position, start, period, blocks, slots):
         blocks += 1
@@ -104,7 +111,7 @@ def _region(graph, kinds, position, start, period, count):
         end, last = start + blocks * period, start + (blocks - 1) * period
         read_after = [position.get(id(v), -1) for v in [v for node in nodes[end:] for v in node.inputs] + graph.outputs]
         if any(start <= where < last for where in read_after):
-            return None  # a value of an earlier step read after the loop: it would need stacking
+            return start, period, blocks, slots  # a value of an earlier step read after the loop: stacked as ys
         if all(where - last in carried for where in read_after if last <= where < end):
             return start, period, blocks, slots
         blocks -= 1  # the last step stays unrolled, computing what is read after the loop but not carried
@@ -176,50 +183,172 @@ def _same_block(nodes, kinds, position, start, period, k, slots) -> bool:
                 return False
             if slots.setdefault((j, t), kind) != kind:
                 return False
+        if nodes[start + j].prim is slice_p:
+            stride = _slice_stride(nodes[start + j], nodes[base + j], k)
+            if stride is None or slots.setdefault((j, -1), ("stride", stride)) != ("stride", stride):
+                return False
+            if any(stride) and slots.get((j, 0)) != ("const",):
+                return False  # only a value from before the loop can be read a row a step
     return True
 
 
+def _slice_stride(first, node, k):
+    """How far the starts of a slice advance per block, from its copies in blocks 0 and k: along at most
+    one axis, forward, where the slice is one element wide (x[t], x[:, t] with t advancing), else None."""
+    deltas = [b - a for a, b in zip(first.params["starts"], node.params["starts"])]
+    if any(delta % k for delta in deltas):
+        return None
+    stride = tuple(delta // k for delta in deltas)
+    moving = [axis for axis, step in enumerate(stride) if step]
+    if len(moving) > 1 or moving and (stride[moving[0]] < 0 or first.params["sizes"][moving[0]] != 1):
+        return None
+    return stride
+
+
+def _sliced_rows(node, stride, blocks) -> list:
+    """Nodes gathering every block's copy of the slice `node` (its start advancing by `stride`) as the rows
+    of one array, the last node's output."""
+    (axis,) = [axis for axis, step in enumerate(stride) if step]
+    x, params = node.inputs[0], node.params
+    sizes = params["sizes"][:axis] + (blocks,) + params["sizes"][axis + 1:]
+    steps = params["steps"][:axis] + (stride[axis],) + params["steps"][axis + 1:]
+    rows = ir.Value(sizes, x.dtype)
+    nodes = [ir.Node(slice_p, (x,), ir.freeze_attrs({"starts": params["starts"], "steps": steps, "sizes": sizes}),
+                     rows, dict(node.meta))]
+    if axis:
+        perm = (axis,) + tuple(a for a in range(len(sizes)) if a != axis)
+        moved = ir.Value(tuple(sizes[a] for a in perm), x.dtype)
+        nodes.append(ir.Node(transpose_p, (rows,), ir.freeze_attrs({"perm": perm}), moved, dict(node.meta)))
+    return nodes
+
+
 def _rolled(graph, start, period, blocks, slots):
-    """The graph with the region replaced by a scan over its first block, and results for what is read after
-    (carries only: _region leaves a last step whose other values are read unrolled)."""
+    """The graph with the region replaced by a scan over its first block, and results for what is read after:
+    the last block's carries, and every block's copy of another value read after (the scan's ys)."""
     nodes = graph.nodes
     end, last = start + blocks * period, start + (blocks - 1) * period
     block = nodes[start:start + period]
     init = {kind[1]: block[j].inputs[t] for (j, t), kind in slots.items() if kind[0] == "carry"}
     positions = sorted(init)
+    rowwise = {j for (j, t), kind in slots.items() if kind[0] == "stride" and any(kind[1])}
     consts = {}
     for (j, t), kind in sorted(slots.items()):
-        if kind[0] == "const":
+        if kind[0] == "const" and j not in rowwise:
             value = block[j].inputs[t]
             consts.setdefault(id(value), (value, ir.Value(value.shape, value.dtype, value.hint)))
     carry_inputs = {q: ir.Value(block[q].out.shape, block[q].out.dtype) for q in positions}
-    stacked = []  # (constant of every step's rows, the body input standing for a row): a step's own constant
+    stacked = []  # (nodes before the loop, their array of every step's rows, the body input standing for a row)
     body_nodes = []
     for j, node in enumerate(block):
         if node.prim is const_p:
             rows = [nodes[start + k * period + j].params["value"] for k in range(blocks)]
             if any(row != rows[0] for row in rows):
                 array = np.stack([row.array for row in rows])
-                stacked.append((ir.Node(const_p, (), ir.freeze_attrs({"value": ir.Constant(array)}),
-                                        ir.Value(array.shape, array.dtype)), node.out))
+                table = ir.Node(const_p, (), ir.freeze_attrs({"value": ir.Constant(array)}),
+                                ir.Value(array.shape, array.dtype))
+                stacked.append(([table], table.out, node.out))
                 continue
+        if j in rowwise:
+            gather = _sliced_rows(node, slots[(j, -1)][1], blocks)
+            row = ir.Value(gather[-1].out.shape[1:], node.out.dtype)
+            stacked.append((gather, gather[-1].out, row))
+            body_nodes.append(ir.Node(reshape_p, (row,), ir.freeze_attrs({"shape": node.out.shape}), node.out,
+                                      dict(node.meta)))
+            continue
         inputs = list(node.inputs)
         for t, value in enumerate(inputs):
             kind = slots.get((j, t))
             if kind is not None:
                 inputs[t] = carry_inputs[kind[1]] if kind[0] == "carry" else consts[id(value)][1]
         body_nodes.append(node if tuple(inputs) == node.inputs else replace(node, inputs=tuple(inputs)))
+    copies = {id(nodes[start + k * period + q].out): (k, q) for k in range(blocks) for q in range(period)}
+    read = {copies[id(v)] for v in [v for node in nodes[end:] for v in node.inputs] + list(graph.outputs)
+            if id(v) in copies}
+    ys = sorted({q for k, q in read if k < blocks - 1 or q not in init})
     const_values = [outer for outer, _ in consts.values()]
     body = ir.Graph([local for _, local in consts.values()] + [carry_inputs[q] for q in positions] +
-                    [row for _, row in stacked], body_nodes, [block[q].out for q in positions], "step")
-    inputs = tuple(const_values) + tuple(init[q] for q in positions) + tuple(node.out for node, _ in stacked)
+                    [row for _, _, row in stacked], body_nodes, [block[q].out for q in positions + ys], "step")
+    inputs = tuple(const_values) + tuple(init[q] for q in positions) + tuple(rows for _, rows, _ in stacked)
     attrs = dict(body=body, length=blocks, reverse=False, num_consts=len(const_values), num_carry=len(positions))
     shape, dtype = scan_p.abstract_eval(inputs, **attrs)  # checks the body against its operands
     scan = ir.Node(scan_p, inputs, ir.freeze_attrs(attrs), ir.Value(shape, dtype), dict(block[0].meta))
-    last_block = {id(node.out): j for j, node in enumerate(nodes[last:end])}
-    read_after = {last_block[id(v)] for v in [v for node in nodes[end:] for v in node.inputs] + list(graph.outputs)
-                  if id(v) in last_block}
     results = [ir.Node(result_p, (scan.out,), ir.freeze_attrs({"index": k}), nodes[last + q].out,
-                       dict(nodes[last + q].meta)) for k, q in enumerate(positions) if q in read_after]
-    return ir.Graph(list(graph.inputs), nodes[:start] + [node for node, _ in stacked] + [scan] + results + nodes[end:],
-                    list(graph.outputs), graph.name)
+                       dict(nodes[last + q].meta)) for k, q in enumerate(positions) if (blocks - 1, q) in read]
+    before = [node for gather, _, _ in stacked for node in gather]
+    tail, outputs = _read_back(nodes[end:], list(graph.outputs), scan, copies, ys, len(positions), blocks, init)
+    return ir.Graph(list(graph.inputs), nodes[:start] + before + [scan] + results + tail, outputs, graph.name)
+
+
+def _read_back(after, outputs, scan, copies, ys, num_carry, blocks, carried):
+    """The nodes after a rolled region and the graph's outputs, reading the scan's ys where they read a copy
+    (k, q) of a block's value q that is not a result of the scan: `sg.stack` of every block's copy (a
+    concatenate of their unit-axis reshapes) is the ys as they are, any other copy a row of them."""
+    index = {q: num_carry + i for i, q in enumerate(ys)}
+    unit_rows = {id(node.out): copies[id(node.inputs[0])] for node in after
+                 if node.prim is reshape_p and id(node.inputs[0]) in copies}
+    producers = {id(node.out): node for node in after}
+    stacks = {}  # id(concatenate node) -> (q, k), for sg.stack of the copies of q from block k on, in order
+    for node in after:
+        if node.prim is concatenate_p:
+            rows, axis = [unit_rows.get(id(value)) for value in node.inputs], node.params["axis"]
+            if rows[0] is not None and rows == [(rows[0][0] + i, rows[0][1]) for i in range(len(rows))] and \
+                    all(value.shape == _unit_axis(producers[id(value)].inputs[0].shape, axis) for value in node.inputs):
+                stacks[id(node)] = rows[0][1], rows[0][0]
+    uses = ir.Graph([], after, outputs).consumers()
+    stacked_uses = {}
+    for node in after:
+        if id(node) in stacks:
+            for value in node.inputs:
+                stacked_uses[id(value)] = stacked_uses.get(id(value), 0) + 1
+    tail, rows = [], {}
+
+    def row(value):
+        """value, or its copy read back from the ys when the scan does not return it."""
+        k, q = copies.get(id(value), (None, None))
+        if k is None or k == blocks - 1 and q in carried:
+            return value
+        if (k, q) not in rows:
+            ys = ir.Value((blocks,) + value.shape, value.dtype)
+            sliced = ir.Value((1,) + value.shape, value.dtype)
+            rows[k, q] = ir.Value(value.shape, value.dtype)
+            tail.extend([ir.Node(result_p, (scan.out,), ir.freeze_attrs({"index": index[q]}), ys, {}),
+                         ir.Node(slice_p, (ys,), ir.freeze_attrs({"starts": (k,) + (0,) * value.ndim,
+                                                                  "steps": (1,) * ys.ndim,
+                                                                  "sizes": sliced.shape}), sliced, {}),
+                         ir.Node(reshape_p, (sliced,), ir.freeze_attrs({"shape": value.shape}), rows[k, q], {})])
+        return rows[k, q]
+
+    for node in after:
+        if id(node) in stacks:
+            q, first = stacks[id(node)]
+            tail.extend(_stacked_ys(scan, index[q], blocks, first, node))
+        elif id(node.out) in stacked_uses and uses.get(id(node.out), 0) == stacked_uses.get(id(node.out), 0):
+            continue  # read by stacks only, which read the ys instead
+        else:
+            inputs = tuple(row(value) for value in node.inputs)
+            tail.append(node if inputs == node.inputs else replace(node, inputs=inputs))
+    return tail, [row(value) for value in outputs]
+
+
+def _unit_axis(shape, axis) -> tuple:
+    return shape[:axis] + (1,) + shape[axis:]
+
+
+def _stacked_ys(scan, index, blocks, first, stack) -> list:
+    """Nodes computing `stack` (a concatenate of the steps' copies of a value from step `first` on, each with a
+    unit axis) from the scan's ys `index`: the rows it holds, their step axis moved to where the stack has it."""
+    axis, shape, dtype = stack.params["axis"], stack.out.shape, stack.out.dtype
+    count = shape[axis]
+    rows = (count,) + shape[:axis] + shape[axis + 1:]
+    ys = ir.Value((blocks,) + rows[1:], dtype) if count != blocks else ir.Value(rows, dtype) if axis else stack.out
+    nodes = [ir.Node(result_p, (scan.out,), ir.freeze_attrs({"index": index}), ys, dict(stack.meta))]
+    if count != blocks:
+        taken = ir.Value(rows, dtype) if axis else stack.out
+        nodes.append(ir.Node(slice_p, (ys,), ir.freeze_attrs({"starts": (first,) + (0,) * (len(rows) - 1),
+                                                              "steps": (1,) * len(rows), "sizes": rows}),
+                             taken, dict(stack.meta)))
+    if axis:
+        perm = tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, len(shape)))
+        nodes.append(ir.Node(transpose_p, (nodes[-1].out,), ir.freeze_attrs({"perm": perm}), stack.out,
+                             dict(stack.meta)))
+    return nodes
