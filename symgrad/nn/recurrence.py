@@ -79,7 +79,7 @@ def sequence(mode, x, state, weights, lengths=None, reverse=False):
     running = None if lengths is None else np.arange(x.shape[0])[:, None] < lengths[None, :]
     spec = (mode, bool(reverse), len(states), weights[2] is not None, lengths)
     key = spec[:4] + (x.dtype,) + tuple(t.shape for t in operands)
-    packed = _Recurrence.apply(_code(key, operands, running), spec, running, *operands)
+    packed = FusedRnn.apply(_code(key, operands, running), spec, running, *operands)
     steps = x.shape[0]
     finals = tuple(packed[steps + k] for k in range(len(states)))
     return packed[:steps], finals if isinstance(state, tuple) else finals[0]
@@ -143,7 +143,7 @@ def _code(key, operands, running):
     return code
 
 
-class _Recurrence(Function):
+class FusedRnn(Function):
     """The fused sequence as one recorded op: forward and backward are the calls of its VjpCode."""
 
     @staticmethod

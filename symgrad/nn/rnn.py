@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes
 from .. import numpy_api as sgnp
 from ..core import UnsupportedOpError
+from ..eager.tensor import Tensor
 from . import init
 from .functional import dropout, linear
 from .modules import Module
@@ -120,7 +121,7 @@ class _RNNBase(Module):
         """hx as PyTorch takes it (h0, or (h0, c0) for an LSTM), zeros when None, batched like the input."""
         count = 2 if self.mode == "LSTM" else 1
         if hx is None:
-            zeros = x.new_zeros(*shape)
+            zeros = _zeros(x, shape)
             return (zeros, zeros) if count == 2 else zeros
         parts = tuple(hx) if count == 2 else (hx,)
         if len(parts) != count:
@@ -140,6 +141,11 @@ class _RNNBase(Module):
             if getattr(self, name) != default:
                 text += f", {name}={getattr(self, name)}"
         return text
+
+
+def _zeros(x, shape):
+    """The zero initial state: a tensor like x in eager mode, an array of x's dtype in a trace."""
+    return x.new_zeros(*shape) if isinstance(x, Tensor) else sgnp.zeros(shape, x.dtype)
 
 
 class RNN(_RNNBase):
@@ -184,7 +190,7 @@ class _CellBase(Module):
         batched = input.ndim == 2
         x = input if batched else input.unsqueeze(0)
         if hx is None:
-            zeros = x.new_zeros(x.shape[0], self.hidden_size)
+            zeros = _zeros(x, (x.shape[0], self.hidden_size))
             hx = (zeros, zeros) if self.mode == "LSTM" else zeros
         elif not batched:
             hx = tuple(h.unsqueeze(0) for h in hx) if self.mode == "LSTM" else hx.unsqueeze(0)
