@@ -182,6 +182,15 @@ def test_traced_calls_match_eager():
     np.testing.assert_allclose(gradient, t.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
+def test_a_trace_holds_one_scan_per_layer_and_direction():
+    """In sg.compile the sequence is one scan node, so the traced graph does not grow with the length."""
+    gru = sg.nn.GRU(3, 4, bidirectional=True)
+    compiled = sg.compile(lambda a: gru(a)[0].sum())
+    short, long = (compiled.lower(np.ones((steps, 2, 3))).graph for steps in (3, 30))
+    assert len(short.nodes) == len(long.nodes)
+    assert str(long).count(" = scan[") == 2
+
+
 def test_training_steps_and_zero_inputs_match_pytorch():
     """Three SGD steps with dropout off, from a zero input and zero initial state (hx=None)."""
     torch = pytest.importorskip("torch")

@@ -3,10 +3,11 @@ formulas of RNN, LSTM and GRU): the input projections of every time step are one
 recurrence. Packed sequences run padded, each sequence's state frozen past its end (so a reverse direction
 starts at its own last step).
 
-On eager tensors the sequence is one compiled call, recorded as one op whose backward is one compiled call
-too, as PyTorch's fused RNN op: an sg.scan over the steps, traced and lowered once per (cell, shapes, dtype,
-direction, bias, packed) with its vjp (transforms.vjp_code). Inside a trace (sg.compile, sg.grad) and for a
-double backward it runs as a Python loop of the same steps, which records or traces each step.
+The recurrence is an sg.scan over the steps. On eager tensors the sequence is one compiled call recorded as
+one op whose backward is one compiled call too, as PyTorch's fused RNN op: the scan and its vjp are traced and
+lowered once per (cell, shapes, dtype, direction, bias, packed) (transforms.vjp_code). Inside a trace (sg.compile,
+sg.grad) the scan is one node of the trace, whatever the length. A double backward (create_graph), mixed dtypes,
+and eager tensors inside a trace run the Python loop of the same steps, which records or traces each step.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..control_flow import scan
-from ..core import tracing_anywhere
+from ..core import Tracer, current_builder
 from ..eager.function import Function
 from ..eager.mode import is_grad_enabled
 from ..eager.tensor import ENGINE, Tensor
@@ -73,13 +74,18 @@ def sequence(mode, x, state, weights, lengths=None, reverse=False):
     the packed sequences (an int array) or None."""
     states = state if isinstance(state, tuple) else (state,)
     operands = (x, *states, *[w for w in weights if w is not None])
-    if tracing_anywhere() or not all(isinstance(t, Tensor) and t.dtype == x.dtype for t in operands) \
-            or x.dtype.kind != "f":
-        return looped(mode, x, state, weights, lengths, reverse)
+    if not all(t.dtype == x.dtype for t in operands) or x.dtype not in (np.float32, np.float64):
+        return looped(mode, x, state, weights, lengths, reverse)  # (which promotes, or raises the op's error)
     running = None if lengths is None else np.arange(x.shape[0])[:, None] < lengths[None, :]
     spec = (mode, bool(reverse), len(states), weights[2] is not None, lengths)
-    key = spec[:4] + (x.dtype,) + tuple(t.shape for t in operands)
-    packed = FusedRnn.apply(_code(key, operands, running), spec, running, *operands)
+    if current_builder() is not None and any(isinstance(t, Tracer) and not isinstance(t, Tensor) for t in operands):
+        masks = [] if running is None else [running]
+        packed = _scanned(*spec[:4], running is not None)(*operands, *masks)  # one scan node in the trace
+    elif current_builder() is None and all(isinstance(t, Tensor) for t in operands):
+        key = spec[:4] + (x.dtype,) + tuple(t.shape for t in operands)
+        packed = FusedRnn.apply(_code(key, operands, running), spec, running, *operands)
+    else:
+        return looped(mode, x, state, weights, lengths, reverse)
     steps = x.shape[0]
     finals = tuple(packed[steps + k] for k in range(len(states)))
     return packed[:steps], finals if isinstance(state, tuple) else finals[0]
@@ -99,7 +105,7 @@ def looped(mode, x, state, weights, lengths=None, reverse=False):
     return sgnp.stack(outputs), state
 
 
-def _scanned(mode, reverse, bias, masked, count):
+def _scanned(mode, reverse, count, bias, masked=False):
     """The sequence as a function of arrays (x, *states, w_ih, w_hh[, b_ih, b_hh][, running]) returning the
     outputs with the final states appended along time: (L + count, N, H)."""
     step = STEPS[mode][0]
@@ -135,7 +141,7 @@ def _code(key, operands, running):
         mode, reverse, count, bias = key[:4]
         arrays = [np.zeros(t.shape, t.dtype) for t in operands] + ([] if running is None else [running])
         names = ["input"] + [f"state{k}" for k in range(count)] + ["w_ih", "w_hh"] + ["b_ih", "b_hh"] * bias
-        code = vjp_code(_scanned(mode, reverse, bias, running is not None, count), arrays,
+        code = vjp_code(_scanned(mode, reverse, count, bias, running is not None), arrays,
                         names + ["running"] * (running is not None))
     _codes[key] = code
     if len(_codes) > _CODE_SIZE:
