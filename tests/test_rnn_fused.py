@@ -160,6 +160,23 @@ def test_a_double_backward_matches_pytorch(mode):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
+def test_two_calls_before_one_backward_keep_their_own_values():
+    """Each call's output and saved residuals are its own (the native code's buffers are not reused)."""
+    torch = pytest.importorskip("torch")
+    ours, theirs = _pair(None, "GRU", dict())
+    xs = [np.random.default_rng(i).standard_normal((5, 2, 3)) for i in (1, 2)]
+    first, _ = ours(sg.tensor(xs[0]))
+    kept = first.detach().numpy().copy()
+    second, _ = ours(sg.tensor(xs[1]))
+    np.testing.assert_array_equal(first.detach().numpy(), kept)
+    ((first * first).sum() + 2 * (second * second).sum()).backward()
+    a, _ = theirs(torch.tensor(xs[0]))
+    b, _ = theirs(torch.tensor(xs[1]))
+    ((a * a).sum() + 2 * (b * b).sum()).backward()
+    for p, q in zip(ours.parameters(), theirs.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10, atol=1e-13)
+
+
 def test_a_weight_changed_in_place_before_backward_is_an_error():
     gru = sg.nn.GRU(3, 4)
     output, _ = gru(sg.tensor(np.ones((3, 2, 3))))
