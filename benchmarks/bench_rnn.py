@@ -1,11 +1,12 @@
-"""Recurrent layers in eager mode, symgrad vs PyTorch: the first call (symgrad compiles the layer's sequence
-then) and a training step (forward, backward, SGD), float32, one thread each.
+"""Recurrent layers in eager mode, symgrad vs PyTorch: the first two training steps (symgrad compiles the
+layer's sequence in the first; a step loop of small ops was compiled whole at the second) and a training step
+(forward, backward, SGD), float32, one thread each.
 
 Run: python benchmarks/bench_rnn.py [--steps 20] [--repeats 5]
 
 Per-step times are medians over repeats, the two libraries interleaved in one run; both CPU time
 (time.process_time) and wall time (time.perf_counter) are printed, as the machine may be loaded.
-The first call is timed in a fresh on-disk cache (SYMGRAD_CACHE_DIR set to an empty directory).
+The first two steps are timed in a fresh on-disk cache (SYMGRAD_CACHE_DIR set to an empty directory).
 """
 import argparse
 import os
@@ -55,7 +56,8 @@ def main():
     if torch is None:
         raise SystemExit("PyTorch is not installed: nothing to compare with")
     torch.set_num_threads(1)
-    print(f"{'case':20s} {'first call ms (wall/cpu)':>25s} {'symgrad step ms (wall/cpu)':>27s} "
+    print(f"{'case':20s} {'1st step ms (wall/cpu)':>23s} {'2nd step ms (wall/cpu)':>23s} "
+          f"{'symgrad step ms (wall/cpu)':>27s} "
           f"{'torch step ms (wall/cpu)':>25s} {'ratio (cpu)':>11s}", flush=True)
     for name, (factory, shape) in CASES.items():
         theirs = factory(torch)
@@ -65,7 +67,7 @@ def main():
         our_x, their_x = sg.tensor(x), torch.tensor(x)
         optimizers = {"symgrad": (ours, sg.optim.SGD(ours.parameters(), lr=1e-3), our_x),
                       "torch": (theirs, torch.optim.SGD(theirs.parameters(), lr=1e-3), their_x)}
-        first = _timed(lambda: _step(*optimizers["symgrad"]))
+        first, second = (_timed(lambda: _step(*optimizers["symgrad"])) for _ in range(2))
         times = {"symgrad": [], "torch": []}
         for _ in range(args.repeats):
             for label, (module, optimizer, inputs) in optimizers.items():
@@ -74,7 +76,8 @@ def main():
                 times[label].append((wall / args.steps, cpu / args.steps))
         ours_ms = [statistics.median(t[i] for t in times["symgrad"]) for i in (0, 1)]
         theirs_ms = [statistics.median(t[i] for t in times["torch"]) for i in (0, 1)]
-        print(f"{name:20s} {first[0]:12.0f} / {first[1]:<10.0f} {ours_ms[0]:12.2f} / {ours_ms[1]:<12.2f} "
+        print(f"{name:20s} {first[0]:10.0f} / {first[1]:<10.0f} {second[0]:10.0f} / {second[1]:<10.0f} "
+              f"{ours_ms[0]:12.2f} / {ours_ms[1]:<12.2f} "
               f"{theirs_ms[0]:11.2f} / {theirs_ms[1]:<11.2f} {ours_ms[1] / theirs_ms[1]:11.1f}", flush=True)
 
 
