@@ -177,6 +177,25 @@ def test_two_calls_before_one_backward_keep_their_own_values():
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10, atol=1e-13)
 
 
+def test_hooks_and_retain_grad_match_pytorch():
+    """A tensor hook on the output, retain_grad on the final state and a module forward hook."""
+    torch = pytest.importorskip("torch")
+    ours, theirs = _pair(None, "GRU", dict(num_layers=2))
+    results = []
+    for lib, module in ((sg, ours), (torch, theirs)):
+        calls = []
+        module.register_forward_hook(lambda mod, args, out: calls.append(len(args)))
+        x = lib.tensor(np.random.default_rng(0).standard_normal((4, 2, 3)), requires_grad=True)
+        output, final = module(x)
+        output.register_hook(lambda g: g * 2)
+        final.retain_grad()
+        (output.sum() + (final * final).sum()).backward()
+        assert calls == [1]
+        results.append([x.grad.numpy(), final.grad.numpy()] + [p.grad.numpy() for p in module.parameters()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
 def test_a_weight_changed_in_place_before_backward_is_an_error():
     gru = sg.nn.GRU(3, 4)
     output, _ = gru(sg.tensor(np.ones((3, 2, 3))))
