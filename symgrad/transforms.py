@@ -303,24 +303,11 @@ def _concrete_vjp(fn, primals, has_aux):
     leaves, tree = pytree.flatten(list(primals))
     names = pytree.leaf_names(list(primals), argument_names(fn, len(primals)))
     arrays = [as_input_array(leaf, name) for leaf, name in zip(leaves, names)]
-    builder = Builder()
-    builder.numbers_as_operands = True  # values are inputs, as in Compiled(check_values=True)
-    with building(builder):
-        inputs = [builder.new_input(a.shape, a.dtype, name) for a, name in zip(arrays, names)]
-        traced = _Traced(fn, pytree.unflatten(tree, inputs))
-        out_tree, outputs = traced.out_tree, traced.graph.outputs
-        if has_aux and (out_tree.kind not in ("tuple", "list") or len(out_tree.children) != 2):
-            raise TypeError("vjp(has_aux=True): the function must return a pair (output, aux)")
-        primary = out_tree.children[0].num_leaves if has_aux else len(outputs)
-        ct_types = [(v.shape, v.dtype) for v in outputs[:primary]]
-        cts = [builder.new_input(shape, dtype, "cotangent") for shape, dtype in ct_types]
-        per_arg = pullback_leaves(traced, cts + [None] * (len(outputs) - primary))
-        graph = builder.finish([*traced.outputs, *[c for arg in per_arg for c in arg if c is not None]],
-                               function_name(fn) + "_vjp")
-    forward_exe, backward_exe, constants = _vjp_executables(graph, len(arrays), len(outputs))
-    forward_values = forward_exe(*arrays, *constants)
-    result = pytree.unflatten(out_tree, forward_values[:len(outputs)])
-    residuals = forward_values[len(outputs):]
+    code = vjp_code(fn, arrays, names, tree, has_aux)
+    out_tree, outputs, ct_types, backward_exe = code.out_tree, code.num_outputs, code.ct_types, code.backward
+    forward_values = code.forward(*arrays, *code.constants)
+    result = pytree.unflatten(out_tree, forward_values[:outputs])
+    residuals = forward_values[outputs:]
     float_mask = [dtypes.is_float(a.dtype) for a in arrays]
     primary_tree = out_tree.children[0] if has_aux else out_tree
 
@@ -345,6 +332,39 @@ def _concrete_vjp(fn, primals, has_aux):
     if has_aux:
         return result[0], pullback, result[1]
     return result, pullback
+
+
+class VjpCode:
+    """A function's vjp traced once for its arguments' types and lowered as two executables:
+    forward(*arrays, *constants) -> (outputs..., residuals...) and backward(*residuals, *cotangents) ->
+    the cotangents of the float arguments, in order. A caller that knows the types repeat keeps it
+    (as the fused recurrent layers do) and calls the executables without tracing again."""
+
+    def __init__(self, out_tree, num_outputs, ct_types, forward, backward, constants):
+        self.out_tree, self.num_outputs, self.ct_types = out_tree, num_outputs, ct_types
+        self.forward, self.backward, self.constants = forward, backward, constants
+
+
+def vjp_code(fn, arrays, names, tree=None, has_aux=False) -> VjpCode:
+    """The VjpCode of fn(*pytree.unflatten(tree, arrays)) (fn(*arrays) without a tree); only the arrays'
+    shapes and dtypes matter."""
+    tree = tree or pytree.flatten(list(arrays))[1]
+    builder = Builder()
+    builder.numbers_as_operands = True  # values are inputs, as in Compiled(check_values=True)
+    with building(builder):
+        inputs = [builder.new_input(a.shape, a.dtype, name) for a, name in zip(arrays, names)]
+        traced = _Traced(fn, pytree.unflatten(tree, inputs))
+        out_tree, outputs = traced.out_tree, traced.graph.outputs
+        if has_aux and (out_tree.kind not in ("tuple", "list") or len(out_tree.children) != 2):
+            raise TypeError("vjp(has_aux=True): the function must return a pair (output, aux)")
+        primary = out_tree.children[0].num_leaves if has_aux else len(outputs)
+        ct_types = [(v.shape, v.dtype) for v in outputs[:primary]]
+        cts = [builder.new_input(shape, dtype, "cotangent") for shape, dtype in ct_types]
+        per_arg = pullback_leaves(traced, cts + [None] * (len(outputs) - primary))
+        graph = builder.finish([*traced.outputs, *[c for arg in per_arg for c in arg if c is not None]],
+                               function_name(fn) + "_vjp")
+    forward_exe, backward_exe, constants = _vjp_executables(graph, len(arrays), len(outputs))
+    return VjpCode(out_tree, len(outputs), ct_types, forward_exe, backward_exe, constants)
 
 
 _VJP_EXECUTABLES: "collections.OrderedDict" = collections.OrderedDict()

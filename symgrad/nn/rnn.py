@@ -2,10 +2,9 @@
 initialization U(-1/sqrt(hidden), 1/sqrt(hidden)) and shapes: RNN, LSTM, GRU (num_layers, bias, batch_first,
 dropout between layers, bidirectional) and RNNCell, LSTMCell, GRUCell.
 
-The input projections of a whole sequence are one matrix product; the recurrence is a Python loop over time
-steps of tensor ops, so backward goes through the eager engine like any other model. A PackedSequence input
-runs padded, each sequence's state frozen past its end (so a reverse direction starts at its own last step),
-and gives a PackedSequence output and each sequence's final state.
+Each layer and direction runs its sequence through nn.recurrence: on eager tensors one compiled call recorded
+as one op (as PyTorch's fused RNN op), in a trace one sg.scan node. A PackedSequence input gives a
+PackedSequence output and each sequence's final state.
 """
 from __future__ import annotations
 
@@ -16,39 +15,13 @@ import numpy as np
 from .. import dtypes
 from .. import numpy_api as sgnp
 from ..core import UnsupportedOpError
+from ..eager.tensor import Tensor
 from . import init
 from .functional import dropout, linear
 from .modules import Module
 from .parameter import Parameter
+from .recurrence import STEPS, sequence
 from .utils.rnn import PackedSequence, packed_like, pad_packed_sequence
-
-
-def _rnn_tanh(x_proj, h, w_hh, b_hh):
-    return (x_proj + linear(h, w_hh, b_hh)).tanh()
-
-
-def _rnn_relu(x_proj, h, w_hh, b_hh):
-    return (x_proj + linear(h, w_hh, b_hh)).relu()
-
-
-def _lstm(x_proj, state, w_hh, b_hh):
-    """PyTorch's LSTM step: gates i, f, g, o; c' = f c + i g; h' = o tanh(c')."""
-    h, c = state
-    i, f, g, o = (x_proj + linear(h, w_hh, b_hh)).chunk(4, -1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    return o.sigmoid() * c.tanh(), c
-
-
-def _gru(x_proj, h, w_hh, b_hh):
-    """PyTorch's GRU step: r, z from both projections; n = tanh(x_n + r (W_hn h + b_hn)); h' = (1 - z) n + z h."""
-    x_r, x_z, x_n = x_proj.chunk(3, -1)
-    h_r, h_z, h_n = linear(h, w_hh, b_hh).chunk(3, -1)
-    r, z = (x_r + h_r).sigmoid(), (x_z + h_z).sigmoid()
-    n = (x_n + r * h_n).tanh()
-    return (1 - z) * n + z * h
-
-
-_STEPS = {"RNN_TANH": (_rnn_tanh, 1), "RNN_RELU": (_rnn_relu, 1), "LSTM": (_lstm, 4), "GRU": (_gru, 3)}
 
 
 def _check_device(device):
@@ -77,7 +50,7 @@ class _RNNBase(Module):
             self.mode, self.nonlinearity = f"RNN_{nonlinearity.upper()}", nonlinearity
         self.input_size, self.hidden_size, self.num_layers, self.bias = input_size, hidden_size, num_layers, bias
         self.batch_first, self.dropout, self.bidirectional = batch_first, float(dropout), bidirectional
-        gates = _STEPS[self.mode][1] * hidden_size
+        gates = STEPS[self.mode][1] * hidden_size
         dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
         directions = 2 if bidirectional else 1
         for layer in range(num_layers):
@@ -125,22 +98,14 @@ class _RNNBase(Module):
         directions = 2 if self.bidirectional else 1
         state_shape = (self.num_layers * directions, x.shape[1], self.hidden_size)
         states = self._initial_states(hx, batched, state_shape, x)
-        step, _ = _STEPS[self.mode]
         finals = []
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(directions):
-                w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
                 index = layer * directions + direction
                 state = tuple(s[index] for s in states) if self.mode == "LSTM" else states[index]
-                projected = linear(x, w_ih, b_ih)  # every time step at once: (L, N, gates)
-                times = range(x.shape[0] - 1, -1, -1) if direction else range(x.shape[0])
-                sequence = [None] * x.shape[0]
-                for t in times:
-                    new = step(projected[t], state, w_hh, b_hh)
-                    state = new if lengths is None else _where_running(t < lengths, new, state)
-                    sequence[t] = state[0] if self.mode == "LSTM" else state
-                outputs.append(sgnp.stack(sequence))
+                output, state = sequence(self.mode, x, state, self._weights(layer, direction), lengths, direction)
+                outputs.append(output)
                 finals.append(state)
             x = outputs[0] if directions == 1 else sgnp.concatenate(outputs, axis=2)
             if self.dropout and self.training and layer < self.num_layers - 1:
@@ -156,7 +121,7 @@ class _RNNBase(Module):
         """hx as PyTorch takes it (h0, or (h0, c0) for an LSTM), zeros when None, batched like the input."""
         count = 2 if self.mode == "LSTM" else 1
         if hx is None:
-            zeros = x.new_zeros(*shape)
+            zeros = _zeros(x, shape)
             return (zeros, zeros) if count == 2 else zeros
         parts = tuple(hx) if count == 2 else (hx,)
         if len(parts) != count:
@@ -178,12 +143,9 @@ class _RNNBase(Module):
         return text
 
 
-def _where_running(running, new, old):
-    """new where the sequence is still running at this step, else old (an LSTM's (h, c) both)."""
-    mask = running[:, None]
-    if isinstance(new, tuple):
-        return tuple(sgnp.where(mask, n, o) for n, o in zip(new, old))
-    return sgnp.where(mask, new, old)
+def _zeros(x, shape):
+    """The zero initial state: a tensor like x in eager mode, an array of x's dtype in a trace."""
+    return x.new_zeros(*shape) if isinstance(x, Tensor) else sgnp.zeros(shape, x.dtype)
 
 
 class RNN(_RNNBase):
@@ -214,7 +176,7 @@ class _CellBase(Module):
                 raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
             self.mode, self.nonlinearity = f"RNN_{nonlinearity.upper()}", nonlinearity
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        gates = _STEPS[self.mode][1] * hidden_size
+        gates = STEPS[self.mode][1] * hidden_size
         dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
         self.weight_ih = Parameter(np.empty((gates, input_size), dtype))
         self.weight_hh = Parameter(np.empty((gates, hidden_size), dtype))
@@ -228,12 +190,11 @@ class _CellBase(Module):
         batched = input.ndim == 2
         x = input if batched else input.unsqueeze(0)
         if hx is None:
-            zeros = x.new_zeros(x.shape[0], self.hidden_size)
+            zeros = _zeros(x, (x.shape[0], self.hidden_size))
             hx = (zeros, zeros) if self.mode == "LSTM" else zeros
         elif not batched:
             hx = tuple(h.unsqueeze(0) for h in hx) if self.mode == "LSTM" else hx.unsqueeze(0)
-        step, _ = _STEPS[self.mode]
-        out = step(linear(x, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh)
+        out = STEPS[self.mode][0](linear(x, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh)
         if batched:
             return out
         return tuple(o.squeeze(0) for o in out) if self.mode == "LSTM" else out.squeeze(0)
