@@ -1,7 +1,8 @@
 """First-call time (trace + derive + compile, disk cache off) of value and gradient as an unrolled
 Python loop grows: compile time should grow linearly with the program, not faster.
 
-Each measurement runs in a fresh process (nothing cached in memory either). Programs: an 8-element
+Each measurement runs in a fresh process (nothing cached in memory either), on one thread
+(SYMGRAD_NUM_THREADS=1 holds LLVM's optimizer to one thread too; XLA single-threaded). Programs: an 8-element
 ODE step `x = x + 0.01*(-k*x + sin(x))` and the chain `x = sin(x)*0.999 + 0.001`, unrolled N times
 (symgrad rolls them back into a loop), and a program that does not repeat: each step one of six
 operations drawn at random (elementwise with a constant of its own, a matrix product, a mean), which

@@ -450,9 +450,9 @@ def compile(fn=None, *, backend=None, name=None, max_signatures=None, static_arg
     """Decorator/function: compile `fn` per (shape, dtype) signature with the chosen backend, keeping the
     `max_signatures` most recently used (default: `SYMGRAD_MAX_SIGNATURES`, or 64). Arguments in
     `static_argnums`/`static_argnames` are Python values in the trace, compiled for once per value.
-    `threads`: how many threads large loops run on (default: `SYMGRAD_NUM_THREADS`, or the cores);
-    results are the same, bit for bit, for any number (but for matrix products, which are OpenBLAS's on
-    as many threads)."""
+    `threads`: how many threads large loops run on (default: `SYMGRAD_NUM_THREADS`, or the cores), and the
+    most LLVM's optimizer uses on a long program; results are the same, bit for bit, for any number (but for
+    matrix products, which are OpenBLAS's on as many threads)."""
     if fn is None:
         return lambda f: compile(f, backend=backend, name=name, max_signatures=max_signatures,
                                  static_argnums=static_argnums, static_argnames=static_argnames, threads=threads)

@@ -78,6 +78,7 @@ def test_a_short_module_or_one_with_internal_state_is_not_split(many_parts):
 
 
 def test_a_sharded_kernel_computes_what_the_whole_one_does(many_parts, monkeypatch):
+    monkeypatch.setenv("SYMGRAD_CACHE", "0")  # compiled here, not read from the disk cache
     program = sg.value_and_grad(_long_program)
     x, i = np.linspace(-1, 1, 40), np.array([3, -1, 7])
     calls = []
@@ -94,6 +95,21 @@ def test_a_sharded_kernel_computes_what_the_whole_one_does(many_parts, monkeypat
         np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-14)
     with pytest.raises(IndexError, match="out of bounds"):
         sharded(x, np.array([3, 40, 1]))
+
+
+def test_one_thread_optimizes_a_long_kernel_whole_without_loop_strength_reduction(many_parts, monkeypatch):
+    monkeypatch.setenv("SYMGRAD_CACHE", "0")  # compiled here, not read from the disk cache
+    program = sg.value_and_grad(_long_program)
+    x, i = np.linspace(-1, 1, 40), np.array([3, -1, 7])
+    sharded, options = [], []
+    real_sharded, real_option = jit._sharded_object_code, llvm.set_option
+    monkeypatch.setattr(jit, "_sharded_object_code", lambda *a: sharded.append(1) or real_sharded(*a))
+    monkeypatch.setattr(llvm, "set_option", lambda name, option: options.append(option) or real_option(name, option))
+    got = sg.compile(program, backend="llvm", threads=1)(x, i)
+    assert not sharded and options == ["-disable-lsr", "-disable-lsr=false"]
+    reference = sg.compile(program, backend="numpy")(x, i)
+    for a, c in zip(got, reference):
+        np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-14)
 
 
 _CHILD = textwrap.dedent("""

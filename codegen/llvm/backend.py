@@ -119,7 +119,8 @@ def lower(graph: sir.Graph, structure=None, python_floats=(), threads: int = 1) 
     """Compile `graph`. `structure` nests output indices in tuples as the entry should return
     them (an int returns one array); by default a flat tuple of all outputs. The entry takes a
     Python float, and only that, at the input positions `python_floats` (weakly typed scalars).
-    `threads`: how many threads run a large loop nest (the results are the same for any number)."""
+    `threads`: how many threads run a large loop nest (the results are the same for any number), and the most
+    LLVM's optimizer uses."""
     if structure is None:
         structure = tuple(range(len(graph.outputs)))
     module = ir.Module(name=re.sub(r"[^0-9A-Za-z_.]", "_", graph.name))  # printed unquoted in the IR text
@@ -135,6 +136,6 @@ def lower(graph: sir.Graph, structure=None, python_floats=(), threads: int = 1) 
                **callbacks.addresses(module), **mathlib.libm_addresses(module),
                **(pool.addresses() if {pool.SYMBOL, pool.BLAS_THREADS} & set(module.globals) else {})}
     _release(module)
-    native = jit.load(text, ["entry"], symbols, kernel.slots)
+    native = jit.load(text, ["entry"], symbols, kernel.slots, threads)
     entry = runtime.make_builtin(native.addresses["entry"], graph.name, owner=native)  # the code lives as long as entry
     return LlvmExecutable(graph, text, entry, structure, python_floats, threads)

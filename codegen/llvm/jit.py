@@ -126,6 +126,10 @@ def _run_unlocked(manager, module, builder) -> None:
     _RUN_UNLOCKED(manager, module, builder)
 
 
+# Threads optimizing a long kernel's shards at once (object code does not depend on how many cores run them).
+OPTIMIZER_THREADS = 2
+
+
 @contextlib.contextmanager
 def _parsed(ir_text: str):
     """The module of `ir_text`, in an LLVM context of its own: the types and constants it interns are
@@ -139,18 +143,21 @@ def _parsed(ir_text: str):
         context.close()
 
 
-def object_code(ir_text: str, machine=None) -> bytes:
+def object_code(ir_text: str, machine=None, threads: int | None = None) -> bytes:
     """Parse, verify, optimize and compile IR text to an object file. A long kernel for the host (no
-    `machine` given) is optimized in shards on OPTIMIZER_THREADS threads at once (see shards.py)."""
-    sharding = machine is None and OPTIMIZER_THREADS > 1 and _RUN_UNLOCKED is not None
-    texts = shards.split(ir_text, OPTIMIZER_THREADS) if sharding else None
+    `machine` given) is optimized in shards on OPTIMIZER_THREADS threads at once, or `threads` if fewer
+    (see shards.py), and compiled without loop strength reduction however many threads optimize it."""
+    long = machine is None and shards.is_long(ir_text)
+    count = min(threads or OPTIMIZER_THREADS, OPTIMIZER_THREADS)
+    texts = shards.split(ir_text, count) if long and count > 1 and _RUN_UNLOCKED is not None else None
     machine = machine or _emitter()
     if texts is not None:
         return _sharded_object_code(texts, machine)
     with _parsed(ir_text) as module:
         module.verify()
         optimize(module, machine)
-        return machine.emit_object(module)
+        with _without_loop_strength_reduction() if long else contextlib.nullcontext():
+            return machine.emit_object(module)
 
 
 def _sharded_object_code(texts: list[str], machine) -> bytes:
@@ -198,10 +205,6 @@ def _without_loop_strength_reduction():
         yield
     finally:
         llvm.set_option("symgrad", "-disable-lsr=false")
-
-
-# Threads optimizing a long kernel's shards at once (object code does not depend on how many cores run them).
-OPTIMIZER_THREADS = 2
 
 
 def optimized_ir(ir_text: str) -> str:
@@ -255,11 +258,13 @@ class JitModule:
         return bool(address) and ctypes.string_at(address, len(key)) == key.encode()
 
 
-def load(ir_text: str, names: list[str], symbols: dict[str, int], slots: dict | None = None) -> JitModule:
+def load(ir_text: str, names: list[str], symbols: dict[str, int], slots: dict | None = None,
+         threads: int | None = None) -> JitModule:
     """The loaded module of `ir_text`, whose functions `names` are written as PLACEHOLDER + name, compiled
     or fetched from the caches (in this process: while some holder keeps it alive; on disk). `symbols`
     are the external addresses the code links against; `slots` maps pointer globals (PLACEHOLDER +
-    name) to the arrays they point to, which the module keeps alive."""
+    name) to the arrays they point to, which the module keeps alive; `threads`: how many threads LLVM's
+    optimizer may use (see object_code)."""
     key = cache_key(ir_text)
     slots = slots or {}
     with _lock:
@@ -268,7 +273,7 @@ def load(ir_text: str, names: list[str], symbols: dict[str, int], slots: dict | 
             for symbol, address in symbols.items():
                 llvm.add_symbol(symbol, address)
             module = _loaded[key] = (_from_offer(key, names, slots) or _from_disk(key, names, slots)
-                                     or _compile(key, ir_text, names, slots))
+                                     or _compile(key, ir_text, names, slots, threads))
         return module
 
 
@@ -292,11 +297,12 @@ def loaded_object(ir_text: str) -> tuple[str, bytes] | None:
     return None if module is None else (key, module.code)
 
 
-def _compile(key: str, ir_text: str, names: list[str], slots: dict) -> JitModule:
-    """Compile, load and store in the disk cache the module of `ir_text`, with its key embedded."""
+def _compile(key: str, ir_text: str, names: list[str], slots: dict, threads: int | None) -> JitModule:
+    """Compile (on at most `threads` threads), load and store in the disk cache the module of `ir_text`, with
+    its key embedded."""
     prefix = _prefix(key)
     text = ir_text.replace(PLACEHOLDER, prefix) + f'\n@"{prefix}{KEY_SYMBOL}" = constant [{len(key)} x i8] c"{key}"\n'
-    code = object_code(text)
+    code = object_code(text, threads=threads)
     module = JitModule(code, prefix, names, slots)
     if not module.holds_key(prefix, key):
         raise RuntimeError(f"symgrad: freshly compiled code lacks its key {key}")

@@ -94,7 +94,8 @@ class KernelBuilder:
         self.b = ir.IRBuilder(function.append_basic_block("body"))
 
     def pointer(self, buffer: Buffer, make) -> Buffer:
-        """Give `buffer` the pointer `make(k)` emits into the entry of each function using it."""
+        """Give `buffer` the pointer `make(k)` emits into the entry of each function using it (once per function
+        for buffers given the same `make`)."""
         self._pointers.append((buffer, make))
         self._pointer_positions = None
         return buffer
@@ -110,9 +111,12 @@ class KernelBuilder:
                 self._pointer_positions = {id(buffer): n for n, (buffer, _) in enumerate(self._pointers)}
             positions = self._pointer_positions
             chosen = [self._pointers[n] for n in sorted(positions[key] for key in used if key in positions)]
+        made = {}  # id of a maker -> its pointer in this function
         with self.b.goto_block(self.entry):
             for buffer, make in chosen:
-                buffer.pointer = make(self)
+                if id(make) not in made:
+                    made[id(make)] = make(self)
+                buffer.pointer = made[id(make)]
 
     def _argument(self, position, value, role) -> Buffer:
         return self.pointer(Buffer(value.shape, value.dtype, role=role), lambda k: k.function.args[position])
@@ -326,9 +330,11 @@ class KernelBuilder:
         self.workspace_size = size
         self.work = sum(math.prod(group.domain) if group.domain is not None else sum(job.work for job in group.jobs)
                         for group in groups)
+        makers = {}  # one maker per offset: buffers reusing a place share its address
         for buffer in self.buffers:
             if hasattr(buffer, "offset"):
-                self.pointer(buffer, lambda k, offset=buffer.offset: k.workspace_at(offset))
+                self.pointer(buffer, makers.setdefault(buffer.offset,
+                                                       lambda k, offset=buffer.offset: k.workspace_at(offset)))
         parts = [groups[i:i + GROUPS_PER_FUNCTION] for i in range(0, len(groups), GROUPS_PER_FUNCTION)]
         if len(parts) <= 1:
             self._emit(parts[0] if parts else [])
@@ -581,12 +587,14 @@ class KernelBuilder:
     def for_range(self, lo, hi, body, carried=()):
         """Loop i over [lo, hi) (each an int, or an i64 found at run time): body(i, *values) emits one step.
         With `carried` (the values entering the first step, e.g. pointers that swap), body returns the
-        values entering the next one."""
+        values entering the next one. A static range of at least one step without carried values is tested
+        after each step: the rotated form LLVM's loop passes want, which they would otherwise make."""
         b = self.b
         preheader = b.block
         function = preheader.parent
+        test_first = bool(carried) or isinstance(lo, ir.Value) or isinstance(hi, ir.Value) or lo >= hi
         header = function.append_basic_block("loop")
-        inside = function.append_basic_block("loop.body")
+        inside = function.append_basic_block("loop.body") if test_first else header
         done = function.append_basic_block("loop.end")
         b.branch(header)
         b.position_at_end(header)
@@ -595,13 +603,19 @@ class KernelBuilder:
         values = [b.phi(value.type) for value in carried]
         for phi, value in zip(values, carried):
             phi.add_incoming(value, preheader)
-        b.cbranch(b.icmp_signed("<", i, hi if isinstance(hi, ir.Value) else ir.Constant(I64, hi)), inside, done)
-        b.position_at_end(inside)
+        stop = hi if isinstance(hi, ir.Value) else ir.Constant(I64, hi)
+        if test_first:
+            b.cbranch(b.icmp_signed("<", i, stop), inside, done)
+            b.position_at_end(inside)
         following = body(i, *values)
         for phi, value in zip(values, following if carried else ()):
             phi.add_incoming(value, b.block)
-        i.add_incoming(b.add(i, ir.Constant(I64, 1), flags=["nsw", "nuw"]), b.block)
-        b.branch(header)
+        step = b.add(i, ir.Constant(I64, 1), flags=["nsw", "nuw"])
+        i.add_incoming(step, b.block)
+        if test_first:
+            b.branch(header)
+        else:
+            b.cbranch(b.icmp_signed("<", step, stop), header, done)
         b.position_at_end(done)
 
     def fail_unless(self, condition, message: str, cleanup=None):

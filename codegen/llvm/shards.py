@@ -17,6 +17,7 @@ MIN_PARTS = 8
 
 _DEFINE = re.compile(r'define (?:(internal|private) )?(.*?@"([^"]*)"\(.*)$')
 _PART = re.compile(r"\.part\d+$")
+_PART_DEFINITION = re.compile(r'^define internal [^\n]*\.part\d+"\(', re.M)
 _REFERENCE = re.compile(r'@"([^"]*)"')
 _GLOBAL = re.compile(r'(@"[^"]*" = )(\S+)')
 _MUTABLE_INTERNAL = re.compile(r'@"[^"]*" = (?:internal|private) (?:unnamed_addr )?global ')
@@ -42,6 +43,11 @@ class _Function:
 
     def declaration(self) -> list[str]:
         return [f"declare {self.rest}"]
+
+
+def is_long(ir_text: str) -> bool:
+    """Whether the text is a long kernel's: one of MIN_PARTS parts or more."""
+    return len(_PART_DEFINITION.findall(ir_text)) >= MIN_PARTS
 
 
 def split(ir_text: str, count: int = 2) -> list[str] | None:
