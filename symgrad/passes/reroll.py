@@ -10,11 +10,11 @@ A region is rolled when it holds at least MIN_BLOCKS blocks, each with the same 
 attributes as the first, reading only values of its own block, of the block before it (the loop's
 carries, each entering the first block as one value of its type), or the same values from before the
 region (its constants), or a slice of a value from before the region one element wide along an axis
-whose start advances by the same step from block to block (`x[t]` of a traced x: the scan's xs). What
+whose start moves by the same step from block to block (`x[t]` of a traced x: the scan's xs). What
 is read after the region becomes the scan's results: the last block's carries, and for a value of an
 earlier block, every block's copy of it stacked (the scan's ys; `sg.stack` of a value of every step is
 those rows as they are). A last step whose only values read afterwards are not carried stays unrolled
-instead. Other repetitions (a step reading x[i] with i not advancing steadily) stay unrolled.
+instead. Other repetitions (a step reading x[i] with i not moving steadily) stay unrolled.
 """
 from __future__ import annotations
 
@@ -194,13 +194,13 @@ def _same_block(nodes, kinds, position, start, period, k, slots) -> bool:
 
 def _slice_stride(first, node, k):
     """How far the starts of a slice advance per block, from its copies in blocks 0 and k: along at most
-    one axis, forward, where the slice is one element wide (x[t], x[:, t] with t advancing), else None."""
+    one axis, where the slice is one element wide (x[t], x[:, t] with t advancing or going back), else None."""
     deltas = [b - a for a, b in zip(first.params["starts"], node.params["starts"])]
     if any(delta % k for delta in deltas):
         return None
     stride = tuple(delta // k for delta in deltas)
     moving = [axis for axis, step in enumerate(stride) if step]
-    if len(moving) > 1 or moving and (stride[moving[0]] < 0 or first.params["sizes"][moving[0]] != 1):
+    if len(moving) > 1 or moving and first.params["sizes"][moving[0]] != 1:
         return None
     return stride
 
