@@ -247,3 +247,16 @@ def test_training_steps_and_zero_inputs_match_pytorch():
     np.testing.assert_allclose(losses[0], losses[1], rtol=1e-10, atol=1e-13)
     for (name, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-10, atol=1e-13, err_msg=name)
+
+
+def test_a_packed_call_after_a_padded_one_of_the_same_shapes_matches_pytorch():
+    """The compiled code of a packed sequence takes the running mask, a padded one does not: they are kept
+    apart although every operand's shape is the same (the packed call had failed with a wrong signature)."""
+    torch = pytest.importorskip("torch")
+    ours, theirs = _pair(None, "LSTM", {})
+    x = np.random.default_rng(1).standard_normal((5, 2, 3))
+    ours(sg.tensor(x))[0].sum().backward()
+    got = ours(sg.nn.utils.rnn.pack_padded_sequence(sg.tensor(x), [5, 3]))[1]
+    expected = theirs(torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x), [5, 3]))[1]
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)

@@ -82,7 +82,7 @@ def sequence(mode, x, state, weights, lengths=None, reverse=False):
         masks = [] if running is None else [running]
         packed = _scanned(*spec[:4], running is not None)(*operands, *masks)  # one scan node in the trace
     elif current_builder() is None and all(isinstance(t, Tensor) for t in operands):
-        key = spec[:4] + (x.dtype,) + tuple(t.shape for t in operands)
+        key = spec[:4] + (running is not None, x.dtype) + tuple(t.shape for t in operands)
         packed = FusedRnn.apply(_code(key, operands, running), spec, running, *operands)
     else:
         return looped(mode, x, state, weights, lengths, reverse)
@@ -138,7 +138,7 @@ def _code(key, operands, running):
     """The VjpCode of the sequence for these operands' types, traced and lowered on first use."""
     code = _codes.pop(key, None)
     if code is None:
-        mode, reverse, count, bias = key[:4]
+        mode, reverse, count, bias = key[:4]  # (key[4]: packed, so the code takes `running`)
         arrays = [np.zeros(t.shape, t.dtype) for t in operands] + ([] if running is None else [running])
         names = ["input"] + [f"state{k}" for k in range(count)] + ["w_ih", "w_hh"] + ["b_ih", "b_hh"] * bias
         code = vjp_code(_scanned(mode, reverse, count, bias, running is not None), arrays,
