@@ -6,7 +6,8 @@ Each measurement runs in a fresh process (nothing cached in memory either), on o
 ODE step `x = x + 0.01*(-k*x + sin(x))` and the chain `x = sin(x)*0.999 + 0.001`, unrolled N times
 (symgrad rolls them back into a loop), and a program that does not repeat: each step one of six
 operations drawn at random (elementwise with a constant of its own, a matrix product, a mean), which
-stays N steps of straight-line code (about 6.3 optimized nodes a step with its gradient); on both
+stays N steps of straight-line code (about 6.3 optimized nodes a step with its gradient), and a
+recurrence reading row t of a table computed from the input (an RNN over its sequence); on both
 backends, and with JAX's jit beside them when JAX is installed.
 
 Run: python benchmarks/bench_compile_time.py [--lengths 10,100,1000] [--timeout 600]
@@ -22,6 +23,7 @@ PROGRAMS = {
     "ode": "x = x + 0.01 * (-k * x + np_.sin(x))",
     "sin chain": "x = np_.sin(x) * 0.999 + 0.001",
     "no repeats": "x = MIXED[kinds[t]](x, C[t])",
+    "rnn rows": "x = np_.tanh(A @ x * 0.5 + rows[t])",
 }
 
 # The program, the same for every library: `np_` is its NumPy-like namespace, N the loop length.
@@ -33,6 +35,7 @@ kinds, C, A = rng.integers(0, 6, N), rng.uniform(0.5, 1.5, (N, 8)), rng.standard
 MIXED = [lambda x, c: np_.sin(x) * c, lambda x, c: x + 0.01 * np_.tanh(x * c), lambda x, c: x / (1.0 + x * x) + c,
          lambda x, c: A @ x * 0.1 + x, lambda x, c: x - np_.mean(x) * c, lambda x, c: np_.exp(-x * x) * c + x * 0.5]
 def loss(x):
+    rows = np_.outer(np_.linspace(0.0, 1.0, N), x)  # a traced table whose row t step t of "rnn rows" reads
     for t in range(N):
         {step}
     return np_.sum(x ** 2)
