@@ -529,7 +529,7 @@ _FUZZ_CHILD = textwrap.dedent("""
     real = jit.load
     jit.load = lambda text, *rest: texts.append((text, rest)) or real(text, *rest)
     sg.compile(lambda x: sg.sum(sg.tanh(x @ x.T) * 3.0 + x ** 2))(np.ones((5, 5)))
-    text, (names, _, _) = texts[0]
+    text, (names, *_) = texts[0]
     key = jit.cache_key(text)
     prefix = jit._prefix(key)
     code = jit.object_code(text.replace(jit.PLACEHOLDER, prefix) + f'\\n@"{prefix}cache_key" = constant [64 x i8] c"{key}"\\n')
