@@ -46,3 +46,14 @@ def test_maximum_minimum_subnormal_tie(backend):
     da, db = sg.compile(sg.grad(lambda a, b: sg.sum(sg.maximum(a, b) * weights), argnums=(0, 1)), backend=backend)(a, b)
     np.testing.assert_array_equal(da, [0, 0.5, 1, 1.5, 4, 5, 6])
     np.testing.assert_array_equal(db, [0, 0.5, 1, 1.5, 4, 5, 0])
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_integer_fmod_at_the_most_negative_integer(backend, dtype):
+    """fmod negated a negative a (and took |b|), which wraps at the most negative integer:
+    fmod(-2**63, -7) was -6 and fmod(-7, -2**63) was 2**63 - 7 (NumPy and PyTorch: -1 and -7)."""
+    low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
+    values = np.array([low, low + 1, -7, -3, -1, 0, 1, 3, 7, high], dtype)
+    a, b = (x.ravel() for x in np.meshgrid(values, values[values != 0]))
+    np.testing.assert_array_equal(sg.compile(sg.fmod, backend=backend)(a, b), np.fmod(a, b))
