@@ -15,3 +15,14 @@ def test_full_takes_the_fill_values_dtype(fill):
     traced = sg.compile(lambda x: sg.full((2,), fill))(np.zeros(1))
     assert traced.dtype == want.dtype
     assert sg.full(2, fill, dtype=np.float32).dtype == np.float32
+
+
+def test_eager_ptp_of_booleans_raises_as_numpy():
+    """sg.ptp(bool tensor, axis=0) runs the namespace function on the tensors when its plan cannot be traced;
+    its sg.max(a, axis, keepdims) then meant torch.max(t, dim): (values, indices), and the difference of two
+    such pairs came back as a (2, 3) array [[1, 0, 0], [-1, 0, 0]]. NumPy raises TypeError for booleans."""
+    x = sg.tensor(np.array([[True, False, True], [False, False, True]]))
+    with pytest.raises(TypeError, match="not supported on booleans"):
+        sg.ptp(x, axis=0)
+    floats = np.array([[1.0, 5.0, 2.0], [3.0, 0.0, 9.0]])
+    np.testing.assert_array_equal(sg.ptp(sg.tensor(floats), axis=0).numpy(), np.ptp(floats, axis=0))

@@ -54,7 +54,7 @@ def _as_float(a):
 def ptp(a, axis=None, out=None, keepdims=False):
     """np.ptp: the range max - min along axis."""
     no_out("ptp", out)
-    return sg.subtract(sg.max(a, axis, keepdims), sg.min(a, axis, keepdims))
+    return sg.subtract(sg.max(a, axis=axis, keepdims=keepdims), sg.min(a, axis=axis, keepdims=keepdims))
 
 
 # ----------------------------------------------------------------------------- order statistics
