@@ -462,7 +462,15 @@ class _Size(int):
         return self.shape if dim is None else self.shape[dim]
 
 
-MinMax = collections.namedtuple("MinMax", ["values", "indices"])
+class ValuesIndices(collections.namedtuple("ValuesIndices", ["values", "indices"])):
+    """PyTorch's pair (values, indices) of t.max(dim), t.sort(), t.topk(k), ... Not an array: NumPy would
+    stack the two, so that sg.sum(sg.max(t, 1)) added the indices to the values (torch.sum of it raises)."""
+
+    __slots__ = ()
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("a pair (values, indices), as sg.max(t, dim) or t.sort() give on a tensor (PyTorch's "
+                        "meaning), is not an array: take .values (or write axis=dim for NumPy's max)")
 
 
 class Tensor(Tracer):
@@ -712,12 +720,12 @@ class Tensor(Tracer):
             return reduce(self)
         dim = _dim(dim, self.ndim)
         if self.ndim == 0:
-            return MinMax(labelled(sgnp.reshape(self, ()), name), Tensor._wrap(np.zeros((), np.int64)))
+            return ValuesIndices(labelled(sgnp.reshape(self, ()), name), Tensor._wrap(np.zeros((), np.int64)))
         indices = np.asarray(arg(self._data, axis=dim, keepdims=True), dtype=np.int64)
         values = sgnp.take_along_axis(self, indices, dim)
         if not keepdim:
             values, indices = sgnp.squeeze(values, dim), np.squeeze(indices, dim)
-        return MinMax(labelled(values, name), Tensor._wrap(indices))
+        return ValuesIndices(labelled(values, name), Tensor._wrap(indices))
 
     def max(self, dim=None, keepdim=False):
         """The maximum, or with `dim` the pair (values, indices) as torch.max."""

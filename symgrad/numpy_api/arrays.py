@@ -41,10 +41,11 @@ isnan, isinf, isfinite = E.isnan, E.isinf, E.isfinite
 
 def asarray(x, dtype=None):
     """A tracer stays a tracer; a list or tuple holding tracers is stacked, as np.array stacks arrays
-    (`sg.asarray([f(x), 0.0])`); anything else becomes an ndarray of a supported dtype."""
+    (`sg.asarray([f(x), 0.0])`), unless its type says how it converts (`__array__`: torch.max's pair refuses);
+    anything else becomes an ndarray of a supported dtype."""
     if isinstance(x, Tracer):
         return x if dtype is None else astype(x, dtype)
-    if isinstance(x, (list, tuple)) and _holds_tracer(x):
+    if isinstance(x, (list, tuple)) and not hasattr(type(x), "__array__") and _holds_tracer(x):
         return stack([asarray(item, dtype) for item in x])
     array = np.asarray(x)
     return array.astype(dtypes.canonical(dtype if dtype is not None else array.dtype), copy=False)
