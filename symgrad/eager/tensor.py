@@ -31,6 +31,7 @@ from .whole_backward import view_value
 from ..ops import elementwise as E
 from ..core import (Tracer, TracerError, bind, current_builder, refuse_masked, tracing_anywhere,
                     with_user_line)
+from ..numpy_api.arrays import _safe_sqrt
 from ..numpy_api.updates import IndexUpdateHelper
 
 _random = np.random.default_rng(0)
@@ -710,7 +711,7 @@ class Tensor(Tracer):
         return sgnp.var(self, dim, ddof, keepdim)
 
     def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
-        return sgnp.sqrt(self.var(dim, unbiased, keepdim, correction=correction))
+        return _safe_sqrt(self.var(dim, unbiased, keepdim, correction=correction))
 
     def _extreme(self, reduce, arg, name, dim, keepdim):
         """The full reduction (its gradient shared among ties), or with `dim` (values, indices) whose

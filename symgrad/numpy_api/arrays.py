@@ -392,7 +392,13 @@ def var(x, axis=None, ddof=0, keepdims=False):
 
 @array_function_dispatch
 def std(x, axis=None, ddof=0, keepdims=False):
-    return sqrt(var(x, axis, ddof, keepdims))
+    return _safe_sqrt(var(x, axis, ddof, keepdims))
+
+
+def _safe_sqrt(x):
+    """sqrt whose derivative at 0 is 0 (PyTorch's subgradient of a norm or a std at 0) instead of 0 * inf = NaN."""
+    zero = E.equal(x, 0.0)
+    return E.where(zero, 0.0, E.sqrt(E.where(zero, 1.0, x)))
 
 
 def _shifted_max(x, axes, keep_infinity=False):

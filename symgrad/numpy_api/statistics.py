@@ -203,7 +203,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 @array_function_dispatch
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    return sg.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims))
+    return sg._safe_sqrt(nanvar(a, axis, dtype, out, ddof, keepdims))
 
 
 def _nan_extremum(reduce, fill, a, axis, keepdims):
