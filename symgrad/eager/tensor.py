@@ -607,11 +607,12 @@ class Tensor(Tracer):
         self._requires_grad = False
         return self
 
-    def clone(self) -> "Tensor":
-        """A copy that stays in the graph (gradient flows back to self)."""
+    def clone(self, *, _row_major=False) -> "Tensor":
+        """A copy that stays in the graph (gradient flows back to self); laid out as self, or row-major."""
         out = self * 1 if dtypes.is_float(self.dtype) else self.detach()
-        if out._data is self._data or np.shares_memory(out._data, self._data):
-            out._data = out._data.copy()
+        if (out._data is self._data or np.shares_memory(out._data, self._data)
+                or _row_major and not out._data.flags.c_contiguous):
+            out._data = out._data.copy(order="C" if _row_major else "K")
             if out._node is not None:
                 out._node.out = out._data
         return labelled(out, "Clone")
@@ -757,9 +758,21 @@ class Tensor(Tracer):
         return sgnp.transpose(self)
 
     def view(self, *shape):
-        return sgnp.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+        """reshape that must alias: a layout no reshape can view (a transpose flattened) is PyTorch's error, not
+        a copy that the in-place writes meant for self would silently miss."""
+        shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        if not self.is_contiguous():
+            try:
+                np.reshape(self._data, shape, copy=False)
+            except ValueError:
+                np.reshape(self._data, shape)  # a size that does not fit raises its own error
+                raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                                   "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") \
+                    from None
+        return sgnp.reshape(self, shape)
 
-    reshape = view
+    def reshape(self, *shape):
+        return sgnp.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
         start, end = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)
@@ -825,9 +838,10 @@ class Tensor(Tracer):
         return self
 
     def contiguous(self, memory_format=None):
-        """Itself when its array is laid out row-major, else a copy (recorded, as clone()): as PyTorch's, a write to the
-        result of a transposed view's contiguous() does not reach the view's base."""
-        return self if self.is_contiguous() else self.clone()
+        """Itself when its array is laid out row-major, else a row-major copy (recorded, as clone()): as PyTorch's, a
+        write to the result of a transposed view's contiguous() does not reach the view's base, and a view of the
+        result aliases it (x.T * 1 is laid out as x.T: its view(-1) was a copy)."""
+        return self if self.is_contiguous() else self.clone(_row_major=True)
 
     def is_contiguous(self, memory_format=None) -> bool:
         """Whether its array is laid out row-major (a deferred value that is not a view will be an array of its own:
