@@ -33,22 +33,6 @@ def test_sigmoid_in_the_lower_tail(backend, dtype):
 
 
 @pytest.mark.parametrize("backend", ["llvm", "numpy"])
-def test_maximum_minimum_subnormal_tie(backend):
-    """A tie's value was (a + b) / 2, printed a/2 + b/2: maximum(5e-324, 5e-324) was 0 (NumPy and PyTorch:
-    5e-324) on both backends and in eager mode. The gradient still splits evenly, a NaN still propagates."""
-    a = np.array([5e-324, -5e-324, 1.7e308, 2.0, np.nan, 1.0, 3.0])
-    b = np.array([5e-324, -5e-324, 1.7e308, 2.0, 1.0, np.nan, 1.0])
-    for name in ("maximum", "minimum"):
-        expected = getattr(np, name)(a, b)
-        np.testing.assert_array_equal(sg.compile(getattr(sg, name), backend=backend)(a, b), expected)
-        np.testing.assert_array_equal(getattr(sg, name)(sg.tensor(a), sg.tensor(b)).numpy(), expected)
-    weights = np.arange(7.0)
-    da, db = sg.compile(sg.grad(lambda a, b: sg.sum(sg.maximum(a, b) * weights), argnums=(0, 1)), backend=backend)(a, b)
-    np.testing.assert_array_equal(da, [0, 0.5, 1, 1.5, 4, 5, 6])
-    np.testing.assert_array_equal(db, [0, 0.5, 1, 1.5, 4, 5, 0])
-
-
-@pytest.mark.parametrize("backend", ["llvm", "numpy"])
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
 def test_integer_fmod_at_the_most_negative_integer(backend, dtype):
     """fmod negated a negative a (and took |b|), which wraps at the most negative integer:

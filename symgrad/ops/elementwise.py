@@ -366,13 +366,12 @@ softplus = define("softplus", F.softplus)
 logaddexp = define("logaddexp", F.logaddexp)
 erf = define("erf", sp.erf)
 relu = define("relu", lambda a: sp.Piecewise((0, a <= 0), (a, True)), kind="arith")  # NaN stays NaN, as in PyTorch
-# Ties split the gradient evenly, as PyTorch does, with the tie's value itself (F.tie): (a + b) / 2, printed
-# a/2 + b/2, halved a subnormal tie to 0 (maximum(5e-324, 5e-324) == 0). A NaN operand gives NaN (a + b).
-# Integers take Max/Min (no NaN, and a/2 + b/2 gave maximum(3, 3) == 2 in integer arithmetic).
-maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), (F.tie(a, b), sp.Eq(a, b)),
-                                                      (a + b, True)), kind="arith", integer_fn=sp.Max)
-minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), (F.tie(a, b), sp.Eq(a, b)),
-                                                      (a + b, True)), kind="arith", integer_fn=sp.Min)
+# Ties split the gradient evenly, as PyTorch does. Integers take Max/Min: (a + b) / 2 is not a tie's
+# value in integer arithmetic (the LLVM backend's a/2 + b/2 gave maximum(3, 3) == 2).
+maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), ((a + b) / 2, True)), kind="arith",
+                 integer_fn=sp.Max)
+minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), ((a + b) / 2, True)), kind="arith",
+                 integer_fn=sp.Min)
 # Gradient 1 on the closed interval [lo, hi], as torch.clamp.
 # With lo > hi the result is hi everywhere, as np.clip, jax.numpy.clip and torch.clamp.
 clip = define("clip", lambda x, lo, hi: sp.Piecewise((hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)),
