@@ -16,6 +16,7 @@ import numpy as np
 from . import dtypes
 from . import numpy_api as sg
 from .core import ShapeError, Tracer, with_user_line
+from .numpy_api.arrays import _safe_sqrt
 from .numpy_api.dispatch import array_function_dispatch
 from .ops import elementwise as E
 from .ops import lapack as L
@@ -284,12 +285,6 @@ def matrix_power(a, n):
 def trace(x, offset=0, dtype=None):
     """The sums of the diagonals of the last two axes (np.linalg.trace)."""
     return sg.trace(x, offset, axis1=-2, axis2=-1, dtype=dtype)
-
-
-def _safe_sqrt(x):
-    """sqrt whose derivative at 0 is 0 (PyTorch's subgradient of a norm at 0) instead of 0 * inf = NaN."""
-    zero = E.equal(x, 0.0)
-    return E.where(zero, 0.0, E.sqrt(E.where(zero, 1.0, x)))
 
 
 def _vector_norm(x, ord, axis, keepdims):

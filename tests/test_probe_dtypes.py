@@ -15,3 +15,28 @@ def test_full_takes_the_fill_values_dtype(fill):
     traced = sg.compile(lambda x: sg.full((2,), fill))(np.zeros(1))
     assert traced.dtype == want.dtype
     assert sg.full(2, fill, dtype=np.float32).dtype == np.float32
+
+
+def test_eager_ptp_of_booleans_raises_as_numpy():
+    """sg.ptp(bool tensor, axis=0) runs the namespace function on the tensors when its plan cannot be traced;
+    its sg.max(a, axis, keepdims) then meant torch.max(t, dim): (values, indices), and the difference of two
+    such pairs came back as a (2, 3) array [[1, 0, 0], [-1, 0, 0]]. NumPy raises TypeError for booleans."""
+    x = sg.tensor(np.array([[True, False, True], [False, False, True]]))
+    with pytest.raises(TypeError, match="not supported on booleans"):
+        sg.ptp(x, axis=0)
+    floats = np.array([[1.0, 5.0, 2.0], [3.0, 0.0, 9.0]])
+    np.testing.assert_array_equal(sg.ptp(sg.tensor(floats), axis=0).numpy(), np.ptp(floats, axis=0))
+
+
+@pytest.mark.parametrize("pair", [lambda t: sg.max(t, 1), lambda t: sg.min(t, 1), lambda t: t.sort(1),
+                                  lambda t: t.topk(2, 1)], ids=["max", "min", "sort", "topk"])
+def test_values_indices_pair_is_not_an_array(pair):
+    """sg.sum(sg.max(t, 1)) stacked PyTorch's (values, indices) into one array and summed it: 17 for
+    [[1, 5, 2], [3, 0, 9]] (values 14 plus indices 3). torch.sum of the pair raises; so does symgrad now."""
+    t = sg.tensor(np.array([[1.0, 5.0, 2.0], [3.0, 0.0, 9.0]]), requires_grad=True)
+    for use in (sg.sum, sg.mean, sg.exp, sg.asarray):
+        with pytest.raises(TypeError, match=r"pair \(values, indices\)"):
+            use(pair(t))
+    values, indices = pair(t)
+    assert values.shape == indices.shape
+    assert sg.max(t, 1).values.sum().item() == 14.0

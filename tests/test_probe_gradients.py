@@ -81,3 +81,24 @@ def test_a_masked_cotangent_read_twice_prints_both_factors():
     grad = sg.grad(lambda s: sg.sum(sg.scipy.stats.norm.logpdf(x, loc, s)))
     for backend in ("llvm", "numpy"):
         np.testing.assert_allclose(sg.compile(grad, backend=backend)(scale), want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_std_of_a_constant_has_a_zero_gradient(backend):
+    """The gradient of std at a constant slice was NaN (sqrt's inf times var's 0), in sg.std, sg.nanstd and
+    eager t.std(); PyTorch's is 0, the subgradient sg.linalg.norm already gives at 0."""
+    x = np.array([[1.0, 1.0, 1.0], [1.0, 2.0, 4.0]])
+    for std in (lambda v: sg.std(v, axis=1), lambda v: sg.nanstd(v, axis=1, ddof=1)):
+        grad = sg.compile(sg.grad(lambda v: sg.sum(std(v))), backend=backend)(x)
+        np.testing.assert_array_equal(grad[0], 0.0)
+        assert np.all(np.isfinite(grad[1])) and np.any(grad[1] != 0)
+    t = sg.tensor(x, requires_grad=True)
+    t.std(dim=1).sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy()[0], 0.0)
+    try:
+        import torch
+    except ImportError:
+        return
+    expected = torch.tensor(x, requires_grad=True)
+    expected.std(dim=1).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), expected.grad.numpy(), rtol=1e-12)

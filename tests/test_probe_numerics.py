@@ -30,3 +30,14 @@ def test_sigmoid_in_the_lower_tail(backend, dtype):
     want = special.expit(x.astype(np.float64)).astype(dtype)
     np.testing.assert_allclose(got, want, rtol=4 * np.finfo(dtype).eps, atol=1e-323)  # e**-745 rounds up to 5e-324
     assert np.isnan(sg.compile(sg.sigmoid, backend=backend)(np.array([np.nan], dtype)))[0]
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_integer_fmod_at_the_most_negative_integer(backend, dtype):
+    """fmod negated a negative a (and took |b|), which wraps at the most negative integer:
+    fmod(-2**63, -7) was -6 and fmod(-7, -2**63) was 2**63 - 7 (NumPy and PyTorch: -1 and -7)."""
+    low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
+    values = np.array([low, low + 1, -7, -3, -1, 0, 1, 3, 7, high], dtype)
+    a, b = (x.ravel() for x in np.meshgrid(values, values[values != 0]))
+    np.testing.assert_array_equal(sg.compile(sg.fmod, backend=backend)(a, b), np.fmod(a, b))

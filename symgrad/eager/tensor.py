@@ -31,6 +31,7 @@ from .whole_backward import view_value
 from ..ops import elementwise as E
 from ..core import (Tracer, TracerError, bind, current_builder, refuse_masked, tracing_anywhere,
                     with_user_line)
+from ..numpy_api.arrays import _safe_sqrt
 from ..numpy_api.updates import IndexUpdateHelper
 
 _random = np.random.default_rng(0)
@@ -462,7 +463,15 @@ class _Size(int):
         return self.shape if dim is None else self.shape[dim]
 
 
-MinMax = collections.namedtuple("MinMax", ["values", "indices"])
+class ValuesIndices(collections.namedtuple("ValuesIndices", ["values", "indices"])):
+    """PyTorch's pair (values, indices) of t.max(dim), t.sort(), t.topk(k), ... Not an array: NumPy would
+    stack the two, so that sg.sum(sg.max(t, 1)) added the indices to the values (torch.sum of it raises)."""
+
+    __slots__ = ()
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("a pair (values, indices), as sg.max(t, dim) or t.sort() give on a tensor (PyTorch's "
+                        "meaning), is not an array: take .values (or write axis=dim for NumPy's max)")
 
 
 class Tensor(Tracer):
@@ -598,11 +607,12 @@ class Tensor(Tracer):
         self._requires_grad = False
         return self
 
-    def clone(self) -> "Tensor":
-        """A copy that stays in the graph (gradient flows back to self)."""
+    def clone(self, *, _row_major=False) -> "Tensor":
+        """A copy that stays in the graph (gradient flows back to self); laid out as self, or row-major."""
         out = self * 1 if dtypes.is_float(self.dtype) else self.detach()
-        if out._data is self._data or np.shares_memory(out._data, self._data):
-            out._data = out._data.copy()
+        if (out._data is self._data or np.shares_memory(out._data, self._data)
+                or _row_major and not out._data.flags.c_contiguous):
+            out._data = out._data.copy(order="C" if _row_major else "K")
             if out._node is not None:
                 out._node.out = out._data
         return labelled(out, "Clone")
@@ -702,7 +712,7 @@ class Tensor(Tracer):
         return sgnp.var(self, dim, ddof, keepdim)
 
     def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
-        return sgnp.sqrt(self.var(dim, unbiased, keepdim, correction=correction))
+        return _safe_sqrt(self.var(dim, unbiased, keepdim, correction=correction))
 
     def _extreme(self, reduce, arg, name, dim, keepdim):
         """The full reduction (its gradient shared among ties), or with `dim` (values, indices) whose
@@ -712,12 +722,12 @@ class Tensor(Tracer):
             return reduce(self)
         dim = _dim(dim, self.ndim)
         if self.ndim == 0:
-            return MinMax(labelled(sgnp.reshape(self, ()), name), Tensor._wrap(np.zeros((), np.int64)))
+            return ValuesIndices(labelled(sgnp.reshape(self, ()), name), Tensor._wrap(np.zeros((), np.int64)))
         indices = np.asarray(arg(self._data, axis=dim, keepdims=True), dtype=np.int64)
         values = sgnp.take_along_axis(self, indices, dim)
         if not keepdim:
             values, indices = sgnp.squeeze(values, dim), np.squeeze(indices, dim)
-        return MinMax(labelled(values, name), Tensor._wrap(indices))
+        return ValuesIndices(labelled(values, name), Tensor._wrap(indices))
 
     def max(self, dim=None, keepdim=False):
         """The maximum, or with `dim` the pair (values, indices) as torch.max."""
@@ -748,9 +758,21 @@ class Tensor(Tracer):
         return sgnp.transpose(self)
 
     def view(self, *shape):
-        return sgnp.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+        """reshape that must alias: a layout no reshape can view (a transpose flattened) is PyTorch's error, not
+        a copy that the in-place writes meant for self would silently miss."""
+        shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        if not self.is_contiguous():
+            try:
+                np.reshape(self._data, shape, copy=False)
+            except ValueError:
+                np.reshape(self._data, shape)  # a size that does not fit raises its own error
+                raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                                   "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") \
+                    from None
+        return sgnp.reshape(self, shape)
 
-    reshape = view
+    def reshape(self, *shape):
+        return sgnp.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
         start, end = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)
@@ -816,9 +838,10 @@ class Tensor(Tracer):
         return self
 
     def contiguous(self, memory_format=None):
-        """Itself when its array is laid out row-major, else a copy (recorded, as clone()): as PyTorch's, a write to the
-        result of a transposed view's contiguous() does not reach the view's base."""
-        return self if self.is_contiguous() else self.clone()
+        """Itself when its array is laid out row-major, else a row-major copy (recorded, as clone()): as PyTorch's, a
+        write to the result of a transposed view's contiguous() does not reach the view's base, and a view of the
+        result aliases it (x.T * 1 is laid out as x.T: its view(-1) was a copy)."""
+        return self if self.is_contiguous() else self.clone(_row_major=True)
 
     def is_contiguous(self, memory_format=None) -> bool:
         """Whether its array is laid out row-major (a deferred value that is not a view will be an array of its own:

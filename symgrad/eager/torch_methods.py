@@ -7,17 +7,14 @@ is used).
 """
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 
 from .. import numpy_api as sgnp
 from ..numpy_api import arrays
 from ..ops import elementwise as E
 from .mode import is_grad_enabled
-from .tensor import Tensor, _dim, _index_array, _settle, as_view, elementwise_on_tensors, labelled
-
-ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
+from .tensor import (Tensor, ValuesIndices, _dim, _index_array, _settle, as_view, elementwise_on_tensors,
+                     labelled)
 
 
 def _order(data, dim, descending, stable=True) -> np.ndarray:

@@ -34,7 +34,8 @@ def _bags(input, offsets, include_last_offset) -> tuple:
         raise RuntimeError(f"embedding_bag: offsets must be non-decreasing and at most the input's length "
                            f"{index.size}, got {starts.tolist()}")
     bags = starts.size - 1 if include_last_offset else starts.size
-    ends = np.append(starts[1:], index.size)[:bags] if not include_last_offset else starts[1:]
+    # the last bag runs to the end of input, whatever a last offset says (PyTorch reads only its position)
+    ends = np.append(starts[1:bags], index.size)[:bags]
     bag_of = np.repeat(np.arange(bags), ends - starts[:bags])
     return index[:bag_of.size], bag_of, bags
 

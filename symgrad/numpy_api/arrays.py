@@ -41,10 +41,11 @@ isnan, isinf, isfinite = E.isnan, E.isinf, E.isfinite
 
 def asarray(x, dtype=None):
     """A tracer stays a tracer; a list or tuple holding tracers is stacked, as np.array stacks arrays
-    (`sg.asarray([f(x), 0.0])`); anything else becomes an ndarray of a supported dtype."""
+    (`sg.asarray([f(x), 0.0])`), unless its type says how it converts (`__array__`: torch.max's pair refuses);
+    anything else becomes an ndarray of a supported dtype."""
     if isinstance(x, Tracer):
         return x if dtype is None else astype(x, dtype)
-    if isinstance(x, (list, tuple)) and _holds_tracer(x):
+    if isinstance(x, (list, tuple)) and not hasattr(type(x), "__array__") and _holds_tracer(x):
         return stack([asarray(item, dtype) for item in x])
     array = np.asarray(x)
     return array.astype(dtypes.canonical(dtype if dtype is not None else array.dtype), copy=False)
@@ -391,7 +392,13 @@ def var(x, axis=None, ddof=0, keepdims=False):
 
 @array_function_dispatch
 def std(x, axis=None, ddof=0, keepdims=False):
-    return sqrt(var(x, axis, ddof, keepdims))
+    return _safe_sqrt(var(x, axis, ddof, keepdims))
+
+
+def _safe_sqrt(x):
+    """sqrt whose derivative at 0 is 0 (PyTorch's subgradient of a norm or a std at 0) instead of 0 * inf = NaN."""
+    zero = E.equal(x, 0.0)
+    return E.where(zero, 0.0, E.sqrt(E.where(zero, 1.0, x)))
 
 
 def _shifted_max(x, axes, keep_infinity=False):

@@ -61,10 +61,10 @@ def _arg_extremum(name, reduce, x, axis, keepdims):
     n = x.shape[axis]
     if n == 0:
         fail(f"attempt to get {name} of an empty sequence (shape {x.shape}, axis {axis})", ValueError)
-    peak = sg.stop_gradient(reduce(x, axis, keepdims=True))
+    peak = sg.stop_gradient(reduce(x, axis=axis, keepdims=True))
     hits = sg.logical_or(sg.isnan(x), sg.equal(x, peak))
     positions = _positions(n).reshape((n,) + (1,) * (x.ndim - axis - 1))
-    return sg.astype(sg.min(sg.where(hits, positions, float(n)), axis, keepdims=keepdims), dtypes.INT64)
+    return sg.astype(sg.min(sg.where(hits, positions, float(n)), axis=axis, keepdims=keepdims), dtypes.INT64)
 
 
 def _positions(n):

@@ -54,7 +54,7 @@ def _as_float(a):
 def ptp(a, axis=None, out=None, keepdims=False):
     """np.ptp: the range max - min along axis."""
     no_out("ptp", out)
-    return sg.subtract(sg.max(a, axis, keepdims), sg.min(a, axis, keepdims))
+    return sg.subtract(sg.max(a, axis=axis, keepdims=keepdims), sg.min(a, axis=axis, keepdims=keepdims))
 
 
 # ----------------------------------------------------------------------------- order statistics
@@ -203,7 +203,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 @array_function_dispatch
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    return sg.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims))
+    return sg._safe_sqrt(nanvar(a, axis, dtype, out, ddof, keepdims))
 
 
 def _nan_extremum(reduce, fill, a, axis, keepdims):

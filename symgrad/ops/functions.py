@@ -403,9 +403,10 @@ class cbrt(_RealFunction):
 
 
 class fmod(_RealFunction):
-    """C's fmod (np.fmod): the remainder of a / b with the sign of a, exact. floor_mod of the magnitudes is
-    exact (no sign crossing to correct), and a zero a is returned as it is (-0 stays -0); NaN when b == 0
-    (0 for integers). Derivatives as torch.fmod's: 1 in a, -trunc(a / b) in b."""
+    """C's fmod (np.fmod): the remainder of a / b with the sign of a, exact. floor_mod of operands of one sign
+    (a and -|b| when a < 0, -a and -|b| otherwise) is exact (no sign crossing to correct) and negates no negative
+    integer (-(-2**63) wraps); a zero a is returned as it is (-0 stays -0); NaN when b == 0 (0 for integers).
+    Derivatives as torch.fmod's: 1 in a, -trunc(a / b) in b."""
 
     nargs = 2
 
@@ -420,7 +421,7 @@ class fmod(_RealFunction):
         magnitude = sp.Abs(b)
         zero_a = sp.And(sp.Eq(a, 0, evaluate=False), sp.StrictGreaterThan(magnitude, 0, evaluate=False),
                         evaluate=False)
-        return sp.Piecewise((a, zero_a), (-floor_mod(-a, magnitude), a < 0), (floor_mod(a, magnitude), True),
+        return sp.Piecewise((a, zero_a), (floor_mod(a, -magnitude), a < 0), (-floor_mod(-a, -magnitude), True),
                             evaluate=False)
 
 

@@ -1,0 +1,45 @@
+"""Probes of eager views and in-place writes against PyTorch: what aliases, what copies, what raises."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+
+def test_view_of_a_layout_no_reshape_can_view_raises():
+    """t.t().view(6) returned a copy, so an in-place write meant for t through it silently did nothing
+    (t stayed [[0, 1, 2], [3, 4, 5]], not doubled); PyTorch raises and points to reshape, as symgrad now does."""
+    t = sg.tensor(np.arange(6.0).reshape(2, 3))
+    for make in (lambda: t.t().view(6), lambda: t.t().view(-1), lambda: t[:, ::2].view(4)):
+        with pytest.raises(RuntimeError, match=r"view size is not compatible.*Use \.reshape"):
+            make()
+    assert t.t().view(3, 2).shape == (3, 2) and t[:, 1:].view(2, 2, 1).shape == (2, 2, 1)
+    flat = t.view(6)
+    flat.mul_(2.0)
+    np.testing.assert_array_equal(t.numpy(), np.arange(6.0).reshape(2, 3) * 2)
+    copied = t.t().reshape(6)  # reshape may copy, as PyTorch's: the write does not reach t
+    copied.zero_()
+    np.testing.assert_array_equal(t.numpy(), np.arange(6.0).reshape(2, 3) * 2)
+
+
+def test_contiguous_result_is_row_major_so_its_view_aliases():
+    """(x * 1).T.contiguous() was laid out as x.T (a clone keeps its operand's layout), so its view(-1) was a
+    copy: v[0:2].mul_(10) left c at [[0, 3], [1, 4], [2, 5]] and x.grad[1, 0] at 1 (PyTorch: c[0, 1] == 30,
+    x.grad[1, 0] == 10)."""
+    results = {}
+    libs = [sg]
+    try:
+        import torch
+        libs.append(torch)
+    except ImportError:
+        pass
+    for lib in libs:
+        x = lib.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        c = (x * 1).T.contiguous()
+        assert c.is_contiguous()
+        c.view(-1)[0:2].mul_(10.0)
+        (c * lib.tensor(np.arange(6.0).reshape(3, 2))).sum().backward()
+        results[lib.__name__] = c.detach().numpy(), x.grad.numpy()
+    np.testing.assert_array_equal(results["symgrad"][0], [[0, 30], [1, 4], [2, 5]])
+    np.testing.assert_array_equal(results["symgrad"][1], [[0, 2, 4], [10, 3, 5]])
+    for got, expected in zip(results["symgrad"], results.get("torch", results["symgrad"])):
+        np.testing.assert_array_equal(got, expected)

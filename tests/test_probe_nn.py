@@ -1,0 +1,31 @@
+"""Probes of the nn functions against PyTorch's numbers (float64), for inputs the layer tests did not cover."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+F = sg.nn.functional
+TABLE = np.arange(30.0).reshape(10, 3)
+INDEX = np.array([1, 2, 4, 5, 4, 3, 2, 9])
+# PyTorch's values: with include_last_offset the last bag runs to the end of input whatever the last offset says
+LAST_BAG = {"sum": [42.0, 45.0, 48.0], "mean": [14.0, 15.0, 16.0], "max": [27.0, 28.0, 29.0]}
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_last_offset_short_of_input(mode):
+    """offsets [0, 2, 5, 6] with include_last_offset over 8 indices: the last bag was indices 5:6 only
+    (sum [9, 10, 11]); PyTorch's is 5:8 (sum [42, 45, 48]), and its gradient reaches rows 2 and 9."""
+    table = sg.tensor(TABLE.copy(), requires_grad=True)
+    out = F.embedding_bag(sg.tensor(INDEX), table, sg.tensor([0, 2, 5, 6]), mode=mode, include_last_offset=True)
+    np.testing.assert_allclose(out.detach().numpy()[2], LAST_BAG[mode], rtol=1e-12)
+    out.sum().backward()
+    try:
+        import torch
+    except ImportError:
+        return
+    expected = torch.tensor(TABLE.copy(), requires_grad=True)
+    torch.nn.functional.embedding_bag(torch.tensor(INDEX), expected, torch.tensor([0, 2, 5, 6]), mode=mode,
+                                      include_last_offset=True).sum().backward()
+    np.testing.assert_allclose(table.grad.numpy(), expected.grad.numpy(), rtol=1e-12)
+    empty = F.embedding_bag(sg.tensor(INDEX), sg.tensor(TABLE), sg.tensor([0]), mode=mode, include_last_offset=True)
+    assert empty.shape == (0, 3)
