@@ -40,3 +40,15 @@ def test_values_indices_pair_is_not_an_array(pair):
     values, indices = pair(t)
     assert values.shape == indices.shape
     assert sg.max(t, 1).values.sum().item() == 14.0
+
+
+@pytest.mark.parametrize("name", ["nanmax", "nanmin"])
+@pytest.mark.parametrize("axis", [1, (0, 2), None])
+def test_eager_nan_extrema_take_numpys_axis(name, axis):
+    """sg.nanmax(t, axis) on a tensor asked sg.max for PyTorch's (values, indices) with a positional axis:
+    a tuple axis was a TypeError from int <= tuple, an int axis the pair."""
+    a = np.arange(24.0).reshape(2, 3, 4)
+    a[0, 1, 2] = np.nan
+    for values in (a, a.astype(np.int64)):
+        got = getattr(sg, name)(sg.tensor(values), axis=axis)
+        np.testing.assert_array_equal(got.numpy(), getattr(np, name)(values, axis=axis))

@@ -210,9 +210,9 @@ def _nan_extremum(reduce, fill, a, axis, keepdims):
     """max/min ignoring NaN; NaN where a slice is all NaN (as NumPy, which also warns)."""
     a = sg.asarray(a)
     if not dtypes.is_float(a.dtype):
-        return reduce(a, axis, keepdims)
+        return reduce(a, axis=axis, keepdims=keepdims)  # by keyword: on a tensor sg.max(t, dim) is PyTorch's
     all_nan = ordering.all(sg.isnan(a), axis, keepdims=keepdims)
-    return sg.where(all_nan, np.nan, reduce(_nan_filled(a, fill), axis, keepdims))
+    return sg.where(all_nan, np.nan, reduce(_nan_filled(a, fill), axis=axis, keepdims=keepdims))
 
 
 @array_function_dispatch
