@@ -7,12 +7,18 @@ from __future__ import annotations
 import functools
 import threading
 
-_state = threading.local()
+class _State(threading.local):
+    """The thread's mode: `enabled` unless set otherwise (a class default, read without a failed lookup)."""
+
+    enabled = True
+
+
+_state = _State()
 
 
 def is_grad_enabled() -> bool:
     """True when operations on tensors that require grad are recorded."""
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set(enabled: bool) -> None:

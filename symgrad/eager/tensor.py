@@ -74,7 +74,7 @@ class EagerRecorder:
     def defer(self, plan, operands) -> "DeferredTensor | None":
         """The deferred result of a plan of several primitives while the tape repeats a captured step
         (`_defer_plan`); None when it must run op by op."""
-        tape = getattr(_tapes, "tape", None)
+        tape = _tapes.tape
         if tape is None or tape.capture is None or not is_grad_enabled():
             return None
         return _defer_plan(tape, plan, operands)
@@ -85,7 +85,7 @@ class EagerRecorder:
         Inside a trace (a model called in a function given to sg.compile) the op joins the trace."""
         if tracing_anywhere() and current_builder() is not None:
             return bind(prim, operands, dict(frozen_attrs))
-        tape = getattr(_tapes, "tape", None)
+        tape = _tapes.tape
         if tape is not None and tape.capture is not None and dtype.kind == "f" and is_grad_enabled():
             for t in operands:
                 if t._requires_grad:  # an op that records (an op on constants, or a comparison, runs now)
@@ -240,7 +240,7 @@ def _records_writes(t: "Tensor") -> bool:
 
 def _overlapping(array: np.ndarray) -> bool:
     """Whether several elements of `array` are one place in memory (a broadcast, expand())."""
-    return any(stride == 0 and size > 1 for size, stride in zip(array.shape, array.strides))
+    return 0 in array.strides and any(stride == 0 and size > 1 for size, stride in zip(array.shape, array.strides))
 
 
 def _refuse_overlap(view: np.ndarray) -> None:
@@ -567,7 +567,7 @@ class Tensor(Tracer):
     def data(self, value):
         array = np.asarray(value._data if isinstance(value, Tensor) else value)
         _settle(self)
-        tape = getattr(_tapes, "tape", None)
+        tape = _tapes.tape
         if tape is not None and id(self) in tape.leaf_slots:
             tape.regular = False  # ops on this tape read the old array: no captured step recomputes them
         self._data = array
@@ -1175,7 +1175,7 @@ def elementwise_on_tensors(op, args):
     count = len(args)
     tensors_only = (count == 2 and isinstance(args[0], Tensor) and isinstance(args[1], Tensor)) or (
         count == 1 and isinstance(args[0], Tensor))  # the common case: no loop below
-    tape = getattr(_tapes, "tape", None)
+    tape = _tapes.tape
     call = None
     if tape is not None and tape.capture is not None and is_grad_enabled():  # the plan this call ran before?
         call = _ALL_TENSORS[count] if tensors_only else _call_key(args, None)
@@ -1368,7 +1368,7 @@ def apply_function(fn, args, kwargs):
     torch_meaning = _TORCH_EXTREMES.get(fn)
     if torch_meaning is not None and isinstance(args[0], Tensor) and (len(args) > 1 or "dim" in kwargs):
         return _torch_extreme(*torch_meaning, args, kwargs)
-    tape = getattr(_tapes, "tape", None)
+    tape = _tapes.tape
     call = None
     if tape is not None and tape.capture is not None and is_grad_enabled():  # the plan this call ran before?
         call = _call_key(args, kwargs)
