@@ -490,6 +490,9 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
     tape = current_tape()
     if record is None or record.tape is not tape or not tape.regular:
         return False, None
+    capture = tape.capture
+    if capture is not None and capture.deferred(tape, record):  # the step this tape repeated, whole: no lookup
+        return capture.run(engine, record, tape, seed, retain_graph), capture
     position = record.position
     key = (tape.digests[position], position)
     plan = _cache.get(key, _MISSING)
