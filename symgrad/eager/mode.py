@@ -31,12 +31,12 @@ class _GradMode:
     enabled = True
 
     def __enter__(self):
-        self._previous = is_grad_enabled()
-        _set(self.enabled)
+        self._previous = _state.enabled
+        _state.enabled = self.enabled
         return self
 
     def __exit__(self, *exc):
-        _set(self._previous)
+        _state.enabled = self._previous
         return False
 
     def __call__(self, fn):

@@ -284,14 +284,18 @@ def _defer_step(tape, step, position, operands) -> "DeferredTensor | None":
     """`_defer` once the captured step at `position` is known to apply the same primitive to as many operands:
     the operands' checks, then the record; None if an operand comes from elsewhere (nothing changed), or if
     the step made a view and its operand is not one tensor."""
-    reads = [_deferred_operand(tape, operand, source, expected)
-             for operand, source, expected in zip(operands, step[5], step[2])]
-    if None in reads:
-        return None
+    parents, saved, versions = [], [], []
+    for operand, source, expected in zip(operands, step[5], step[2]):
+        read = _deferred_operand(tape, operand, source, expected)
+        if read is None:
+            return None
+        parents.append(read[0])
+        saved.append(read[1])
+        versions.append(read[2])
     source = _viewed_source(operands, step) if step[8] else None
     if source is None and step[8]:
         return None
-    parents, saved, versions = zip(*reads)
+    parents, saved, versions = tuple(parents), tuple(saved), tuple(versions)
     counter = VersionCounter() if source is None else source._version
     record = Record.deferred(step, parents, saved, versions, counter, tape, position, counter.value)
     for operand in step[7]:
@@ -912,8 +916,8 @@ class Tensor(Tracer):
         this array as it is now."""
         force_pending()
         data = self._data
-        if data.flags.writeable and not _overlapping(data) and (
-                self._base is not None or data.base is None or self._version.exposed or self._version.viewed):
+        if data.flags.writeable and (0 not in data.strides or not _overlapping(data)) and (
+                data.base is None or self._base is not None or self._version.exposed or self._version.viewed):
             return data
         base = self._base
         if base is not None:
