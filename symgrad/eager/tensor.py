@@ -962,8 +962,8 @@ class Tensor(Tracer):
             value = other
         elif isinstance(other, Tensor):
             value = other._data  # (a deferred tensor computed now, as the write below would)
-            if value.dtype != data.dtype or (value.shape != data.shape and np.broadcast_shapes(
-                    value.shape, data.shape) != data.shape):
+            if (value.dtype is not data.dtype and value.dtype != data.dtype) or (
+                    value.shape != data.shape and np.broadcast_shapes(value.shape, data.shape) != data.shape):
                 return False
         else:
             return False
@@ -1375,7 +1375,8 @@ def apply_function(fn, args, kwargs):
     tape = _tapes.tape
     call = None
     if tape is not None and tape.capture is not None and is_grad_enabled():  # the plan this call ran before?
-        call = _call_key(args, kwargs)
+        call = _ALL_TENSORS[2] if len(args) == 2 and not kwargs and isinstance(args[0], Tensor) and isinstance(
+            args[1], Tensor) else _call_key(args, kwargs)  # (a product's: the common case, without the loop)
         result = _shortcut(tape, fn, call, args)
         if result is not None:
             return result

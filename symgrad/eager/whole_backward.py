@@ -131,7 +131,7 @@ class Capture:
             self.steps = [(e[0], e[1], e[3], e[4], e, e[2], tape.digests[p], tuple(places[p]), p in self.views)
                           for p, e in sorted(self.entries.items())]
         self.released_positions = frozenset(position for position, _ in self.released)
-        self.handouts = {}  # the positions of a deferred step's records -> how its call's results reach them (`_handout`)
+        self.handouts = {}  # a deferred step's records' positions -> how its call's results reach them (`_handout`)
 
     def deferred(self, tape, root_record) -> bool:
         """Whether every op of the tape up to the root was deferred against this capture, nothing computed yet."""
