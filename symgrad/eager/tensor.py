@@ -284,18 +284,26 @@ def _defer_step(tape, step, position, operands) -> "DeferredTensor | None":
     """`_defer` once the captured step at `position` is known to apply the same primitive to as many operands:
     the operands' checks, then the record; None if an operand comes from elsewhere (nothing changed), or if
     the step made a view and its operand is not one tensor."""
-    parents, saved, versions = [], [], []
-    for operand, source, expected in zip(operands, step[5], step[2]):
-        read = _deferred_operand(tape, operand, source, expected)
+    if len(operands) == 1:  # (without the loop: most ops have one or two operands)
+        read = _deferred_operand(tape, operands[0], step[5][0], step[2][0])
         if read is None:
             return None
-        parents.append(read[0])
-        saved.append(read[1])
-        versions.append(read[2])
+        parents, saved, versions = (read[0],), (read[1],), (read[2],)
+    elif len(operands) == 2:
+        first = _deferred_operand(tape, operands[0], step[5][0], step[2][0])
+        second = first and _deferred_operand(tape, operands[1], step[5][1], step[2][1])
+        if second is None:
+            return None
+        parents, saved, versions = (first[0], second[0]), (first[1], second[1]), (first[2], second[2])
+    else:
+        reads = [_deferred_operand(tape, operand, source, expected)
+                 for operand, source, expected in zip(operands, step[5], step[2])]
+        if None in reads:
+            return None
+        parents, saved, versions = zip(*reads)
     source = _viewed_source(operands, step) if step[8] else None
     if source is None and step[8]:
         return None
-    parents, saved, versions = tuple(parents), tuple(saved), tuple(versions)
     counter = VersionCounter() if source is None else source._version
     record = Record.deferred(step, parents, saved, versions, counter, tape, position, counter.value)
     for operand in step[7]:
