@@ -963,8 +963,8 @@ class Tensor(Tracer):
         its dtype that broadcasts to it (`w -= lr * w.grad`). Bit for bit what `_inplace` computes;
         False, with nothing done, for anything else (then `_inplace` runs, and raises its errors)."""
         data = self._data
-        if data.dtype.kind != "f" or _records_writes(self) or (
-                is_grad_enabled() and isinstance(other, Tensor) and other._requires_grad):
+        if data.dtype.kind != "f" or is_grad_enabled() and (
+                _records_writes(self) or isinstance(other, Tensor) and other._requires_grad):
             return False
         if type(other) is float:
             value = other
@@ -999,17 +999,7 @@ class Tensor(Tracer):
     def copy_(self, src):
         return self._inplace(lambda s: sgnp.broadcast_to(sgnp.astype(src, s.dtype), s.shape))
 
-    def __iadd__(self, other):
-        return self.add_(other)
-
-    def __isub__(self, other):
-        return self.sub_(other)
-
-    def __imul__(self, other):
-        return self.mul_(other)
-
-    def __itruediv__(self, other):
-        return self.div_(other)
+    __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_
 
     def __setitem__(self, key, value):
         """`t[key] = value`, recorded as a `where` so the gradient skips the overwritten positions; a value
