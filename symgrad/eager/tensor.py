@@ -674,7 +674,7 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ autograd
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d self / d leaf into every leaf's .grad (see SPEC section 5)."""
-        ENGINE.backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+        ENGINE.backward(self, None if gradient is None else [gradient], retain_graph, create_graph, inputs)
 
     def retain_grad(self) -> None:
         if not self._requires_grad:

@@ -250,7 +250,7 @@ class Capture:
         gradients = iter(results)
         for leaf, present, zero in zip(leaves, self.returned, self.zero):
             if present:
-                engine.accumulate(leaf, next(gradients), owned=owned)
+                engine.accumulate(leaf, next(gradients), False, owned)
             elif zero:
                 engine.accumulate(leaf, np.zeros(leaf.shape, leaf.dtype))
         for index, nothing in handout[1]:
