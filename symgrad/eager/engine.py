@@ -9,7 +9,6 @@ one adjoint graph derived by the compiler's reverse pass and cached by structure
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..ops.shape import unbroadcast

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import threading
 
+
 class _State(threading.local):
     """The thread's mode: `enabled` unless set otherwise (a class default, read without a failed lookup)."""
 
