@@ -9,8 +9,6 @@ one adjoint graph derived by the compiler's reverse pass and cached by structure
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from ..ops.shape import unbroadcast
@@ -101,12 +99,16 @@ class Engine:
     def _seeds(self, tensors, grads, create_graph):
         """The cotangent fed into each output: ones for a scalar, else the given gradient (checked)."""
         tensor_type = self.tensor_type
+        if len(tensors) == 1 and grads[0] is None and not create_graph:  # a loss, the common case
+            t = tensors[0]
+            if isinstance(t, tensor_type) and t._requires_grad and t.ndim == 0:
+                return [_ONES[t.dtype].copy()]
         seeds = []
         for i, (t, g) in enumerate(zip(tensors, grads)):
             if not isinstance(t, tensor_type) or not t.requires_grad:
                 raise RuntimeError(_ERROR_NO_GRAD.format(i))
             if g is None and not create_graph and t.ndim == 0:  # a loss: no check to make
-                seeds.append(_one(t.dtype).copy())
+                seeds.append(_ONES[t.dtype].copy())
                 continue
             if g is None:
                 if t.numel() != 1:
@@ -129,10 +131,15 @@ class Engine:
         return seeds
 
 
-@functools.lru_cache(maxsize=None)
-def _one(dtype) -> np.ndarray:
-    """A 0-d 1 of `dtype`, copied for each seed (a copy costs a tenth of np.ones)."""
-    return np.ones((), dtype)
+class _Ones(dict):
+    """dtype -> a 0-d 1 of it, copied for each seed (a copy costs a tenth of np.ones)."""
+
+    def __missing__(self, dtype):
+        one = self[dtype] = np.ones((), dtype)
+        return one
+
+
+_ONES = _Ones()
 
 
 def _as_list(x):

@@ -7,12 +7,19 @@ from __future__ import annotations
 import functools
 import threading
 
-_state = threading.local()
+
+class _State(threading.local):
+    """The thread's mode: `enabled` unless set otherwise (a class default, read without a failed lookup)."""
+
+    enabled = True
+
+
+_state = _State()
 
 
 def is_grad_enabled() -> bool:
     """True when operations on tensors that require grad are recorded."""
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set(enabled: bool) -> None:
@@ -25,12 +32,12 @@ class _GradMode:
     enabled = True
 
     def __enter__(self):
-        self._previous = is_grad_enabled()
-        _set(self.enabled)
+        self._previous = _state.enabled
+        _state.enabled = self.enabled
         return self
 
     def __exit__(self, *exc):
-        _set(self._previous)
+        _state.enabled = self._previous
         return False
 
     def __call__(self, fn):

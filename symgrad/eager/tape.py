@@ -95,12 +95,18 @@ class Tape:
             digests.append(0)
 
 
-state = threading.local()  # .tape: this thread's tape
+class _State(threading.local):
+    """.tape: this thread's tape (None until its first record: a class default, read without a failed lookup)."""
+
+    tape = None
+
+
+state = _State()
 
 
 def current_tape() -> Tape:
     """This thread's tape (a new one when it has none, or when it grew past MAX_ENTRIES)."""
-    tape = getattr(state, "tape", None)
+    tape = state.tape
     if tape is None or len(tape.digests) >= MAX_ENTRIES:
         tape = state.tape = Tape()
     return tape
@@ -109,7 +115,7 @@ def current_tape() -> Tape:
 def start_over(capture=None) -> None:
     """Begin a new tape (after a backward or autograd.grad): the next step's ops get positions from 0 again,
     deferred while they repeat `capture`. What the old tape still defers is computed first."""
-    old = getattr(state, "tape", None)
+    old = state.tape
     if old is not None and old.pending:
         old.force()
     state.tape = Tape(capture)
@@ -117,7 +123,7 @@ def start_over(capture=None) -> None:
 
 def force_pending() -> None:
     """Compute this thread's deferred ops now: an array they read is about to be written in place."""
-    tape = getattr(state, "tape", None)
+    tape = state.tape
     if tape is not None and tape.pending:
         tape.force()
 

@@ -75,7 +75,7 @@ class EagerRecorder:
     def defer(self, plan, operands) -> "DeferredTensor | None":
         """The deferred result of a plan of several primitives while the tape repeats a captured step
         (`_defer_plan`); None when it must run op by op."""
-        tape = getattr(_tapes, "tape", None)
+        tape = _tapes.tape
         if tape is None or tape.capture is None or not is_grad_enabled():
             return None
         return _defer_plan(tape, plan, operands)
@@ -86,7 +86,7 @@ class EagerRecorder:
         Inside a trace (a model called in a function given to sg.compile) the op joins the trace."""
         if tracing_anywhere() and current_builder() is not None:
             return bind(prim, operands, dict(frozen_attrs))
-        tape = getattr(_tapes, "tape", None)
+        tape = _tapes.tape
         if tape is not None and tape.capture is not None and dtype.kind == "f" and is_grad_enabled():
             for t in operands:
                 if t._requires_grad:  # an op that records (an op on constants, or a comparison, runs now)
@@ -241,7 +241,7 @@ def _records_writes(t: "Tensor") -> bool:
 
 def _overlapping(array: np.ndarray) -> bool:
     """Whether several elements of `array` are one place in memory (a broadcast, expand())."""
-    return any(stride == 0 and size > 1 for size, stride in zip(array.shape, array.strides))
+    return 0 in array.strides and any(stride == 0 and size > 1 for size, stride in zip(array.shape, array.strides))
 
 
 def _refuse_overlap(view: np.ndarray) -> None:
@@ -285,14 +285,26 @@ def _defer_step(tape, step, position, operands) -> "DeferredTensor | None":
     """`_defer` once the captured step at `position` is known to apply the same primitive to as many operands:
     the operands' checks, then the record; None if an operand comes from elsewhere (nothing changed), or if
     the step made a view and its operand is not one tensor."""
-    reads = [_deferred_operand(tape, operand, source, expected)
-             for operand, source, expected in zip(operands, step[5], step[2])]
-    if None in reads:
-        return None
+    if len(operands) == 1:  # (without the loop: most ops have one or two operands)
+        read = _deferred_operand(tape, operands[0], step[5][0], step[2][0])
+        if read is None:
+            return None
+        parents, saved, versions = (read[0],), (read[1],), (read[2],)
+    elif len(operands) == 2:
+        first = _deferred_operand(tape, operands[0], step[5][0], step[2][0])
+        second = first and _deferred_operand(tape, operands[1], step[5][1], step[2][1])
+        if second is None:
+            return None
+        parents, saved, versions = (first[0], second[0]), (first[1], second[1]), (first[2], second[2])
+    else:
+        reads = [_deferred_operand(tape, operand, source, expected)
+                 for operand, source, expected in zip(operands, step[5], step[2])]
+        if None in reads:
+            return None
+        parents, saved, versions = zip(*reads)
     source = _viewed_source(operands, step) if step[8] else None
     if source is None and step[8]:
         return None
-    parents, saved, versions = zip(*reads)
     counter = VersionCounter() if source is None else source._version
     record = Record.deferred(step, parents, saved, versions, counter, tape, position, counter.value)
     for operand in step[7]:
@@ -576,7 +588,7 @@ class Tensor(Tracer):
     def data(self, value):
         array = np.asarray(value._data if isinstance(value, Tensor) else value)
         _settle(self)
-        tape = getattr(_tapes, "tape", None)
+        tape = _tapes.tape
         if tape is not None and id(self) in tape.leaf_slots:
             tape.regular = False  # ops on this tape read the old array: no captured step recomputes them
         self._data = array
@@ -672,7 +684,7 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ autograd
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d self / d leaf into every leaf's .grad (see SPEC section 5)."""
-        ENGINE.backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+        ENGINE.backward(self, None if gradient is None else [gradient], retain_graph, create_graph, inputs)
 
     def retain_grad(self) -> None:
         if not self._requires_grad:
@@ -935,8 +947,8 @@ class Tensor(Tracer):
         this array as it is now."""
         force_pending()
         data = self._data
-        if data.flags.writeable and not _overlapping(data) and (
-                self._base is not None or data.base is None or self._version.exposed or self._version.viewed):
+        if data.flags.writeable and (0 not in data.strides or not _overlapping(data)) and (
+                data.base is None or self._base is not None or self._version.exposed or self._version.viewed):
             return data
         base = self._base
         if base is not None:
@@ -974,15 +986,15 @@ class Tensor(Tracer):
         its dtype that broadcasts to it (`w -= lr * w.grad`). Bit for bit what `_inplace` computes;
         False, with nothing done, for anything else (then `_inplace` runs, and raises its errors)."""
         data = self._data
-        if data.dtype.kind != "f" or _records_writes(self) or (
-                is_grad_enabled() and isinstance(other, Tensor) and other._requires_grad):
+        if data.dtype.kind != "f" or is_grad_enabled() and (
+                _records_writes(self) or isinstance(other, Tensor) and other._requires_grad):
             return False
         if type(other) is float:
             value = other
         elif isinstance(other, Tensor):
             value = other._data  # (a deferred tensor computed now, as the write below would)
-            if value.dtype != data.dtype or (value.shape != data.shape and np.broadcast_shapes(
-                    value.shape, data.shape) != data.shape):
+            if (value.dtype is not data.dtype and value.dtype != data.dtype) or (
+                    value.shape != data.shape and np.broadcast_shapes(value.shape, data.shape) != data.shape):
                 return False
         else:
             return False
@@ -1010,17 +1022,7 @@ class Tensor(Tracer):
     def copy_(self, src):
         return self._inplace(lambda s: sgnp.broadcast_to(sgnp.astype(src, s.dtype), s.shape))
 
-    def __iadd__(self, other):
-        return self.add_(other)
-
-    def __isub__(self, other):
-        return self.sub_(other)
-
-    def __imul__(self, other):
-        return self.mul_(other)
-
-    def __itruediv__(self, other):
-        return self.div_(other)
+    __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_
 
     def __setitem__(self, key, value):
         """`t[key] = value`, recorded as a `where` so the gradient skips the overwritten positions; a value
@@ -1198,7 +1200,7 @@ def elementwise_on_tensors(op, args):
     count = len(args)
     tensors_only = (count == 2 and isinstance(args[0], Tensor) and isinstance(args[1], Tensor)) or (
         count == 1 and isinstance(args[0], Tensor))  # the common case: no loop below
-    tape = getattr(_tapes, "tape", None)
+    tape = _tapes.tape
     call = None
     if tape is not None and tape.capture is not None and is_grad_enabled():  # the plan this call ran before?
         call = _ALL_TENSORS[count] if tensors_only else _call_key(args, None)
@@ -1391,10 +1393,11 @@ def apply_function(fn, args, kwargs):
     torch_meaning = _TORCH_EXTREMES.get(fn)
     if torch_meaning is not None and isinstance(args[0], Tensor) and (len(args) > 1 or "dim" in kwargs):
         return _torch_extreme(*torch_meaning, args, kwargs)
-    tape = getattr(_tapes, "tape", None)
+    tape = _tapes.tape
     call = None
     if tape is not None and tape.capture is not None and is_grad_enabled():  # the plan this call ran before?
-        call = _call_key(args, kwargs)
+        call = _ALL_TENSORS[2] if len(args) == 2 and not kwargs and isinstance(args[0], Tensor) and isinstance(
+            args[1], Tensor) else _call_key(args, kwargs)  # (a product's: the common case, without the loop)
         result = _shortcut(tape, fn, call, args)
         if result is not None:
             return result

@@ -131,6 +131,7 @@ class Capture:
             self.steps = [(e[0], e[1], e[3], e[4], e, e[2], tape.digests[p], tuple(places[p]), p in self.views)
                           for p, e in sorted(self.entries.items())]
         self.released_positions = frozenset(position for position, _ in self.released)
+        self.handouts = {}  # a deferred step's records' positions -> how its call's results reach them (`_handout`)
 
     def deferred(self, tape, root_record) -> bool:
         """Whether every op of the tape up to the root was deferred against this capture, nothing computed yet."""
@@ -143,6 +144,10 @@ class Capture:
         path cannot run (then the general path runs, with whatever was deferred computed)."""
         pending = tape.pending
         deferred = self.deferred(tape, root_record)
+        if deferred and not retain_graph and self.entry is not None:
+            ran = self._run_deferred(engine, tape, pending, seed)
+            if ran is not None:
+                return ran
         if deferred:  # every op of the step deferred, nothing computed yet
             leaves = [tape.leaves[slot]() for slot in self.leaf_slots]
             operands = list(tape.arrays)
@@ -206,6 +211,67 @@ class Capture:
                     record = records[position]
                     record.saved, record.out, record.released = nothing, None, True
         return True
+
+    def _run_deferred(self, engine, tape, pending, seed) -> "bool | None":
+        """`run` of a step every op of which was deferred, without retain_graph, on the native entry: its call, then
+        its values handed to the records tensors hold, the gradients to the leaves and the records freed, as `run`
+        does, by a plan made once per way the step's ops were deferred (`_handout`). None, with nothing done, where
+        `run` must judge (a value the call does not return, results it does not take as they are)."""
+        key = tuple([record.position for record in pending])
+        handout = self.handouts.get(key)
+        if handout is False:
+            return None
+        leaves = []
+        for slot in self.leaf_slots:
+            leaf = tape.leaves[slot]()
+            if leaf is not None and leaf._hooks:
+                return False
+            leaves.append(leaf)
+        operands = tape.arrays + [seed]
+        try:
+            results = self.entry(*operands)
+        except Exception:  # noqa: BLE001  (an op that does not lead to the root, given zeros, failed: no effect)
+            if self.complete:
+                raise
+            return False
+        if results is NotImplemented:
+            self.handouts[key] = False
+            return None
+        if handout is None:
+            handout = self.handouts[key] = self._handout(tape, pending, results, operands)
+            if handout is False:  # (a value the function does not return: `run` calls the function that does)
+                return None
+        owned = self._fresh(results, operands)
+        first = self.gradients
+        tape.pending = []
+        for index, slot, copied in handout[0]:
+            value = results[first + slot]
+            pending[index].value = value.copy() if copied else value
+        gradients = iter(results)
+        for leaf, present, zero in zip(leaves, self.returned, self.zero):
+            if present:
+                engine.accumulate(leaf, next(gradients), False, owned)
+            elif zero:
+                engine.accumulate(leaf, np.zeros(leaf.shape, leaf.dtype))
+        for index, nothing in handout[1]:
+            record = pending[index]
+            record.saved, record.out, record.released = nothing, None, True
+        return True
+
+    def _handout(self, tape, pending, results, operands):
+        """How `_run_deferred` hands out the results of a call for these pending records: per record a tensor holds,
+        (its index in pending, its value's slot among the results, whether the value is copied: it shares memory),
+        and per record the general path would free, (its index, its freed saved values); False when a value a tensor
+        holds is not returned (a plan's intermediate result at the capture)."""
+        shown = [(index, self.value_slots.get(record.position)) for index, record in enumerate(pending)
+                 if record.position not in tape.intermediates]
+        if any(slot is None for _, slot in shown):
+            return False
+        aliased = self._aliased(results, self.gradients, operands)
+        released = self.released_positions
+        return (tuple((index, slot, slot in aliased) for index, slot in shown),
+                tuple((index, (None,) * len(record.saved)) for index, record in enumerate(pending)
+                      if record.position in released))
 
     def _full(self):
         """The function returning every forward value (not only those a tensor may hold), lowered once."""
@@ -424,6 +490,9 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
     tape = current_tape()
     if record is None or record.tape is not tape or not tape.regular:
         return False, None
+    capture = tape.capture
+    if capture is not None and capture.deferred(tape, record):  # the step this tape repeated, whole: no lookup
+        return capture.run(engine, record, tape, seed, retain_graph), capture
     position = record.position
     key = (tape.digests[position], position)
     plan = _cache.get(key, _MISSING)
