@@ -311,3 +311,35 @@ def test_a_loop_over_rows_run_backwards_rolls_and_is_right():
             plus[argnum][index] += 1e-6
             minus[argnum][index] -= 1e-6
             np.testing.assert_allclose(grads[argnum][index], (f(*plus) - f(*minus)) / 2e-6, rtol=1e-6, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("+*sr"), st.integers(0, 4), st.integers(0, 4)), min_size=1, max_size=3),
+       st.integers(MIN_BLOCKS, 30), st.sampled_from([1, 2, -1]), st.lists(st.integers(-40, 40), max_size=3),
+       st.booleans())
+def test_random_loops_over_rows_with_kept_values_roll_to_the_same_results(body, steps, stride, kept, stacked):
+    """Two carries updated from the carries, a row of a traced table (t moving forward, by two, or back) and a
+    constant; random steps' values read after the loop, and the stack of every step's first carry or not."""
+    def f(a, b, table):
+        history, first = [], (steps - 1) * (stride < 0)
+        for t in range(steps):
+            values = [a, b, table[first + stride * t], table[0] * 0.5, a * 0.0 + 0.25]
+            new = []
+            for op, i, j in (body * 2)[:2]:
+                u, v = values[i], values[j]
+                new.append({"+": lambda: u + v, "*": lambda: u * v * 0.5, "s": lambda: sg.sin(u) + v,
+                            "r": lambda: sg.tanh(u * 0.7 - v)}[op]())
+            a, b = new
+            history.append(a)
+        out = a + 2.0 * b + sum(history[k] * (k % 3 + 1.0) for k in kept if -steps <= k < steps)
+        return sg.sum(out) + (sg.sum(sg.stack(history, axis=1) ** 2) if stacked else 0.0)
+    rows = np.linspace(-1.0, 1.0, 4 * steps * abs(stride)).reshape(steps * abs(stride), 4)
+    args = [np.linspace(0.1, 0.5, 4), np.linspace(-0.3, 0.2, 4), rows]
+    graph = sg.trace(f, *args)
+    np.testing.assert_array_equal(evaluate(reroll(graph), args)[0], evaluate(graph, args)[0])
+    vg = sg.value_and_grad(f, argnums=(0, 2))
+    value, grads = sg.compile(vg)(*args)
+    np.testing.assert_allclose(value, evaluate(graph, args)[0], rtol=1e-13)
+    unrolled = sg.compile(lambda *a: sg.vjp(lambda *b: f(*b), *a)[1](1.0))  # a check through another path
+    for got, want in zip(grads, [unrolled(*args)[0], unrolled(*args)[2]]):
+        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-13)
