@@ -137,9 +137,10 @@ class _Hoisting:
             if rule is not None:
                 summed[k] = rule
         ys = body.outputs[ncarry:]
+        rows_ys = {m for m, y in enumerate(ys) if self.outer_stack(y, []) is not None}  # copies of xs rows
         for m, y in enumerate(ys):
             rule = self.const_product(y, outside=True)
-            if rule is not None and self.uses[id(y)] == 1:
+            if rule is not None and self.uses[id(y)] == 1 and m not in rows_ys:
                 product_ys[m] = rule
         for node in body.nodes:
             rule = self.const_product(node.out, outside=False) if node.prim is matmul_p else None
@@ -151,13 +152,13 @@ class _Hoisting:
                 row = ir.Value(node.out.shape, node.out.dtype)
                 new_xs.append((products, row))
                 replaced[id(node.out)] = row
-        if not (summed or product_ys or new_xs):
+        if not (summed or product_ys or new_xs or rows_ys):
             return None
 
         def stack_of(value):
-            """The index (into `stored`) of the ys stacking value, or the outer xs stacking it."""
-            if self.kind(value) == "xs":
-                return xs[self.role[id(value)] - nc - ncarry]
+            """The index (into `stored`) of the ys stacking value, or the value itself when the xs stack it."""
+            if self.outer_stack(value, []) is not None:
+                return value
             for j, s in enumerate(stored):
                 if s is value:
                     return j
@@ -167,7 +168,7 @@ class _Hoisting:
         sums = {k: (stack_of(p), tp, stack_of(q), tq, add) for k, ((p, tp), (q, tq), add) in summed.items()}
         products = {m: (stack_of(x), tx, c, tc, left) for m, ((x, tx), (c, tc), left) in product_ys.items()}
         kept_carries = [k for k in range(ncarry) if k not in summed]
-        kept_ys = [m for m in range(len(ys)) if m not in products]
+        kept_ys = [m for m in range(len(ys)) if m not in products and m not in rows_ys]
         inputs = (list(body.inputs[:nc]) + [body.inputs[nc + k] for k in kept_carries] +
                   list(body.inputs[nc + ncarry:]) + [row for _, row in new_xs])
         nodes = [replace(n, inputs=tuple(replaced.get(id(v), v) for v in n.inputs)) for n in body.nodes
@@ -184,12 +185,12 @@ class _Hoisting:
         index.update({ncarry + m: len(kept_carries) + new for new, m in enumerate(kept_ys)})
 
         def stacked(where, nodes, scan_out):
-            if isinstance(where, int):
-                value = stored[where]
-                out = ir.Value((self.length,) + value.shape, value.dtype)
-                nodes.append(_node(result_p, [scan_out], {"index": first_stored + where}, out))
-                return out
-            return where
+            if not isinstance(where, int):
+                return self.outer_stack(where, nodes)
+            value = stored[where]
+            out = ir.Value((self.length,) + value.shape, value.dtype)
+            nodes.append(_node(result_p, [scan_out], {"index": first_stored + where}, out))
+            return out
 
         def summing(k):
             p, tp, q, tq, add = sums[k]
@@ -215,6 +216,14 @@ class _Hoisting:
                 return nodes
             return emit
 
+        def row_stack(m):
+            def emit(scan_out, out):
+                nodes = []
+                nodes.append(_node(reshape_p, [self.outer_stack(ys[m], nodes)], {"shape": out.shape}, out))
+                return nodes
+            return emit
+
+        index.update({ncarry + m: row_stack(m) for m in rows_ys})
         index.update({k: summing(k) for k in sums})
         index.update({ncarry + m: multiplying(m) for m in products})
         return before, scan, index
