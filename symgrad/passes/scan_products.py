@@ -16,7 +16,7 @@ from .. import ir
 from ..ops.control import result_p, scan_p, split_scan
 from ..ops.ew import ew_p
 from ..ops.linalg import matmul_p
-from ..ops.shape import reshape_p, transpose_p
+from ..ops.shape import reduce_sum_p, reshape_p, transpose_p
 from .dce import dce
 
 MIN_LENGTH = 2  # a loop of one step has nothing to gather
@@ -132,16 +132,22 @@ class _Hoisting:
         stored = []      # body values stacked as new ys (their order is their ys position)
         summed = {}      # carry k -> (lhs (value, transposed), rhs (value, transposed), add node)
         product_ys = {}  # ys position m -> (per-step (value, transposed), const (value, transposed), const on left)
-        for k in range(ncarry):
-            rule = self.summed_product(k)
-            if rule is not None:
-                summed[k] = rule
         ys = body.outputs[ncarry:]
         rows_ys = {m for m, y in enumerate(ys) if self.outer_stack(y, []) is not None}  # copies of xs rows
         for m, y in enumerate(ys):
             rule = self.const_product(y, outside=True)
             if rule is not None and self.uses[id(y)] == 1 and m not in rows_ys:
                 product_ys[m] = rule
+        stacked_anyway = {id(y) for m, y in enumerate(ys) if m not in product_ys}
+        summed_rows = {}  # carry k -> (the value it adds a step, stacked anyway, add node)
+        for k in range(ncarry):
+            rule = self.summed_product(k)
+            if rule is not None:
+                summed[k] = rule
+                continue
+            rule = self.summed_value(k)
+            if rule is not None and (id(rule[0]) in stacked_anyway or self.outer_stack(rule[0], []) is not None):
+                summed_rows[k] = rule
         for node in body.nodes:
             rule = self.const_product(node.out, outside=False) if node.prim is matmul_p else None
             if rule is not None and id(node.out) not in {id(y) for y in ys}:
@@ -152,7 +158,7 @@ class _Hoisting:
                 row = ir.Value(node.out.shape, node.out.dtype)
                 new_xs.append((products, row))
                 replaced[id(node.out)] = row
-        if not (summed or product_ys or new_xs or rows_ys):
+        if not (summed or summed_rows or product_ys or new_xs or rows_ys):
             return None
 
         def stack_of(value):
@@ -166,21 +172,24 @@ class _Hoisting:
             return len(stored) - 1
 
         sums = {k: (stack_of(p), tp, stack_of(q), tq, add) for k, ((p, tp), (q, tq), add) in summed.items()}
+        sums_rows = {k: (stack_of(v), add) for k, (v, add) in summed_rows.items()}
         products = {m: (stack_of(x), tx, c, tc, left) for m, ((x, tx), (c, tc), left) in product_ys.items()}
-        kept_carries = [k for k in range(ncarry) if k not in summed]
+        kept_carries = [k for k in range(ncarry) if k not in summed and k not in summed_rows]
         kept_ys = [m for m in range(len(ys)) if m not in products and m not in rows_ys]
         inputs = (list(body.inputs[:nc]) + [body.inputs[nc + k] for k in kept_carries] +
                   list(body.inputs[nc + ncarry:]) + [row for _, row in new_xs])
         nodes = [replace(n, inputs=tuple(replaced.get(id(v), v) for v in n.inputs)) for n in body.nodes
                  if id(n.out) not in replaced]
+        position = {id(ys[m]): len(kept_carries) + new for new, m in enumerate(kept_ys)}
+        extra = [v for v in stored if id(v) not in position]  # a value stacked already is read from its ys
+        position.update({id(v): len(kept_carries) + len(kept_ys) + j for j, v in enumerate(extra)})
         outputs = [replaced.get(id(v), v) for v in [body.outputs[k] for k in kept_carries] +
-                   [ys[m] for m in kept_ys] + stored]
+                   [ys[m] for m in kept_ys] + extra]
         new_body = dce(ir.Graph(inputs, nodes, outputs, body.name))
         scan_inputs = (consts + [init[k] for k in kept_carries] + xs + [stack for stack, _ in new_xs])
         attrs = {**self.node.params, "body": new_body, "num_carry": len(kept_carries)}
         scan = _node(scan_p, scan_inputs, attrs)
         scan = replace(scan, meta=dict(self.node.meta))
-        first_stored = len(kept_carries) + len(kept_ys)
         index = {k: new for new, k in enumerate(kept_carries)}
         index.update({ncarry + m: len(kept_carries) + new for new, m in enumerate(kept_ys)})
 
@@ -189,7 +198,7 @@ class _Hoisting:
                 return self.outer_stack(where, nodes)
             value = stored[where]
             out = ir.Value((self.length,) + value.shape, value.dtype)
-            nodes.append(_node(result_p, [scan_out], {"index": first_stored + where}, out))
+            nodes.append(_node(result_p, [scan_out], {"index": position[id(value)]}, out))
             return out
 
         def summing(k):
@@ -201,6 +210,16 @@ class _Hoisting:
                 lhs = _transposed(_steps_down(lhs_stack, nodes), nodes) if tp else _steps_across(lhs_stack, nodes)
                 rhs = _transposed(_steps_across(rhs_stack, nodes), nodes) if tq else _steps_down(rhs_stack, nodes)
                 nodes.append(_node(matmul_p, [lhs, rhs], {}))
+                nodes.append(_node(ew_p, [init[k], nodes[-1].out], add.params, out))
+                return nodes
+            return emit
+
+        def adding(k):
+            v, add = sums_rows[k]
+
+            def emit(scan_out, out):
+                nodes = []
+                nodes.append(_node(reduce_sum_p, [stacked(v, nodes, scan_out)], {"axes": (0,)}))
                 nodes.append(_node(ew_p, [init[k], nodes[-1].out], add.params, out))
                 return nodes
             return emit
@@ -225,19 +244,30 @@ class _Hoisting:
 
         index.update({ncarry + m: row_stack(m) for m in rows_ys})
         index.update({k: summing(k) for k in sums})
+        index.update({k: adding(k) for k in sums_rows})
         index.update({ncarry + m: multiplying(m) for m in products})
         return before, scan, index
 
-    def summed_product(self, k):
-        """((lhs, transposed), (rhs, transposed), the add) when carry k only adds a product a step whose operands
-        can be stacked (not constants), else None."""
+    def summed_value(self, k):
+        """(the value carry k adds a step, the add) when that is all the carry does, else None."""
         body = self.body
         carry, out = body.inputs[self.num_consts + k], body.outputs[k]
         add = self.producers.get(id(out))
         if not _is_add(add) or self.uses[id(carry)] != 1 or self.uses[id(out)] != 1 or \
-                not any(v is carry for v in add.inputs):
+                sum(v is carry for v in add.inputs) != 1:
             return None
-        product = self.producers.get(id(add.inputs[1] if add.inputs[0] is carry else add.inputs[0]))
+        value = add.inputs[1] if add.inputs[0] is carry else add.inputs[0]
+        return (value, add) if value.shape == carry.shape and value.dtype == carry.dtype else None
+
+    def summed_product(self, k):
+        """((lhs, transposed), (rhs, transposed), the add) when carry k only adds a product a step whose operands
+        can be stacked (not constants), else None."""
+        rule = self.summed_value(k)
+        if rule is None:
+            return None
+        value, add = rule
+        out = self.body.outputs[k]
+        product = self.producers.get(id(value))
         if product is None or product.prim is not matmul_p or self.uses[id(product.out)] != 1 or \
                 product.out.dtype != out.dtype or any(v.ndim != 2 for v in product.inputs):
             return None
