@@ -139,15 +139,19 @@ class _Hoisting:
             if rule is not None and self.uses[id(y)] == 1 and m not in rows_ys:
                 product_ys[m] = rule
         stacked_anyway = {id(y) for m, y in enumerate(ys) if m not in product_ys}
-        summed_rows = {}  # carry k -> (the value it adds a step, stacked anyway, add node)
+        summed_rows = {}  # carry k -> (a value stacked anyway, the axes the step sums it over, add node)
         for k in range(ncarry):
             rule = self.summed_product(k)
             if rule is not None:
                 summed[k] = rule
+                stacked_anyway.update(id(v) for v, _ in rule[:2])
+        for k in range(ncarry):
+            rule = self.summed_value(k) if k not in summed else None
+            if rule is None:
                 continue
-            rule = self.summed_value(k)
-            if rule is not None and (id(rule[0]) in stacked_anyway or self.outer_stack(rule[0], []) is not None):
-                summed_rows[k] = rule
+            value, axes = self.unreduced(rule[0])
+            if id(value) in stacked_anyway or self.outer_stack(value, []) is not None:
+                summed_rows[k] = (value, axes, rule[1])
         for node in body.nodes:
             rule = self.const_product(node.out, outside=False) if node.prim is matmul_p else None
             if rule is not None and id(node.out) not in {id(y) for y in ys}:
@@ -172,7 +176,7 @@ class _Hoisting:
             return len(stored) - 1
 
         sums = {k: (stack_of(p), tp, stack_of(q), tq, add) for k, ((p, tp), (q, tq), add) in summed.items()}
-        sums_rows = {k: (stack_of(v), add) for k, (v, add) in summed_rows.items()}
+        sums_rows = {k: (stack_of(v), axes, add) for k, (v, axes, add) in summed_rows.items()}
         products = {m: (stack_of(x), tx, c, tc, left) for m, ((x, tx), (c, tc), left) in product_ys.items()}
         kept_carries = [k for k in range(ncarry) if k not in summed and k not in summed_rows]
         kept_ys = [m for m in range(len(ys)) if m not in products and m not in rows_ys]
@@ -215,11 +219,12 @@ class _Hoisting:
             return emit
 
         def adding(k):
-            v, add = sums_rows[k]
+            v, axes, add = sums_rows[k]
 
             def emit(scan_out, out):
                 nodes = []
-                nodes.append(_node(reduce_sum_p, [stacked(v, nodes, scan_out)], {"axes": (0,)}))
+                steps_and_axes = (0,) + tuple(a + 1 for a in axes)
+                nodes.append(_node(reduce_sum_p, [stacked(v, nodes, scan_out)], {"axes": steps_and_axes}))
                 nodes.append(_node(ew_p, [init[k], nodes[-1].out], add.params, out))
                 return nodes
             return emit
@@ -231,7 +236,8 @@ class _Hoisting:
                 nodes = []
                 stack = stacked(x, nodes, scan_out)
                 outer = consts[self.role[id(c)]]
-                self.stacked_product(stack, tx, outer, tc, left, nodes, out)
+                result = self.stacked_product(stack, tx, outer, tc, left, nodes)
+                nodes.append(_node(reshape_p, [result], {"shape": out.shape}, out))
                 return nodes
             return emit
 
@@ -259,6 +265,14 @@ class _Hoisting:
         value = add.inputs[1] if add.inputs[0] is carry else add.inputs[0]
         return (value, add) if value.shape == carry.shape and value.dtype == carry.dtype else None
 
+    def unreduced(self, value):
+        """(x, axes) when value is a sum of x over axes read nowhere else (a broadcast bias's gradient), else
+        (value, ())."""
+        producer = self.producers.get(id(value))
+        if producer is not None and producer.prim is reduce_sum_p and self.uses[id(value)] == 1:
+            return producer.inputs[0], tuple(producer.params["axes"])
+        return value, ()
+
     def summed_product(self, k):
         """((lhs, transposed), (rhs, transposed), the add) when carry k only adds a product a step whose operands
         can be stacked (not constants), else None."""
@@ -278,9 +292,11 @@ class _Hoisting:
 
     def const_product(self, value, outside):
         """((per-step operand, transposed), (const, transposed), const on the left) when value is a product of
-        two matrices, one a constant, the other a row of the xs or (`outside`: a ys computed after the loop) any
-        per-step value; else None."""
+        two matrices, one a constant, the other a row of the xs or (`outside`: a ys computed after the loop, which
+        may reshape the product) any per-step value; else None."""
         product = self.producers.get(id(value))
+        while outside and product is not None and product.prim is reshape_p and self.uses[id(product.inputs[0])] == 1:
+            product = self.producers.get(id(product.inputs[0]))
         if product is None or product.prim is not matmul_p or any(v.ndim != 2 for v in product.inputs):
             return None
         (a, ta), (b, tb) = [self.peel(v) for v in product.inputs]
@@ -291,7 +307,7 @@ class _Hoisting:
                 return step, const, left
         return None
 
-    def stacked_product(self, stack, transposed, const, const_transposed, left, nodes, out=None) -> ir.Value:
+    def stacked_product(self, stack, transposed, const, const_transposed, left, nodes) -> ir.Value:
         """Every step's product of a row of `stack` (transposed if so) with `const` (on the left if so), stacked
         (T, m, n): one product, its nodes appended to `nodes`."""
         c = _transposed(const, nodes) if const_transposed else const
@@ -300,13 +316,13 @@ class _Hoisting:
             rows = _steps_down(_transposed_rows(stack, nodes), nodes) if transposed else _steps_down(stack, nodes)
             nodes.append(_node(matmul_p, [rows, c], {}))
             m = rows.shape[0] // steps
-            nodes.append(_node(reshape_p, [nodes[-1].out], {"shape": (steps, m, c.shape[1])}, out))
+            nodes.append(_node(reshape_p, [nodes[-1].out], {"shape": (steps, m, c.shape[1])}))
             return nodes[-1].out
         cols = _transposed(_steps_down(stack, nodes), nodes) if transposed else _steps_across(stack, nodes)
         nodes.append(_node(matmul_p, [c, cols], {}))
         n = cols.shape[1] // steps
         nodes.append(_node(reshape_p, [nodes[-1].out], {"shape": (c.shape[0], steps, n)}))
-        nodes.append(_node(transpose_p, [nodes[-1].out], {"perm": (1, 0, 2)}, out))
+        nodes.append(_node(transpose_p, [nodes[-1].out], {"perm": (1, 0, 2)}))
         return nodes[-1].out
 
 
