@@ -93,6 +93,9 @@ def test_an_lstm_step_keeps_only_its_recurrent_products():
     forward, backward = scan_bodies(graph)
     assert products(forward) == 1 and products(backward) == 1
     assert not any(node.prim.name == "transpose" for node in forward.nodes)
+    scan = next(node for node in graph.nodes if node.prim.name == "scan")
+    rows = forward.inputs[scan.params["num_consts"] + scan.params["num_carry"]:]
+    assert not {id(v) for v in rows} & {id(v) for v in forward.outputs}  # no step copies its row of the xs
     assert len(backward.outputs) == 3  # two carried cotangents and the gate cotangents stacked: no sums carried
     assert products(graph) == 3  # the input projection, then the two weight gradients
 
