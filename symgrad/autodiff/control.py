@@ -145,10 +145,13 @@ def _scan_vjp_storing(ct, inputs, body, length, reverse, num_consts, num_carry):
     forward, pullback = split_forward_backward(step, len(body.inputs), len(body.outputs))
     residuals = forward.outputs[len(body.outputs):]
     const_of = _loop_invariant(forward, num_consts, consts, residuals)  # computed once, passed as consts
+    # a residual that is a row of the xs is read from the xs as they are, not copied into a stack
+    row_of = {id(v): x for v, x in zip(forward.inputs[num_consts + num_carry:], xs)}
     kept = [r for r in residuals if id(r) not in const_of]
-    stacked = results(bind(scan_p, inputs, dict(body=ir.Graph(forward.inputs, forward.nodes, forward.outputs[
-        :len(body.outputs)] + kept, body.name), length=length, reverse=reverse, num_consts=num_consts,
-        num_carry=num_carry)))[len(body.outputs):]
+    rows = iter(results(bind(scan_p, inputs, dict(body=ir.Graph(forward.inputs, forward.nodes, forward.outputs[
+        :len(body.outputs)] + [r for r in kept if id(r) not in row_of], body.name), length=length, reverse=reverse,
+        num_consts=num_consts, num_carry=num_carry)))[len(body.outputs):])
+    stacked = [row_of[id(r)] if id(r) in row_of else next(rows) for r in kept]
 
     def step_back(res_consts, ct_carry, sums, res_rows, ct_y):
         rows = iter(res_rows)

@@ -3,6 +3,7 @@ residuals the backward needs) and a backward graph that starts from those residu
 from __future__ import annotations
 
 from .. import ir
+from ..ops.shape import transpose_p
 
 
 def split_forward_backward(joint: ir.Graph, num_primals: int, num_primal_outputs: int):
@@ -21,6 +22,9 @@ def split_forward_backward(joint: ir.Graph, num_primals: int, num_primal_outputs
             backward_nodes.append(node)
         else:
             forward_nodes.append(node)
+    forward_nodes, moved = _views_read_backward(forward_nodes, joint.outputs[:num_primal_outputs])
+    backward_nodes = moved + backward_nodes
+    depends_on_ct.update(id(node.out) for node in moved)
     residuals, seen = [], set()
     backward_outputs = joint.outputs[num_primal_outputs:]
     needed = [v for node in backward_nodes for v in node.inputs] + list(backward_outputs)
@@ -32,3 +36,12 @@ def split_forward_backward(joint: ir.Graph, num_primals: int, num_primal_outputs
                        list(joint.outputs[:num_primal_outputs]) + residuals, joint.name + "_fwd")
     backward = ir.Graph(residuals + list(ct_inputs), backward_nodes, list(backward_outputs), joint.name + "_bwd")
     return forward, backward
+
+
+def _views_read_backward(forward_nodes, primal_outputs):
+    """(forward nodes, the transposes among them that only the backward reads, moved there): the backward reads
+    their sources, so a residual is never a transposed copy (a backend reads a transpose in place)."""
+    read = {id(v) for v in primal_outputs} | {id(v) for node in forward_nodes for v in node.inputs}
+    moved = [node for node in forward_nodes if node.prim is transpose_p and id(node.out) not in read]
+    kept = [node for node in forward_nodes if not (node.prim is transpose_p and id(node.out) not in read)]
+    return kept, moved
