@@ -24,6 +24,7 @@ CASES = [
     ("conv2d", (3, 5, 4), (2, 3, 3, 3), {"padding": 1}),  # unbatched
     ("conv1d", (2, 3, 9), (5, 3, 4), {"padding": "same", "dilation": 2}),
     ("conv1d", (2, 4, 9), (4, 1, 3), {"stride": 3, "groups": 4}),
+    ("conv3d", (2, 3, 5, 4, 6), (4, 3, 2, 3, 3), {"stride": (1, 2, 1), "padding": (1, 0, 1), "dilation": (2, 1, 1)}),
     ("max_pool2d", (2, 3, 7, 6), None, {"kernel_size": 2}),
     ("max_pool2d", (2, 3, 7, 6), None, {"kernel_size": 3, "stride": 2, "padding": 1}),
     ("max_pool2d", (2, 3, 7, 6), None, {"kernel_size": (3, 2), "stride": 1, "dilation": 2}),

@@ -8,6 +8,8 @@ loop too (rules._matmul). A transposed operand is passed with BLAS's transpose f
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from llvmlite import ir
 
@@ -34,15 +36,42 @@ def worth_calling(dtype, m: int, n: int, inner: int, linked: bool = True) -> boo
 
 
 def operand(k, x):
-    """(buffer, transposed): x itself, the buffer x transposes in its last two axes, or a copy."""
+    """(buffer, transposed, matrices, fill): x itself, the buffer x transposes in its last two axes, or a copy;
+    `matrices` is how many the buffer holds, fewer than the product's batch when x repeats them over leading
+    axes (a convolution's weights for every example): batch index i reads matrix i % matrices, no copy.
+    Patches filled by example (conv.ExamplePatches, maybe transposed) get a buffer of one matrix, and
+    `fill(k, i)` stores matrix i there just before its call; else fill is None."""
+    view = _view(x)
+    if view is not None:
+        return (*view, None)
+    transposed = _swaps_last(x)
+    patches = x.source if transposed else x
+    if patches.in_pieces:
+        matrix = k.new_buffer(patches.shape[-2:], patches.dtype)
+        return matrix, transposed, 1, lambda k, i: patches.fill(k, matrix, i)
+    return k.materialize(x), False, math.prod(x.shape[:-2]), None
+
+
+def _view(x):
+    """operand's (buffer, transposed, matrices) when x reads a buffer as it is, transposed, or repeated."""
     if isinstance(x, Buffer):
-        return x, False
-    perm = getattr(x, "perm", None)
-    if isinstance(x, IndexMap) and isinstance(x.source, Buffer) and perm is not None:
-        rank = len(perm)
-        if perm == tuple(range(rank - 2)) + (rank - 1, rank - 2):
-            return x.source, True
-    return k.materialize(x), False
+        return x, False, math.prod(x.shape[:-2])
+    if not isinstance(x, IndexMap):
+        return None
+    rank, source = len(x.shape), x.source
+    if _swaps_last(x):
+        inner = _view(source)
+        return None if inner is None else (inner[0], not inner[1], inner[2])
+    if getattr(x, "broadcast", False) and len(source.shape) >= 2 and \
+            tuple(source.shape) == x.shape[rank - len(source.shape):]:  # only leading axes added
+        return _view(source)
+    return None
+
+
+def _swaps_last(x) -> bool:
+    """Whether x is a view transposing its source's last two axes."""
+    rank = len(x.shape)
+    return isinstance(x, IndexMap) and getattr(x, "perm", None) == tuple(range(rank - 2)) + (rank - 1, rank - 2)
 
 
 def _signature(dtype) -> ir.FunctionType:
@@ -97,16 +126,21 @@ def emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out: Buffer, gem
     """out[b] = a[b] @ b[b] for every batch index, one call of `gemm` each (or of `gemv` when
     given and one side is a single row or column)."""
     real = F64 if np.dtype(dtype) == np.float64 else F32
-    (a, a_t), (b, b_t) = a_arg, b_arg
+    (a, a_t, a_count, a_fill), (b, b_t, b_count, b_fill) = a_arg, b_arg
     lda = m if a_t else inner
     ldb = inner if b_t else n
     count = int(np.prod(batch, dtype=np.int64)) if batch else 1
     constant = lambda value, ty=I64: ir.Constant(ty, value)  # noqa: E731
 
     def call(i):
-        def at(buffer, step):
-            return k.b.gep(buffer.pointer, [k.b.mul(i, constant(step))], source_etype=real)
-        a_at, b_at, out_at = at(a, m * inner), at(b, inner * n), at(out, m * n)
+        for fill in (a_fill, b_fill):
+            if fill is not None:
+                fill(k, i)
+
+        def at(buffer, step, matrices=count):
+            index = i if matrices == count else constant(0) if matrices == 1 else k.b.urem(i, constant(matrices))
+            return k.b.gep(buffer.pointer, [k.b.mul(index, constant(step))], source_etype=real)
+        a_at, b_at, out_at = at(a, m * inner, a_count), at(b, inner * n, b_count), at(out, m * n)
         if gemv is not None and n == 1:  # out = A x, x the column of b
             rows, cols = (inner, m) if a_t else (m, inner)
             k.b.call(gemv, [constant(_ROW_MAJOR, I32), constant(_TRANS if a_t else _NO_TRANS, I32), constant(rows),

@@ -9,6 +9,7 @@ compile time): no bounds test, contiguous rows with stride 1.
 from __future__ import annotations
 
 import itertools
+import math
 
 from llvmlite import ir
 
@@ -24,7 +25,7 @@ def _const(value) -> ir.Constant:
 
 
 class Patches(Operand):
-    """im2col's value without padding (im2col pads first): patches[c, *j, n, *o] = source[n, c, *(o*s + j*dl)],
+    """im2col's value without padding (im2col pads first): patches[n, c, *j, *o] = source[n, c, *(o*s + j*dl)],
     always inside the source (the shape rule keeps every window inside), so no bounds test."""
 
     def __init__(self, source: Operand, shape, params):
@@ -35,12 +36,52 @@ class Patches(Operand):
 
     def load(self, k, idx):
         d = len(self.kernel)
-        channel, offsets, batch, positions = idx[0], idx[1:1 + d], idx[1 + d], idx[2 + d:]
-        source_idx = [batch, channel]
+        source_idx, offsets, positions = list(idx[:2]), idx[2:2 + d], idx[2 + d:]
         for j, o, s, dl in zip(offsets, positions, self.stride, self.dilation):
             at = k.b.add(k.b.mul(o.value, _const(s)), k.b.mul(j.value, _const(dl)))
             source_idx.append(Coord(at, o.lo * s + j.lo * dl, (o.hi - 1) * s + (j.hi - 1) * dl + 1))
         return self.source.load(k, source_idx)
+
+
+class ExamplePatches(Operand):
+    """im2col's patches seen as one matrix (C*K, L) per example, (N, C*K, L): a convolution's BLAS operand. A
+    product fills one example's matrix just before its call (blas.operand), in cache, rather than all N at
+    once; a load elsewhere splits the merged axes (slower, but any reader gets the right values)."""
+
+    def __init__(self, patches: Patches, shape):
+        self.patches, self.shape, self.dtype = patches, tuple(shape), patches.dtype
+        self.reads, self.cost, self.in_pieces = patches.reads, patches.cost + 4, True
+
+    def load(self, k, idx):
+        example, row, position = idx
+        return self.patches.load(k, [example, *_split(k, row, self.patches.shape[1:2 + len(self.patches.kernel)]),
+                                     *_split(k, position, self.patches.shape[2 + len(self.patches.kernel):])])
+
+    def fill(self, k, target, example):
+        """Store example `example` (an i64) of the patches in target, (C*K, L): loops over (c, *j, *o) in the
+        patches' order, so the innermost reads a row of the image and writes a row of target."""
+        inner = self.patches.shape[1:]
+        matrix = target.reshaped(inner)
+        at = Coord(example, 0, self.patches.shape[0])
+        _nest(k, [(0, n) for n in inner], lambda idx: matrix.store(k, idx, self.patches.load(k, [at, *idx])))
+
+
+def by_example(x, shape):
+    """x (im2col's patches) reshaped to `shape` as one matrix per example (ExamplePatches), or None."""
+    if not isinstance(x, Patches) or len(shape) != 3 or shape[0] != x.shape[0]:
+        return None
+    d = len(x.kernel)
+    return ExamplePatches(x, shape) if shape[1:] == (math.prod(x.shape[1:2 + d]), math.prod(x.shape[2 + d:])) \
+        else None
+
+
+def _split(k, coord, sizes) -> list:
+    """The row-major coordinates along `sizes` of one flat coordinate."""
+    parts, rest = [], coord.value
+    for size in reversed(sizes[1:]):
+        parts.append(Coord(k.b.urem(rest, _const(size)), 0, size))
+        rest = k.b.udiv(rest, _const(size))
+    return [Coord(rest, 0, sizes[0]), *reversed(parts)]
 
 
 class Padded(Operand):
@@ -108,7 +149,7 @@ def col2im(k, node, inputs):
         _nest(k, [(0, n) for n in spatial], lambda at: out.store(k, [batch, channel, *at], empty))
         for offsets, ranges, shifts in adds:
             def add(steps, offsets=offsets, shifts=shifts):
-                source_idx, target_idx = [channel, *map(Coord.constant, offsets), batch, *steps], [batch, channel]
+                source_idx, target_idx = [batch, channel, *map(Coord.constant, offsets), *steps], [batch, channel]
                 for step, shift, s in zip(steps, shifts, stride):
                     place = k.b.add(k.b.mul(step.value, _const(s)), _const(shift))
                     target_idx.append(Coord(place, step.lo * s + shift, (step.hi - 1) * s + shift + 1))

@@ -87,6 +87,8 @@ def _reshape(k, node, inputs):
     if isinstance(x, Buffer):
         return x.reshaped(shape)
     mapped = unit_axes_reshape(x, shape)
+    if mapped is None:
+        mapped = conv.by_example(x, shape)
     return mapped if mapped is not None else k.materialize(x).reshaped(shape)
 
 
@@ -262,7 +264,7 @@ def _matmul(k, node, inputs):
         def emit(k):
             call(k, blas.linked_gemm(k.module, dtype), blas.linked_gemv(k.module, dtype))
     else:  # a shared library: through the gemm slot when its loader set it, else symgrad's loops
-        loops = _matmul_loops(_blas_view(*a_arg), _blas_view(*b_arg), out, dtype)
+        loops = _matmul_loops(_blas_view(a_arg, a), _blas_view(b_arg, b), out, dtype)
 
         def emit(k):
             is_set, gemm = blas.slot_function(k, blas.gemm_slot(k.module, dtype), dtype)
@@ -272,7 +274,10 @@ def _matmul(k, node, inputs):
                 with otherwise:
                     for job in loops:
                         k.emit_job(job)
-    k.jobs.append(CustomJob((out,), a_arg[0].reads | b_arg[0].reads, emit, work=math.prod(batch) * m * n * inner))
+    filled = tuple(arg[0] for arg in (a_arg, b_arg) if arg[3] is not None)  # one example's patches at a time
+    reads = a_arg[0].reads | b_arg[0].reads | (a.reads if a_arg[3] else frozenset()) | \
+        (b.reads if b_arg[3] else frozenset())
+    k.jobs.append(CustomJob((out, *filled), reads, emit, work=math.prod(batch) * m * n * inner))
     return out
 
 
@@ -282,12 +287,15 @@ def _matmul_reads_buffers(node, blas_calls) -> tuple:
     return node.inputs if calls_blas(blas_calls, node.out.dtype, m, node.out.shape[-1], inner) else ()
 
 
-def _blas_view(buffer, transposed):
-    """The operand a BLAS call reads: the buffer, or its transpose in the last two axes."""
-    if not transposed:
-        return buffer
-    rank = len(buffer.shape)
-    return transpose(buffer, tuple(range(rank - 2)) + (rank - 1, rank - 2))
+def _blas_view(arg, operand):
+    """What a BLAS call reads of `operand`, for symgrad's loops: the buffer, maybe transposed in its last two
+    axes, maybe repeated over leading axes (blas.operand); operand itself where it fills a matrix by example."""
+    buffer, transposed, _, fill = arg
+    if fill is not None:
+        return operand
+    shape, rank = operand.shape, len(buffer.shape)
+    view = transpose(buffer, tuple(range(rank - 2)) + (rank - 1, rank - 2)) if transposed else buffer
+    return view if tuple(view.shape) == tuple(shape) else broadcast(view, shape)
 
 
 def _matmul_loops(a, b, out, dtype) -> list:
