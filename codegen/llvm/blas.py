@@ -15,7 +15,7 @@ from llvmlite import ir
 
 from symgrad.codegen import runtime
 
-from .operands import Buffer, IndexMap
+from .operands import Buffer, IndexMap, Operand
 from .types import F32, F64, I32, I64, PTR
 
 PREFIX = {np.dtype(np.float64): "d", np.dtype(np.float32): "s"}
@@ -122,9 +122,32 @@ def slot_function(k, slot, dtype):
     return k.b.icmp_unsigned("!=", k.b.ptrtoint(pointer, I64), ir.Constant(I64, 0)), pointer
 
 
-def emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out: Buffer, gemv=None):
+class ExampleProduct(Operand):
+    """A batched product (N, m, n) computed one example at a time where it is read (a convolution's input
+    gradient, which col2im sums into the image in cache): fill(k, target, i) stores example i's matrix in
+    target, by one BLAS call; `scratch`: the buffers its operands fill by example (operand). No load: only a
+    reader that fills (conv.col2im) is given one."""
+
+    in_pieces = True
+
+    def __init__(self, shape, dtype, dims, args, reads, scratch):
+        self.shape, self.dtype, self.dims, self.args = tuple(shape), np.dtype(dtype), dims, args
+        self.reads, self.scratch = reads, scratch
+
+    def reshaped(self, shape) -> "ExampleProduct":
+        """The same products seen with another shape of each example (the first axis stays)."""
+        return ExampleProduct(shape, self.dtype, self.dims, self.args, self.reads, self.scratch)
+
+    def fill(self, k, target, example):
+        m, n, inner = self.dims
+        emit_gemm(k, linked_gemm(k.module, self.dtype), self.dtype, (self.shape[0],), m, n, inner, *self.args,
+                  target, example=example)
+
+
+def emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out: Buffer, gemv=None, example=None):
     """out[b] = a[b] @ b[b] for every batch index, one call of `gemm` each (or of `gemv` when
-    given and one side is a single row or column)."""
+    given and one side is a single row or column); with `example` (an i64), only that batch index's, into
+    `out` holding one matrix."""
     real = F64 if np.dtype(dtype) == np.float64 else F32
     (a, a_t, a_count, a_fill), (b, b_t, b_count, b_fill) = a_arg, b_arg
     lda = m if a_t else inner
@@ -140,7 +163,8 @@ def emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out: Buffer, gem
         def at(buffer, step, matrices=count):
             index = i if matrices == count else constant(0) if matrices == 1 else k.b.urem(i, constant(matrices))
             return k.b.gep(buffer.pointer, [k.b.mul(index, constant(step))], source_etype=real)
-        a_at, b_at, out_at = at(a, m * inner, a_count), at(b, inner * n, b_count), at(out, m * n)
+        a_at, b_at = at(a, m * inner, a_count), at(b, inner * n, b_count)
+        out_at = at(out, m * n, 1 if example is not None else count)
         if gemv is not None and n == 1:  # out = A x, x the column of b
             rows, cols = (inner, m) if a_t else (m, inner)
             k.b.call(gemv, [constant(_ROW_MAJOR, I32), constant(_TRANS if a_t else _NO_TRANS, I32), constant(rows),
@@ -156,7 +180,9 @@ def emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out: Buffer, gem
                             constant(_TRANS if b_t else _NO_TRANS, I32), constant(m), constant(n), constant(inner),
                             constant(1.0, real), a_at, constant(lda), b_at, constant(ldb), constant(0.0, real),
                             out_at, constant(n)])
-    if count == 1:
+    if example is not None:
+        call(example)
+    elif count == 1:
         call(constant(0))
     else:
         k.for_range(0, count, call)

@@ -13,7 +13,7 @@ import math
 
 from llvmlite import ir
 
-from .jobs import LoopJob
+from .jobs import CustomJob, LoopJob
 from .operands import Coord, Operand, zero
 from .types import I64, value_type
 
@@ -130,7 +130,8 @@ def col2im(k, node, inputs):
     """One loop over (image, channel): each plane zeroed, then for each kernel offset the patch elements of
     that offset added at their places. The positions whose place is inside the image are a range known here,
     so the inner loops have no bounds test and, with stride 1, read and write contiguous rows (they
-    vectorize); the plane stays in cache while the offsets add into it."""
+    vectorize); the plane stays in cache while the offsets add into it. Patches given by example (a
+    product's, blas.ExampleProduct) are filled one example at a time into a buffer that stays in cache."""
     (cols,) = inputs
     out = k.result_buffer(node)
     kernel, stride, dilation = node.params["kernel"], node.params["stride"], node.params["dilation"]
@@ -144,19 +145,34 @@ def col2im(k, node, inputs):
             adds.append((offsets, ranges, shifts))
     empty = zero(node.out.dtype)
 
-    def body(k, idx):
-        batch, channel = idx
+    def plane(k, source, source_batch, batch, channel):
         _nest(k, [(0, n) for n in spatial], lambda at: out.store(k, [batch, channel, *at], empty))
         for offsets, ranges, shifts in adds:
             def add(steps, offsets=offsets, shifts=shifts):
-                source_idx, target_idx = [batch, channel, *map(Coord.constant, offsets), *steps], [batch, channel]
+                source_idx = [source_batch, channel, *map(Coord.constant, offsets), *steps]
+                target_idx = [batch, channel]
                 for step, shift, s in zip(steps, shifts, stride):
                     place = k.b.add(k.b.mul(step.value, _const(s)), _const(shift))
                     target_idx.append(Coord(place, step.lo * s + shift, (step.hi - 1) * s + shift + 1))
-                value, total = cols.load(k, source_idx), out.load(k, target_idx)
+                value, total = source.load(k, source_idx), out.load(k, target_idx)
                 out.store(k, target_idx, k.b.fadd(total, value) if out.dtype.kind == "f" else k.b.add(total, value))
             _nest(k, [(first, first + count) for first, count in ranges], add)
-    k.jobs.append(LoopJob(tuple(out.shape[:2]), out, cols.reads | out.reads, body))
+
+    if not cols.in_pieces:
+        k.jobs.append(LoopJob(tuple(out.shape[:2]), out, cols.reads | out.reads,
+                              lambda k, idx: plane(k, cols, idx[0], *idx)))
+        return out
+    example = k.new_buffer(cols.shape[1:], cols.dtype)
+    one = example.reshaped((1, *cols.shape[1:]))
+    batch, channels = out.shape[:2]
+
+    def emit(k):
+        def image(i):
+            cols.fill(k, example, i)
+            at = Coord(i, 0, batch)
+            k.for_range(0, channels, lambda c: plane(k, one, Coord.constant(0), at, Coord(c, 0, channels)))
+        k.for_range(0, batch, image)
+    k.jobs.append(CustomJob((out, example, *cols.scratch), cols.reads | out.reads, emit))
     return out
 
 

@@ -84,7 +84,7 @@ def _broadcast_to(k, node, inputs):
 def _reshape(k, node, inputs):
     (x,) = inputs
     shape = node.params["shape"]
-    if isinstance(x, Buffer):
+    if isinstance(x, (Buffer, blas.ExampleProduct)):
         return x.reshaped(shape)
     mapped = unit_axes_reshape(x, shape)
     if mapped is None:
@@ -249,13 +249,19 @@ def _check_unvisited_indices(k, domain, index, target, size):
 
 def _matmul(k, node, inputs):
     a, b = inputs
-    out = k.result_buffer(node)
     *batch, m, inner = a.shape
     n, dtype = b.shape[-1], node.out.dtype
     if not calls_blas(k.blas_calls, dtype, m, n, inner):
+        out = k.result_buffer(node)
         k.jobs.extend(_matmul_loops(a, b, out, dtype))
         return out
     a_arg, b_arg = (blas.operand(k, x) for x in (a, b))
+    filled = tuple(arg[0] for arg in (a_arg, b_arg) if arg[3] is not None)  # one example's patches at a time
+    reads = a_arg[0].reads | b_arg[0].reads | (a.reads if a_arg[3] else frozenset()) | \
+        (b.reads if b_arg[3] else frozenset())
+    if k.blas_calls == "linked" and len(batch) == 1 and _summed_by_col2im(k, node):
+        return blas.ExampleProduct(node.out.shape, dtype, (m, n, inner), (a_arg, b_arg), reads, filled)
+    out = k.result_buffer(node)
 
     def call(k, gemm, gemv=None):
         blas.emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out, gemv)
@@ -274,11 +280,19 @@ def _matmul(k, node, inputs):
                 with otherwise:
                     for job in loops:
                         k.emit_job(job)
-    filled = tuple(arg[0] for arg in (a_arg, b_arg) if arg[3] is not None)  # one example's patches at a time
-    reads = a_arg[0].reads | b_arg[0].reads | (a.reads if a_arg[3] else frozenset()) | \
-        (b.reads if b_arg[3] else frozenset())
     k.jobs.append(CustomJob((out, *filled), reads, emit, work=math.prod(batch) * m * n * inner))
     return out
+
+
+def _summed_by_col2im(k, node) -> bool:
+    """Whether a batched product is read only by col2im (a convolution's input gradient: W^T @ ct, reshaped to
+    patches), which can take it one example at a time (blas.ExampleProduct) instead of all of it from memory."""
+    readers = k.readers(node.out)
+    if len(readers) != 1 or readers[0].prim is not reshape_p or k.output_buffers.keys() & {
+            id(node.out), id(readers[0].out)}:
+        return False
+    after = k.readers(readers[0].out)
+    return len(after) == 1 and after[0].prim is col2im_p
 
 
 def _matmul_reads_buffers(node, blas_calls) -> tuple:

@@ -64,6 +64,17 @@ def _per_example(matrices, batch):
     return broadcast_to_p(matrices, shape=(batch, *matrices.shape))
 
 
+def _pooled_windows(x, fill, window):
+    """(patches as (K, N*C*L), the pooled image's shape (N, C, *out)): a pooling reduces over the first axis,
+    each step over all images, channels and positions at once, in memory in that order (NumPy reduces a
+    middle axis of short rows, as of im2col's (N, C, *kernel, *out), many times slower)."""
+    d = len(window["kernel"])
+    patches = im2col_p(x, fill=fill, **window)
+    image = (*patches.shape[:2], *patches.shape[2 + d:])
+    first = transpose_p(patches, perm=(*range(2, 2 + d), 0, 1, *range(2 + d, 2 + 2 * d)))
+    return reshape_p(first, shape=(math.prod(window["kernel"]), math.prod(image))), image
+
+
 def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, d, name="conv"):
     """PyTorch's conv{d}d: weight (C_out, C_in / groups, *kernel), bias (C_out,)."""
     x, added = _batched(input, d, name)
@@ -191,17 +202,16 @@ def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
     x, added = _batched(input, d, name)
     _check_float(x, name)
     window = _pool_window(kernel_size, stride, padding, dilation, ceil_mode, tuple(x.shape[2:]), name)
-    patches = im2col_p(x, fill="-inf", **window)  # (N, C, *kernel, *out)
-    axes = tuple(range(2, 2 + d))
-    peak = sgnp.stop_gradient(sgnp.max(patches, axis=axes, keepdims=True))
+    patches, image = _pooled_windows(x, "-inf", window)  # (K, N*C*L)
+    peak = sgnp.stop_gradient(sgnp.max(patches, axis=0, keepdims=True))
     hits = sgnp.logical_or(sgnp.isnan(patches), sgnp.equal(patches, peak))
-    k = math.prod(window["kernel"])
+    k = patches.shape[0]
     # row-major places in a window, in x's float type (exact: a window has far fewer than 2**24 places)
-    positions = np.arange(k, dtype=x.dtype).reshape((1, 1, *window["kernel"]) + (1,) * d)
-    first = sgnp.min(sgnp.where(hits, positions, float(k)), axis=axes, keepdims=True)
+    positions = np.arange(k, dtype=x.dtype).reshape((k, 1))
+    first = sgnp.min(sgnp.where(hits, positions, float(k)), axis=0, keepdims=True)
     chosen = sgnp.stop_gradient(sgnp.equal(positions, first))
-    out = reduce_sum_p(sgnp.where(chosen, patches, 0.0), axes=axes)
-    return _unbatched(out, added)
+    out = reduce_sum_p(sgnp.where(chosen, patches, 0.0), axes=(0,))
+    return _unbatched(reshape_p(out, shape=image), added)
 
 
 def max_pool_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, *, d,
@@ -270,8 +280,8 @@ def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_
     x, added = _batched(input, d, name)
     _check_float(x, name)
     window = _pool_window(kernel_size, stride, padding, 1, ceil_mode, tuple(x.shape[2:]), name)
-    patches = im2col_p(x, fill="0", **window)
-    total = reduce_sum_p(patches, axes=tuple(range(2, 2 + d)))  # (N, C, *out)
+    patches, image = _pooled_windows(x, "0", window)
+    total = reshape_p(reduce_sum_p(patches, axes=(0,)), shape=image)  # (N, C, *out)
     extended = any(hi != lo for lo, hi in window["padding"])  # by ceil_mode
     if divisor_override is not None:
         if int(divisor_override) <= 0:
