@@ -1,10 +1,11 @@
 """im2col and col2im (symgrad/ops/conv.py) in native code, as index maps.
 
 im2col is virtual: a patch element is the image element at a computed index (of the image copied into a
-border of the fill, when padded), so a pooling's reduction reads the image in place and a convolution's
-product materializes the patch matrix once (the BLAS operand). col2im adds the patches of each kernel offset
-into the zeroed image by one loop per offset over the window positions that land inside it (a range known at
-compile time): no bounds test, contiguous rows with stride 1.
+border of the fill, when padded), so a pooling's reduction reads the image in place, and a convolution's
+product fills one example's patch matrix at a time (the BLAS operand) just before that example's call, in cache.
+col2im adds the patches of each kernel offset into the zeroed image by one loop per offset over the window
+positions that land inside it (a range known at compile time): no bounds test, contiguous rows with stride 1;
+patches a product computes (an input gradient) come one example at a time too.
 """
 from __future__ import annotations
 
@@ -48,9 +49,11 @@ class ExamplePatches(Operand):
     product fills one example's matrix just before its call (blas.operand), in cache, rather than all N at
     once; a load elsewhere splits the merged axes (slower, but any reader gets the right values)."""
 
+    in_pieces, scratch = True, ()
+
     def __init__(self, patches: Patches, shape):
         self.patches, self.shape, self.dtype = patches, tuple(shape), patches.dtype
-        self.reads, self.cost, self.in_pieces = patches.reads, patches.cost + 4, True
+        self.reads, self.cost = patches.reads, patches.cost + 4
 
     def load(self, k, idx):
         example, row, position = idx
