@@ -4,7 +4,7 @@ Run: python benchmarks/bench_conv.py [--repeats 7] [--steps 10] [--cpu-time]
 
   - conv2d: batch 32, 3 -> 16 -> 32 channels, 28x28, 3x3 kernels (padding 1), ReLU between, float32:
     forward and backward of sum(out * ramp), eager tensors (symgrad and PyTorch), and symgrad compiled
-    (sg.compile(sg.value_and_grad(...)), LLVM backend: im2col + one BLAS product per layer);
+    (sg.compile(sg.value_and_grad(...)), LLVM backend: per example, its patches filled in cache + a BLAS product);
   - the CNN training step of examples/cnn_training.py (Conv2d, BatchNorm2d, ReLU, MaxPool2d, Dropout,
     Linear, cross-entropy, Adam), eager in both libraries.
 Both are checked to agree before timing. Times are medians per step over repeats, the implementations

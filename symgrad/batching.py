@@ -381,19 +381,14 @@ def _stacked(prim):
 def _im2col(inputs, batched, size, **params):
     """The examples join the image batch (size * N images), then split off again in front."""
     (x,) = inputs
-    d = len(params["kernel"])
-    cols = im2col_p(reshape_p(x, shape=(size * x.shape[1], *x.shape[2:])), **params)  # (C, *kernel, size*N, *out)
-    split = reshape_p(cols, shape=(*cols.shape[:1 + d], size, x.shape[1], *cols.shape[2 + d:]))
-    return _to_front(split, 1 + d)
+    cols = im2col_p(reshape_p(x, shape=(size * x.shape[1], *x.shape[2:])), **params)  # (size*N, C, *kernel, *out)
+    return reshape_p(cols, shape=(size, x.shape[1], *cols.shape[1:]))
 
 
 def _col2im(inputs, batched, size, **params):
-    (cols,) = inputs  # (size, C, *kernel, N, *out)
-    d = len(params["kernel"])
-    moved = transpose_p(cols, perm=(*range(1, 2 + d), 0, *range(2 + d, cols.ndim)))  # (C, *kernel, size, N, *out)
-    merged = reshape_p(moved, shape=(*moved.shape[:1 + d], size * cols.shape[2 + d], *moved.shape[3 + d:]))
-    image = col2im_p(merged, **params)
-    return reshape_p(image, shape=(size, cols.shape[2 + d], *image.shape[1:]))
+    (cols,) = inputs  # (size, N, C, *kernel, *out)
+    image = col2im_p(reshape_p(cols, shape=(size * cols.shape[1], *cols.shape[2:])), **params)
+    return reshape_p(image, shape=(size, cols.shape[1], *image.shape[1:]))
 
 
 BATCH_RULES = {

@@ -421,6 +421,34 @@ def test_loaded_library_multiplies_through_numpys_blas_or_its_own_loops(tmp_path
 
 
 @needs_linker
+def test_a_loaded_convolution_fills_its_patches_by_example_through_blas_or_its_own_loops(tmp_path):
+    """A convolution's products read one example's patches at a time (filled just before each BLAS call) and
+    its weights for every example from one place; with the BLAS slot empty, symgrad's loops read the same."""
+    import ctypes
+
+    from symgrad.codegen import runtime
+    if not runtime.blas_addresses():
+        pytest.skip("no BLAS found next to NumPy")
+
+    def f(x, w1, w2):
+        hidden = sg.nn.functional.relu(sg.nn.functional.conv2d(x, w1, padding=1))
+        return sg.sum(sg.sin(sg.nn.functional.conv2d(hidden, w2, stride=2)))
+    rng = np.random.default_rng(4)
+    x, w1, w2 = rng.standard_normal((3, 2, 9, 8)), rng.standard_normal((4, 2, 3, 3)), rng.standard_normal((5, 4, 2, 3))
+    sg.aot.compile(f, (x, w1, w2), grad=("x", "w1", "w2"), value_and_grad=True, out=str(tmp_path / "f"))
+    loaded = sg.load(tmp_path / "f")
+    slot = ctypes.c_void_p.in_dll(loaded.code.library, loaded.metadata["blas_slots"]["dgemm"])
+    expected = sg.compile(sg.value_and_grad(f, argnums=(0, 1, 2)), backend="numpy")(x, w1, w2)
+    with_blas = loaded.value_and_grad(x, w1, w2)
+    slot.value = None
+    with_loops = loaded.value_and_grad(x, w1, w2)
+    for got in (with_blas, with_loops):
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)
+        for g, e in zip(got[1], expected[1]):
+            np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+
+
+@needs_linker
 def test_loaded_library_is_called_through_its_native_python_entry(tmp_path):
     def f(x, s):
         return sg.sum(sg.sin(x) * s)

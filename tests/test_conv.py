@@ -3,9 +3,11 @@ differences (float64), PyTorch (float32 and float64, skipped when absent), on th
 eager tensors; forward mode, vmap, edge shapes and errors."""
 import numpy as np
 import pytest
+from llvmlite import ir
 
 import symgrad as sg
-from symgrad.codegen.llvm import rules
+from symgrad.codegen.llvm import blas, kernel, rules
+from symgrad.compiler import Compiled
 from symgrad.ops.conv import col2im_p, im2col_p
 from gradcheck import numeric_grad
 
@@ -24,6 +26,7 @@ CASES = [
     ("conv2d", (3, 5, 4), (2, 3, 3, 3), {"padding": 1}),  # unbatched
     ("conv1d", (2, 3, 9), (5, 3, 4), {"padding": "same", "dilation": 2}),
     ("conv1d", (2, 4, 9), (4, 1, 3), {"stride": 3, "groups": 4}),
+    ("conv3d", (2, 3, 5, 4, 6), (4, 3, 2, 3, 3), {"stride": (1, 2, 1), "padding": (1, 0, 1), "dilation": (2, 1, 1)}),
     ("max_pool2d", (2, 3, 7, 6), None, {"kernel_size": 2}),
     ("max_pool2d", (2, 3, 7, 6), None, {"kernel_size": 3, "stride": 2, "padding": 1}),
     ("max_pool2d", (2, 3, 7, 6), None, {"kernel_size": (3, 2), "stride": 1, "dilation": 2}),
@@ -346,3 +349,20 @@ def test_max_pool3d_indices_and_max_unpool3d_match_pytorch():
     np.testing.assert_array_equal(indices.numpy(), want_indices.numpy())
     restored = sg.nn.MaxUnpool3d(2)(values, indices)
     np.testing.assert_array_equal(restored.numpy(), torch.nn.MaxUnpool3d(2)(want_values, want_indices).numpy())
+
+
+def test_the_llvm_plan_of_a_convolution_holds_one_examples_patches_at_a_time():
+    """The forward product and both gradients' read or write im2col's patches one example at a time (filled
+    in cache just before each BLAS call, summed by col2im just after): no buffer holds all examples' patches."""
+    if not blas.addresses():
+        pytest.skip("no BLAS found next to NumPy")
+    x, w = np.ones((6, 4, 10, 9)), np.ones((5, 4, 3, 3))
+
+    def loss(x, w):
+        return sg.sum(sg.sin(sg.nn.functional.conv2d(x, w, padding=1)))
+    graph = Compiled(sg.value_and_grad(loss, argnums=(0, 1)), backend="numpy").lower(x, w).graph
+    builder = kernel.KernelBuilder(graph, ir.Module(), "k")
+    builder.plan()
+    one_example = 4 * 9 * 10 * 9 * 8
+    assert max(b.nbytes for b in builder.buffers) < 6 * one_example
+    assert any(b.nbytes == one_example for b in builder.buffers)

@@ -8,12 +8,14 @@ loop too (rules._matmul). A transposed operand is passed with BLAS's transpose f
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from llvmlite import ir
 
 from symgrad.codegen import runtime
 
-from .operands import Buffer, IndexMap
+from .operands import Buffer, IndexMap, Operand
 from .types import F32, F64, I32, I64, PTR
 
 PREFIX = {np.dtype(np.float64): "d", np.dtype(np.float32): "s"}
@@ -34,15 +36,42 @@ def worth_calling(dtype, m: int, n: int, inner: int, linked: bool = True) -> boo
 
 
 def operand(k, x):
-    """(buffer, transposed): x itself, the buffer x transposes in its last two axes, or a copy."""
+    """(buffer, transposed, matrices, fill): x itself, the buffer x transposes in its last two axes, or a copy;
+    `matrices` is how many the buffer holds, fewer than the product's batch when x repeats them over leading
+    axes (a convolution's weights for every example): batch index i reads matrix i % matrices, no copy.
+    Patches filled by example (conv.ExamplePatches, maybe transposed) get a buffer of one matrix, and
+    `fill(k, i)` stores matrix i there just before its call; else fill is None."""
+    view = _view(x)
+    if view is not None:
+        return (*view, None)
+    transposed = _swaps_last(x)
+    patches = x.source if transposed else x
+    if patches.in_pieces:
+        matrix = k.new_buffer(patches.shape[-2:], patches.dtype)
+        return matrix, transposed, 1, lambda k, i: patches.fill(k, matrix, i)
+    return k.materialize(x), False, math.prod(x.shape[:-2]), None
+
+
+def _view(x):
+    """operand's (buffer, transposed, matrices) when x reads a buffer as it is, transposed, or repeated."""
     if isinstance(x, Buffer):
-        return x, False
-    perm = getattr(x, "perm", None)
-    if isinstance(x, IndexMap) and isinstance(x.source, Buffer) and perm is not None:
-        rank = len(perm)
-        if perm == tuple(range(rank - 2)) + (rank - 1, rank - 2):
-            return x.source, True
-    return k.materialize(x), False
+        return x, False, math.prod(x.shape[:-2])
+    if not isinstance(x, IndexMap):
+        return None
+    rank, source = len(x.shape), x.source
+    if _swaps_last(x):
+        inner = _view(source)
+        return None if inner is None else (inner[0], not inner[1], inner[2])
+    if getattr(x, "broadcast", False) and len(source.shape) >= 2 and \
+            tuple(source.shape) == x.shape[rank - len(source.shape):]:  # only leading axes added
+        return _view(source)
+    return None
+
+
+def _swaps_last(x) -> bool:
+    """Whether x is a view transposing its source's last two axes."""
+    rank = len(x.shape)
+    return isinstance(x, IndexMap) and getattr(x, "perm", None) == tuple(range(rank - 2)) + (rank - 1, rank - 2)
 
 
 def _signature(dtype) -> ir.FunctionType:
@@ -93,20 +122,49 @@ def slot_function(k, slot, dtype):
     return k.b.icmp_unsigned("!=", k.b.ptrtoint(pointer, I64), ir.Constant(I64, 0)), pointer
 
 
-def emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out: Buffer, gemv=None):
+class ExampleProduct(Operand):
+    """A batched product (N, m, n) computed one example at a time where it is read (a convolution's input
+    gradient, which col2im sums into the image in cache): fill(k, target, i) stores example i's matrix in
+    target, by one BLAS call; `scratch`: the buffers its operands fill by example (operand). No load: only a
+    reader that fills (conv.col2im) is given one."""
+
+    in_pieces = True
+
+    def __init__(self, shape, dtype, dims, args, reads, scratch):
+        self.shape, self.dtype, self.dims, self.args = tuple(shape), np.dtype(dtype), dims, args
+        self.reads, self.scratch = reads, scratch
+
+    def reshaped(self, shape) -> "ExampleProduct":
+        """The same products seen with another shape of each example (the first axis stays)."""
+        return ExampleProduct(shape, self.dtype, self.dims, self.args, self.reads, self.scratch)
+
+    def fill(self, k, target, example):
+        m, n, inner = self.dims
+        emit_gemm(k, linked_gemm(k.module, self.dtype), self.dtype, (self.shape[0],), m, n, inner, *self.args,
+                  target, example=example)
+
+
+def emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out: Buffer, gemv=None, example=None):
     """out[b] = a[b] @ b[b] for every batch index, one call of `gemm` each (or of `gemv` when
-    given and one side is a single row or column)."""
+    given and one side is a single row or column); with `example` (an i64), only that batch index's, into
+    `out` holding one matrix."""
     real = F64 if np.dtype(dtype) == np.float64 else F32
-    (a, a_t), (b, b_t) = a_arg, b_arg
+    (a, a_t, a_count, a_fill), (b, b_t, b_count, b_fill) = a_arg, b_arg
     lda = m if a_t else inner
     ldb = inner if b_t else n
     count = int(np.prod(batch, dtype=np.int64)) if batch else 1
     constant = lambda value, ty=I64: ir.Constant(ty, value)  # noqa: E731
 
     def call(i):
-        def at(buffer, step):
-            return k.b.gep(buffer.pointer, [k.b.mul(i, constant(step))], source_etype=real)
-        a_at, b_at, out_at = at(a, m * inner), at(b, inner * n), at(out, m * n)
+        for fill in (a_fill, b_fill):
+            if fill is not None:
+                fill(k, i)
+
+        def at(buffer, step, matrices=count):
+            index = i if matrices == count else constant(0) if matrices == 1 else k.b.urem(i, constant(matrices))
+            return k.b.gep(buffer.pointer, [k.b.mul(index, constant(step))], source_etype=real)
+        a_at, b_at = at(a, m * inner, a_count), at(b, inner * n, b_count)
+        out_at = at(out, m * n, 1 if example is not None else count)
         if gemv is not None and n == 1:  # out = A x, x the column of b
             rows, cols = (inner, m) if a_t else (m, inner)
             k.b.call(gemv, [constant(_ROW_MAJOR, I32), constant(_TRANS if a_t else _NO_TRANS, I32), constant(rows),
@@ -122,7 +180,9 @@ def emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out: Buffer, gem
                             constant(_TRANS if b_t else _NO_TRANS, I32), constant(m), constant(n), constant(inner),
                             constant(1.0, real), a_at, constant(lda), b_at, constant(ldb), constant(0.0, real),
                             out_at, constant(n)])
-    if count == 1:
+    if example is not None:
+        call(example)
+    elif count == 1:
         call(constant(0))
     else:
         k.for_range(0, count, call)

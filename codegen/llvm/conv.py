@@ -1,18 +1,20 @@
 """im2col and col2im (symgrad/ops/conv.py) in native code, as index maps.
 
 im2col is virtual: a patch element is the image element at a computed index (of the image copied into a
-border of the fill, when padded), so a pooling's reduction reads the image in place and a convolution's
-product materializes the patch matrix once (the BLAS operand). col2im adds the patches of each kernel offset
-into the zeroed image by one loop per offset over the window positions that land inside it (a range known at
-compile time): no bounds test, contiguous rows with stride 1.
+border of the fill, when padded), so a pooling's reduction reads the image in place, and a convolution's
+product fills one example's patch matrix at a time (the BLAS operand) just before that example's call, in cache.
+col2im adds the patches of each kernel offset into the zeroed image by one loop per offset over the window
+positions that land inside it (a range known at compile time): no bounds test, contiguous rows with stride 1;
+patches a product computes (an input gradient) come one example at a time too.
 """
 from __future__ import annotations
 
 import itertools
+import math
 
 from llvmlite import ir
 
-from .jobs import LoopJob
+from .jobs import CustomJob, LoopJob
 from .operands import Coord, Operand, zero
 from .types import I64, value_type
 
@@ -24,7 +26,7 @@ def _const(value) -> ir.Constant:
 
 
 class Patches(Operand):
-    """im2col's value without padding (im2col pads first): patches[c, *j, n, *o] = source[n, c, *(o*s + j*dl)],
+    """im2col's value without padding (im2col pads first): patches[n, c, *j, *o] = source[n, c, *(o*s + j*dl)],
     always inside the source (the shape rule keeps every window inside), so no bounds test."""
 
     def __init__(self, source: Operand, shape, params):
@@ -35,12 +37,54 @@ class Patches(Operand):
 
     def load(self, k, idx):
         d = len(self.kernel)
-        channel, offsets, batch, positions = idx[0], idx[1:1 + d], idx[1 + d], idx[2 + d:]
-        source_idx = [batch, channel]
+        source_idx, offsets, positions = list(idx[:2]), idx[2:2 + d], idx[2 + d:]
         for j, o, s, dl in zip(offsets, positions, self.stride, self.dilation):
             at = k.b.add(k.b.mul(o.value, _const(s)), k.b.mul(j.value, _const(dl)))
             source_idx.append(Coord(at, o.lo * s + j.lo * dl, (o.hi - 1) * s + (j.hi - 1) * dl + 1))
         return self.source.load(k, source_idx)
+
+
+class ExamplePatches(Operand):
+    """im2col's patches seen as one matrix (C*K, L) per example, (N, C*K, L): a convolution's BLAS operand. A
+    product fills one example's matrix just before its call (blas.operand), in cache, rather than all N at
+    once; a load elsewhere splits the merged axes (slower, but any reader gets the right values)."""
+
+    in_pieces, scratch = True, ()
+
+    def __init__(self, patches: Patches, shape):
+        self.patches, self.shape, self.dtype = patches, tuple(shape), patches.dtype
+        self.reads, self.cost = patches.reads, patches.cost + 4
+
+    def load(self, k, idx):
+        example, row, position = idx
+        return self.patches.load(k, [example, *_split(k, row, self.patches.shape[1:2 + len(self.patches.kernel)]),
+                                     *_split(k, position, self.patches.shape[2 + len(self.patches.kernel):])])
+
+    def fill(self, k, target, example):
+        """Store example `example` (an i64) of the patches in target, (C*K, L): loops over (c, *j, *o) in the
+        patches' order, so the innermost reads a row of the image and writes a row of target."""
+        inner = self.patches.shape[1:]
+        matrix = target.reshaped(inner)
+        at = Coord(example, 0, self.patches.shape[0])
+        _nest(k, [(0, n) for n in inner], lambda idx: matrix.store(k, idx, self.patches.load(k, [at, *idx])))
+
+
+def by_example(x, shape):
+    """x (im2col's patches) reshaped to `shape` as one matrix per example (ExamplePatches), or None."""
+    if not isinstance(x, Patches) or len(shape) != 3 or shape[0] != x.shape[0]:
+        return None
+    d = len(x.kernel)
+    return ExamplePatches(x, shape) if shape[1:] == (math.prod(x.shape[1:2 + d]), math.prod(x.shape[2 + d:])) \
+        else None
+
+
+def _split(k, coord, sizes) -> list:
+    """The row-major coordinates along `sizes` of one flat coordinate."""
+    parts, rest = [], coord.value
+    for size in reversed(sizes[1:]):
+        parts.append(Coord(k.b.urem(rest, _const(size)), 0, size))
+        rest = k.b.udiv(rest, _const(size))
+    return [Coord(rest, 0, sizes[0]), *reversed(parts)]
 
 
 class Padded(Operand):
@@ -89,7 +133,8 @@ def col2im(k, node, inputs):
     """One loop over (image, channel): each plane zeroed, then for each kernel offset the patch elements of
     that offset added at their places. The positions whose place is inside the image are a range known here,
     so the inner loops have no bounds test and, with stride 1, read and write contiguous rows (they
-    vectorize); the plane stays in cache while the offsets add into it."""
+    vectorize); the plane stays in cache while the offsets add into it. Patches given by example (a
+    product's, blas.ExampleProduct) are filled one example at a time into a buffer that stays in cache."""
     (cols,) = inputs
     out = k.result_buffer(node)
     kernel, stride, dilation = node.params["kernel"], node.params["stride"], node.params["dilation"]
@@ -103,19 +148,34 @@ def col2im(k, node, inputs):
             adds.append((offsets, ranges, shifts))
     empty = zero(node.out.dtype)
 
-    def body(k, idx):
-        batch, channel = idx
+    def plane(k, source, source_batch, batch, channel):
         _nest(k, [(0, n) for n in spatial], lambda at: out.store(k, [batch, channel, *at], empty))
         for offsets, ranges, shifts in adds:
             def add(steps, offsets=offsets, shifts=shifts):
-                source_idx, target_idx = [channel, *map(Coord.constant, offsets), batch, *steps], [batch, channel]
+                source_idx = [source_batch, channel, *map(Coord.constant, offsets), *steps]
+                target_idx = [batch, channel]
                 for step, shift, s in zip(steps, shifts, stride):
                     place = k.b.add(k.b.mul(step.value, _const(s)), _const(shift))
                     target_idx.append(Coord(place, step.lo * s + shift, (step.hi - 1) * s + shift + 1))
-                value, total = cols.load(k, source_idx), out.load(k, target_idx)
+                value, total = source.load(k, source_idx), out.load(k, target_idx)
                 out.store(k, target_idx, k.b.fadd(total, value) if out.dtype.kind == "f" else k.b.add(total, value))
             _nest(k, [(first, first + count) for first, count in ranges], add)
-    k.jobs.append(LoopJob(tuple(out.shape[:2]), out, cols.reads | out.reads, body))
+
+    if not cols.in_pieces:
+        k.jobs.append(LoopJob(tuple(out.shape[:2]), out, cols.reads | out.reads,
+                              lambda k, idx: plane(k, cols, idx[0], *idx)))
+        return out
+    example = k.new_buffer(cols.shape[1:], cols.dtype)
+    one = example.reshaped((1, *cols.shape[1:]))
+    batch, channels = out.shape[:2]
+
+    def emit(k):
+        def image(i):
+            cols.fill(k, example, i)
+            at = Coord(i, 0, batch)
+            k.for_range(0, channels, lambda c: plane(k, one, Coord.constant(0), at, Coord(c, 0, channels)))
+        k.for_range(0, batch, image)
+    k.jobs.append(CustomJob((out, example, *cols.scratch), cols.reads | out.reads, emit))
     return out
 
 

@@ -140,7 +140,7 @@ class KernelBuilder:
                 raise NotImplementedError(f"the LLVM backend has no rule for primitive {node.prim.name!r}")
             operand = rule(self, node, [self.operands[id(v)] for v in node.inputs])
             self._unslices |= isinstance(operand, Unslice)
-            if not isinstance(operand, Buffer):
+            if not isinstance(operand, Buffer) and not operand.in_pieces:
                 target = self._claim(node.out)
                 shared = uses.get(id(node.out), 0) > 1 and (_worth_storing(operand, len(graph.nodes))
                                                              or id(node.out) in wants_buffer)

@@ -44,6 +44,8 @@ class Operand:
     # squeezed shapes): a loop nest writing them at its index may also hold the job loading this
     at_index = frozenset()
     cost = 1  # rough work of one load, in arithmetic operations (decides recompute vs store)
+    # its readers fill the pieces they need where they read them (conv.ExamplePatches): not stored when shared
+    in_pieces = False
 
     def load(self, k, idx: list) -> ir.Value:
         raise NotImplementedError
@@ -156,6 +158,7 @@ def broadcast(source: Operand, shape) -> Operand:
     def mapping(k, idx):
         return [Coord.constant(0) if dim == 1 else idx[lead + i] for i, dim in enumerate(source.shape)]
     view = IndexMap(source, shape, mapping)
+    view.broadcast = True
     if squeezed(shape) == squeezed(source.shape):  # only unit axes added: the same elements in the same order
         view.at_index = source.at_index
     return view

@@ -84,9 +84,11 @@ def _broadcast_to(k, node, inputs):
 def _reshape(k, node, inputs):
     (x,) = inputs
     shape = node.params["shape"]
-    if isinstance(x, Buffer):
+    if isinstance(x, (Buffer, blas.ExampleProduct)):
         return x.reshaped(shape)
     mapped = unit_axes_reshape(x, shape)
+    if mapped is None:
+        mapped = conv.by_example(x, shape)
     return mapped if mapped is not None else k.materialize(x).reshaped(shape)
 
 
@@ -247,13 +249,19 @@ def _check_unvisited_indices(k, domain, index, target, size):
 
 def _matmul(k, node, inputs):
     a, b = inputs
-    out = k.result_buffer(node)
     *batch, m, inner = a.shape
     n, dtype = b.shape[-1], node.out.dtype
     if not calls_blas(k.blas_calls, dtype, m, n, inner):
+        out = k.result_buffer(node)
         k.jobs.extend(_matmul_loops(a, b, out, dtype))
         return out
     a_arg, b_arg = (blas.operand(k, x) for x in (a, b))
+    filled = tuple(arg[0] for arg in (a_arg, b_arg) if arg[3] is not None)  # one example's patches at a time
+    reads = a_arg[0].reads | b_arg[0].reads | (a.reads if a_arg[3] else frozenset()) | \
+        (b.reads if b_arg[3] else frozenset())
+    if k.blas_calls == "linked" and len(batch) == 1 and _summed_by_col2im(k, node):
+        return blas.ExampleProduct(node.out.shape, dtype, (m, n, inner), (a_arg, b_arg), reads, filled)
+    out = k.result_buffer(node)
 
     def call(k, gemm, gemv=None):
         blas.emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out, gemv)
@@ -262,7 +270,7 @@ def _matmul(k, node, inputs):
         def emit(k):
             call(k, blas.linked_gemm(k.module, dtype), blas.linked_gemv(k.module, dtype))
     else:  # a shared library: through the gemm slot when its loader set it, else symgrad's loops
-        loops = _matmul_loops(_blas_view(*a_arg), _blas_view(*b_arg), out, dtype)
+        loops = _matmul_loops(_blas_view(a_arg, a), _blas_view(b_arg, b), out, dtype)
 
         def emit(k):
             is_set, gemm = blas.slot_function(k, blas.gemm_slot(k.module, dtype), dtype)
@@ -272,8 +280,19 @@ def _matmul(k, node, inputs):
                 with otherwise:
                     for job in loops:
                         k.emit_job(job)
-    k.jobs.append(CustomJob((out,), a_arg[0].reads | b_arg[0].reads, emit, work=math.prod(batch) * m * n * inner))
+    k.jobs.append(CustomJob((out, *filled), reads, emit, work=math.prod(batch) * m * n * inner))
     return out
+
+
+def _summed_by_col2im(k, node) -> bool:
+    """Whether a batched product is read only by col2im (a convolution's input gradient: W^T @ ct, reshaped to
+    patches), which can take it one example at a time (blas.ExampleProduct) instead of all of it from memory."""
+    readers = k.readers(node.out)
+    if len(readers) != 1 or readers[0].prim is not reshape_p or k.output_buffers.keys() & {
+            id(node.out), id(readers[0].out)}:
+        return False
+    after = k.readers(readers[0].out)
+    return len(after) == 1 and after[0].prim is col2im_p
 
 
 def _matmul_reads_buffers(node, blas_calls) -> tuple:
@@ -282,12 +301,15 @@ def _matmul_reads_buffers(node, blas_calls) -> tuple:
     return node.inputs if calls_blas(blas_calls, node.out.dtype, m, node.out.shape[-1], inner) else ()
 
 
-def _blas_view(buffer, transposed):
-    """The operand a BLAS call reads: the buffer, or its transpose in the last two axes."""
-    if not transposed:
-        return buffer
-    rank = len(buffer.shape)
-    return transpose(buffer, tuple(range(rank - 2)) + (rank - 1, rank - 2))
+def _blas_view(arg, operand):
+    """What a BLAS call reads of `operand`, for symgrad's loops: the buffer, maybe transposed in its last two
+    axes, maybe repeated over leading axes (blas.operand); operand itself where it fills a matrix by example."""
+    buffer, transposed, _, fill = arg
+    if fill is not None:
+        return operand
+    shape, rank = operand.shape, len(buffer.shape)
+    view = transpose(buffer, tuple(range(rank - 2)) + (rank - 1, rank - 2)) if transposed else buffer
+    return view if tuple(view.shape) == tuple(shape) else broadcast(view, shape)
 
 
 def _matmul_loops(a, b, out, dtype) -> list:

@@ -15,7 +15,7 @@ from .. import numpy_api as sgnp
 from ..core import Tracer, UnsupportedOpError, fail
 from ..ops.conv import col2im_p, im2col_impl, im2col_p, output_size as output_size_of
 from ..ops.linalg import matmul_p
-from ..ops.shape import reduce_sum_p, reshape_p, transpose_p
+from ..ops.shape import broadcast_to_p, reduce_sum_p, reshape_p, transpose_p
 
 
 def _sizes(value, d, name) -> tuple:
@@ -58,9 +58,21 @@ def _unbatched(out, added):
     return sgnp.reshape(out, tuple(out.shape[1:])) if added else out
 
 
-def _to_image(out):
-    """(C, N, *out) -> (N, C, *out)."""
-    return transpose_p(out, perm=(1, 0, *range(2, out.ndim)))
+def _per_example(matrices, batch):
+    """The same matrices (..., m, k) for each of `batch` examples: a product's batch axes must match (the
+    backends read them from one place, they are not copied)."""
+    return broadcast_to_p(matrices, shape=(batch, *matrices.shape))
+
+
+def _pooled_windows(x, fill, window):
+    """(patches as (K, N*C*L), the pooled image's shape (N, C, *out)): a pooling reduces over the first axis,
+    each step over all images, channels and positions at once, in memory in that order (NumPy reduces a
+    middle axis of short rows, as of im2col's (N, C, *kernel, *out), many times slower)."""
+    d = len(window["kernel"])
+    patches = im2col_p(x, fill=fill, **window)
+    image = (*patches.shape[:2], *patches.shape[2 + d:])
+    first = transpose_p(patches, perm=(*range(2, 2 + d), 0, 1, *range(2 + d, 2 + 2 * d)))
+    return reshape_p(first, shape=(math.prod(window["kernel"]), math.prod(image))), image
 
 
 def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, d, name="conv"):
@@ -85,13 +97,11 @@ def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,
     pads = _padding(padding, kernel, stride, dilation, d)
     cols = im2col_p(x, kernel=kernel, stride=stride, dilation=dilation, padding=pads, fill="0")
     batch, out_sizes = x.shape[0], tuple(cols.shape[2 + d:])
-    inner, positions = weight.shape[1] * math.prod(kernel), batch * math.prod(out_sizes)
-    if groups == 1:
-        out = matmul_p(reshape_p(weight, shape=(out_channels, inner)), reshape_p(cols, shape=(inner, positions)))
-    else:
-        out = matmul_p(reshape_p(weight, shape=(groups, out_channels // groups, inner)),
-                       reshape_p(cols, shape=(groups, inner, positions)))
-    out = _to_image(reshape_p(out, shape=(out_channels, batch, *out_sizes)))
+    inner, positions = weight.shape[1] * math.prod(kernel), math.prod(out_sizes)
+    by_group = (groups,) if groups > 1 else ()  # (N, C*K, L) patches, or (N, groups, C*K / groups, L)
+    weights = _per_example(reshape_p(weight, shape=(*by_group, out_channels // groups, inner)), batch)
+    out = matmul_p(weights, reshape_p(cols, shape=(batch, *by_group, inner, positions)))
+    out = reshape_p(out, shape=(batch, out_channels, *out_sizes))
     if bias is not None:
         out = sgnp.add(out, sgnp.reshape(bias, (out_channels,) + (1,) * d))
     return _unbatched(out, added)
@@ -128,12 +138,12 @@ def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding
         fail(f"{name}: output padding must be smaller than either stride or dilation, got "
              f"output_padding={output_padding!r}, stride={stride}, dilation={dilation}", ValueError)
     batch, sizes = x.shape[0], tuple(x.shape[2:])
-    out_per_group, positions = weight.shape[1], batch * math.prod(sizes)
+    out_per_group, positions = weight.shape[1], math.prod(sizes)
     rows = out_per_group * math.prod(kernel)
-    image = reshape_p(_to_image(x), shape=(groups, channels // groups, positions))  # (C_in, N, *L) by group
+    image = reshape_p(x, shape=(batch, groups, channels // groups, positions))
     by_group = reshape_p(weight, shape=(groups, channels // groups, rows))
-    cols = matmul_p(transpose_p(by_group, perm=(0, 2, 1)), image)  # (groups, C_out / groups * K, N * L)
-    cols = reshape_p(cols, shape=(groups * out_per_group, *kernel, batch, *sizes))
+    cols = matmul_p(_per_example(transpose_p(by_group, perm=(0, 2, 1)), batch), image)  # (N, groups, rows, L)
+    cols = reshape_p(cols, shape=(batch, groups * out_per_group, *kernel, *sizes))
     # col2im crops (p, p - e) where the cropped padding covers output_padding e, and zeros fill the rest
     window = [(p, max(p - e, 0)) for p, e in zip(pads, extras)]
     zeros = [max(e - p, 0) for p, e in zip(pads, extras)]
@@ -192,17 +202,16 @@ def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
     x, added = _batched(input, d, name)
     _check_float(x, name)
     window = _pool_window(kernel_size, stride, padding, dilation, ceil_mode, tuple(x.shape[2:]), name)
-    patches = im2col_p(x, fill="-inf", **window)  # (C, *kernel, N, *out)
-    axes = tuple(range(1, 1 + d))
-    peak = sgnp.stop_gradient(sgnp.max(patches, axis=axes, keepdims=True))
+    patches, image = _pooled_windows(x, "-inf", window)  # (K, N*C*L)
+    peak = sgnp.stop_gradient(sgnp.max(patches, axis=0, keepdims=True))
     hits = sgnp.logical_or(sgnp.isnan(patches), sgnp.equal(patches, peak))
-    k = math.prod(window["kernel"])
+    k = patches.shape[0]
     # row-major places in a window, in x's float type (exact: a window has far fewer than 2**24 places)
-    positions = np.arange(k, dtype=x.dtype).reshape((1, *window["kernel"]) + (1,) * (1 + d))
-    first = sgnp.min(sgnp.where(hits, positions, float(k)), axis=axes, keepdims=True)
+    positions = np.arange(k, dtype=x.dtype).reshape((k, 1))
+    first = sgnp.min(sgnp.where(hits, positions, float(k)), axis=0, keepdims=True)
     chosen = sgnp.stop_gradient(sgnp.equal(positions, first))
-    out = reduce_sum_p(sgnp.where(chosen, patches, 0.0), axes=axes)
-    return _unbatched(_to_image(out), added)
+    out = reduce_sum_p(sgnp.where(chosen, patches, 0.0), axes=(0,))
+    return _unbatched(reshape_p(out, shape=image), added)
 
 
 def max_pool_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, *, d,
@@ -217,21 +226,20 @@ def max_pool_indices(input, kernel_size, stride=None, padding=0, dilation=1, cei
     x = x[None] if added else x
     _check_float(x, name)
     window = _pool_window(kernel_size, stride, padding, dilation, ceil_mode, tuple(x.shape[2:]), name)
-    patches = im2col_impl(x, fill="-inf", **window)  # (C, *kernel, N, *out)
-    channels, batch, out = patches.shape[0], patches.shape[1 + d], patches.shape[2 + d:]
-    flat = patches.reshape(channels, math.prod(window["kernel"]), batch, *out)
+    patches = im2col_impl(x, fill="-inf", **window)  # (N, C, *kernel, *out)
+    out = patches.shape[2 + d:]
+    flat = patches.reshape(*patches.shape[:2], math.prod(window["kernel"]), *out)
     nan = np.isnan(flat)
-    last_nan = flat.shape[1] - 1 - np.argmax(nan[:, ::-1], axis=1)
-    first_max = np.argmax(np.where(nan, -np.inf, flat) == flat.max(axis=1, keepdims=True, initial=-np.inf,
-                                                                    where=~nan), axis=1)
-    offset = np.where(nan.any(axis=1), last_nan, first_max)  # (C, N, *out): a row-major place in the window
+    last_nan = flat.shape[2] - 1 - np.argmax(nan[:, :, ::-1], axis=2)
+    first_max = np.argmax(np.where(nan, -np.inf, flat) == flat.max(axis=2, keepdims=True, initial=-np.inf,
+                                                                    where=~nan), axis=2)
+    offset = np.where(nan.any(axis=2), last_nan, first_max)  # (N, C, *out): a row-major place in the window
     place = np.zeros(offset.shape, np.int64)
     for axis, (offsets, size) in enumerate(zip(np.unravel_index(offset, window["kernel"]), x.shape[2:])):
         grid = np.arange(out[axis]).reshape((-1,) + (1,) * (d - 1 - axis))
         coordinate = grid * window["stride"][axis] + offsets * window["dilation"][axis] - window["padding"][axis][0]
         place = place * size + coordinate
-    indices = np.ascontiguousarray(np.moveaxis(place, 0, 1))  # (N, C, *out)
-    return indices[0] if added else indices
+    return place[0] if added else place
 
 
 def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None, *, d, name="max_unpool"):
@@ -272,8 +280,8 @@ def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_
     x, added = _batched(input, d, name)
     _check_float(x, name)
     window = _pool_window(kernel_size, stride, padding, 1, ceil_mode, tuple(x.shape[2:]), name)
-    patches = im2col_p(x, fill="0", **window)
-    total = reduce_sum_p(patches, axes=tuple(range(1, 1 + d)))  # (C, N, *out)
+    patches, image = _pooled_windows(x, "0", window)
+    total = reshape_p(reduce_sum_p(patches, axes=(0,)), shape=image)  # (N, C, *out)
     extended = any(hi != lo for lo, hi in window["padding"])  # by ceil_mode
     if divisor_override is not None:
         if int(divisor_override) <= 0:
@@ -288,9 +296,9 @@ def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_
             counting = dict(window, padding=tuple((0, hi - lo) for lo, hi in window["padding"]))
         else:
             counted, counting = np.ones((1, 1, *x.shape[2:])), window
-        inside = im2col_impl(counted, fill="0", **counting).sum(axis=tuple(range(1, 1 + d)))
-        divisor = inside.astype(x.dtype)  # (1, 1, *out): broadcasts against (C, N, *out)
-    return _unbatched(_to_image(sgnp.divide(total, divisor)), added)
+        inside = im2col_impl(counted, fill="0", **counting).sum(axis=tuple(range(2, 2 + d)))
+        divisor = inside.astype(x.dtype)  # (1, 1, *out): broadcasts against (N, C, *out)
+    return _unbatched(sgnp.divide(total, divisor), added)
 
 
 def _adaptive_windows(size, out):
@@ -352,10 +360,9 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     channel-major then kernel offsets; a (C, H, W) input gives (C * kh * kw, L)."""
     x, added = _batched(input, 2, "unfold")
     window = _fold_window(kernel_size, dilation, padding, stride, "unfold")
-    cols = im2col_p(x, fill="0", **window)  # (C, kh, kw, N, oh, ow)
-    rows, batch = x.shape[1] * math.prod(window["kernel"]), x.shape[0]
-    out = transpose_p(reshape_p(cols, shape=(rows, batch, math.prod(cols.shape[4:]))), perm=(1, 0, 2))
-    return _unbatched(out, added)
+    cols = im2col_p(x, fill="0", **window)  # (N, C, kh, kw, oh, ow)
+    rows = x.shape[1] * math.prod(window["kernel"])
+    return _unbatched(reshape_p(cols, shape=(x.shape[0], rows, math.prod(cols.shape[4:]))), added)
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
@@ -371,6 +378,5 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         fail(f"fold: expected an input (N, C * {per_channel}, {math.prod(positions)}) for output_size={spatial}, "
              f"kernel_size={window['kernel']} ({positions[0]} x {positions[1]} blocks), got shape "
              f"{tuple(input.shape)}", RuntimeError)
-    cols = reshape_p(transpose_p(x, perm=(1, 0, 2)),
-                     shape=(x.shape[1] // per_channel, *window["kernel"], x.shape[0], *positions))
+    cols = reshape_p(x, shape=(x.shape[0], x.shape[1] // per_channel, *window["kernel"], *positions))
     return _unbatched(col2im_p(cols, spatial=spatial, **window), added)

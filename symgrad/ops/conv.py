@@ -2,12 +2,13 @@
 are written with them (symgrad/nn/convolution.py): a convolution is im2col then one matrix product
 (BLAS), a pooling a reduction over the window axes.
 
-im2col takes x of shape (N, C, *spatial) to the patches (C, *kernel, N, *out), where out[i] =
+im2col takes x of shape (N, C, *spatial) to the patches (N, C, *kernel, *out), where out[i] =
 (spatial[i] + lo + hi - dilation*(kernel - 1) - 1) // stride + 1, and
-patches[c, *j, n, *o] = x[n, c, *(o*stride + j*dilation - lo)], or `fill` outside x ("0" for a
-convolution, "-inf" for a max pooling: a string, so generated NumPy source can spell it). Channels and
-kernel offsets lead, so a convolution's product is (C_out, C*K) @ (C*K, N*L) with no copy; the
-examples sit beside the output positions, so one product covers the batch. col2im sums patches back
+patches[n, c, *j, *o] = x[n, c, *(o*stride + j*dilation - lo)], or `fill` outside x ("0" for a
+convolution, "-inf" for a max pooling: a string, so generated NumPy source can spell it). The batch leads,
+then channels and kernel offsets, so a convolution is a batched product (C_out, C*K) @ (N, C*K, L) whose
+result is already the image (N, C_out, L), no transpose, and a backend can fill one example's patches at a
+time, just before its product. col2im sums patches back
 into an image (the transpose of im2col with a 0 fill): each is the other's adjoint, and both are linear
 in the image.
 """
@@ -41,11 +42,11 @@ def _im2col_shape(inputs, kernel, stride, dilation, padding, fill):
         raise ShapeError(f"im2col: a {d}-d window needs an input (N, C, {d} spatial sizes), got shape {x.shape}")
     _check_window(kernel, stride, dilation, padding, d)
     out = tuple(output_size(*args) for args in zip(x.shape[2:], kernel, stride, dilation, padding))
-    return (x.shape[1], *kernel, x.shape[0], *out), x.dtype
+    return (*x.shape[:2], *kernel, *out), x.dtype
 
 
 def im2col_impl(x, kernel, stride, dilation, padding, fill):
-    """NumPy: strided windows of the padded image, dilated and strided by slicing, then (C, *kernel, N, *out)."""
+    """NumPy: strided windows of the padded image, dilated and strided by slicing, then (N, C, *kernel, *out)."""
     d = len(kernel)
     pads = ((0, 0), (0, 0)) + tuple(tuple(p) for p in padding)
     padded = np.pad(x, pads, constant_values=np.asarray(float(fill)).astype(x.dtype)) if any(map(any, padding)) else x
@@ -53,7 +54,7 @@ def im2col_impl(x, kernel, stride, dilation, padding, fill):
     windows = np.lib.stride_tricks.sliding_window_view(padded, spans, axis=tuple(range(2, 2 + d)))
     key = (slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride) + \
         tuple(slice(None, None, dl) for dl in dilation)
-    perm = (1, *range(2 + d, 2 + 2 * d), 0, *range(2, 2 + d))
+    perm = (0, 1, *range(2 + d, 2 + 2 * d), *range(2, 2 + d))
     return np.ascontiguousarray(windows[key].transpose(perm))
 
 
@@ -63,22 +64,21 @@ def _col2im_shape(inputs, kernel, stride, dilation, padding, spatial):
     _check_window(kernel, stride, dilation, padding, d)
     out = tuple(output_size(*args) for args in zip(spatial, kernel, stride, dilation, padding))
     expected = (*kernel, *out)
-    if cols.ndim != 2 * d + 2 or tuple(cols.shape[1:1 + d]) + tuple(cols.shape[2 + d:]) != expected:
+    if cols.ndim != 2 * d + 2 or tuple(cols.shape[2:]) != expected:
         raise ShapeError(f"col2im: patches of shape {cols.shape} do not match kernel {kernel} and an image "
-                         f"{spatial} (expected (C, *{kernel}, N, *{out}))")
-    return (cols.shape[1 + d], cols.shape[0], *spatial), cols.dtype
+                         f"{spatial} (expected (N, C, *{kernel}, *{out}))")
+    return (*cols.shape[:2], *spatial), cols.dtype
 
 
 def col2im_impl(cols, kernel, stride, dilation, padding, spatial):
     """NumPy: one strided slice-add per kernel offset into the padded image, then the padding cut off."""
     d = len(kernel)
-    channels, batch, out = cols.shape[0], cols.shape[1 + d], cols.shape[2 + d:]
-    padded = np.zeros((batch, channels) + tuple(s + lo + hi for s, (lo, hi) in zip(spatial, padding)), cols.dtype)
-    patches = np.moveaxis(cols, 1 + d, 0)  # (N, C, *kernel, *out)
+    out = cols.shape[2 + d:]
+    padded = np.zeros(cols.shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(spatial, padding)), cols.dtype)
     for offset in np.ndindex(*kernel):
         key = (slice(None), slice(None)) + tuple(slice(j * dl, j * dl + s * (n - 1) + 1, s)
                                                  for j, dl, s, n in zip(offset, dilation, stride, out))
-        padded[key] += patches[(slice(None), slice(None)) + offset]
+        padded[key] += cols[(slice(None), slice(None)) + offset]
     crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, padding))
     return np.ascontiguousarray(padded[crop])
 
