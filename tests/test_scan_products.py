@@ -135,3 +135,20 @@ def test_short_scans_and_zeros(backend, length):
     loss, args = elman(False)
     args = [np.zeros_like(args[0]), args[1], args[2][:length]]
     assert_all_close(value_and_grads(loss, args, backend), value_and_grads(loss, args, backend, hoisted=False))
+
+
+def test_a_carry_its_step_does_not_read_is_left_as_it_is():
+    """A carry whose old value no step reads (b below; each step also computes values it never uses, as
+    test_reroll's random loops do) is no sum of products: looking at its uses had raised a KeyError."""
+    def f(a, b, table):
+        for t in range(17):
+            unused = [table[0] * 0.5, a * 0.0 + 0.25]
+            a, b = table[t] + table[t], a + a
+        return sg.sum(a + 2.0 * b) + 0.0 * len(unused)
+    args = [np.linspace(0.1, 0.5, 4), np.linspace(-0.3, 0.2, 4), np.linspace(-1.0, 1.0, 68).reshape(17, 4)]
+    value, grads = sg.compile(sg.value_and_grad(f, argnums=(1, 2)))(*args)
+    np.testing.assert_allclose(value, f(*args), rtol=1e-14)
+    want = np.zeros((17, 4))
+    want[16], want[15] = 2.0, 8.0  # a = 2 table[16]; b = 2 a_15 = 4 table[15], read twice
+    np.testing.assert_allclose(grads[1], want, rtol=1e-14)
+    np.testing.assert_array_equal(grads[0], np.zeros(4))

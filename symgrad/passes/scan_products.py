@@ -10,6 +10,7 @@ computed instead. Each small product was a BLAS call a step, costlier than its d
 """
 from __future__ import annotations
 
+import collections
 from dataclasses import replace
 
 from .. import ir
@@ -92,7 +93,7 @@ class _Hoisting:
         self.node, params = node, node.params
         self.body, self.length = params["body"], params["length"]
         self.num_consts, self.num_carry = params["num_consts"], params["num_carry"]
-        self.producers, self.uses = self.body.producers(), self.body.consumers()
+        self.producers, self.uses = self.body.producers(), collections.Counter(self.body.consumers())  # 0 if unread
         self.role = {id(v): k for k, v in enumerate(self.body.inputs)}
 
     def kind(self, value) -> str:
