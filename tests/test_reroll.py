@@ -343,3 +343,23 @@ def test_random_loops_over_rows_with_kept_values_roll_to_the_same_results(body, 
     unrolled = sg.compile(lambda *a: sg.vjp(lambda *b: f(*b), *a)[1](1.0))  # a check through another path
     for got, want in zip(grads, [unrolled(*args)[0], unrolled(*args)[2]]):
         np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-13)
+
+
+def test_a_one_piece_concatenate_of_the_last_carry_reads_the_carry():
+    """A concatenate of the last step's carry alone is no stack of the ys (there are none): it had raised a
+    KeyError. (Tracing drops such a concatenate; another pass might make one.)"""
+    from symgrad import ir
+    from symgrad.ops.shape import concatenate_p
+    graph = sg.trace(lambda x: ode_steps(x, 40).reshape(1, 8), X)
+    out = ir.Value((1, 8), graph.outputs[0].dtype)
+    node = ir.Node(concatenate_p, (graph.outputs[0],), ir.freeze_attrs({"axis": 0}), out, {})
+    graph = ir.Graph(list(graph.inputs), list(graph.nodes) + [node], [out], graph.name)
+    rolled = reroll(graph)
+    assert scans(rolled) == 1
+    np.testing.assert_array_equal(evaluate(rolled, [X])[0], evaluate(graph, [X])[0])
+
+
+def ode_steps(x, steps):
+    for _ in range(steps):
+        x = sg.sin(x) * 0.99 + 0.01 * sg.cos(x * 1.3)
+    return x

@@ -13,8 +13,9 @@ region (its constants), or a slice of a value from before the region one element
 whose start moves by the same step from block to block (`x[t]` of a traced x: the scan's xs). What
 is read after the region becomes the scan's results: the last block's carries, and for a value of an
 earlier block, every block's copy of it stacked (the scan's ys; `sg.stack` of a value of every step is
-those rows as they are). A last step whose only values read afterwards are not carried stays unrolled
-instead. Other repetitions (a step reading x[i] with i not moving steadily) stay unrolled.
+those rows as they are). When only the last block's values are read afterwards and some are not
+carried, that last step stays unrolled instead (no ys to stack). Other repetitions (a step reading
+x[i] with i not moving steadily) stay unrolled.
 """
 from __future__ import annotations
 
@@ -291,7 +292,8 @@ def _read_back(after, outputs, scan, copies, ys, num_carry, blocks, carried):
     for node in after:
         if node.prim is concatenate_p:
             rows, axis = [unit_rows.get(id(value)) for value in node.inputs], node.params["axis"]
-            if rows[0] is not None and rows == [(rows[0][0] + i, rows[0][1]) for i in range(len(rows))] and \
+            if rows[0] is not None and rows[0][1] in index and \
+                    rows == [(rows[0][0] + i, rows[0][1]) for i in range(len(rows))] and \
                     all(value.shape == _unit_axis(producers[id(value)].inputs[0].shape, axis) for value in node.inputs):
                 stacks[id(node)] = rows[0][1], rows[0][0]
     uses = ir.Graph([], after, outputs).consumers()
@@ -331,6 +333,7 @@ def _read_back(after, outputs, scan, copies, ys, num_carry, blocks, carried):
 
 
 def _unit_axis(shape, axis) -> tuple:
+    """shape with a unit axis inserted at `axis` (what sg.stack reshapes each piece to)."""
     return shape[:axis] + (1,) + shape[axis:]
 
 
