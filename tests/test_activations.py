@@ -13,7 +13,8 @@ FUNCTIONS = [
     ("silu", ()), ("mish", ()), ("relu6", ()), ("hardtanh", (-0.5, 2.0)), ("hardsigmoid", ()), ("hardswish", ()),
     ("selu", ()), ("celu", (0.7,)), ("logsigmoid", ()), ("softmin", (1,)), ("softplus", ()),
     ("softplus", (2.0, 10.0)), ("softsign", ()), ("tanhshrink", ()), ("threshold", (0.5, -2.0)), ("glu", (1,)),
-    ("glu", (0,)), ("normalize", ()), ("normalize", (1.0, 0)),
+    ("glu", (0,)), ("normalize", ()), ("normalize", (1.0, 0)), ("hardshrink", ()), ("hardshrink", (1.5,)),
+    ("softshrink", ()), ("softshrink", (2.0,)),
 ]
 # PyTorch computes these derivatives with float32 constants (1/6, 1/alpha): equal to 2e-8
 LOOSE = {"hardsigmoid": 1e-7, "celu": 1e-7}
@@ -58,7 +59,8 @@ def test_gradients_match_finite_differences_on_both_backends(name, args, backend
 @pytest.mark.parametrize("module, args", [
     ("SiLU", ()), ("Mish", ()), ("ReLU6", ()), ("Hardtanh", (-2.0, 3.0)), ("Hardswish", ()), ("SELU", ()),
     ("CELU", (0.5,)), ("LogSigmoid", ()), ("Softmin", (0,)), ("Softplus", (0.5,)), ("Softsign", ()),
-    ("Tanhshrink", ()), ("Threshold", (0.1, 20.0)), ("GLU", ()), ("Hardsigmoid", ()),
+    ("Tanhshrink", ()), ("Threshold", (0.1, 20.0)), ("GLU", ()), ("Hardsigmoid", ()), ("Hardshrink", (0.3,)),
+    ("Softshrink", ()),
 ])
 def test_modules_match_pytorch(module, args):
     torch = pytest.importorskip("torch")
@@ -98,3 +100,21 @@ def test_edge_points_and_errors():
         F.silu(sg.tensor([1.0]), inplace=True)
     with pytest.raises(TypeError, match="takes the arguments"):
         sg.nn.Hardtanh(1.0, 2.0, False, 3)
+
+
+@pytest.mark.parametrize("name", ["hardshrink", "softshrink"])
+def test_shrinks_at_their_kinks_and_edge_values_match_pytorch(name):
+    """At +-lambd exactly (PyTorch's gradient 0 there), 0, infinities and NaN (whose gradient is left out:
+    PyTorch's is 0 for hardshrink, 1 for softshrink); a negative lambd is refused by softshrink as by PyTorch."""
+    torch = pytest.importorskip("torch")
+    x = np.array([-0.5, 0.5, 0.0, -0.0, np.inf, -np.inf, np.nan, 0.7, -0.7])
+    ours, theirs = sg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    a, b = getattr(F, name)(ours), getattr(torch.nn.functional, name)(theirs)
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    a.sum().backward()
+    b.sum().backward()
+    keep = ~np.isnan(x)
+    np.testing.assert_array_equal(ours.grad.numpy()[keep], theirs.grad.numpy()[keep])
+    if name == "softshrink":
+        with pytest.raises(RuntimeError, match="lambda must be greater or equal to 0"):
+            F.softshrink(ours, -1.0)

@@ -62,6 +62,8 @@ from .activation import LogSigmoid  # noqa: F401
 from .activation import Softmin  # noqa: F401
 from .activation import Softplus  # noqa: F401
 from .activation import Softsign  # noqa: F401
+from .activation import Hardshrink  # noqa: F401
+from .activation import Softshrink  # noqa: F401
 from .activation import Tanhshrink  # noqa: F401
 from .activation import Threshold  # noqa: F401
 from .activation import GLU  # noqa: F401

@@ -1,6 +1,6 @@
 """Activation modules with PyTorch's names and arguments, each its nn.functional form (SiLU, Mish, ReLU6,
-Hardtanh, Hardsigmoid, Hardswish, SELU, CELU, LogSigmoid, Softmin, Softplus, Softsign, Tanhshrink,
-Threshold, GLU, PReLU)."""
+Hardtanh, Hardsigmoid, Hardswish, SELU, CELU, LogSigmoid, Softmin, Softplus, Softsign, Hardshrink,
+Softshrink, Tanhshrink, Threshold, GLU, PReLU)."""
 from __future__ import annotations
 
 import numpy as np
@@ -53,6 +53,8 @@ LogSigmoid = _module("LogSigmoid", F.logsigmoid)
 Softmin = _module("Softmin", F.softmin, dim=None)
 Softplus = _module("Softplus", F.softplus, beta=1.0, threshold=20.0)
 Softsign = _module("Softsign", F.softsign)
+Hardshrink = _module("Hardshrink", F.hardshrink, lambd=0.5)
+Softshrink = _module("Softshrink", F.softshrink, lambd=0.5)
 Tanhshrink = _module("Tanhshrink", F.tanhshrink)
 Threshold = _module("Threshold", F.threshold, threshold=None, value=None, inplace=False)
 GLU = _module("GLU", F.glu, dim=-1)

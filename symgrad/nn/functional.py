@@ -643,6 +643,29 @@ def _tanhshrink(x):
     return _ew(E.subtract, (x, _ew(E.tanh, (x,))))
 
 
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0 (NaN stays NaN), as PyTorch's."""
+    return _activation(_hardshrink, "Hardshrink", input, float(lambd))
+
+
+def _hardshrink(x, lambd):
+    shrunk = _ew(E.where, (_ew(E.greater, (_ew(E.abs, (x,)), lambd)), x, 0.0))
+    return _ew(E.where, (_ew(E.isnan, (x,)), x, shrunk))  # (the comparisons alone would make NaN 0)
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, else 0 (NaN stays NaN), as PyTorch's."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return _activation(_softshrink, "Softshrink", input, float(lambd))
+
+
+def _softshrink(x, lambd):
+    below = _ew(E.where, (_ew(E.less, (x, -lambd)), _ew(E.add, (x, lambd)), 0.0))
+    shrunk = _ew(E.where, (_ew(E.greater, (x, lambd)), _ew(E.subtract, (x, lambd)), below))
+    return _ew(E.where, (_ew(E.isnan, (x,)), x, shrunk))  # (the comparisons alone would make NaN 0)
+
+
 def threshold(input, threshold, value, inplace=False):
     """x where x > threshold, else value."""
     _not_in_place(inplace, "threshold")
