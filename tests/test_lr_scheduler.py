@@ -25,6 +25,9 @@ SCHEDULES = [
     ("LinearLR", dict()),
     ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.002)),
     ("CosineAnnealingWarmRestarts", dict(T_0=4)),
+    ("MultiplicativeLR", dict(lr_lambda=lambda epoch: 0.9 if epoch % 3 else 1.05)),
+    ("PolynomialLR", dict(total_iters=9, power=2.0)),
+    ("PolynomialLR", dict()),
     ("OneCycleLR", dict(max_lr=[1.0, 0.4], total_steps=25)),
     ("OneCycleLR", dict(max_lr=0.5, epochs=5, steps_per_epoch=6, pct_start=0.4, anneal_strategy="linear",
                         three_phase=True)),
@@ -63,6 +66,19 @@ def test_closed_forms_by_hand():
                                rtol=1e-12)
     ours, _ = _lrs(sg, "LambdaLR", dict(lr_lambda=[lambda e: 1 / (1 + e), lambda e: 2.0 ** -e]))
     np.testing.assert_allclose(ours[:, :2], np.stack([0.1 / (1 + epochs), 0.05 * 2.0 ** -epochs], 1), rtol=1e-14)
+
+
+def test_polynomial_and_multiplicative_by_hand_and_errors():
+    epochs = np.arange(26)
+    ours, _ = _lrs(sg, "PolynomialLR", dict(total_iters=9, power=2.0))
+    np.testing.assert_allclose(ours[:, 0], 0.1 * (1 - np.minimum(epochs, 9) / 9) ** 2, rtol=1e-12, atol=1e-17)
+    ours, _ = _lrs(sg, "MultiplicativeLR", dict(lr_lambda=[lambda e: 0.5, lambda e: 2.0]))
+    np.testing.assert_allclose(ours[:, :2], np.stack([0.1 * 0.5 ** epochs, 0.05 * 2.0 ** epochs], 1), rtol=1e-14)
+    scheduler = lr_scheduler.PolynomialLR(_optimizer(sg), total_iters=4, power=0.5)
+    scheduler.step(2)
+    assert scheduler.get_last_lr()[0] == pytest.approx(0.1 * 0.5 ** 0.5)
+    with pytest.raises(TypeError, match="lr_lambda should be a function"):
+        lr_scheduler.MultiplicativeLR(_optimizer(sg), 0.5)
 
 
 def test_explicit_epoch_uses_the_closed_form():

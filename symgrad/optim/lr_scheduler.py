@@ -1,7 +1,8 @@
 """`sg.optim.lr_scheduler`: learning-rate schedules that set each parameter group's "lr", as PyTorch's
-(StepLR, MultiStepLR, ExponentialLR, ConstantLR, LinearLR, CosineAnnealingLR, CosineAnnealingWarmRestarts,
-OneCycleLR, LambdaLR, SequentialLR, ReduceLROnPlateau), with get_last_lr, last_epoch and state_dict. Call
-`scheduler.step()` after `optimizer.step()`, once per epoch (OneCycleLR: once per batch)."""
+(StepLR, MultiStepLR, ExponentialLR, ConstantLR, LinearLR, PolynomialLR, CosineAnnealingLR,
+CosineAnnealingWarmRestarts, OneCycleLR, LambdaLR, MultiplicativeLR, SequentialLR, ReduceLROnPlateau), with
+get_last_lr, last_epoch and state_dict. Call `scheduler.step()` after `optimizer.step()`, once per epoch
+(OneCycleLR: once per batch)."""
 from __future__ import annotations
 
 import bisect
@@ -145,15 +146,15 @@ class CosineAnnealingLR(LRScheduler):
                 for base in self.base_lrs]
 
 
-class LambdaLR(LRScheduler):
-    """base_lr times lr_lambda(epoch): one function, or one per parameter group."""
+class _LambdasScheduler(LRScheduler):
+    """A schedule driven by lr_lambda: one function, or one per parameter group; state_dict as PyTorch's."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.lr_lambdas = _per_group(lr_lambda, optimizer, "lr_lambdas")
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
-
-    def get_lr(self):
-        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
     def state_dict(self):
         """As PyTorch's: the functions are not saved (a callable object's attributes are)."""
@@ -169,6 +170,41 @@ class LambdaLR(LRScheduler):
         for fn, attributes in zip(self.lr_lambdas, saved):
             if attributes is not None:
                 fn.__dict__.update(attributes)
+
+
+class LambdaLR(_LambdasScheduler):
+    """base_lr times lr_lambda(epoch)."""
+
+    def get_lr(self):
+        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(_LambdasScheduler):
+    """lr times lr_lambda(epoch) every epoch after the first."""
+
+    def get_lr(self):
+        if self._is_initial:
+            return self._lrs()
+        return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._lrs())]
+
+
+class PolynomialLR(LRScheduler):
+    """base_lr times (1 - epoch / total_iters) ** power, reaching 0 at total_iters."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._lrs()
+        factor = ((1.0 - self.last_epoch / self.total_iters) /
+                  (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [lr * factor for lr in self._lrs()]
+
+    def _closed_form(self):
+        return [base * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base in self.base_lrs]
 
 
 class MultiStepLR(LRScheduler):
