@@ -81,24 +81,34 @@ class BatchNorm3d(_BatchNorm):
     dims = (5,)
 
 
-class LayerNorm(Module):
-    """Normalization over the trailing normalized_shape, with a weight (ones) and bias (zeros) of that shape."""
+class _TrailingNorm(Module):
+    """A normalization over the trailing normalized_shape with a weight (ones) of that shape, and a bias (zeros)
+    unless `bias` is None (RMSNorm has none), each None without elementwise_affine: what LayerNorm and RMSNorm
+    share."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
+    def __init__(self, normalized_shape, eps, elementwise_affine, dtype, bias=None):
         super().__init__()
         self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
-        self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, dtype)) if elementwise_affine
-                                else None)
-        self.register_parameter("bias", Parameter(np.zeros(self.normalized_shape, dtype)) if elementwise_affine and bias
-                                else None)
-
-    def forward(self, input):
-        return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+        self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, dtype))
+                                if elementwise_affine else None)
+        if bias is not None:
+            self.register_parameter("bias", Parameter(np.zeros(self.normalized_shape, dtype))
+                                    if elementwise_affine and bias else None)
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class LayerNorm(_TrailingNorm):
+    """Normalization over the trailing normalized_shape, with a weight (ones) and bias (zeros) of that shape."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
+        super().__init__(normalized_shape, eps, elementwise_affine, dtype, bool(bias))
+
+    def forward(self, input):
+        return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
 
 class _InstanceNorm(_BatchNorm):
@@ -154,20 +164,12 @@ class GroupNorm(Module):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
 
 
-class RMSNorm(Module):
+class RMSNorm(_TrailingNorm):
     """Root-mean-square normalization over the trailing normalized_shape, with a weight (ones); eps None is the
     input dtype's machine epsilon."""
 
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
-        super().__init__()
-        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-        self.eps, self.elementwise_affine = eps, elementwise_affine
-        dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
-        self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, dtype)) if elementwise_affine
-                                else None)
+        super().__init__(normalized_shape, eps, elementwise_affine, dtype)
 
     def forward(self, input):
         return rms_norm(input, self.normalized_shape, self.weight, self.eps)
-
-    def extra_repr(self):
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
