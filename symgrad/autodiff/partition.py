@@ -42,6 +42,7 @@ def _views_read_backward(forward_nodes, primal_outputs):
     """(forward nodes, the transposes among them that only the backward reads, moved there): the backward reads
     their sources, so a residual is never a transposed copy (a backend reads a transpose in place)."""
     read = {id(v) for v in primal_outputs} | {id(v) for node in forward_nodes for v in node.inputs}
-    moved = [node for node in forward_nodes if node.prim is transpose_p and id(node.out) not in read]
-    kept = [node for node in forward_nodes if not (node.prim is transpose_p and id(node.out) not in read)]
+    kept, moved = [], []
+    for node in forward_nodes:
+        (moved if node.prim is transpose_p and id(node.out) not in read else kept).append(node)
     return kept, moved

@@ -58,8 +58,9 @@ def _node(prim, inputs, attrs, out=None) -> ir.Node:
 
 
 def _transposed(value, nodes) -> ir.Value:
-    """value (a matrix) transposed, the node appended to `nodes`."""
-    nodes.append(_node(transpose_p, [value], {"perm": (1, 0)}))
+    """value with its last two axes swapped (a matrix transposed, or each step's of a (T, a, b) stack), the node
+    appended to `nodes`."""
+    nodes.append(_node(transpose_p, [value], {"perm": tuple(range(value.ndim - 2)) + (value.ndim - 1, value.ndim - 2)}))
     return nodes[-1].out
 
 
@@ -314,7 +315,7 @@ class _Hoisting:
         c = _transposed(const, nodes) if const_transposed else const
         steps = stack.shape[0]
         if not left:  # row @ c: rows of every step below one another
-            rows = _steps_down(_transposed_rows(stack, nodes), nodes) if transposed else _steps_down(stack, nodes)
+            rows = _steps_down(_transposed(stack, nodes), nodes) if transposed else _steps_down(stack, nodes)
             nodes.append(_node(matmul_p, [rows, c], {}))
             m = rows.shape[0] // steps
             nodes.append(_node(reshape_p, [nodes[-1].out], {"shape": (steps, m, c.shape[1])}))
@@ -325,9 +326,3 @@ class _Hoisting:
         nodes.append(_node(reshape_p, [nodes[-1].out], {"shape": (c.shape[0], steps, n)}))
         nodes.append(_node(transpose_p, [nodes[-1].out], {"perm": (1, 0, 2)}))
         return nodes[-1].out
-
-
-def _transposed_rows(stack, nodes) -> ir.Value:
-    """(T, a, b) -> (T, b, a)."""
-    nodes.append(_node(transpose_p, [stack], {"perm": (0, 2, 1)}))
-    return nodes[-1].out
