@@ -269,16 +269,19 @@ print(os.waitstatus_to_exitcode(status))
     assert result.stdout.strip() == "0", result.stderr
 
 
-def test_blas_runs_on_the_kernels_thread_count():
+def test_a_large_product_runs_on_the_kernels_thread_count():
     import ctypes
     paths = _openblas_paths()
     if any(os.environ.get(name) for name in pool.BLAS_THREAD_VARIABLES):
         pytest.skip("the environment sets OpenBLAS's thread count, which kernels then leave alone")
     threads_now = ctypes.CDLL(paths[0]).scipy_openblas_get_num_threads64_
-    a = np.ones((40, 40))
+    large, small = np.ones((200, 200)), np.ones((40, 40))  # 8e6 and 6.4e4 multiply-adds
     for threads in (1, 2, 1):
-        assert sg.compile(lambda a, b: sg.sum(a @ b), threads=threads)(a, a) == 40 ** 3
+        assert sg.compile(lambda a, b: sg.sum(a @ b), threads=threads)(large, large) == 200 ** 3
         assert threads_now() == threads
+    # a small product runs on one BLAS thread whatever the kernel's count: BLAS's threads would cost more
+    assert sg.compile(lambda a, b: sg.sum(a @ b), threads=2)(small, small) == 40 ** 3
+    assert threads_now() == 1
 
 
 def test_an_openblas_thread_count_set_by_the_user_is_left_alone():

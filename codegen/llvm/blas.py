@@ -15,6 +15,7 @@ from llvmlite import ir
 
 from symgrad.codegen import runtime
 
+from . import pool
 from .operands import Buffer, IndexMap, Operand
 from .types import F32, F64, I32, I64, PTR
 
@@ -142,6 +143,19 @@ class ExampleProduct(Operand):
         m, n, inner = self.dims
         emit_gemm(k, linked_gemm(k.module, self.dtype), self.dtype, (self.shape[0],), m, n, inner, *self.args,
                   target, example=example)
+
+
+# Multiply-adds one BLAS call needs before running it on the kernel's threads pays: below this, OpenBLAS's
+# threads cost more than they save when the call sits among other work (a 256x64 @ 64x128 product alone is
+# 1.75x faster on two threads, yet an MLP step of such products was 0.9-1.3x, and under load far slower).
+BLAS_PARALLEL_WORK = 1 << 22
+
+
+def use_threads(k, work) -> None:
+    """Tell the BLAS how many threads the next call, of `work` multiply-adds, runs on: the kernel's when it
+    is large enough, else one."""
+    count = k.threads if work >= BLAS_PARALLEL_WORK else 1
+    k.b.call(pool.declare_blas_threads(k.module), [ir.Constant(I32, count)])
 
 
 def emit_gemm(k, gemm, dtype, batch, m, n, inner, a_arg, b_arg, out: Buffer, gemv=None, example=None):

@@ -373,7 +373,8 @@ class KernelBuilder:
         for arg in function.args:
             arg.add_attribute("noalias")
         b = ir.IRBuilder(function.append_basic_block("entry"))
-        if self.blas_calls == "linked" and blas.linked_in(self.module):  # BLAS on this kernel's threads too
+        if self.blas_calls == "linked" and blas.linked_in(self.module):  # LAPACK on this kernel's threads too (a
+            # product tells its own count, blas.use_threads)
             b.call(pool.declare_blas_threads(self.module), [ir.Constant(I32, self.threads)])
         size = self.workspace_size
         if size <= STACK_WORKSPACE:

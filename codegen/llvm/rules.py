@@ -268,6 +268,7 @@ def _matmul(k, node, inputs):
 
     if k.blas_calls == "linked":
         def emit(k):
+            blas.use_threads(k, m * n * inner)
             call(k, blas.linked_gemm(k.module, dtype), blas.linked_gemv(k.module, dtype))
     else:  # a shared library: through the gemm slot when its loader set it, else symgrad's loops
         loops = _matmul_loops(_blas_view(a_arg, a), _blas_view(b_arg, b), out, dtype)
