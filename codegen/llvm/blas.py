@@ -141,6 +141,7 @@ class ExampleProduct(Operand):
 
     def fill(self, k, target, example):
         m, n, inner = self.dims
+        use_threads(k, m * n * inner)
         emit_gemm(k, linked_gemm(k.module, self.dtype), self.dtype, (self.shape[0],), m, n, inner, *self.args,
                   target, example=example)
 
@@ -153,7 +154,7 @@ BLAS_PARALLEL_WORK = 1 << 22
 
 def use_threads(k, work) -> None:
     """Tell the BLAS how many threads the next call, of `work` multiply-adds, runs on: the kernel's when it
-    is large enough, else one."""
+    is large enough, else one. Each call tells its own (told once while it does not change)."""
     count = k.threads if work >= BLAS_PARALLEL_WORK else 1
     k.b.call(pool.declare_blas_threads(k.module), [ir.Constant(I32, count)])
 

@@ -27,7 +27,7 @@ from llvmlite import ir
 
 from symgrad import ir as sir
 
-from . import blas, heap, parallel, pool
+from . import heap, parallel, pool
 from .jobs import Group, LoopJob, fill_job
 from .operands import ALIGNMENT, Buffer, Coord, Unslice, squeezed
 from .rules import BUFFER_INPUTS, LLVM_RULES
@@ -373,9 +373,6 @@ class KernelBuilder:
         for arg in function.args:
             arg.add_attribute("noalias")
         b = ir.IRBuilder(function.append_basic_block("entry"))
-        if self.blas_calls == "linked" and blas.linked_in(self.module):  # LAPACK on this kernel's threads too (a
-            # product tells its own count, blas.use_threads)
-            b.call(pool.declare_blas_threads(self.module), [ir.Constant(I32, self.threads)])
         size = self.workspace_size
         if size <= STACK_WORKSPACE:
             workspace = ir.Constant(PTR, None)

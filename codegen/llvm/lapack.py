@@ -24,6 +24,7 @@ from symgrad import ir as sir
 from symgrad.codegen import runtime
 from symgrad.ops.control import result_p
 
+from . import blas
 from .control import Components
 from .jobs import CustomJob
 from .mathlib import math_function
@@ -56,6 +57,7 @@ def _routine(k, name, dtype, arguments: int, characters: int):
         pointer = k.b.load(slot, typ=signature.as_pointer())
         k.fail_unless(k.b.icmp_unsigned("!=", k.b.ptrtoint(pointer, I64), ir.Constant(I64, 0)), NO_LAPACK)
         return pointer
+    blas.use_threads(k, math.inf)  # on the kernel's threads: OpenBLAS sizes its LAPACK products itself
     symbol = "symgrad_rt_" + routine
     existing = k.module.globals.get(symbol)
     return existing if existing is not None else ir.Function(k.module, signature, symbol)
