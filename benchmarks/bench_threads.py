@@ -178,8 +178,9 @@ def main():
     options = parser.parse_args()
     budget = 0.5 if options.quick else 3.0
     print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} (other processes share them)\n")
+    callers_table(options.callers, budget)  # first: once PyTorch and JAX are loaded, each 1e6-element output a
+    # Python thread allocates page-faults (~80 faults a call), which measures them, not the calls
     scaling_table(options.threads, budget)
-    callers_table(options.callers, budget)
 
 
 if __name__ == "__main__":
