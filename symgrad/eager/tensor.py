@@ -23,7 +23,7 @@ from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine
 from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads
-from .mode import enable_grad, is_grad_enabled, no_grad
+from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
 from .size import size_of
 from .tape import force_pending, state as _tapes
@@ -76,7 +76,7 @@ class EagerRecorder:
         """The deferred result of a plan of several primitives while the tape repeats a captured step
         (`_defer_plan`); None when it must run op by op."""
         tape = _tapes.tape
-        if tape is None or tape.capture is None or not is_grad_enabled():
+        if tape is None or tape.capture is None or not _mode.enabled:
             return None
         return _defer_plan(tape, plan, operands)
 
@@ -87,7 +87,7 @@ class EagerRecorder:
         if tracing_anywhere() and current_builder() is not None:
             return bind(prim, operands, dict(frozen_attrs))
         tape = _tapes.tape
-        if tape is not None and tape.capture is not None and dtype.kind == "f" and is_grad_enabled():
+        if tape is not None and tape.capture is not None and dtype.kind == "f" and _mode.enabled:
             for t in operands:
                 if t._requires_grad:  # an op that records (an op on constants, or a comparison, runs now)
                     out = _defer(tape, prim, operands, frozen_attrs)
@@ -108,7 +108,7 @@ class EagerRecorder:
         if source is not None:
             out._base = source if source._base is None else source._base
             viewed.viewed = True
-        if (dtype.kind == "f" or dtype.names is not None and ir.is_differentiable(dtype)) and is_grad_enabled():
+        if (dtype.kind == "f" or dtype.names is not None and ir.is_differentiable(dtype)) and _mode.enabled:
             for t in operands:
                 if t._requires_grad:
                     for operand in operands:
@@ -236,7 +236,7 @@ def _refuse_recorded_write(t: "Tensor") -> None:
 
 def _records_writes(t: "Tensor") -> bool:
     """Whether an in-place op on `t` is recorded (or refused): grad mode, and t or the base it views requires grad."""
-    return is_grad_enabled() and (t._requires_grad or (t._base is not None and t._base._requires_grad))
+    return _mode.enabled and (t._requires_grad or (t._base is not None and t._base._requires_grad))
 
 
 def _overlapping(array: np.ndarray) -> bool:
@@ -876,7 +876,7 @@ class Tensor(Tracer):
         """Compute `compute(self)` out of place, then write it into self's data and bump its version. On a view, the
         write reaches its base's memory, as in PyTorch, and when recorded the base's history becomes it too
         (`_write_through`)."""
-        recording = is_grad_enabled()
+        recording = _mode.enabled
         if recording:
             _refuse_recorded_write(self)
             _refuse_stale_view(self)
@@ -986,7 +986,7 @@ class Tensor(Tracer):
         its dtype that broadcasts to it (`w -= lr * w.grad`). Bit for bit what `_inplace` computes;
         False, with nothing done, for anything else (then `_inplace` runs, and raises its errors)."""
         data = self._data
-        if data.dtype.kind != "f" or is_grad_enabled() and (
+        if data.dtype.kind != "f" or _mode.enabled and (
                 _records_writes(self) or isinstance(other, Tensor) and other._requires_grad):
             return False
         if type(other) is float:
@@ -1028,7 +1028,7 @@ class Tensor(Tracer):
         """`t[key] = value`, recorded as a `where` so the gradient skips the overwritten positions; a value
         that requires grad is spread over them with `take`, whose gradient gathers theirs back to it."""
         key = _concrete_key(key)
-        differentiable = isinstance(value, Tensor) and value._requires_grad and is_grad_enabled()
+        differentiable = isinstance(value, Tensor) and value._requires_grad and _mode.enabled
         with no_grad():
             mask = np.zeros(self.shape, bool)
             mask[key] = True
@@ -1202,7 +1202,7 @@ def elementwise_on_tensors(op, args):
         count == 1 and isinstance(args[0], Tensor))  # the common case: no loop below
     tape = _tapes.tape
     call = None
-    if tape is not None and tape.capture is not None and is_grad_enabled():  # the plan this call ran before?
+    if tape is not None and tape.capture is not None and _mode.enabled:  # the plan this call ran before?
         call = _ALL_TENSORS[count] if tensors_only else _call_key(args, None)
         result = _shortcut(tape, op, call, args)
         if result is not None:
@@ -1330,7 +1330,7 @@ def _unrecorded_arithmetic(ufunc, a, b) -> "Tensor | None":
         tensor = a
     else:
         return None
-    if tensor._requires_grad and is_grad_enabled():  # (first: a deferred tensor's data would be computed)
+    if tensor._requires_grad and _mode.enabled:  # (first: a deferred tensor's data would be computed)
         return None
     data = tensor._data
     if data.dtype.kind != "f":
@@ -1395,7 +1395,7 @@ def apply_function(fn, args, kwargs):
         return _torch_extreme(*torch_meaning, args, kwargs)
     tape = _tapes.tape
     call = None
-    if tape is not None and tape.capture is not None and is_grad_enabled():  # the plan this call ran before?
+    if tape is not None and tape.capture is not None and _mode.enabled:  # the plan this call ran before?
         call = _ALL_TENSORS[2] if len(args) == 2 and not kwargs and isinstance(args[0], Tensor) and isinstance(
             args[1], Tensor) else _call_key(args, kwargs)  # (a product's: the common case, without the loop)
         result = _shortcut(tape, fn, call, args)
@@ -1472,6 +1472,16 @@ def labelled(result, torch_name: str, operands=None):
 
 
 def _elementwise_method(op, reflected=False):
+    ufunc = _ARITHMETIC.get(id(op))
+    if ufunc is not None:  # + - * / with a Python float and nothing to record (`lr * w.grad`): one NumPy call
+        def arithmetic(self, other):
+            if type(other) is float:
+                result = _unrecorded_arithmetic(ufunc, other, self) if reflected else \
+                    _unrecorded_arithmetic(ufunc, self, other)
+                if result is not None:
+                    return result
+            return elementwise_on_tensors(op, (other, self) if reflected else (self, other))
+        return arithmetic
     if reflected:
         return lambda self, other: elementwise_on_tensors(op, (other, self))
     return lambda self, *args: elementwise_on_tensors(op, (self, *args))
