@@ -302,10 +302,13 @@ def _defer_step(tape, step, position, operands) -> "DeferredTensor | None":
         if None in reads:
             return None
         parents, saved, versions = zip(*reads)
-    source = _viewed_source(operands, step) if step[8] else None
-    if source is None and step[8]:
-        return None
-    counter = VersionCounter() if source is None else source._version
+    if step[8]:
+        source = _viewed_source(operands, step)
+        if source is None:
+            return None
+        counter = source._version
+    else:
+        source, counter = None, VersionCounter()
     record = Record.deferred(step, parents, saved, versions, counter, tape, position, counter.value)
     for operand in step[7]:
         tape.arrays.append(saved[operand])
@@ -341,8 +344,11 @@ def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
         if len(capture.plan_matches) > 4 * len(capture.steps):  # plans evicted and made again: start over
             capture.plan_matches.clear()
         match = capture.plan_matches[(position, plan)] = _plan_match(capture.steps, position, plan, len(operands))
-    if match is None:
-        return None
+    return None if match is None else _defer_matched(tape, match, position, operands)
+
+
+def _defer_matched(tape, match, position, operands) -> "DeferredTensor | None":
+    """`_defer_plan` once the plan's match at `position` is known (`_plan_match`; a shortcut keeps it)."""
     steps, checks, places, digests = match
     reads = [None] * len(operands)
     for index, source, expected in checks:  # in order of first use, as the ops one by one would check them
@@ -1281,8 +1287,8 @@ _ALL_TENSORS = ((), (None,), (None, None))  # the call key of an op on 0, 1, 2 t
 def _shortcut(tape, op, call, args) -> "DeferredTensor | None":
     """The deferred result of a front-end call op(*args) (an operator, an sg.* function) in grad mode at a
     position of the tape where the same call (op and `_call_key`) ran a plan that deferred in an earlier step
-    of this capture: that plan, taken without looking it up by the operands' shapes and dtypes, which the
-    checks of deferring imply (each operand from the source the capture expects, of the type it expects).
+    of this capture: that plan's captured step (or how its primitives matched the steps), taken without looking
+    the plan up by the operands' shapes and dtypes or matching it again, which the checks of deferring imply (each operand from the source the capture expects, of the type it expects).
     None, with nothing changed, when there is none, inside a trace, or when an operand comes from elsewhere:
     then the ordinary path judges the call."""
     position = len(tape.digests)
@@ -1290,14 +1296,14 @@ def _shortcut(tape, op, call, args) -> "DeferredTensor | None":
     if known is None or known[0] is not op or known[1] != call or (
             tracing_anywhere() and current_builder() is not None):
         return None
-    plan, tensors = known[2], known[3]
+    _, _, single, tensors, deferral, label = known
     operands = args if tensors is None else [args[i] for i in tensors]
-    if plan.single is None:
-        result = _defer_plan(tape, plan, operands)
-    else:  # the captured step there applies the plan's primitive (it deferred before)
-        result = _defer_step(tape, tape.capture.steps[position], position, operands)
+    if single:  # the captured step there applies the plan's primitive (it deferred before)
+        result = _defer_step(tape, deferral, position, operands)
+    else:
+        result = _defer_matched(tape, deferral, position, operands)
     if result is not None:
-        result._node.label = plan.label
+        result._node.label = label
     return result
 
 
@@ -1310,7 +1316,11 @@ def _run_plan(plan, operands, tape, op, call) -> "Tensor":
     result = plan.run(operands, EAGER)
     if result.__class__ is DeferredTensor and tape.capture is capture:
         tensors = tuple(i for i, kind in enumerate(call) if kind is None)  # the arguments that are operands
-        capture.shortcuts[position] = (op, call, plan, None if len(tensors) == len(call) else tensors)
+        single = plan.single is not None  # then the captured step, else how the plan matched the steps (none when
+        deferral = capture.steps[position] if single else capture.plan_matches.get((position, plan))  # op by op)
+        if deferral is not None:
+            capture.shortcuts[position] = (op, call, single, None if len(tensors) == len(call) else tensors,
+                                           deferral, plan.label)
     return result
 
 

@@ -114,7 +114,9 @@ class Capture:
             self.executable, "python_floats", ()) else None
         self.evaluators = None  # per position: its NumPy implementation, made when first needed
         self.plan_matches = {}  # (position, plan) -> how a plan applied there repeats the steps (tensor._plan_match)
-        self.shortcuts = {}  # position -> (op, call key, plan, which arguments are operands) (tensor._shortcut)
+        # position -> (op, call key, whether one primitive, which arguments are operands, its step or its plan's match,
+        # its label) (tensor._shortcut)
+        self.shortcuts = {}
         self.fresh = None  # whether the native entry's results are arrays of their own (`_fresh`)
         # per function (False: `executable`, True: `full`), the slots of the forward values that share memory with
         # another value or an operand
