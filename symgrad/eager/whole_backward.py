@@ -141,11 +141,13 @@ class Capture:
         return tape.capture is self and not tape.forced and pending and pending[-1] is root_record \
             and root_record.position == len(self.order) - 1 and len(tape.arrays) == len(self.places)
 
-    def run(self, engine, root_record, tape, seed, retain_graph) -> bool:
+    def run(self, engine, root_record, tape, seed, retain_graph, deferred=None) -> bool:
         """Accumulate the gradients of the root (seeded with `seed`) into the leaves; False when this
-        path cannot run (then the general path runs, with whatever was deferred computed)."""
+        path cannot run (then the general path runs, with whatever was deferred computed). `deferred`:
+        `self.deferred(tape, root_record)` when the caller knows it."""
         pending = tape.pending
-        deferred = self.deferred(tape, root_record)
+        if deferred is None:
+            deferred = self.deferred(tape, root_record)
         if deferred and not retain_graph and self.entry is not None:
             ran = self._run_deferred(engine, tape, pending, seed)
             if ran is not None:
@@ -494,7 +496,7 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
         return False, None
     capture = tape.capture
     if capture is not None and capture.deferred(tape, record):  # the step this tape repeated, whole: no lookup
-        return capture.run(engine, record, tape, seed, retain_graph), capture
+        return capture.run(engine, record, tape, seed, retain_graph, True), capture
     position = record.position
     key = (tape.digests[position], position)
     plan = _cache.get(key, _MISSING)
