@@ -26,7 +26,7 @@ from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_st
 from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
 from .size import size_of
-from .tape import force_pending, state as _tapes
+from .tape import state as _tapes
 from .whole_backward import view_value
 from ..ops import elementwise as E
 from ..core import (Tracer, TracerError, bind, current_builder, refuse_masked, tracing_anywhere,
@@ -951,7 +951,9 @@ class Tensor(Tracer):
         not be written (a broadcast number, a read-only result) or that views memory no tensor is known to own (an
         array a backward made as a view of another) is copied first. Deferred ops are computed first: they may read
         this array as it is now."""
-        force_pending()
+        tape = _tapes.tape
+        if tape is not None and tape.pending:  # (tape.force_pending, without a call: every update asks)
+            tape.force()
         data = self._data
         if data.flags.writeable and (0 not in data.strides or not _overlapping(data)) and (
                 data.base is None or self._base is not None or self._version.exposed or self._version.viewed):
@@ -1078,7 +1080,7 @@ class DeferredTensor(Tensor):
     __slots__ = ()
 
     shape = property(lambda self: size_of(self._node.out_type[0]))
-    dtype = property(lambda self: np.dtype(self._node.out_type[1]))
+    dtype = property(lambda self: self._node.out_type[1])  # (a NumPy dtype: the value's that the capture recorded)
     ndim = property(lambda self: len(self._node.out_type[0]))
     size = property(lambda self: _Size(self._node.out_type[0]))
 
