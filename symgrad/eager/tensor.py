@@ -234,6 +234,19 @@ def _refuse_recorded_write(t: "Tensor") -> None:
                 "tracked) or both outside (if you want the inplace to be tracked).")
 
 
+def _hand_to_numpy(counter) -> None:
+    """Note that NumPy may write the array of this version counter from now on, unseen (numpy(), __array__, .data).
+    The thread's deferred ops, which read an array not yet shared as it is (no copy), are computed first, and their
+    backward takes the general path, which reads what their records saved (a captured step would compute the
+    forward again from the arrays as NumPy left them)."""
+    if not counter.exposed:
+        tape = _tapes.tape
+        if tape is not None and tape.pending:
+            tape.force()
+            tape.regular = False
+        counter.exposed = True
+
+
 def _records_writes(t: "Tensor") -> bool:
     """Whether an in-place op on `t` is recorded (or refused): grad mode, and t or the base it views requires grad."""
     return _mode.enabled and (t._requires_grad or (t._base is not None and t._base._requires_grad))
@@ -587,7 +600,8 @@ class Tensor(Tracer):
     def data(self) -> "Tensor":
         """The same array, detached and with its own version counter (changes are not tracked)."""
         shared = Tensor._wrap(self._data)
-        shared._version.exposed = self._version.exposed = True  # written unseen by this tensor's counter
+        _hand_to_numpy(self._version)
+        shared._version.exposed = True  # written unseen by this tensor's counter
         return shared
 
     @data.setter
@@ -604,7 +618,7 @@ class Tensor(Tracer):
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
-        self._version.exposed = True
+        _hand_to_numpy(self._version)
         return self._data
 
     def item(self):
@@ -660,7 +674,7 @@ class Tensor(Tracer):
     def __array__(self, dtype=None, copy=None):
         if dtype is not None:
             return self._data.astype(dtype)
-        self._version.exposed = True
+        _hand_to_numpy(self._version)
         return self._data
 
     def __bool__(self):
