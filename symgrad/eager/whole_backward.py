@@ -221,7 +221,10 @@ class Capture:
         its values handed to the records tensors hold, the gradients to the leaves and the records freed, as `run`
         does, by a plan made once per way the step's ops were deferred (`_handout`). None, with nothing done, where
         `run` must judge (a value the call does not return, results it does not take as they are)."""
-        key = tuple([record.position for record in pending])
+        key = []
+        for record in pending:  # (a loop: a list comprehension is a call of its own on Python 3.11)
+            key.append(record.position)
+        key = tuple(key)
         handout = self.handouts.get(key)
         if handout is False:
             return None
