@@ -1313,7 +1313,11 @@ def _shortcut(tape, op, call, args) -> "DeferredTensor | None":
             tracing_anywhere() and current_builder() is not None):
         return None
     _, _, single, tensors, deferral, label = known
-    operands = args if tensors is None else [args[i] for i in tensors]
+    operands = args
+    if tensors is not None:  # (a loop, not a list comprehension: that is a call of its own on Python 3.11)
+        operands = []
+        for index in tensors:
+            operands.append(args[index])
     if single:  # the captured step there applies the plan's primitive (it deferred before)
         result = _defer_step(tape, deferral, position, operands)
     else:
