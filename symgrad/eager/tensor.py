@@ -1503,18 +1503,21 @@ def labelled(result, torch_name: str, operands=None):
 
 def _elementwise_method(op, reflected=False):
     ufunc = _ARITHMETIC.get(id(op))
-    if ufunc is not None:  # + - * / with a Python float and nothing to record (`lr * w.grad`): one NumPy call
-        def arithmetic(self, other):
-            if type(other) is float:
-                result = _unrecorded_arithmetic(ufunc, other, self) if reflected else \
-                    _unrecorded_arithmetic(ufunc, self, other)
-                if result is not None:
-                    return result
-            return elementwise_on_tensors(op, (other, self) if reflected else (self, other))
-        return arithmetic
+    if ufunc is None:
+        if reflected:
+            return lambda self, other: elementwise_on_tensors(op, (other, self))
+        return lambda self, *args: elementwise_on_tensors(op, (self, *args))
+    # + - * / with a Python float and nothing to record (`lr * w.grad`): one NumPy call, tried first
     if reflected:
-        return lambda self, other: elementwise_on_tensors(op, (other, self))
-    return lambda self, *args: elementwise_on_tensors(op, (self, *args))
+        def reflected_arithmetic(self, other):
+            result = _unrecorded_arithmetic(ufunc, other, self) if type(other) is float else None
+            return elementwise_on_tensors(op, (other, self)) if result is None else result
+        return reflected_arithmetic
+
+    def arithmetic(self, *args):
+        result = _unrecorded_arithmetic(ufunc, self, args[0]) if len(args) == 1 and type(args[0]) is float else None
+        return elementwise_on_tensors(op, (self, *args)) if result is None else result
+    return arithmetic
 
 
 # Operators and unary methods (with PyTorch's names) replay cached elementwise plans.
