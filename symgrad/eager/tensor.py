@@ -1304,7 +1304,8 @@ def _shortcut(tape, op, call, args) -> "DeferredTensor | None":
     """The deferred result of a front-end call op(*args) (an operator, an sg.* function) in grad mode at a
     position of the tape where the same call (op and `_call_key`) ran a plan that deferred in an earlier step
     of this capture: that plan's captured step (or how its primitives matched the steps), taken without looking
-    the plan up by the operands' shapes and dtypes or matching it again, which the checks of deferring imply (each operand from the source the capture expects, of the type it expects).
+    the plan up by the operands' shapes and dtypes or matching it again, which the checks of deferring imply
+    (each operand from the source the capture expects, of the type it expects).
     None, with nothing changed, when there is none, inside a trace, or when an operand comes from elsewhere:
     then the ordinary path judges the call."""
     position = len(tape.digests)
