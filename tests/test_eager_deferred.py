@@ -458,6 +458,53 @@ def test_updates_outside_the_one_call_path_keep_their_errors_and_promotion():
     assert (0.5 * f32).dtype == np.float32 and (sg.tensor(np.ones(2, np.float32)) / 4.0).dtype == np.float32
 
 
+@pytest.mark.parametrize("share", ["numpy", "asarray", "data"])
+def test_a_leaf_handed_to_numpy_midway_and_written_there_keeps_what_its_ops_read(share):
+    """A deferred op reads a leaf's array as it is (no copy: nothing else could write it); when the array is then
+    handed to NumPy (numpy(), np.asarray, .data) and written there, the op's value and gradient are those of its
+    line, as PyTorch's: the deferred ops run first and their backward reads what they saved."""
+    expected = [(9.0, [6.0, 12.0])] * 4 + [(225.0, [30.0, 60.0])] * 2  # PyTorch's (the write lands at step 3)
+    x = sg.tensor(np.array([[1.0, 2.0]]))
+    w = sg.tensor(np.array([[1.0], [1.0]]), requires_grad=True)
+    for step, (value, grad) in enumerate(expected):
+        p = x @ w
+        loss = (p * p).sum()
+        if step == 3:
+            assert isinstance(loss, DeferredTensor) and not w._version.exposed
+            shared = {"numpy": lambda: w.detach().numpy(), "asarray": lambda: np.asarray(w.detach()),
+                      "data": lambda: w.data.numpy()}[share]()
+            shared[...] = 5.0
+        assert loss.item() == value
+        loss.backward()
+        np.testing.assert_array_equal(w.grad.numpy().ravel(), grad)
+        w.grad = None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_operators_with_a_python_float_equal_numpy_and_record_only_in_grad_mode(dtype):
+    """t + c, c - t, t * c, c / t, ... with a Python float: NumPy's numbers in t's dtype where nothing records them
+    (no_grad, or t not requiring grad), edge values and a 0-d tensor included; recorded otherwise."""
+    values = np.array([0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 1e-30], dtype)
+    operators = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b, lambda a, b: a / b]
+    w = sg.tensor(values, requires_grad=True)
+    with np.errstate(all="ignore"):
+        for op in operators:
+            for c in (0.1, -0.0, float("inf")):
+                with sg.no_grad():
+                    pairs = [(op(w, c), op(values, dtype(c))), (op(c, w), op(dtype(c), values))]
+                pairs += [(op(sg.tensor(values), c), op(values, dtype(c)))]
+                for got, expected in pairs:
+                    assert not got.requires_grad and got.dtype == dtype
+                    np.testing.assert_array_equal(got.numpy(), expected)
+        s = sg.tensor(np.array(3.0, dtype))
+        assert (2.0 / s).shape == () and (2.0 / s).item() == dtype(2.0) / dtype(3.0)
+    recorded = 2.0 / w[2:4] - 0.5
+    assert recorded.grad_fn.name() == "SubBackward0"
+    recorded.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy()[2:4], -2.0 / values[2:4] ** 2, rtol=1e-6)
+    assert (sg.tensor(np.array([1, 2])) * 0.5).dtype == np.float64  # an integer tensor: the ordinary promotion
+
+
 def test_threads_defer_their_own_steps():
     """Each thread has its tape: two training loops at once, each deferred, each right."""
     import threading

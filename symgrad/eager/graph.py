@@ -63,8 +63,16 @@ def plan_step_reads(inputs, inner_only, reads) -> tuple:
     """(saved arrays, versions read) of the record of one step of a deferred plan (Record.make)."""
     if inner_only is not None:
         return inner_only
-    return (tuple([None if index < 0 else reads[index][1] for index in inputs]),
-            tuple([UNSEEN_READ if index < 0 else reads[index][2] for index in inputs]))
+    saved, versions = [], []
+    for index in inputs:  # (one loop, not two list comprehensions: each is a call on Python 3.11)
+        if index < 0:
+            saved.append(None)
+            versions.append(UNSEEN_READ)
+        else:
+            read = reads[index]
+            saved.append(read[1])
+            versions.append(read[2])
+    return tuple(saved), tuple(versions)
 
 
 class Record:

@@ -14,16 +14,16 @@ class _State(threading.local):
     enabled = True
 
 
-_state = _State()
+state = _State()  # (read directly on the eager hot paths: `state.enabled`, without a call)
 
 
 def is_grad_enabled() -> bool:
     """True when operations on tensors that require grad are recorded."""
-    return _state.enabled
+    return state.enabled
 
 
 def _set(enabled: bool) -> None:
-    _state.enabled = enabled
+    state.enabled = enabled
 
 
 class _GradMode:
@@ -32,12 +32,12 @@ class _GradMode:
     enabled = True
 
     def __enter__(self):
-        self._previous = _state.enabled
-        _state.enabled = self.enabled
+        self._previous = state.enabled
+        state.enabled = self.enabled
         return self
 
     def __exit__(self, *exc):
-        _state.enabled = self._previous
+        state.enabled = self._previous
         return False
 
     def __call__(self, fn):

@@ -23,10 +23,10 @@ from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine
 from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads
-from .mode import enable_grad, is_grad_enabled, no_grad
+from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
 from .size import size_of
-from .tape import force_pending, state as _tapes
+from .tape import state as _tapes
 from .whole_backward import view_value
 from ..ops import elementwise as E
 from ..core import (Tracer, TracerError, bind, current_builder, refuse_masked, tracing_anywhere,
@@ -76,7 +76,7 @@ class EagerRecorder:
         """The deferred result of a plan of several primitives while the tape repeats a captured step
         (`_defer_plan`); None when it must run op by op."""
         tape = _tapes.tape
-        if tape is None or tape.capture is None or not is_grad_enabled():
+        if tape is None or tape.capture is None or not _mode.enabled:
             return None
         return _defer_plan(tape, plan, operands)
 
@@ -87,7 +87,7 @@ class EagerRecorder:
         if tracing_anywhere() and current_builder() is not None:
             return bind(prim, operands, dict(frozen_attrs))
         tape = _tapes.tape
-        if tape is not None and tape.capture is not None and dtype.kind == "f" and is_grad_enabled():
+        if tape is not None and tape.capture is not None and dtype.kind == "f" and _mode.enabled:
             for t in operands:
                 if t._requires_grad:  # an op that records (an op on constants, or a comparison, runs now)
                     out = _defer(tape, prim, operands, frozen_attrs)
@@ -108,7 +108,7 @@ class EagerRecorder:
         if source is not None:
             out._base = source if source._base is None else source._base
             viewed.viewed = True
-        if (dtype.kind == "f" or dtype.names is not None and ir.is_differentiable(dtype)) and is_grad_enabled():
+        if (dtype.kind == "f" or dtype.names is not None and ir.is_differentiable(dtype)) and _mode.enabled:
             for t in operands:
                 if t._requires_grad:
                     for operand in operands:
@@ -234,9 +234,22 @@ def _refuse_recorded_write(t: "Tensor") -> None:
                 "tracked) or both outside (if you want the inplace to be tracked).")
 
 
+def _hand_to_numpy(counter) -> None:
+    """Note that NumPy may write the array of this version counter from now on, unseen (numpy(), __array__, .data).
+    The thread's deferred ops, which read an array not yet shared as it is (no copy), are computed first, and their
+    backward takes the general path, which reads what their records saved (a captured step would compute the
+    forward again from the arrays as NumPy left them)."""
+    if not counter.exposed:
+        tape = _tapes.tape
+        if tape is not None and tape.pending:
+            tape.force()
+            tape.regular = False
+        counter.exposed = True
+
+
 def _records_writes(t: "Tensor") -> bool:
     """Whether an in-place op on `t` is recorded (or refused): grad mode, and t or the base it views requires grad."""
-    return is_grad_enabled() and (t._requires_grad or (t._base is not None and t._base._requires_grad))
+    return _mode.enabled and (t._requires_grad or (t._base is not None and t._base._requires_grad))
 
 
 def _overlapping(array: np.ndarray) -> bool:
@@ -302,10 +315,13 @@ def _defer_step(tape, step, position, operands) -> "DeferredTensor | None":
         if None in reads:
             return None
         parents, saved, versions = zip(*reads)
-    source = _viewed_source(operands, step) if step[8] else None
-    if source is None and step[8]:
-        return None
-    counter = VersionCounter() if source is None else source._version
+    if step[8]:
+        source = _viewed_source(operands, step)
+        if source is None:
+            return None
+        counter = source._version
+    else:
+        source, counter = None, VersionCounter()
     record = Record.deferred(step, parents, saved, versions, counter, tape, position, counter.value)
     for operand in step[7]:
         tape.arrays.append(saved[operand])
@@ -341,8 +357,11 @@ def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
         if len(capture.plan_matches) > 4 * len(capture.steps):  # plans evicted and made again: start over
             capture.plan_matches.clear()
         match = capture.plan_matches[(position, plan)] = _plan_match(capture.steps, position, plan, len(operands))
-    if match is None:
-        return None
+    return None if match is None else _defer_matched(tape, match, position, operands)
+
+
+def _defer_matched(tape, match, position, operands) -> "DeferredTensor | None":
+    """`_defer_plan` once the plan's match at `position` is known (`_plan_match`; a shortcut keeps it)."""
     steps, checks, places, digests = match
     reads = [None] * len(operands)
     for index, source, expected in checks:  # in order of first use, as the ops one by one would check them
@@ -581,7 +600,8 @@ class Tensor(Tracer):
     def data(self) -> "Tensor":
         """The same array, detached and with its own version counter (changes are not tracked)."""
         shared = Tensor._wrap(self._data)
-        shared._version.exposed = self._version.exposed = True  # written unseen by this tensor's counter
+        _hand_to_numpy(self._version)
+        shared._version.exposed = True  # written unseen by this tensor's counter
         return shared
 
     @data.setter
@@ -598,7 +618,7 @@ class Tensor(Tracer):
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
-        self._version.exposed = True
+        _hand_to_numpy(self._version)
         return self._data
 
     def item(self):
@@ -654,7 +674,7 @@ class Tensor(Tracer):
     def __array__(self, dtype=None, copy=None):
         if dtype is not None:
             return self._data.astype(dtype)
-        self._version.exposed = True
+        _hand_to_numpy(self._version)
         return self._data
 
     def __bool__(self):
@@ -876,7 +896,7 @@ class Tensor(Tracer):
         """Compute `compute(self)` out of place, then write it into self's data and bump its version. On a view, the
         write reaches its base's memory, as in PyTorch, and when recorded the base's history becomes it too
         (`_write_through`)."""
-        recording = is_grad_enabled()
+        recording = _mode.enabled
         if recording:
             _refuse_recorded_write(self)
             _refuse_stale_view(self)
@@ -945,7 +965,9 @@ class Tensor(Tracer):
         not be written (a broadcast number, a read-only result) or that views memory no tensor is known to own (an
         array a backward made as a view of another) is copied first. Deferred ops are computed first: they may read
         this array as it is now."""
-        force_pending()
+        tape = _tapes.tape
+        if tape is not None and tape.pending:  # (tape.force_pending, without a call: every update asks)
+            tape.force()
         data = self._data
         if data.flags.writeable and (0 not in data.strides or not _overlapping(data)) and (
                 data.base is None or self._base is not None or self._version.exposed or self._version.viewed):
@@ -986,7 +1008,7 @@ class Tensor(Tracer):
         its dtype that broadcasts to it (`w -= lr * w.grad`). Bit for bit what `_inplace` computes;
         False, with nothing done, for anything else (then `_inplace` runs, and raises its errors)."""
         data = self._data
-        if data.dtype.kind != "f" or is_grad_enabled() and (
+        if data.dtype.kind != "f" or _mode.enabled and (
                 _records_writes(self) or isinstance(other, Tensor) and other._requires_grad):
             return False
         if type(other) is float:
@@ -1028,7 +1050,7 @@ class Tensor(Tracer):
         """`t[key] = value`, recorded as a `where` so the gradient skips the overwritten positions; a value
         that requires grad is spread over them with `take`, whose gradient gathers theirs back to it."""
         key = _concrete_key(key)
-        differentiable = isinstance(value, Tensor) and value._requires_grad and is_grad_enabled()
+        differentiable = isinstance(value, Tensor) and value._requires_grad and _mode.enabled
         with no_grad():
             mask = np.zeros(self.shape, bool)
             mask[key] = True
@@ -1072,7 +1094,7 @@ class DeferredTensor(Tensor):
     __slots__ = ()
 
     shape = property(lambda self: size_of(self._node.out_type[0]))
-    dtype = property(lambda self: np.dtype(self._node.out_type[1]))
+    dtype = property(lambda self: self._node.out_type[1])  # (a NumPy dtype: the value's that the capture recorded)
     ndim = property(lambda self: len(self._node.out_type[0]))
     size = property(lambda self: _Size(self._node.out_type[0]))
 
@@ -1202,7 +1224,7 @@ def elementwise_on_tensors(op, args):
         count == 1 and isinstance(args[0], Tensor))  # the common case: no loop below
     tape = _tapes.tape
     call = None
-    if tape is not None and tape.capture is not None and is_grad_enabled():  # the plan this call ran before?
+    if tape is not None and tape.capture is not None and _mode.enabled:  # the plan this call ran before?
         call = _ALL_TENSORS[count] if tensors_only else _call_key(args, None)
         result = _shortcut(tape, op, call, args)
         if result is not None:
@@ -1281,8 +1303,9 @@ _ALL_TENSORS = ((), (None,), (None, None))  # the call key of an op on 0, 1, 2 t
 def _shortcut(tape, op, call, args) -> "DeferredTensor | None":
     """The deferred result of a front-end call op(*args) (an operator, an sg.* function) in grad mode at a
     position of the tape where the same call (op and `_call_key`) ran a plan that deferred in an earlier step
-    of this capture: that plan, taken without looking it up by the operands' shapes and dtypes, which the
-    checks of deferring imply (each operand from the source the capture expects, of the type it expects).
+    of this capture: that plan's captured step (or how its primitives matched the steps), taken without looking
+    the plan up by the operands' shapes and dtypes or matching it again, which the checks of deferring imply
+    (each operand from the source the capture expects, of the type it expects).
     None, with nothing changed, when there is none, inside a trace, or when an operand comes from elsewhere:
     then the ordinary path judges the call."""
     position = len(tape.digests)
@@ -1290,14 +1313,18 @@ def _shortcut(tape, op, call, args) -> "DeferredTensor | None":
     if known is None or known[0] is not op or known[1] != call or (
             tracing_anywhere() and current_builder() is not None):
         return None
-    plan, tensors = known[2], known[3]
-    operands = args if tensors is None else [args[i] for i in tensors]
-    if plan.single is None:
-        result = _defer_plan(tape, plan, operands)
-    else:  # the captured step there applies the plan's primitive (it deferred before)
-        result = _defer_step(tape, tape.capture.steps[position], position, operands)
+    _, _, single, tensors, deferral, label = known
+    operands = args
+    if tensors is not None:  # (a loop, not a list comprehension: that is a call of its own on Python 3.11)
+        operands = []
+        for index in tensors:
+            operands.append(args[index])
+    if single:  # the captured step there applies the plan's primitive (it deferred before)
+        result = _defer_step(tape, deferral, position, operands)
+    else:
+        result = _defer_matched(tape, deferral, position, operands)
     if result is not None:
-        result._node.label = plan.label
+        result._node.label = label
     return result
 
 
@@ -1310,7 +1337,11 @@ def _run_plan(plan, operands, tape, op, call) -> "Tensor":
     result = plan.run(operands, EAGER)
     if result.__class__ is DeferredTensor and tape.capture is capture:
         tensors = tuple(i for i, kind in enumerate(call) if kind is None)  # the arguments that are operands
-        capture.shortcuts[position] = (op, call, plan, None if len(tensors) == len(call) else tensors)
+        single = plan.single is not None  # then the captured step, else how the plan matched the steps (none when
+        deferral = capture.steps[position] if single else capture.plan_matches.get((position, plan))  # op by op)
+        if deferral is not None:
+            capture.shortcuts[position] = (op, call, single, None if len(tensors) == len(call) else tensors,
+                                           deferral, plan.label)
     return result
 
 
@@ -1330,7 +1361,7 @@ def _unrecorded_arithmetic(ufunc, a, b) -> "Tensor | None":
         tensor = a
     else:
         return None
-    if tensor._requires_grad and is_grad_enabled():  # (first: a deferred tensor's data would be computed)
+    if tensor._requires_grad and _mode.enabled:  # (first: a deferred tensor's data would be computed)
         return None
     data = tensor._data
     if data.dtype.kind != "f":
@@ -1395,7 +1426,7 @@ def apply_function(fn, args, kwargs):
         return _torch_extreme(*torch_meaning, args, kwargs)
     tape = _tapes.tape
     call = None
-    if tape is not None and tape.capture is not None and is_grad_enabled():  # the plan this call ran before?
+    if tape is not None and tape.capture is not None and _mode.enabled:  # the plan this call ran before?
         call = _ALL_TENSORS[2] if len(args) == 2 and not kwargs and isinstance(args[0], Tensor) and isinstance(
             args[1], Tensor) else _call_key(args, kwargs)  # (a product's: the common case, without the loop)
         result = _shortcut(tape, fn, call, args)
@@ -1472,9 +1503,22 @@ def labelled(result, torch_name: str, operands=None):
 
 
 def _elementwise_method(op, reflected=False):
+    ufunc = _ARITHMETIC.get(id(op))
+    if ufunc is None:
+        if reflected:
+            return lambda self, other: elementwise_on_tensors(op, (other, self))
+        return lambda self, *args: elementwise_on_tensors(op, (self, *args))
+    # + - * / with a Python float and nothing to record (`lr * w.grad`): one NumPy call, tried first
     if reflected:
-        return lambda self, other: elementwise_on_tensors(op, (other, self))
-    return lambda self, *args: elementwise_on_tensors(op, (self, *args))
+        def reflected_arithmetic(self, other):
+            result = _unrecorded_arithmetic(ufunc, other, self) if type(other) is float else None
+            return elementwise_on_tensors(op, (other, self)) if result is None else result
+        return reflected_arithmetic
+
+    def arithmetic(self, *args):
+        result = _unrecorded_arithmetic(ufunc, self, args[0]) if len(args) == 1 and type(args[0]) is float else None
+        return elementwise_on_tensors(op, (self, *args)) if result is None else result
+    return arithmetic
 
 
 # Operators and unary methods (with PyTorch's names) replay cached elementwise plans.

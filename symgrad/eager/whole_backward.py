@@ -114,7 +114,9 @@ class Capture:
             self.executable, "python_floats", ()) else None
         self.evaluators = None  # per position: its NumPy implementation, made when first needed
         self.plan_matches = {}  # (position, plan) -> how a plan applied there repeats the steps (tensor._plan_match)
-        self.shortcuts = {}  # position -> (op, call key, plan, which arguments are operands) (tensor._shortcut)
+        # position -> (op, call key, whether one primitive, which arguments are operands, its step or its plan's match,
+        # its label) (tensor._shortcut)
+        self.shortcuts = {}
         self.fresh = None  # whether the native entry's results are arrays of their own (`_fresh`)
         # per function (False: `executable`, True: `full`), the slots of the forward values that share memory with
         # another value or an operand
@@ -139,11 +141,13 @@ class Capture:
         return tape.capture is self and not tape.forced and pending and pending[-1] is root_record \
             and root_record.position == len(self.order) - 1 and len(tape.arrays) == len(self.places)
 
-    def run(self, engine, root_record, tape, seed, retain_graph) -> bool:
+    def run(self, engine, root_record, tape, seed, retain_graph, deferred=None) -> bool:
         """Accumulate the gradients of the root (seeded with `seed`) into the leaves; False when this
-        path cannot run (then the general path runs, with whatever was deferred computed)."""
+        path cannot run (then the general path runs, with whatever was deferred computed). `deferred`:
+        `self.deferred(tape, root_record)` when the caller knows it."""
         pending = tape.pending
-        deferred = self.deferred(tape, root_record)
+        if deferred is None:
+            deferred = self.deferred(tape, root_record)
         if deferred and not retain_graph and self.entry is not None:
             ran = self._run_deferred(engine, tape, pending, seed)
             if ran is not None:
@@ -217,7 +221,10 @@ class Capture:
         its values handed to the records tensors hold, the gradients to the leaves and the records freed, as `run`
         does, by a plan made once per way the step's ops were deferred (`_handout`). None, with nothing done, where
         `run` must judge (a value the call does not return, results it does not take as they are)."""
-        key = tuple([record.position for record in pending])
+        key = []
+        for record in pending:  # (a loop: a list comprehension is a call of its own on Python 3.11)
+            key.append(record.position)
+        key = tuple(key)
         handout = self.handouts.get(key)
         if handout is False:
             return None
@@ -492,7 +499,7 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
         return False, None
     capture = tape.capture
     if capture is not None and capture.deferred(tape, record):  # the step this tape repeated, whole: no lookup
-        return capture.run(engine, record, tape, seed, retain_graph), capture
+        return capture.run(engine, record, tape, seed, retain_graph, True), capture
     position = record.position
     key = (tape.digests[position], position)
     plan = _cache.get(key, _MISSING)
