@@ -27,7 +27,7 @@ from llvmlite import ir
 
 from symgrad import ir as sir
 
-from . import blas, heap, parallel, pool
+from . import blas, heap, loophints, parallel, pool
 from .jobs import Group, LoopJob, fill_job
 from .operands import ALIGNMENT, Buffer, Coord, Unslice, squeezed
 from .rules import BUFFER_INPUTS, LLVM_RULES
@@ -588,7 +588,8 @@ class KernelBuilder:
         """Loop i over [lo, hi) (each an int, or an i64 found at run time): body(i, *values) emits one step.
         With `carried` (the values entering the first step, e.g. pointers that swap), body returns the
         values entering the next one. A static range of at least one step without carried values is tested
-        after each step: the rotated form LLVM's loop passes want, which they would otherwise make."""
+        after each step: the rotated form LLVM's loop passes want, which they would otherwise make; in a long
+        program, a short one plainly vectorizable gets its trip count as vector width hint (loophints.py)."""
         b = self.b
         preheader = b.block
         function = preheader.parent
@@ -615,7 +616,9 @@ class KernelBuilder:
         if test_first:
             b.branch(header)
         else:
-            b.cbranch(b.icmp_signed("<", step, stop), header, done)
+            back = b.cbranch(b.icmp_signed("<", step, stop), header, done)
+            if self.outlined_math and b.block is header and loophints.vectorizable(header, i, hi - lo):
+                loophints.hint(self.module, back, hi - lo)
         b.position_at_end(done)
 
     def fail_unless(self, condition, message: str, cleanup=None):
