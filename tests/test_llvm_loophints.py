@@ -1,6 +1,7 @@
-"""Vector width hints on a long kernel's short loops (codegen/llvm/loophints.py): the plainly vectorizable ones
-get `llvm.loop.vectorize.width`, the others none, so LLVM prints nothing (a hinted loop it cannot vectorize
-makes it print a remark to stderr), and the results are those of the NumPy backend."""
+"""A long kernel's short loops: the plainly vectorizable ones (codegen/llvm/loophints.py) are emitted as vector
+code (lanes.py) or, where an access is not contiguous, get `llvm.loop.vectorize.width`; the others neither, so
+LLVM prints nothing (a hinted loop it cannot vectorize makes it print a remark to stderr); the results are the
+NumPy backend's."""
 from __future__ import annotations
 
 import numpy as np
@@ -51,13 +52,31 @@ def test_loops_llvm_cannot_vectorize_get_no_hint_and_nothing_is_printed(capfd, d
     np.testing.assert_allclose(gradient, expected_gradient, rtol=tolerance, atol=tolerance)
 
 
-def test_a_long_programs_elementwise_loops_and_their_sums_are_hinted_at_their_trip_count():
+def test_a_long_programs_elementwise_loops_and_their_sums_are_vector_code_computing_the_same():
     x = np.linspace(-1.0, 1.0, 8)
-    text = sg.compile(sg.value_and_grad(_elementwise), backend="llvm").lower(x).llvm_ir
-    hinted = text.count("!llvm.loop")
-    loops = text.count('label %"loop')  # the back edges (and entries) of every loop
-    assert hinted and '!{ !"llvm.loop.vectorize.width", i32 8 }' in text
-    assert hinted < loops
+    compiled = sg.compile(sg.value_and_grad(_elementwise), backend="llvm")
+    text = compiled.lower(x).llvm_ir
+    assert text.count('\nlanes') > 50 and "<8 x double>" in text and "llvm.vector.reduce.fadd.v8f64" in text
+    assert "call <8 x double> @\"symgrad.sin.f64.v8\"" in text
+    value, gradient = compiled(x)
+    expected_value, expected_gradient = sg.compile(sg.value_and_grad(_elementwise), backend="numpy")(x)
+    np.testing.assert_allclose(value, expected_value, rtol=1e-13)
+    np.testing.assert_allclose(gradient, expected_gradient, rtol=1e-12, atol=1e-15)
+
+
+def test_integer_sums_and_edge_values_in_vector_code():
+    def f(x):
+        total = sg.sum(x * 0.0)
+        for t in range(50):
+            x = sg.sin(x) * float(CS[t]) + sg.sum((x * 4.0).astype(np.int64)) * 0.001
+        return sg.sum(x ** 2) + total
+    for x in (np.linspace(-1.0, 1.0, 8), np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -1e300, 3.0])):
+        compiled = sg.compile(sg.value_and_grad(f), backend="llvm")
+        assert "llvm.vector.reduce" in compiled.lower(x).llvm_ir
+        value, gradient = compiled(x)
+        expected_value, expected_gradient = sg.compile(sg.value_and_grad(f), backend="numpy")(x)
+        np.testing.assert_allclose(value, expected_value, rtol=1e-13)
+        np.testing.assert_allclose(gradient, expected_gradient, rtol=1e-12, atol=1e-15)
 
 
 def test_a_short_program_gets_no_hints():
