@@ -27,7 +27,7 @@ from llvmlite import ir
 
 from symgrad import ir as sir
 
-from . import heap, parallel, pool
+from . import heap, lanes, loophints, parallel, pool
 from .jobs import Group, LoopJob, fill_job
 from .operands import ALIGNMENT, Buffer, Coord, Unslice, squeezed
 from .rules import BUFFER_INPUTS, LLVM_RULES
@@ -586,7 +586,9 @@ class KernelBuilder:
         """Loop i over [lo, hi) (each an int, or an i64 found at run time): body(i, *values) emits one step.
         With `carried` (the values entering the first step, e.g. pointers that swap), body returns the
         values entering the next one. A static range of at least one step without carried values is tested
-        after each step: the rotated form LLVM's loop passes want, which they would otherwise make."""
+        after each step: the rotated form LLVM's loop passes want, which they would otherwise make. In a long
+        program, a short one that is plainly vectorizable (loophints.py) is rewritten as vector code (lanes.py),
+        or where its accesses are not contiguous gets its trip count as vector width hint."""
         b = self.b
         preheader = b.block
         function = preheader.parent
@@ -613,7 +615,10 @@ class KernelBuilder:
         if test_first:
             b.branch(header)
         else:
-            b.cbranch(b.icmp_signed("<", step, stop), header, done)
+            back = b.cbranch(b.icmp_signed("<", step, stop), header, done)
+            if self.outlined_math and b.block is header and loophints.vectorizable(header, i, hi - lo):
+                if not lanes.rewrite(b, preheader, header, done, i, lo, hi - lo):
+                    loophints.hint(self.module, back, hi - lo)
         b.position_at_end(done)
 
     def fail_unless(self, condition, message: str, cleanup=None):

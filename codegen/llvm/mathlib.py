@@ -815,9 +815,8 @@ def math_function(module, name, ty, outlined=False):
     fn.attributes.add("noinline")
     arity = _ARITY.get(name, 1)
     variants = [_define(module, f"{fname}.v{lanes}", name, ty, lanes) for lanes in VARIANT_LANES[fmt_key]]
-    if name in INLINED_AFTER_VECTORIZING:
-        for variant in variants:
-            variant.attributes.add("alwaysinline")
+    for variant in variants:  # called once the loops are vectorized, or by loops emitted as vector code (lanes.py)
+        variant.attributes.add("alwaysinline" if name in INLINED_AFTER_VECTORIZING else "noinline")
     mangled = ",".join(f"_ZGV_LLVM_N{variant.name.rsplit('.v', 1)[1]}{'v' * arity}_{fname}({variant.name})"
                        for variant in variants)
     fn.attributes.add(f'"vector-function-abi-variant"="{mangled}"')
