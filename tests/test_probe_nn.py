@@ -29,3 +29,29 @@ def test_embedding_bag_last_offset_short_of_input(mode):
     np.testing.assert_allclose(table.grad.numpy(), expected.grad.numpy(), rtol=1e-12)
     empty = F.embedding_bag(sg.tensor(INDEX), sg.tensor(TABLE), sg.tensor([0]), mode=mode, include_last_offset=True)
     assert empty.shape == (0, 3)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_adaptive_max_pool_gives_a_tie_gradient_to_the_first_maximum(d):
+    """Tied maxima of an adaptive window shared the gradient (sg.max's rule): adaptive_max_pool1d([1, 3, 3, 0, 2, 2],
+    4) gave [0, 1.5, 0.5, 0, 1.5, 0.5]; PyTorch (and max_pool) give it to the first maximum in row-major order of
+    the window, [0, 2, 0, 0, 2, 0]. Windows that divide and that do not, both backends and eager."""
+    plain = sg.tensor(np.array([[[1.0, 3, 3, 0, 2, 2]]]), requires_grad=True)
+    F.adaptive_max_pool1d(plain, 4).sum().backward()
+    np.testing.assert_array_equal(plain.grad.numpy(), [[[0, 2, 0, 0, 2, 0]]])
+    try:
+        import torch
+    except ImportError:
+        return
+    x = np.random.default_rng(d).integers(0, 3, (2, 2) + (7,) * d).astype(float)
+    pool, expected_pool = getattr(F, f"adaptive_max_pool{d}d"), getattr(torch.nn.functional, f"adaptive_max_pool{d}d")
+    for size in (3, 1, 7):
+        weights = np.cos(np.arange(4 * size ** d)).reshape((2, 2) + (size,) * d)
+        expected = torch.tensor(x, requires_grad=True)
+        (expected_pool(expected, size) * torch.tensor(weights)).sum().backward()
+        t = sg.tensor(x, requires_grad=True)
+        (pool(t, size) * sg.tensor(weights)).sum().backward()
+        compiled = [sg.compile(sg.grad(lambda a: sg.sum(pool(a, size) * weights)), backend=backend)(x)
+                    for backend in ("numpy", "llvm")]
+        for grad in [t.grad.numpy()] + compiled:
+            np.testing.assert_allclose(grad, expected.grad.numpy(), rtol=1e-12, atol=1e-15)
