@@ -652,6 +652,16 @@ class Tensor(Tracer):
         return self.to(dtypes.BOOL)
 
     def __array__(self, dtype=None, copy=None):
+        """The data for NumPy, refused (as numpy() and PyTorch) while the tensor requires grad: an array made
+        of it (np.asarray(t), an ndarray's item assigned t, a NumPy function of t) keeps no history, so a
+        gradient through it was lost silently. symgrad's own reads take core.concrete_array."""
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        return self._exposed_array(dtype)
+
+    def _exposed_array(self, dtype=None) -> np.ndarray:
+        """The data handed out to be read (a copy in `dtype` when given), its counter marked exposed."""
         if dtype is not None:
             return self._data.astype(dtype)
         self._version.exposed = True
