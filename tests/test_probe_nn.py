@@ -55,3 +55,36 @@ def test_adaptive_max_pool_gives_a_tie_gradient_to_the_first_maximum(d):
                     for backend in ("numpy", "llvm")]
         for grad in [t.grad.numpy()] + compiled:
             np.testing.assert_allclose(grad, expected.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_multihead_attention_inside_compile(batch_first):
+    """MultiheadAttention called on traced arrays: its .view/.permute/.unsqueeze were Tensor methods a traced
+    value lacks (AttributeError) and its .transpose(0, 1) took NumPy's meaning (a ShapeError). Values and the
+    gradient of the query, batched or not, against the eager layer and PyTorch."""
+    sg.manual_seed(0)
+    attention = sg.nn.MultiheadAttention(4, 2, batch_first=batch_first)
+    rng = np.random.default_rng(1)
+    query, keys = rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 3, 4) if batch_first else (3, 5, 4))
+    mask = np.triu(np.ones((5 if batch_first else 2, 3), bool), 1)
+    for q, k in ((query, keys), (query[0] if batch_first else query[:, 0], keys[0] if batch_first else keys[:, 0])):
+        def loss(a, k=k):
+            out, weights = attention(a, k, k, attn_mask=mask)
+            return sg.sum(out ** 2) + sg.sum(weights * 3.0)
+        t = sg.tensor(q, requires_grad=True)
+        expected = loss(t, sg.tensor(k))
+        expected.backward()
+        for backend in ("numpy", "llvm"):
+            value, grad = sg.compile(sg.value_and_grad(loss), backend=backend)(q)
+            np.testing.assert_allclose(value, expected.item(), rtol=1e-12)
+            np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-10, atol=1e-14)
+        try:
+            import torch
+        except ImportError:
+            continue
+        reference = torch.nn.MultiheadAttention(4, 2, batch_first=batch_first).double()
+        reference.load_state_dict({name: torch.tensor(p.detach().numpy()) for name, p in attention.state_dict().items()})
+        tq = torch.tensor(q, requires_grad=True)
+        out, weights = reference(tq, torch.tensor(k), torch.tensor(k), attn_mask=torch.tensor(mask))
+        ((out ** 2).sum() + (weights * 3.0).sum()).backward()
+        np.testing.assert_allclose(t.grad.numpy(), tq.grad.numpy(), rtol=1e-10, atol=1e-14)
