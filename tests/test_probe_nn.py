@@ -83,7 +83,8 @@ def test_multihead_attention_inside_compile(batch_first):
         except ImportError:
             continue
         reference = torch.nn.MultiheadAttention(4, 2, batch_first=batch_first).double()
-        reference.load_state_dict({name: torch.tensor(p.detach().numpy()) for name, p in attention.state_dict().items()})
+        state = attention.state_dict()
+        reference.load_state_dict({name: torch.tensor(p.detach().numpy()) for name, p in state.items()})
         tq = torch.tensor(q, requires_grad=True)
         out, weights = reference(tq, torch.tensor(k), torch.tensor(k), attn_mask=torch.tensor(mask))
         ((out ** 2).sum() + (weights * 3.0).sum()).backward()
