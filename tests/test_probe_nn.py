@@ -92,11 +92,13 @@ def test_multihead_attention_inside_compile(batch_first):
 
 
 def test_flatten_and_unflatten_modules_inside_compile():
-    """nn.Flatten called x.flatten(1, -1), NumPy's ravel on a traced array (TypeError), and nn.Unflatten x.view
-    (AttributeError): both now have PyTorch's meaning on traced arrays as on tensors."""
+    """nn.Flatten called x.flatten(1, -1), NumPy's ravel on a traced array (TypeError), nn.Unflatten x.view
+    and an unbatched InstanceNorm x.unsqueeze (AttributeError): PyTorch's meaning on traced arrays as on tensors."""
     x = np.arange(24.0).reshape(2, 3, 4)
     for module, shape in ((sg.nn.Flatten(), (2, 12)), (sg.nn.Flatten(0, 1), (6, 4)), (sg.nn.Unflatten(-1, (2, -1)),
                           (2, 3, 2, 2)), (sg.nn.Unflatten(1, (3, 1)), (2, 3, 1, 4))):
         for backend in ("numpy", "llvm"):
             np.testing.assert_array_equal(sg.compile(lambda a: module(a), backend=backend)(x), x.reshape(shape))
         np.testing.assert_array_equal(module(sg.tensor(x)).numpy(), x.reshape(shape))
+    norm = sg.nn.InstanceNorm1d(3)  # an unbatched (C, L) input: its unsqueeze(0) did not exist on a traced array
+    np.testing.assert_allclose(sg.compile(lambda a: norm(a))(x[0]), norm(sg.tensor(x[0])).numpy(), rtol=1e-12)
