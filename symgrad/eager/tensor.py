@@ -31,6 +31,7 @@ from .whole_backward import view_value
 from ..ops import elementwise as E
 from ..core import (Tracer, TracerError, bind, current_builder, refuse_masked, tracing_anywhere,
                     with_user_line)
+from ..guards import concrete_array
 from ..numpy_api.arrays import _safe_sqrt
 from ..numpy_api.updates import IndexUpdateHelper
 
@@ -595,7 +596,7 @@ class Tensor(Tracer):
 
     # ------------------------------------------------------------------ conversions
     def numpy(self) -> np.ndarray:
-        if self._requires_grad:
+        if self._requires_grad and is_grad_enabled():  # (PyTorch's test: under no_grad NumPy may read it)
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         self._version.exposed = True
@@ -652,10 +653,10 @@ class Tensor(Tracer):
         return self.to(dtypes.BOOL)
 
     def __array__(self, dtype=None, copy=None):
-        """The data for NumPy, refused (as numpy() and PyTorch) while the tensor requires grad: an array made
-        of it (np.asarray(t), an ndarray's item assigned t, a NumPy function of t) keeps no history, so a
-        gradient through it was lost silently. symgrad's own reads take core.concrete_array."""
-        if self._requires_grad:
+        """The data for NumPy, refused (as numpy() and PyTorch) while the tensor requires grad outside no_grad:
+        an array made of it (np.asarray(t), an ndarray's items assigned t) keeps no history, so a gradient
+        through it was lost silently. symgrad's own reads take guards.concrete_array."""
+        if self._requires_grad and is_grad_enabled():
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         return self._exposed_array(dtype)
@@ -1046,7 +1047,7 @@ class Tensor(Tracer):
                 filled = _spread(value, key, self.shape, self.dtype)
             else:
                 filled = np.zeros(self.shape, self.dtype)
-                filled[key] = np.asarray(value)
+                filled[key] = concrete_array(value)
         self._inplace(lambda s: sgnp.where(mask, filled, s))
 
     # ------------------------------------------------------------------ PyTorch surface (issue 14)
