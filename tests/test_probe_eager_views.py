@@ -57,6 +57,9 @@ def test_numpy_refuses_a_tensor_that_requires_grad():
         with pytest.raises(RuntimeError, match="requires grad"):
             convert(h)
     assert not out.any() and np.exp(h).requires_grad
+    s = sg.tensor(3.0, requires_grad=True)  # as torch.tensor([a, b]): a list of tensors copies their values
+    np.testing.assert_array_equal(sg.tensor([s, s * 2, 1.0]).numpy(), [3.0, 6.0, 1.0])
+    np.testing.assert_array_equal(sg.tensor([[s, 2.0], [h[0], s]]).numpy(), [[3.0, 2.0], [2.0, 3.0]])
     np.testing.assert_array_equal(np.asarray(h.detach()), [2.0, 4.0, 6.0])
     with sg.no_grad():  # PyTorch's rule: under no_grad NumPy may read a tensor that requires grad
         np.testing.assert_array_equal(np.asarray(w * 2), [2.0, 4.0, 6.0])

@@ -494,7 +494,7 @@ class Tensor(Tracer):
 
     def __init__(self, data, requires_grad=False, dtype=None):
         refuse_masked(data, "tensor data")
-        array = np.array(data._data if isinstance(data, Tensor) else data, copy=True)
+        array = _array_of(data)
         array = array.astype(dtypes.canonical(dtype if dtype is not None else array.dtype), copy=False)
         Tensor._init(self, array)
         if requires_grad:
@@ -1147,6 +1147,19 @@ def to_arguments(args, dtype=None, device=None):
             dtype = arg
     check_device(device)
     return dtype
+
+
+def _array_of(data) -> np.ndarray:
+    """A copy of data as an array; tensors in a list of them give their values, as torch.tensor([a, b]) copies what
+    they hold (NumPy's conversion of one that requires grad is refused, so the list is walked then only)."""
+    if isinstance(data, Tensor):
+        return np.array(data._data, copy=True)
+    try:
+        return np.array(data, copy=True)
+    except RuntimeError:
+        if not isinstance(data, (list, tuple)):
+            raise
+        return np.array([_array_of(item) for item in data])
 
 
 def _rebuild(cls, data, requires_grad):
