@@ -29,7 +29,7 @@ from . import dtypes, guards, ir, pickling, pytree
 from .backends import check_backend, lower, thread_count
 from .passes import optimize
 from .passes.lift import lift_constants
-from .core import ConcretizationError, Reads, TracerError, current_builder
+from .core import ConcretizationError, Reads, TracerError, concrete_array, current_builder
 from .static_args import (STATIC_VALUES_KEPT, StaticArgs, bind_positions, has_static, hashable,
                           python_value_positions)
 from .tracing import argument_names, as_input_array, check_arguments, function_name, is_python_number, trace_flat
@@ -50,7 +50,7 @@ class Lowered:
 
     def trailing(self) -> tuple:
         """The arrays passed after the arguments, as they are now."""
-        return self.constants + tuple(np.asarray(source) for source in self.reads) if self.reads else self.constants
+        return self.constants + tuple(concrete_array(source) for source in self.reads) if self.reads else self.constants
 
     def as_text(self) -> str:
         """The optimized IR, and for native code the LLVM IR."""
@@ -387,7 +387,7 @@ def fast_entry(executable, out_tree, usable, constants=(), reads=()):
     if all(isinstance(source, np.ndarray) for source in reads):
         constants = (*constants, *reads)  # arrays are read where they are: nothing to fetch per call
     elif entry is not None:
-        return lambda *args: entry(*args, *constants, *(np.asarray(source) for source in reads))
+        return lambda *args: entry(*args, *constants, *(concrete_array(source) for source in reads))
     if entry is None or not constants:
         return entry
     return lambda *args: entry(*args, *constants)

@@ -23,6 +23,7 @@ import threading
 import numpy as np
 
 from . import dtypes, ir
+from .guards import concrete_array
 
 
 class ShapeError(ValueError):
@@ -316,9 +317,9 @@ class Builder:
 
     def _concrete(self, operand) -> ir.Value:
         """An eager tensor used in the trace: read at every call under sg.compile, else its value now."""
-        if self.reads is not None and self.reads.readable(np.asarray(operand)):
+        if self.reads is not None and self.reads.readable(concrete_array(operand)):
             return self.lift(self.reads.tracer(operand))
-        return self.lift(np.asarray(operand))
+        return self.lift(concrete_array(operand))
 
     @contextlib.contextmanager
     def annotate(self, **meta):
@@ -378,7 +379,7 @@ class Reads:
         """The root graph's input reading `source`, created at its first use."""
         tracer = self._tracers.get(id(source))
         if tracer is None:
-            array = np.asarray(source)
+            array = concrete_array(source)
             tracer = self._tracers[id(source)] = self.builder.new_input(array.shape, array.dtype, "read")
             self.sources.append(source)
         return tracer

@@ -28,6 +28,13 @@ import types
 
 import numpy as np
 
+def concrete_array(value) -> np.ndarray:
+    """np.asarray(value), or an eager tensor's data even while it requires grad: its __array__ refuses then
+    (a user's NumPy array of it keeps no history), but the guards and sg.compile's reads of it are traced."""
+    exposed = getattr(value, "_exposed_array", None)
+    return exposed() if exposed is not None else np.asarray(value)
+
+
 _MISSING = object()
 # Arrays are guarded by content up to this many bytes in all (about 0.1 ms of comparing per MiB
 # and call); past it, re-running the function is as cheap as checking.
@@ -110,10 +117,10 @@ def with_reads(guard: Guard, sources, sliced) -> Guard:
     its shape and dtype, else the trace is redone. The arrays the guards read that the trace did not take
     as reads were handed to NumPy at trace time (`np.exp(W)`) or `sliced` (parts baked as constants): those
     are compared by content, up to CONTENT_GUARD_BYTES in all, so changing them in place re-traces."""
-    checks, namespace = list(guard.checks), dict(guard.namespace, _array=np.asarray)
+    checks, namespace = list(guard.checks), dict(guard.namespace, _array=concrete_array)
     read = set()
     for source in sources:
-        array = np.asarray(source)
+        array = concrete_array(source)
         name = f"r{len(namespace)}"
         namespace.update({name: source, f"{name}_shape": array.shape, f"{name}_dtype": array.dtype})
         read_now = name if source is array else f"_array({name})"  # an eager tensor's array may be rebound

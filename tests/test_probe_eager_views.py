@@ -43,3 +43,32 @@ def test_contiguous_result_is_row_major_so_its_view_aliases():
     np.testing.assert_array_equal(results["symgrad"][1], [[0, 2, 4], [10, 3, 5]])
     for got, expected in zip(results["symgrad"], results.get("torch", results["symgrad"])):
         np.testing.assert_array_equal(got, expected)
+
+
+def test_numpy_refuses_a_tensor_that_requires_grad():
+    """np.asarray(t), np.array([t, t]) or an ndarray's items assigned t took t's data while t required grad,
+    silently dropping its history: out = np.zeros(3); out[:] = h made h's gradient 0 (PyTorch raises, "Can't
+    call numpy() on Tensor that requires grad"). A ufunc (np.exp(t)) stays a tensor op; detached, under no_grad,
+    or not requiring grad, NumPy reads it."""
+    w = sg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    h = w * 2
+    out = np.zeros(3)
+    for convert in (np.asarray, lambda t: out.__setitem__(slice(None), t), lambda t: np.array([t, t])):
+        with pytest.raises(RuntimeError, match="requires grad"):
+            convert(h)
+    assert not out.any() and np.exp(h).requires_grad
+    s = sg.tensor(3.0, requires_grad=True)  # as torch.tensor([a, b]): a list of tensors copies their values
+    np.testing.assert_array_equal(sg.tensor([s, s * 2, 1.0]).numpy(), [3.0, 6.0, 1.0])
+    np.testing.assert_array_equal(sg.tensor([[s, 2.0], [h[0], s]]).numpy(), [[3.0, 2.0], [2.0, 3.0]])
+    np.testing.assert_array_equal(np.asarray(h.detach()), [2.0, 4.0, 6.0])
+    with sg.no_grad():  # PyTorch's rule: under no_grad NumPy may read a tensor that requires grad
+        np.testing.assert_array_equal(np.asarray(w * 2), [2.0, 4.0, 6.0])
+        out[:] = w
+        np.testing.assert_array_equal(out, w.numpy())
+    model = sg.nn.Linear(3, 1)  # sg.compile still reads parameters that require grad, at every call
+    x = np.ones((2, 3))
+    forward = sg.compile(lambda a: model(a))
+    np.testing.assert_allclose(forward(x), model(sg.tensor(x)).detach().numpy(), rtol=1e-12)
+    with sg.no_grad():
+        model.weight.mul_(2.0)
+    np.testing.assert_allclose(forward(x), model(sg.tensor(x)).detach().numpy(), rtol=1e-12)

@@ -29,3 +29,76 @@ def test_embedding_bag_last_offset_short_of_input(mode):
     np.testing.assert_allclose(table.grad.numpy(), expected.grad.numpy(), rtol=1e-12)
     empty = F.embedding_bag(sg.tensor(INDEX), sg.tensor(TABLE), sg.tensor([0]), mode=mode, include_last_offset=True)
     assert empty.shape == (0, 3)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_adaptive_max_pool_gives_a_tie_gradient_to_the_first_maximum(d):
+    """Tied maxima of an adaptive window shared the gradient (sg.max's rule): adaptive_max_pool1d([1, 3, 3, 0, 2, 2],
+    4) gave [0, 1.5, 0.5, 0, 1.5, 0.5]; PyTorch (and max_pool) give it to the first maximum in row-major order of
+    the window, [0, 2, 0, 0, 2, 0]. Windows that divide and that do not, both backends and eager."""
+    plain = sg.tensor(np.array([[[1.0, 3, 3, 0, 2, 2]]]), requires_grad=True)
+    F.adaptive_max_pool1d(plain, 4).sum().backward()
+    np.testing.assert_array_equal(plain.grad.numpy(), [[[0, 2, 0, 0, 2, 0]]])
+    try:
+        import torch
+    except ImportError:
+        return
+    x = np.random.default_rng(d).integers(0, 3, (2, 2) + (7,) * d).astype(float)
+    pool, expected_pool = getattr(F, f"adaptive_max_pool{d}d"), getattr(torch.nn.functional, f"adaptive_max_pool{d}d")
+    for size in (3, 1, 7):
+        weights = np.cos(np.arange(4 * size ** d)).reshape((2, 2) + (size,) * d)
+        expected = torch.tensor(x, requires_grad=True)
+        (expected_pool(expected, size) * torch.tensor(weights)).sum().backward()
+        t = sg.tensor(x, requires_grad=True)
+        (pool(t, size) * sg.tensor(weights)).sum().backward()
+        compiled = [sg.compile(sg.grad(lambda a: sg.sum(pool(a, size) * weights)), backend=backend)(x)
+                    for backend in ("numpy", "llvm")]
+        for grad in [t.grad.numpy()] + compiled:
+            np.testing.assert_allclose(grad, expected.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_multihead_attention_inside_compile(batch_first):
+    """MultiheadAttention called on traced arrays: its .view/.permute/.unsqueeze were Tensor methods a traced
+    value lacks (AttributeError) and its .transpose(0, 1) took NumPy's meaning (a ShapeError). Values and the
+    gradient of the query, batched or not, against the eager layer and PyTorch."""
+    sg.manual_seed(0)
+    attention = sg.nn.MultiheadAttention(4, 2, batch_first=batch_first)
+    rng = np.random.default_rng(1)
+    query, keys = rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 3, 4) if batch_first else (3, 5, 4))
+    mask = np.triu(np.ones((5 if batch_first else 2, 3), bool), 1)
+    for q, k in ((query, keys), (query[0] if batch_first else query[:, 0], keys[0] if batch_first else keys[:, 0])):
+        def loss(a, k=k):
+            out, weights = attention(a, k, k, attn_mask=mask)
+            return sg.sum(out ** 2) + sg.sum(weights * 3.0)
+        t = sg.tensor(q, requires_grad=True)
+        expected = loss(t, sg.tensor(k))
+        expected.backward()
+        for backend in ("numpy", "llvm"):
+            value, grad = sg.compile(sg.value_and_grad(loss), backend=backend)(q)
+            np.testing.assert_allclose(value, expected.item(), rtol=1e-12)
+            np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-10, atol=1e-14)
+        try:
+            import torch
+        except ImportError:
+            continue
+        reference = torch.nn.MultiheadAttention(4, 2, batch_first=batch_first).double()
+        state = attention.state_dict()
+        reference.load_state_dict({name: torch.tensor(p.detach().numpy()) for name, p in state.items()})
+        tq = torch.tensor(q, requires_grad=True)
+        out, weights = reference(tq, torch.tensor(k), torch.tensor(k), attn_mask=torch.tensor(mask))
+        ((out ** 2).sum() + (weights * 3.0).sum()).backward()
+        np.testing.assert_allclose(t.grad.numpy(), tq.grad.numpy(), rtol=1e-10, atol=1e-14)
+
+
+def test_flatten_and_unflatten_modules_inside_compile():
+    """nn.Flatten called x.flatten(1, -1), NumPy's ravel on a traced array (TypeError), nn.Unflatten x.view
+    and an unbatched InstanceNorm x.unsqueeze (AttributeError): PyTorch's meaning on traced arrays as on tensors."""
+    x = np.arange(24.0).reshape(2, 3, 4)
+    for module, shape in ((sg.nn.Flatten(), (2, 12)), (sg.nn.Flatten(0, 1), (6, 4)), (sg.nn.Unflatten(-1, (2, -1)),
+                          (2, 3, 2, 2)), (sg.nn.Unflatten(1, (3, 1)), (2, 3, 1, 4))):
+        for backend in ("numpy", "llvm"):
+            np.testing.assert_array_equal(sg.compile(lambda a: module(a), backend=backend)(x), x.reshape(shape))
+        np.testing.assert_array_equal(module(sg.tensor(x)).numpy(), x.reshape(shape))
+    norm = sg.nn.InstanceNorm1d(3)  # an unbatched (C, L) input: its unsqueeze(0) did not exist on a traced array
+    np.testing.assert_allclose(sg.compile(lambda a: norm(a))(x[0]), norm(sg.tensor(x[0])).numpy(), rtol=1e-12)

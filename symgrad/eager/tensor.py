@@ -31,6 +31,7 @@ from .whole_backward import view_value
 from ..ops import elementwise as E
 from ..core import (Tracer, TracerError, bind, current_builder, refuse_masked, tracing_anywhere,
                     with_user_line)
+from ..guards import concrete_array
 from ..numpy_api.arrays import _safe_sqrt
 from ..numpy_api.updates import IndexUpdateHelper
 
@@ -512,7 +513,7 @@ class Tensor(Tracer):
 
     def __init__(self, data, requires_grad=False, dtype=None):
         refuse_masked(data, "tensor data")
-        array = np.array(data._data if isinstance(data, Tensor) else data, copy=True)
+        array = _array_of(data)
         array = array.astype(dtypes.canonical(dtype if dtype is not None else array.dtype), copy=False)
         Tensor._init(self, array)
         if requires_grad:
@@ -615,7 +616,7 @@ class Tensor(Tracer):
 
     # ------------------------------------------------------------------ conversions
     def numpy(self) -> np.ndarray:
-        if self._requires_grad:
+        if self._requires_grad and is_grad_enabled():  # (PyTorch's test: under no_grad NumPy may read it)
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         _hand_to_numpy(self._version)
@@ -672,6 +673,16 @@ class Tensor(Tracer):
         return self.to(dtypes.BOOL)
 
     def __array__(self, dtype=None, copy=None):
+        """The data for NumPy, refused (as numpy() and PyTorch) while the tensor requires grad outside no_grad:
+        an array made of it (np.asarray(t), an ndarray's items assigned t) keeps no history, so a gradient
+        through it was lost silently. symgrad's own reads take guards.concrete_array."""
+        if self._requires_grad and is_grad_enabled():
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        return self._exposed_array(dtype)
+
+    def _exposed_array(self, dtype=None) -> np.ndarray:
+        """The data handed out to be read (a copy in `dtype` when given), its counter marked exposed."""
         if dtype is not None:
             return self._data.astype(dtype)
         _hand_to_numpy(self._version)
@@ -1058,7 +1069,7 @@ class Tensor(Tracer):
                 filled = _spread(value, key, self.shape, self.dtype)
             else:
                 filled = np.zeros(self.shape, self.dtype)
-                filled[key] = np.asarray(value)
+                filled[key] = concrete_array(value)
         self._inplace(lambda s: sgnp.where(mask, filled, s))
 
     # ------------------------------------------------------------------ PyTorch surface (issue 14)
@@ -1158,6 +1169,19 @@ def to_arguments(args, dtype=None, device=None):
             dtype = arg
     check_device(device)
     return dtype
+
+
+def _array_of(data) -> np.ndarray:
+    """A copy of data as an array; tensors in a list of them give their values, as torch.tensor([a, b]) copies what
+    they hold (NumPy's conversion of one that requires grad is refused, so the list is walked then only)."""
+    if isinstance(data, Tensor):
+        return np.array(data._data, copy=True)
+    try:
+        return np.array(data, copy=True)
+    except RuntimeError:
+        if not isinstance(data, (list, tuple)):
+            raise
+        return np.array([_array_of(item) for item in data])
 
 
 def _rebuild(cls, data, requires_grad):

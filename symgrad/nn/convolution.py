@@ -203,15 +203,20 @@ def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
     _check_float(x, name)
     window = _pool_window(kernel_size, stride, padding, dilation, ceil_mode, tuple(x.shape[2:]), name)
     patches, image = _pooled_windows(x, "-inf", window)  # (K, N*C*L)
+    return _unbatched(reshape_p(_window_maximum(patches), shape=image), added)
+
+
+def _window_maximum(patches):
+    """The maximum over the leading axis of patches (K, ...), a window's places in row-major order, with
+    PyTorch's pooling gradient: all of it to the window's first maximum (or NaN)."""
     peak = sgnp.stop_gradient(sgnp.max(patches, axis=0, keepdims=True))
     hits = sgnp.logical_or(sgnp.isnan(patches), sgnp.equal(patches, peak))
     k = patches.shape[0]
-    # row-major places in a window, in x's float type (exact: a window has far fewer than 2**24 places)
-    positions = np.arange(k, dtype=x.dtype).reshape((k, 1))
+    # the places, in the patches' float type (exact: a window has far fewer than 2**24 places)
+    positions = np.arange(k, dtype=patches.dtype).reshape((k,) + (1,) * (patches.ndim - 1))
     first = sgnp.min(sgnp.where(hits, positions, float(k)), axis=0, keepdims=True)
     chosen = sgnp.stop_gradient(sgnp.equal(positions, first))
-    out = reduce_sum_p(sgnp.where(chosen, patches, 0.0), axes=(0,))
-    return _unbatched(reshape_p(out, shape=image), added)
+    return reduce_sum_p(sgnp.where(chosen, patches, 0.0), axes=(0,))
 
 
 def max_pool_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, *, d,
@@ -315,9 +320,20 @@ def adaptive_avg_pool(input, output_size, *, d, name="adaptive_avg_pool"):
 
 
 def adaptive_max_pool(input, output_size, *, d, name="adaptive_max_pool"):
-    """The maxima of PyTorch's adaptive windows, one axis after another (a window is a product of intervals);
-    tied maxima share the gradient (sg.max's rule)."""
-    return _adaptive(sgnp.max, input, output_size, d, name)
+    """The maxima of PyTorch's adaptive windows, one axis after another from the last (a window is a product of
+    intervals), the gradient to a window's first maximum in row-major order, as max_pool's."""
+    return _adaptive(_first_maximum, input, output_size, d, name)
+
+
+def _first_maximum(x, axis, keepdims=False):
+    """The maximum over `axis` (an int or a tuple, increasing) with _window_maximum's gradient: to the first
+    maximum in the row-major order of those axes."""
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    kept = tuple(a for a in range(x.ndim) if a not in axes)
+    rest = tuple(x.shape[a] for a in kept)
+    patches = sgnp.reshape(sgnp.transpose(x, axes + kept), (math.prod(x.shape[a] for a in axes),) + rest)
+    out = _window_maximum(patches)
+    return sgnp.reshape(out, tuple(1 if a in axes else n for a, n in enumerate(x.shape))) if keepdims else out
 
 
 def _adaptive(reduce, input, output_size, d, name):
@@ -336,7 +352,7 @@ def _adaptive(reduce, input, output_size, d, name):
         out = reduce(sgnp.reshape(x, (*x.shape[:2], *split)), axis=tuple(3 + 2 * i for i in range(d)))
         return _unbatched(out, added)
     out = x
-    for axis, (size, target) in enumerate(zip(spatial, sizes)):
+    for axis, (size, target) in reversed(list(enumerate(zip(spatial, sizes)))):  # the last first: row-major ties
         if size == target:
             continue
         before = (slice(None),) * (2 + axis)

@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import dtypes
 from ..eager.tensor import Tensor, random_generator
+from ..eager.torch_methods import unflatten
 from .convolution import _sizes
 from . import functional as F
 from .functional import dropout, elu, embedding, gelu, interpolate, leaky_relu, pad
@@ -203,8 +204,7 @@ class Unflatten(Module):
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
     def forward(self, input):
-        dim = self.dim % input.ndim
-        return input.view(*input.shape[:dim], *self.unflattened_size, *input.shape[dim + 1:])
+        return unflatten(input, self.dim, self.unflattened_size)  # Tensor.unflatten, on a traced array too
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -415,7 +415,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input):
-        return input.flatten(self.start_dim, self.end_dim)
+        return Tensor.flatten(input, self.start_dim, self.end_dim)  # PyTorch's meaning on a traced array too
 
 
 class _Loss(Module):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from .. import numpy_api as sgnp
 from ..eager.mode import no_grad
 from ..eager.tensor import Tensor
 from .functional import batch_norm, group_norm, instance_norm, layer_norm, rms_norm
@@ -123,14 +124,14 @@ class _InstanceNorm(_BatchNorm):
         if input.ndim not in (self.dims[0] - 1, self.dims[0]):
             raise ValueError(f"expected {self.dims[0] - 1}D or {self.dims[0]}D input (got {input.ndim}D input)")
         unbatched = input.ndim == self.dims[0] - 1
-        batched = input.unsqueeze(0) if unbatched else input
+        batched = sgnp.expand_dims(input, 0) if unbatched else input
         if batched.shape[1] != self.num_features:
             raise ValueError(f"{type(self).__name__}: input of shape {tuple(input.shape)} has {batched.shape[1]} "
                              f"channels, expected num_features={self.num_features}")
         out = instance_norm(batched, self.running_mean, self.running_var, self.weight, self.bias,
                             self.training or not self.track_running_stats,
                             0.1 if self.momentum is None else self.momentum, self.eps)
-        return out.squeeze(0) if unbatched else out
+        return sgnp.squeeze(out, 0) if unbatched else out
 
 
 class InstanceNorm1d(_InstanceNorm):

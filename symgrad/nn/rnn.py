@@ -81,15 +81,15 @@ class _RNNBase(Module):
     def _forward_packed(self, input, hx):
         padded, lengths = pad_packed_sequence(input, batch_first=self.batch_first)
         output, final = self._forward(padded, hx, np.asarray(lengths._data))
-        return packed_like(output.transpose(0, 1) if self.batch_first else output, input), final
+        return packed_like(sgnp.swapaxes(output, 0, 1) if self.batch_first else output, input), final
 
     def _forward(self, input, hx, lengths=None):
         if input.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
         batched = input.ndim == 3
-        x = input if batched else input.unsqueeze(1)  # (L, 1, H_in)
+        x = input if batched else sgnp.expand_dims(input, 1)  # (L, 1, H_in)
         if batched and self.batch_first:
-            x = x.transpose(0, 1)
+            x = sgnp.swapaxes(x, 0, 1)
         if x.shape[0] == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         if x.shape[2] != self.input_size:
@@ -110,12 +110,12 @@ class _RNNBase(Module):
             x = outputs[0] if directions == 1 else sgnp.concatenate(outputs, axis=2)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = dropout(x, self.dropout, True)
-        output = x.transpose(0, 1) if batched and self.batch_first else x
+        output = sgnp.swapaxes(x, 0, 1) if batched and self.batch_first else x
         if self.mode == "LSTM":
             final = (sgnp.stack([h for h, _ in finals]), sgnp.stack([c for _, c in finals]))
-            return (output, final) if batched else (output.squeeze(1), tuple(s.squeeze(1) for s in final))
+            return (output, final) if batched else (sgnp.squeeze(output, 1), tuple(sgnp.squeeze(s, 1) for s in final))
         final = sgnp.stack(finals)
-        return (output, final) if batched else (output.squeeze(1), final.squeeze(1))
+        return (output, final) if batched else (sgnp.squeeze(output, 1), sgnp.squeeze(final, 1))
 
     def _initial_states(self, hx, batched, shape, x):
         """hx as PyTorch takes it (h0, or (h0, c0) for an LSTM), zeros when None, batched like the input."""
@@ -127,7 +127,7 @@ class _RNNBase(Module):
         if len(parts) != count:
             raise ValueError(f"{type(self).__name__}: hx must be (h_0, c_0)")
         if not batched:
-            parts = tuple(p.unsqueeze(1) for p in parts)
+            parts = tuple(sgnp.expand_dims(p, 1) for p in parts)
         for part in parts:
             if tuple(part.shape) != shape:
                 raise RuntimeError(f"Expected hidden size {shape}, got {tuple(part.shape)}")
@@ -188,16 +188,16 @@ class _CellBase(Module):
         if input.ndim not in (1, 2):
             raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.ndim}D instead")
         batched = input.ndim == 2
-        x = input if batched else input.unsqueeze(0)
+        x = input if batched else sgnp.expand_dims(input, 0)
         if hx is None:
             zeros = _zeros(x, (x.shape[0], self.hidden_size))
             hx = (zeros, zeros) if self.mode == "LSTM" else zeros
         elif not batched:
-            hx = tuple(h.unsqueeze(0) for h in hx) if self.mode == "LSTM" else hx.unsqueeze(0)
+            hx = tuple(sgnp.expand_dims(h, 0) for h in hx) if self.mode == "LSTM" else sgnp.expand_dims(hx, 0)
         out = STEPS[self.mode][0](linear(x, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh)
         if batched:
             return out
-        return tuple(o.squeeze(0) for o in out) if self.mode == "LSTM" else out.squeeze(0)
+        return tuple(sgnp.squeeze(o, 0) for o in out) if self.mode == "LSTM" else sgnp.squeeze(out, 0)
 
     def extra_repr(self):
         return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")

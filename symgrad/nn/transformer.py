@@ -54,10 +54,10 @@ class MultiheadAttention(Module):
                 average_attn_weights=True, is_causal=False):
         batched = query.ndim == 3
         if not batched:
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+            query, key, value = (sgnp.expand_dims(t, 1) for t in (query, key, value))
             key_padding_mask = None if key_padding_mask is None else F.mask_array(key_padding_mask)[None]
         elif self.batch_first:
-            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+            query, key, value = (sgnp.swapaxes(t, 0, 1) for t in (query, key, value))
         if is_causal and attn_mask is None:
             raise RuntimeError("Need attn_mask if specifying the is_causal hint")
         length, batch, embed = query.shape
@@ -69,19 +69,19 @@ class MultiheadAttention(Module):
         heads = (batch, self.num_heads, self.head_dim)
 
         def split(x, w, b, n):  # (n, N, E) -> (N, heads, n, head_dim)
-            return F.linear(x, w, b).view(n, *heads).permute(1, 2, 0, 3)
+            return sgnp.transpose(sgnp.reshape(F.linear(x, w, b), (n, *heads)), (1, 2, 0, 3))
         q, k, v = split(query, w_q, b_q, length), split(key, w_k, b_k, source), split(value, w_v, b_v, source)
-        scores = sgnp.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(self.head_dim))
+        scores = sgnp.matmul(q, sgnp.swapaxes(k, -2, -1)) * (1.0 / math.sqrt(self.head_dim))
         scores = self._masked(scores, attn_mask, key_padding_mask, batch, length, source)
         weights = F.softmax(scores, -1)
         dropped = F.dropout(weights, self.dropout, True) if self.dropout > 0.0 and self.training else weights
-        out = sgnp.matmul(dropped, v).permute(2, 0, 1, 3).reshape(length, batch, self.embed_dim)
+        out = sgnp.reshape(sgnp.transpose(sgnp.matmul(dropped, v), (2, 0, 1, 3)), (length, batch, self.embed_dim))
         out = self.out_proj(out)
-        out = out.transpose(0, 1) if batched and self.batch_first else (out if batched else out.squeeze(1))
+        out = sgnp.swapaxes(out, 0, 1) if batched and self.batch_first else (out if batched else sgnp.squeeze(out, 1))
         if not need_weights:
             return out, None
         weights = weights.mean(1) if average_attn_weights else weights
-        return out, weights if batched else weights.squeeze(0)
+        return out, weights if batched else sgnp.squeeze(weights, 0)
 
     def _masked(self, scores, attn_mask, key_padding_mask, batch, length, source):
         """scores (N, heads, L, S) with attn_mask ((L, S) or (N * heads, L, S)) and key_padding_mask (N, S) added."""
