@@ -616,7 +616,7 @@ class Tensor(Tracer):
 
     # ------------------------------------------------------------------ conversions
     def numpy(self) -> np.ndarray:
-        if self._requires_grad and is_grad_enabled():  # (PyTorch's test: under no_grad NumPy may read it)
+        if self._requires_grad and _mode.enabled:  # (PyTorch's test: under no_grad NumPy may read it)
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         _hand_to_numpy(self._version)
@@ -676,7 +676,7 @@ class Tensor(Tracer):
         """The data for NumPy, refused (as numpy() and PyTorch) while the tensor requires grad outside no_grad:
         an array made of it (np.asarray(t), an ndarray's items assigned t) keeps no history, so a gradient
         through it was lost silently. symgrad's own reads take guards.concrete_array."""
-        if self._requires_grad and is_grad_enabled():
+        if self._requires_grad and _mode.enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         return self._exposed_array(dtype)
