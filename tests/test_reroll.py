@@ -363,3 +363,35 @@ def ode_steps(x, steps):
     for _ in range(steps):
         x = sg.sin(x) * 0.99 + 0.01 * sg.cos(x * 1.3)
     return x
+
+
+def test_a_loop_reading_an_input_of_its_own_per_step_rolls_with_them_stacked():
+    """An eager step's x[t] (computed before recording) and Python numbers are inputs of the graph, one per step:
+    they become the scan's xs, stacked before the loop. An input read by two steps stays a constant."""
+    def f(x, xs, k):
+        for row in xs:
+            x = sg.sin(x * row + k) * 0.9
+        return x
+    rows = [np.linspace(0.5, 1.5, 8) * (1 + 0.01 * t) for t in range(30)]
+    graph = sg.trace(f, X, rows, 0.3)
+    rolled = reroll(graph)
+    assert scans(rolled) == 1
+    args = [X, *rows, np.array(0.3)]
+    np.testing.assert_array_equal(evaluate(rolled, args), evaluate(graph, args))
+    shared = sg.trace(f, X, [rows[0]] * 30, 0.3)  # one input read by every step: a constant of the loop
+    assert scans(reroll(shared)) == 1
+    reference = np.array(X)
+    for row in rows:
+        reference = np.sin(reference * row + 0.3) * 0.9
+    np.testing.assert_allclose(sg.compile(f)(X, rows, 0.3), reference, rtol=1e-14)
+    grads = sg.grad(lambda x, xs: sg.sum(f(x, xs, 0.3)), argnums=(0, 1))(X, rows)
+    eps = 1e-6  # the derivative along a row of ones, at a late step (an early step's is below the differences' error)
+    numeric = (np.sum(f_numpy(X, [r + eps * (i == 27) for i, r in enumerate(rows)])) -
+               np.sum(f_numpy(X, [r - eps * (i == 27) for i, r in enumerate(rows)]))) / (2 * eps)
+    np.testing.assert_allclose(np.sum(grads[1][27]), numeric, rtol=1e-6)
+
+
+def f_numpy(x, rows):
+    for row in rows:
+        x = np.sin(x * row + 0.3) * 0.9
+    return x

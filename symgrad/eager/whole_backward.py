@@ -27,6 +27,10 @@ import numpy as np
 from .. import ir
 from ..autodiff import backward_pass
 from ..core import Builder, building
+from ..ops.control import result_p
+from ..ops.indexing import slice_p
+from ..ops.shape import reshape_p
+from ..passes.reroll import reroll
 from ..passes.dce import dce
 from ..tracing import inline
 from . import plans
@@ -105,7 +109,7 @@ class Capture:
         kept = [index for index, position in enumerate(stage.positions) if position not in intermediates]
         self.value_slots = {stage.positions[index]: slot for slot, index in enumerate(kept)}
         self.full = None  # the function returning every forward value, made when first needed
-        graph, self.returned, self.zero = _fused(stage, kept)
+        graph, self.returned, self.zero, self.rows = _fused(stage, kept)
         self.gradients = sum(self.returned)
         self.executable = lowered_graph(graph)
         # the LLVM executable's native entry, called directly on arrays it takes as they are (it returns
@@ -182,6 +186,7 @@ class Capture:
             owned = results is not NotImplemented and self._fresh(results, operands)
             if results is NotImplemented:
                 results = self.executable(*operands)
+            results = _expanded(results, self.gradients, self.rows)
         first = self.gradients
         if deferred:
             tape.pending = []
@@ -237,11 +242,12 @@ class Capture:
         if results is NotImplemented:
             self.handouts[key] = False
             return None
+        owned = self._fresh(results, operands)
+        results = _expanded(results, self.gradients, self.rows)
         if handout is None:
             handout = self.handouts[key] = self._handout(tape, pending, results, operands)
             if handout is False:  # (a value the function does not return: `run` calls the function that does)
                 return None
-        owned = self._fresh(results, operands)
         first = self.gradients
         tape.pending = []
         for index, slot, copied in handout[0]:
@@ -277,7 +283,9 @@ class Capture:
         """The function returning every forward value (not only those a tensor may hold), lowered once."""
         if self.full is None:
             stage = _Stage(self.entries)
-            self.full = lowered_graph(_fused(stage, range(len(stage.positions)))[0])
+            graph, _, _, rows = _fused(stage, range(len(stage.positions)))
+            executable, first = lowered_graph(graph), self.gradients
+            self.full = lambda *operands: _expanded(executable(*operands), first, rows)
         return self.full
 
     def _aliased(self, results, first, operands) -> frozenset:
@@ -400,21 +408,58 @@ def _fused(stage, kept):
     """The graph computing the stage's forward from its inputs and the root's seed, then the adjoint:
     outputs the leaves' cotangents that are not zero, then the values of the nodes `kept` (indices). Also,
     per leaf, whether its cotangent is returned and whether it is zero (reached through ops whose
-    derivative is 0)."""
+    derivative is 0), and the `rows` that `_expanded` reads the kept values by (None: as they are).
+    A Python loop in the step is rolled into a scan first (passes.reroll), as sg.compile does: it is
+    differentiated and compiled as one step of it, not once per step. A kept value of a rolled step is then a
+    row of the scan's stacked values (ys): the graph returns each such stack once, and `rows` says which row."""
     forward = stage.forward
+    nodes = forward.nodes
+    unrolled = ir.Graph(forward.inputs, nodes, [nodes[-1].out] + [nodes[index].out for index in kept])
+    rolled = reroll(unrolled)
+    outputs, rows = _stacks_of_rows(rolled) if rolled is not unrolled else (rolled.outputs[1:], None)
     builder = Builder()
     with building(builder):
-        env = inline(forward, [builder.new_input(v.shape, v.dtype) for v in forward.inputs])
-        root = forward.nodes[-1].out
+        env = inline(rolled, [builder.new_input(v.shape, v.dtype) for v in rolled.inputs])
+        root = rolled.outputs[0]
         seed = builder.new_input(root.shape, root.dtype, "seed")
-        cts = backward_pass(forward, env, [(id(root), seed)])
-        results = [cts[id(forward.inputs[i])] for i in stage.wanted]
-        reached = reached_values(forward, {id(root): seed})
+        cts = backward_pass(rolled, env, [(id(root), seed)])
+        results = [cts[id(rolled.inputs[i])] for i in stage.wanted]
+        reached = reached_values(rolled, {id(root): seed})
         returned = [ct is not None for ct in results]
-        zero = [ct is None and id(forward.inputs[i]) in reached for ct, i in zip(results, stage.wanted)]
-        values = [env[id(forward.nodes[index].out)] for index in kept]
+        zero = [ct is None and id(rolled.inputs[i]) in reached for ct, i in zip(results, stage.wanted)]
+        values = [env[id(value)] for value in outputs]
         graph = dce(builder.finish([ct for ct in results if ct is not None] + values, "eager_step"))
-    return graph, returned, zero
+    return graph, returned, zero, rows
+
+
+def _stacks_of_rows(rolled: ir.Graph) -> tuple:
+    """(the values to return, per kept value (rolled.outputs[1:]) its (index among them, row or None)): a kept value
+    the roll reads back as one row of a scan's ys (a reshape of a one-row slice of them, passes.reroll._read_back)
+    is that row of the ys, which are returned once, not sliced by a node per value."""
+    producers = {id(node.out): node for node in rolled.nodes}
+    returned, index, rows = [], {}, []
+    for value in rolled.outputs[1:]:
+        node = producers.get(id(value))
+        sliced = producers.get(id(node.inputs[0])) if node is not None and node.prim is reshape_p else None
+        key, row = id(value), None
+        if sliced is not None and sliced.prim is slice_p and sliced.out.shape == (1,) + value.shape:
+            ys = producers.get(id(sliced.inputs[0]))
+            if ys is not None and ys.prim is result_p:  # (each row read back has a result node of its own)
+                value, key, row = ys.out, (id(ys.inputs[0]), ys.params["index"]), sliced.params["starts"][0]
+        if key not in index:
+            index[key] = len(returned)
+            returned.append(value)
+        rows.append((index[key], row))
+    return returned, tuple(rows)
+
+
+def _expanded(results, first: int, rows):
+    """The results of a call with the forward values `_fused` returned as rows of a scan's stacked values taken
+    apart (a view each): the gradients (the first `first`), then one array per kept value."""
+    if rows is None:
+        return results
+    values = results[first:]
+    return list(results[:first]) + [values[i] if row is None else values[i][row] for i, row in rows]
 
 
 def _reached(entries: dict, root: int) -> dict:

@@ -10,7 +10,8 @@ A region is rolled when it holds at least MIN_BLOCKS blocks, each with the same 
 attributes as the first, reading only values of its own block, of the block before it (the loop's
 carries, each entering the first block as one value of its type), or the same values from before the
 region (its constants), or a slice of a value from before the region one element wide along an axis
-whose start moves by the same step from block to block (`x[t]` of a traced x: the scan's xs). What
+whose start moves by the same step from block to block (`x[t]` of a traced x: the scan's xs), or inputs of
+the graph one per block (an eager step's x[t] and numbers: stacked before the loop as more xs). What
 is read after the region becomes the scan's results: the last block's carries, and for a value of an
 earlier block, every block's copy of it stacked (the scan's ys; `sg.stack` of a value of every step is
 those rows as they are). When only the last block's values are read afterwards and some are not
@@ -98,7 +99,8 @@ def _candidates(kinds) -> list:
 def _region(graph, kinds, position, start, period, count):
     """(start, period, blocks, slots) for the blocks from `start` that repeat the first, or None.
     slots[(j, t)] says what input t of the first block's node j is: ("carry", q) (the value at
-    position q of the block before, initially the first block's input) or ("const",)."""
+    position q of the block before, initially the first block's input), ("const",) or ("row",) (an input of
+    the graph of each block's own: `_input_row`)."""
     nodes = graph.nodes
     count = min(count, (len(nodes) - start) // period)  # a run counted from a later kind may not fit
     slots = {}  # also slots[(j, -1)]: ("stride", steps) of the first block's slice j, its start's advance per block
@@ -176,10 +178,10 @@ def _same_block(nodes, kinds, position, start, period, k, slots) -> bool:
                 return False
             if -period <= where < 0:  # the block before: a carry, entering the first block as `first`
                 kind = ("carry", where + period)
-            elif where < -period * k:  # from before the region: a constant
-                if value is not first:
+            elif where < -period * k:  # from before the region: a constant, or an input of the graph per block
+                kind = ("const",) if value is first else _input_row(value, first, position)
+                if kind is None:
                     return False
-                kind = ("const",)
             else:
                 return False
             if slots.setdefault((j, t), kind) != kind:
@@ -191,6 +193,14 @@ def _same_block(nodes, kinds, position, start, period, k, slots) -> bool:
             if any(stride) and slots.get((j, 0)) != ("const",):
                 return False  # only a value from before the loop can be read a row a step
     return True
+
+
+def _input_row(value, first, position):
+    """("row",) when `value` and the first block's `first` are two inputs of the graph of one type: each block reads
+    an input of its own (an eager step's constants, x[t] computed before recording), a row of the loop's xs."""
+    if id(value) in position or id(first) in position or (value.shape, value.dtype) != (first.shape, first.dtype):
+        return None
+    return ("row",)
 
 
 def _slice_stride(first, node, k):
@@ -239,6 +249,7 @@ def _rolled(graph, start, period, blocks, slots):
             consts.setdefault(id(value), (value, ir.Value(value.shape, value.dtype, value.hint)))
     carry_inputs = {q: ir.Value(block[q].out.shape, block[q].out.dtype) for q in positions}
     stacked = []  # (nodes before the loop, their array of every step's rows, the body input standing for a row)
+    input_rows = {}  # the ids of the blocks' inputs read at a ("row",) slot -> the body input standing for a row
     body_nodes = []
     for j, node in enumerate(block):
         if node.prim is const_p:
@@ -259,7 +270,10 @@ def _rolled(graph, start, period, blocks, slots):
         inputs = list(node.inputs)
         for t, value in enumerate(inputs):
             kind = slots.get((j, t))
-            if kind is not None:
+            if kind is not None and kind[0] == "row":
+                inputs[t] = _input_row_value([nodes[start + k * period + j].inputs[t] for k in range(blocks)],
+                                             input_rows, stacked)
+            elif kind is not None:
                 inputs[t] = carry_inputs[kind[1]] if kind[0] == "carry" else consts[id(value)][1]
         body_nodes.append(node if tuple(inputs) == node.inputs else replace(node, inputs=tuple(inputs)))
     copies = {id(nodes[start + k * period + q].out): (k, q) for k in range(blocks) for q in range(period)}
@@ -278,6 +292,21 @@ def _rolled(graph, start, period, blocks, slots):
     before = [node for gather, _, _ in stacked for node in gather]
     tail, outputs = _read_back(nodes[end:], list(graph.outputs), scan, copies, ys, len(positions), blocks, init)
     return ir.Graph(list(graph.inputs), nodes[:start] + before + [scan] + results + tail, outputs, graph.name)
+
+
+def _input_row_value(values, input_rows, stacked) -> ir.Value:
+    """The body input standing for the row of `values` (the blocks' inputs read at one place), stacked before the
+    loop (as sg.stack: a concatenate of their unit-axis reshapes) the first time these inputs are read."""
+    key = tuple(id(value) for value in values)
+    if key not in input_rows:
+        first = values[0]
+        units = [ir.Node(reshape_p, (value,), ir.freeze_attrs({"shape": (1,) + value.shape}),
+                         ir.Value((1,) + value.shape, value.dtype)) for value in values]
+        table = ir.Node(concatenate_p, tuple(unit.out for unit in units), ir.freeze_attrs({"axis": 0}),
+                        ir.Value((len(values),) + first.shape, first.dtype))
+        input_rows[key] = ir.Value(first.shape, first.dtype)
+        stacked.append((units + [table], table.out, input_rows[key]))
+    return input_rows[key]
 
 
 def _read_back(after, outputs, scan, copies, ys, num_carry, blocks, carried):
