@@ -166,3 +166,13 @@ def test_zero_inputs_and_an_empty_batch(lowerings):
 
     x = np.zeros((T, 0, I))
     _assert_same(_train(sg, empty, weights, x, 4, loss_of=loss_of), _train(torch, empty, weights, x, 4, loss_of=loss_of))
+
+
+def test_a_long_loop_rolls_once(lowerings):
+    """70 steps: the stack of the steps' x[t] before the loop is as many reshapes, which must not roll again."""
+    torch = pytest.importorskip("torch")
+    weights, _ = _weights(6)
+    x = np.random.default_rng(6).standard_normal((70, N, I))
+    ours = _train(sg, _rnn, weights, x, 3, [70] * 3)
+    assert _rolled_captures() == 1
+    _assert_same(ours, _train(torch, _rnn, weights, x, 3, [70] * 3))

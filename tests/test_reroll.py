@@ -376,6 +376,8 @@ def test_a_loop_reading_an_input_of_its_own_per_step_rolls_with_them_stacked():
     graph = sg.trace(f, X, rows, 0.3)
     rolled = reroll(graph)
     assert scans(rolled) == 1
+    long = [np.full(8, 1 + 0.001 * t) for t in range(100)]  # the stack of 100 inputs (as many reshapes) stays a stack
+    assert scans(reroll(sg.trace(f, X, long, 0.3))) == 1
     args = [X, *rows, np.array(0.3)]
     np.testing.assert_array_equal(evaluate(rolled, args), evaluate(graph, args))
     shared = sg.trace(f, X, [rows[0]] * 30, 0.3)  # one input read by every step: a constant of the loop

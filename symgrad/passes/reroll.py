@@ -110,6 +110,8 @@ def _region(graph, kinds, position, start, period, count):
     if not _initial_values_agree(nodes[start:start + period], slots):
         return None
     carried = {kind[1] for kind in slots.values() if kind[0] == "carry"}
+    if not carried and any(kind[0] == "row" for kind in slots.values()):
+        return None  # blocks reading inputs of their own and carrying nothing: a map (their stack, _input_row_value)
     while blocks >= MIN_BLOCKS and blocks * period >= MIN_NODES:
         end, last = start + blocks * period, start + (blocks - 1) * period
         read_after = [position.get(id(v), -1) for v in [v for node in nodes[end:] for v in node.inputs] + graph.outputs]
