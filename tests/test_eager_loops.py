@@ -176,3 +176,26 @@ def test_a_long_loop_rolls_once(lowerings):
     ours = _train(sg, _rnn, weights, x, 3, [70] * 3)
     assert _rolled_captures() == 1
     _assert_same(ours, _train(torch, _rnn, weights, x, 3, [70] * 3))
+
+
+def test_a_rolled_step_backward_twice_with_retain_graph(lowerings):
+    """A capture made by a backward with retain_graph returns every value of the step (rows of the scan's stacks
+    too), which a second backward through the same graph reads."""
+    torch = pytest.importorskip("torch")
+    weights, x = _weights(7)
+    seen = {}
+    for lib in (sg, torch):
+        params = [lib.tensor(w, requires_grad=True) for w in weights]
+        xs = lib.tensor(x)
+        seen[lib] = []
+        for _ in range(4):
+            kept = []
+            h = _rnn(lib, xs, *params, kept=kept)
+            loss = (h * h).mean() + kept[2].sum()
+            loss.backward(retain_graph=True)
+            loss.backward()
+            seen[lib].append([loss.item(), kept[7].detach().numpy().copy(), *[p.grad.numpy().copy() for p in params]])
+            for p in params:
+                p.grad = None
+    assert _rolled_captures() == 1
+    _assert_same(seen[sg], seen[torch])
