@@ -29,7 +29,7 @@ from ..autodiff import backward_pass
 from ..core import Builder, building
 from ..ops.control import result_p
 from ..ops.indexing import slice_p
-from ..ops.shape import reshape_p
+from ..ops.shape import concatenate_p, reshape_p
 from ..passes.reroll import reroll
 from ..passes.dce import dce
 from ..tracing import inline
@@ -109,7 +109,7 @@ class Capture:
         kept = [index for index, position in enumerate(stage.positions) if position not in intermediates]
         self.value_slots = {stage.positions[index]: slot for slot, index in enumerate(kept)}
         self.full = None  # the function returning every forward value, made when first needed
-        graph, self.returned, self.zero, self.rows = _fused(stage, kept)
+        graph, self.returned, self.zero, self.rows, self.packing = _fused(stage, kept)
         self.gradients = sum(self.returned)
         self.executable = lowered_graph(graph)
         # the LLVM executable's native entry, called directly on arrays it takes as they are (it returns
@@ -177,6 +177,7 @@ class Capture:
                 shown, slots = pending, [record.position for record in pending]
                 results, owned = self._full()(*operands), False
         if results is None:
+            operands = _packed(operands, self.packing)
             try:
                 results = NotImplemented if self.entry is None else self.entry(*operands)
             except Exception:  # noqa: BLE001  (an op that does not lead to the root, given zeros, failed: no effect)
@@ -232,7 +233,7 @@ class Capture:
             if leaf is not None and leaf._hooks:
                 return False
             leaves.append(leaf)
-        operands = tape.arrays + [seed]
+        operands = _packed(tape.arrays + [seed], self.packing)
         try:
             results = self.entry(*operands)
         except Exception:  # noqa: BLE001  (an op that does not lead to the root, given zeros, failed: no effect)
@@ -283,9 +284,9 @@ class Capture:
         """The function returning every forward value (not only those a tensor may hold), lowered once."""
         if self.full is None:
             stage = _Stage(self.entries)
-            graph, _, _, rows = _fused(stage, range(len(stage.positions)))
+            graph, _, _, rows, packing = _fused(stage, range(len(stage.positions)))
             executable, first = lowered_graph(graph), self.gradients
-            self.full = lambda *operands: _expanded(executable(*operands), first, rows)
+            self.full = lambda *operands: _expanded(executable(*_packed(operands, packing)), first, rows)
         return self.full
 
     def _aliased(self, results, first, operands) -> frozenset:
@@ -408,28 +409,67 @@ def _fused(stage, kept):
     """The graph computing the stage's forward from its inputs and the root's seed, then the adjoint:
     outputs the leaves' cotangents that are not zero, then the values of the nodes `kept` (indices). Also,
     per leaf, whether its cotangent is returned and whether it is zero (reached through ops whose
-    derivative is 0), and the `rows` that `_expanded` reads the kept values by (None: as they are).
+    derivative is 0), the `rows` that `_expanded` reads the kept values by (None: as they are), and the
+    `packing` of the operands (`_packed`).
     A Python loop in the step is rolled into a scan first (passes.reroll), as sg.compile does: it is
     differentiated and compiled as one step of it, not once per step. A kept value of a rolled step is then a
-    row of the scan's stacked values (ys): the graph returns each such stack once, and `rows` says which row."""
+    row of the scan's stacked values (ys): the graph returns each such stack once, and `rows` says which row.
+    The inputs the steps read one each (x[t]), which the roll stacks, are stacked by the caller (`packing`):
+    the lowered function takes the stack, and its code does not grow with the number of steps."""
     forward = stage.forward
     nodes = forward.nodes
     unrolled = ir.Graph(forward.inputs, nodes, [nodes[-1].out] + [nodes[index].out for index in kept])
     rolled = reroll(unrolled)
     outputs, rows = _stacks_of_rows(rolled) if rolled is not unrolled else (rolled.outputs[1:], None)
+    leaves = [forward.inputs[i] for i in stage.wanted]
+    rolled, packing = _stacked_inputs(rolled, leaves) if rolled is not unrolled else (rolled, None)
     builder = Builder()
     with building(builder):
         env = inline(rolled, [builder.new_input(v.shape, v.dtype) for v in rolled.inputs])
         root = rolled.outputs[0]
         seed = builder.new_input(root.shape, root.dtype, "seed")
         cts = backward_pass(rolled, env, [(id(root), seed)])
-        results = [cts[id(rolled.inputs[i])] for i in stage.wanted]
+        results = [cts[id(leaf)] for leaf in leaves]
         reached = reached_values(rolled, {id(root): seed})
         returned = [ct is not None for ct in results]
-        zero = [ct is None and id(rolled.inputs[i]) in reached for ct, i in zip(results, stage.wanted)]
+        zero = [ct is None and id(leaf) in reached for ct, leaf in zip(results, leaves)]
         values = [env[id(value)] for value in outputs]
         graph = dce(builder.finish([ct for ct in results if ct is not None] + values, "eager_step"))
-    return graph, returned, zero, rows
+    return graph, returned, zero, rows, packing
+
+
+def _stacked_inputs(rolled: ir.Graph, leaves) -> tuple:
+    """(the graph with each stack of its inputs (a concatenate of their unit-axis reshapes, which reroll makes of the
+    inputs the steps read one each) an input of its own, the packing `_packed` makes the operands by: per input of
+    that graph and then the seed, the index of an operand, or the indices of the operands stacked); the leaves (their
+    cotangents are wanted) are not stacked. (rolled, None) when there is no such stack."""
+    index = {id(value): i for i, value in enumerate(rolled.inputs)}
+    kept = set(map(id, leaves))
+    producers, uses = {id(node.out): node for node in rolled.nodes}, rolled.consumers()
+    stacks, dropped = {}, set()  # id(stack node) -> the indices of the inputs it stacks; ids of nodes dropped
+    for node in rolled.nodes:
+        units = [producers.get(id(value)) for value in node.inputs] if node.prim is concatenate_p and \
+            node.params["axis"] == 0 else [None]
+        if all(unit is not None and unit.prim is reshape_p and id(unit.inputs[0]) in index and
+               id(unit.inputs[0]) not in kept and unit.out.shape == (1,) + unit.inputs[0].shape and
+               uses[id(unit.out)] == 1 for unit in units):
+            stacks[id(node)] = tuple(index[id(unit.inputs[0])] for unit in units)
+            dropped.update(map(id, units + [node]))
+    if not stacks:
+        return rolled, None
+    nodes = [node for node in rolled.nodes if id(node) not in dropped]
+    read = {id(value) for node in nodes for value in node.inputs} | set(map(id, rolled.outputs)) | kept
+    inputs = [value for value in rolled.inputs if id(value) in read]
+    tables = [node for node in rolled.nodes if id(node) in stacks]
+    packing = [index[id(value)] for value in inputs] + [stacks[id(node)] for node in tables] + [len(rolled.inputs)]
+    return ir.Graph(inputs + [node.out for node in tables], nodes, rolled.outputs, rolled.name), tuple(packing)
+
+
+def _packed(operands, packing) -> list:
+    """The operands of a lowered step whose `_fused` graph takes stacks of some of them (`_stacked_inputs`)."""
+    if packing is None:
+        return operands
+    return [operands[i] if i.__class__ is int else np.stack([operands[j] for j in i]) for i in packing]
 
 
 def _stacks_of_rows(rolled: ir.Graph) -> tuple:
