@@ -397,3 +397,32 @@ def f_numpy(x, rows):
     for row in rows:
         x = np.sin(x * row + 0.3) * 0.9
     return x
+
+
+def test_a_stack_of_every_step_with_the_last_step_left_unrolled_reads_the_ys():
+    """The roll starts its steps after `xs[t] @ wx + h @ wh` (fewest carries), so the last step's tanh stays after
+    the loop: the stack of every h is the ys and that last piece, not a slice per step."""
+    rng = np.random.default_rng(0)
+    xs, wx, wh, b = rng.standard_normal((30, 3, 4)), rng.standard_normal((4, 5)), rng.standard_normal((5, 5)) / 2, \
+        rng.standard_normal(5)
+
+    def f(xs, wx, wh, b):
+        h, hs = np.zeros((3, 5)), []
+        for t in range(30):
+            h = sg.tanh(xs[t] @ wx + h @ wh + b)
+            hs.append(h)
+        return sg.stack(hs)
+
+    graph = sg.trace(f, xs, wx, wh, b)
+    rolled = reroll(graph)
+    assert scans(rolled) == 1 and sum(node.prim.name == "slice" for node in rolled.nodes) <= 2
+    args = [xs, wx, wh, b]
+    np.testing.assert_array_equal(evaluate(rolled, args)[0], evaluate(graph, args)[0])
+    loss = sg.compile(sg.grad(lambda wh: sg.sum(sg.sin(f(xs, wx, wh, b)))))
+    eps, index = 1e-6, (1, 2)
+    plus, minus = wh.copy(), wh.copy()
+    plus[index] += eps
+    minus[index] -= eps
+    numeric = (np.sum(np.sin(evaluate(graph, [xs, wx, plus, b])[0])) -
+               np.sum(np.sin(evaluate(graph, [xs, wx, minus, b])[0]))) / (2 * eps)
+    np.testing.assert_allclose(loss(wh)[index], numeric, rtol=1e-6)

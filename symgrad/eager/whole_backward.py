@@ -473,23 +473,27 @@ def _packed(operands, packing) -> list:
 
 
 def _stacks_of_rows(rolled: ir.Graph) -> tuple:
-    """(the values to return, per kept value (rolled.outputs[1:]) its (index among them, row or None)): a kept value
-    the roll reads back as one row of a scan's ys (a reshape of a one-row slice of them, passes.reroll._read_back)
-    is that row of the ys, which are returned once, not sliced by a node per value."""
+    """(the values to return, per kept value (rolled.outputs[1:]) its (index among them, row or None, shape or None)):
+    a kept value the roll reads back as one row of a scan's ys (reshapes of a one-row slice of them,
+    passes.reroll._read_back; a unit-axis reshape of a step's value, as sg.stack makes, is one too) is that row of
+    the ys, reshaped where its shape is another, and the ys are returned once, not sliced by a node per value."""
     producers = {id(node.out): node for node in rolled.nodes}
     returned, index, rows = [], {}, []
     for value in rolled.outputs[1:]:
-        node = producers.get(id(value))
-        sliced = producers.get(id(node.inputs[0])) if node is not None and node.prim is reshape_p else None
-        key, row = id(value), None
-        if sliced is not None and sliced.prim is slice_p and sliced.out.shape == (1,) + value.shape:
-            ys = producers.get(id(sliced.inputs[0]))
-            if ys is not None and ys.prim is result_p:  # (each row read back has a result node of its own)
-                value, key, row = ys.out, (id(ys.inputs[0]), ys.params["index"]), sliced.params["starts"][0]
+        node, key, row, shape = producers.get(id(value)), id(value), None, None
+        while node is not None and node.prim is reshape_p:
+            node = producers.get(id(node.inputs[0]))
+        if node is not None and node.prim is slice_p and node.out.shape[0] == 1 and node.out.size == value.size:
+            ys = producers.get(id(node.inputs[0]))
+            if ys is not None and ys.prim is result_p and ys.out.shape[1:] == node.out.shape[1:] and \
+                    set(node.params["steps"]) == {1}:  # (each row read back has a result node of its own)
+                key, row = (id(ys.inputs[0]), ys.params["index"]), node.params["starts"][0]
+                shape = None if node.out.shape[1:] == value.shape else value.shape
+                value = ys.out
         if key not in index:
             index[key] = len(returned)
             returned.append(value)
-        rows.append((index[key], row))
+        rows.append((index[key], row, shape))
     return returned, tuple(rows)
 
 
@@ -499,7 +503,8 @@ def _expanded(results, first: int, rows):
     if rows is None:
         return results
     values = results[first:]
-    return list(results[:first]) + [values[i] if row is None else values[i][row] for i, row in rows]
+    return list(results[:first]) + [values[i] if row is None else values[i][row] if shape is None else
+                                    values[i][row].reshape(shape) for i, row, shape in rows]
 
 
 def _reached(entries: dict, root: int) -> dict:

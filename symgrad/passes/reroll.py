@@ -314,24 +314,27 @@ def _input_row_value(values, input_rows, stacked) -> ir.Value:
 def _read_back(after, outputs, scan, copies, ys, num_carry, blocks, carried):
     """The nodes after a rolled region and the graph's outputs, reading the scan's ys where they read a copy
     (k, q) of a block's value q that is not a result of the scan: `sg.stack` of every block's copy (a
-    concatenate of their unit-axis reshapes) is the ys as they are, any other copy a row of them."""
+    concatenate of their unit-axis reshapes) is the ys as they are (a stack that goes on past them, with a last step
+    left unrolled, is those ys and its other pieces), any other copy a row of them."""
     index = {q: num_carry + i for i, q in enumerate(ys)}
     unit_rows = {id(node.out): copies[id(node.inputs[0])] for node in after
                  if node.prim is reshape_p and id(node.inputs[0]) in copies}
     producers = {id(node.out): node for node in after}
-    stacks = {}  # id(concatenate node) -> (q, k), for sg.stack of the copies of q from block k on, in order
+    stacks = {}  # id(concatenate node) -> (q, k, n): its first n pieces are the copies of q from block k on, in order
     for node in after:
         if node.prim is concatenate_p:
             rows, axis = [unit_rows.get(id(value)) for value in node.inputs], node.params["axis"]
-            if rows[0] is not None and rows[0][1] in index and \
-                    rows == [(rows[0][0] + i, rows[0][1]) for i in range(len(rows))] and \
-                    all(value.shape == _unit_axis(producers[id(value)].inputs[0].shape, axis) for value in node.inputs):
-                stacks[id(node)] = rows[0][1], rows[0][0]
+            count = 0
+            while count < len(rows) and rows[0] is not None and rows[count] == (rows[0][0] + count, rows[0][1]) and \
+                    node.inputs[count].shape == _unit_axis(producers[id(node.inputs[count])].inputs[0].shape, axis):
+                count += 1
+            if rows[0] is not None and rows[0][1] in index and (count == len(rows) or count > 1):
+                stacks[id(node)] = rows[0][1], rows[0][0], count
     uses = ir.Graph([], after, outputs).consumers()
     stacked_uses = {}
     for node in after:
         if id(node) in stacks:
-            for value in node.inputs:
+            for value in node.inputs[:stacks[id(node)][2]]:
                 stacked_uses[id(value)] = stacked_uses.get(id(value), 0) + 1
     tail, rows = [], {}
 
@@ -353,8 +356,16 @@ def _read_back(after, outputs, scan, copies, ys, num_carry, blocks, carried):
 
     for node in after:
         if id(node) in stacks:
-            q, first = stacks[id(node)]
-            tail.extend(_stacked_ys(scan, index[q], blocks, first, node))
+            q, first, count = stacks[id(node)]
+            if count == len(node.inputs):
+                tail.extend(_stacked_ys(scan, index[q], blocks, first, node))
+                continue
+            axis, shape = node.params["axis"], node.out.shape
+            part = ir.Node(concatenate_p, node.inputs[:count], node.attrs,
+                           ir.Value(shape[:axis] + (count,) + shape[axis + 1:], node.out.dtype), dict(node.meta))
+            tail.extend(_stacked_ys(scan, index[q], blocks, first, part))
+            tail.append(ir.Node(concatenate_p, (part.out,) + tuple(row(value) for value in node.inputs[count:]),
+                                node.attrs, node.out, dict(node.meta)))
         elif id(node.out) in stacked_uses and uses.get(id(node.out), 0) == stacked_uses.get(id(node.out), 0):
             continue  # read by stacks only, which read the ys instead
         else:
