@@ -165,7 +165,8 @@ def test_zero_inputs_and_an_empty_batch(lowerings):
         return h.sum()
 
     x = np.zeros((T, 0, I))
-    _assert_same(_train(sg, empty, weights, x, 4, loss_of=loss_of), _train(torch, empty, weights, x, 4, loss_of=loss_of))
+    _assert_same(_train(sg, empty, weights, x, 4, loss_of=loss_of),
+                 _train(torch, empty, weights, x, 4, loss_of=loss_of))
 
 
 def test_a_long_loop_rolls_once(lowerings):
