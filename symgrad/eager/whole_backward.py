@@ -136,6 +136,7 @@ class Capture:
                           for p, e in sorted(self.entries.items())]
         self.released_positions = frozenset(position for position, _ in self.released)
         self.handouts = {}  # a deferred step's records' positions -> how its call's results reach them (`_handout`)
+        self.last_results = None  # the results of the last call of the native entry (`_run_deferred`)
 
     def deferred(self, tape, root_record) -> bool:
         """Whether every op of the tape up to the root was deferred against this capture, nothing computed yet."""
@@ -243,6 +244,10 @@ class Capture:
         if results is NotImplemented:
             self.handouts[key] = False
             return None
+        # the results stay referenced until the next call has made its own: a rolled step's stacked values are
+        # large arrays, and freeing them before the next call allocates returns their memory to the system, to be
+        # faulted in again (T = 100: 1.75 -> 1.06 ms a call)
+        self.last_results = results
         owned = self._fresh(results, operands)
         results = _expanded(results, self.gradients, self.rows)
         if handout is None:
