@@ -1,6 +1,7 @@
 """Recurrent layers in eager mode, symgrad vs PyTorch: the first two training steps (symgrad compiles the
 layer's sequence in the first; a step loop of small ops was compiled whole at the second) and a training step
-(forward, backward, SGD), float32, one thread each.
+(forward, backward, SGD), float32, one thread each. The loop_rnn cases are a tanh RNN written as a Python loop
+of tensor ops (captured whole at the second step, the loop rolled into a scan).
 
 Run: python benchmarks/bench_rnn.py [--steps 20] [--repeats 5]
 
@@ -26,12 +27,37 @@ try:
 except ImportError:
     torch = None
 
+
+def hand_written_rnn(lib, inputs, hidden):
+    """A tanh RNN written as a Python loop of tensor ops (no fused layer): symgrad captures the step whole at its
+    second step, its loop rolled into one scan."""
+
+    class HandRNN(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w_x = lib.nn.Parameter(lib.randn(inputs, hidden) / inputs ** 0.5)
+            self.w_h = lib.nn.Parameter(lib.randn(hidden, hidden) / hidden ** 0.5)
+            self.b = lib.nn.Parameter(lib.zeros(hidden))
+
+        def forward(self, x):
+            h = lib.zeros(x.shape[1], self.w_h.shape[0], dtype=x.dtype)
+            outputs = []
+            for t in range(x.shape[0]):
+                h = lib.tanh(x[t] @ self.w_x + h @ self.w_h + self.b)
+                outputs.append(h)
+            return lib.stack(outputs), h
+
+    return HandRNN()
+
+
 # name -> (module factory given a library, input shape (L, N, H_in))
 CASES = {
     "lstm": (lambda lib: lib.nn.LSTM(32, 64), (20, 16, 32)),
     "lstm_2_layers": (lambda lib: lib.nn.LSTM(32, 64, num_layers=2), (20, 16, 32)),
     "gru_bidirectional": (lambda lib: lib.nn.GRU(32, 32, bidirectional=True), (20, 16, 32)),
     "rnn_tanh": (lambda lib: lib.nn.RNN(32, 64), (20, 16, 32)),
+    "loop_rnn_T50": (lambda lib: hand_written_rnn(lib, 32, 64), (50, 16, 32)),
+    "loop_rnn_T200": (lambda lib: hand_written_rnn(lib, 32, 64), (200, 16, 32)),
 }
 
 
@@ -52,6 +78,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", default="", help="run the cases whose name contains this text")
     args = parser.parse_args()
     if torch is None:
         raise SystemExit("PyTorch is not installed: nothing to compare with")
@@ -60,6 +87,8 @@ def main():
           f"{'symgrad step ms (wall/cpu)':>27s} "
           f"{'torch step ms (wall/cpu)':>25s} {'ratio (cpu)':>11s}", flush=True)
     for name, (factory, shape) in CASES.items():
+        if args.only not in name:
+            continue
         theirs = factory(torch)
         ours = factory(sg).float()
         ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})

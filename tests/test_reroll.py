@@ -363,3 +363,66 @@ def ode_steps(x, steps):
     for _ in range(steps):
         x = sg.sin(x) * 0.99 + 0.01 * sg.cos(x * 1.3)
     return x
+
+
+def test_a_loop_reading_an_input_of_its_own_per_step_rolls_with_them_stacked():
+    """An eager step's x[t] (computed before recording) and Python numbers are inputs of the graph, one per step:
+    they become the scan's xs, stacked before the loop. An input read by two steps stays a constant."""
+    def f(x, xs, k):
+        for row in xs:
+            x = sg.sin(x * row + k) * 0.9
+        return x
+    rows = [np.linspace(0.5, 1.5, 8) * (1 + 0.01 * t) for t in range(30)]
+    graph = sg.trace(f, X, rows, 0.3)
+    rolled = reroll(graph)
+    assert scans(rolled) == 1
+    long = [np.full(8, 1 + 0.001 * t) for t in range(100)]  # the stack of 100 inputs (as many reshapes) stays a stack
+    assert scans(reroll(sg.trace(f, X, long, 0.3))) == 1
+    args = [X, *rows, np.array(0.3)]
+    np.testing.assert_array_equal(evaluate(rolled, args), evaluate(graph, args))
+    shared = sg.trace(f, X, [rows[0]] * 30, 0.3)  # one input read by every step: a constant of the loop
+    assert scans(reroll(shared)) == 1
+    reference = np.array(X)
+    for row in rows:
+        reference = np.sin(reference * row + 0.3) * 0.9
+    np.testing.assert_allclose(sg.compile(f)(X, rows, 0.3), reference, rtol=1e-14)
+    grads = sg.grad(lambda x, xs: sg.sum(f(x, xs, 0.3)), argnums=(0, 1))(X, rows)
+    eps = 1e-6  # the derivative along a row of ones, at a late step (an early step's is below the differences' error)
+    numeric = (np.sum(f_numpy(X, [r + eps * (i == 27) for i, r in enumerate(rows)])) -
+               np.sum(f_numpy(X, [r - eps * (i == 27) for i, r in enumerate(rows)]))) / (2 * eps)
+    np.testing.assert_allclose(np.sum(grads[1][27]), numeric, rtol=1e-6)
+
+
+def f_numpy(x, rows):
+    for row in rows:
+        x = np.sin(x * row + 0.3) * 0.9
+    return x
+
+
+def test_a_stack_of_every_step_with_the_last_step_left_unrolled_reads_the_ys():
+    """The roll starts its steps after `xs[t] @ wx + h @ wh` (fewest carries), so the last step's tanh stays after
+    the loop: the stack of every h is the ys and that last piece, not a slice per step."""
+    rng = np.random.default_rng(0)
+    xs, wx, wh, b = rng.standard_normal((30, 3, 4)), rng.standard_normal((4, 5)), rng.standard_normal((5, 5)) / 2, \
+        rng.standard_normal(5)
+
+    def f(xs, wx, wh, b):
+        h, hs = np.zeros((3, 5)), []
+        for t in range(30):
+            h = sg.tanh(xs[t] @ wx + h @ wh + b)
+            hs.append(h)
+        return sg.stack(hs)
+
+    graph = sg.trace(f, xs, wx, wh, b)
+    rolled = reroll(graph)
+    assert scans(rolled) == 1 and sum(node.prim.name == "slice" for node in rolled.nodes) <= 2
+    args = [xs, wx, wh, b]
+    np.testing.assert_array_equal(evaluate(rolled, args)[0], evaluate(graph, args)[0])
+    loss = sg.compile(sg.grad(lambda wh: sg.sum(sg.sin(f(xs, wx, wh, b)))))
+    eps, index = 1e-6, (1, 2)
+    plus, minus = wh.copy(), wh.copy()
+    plus[index] += eps
+    minus[index] -= eps
+    numeric = (np.sum(np.sin(evaluate(graph, [xs, wx, plus, b])[0])) -
+               np.sum(np.sin(evaluate(graph, [xs, wx, minus, b])[0]))) / (2 * eps)
+    np.testing.assert_allclose(loss(wh)[index], numeric, rtol=1e-6)

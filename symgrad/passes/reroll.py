@@ -10,7 +10,8 @@ A region is rolled when it holds at least MIN_BLOCKS blocks, each with the same 
 attributes as the first, reading only values of its own block, of the block before it (the loop's
 carries, each entering the first block as one value of its type), or the same values from before the
 region (its constants), or a slice of a value from before the region one element wide along an axis
-whose start moves by the same step from block to block (`x[t]` of a traced x: the scan's xs). What
+whose start moves by the same step from block to block (`x[t]` of a traced x: the scan's xs), or inputs of
+the graph one per block (an eager step's x[t] and numbers: stacked before the loop as more xs). What
 is read after the region becomes the scan's results: the last block's carries, and for a value of an
 earlier block, every block's copy of it stacked (the scan's ys; `sg.stack` of a value of every step is
 those rows as they are). When only the last block's values are read afterwards and some are not
@@ -98,7 +99,8 @@ def _candidates(kinds) -> list:
 def _region(graph, kinds, position, start, period, count):
     """(start, period, blocks, slots) for the blocks from `start` that repeat the first, or None.
     slots[(j, t)] says what input t of the first block's node j is: ("carry", q) (the value at
-    position q of the block before, initially the first block's input) or ("const",)."""
+    position q of the block before, initially the first block's input), ("const",) or ("row",) (an input of
+    the graph of each block's own: `_input_row`)."""
     nodes = graph.nodes
     count = min(count, (len(nodes) - start) // period)  # a run counted from a later kind may not fit
     slots = {}  # also slots[(j, -1)]: ("stride", steps) of the first block's slice j, its start's advance per block
@@ -108,6 +110,8 @@ def _region(graph, kinds, position, start, period, count):
     if not _initial_values_agree(nodes[start:start + period], slots):
         return None
     carried = {kind[1] for kind in slots.values() if kind[0] == "carry"}
+    if not carried and any(kind[0] == "row" for kind in slots.values()):
+        return None  # blocks reading inputs of their own and carrying nothing: a map (their stack, _input_row_value)
     while blocks >= MIN_BLOCKS and blocks * period >= MIN_NODES:
         end, last = start + blocks * period, start + (blocks - 1) * period
         read_after = [position.get(id(v), -1) for v in [v for node in nodes[end:] for v in node.inputs] + graph.outputs]
@@ -176,10 +180,10 @@ def _same_block(nodes, kinds, position, start, period, k, slots) -> bool:
                 return False
             if -period <= where < 0:  # the block before: a carry, entering the first block as `first`
                 kind = ("carry", where + period)
-            elif where < -period * k:  # from before the region: a constant
-                if value is not first:
+            elif where < -period * k:  # from before the region: a constant, or an input of the graph per block
+                kind = ("const",) if value is first else _input_row(value, first, position)
+                if kind is None:
                     return False
-                kind = ("const",)
             else:
                 return False
             if slots.setdefault((j, t), kind) != kind:
@@ -191,6 +195,14 @@ def _same_block(nodes, kinds, position, start, period, k, slots) -> bool:
             if any(stride) and slots.get((j, 0)) != ("const",):
                 return False  # only a value from before the loop can be read a row a step
     return True
+
+
+def _input_row(value, first, position):
+    """("row",) when `value` and the first block's `first` are two inputs of the graph of one type: each block reads
+    an input of its own (an eager step's constants, x[t] computed before recording), a row of the loop's xs."""
+    if id(value) in position or id(first) in position or (value.shape, value.dtype) != (first.shape, first.dtype):
+        return None
+    return ("row",)
 
 
 def _slice_stride(first, node, k):
@@ -239,6 +251,7 @@ def _rolled(graph, start, period, blocks, slots):
             consts.setdefault(id(value), (value, ir.Value(value.shape, value.dtype, value.hint)))
     carry_inputs = {q: ir.Value(block[q].out.shape, block[q].out.dtype) for q in positions}
     stacked = []  # (nodes before the loop, their array of every step's rows, the body input standing for a row)
+    input_rows = {}  # the ids of the blocks' inputs read at a ("row",) slot -> the body input standing for a row
     body_nodes = []
     for j, node in enumerate(block):
         if node.prim is const_p:
@@ -259,7 +272,10 @@ def _rolled(graph, start, period, blocks, slots):
         inputs = list(node.inputs)
         for t, value in enumerate(inputs):
             kind = slots.get((j, t))
-            if kind is not None:
+            if kind is not None and kind[0] == "row":
+                inputs[t] = _input_row_value([nodes[start + k * period + j].inputs[t] for k in range(blocks)],
+                                             input_rows, stacked)
+            elif kind is not None:
                 inputs[t] = carry_inputs[kind[1]] if kind[0] == "carry" else consts[id(value)][1]
         body_nodes.append(node if tuple(inputs) == node.inputs else replace(node, inputs=tuple(inputs)))
     copies = {id(nodes[start + k * period + q].out): (k, q) for k in range(blocks) for q in range(period)}
@@ -280,27 +296,45 @@ def _rolled(graph, start, period, blocks, slots):
     return ir.Graph(list(graph.inputs), nodes[:start] + before + [scan] + results + tail, outputs, graph.name)
 
 
+def _input_row_value(values, input_rows, stacked) -> ir.Value:
+    """The body input standing for the row of `values` (the blocks' inputs read at one place), stacked before the
+    loop (as sg.stack: a concatenate of their unit-axis reshapes) the first time these inputs are read."""
+    key = tuple(id(value) for value in values)
+    if key not in input_rows:
+        first = values[0]
+        units = [ir.Node(reshape_p, (value,), ir.freeze_attrs({"shape": (1,) + value.shape}),
+                         ir.Value((1,) + value.shape, value.dtype)) for value in values]
+        table = ir.Node(concatenate_p, tuple(unit.out for unit in units), ir.freeze_attrs({"axis": 0}),
+                        ir.Value((len(values),) + first.shape, first.dtype))
+        input_rows[key] = ir.Value(first.shape, first.dtype)
+        stacked.append((units + [table], table.out, input_rows[key]))
+    return input_rows[key]
+
+
 def _read_back(after, outputs, scan, copies, ys, num_carry, blocks, carried):
     """The nodes after a rolled region and the graph's outputs, reading the scan's ys where they read a copy
     (k, q) of a block's value q that is not a result of the scan: `sg.stack` of every block's copy (a
-    concatenate of their unit-axis reshapes) is the ys as they are, any other copy a row of them."""
+    concatenate of their unit-axis reshapes) is the ys as they are (a stack that goes on past them, with a last step
+    left unrolled, is those ys and its other pieces), any other copy a row of them."""
     index = {q: num_carry + i for i, q in enumerate(ys)}
     unit_rows = {id(node.out): copies[id(node.inputs[0])] for node in after
                  if node.prim is reshape_p and id(node.inputs[0]) in copies}
     producers = {id(node.out): node for node in after}
-    stacks = {}  # id(concatenate node) -> (q, k), for sg.stack of the copies of q from block k on, in order
+    stacks = {}  # id(concatenate node) -> (q, k, n): its first n pieces are the copies of q from block k on, in order
     for node in after:
         if node.prim is concatenate_p:
             rows, axis = [unit_rows.get(id(value)) for value in node.inputs], node.params["axis"]
-            if rows[0] is not None and rows[0][1] in index and \
-                    rows == [(rows[0][0] + i, rows[0][1]) for i in range(len(rows))] and \
-                    all(value.shape == _unit_axis(producers[id(value)].inputs[0].shape, axis) for value in node.inputs):
-                stacks[id(node)] = rows[0][1], rows[0][0]
+            count = 0
+            while count < len(rows) and rows[0] is not None and rows[count] == (rows[0][0] + count, rows[0][1]) and \
+                    node.inputs[count].shape == _unit_axis(producers[id(node.inputs[count])].inputs[0].shape, axis):
+                count += 1
+            if rows[0] is not None and rows[0][1] in index and (count == len(rows) or count > 1):
+                stacks[id(node)] = rows[0][1], rows[0][0], count
     uses = ir.Graph([], after, outputs).consumers()
     stacked_uses = {}
     for node in after:
         if id(node) in stacks:
-            for value in node.inputs:
+            for value in node.inputs[:stacks[id(node)][2]]:
                 stacked_uses[id(value)] = stacked_uses.get(id(value), 0) + 1
     tail, rows = [], {}
 
@@ -322,8 +356,16 @@ def _read_back(after, outputs, scan, copies, ys, num_carry, blocks, carried):
 
     for node in after:
         if id(node) in stacks:
-            q, first = stacks[id(node)]
-            tail.extend(_stacked_ys(scan, index[q], blocks, first, node))
+            q, first, count = stacks[id(node)]
+            if count == len(node.inputs):
+                tail.extend(_stacked_ys(scan, index[q], blocks, first, node))
+                continue
+            axis, shape = node.params["axis"], node.out.shape
+            part = ir.Node(concatenate_p, node.inputs[:count], node.attrs,
+                           ir.Value(shape[:axis] + (count,) + shape[axis + 1:], node.out.dtype), dict(node.meta))
+            tail.extend(_stacked_ys(scan, index[q], blocks, first, part))
+            tail.append(ir.Node(concatenate_p, (part.out,) + tuple(row(value) for value in node.inputs[count:]),
+                                node.attrs, node.out, dict(node.meta)))
         elif id(node.out) in stacked_uses and uses.get(id(node.out), 0) == stacked_uses.get(id(node.out), 0):
             continue  # read by stacks only, which read the ys instead
         else:
