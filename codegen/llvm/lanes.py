@@ -224,6 +224,8 @@ class _Lanes:
 
     def _lanes(self, old):
         """`old`'s value in every lane: its vector, or its one value splatted."""
+        if self.steps.get(id(old)):
+            raise _Unsupported  # the loop index (or an affine of it) stored or summed as a number
         value = self.values.get(id(old), old)
         if isinstance(value.type, ir.VectorType):
             return value
