@@ -615,8 +615,10 @@ class Tensor(Tracer):
         self._data = array
 
     # ------------------------------------------------------------------ conversions
-    def numpy(self) -> np.ndarray:
-        if self._requires_grad and _mode.enabled:  # (PyTorch's test: under no_grad NumPy may read it)
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data, shared; refused for a tensor that requires grad in grad mode unless `force` (PyTorch's
+        numpy(force=True), the way to read it now that np.asarray(t) is refused too)."""
+        if self._requires_grad and _mode.enabled and not force:  # (PyTorch's test: under no_grad NumPy may read it)
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         _hand_to_numpy(self._version)
