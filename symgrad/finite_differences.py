@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import pytree
+from .guards import concrete_array
 from .transforms import jvp, vjp
 
 # float dtype -> (step, default tolerance): a step near the cube root of the dtype's epsilon
@@ -20,8 +21,9 @@ _STEP_AND_TOLERANCE = {np.dtype(np.float64): (1e-6, 1e-5), np.dtype(np.float32):
 
 def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, eps=None):
     """Raise AssertionError unless f's derivatives at args, up to `order`, in `modes` ("fwd", "rev"),
-    agree with central finite differences. Tolerances and step follow the widest float dtype of args."""
-    args = tuple(args)
+    agree with central finite differences. Tolerances and step follow the widest float dtype of args. An eager
+    tensor among args is its values, as for a transform's argument (even while it requires grad)."""
+    args = _map(lambda leaf: concrete_array(leaf) if hasattr(leaf, "_exposed_array") else leaf, tuple(args))
     modes = (modes,) if isinstance(modes, str) else tuple(modes)  # modes="rev" works in JAX too
     unknown = set(modes) - {"fwd", "rev"}
     if unknown:

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import dtypes, ir, numpy_api, pytree  # noqa: F401 (numpy_api: Tracer methods)
 from .core import Builder, Tracer, TracerError, bind, building, const_p, current_builder, refuse_masked
+from .guards import concrete_array
 from .passes.dce import dce
 
 def is_array_like(leaf) -> bool:
@@ -21,11 +22,12 @@ def is_array_like(leaf) -> bool:
 
 
 def as_input_array(leaf, name: str) -> np.ndarray:
-    """Validate one concrete argument leaf and return it as an ndarray of a supported dtype."""
+    """Validate one concrete argument leaf and return it as an ndarray of a supported dtype (an eager tensor's
+    values even while it requires grad: a transform differentiates its own arguments, as for a closed-over one)."""
     refuse_masked(leaf, f"argument {name}")
     if isinstance(leaf, (str, bytes, complex)) or leaf is None:
         raise TypeError(f"argument {name}: expected a numeric array or scalar, got {type(leaf).__name__}")
-    array = np.asarray(leaf)
+    array = concrete_array(leaf)
     if array.dtype.kind not in "biuf":
         raise TypeError(f"argument {name}: expected a numeric array or scalar, got dtype {array.dtype}")
     try:
