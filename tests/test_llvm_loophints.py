@@ -37,6 +37,14 @@ def _elementwise(x):
     return sg.sum(x ** 2)
 
 
+def _agrees_with_numpy_backend(compiled, fn, args, rtol, atol):
+    """The LLVM function's value and gradient are the NumPy backend's."""
+    value, gradient = compiled(*args)
+    expected_value, expected_gradient = sg.compile(sg.value_and_grad(fn), backend="numpy")(*args)
+    np.testing.assert_allclose(value, expected_value, rtol=rtol)
+    np.testing.assert_allclose(gradient, expected_gradient, rtol=rtol, atol=atol)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_loops_llvm_cannot_vectorize_get_no_hint_and_nothing_is_printed(capfd, dtype):
     x, i = np.linspace(-1.0, 1.0, 8).astype(dtype), np.array([1, 3, 5, 7, 0, 2, 4, 6])
@@ -44,12 +52,10 @@ def test_loops_llvm_cannot_vectorize_get_no_hint_and_nothing_is_printed(capfd, d
     lowered = compiled.lower(x, i)
     assert len(lowered.graph.nodes) > 200
     assert "llvm.loop.vectorize.width" in lowered.llvm_ir
-    value, gradient = compiled(x, i)
+    compiled(x, i)
     assert "remark" not in capfd.readouterr().err
-    expected_value, expected_gradient = sg.compile(sg.value_and_grad(_mixed), backend="numpy")(x, i)
     tolerance = 1e-12 if dtype == np.float64 else 1e-4
-    np.testing.assert_allclose(value, expected_value, rtol=tolerance)
-    np.testing.assert_allclose(gradient, expected_gradient, rtol=tolerance, atol=tolerance)
+    _agrees_with_numpy_backend(compiled, _mixed, (x, i), tolerance, tolerance)
 
 
 def test_a_long_programs_elementwise_loops_and_their_sums_are_vector_code_computing_the_same():
@@ -58,10 +64,7 @@ def test_a_long_programs_elementwise_loops_and_their_sums_are_vector_code_comput
     text = compiled.lower(x).llvm_ir
     assert text.count('\nlanes') > 50 and "<8 x double>" in text and "llvm.vector.reduce.fadd.v8f64" in text
     assert "call <8 x double> @\"symgrad.sin.f64.v8\"" in text
-    value, gradient = compiled(x)
-    expected_value, expected_gradient = sg.compile(sg.value_and_grad(_elementwise), backend="numpy")(x)
-    np.testing.assert_allclose(value, expected_value, rtol=1e-13)
-    np.testing.assert_allclose(gradient, expected_gradient, rtol=1e-12, atol=1e-15)
+    _agrees_with_numpy_backend(compiled, _elementwise, (x,), 1e-12, 1e-15)
 
 
 def test_integer_sums_and_edge_values_in_vector_code():
@@ -73,10 +76,7 @@ def test_integer_sums_and_edge_values_in_vector_code():
     for x in (np.linspace(-1.0, 1.0, 8), np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -1e300, 3.0])):
         compiled = sg.compile(sg.value_and_grad(f), backend="llvm")
         assert "llvm.vector.reduce" in compiled.lower(x).llvm_ir
-        value, gradient = compiled(x)
-        expected_value, expected_gradient = sg.compile(sg.value_and_grad(f), backend="numpy")(x)
-        np.testing.assert_allclose(value, expected_value, rtol=1e-13)
-        np.testing.assert_allclose(gradient, expected_gradient, rtol=1e-12, atol=1e-15)
+        _agrees_with_numpy_backend(compiled, f, (x,), 1e-12, 1e-15)
 
 
 def test_a_short_program_gets_no_hints():
