@@ -95,12 +95,6 @@ def linked_gemv(module, dtype) -> ir.Function:
     return _linked(module, f"symgrad_rt_{PREFIX[np.dtype(dtype)]}gemv", _gemv_signature(dtype))
 
 
-def linked_in(module) -> bool:
-    """Whether `module` calls a BLAS function the JIT links."""
-    names = (f"symgrad_rt_{prefix}{name}" for prefix in PREFIX.values() for name in ("gemm", "gemv"))
-    return any(name in module.globals for name in names)
-
-
 def _linked(module, name, signature) -> ir.Function:
     if name in module.globals:
         return module.globals[name]
