@@ -618,11 +618,7 @@ class Tensor(Tracer):
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data, shared; refused for a tensor that requires grad in grad mode unless `force` (PyTorch's
         numpy(force=True), the way to read it now that np.asarray(t) is refused too)."""
-        if self._requires_grad and _mode.enabled and not force:  # (PyTorch's test: under no_grad NumPy may read it)
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
-                               "instead.")
-        _hand_to_numpy(self._version)
-        return self._data
+        return self._exposed_array() if force else self.__array__()
 
     def item(self):
         if self._data.size != 1:
@@ -678,7 +674,7 @@ class Tensor(Tracer):
         """The data for NumPy, refused (as numpy() and PyTorch) while the tensor requires grad outside no_grad:
         an array made of it (np.asarray(t), an ndarray's items assigned t) keeps no history, so a gradient
         through it was lost silently. symgrad's own reads take guards.concrete_array."""
-        if self._requires_grad and _mode.enabled:
+        if self._requires_grad and _mode.enabled:  # (PyTorch's test: under no_grad NumPy may read it)
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         return self._exposed_array(dtype)
