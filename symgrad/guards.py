@@ -28,6 +28,7 @@ import types
 
 import numpy as np
 
+
 def concrete_array(value) -> np.ndarray:
     """np.asarray(value), or an eager tensor's data even while it requires grad: its __array__ refuses then
     (a user's NumPy array of it keeps no history), but the guards and sg.compile's reads of it are traced."""
