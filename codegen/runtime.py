@@ -168,6 +168,22 @@ def lapack_addresses() -> dict[str, int]:
     return _openblas_addresses(LAPACK_SYMBOLS)
 
 
+# ...and y += a * x under these: one pass, a fused multiply-add per element, as PyTorch's SGD update rounds.
+AXPY_SYMBOLS = {np.dtype(np.float32): "scipy_cblas_saxpy64_", np.dtype(np.float64): "scipy_cblas_daxpy64_"}
+
+
+@functools.cache
+def axpy_functions() -> dict:
+    """{dtype: f} of the ILP64 CBLAS axpy in the same library, as ctypes functions
+    f(n, a, address of x, x's stride, address of y, y's stride) adding a * x into y; empty when none is found."""
+    int64, pointer = ctypes.c_int64, ctypes.c_void_p
+    functions = {}
+    for dtype, address in _openblas_addresses(AXPY_SYMBOLS).items():
+        scalar = ctypes.c_float if dtype == np.float32 else ctypes.c_double
+        functions[dtype] = ctypes.CFUNCTYPE(None, int64, scalar, pointer, int64, pointer, int64)(address)
+    return functions
+
+
 def _openblas_addresses(symbols: dict, optional=None) -> dict[str, int]:
     """The addresses of `symbols` (all of them, or none) and of those of `optional` exported, in the
     OpenBLAS NumPy or SciPy ships; empty when none is found."""

@@ -252,3 +252,40 @@ def test_new_optimizers_keep_float32(name):
         opt.step()
     assert p.dtype == np.float32
     assert all(v.dtype == np.float32 for v in opt.state_dict()["state"][0].values() if isinstance(v, sg.Tensor))
+
+
+@pytest.mark.parametrize("shape, dtype, maximize", [((300, 200), np.float32, False), ((300, 200), np.float64, True),
+                                                    ((40,), np.float32, False), ((), np.float64, True),
+                                                    ((0, 3), np.float32, False)])
+def test_plain_sgd_updates_in_place_as_pytorch(shape, dtype, maximize):
+    """Plain SGD writes each parameter in place (a large one by BLAS's axpy, which rounds p - lr * g once, as
+    PyTorch's add_(grad, alpha=-lr), mostly): the same array before and after, the version bumped, the values
+    within one rounding of the sum (and of the product) of the exact update and of PyTorch's."""
+    start, grad = RNG.standard_normal(shape).astype(dtype), RNG.standard_normal(shape).astype(dtype)
+    p = sg.tensor(start, requires_grad=True)
+    p.grad = sg.tensor(grad)
+    array, version = p._data, p._version.value
+    sg.optim.SGD([p], lr=0.1, maximize=maximize).step()
+    assert p._data is array and p._version.value == version + 1 and p.dtype == dtype
+    step = dtype(0.1) * grad
+    bound = np.finfo(dtype).eps * (np.abs(start) + np.abs(step))  # one rounding of the sum, or of the product too
+    assert np.all(np.abs(p.detach().numpy() - (start + step if maximize else start - step)) <= bound)
+    torch = pytest.importorskip("torch")
+    q = torch.nn.Parameter(torch.from_numpy(start.copy()))
+    q.grad = torch.from_numpy(grad.copy())
+    torch.optim.SGD([q], lr=0.1, maximize=maximize).step()
+    assert np.all(np.abs(p.detach().numpy() - q.detach().numpy()) <= bound)
+
+
+def test_plain_sgd_on_a_non_contiguous_parameter_and_an_aliasing_gradient():
+    """A parameter that is a transposed view, and a gradient sharing its memory, take NumPy's path: same values."""
+    base = RNG.standard_normal((256, 200)).astype(np.float32)
+    p = sg.tensor(base, requires_grad=True)
+    p._data = p._data.T
+    p.grad = sg.tensor(base.T * 2)
+    sg.optim.SGD([p], lr=0.5).step()
+    np.testing.assert_allclose(p.detach().numpy(), base.T - np.float32(0.5) * (base.T * 2), rtol=1e-6)
+    q = sg.tensor(base.reshape(-1).copy(), requires_grad=True)
+    q.grad = sg.Tensor._wrap(q._data)  # .grad the parameter's own memory
+    sg.optim.SGD([q], lr=0.25).step()
+    np.testing.assert_array_equal(q.detach().numpy(), base.reshape(-1) - np.float32(0.25) * base.reshape(-1))

@@ -1,7 +1,12 @@
 """SGD with momentum, dampening, Nesterov and weight decay: PyTorch's update formula."""
 from __future__ import annotations
 
+import numpy as np
+
+from ..codegen.runtime import axpy_functions
 from .optimizer import Optimizer
+
+_AXPY_SIZE = 32768  # from this many elements on, BLAS's axpy (a ctypes call, ~2.5 us) beats NumPy's two passes
 
 
 class SGD(Optimizer):
@@ -14,6 +19,28 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov, maximize=maximize))
+
+    def _step_group(self, params, group):
+        """Plain SGD (no momentum, no weight decay) updates each parameter in place, without a new array: a large
+        contiguous one by BLAS's axpy (one pass, p + (-lr) * g mostly rounded once, as PyTorch's add_(g,
+        alpha=-lr)), the others by NumPy's p - lr * g. The general path (a new value, then copied) for the rest."""
+        lr = group["lr"]
+        if group["momentum"] or group["weight_decay"] or lr.__class__ not in (float, int) or \
+                type(self).formula is not SGD.formula or type(self).update is not Optimizer.update:
+            return super()._step_group(params, group)
+        axpy = axpy_functions()
+        for p in params:
+            data, grad = p._data, p.grad._data
+            function = axpy.get(data.dtype) if data.size >= _AXPY_SIZE else None
+            if function is not None and grad.dtype == data.dtype and grad.shape == data.shape and \
+                    data.flags.c_contiguous and grad.flags.c_contiguous and data.flags.writeable and \
+                    not np.may_share_memory(data, grad):
+                function(data.size, lr if group["maximize"] else -lr, grad.ctypes.data, 1, data.ctypes.data, 1)
+            elif group["maximize"]:
+                np.add(data, lr * grad, out=data, casting="unsafe")
+            else:
+                np.subtract(data, lr * grad, out=data, casting="unsafe")
+            p._version.value += 1
 
     def prepare(self, param, state, group):
         return group["lr"], group["weight_decay"], group["momentum"], 1 - group["dampening"]
