@@ -637,3 +637,92 @@ def test_a_deferred_conv_step_returns_only_the_values_tensors_hold(lowerings):
     capture = next(c for c in whole_backward._cache.values() if c is not None)
     assert len(capture.value_slots) == 4 and len(capture.entries) == 7  # conv, relu, out * out, sum: not the product
     assert len(lowerings) == 1
+
+
+def test_a_parameter_numpy_let_go_of_is_read_without_a_copy():
+    """numpy() of a parameter taken once (a check, a print) and dropped: the later deferred steps read its array
+    as it is (no copy each step); while an array NumPy made of it lives, even a view of a view, they copy it."""
+    w = sg.tensor(np.array([0.5, -1.0]), requires_grad=True)
+    x = sg.tensor(np.array([2.0, 3.0]))
+    for _ in range(3):
+        w.grad = None
+        _deferring_step(w, x).backward()
+    kept = w.detach().numpy()[::-1][1:]
+    assert w._version.exposed == 1
+    w.grad = None
+    loss = _deferring_step(w, x)
+    assert isinstance(loss, DeferredTensor) and tape.current_tape().snapshots  # a copy of w's array
+    kept[0] = 100.0  # NumPy writes w: the deferred op saw the value before
+    loss.backward()
+    np.testing.assert_allclose(loss.item(), np.sin([1.0, -3.0]).sum(), rtol=1e-15)
+    np.testing.assert_allclose(w.grad.numpy(), np.cos([1.0, -3.0]) * [2.0, 3.0], rtol=1e-15)
+    del kept
+    assert w._version.exposed == 0
+    w.grad = None
+    loss = _deferring_step(w, x)
+    assert isinstance(loss, DeferredTensor) and not tape.current_tape().snapshots
+    loss.backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.cos([200.0, -3.0]) * [2.0, 3.0], rtol=1e-15)
+
+
+def test_a_parameter_written_through_numpy_let_go_of_between_two_of_its_uses():
+    """NumPy writes a parameter and drops its array between two uses in a deferred step: the first op saw the old
+    values, the second the new ones, as in PyTorch (the second compares with the first's copy, not the array)."""
+    torch = pytest.importorskip("torch")
+    results = {}
+    for lib in (sg, torch):
+        w = lib.tensor(np.array([0.5, -1.0]), requires_grad=True)
+        x = lib.tensor(np.array([2.0, 3.0]))
+        for step in range(5):
+            view = w.detach().numpy()
+            w.grad = None
+            first = lib.sin(w * x)
+            if step >= 3:
+                view += 0.125
+            del view
+            loss = (first * w).sum()
+            loss.backward()
+            results.setdefault(lib.__name__, []).append((loss.item(), w.grad.numpy().copy()))
+    for ours, theirs in zip(results["symgrad"], results["torch"]):
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_a_step_computed_while_numpy_held_a_parameter_then_let_go():
+    """A step computed op by op while NumPy held the parameter (the second, whose backward captures it), written
+    through NumPy and dropped before backward: the gradient is the general path's, from what the records saved,
+    as PyTorch's, not the captured function's, which would compute the forward again from the written array."""
+    torch = pytest.importorskip("torch")
+    results = {}
+    for lib in (sg, torch):
+        w = lib.tensor(np.array([0.5, -1.0]), requires_grad=True)
+        x = lib.tensor(np.array([2.0, 3.0]))
+        for step in range(4):
+            view = w.detach().numpy()
+            w.grad = None
+            loss = lib.tanh(w * x).sum()
+            value = loss.item()
+            if step == 1:
+                view += 0.5
+            del view
+            loss.backward()
+            results.setdefault(lib.__name__, []).append((value, w.grad.numpy().copy()))
+    for ours, theirs in zip(results["symgrad"], results["torch"]):
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_numpy_of_a_tensor_keeps_its_dtype_shape_strides_and_memory():
+    """numpy() hands the array out through a memoryview: the same memory, dtype, shape and strides (a
+    transposed, a reversed, a 0-d, an empty, a read-only, a float16 and a bool tensor)."""
+    base = np.arange(12.0).reshape(3, 4)
+    arrays = [base.T, base[::-1, ::2], np.array(3.0), np.zeros((0, 2), np.float32), np.arange(4, dtype=np.float16),
+              np.array([True, False])]
+    readonly = np.arange(3.0)
+    readonly.flags.writeable = False
+    for array in arrays + [readonly]:
+        t = sg.Tensor._wrap(array)
+        out = t.numpy()
+        assert out.dtype == array.dtype and out.shape == array.shape and out.strides == array.strides
+        assert out.flags.writeable == array.flags.writeable and (array.size == 0 or np.shares_memory(out, array))
+        np.testing.assert_array_equal(out, array)

@@ -43,8 +43,9 @@ def grad_fn_name(op) -> str:
 
 class VersionCounter:
     """How many times a tensor's data was modified in place (shared by tensors sharing data), whether
-    that data was handed to or taken from NumPy (`exposed`: NumPy may write it unseen), and whether views
-    of it were taken (`viewed`: tensors share it, so a write goes to it, not to a copy)."""
+    that data was handed to or taken from NumPy (`exposed`: NumPy may write it unseen; True for good, or the
+    number of arrays handed out by numpy() that NumPy still holds, 0 once none: see tensor._hand_to_numpy),
+    and whether views of it were taken (`viewed`: tensors share it, so a write goes to it, not to a copy)."""
 
     __slots__ = ("value", "exposed", "viewed")
 

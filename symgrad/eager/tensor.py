@@ -235,17 +235,59 @@ def _refuse_recorded_write(t: "Tensor") -> None:
                 "tracked) or both outside (if you want the inplace to be tracked).")
 
 
-def _hand_to_numpy(counter) -> None:
+def _hand_to_numpy(counter, array=None) -> "np.ndarray | None":
     """Note that NumPy may write the array of this version counter from now on, unseen (numpy(), __array__, .data).
     The thread's deferred ops, which read an array not yet shared as it is (no copy), are computed first, and their
     backward takes the general path, which reads what their records saved (a captured step would compute the
-    forward again from the arrays as NumPy left them)."""
-    if not counter.exposed:
+    forward again from the arrays as NumPy left them). Given the `array` handed out, NumPy gets it through a
+    memoryview, so that the sharing ends when the last array NumPy made of it dies (`_Export`); else for good."""
+    exposed = counter.exposed
+    if not exposed:
         tape = _tapes.tape
         if tape is not None and tape.pending:
             tape.force()
             tape.regular = False
+    if array is None or exposed is True:
         counter.exposed = True
+        return array
+    try:
+        shared = np.asarray(memoryview(array))
+    except (TypeError, ValueError, BufferError):  # a dtype the buffer protocol does not carry
+        shared = None
+    if shared is None or shared.dtype != array.dtype or shared.strides != array.strides or \
+            shared.base.__class__ is not memoryview:  # (an empty array's strides are not kept)
+        counter.exposed = True
+        return array
+    counter.exposed = exposed + 1  # (False + 1 is 1)
+    export = _Export(shared.base, counter)  # (NumPy's own memoryview of the one given, which it keeps)
+    _EXPORTS[id(export)] = export
+    return shared
+
+
+class _Export(weakref.ref):
+    """A weak reference to the memoryview an array went to NumPy through: every array NumPy makes of it keeps it
+    alive (their bases lead to it), so its death means NumPy holds that memory no more, and the count of live
+    exports on the array's version counter goes down (VersionCounter.exposed)."""
+
+    __slots__ = ("counter",)
+
+    def __new__(cls, view, counter):
+        export = super().__new__(cls, view, _export_ended)
+        export.counter = counter
+        return export
+
+    def __init__(self, view, counter):
+        super().__init__(view, _export_ended)
+
+
+def _export_ended(export) -> None:
+    _EXPORTS.pop(id(export), None)
+    counter = export.counter
+    if counter.exposed is not True and counter.exposed:
+        counter.exposed -= 1
+
+
+_EXPORTS = {}  # id -> each live `_Export` (a weak reference calls back only while it lives; it hashes as its view)
 
 
 def _records_writes(t: "Tensor") -> bool:
@@ -437,7 +479,7 @@ def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
         return None, (array.copy() if counter.exposed else array), (counter, counter.value)
     if not operand._requires_grad or not _leaf_has_slot(tape, operand, -2 - source):
         return None
-    if counter.exposed:
+    if counter.exposed or tape.snapshots and -2 - source in tape.snapshots:  # (a snapshot: NumPy held it then)
         array = _leaf_snapshot(tape, -2 - source, array)
         if array is None:
             return None
@@ -618,7 +660,7 @@ class Tensor(Tracer):
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data, shared; refused for a tensor that requires grad in grad mode unless `force` (PyTorch's
         numpy(force=True), the way to read it now that np.asarray(t) is refused too)."""
-        return self._exposed_array() if force else self.__array__()
+        return self._exposed_array(watched=True) if force else self.__array__()
 
     def item(self):
         if self._data.size != 1:
@@ -677,12 +719,16 @@ class Tensor(Tracer):
         if self._requires_grad and _mode.enabled:  # (PyTorch's test: under no_grad NumPy may read it)
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
-        return self._exposed_array(dtype)
+        return self._exposed_array(dtype, watched=True)
 
-    def _exposed_array(self, dtype=None) -> np.ndarray:
-        """The data handed out to be read (a copy in `dtype` when given), its counter marked exposed."""
+    def _exposed_array(self, dtype=None, watched=False) -> np.ndarray:
+        """The data handed out to be read (a copy in `dtype` when given), its counter marked exposed: for good, or,
+        `watched` (numpy(), __array__: the user's arrays), while NumPy holds it (`_hand_to_numpy`). symgrad's own
+        reads (guards.concrete_array) are not watched: a compiled call's reads would pay a memoryview each."""
         if dtype is not None:
             return self._data.astype(dtype)
+        if watched:
+            return _hand_to_numpy(self._version, self._data)
         _hand_to_numpy(self._version)
         return self._data
 

@@ -342,7 +342,7 @@ class Capture:
                 return None, None
             for operand, source in enumerate(record.entry[2]):
                 counter, version = record.versions[operand]
-                if counter.value != version or (source < 0 and counter.exposed and record.value is None):
+                if counter.value != version or (source < 0 and counter.exposed is not False and record.value is None):
                     return None, None  # modified since, or an array NumPy may have written (not a deferred copy)
                 if source >= 0:
                     records[source] = record.parents[operand]
