@@ -229,10 +229,23 @@ def test_retain_graph_and_a_second_backward_through_deferred_plans():
     ([0, -1, 1], "Target -1 is out of bounds for 3 classes"),
     ([0, -100, 5], "Target 5 is out of bounds for 3 classes"),
 ])
-def test_class_targets_out_of_range_are_pytorch_errors(targets, message):
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_class_targets_out_of_range_are_pytorch_errors(targets, message, dtype):
+    """In int64 and int32, and strided (the common case's check reads the targets as unsigned)."""
     logits = sg.tensor(np.zeros((3, 3)), requires_grad=True)
     with pytest.raises(IndexError, match=message):
-        sg.nn.functional.cross_entropy(logits, sg.tensor(np.array(targets)))
+        sg.nn.functional.cross_entropy(logits, sg.tensor(np.array(targets, dtype)))
+    with pytest.raises(IndexError, match=message):
+        sg.nn.functional.cross_entropy(logits, np.repeat(np.array(targets, dtype), 2)[::2])
+
+
+def test_class_targets_with_a_nonnegative_ignore_index():
+    logits = sg.tensor(np.arange(9.0).reshape(3, 3), requires_grad=True)
+    loss = sg.nn.functional.cross_entropy(logits, np.array([0, 1, 2]), ignore_index=1)
+    shifted = np.arange(9.0).reshape(3, 3) - np.log(np.exp(np.arange(9.0).reshape(3, 3)).sum(1, keepdims=True))
+    np.testing.assert_allclose(loss.item(), -(shifted[0, 0] + shifted[2, 2]) / 2, rtol=1e-14)
+    with pytest.raises(IndexError, match="Target 3 is out of bounds for 3 classes"):
+        sg.nn.functional.cross_entropy(logits, np.array([0, 3, 1]), ignore_index=1)
 
 
 @pytest.mark.parametrize("targets", [[0, 2, 1, 2], [0, -100, 1, -100], [-100] * 4, [], [2, 2, 2, 2]])

@@ -153,15 +153,19 @@ def _weighted_nll(input, target, weight, ignored, reduction):
     return labelled(_reduce(terms, reduction), "NllLoss")
 
 
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # by the itemsize of an integer target
+
+
 def _class_targets(input, target, ignore_index=-100) -> tuple:
     """(target as an integer array, checked against input's classes and shape (with PyTorch's errors),
-    whether some targets equal ignore_index). Valid targets that cannot equal it cost two reductions."""
+    whether some targets equal ignore_index). Valid targets with a negative ignore_index cost one reduction."""
     target = np.asarray(target._data if hasattr(target, "_data") else target)
     if target.dtype.kind not in "iu":
         raise TypeError(f"nll_loss: class targets must be integers, got dtype {target.dtype}")
     classes = input.shape[1] if input.ndim > 1 else input.shape[0]
     some_ignored = False
-    if target.size:
+    if target.size and (ignore_index >= 0 or target.view(_UNSIGNED[target.dtype.itemsize]).max() >= classes):
+        # (read as unsigned, a negative target is a large one)
         low, high = target.min(), target.max()
         if low < 0 or high >= classes or low <= ignore_index <= high:
             ignored = target == ignore_index
