@@ -289,3 +289,18 @@ def test_plain_sgd_on_a_non_contiguous_parameter_and_an_aliasing_gradient():
     q.grad = sg.Tensor._wrap(q._data)  # .grad the parameter's own memory
     sg.optim.SGD([q], lr=0.25).step()
     np.testing.assert_array_equal(q.detach().numpy(), base.reshape(-1) - np.float32(0.25) * base.reshape(-1))
+
+
+def test_plain_sgd_with_lr_zero_and_an_infinite_gradient_gives_nan_as_pytorch():
+    """p - 0 * inf is NaN (PyTorch's add_(g, alpha=-0.0) too); BLAS's axpy would return without a write."""
+    grad = np.zeros((300, 200), np.float32)
+    grad[3, 4] = np.inf
+    p = sg.tensor(np.ones((300, 200), np.float32), requires_grad=True)
+    p.grad = sg.tensor(grad)
+    sg.optim.SGD([p], lr=0.0).step()
+    assert np.isnan(p.detach().numpy()[3, 4]) and np.all(np.delete(p.detach().numpy().ravel(), 3 * 200 + 4) == 1)
+    torch = pytest.importorskip("torch")
+    q = torch.nn.Parameter(torch.ones(300, 200))
+    q.grad = torch.from_numpy(grad)
+    torch.optim.SGD([q], lr=0.0).step()
+    np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())

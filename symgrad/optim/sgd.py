@@ -31,7 +31,8 @@ class SGD(Optimizer):
         axpy = axpy_functions()
         for p in params:
             data, grad = p._data, p.grad._data
-            function = axpy.get(data.dtype) if data.size >= _AXPY_SIZE else None
+            # (not with lr = 0: BLAS's axpy then returns at once, where p - 0 * g is NaN at an infinite gradient)
+            function = axpy.get(data.dtype) if data.size >= _AXPY_SIZE and lr else None
             if function is not None and grad.dtype == data.dtype and grad.shape == data.shape and \
                     data.flags.c_contiguous and grad.flags.c_contiguous and data.flags.writeable and \
                     not np.may_share_memory(data, grad):
