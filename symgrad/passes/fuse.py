@@ -24,13 +24,14 @@ MAX_FUSED_NODES = 300
 @dataclass
 class _Fused:
     """An ew node's expression over value symbols, its tree size, the numeric dtypes it computes
-    with (its operands' and its output's), and the nodes absorbed into it."""
+    with (its operands' and its output's), the nodes absorbed into it, and whether it holds a Piecewise."""
 
     node: ir.Node
     expr: object
     size: int
     numeric: frozenset
     absorbed: tuple = ()
+    piecewise: bool = False
 
 
 def _numeric(values) -> frozenset:
@@ -47,6 +48,14 @@ def _fusable(producer: _Fused, consumer: ir.Node) -> bool:
 
 def _tree_size(expr) -> int:
     return sum(1 for _ in sp.preorder_traversal(expr))
+
+
+def _in_conditions(expr) -> frozenset:
+    """The symbols `expr` reads in a Piecewise's conditions. A Piecewise is not substituted there: SymPy folds a
+    condition holding one (piecewise_fold, a rewrite as ITE, as_set, simplify), which costs more than the loop it
+    saves and, unevaluated, could recurse without end (hardtanh's clamp of a clamp) or divide by zero (relu6)."""
+    return frozenset().union(*(condition.free_symbols for piecewise in expr.atoms(sp.Piecewise)
+                               for _, condition in piecewise.args))
 
 
 class _Symbols:
@@ -68,17 +77,21 @@ def _substituted(node: ir.Node, candidates: dict, symbol_of: _Symbols) -> _Fused
     """`node`'s expression over value symbols, with its fusable single-use producers substituted."""
     params = node.params
     mapping, size, numeric, absorbed = {}, _tree_size(params["expr"]), set(_numeric((node.out,))), []
+    piecewise = params["expr"].has(sp.Piecewise)
+    conditions = _in_conditions(params["expr"]) if piecewise else frozenset()
     for arg, value in zip(params["args"], node.inputs):
         producer = candidates.get(id(value))
-        if producer is not None and _fusable(producer, node) and size + producer.size <= MAX_FUSED_NODES:
+        if producer is not None and _fusable(producer, node) and size + producer.size <= MAX_FUSED_NODES and \
+                not (producer.piecewise and arg in conditions):
             mapping[arg] = producer.expr
             size += producer.size
             numeric |= producer.numeric
+            piecewise |= producer.piecewise
             absorbed.append(producer)
         else:
             mapping[arg] = symbol_of(value)
             numeric |= _numeric((value,))
-    return _Fused(node, params["expr"].xreplace(mapping), size, frozenset(numeric), tuple(absorbed))
+    return _Fused(node, params["expr"].xreplace(mapping), size, frozenset(numeric), tuple(absorbed), piecewise)
 
 
 def _rewritten(fused: _Fused, operands: list, symbol_of: _Symbols) -> ir.Node:
