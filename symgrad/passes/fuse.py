@@ -46,8 +46,13 @@ def _fusable(producer: _Fused, consumer: ir.Node) -> bool:
     return len(producer.numeric) == 1 and producer.numeric == consumer_numeric
 
 
-def _tree_size(expr) -> int:
-    return sum(1 for _ in sp.preorder_traversal(expr))
+def _measured(expr) -> tuple:
+    """(tree size, whether it holds a Piecewise) of a node's own expression, in one walk."""
+    size, piecewise = 0, False
+    for part in sp.preorder_traversal(expr):
+        size += 1
+        piecewise = piecewise or isinstance(part, sp.Piecewise)
+    return size, piecewise
 
 
 def _in_conditions(expr) -> frozenset:
@@ -76,8 +81,8 @@ class _Symbols:
 def _substituted(node: ir.Node, candidates: dict, symbol_of: _Symbols) -> _Fused:
     """`node`'s expression over value symbols, with its fusable single-use producers substituted."""
     params = node.params
-    mapping, size, numeric, absorbed = {}, _tree_size(params["expr"]), set(_numeric((node.out,))), []
-    piecewise = params["expr"].has(sp.Piecewise)
+    mapping, numeric, absorbed = {}, set(_numeric((node.out,))), []
+    size, piecewise = _measured(params["expr"])
     conditions = _in_conditions(params["expr"]) if piecewise else frozenset()
     for arg, value in zip(params["args"], node.inputs):
         producer = candidates.get(id(value))
