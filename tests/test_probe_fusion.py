@@ -18,13 +18,16 @@ CHAINS = {  # a Piecewise substituted into another's conditions made SymPy recur
     "clip of clip": lambda v: sg.clip(sg.clip(v, -2.0, 2.0) * 3.0, -1.0, 1.0),
     "where on a clip": lambda v: sg.where(sg.clip(v, -1.0, 1.0) > 0.5, v, -v),
     "hardswish of relu6": lambda v: F.hardswish(F.relu6(v) - 3.0),
+    "cbrt of fmax": lambda v: sg.cbrt(sg.sqrt(sg.exp(sg.fmax(sg.cbrt(v), 0.25)))),  # cbrt's sign cases
+    "xlogy of clip": lambda v: sg.scipy.special.xlogy(sg.clip(v, -1.0, 1.0), sg.abs(v) + 0.5),
 }
 
 
 @pytest.mark.parametrize("backend", ["numpy", "llvm"])
 @pytest.mark.parametrize("name", CHAINS)
 def test_piecewise_chains_compile(name, backend):
-    """F.hardtanh and F.relu6(v * 4) inside sg.compile raised RecursionError and ZeroDivisionError (from SymPy)."""
+    """F.hardtanh and F.relu6(v * 4) inside sg.compile raised RecursionError and ZeroDivisionError (from SymPy), a
+    cbrt of an fmax AttributeError ('isnan' object has no attribute '_eval_as_set')."""
     chain = CHAINS[name]
 
     def loss(v):
@@ -45,6 +48,7 @@ UNARY = {
     "tanh": lambda ns, x: ns.tanh(x), "square": lambda ns, x: ns.square(x), "affine": lambda ns, x: x * 3.0 - 1.0,
     "maximum": lambda ns, x: ns.maximum(x, 0.5), "minimum": lambda ns, x: ns.minimum(x, -0.5),
     "where": lambda ns, x: ns.where(x > 0.3, x, 2.0 * x), "log1p": lambda ns, x: ns.log1p(ns.abs(x)),
+    "cbrt": lambda ns, x: ns.cbrt(x), "fmax": lambda ns, x: ns.fmax(x, 0.25),
 }
 BINARY = {"add": lambda ns, a, b: a + b, "multiply": lambda ns, a, b: a * b,
           "maximum": lambda ns, a, b: ns.maximum(a, b), "minimum": lambda ns, a, b: ns.minimum(a, b),

@@ -47,20 +47,22 @@ def _fusable(producer: _Fused, consumer: ir.Node) -> bool:
 
 
 def _measured(expr) -> tuple:
-    """(tree size, whether it holds a Piecewise) of a node's own expression, in one walk."""
-    size, piecewise = 0, False
+    """(tree size, whether it holds a Piecewise, the symbols it reads in a condition) of a node's own expression,
+    in one walk. A condition is a Piecewise's, or any argument of a function lowered as its `evaluation()`
+    (ops/functions.py: cbrt's and xlogy's cases). No Piecewise is substituted there: SymPy folds a condition
+    holding one (piecewise_fold, a rewrite as ITE, as_set, simplify), which costs more than the loop it saves and,
+    unevaluated, could recurse without end (hardtanh's clamp of a clamp), divide by zero (relu6) or fail (isnan
+    has no set)."""
+    size, piecewise, conditions = 0, False, set()
     for part in sp.preorder_traversal(expr):
         size += 1
-        piecewise = piecewise or isinstance(part, sp.Piecewise)
-    return size, piecewise
-
-
-def _in_conditions(expr) -> frozenset:
-    """The symbols `expr` reads in a Piecewise's conditions. A Piecewise is not substituted there: SymPy folds a
-    condition holding one (piecewise_fold, a rewrite as ITE, as_set, simplify), which costs more than the loop it
-    saves and, unevaluated, could recurse without end (hardtanh's clamp of a clamp) or divide by zero (relu6)."""
-    return frozenset().union(*(condition.free_symbols for piecewise in expr.atoms(sp.Piecewise)
-                               for _, condition in piecewise.args))
+        if isinstance(part, sp.Piecewise):
+            piecewise = True
+            for _, condition in part.args:
+                conditions |= condition.free_symbols
+        elif hasattr(part, "evaluation"):
+            conditions |= part.free_symbols
+    return size, piecewise, conditions
 
 
 class _Symbols:
@@ -82,8 +84,7 @@ def _substituted(node: ir.Node, candidates: dict, symbol_of: _Symbols) -> _Fused
     """`node`'s expression over value symbols, with its fusable single-use producers substituted."""
     params = node.params
     mapping, numeric, absorbed = {}, set(_numeric((node.out,))), []
-    size, piecewise = _measured(params["expr"])
-    conditions = _in_conditions(params["expr"]) if piecewise else frozenset()
+    size, piecewise, conditions = _measured(params["expr"])
     for arg, value in zip(params["args"], node.inputs):
         producer = candidates.get(id(value))
         if producer is not None and _fusable(producer, node) and size + producer.size <= MAX_FUSED_NODES and \
