@@ -10,6 +10,7 @@ import pytest
 from llvmlite import ir
 import llvmlite.binding as llvm
 
+import symgrad as sg
 from symgrad.codegen.llvm import jit, mathlib
 
 llvm.initialize_native_target()
@@ -103,7 +104,8 @@ def evaluate(name, dtype, *inputs, outlined=False):
 # ------------------------------------------------------------------ references and ulp error
 
 NUMPY_REFERENCE = {
-    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "sin": np.sin,
+    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "log2": np.log2, "log10": np.log10,
+    "sin": np.sin,
     "cos": np.cos, "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
     "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "atan2": np.arctan2,
     "pow": np.power, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
@@ -169,6 +171,7 @@ def around_thresholds(dtype, thresholds, steps=40):
 RANGES = {
     "exp": [(-60, 9.48, True)], "expm1": [(-60, 9.48, True)],
     "log": [(-1074, 1024, False)], "log1p": [(-60, 1000, False), (-60, -0.001, True)],
+    "log2": [(-1074, 1024, False)], "log10": [(-1074, 1024, False)],
     "sin": [(-60, 46, True)], "cos": [(-60, 46, True)], "tan": [(-60, 46, True)],
     "sinh": [(-60, 9.48, True)], "cosh": [(-60, 9.48, True)], "tanh": [(-60, 6, True)],
     "asin": [(-60, 0, True)], "acos": [(-60, 0, True)], "atan": [(-60, 60, True)],
@@ -178,6 +181,7 @@ RANGES = {
 RANGES_F32 = {
     "exp": [(-30, 6.47, True)], "expm1": [(-30, 6.47, True)],
     "log": [(-149, 128, False)], "log1p": [(-30, 120, False), (-30, -0.001, True)],
+    "log2": [(-149, 128, False)], "log10": [(-149, 128, False)],
     "sin": [(-30, 22, True)], "cos": [(-30, 22, True)], "tan": [(-30, 46, True)],
     "sinh": [(-30, 6.47, True)], "cosh": [(-30, 6.47, True)], "tanh": [(-30, 4, True)],
     "asin": [(-30, 0, True)], "acos": [(-30, 0, True)], "atan": [(-30, 30, True)],
@@ -279,6 +283,8 @@ def test_special_values_match_numpy(dtype):
     cases = {
         "exp": [(-np.inf, 0.0), (np.inf, np.inf), (1000.0, np.inf), (-1000.0, 0.0)],
         "log": [(0.0, -np.inf), (-0.0, -np.inf), (-1.0, np.nan), (np.inf, np.inf)],
+        "log2": [(0.0, -np.inf), (-0.0, -np.inf), (-1.0, np.nan), (np.inf, np.inf), (-np.inf, np.nan), (1.0, 0.0)],
+        "log10": [(0.0, -np.inf), (-0.0, -np.inf), (-1.0, np.nan), (np.inf, np.inf), (1e-5, -5.0), (1.0, 0.0)],
         "log1p": [(-1.0, -np.inf), (-2.0, np.nan), (-0.0, -0.0), (np.inf, np.inf)],
         "expm1": [(-np.inf, -1.0), (-0.0, -0.0), (np.inf, np.inf)],
         "tanh": [(np.inf, 1.0), (-np.inf, -1.0), (-0.0, -0.0)],
@@ -381,3 +387,19 @@ def test_compiled_trig_of_huge_arguments_is_numpys(dtype):
     assert np.array_equal(np.isnan(grad), np.isnan(want_grad))  # 1e300 is inf in float32
     finite = ~np.isnan(want_grad)
     assert np.all(np.abs(grad - want_grad)[finite] <= 16 * eps * slope[finite]), (grad, want_grad)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_log2_and_log10_are_exact_at_powers_of_their_base(dtype):
+    """log(x) / log(10) was 2.9999999999999996 at 1000 (and log(x) / log(2) missed 441 powers of two), so a compiled
+    floor(log10(x)) counted one digit too few."""
+    info = np.finfo(dtype)
+    twos = (2.0 ** np.arange(info.minexp - info.nmant, info.maxexp)).astype(dtype)
+    tens = 10.0 ** np.arange(0, 23 if dtype is np.float64 else 11)
+    tens = np.concatenate([tens, 1 / tens]).astype(dtype) if dtype is np.float64 else tens.astype(dtype)
+    np.testing.assert_array_equal(evaluate("log2", dtype, twos), np.arange(info.minexp - info.nmant, info.maxexp))
+    exponents = np.log10(tens.astype(np.float64))
+    np.testing.assert_array_equal(evaluate("log10", dtype, tens), exponents.astype(dtype))
+    for backend in ("llvm", "numpy"):
+        digits = sg.compile(lambda v: sg.floor(sg.log10(v)) + sg.floor(sg.log2(v)), backend=backend)(tens)
+        np.testing.assert_array_equal(digits, np.floor(np.log10(tens)) + np.floor(np.log2(tens)))

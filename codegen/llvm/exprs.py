@@ -25,7 +25,7 @@ from .types import BOOL, F64
 # SymPy function class -> the name of the mathlib or libm function computing it.
 _MATH_FUNCTIONS = {function: function.__name__ for function in (
     sp.asin, sp.acos, sp.atan, sp.atan2, sp.asinh, sp.acosh, sp.atanh, sp.sin, sp.cos, sp.tan, sp.sinh, sp.cosh,
-    sp.tanh, sp.exp, sp.log, sp.erf, F.log1p, F.expm1, F.hypot)}
+    sp.tanh, sp.exp, sp.log, sp.erf, F.log1p, F.expm1, F.hypot, F.log2, F.log10)}
 # LLVM intrinsics that vectorize without a vector library.
 _INTRINSICS = {"sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil",
                "copysign": "llvm.copysign", "rint": "llvm.rint"}

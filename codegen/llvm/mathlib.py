@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import mpmath
 from llvmlite import ir
 
-NAMES = ("exp", "expm1", "log", "log1p", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+NAMES = ("exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "sinh", "cosh", "tanh",
          "asin", "acos", "atan", "atan2", "erf", "pow", "asinh", "acosh", "atanh")
 
 
@@ -479,6 +479,41 @@ def _log(m, x):
     return m.select(m.cmp("<", x, m.c(0.0)), m.c(float("nan")), m.select(m.isnan(x), x, res))
 
 
+# log2 and log10 in float64 (FreeBSD's e_log2.c and e_log10.c): 1/ln(b) and log_b(2) as a high part with its low
+# 32 bits zero and the rest, so e log_b(2) and the high part of log(1 + f) scale exactly.
+_LOG_BASES = {"log2": (1.44269504072144627571e+00, 1.67517131648865118353e-10, 1.0, 0.0),
+              "log10": (4.34294481878168880939e-01, 2.50829467116452752298e-11, 3.01029995663611771306e-01,
+                        3.69423907715893078616e-13)}
+
+
+def _log_base(m, x, base):
+    """log2 or log10 (`base`) of positive finite float64 x: e log_b(2) + log(1 + f) / ln(b), summed so that a power
+    of the base gives its exponent exactly (log(x) / ln(10) is 2.9999999999999996 at 1000)."""
+    scale_hi, scale_lo, two_hi, two_lo = _LOG_BASES[base]
+    e, f = _log_decompose(m, x)
+    s = m.div(f, m.add(f, m.c(2.0)))
+    z = m.mul(s, s)
+    hfsq = m.mul(m.mul(m.c(0.5), f), f)
+    r = m.mul(s, m.add(hfsq, m.mul(z, m.horner(z, m.coeffs("log")))))
+    hi = m.sub(f, hfsq)
+    hi = m.b.bitcast(m.b.and_(m.b.bitcast(hi, m.ity), m.i(-(1 << 32))), m.ty)  # its low 32 bits cleared
+    lo = m.add(m.sub(m.sub(f, hi), hfsq), r)
+    scaled_hi, exponent = m.mul(hi, m.c(scale_hi)), m.mul(e, m.c(two_hi))
+    low = m.add(m.add(m.mul(e, m.c(two_lo)), m.mul(m.add(lo, hi), m.c(scale_lo))), m.mul(lo, m.c(scale_hi)))
+    total = m.add(exponent, scaled_hi)
+    return m.add(m.add(low, m.add(m.sub(exponent, total), scaled_hi)), total)
+
+
+def _log_of_base(base):
+    def kernel(m, x):
+        """log2 or log10 with log's specials: -inf at +-0, nan below 0, inf at inf."""
+        res = m.select(m.cmp(">", x, m.c(0.0)), _log_base(m, m.select(m.cmp(">", x, m.c(0.0)), x, m.c(1.0)), base),
+                       m.c(float("nan")))
+        res = m.select(m.cmp("==", x, m.c(float("inf"))), x, res)
+        return m.select(m.cmp("==", x, m.c(0.0)), m.c(float("-inf")), m.select(m.isnan(x), x, res))
+    return kernel
+
+
 def _log1p_core(m, x):
     """log1p(x) for x > -1 finite: log(u + err), u + err = 1 + x exactly."""
     u = m.add(m.c(1.0), x)
@@ -780,7 +815,8 @@ def _erf(m, x):
 
 
 _KERNELS = {
-    "exp": _exp, "expm1": _expm1_core, "log": _log, "log1p": _log1p,
+    "exp": _exp, "expm1": _expm1_core, "log": _log, "log1p": _log1p, "log2": _log_of_base("log2"),
+    "log10": _log_of_base("log10"),
     "sin": _sin, "cos": _cos, "tan": _tan,
     "sinh": _sinh, "cosh": _cosh, "tanh": _tanh,
     "asin": _asin, "acos": _acos, "atan": _atan, "atan2": _atan2,
@@ -833,7 +869,10 @@ def _define(module, fname, name, ty, lanes, inlined=False):
     fn.attributes.add("nounwind")
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
     m = _Emitter(builder, ty, lanes)
-    if name not in _TRIG:
+    if name in _LOG_BASES and m.fmt is F32:  # in float64 (its constants are float64's), rounded once
+        wide = _Emitter(builder, ir.DoubleType(), lanes)
+        builder.ret(builder.fptrunc(_KERNELS[name](wide, builder.fpext(fn.args[0], wide.ty)), m.ty))
+    elif name not in _TRIG:
         builder.ret(_KERNELS[name](m, *fn.args))
     elif name == "tan" and m.fmt is F32:  # float32 tan runs in float64: so does its argument's check
         wide = _Emitter(builder, ir.DoubleType(), lanes)

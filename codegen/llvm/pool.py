@@ -78,7 +78,7 @@ _STATE = {
     "open": I32,         # 1 while helpers may join the region
     "inside": I32,       # helpers that joined the region and have not left it
 }
-_WATCHED = {"generation": 8, "inside": 4, "span": 8}  # read outside the mutex: stored atomically (alignment)
+_ATOMIC = {"generation": 8, "inside": 4, "span": 8}  # read outside the mutex: stored atomically (alignment)
 
 
 def _i32(value):
@@ -109,8 +109,8 @@ class _Pool:
         return b.load(self.state[field], typ=_STATE[field])
 
     def store(self, b, field, value):
-        if field in _WATCHED:
-            b.store_atomic(value, self.state[field], "monotonic", _WATCHED[field])
+        if field in _ATOMIC:
+            b.store_atomic(value, self.state[field], "monotonic", _ATOMIC[field])
         else:
             b.store(value, self.state[field])
 
@@ -123,7 +123,7 @@ class _Pool:
         b.position_at_end(loop)
         rounds = b.phi(I32)
         rounds.add_incoming(_i32(0), before)
-        value = b.load_atomic(self.state[field], "monotonic", _WATCHED[field], typ=_STATE[field])
+        value = b.load_atomic(self.state[field], "monotonic", _ATOMIC[field], typ=_STATE[field])
         waiting = b.and_(unchanged(b, value), b.icmp_unsigned("<", rounds, _i32(SPINS)))
         b.cbranch(waiting, body, then)
         b.position_at_end(body)

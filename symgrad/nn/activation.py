@@ -29,8 +29,9 @@ class _Elementwise(Module):
     def forward(self, input):
         return type(self).function(input, *(getattr(self, name) for name in type(self).arguments))
 
-    def extra_repr(self):
-        return ", ".join(f"{name}={getattr(self, name)}" for name in type(self).arguments if name != "inplace")
+    def extra_repr(self):  # PyTorch's: inplace shown when it is set
+        return ", ".join(f"{name}={getattr(self, name)}" for name in type(self).arguments
+                         if name != "inplace" or self.inplace)
 
 
 def _module(name, function, **defaults):

@@ -23,8 +23,8 @@ def _ew(op, args):
     return elementwise_on_tensors(op, args)
 
 
-def relu(input):
-    return _ew(E.relu, (input,))
+def relu(input, inplace=False):
+    return _in_place(inplace, input, lambda x: _ew(E.relu, (x,)))
 
 
 def sigmoid(input):
@@ -493,14 +493,19 @@ def _gelu(x, approximate):
         x, 1 / math.sqrt(2))),))))))
 
 
-def _not_in_place(inplace, name):
-    if inplace:
-        raise UnsupportedOpError(f"{name}: inplace=True is not supported (use the returned tensor)")
+def _in_place(inplace, input, compute):
+    """compute(input), and with PyTorch's `inplace=True` on an eager tensor its data overwritten by it (Tensor's
+    in-place path: version bump, views, the refusal of a leaf that requires grad) and the tensor returned. A traced
+    value cannot change (as item assignment into one cannot), so it gets the result as a new value, which
+    `x = F.relu(x, inplace=True)`, the form modules use, binds as PyTorch does."""
+    if inplace and isinstance(input, Tensor):
+        input._inplace(compute)
+        return input
+    return compute(input)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    _not_in_place(inplace, "leaky_relu")
-    return _activation(_leaky_relu, "LeakyRelu", input, float(negative_slope))
+    return _in_place(inplace, input, lambda x: _activation(_leaky_relu, "LeakyRelu", x, float(negative_slope)))
 
 
 def _leaky_relu(x, slope):
@@ -508,8 +513,7 @@ def _leaky_relu(x, slope):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    _not_in_place(inplace, "elu")
-    return _activation(_elu, "Elu", input, float(alpha))
+    return _in_place(inplace, input, lambda x: _activation(_elu, "Elu", x, float(alpha)))
 
 
 def _elu(x, alpha):
@@ -521,8 +525,7 @@ def _elu(x, alpha):
 
 def silu(input, inplace=False):
     """x sigmoid(x) (swish)."""
-    _not_in_place(inplace, "silu")
-    return _activation(_silu, "Silu", input)
+    return _in_place(inplace, input, lambda x: _activation(_silu, "Silu", x))
 
 
 def _silu(x):
@@ -541,8 +544,7 @@ def _softplus(x, beta, threshold):
 
 def mish(input, inplace=False):
     """x tanh(softplus(x))."""
-    _not_in_place(inplace, "mish")
-    return _activation(_mish, "Mish", input)
+    return _in_place(inplace, input, lambda x: _activation(_mish, "Mish", x))
 
 
 def _mish(x):
@@ -551,10 +553,9 @@ def _mish(x):
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """x clamped to [min_val, max_val]; the gradient is 1 strictly inside, 0 elsewhere (PyTorch's)."""
-    _not_in_place(inplace, "hardtanh")
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _activation(_hardtanh, "Hardtanh", input, float(min_val), float(max_val))
+    return _in_place(inplace, input, lambda x: _activation(_hardtanh, "Hardtanh", x, float(min_val), float(max_val)))
 
 
 def _hardtanh(x, low, high):
@@ -569,8 +570,7 @@ def relu6(input, inplace=False):
 
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6."""
-    _not_in_place(inplace, "hardsigmoid")
-    return _activation(_hardsigmoid, "Hardsigmoid", input)
+    return _in_place(inplace, input, lambda x: _activation(_hardsigmoid, "Hardsigmoid", x))
 
 
 def _hardsigmoid(x):
@@ -579,8 +579,7 @@ def _hardsigmoid(x):
 
 def hardswish(input, inplace=False):
     """x relu6(x + 3) / 6, with PyTorch's gradient: 0 below -3, 1 above 3, (2x + 3) / 6 between."""
-    _not_in_place(inplace, "hardswish")
-    return _activation(_hardswish, "Hardswish", input)
+    return _in_place(inplace, input, lambda x: _activation(_hardswish, "Hardswish", x))
 
 
 def _hardswish(x):
@@ -592,8 +591,7 @@ def _hardswish(x):
 
 def selu(input, inplace=False):
     """scale * elu(x, alpha) with SELU's fixed constants."""
-    _not_in_place(inplace, "selu")
-    return _activation(_selu, "Elu", input)
+    return _in_place(inplace, input, lambda x: _activation(_selu, "Elu", x))
 
 
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
@@ -605,10 +603,9 @@ def _selu(x):
 
 def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
-    _not_in_place(inplace, "celu")
     if alpha == 0:
         raise ValueError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _activation(_celu, "Elu", input, float(alpha))
+    return _in_place(inplace, input, lambda x: _activation(_celu, "Elu", x, float(alpha)))
 
 
 def _celu(x, alpha):
@@ -672,12 +669,24 @@ def _softshrink(x, lambd):
 
 def threshold(input, threshold, value, inplace=False):
     """x where x > threshold, else value."""
-    _not_in_place(inplace, "threshold")
-    return _activation(_threshold, "Threshold", input, float(threshold), float(value))
+    return _in_place(inplace, input, lambda x: _activation(_threshold, "Threshold", x, float(threshold), float(value)))
 
 
 def _threshold(x, limit, value):
     return _ew(E.where, (_ew(E.greater, (x, limit)), x, value))
+
+
+def _in_place_form(function):
+    """F.relu_ and its kin: `function` with inplace=True, as PyTorch names them."""
+    def in_place(input, *args, **kwargs):
+        return function(input, *args, inplace=True, **kwargs)
+    in_place.__name__ = in_place.__qualname__ = function.__name__ + "_"
+    in_place.__doc__ = f"{function.__name__}(input, ..., inplace=True)."
+    return in_place
+
+
+relu_, leaky_relu_, elu_, hardtanh_, selu_, celu_, threshold_ = map(
+    _in_place_form, (relu, leaky_relu, elu, hardtanh, selu, celu, threshold))
 
 
 def glu(input, dim=-1):
@@ -726,7 +735,6 @@ def _normalize_by_norm(x, p, dim, eps):
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p (drawn from sg.manual_seed's generator) and scale the rest by
     1 / (1 - p); the identity when not training."""
-    _not_in_place(inplace, "dropout")
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
@@ -734,7 +742,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     _refuse_a_mask_drawn_once(input, "dropout")
     keep = random_generator().random(tuple(input.shape)) >= p
     scale = np.where(keep, 1.0 / (1.0 - p) if p < 1 else 0.0, 0.0).astype(input.dtype)
-    return labelled(_ew(E.multiply, (input, scale)), "Mul")
+    return _in_place(inplace, input, lambda x: labelled(_ew(E.multiply, (x, scale)), "Mul"))
 
 
 def _refuse_a_mask_drawn_once(input, name):
@@ -747,7 +755,6 @@ def _refuse_a_mask_drawn_once(input, name):
 
 def _channel_dropout(input, p, training, inplace, d, name):
     """Zero whole channels (each (n, c) plane) with probability p, scaling the rest by 1 / (1 - p)."""
-    _not_in_place(inplace, name)
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if input.ndim not in (d + 1, d + 2):
@@ -759,7 +766,8 @@ def _channel_dropout(input, p, training, inplace, d, name):
     channels = tuple(input.shape[:input.ndim - d])
     keep = random_generator().random(channels) >= p
     scale = np.where(keep, 1.0 / (1.0 - p) if p < 1 else 0.0, 0.0).astype(input.dtype)
-    return labelled(_ew(E.multiply, (input, scale.reshape(channels + (1,) * d))), "Mul")
+    scale = scale.reshape(channels + (1,) * d)
+    return _in_place(inplace, input, lambda x: labelled(_ew(E.multiply, (x, scale)), "Mul"))
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):

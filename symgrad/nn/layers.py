@@ -31,6 +31,9 @@ class LeakyReLU(Module):
     def forward(self, input):
         return leaky_relu(input, self.negative_slope, self.inplace)
 
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
 
 class ELU(Module):
     def __init__(self, alpha=1.0, inplace=False):
@@ -39,6 +42,9 @@ class ELU(Module):
 
     def forward(self, input):
         return elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class Dropout(Module):

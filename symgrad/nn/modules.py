@@ -371,8 +371,15 @@ class Sequential(ModuleSequence):
 
 
 class ReLU(Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, input):
-        return relu(input)
+        return relu(input, self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):

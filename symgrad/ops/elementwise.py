@@ -395,8 +395,8 @@ trunc = define("trunc", lambda x: sp.Piecewise((sp.ceiling(x), x < 0), (sp.floor
 floor_divide = define("floor_divide", F.floor_divide, 2, kind="arith", domain=(0.5, 4.0), on_booleans=False)
 mod = define("mod", F.floor_mod, 2, kind="arith", domain=(0.5, 4.0), on_booleans=False)
 # Logarithms, powers and angles NumPy names; hypot through libm's, which neither overflows nor underflows.
-log2 = define("log2", lambda x: sp.log(x) / sp.log(2), domain=(0.1, 3.0))
-log10 = define("log10", lambda x: sp.log(x) / sp.log(10), domain=(0.1, 3.0))
+log2 = define("log2", F.log2, domain=(0.1, 3.0))
+log10 = define("log10", F.log10, domain=(0.1, 3.0))
 exp2 = define("exp2", lambda x: 2 ** x)
 arcsinh = define("arcsinh", sp.asinh)
 arccosh = define("arccosh", sp.acosh, domain=(1.1, 3.0))

@@ -59,6 +59,26 @@ class log1p(_RealFunction):
         return None
 
 
+class log2(_RealFunction):
+    """The base-2 logarithm (np.log2): exact at powers of two, where log(x) / log(2) is not (at 2**-1066, and at
+    441 of float64's 2094), so floor(log2(x)) and a comparison with an integer give NumPy's answer."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        return 1 / (self.args[0] * sp.log(2))
+
+
+class log10(_RealFunction):
+    """The base-10 logarithm (np.log10): exact at powers of ten, where log(x) / log(10) is not (2.9999999999999996
+    at 1000: floor(log10(x)) counted one digit too few)."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        return 1 / (self.args[0] * sp.log(10))
+
+
 class expm1(_RealFunction):
     """exp(x) - 1, accurate for small x."""
 

@@ -26,7 +26,7 @@ _FUNCTIONS = {
     F.log1p: "np.log1p", F.expm1: "np.expm1", F.logaddexp: "np.logaddexp", sp.erf: "_erf",
     sp.asinh: "np.arcsinh", sp.acosh: "np.arccosh", sp.atanh: "np.arctanh", sp.floor: "np.floor",
     sp.ceiling: "np.ceil", F.rint: "np.rint", F.floor_divide: "np.floor_divide", F.floor_mod: "np.mod",
-    F.hypot: "np.hypot", F.sigmoid: "_sigmoid",
+    F.hypot: "np.hypot", F.sigmoid: "_sigmoid", F.log2: "np.log2", F.log10: "np.log10",
 }
 
 # Helpers the generated source defines when it uses them, so a module stays standalone.

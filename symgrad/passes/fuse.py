@@ -24,13 +24,14 @@ MAX_FUSED_NODES = 300
 @dataclass
 class _Fused:
     """An ew node's expression over value symbols, its tree size, the numeric dtypes it computes
-    with (its operands' and its output's), and the nodes absorbed into it."""
+    with (its operands' and its output's), the nodes absorbed into it, and whether it holds a Piecewise."""
 
     node: ir.Node
     expr: object
     size: int
     numeric: frozenset
     absorbed: tuple = ()
+    piecewise: bool = False
 
 
 def _numeric(values) -> frozenset:
@@ -45,8 +46,23 @@ def _fusable(producer: _Fused, consumer: ir.Node) -> bool:
     return len(producer.numeric) == 1 and producer.numeric == consumer_numeric
 
 
-def _tree_size(expr) -> int:
-    return sum(1 for _ in sp.preorder_traversal(expr))
+def _measured(expr) -> tuple:
+    """(tree size, whether it holds a Piecewise, the symbols it reads in a condition) of a node's own expression,
+    in one walk. A condition is a Piecewise's, or any argument of a function lowered as its `evaluation()`
+    (ops/functions.py: cbrt's and xlogy's cases). No Piecewise is substituted there: SymPy folds a condition
+    holding one (piecewise_fold, a rewrite as ITE, as_set, simplify), which costs more than the loop it saves and,
+    unevaluated, could recurse without end (hardtanh's clamp of a clamp), divide by zero (relu6) or fail (isnan
+    has no set)."""
+    size, piecewise, conditions = 0, False, set()
+    for part in sp.preorder_traversal(expr):
+        size += 1
+        if isinstance(part, sp.Piecewise):
+            piecewise = True
+            for _, condition in part.args:
+                conditions |= condition.free_symbols
+        elif hasattr(part, "evaluation"):
+            conditions |= part.free_symbols
+    return size, piecewise, conditions
 
 
 class _Symbols:
@@ -67,18 +83,21 @@ class _Symbols:
 def _substituted(node: ir.Node, candidates: dict, symbol_of: _Symbols) -> _Fused:
     """`node`'s expression over value symbols, with its fusable single-use producers substituted."""
     params = node.params
-    mapping, size, numeric, absorbed = {}, _tree_size(params["expr"]), set(_numeric((node.out,))), []
+    mapping, numeric, absorbed = {}, set(_numeric((node.out,))), []
+    size, piecewise, conditions = _measured(params["expr"])
     for arg, value in zip(params["args"], node.inputs):
         producer = candidates.get(id(value))
-        if producer is not None and _fusable(producer, node) and size + producer.size <= MAX_FUSED_NODES:
+        if producer is not None and _fusable(producer, node) and size + producer.size <= MAX_FUSED_NODES and \
+                not (producer.piecewise and arg in conditions):
             mapping[arg] = producer.expr
             size += producer.size
             numeric |= producer.numeric
+            piecewise |= producer.piecewise
             absorbed.append(producer)
         else:
             mapping[arg] = symbol_of(value)
             numeric |= _numeric((value,))
-    return _Fused(node, params["expr"].xreplace(mapping), size, frozenset(numeric), tuple(absorbed))
+    return _Fused(node, params["expr"].xreplace(mapping), size, frozenset(numeric), tuple(absorbed), piecewise)
 
 
 def _rewritten(fused: _Fused, operands: list, symbol_of: _Symbols) -> ir.Node:
