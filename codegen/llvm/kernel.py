@@ -588,7 +588,8 @@ class KernelBuilder:
         values entering the next one. A static range of at least one step without carried values is tested
         after each step: the rotated form LLVM's loop passes want, which they would otherwise make. In a long
         program, a short one that is plainly vectorizable (loophints.py) is rewritten as vector code (lanes.py),
-        or where its accesses are not contiguous gets its trip count as vector width hint."""
+        or where its accesses are not contiguous (and it sums no floats in order) gets its trip count as vector
+        width hint."""
         b = self.b
         preheader = b.block
         function = preheader.parent
@@ -616,8 +617,9 @@ class KernelBuilder:
             b.branch(header)
         else:
             back = b.cbranch(b.icmp_signed("<", step, stop), header, done)
-            if self.outlined_math and b.block is header and loophints.vectorizable(header, i, hi - lo):
-                if not lanes.rewrite(b, preheader, header, done, i, lo, hi - lo):
+            if self.outlined_math and b.block is header and loophints.vectorizable(header, i, hi - lo, serial=True):
+                if (not lanes.rewrite(b, preheader, header, done, i, lo, hi - lo)
+                        and loophints.vectorizable(header, i, hi - lo)):
                     loophints.hint(self.module, back, hi - lo)
         b.position_at_end(done)
 
