@@ -124,9 +124,11 @@ class _Lanes:
         if len(old.indices) != 1 or (isinstance(old.pointer, ir.Instruction) and old.pointer.parent is self.header):
             raise _Unsupported
         step = self._step(old.indices[0])
-        pointer = self.values.get(id(old.pointer), old.pointer)
-        gep = self.b.gep(pointer, [self._at_first(old.indices[0])], inbounds=True,
-                         source_etype=getattr(old, "source_etype", None))
+        pointer, first = self.values.get(id(old.pointer), old.pointer), self._at_first(old.indices[0])
+        if isinstance(first, ir.Constant) and first.constant == 0:
+            gep = pointer  # the first element's address (no instruction for it)
+        else:
+            gep = self.b.gep(pointer, [first], inbounds=True, source_etype=getattr(old, "source_etype", None))
         self.steps[id(old)] = step
         (self.first if step else self.values)[id(old)] = gep
 

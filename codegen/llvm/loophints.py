@@ -53,7 +53,7 @@ def vectorizable(block, index, lanes: int, serial: bool = False) -> bool:
                 return False
         elif opname == "load":
             address = instruction.operands[0]
-            if isinstance(address, ir.AllocaInstr) or fixed_address(address, block) and slot_key(address) in fixed:
+            if isinstance(address, ir.AllocaInstr) or fixed and _in(address, fixed, block):
                 slots.setdefault(slot_key(address), [address, [], []])[1].append(instruction)
             elif isinstance(address, ir.GEPInstr) and not all(_affine(i, index, block if serial else None)
                                                                for i in address.indices):
@@ -63,7 +63,7 @@ def vectorizable(block, index, lanes: int, serial: bool = False) -> bool:
                 types.add(str(instruction.type))
         elif opname == "store":
             value, address = instruction.operands
-            if isinstance(address, ir.AllocaInstr) or fixed_address(address, block) and slot_key(address) in fixed:
+            if isinstance(address, ir.AllocaInstr) or fixed and _in(address, fixed, block):
                 slots.setdefault(slot_key(address), [address, [], []])[2].append(value)
                 if not isinstance(address, ir.AllocaInstr):
                     types.add(str(value.type))
@@ -103,6 +103,11 @@ def slot_key(address) -> tuple:
     if isinstance(address, ir.AllocaInstr):
         return (id(address),)
     return (id(address.pointer), *(id(i) for i in address.indices))
+
+
+def _in(address, fixed, block) -> bool:
+    """Whether `address` is one of the running sums' fixed addresses `fixed` (their slot keys)."""
+    return fixed_address(address, block) and slot_key(address) in fixed
 
 
 def fixed_address(address, block) -> bool:
