@@ -7,6 +7,7 @@ its input symbols once: the pass costs time linear in the graph, however long a 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +46,9 @@ def _fusable(producer: _Fused, consumer: ir.Node) -> bool:
     return len(producer.numeric) == 1 and producer.numeric == consumer_numeric
 
 
+@functools.lru_cache(maxsize=4096)
 def _tree_size(expr) -> int:
+    """Nodes of an expression tree (cached: a long program's nodes repeat a few expressions)."""
     return sum(1 for _ in sp.preorder_traversal(expr))
 
 
