@@ -79,7 +79,7 @@ def vectorizable(block, index, lanes: int, serial: bool = False) -> bool:
             return False
     if len(types) > 1:
         return False  # accesses of two sizes (a bool stored beside floats): LLVM would check pointers at run time
-    for key, (address, _, _) in slots.items():
+    for address, _, _ in slots.values():
         if not isinstance(address, ir.AllocaInstr):
             if id(address.pointer) in stored:
                 return False  # the buffer of a running sum written elsewhere too
@@ -113,7 +113,7 @@ def _in(address, fixed, block) -> bool:
 def fixed_address(address, block) -> bool:
     """An element's address computed from values computed outside the loop."""
     return (isinstance(address, ir.GEPInstr) and len(address.indices) == 1
-            and not any(_inside(v, block) for v in (address.pointer, *address.indices))) and not any(_inside(v, block) for v in (address.pointer, *address.indices))
+            and not any(_inside(v, block) for v in (address.pointer, *address.indices)))
 
 
 def _inside(value, block) -> bool:
