@@ -67,6 +67,24 @@ def test_a_long_programs_elementwise_loops_and_their_sums_are_vector_code_comput
     _agrees_with_numpy_backend(compiled, _elementwise, (x,), 1e-12, 1e-15)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_matrix_vector_rows_summed_in_order_are_vector_code_computing_the_same(dtype):
+    def f(x):
+        for t in range(40):
+            x = sg.sin(A.astype(dtype) @ x * 0.1 + x) * float(CS[t])
+        return sg.sum(x ** 2)
+    for x in (np.linspace(-1.0, 1.0, 8), np.array([0.0, -0.0, np.inf, 1.0, np.nan, 1e-310, -1e300, 3.0])):
+        x, text_type = x.astype(dtype), "double" if dtype == np.float64 else "float"
+        compiled = sg.compile(sg.value_and_grad(f), backend="llvm")
+        text = compiled.lower(x).llvm_ir
+        suffix = "v8f64" if dtype == np.float64 else "v8f32"
+        assert f'call {text_type} @"llvm.vector.reduce.fadd.{suffix}"({text_type} %' in text  # in order, from y[r]
+        assert text.count("\nlanes") > 80
+        with np.errstate(all="ignore"):
+            tolerance = 1e-12 if dtype == np.float64 else 1e-5
+            _agrees_with_numpy_backend(compiled, f, (x,), tolerance, tolerance)
+
+
 def test_integer_sums_and_edge_values_in_vector_code():
     def f(x):
         total = sg.sum(x * 0.0)

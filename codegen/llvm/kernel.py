@@ -335,7 +335,7 @@ class KernelBuilder:
             if hasattr(buffer, "offset"):
                 self.pointer(buffer, makers.setdefault(buffer.offset,
                                                        lambda k, offset=buffer.offset: k.workspace_at(offset)))
-        parts = [groups[i:i + GROUPS_PER_FUNCTION] for i in range(0, len(groups), GROUPS_PER_FUNCTION)]
+        parts = self._parts(groups)
         if len(parts) <= 1:
             self._emit(parts[0] if parts else [])
             return self.public_kernel() if self.public else self.kernel
@@ -355,6 +355,20 @@ class KernelBuilder:
             self.b.branch(self.kernel.blocks[1])
         self.b.ret(ir.Constant(I32, 0))
         return self.public_kernel() if self.public else self.kernel
+
+    def _parts(self, groups) -> list:
+        """The groups in functions of about GROUPS_PER_FUNCTION loop nests each; in a long program, a nest of
+        at most SHORT_NEST elements counts half: its short loops become straight vector code (lanes.py), which
+        costs LLVM less than a loop (each function's entry and call cost the same whatever its size)."""
+        parts, weight = [[]], 0.0
+        for group in groups:
+            short = self.outlined_math and group.domain is not None and math.prod(group.domain) <= SHORT_NEST
+            weight += 0.5 if short else 1.0
+            if weight > GROUPS_PER_FUNCTION:
+                parts.append([])
+                weight = 0.5 if short else 1.0
+            parts[-1].append(group)
+        return parts if groups else []
 
     @property
     def releases_gil(self) -> bool:
@@ -588,7 +602,8 @@ class KernelBuilder:
         values entering the next one. A static range of at least one step without carried values is tested
         after each step: the rotated form LLVM's loop passes want, which they would otherwise make. In a long
         program, a short one that is plainly vectorizable (loophints.py) is rewritten as vector code (lanes.py),
-        or where its accesses are not contiguous gets its trip count as vector width hint."""
+        or where its accesses are not contiguous (and it sums no floats in order) gets its trip count as vector
+        width hint."""
         b = self.b
         preheader = b.block
         function = preheader.parent
@@ -616,8 +631,9 @@ class KernelBuilder:
             b.branch(header)
         else:
             back = b.cbranch(b.icmp_signed("<", step, stop), header, done)
-            if self.outlined_math and b.block is header and loophints.vectorizable(header, i, hi - lo):
-                if not lanes.rewrite(b, preheader, header, done, i, lo, hi - lo):
+            if self.outlined_math and b.block is header and loophints.vectorizable(header, i, hi - lo, serial=True):
+                if (not lanes.rewrite(b, preheader, header, done, i, lo, hi - lo)
+                        and loophints.vectorizable(header, i, hi - lo)):
                     loophints.hint(self.module, back, hi - lo)
         b.position_at_end(done)
 
@@ -675,6 +691,7 @@ GIL_FREE_WORK = 1 << 14
 # Loop groups per emitted function: LLVM's O3 time grows faster than a function's size, so a
 # long program is split into functions of about this many loop nests.
 GROUPS_PER_FUNCTION = 16
+SHORT_NEST = 64
 
 # Multi-use values costing more than this per element are stored; cheaper ones are recomputed
 # by each consumer (memory traffic costs more than a few operations, and LLVM merges the

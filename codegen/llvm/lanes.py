@@ -3,12 +3,14 @@ whose loads and stores are contiguous is rewritten, once emitted, as the one ste
 LLVM's loop vectorizer would make of it at that width, so the vectorizer has nothing left to do (in a long
 program, a thousand such loops were most of its 1.1 s). Each lane computes what its step did: the same
 operations, the math kernels' vector variants (the same bits), and a running sum or product reduced as the
-vectorizer reduces it (the start value in the first lane, then `llvm.vector.reduce.*`).
+vectorizer reduces it (the start value in the first lane, then `llvm.vector.reduce.*`), or, where the
+loop adds floats in order (a row of a matrix-vector product summed in memory), reduced in that order.
 """
 from __future__ import annotations
 
 from llvmlite import ir
 
+from .loophints import fixed_address, slot_key
 from .types import I32
 
 _AFFINE = frozenset({"add", "sub", "mul", "shl"})
@@ -55,13 +57,14 @@ class _Lanes:
         self.values = {}  # id(old value) -> its vector value, or its scalar value where the same in all lanes
         self.first = {}  # id(old index value depending on the loop index) -> its value at the first step
         self.steps = {}  # id(old index value) -> how much it grows per step (0: the same in all steps)
-        self.running = {}  # id(old load of a running value's slot) -> the slot
+        self.running = {}  # id(old load of a running value's slot) -> the slot's key (loophints.slot_key)
         self.reductions = {}  # id(old add or multiply of a running value) -> it
 
     def emit(self):
         instructions = self.header.instructions
         condition = instructions[-1].operands[0]
         control = {id(instructions[-1]), id(condition), id(condition.operands[0]), id(self.index)}
+        self.slots = {self._slot(i.operands[1]) for i in instructions if i.opname == "store"} - {None}
         self.steps[id(self.index)] = 1
         self.first[id(self.index)] = ir.Constant(self.index.type, self.lo)
         for instruction in instructions:
@@ -88,6 +91,9 @@ class _Lanes:
         """How much an index value grows per step (0 for one defined outside the loop or constant)."""
         step = self.steps.get(id(value))
         if step is None:
+            same = self.values.get(id(value))  # computed in the loop, the same in all steps
+            if same is not None and not isinstance(same.type, ir.VectorType):
+                return 0
             if isinstance(value, ir.Instruction) and value.parent is self.header:
                 raise _Unsupported  # a value of the loop that is no affine index
             return 0
@@ -118,17 +124,26 @@ class _Lanes:
         if len(old.indices) != 1 or (isinstance(old.pointer, ir.Instruction) and old.pointer.parent is self.header):
             raise _Unsupported
         step = self._step(old.indices[0])
-        pointer = self.values.get(id(old.pointer), old.pointer)
-        gep = self.b.gep(pointer, [self._at_first(old.indices[0])], inbounds=True,
-                         source_etype=getattr(old, "source_etype", None))
+        pointer, first = self.values.get(id(old.pointer), old.pointer), self._at_first(old.indices[0])
+        if isinstance(first, ir.Constant) and first.constant == 0:
+            gep = pointer  # the first element's address (no instruction for it)
+        else:
+            gep = self.b.gep(pointer, [first], inbounds=True, source_etype=getattr(old, "source_etype", None))
         self.steps[id(old)] = step
         (self.first if step else self.values)[id(old)] = gep
 
     # ------------------------------------------------------------------ memory
+    def _slot(self, address):
+        """The key of a running value's place at `address` (a stack slot or a fixed address), else None."""
+        if isinstance(address, ir.AllocaInstr) or fixed_address(address, self.header):
+            return slot_key(address)
+        return None
+
     def _load(self, old):
         address = old.operands[0]
-        if isinstance(address, ir.AllocaInstr):
-            self.running[id(old)] = address
+        slot = self._slot(address)
+        if slot in self.slots:
+            self.running[id(old)] = slot
             return
         step = self.steps.get(id(address), 0)
         if step == 0:
@@ -141,26 +156,33 @@ class _Lanes:
 
     def _store(self, old):
         value, address = old.operands
-        if isinstance(address, ir.AllocaInstr):
-            self._reduce(value, address)
+        slot = self._slot(address)
+        if slot in self.slots:
+            self._reduce(value, self.values.get(id(address), address), slot)
             return
         if self.steps.get(id(address)) != 1:
             raise _Unsupported
         self.b.store(self._lanes(value), self.first[id(address)], align=_size(value.type))
 
-    def _reduce(self, old, slot):
-        """The running value's slot gets its start combined with every lane (as the vectorizer does it)."""
+    def _reduce(self, old, address, slot):
+        """The running value at `address` gets its start combined with every lane: in order where floats are
+        added in order, else as the vectorizer does it."""
         opname = _name(old)
-        loaded = next((o for o in old.operands if self.running.get(id(o)) is slot), None)
+        loaded = next((o for o in old.operands if self.running.get(id(o)) == slot), None)
         if id(old) not in self.reductions or opname not in _IDENTITY or loaded is None:
             raise _Unsupported
         term = old.operands[1] if old.operands[0] is loaded else old.operands[0]
         flags = list(getattr(old, "flags", ()))
-        start = self.b.load(slot, typ=old.type)
+        start = self.b.load(address, typ=old.type)
         vector = self._vector(old.type)
+        floats = opname.startswith("f")
+        if floats and "reassoc" not in flags:
+            reduce = self._function(f"llvm.vector.reduce.{opname}.{_suffix(vector)}",
+                                    ir.FunctionType(old.type, [old.type, vector]))
+            self.b.store(self.b.call(reduce, [start, self._lanes(term)], fastmath=flags), address)
+            return
         identity = self._lanes(ir.Constant(old.type, _IDENTITY[opname]))
         combine = getattr(self.b, opname)
-        floats = opname.startswith("f")
         started = combine(self._lanes(term), self.b.insert_element(identity, start, ir.Constant(I32, 0)),
                           **({"flags": flags} if floats else {}))
         name = f"llvm.vector.reduce.{opname}.{_suffix(vector)}"
@@ -169,7 +191,7 @@ class _Lanes:
             total = self.b.call(reduce, [ir.Constant(old.type, _IDENTITY[opname]), started], fastmath=flags)
         else:
             total = self.b.call(self._function(name, ir.FunctionType(old.type, [vector])), [started])
-        self.b.store(total, slot)
+        self.b.store(total, address)
 
     # ------------------------------------------------------------------ arithmetic
     def _compute(self, old, opname):

@@ -7,7 +7,9 @@ A hinted loop LLVM then cannot vectorize makes it print a remark to stderr (llvm
 handler to silence it), so a loop gets a hint only when it is plainly vectorizable: one basic block; loads at
 affine indices and stores at the loop index, all of one type; no buffer read elsewhere than where the loop
 writes it; running values in registers only by reassociable adds and multiplies; calls only of math kernels
-with a vector variant of that width, or of LLVM's elementwise intrinsics.
+with a vector variant of that width, or of LLVM's elementwise intrinsics. lanes.py takes more (`serial=True`):
+a running sum in memory at an address fixed in the loop (a row of a matrix-vector product), added in the loop's
+order, and indices offset by values from outside the loop.
 """
 from __future__ import annotations
 
@@ -33,12 +35,15 @@ def hint(module: ir.Module, branch, lanes: int) -> None:
     branch.set_metadata("llvm.loop", _loop_node(module, lanes))
 
 
-def vectorizable(block, index, lanes: int) -> bool:
+def vectorizable(block, index, lanes: int, serial: bool = False) -> bool:
     """Whether the single-block loop `block` over `index` (its induction phi), `lanes` steps, is plainly
-    vectorizable at that width (see the module's docstring); conservative: False when unsure."""
+    vectorizable at that width (see the module's docstring); conservative: False when unsure. `serial`: as
+    lanes.py can emit it, running sums in the loop's order and in memory included."""
     if lanes not in LANES:
         return False
     stored, loaded, slots, types = {}, [], {}, set()
+    fixed = {slot_key(i.operands[1]) for i in block.instructions if serial and i.opname == "store"
+             and fixed_address(i.operands[1], block)}  # where running sums in memory are
     for instruction in block.instructions:
         opname = instruction.opname.split(" ", 1)[0]
         if opname in _ARITHMETIC or opname == "br":
@@ -48,17 +53,20 @@ def vectorizable(block, index, lanes: int) -> bool:
                 return False
         elif opname == "load":
             address = instruction.operands[0]
-            if isinstance(address, ir.AllocaInstr):
-                slots.setdefault(id(address), [address, [], []])[1].append(instruction)
-            elif isinstance(address, ir.GEPInstr) and not all(_affine(i, index) for i in address.indices):
+            if isinstance(address, ir.AllocaInstr) or fixed and _in(address, fixed, block):
+                slots.setdefault(slot_key(address), [address, [], []])[1].append(instruction)
+            elif isinstance(address, ir.GEPInstr) and not all(_affine(i, index, block if serial else None)
+                                                               for i in address.indices):
                 return False  # a gather: its pointer checks need a scalar epilogue, which a short loop has not
             else:
                 loaded.append(address)
                 types.add(str(instruction.type))
         elif opname == "store":
             value, address = instruction.operands
-            if isinstance(address, ir.AllocaInstr):
-                slots.setdefault(id(address), [address, [], []])[2].append(value)
+            if isinstance(address, ir.AllocaInstr) or fixed and _in(address, fixed, block):
+                slots.setdefault(slot_key(address), [address, [], []])[2].append(value)
+                if not isinstance(address, ir.AllocaInstr):
+                    types.add(str(value.type))
             elif not (isinstance(address, ir.GEPInstr) and address.indices[-1] is index and len(address.indices) == 1):
                 return False  # only at the loop index: a store at an address of its own is a dependence
             else:
@@ -71,6 +79,11 @@ def vectorizable(block, index, lanes: int) -> bool:
             return False
     if len(types) > 1:
         return False  # accesses of two sizes (a bool stored beside floats): LLVM would check pointers at run time
+    for address, _, _ in slots.values():
+        if not isinstance(address, ir.AllocaInstr):
+            if id(address.pointer) in stored:
+                return False  # the buffer of a running sum written elsewhere too
+            stored[id(address.pointer)] = address  # and read only there (below)
     for address in loaded:
         base = address.pointer if isinstance(address, ir.GEPInstr) else address
         written = stored.get(id(base))
@@ -82,26 +95,49 @@ def vectorizable(block, index, lanes: int) -> bool:
     for instruction in block.instructions:
         for operand in instruction.operands:
             uses[id(operand)] = uses.get(id(operand), 0) + 1
-    return all(_register_reduction(*slot, uses) for slot in slots.values())
+    return all(_register_reduction(*slot, uses, serial) for slot in slots.values())
 
 
-def _affine(value, index, depth=4) -> bool:
-    """Whether an address index is a constant, the loop index, or sums and products of those."""
-    if value is index or isinstance(value, ir.Constant):
+def slot_key(address) -> tuple:
+    """What names a running value's place: its stack slot, or a buffer and the indices (fixed in the loop)."""
+    if isinstance(address, ir.AllocaInstr):
+        return (id(address),)
+    return (id(address.pointer), *(id(i) for i in address.indices))
+
+
+def _in(address, fixed, block) -> bool:
+    """Whether `address` is one of the running sums' fixed addresses `fixed` (their slot keys)."""
+    return fixed_address(address, block) and slot_key(address) in fixed
+
+
+def fixed_address(address, block) -> bool:
+    """An element's address computed from values computed outside the loop."""
+    return (isinstance(address, ir.GEPInstr) and len(address.indices) == 1
+            and not any(_inside(v, block) for v in (address.pointer, *address.indices)))
+
+
+def _inside(value, block) -> bool:
+    return isinstance(value, ir.Instruction) and value.parent is block
+
+
+def _affine(value, index, block=None, depth=4) -> bool:
+    """Whether an address index is a constant, the loop index, or sums and products of those (and of values
+    from outside the loop `block` when given)."""
+    if value is index or isinstance(value, ir.Constant) or (block is not None and not _inside(value, block)):
         return True
     return (depth > 0 and isinstance(value, ir.Instruction) and value.opname.split(" ", 1)[0] in _AFFINE
-            and all(_affine(operand, index, depth - 1) for operand in value.operands))
+            and all(_affine(operand, index, block, depth - 1) for operand in value.operands))
 
 
-def _register_reduction(slot, loads, values, uses) -> bool:
-    """Whether a stack slot is a running value: its one store a reassociable add or multiply of its one load,
-    each used by nothing else in the loop."""
+def _register_reduction(slot, loads, values, uses, serial) -> bool:
+    """Whether a stack slot (or a fixed address) is a running value: its one store an add or multiply of its one
+    load, each used by nothing else in the loop; a float one reassociable unless `serial`."""
     if len(loads) != 1 or len(values) != 1:
         return False
     value = values[0]
     if not isinstance(value, ir.Instruction) or value.opname.split(" ", 1)[0] not in _REDUCING:
         return False
-    if value.opname.startswith("f") and "reassoc" not in getattr(value, "flags", ()):
+    if value.opname.startswith("f") and "reassoc" not in getattr(value, "flags", ()) and not serial:
         return False
     return loads[0] in value.operands and uses.get(id(loads[0])) == 1 and uses.get(id(value)) == 1
 

@@ -7,6 +7,7 @@ its input symbols once: the pass costs time linear in the graph, however long a 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,13 +47,14 @@ def _fusable(producer: _Fused, consumer: ir.Node) -> bool:
     return len(producer.numeric) == 1 and producer.numeric == consumer_numeric
 
 
+@functools.lru_cache(maxsize=4096)
 def _measured(expr) -> tuple:
     """(tree size, whether it holds a Piecewise, the symbols it reads in a condition) of a node's own expression,
-    in one walk. A condition is a Piecewise's, or any argument of a function lowered as its `evaluation()`
-    (ops/functions.py: cbrt's and xlogy's cases). No Piecewise is substituted there: SymPy folds a condition
-    holding one (piecewise_fold, a rewrite as ITE, as_set, simplify), which costs more than the loop it saves and,
-    unevaluated, could recurse without end (hardtanh's clamp of a clamp), divide by zero (relu6) or fail (isnan
-    has no set)."""
+    in one walk (cached: a long program's nodes repeat a few expressions). A condition is a Piecewise's, or any
+    argument of a function lowered as its `evaluation()` (ops/functions.py: cbrt's and xlogy's cases). No
+    Piecewise is substituted there: SymPy folds a condition holding one (piecewise_fold, a rewrite as ITE, as_set,
+    simplify), which costs more than the loop it saves and, unevaluated, could recurse without end (hardtanh's
+    clamp of a clamp), divide by zero (relu6) or fail (isnan has no set)."""
     size, piecewise, conditions = 0, False, set()
     for part in sp.preorder_traversal(expr):
         size += 1
@@ -62,7 +64,7 @@ def _measured(expr) -> tuple:
                 conditions |= condition.free_symbols
         elif hasattr(part, "evaluation"):
             conditions |= part.free_symbols
-    return size, piecewise, conditions
+    return size, piecewise, frozenset(conditions)
 
 
 class _Symbols:
