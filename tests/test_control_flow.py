@@ -549,6 +549,17 @@ def test_an_elementwise_step_stacks_the_costly_factors_of_its_derivative_when_no
     assert_grads_match_finite_differences(two, [X8])
 
 
+def test_a_literal_array_the_step_reads_gets_no_cotangent():
+    """A rerolled Python loop passes the array it closes over (k) into its scan as a const: the pullback
+    computes no cotangent for it (it would go nowhere), so it keeps cos(x) alone, not x as well."""
+    k = np.linspace(0.5, 1.5, 8)
+    loss = lambda x: sg.sum(ode(x, k, 200, loop=False) ** 2)  # noqa: E731
+    stacked, pullback = _stacked_and_pullback(loss, X8)
+    assert stacked == ["f64[200,8]"] and not _calls_a_function(pullback)
+    assert_paths_agree(loss, lambda x: sg.sum(ode(x, k, 200) ** 2), (X8,))
+    assert_grads_match_finite_differences(loss, [X8])
+
+
 def test_stacked_factors_give_the_torch_gradient_and_the_same_bits_on_both_backends():
     torch = pytest.importorskip("torch")
     k = np.linspace(0.5, 1.5, 8)

@@ -14,7 +14,7 @@ by passes/loops.py. A reverse scan then pulls the cotangents back, last step fir
 from __future__ import annotations
 
 from .. import dtypes, ir
-from ..core import TracerError, bind, const_p, with_user_line
+from ..core import Tracer, TracerError, bind, const_p, with_user_line
 from ..ops.control import result_p, results, scan_p, split_scan, switch_p, while_p, while_vjp_p
 from ..ops.elementwise import add
 from ..ops.ew import ew_p
@@ -77,7 +77,7 @@ def _scan_vjp(ct, ans, *inputs, body, length, reverse, num_consts, num_carry):
     from its carry, which costs less than storing its intermediate arrays (an RK4 step would keep five
     arrays a step, not one)."""
     costly = any(node.prim not in RECOMPUTED for node in ir.all_nodes(body))
-    joint, pulled_back = _joint_step(ct, body, num_consts, num_carry)
+    joint, pulled_back = _joint_step(ct, inputs, body, num_consts, num_carry)
     apart = with_factors_apart(joint, len(body.inputs))
     splits = [split_forward_backward(graph, len(body.inputs), len(body.outputs))
               for graph in ([apart, joint] if apart is not joint else [joint])]
@@ -86,6 +86,22 @@ def _scan_vjp(ct, ans, *inputs, body, length, reverse, num_consts, num_carry):
     if costly or min(stacked) <= _bytes(body.inputs[num_consts:num_consts + num_carry]):
         return _scan_vjp_storing(ct, inputs, body, length, reverse, num_consts, num_carry, split, pulled_back)
     return _scan_vjp_recomputing(ct, inputs, body, length, reverse, num_consts, num_carry)
+
+
+def _float_positions(inputs, body, num_consts, num_carry) -> tuple:
+    """The positions of the float carries, consts and xs of a scan, whose cotangents its reverse pass computes;
+    but a const that is a literal array of the graph (a constant the rerolling of a Python loop passes in),
+    whose cotangent goes nowhere: computing it would keep the values it reads."""
+    body_consts, body_carries = body.inputs[:num_consts], body.inputs[num_consts:num_consts + num_carry]
+    float_consts = [k for k in _floats(body_consts) if not _literal(inputs[k])]
+    return _floats(body_carries), float_consts, _floats(body.inputs[num_consts + num_carry:])
+
+
+def _literal(x) -> bool:
+    """Whether the traced value `x` is computed by a `const` node of its graph."""
+    producers = getattr(x.builder, "producers", None) if isinstance(x, Tracer) else None
+    node = producers.get(id(x.value)) if producers is not None else None
+    return node is not None and node.prim is const_p
 
 
 def _bytes(values) -> int:
@@ -115,7 +131,7 @@ def _scan_vjp_recomputing(ct, inputs, body, length, reverse, num_consts, num_car
     stored = stored[len(body.outputs):]
     body_consts, body_carries = body.inputs[:num_consts], body.inputs[num_consts:num_consts + num_carry]
     body_xs, body_ys = body.inputs[num_consts + num_carry:], body.outputs[num_carry:]
-    float_carries, float_consts, float_xs = _floats(body_carries), _floats(body_consts), _floats(body_xs)
+    float_carries, float_consts, float_xs = _float_positions(inputs, body, num_consts, num_carry)
     seeded_ys = [m for m in _floats(body_ys) if ct[num_carry + m] is not None]
 
     def step(consts_in, ct_carry, ct_consts, carries, x, ct_y):
@@ -141,14 +157,14 @@ def _scan_vjp_recomputing(ct, inputs, body, length, reverse, num_consts, num_car
     return _input_cotangents(len(inputs), num_consts, num_carry, float_consts, float_carries, float_xs, outs)
 
 
-def _joint_step(ct, body, num_consts, num_carry) -> tuple:
+def _joint_step(ct, inputs, body, num_consts, num_carry) -> tuple:
     """(joint, pulled_back): one step's value and pullback traced together, joint(consts, carries, xs,
     carry cotangents, seeded ys' cotangents) -> (the body's outputs..., the cotangents of the body inputs
     `pulled_back` lists, which are those it computes: the others' are zero); without the nodes no output
     reads (the cotangent of a constant of the body), whose inputs would otherwise count as residuals."""
     body_consts, body_carries = body.inputs[:num_consts], body.inputs[num_consts:num_consts + num_carry]
     body_xs, body_ys = body.inputs[num_consts + num_carry:], body.outputs[num_carry:]
-    float_carries, float_consts, float_xs = _floats(body_carries), _floats(body_consts), _floats(body_xs)
+    float_carries, float_consts, float_xs = _float_positions(inputs, body, num_consts, num_carry)
     seeded_ys = [m for m in _floats(body_ys) if ct[num_carry + m] is not None]
     pulled_back = []
 
@@ -176,7 +192,7 @@ def _scan_vjp_storing(ct, inputs, body, length, reverse, num_consts, num_carry, 
     consts, init, xs = split_scan(inputs, num_consts, num_carry)
     body_consts, body_carries = body.inputs[:num_consts], body.inputs[num_consts:num_consts + num_carry]
     body_xs, body_ys = body.inputs[num_consts + num_carry:], body.outputs[num_carry:]
-    float_carries, float_consts, float_xs = _floats(body_carries), _floats(body_consts), _floats(body_xs)
+    float_carries, float_consts, float_xs = _float_positions(inputs, body, num_consts, num_carry)
     seeded_ys = [m for m in _floats(body_ys) if ct[num_carry + m] is not None]
     forward, pullback = split
     residuals = forward.outputs[len(body.outputs):]
