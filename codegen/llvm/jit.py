@@ -236,8 +236,8 @@ def cache_key(ir_text: str) -> str:
 class JitModule:
     """One object file linked into this process by an MCJIT engine of its own: the addresses of its
     functions, the arrays its pointer globals point to, and the object itself (`code`, which a pickle
-    carries). Dropping the last reference frees the code (the engine) and releases the arrays; whatever
-    calls the code holds this object."""
+    carries). Dropping the last reference frees the workspace its kernel keeps (its function `release`, if
+    any), the code (the engine) and releases the arrays; whatever calls the code holds this object."""
 
     __slots__ = ("engine", "addresses", "pinned", "code", "__weakref__")
 
@@ -251,6 +251,11 @@ class JitModule:
         for name, array in slots.items():
             ctypes.c_void_p.from_address(engine.get_global_value_address(prefix + name)).value = array.ctypes.data
         self.pinned = list(slots.values())
+
+    def __del__(self):
+        release = getattr(self, "addresses", {}).get("release")
+        if release:
+            ctypes.CFUNCTYPE(None)(release)()
 
     def holds_key(self, prefix: str, key: str) -> bool:
         """Whether the loaded code is the code `key` names (its embedded key constant says so)."""

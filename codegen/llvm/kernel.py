@@ -10,7 +10,8 @@ Planning, in three steps, before any code is emitted:
 Then each group emits its loop nest. A nonzero return is an error number (`errors`).
 The workspace is no static global: every function emitted takes its address as a trailing argument,
 and the kernel (`public_kernel`) gets a block of its own for each call, on the stack when small, else
-from malloc; so concurrent calls (several threads, no GIL) never share memory.
+from malloc, or (`release` given) the block the last call left, which one call at a time takes; so
+concurrent calls (several threads, no GIL) never share memory.
 A loop's body or a branch (a sub-graph) is a function of the same module that a kernel
 builder of its own plans and emits (`nested`, called by the rules of control.py); its workspace is a
 region of its caller's.
@@ -39,15 +40,18 @@ class KernelBuilder:
 
     def __init__(self, graph: sir.Graph, module: ir.Module, name: str, blas_calls: str = "linked",
                  embed_constants: bool = False, outlined_math: bool | None = None, public: bool = True,
-                 threads: int = 1):
+                 threads: int = 1, release: str | None = None):
         """blas_calls: how matrix products reach BLAS: "linked" (the JIT links symgrad_rt_?gemm),
         "slots" (through exported pointers a shared library's loader fills; loops while empty),
         or "none" (loops only). embed_constants=True: large constants are compiled in rather
         than reached through `slots`. outlined_math: transcendentals are calls rather than inlined
         (mathlib.math_function); by default, in a long program. public=False: `build` returns the
         internal function taking the workspace (a sub-graph's), not a kernel `name` allocating it.
-        threads: how many threads run a large loop nest's chunks (the chunks are the same for any)."""
+        threads: how many threads run a large loop nest's chunks (the chunks are the same for any).
+        release: keep a malloc'd workspace from call to call, and name `release` the function freeing it
+        (see public_kernel; `keeps_workspace` says whether the kernel does)."""
         self.graph, self.module, self.name, self.public, self.threads = graph, module, name, public, threads
+        self.release_name, self.keeps_workspace = release, False
         self.blas_calls, self.embed_constants = blas_calls, embed_constants
         self.outlined_math = len(graph.nodes) > LONG_PROGRAM if outlined_math is None else outlined_math
         self.workspace_argument = len(graph.inputs) + len(graph.outputs)
@@ -366,7 +370,8 @@ class KernelBuilder:
     def public_kernel(self) -> ir.Function:
         """The kernel `i32 name(ptr in..., ptr out...)`: it calls the internal body with a workspace of
         this call's own, on the stack up to STACK_WORKSPACE bytes (calls stay as cheap as with a static
-        block), else from malloc (a failure is the status of an "out of memory" error)."""
+        block), else from malloc (a failure is the status of an "out of memory" error): with `release`,
+        up to KEPT_WORKSPACE bytes, the block the last call left if there is one (`_kept_workspace`)."""
         body = self.kernel
         body.linkage = "internal"
         function = ir.Function(self.module, ir.FunctionType(I32, [PTR] * self.workspace_argument), self.name)
@@ -381,14 +386,52 @@ class KernelBuilder:
                 workspace.align = ALIGNMENT
             b.ret(b.call(body, [*function.args, workspace]))
             return function
-        workspace = b.call(heap.function(self.module, "malloc"), [ir.Constant(I64, size)], name="workspace")
         self.function, self.b = function, b
-        self.fail_unless(b.icmp_unsigned("!=", workspace, ir.Constant(PTR, None)),
-                         f"out of memory for the workspace of {self.graph.name} ({size} bytes)")
+        if self.release_name is not None and size <= KEPT_WORKSPACE:
+            return self._kept_workspace(function, body, size)
+        workspace = b.call(heap.function(self.module, "malloc"), [ir.Constant(I64, size)], name="workspace")
+        self._fail_without(workspace, size)
         status = b.call(body, [*function.args, workspace])
         b.call(heap.function(self.module, "free"), [workspace])
         b.ret(status)
         return function
+
+    def _kept_workspace(self, function, body, size) -> ir.Function:
+        """Emit the rest of `function`: a workspace kept in a slot of the module from call to call, so a large
+        one is not fresh pages (page faults, zeroed by the kernel) every call. A call takes the block out of
+        the slot (an atomic exchange), or mallocs one if it is empty (another thread's call has it, or none
+        ran yet), and puts it back if the slot is still empty, else frees it. The function `release_name`
+        frees the block kept (when the code is unloaded)."""
+        b, null = self.b, ir.Constant(PTR, None)
+        slot = ir.GlobalVariable(self.module, PTR, self.name + ".workspace")
+        slot.linkage, slot.initializer, slot.align = "internal", null, 8
+        taken = b.atomic_rmw("xchg", slot, null, "acquire", name="kept")
+        entry, fresh, ready = b.block, function.append_basic_block("fresh"), function.append_basic_block("ready")
+        b.cbranch(b.icmp_unsigned("==", taken, null), fresh, ready)
+        b.position_at_end(fresh)
+        allocated = b.call(heap.function(self.module, "malloc"), [ir.Constant(I64, size)])
+        self._fail_without(allocated, size)
+        allocated_in = b.block
+        b.branch(ready)
+        b.position_at_end(ready)
+        workspace = b.phi(PTR, name="workspace")
+        workspace.add_incoming(taken, entry)
+        workspace.add_incoming(allocated, allocated_in)
+        status = b.call(body, [*function.args, workspace])
+        kept = b.extract_value(b.cmpxchg(slot, null, workspace, "release", "monotonic"), 1)
+        with b.if_then(b.not_(kept)):
+            b.call(heap.function(self.module, "free"), [workspace])
+        b.ret(status)
+        release = ir.Function(self.module, ir.FunctionType(ir.VoidType(), []), self.release_name)
+        rb = ir.IRBuilder(release.append_basic_block("entry"))
+        rb.call(heap.function(self.module, "free"), [rb.atomic_rmw("xchg", slot, null, "acquire")])
+        rb.ret_void()
+        self.keeps_workspace = True
+        return function
+
+    def _fail_without(self, workspace, size):
+        self.fail_unless(self.b.icmp_unsigned("!=", workspace, ir.Constant(PTR, None)),
+                         f"out of memory for the workspace of {self.graph.name} ({size} bytes)")
 
     def _emit(self, groups, used=None):
         """The groups' code into the current function, after its entry makes the pointers of the
@@ -668,6 +711,10 @@ def _round_up(n: int) -> int:
 # A kernel's workspace up to this many bytes is on the caller's stack (threads have at least 64 KiB
 # of it everywhere symgrad runs); a larger one is malloc'd for the call.
 STACK_WORKSPACE = 1 << 14
+
+# A malloc'd workspace up to this many bytes is kept from call to call where the kernel may (`release`): one
+# block per compiled function, as long as it lives.
+KEPT_WORKSPACE = 1 << 30
 
 # Work (see releases_gil) from which a call releases the GIL: ~10 us or more.
 GIL_FREE_WORK = 1 << 14
