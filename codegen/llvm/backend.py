@@ -137,6 +137,6 @@ def lower(graph: sir.Graph, structure=None, python_floats=(), threads: int = 1) 
                **callbacks.addresses(module), **mathlib.libm_addresses(module),
                **(pool.addresses() if {pool.SYMBOL, pool.BLAS_THREADS} & set(module.globals) else {})}
     _release(module)
-    native = jit.load(text, ["entry"] + ["release"] * kernel.keeps_workspace, symbols, kernel.slots, threads)
+    native = jit.load(text, ["entry"] + ["release"] * bool(kernel.kept), symbols, kernel.slots, threads)
     entry = runtime.make_builtin(native.addresses["entry"], graph.name, owner=native)  # the code lives as long as entry
     return LlvmExecutable(graph, text, entry, structure, python_floats, threads)
