@@ -130,7 +130,7 @@ def _scan_vjp_recomputing(ct, inputs, body, length, reverse, num_consts, num_car
                                                reverse=reverse, num_consts=num_consts, num_carry=num_carry)))
     stored = stored[len(body.outputs):]
     body_consts, body_carries = body.inputs[:num_consts], body.inputs[num_consts:num_consts + num_carry]
-    body_xs, body_ys = body.inputs[num_consts + num_carry:], body.outputs[num_carry:]
+    body_ys = body.outputs[num_carry:]
     float_carries, float_consts, float_xs = _float_positions(inputs, body, num_consts, num_carry)
     seeded_ys = [m for m in _floats(body_ys) if ct[num_carry + m] is not None]
 
