@@ -520,6 +520,71 @@ def test_reverse_mode_keeps_a_costly_steps_residuals_and_recomputes_an_elementwi
     assert forward.out.type_str() == "(f64[8], f64[100,8])"  # the carry, stacked once per step
 
 
+def _stacked_and_pullback(f, *args):
+    """The optimized graph of value_and_grad(f): the forward scan's stacked types and the reverse scan's body."""
+    from symgrad.passes import optimize
+    graph = optimize(sg.trace(sg.value_and_grad(f), *args))
+    forward, backward = [node for node in graph.nodes if node.prim.name == "scan"]
+    stacked = [ir.Value(shape, dtype).type_str() for shape, dtype in ir.components(forward.out.dtype)[1:]]
+    return stacked, backward.params["body"]
+
+
+def _calls_a_function(graph) -> bool:
+    import sympy
+    return any(n.prim.name == "ew" and n.params["expr"].has(sympy.Function) for n in ir.all_nodes(graph))
+
+
+def test_an_elementwise_step_stacks_the_costly_factors_of_its_derivative_when_no_more_than_its_carry():
+    """sin's pullback g*cos(x): cos(x) is computed in the forward step (beside sin(x)) and stacked in place of
+    the carry, and the reverse loop only multiplies; a step whose factors would stack more than its carry
+    (cos(x) and exp(x)) stacks the carry and is recomputed from it."""
+    loss = lambda x: sg.sum(ode(x, 0.5, 100) ** 2)  # noqa: E731
+    stacked, pullback = _stacked_and_pullback(loss, X8)
+    assert stacked == ["f64[100,8]"] and not _calls_a_function(pullback)
+    assert_paths_agree(loss, lambda x: sg.sum(ode(x, 0.5, 100, loop=False) ** 2), (X8,))
+    assert_grads_match_finite_differences(loss, [X8])
+    two = lambda x: sg.sum(sg.fori_loop(0, 30, lambda i, x: 0.1 * (sg.sin(x) + sg.exp(-x * x)), x))  # noqa: E731
+    stacked, pullback = _stacked_and_pullback(two, X8)
+    assert stacked == ["f64[30,8]"] and _calls_a_function(pullback)
+    assert_grads_match_finite_differences(two, [X8])
+
+
+def test_a_literal_array_the_step_reads_gets_no_cotangent():
+    """A rerolled Python loop passes the array it closes over (k) into its scan as a const: the pullback
+    computes no cotangent for it (it would go nowhere), so it keeps cos(x) alone, not x as well."""
+    k = np.linspace(0.5, 1.5, 8)
+    loss = lambda x: sg.sum(ode(x, k, 200, loop=False) ** 2)  # noqa: E731
+    stacked, pullback = _stacked_and_pullback(loss, X8)
+    assert stacked == ["f64[200,8]"] and not _calls_a_function(pullback)
+    assert_paths_agree(loss, lambda x: sg.sum(ode(x, k, 200) ** 2), (X8,))
+    assert_grads_match_finite_differences(loss, [X8])
+
+
+def test_stacked_factors_give_the_torch_gradient_and_the_same_bits_on_both_backends():
+    torch = pytest.importorskip("torch")
+    k = np.linspace(0.5, 1.5, 8)
+    loss = lambda x: sg.sum(ode(x, k, 500) ** 2)  # noqa: E731
+    x = torch.tensor(X8, requires_grad=True)
+    h, kt = x, torch.tensor(k)
+    for _ in range(500):
+        h = h + 0.01 * (-kt * h + torch.sin(h))
+    (h ** 2).sum().backward()
+    value, grad = sg.compile(sg.value_and_grad(loss))(X8)
+    np.testing.assert_allclose(grad, x.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(value, (h ** 2).sum().item(), rtol=1e-13)
+    numpy_value, numpy_grad = sg.compile(sg.value_and_grad(loss), backend="numpy")(X8)
+    np.testing.assert_allclose(numpy_grad, grad, rtol=1e-14)
+
+
+@pytest.mark.parametrize("x", [np.zeros(8), np.array([0.0, np.inf, -np.inf, np.nan, 1e300, -0.0, 1.0, 2.0]),
+                               np.zeros(0), np.float64(0.3)], ids=["zeros", "nonfinite", "empty", "0-d"])
+def test_stacked_factors_at_edge_values_match_the_unrolled_program(x):
+    loss = lambda x: sg.sum(ode(x, 0.5, 5) ** 2)  # noqa: E731
+    unrolled = lambda x: sg.sum(ode(x, 0.5, 5, loop=False) ** 2)  # noqa: E731
+    with np.errstate(all="ignore"):
+        assert_paths_agree(loss, unrolled, (x,))
+
+
 def test_residuals_computed_from_constants_alone_are_not_stacked_per_step():
     """The matrix product's pullback reads W transposed: computed once, not copied into every step."""
     from symgrad.passes import optimize

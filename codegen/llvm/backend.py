@@ -125,7 +125,8 @@ def lower(graph: sir.Graph, structure=None, python_floats=(), threads: int = 1) 
         structure = tuple(range(len(graph.outputs)))
     module = ir.Module(name=re.sub(r"[^0-9A-Za-z_.]", "_", graph.name))  # printed unquoted in the IR text
     jit.configure(module)
-    kernel = KernelBuilder(graph, module, jit.PLACEHOLDER + "kernel", threads=threads)
+    kernel = KernelBuilder(graph, module, jit.PLACEHOLDER + "kernel", threads=threads,
+                           release=jit.PLACEHOLDER + "release")
     function = kernel.build()
     pyentry.emit_entry(module, function, jit.PLACEHOLDER + "entry",
                        [(v.shape, v.dtype) for v in graph.inputs], [(v.shape, v.dtype) for v in graph.outputs],
@@ -136,6 +137,6 @@ def lower(graph: sir.Graph, structure=None, python_floats=(), threads: int = 1) 
                **callbacks.addresses(module), **mathlib.libm_addresses(module),
                **(pool.addresses() if {pool.SYMBOL, pool.BLAS_THREADS} & set(module.globals) else {})}
     _release(module)
-    native = jit.load(text, ["entry"], symbols, kernel.slots, threads)
+    native = jit.load(text, ["entry"] + ["release"] * bool(kernel.kept), symbols, kernel.slots, threads)
     entry = runtime.make_builtin(native.addresses["entry"], graph.name, owner=native)  # the code lives as long as entry
     return LlvmExecutable(graph, text, entry, structure, python_floats, threads)

@@ -10,6 +10,10 @@ from llvmlite import ir
 
 from .types import I1, I64, PTR
 
+# A heap block (a kernel's workspace, a while loop's tape) up to this many bytes is kept from call to call
+# where the kernel keeps blocks (KernelBuilder.kept_slot): one each per compiled function, as long as it lives.
+KEPT_BYTES = 1 << 30
+
 _SIGNATURES = {"malloc": (PTR, [I64]), "realloc": (PTR, [PTR, I64]), "free": (ir.VoidType(), [PTR])}
 
 

@@ -16,6 +16,7 @@ import functools
 import hashlib
 import logging
 import os
+import sys
 import threading
 import weakref
 
@@ -233,11 +234,14 @@ def cache_key(ir_text: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
+_VOID_FUNCTION = ctypes.CFUNCTYPE(None)
+
+
 class JitModule:
     """One object file linked into this process by an MCJIT engine of its own: the addresses of its
     functions, the arrays its pointer globals point to, and the object itself (`code`, which a pickle
-    carries). Dropping the last reference frees the code (the engine) and releases the arrays; whatever
-    calls the code holds this object."""
+    carries). Dropping the last reference frees the workspace its kernel keeps (its function `release`, if
+    any), the code (the engine) and releases the arrays; whatever calls the code holds this object."""
 
     __slots__ = ("engine", "addresses", "pinned", "code", "__weakref__")
 
@@ -251,6 +255,11 @@ class JitModule:
         for name, array in slots.items():
             ctypes.c_void_p.from_address(engine.get_global_value_address(prefix + name)).value = array.ctypes.data
         self.pinned = list(slots.values())
+
+    def __del__(self, finalizing=sys.is_finalizing):
+        release = getattr(self, "addresses", {}).get("release")
+        if release and not finalizing():  # at exit the process returns the memory anyway
+            _VOID_FUNCTION(release)()
 
     def holds_key(self, prefix: str, key: str) -> bool:
         """Whether the loaded code is the code `key` names (its embedded key constant says so)."""

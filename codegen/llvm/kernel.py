@@ -10,7 +10,8 @@ Planning, in three steps, before any code is emitted:
 Then each group emits its loop nest. A nonzero return is an error number (`errors`).
 The workspace is no static global: every function emitted takes its address as a trailing argument,
 and the kernel (`public_kernel`) gets a block of its own for each call, on the stack when small, else
-from malloc; so concurrent calls (several threads, no GIL) never share memory.
+from malloc, or (`release` given) the block the last call left, which one call at a time takes; so
+concurrent calls (several threads, no GIL) never share memory.
 A loop's body or a branch (a sub-graph) is a function of the same module that a kernel
 builder of its own plans and emits (`nested`, called by the rules of control.py); its workspace is a
 region of its caller's.
@@ -39,15 +40,19 @@ class KernelBuilder:
 
     def __init__(self, graph: sir.Graph, module: ir.Module, name: str, blas_calls: str = "linked",
                  embed_constants: bool = False, outlined_math: bool | None = None, public: bool = True,
-                 threads: int = 1):
+                 threads: int = 1, release: str | None = None):
         """blas_calls: how matrix products reach BLAS: "linked" (the JIT links symgrad_rt_?gemm),
         "slots" (through exported pointers a shared library's loader fills; loops while empty),
         or "none" (loops only). embed_constants=True: large constants are compiled in rather
         than reached through `slots`. outlined_math: transcendentals are calls rather than inlined
         (mathlib.math_function); by default, in a long program. public=False: `build` returns the
         internal function taking the workspace (a sub-graph's), not a kernel `name` allocating it.
-        threads: how many threads run a large loop nest's chunks (the chunks are the same for any)."""
+        threads: how many threads run a large loop nest's chunks (the chunks are the same for any).
+        release: keep heap blocks from call to call (a malloc'd workspace, while loops' tapes: `kept_slot`),
+        and name `release` the function freeing them (emitted when there are some: `kept`)."""
         self.graph, self.module, self.name, self.public, self.threads = graph, module, name, public, threads
+        self.release_name = release
+        self.kept: list = []  # the slots (globals) of the blocks kept from call to call
         self.blas_calls, self.embed_constants = blas_calls, embed_constants
         self.outlined_math = len(graph.nodes) > LONG_PROGRAM if outlined_math is None else outlined_math
         self.workspace_argument = len(graph.inputs) + len(graph.outputs)
@@ -187,7 +192,8 @@ class KernelBuilder:
         self._nested += 1
         builder = KernelBuilder(graph, self.module, f"{self.name}.{role}{self._nested}", self.blas_calls,
                                 self.embed_constants, self.outlined_math, public=False, threads=self.threads)
-        builder.errors, builder.slots = self.errors, self.slots
+        builder.errors, builder.slots, builder.kept, builder.release_name = (self.errors, self.slots, self.kept,
+                                                                            self.release_name)
         function = builder.build()
         function.linkage = "internal"
         self._children[function.name] = [builder.workspace_size, None]
@@ -380,29 +386,87 @@ class KernelBuilder:
     def public_kernel(self) -> ir.Function:
         """The kernel `i32 name(ptr in..., ptr out...)`: it calls the internal body with a workspace of
         this call's own, on the stack up to STACK_WORKSPACE bytes (calls stay as cheap as with a static
-        block), else from malloc (a failure is the status of an "out of memory" error)."""
+        block), else from malloc (a failure is the status of an "out of memory" error): with `release`,
+        up to heap.KEPT_BYTES, the block the last call left if there is one (`_kept_workspace`). Then the
+        function `release`, if any block is kept."""
         body = self.kernel
         body.linkage = "internal"
         function = ir.Function(self.module, ir.FunctionType(I32, [PTR] * self.workspace_argument), self.name)
         for arg in function.args:
             arg.add_attribute("noalias")
-        b = ir.IRBuilder(function.append_basic_block("entry"))
+        self.function, self.b = function, ir.IRBuilder(function.append_basic_block("entry"))
         size = self.workspace_size
         if size <= STACK_WORKSPACE:
             workspace = ir.Constant(PTR, None)
             if size:
-                workspace = b.alloca(ir.ArrayType(I8, size), name="workspace")
+                workspace = self.b.alloca(ir.ArrayType(I8, size), name="workspace")
                 workspace.align = ALIGNMENT
-            b.ret(b.call(body, [*function.args, workspace]))
-            return function
-        workspace = b.call(heap.function(self.module, "malloc"), [ir.Constant(I64, size)], name="workspace")
-        self.function, self.b = function, b
-        self.fail_unless(b.icmp_unsigned("!=", workspace, ir.Constant(PTR, None)),
-                         f"out of memory for the workspace of {self.graph.name} ({size} bytes)")
-        status = b.call(body, [*function.args, workspace])
-        b.call(heap.function(self.module, "free"), [workspace])
-        b.ret(status)
+            self.b.ret(self.b.call(body, [*function.args, workspace]))
+        elif self.release_name is not None and size <= heap.KEPT_BYTES:
+            self._kept_workspace(function, body, size)
+        else:
+            workspace = self.b.call(heap.function(self.module, "malloc"), [ir.Constant(I64, size)], name="workspace")
+            self._fail_without(workspace, size)
+            status = self.b.call(body, [*function.args, workspace])
+            self.b.call(heap.function(self.module, "free"), [workspace])
+            self.b.ret(status)
+        if self.kept:
+            release = ir.Function(self.module, ir.FunctionType(ir.VoidType(), []), self.release_name)
+            b = ir.IRBuilder(release.append_basic_block("entry"))
+            for slot in self.kept:
+                b.call(heap.function(self.module, "free"), [b.atomic_rmw("xchg", slot, ir.Constant(PTR, None),
+                                                                         "acquire")])
+            b.ret_void()
         return function
+
+    def kept_slot(self) -> ir.GlobalVariable | None:
+        """A new slot of the module for a heap block kept from call to call (`take_kept`, `put_back`),
+        which the function `release` frees; None when the kernel keeps none (a shared library's)."""
+        if self.release_name is None:
+            return None
+        slot = ir.GlobalVariable(self.module, PTR, self.module.get_unique_name(self.name + ".kept"))
+        slot.linkage, slot.initializer, slot.align = "internal", ir.Constant(PTR, None), 8
+        self.kept.append(slot)
+        return slot
+
+    def take_kept(self, slot) -> ir.Value:
+        """Emit: the block in `slot`, taken out of it (null if another call has it, or none was kept)."""
+        return self.b.atomic_rmw("xchg", slot, ir.Constant(PTR, None), "acquire")
+
+    def put_back(self, slot, block, keep=None):
+        """Emit: `block` back into `slot` if that is empty (and the i1 `keep`, when given, holds), else freed."""
+        b, null = self.b, ir.Constant(PTR, None)
+        offered = block if keep is None else b.select(keep, block, null)  # null: leaves the slot as it is
+        kept = b.extract_value(b.cmpxchg(slot, null, offered, "release", "monotonic"), 1)
+        with b.if_then(b.not_(kept if keep is None else b.and_(kept, keep))):
+            b.call(heap.function(self.module, "free"), [block])
+
+    def _kept_workspace(self, function, body, size):
+        """Emit the rest of `function`: a workspace kept in a slot of the module from call to call, so a large
+        one is not fresh pages (page faults, zeroed by the kernel) every call. A call takes the block out of
+        the slot, or mallocs one if it is empty (another thread's call has it, or none ran yet), and puts it
+        back if the slot is still empty, else frees it."""
+        b, null = self.b, ir.Constant(PTR, None)
+        slot = self.kept_slot()
+        taken = self.take_kept(slot)
+        entry, fresh, ready = b.block, function.append_basic_block("fresh"), function.append_basic_block("ready")
+        b.cbranch(b.icmp_unsigned("==", taken, null), fresh, ready)
+        b.position_at_end(fresh)
+        allocated = b.call(heap.function(self.module, "malloc"), [ir.Constant(I64, size)])
+        self._fail_without(allocated, size)
+        allocated_in = b.block
+        b.branch(ready)
+        b.position_at_end(ready)
+        workspace = b.phi(PTR, name="workspace")
+        workspace.add_incoming(taken, entry)
+        workspace.add_incoming(allocated, allocated_in)
+        status = b.call(body, [*function.args, workspace])
+        self.put_back(slot, workspace)
+        b.ret(status)
+
+    def _fail_without(self, workspace, size):
+        self.fail_unless(self.b.icmp_unsigned("!=", workspace, ir.Constant(PTR, None)),
+                         f"out of memory for the workspace of {self.graph.name} ({size} bytes)")
 
     def _emit(self, groups, used=None):
         """The groups' code into the current function, after its entry makes the pointers of the

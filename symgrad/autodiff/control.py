@@ -5,15 +5,16 @@ its body, a switch's a switch over its branches' derivatives.
 Reverse mode through `while` runs the loop again inside one `while_vjp` node, which keeps the carries
 (all, or a bounded number of checkpoints) and pulls the cotangents back through them, last step first.
 Reverse mode through `scan` runs a forward scan that also stacks, per step, either what the step's
-pullback reads (its residuals, when the step holds a matrix product, a reduction or another costly
-operation) or only the carry entering it (an elementwise step, recomputed from it: one array a step
-instead of every intermediate); it is merged with the primal scan by passes/loops.py. A reverse scan
-then pulls the cotangents back, last step first.
+pullback reads (its residuals, with the costly factors of its derivatives computed in the forward, as
+cos(x) for sin's: when the step holds a matrix product, a reduction or another costly operation, or when
+they are no more data than its carries) or only the carry entering it (another elementwise step,
+recomputed from it: one array a step instead of every intermediate); it is merged with the primal scan
+by passes/loops.py. A reverse scan then pulls the cotangents back, last step first.
 """
 from __future__ import annotations
 
 from .. import dtypes, ir
-from ..core import TracerError, bind, const_p, with_user_line
+from ..core import Tracer, TracerError, bind, const_p, with_user_line
 from ..ops.control import result_p, results, scan_p, split_scan, switch_p, while_p, while_vjp_p
 from ..ops.elementwise import add
 from ..ops.ew import ew_p
@@ -24,6 +25,7 @@ from ..tracing import inline, trace_flat
 from ..passes.dce import dce
 from .forward import forward_pass
 from .partition import split_forward_backward
+from .residuals import with_factors_apart
 from .reverse import backward_pass
 
 
@@ -70,11 +72,48 @@ def _slices(stacked) -> list:
 
 def _scan_vjp(ct, ans, *inputs, body, length, reverse, num_consts, num_carry):
     """Keep each step's residuals when the step holds an operation costlier than its data (a matrix
-    product, a reduction, a nested loop...); recompute an elementwise step from its carry, which costs
-    less than storing its intermediate arrays (an RK4 step would keep five arrays a step, not one)."""
+    product, a reduction, a nested loop...), or when they are no more data than its carries (sin's pullback
+    keeps cos(x), computed in the forward with sin(x), residuals.py); else recompute the elementwise step
+    from its carry, which costs less than storing its intermediate arrays (an RK4 step would keep five
+    arrays a step, not one)."""
     costly = any(node.prim not in RECOMPUTED for node in ir.all_nodes(body))
-    rule = _scan_vjp_storing if costly else _scan_vjp_recomputing
-    return rule(ct, inputs, body, length, reverse, num_consts, num_carry)
+    joint, pulled_back = _joint_step(ct, inputs, body, num_consts, num_carry)
+    apart = with_factors_apart(joint, len(body.inputs))
+    splits = [split_forward_backward(graph, len(body.inputs), len(body.outputs))
+              for graph in ([apart, joint] if apart is not joint else [joint])]
+    stacked = [_stacked_bytes(forward, num_consts, num_carry, len(body.outputs)) for forward, _ in splits]
+    split = splits[stacked.index(min(stacked))]  # the costly factors apart, unless they stack more
+    if costly or min(stacked) <= _bytes(body.inputs[num_consts:num_consts + num_carry]):
+        return _scan_vjp_storing(ct, inputs, body, length, reverse, num_consts, num_carry, split, pulled_back)
+    return _scan_vjp_recomputing(ct, inputs, body, length, reverse, num_consts, num_carry)
+
+
+def _float_positions(inputs, body, num_consts, num_carry) -> tuple:
+    """The positions of the float carries, consts and xs of a scan, whose cotangents its reverse pass computes;
+    but a const that is a literal array of the graph (a constant the rerolling of a Python loop passes in),
+    whose cotangent goes nowhere: computing it would keep the values it reads."""
+    body_consts, body_carries = body.inputs[:num_consts], body.inputs[num_consts:num_consts + num_carry]
+    float_consts = [k for k in _floats(body_consts) if not _literal(inputs[k])]
+    return _floats(body_carries), float_consts, _floats(body.inputs[num_consts + num_carry:])
+
+
+def _literal(x) -> bool:
+    """Whether the traced value `x` is computed by a `const` node of its graph."""
+    producers = getattr(x.builder, "producers", None) if isinstance(x, Tracer) else None
+    node = producers.get(id(x.value)) if producers is not None else None
+    return node is not None and node.prim is const_p
+
+
+def _bytes(values) -> int:
+    return sum(v.size * v.dtype.itemsize for v in values)
+
+
+def _stacked_bytes(forward, num_consts, num_carry, num_outputs) -> int:
+    """The bytes a step of the forward scan stacks for its pullback: its residuals but those computed from
+    the consts alone (computed once) and the rows of the xs (read in place)."""
+    invariant = _invariant(forward, num_consts)
+    rows = {id(v) for v in forward.inputs[num_consts + num_carry:]}
+    return _bytes([r for r in forward.outputs[num_outputs:] if id(r) not in invariant and id(r) not in rows])
 
 
 def with_stored_carries(body: ir.Graph, num_consts: int, num_carry: int) -> ir.Graph:
@@ -91,8 +130,8 @@ def _scan_vjp_recomputing(ct, inputs, body, length, reverse, num_consts, num_car
                                                reverse=reverse, num_consts=num_consts, num_carry=num_carry)))
     stored = stored[len(body.outputs):]
     body_consts, body_carries = body.inputs[:num_consts], body.inputs[num_consts:num_consts + num_carry]
-    body_xs, body_ys = body.inputs[num_consts + num_carry:], body.outputs[num_carry:]
-    float_carries, float_consts, float_xs = _floats(body_carries), _floats(body_consts), _floats(body_xs)
+    body_ys = body.outputs[num_carry:]
+    float_carries, float_consts, float_xs = _float_positions(inputs, body, num_consts, num_carry)
     seeded_ys = [m for m in _floats(body_ys) if ct[num_carry + m] is not None]
 
     def step(consts_in, ct_carry, ct_consts, carries, x, ct_y):
@@ -118,16 +157,16 @@ def _scan_vjp_recomputing(ct, inputs, body, length, reverse, num_consts, num_car
     return _input_cotangents(len(inputs), num_consts, num_carry, float_consts, float_carries, float_xs, outs)
 
 
-def _scan_vjp_storing(ct, inputs, body, length, reverse, num_consts, num_carry):
-    """A forward scan that also stacks what one step's pullback reads (its residuals: the step's
-    intermediate values, as an unrolled loop keeps them; merged with the primal scan by passes/loops.py),
-    then a reverse scan of the pullbacks."""
-    consts, init, xs = split_scan(inputs, num_consts, num_carry)
+def _joint_step(ct, inputs, body, num_consts, num_carry) -> tuple:
+    """(joint, pulled_back): one step's value and pullback traced together, joint(consts, carries, xs,
+    carry cotangents, seeded ys' cotangents) -> (the body's outputs..., the cotangents of the body inputs
+    `pulled_back` lists, which are those it computes: the others' are zero); without the nodes no output
+    reads (the cotangent of a constant of the body), whose inputs would otherwise count as residuals."""
     body_consts, body_carries = body.inputs[:num_consts], body.inputs[num_consts:num_consts + num_carry]
     body_xs, body_ys = body.inputs[num_consts + num_carry:], body.outputs[num_carry:]
-    float_carries, float_consts, float_xs = _floats(body_carries), _floats(body_consts), _floats(body_xs)
+    float_carries, float_consts, float_xs = _float_positions(inputs, body, num_consts, num_carry)
     seeded_ys = [m for m in _floats(body_ys) if ct[num_carry + m] is not None]
-    pulled_back = []  # the body inputs whose cotangent the step computes (the others' are zero)
+    pulled_back = []
 
     def joint(consts_in, carries, x, ct_carry, ct_y):
         env = inline(body, list(consts_in) + list(carries) + list(x))
@@ -140,9 +179,22 @@ def _scan_vjp_storing(ct, inputs, body, length, reverse, num_consts, num_carry):
         return [env[id(v)] for v in body.outputs] + [cts[id(body.inputs[k])] for k in pulled_back]
 
     ct_types = [body_carries[k] for k in float_carries] + [body_ys[m] for m in seeded_ys]
-    step = _trace_closed(joint, [list(body_consts), list(body_carries), list(body_xs), ct_types[:len(float_carries)],
-                                 ct_types[len(float_carries):]], body.name + "_joint")
-    forward, pullback = split_forward_backward(step, len(body.inputs), len(body.outputs))
+    joint = _trace_closed(joint, [list(body_consts), list(body_carries), list(body_xs),
+                                  ct_types[:len(float_carries)], ct_types[len(float_carries):]], body.name + "_joint")
+    return dce(joint), pulled_back
+
+
+def _scan_vjp_storing(ct, inputs, body, length, reverse, num_consts, num_carry, split, pulled_back):
+    """A forward scan that also stacks what one step's pullback reads (its residuals: the step's
+    intermediate values, as an unrolled loop keeps them; merged with the primal scan by passes/loops.py),
+    then a reverse scan of the pullbacks. `split`: the step's (forward, pullback), `pulled_back` the
+    body inputs whose cotangent the pullback computes (_joint_step)."""
+    consts, init, xs = split_scan(inputs, num_consts, num_carry)
+    body_consts, body_carries = body.inputs[:num_consts], body.inputs[num_consts:num_consts + num_carry]
+    body_xs, body_ys = body.inputs[num_consts + num_carry:], body.outputs[num_carry:]
+    float_carries, float_consts, float_xs = _float_positions(inputs, body, num_consts, num_carry)
+    seeded_ys = [m for m in _floats(body_ys) if ct[num_carry + m] is not None]
+    forward, pullback = split
     residuals = forward.outputs[len(body.outputs):]
     const_of = _loop_invariant(forward, num_consts, consts, residuals)  # computed once, passed as consts
     # a residual that is a row of the xs is read from the xs as they are, not copied into a stack
@@ -177,14 +229,20 @@ def _scan_vjp_storing(ct, inputs, body, length, reverse, num_consts, num_carry):
     return _input_cotangents(len(inputs), num_consts, num_carry, float_consts, float_carries, float_xs, outs)
 
 
-def _loop_invariant(forward, num_consts, consts, residuals) -> dict:
-    """The residuals computed from the scan's consts alone (the consts themselves, a transposed weight
-    matrix), mapped to their values computed once in the active builder: stacked, they would be copied
-    every step."""
+def _invariant(forward, num_consts) -> set:
+    """Ids of the values of `forward` computed from its consts alone."""
     invariant = {id(v) for v in forward.inputs[:num_consts]}
     for node in forward.nodes:
         if all(id(v) in invariant for v in node.inputs):
             invariant.add(id(node.out))
+    return invariant
+
+
+def _loop_invariant(forward, num_consts, consts, residuals) -> dict:
+    """The residuals computed from the scan's consts alone (the consts themselves, a transposed weight
+    matrix), mapped to their values computed once in the active builder: stacked, they would be copied
+    every step."""
+    invariant = _invariant(forward, num_consts)
     hoisted = [r for r in residuals if id(r) in invariant]
     if not hoisted:
         return {}
