@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad import nn
 from symgrad.nn import functional as F
 
 torch = pytest.importorskip("torch")
