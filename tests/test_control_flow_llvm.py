@@ -448,17 +448,21 @@ def steps_and_gradient(x, w, n):
     return np.sum(ys[-1]), ct, dw
 
 
-@pytest.mark.parametrize("checkpoints", [None, 2, 3, 5])
-def test_reverse_mode_for_every_trip_count_around_the_tapes_thinning(checkpoints):
-    """The tape keeps at most `checkpoints` carries, dropping every other one when full: every trip count
-    near the points where it thins (and the number of carries recomputed doubles) pulls back right."""
+def damped_loop(checkpoints):
+    """f(x, w, n): sum(y) of the loop steps_and_gradient computes by hand, as a while_loop keeping `checkpoints`."""
     def f(x, w, n):
         y = sg.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * w + 0.1 * sg.sin(c[1])),
                           (np.int64(0), x), checkpoints=checkpoints)[1]
         return sg.sum(y)
+    return f
 
+
+@pytest.mark.parametrize("checkpoints", [None, 2, 3, 5])
+def test_reverse_mode_for_every_trip_count_around_the_tapes_thinning(checkpoints):
+    """The tape keeps at most `checkpoints` carries, dropping every other one when full: every trip count
+    near the points where it thins (and the number of carries recomputed doubles) pulls back right."""
     x, w = np.array([0.3, -1.2, 2.0]), np.array([0.9, 1.05, -0.8])
-    compiled = paths(sg.value_and_grad(f, argnums=(0, 1)))
+    compiled = paths(sg.value_and_grad(damped_loop(checkpoints), argnums=(0, 1)))
     for n in [*range(18), 31, 32, 33, 100]:
         value, dx, dw = steps_and_gradient(x, w, n)
         for path, run in compiled.items():
@@ -475,13 +479,8 @@ def test_the_tape_a_call_keeps_serves_later_calls_of_any_length(checkpoints):
     faults no pages after the first call (the checkpointed loop's segment is still malloc'd per call)."""
     import resource
 
-    def f(x, w, n):
-        y = sg.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * w + 0.1 * sg.sin(c[1])),
-                          (np.int64(0), x), checkpoints=checkpoints)[1]
-        return sg.sum(y)
-
     x, w = np.array([0.3, -1.2, 2.0]), np.array([0.9, 1.05, -0.8])
-    run = native(sg.value_and_grad(f, argnums=(0, 1)))
+    run = native(sg.value_and_grad(damped_loop(checkpoints), argnums=(0, 1)))
     for n in [100, 3, 0, 40, 1000, 7]:
         value, dx, dw = steps_and_gradient(x, w, n)
         got_value, (got_dx, got_dw) = run(x, w, np.int64(n))
