@@ -41,3 +41,41 @@ def test_integer_fmod_at_the_most_negative_integer(backend, dtype):
     values = np.array([low, low + 1, -7, -3, -1, 0, 1, 3, 7, high], dtype)
     a, b = (x.ravel() for x in np.meshgrid(values, values[values != 0]))
     np.testing.assert_array_equal(sg.compile(sg.fmod, backend=backend)(a, b), np.fmod(a, b))
+
+
+EDGES = np.array([0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan])
+NUMBER_CASES = [("multiply", 0.0), ("multiply", 0), ("add", np.inf), ("subtract", -np.inf), ("arctan2", np.inf),
+                ("arctan2", -np.inf), ("arctan2", -0.0), ("copysign", -0.0), ("copysign", 0.0), ("power", np.nan),
+                ("maximum", np.inf), ("minimum", -np.inf), ("fmod", np.inf)]
+
+
+@pytest.mark.parametrize("backend", ["eager", "llvm", "numpy"])
+@pytest.mark.parametrize("name, number", NUMBER_CASES)
+def test_zeros_infinities_and_nan_written_into_expressions(backend, name, number):
+    """A Python 0, +-inf or NaN was written into the SymPy expression, which folded it: x * 0.0 -> 0 and
+    x + inf -> inf (NumPy: NaN at x = inf or NaN), atan2(y, -inf) -> 0 at y = 0 (pi), copysign(x, -0.0) -> |x|
+    (SymPy has no -0.0), nan ** x -> NaN (1 at x = 0); xlogy(x, nan) raised SymPy's 'Invalid NaN comparison'."""
+    for f, want in [(lambda a: getattr(sg, name)(a, number), getattr(np, name)(EDGES, number)),
+                    (lambda a: getattr(sg, name)(number, a), getattr(np, name)(number, EDGES))]:
+        got = np.asarray(f(EDGES) if backend == "eager" else sg.compile(f, backend=backend)(EDGES))
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got[~np.isnan(want)]), np.signbit(want[~np.isnan(want)]))
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_a_constant_array_of_a_special_value_is_not_folded_either(backend):
+    """Constant folding writes a single-valued constant array into the expression reading it, the same way."""
+    zero, minus_zero = np.zeros(()), np.array(-0.0)
+    got = sg.compile(lambda a: (a * zero, sg.copysign(a, minus_zero)), backend=backend)(EDGES)
+    np.testing.assert_array_equal(got[0], EDGES * 0.0)
+    np.testing.assert_array_equal(got[1], np.copysign(EDGES, -0.0))
+
+
+def test_xlogy_of_a_nan_number():
+    special = pytest.importorskip("scipy.special")
+    x = np.array([0.0, 1.0, 2.0])
+    for backend in ("llvm", "numpy"):
+        np.testing.assert_array_equal(sg.compile(lambda a: sg.scipy.special.xlogy(a, np.nan), backend=backend)(x),
+                                      special.xlogy(x, np.nan))
+        np.testing.assert_array_equal(sg.compile(lambda a: sg.scipy.special.xlogy(np.nan, a), backend=backend)(x),
+                                      special.xlogy(np.nan, x))

@@ -228,8 +228,9 @@ def _apply_elementwise(op: ElementwiseOp, args):
             arg = broadcast_to_p(arg, shape=shape)
         inputs.append(arg)
         kinds.append(want)
-    non_finite = any(isinstance(v, float) and not np.isfinite(v) for v in scalars)
-    baked = not non_finite or _scalars_bake_faithfully(op, tuple(kinds), compute)
+    special = [a for a, cond in zip(args, is_condition) if _is_python_scalar(a) and not cond
+               and (a == 0 or not np.isfinite(a))]  # (see bakes_faithfully)
+    baked = not special or (all(map(bakeable, special)) and _scalars_bake_faithfully(op, tuple(kinds), compute))
     if baked:
         symbols, expr = _expression(op, tuple(kinds))
     if not baked or expr.has(sp.zoo):  # pass the Python scalars as values instead (see bakes_faithfully)
@@ -268,11 +269,23 @@ def _boolean_arithmetic(op, args):
     return convert_p(apply_elementwise(op, widened), dtype=dtypes.BOOL)
 
 
+def bakeable(value) -> bool:
+    """Whether a Python or NumPy number can be written into an expression as a SymPy number at all: not NaN
+    (SymPy's NaN absorbs what IEEE's does not: nan**x is NaN at x = 0) nor -0.0 (SymPy has no signed
+    zero: copysign(x, -0.0) became |x| and arctan2(0, -0.0) 0 instead of pi)."""
+    if not isinstance(value, (float, np.floating)):
+        return True
+    return not (np.isnan(value) or (value == 0 and np.signbit(value)))
+
+
 def bakes_faithfully(expr, values: dict) -> bool:
     """Whether writing `values` (symbol -> SymPy number) into `expr` keeps its IEEE meaning. Not
     when x / 0 becomes SymPy's complex infinity (zoo); nor when a comparison with an infinity
     folds to True, or to False where IEEE can be true: SymPy's real symbols are finite, so it
-    folds x < inf to True, which is False at x = inf (only x < -inf and x > inf are false for all x)."""
+    folds x < inf to True, which is False at x = inf (only x < -inf and x > inf are false for all x);
+    nor when a zero or an infinity folds anything (see _only_substituted)."""
+    if not _only_substituted(expr, values):
+        return False
     non_finite = {symbol for symbol, value in values.items() if value in (sp.oo, -sp.oo, sp.nan)}
     for relation in expr.atoms(sp.core.relational.Relational):
         if relation.free_symbols & non_finite:
@@ -282,6 +295,21 @@ def bakes_faithfully(expr, values: dict) -> bool:
             if folded == sp.true or (folded == sp.false and relation.rel_op not in ("<", ">")):
                 return False
     return not expr.xreplace(values).has(sp.zoo)
+
+
+def _only_substituted(expr, values: dict) -> bool:
+    """Whether the zeros and infinities among `values` stay in `expr` as written, folding nothing: SymPy's
+    x*0 -> 0 and x + oo -> oo drop x (IEEE gives NaN where x is an infinity or NaN), and atan2(y, -oo) ->
+    2*pi*Heaviside(y) - pi is 0 at y = 0 (IEEE: pi). Undoing the substitution must give expr back."""
+    special = {s: v for s, v in values.items() if v.is_Number and (v.is_zero or v.is_infinite)}
+    if not special:
+        return True
+    undo = {v: s for s, v in special.items()}
+    rest = {s: v for s, v in values.items() if s not in special}
+    try:
+        return len(undo) == len(special) and expr.xreplace(values).xreplace(undo) == expr.xreplace(rest)
+    except TypeError:  # SymPy compared with complex infinity (x / 0 in a condition)
+        return False
 
 
 @functools.lru_cache(maxsize=4096)
