@@ -47,3 +47,27 @@ def test_python_values_a_trace_reads_are_cached_by_type_too():
     restored = pickle.loads(pickle.dumps(f))
     np.testing.assert_array_equal(restored(x, True), x * 2)
     np.testing.assert_array_equal(restored(x, 1), [0.0])
+
+
+generator = sg.Generator()
+
+
+@pytest.mark.parametrize("draw", [lambda a: sg.randn(3), lambda a: sg.rand(3), lambda a: sg.randn_like(a),
+                                  lambda a: sg.randint(0, 9, (3,)), lambda a: sg.randperm(3),
+                                  lambda a: sg.randn(3, generator=generator), lambda a: sg.nn.Linear(3, 3)(sg.asarray(a))],
+                         ids=["randn", "rand", "randn_like", "randint", "randperm", "generator", "layer_init"])
+def test_a_random_draw_inside_compile_is_refused(draw):
+    """sg.randn inside sg.compile was drawn once, when traced, and baked in: every call returned the same
+    numbers (randn_like of a traced value was a TracerError). An uncompiled transform draws at every call: its
+    cache reused the first trace of a function creating an nn.Linear (the same gradient at every call)."""
+    x = np.arange(3.0)
+    with pytest.raises(sg.UnsupportedOpError, match="random draw inside sg.compile"):
+        sg.compile(lambda a: a + draw(a))(x)
+    f = sg.grad(lambda a: sg.sum(a * draw(a)))
+    assert not np.array_equal(f(x), f(x))
+
+
+def test_a_seeded_draw_in_an_uncompiled_transform_repeats():
+    x = np.arange(3.0)
+    f = sg.grad(lambda a: sg.sum(a * sg.randn(3, generator=sg.Generator().manual_seed(1))))
+    np.testing.assert_array_equal(f(x), f(x))
