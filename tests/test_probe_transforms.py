@@ -54,7 +54,8 @@ generator = sg.Generator()
 
 @pytest.mark.parametrize("draw", [lambda a: sg.randn(3), lambda a: sg.rand(3), lambda a: sg.randn_like(a),
                                   lambda a: sg.randint(0, 9, (3,)), lambda a: sg.randperm(3),
-                                  lambda a: sg.randn(3, generator=generator), lambda a: sg.nn.Linear(3, 3)(sg.asarray(a))],
+                                  lambda a: sg.randn(3, generator=generator),
+                                  lambda a: sg.nn.Linear(3, 3)(sg.asarray(a))],
                          ids=["randn", "rand", "randn_like", "randint", "randperm", "generator", "layer_init"])
 def test_a_random_draw_inside_compile_is_refused(draw):
     """sg.randn inside sg.compile was drawn once, when traced, and baked in: every call returned the same
