@@ -287,7 +287,7 @@ class Compiled(pickling.CopiedAsItself):
                 raise
             self._python_ints = True  # the trace needs the value of a Python int argument: pass ints as values
             return self._call_with_values(args, python_value_positions(args, ints=True))
-        if lowered.fast is not None:
+        if lowered.fast is not None and not self._fresh:  # (a function traced at every call has no fast entry)
             self._fast = lowered.fast
         return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays, *lowered.trailing()))
 

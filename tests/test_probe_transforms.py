@@ -72,3 +72,20 @@ def test_a_seeded_draw_in_an_uncompiled_transform_repeats():
     x = np.arange(3.0)
     f = sg.grad(lambda a: sg.sum(a * sg.randn(3, generator=sg.Generator().manual_seed(1))))
     np.testing.assert_array_equal(f(x), f(x))
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_an_array_past_the_content_budget_handed_to_numpy_is_not_baked_unchecked(backend):
+    """An array the guards compare by content (handed to NumPy while traced, or read through a part of it) was
+    left unguarded past CONTENT_GUARD_BYTES: big[0] = 11 was never seen (big.sum() and big[:3] stayed stale).
+    Such a function is traced at every call; the LLVM backend's fast entry skipped that too."""
+    x = np.arange(3.0)
+    big = np.ones(300_000)  # 2.4 MB
+    by_numpy = sg.compile(lambda a: a + big.sum(), backend=backend)
+    by_part = sg.compile(lambda a: a + big[:3], backend=backend)
+    by_numpy(x), by_part(x)
+    big[:2] = 11.0
+    np.testing.assert_array_equal(by_numpy(x), x + big.sum())
+    np.testing.assert_array_equal(by_part(x), x + big[:3])
+    big[:2] = 1.0
+    np.testing.assert_array_equal(by_numpy(x), x + big.sum())
