@@ -79,3 +79,19 @@ def test_xlogy_of_a_nan_number():
                                       special.xlogy(x, np.nan))
         np.testing.assert_array_equal(sg.compile(lambda a: sg.scipy.special.xlogy(np.nan, a), backend=backend)(x),
                                       special.xlogy(np.nan, x))
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_a_clamp_written_as_minimum_of_maximum_compiles(backend):
+    """Fusing maximum(x, -2.0) into minimum(., 2.0) wrote a Piecewise into the other's conditions, which SymPy
+    folds into an ITE: a RecursionError for sg.minimum(sg.maximum(x, -2.0), 2.0) and F.hardtanh(x, -2.0, 2.0)."""
+    torch = pytest.importorskip("torch")
+    x = np.array([-3.0, -2.0, -0.5, 0.0, 1.5, 2.0, 7.0, np.inf, -np.inf, np.nan])
+    got = sg.compile(lambda a: sg.minimum(sg.maximum(a, -2.0), 2.0), backend=backend)(x)
+    np.testing.assert_array_equal(got, np.minimum(np.maximum(x, -2.0), 2.0))
+    hardtanh = sg.compile(lambda a: sg.nn.functional.hardtanh(a, -2.0, 2.0), backend=backend)
+    np.testing.assert_array_equal(hardtanh(x), torch.nn.functional.hardtanh(torch.tensor(x), -2.0, 2.0).numpy())
+    grad = sg.compile(sg.grad(lambda a: sg.sum(sg.nn.functional.hardtanh(a, -2.0, 2.0))), backend=backend)(x[:7])
+    t = torch.tensor(x[:7], requires_grad=True)
+    torch.nn.functional.hardtanh(t, -2.0, 2.0).sum().backward()
+    np.testing.assert_array_equal(grad, t.grad.numpy())

@@ -45,6 +45,13 @@ def _fusable(producer: _Fused, consumer: ir.Node) -> bool:
     return len(producer.numeric) == 1 and producer.numeric == consumer_numeric
 
 
+def _condition_symbols(expr) -> set:
+    """The symbols the conditions of expr's Piecewise read. A Piecewise is not written into one: SymPy folds a
+    condition holding a Piecewise into an ITE, which recursed without end for minimum(maximum(x, -2.0), 2.0)."""
+    return {symbol for piecewise in expr.atoms(sp.Piecewise) for _, condition in piecewise.args
+            for symbol in condition.free_symbols}
+
+
 def _tree_size(expr) -> int:
     return sum(1 for _ in sp.preorder_traversal(expr))
 
@@ -68,9 +75,11 @@ def _substituted(node: ir.Node, candidates: dict, symbol_of: _Symbols) -> _Fused
     """`node`'s expression over value symbols, with its fusable single-use producers substituted."""
     params = node.params
     mapping, size, numeric, absorbed = {}, _tree_size(params["expr"]), set(_numeric((node.out,))), []
+    conditioned = _condition_symbols(params["expr"])
     for arg, value in zip(params["args"], node.inputs):
         producer = candidates.get(id(value))
-        if producer is not None and _fusable(producer, node) and size + producer.size <= MAX_FUSED_NODES:
+        if (producer is not None and _fusable(producer, node) and size + producer.size <= MAX_FUSED_NODES
+                and not (arg in conditioned and producer.expr.has(sp.Piecewise))):
             mapping[arg] = producer.expr
             size += producer.size
             numeric |= producer.numeric
