@@ -667,13 +667,13 @@ def _softshrink(x, lambd):
 
 
 def threshold(input, threshold, value, inplace=False):
-    """x where x > threshold, else value."""
+    """value where x <= threshold, else x (NaN stays NaN, as PyTorch's)."""
     _not_in_place(inplace, "threshold")
     return _activation(_threshold, "Threshold", input, float(threshold), float(value))
 
 
 def _threshold(x, limit, value):
-    return _ew(E.where, (_ew(E.greater, (x, limit)), x, value))
+    return _ew(E.where, (_ew(E.less_equal, (x, limit)), value, x))
 
 
 def glu(input, dim=-1):
