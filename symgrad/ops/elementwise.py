@@ -298,16 +298,21 @@ def bakes_faithfully(expr, values: dict) -> bool:
 
 
 def _only_substituted(expr, values: dict) -> bool:
-    """Whether the zeros and infinities among `values` stay in `expr` as written, folding nothing: SymPy's
-    x*0 -> 0 and x + oo -> oo drop x (IEEE gives NaN where x is an infinity or NaN), and atan2(y, -oo) ->
-    2*pi*Heaviside(y) - pi is 0 at y = 0 (IEEE: pi). Undoing the substitution must give expr back."""
-    special = {s: v for s, v in values.items() if v.is_Number and (v.is_zero or v.is_infinite)}
-    if not special:
+    """Whether writing the zeros and infinities among `values` into `expr` folds nothing that IEEE arithmetic
+    would not: a zero may fold (x + 0 -> x) but not drop an input (x*0 -> 0 drops x: IEEE gives NaN where x is an
+    infinity or NaN); an infinity must stay as written (x + oo -> oo drops x, and atan2(y, -oo) -> 2*pi*Heaviside(y)
+    - pi is 0 at y = 0, IEEE's pi): undoing its substitution must give the expression back."""
+    zeros = [s for s, v in values.items() if v.is_Number and v.is_zero]
+    infinities = {s: v for s, v in values.items() if v.is_Number and v.is_infinite}
+    if not zeros and not infinities:
         return True
-    undo = {v: s for s, v in special.items()}
-    rest = {s: v for s, v in values.items() if s not in special}
     try:
-        return len(undo) == len(special) and expr.xreplace(values).xreplace(undo) == expr.xreplace(rest)
+        baked = expr.xreplace(values)
+        if zeros and not expr.free_symbols - values.keys() <= baked.free_symbols:
+            return False
+        undo = {v: s for s, v in infinities.items()}
+        rest = {s: v for s, v in values.items() if s not in infinities}
+        return len(undo) == len(infinities) and (not infinities or baked.xreplace(undo) == expr.xreplace(rest))
     except TypeError:  # SymPy compared with complex infinity (x / 0 in a condition)
         return False
 
