@@ -7,6 +7,7 @@ its input symbols once: the pass costs time linear in the graph, however long a 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,11 +46,13 @@ def _fusable(producer: _Fused, consumer: ir.Node) -> bool:
     return len(producer.numeric) == 1 and producer.numeric == consumer_numeric
 
 
-def _condition_symbols(expr) -> set:
-    """The symbols the conditions of expr's Piecewise read. A Piecewise is not written into one: SymPy folds a
-    condition holding a Piecewise into an ITE, which recursed without end for minimum(maximum(x, -2.0), 2.0)."""
-    return {symbol for piecewise in expr.atoms(sp.Piecewise) for _, condition in piecewise.args
-            for symbol in condition.free_symbols}
+@functools.lru_cache(maxsize=4096)
+def _condition_symbols(expr) -> frozenset:
+    """The symbols the conditions of expr's Piecewise read (a node's own expression: few distinct ones). A
+    Piecewise is not written into one: SymPy folds a condition holding a Piecewise into an ITE, which recursed
+    without end for minimum(maximum(x, -2.0), 2.0)."""
+    return frozenset(symbol for piecewise in expr.atoms(sp.Piecewise) for _, condition in piecewise.args
+                     for symbol in condition.free_symbols)
 
 
 def _tree_size(expr) -> int:
