@@ -95,3 +95,24 @@ def test_a_clamp_written_as_minimum_of_maximum_compiles(backend):
     t = torch.tensor(x[:7], requires_grad=True)
     torch.nn.functional.hardtanh(t, -2.0, 2.0).sum().backward()
     np.testing.assert_array_equal(grad, t.grad.numpy())
+
+
+@pytest.mark.parametrize("backend", ["eager", "llvm", "numpy"])
+def test_clip_with_a_nan_bound_is_nan(backend):
+    """np.clip, jnp.clip and torch.clamp give NaN where a bound is NaN; sg.clip gave x (a NaN bound compares
+    false both ways). Its gradient there is 0, as torch.clamp's."""
+    torch = pytest.importorskip("torch")
+    x = np.array([-2.0, 0.5, 3.0, 0.2])
+    lo, hi = np.array([0.0, np.nan, 0.0, 0.0]), np.array([1.0, 1.0, np.nan, 1.0])
+    f = lambda a, l, h: sg.clip(a, l, h)  # noqa: E731
+    got = f(x, lo, hi) if backend == "eager" else sg.compile(f, backend=backend)(x, lo, hi)
+    np.testing.assert_array_equal(got, np.clip(x, lo, hi))
+    numbers = (lambda a: sg.clip(a, np.nan, 1.0), lambda a: sg.clip(a, 0.0, np.nan))
+    for g in numbers:
+        assert np.isnan(g(x) if backend == "eager" else sg.compile(g, backend=backend)(x)).all()
+    if backend != "eager":
+        grads = sg.compile(sg.grad(lambda a, l, h: sg.sum(f(a, l, h)), argnums=(0, 1, 2)), backend=backend)(x, lo, hi)
+        tensors = [torch.tensor(v, requires_grad=True) for v in (x, lo, hi)]
+        torch.clamp(*tensors).sum().backward()
+        for got_grad, t in zip(grads, tensors):
+            np.testing.assert_array_equal(got_grad, t.grad.numpy())

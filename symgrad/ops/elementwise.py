@@ -406,8 +406,10 @@ maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), ((
 minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), ((a + b) / 2, True)), kind="arith",
                  integer_fn=sp.Min)
 # Gradient 1 on the closed interval [lo, hi], as torch.clamp.
-# With lo > hi the result is hi everywhere, as np.clip, jax.numpy.clip and torch.clamp.
-clip = define("clip", lambda x, lo, hi: sp.Piecewise((hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)),
+# With lo > hi the result is hi everywhere, as np.clip, jax.numpy.clip and torch.clamp; a NaN bound gives NaN, as
+# theirs, with gradient 0 as torch.clamp's (the test folds away for a bound written in as a number).
+clip = define("clip", lambda x, lo, hi: sp.Piecewise((sp.nan, sp.Or(F.isnan(lo), F.isnan(hi))),
+                                                     (hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)),
               kind="arith")
 where = define("where", lambda c, a, b: sp.Piecewise((a, c), (b, True)), kind="where", conditions=(0,))
 less = define("less", lambda a, b: a < b, kind="compare")
