@@ -228,8 +228,9 @@ def _apply_elementwise(op: ElementwiseOp, args):
             arg = broadcast_to_p(arg, shape=shape)
         inputs.append(arg)
         kinds.append(want)
-    special = [a for a, cond in zip(args, is_condition) if _is_python_scalar(a) and not cond
-               and (a == 0 or not np.isfinite(a))]  # (see bakes_faithfully)
+    literal = op.literal_arguments or ()  # (x ** 0 is 1 for every x, NaN too; a power's exponent stays literal)
+    special = [a for i, (a, cond) in enumerate(zip(args, is_condition)) if _is_python_scalar(a) and not cond
+               and ((a == 0 and i not in literal) or not np.isfinite(a))]  # (see bakes_faithfully)
     baked = not special or (all(map(bakeable, special)) and _scalars_bake_faithfully(op, tuple(kinds), compute))
     if baked:
         symbols, expr = _expression(op, tuple(kinds))
