@@ -29,7 +29,7 @@ from . import dtypes, guards, ir, pickling, pytree
 from .backends import check_backend, lower, thread_count
 from .passes import optimize
 from .passes.lift import lift_constants
-from .core import ConcretizationError, Reads, TracerError, concrete_array, current_builder
+from .core import ConcretizationError, Reads, TracerError, concrete_array, current_builder, random_draws
 from .static_args import (STATIC_VALUES_KEPT, StaticArgs, bind_positions, has_static, hashable,
                           python_value_positions)
 from .tracing import argument_names, as_input_array, check_arguments, function_name, is_python_number, trace_flat
@@ -195,8 +195,11 @@ class Compiled(pickling.CopiedAsItself):
         # what the trace will read, as it is before the trace: a trace that changes it fails the guard
         guard = None if self._fresh else guards.snapshot(self.fn, values=self._check_values)
         reads = None if self._check_values or guard is None else Reads(guard.arrays)
+        draws = random_draws()
         graph, out_tree, captures = trace_flat(self.fn, args, name=self.__name__,
                                                numbers_as_operands=self._check_values, reads=reads)
+        if random_draws() != draws:  # (sg.compile refuses a draw: see eager's refuse_draws)
+            self._fresh = True
         if captures:
             raise TracerError(f"{self.__name__}: a compiled function cannot close over traced values of an "
                               "enclosing trace; pass them as arguments")
@@ -284,7 +287,7 @@ class Compiled(pickling.CopiedAsItself):
                 raise
             self._python_ints = True  # the trace needs the value of a Python int argument: pass ints as values
             return self._call_with_values(args, python_value_positions(args, ints=True))
-        if lowered.fast is not None:
+        if lowered.fast is not None and not self._fresh:  # (a function traced at every call has no fast entry)
             self._fast = lowered.fast
         return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays, *lowered.trailing()))
 

@@ -409,6 +409,16 @@ def current_builder() -> "Builder | None":
     return stack[-1] if stack else None
 
 
+def note_random_draw() -> None:
+    """Count a random draw made while this thread traces: a trace that drew is not cached (compiler.py)."""
+    _state.draws = random_draws() + 1
+
+
+def random_draws() -> int:
+    """How many random draws this thread made while tracing."""
+    return getattr(_state, "draws", 0)
+
+
 def bind(prim, args, attrs):
     """Apply `prim` to `args`: evaluate eagerly on arrays, or record a node when tracing."""
     builder = None

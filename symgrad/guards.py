@@ -117,7 +117,8 @@ def with_reads(guard: Guard, sources, sliced) -> Guard:
     """`guard` extended for a trace that reads `sources` afresh at every call (core.Reads): each must keep
     its shape and dtype, else the trace is redone. The arrays the guards read that the trace did not take
     as reads were handed to NumPy at trace time (`np.exp(W)`) or `sliced` (parts baked as constants): those
-    are compared by content, up to CONTENT_GUARD_BYTES in all, so changing them in place re-traces."""
+    are compared by content, up to CONTENT_GUARD_BYTES in all, so changing them in place re-traces; past that,
+    the guard is impure and the function is traced at every call (it was baked, unchecked: a stale result)."""
     checks, namespace = list(guard.checks), dict(guard.namespace, _array=concrete_array)
     read = set()
     for source in sources:
@@ -133,8 +134,12 @@ def with_reads(guard: Guard, sources, sliced) -> Guard:
             base = base.base
     budget = CONTENT_GUARD_BYTES
     for array in guard.arrays.values():
-        if (id(array) in read and id(array) not in sliced) or array.nbytes > budget:
+        if id(array) in read and id(array) not in sliced:
             continue
+        if array.nbytes > budget:
+            return Guard(checks, namespace, pure=False, arrays=guard.arrays, impure_reason=(
+                f"it hands an array of {array.nbytes} bytes to NumPy while traced (or reads a part of it), past "
+                f"{CONTENT_GUARD_BYTES} bytes of arrays to compare on every call"))
         budget -= array.nbytes
         name = f"c{len(namespace)}"
         namespace[name] = (array, array.shape, array.dtype, array.tobytes())

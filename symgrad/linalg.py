@@ -118,9 +118,12 @@ def det(a):
 @array_function_dispatch
 def cholesky(a, upper=False):
     """The lower factor L with a = L @ L.T (U = L.T with upper=True) of a symmetric positive definite a;
-    reads a's lower triangle (LinAlgError when it is not positive definite). Gradients are symmetric."""
-    factor = L.cholesky_p(_matrix("cholesky", a))
-    return sg.swapaxes(factor, -1, -2) if upper else factor
+    reads a's lower triangle, its upper one with upper=True, as NumPy and PyTorch (LinAlgError when it is not
+    positive definite). Gradients are symmetric."""
+    a = _matrix("cholesky", a)
+    if upper:  # U = L.T where L is the lower factor of a.T, whose lower triangle is a's upper one
+        return sg.swapaxes(L.cholesky_p(sg.swapaxes(a, -1, -2)), -1, -2)
+    return L.cholesky_p(a)
 
 
 _TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}

@@ -102,3 +102,18 @@ def test_std_of_a_constant_has_a_zero_gradient(backend):
     expected = torch.tensor(x, requires_grad=True)
     expected.std(dim=1).sum().backward()
     np.testing.assert_allclose(t.grad.numpy(), expected.grad.numpy(), rtol=1e-12)
+
+
+def test_a_function_returning_two_tensors_is_a_symgrad_error():
+    """An autograd.Function whose forward returns a tuple is not supported: a NotImplementedError said so."""
+    class Pair(sg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, a, b):
+            return 2 * a + 3 * b
+
+    with pytest.raises(sg.UnsupportedOpError, match="returned a tuple"):
+        Pair.apply(sg.tensor([1.0], requires_grad=True))

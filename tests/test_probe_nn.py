@@ -102,3 +102,25 @@ def test_flatten_and_unflatten_modules_inside_compile():
         np.testing.assert_array_equal(module(sg.tensor(x)).numpy(), x.reshape(shape))
     norm = sg.nn.InstanceNorm1d(3)  # an unbatched (C, L) input: its unsqueeze(0) did not exist on a traced array
     np.testing.assert_allclose(sg.compile(lambda a: norm(a))(x[0]), norm(sg.tensor(x[0])).numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["eager", "llvm", "numpy"])
+def test_threshold_keeps_nan(backend):
+    """F.threshold was where(x > threshold, x, value), which gave a NaN input the value (-5.0); PyTorch's is
+    where(x <= threshold, value, x): NaN, with gradient 1."""
+    torch = pytest.importorskip("torch")
+    x = np.array([np.nan, 0.5, 1.0, 1.5, -np.inf, np.inf])
+    t = torch.tensor(x, requires_grad=True)
+    want = torch.nn.functional.threshold(t, 1.0, -5.0)
+    want.sum().backward()
+    f = lambda a: sg.nn.functional.threshold(a, 1.0, -5.0)  # noqa: E731
+    if backend == "eager":
+        s = sg.tensor(x, requires_grad=True)
+        got = f(s)
+        got.sum().backward()
+        got, grad = got.detach().numpy(), s.grad.numpy()
+    else:
+        got = sg.compile(f, backend=backend)(x)
+        grad = sg.compile(sg.grad(lambda a: sg.sum(f(a))), backend=backend)(x)
+    np.testing.assert_array_equal(got, want.detach().numpy())
+    np.testing.assert_array_equal(grad, t.grad.numpy())

@@ -41,3 +41,89 @@ def test_integer_fmod_at_the_most_negative_integer(backend, dtype):
     values = np.array([low, low + 1, -7, -3, -1, 0, 1, 3, 7, high], dtype)
     a, b = (x.ravel() for x in np.meshgrid(values, values[values != 0]))
     np.testing.assert_array_equal(sg.compile(sg.fmod, backend=backend)(a, b), np.fmod(a, b))
+
+
+EDGES = np.array([0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan])
+NUMBER_CASES = [("multiply", 0.0), ("multiply", 0), ("add", np.inf), ("subtract", -np.inf), ("arctan2", np.inf),
+                ("arctan2", -np.inf), ("arctan2", -0.0), ("copysign", -0.0), ("copysign", 0.0), ("power", np.nan),
+                ("maximum", np.inf), ("minimum", -np.inf), ("fmod", np.inf)]
+
+
+@pytest.mark.parametrize("backend", ["eager", "llvm", "numpy"])
+@pytest.mark.parametrize("name, number", NUMBER_CASES)
+def test_zeros_infinities_and_nan_written_into_expressions(backend, name, number):
+    """A Python 0, +-inf or NaN was written into the SymPy expression, which folded it: x * 0.0 -> 0 and
+    x + inf -> inf (NumPy: NaN at x = inf or NaN), atan2(y, -inf) -> 0 at y = 0 (pi), copysign(x, -0.0) -> |x|
+    (SymPy has no -0.0), nan ** x -> NaN (1 at x = 0); xlogy(x, nan) raised SymPy's 'Invalid NaN comparison'."""
+    for f, want in [(lambda a: getattr(sg, name)(a, number), getattr(np, name)(EDGES, number)),
+                    (lambda a: getattr(sg, name)(number, a), getattr(np, name)(number, EDGES))]:
+        got = np.asarray(f(EDGES) if backend == "eager" else sg.compile(f, backend=backend)(EDGES))
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got[~np.isnan(want)]), np.signbit(want[~np.isnan(want)]))
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_a_constant_array_of_a_special_value_is_not_folded_either(backend):
+    """Constant folding writes a single-valued constant array into the expression reading it, the same way."""
+    zero, minus_zero = np.zeros(()), np.array(-0.0)
+    got = sg.compile(lambda a: (a * zero, sg.copysign(a, minus_zero)), backend=backend)(EDGES)
+    np.testing.assert_array_equal(got[0], EDGES * 0.0)
+    np.testing.assert_array_equal(got[1], np.copysign(EDGES, -0.0))
+
+
+def test_xlogy_of_a_nan_number():
+    special = pytest.importorskip("scipy.special")
+    x = np.array([0.0, 1.0, 2.0])
+    for backend in ("llvm", "numpy"):
+        np.testing.assert_array_equal(sg.compile(lambda a: sg.scipy.special.xlogy(a, np.nan), backend=backend)(x),
+                                      special.xlogy(x, np.nan))
+        np.testing.assert_array_equal(sg.compile(lambda a: sg.scipy.special.xlogy(np.nan, a), backend=backend)(x),
+                                      special.xlogy(np.nan, x))
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_a_clamp_written_as_minimum_of_maximum_compiles(backend):
+    """Fusing maximum(x, -2.0) into minimum(., 2.0) wrote a Piecewise into the other's conditions, which SymPy
+    folds into an ITE: a RecursionError for sg.minimum(sg.maximum(x, -2.0), 2.0) and F.hardtanh(x, -2.0, 2.0)."""
+    torch = pytest.importorskip("torch")
+    x = np.array([-3.0, -2.0, -0.5, 0.0, 1.5, 2.0, 7.0, np.inf, -np.inf, np.nan])
+    got = sg.compile(lambda a: sg.minimum(sg.maximum(a, -2.0), 2.0), backend=backend)(x)
+    np.testing.assert_array_equal(got, np.minimum(np.maximum(x, -2.0), 2.0))
+    hardtanh = sg.compile(lambda a: sg.nn.functional.hardtanh(a, -2.0, 2.0), backend=backend)
+    np.testing.assert_array_equal(hardtanh(x), torch.nn.functional.hardtanh(torch.tensor(x), -2.0, 2.0).numpy())
+    grad = sg.compile(sg.grad(lambda a: sg.sum(sg.nn.functional.hardtanh(a, -2.0, 2.0))), backend=backend)(x[:7])
+    t = torch.tensor(x[:7], requires_grad=True)
+    torch.nn.functional.hardtanh(t, -2.0, 2.0).sum().backward()
+    np.testing.assert_array_equal(grad, t.grad.numpy())
+
+
+@pytest.mark.parametrize("backend", ["eager", "llvm", "numpy"])
+def test_clip_with_a_nan_bound_is_nan(backend):
+    """np.clip, jnp.clip and torch.clamp give NaN where a bound is NaN; sg.clip gave x (a NaN bound compares
+    false both ways). Its gradient there is 0, as torch.clamp's."""
+    torch = pytest.importorskip("torch")
+    x = np.array([-2.0, 0.5, 3.0, 0.2])
+    lo, hi = np.array([0.0, np.nan, 0.0, 0.0]), np.array([1.0, 1.0, np.nan, 1.0])
+    f = lambda a, l, h: sg.clip(a, l, h)  # noqa: E731
+    got = f(x, lo, hi) if backend == "eager" else sg.compile(f, backend=backend)(x, lo, hi)
+    np.testing.assert_array_equal(got, np.clip(x, lo, hi))
+    numbers = (lambda a: sg.clip(a, np.nan, 1.0), lambda a: sg.clip(a, 0.0, np.nan))
+    for g in numbers:
+        assert np.isnan(g(x) if backend == "eager" else sg.compile(g, backend=backend)(x)).all()
+    if backend != "eager":
+        grads = sg.compile(sg.grad(lambda a, l, h: sg.sum(f(a, l, h)), argnums=(0, 1, 2)), backend=backend)(x, lo, hi)
+        tensors = [torch.tensor(v, requires_grad=True) for v in (x, lo, hi)]
+        torch.clamp(*tensors).sum().backward()
+        for got_grad, t in zip(grads, tensors):
+            np.testing.assert_array_equal(got_grad, t.grad.numpy())
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_division_by_a_number_is_a_division(backend, dtype):
+    """x / 3.0 was x * 0.333... (SymPy's reciprocal of a Float) and, in LLVM code, x / 3 was x * (1/3): 1 ulp off
+    NumPy's and PyTorch's quotient for a third of all x (x / 255.0 for 70% of float32 x)."""
+    x = np.random.default_rng(0).normal(size=1000).astype(dtype)
+    for f in (lambda a: a / 3.0, lambda a: a / 3, lambda a: -a / 3, lambda a: 2 * a / 3, lambda a: a / 255.0,
+              lambda a: (a + 1) / 7.0):
+        np.testing.assert_array_equal(sg.compile(f, backend=backend)(x), f(x))

@@ -6,6 +6,7 @@ backward is Python, so the engine runs it between compiled adjoint runs.
 """
 from __future__ import annotations
 
+from ..core import UnsupportedOpError
 from .graph import Record
 from .mode import is_grad_enabled, no_grad
 from .tensor import Tensor
@@ -98,8 +99,8 @@ class Function:
             result = cls.forward(ctx, *args)
         if not isinstance(result, Tensor):
             if isinstance(result, tuple):
-                raise NotImplementedError(f"{cls.__name__}.forward returned a tuple; symgrad's autograd.Function "
-                                          "supports one output tensor")
+                raise UnsupportedOpError(f"{cls.__name__}.forward returned a tuple; symgrad's autograd.Function "
+                                         "supports one output tensor")
             result = Tensor(result)
         out = Tensor._wrap(result._data, result._version)  # one version counter: saving result checks out
         if not any(result is a for a in args):  # an input passed through keeps its own history

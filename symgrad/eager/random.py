@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import dtypes
 from .device import CPU, check_device
-from .tensor import Tensor, random_generator
+from .tensor import Tensor, random_generator, refuse_draws
 
 _TORCH_DEFAULT_SEED = 67280421310721  # torch.Generator().initial_seed()
 
@@ -51,6 +51,7 @@ def numpy_generator(generator) -> np.random.Generator:
         return random_generator()
     if not isinstance(generator, Generator):
         raise TypeError(f"generator= expects an sg.Generator, got {type(generator).__name__}")
+    refuse_draws()
     return generator.numpy_generator
 
 
@@ -150,11 +151,14 @@ def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 
 
 def _shape(value) -> tuple:
-    return tuple(np.shape(value._data if isinstance(value, Tensor) else value))
+    """The shape of a tensor, array, traced value or nested list."""
+    return tuple(value.shape) if hasattr(value, "shape") else np.shape(value)
 
 
 def _dtype(value):
-    return value._data.dtype if isinstance(value, Tensor) else np.asarray(value).dtype
+    if isinstance(value, Tensor):
+        return value._data.dtype
+    return value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype
 
 
 def refuse_extras(name, out, layout, pin_memory) -> None:

@@ -29,8 +29,8 @@ from .size import size_of
 from .tape import state as _tapes
 from .whole_backward import view_value
 from ..ops import elementwise as E
-from ..core import (Tracer, TracerError, bind, current_builder, refuse_masked, tracing_anywhere,
-                    with_user_line)
+from ..core import (Tracer, TracerError, UnsupportedOpError, bind, current_builder, note_random_draw,
+                    refuse_masked, tracing_anywhere, with_user_line)
 from ..guards import concrete_array
 from ..numpy_api.arrays import _safe_sqrt
 from ..numpy_api.updates import IndexUpdateHelper
@@ -45,7 +45,23 @@ def manual_seed(seed: int) -> None:
 
 
 def random_generator() -> np.random.Generator:
+    """The generator sg.manual_seed seeds, for every draw (refused inside sg.compile: see refuse_draws)."""
+    refuse_draws()
     return _random
+
+
+def refuse_draws() -> None:
+    """A random draw (sg.randn, sg.rand, randint, an nn layer's initialization...) inside sg.compile's trace is an
+    error: it was drawn once, when traced, and its values baked in, so every call returned the same numbers. In
+    another trace (an uncompiled transform's) it is counted, and that trace is not reused."""
+    if tracing_anywhere():
+        builder = current_builder()
+        if builder is not None and builder.reads is not None:
+            raise UnsupportedOpError(with_user_line(
+                "a random draw inside sg.compile would happen once, when traced, and every call would reuse its "
+                "values; draw outside the compiled function and pass the values as an argument"))
+        if builder is not None:
+            note_random_draw()
 
 
 class EagerRecorder:

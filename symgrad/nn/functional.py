@@ -668,12 +668,12 @@ def _softshrink(x, lambd):
 
 
 def threshold(input, threshold, value, inplace=False):
-    """x where x > threshold, else value."""
+    """value where x <= threshold, else x (NaN stays NaN, as PyTorch's)."""
     return _in_place(inplace, input, lambda x: _activation(_threshold, "Threshold", x, float(threshold), float(value)))
 
 
 def _threshold(x, limit, value):
-    return _ew(E.where, (_ew(E.greater, (x, limit)), x, value))
+    return _ew(E.where, (_ew(E.less_equal, (x, limit)), value, x))
 
 
 def _in_place_form(function):

@@ -7,6 +7,7 @@ emits one node of the `ew` primitive (ew.py), which derives its derivatives.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -228,8 +229,10 @@ def _apply_elementwise(op: ElementwiseOp, args):
             arg = broadcast_to_p(arg, shape=shape)
         inputs.append(arg)
         kinds.append(want)
-    non_finite = any(isinstance(v, float) and not np.isfinite(v) for v in scalars)
-    baked = not non_finite or _scalars_bake_faithfully(op, tuple(kinds), compute)
+    literal = op.literal_arguments or ()  # (x ** 0 is 1 for every x, NaN too; a power's exponent stays literal)
+    special = [a for i, (a, cond) in enumerate(zip(args, is_condition)) if _is_python_scalar(a) and not cond
+               and ((a == 0 and i not in literal) or not np.isfinite(a))]  # (see bakes_faithfully)
+    baked = not special or (all(map(bakeable, special)) and _scalars_bake_faithfully(op, tuple(kinds), compute))
     if baked:
         symbols, expr = _expression(op, tuple(kinds))
     if not baked or expr.has(sp.zoo):  # pass the Python scalars as values instead (see bakes_faithfully)
@@ -268,11 +271,23 @@ def _boolean_arithmetic(op, args):
     return convert_p(apply_elementwise(op, widened), dtype=dtypes.BOOL)
 
 
+def bakeable(value) -> bool:
+    """Whether a Python or NumPy number can be written into an expression as a SymPy number at all: not NaN
+    (SymPy's NaN absorbs what IEEE's does not: nan**x is NaN at x = 0) nor -0.0 (SymPy has no signed
+    zero: copysign(x, -0.0) became |x| and arctan2(0, -0.0) 0 instead of pi)."""
+    if not isinstance(value, (float, np.floating)):
+        return True
+    return not (np.isnan(value) or (value == 0 and np.signbit(value)))
+
+
 def bakes_faithfully(expr, values: dict) -> bool:
     """Whether writing `values` (symbol -> SymPy number) into `expr` keeps its IEEE meaning. Not
     when x / 0 becomes SymPy's complex infinity (zoo); nor when a comparison with an infinity
     folds to True, or to False where IEEE can be true: SymPy's real symbols are finite, so it
-    folds x < inf to True, which is False at x = inf (only x < -inf and x > inf are false for all x)."""
+    folds x < inf to True, which is False at x = inf (only x < -inf and x > inf are false for all x);
+    nor when a zero or an infinity folds anything (see _only_substituted)."""
+    if not _only_substituted(expr, values):
+        return False
     non_finite = {symbol for symbol, value in values.items() if value in (sp.oo, -sp.oo, sp.nan)}
     for relation in expr.atoms(sp.core.relational.Relational):
         if relation.free_symbols & non_finite:
@@ -282,6 +297,26 @@ def bakes_faithfully(expr, values: dict) -> bool:
             if folded == sp.true or (folded == sp.false and relation.rel_op not in ("<", ">")):
                 return False
     return not expr.xreplace(values).has(sp.zoo)
+
+
+def _only_substituted(expr, values: dict) -> bool:
+    """Whether writing the zeros and infinities among `values` into `expr` folds nothing that IEEE arithmetic
+    would not: a zero may fold (x + 0 -> x) but not drop an input (x*0 -> 0 drops x: IEEE gives NaN where x is an
+    infinity or NaN); an infinity must stay as written (x + oo -> oo drops x, and atan2(y, -oo) -> 2*pi*Heaviside(y)
+    - pi is 0 at y = 0, IEEE's pi): undoing its substitution must give the expression back."""
+    zeros = [s for s, v in values.items() if v.is_Number and v.is_zero]
+    infinities = {s: v for s, v in values.items() if v.is_Number and v.is_infinite}
+    if not zeros and not infinities:
+        return True
+    try:
+        baked = expr.xreplace(values)
+        if zeros and not expr.free_symbols - values.keys() <= baked.free_symbols:
+            return False
+        undo = {v: s for s, v in infinities.items()}
+        rest = {s: v for s, v in values.items() if s not in infinities}
+        return len(undo) == len(infinities) and (not infinities or baked.xreplace(undo) == expr.xreplace(rest))
+    except TypeError:  # SymPy compared with complex infinity (x / 0 in a condition)
+        return False
 
 
 @functools.lru_cache(maxsize=4096)
@@ -339,7 +374,15 @@ def elementwise(name: str, fn, domain=(-2.0, 2.0)) -> ElementwiseOp:
 add = define("add", lambda a, b: a + b, kind="arith")
 subtract = define("subtract", lambda a, b: a - b, kind="arith", on_booleans=False)
 multiply = define("multiply", lambda a, b: a * b, kind="arith")
-divide = define("divide", lambda a, b: a / b, domain=(0.5, 2.0))
+def _quotient(a, b):
+    """a / b, where a divisor written in as a number with an inexact reciprocal stays a division: SymPy makes
+    x / 3.0 the product x * 0.333..., 1 ulp off NumPy's and PyTorch's quotient for a third of all x."""
+    if b.is_Float and not b.is_zero and abs(math.frexp(float(b))[0]) != 0.5:
+        return sp.Mul(a, sp.Pow(b, -1, evaluate=False), evaluate=False)
+    return a / b
+
+
+divide = define("divide", _quotient, domain=(0.5, 2.0))
 power = define("power", lambda a, b: a ** b, kind="arith", domain=(0.5, 2.0), literal_arguments=(1,))
 negative = define("negative", lambda a: -a, kind="arith", on_booleans=False)
 square = define("square", lambda a: a ** 2, kind="arith")
@@ -373,8 +416,10 @@ maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), ((
 minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), ((a + b) / 2, True)), kind="arith",
                  integer_fn=sp.Min)
 # Gradient 1 on the closed interval [lo, hi], as torch.clamp.
-# With lo > hi the result is hi everywhere, as np.clip, jax.numpy.clip and torch.clamp.
-clip = define("clip", lambda x, lo, hi: sp.Piecewise((hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)),
+# With lo > hi the result is hi everywhere, as np.clip, jax.numpy.clip and torch.clamp; a NaN bound gives NaN, as
+# theirs, with gradient 0 as torch.clamp's (the test folds away for a bound written in as a number).
+clip = define("clip", lambda x, lo, hi: sp.Piecewise((sp.nan, sp.Or(F.isnan(lo), F.isnan(hi))),
+                                                     (hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)),
               kind="arith")
 where = define("where", lambda c, a, b: sp.Piecewise((a, c), (b, True)), kind="where", conditions=(0,))
 less = define("less", lambda a, b: a < b, kind="compare")

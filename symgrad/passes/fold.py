@@ -5,7 +5,7 @@ import numpy as np
 import sympy as sp
 
 from .. import ir
-from ..ops.elementwise import bakes_faithfully
+from ..ops.elementwise import bakeable, bakes_faithfully
 from ..ops.ew import ew_p
 from ..core import const_p
 from ..ops.shape import broadcast_to_p, reshape_p, transpose_p
@@ -33,9 +33,9 @@ def _inline_uniform_inputs(node: ir.Node, uniform: dict) -> ir.Node:
     keep = [(s, v) for s, v in zip(params["args"], node.inputs) if id(v) not in uniform]
     if len(keep) == len(node.inputs):
         return node
-    replacements = {s: _sympy_number(uniform[id(v)]) for s, v in zip(params["args"], node.inputs)
-                    if id(v) in uniform}
-    if not bakes_faithfully(params["expr"], replacements):  # keep the inputs
+    values = {s: uniform[id(v)] for s, v in zip(params["args"], node.inputs) if id(v) in uniform}
+    replacements = {s: _sympy_number(value) for s, value in values.items()}
+    if not all(map(bakeable, values.values())) or not bakes_faithfully(params["expr"], replacements):  # keep them
         return node
     expr = params["expr"].xreplace(replacements)
     if not keep:  # the result is still shaped by an input: keep the first one
