@@ -158,9 +158,6 @@ class ExprEmitter(Printer):
 
     def _print_Mul(self, expr):
         coeff, factors = expr.as_coeff_mul()
-        divisor = None
-        if self.is_float and coeff.is_Rational and coeff.q & (coeff.q - 1):  # x/3 divides, as NumPy: x*(1/3) is
-            coeff, divisor = sp.Integer(coeff.p), coeff.q                      # 1 ulp off for a third of all x
         numerator, denominator = [], []
         for factor in _ordered(factors):
             base, exp = factor.as_base_exp()
@@ -180,7 +177,7 @@ class ExprEmitter(Printer):
             result = self.div(result, self._fold(self.mul, denominator))
             if coeff != 1 and not negated:
                 result = self.mul(result, self.number(coeff))
-        return result if divisor is None else self.div(result, self.number(divisor))
+        return result
 
     def _pow(self, base, exp):
         if exp.is_Float and float(2 * exp).is_integer():  # x**0.5 is sqrt, x**2.0 a product

@@ -7,7 +7,6 @@ emits one node of the `ew` primitive (ew.py), which derives its derivatives.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -374,15 +373,7 @@ def elementwise(name: str, fn, domain=(-2.0, 2.0)) -> ElementwiseOp:
 add = define("add", lambda a, b: a + b, kind="arith")
 subtract = define("subtract", lambda a, b: a - b, kind="arith", on_booleans=False)
 multiply = define("multiply", lambda a, b: a * b, kind="arith")
-def _quotient(a, b):
-    """a / b, where a divisor written in as a number with an inexact reciprocal stays a division: SymPy makes
-    x / 3.0 the product x * 0.333..., 1 ulp off NumPy's and PyTorch's quotient for a third of all x."""
-    if b.is_Float and not b.is_zero and abs(math.frexp(float(b))[0]) != 0.5:
-        return sp.Mul(a, sp.Pow(b, -1, evaluate=False), evaluate=False)
-    return a / b
-
-
-divide = define("divide", _quotient, domain=(0.5, 2.0))
+divide = define("divide", lambda a, b: a / b, domain=(0.5, 2.0))
 power = define("power", lambda a, b: a ** b, kind="arith", domain=(0.5, 2.0), literal_arguments=(1,))
 negative = define("negative", lambda a: -a, kind="arith", on_booleans=False)
 square = define("square", lambda a: a ** 2, kind="arith")
