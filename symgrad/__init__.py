@@ -32,7 +32,7 @@ _LAZY = {
     ".loader": "load",
     ".eager.random": "Generator rand rand_like randint randn randn_like randperm",
     ".eager.factories": "arange empty empty_like eye full full_like linspace ones ones_like zeros zeros_like",
-    ".eager.torch_keywords": "amax amin argmax argmin cumprod cumsum log_softmax logsumexp matmul mean prod softmax stack sum",
+    ".numpy_api.torch_keywords": "amax amin argmax argmin cumprod cumsum log_softmax logsumexp matmul mean prod softmax stack sum",
     ".eager.dtype_names": "bool double float float16 half int long",
     ".eager.device": "accelerator cuda device get_default_device set_default_device",
     ".serialization": "load save",

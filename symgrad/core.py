@@ -444,8 +444,10 @@ def bind(prim, args, attrs):
 
 
 def refuse_masked(value, name: str) -> None:
-    """A NumPy masked array is an error, as in JAX: converting it would silently drop its mask."""
-    if isinstance(value, np.ma.MaskedArray):
+    """A NumPy masked array is an error, as in JAX: converting it would silently drop its mask. (None exists before
+    numpy.ma is imported, so the check does not import it: ~10 ms of a program's first call.)"""
+    masked = sys.modules.get("numpy.ma")
+    if masked is not None and isinstance(value, masked.MaskedArray):
         fail(f"{name}: NumPy masked arrays are not supported (their mask would be dropped); pass value.filled(fill) "
              "to choose what masked entries hold, or np.asarray(value) for the data", TypeError)
 
