@@ -472,8 +472,13 @@ def _log_core(m, x, x_err=None):
 
 
 def _log(m, x):
-    """log with NumPy's specials: -inf at +-0, nan below 0, inf at inf."""
-    res = _log_core(m, x)
+    """log with NumPy's specials."""
+    return _with_log_specials(m, x, _log_core(m, x))
+
+
+def _with_log_specials(m, x, res):
+    """`res`, a logarithm of x computed as if x were positive and finite, with NumPy's specials: -inf at +-0,
+    nan below 0, inf at inf."""
     res = m.select(m.cmp("==", x, m.c(float("inf"))), x, res)
     res = m.select(m.cmp("==", x, m.c(0.0)), m.c(float("-inf")), res)
     return m.select(m.cmp("<", x, m.c(0.0)), m.c(float("nan")), m.select(m.isnan(x), x, res))
@@ -506,11 +511,8 @@ def _log_base(m, x, base):
 
 def _log_of_base(base):
     def kernel(m, x):
-        """log2 or log10 with log's specials: -inf at +-0, nan below 0, inf at inf."""
-        res = m.select(m.cmp(">", x, m.c(0.0)), _log_base(m, m.select(m.cmp(">", x, m.c(0.0)), x, m.c(1.0)), base),
-                       m.c(float("nan")))
-        res = m.select(m.cmp("==", x, m.c(float("inf"))), x, res)
-        return m.select(m.cmp("==", x, m.c(0.0)), m.c(float("-inf")), m.select(m.isnan(x), x, res))
+        """log2 or log10 with log's specials."""
+        return _with_log_specials(m, x, _log_base(m, x, base))
     return kernel
 
 
