@@ -59,24 +59,28 @@ class log1p(_RealFunction):
         return None
 
 
-class log2(_RealFunction):
-    """The base-2 logarithm (np.log2): exact at powers of two, where log(x) / log(2) is not (at 2**-1066, and at
-    441 of float64's 2094), so floor(log2(x)) and a comparison with an integer give NumPy's answer."""
+class _LogOfBase(_RealFunction):
+    """The logarithm to a fixed base (`radix`), a function of its own: log(x) / log(radix) is not exact at the
+    radix's powers (2.9999999999999996 at 1000 for 10; 441 of float64's powers of two), so floor(log10(x)) and
+    comparisons with an integer gave other answers than NumPy's."""
 
     nargs = 1
+    radix = None
 
     def fdiff(self, argindex=1):
-        return 1 / (self.args[0] * sp.log(2))
+        return 1 / (self.args[0] * sp.log(self.radix))
 
 
-class log10(_RealFunction):
-    """The base-10 logarithm (np.log10): exact at powers of ten, where log(x) / log(10) is not (2.9999999999999996
-    at 1000: floor(log10(x)) counted one digit too few)."""
+class log2(_LogOfBase):
+    """The base-2 logarithm (np.log2)."""
 
-    nargs = 1
+    radix = 2
 
-    def fdiff(self, argindex=1):
-        return 1 / (self.args[0] * sp.log(10))
+
+class log10(_LogOfBase):
+    """The base-10 logarithm (np.log10)."""
+
+    radix = 10
 
 
 class expm1(_RealFunction):
