@@ -1,6 +1,0 @@
-"""`sg.autograd`, PyTorch's name for the eager gradient API: backward, grad, gradient modes, custom Functions."""
-from .eager.function import Function, FunctionCtx  # noqa: F401
-from .eager.mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
-from .eager.tensor import ENGINE
-
-backward, grad = ENGINE.backward, ENGINE.grad
