@@ -209,7 +209,7 @@ class _Backward:
             if id(record) in self.pending and self._stops_run(record):
                 self._at_gradient(record, found, accumulate)
             if record.function is not None:
-                self._run_function(record)
+                self._run_function(record, found, accumulate)
                 processed.append(record)
                 position += 1
                 continue
@@ -271,13 +271,20 @@ class _Backward:
     def _accumulate(self, tensor, ct):
         self.engine.accumulate(tensor, ct, self.create_graph)
 
-    def _run_function(self, record):
-        """A custom autograd.Function: call its Python backward with the output's gradient."""
-        ct = self.pending.pop(id(record), None)
-        if ct is None:
+    def _run_function(self, record, found, accumulate):
+        """A custom autograd.Function: call its Python backward once, with the gradients of all its outputs.
+        Its outputs' records were made together, so every use of them comes later: the first of them reached
+        has every output's gradient complete (the others find theirs taken)."""
+        siblings = record.ctx.output_records()
+        for other in siblings:  # their hooks and retain_grad see their gradient before the backward runs
+            if other is not None and other is not record and id(other) in self.pending and self._stops_run(other):
+                self._at_gradient(other, found, accumulate)
+        cts = [None if other is None else self.pending.pop(id(other), None) for other in siblings]
+        if all(ct is None for ct in cts):
             return
         with set_grad_enabled(self.create_graph):
-            grads = record.ctx.call_backward(record, self.engine.as_tensor(ct))
+            grads = record.ctx.call_backward(record.function, [None if ct is None else self.engine.as_tensor(ct)
+                                                               for ct in cts])
         name = f"{record.function.__name__}Backward"
         for parent, (position, g), (shape, dtype) in zip(record.parents, grads, record.in_types):
             if parent is None or g is None or not self.wanted(parent):

@@ -1,10 +1,15 @@
 """`autograd.Function`: an op with a user-written forward and backward, as in PyTorch.
 
-`Function.apply(*args)` runs `forward(ctx, *args)` without recording and, when an input
-requires grad, records one node whose gradient is `backward(ctx, grad_output)`. The
-backward is Python, so the engine runs it between compiled adjoint runs.
+`Function.apply(*args)` runs `forward(ctx, *args)` without recording and, when an input requires grad,
+records one node per differentiable output (the same ctx behind them all); the engine calls
+`backward(ctx, *grad_outputs)` once, with the gradients of every output. The backward is Python, so the
+engine runs it between compiled adjoint runs.
 """
 from __future__ import annotations
+
+import functools
+
+import numpy as np
 
 from ..core import UnsupportedOpError
 from .graph import Record
@@ -13,7 +18,8 @@ from .tensor import Tensor
 
 
 class FunctionCtx:
-    """The `ctx` passed to forward and backward: saved tensors, needs_input_grad, free attributes."""
+    """The `ctx` passed to forward and backward: saved tensors, needs_input_grad, the outputs marked
+    non-differentiable, whether missing gradients are materialized, free attributes."""
 
     def __init__(self, needs_input_grad, tensor_inputs):
         self.needs_input_grad = needs_input_grad
@@ -21,12 +27,28 @@ class FunctionCtx:
         self._saved = ()
         self._saved_versions = ()
         self._released = False
-        self._output = None  # forward's result, once apply has it
-        self._record = None  # the Function's record while its backward runs
+        self._non_differentiable = ()
+        self._materialize_grads = True
+        self._outputs = ()  # per output of forward: the tensor (None for an input passed through or a non-tensor)
+        self._output_types = ()  # per output: (shape, dtype), or None for one that is not a tensor
+        self._records = ()  # per output: its record, or None (not a tensor, not differentiable, or not recorded)
+        self._in_backward = False
 
     def save_for_backward(self, *tensors):
         self._saved = tensors
         self._saved_versions = tuple(getattr(t, "_version", None) and (t._version, t._version.value) for t in tensors)
+
+    def mark_non_differentiable(self, *tensors):
+        """These outputs of forward get no gradient: they do not require grad, and backward receives zeros
+        for them (None without materialized gradients)."""
+        for t in tensors:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"mark_non_differentiable takes the tensors forward returns, got {type(t).__name__}")
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool):
+        """Whether backward receives zeros (True, the default) or None for an output that got no gradient."""
+        self._materialize_grads = bool(value)
 
     @property
     def saved_tensors(self):
@@ -39,31 +61,40 @@ class FunctionCtx:
                 raise RuntimeError(f"one of the variables needed for gradient computation has been modified by an "
                                    f"inplace operation: saved tensor {i} is at version {versioned[0].value}; "
                                    f"expected version {versioned[1]} instead.")
-        if self._record is None or not any(t is self._output for t in self._saved):
+        if not self._in_backward:
             return self._saved
-        return tuple(self._output_in_graph() if t is self._output else t for t in self._saved)
+        return tuple(self._output_in_graph(t) for t in self._saved)
 
-    def _output_in_graph(self):
-        """The saved output as PyTorch unpacks it: the output tensor, whose grad_fn is this Function,
-        so a backward differentiated again (create_graph) sees that the output depends on the inputs."""
-        out = Tensor._wrap(self._output._data, self._output._version)
-        out._node, out._requires_grad = self._record, True
-        return out
+    def _output_in_graph(self, saved):
+        """A saved output as PyTorch unpacks it: the output tensor, whose grad_fn is this Function, so a
+        backward differentiated again (create_graph) sees that the output depends on the inputs."""
+        for output, record in zip(self._outputs, self._records):
+            if output is not None and saved is output and record is not None:
+                out = Tensor._wrap(output._data, output._version)
+                out._node, out._requires_grad = record, True
+                return out
+        return saved
 
     def release(self):
         self._saved = ()
         self._released = True
 
-    def call_backward(self, record, grad_output) -> list:
-        """The backward of the Function recorded as `record`, checked as PyTorch checks it: one gradient
-        per input of forward (trailing Nones beyond them are dropped), None for every input that is not
-        a tensor. Returns [(position among forward's inputs, gradient)] for the tensor inputs."""
-        function = record.function
-        self._record = record
+    def output_records(self) -> tuple:
+        """Per output of forward, the record that carries its gradient (None where none does)."""
+        return self._records
+
+    def call_backward(self, function, grad_outputs) -> list:
+        """The backward of `function` given one gradient (a tensor, or None where none reached it) per output
+        of forward, checked as PyTorch checks it: one gradient per input of forward (trailing Nones beyond
+        them are dropped), None for every input that is not a tensor. Returns [(position among forward's
+        inputs, gradient)] for the tensor inputs."""
+        grads_in = [g if g is not None or not self._materialize_grads or kind is None
+                    else Tensor._wrap(np.zeros(*kind)) for g, kind in zip(grad_outputs, self._output_types)]
+        self._in_backward = True
         try:
-            grads = function.backward(self, grad_output)
+            grads = function.backward(self, *grads_in)
         finally:
-            self._record = None
+            self._in_backward = False
         grads = list(grads) if isinstance(grads, tuple) else [grads]
         expected = len(self.needs_input_grad)
         if len(grads) > expected and all(g is None for g in grads[expected:]):
@@ -81,7 +112,8 @@ class FunctionCtx:
 
 
 class Function:
-    """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grad_outputs)`; call `apply`."""
+    """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grad_outputs)`; call `apply`.
+    forward returns a tensor or a tuple (tensors, and other values, which get no gradient)."""
 
     @staticmethod
     def forward(ctx, *args):
@@ -97,16 +129,74 @@ class Function:
                           tuple(isinstance(a, Tensor) for a in args))
         with no_grad():
             result = cls.forward(ctx, *args)
-        if not isinstance(result, Tensor):
-            if isinstance(result, tuple):
-                raise UnsupportedOpError(f"{cls.__name__}.forward returned a tuple; symgrad's autograd.Function "
-                                         "supports one output tensor")
-            result = Tensor(result)
-        out = Tensor._wrap(result._data, result._version)  # one version counter: saving result checks out
-        if not any(result is a for a in args):  # an input passed through keeps its own history
-            ctx._output = result
-        if is_grad_enabled() and any(ctx.needs_input_grad) and out.dtype.kind == "f":
-            inputs = [a for a in args if isinstance(a, Tensor)]
-            out._node = Record.of_op(None, (), inputs, [t._data for t in inputs], out, function=cls, ctx=ctx)
-            out._requires_grad = True
-        return out
+        is_tuple = isinstance(result, tuple)
+        results = result if is_tuple else (Tensor(result) if not isinstance(result, Tensor) else result,)
+        _refuse_marked_elsewhere(cls, ctx._non_differentiable, results)
+        inputs = [a for a in args if isinstance(a, Tensor)]
+        recording = is_grad_enabled() and any(ctx.needs_input_grad)
+        outs, records = [], []
+        for k, r in enumerate(results):
+            if not isinstance(r, Tensor):
+                outs.append(r)
+                records.append(None)
+                continue
+            out = Tensor._wrap(r._data, r._version)  # one version counter: saving the result checks it
+            record = None
+            if recording and out.dtype.kind == "f" and not any(r is m for m in ctx._non_differentiable):
+                record = Record.of_op(None, (("output", k),), inputs, [t._data for t in inputs], out, function=cls,
+                                      ctx=ctx)
+                out._node, out._requires_grad = record, True
+            outs.append(out)
+            records.append(record)
+        # an input passed through keeps its own history when saved
+        ctx._outputs = tuple(r if isinstance(r, Tensor) and not any(r is a for a in args) else None for r in results)
+        ctx._records = tuple(records)
+        ctx._output_types = tuple((tuple(r.shape), r.dtype) if isinstance(r, Tensor) else None for r in results)
+        return tuple(outs) if is_tuple else outs[0]
+
+
+def _refuse_marked_elsewhere(cls, marked, results):
+    """mark_non_differentiable takes outputs: an input or another tensor marked is a mistake that would have no
+    effect (PyTorch ignores it silently)."""
+    for t in marked:
+        if not any(t is r for r in results):
+            raise UnsupportedOpError(f"{cls.__name__}.forward: ctx.mark_non_differentiable was given a tensor that "
+                                     "forward does not return (an input?); mark the outputs that get no gradient")
+
+
+class _DelayedError(Function):
+    """The grad_fn of what a once_differentiable backward returns under create_graph: differentiating it
+    again is PyTorch's error. Its inputs are the results, then the gradients they were computed from, so
+    a derivative with respect to those (the double-backward trick of functional.jvp) raises too, where
+    PyTorch's, whose inputs are detached copies of the results, returns zeros."""
+
+    @staticmethod
+    def forward(ctx, count, *tensors):
+        return tuple(t.detach() for t in tensors[:count])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+
+def once_differentiable(backward):
+    """Decorate a Function's backward that cannot itself be differentiated: it runs without recording, and
+    when its gradients require grad (create_graph) its results are tensors whose backward raises PyTorch's
+    error."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grad_outputs):
+        with no_grad():
+            outputs = backward(ctx, *grad_outputs)
+        connected = [g for g in grad_outputs if isinstance(g, Tensor) and g.requires_grad]
+        if not is_grad_enabled() or not connected:
+            return outputs
+        packed = outputs if isinstance(outputs, tuple) else (outputs,)
+        positions = [i for i, g in enumerate(packed) if isinstance(g, Tensor)]
+        delayed = _DelayedError.apply(len(positions), *[packed[i] for i in positions], *connected)
+        replaced = list(packed)
+        for i, g in zip(positions, delayed):
+            replaced[i] = g
+        return tuple(replaced) if isinstance(outputs, tuple) else replaced[0]
+
+    return wrapper
