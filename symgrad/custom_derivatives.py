@@ -18,8 +18,9 @@ import numpy as np
 
 from . import ir, pytree
 from . import numpy_api as sg
-from .core import TracerError, Tracer, bind, current_builder, fail
+from .core import ConcretizationError, TracerError, Tracer, bind, current_builder, fail
 from .ops.control import results
+from .static_args import bind_positions
 from .ops.custom import custom_jvp_p, custom_vjp_p
 from .tracing import as_input_array, function_name, trace_flat
 
@@ -55,10 +56,20 @@ def _same_types(what, expected, given):
 
 class _WithRules:
     """A function with derivative rules: outside any transform, or called by its own rules while they are
-    traced (in this thread), it is the function; traced, one node holding it and its rules (`_bind`)."""
+    traced (in this thread), it is the function; traced, one node holding it and its rules (`_bind`).
 
-    def __init__(self, fun):
+    The arguments at `nondiff_argnums` (JAX's) are Python values (a function, a string, a number), hashable,
+    put back in place for the function and given first to the rule: they have no derivative and are not
+    traced. `sg.custom_vjp(nondiff_argnums=...)` without the function is a decorator."""
+
+    def __new__(cls, fun=None, nondiff_argnums=()):
+        if fun is None:
+            return functools.partial(cls, nondiff_argnums=nondiff_argnums)
+        return super().__new__(cls)
+
+    def __init__(self, fun, nondiff_argnums=()):
         self.fun = fun
+        self.nondiff_argnums = (nondiff_argnums,) if isinstance(nondiff_argnums, int) else tuple(nondiff_argnums)
         self._tracing = threading.local()
         functools.update_wrapper(self, fun)
 
@@ -68,11 +79,37 @@ class _WithRules:
         missing = self._missing_rule()
         if missing:
             fail(missing, TypeError)
+        static, dynamic = self._split(args)
         self._tracing.active = True
         try:
-            return self._bind(args)
+            return self._bind(static, dynamic)
         finally:
             self._tracing.active = False
+
+    def _split(self, args):
+        """((position, value) of the nondiff arguments, the other arguments), each nondiff one checked."""
+        kind, name = type(self).__name__, function_name(self.fun)
+        positions = set()
+        for n in self.nondiff_argnums:
+            if not isinstance(n, int) or not -len(args) <= n < len(args):
+                fail(f"{kind} {name}: nondiff_argnums {self.nondiff_argnums} is out of range for {len(args)} "
+                     "argument(s)", ValueError)
+            positions.add(n % len(args))
+        for n in sorted(positions):
+            value = args[n]
+            if isinstance(value, (Tracer, np.ndarray)):  # (a traced Python int: sg.compile retries with its value)
+                fail(f"{kind} {name}: argument {n} is in nondiff_argnums but is an array or a traced value; "
+                     "nondiff_argnums are for Python values (functions, strings, numbers; a number given to a "
+                     "transform or sg.compile is traced unless in its static_argnums): pass an array as an "
+                     "ordinary argument (a rule may return a zero cotangent for it, or None)",
+                     ConcretizationError if isinstance(value, Tracer) else TypeError)
+            try:
+                hash(value)
+            except TypeError:
+                fail(f"{kind} {name}: argument {n} is in nondiff_argnums but is not hashable "
+                     f"({type(value).__name__}); use a tuple for a list", TypeError)
+        static = tuple((n, args[n]) for n in sorted(positions))
+        return static, tuple(a for i, a in enumerate(args) if i not in positions)
 
 
 class custom_vjp(_WithRules):
@@ -83,10 +120,13 @@ class custom_vjp(_WithRules):
         def f_fwd(x): return f(x), residuals        # residuals: any pytree of arrays
         def f_bwd(residuals, g): return (gx,)       # one cotangent per argument (None: zero)
         f.defvjp(f_fwd, f_bwd)
+
+    With nondiff_argnums, fwd takes the function's arguments and bwd(*nondiff arguments, residuals, g) returns
+    a cotangent for each of the others, as in JAX.
     """
 
-    def __init__(self, fun):
-        super().__init__(fun)
+    def __init__(self, fun, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
         self.fwd = self.bwd = None
 
     def defvjp(self, fwd, bwd):
@@ -98,11 +138,11 @@ class custom_vjp(_WithRules):
             return f"custom_vjp {function_name(self.fun)}: call defvjp(fwd, bwd) before differentiating it"
         return None
 
-    def _bind(self, args):
+    def _bind(self, static, args):
         leaves, in_tree = _leaves(args)
         example = pytree.unflatten(in_tree, _types(leaves))
-        fun, out_tree = _closed(self.fun, example, "custom_vjp function")
-        fwd, fwd_tree = _closed(self.fwd, example, "custom_vjp fwd rule")
+        fun, out_tree = _closed(bind_positions(self.fun, static), example, "custom_vjp function")
+        fwd, fwd_tree = _closed(bind_positions(self.fwd, static), example, "custom_vjp fwd rule")
         if fwd_tree.kind not in ("tuple", "list") or len(fwd_tree.children) != 2 or fwd_tree.children[0] != out_tree:
             fail(f"custom_vjp {function_name(self.fun)}: fwd must return (output, residuals) with the output "
                  "structured as the function's", TypeError)
@@ -111,18 +151,19 @@ class custom_vjp(_WithRules):
         residual_tree = fwd_tree.children[1]
         residuals = pytree.unflatten(residual_tree, [ir.Value(v.shape, v.dtype) for v in fwd.outputs[len(fun.outputs):]])
         cotangents = pytree.unflatten(out_tree, [ir.Value(v.shape, v.dtype) for v in fun.outputs])
-        bwd = self._backward(residuals, cotangents, args, leaves)
+        bwd = self._backward(residuals, cotangents, static, args, leaves)
         outs = results(bind(custom_vjp_p, leaves, dict(fun=fun, fwd=fwd, bwd=bwd)))
         return pytree.unflatten(out_tree, outs)
 
-    def _backward(self, residuals, cotangents, args, leaves) -> ir.Graph:
+    def _backward(self, residuals, cotangents, static, args, leaves) -> ir.Graph:
         """bwd as a graph (residual leaves, cotangent leaves) -> one cotangent per argument leaf."""
         name = function_name(self.fun)
+        which = "differentiable argument (those not in nondiff_argnums)" if static else "argument"
 
         def backward(residuals, cotangents):
-            pulled = self.bwd(residuals, cotangents)
+            pulled = self.bwd(*[value for _, value in static], residuals, cotangents)
             if not isinstance(pulled, (tuple, list)) or len(pulled) != len(args):
-                fail(f"custom_vjp {name}: bwd must return a tuple with one cotangent per argument ({len(args)})",
+                fail(f"custom_vjp {name}: bwd must return a tuple with one cotangent per {which} ({len(args)})",
                      TypeError)
             flat = []
             for arg, ct in zip(args, pulled):
@@ -151,10 +192,13 @@ class custom_jvp(_WithRules):
         def f_jvp(primals, tangents):
             (x,), (t,) = primals, tangents
             return f(x), tangent_out
+
+    With nondiff_argnums, the rule is f_jvp(*nondiff arguments, primals, tangents), primals and tangents
+    holding the other arguments, as in JAX.
     """
 
-    def __init__(self, fun):
-        super().__init__(fun)
+    def __init__(self, fun, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
         self.jvp = None
 
     def defjvp(self, jvp):
@@ -167,17 +211,18 @@ class custom_jvp(_WithRules):
             return f"custom_jvp {name}: define its rule with @{name}.defjvp before differentiating it"
         return None
 
-    def _bind(self, args):
+    def _bind(self, static, args):
         name = function_name(self.fun)
         leaves, in_tree = _leaves(args)
         types = _types(leaves)
-        fun, out_tree = _closed(self.fun, pytree.unflatten(in_tree, types), "custom_jvp function")
+        fun, out_tree = _closed(bind_positions(self.fun, static), pytree.unflatten(in_tree, types),
+                                "custom_jvp function")
         tangent_types = [ir.Value(v.shape, v.dtype) for v in types]  # an integer's tangent: zeros of its type
 
         def rule(primal_leaves, tangent_leaves):
             primals = tuple(pytree.unflatten(in_tree, primal_leaves))
             tangents = tuple(pytree.unflatten(in_tree, tangent_leaves))
-            out = self.jvp(primals, tangents)
+            out = self.jvp(*[value for _, value in static], primals, tangents)
             if not isinstance(out, (tuple, list)) or len(out) != 2:
                 fail(f"custom_jvp {name}: the rule must return (primal output, tangent output)", TypeError)
             primal_out, tangent_out = (pytree.flatten(part) for part in out)
