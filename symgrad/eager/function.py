@@ -11,7 +11,9 @@ import functools
 
 import numpy as np
 
-from ..core import UnsupportedOpError
+from ..core import Tracer, TracerError, UnsupportedOpError, current_builder
+from ..custom_derivatives import custom_vjp
+from ..numpy_api import stop_gradient
 from .graph import Record
 from .mode import is_grad_enabled, no_grad
 from .tensor import Tensor
@@ -42,7 +44,7 @@ class FunctionCtx:
         """These outputs of forward get no gradient: they do not require grad, and backward receives zeros
         for them (None without materialized gradients)."""
         for t in tensors:
-            if not isinstance(t, Tensor):
+            if not isinstance(t, Tracer):  # a tensor, or a traced value inside a trace
                 raise TypeError(f"mark_non_differentiable takes the tensors forward returns, got {type(t).__name__}")
         self._non_differentiable = tensors
 
@@ -125,6 +127,8 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
+        if current_builder() is not None and any(isinstance(a, Tracer) and not isinstance(a, Tensor) for a in args):
+            return _traced_apply(cls, args)
         ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args),
                           tuple(isinstance(a, Tensor) for a in args))
         with no_grad():
@@ -153,6 +157,62 @@ class Function:
         ctx._records = tuple(records)
         ctx._output_types = tuple((tuple(r.shape), r.dtype) if isinstance(r, Tensor) else None for r in results)
         return tuple(outs) if is_tuple else outs[0]
+
+
+def _traced_apply(cls, args):
+    """Function.apply inside a trace (sg.compile, sg.grad, sg.vmap, a model compiled whole): a custom_vjp whose
+    fwd is forward, its saved tensors the residuals, and whose bwd is backward, so every transform takes the
+    user's gradient. Traced values and arrays are its inputs, other arguments Python values (hashable);
+    outputs marked non-differentiable are stop_gradient'ed."""
+    inputs = tuple(i for i, a in enumerate(args) if isinstance(a, (Tracer, np.ndarray)))
+    needs = tuple(i in inputs and not isinstance(args[i], np.ndarray)
+                  and (args[i].requires_grad if isinstance(args[i], Tensor) else True) for i in range(len(args)))
+    tensors = tuple(i in inputs for i in range(len(args)))
+    traced = {}  # the ctx of forward's latest trace, and which outputs it marked
+
+    def forward(*values):
+        ctx = FunctionCtx(needs, tensors)
+        result = _in_trace(cls, "forward", lambda: cls.forward(ctx, *values))
+        outputs = result if isinstance(result, tuple) else (result,)
+        _refuse_marked_elsewhere(cls, ctx._non_differentiable, outputs)
+        ctx._output_types = tuple((tuple(np.shape(r)), r.dtype) for r in outputs)
+        traced.update(ctx=ctx, marked=[any(r is m for m in ctx._non_differentiable) for r in outputs])
+        return result, tuple(ctx._saved)
+
+    def backward(*rest):
+        residuals, grad = rest[-2:]
+        ctx = traced["ctx"]
+        for name, value in vars(ctx).items():
+            if isinstance(value, Tracer) and not name.startswith("_"):
+                raise TracerError(f"{cls.__name__}.forward stored a traced value on ctx.{name}, which backward "
+                                  "cannot read inside a trace; save it with ctx.save_for_backward")
+        ctx._saved, ctx._saved_versions = tuple(residuals), ()
+        grads = dict(_in_trace(cls, "backward",
+                               lambda: ctx.call_backward(cls, list(grad) if isinstance(grad, tuple) else [grad])))
+        return tuple(grads[i] for i in inputs)
+
+    def function(*values):
+        return forward(*values)[0]
+
+    function.__name__ = forward.__name__ = backward.__name__ = cls.__name__
+    rule = custom_vjp(function, nondiff_argnums=tuple(i for i in range(len(args)) if i not in inputs))
+    rule.defvjp(forward, backward)
+    result = rule(*args)
+    outputs = result if isinstance(result, tuple) else (result,)
+    outputs = tuple(stop_gradient(r) if marked else r for r, marked in zip(outputs, traced["marked"]))
+    return outputs if isinstance(result, tuple) else outputs[0]
+
+
+def _in_trace(cls, which, call):
+    """call(), a method of the Function traced: a tensor method that traced values lack is a clear error."""
+    try:
+        return call()
+    except AttributeError as err:
+        if not str(err).startswith("'Tracer' object has no attribute"):
+            raise
+        raise UnsupportedOpError(f"{cls.__name__}.{which} inside a trace (sg.compile, sg.grad...): {err}; traced "
+                                 "values have NumPy's methods, not a tensor's: write it with sg.* functions and "
+                                 "operators, or call the Function on tensors outside the trace") from err
 
 
 def _refuse_marked_elsewhere(cls, marked, results):
