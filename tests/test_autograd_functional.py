@@ -225,3 +225,50 @@ def test_nn_module_and_custom_function():
 def test_importable_as_pytorchs_module():
     from symgrad.autograd.functional import hessian, jacobian  # noqa: F401
     assert sg.autograd.functional.jacobian is F.jacobian
+
+
+TRACED_CASES = [  # functions of sg.* calls, which trace: (name, function, inputs, v)
+    ("vjp", lambda x, y: (2 * x + 3 * y, sg.sin(x * y)), (U, W), (np.ones(3), np.arange(3.0))),
+    ("vjp", lambda x: sg.sum(sg.exp(x) * x), U, None),
+    ("jvp", lambda x, y: (2 * x + 3 * y, sg.sin(x * y)), (U, W), (np.ones(3), np.arange(3.0))),
+    ("jacobian", lambda x, y: (2 * x + 3 * y, sg.sin(x * y)), (U, W), None),
+    ("jacobian", lambda x: sg.sin(x) * sg.sum(x), U, None),
+    ("hessian", lambda x, y: sg.sum(x ** 3 * y) + sg.sum(x * x) * sg.sum(sg.tanh(y)), (U, W), None),
+    ("hessian", lambda x: sg.sum(sg.exp(x) * x), U, None),
+    ("hvp", lambda x, y: sg.sum(x ** 3 * y) + sg.sum(x * x) * sg.sum(sg.tanh(y)), (U, W), (np.ones(3), W)),
+    ("vhp", lambda x, y: sg.sum(x ** 3 * y) + sg.sum(x * x) * sg.sum(sg.tanh(y)), (U, W), (np.ones(3), W)),
+    ("hvp", lambda x: sg.sum(sg.exp(x) * x), U, W),
+]
+
+
+def _flat(args):
+    return [leaf for a in args for leaf in (a if isinstance(a, tuple) else (a,))]
+
+
+def _nested(flat, like):
+    leaves = iter(flat)
+    return [tuple(next(leaves) for _ in a) if isinstance(a, tuple) else next(leaves) for a in like]
+
+
+def _assert_values(ours, expected):
+    if isinstance(expected, tuple):
+        assert isinstance(ours, tuple) and len(ours) == len(expected)
+        for a, b in zip(ours, expected):
+            _assert_values(a, b)
+        return
+    np.testing.assert_allclose(ours, expected.numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("name, fn, inputs, v", TRACED_CASES)
+def test_on_traced_values_the_transforms_give_the_eager_results(name, fn, inputs, v):
+    """Inside sg.compile the inputs are traced values: symgrad's transforms compute the same results, nested as
+    the eager path nests them."""
+    args = (inputs,) if v is None else (inputs, v)
+    expected = _call(sg, F, name, fn, inputs, v)
+    compiled = sg.compile(lambda *flat: getattr(F, name)(fn, *_nested(flat, args)))
+    _assert_values(compiled(*_flat(args)), expected)
+
+
+def test_strict_on_traced_values_is_an_error():
+    with pytest.raises(sg.UnsupportedOpError, match=r"jacobian\(strict=True\) on traced values"):
+        sg.compile(lambda x: F.jacobian(sg.sin, x, strict=True))(U)

@@ -6,16 +6,41 @@ tensor methods, nn modules, custom Functions. symgrad's transforms (sg.jacrev, s
 with traced values, which have NumPy's methods, not a tensor's (`x.exp()`); the engine derives and compiles
 the same adjoint graphs (a Jacobian's rows share one, compiled from the second row on). Outputs, shapes,
 nesting, errors and `strict` are PyTorch's; `vectorize` and `strategy` are accepted and give the same values.
+
+Given traced values (a function of arrays inside sg.compile, sg.grad...), each is symgrad's transform of the
+same name (`_traced`): there the function is traced anyway, and its results are traced values, differentiable.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import numpy_api as sgnp
+from .. import transforms
+from ..core import Tracer, UnsupportedOpError
 from ..eager.mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ..eager.tensor import ENGINE, Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
+
+
+def _traced(inputs) -> bool:
+    """Whether the inputs are traced values (not tensors): the transforms then compute the result."""
+    return any(isinstance(t, Tracer) and not isinstance(t, Tensor) for t in (inputs if isinstance(inputs, tuple)
+                                                                              else (inputs,)))
+
+
+def _transformed(fn_name, func, inputs, v, strict, compute):
+    """compute(func, inputs as a tuple, argnums, v as a tuple) with symgrad's transforms, the result unpacked as
+    PyTorch's: inside a trace every result is differentiable (create_graph holds), and strict has nothing to
+    check it against (no requires_grad), so asking for it is an error."""
+    if strict:
+        raise UnsupportedOpError(f"autograd.functional.{fn_name}(strict=True) on traced values: inside a trace "
+                                 "nothing says which values require grad; call it on tensors, or without strict")
+    is_tuple = isinstance(inputs, tuple)
+    inputs = inputs if is_tuple else (inputs,)
+    argnums = tuple(range(len(inputs))) if is_tuple else 0
+    vs = None if v is None else (v if isinstance(v, tuple) else (v,))
+    return compute(func, inputs, argnums, vs, is_tuple)
 
 
 def _as_tuple(value, what, fn_name):
@@ -158,6 +183,8 @@ def _require_independent(grads, strict, kind):
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(*inputs), v^T J): one gradient per input, shaped as the inputs."""
+    if _traced(inputs):
+        return _transformed("vjp", func, inputs, v, strict, _traced_vjp)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _prepared(inputs, create_graph, need_graph=True)
@@ -172,6 +199,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(*inputs), J v): one product per output, shaped as the outputs (the double-backward trick)."""
+    if _traced(inputs):
+        return _transformed("jvp", func, inputs, v, strict, _traced_jvp)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepared(inputs, create_graph, need_graph=True)
@@ -210,6 +239,9 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     if vectorize and strict:
         raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
                            "supported together. Please either set `strict=False` or `vectorize=False`.")
+    if _traced(inputs):
+        return _transformed("jacobian", func, inputs, None, strict,
+                            lambda f, inp, nums, _, __: transforms.jacrev(f, nums)(*inp))
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _prepared(inputs, create_graph, need_graph=True)
@@ -252,6 +284,9 @@ def _stacked(rows, shape, inp):
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
     """The Hessian of a function returning one element: the Jacobian of its gradient. A tensor for one input,
     else a tuple of tuples with [i][j] of shape input i + input j."""
+    if _traced(inputs):
+        return _transformed("hessian", func, inputs, None, strict,
+                            lambda f, inp, nums, _, __: transforms.hessian(f, nums)(*inp))
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
@@ -288,6 +323,8 @@ def _scalar_output(func, inputs, fn_name, strict):
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(*inputs), v^T H) of a function returning one element, shaped as the inputs."""
+    if _traced(inputs):
+        return _transformed("vhp", func, inputs, v, strict, _traced_vhp)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
         inputs = _prepared(inputs, create_graph, need_graph=True)
@@ -304,6 +341,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(*inputs), H v) of a function returning one element, shaped as the inputs (the double-backward
     trick over vhp, as PyTorch computes it)."""
+    if _traced(inputs):
+        return _transformed("hvp", func, inputs, v, strict, _traced_hvp)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
         inputs = _prepared(inputs, create_graph, need_graph=True)
@@ -318,3 +357,33 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         grads = _grad(double_back, grad_jac, v, create_graph=create_graph)
         result = _zeros_for_none(grads, inputs, strict, create_graph, "double_back_trick")
     return _finished(outputs, create_graph)[0], _unpacked(_finished(result, create_graph), is_inputs_tuple)
+
+
+# ----------------------------------------------------------------------------- on traced values: the transforms
+
+def _traced_vjp(func, inputs, argnums, vs, is_tuple):
+    out, pullback = transforms.vjp(func, *inputs)
+    if vs is None:  # a single output of one element: v is a one
+        cotangent = sgnp.ones_like(out)
+    else:
+        cotangent = vs if isinstance(out, tuple) else vs[0]
+    grads = pullback(cotangent)
+    return out, grads if is_tuple else grads[0]
+
+
+def _traced_jvp(func, inputs, argnums, vs, is_tuple):
+    tangents = vs if vs is not None else tuple(sgnp.ones_like(t) for t in inputs)
+    return transforms.jvp(func, inputs, tangents)
+
+
+def _traced_vhp(func, inputs, argnums, vs, is_tuple):
+    out, pullback = transforms.vjp(transforms.grad(func, argnums), *inputs)
+    tangents = vs if vs is not None else tuple(sgnp.ones_like(t) for t in inputs)
+    grads = pullback(tangents if is_tuple else tangents[0])
+    return func(*inputs), grads if is_tuple else grads[0]
+
+
+def _traced_hvp(func, inputs, argnums, vs, is_tuple):
+    tangents = vs if vs is not None else tuple(sgnp.ones_like(t) for t in inputs)
+    products = transforms.hvp(func, inputs, tangents)
+    return func(*inputs), products if is_tuple else products[0]
