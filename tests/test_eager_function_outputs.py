@@ -224,3 +224,48 @@ def test_once_differentiable_matches_pytorch():
     g, = sg.autograd.grad(y, x, sg.zeros_like(y, requires_grad=True), create_graph=True)
     with pytest.raises(RuntimeError, match="trying to differentiate twice"):
         g.sum().backward()
+
+
+def _setup_context_function(lib):
+    """PyTorch 2's form: forward without ctx, setup_context saving and marking."""
+
+    class MaxAndIndex(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            index = x.argmax()
+            return x[index] * 2, index
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, = inputs
+            ctx.mark_non_differentiable(output[1])
+            ctx.save_for_backward(output[1])
+            ctx.size = x.shape[0]
+
+        @staticmethod
+        def backward(ctx, g, g_index):
+            index, = ctx.saved_tensors
+            grad = lib.zeros(ctx.size, dtype=g.dtype)
+            grad[index] = 2 * g
+            return grad
+
+    return MaxAndIndex
+
+
+def test_setup_context_form():
+    results = []
+    libs = [sg]
+    try:
+        import torch
+        libs.append(torch)
+    except ImportError:
+        pass
+    for lib in libs:
+        x = lib.tensor(X, requires_grad=True)
+        value, index = _setup_context_function(lib).apply(x)
+        (value * 3).backward()
+        results.append((value.item(), index.item(), index.requires_grad, x.grad.numpy().tolist()))
+    assert results[0] == (6.0, 0, False, [6.0, 0.0, 0.0, 0.0])
+    assert all(r == results[0] for r in results)
+    with pytest.raises(sg.TracerError, match="item assignment into a traced array"):  # traced: its backward writes
+        sg.grad(lambda x: _setup_context_function(sg).apply(x)[0])(X)

@@ -115,11 +115,16 @@ class FunctionCtx:
 
 class Function:
     """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grad_outputs)`; call `apply`.
-    forward returns a tensor or a tuple (tensors, and other values, which get no gradient)."""
+    forward returns a tensor or a tuple (tensors, and other values, which get no gradient). PyTorch 2's
+    form works too: `forward(*args)` without ctx, and `setup_context(ctx, inputs, output)` filling ctx."""
 
     @staticmethod
     def forward(ctx, *args):
         raise NotImplementedError("subclasses of autograd.Function define forward(ctx, *args)")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is defined by a Function whose forward takes no ctx")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
@@ -132,7 +137,7 @@ class Function:
         ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args),
                           tuple(isinstance(a, Tensor) for a in args))
         with no_grad():
-            result = cls.forward(ctx, *args)
+            result = _forward(cls, ctx, args)
         is_tuple = isinstance(result, tuple)
         results = result if is_tuple else (Tensor(result) if not isinstance(result, Tensor) else result,)
         _refuse_marked_elsewhere(cls, ctx._non_differentiable, results)
@@ -159,6 +164,15 @@ class Function:
         return tuple(outs) if is_tuple else outs[0]
 
 
+def _forward(cls, ctx, args):
+    """forward(ctx, *args); or, for a Function with setup_context, forward(*args) then setup_context."""
+    if cls.setup_context is Function.setup_context:
+        return cls.forward(ctx, *args)
+    output = cls.forward(*args)
+    cls.setup_context(ctx, tuple(args), output)
+    return output
+
+
 def _traced_apply(cls, args):
     """Function.apply inside a trace (sg.compile, sg.grad, sg.vmap, a model compiled whole): a custom_vjp whose
     fwd is forward, its saved tensors the residuals, and whose bwd is backward, so every transform takes the
@@ -172,7 +186,7 @@ def _traced_apply(cls, args):
 
     def forward(*values):
         ctx = FunctionCtx(needs, tensors)
-        result = _in_trace(cls, "forward", lambda: cls.forward(ctx, *values))
+        result = _in_trace(cls, "forward", lambda: _forward(cls, ctx, values))
         outputs = result if isinstance(result, tuple) else (result,)
         _refuse_marked_elsewhere(cls, ctx._non_differentiable, outputs)
         ctx._output_types = tuple((tuple(np.shape(r)), r.dtype) for r in outputs)
