@@ -272,3 +272,11 @@ def test_on_traced_values_the_transforms_give_the_eager_results(name, fn, inputs
 def test_strict_on_traced_values_is_an_error():
     with pytest.raises(sg.UnsupportedOpError, match=r"jacobian\(strict=True\) on traced values"):
         sg.compile(lambda x: F.jacobian(sg.sin, x, strict=True))(U)
+
+
+def test_on_traced_values_under_grad_and_vmap():
+    gradient = sg.grad(lambda x: sg.sum(F.jacobian(lambda y: sg.sin(y) * y, x)))(U)
+    np.testing.assert_allclose(gradient, 2 * np.cos(U) - U * np.sin(U), rtol=1e-14)
+    rows = np.stack([U, 2 * U, np.zeros(3)])
+    products = sg.vmap(lambda x: F.hvp(lambda y: sg.sum(y ** 4), x, x)[1])(rows)
+    np.testing.assert_allclose(products, 12 * rows ** 3, rtol=1e-14)
