@@ -15,12 +15,17 @@ from __future__ import annotations
 import numpy as np
 
 from .. import numpy_api as sgnp
-from .. import transforms
 from ..core import Tracer, UnsupportedOpError
 from ..eager.mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ..eager.tensor import ENGINE, Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
+
+
+def _transform(name):
+    """symgrad's transform `name` (sg.jacrev...), imported when first needed: eager code does not load them."""
+    from .. import transforms
+    return getattr(transforms, name)
 
 
 def _traced(inputs) -> bool:
@@ -241,7 +246,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                            "supported together. Please either set `strict=False` or `vectorize=False`.")
     if _traced(inputs):
         return _transformed("jacobian", func, inputs, None, strict,
-                            lambda f, inp, nums, _, __: transforms.jacrev(f, nums)(*inp))
+                            lambda f, inp, nums, _, __: _transform("jacrev")(f, nums)(*inp))
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _prepared(inputs, create_graph, need_graph=True)
@@ -286,7 +291,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     else a tuple of tuples with [i][j] of shape input i + input j."""
     if _traced(inputs):
         return _transformed("hessian", func, inputs, None, strict,
-                            lambda f, inp, nums, _, __: transforms.hessian(f, nums)(*inp))
+                            lambda f, inp, nums, _, __: _transform("hessian")(f, nums)(*inp))
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
@@ -362,7 +367,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
 # ----------------------------------------------------------------------------- on traced values: the transforms
 
 def _traced_vjp(func, inputs, argnums, vs, is_tuple):
-    out, pullback = transforms.vjp(func, *inputs)
+    out, pullback = _transform("vjp")(func, *inputs)
     if vs is None:  # a single output of one element: v is a one
         cotangent = sgnp.ones_like(out)
     else:
@@ -373,11 +378,11 @@ def _traced_vjp(func, inputs, argnums, vs, is_tuple):
 
 def _traced_jvp(func, inputs, argnums, vs, is_tuple):
     tangents = vs if vs is not None else tuple(sgnp.ones_like(t) for t in inputs)
-    return transforms.jvp(func, inputs, tangents)
+    return _transform("jvp")(func, inputs, tangents)
 
 
 def _traced_vhp(func, inputs, argnums, vs, is_tuple):
-    out, pullback = transforms.vjp(transforms.grad(func, argnums), *inputs)
+    out, pullback = _transform("vjp")(_transform("grad")(func, argnums), *inputs)
     tangents = vs if vs is not None else tuple(sgnp.ones_like(t) for t in inputs)
     grads = pullback(tangents if is_tuple else tangents[0])
     return func(*inputs), grads if is_tuple else grads[0]
@@ -385,5 +390,5 @@ def _traced_vhp(func, inputs, argnums, vs, is_tuple):
 
 def _traced_hvp(func, inputs, argnums, vs, is_tuple):
     tangents = vs if vs is not None else tuple(sgnp.ones_like(t) for t in inputs)
-    products = transforms.hvp(func, inputs, tangents)
+    products = _transform("hvp")(func, inputs, tangents)
     return func(*inputs), products if is_tuple else products[0]

@@ -12,7 +12,6 @@ import functools
 import numpy as np
 
 from ..core import Tracer, TracerError, UnsupportedOpError, current_builder
-from ..custom_derivatives import custom_vjp
 from ..numpy_api import stop_gradient
 from .graph import Record
 from .mode import is_grad_enabled, no_grad
@@ -209,6 +208,7 @@ def _traced_apply(cls, args):
         return forward(*values)[0]
 
     function.__name__ = forward.__name__ = backward.__name__ = cls.__name__
+    from ..custom_derivatives import custom_vjp  # (here: eager code does not load the transforms)
     rule = custom_vjp(function, nondiff_argnums=tuple(i for i in range(len(args)) if i not in inputs))
     rule.defvjp(forward, backward)
     result = rule(*args)
