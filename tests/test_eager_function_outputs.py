@@ -269,3 +269,45 @@ def test_setup_context_form():
     assert all(r == results[0] for r in results)
     with pytest.raises(sg.TracerError, match="item assignment into a traced array"):  # traced: its backward writes
         sg.grad(lambda x: _setup_context_function(sg).apply(x)[0])(X)
+
+
+def _edges(lib):
+    """A second backward through the other output after the saved tensors were freed, empty, 0-d and inf."""
+
+    class SumAndDouble(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sum(), x * 2
+
+        @staticmethod
+        def backward(ctx, g_sum, g_double):
+            x, = ctx.saved_tensors
+            return g_sum * lib.ones_like(x) + 2 * g_double
+
+    seen = []
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    total, double = SumAndDouble.apply(x)
+    total.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        double.sum().backward()
+    empty = lib.tensor(np.zeros((0, 3)), requires_grad=True)
+    total, double = SumAndDouble.apply(empty)
+    (total + double.sum()).backward()
+    seen.append((tuple(empty.grad.shape), tuple(total.shape)))
+    scalar = lib.tensor(0.0, requires_grad=True)
+    total, double = SumAndDouble.apply(scalar)
+    (total * double).backward()
+    seen.append(float(scalar.grad))
+    x = lib.tensor([np.inf, -1.0], requires_grad=True)
+    total, double = SumAndDouble.apply(x)
+    double.sum().backward()
+    seen.append(x.grad.tolist())
+    return seen
+
+
+def test_edge_values_as_pytorch():
+    ours = _edges(sg)
+    assert ours == [((0, 3), ()), 0.0, [2.0, 2.0]]
+    torch = pytest.importorskip("torch")
+    assert _edges(torch) == ours
