@@ -205,6 +205,26 @@ class custom_jvp(_WithRules):
         self.jvp = jvp
         return jvp
 
+    def defjvps(self, *jvps):
+        """One rule per argument, jvp_i(tangent_i, primal_out, *primals) -> its term of the output tangent
+        (None: the output does not depend on it); the terms are summed, as JAX's defjvps."""
+        name = function_name(self.fun)
+        if self.nondiff_argnums:
+            fail(f"custom_jvp {name}: defjvps cannot be used with nondiff_argnums (JAX's rule); use defjvp", TypeError)
+
+        def jvp(primals, tangents):
+            if len(jvps) != len(primals):
+                fail(f"custom_jvp {name}: defjvps was given {len(jvps)} rules for {len(primals)} arguments", TypeError)
+            out = self(*primals)
+            out_leaves, out_tree = pytree.flatten(out)
+            total = [sg.zeros_like(leaf) for leaf in out_leaves]
+            for rule, tangent in zip(jvps, tangents):
+                if rule is not None:
+                    total = [a + b for a, b in zip(total, pytree.flatten(rule(tangent, out, *primals))[0])]
+            return out, pytree.unflatten(out_tree, total)
+
+        self.defjvp(jvp)
+
     def _missing_rule(self):
         if self.jvp is None:
             name = function_name(self.fun)

@@ -140,3 +140,39 @@ def test_errors():
     f.defvjp(lambda x, k: (f(x, k), None), lambda k, res, g: (g * k, None))  # one cotangent too many
     with pytest.raises(TypeError, match="one cotangent per differentiable argument \\(those not in nondiff_argnums\\)"):
         sg.grad(lambda x: sg.sum(f(x, 2.0)))(X)
+
+
+def _defjvps(lib, np_):
+    @lib.custom_jvp
+    def scaled_sin(x, y):
+        return np_.sin(x) * y
+
+    scaled_sin.defjvps(lambda t, out, x, y: np_.cos(x) * y * t, lambda t, out, x, y: np_.sin(x) * t)
+
+    @lib.custom_jvp
+    def first(x, k):
+        return x * 2.0
+
+    first.defjvps(lambda t, out, x, k: 2.0 * t, None)
+    return scaled_sin, first
+
+
+def test_defjvps_as_jax():
+    """jax.custom_jvp's defjvps: one rule per argument, their terms summed (None: no dependence)."""
+    scaled_sin, first = _defjvps(sg, sg)
+    ours = [sg.grad(lambda x, y: sg.sum(scaled_sin(x, y) ** 2), argnums=(0, 1))(X, Y),
+            sg.jvp(scaled_sin, (X, Y), (Y, X))[1], sg.grad(lambda x: sg.sum(first(x, Y)))(X),
+            sg.hessian(lambda x: sg.sum(scaled_sin(x, Y)))(X)]
+    np.testing.assert_allclose(ours[0][0], 2 * np.sin(X) * Y * np.cos(X) * Y, rtol=1e-14)
+    np.testing.assert_allclose(ours[1], np.cos(X) * Y * Y + np.sin(X) * X, rtol=1e-14)
+    np.testing.assert_array_equal(ours[2], 2.0 * np.ones(4))
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    scaled_sin, first = _defjvps(jax, jax.numpy)
+    theirs = [jax.grad(lambda x, y: jax.numpy.sum(scaled_sin(x, y) ** 2), argnums=(0, 1))(X, Y),
+              jax.jvp(scaled_sin, (X, Y), (Y, X))[1], jax.grad(lambda x: jax.numpy.sum(first(x, Y)))(X),
+              jax.hessian(lambda x: jax.numpy.sum(scaled_sin(x, Y)))(X)]
+    for a, b in zip(ours[0] + tuple(ours[1:]), tuple(theirs[0]) + tuple(theirs[1:])):
+        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-13, atol=1e-15)
+    with pytest.raises(TypeError, match="defjvps cannot be used with nondiff_argnums"):
+        sg.custom_jvp(lambda x, k: x, nondiff_argnums=(1,)).defjvps(lambda t, out, x: t)
