@@ -146,6 +146,8 @@ def test_marking_an_input_is_a_clear_error():
     with pytest.raises(sg.UnsupportedOpError, match="Marks.forward: ctx.mark_non_differentiable was given a tensor "
                                                     "that forward does not return"):
         Marks.apply(sg.tensor(X, requires_grad=True))
+    with pytest.raises(sg.UnsupportedOpError, match="ctx.mark_dirty .* is not supported"):
+        sg.autograd.FunctionCtx((), ()).mark_dirty(sg.tensor(X))
     with pytest.raises(TypeError, match="takes the tensors forward returns"):
         sg.autograd.FunctionCtx((), ()).mark_non_differentiable(3.0)
 

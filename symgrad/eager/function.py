@@ -47,6 +47,10 @@ class FunctionCtx:
                 raise TypeError(f"mark_non_differentiable takes the tensors forward returns, got {type(t).__name__}")
         self._non_differentiable = tensors
 
+    def mark_dirty(self, *tensors):
+        raise UnsupportedOpError("ctx.mark_dirty (a Function that changes an input in place) is not supported by "
+                                 "symgrad's autograd.Function; return a new tensor instead")
+
     def set_materialize_grads(self, value: bool):
         """Whether backward receives zeros (True, the default) or None for an output that got no gradient."""
         self._materialize_grads = bool(value)
