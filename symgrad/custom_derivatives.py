@@ -62,8 +62,8 @@ class _WithRules:
     put back in place for the function and given first to the rule: they have no derivative and are not
     traced. `sg.custom_vjp(nondiff_argnums=...)` without the function is a decorator."""
 
-    def __new__(cls, fun=None, nondiff_argnums=()):
-        if fun is None:
+    def __new__(cls, fun=None, nondiff_argnums=None):
+        if fun is None and nondiff_argnums is not None:  # (copy's cls.__new__(cls) makes an instance)
             return functools.partial(cls, nondiff_argnums=nondiff_argnums)
         return super().__new__(cls)
 

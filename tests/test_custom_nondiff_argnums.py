@@ -1,6 +1,7 @@
 """sg.custom_vjp / sg.custom_jvp with nondiff_argnums, JAX's semantics: the nondiff arguments (a function, a
 mode string, an int) are Python values given first to bwd and to the jvp rule; checked against JAX and float64
 central differences, under grad, jvp, vmap, hessian and compile, with clear errors for arrays and unhashables."""
+import copy
 from functools import partial
 
 import numpy as np
@@ -120,6 +121,8 @@ def test_decorator_forms():
 
     np.testing.assert_allclose(sg.grad(lambda x: sg.sum(scaled(3, x)))(X), 3 * np.cos(X), rtol=1e-15)
     assert sg.custom_vjp(lambda x: x, nondiff_argnums=1).nondiff_argnums == (1,)
+    copied = copy.copy(scaled)  # copy makes an instance (cls.__new__(cls)), not the decorator
+    np.testing.assert_allclose(sg.grad(lambda x: sg.sum(copied(2, x)))(X), 2 * np.cos(X), rtol=1e-15)
 
 
 def test_errors():
