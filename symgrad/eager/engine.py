@@ -40,7 +40,18 @@ class Engine:
         tensors = _as_list(tensors)
         grad_tensors = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(tensors)
         seeds = self._seeds(tensors, grad_tensors, create_graph)
-        retain_graph = create_graph if retain_graph is None else retain_graph
+        self._backward(tensors, seeds, create_graph if retain_graph is None else retain_graph, create_graph, inputs)
+
+    def backward_of_loss(self, loss, retain_graph=None):
+        """`backward(loss, retain_graph=retain_graph)` (Tensor.backward() without a gradient, create_graph or inputs,
+        the common case), with the seed of a 0-d tensor that requires grad made without the lists and checks."""
+        if isinstance(loss, self.tensor_type) and loss._requires_grad and loss.ndim == 0:
+            self._backward((loss,), (_ONES[loss.dtype].copy(),), False if retain_graph is None else retain_graph)
+        else:
+            self.backward(loss, None, retain_graph)
+
+    def _backward(self, tensors, seeds, retain_graph, create_graph=False, inputs=None):
+        """`backward` once the seeds are made: the captured step's call if it applies, else the general path."""
         capture = None
         try:
             if inputs is None and not create_graph and len(tensors) == 1:
@@ -99,10 +110,6 @@ class Engine:
     def _seeds(self, tensors, grads, create_graph):
         """The cotangent fed into each output: ones for a scalar, else the given gradient (checked)."""
         tensor_type = self.tensor_type
-        if len(tensors) == 1 and grads[0] is None and not create_graph:  # a loss, the common case
-            t = tensors[0]
-            if isinstance(t, tensor_type) and t._requires_grad and t.ndim == 0:
-                return [_ONES[t.dtype].copy()]
         seeds = []
         for i, (t, g) in enumerate(zip(tensors, grads)):
             if not isinstance(t, tensor_type) or not t.requires_grad:

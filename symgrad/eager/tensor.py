@@ -775,7 +775,10 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ autograd
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d self / d leaf into every leaf's .grad (see SPEC section 5)."""
-        ENGINE.backward(self, None if gradient is None else [gradient], retain_graph, create_graph, inputs)
+        if gradient is None and not create_graph and inputs is None:
+            ENGINE.backward_of_loss(self, retain_graph)
+        else:
+            ENGINE.backward(self, None if gradient is None else [gradient], retain_graph, create_graph, inputs)
 
     def retain_grad(self) -> None:
         if not self._requires_grad:
