@@ -353,10 +353,10 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
     return None
 
 
-def _defer_step(tape, step, position, operands) -> "DeferredTensor | None":
+def _defer_step(tape, step, position, operands, label=None) -> "DeferredTensor | None":
     """`_defer` once the captured step at `position` is known to apply the same primitive to as many operands:
-    the operands' checks, then the record; None if an operand comes from elsewhere (nothing changed), or if
-    the step made a view and its operand is not one tensor."""
+    the operands' checks, then the record (named `label`); None if an operand comes from elsewhere (nothing
+    changed), or if the step made a view and its operand is not one tensor."""
     if len(operands) == 1:  # (without the loop: most ops have one or two operands)
         read = _deferred_operand(tape, operands[0], step[5][0], step[2][0])
         if read is None:
@@ -381,12 +381,12 @@ def _defer_step(tape, step, position, operands) -> "DeferredTensor | None":
         counter = source._version
     else:
         source, counter = None, VersionCounter()
-    record = Record.deferred(step, parents, saved, versions, counter, tape, position, counter.value)
+    record = Record.deferred(step, parents, saved, versions, counter, tape, position, counter.value, label)
     for operand in step[7]:
         tape.arrays.append(saved[operand])
     tape.digests.append(step[6])
     tape.pending.append(record)
-    out = _deferred_tensor(record)
+    out = _deferred_tensor(record, counter)
     if source is not None:  # its value will be a view of the source's (Capture.run, Capture.compute)
         record.mark_view()
         counter.viewed = True
@@ -419,8 +419,9 @@ def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
     return None if match is None else _defer_matched(tape, match, position, operands)
 
 
-def _defer_matched(tape, match, position, operands) -> "DeferredTensor | None":
-    """`_defer_plan` once the plan's match at `position` is known (`_plan_match`; a shortcut keeps it)."""
+def _defer_matched(tape, match, position, operands, label=None) -> "DeferredTensor | None":
+    """`_defer_plan` once the plan's match at `position` is known (`_plan_match`; a shortcut keeps it), its record
+    named `label`."""
     steps, checks, places, digests = match
     reads = [None] * len(operands)
     for index, source, expected in checks:  # in order of first use, as the ops one by one would check them
@@ -429,14 +430,15 @@ def _defer_matched(tape, match, position, operands) -> "DeferredTensor | None":
             return None
     step, inputs, inner_only = steps[-1]
     saved, versions = plan_step_reads(inputs, inner_only, reads)
-    record = Record.deferred(step, None, saved, versions, VersionCounter(), tape, position + len(steps) - 1)
+    counter = VersionCounter()
+    record = Record.deferred(step, None, saved, versions, counter, tape, position + len(steps) - 1, 0, label)
     record.unmade = (steps, reads)  # the records of the other steps: made when needed (Record.make)
     arrays = tape.arrays
     for index in places:
         arrays.append(reads[index][1])
     tape.digests.extend(digests)
     tape.pending.append(record)
-    return _deferred_tensor(record)
+    return _deferred_tensor(record, counter)
 
 
 def _plan_match(steps, position, plan, count):
@@ -502,13 +504,14 @@ def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
     return operand, array, (counter, counter.value)
 
 
-def _deferred_tensor(record) -> "DeferredTensor":
+def _deferred_tensor(record, counter) -> "DeferredTensor":
+    """The tensor of a deferred `record`, whose version `counter` it has."""
     out = DeferredTensor.__new__(DeferredTensor)
     out.value = None
     out.builder = EAGER
     out._requires_grad = True
     out._node = record
-    out._version = record.out_version[0]
+    out._version = counter
     out._grad = None
     out._hooks = None
     out._base = None
@@ -1407,12 +1410,8 @@ def _shortcut(tape, op, call, args) -> "DeferredTensor | None":
         for index in tensors:
             operands.append(args[index])
     if single:  # the captured step there applies the plan's primitive (it deferred before)
-        result = _defer_step(tape, deferral, position, operands)
-    else:
-        result = _defer_matched(tape, deferral, position, operands)
-    if result is not None:
-        result._node.label = label
-    return result
+        return _defer_step(tape, deferral, position, operands, label)
+    return _defer_matched(tape, deferral, position, operands, label)
 
 
 def _run_plan(plan, operands, tape, op, call) -> "Tensor":
