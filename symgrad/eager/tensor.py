@@ -111,13 +111,15 @@ class EagerRecorder:
                     if out is not None:
                         return out
                     break
-        arrays = [t._data for t in operands]
+        arrays = []
+        for t in operands:  # (a loop: a list comprehension is a call of its own on Python 3.11)
+            arrays.append(t._data)
         result = evaluate(*arrays)
         if dtype.names is not None:  # several results (a factorization's): `result` nodes read them
             result = Results(result, dtype)
         elif result.__class__ is not np.ndarray:
             result = np.asarray(result)
-        if result.dtype != dtype:
+        if result.dtype is not dtype and result.dtype != dtype:
             result = result.astype(dtype)
         source = _viewed_operand(result, operands)
         viewed = None if source is None else source._version
@@ -129,7 +131,8 @@ class EagerRecorder:
             for t in operands:
                 if t._requires_grad:
                     for operand in operands:
-                        _refuse_stale_view(operand)
+                        if operand._node is not None:  # (a leaf or a constant is no stale view)
+                            _refuse_stale_view(operand)
                     out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out)
                     if viewed is not None:
                         out._node.mark_view()
@@ -615,6 +618,7 @@ class Tensor(Tracer):
     size = property(lambda self: _Size(self._data.shape))
     is_leaf = property(lambda self: self._node is None)
     grad_fn = property(lambda self: self._node)
+    _type = property(lambda self: (self._data.shape, self._data.dtype))  # (shape, dtype), the shape NumPy's tuple
 
     def dim(self) -> int:
         return self._data.ndim
@@ -1174,6 +1178,7 @@ class DeferredTensor(Tensor):
     dtype = property(lambda self: self._node.out_type[1])  # (a NumPy dtype: the value's that the capture recorded)
     ndim = property(lambda self: len(self._node.out_type[0]))
     size = property(lambda self: _Size(self._node.out_type[0]))
+    _type = property(lambda self: self._node.out_type)
 
     def dim(self) -> int:
         return len(self._node.out_type[0])
@@ -1356,7 +1361,8 @@ def elementwise_on_tensors(op, args):
         if type(value) in _SCALARS:
             signature.append((False, type(value), None, value))
             continue
-        signature.append((True, value.shape, value.dtype, None))
+        shape, dtype = value._type
+        signature.append((True, shape, dtype, None))
         operands.append(value)
     plan = plans.plan_for(op, tuple(signature))
     result = _run_plan(plan, operands, tape, op, call)
@@ -1522,7 +1528,8 @@ def apply_function(fn, args, kwargs):
     for arg in args:
         kind = type(arg)
         if kind is Tensor or isinstance(arg, Tensor):
-            signature.append((True, arg.shape, arg.dtype, None))
+            shape, dtype = arg._type
+            signature.append((True, shape, dtype, None))
             operands.append(arg)
         elif kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
             signature.append((False, kind, None, arg))
