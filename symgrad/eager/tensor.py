@@ -1588,11 +1588,16 @@ Tensor.__rmatmul__ = lambda self, other: apply_function(_MATMUL, (other, self), 
 def labelled(result, torch_name: str, operands=None):
     """Name result's grad_fn after the user-level op, PyTorch's name of it ('Mean' -> MeanBackward0),
     not after the last primitive; with the op's `operands`, its next_functions are theirs, not the last primitive's."""
-    if isinstance(result, Tensor) and result._node is not None:
-        result._node.label = f"{torch_name}Backward0"
+    node = result._node if isinstance(result, Tensor) else None
+    if node is not None:
+        node.label = f"{torch_name}Backward0"
         if operands is not None:
-            result._node.shown_parents = tuple(o._parent() if isinstance(o, Tensor) else None for o in operands)
+            parents = []
+            for o in operands:  # (a loop: a generator expression is a call of its own on Python 3.11)
+                parents.append(o._parent() if isinstance(o, Tensor) else None)
+            node.shown_parents = tuple(parents)
     return result
+
 
 
 def _elementwise_method(op, reflected=False):

@@ -162,9 +162,11 @@ def _class_targets(input, target, ignore_index=-100) -> tuple:
     target = np.asarray(target._data if hasattr(target, "_data") else target)
     if target.dtype.kind not in "iu":
         raise TypeError(f"nll_loss: class targets must be integers, got dtype {target.dtype}")
-    classes = input.shape[1] if input.ndim > 1 else input.shape[0]
+    shape = tuple(input.shape)  # (a tuple: an sg.Size's items are read through Python)
+    classes = shape[1] if len(shape) > 1 else shape[0]
     some_ignored = False
-    if target.size and (ignore_index >= 0 or target.view(_UNSIGNED[target.dtype.itemsize]).max() >= classes):
+    if target.size and (ignore_index >= 0 or np.maximum.reduce(target.view(_UNSIGNED[target.dtype.itemsize]),
+                                                                None) >= classes):
         # (read as unsigned, a negative target is a large one)
         low, high = target.min(), target.max()
         if low < 0 or high >= classes or low <= ignore_index <= high:
@@ -174,9 +176,9 @@ def _class_targets(input, target, ignore_index=-100) -> tuple:
             if counted.size and (counted.min() < 0 or counted.max() >= classes):
                 raise IndexError(f"Target {int(counted.max() if counted.max() >= classes else counted.min())} is "
                                  f"out of bounds for {classes} classes")
-    target_shape = (input.shape[0],) + tuple(input.shape[2:])
-    if input.ndim > 1 and target.shape != target_shape:
-        raise ValueError(f"nll_loss: input of shape {tuple(input.shape)} (classes along dim 1) needs class targets "
+    target_shape = shape[:1] + shape[2:]
+    if len(shape) > 1 and target.shape != target_shape:
+        raise ValueError(f"nll_loss: input of shape {shape} (classes along dim 1) needs class targets "
                          f"of shape {target_shape}, got {target.shape}")
     return target, some_ignored
 
