@@ -9,6 +9,8 @@ one adjoint graph derived by the compiler's reverse pass and cached by structure
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..ops.shape import unbroadcast
@@ -97,8 +99,7 @@ class Engine:
             tensor._grad = self.tensor_type._wrap(ct) if owned else self.as_tensor(ct, copy=True)
         else:  # in place, as PyTorch: whoever holds the .grad (or a detach() of it) sees the sum
             grad = tensor._grad
-            data = grad._writable_data()
-            np.add(data, ct if ct.__class__ is np.ndarray else getattr(ct, "_data", ct), out=data, casting="same_kind")
+            update_in_place(np.add, grad._writable_data(), ct if ct.__class__ is np.ndarray else getattr(ct, "_data", ct))
             grad._version.value += 1
 
     def as_tensor(self, ct, copy=False):
@@ -136,6 +137,24 @@ class Engine:
                                        f"output[{i}] has a shape of {tuple(t.shape)}.")
                 seeds.append(g.to(t.dtype))
         return seeds
+
+
+def update_in_place(ufunc, data: np.ndarray, value) -> None:
+    """data = ufunc(data, value) written into data's memory (same_kind casting), for the ufuncs of gradient
+    accumulation and parameter updates. A one-element float32/float64 array and float array take Python's float
+    arithmetic, rounded once into data: NumPy's in-place call on one element takes a slow path (0.8 us, 0.3 this
+    way), and a sum or difference of float32 values computed in float64 and rounded to float32 is their float32 sum,
+    bit for bit (53 >= 2 * 24 + 2 bits), as NumPy's (which also computes a float32/float64 mix in float64)."""
+    if data.size == 1 and value.__class__ is np.ndarray and value.size == 1 and value.ndim <= data.ndim:
+        scalar = _SCALAR_OPS.get(ufunc)
+        if scalar is not None and data.dtype in _FLOATS and value.dtype in _FLOATS:
+            data.fill(scalar(data.item(), value.item()))
+            return
+    ufunc(data, value, out=data)
+
+
+_SCALAR_OPS = {np.add: operator.add, np.subtract: operator.sub}
+_FLOATS = frozenset([np.dtype(np.float32), np.dtype(np.float64)])  # (native byte order)
 
 
 class _Ones(dict):

@@ -21,7 +21,7 @@ from .. import dtypes, ir
 from .. import numpy_api as sgnp
 from . import plans
 from .device import CPU, check_device, device as device_type
-from .engine import Engine
+from .engine import Engine, update_in_place
 from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads
 from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
@@ -1101,8 +1101,7 @@ class Tensor(Tracer):
                 return False
         else:
             return False
-        data = self._writable_data()
-        ufunc(data, value, out=data)
+        update_in_place(ufunc, self._writable_data(), value)
         self._version.value += 1
         return True
 
