@@ -99,7 +99,8 @@ class Engine:
             tensor._grad = self.tensor_type._wrap(ct) if owned else self.as_tensor(ct, copy=True)
         else:  # in place, as PyTorch: whoever holds the .grad (or a detach() of it) sees the sum
             grad = tensor._grad
-            update_in_place(np.add, grad._writable_data(), ct if ct.__class__ is np.ndarray else getattr(ct, "_data", ct))
+            ct = ct if ct.__class__ is np.ndarray else getattr(ct, "_data", ct)
+            update_in_place(np.add, grad._writable_data(), ct)
             grad._version.value += 1
 
     def as_tensor(self, ct, copy=False):
