@@ -76,3 +76,17 @@ def test_a_property_or_a_getattr_of_a_subclass_still_decides():
     counting.w
     counting.w
     assert counting.reads == 2
+
+
+def test_a_subclass_with_its_own_getattr_is_asked_for_a_name_its_base_knows():
+    class Base(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(np.ones(2))
+
+    class Renaming(Base):
+        def __getattr__(self, name):
+            return "renamed" if name == "w" else super().__getattr__(name)
+
+    Base().w  # the descriptor goes on Base
+    assert Renaming().w == "renamed"

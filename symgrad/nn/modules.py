@@ -40,6 +40,9 @@ class _Entry:
         found = module.__dict__
         if name in found:
             return found[name]
+        getattr_ = type(module).__getattr__
+        if getattr_ is not Module.__getattr__:  # (a subclass of the class it was installed on that has its own)
+            return getattr_(module, name)
         for table in ("_parameters", "_modules", "_buffers"):
             entries = found.get(table)
             if entries is not None and name in entries:
