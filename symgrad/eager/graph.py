@@ -109,10 +109,10 @@ class Record:
         current_tape().append(self)     # sets tape, position and entry
 
     @classmethod
-    def deferred(cls, step, parents, saved, versions, counter, tape, position, version=0) -> "Record":
+    def deferred(cls, step, parents, saved, versions, counter, tape, position, version=0, label=None) -> "Record":
         """The record of an op whose value is deferred: its structure is the captured `step`
         (symgrad.eager.tensor._defer); `saved` holds the leaf and constant operands (None for a record's);
-        its value will be at `version` of `counter` (a view's is its operand's counter)."""
+        its value will be at `version` of `counter` (a view's is its operand's counter); `label` its name."""
         record = cls.__new__(cls)
         record.prim, record.attrs, record.in_types, record.out_type, record.entry = step[:5]
         record._parents = parents
@@ -127,7 +127,8 @@ class Record:
         record.function = None
         record.ctx = None
         record.released = False
-        record.label = record.shown_parents = None
+        record.label = label
+        record.shown_parents = None
         record.viewed = False
         record.tape = tape
         record.position = position

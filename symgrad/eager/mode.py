@@ -29,6 +29,7 @@ def _set(enabled: bool) -> None:
 class _GradMode:
     """A context manager (and decorator) that sets the gradient mode and restores it on exit."""
 
+    __slots__ = ("_previous",)  # (no instance dict to make on entering: a training step enters no_grad once or twice)
     enabled = True
 
     def __enter__(self):
@@ -51,12 +52,14 @@ class _GradMode:
 class no_grad(_GradMode):
     """Do not record operations: results do not require grad (for evaluation and updates)."""
 
+    __slots__ = ()
     enabled = False
 
 
 class enable_grad(_GradMode):
     """Record operations again, e.g. inside a `no_grad` block."""
 
+    __slots__ = ()
     enabled = True
 
 

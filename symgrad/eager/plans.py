@@ -91,7 +91,10 @@ def plan_for(op, signature) -> Plan:
 
 def tensor_plan_for(op, tensors) -> Plan:
     """plan_for(op, the signature of these tensor operands), found without building the signature."""
-    key = (id(op),) + tuple([(t.shape, t.dtype) for t in tensors])
+    key = [id(op)]
+    for t in tensors:  # (a loop: a list comprehension is a call of its own on Python 3.11)
+        key.append(t._type)
+    key = tuple(key)
     plan = _plans.get(key)
     if plan is None or plan.op is not op:
         plan = _plans[key] = plan_for(op, tuple((True, t.shape, t.dtype, None) for t in tensors))

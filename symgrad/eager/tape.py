@@ -68,7 +68,7 @@ class Tape:
         if self.capture is not None:
             self.abandon()
         sources = []
-        for parent, (counter, version) in zip(record.parents, record.versions):
+        for parent, (counter, version) in zip(record._parents, record.versions):  # (a new record: made)
             if parent is None:
                 sources.append(_CONSTANT)
             elif parent.__class__ is record.__class__:  # a Record: on this tape, at the version it made?

@@ -21,7 +21,7 @@ from .. import dtypes, ir
 from .. import numpy_api as sgnp
 from . import plans
 from .device import CPU, check_device, device as device_type
-from .engine import Engine
+from .engine import Engine, update_in_place
 from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads
 from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
@@ -111,13 +111,15 @@ class EagerRecorder:
                     if out is not None:
                         return out
                     break
-        arrays = [t._data for t in operands]
+        arrays = []
+        for t in operands:  # (a loop: a list comprehension is a call of its own on Python 3.11)
+            arrays.append(t._data)
         result = evaluate(*arrays)
         if dtype.names is not None:  # several results (a factorization's): `result` nodes read them
             result = Results(result, dtype)
         elif result.__class__ is not np.ndarray:
             result = np.asarray(result)
-        if result.dtype != dtype:
+        if result.dtype is not dtype and result.dtype != dtype:
             result = result.astype(dtype)
         source = _viewed_operand(result, operands)
         viewed = None if source is None else source._version
@@ -129,7 +131,8 @@ class EagerRecorder:
             for t in operands:
                 if t._requires_grad:
                     for operand in operands:
-                        _refuse_stale_view(operand)
+                        if operand._node is not None:  # (a leaf or a constant is no stale view)
+                            _refuse_stale_view(operand)
                     out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out)
                     if viewed is not None:
                         out._node.mark_view()
@@ -353,10 +356,10 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
     return None
 
 
-def _defer_step(tape, step, position, operands) -> "DeferredTensor | None":
+def _defer_step(tape, step, position, operands, label=None) -> "DeferredTensor | None":
     """`_defer` once the captured step at `position` is known to apply the same primitive to as many operands:
-    the operands' checks, then the record; None if an operand comes from elsewhere (nothing changed), or if
-    the step made a view and its operand is not one tensor."""
+    the operands' checks, then the record (named `label`); None if an operand comes from elsewhere (nothing
+    changed), or if the step made a view and its operand is not one tensor."""
     if len(operands) == 1:  # (without the loop: most ops have one or two operands)
         read = _deferred_operand(tape, operands[0], step[5][0], step[2][0])
         if read is None:
@@ -381,12 +384,12 @@ def _defer_step(tape, step, position, operands) -> "DeferredTensor | None":
         counter = source._version
     else:
         source, counter = None, VersionCounter()
-    record = Record.deferred(step, parents, saved, versions, counter, tape, position, counter.value)
+    record = Record.deferred(step, parents, saved, versions, counter, tape, position, counter.value, label)
     for operand in step[7]:
         tape.arrays.append(saved[operand])
     tape.digests.append(step[6])
     tape.pending.append(record)
-    out = _deferred_tensor(record)
+    out = _deferred_tensor(record, counter)
     if source is not None:  # its value will be a view of the source's (Capture.run, Capture.compute)
         record.mark_view()
         counter.viewed = True
@@ -419,8 +422,9 @@ def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
     return None if match is None else _defer_matched(tape, match, position, operands)
 
 
-def _defer_matched(tape, match, position, operands) -> "DeferredTensor | None":
-    """`_defer_plan` once the plan's match at `position` is known (`_plan_match`; a shortcut keeps it)."""
+def _defer_matched(tape, match, position, operands, label=None) -> "DeferredTensor | None":
+    """`_defer_plan` once the plan's match at `position` is known (`_plan_match`; a shortcut keeps it), its record
+    named `label`."""
     steps, checks, places, digests = match
     reads = [None] * len(operands)
     for index, source, expected in checks:  # in order of first use, as the ops one by one would check them
@@ -429,14 +433,15 @@ def _defer_matched(tape, match, position, operands) -> "DeferredTensor | None":
             return None
     step, inputs, inner_only = steps[-1]
     saved, versions = plan_step_reads(inputs, inner_only, reads)
-    record = Record.deferred(step, None, saved, versions, VersionCounter(), tape, position + len(steps) - 1)
+    counter = VersionCounter()
+    record = Record.deferred(step, None, saved, versions, counter, tape, position + len(steps) - 1, 0, label)
     record.unmade = (steps, reads)  # the records of the other steps: made when needed (Record.make)
     arrays = tape.arrays
     for index in places:
         arrays.append(reads[index][1])
     tape.digests.extend(digests)
     tape.pending.append(record)
-    return _deferred_tensor(record)
+    return _deferred_tensor(record, counter)
 
 
 def _plan_match(steps, position, plan, count):
@@ -502,13 +507,14 @@ def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
     return operand, array, (counter, counter.value)
 
 
-def _deferred_tensor(record) -> "DeferredTensor":
+def _deferred_tensor(record, counter) -> "DeferredTensor":
+    """The tensor of a deferred `record`, whose version `counter` it has."""
     out = DeferredTensor.__new__(DeferredTensor)
     out.value = None
     out.builder = EAGER
     out._requires_grad = True
     out._node = record
-    out._version = record.out_version[0]
+    out._version = counter
     out._grad = None
     out._hooks = None
     out._base = None
@@ -612,6 +618,7 @@ class Tensor(Tracer):
     size = property(lambda self: _Size(self._data.shape))
     is_leaf = property(lambda self: self._node is None)
     grad_fn = property(lambda self: self._node)
+    _type = property(lambda self: (self._data.shape, self._data.dtype))  # (shape, dtype), the shape NumPy's tuple
 
     def dim(self) -> int:
         return self._data.ndim
@@ -775,7 +782,10 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ autograd
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d self / d leaf into every leaf's .grad (see SPEC section 5)."""
-        ENGINE.backward(self, None if gradient is None else [gradient], retain_graph, create_graph, inputs)
+        if gradient is None and not create_graph and inputs is None:
+            ENGINE.backward_of_loss(self, retain_graph)
+        else:
+            ENGINE.backward(self, None if gradient is None else [gradient], retain_graph, create_graph, inputs)
 
     def retain_grad(self) -> None:
         if not self._requires_grad:
@@ -1091,8 +1101,7 @@ class Tensor(Tracer):
                 return False
         else:
             return False
-        data = self._writable_data()
-        ufunc(data, value, out=data)
+        update_in_place(ufunc, self._writable_data(), value)
         self._version.value += 1
         return True
 
@@ -1168,6 +1177,7 @@ class DeferredTensor(Tensor):
     dtype = property(lambda self: self._node.out_type[1])  # (a NumPy dtype: the value's that the capture recorded)
     ndim = property(lambda self: len(self._node.out_type[0]))
     size = property(lambda self: _Size(self._node.out_type[0]))
+    _type = property(lambda self: self._node.out_type)
 
     def dim(self) -> int:
         return len(self._node.out_type[0])
@@ -1350,7 +1360,8 @@ def elementwise_on_tensors(op, args):
         if type(value) in _SCALARS:
             signature.append((False, type(value), None, value))
             continue
-        signature.append((True, value.shape, value.dtype, None))
+        shape, dtype = value._type
+        signature.append((True, shape, dtype, None))
         operands.append(value)
     plan = plans.plan_for(op, tuple(signature))
     result = _run_plan(plan, operands, tape, op, call)
@@ -1404,12 +1415,8 @@ def _shortcut(tape, op, call, args) -> "DeferredTensor | None":
         for index in tensors:
             operands.append(args[index])
     if single:  # the captured step there applies the plan's primitive (it deferred before)
-        result = _defer_step(tape, deferral, position, operands)
-    else:
-        result = _defer_matched(tape, deferral, position, operands)
-    if result is not None:
-        result._node.label = label
-    return result
+        return _defer_step(tape, deferral, position, operands, label)
+    return _defer_matched(tape, deferral, position, operands, label)
 
 
 def _run_plan(plan, operands, tape, op, call) -> "Tensor":
@@ -1520,7 +1527,8 @@ def apply_function(fn, args, kwargs):
     for arg in args:
         kind = type(arg)
         if kind is Tensor or isinstance(arg, Tensor):
-            signature.append((True, arg.shape, arg.dtype, None))
+            shape, dtype = arg._type
+            signature.append((True, shape, dtype, None))
             operands.append(arg)
         elif kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
             signature.append((False, kind, None, arg))
@@ -1579,11 +1587,16 @@ Tensor.__rmatmul__ = lambda self, other: apply_function(_MATMUL, (other, self), 
 def labelled(result, torch_name: str, operands=None):
     """Name result's grad_fn after the user-level op, PyTorch's name of it ('Mean' -> MeanBackward0),
     not after the last primitive; with the op's `operands`, its next_functions are theirs, not the last primitive's."""
-    if isinstance(result, Tensor) and result._node is not None:
-        result._node.label = f"{torch_name}Backward0"
+    node = result._node if isinstance(result, Tensor) else None
+    if node is not None:
+        node.label = f"{torch_name}Backward0"
         if operands is not None:
-            result._node.shown_parents = tuple(o._parent() if isinstance(o, Tensor) else None for o in operands)
+            parents = []
+            for o in operands:  # (a loop: a generator expression is a call of its own on Python 3.11)
+                parents.append(o._parent() if isinstance(o, Tensor) else None)
+            node.shown_parents = tuple(parents)
     return result
+
 
 
 def _elementwise_method(op, reflected=False):

@@ -255,8 +255,9 @@ class Capture:
         # large arrays, and freeing them before the next call allocates returns their memory to the system, to be
         # faulted in again (T = 100: 1.75 -> 1.06 ms a call)
         self.last_results = results
-        owned = self._fresh(results, operands)
-        results = _expanded(results, self.gradients, self.rows)
+        owned = self.fresh if self.fresh is not None else self._fresh(results, operands)
+        if self.rows is not None:
+            results = _expanded(results, self.gradients, self.rows)
         if handout is None:
             handout = self.handouts[key] = self._handout(tape, pending, results, operands)
             if handout is False:  # (a value the function does not return: `run` calls the function that does)

@@ -162,9 +162,11 @@ def _class_targets(input, target, ignore_index=-100) -> tuple:
     target = np.asarray(target._data if hasattr(target, "_data") else target)
     if target.dtype.kind not in "iu":
         raise TypeError(f"nll_loss: class targets must be integers, got dtype {target.dtype}")
-    classes = input.shape[1] if input.ndim > 1 else input.shape[0]
+    shape = tuple(input.shape)  # (a tuple: an sg.Size's items are read through Python)
+    classes = shape[1] if len(shape) > 1 else shape[0]
     some_ignored = False
-    if target.size and (ignore_index >= 0 or target.view(_UNSIGNED[target.dtype.itemsize]).max() >= classes):
+    if target.size and (ignore_index >= 0 or np.maximum.reduce(target.view(_UNSIGNED[target.dtype.itemsize]),
+                                                                None) >= classes):
         # (read as unsigned, a negative target is a large one)
         low, high = target.min(), target.max()
         if low < 0 or high >= classes or low <= ignore_index <= high:
@@ -174,9 +176,9 @@ def _class_targets(input, target, ignore_index=-100) -> tuple:
             if counted.size and (counted.min() < 0 or counted.max() >= classes):
                 raise IndexError(f"Target {int(counted.max() if counted.max() >= classes else counted.min())} is "
                                  f"out of bounds for {classes} classes")
-    target_shape = (input.shape[0],) + tuple(input.shape[2:])
-    if input.ndim > 1 and target.shape != target_shape:
-        raise ValueError(f"nll_loss: input of shape {tuple(input.shape)} (classes along dim 1) needs class targets "
+    target_shape = shape[:1] + shape[2:]
+    if len(shape) > 1 and target.shape != target_shape:
+        raise ValueError(f"nll_loss: input of shape {shape} (classes along dim 1) needs class targets "
                          f"of shape {target_shape}, got {target.shape}")
     return target, some_ignored
 
@@ -189,7 +191,8 @@ def _nll(input, target, reduction):
     classes = input.shape[1]
     if input.ndim > 2:
         input = sgnp.moveaxis(input, 1, -1)  # (N, d1, ..., dk, C): each position's classes are contiguous
-    flat_index = _row_starts(target.size, classes) + target.reshape(-1).astype(np.int64, copy=False)
+    flat = target if target.ndim == 1 else target.reshape(-1)
+    flat_index = _row_starts(target.size, classes) + (flat if flat.dtype == np.int64 else flat.astype(np.int64))
     index = Tensor._wrap(flat_index) if isinstance(input, Tensor) else flat_index
     if reduction == "none":
         return labelled(sgnp.reshape(_negative_picked(input, index), target.shape), "NllLoss")
@@ -223,11 +226,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 1 if input.ndim > 1 else 0
-    classes = input.shape[class_dim]
     log_probs = log_softmax(input, class_dim)
+    target_array = np.asarray(target._data if hasattr(target, "_data") else target)
+    if weight is None and not label_smoothing and target_array.dtype.kind != "f":  # (the common case, without
+        return nll_loss(log_probs, target_array, None, None, ignore_index, None, reduction)  # the terms below)
+    classes = input.shape[class_dim]
     weights = None if weight is None else np.asarray(weight._data if hasattr(weight, "_data") else weight)
     along_classes = (classes,) + (1,) * (input.ndim - 1 - class_dim)  # a weight per class, broadcast
-    target_array = np.asarray(target._data if hasattr(target, "_data") else target)
     if target_array.dtype.kind == "f":
         if target_array.shape != tuple(input.shape):
             raise ValueError(f"cross_entropy: probability targets must have the input's shape {tuple(input.shape)}, "

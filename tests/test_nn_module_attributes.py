@@ -1,0 +1,92 @@
+"""A module's parameters, submodules and buffers read as attributes (nn.modules._Entry) keep Python's lookup order."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad import nn
+
+
+def test_parameters_buffers_and_submodules_read_after_replacement_and_deletion():
+    layer = nn.Linear(3, 2)
+    first = layer.weight
+    assert layer.weight is first and layer.weight is layer._parameters["weight"]
+    replacement = nn.Parameter(np.zeros((2, 3), np.float32))
+    layer.weight = replacement
+    assert layer.weight is replacement
+    layer.bias = None
+    assert layer.bias is None and layer._parameters["bias"] is None
+    del layer.bias
+    with pytest.raises(AttributeError, match="has no attribute 'bias'"):
+        layer.bias
+    assert not hasattr(layer, "bias")
+    loss = nn.CrossEntropyLoss()
+    assert loss.weight is None
+    weight = sg.tensor([1.0, 2.0])
+    loss.weight = weight
+    assert loss.weight is weight
+    model = nn.Sequential(nn.Linear(2, 2))
+    assert model._modules["0"] is getattr(model, "0")
+
+
+def test_an_instance_attribute_set_later_comes_first_and_can_be_deleted():
+    class Holder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = nn.Parameter(np.ones(1))
+
+    holder = Holder()
+    assert isinstance(holder.scale, nn.Parameter)
+    other = Holder()
+    object.__setattr__(other, "scale", 5.0)  # an attribute of the instance, besides the table's entry
+    assert other.scale == 5.0 and holder.scale is holder._parameters["scale"]
+    object.__delattr__(other, "scale")
+    assert other.scale is other._parameters["scale"]
+    with pytest.raises(AttributeError):
+        object.__delattr__(other, "scale")
+
+
+def test_the_class_itself_has_no_such_attribute():
+    layer = nn.Linear(2, 2)
+    layer.weight
+    with pytest.raises(AttributeError):
+        nn.Linear.weight
+    assert not hasattr(nn.Linear, "weight")
+
+
+def test_a_property_or_a_getattr_of_a_subclass_still_decides():
+    class Doubled(nn.Linear):
+        @property
+        def weight(self):
+            return self._parameters["weight"] * 2
+
+    layer = Doubled(2, 2)
+    assert np.allclose(layer.weight.detach().numpy(), 2 * layer._parameters["weight"].detach().numpy())
+
+    class Counting(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(np.ones(2))
+            object.__setattr__(self, "reads", 0)
+
+        def __getattr__(self, name):
+            object.__setattr__(self, "reads", self.__dict__["reads"] + 1)
+            return super().__getattr__(name)
+
+    counting = Counting()
+    counting.w
+    counting.w
+    assert counting.reads == 2
+
+
+def test_a_subclass_with_its_own_getattr_is_asked_for_a_name_its_base_knows():
+    class Base(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(np.ones(2))
+
+    class Renaming(Base):
+        def __getattr__(self, name):
+            return "renamed" if name == "w" else super().__getattr__(name)
+
+    Base().w  # the descriptor goes on Base
+    assert Renaming().w == "renamed"
