@@ -22,6 +22,7 @@ from ..backends import lower
 from ..control_flow import scan
 from ..core import Builder, Primitive, ShapeError, Tracer, building, current_builder
 from ..eager.tensor import Tensor
+from ..ops.control import evaluate
 from ..passes import optimize
 from ..tracing import inline
 from .functional import linear
@@ -140,11 +141,16 @@ def _shape(inputs, mode, reverse, count, bias, masked):
 
 
 _GRAPHS_SIZE = 64
-_graphs: "collections.OrderedDict" = collections.OrderedDict()  # (attrs, operand types) -> [graph, lowered or None]
+# (attrs, operand types) -> [graph, lowered or None, calls]
+_graphs: "collections.OrderedDict" = collections.OrderedDict()
+# Calls of one sequence's types interpreted before it is lowered: a training step computes its ops eagerly twice,
+# then its capture computes them (eager/whole_backward.py), so lowering the sequence alone would be wasted there.
+_INTERPRETED_CALLS = 2
 
 
 def _traced(attrs: dict, types: tuple) -> list:
-    """[the graph of the sequence (_scanned) on operands of these (shape, dtype) types, its lowered code or None]."""
+    """[the graph of the sequence (_scanned) on operands of these (shape, dtype) types, its lowered code or None,
+    how many times _run computed it]."""
     key = (tuple(sorted(attrs.items())), types)
     entry = _graphs.pop(key, None)
     if entry is None:
@@ -152,7 +158,7 @@ def _traced(attrs: dict, types: tuple) -> list:
         with building(builder):
             inputs = [builder.new_input(shape, dtype) for shape, dtype in types]
             graph = builder.finish([_scanned(**attrs)(*inputs)], attrs["mode"].lower())
-        entry = [graph, None]
+        entry = [graph, None, 0]
     _graphs[key] = entry
     if len(_graphs) > _GRAPHS_SIZE:
         _graphs.popitem(last=False)
@@ -164,9 +170,13 @@ def _types(values) -> tuple:
 
 
 def _run(*arrays, **attrs):
-    """The NumPy implementation: the sequence's scan lowered once per attributes and operand types."""
+    """The NumPy implementation: the sequence's scan, interpreted for its first calls, then lowered once per
+    attributes and operand types."""
     entry = _traced(attrs, _types(arrays))
+    entry[2] += 1
     if entry[1] is None:
+        if entry[2] <= _INTERPRETED_CALLS:
+            return evaluate(entry[0], arrays)[0]
         entry[1] = lower(optimize(entry[0]))
     return entry[1](*arrays)[0]
 
