@@ -72,13 +72,14 @@ def where_running(running, new, old):
 
 
 def sequence(mode, x, state, weights, lengths=None, reverse=False):
-    """(outputs (L, N, H), final state) of one direction of a layer: x (L, N, H_in), state h (or (h, c) for an
-    LSTM) of shape (N, H), weights (w_ih, w_hh, b_ih, b_hh) with None biases when there are none, lengths of
-    the packed sequences (an int array) or None."""
+    """(outputs (L, N, H), final state of shape (1, N, H), as a layer stacks them) of one direction of a layer:
+    x (L, N, H_in), state h (or (h, c) for an LSTM, and so is the final state) of shape (N, H), weights (w_ih,
+    w_hh, b_ih, b_hh) with None biases when there are none, lengths of the packed sequences (an int array) or
+    None."""
     states = state if isinstance(state, tuple) else (state,)
     operands = (x, *states, *[w for w in weights if w is not None])
     if not all(t.dtype == x.dtype for t in operands) or x.dtype not in (np.float32, np.float64):
-        return looped(mode, x, state, weights, lengths, reverse)  # (which promotes, or raises the op's error)
+        return _unit_axis(*looped(mode, x, state, weights, lengths, reverse))  # (promotes, or raises the error)
     running = [] if lengths is None else [np.arange(x.shape[0])[:, None] < lengths[None, :]]
     spec = dict(mode=mode, reverse=bool(reverse), count=len(states), bias=weights[2] is not None, masked=bool(running))
     if current_builder() is not None and any(isinstance(t, Tracer) and not isinstance(t, Tensor) for t in operands):
@@ -86,10 +87,17 @@ def sequence(mode, x, state, weights, lengths=None, reverse=False):
     elif current_builder() is None and all(isinstance(t, Tensor) for t in operands):
         packed = fused_rnn_p(*operands, *running, **spec)  # one recorded op
     else:
-        return looped(mode, x, state, weights, lengths, reverse)
+        return _unit_axis(*looped(mode, x, state, weights, lengths, reverse))
     steps = x.shape[0]
-    finals = tuple(packed[steps + k] for k in range(len(states)))
+    finals = tuple(packed[steps + k:steps + k + 1] for k in range(len(states)))
     return packed[:steps], finals if isinstance(state, tuple) else finals[0]
+
+
+def _unit_axis(outputs, final) -> tuple:
+    """(outputs, the final state with a leading axis of 1) of looped()."""
+    if isinstance(final, tuple):
+        return outputs, tuple(sgnp.expand_dims(f, 0) for f in final)
+    return outputs, sgnp.expand_dims(final, 0)
 
 
 def looped(mode, x, state, weights, lengths=None, reverse=False):
