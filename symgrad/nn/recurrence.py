@@ -4,10 +4,10 @@ recurrence. Packed sequences run padded, each sequence's state frozen past its e
 starts at its own last step).
 
 The recurrence is an sg.scan over the steps. On eager tensors the sequence is one primitive (`fused_rnn`), as
-PyTorch's fused RNN op: its NumPy implementation is the scan lowered once per (cell, shapes, dtype, direction,
-bias, packed), its reverse rule differentiates the scan, and a captured training step (eager/whole_backward.py)
-decomposes it into the scan before differentiating, so the whole step, the recurrence included, is one native
-call. Inside a trace (sg.compile, sg.grad) the scan is one node of the trace, whatever the length. Mixed dtypes,
+PyTorch's fused RNN op: its NumPy implementation is the scan, interpreted for the first calls of given (cell,
+shapes, dtype, direction, bias, packed), then lowered once; its reverse rule differentiates the scan; and a
+captured training step (eager/whole_backward.py) decomposes it into the scan before differentiating, so the whole
+step, the recurrence included, is one native call. Inside a trace (sg.compile, sg.grad) the scan is one node of the trace, whatever the length. Mixed dtypes,
 and eager tensors inside a trace, run the Python loop of the same steps, which records or traces each step.
 """
 from __future__ import annotations

@@ -2,8 +2,8 @@
 initialization U(-1/sqrt(hidden), 1/sqrt(hidden)) and shapes: RNN, LSTM, GRU (num_layers, bias, batch_first,
 dropout between layers, bidirectional) and RNNCell, LSTMCell, GRUCell.
 
-Each layer and direction runs its sequence through nn.recurrence: on eager tensors one compiled call recorded
-as one op (as PyTorch's fused RNN op), in a trace one sg.scan node. A PackedSequence input gives a
+Each layer and direction runs its sequence through nn.recurrence: on eager tensors one recorded op (the
+primitive fused_rnn, as PyTorch's fused RNN op), in a trace one sg.scan node. A PackedSequence input gives a
 PackedSequence output and each sequence's final state.
 """
 from __future__ import annotations
