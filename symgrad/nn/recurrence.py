@@ -21,7 +21,7 @@ from ..autodiff import backward_pass
 from ..backends import lower
 from ..control_flow import scan
 from ..core import Builder, Primitive, ShapeError, Tracer, building, current_builder
-from ..eager.tensor import Tensor
+from ..eager.tensor import Tensor, apply_function
 from ..ops.control import evaluate
 from ..passes import optimize
 from ..tracing import inline
@@ -84,8 +84,8 @@ def sequence(mode, x, state, weights, lengths=None, reverse=False):
     spec = dict(mode=mode, reverse=bool(reverse), count=len(states), bias=weights[2] is not None, masked=bool(running))
     if current_builder() is not None and any(isinstance(t, Tracer) and not isinstance(t, Tensor) for t in operands):
         packed = _scanned(**spec)(*operands, *running)  # one scan node in the trace
-    elif current_builder() is None and all(isinstance(t, Tensor) for t in operands):
-        packed = fused_rnn_p(*operands, *running, **spec)  # one recorded op
+    elif current_builder() is None and all(isinstance(t, Tensor) for t in operands):  # one recorded op
+        packed = apply_function(_fused, (*operands, *[Tensor._wrap(r) for r in running]), spec)
     else:
         return _unit_axis(*looped(mode, x, state, weights, lengths, reverse))
     steps = x.shape[0]
@@ -196,6 +196,12 @@ def _vjp(ct, ans, *inputs, **attrs):
     env = inline(graph, list(inputs))
     cts = backward_pass(graph, env, [(id(graph.outputs[0]), ct)])
     return [cts.get(id(value)) if value.dtype.kind == "f" else None for value in graph.inputs]
+
+
+def _fused(*operands, **attrs):
+    """fused_rnn_p of the operands: the function eager tensors call it by, replayed as a cached plan
+    (eager/plans.py), as a namespace function is."""
+    return fused_rnn_p(*operands, **attrs)
 
 
 def _decompose(*inputs, **attrs):

@@ -150,7 +150,7 @@ def _stacked(finals):
 
 def _zeros(x, shape):
     """The zero initial state: a tensor like x in eager mode, an array of x's dtype in a trace."""
-    return x.new_zeros(*shape) if isinstance(x, Tensor) else sgnp.zeros(shape, x.dtype)
+    return Tensor._wrap(np.zeros(shape, x.dtype)) if isinstance(x, Tensor) else sgnp.zeros(shape, x.dtype)
 
 
 class RNN(_RNNBase):
