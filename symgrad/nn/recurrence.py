@@ -17,7 +17,7 @@ import collections
 import numpy as np
 
 from .. import numpy_api as sgnp
-from ..autodiff import backward_pass
+from ..autodiff import backward_pass, forward_pass
 from ..backends import lower
 from ..control_flow import scan
 from ..core import Builder, Primitive, ShapeError, Tracer, building, current_builder
@@ -198,6 +198,14 @@ def _vjp(ct, ans, *inputs, **attrs):
     return [cts.get(id(value)) if value.dtype.kind == "f" else None for value in graph.inputs]
 
 
+def _jvp(tangents, ans, *inputs, **attrs):
+    """The forward-mode rule: the forward pass through the sequence's scan."""
+    graph = _traced(attrs, _types(inputs))[0]
+    env = inline(graph, list(inputs))
+    seeds = {id(value): t for value, t in zip(graph.inputs, tangents) if t is not None}
+    return forward_pass(graph, env, seeds).get(id(graph.outputs[0]))
+
+
 def _fused(*operands, **attrs):
     """fused_rnn_p of the operands: the function eager tensors call it by, replayed as a cached plan
     (eager/plans.py), as a namespace function is."""
@@ -210,5 +218,5 @@ def _decompose(*inputs, **attrs):
 
 # fused_rnn[mode, reverse, count, bias, masked] x, *states, w_ih, w_hh[, b_ih, b_hh][, running]: one layer and
 # direction over the whole sequence, as _scanned computes it.
-fused_rnn_p = Primitive("fused_rnn", _shape, _run, vjp=_vjp, decompose=_decompose)
+fused_rnn_p = Primitive("fused_rnn", _shape, _run, vjp=_vjp, jvp=_jvp, decompose=_decompose)
 fused_rnn_p.decomposed_to_differentiate = True  # (eager/whole_backward.py)
