@@ -8,6 +8,8 @@ Each loop is written once against a library `lib` (symgrad or torch: the same pr
   - the seeds' programs: linear regression with manual updates under no_grad, softmax
     regression with nn.Linear, F.cross_entropy and optim.SGD,
   - a training loop with Adam (the tiny MLP),
+  - an LSTM classifier (nn.LSTM 16 -> 32, batch_first, 20 time steps, batch 16, nn.Linear on the last
+    output, nn.CrossEntropyLoss, optim.Adam),
   - per-op overhead: one recorded elementwise op and one recorded matmul on 32x32.
 Before timing, the three are checked to produce the same parameters after 5 steps. Times are
 medians over repeats of the per-step time, implementations interleaved (one run, so ratios
@@ -124,6 +126,31 @@ class SoftmaxRegressionLoop:
         return numpy_of(self.model.parameters())
 
 
+class LSTMLoop:
+    """nn.LSTM (batch_first) read at its last time step by nn.Linear, cross-entropy, an optimizer from `lib.optim`."""
+
+    def __init__(self, lib, data, params, optimizer):
+        x, y = data
+        hidden, inputs = params[1].shape[1], params[0].shape[1]
+        self.rnn = lib.nn.LSTM(inputs, hidden, batch_first=True, dtype=lib.float32)
+        self.head = lib.nn.Linear(hidden, params[4].shape[0], dtype=lib.float32)
+        self.parameters = list(self.rnn.parameters()) + list(self.head.parameters())
+        set_parameters(lib, self.parameters, params)
+        self.x, self.y = lib.from_numpy(x), lib.from_numpy(y)
+        name, options = optimizer
+        self.optimizer = getattr(lib.optim, name)(self.parameters, **options)
+        self.loss_fn = lib.nn.CrossEntropyLoss()
+
+    def step(self):
+        self.optimizer.zero_grad()
+        output, _ = self.rnn(self.x)
+        self.loss_fn(self.head(output[:, -1]), self.y).backward()
+        self.optimizer.step()
+
+    def params(self):
+        return numpy_of(self.parameters)
+
+
 class OneOp:
     """Per-op overhead: `steps` of one op on 32x32 operands, the first of which requires grad (recorded)."""
 
@@ -152,7 +179,7 @@ class NumpyMLP:
     def __init__(self, data, params, optimizer):
         self.x, y = data
         self.params_ = [p.copy() for p in params]
-        self.onehot = np.eye(params[2].shape[0], dtype=np.float32)[y]
+        self.onehot = np.eye(params[-1].shape[0], dtype=np.float32)[y]
         self.name, self.options = optimizer
         self.state = [dict(step=0, m=np.zeros_like(p), v=np.zeros_like(p)) for p in params]
 
@@ -179,6 +206,44 @@ class NumpyMLP:
 
     def params(self):
         return self.params_
+
+
+def _sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+class NumpyLSTM(NumpyMLP):
+    """LSTMLoop by hand: PyTorch's gates (i, f, g, o), backpropagation through time, the MLP's updates."""
+
+    def step(self):
+        x = self.x
+        w_ih, w_hh, b_ih, b_hh, w, b = self.params_
+        batch, hidden = x.shape[0], w_hh.shape[1]
+        h, c = np.zeros((batch, hidden), np.float32), np.zeros((batch, hidden), np.float32)
+        saved = []
+        for t in range(x.shape[1]):
+            z = x[:, t] @ w_ih.T + b_ih + h @ w_hh.T + b_hh
+            i, f, o = (_sigmoid(z[:, k * hidden:(k + 1) * hidden]) for k in (0, 1, 3))
+            g = np.tanh(z[:, 2 * hidden:3 * hidden])
+            saved.append((h, c, i, f, g, o))
+            c = f * c + i * g
+            h = o * np.tanh(c)
+        d_logits = softmax_cross_entropy_grad(h @ w.T + b, self.onehot)
+        grads = [np.zeros_like(p) for p in self.params_[:4]] + [d_logits.T @ h, d_logits.sum(0)]
+        dh, dc = d_logits @ w, np.zeros_like(c)
+        for t in range(x.shape[1] - 1, -1, -1):
+            h_prev, c_prev, i, f, g, o = saved[t]
+            tanh_c = np.tanh(f * c_prev + i * g)
+            dc = dc + dh * o * (1 - tanh_c * tanh_c)
+            dz = np.concatenate([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g),
+                                 dh * tanh_c * o * (1 - o)], axis=1)
+            grads[0] += dz.T @ x[:, t]
+            grads[1] += dz.T @ h_prev
+            grads[2] += dz.sum(0)
+            dh, dc = dz @ w_hh, dc * f
+        grads[3] = grads[2]
+        for p, grad, state in zip(self.params_, grads, self.state):
+            p -= self.update(grad, state)
 
 
 class NumpyLinearRegression:
@@ -244,6 +309,15 @@ def _operands():
     return None, [rng.standard_normal((32, 32)).astype(np.float32) for _ in range(2)]
 
 
+def _lstm_data(n_in=16, hidden=32, n_out=4, steps=20, batch=16):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((batch, steps, n_in)).astype(np.float32)
+    bound = 1 / np.sqrt(hidden)
+    shapes = [(4 * hidden, n_in), (4 * hidden, hidden), (4 * hidden,), (4 * hidden,), (n_out, hidden), (n_out,)]
+    params = [rng.uniform(-bound, bound, shape).astype(np.float32) for shape in shapes]
+    return (x, rng.integers(0, n_out, batch)), params
+
+
 def _mlp(n_in, n_hidden, n_out, batch):
     return lambda: (make_data(n_in, n_out, batch), init_params(n_in, n_hidden, n_out))
 
@@ -257,6 +331,8 @@ PROGRAMS = [  # (title, data and parameters, lib loop, NumPy loop, option, unit 
     ("softmax regression, nn.Linear + F.cross_entropy + SGD (seed)", _blobs_data, SoftmaxRegressionLoop,
      NumpySoftmaxRegression, 0.1, "step"),
     ("MLP 16-32-4, batch 32, Adam", _mlp(16, 32, 4, 32), MLPLoop, NumpyMLP, ADAM, "step"),
+    ("LSTM 16-32 (20 steps, batch 16) + Linear, cross-entropy, Adam", _lstm_data, LSTMLoop, NumpyLSTM, ADAM,
+     "step"),
     ("one recorded elementwise op a * b, 32x32", _operands, OneOp, NumpyOneOp, lambda a, b: a * b, "op"),
     ("one recorded matmul a @ b, 32x32", _operands, OneOp, NumpyOneOp, lambda a, b: a @ b, "op"),
 ]

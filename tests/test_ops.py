@@ -20,6 +20,7 @@ from symgrad.ops import lapack
 from symgrad.ops import conv as conv_ops
 from symgrad.ops.custom import CUSTOM_CALLS
 from symgrad.ops.elementwise import ELEMENTWISE
+from symgrad.nn import recurrence
 
 from gradcheck import assert_grads_match_finite_differences, numeric_grad, value_and_grad_everywhere
 
@@ -672,6 +673,19 @@ STRUCTURAL += [
     ("custom-vjp", lambda ns, x, y: np.sin(x) * y if ns is NP else _sin_times(x, y), [_r((2, 3)), _r((2, 3), 1)]),
     ("custom-jvp", lambda ns, x: np.log1p(np.exp(x)) if ns is NP else _softplus(x), [_r((4,))]),
 ]
+
+
+# A recurrent layer's fused sequence (nn/recurrence.py): the primitive under symgrad, the Python loop of its steps
+# under NumPy (outputs, then the final h and c along time)
+def _lstm_sequence(ns, x, h, c, *weights):
+    if ns is NP:
+        outputs, (h, c) = recurrence.looped("LSTM", x, (h, c), weights, reverse=True)
+        return np.concatenate([outputs, h[None], c[None]])
+    return recurrence.fused_rnn_p(x, h, c, *weights, mode="LSTM", reverse=True, count=2, bias=True, masked=False)
+
+
+STRUCTURAL += [("fused-rnn", _lstm_sequence, [_r((3, 2, 2)), _r((2, 3), 1), _r((2, 3), 2), _r((12, 2), 3),
+                                              _r((12, 3), 4), _r((12,), 5), _r((12,), 6)])]
 
 
 @pytest.mark.parametrize("fn,args", [pytest.param(f, a, id=i) for i, f, a in STRUCTURAL])

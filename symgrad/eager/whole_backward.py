@@ -32,6 +32,7 @@ from ..ops.indexing import slice_p
 from ..ops.shape import concatenate_p, reshape_p
 from ..passes.reroll import reroll
 from ..passes.dce import dce
+from ..passes.decompose import decompose
 from ..tracing import inline
 from . import plans
 from .adjoint import lowered_graph, reached_values
@@ -431,7 +432,7 @@ def _fused(stage, kept):
     the lowered function takes the stack, and its code does not grow with the number of steps."""
     forward = stage.forward
     nodes = forward.nodes
-    unrolled = ir.Graph(forward.inputs, nodes, [nodes[-1].out] + [nodes[index].out for index in kept])
+    unrolled = _decomposed(ir.Graph(forward.inputs, nodes, [nodes[-1].out] + [nodes[index].out for index in kept]))
     rolled = reroll(unrolled)
     outputs, rows = _stacks_of_rows(rolled) if rolled is not unrolled else (rolled.outputs[1:], None)
     leaves = [forward.inputs[i] for i in stage.wanted]
@@ -449,6 +450,14 @@ def _fused(stage, kept):
         values = [env[id(value)] for value in outputs]
         graph = dce(builder.finish([ct for ct in results if ct is not None] + values, "eager_step"))
     return graph, returned, zero, rows, packing
+
+
+def _decomposed(graph: ir.Graph) -> ir.Graph:
+    """graph with the ops whose primitive is `decomposed_to_differentiate` written as their decomposition (a recurrent
+    layer's fused sequence as its scan), so the reverse pass reads the residuals the forward computes once."""
+    if not any(getattr(node.prim, "decomposed_to_differentiate", False) for node in graph.nodes):
+        return graph
+    return decompose(graph, lambda prim: not getattr(prim, "decomposed_to_differentiate", False))
 
 
 def _stacked_inputs(rolled: ir.Graph, leaves) -> tuple:

@@ -3,11 +3,12 @@ formulas of RNN, LSTM and GRU): the input projections of every time step are one
 recurrence. Packed sequences run padded, each sequence's state frozen past its end (so a reverse direction
 starts at its own last step).
 
-The recurrence is an sg.scan over the steps. On eager tensors the sequence is one compiled call recorded as
-one op whose backward is one compiled call too, as PyTorch's fused RNN op: the scan and its vjp are traced and
-lowered once per (cell, shapes, dtype, direction, bias, packed) (transforms.vjp_code). Inside a trace (sg.compile,
-sg.grad) the scan is one node of the trace, whatever the length. A double backward (create_graph), mixed dtypes,
-and eager tensors inside a trace run the Python loop of the same steps, which records or traces each step.
+The recurrence is an sg.scan over the steps. On eager tensors the sequence is one primitive (`fused_rnn`), as
+PyTorch's fused RNN op: its NumPy implementation is the scan, interpreted for the first calls of given (cell,
+shapes, dtype, direction, bias, packed), then lowered once; its reverse rule differentiates the scan; and a
+captured training step (eager/whole_backward.py) decomposes it into the scan before differentiating, so the whole
+step, the recurrence included, is one native call. Inside a trace (sg.compile, sg.grad) the scan is one node of the trace, whatever the length. Mixed dtypes,
+and eager tensors inside a trace, run the Python loop of the same steps, which records or traces each step.
 """
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ import collections
 import numpy as np
 
 from .. import numpy_api as sgnp
+from ..autodiff import backward_pass, forward_pass
+from ..backends import lower
 from ..control_flow import scan
-from ..core import Tracer, current_builder
-from ..eager.function import Function
-from ..eager.mode import is_grad_enabled
-from ..eager.tensor import ENGINE, Tensor
-from ..transforms import vjp_code
+from ..core import Builder, Primitive, ShapeError, Tracer, building, current_builder
+from ..eager.tensor import Tensor, apply_function
+from ..ops.control import evaluate
+from ..passes import optimize
+from ..tracing import inline
 from .functional import linear
 
 
@@ -69,26 +72,32 @@ def where_running(running, new, old):
 
 
 def sequence(mode, x, state, weights, lengths=None, reverse=False):
-    """(outputs (L, N, H), final state) of one direction of a layer: x (L, N, H_in), state h (or (h, c) for an
-    LSTM) of shape (N, H), weights (w_ih, w_hh, b_ih, b_hh) with None biases when there are none, lengths of
-    the packed sequences (an int array) or None."""
+    """(outputs (L, N, H), final state of shape (1, N, H), as a layer stacks them) of one direction of a layer:
+    x (L, N, H_in), state h (or (h, c) for an LSTM, and so is the final state) of shape (N, H), weights (w_ih,
+    w_hh, b_ih, b_hh) with None biases when there are none, lengths of the packed sequences (an int array) or
+    None."""
     states = state if isinstance(state, tuple) else (state,)
     operands = (x, *states, *[w for w in weights if w is not None])
     if not all(t.dtype == x.dtype for t in operands) or x.dtype not in (np.float32, np.float64):
-        return looped(mode, x, state, weights, lengths, reverse)  # (which promotes, or raises the op's error)
-    running = None if lengths is None else np.arange(x.shape[0])[:, None] < lengths[None, :]
-    spec = (mode, bool(reverse), len(states), weights[2] is not None, lengths)
+        return _unit_axis(*looped(mode, x, state, weights, lengths, reverse))  # (promotes, or raises the error)
+    running = [] if lengths is None else [np.arange(x.shape[0])[:, None] < lengths[None, :]]
+    spec = dict(mode=mode, reverse=bool(reverse), count=len(states), bias=weights[2] is not None, masked=bool(running))
     if current_builder() is not None and any(isinstance(t, Tracer) and not isinstance(t, Tensor) for t in operands):
-        masks = [] if running is None else [running]
-        packed = _scanned(*spec[:4], running is not None)(*operands, *masks)  # one scan node in the trace
-    elif current_builder() is None and all(isinstance(t, Tensor) for t in operands):
-        key = spec[:4] + (running is not None, x.dtype) + tuple(t.shape for t in operands)
-        packed = FusedRnn.apply(_code(key, operands, running), spec, running, *operands)
+        packed = _scanned(**spec)(*operands, *running)  # one scan node in the trace
+    elif current_builder() is None and all(isinstance(t, Tensor) for t in operands):  # one recorded op
+        packed = apply_function(_fused, (*operands, *[Tensor._wrap(r) for r in running]), spec)
     else:
-        return looped(mode, x, state, weights, lengths, reverse)
+        return _unit_axis(*looped(mode, x, state, weights, lengths, reverse))
     steps = x.shape[0]
-    finals = tuple(packed[steps + k] for k in range(len(states)))
+    finals = tuple(packed[steps + k:steps + k + 1] for k in range(len(states)))
     return packed[:steps], finals if isinstance(state, tuple) else finals[0]
+
+
+def _unit_axis(outputs, final) -> tuple:
+    """(outputs, the final state with a leading axis of 1) of looped()."""
+    if isinstance(final, tuple):
+        return outputs, tuple(sgnp.expand_dims(f, 0) for f in final)
+    return outputs, sgnp.expand_dims(final, 0)
 
 
 def looped(mode, x, state, weights, lengths=None, reverse=False):
@@ -130,55 +139,84 @@ def _scanned(mode, reverse, count, bias, masked=False):
     return recurrence
 
 
-_CODE_SIZE = 64
-_codes: "collections.OrderedDict" = collections.OrderedDict()
+def _shape(inputs, mode, reverse, count, bias, masked):
+    """The outputs with the final states appended along time: (L + count, N, H), of the input's dtype."""
+    expected = 1 + count + 2 + 2 * bias + masked
+    if len(inputs) != expected:
+        raise ShapeError(f"fused_rnn: expected {expected} operands, got {len(inputs)}")
+    x, w_hh = inputs[0], inputs[2 + count]
+    return (x.shape[0] + count, x.shape[1], w_hh.shape[1]), x.dtype
 
 
-def _code(key, operands, running):
-    """The VjpCode of the sequence for these operands' types, traced and lowered on first use."""
-    code = _codes.pop(key, None)
-    if code is None:
-        mode, reverse, count, bias = key[:4]  # (key[4]: packed, so the code takes `running`)
-        arrays = [np.zeros(t.shape, t.dtype) for t in operands] + ([] if running is None else [running])
-        names = ["input"] + [f"state{k}" for k in range(count)] + ["w_ih", "w_hh"] + ["b_ih", "b_hh"] * bias
-        code = vjp_code(_scanned(mode, reverse, count, bias, running is not None), arrays,
-                        names + ["running"] * (running is not None))
-    _codes[key] = code
-    if len(_codes) > _CODE_SIZE:
-        _codes.popitem(last=False)
-    return code
+_GRAPHS_SIZE = 64
+# (attrs, operand types) -> [graph, lowered or None, calls]
+_graphs: "collections.OrderedDict" = collections.OrderedDict()
+# Calls of one sequence's types interpreted before it is lowered: a training step computes its ops eagerly twice,
+# then its capture computes them (eager/whole_backward.py), so lowering the sequence alone would be wasted there.
+_INTERPRETED_CALLS = 2
 
 
-class FusedRnn(Function):
-    """The fused sequence as one recorded op: forward and backward are the calls of its VjpCode."""
-
-    @staticmethod
-    def forward(ctx, code, spec, running, *operands):
-        arrays = [t._data for t in operands] + ([] if running is None else [running])
-        values = code.forward(*arrays, *code.constants)
-        ctx.code, ctx.spec, ctx.count = code, spec, len(operands)
-        ctx.save_for_backward(*operands, *[Tensor._wrap(r) for r in values[1:]])
-        return Tensor._wrap(values[0])
-
-    @staticmethod
-    def backward(ctx, grad):
-        saved, code = ctx.saved_tensors, ctx.code
-        operands, residuals = saved[:ctx.count], saved[ctx.count:]
-        if is_grad_enabled():  # a backward to differentiate again (create_graph): the loop, recorded
-            return (None, None, None, *_looped_grads(ctx.spec, operands, grad, ctx.needs_input_grad[3:]))
-        (shape, dtype), = code.ct_types
-        grads = code.backward(*[r._data for r in residuals], np.asarray(grad._data, dtype).reshape(shape))
-        return (None, None, None, *[Tensor._wrap(g) for g in grads])
+def _traced(attrs: dict, types: tuple) -> list:
+    """[the graph of the sequence (_scanned) on operands of these (shape, dtype) types, its lowered code or None,
+    how many times _run computed it]."""
+    key = (tuple(sorted(attrs.items())), types)
+    entry = _graphs.pop(key, None)
+    if entry is None:
+        builder = Builder()
+        with building(builder):
+            inputs = [builder.new_input(shape, dtype) for shape, dtype in types]
+            graph = builder.finish([_scanned(**attrs)(*inputs)], attrs["mode"].lower())
+        entry = [graph, None, 0]
+    _graphs[key] = entry
+    if len(_graphs) > _GRAPHS_SIZE:
+        _graphs.popitem(last=False)
+    return entry
 
 
-def _looped_grads(spec, operands, grad, needs) -> list:
-    """The input gradients of the fused sequence given its output's, by the loop recorded (for create_graph)."""
-    mode, reverse, count, bias, lengths = spec
-    weights = tuple(operands[1 + count:]) if bias else (*operands[1 + count:], None, None)
-    states = tuple(operands[1:1 + count])
-    outputs, final = looped(mode, operands[0], states if count == 2 else states[0], weights, lengths, reverse)
-    finals = final if count == 2 else (final,)
-    packed = sgnp.concatenate([outputs, *[f[None] for f in finals]], axis=0)
-    wanted = [t for t, need in zip(operands, needs) if need]
-    found = iter(ENGINE.grad(packed, wanted, grad, create_graph=True, allow_unused=True))
-    return [next(found) if need else None for need in needs]
+def _types(values) -> tuple:
+    return tuple((tuple(v.shape), np.dtype(v.dtype)) for v in values)
+
+
+def _run(*arrays, **attrs):
+    """The NumPy implementation: the sequence's scan, interpreted for its first calls, then lowered once per
+    attributes and operand types."""
+    entry = _traced(attrs, _types(arrays))
+    entry[2] += 1
+    if entry[1] is None:
+        if entry[2] <= _INTERPRETED_CALLS:
+            return evaluate(entry[0], arrays)[0]
+        entry[1] = lower(optimize(entry[0]))
+    return entry[1](*arrays)[0]
+
+
+def _vjp(ct, ans, *inputs, **attrs):
+    """The reverse rule: the reverse pass through the sequence's scan (which computes it again for its residuals; a
+    captured step decomposes the op before differentiating instead, so its forward computes them once)."""
+    graph = _traced(attrs, _types(inputs))[0]
+    env = inline(graph, list(inputs))
+    cts = backward_pass(graph, env, [(id(graph.outputs[0]), ct)])
+    return [cts.get(id(value)) if value.dtype.kind == "f" else None for value in graph.inputs]
+
+
+def _jvp(tangents, ans, *inputs, **attrs):
+    """The forward-mode rule: the forward pass through the sequence's scan."""
+    graph = _traced(attrs, _types(inputs))[0]
+    env = inline(graph, list(inputs))
+    seeds = {id(value): t for value, t in zip(graph.inputs, tangents) if t is not None}
+    return forward_pass(graph, env, seeds).get(id(graph.outputs[0]))
+
+
+def _fused(*operands, **attrs):
+    """fused_rnn_p of the operands: the function eager tensors call it by, replayed as a cached plan
+    (eager/plans.py), as a namespace function is."""
+    return fused_rnn_p(*operands, **attrs)
+
+
+def _decompose(*inputs, **attrs):
+    return _scanned(**attrs)(*inputs)
+
+
+# fused_rnn[mode, reverse, count, bias, masked] x, *states, w_ih, w_hh[, b_ih, b_hh][, running]: one layer and
+# direction over the whole sequence, as _scanned computes it.
+fused_rnn_p = Primitive("fused_rnn", _shape, _run, vjp=_vjp, jvp=_jvp, decompose=_decompose)
+fused_rnn_p.decomposed_to_differentiate = True  # (eager/whole_backward.py)

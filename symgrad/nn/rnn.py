@@ -2,8 +2,8 @@
 initialization U(-1/sqrt(hidden), 1/sqrt(hidden)) and shapes: RNN, LSTM, GRU (num_layers, bias, batch_first,
 dropout between layers, bidirectional) and RNNCell, LSTMCell, GRUCell.
 
-Each layer and direction runs its sequence through nn.recurrence: on eager tensors one compiled call recorded
-as one op (as PyTorch's fused RNN op), in a trace one sg.scan node. A PackedSequence input gives a
+Each layer and direction runs its sequence through nn.recurrence: on eager tensors one recorded op (the
+primitive fused_rnn, as PyTorch's fused RNN op), in a trace one sg.scan node. A PackedSequence input gives a
 PackedSequence output and each sequence's final state.
 """
 from __future__ import annotations
@@ -102,8 +102,7 @@ class _RNNBase(Module):
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(directions):
-                index = layer * directions + direction
-                state = tuple(s[index] for s in states) if self.mode == "LSTM" else states[index]
+                state = states[layer * directions + direction]
                 output, state = sequence(self.mode, x, state, self._weights(layer, direction), lengths, direction)
                 outputs.append(output)
                 finals.append(state)
@@ -112,17 +111,18 @@ class _RNNBase(Module):
                 x = dropout(x, self.dropout, True)
         output = sgnp.swapaxes(x, 0, 1) if batched and self.batch_first else x
         if self.mode == "LSTM":
-            final = (sgnp.stack([h for h, _ in finals]), sgnp.stack([c for _, c in finals]))
+            final = (_stacked([h for h, _ in finals]), _stacked([c for _, c in finals]))
             return (output, final) if batched else (sgnp.squeeze(output, 1), tuple(sgnp.squeeze(s, 1) for s in final))
-        final = sgnp.stack(finals)
+        final = _stacked(finals)
         return (output, final) if batched else (sgnp.squeeze(output, 1), sgnp.squeeze(final, 1))
 
     def _initial_states(self, hx, batched, shape, x):
-        """hx as PyTorch takes it (h0, or (h0, c0) for an LSTM), zeros when None, batched like the input."""
+        """Per layer and direction, its initial state (h, or (h, c) for an LSTM): from hx as PyTorch takes it (h0, or
+        (h0, c0)), batched like the input, or zeros when None."""
         count = 2 if self.mode == "LSTM" else 1
         if hx is None:
-            zeros = _zeros(x, shape)
-            return (zeros, zeros) if count == 2 else zeros
+            zeros = _zeros(x, shape[1:])
+            return [(zeros, zeros) if count == 2 else zeros] * shape[0]
         parts = tuple(hx) if count == 2 else (hx,)
         if len(parts) != count:
             raise ValueError(f"{type(self).__name__}: hx must be (h_0, c_0)")
@@ -131,7 +131,7 @@ class _RNNBase(Module):
         for part in parts:
             if tuple(part.shape) != shape:
                 raise RuntimeError(f"Expected hidden size {shape}, got {tuple(part.shape)}")
-        return parts if count == 2 else parts[0]
+        return [tuple(p[index] for p in parts) if count == 2 else parts[0][index] for index in range(shape[0])]
 
     def extra_repr(self):
         text = f"{self.input_size}, {self.hidden_size}"
@@ -143,9 +143,14 @@ class _RNNBase(Module):
         return text
 
 
+def _stacked(finals):
+    """The final states of every layer and direction, each (1, N, H), as one (layers * directions, N, H)."""
+    return finals[0] if len(finals) == 1 else sgnp.concatenate(finals, axis=0)
+
+
 def _zeros(x, shape):
     """The zero initial state: a tensor like x in eager mode, an array of x's dtype in a trace."""
-    return x.new_zeros(*shape) if isinstance(x, Tensor) else sgnp.zeros(shape, x.dtype)
+    return Tensor._wrap(np.zeros(shape, x.dtype)) if isinstance(x, Tensor) else sgnp.zeros(shape, x.dtype)
 
 
 class RNN(_RNNBase):
