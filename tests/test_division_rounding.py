@@ -69,3 +69,16 @@ def test_round_to_decimals_is_numpys(backend, decimals):
     np.testing.assert_array_equal(sg.round(x, decimals), np.round(x, decimals))
     np.testing.assert_array_equal(sg.compile(lambda a: sg.round(a, decimals), backend=backend)(x),
                                   np.round(x, decimals))
+
+
+def test_linspace_is_numpys():
+    """np.linspace's step is the span divided by the count of divisions; sg.linspace multiplied by its reciprocal
+    (65 of 600 random calls differed, by up to 4.5e-13), eager or compiled."""
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        start, stop = rng.normal(size=2) * 10.0 ** rng.integers(-3, 4)
+        num, endpoint = int(rng.integers(0, 60)), bool(rng.integers(0, 2))
+        want = np.linspace(start, stop, num, endpoint=endpoint)
+        np.testing.assert_array_equal(sg.linspace(start, stop, num, endpoint=endpoint), want)
+        compiled = sg.compile(lambda a, b: sg.linspace(a, b, num, endpoint=endpoint))
+        np.testing.assert_array_equal(compiled(np.float64(start), np.float64(stop)), want)
