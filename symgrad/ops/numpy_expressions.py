@@ -26,7 +26,7 @@ _FUNCTIONS = {
     F.log1p: "np.log1p", F.expm1: "np.expm1", F.logaddexp: "np.logaddexp", sp.erf: "_erf",
     sp.asinh: "np.arcsinh", sp.acosh: "np.arccosh", sp.atanh: "np.arctanh", sp.floor: "np.floor",
     sp.ceiling: "np.ceil", F.rint: "np.rint", F.floor_divide: "np.floor_divide", F.floor_mod: "np.mod",
-    F.hypot: "np.hypot", F.sigmoid: "_sigmoid", F.log2: "np.log2", F.log10: "np.log10",
+    F.hypot: "np.hypot", F.sigmoid: "_sigmoid", F.log2: "np.log2", F.log10: "np.log10", F.cbrt: "np.cbrt",
 }
 
 # Helpers the generated source defines when it uses them, so a module stays standalone.
@@ -151,11 +151,11 @@ class NumpyExprPrinter(StrPrinter):
         return f"np.logaddexp(0, {self._print(expr.args[0])})"
 
     def _print_Function(self, expr):
-        """A function NumPy (or a helper of the generated module) has under `_FUNCTIONS`, else SciPy's; one
-        with an `evaluation()` (functions.py) is that expression."""
-        if hasattr(expr, "evaluation"):
-            return self._print(expr.evaluation())
+        """A function NumPy (or a helper of the generated module) has under `_FUNCTIONS`; else one with an
+        `evaluation()` (functions.py) is that expression; else SciPy's."""
         target = _FUNCTIONS.get(type(expr))
+        if target is None and hasattr(expr, "evaluation"):
+            return self._print(expr.evaluation())
         if target is None:
             return self._print_scipy_call(expr)
         args = ", ".join(self._print(a) for a in expr.args)
