@@ -250,8 +250,10 @@ def elementwise_lines(expr, arg_names: dict, dtype, target: str, printer=None) -
 def _repeats_merged(expr, merged=None):
     """expr with a factor repeated in an unevaluated product as a power, a repeated term of a sum as a
     multiple (call under sp.evaluate(False)). SymPy's cse can take their arguments as a set: it printed
-    Piecewise((x*x/s, c), (0, True)) + Piecewise((-1/s, c), (0, True)) with one x, a gradient ~50% off.
-    `merged` remembers each subexpression's result, so a shared one is walked once."""
+    Piecewise((x*x/s, c), (0, True)) + Piecewise((-1/s, c), (0, True)) with one x, a gradient ~50% off; and
+    it flattens a product nested in a product first, so the repeats are counted over the flattened factors
+    (-1.0 * (1.0/x) * (1/x), the gradient of where(x != 0, 1.0/x, 0), was printed -1.0/x: its sign wrong at
+    x < 0). `merged` remembers each subexpression's result, so a shared one is walked once."""
     if expr.is_Atom:
         return expr
     merged = {} if merged is None else merged
@@ -260,12 +262,20 @@ def _repeats_merged(expr, merged=None):
     args = [_repeats_merged(arg, merged) for arg in expr.args]
     result = expr if all(a is b for a, b in zip(args, expr.args)) else expr.func(*args)
     if isinstance(expr, (sp.Mul, sp.Add)):
-        counts = collections.Counter(args)
+        counts = collections.Counter(_flattened(expr.func, args))
         if any(count > 1 for count in counts.values()):
             repeated = (lambda a, n: sp.Pow(a, n)) if isinstance(expr, sp.Mul) else (lambda a, n: sp.Mul(n, a))
             result = expr.func(*[repeated(arg, count) if count > 1 else arg for arg, count in counts.items()])
     merged[expr] = result
     return result
+
+
+def _flattened(func, args) -> list:
+    """args with each argument that is itself a `func` (a product in a product) replaced by its own, at any depth."""
+    flat = []
+    for arg in args:
+        flat.extend(_flattened(func, arg.args) if isinstance(arg, func) else [arg])
+    return flat
 
 
 @functools.lru_cache(maxsize=2048)
