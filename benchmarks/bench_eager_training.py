@@ -385,7 +385,10 @@ def main():
     args = parser.parse_args()
     clock = time.process_time if args.cpu_time else time.perf_counter
     from symgrad.backends import default_backend
-    print(f"symgrad backend for the adjoint: {default_backend()}; PyTorch: "
+    from symgrad.codegen.runtime import blas_kernel
+    forced = os.environ.get("OPENBLAS_CORETYPE")  # (AVX2 kernels on an AVX-512 CPU make products ~1.6x slower)
+    print(f"symgrad backend for the adjoint: {default_backend()}; NumPy's OpenBLAS kernels: {blas_kernel()}"
+          f"{f' (OPENBLAS_CORETYPE={forced})' if forced else ''}; PyTorch: "
           f"{torch.__version__ + ' (1 thread)' if torch else 'not installed'}")
     if torch:
         torch.set_num_threads(1)

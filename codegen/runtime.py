@@ -150,6 +150,20 @@ BLAS_SYMBOLS = {"dgemm": "scipy_cblas_dgemm64_", "sgemm": "scipy_cblas_sgemm64_"
 BLAS_THREADS_SYMBOL = "scipy_openblas_set_num_threads64_"
 
 
+# ...and names the kernels it runs (chosen for the CPU, or by the OPENBLAS_CORETYPE variable) under this.
+BLAS_CORE_SYMBOL = "scipy_openblas_get_corename64_"
+
+
+@functools.cache
+def blas_kernel() -> str | None:
+    """The name of the kernels the OpenBLAS NumPy ships runs (e.g. 'Haswell' for AVX2, 'SkylakeX' for AVX-512),
+    for benchmarks to say what their products measured; None when it is not found."""
+    address = _openblas_addresses({}, {"core": BLAS_CORE_SYMBOL}).get("core")
+    if address is None:
+        return None
+    return ctypes.CFUNCTYPE(ctypes.c_char_p)(address)().decode()
+
+
 # ...and the LAPACK routines sg.linalg calls (Fortran interface, 64-bit integers) under these.
 LAPACK_SYMBOLS = {prefix + name: f"scipy_{prefix}{name}_64_" for prefix in "ds"
                   for name in ("potrf", "trsm", "getrf", "getrs", "syevd", "gesdd", "geqrf", "orgqr")}

@@ -29,7 +29,8 @@ from . import dtypes, guards, ir, pickling, pytree
 from .backends import check_backend, lower, thread_count
 from .passes import optimize
 from .passes.lift import lift_constants
-from .core import ConcretizationError, Reads, TracerError, concrete_array, current_builder, random_draws
+from .core import (ConcretizationError, Reads, TracerError, UnsupportedOpError, concrete_array, current_builder,
+                   random_draws)
 from .static_args import (STATIC_VALUES_KEPT, StaticArgs, bind_positions, has_static, hashable,
                           python_value_positions)
 from .tracing import argument_names, as_input_array, check_arguments, function_name, is_python_number, trace_flat
@@ -195,11 +196,13 @@ class Compiled(pickling.CopiedAsItself):
         # what the trace will read, as it is before the trace: a trace that changes it fails the guard
         guard = None if self._fresh else guards.snapshot(self.fn, values=self._check_values)
         reads = None if self._check_values or guard is None else Reads(guard.arrays)
-        draws = random_draws()
+        draws, states = random_draws(), guards.random_states(guard) if reads is not None else None
         graph, out_tree, captures = trace_flat(self.fn, args, name=self.__name__,
                                                numbers_as_operands=self._check_values, reads=reads)
         if random_draws() != draws:  # (sg.compile refuses a draw: see eager's refuse_draws)
             self._fresh = True
+        if states is not None and guards.random_states(guard) != states:
+            self._refuse_random_draws(graph, args)
         if captures:
             raise TracerError(f"{self.__name__}: a compiled function cannot close over traced values of an "
                               "enclosing trace; pass them as arguments")
@@ -215,6 +218,20 @@ class Compiled(pickling.CopiedAsItself):
         if not self._fresh:
             self._store(key, lowered)
         return lowered
+
+    def _refuse_random_draws(self, graph, args):
+        """A trace that moved a random generator (np.random.normal, random.random, a global Generator) baked in
+        its draws, and every call would return them: an error, as for sg.randn (eager's refuse_draws), unless a
+        second trace gives the same graph (the function seeds its generator, or another thread drew)."""
+        reads = Reads(guards.snapshot(self.fn, values=False).arrays)
+        again, _, _ = trace_flat(self.fn, args, name=self.__name__, reads=reads)
+        if ir.format_graph(again) != ir.format_graph(graph):
+            code = getattr(self.fn, "__code__", None)
+            where = f" ({code.co_filename}, line {code.co_firstlineno})" if code is not None else ""
+            raise UnsupportedOpError(
+                f"{self.__name__}{where} draws random numbers (NumPy's or Python's generators) while sg.compile "
+                "traces it: they would be drawn once, when traced, and every call would reuse them; draw outside "
+                "the compiled function and pass the values as an argument")
 
     def _use_guard(self, guard):
         """Check `guard` before reusing the cache; an impure one (check_values mode) means fresh traces."""

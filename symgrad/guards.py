@@ -23,6 +23,8 @@ import builtins
 import collections
 import dis
 import functools
+import pickle
+import random
 import sys
 import types
 
@@ -97,6 +99,22 @@ class Guard:
 
     def __len__(self):
         return len(self.checks)
+
+
+_GENERATORS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator, random.Random)
+
+
+def random_states(guard: Guard) -> bytes:
+    """The states of the random generators a trace may draw from: NumPy's and Python's global ones and those the
+    function reads (a global `rng = np.random.default_rng()`). A trace that moved one drew numbers it bakes in."""
+    states = [np.random.get_state(legacy=False), random.getstate()]
+    for value in guard.namespace.values():
+        if isinstance(value, _GENERATORS):
+            state = value.getstate() if isinstance(value, random.Random) else (
+                value.get_state(legacy=False) if isinstance(value, np.random.RandomState) else
+                getattr(value, "bit_generator", value).state)
+            states.append(state)
+    return pickle.dumps(states)
 
 
 def snapshot(fn, values: bool) -> Guard:

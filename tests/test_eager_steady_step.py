@@ -43,7 +43,7 @@ def _loop(lib, x_array, y_array, steps=16):
         residual = x @ w + b - y
         if step == 10:
             residual.register_hook(lambda grad: grad * 3)
-        loss = (residual ** 2).sum() / 20 if step in (4, 5) else (residual ** 2).mean()
+        loss = (residual ** 2).sum() * 0.05 if step in (4, 5) else (residual ** 2).mean()
         deferred.append(type(loss).__name__ == "DeferredTensor")
         if step == 12:
             loss.backward(retain_graph=True)

@@ -7,6 +7,7 @@ emits one node of the `ew` primitive (ew.py), which derives its derivatives.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -229,8 +230,9 @@ def _apply_elementwise(op: ElementwiseOp, args):
         inputs.append(arg)
         kinds.append(want)
     literal = op.literal_arguments or ()  # (x ** 0 is 1 for every x, NaN too; a power's exponent stays literal)
+    quotient = scalars and _divides(op)
     special = [a for i, (a, cond) in enumerate(zip(args, is_condition)) if _is_python_scalar(a) and not cond
-               and ((a == 0 and i not in literal) or not np.isfinite(a))]  # (see bakes_faithfully)
+               and ((a == 0 and i not in literal) or not np.isfinite(a) or quotient)]  # (see bakes_faithfully)
     baked = not special or (all(map(bakeable, special)) and _scalars_bake_faithfully(op, tuple(kinds), compute))
     if baked:
         symbols, expr = _expression(op, tuple(kinds))
@@ -285,7 +287,7 @@ def bakes_faithfully(expr, values: dict) -> bool:
     folds to True, or to False where IEEE can be true: SymPy's real symbols are finite, so it
     folds x < inf to True, which is False at x = inf (only x < -inf and x > inf are false for all x);
     nor when a zero or an infinity folds anything (see _only_substituted)."""
-    if not _only_substituted(expr, values):
+    if not _only_substituted(expr, values) or not _divides_as_written(expr, values):
         return False
     non_finite = {symbol for symbol, value in values.items() if value in (sp.oo, -sp.oo, sp.nan)}
     for relation in expr.atoms(sp.core.relational.Relational):
@@ -296,6 +298,36 @@ def bakes_faithfully(expr, values: dict) -> bool:
             if folded == sp.true or (folded == sp.false and relation.rel_op not in ("<", ">")):
                 return False
     return not expr.xreplace(values).has(sp.zoo)
+
+
+def _divides_as_written(expr, values: dict) -> bool:
+    """Whether writing `values` into `expr` keeps its quotients rounded as NumPy's and PyTorch's division: SymPy
+    folds x / 49.0 into x * 0.0204... (a compiled floor(49.0 / 49.0) was 0, the mean of 49 ones 0.9999999999999999),
+    and the LLVM printer writes 3.0 / x as (1 / x) * 3.0. Only a divisor whose reciprocal is exact (a power of
+    two) and a numerator of 1 or -1 write in faithfully."""
+    for power in expr.atoms(sp.Pow):
+        value = values.get(power.base)
+        if value is not None and power.exp.is_negative and not _exact_reciprocal(value):
+            return False
+    for product in expr.atoms(sp.Mul):
+        if any(factor.is_Pow and factor.exp.is_negative for factor in product.args):
+            if any(values.get(factor, sp.S.One) not in (sp.S.One, sp.S.NegativeOne) for factor in product.args):
+                return False
+    return True
+
+
+def _exact_reciprocal(value) -> bool:
+    """Whether 1 / value is exact in binary floating point: value is an infinity or a power of two."""
+    number = float(value)
+    return not np.isfinite(number) or abs(math.frexp(number)[0]) == 0.5
+
+
+@functools.lru_cache(maxsize=None)
+def _divides(op: ElementwiseOp) -> bool:
+    """Whether op's expression divides (a negative power), so that a number written into it may round its
+    quotient otherwise than a division does (see _divides_as_written)."""
+    kinds = tuple(dtypes.BOOL if i in op.conditions else dtypes.FLOAT64 for i in range(op.arity))
+    return any(power.exp.is_negative for power in _expression(op, kinds)[1].atoms(sp.Pow))
 
 
 def _only_substituted(expr, values: dict) -> bool:

@@ -26,7 +26,7 @@ _FUNCTIONS = {
     F.log1p: "np.log1p", F.expm1: "np.expm1", F.logaddexp: "np.logaddexp", sp.erf: "_erf",
     sp.asinh: "np.arcsinh", sp.acosh: "np.arccosh", sp.atanh: "np.arctanh", sp.floor: "np.floor",
     sp.ceiling: "np.ceil", F.rint: "np.rint", F.floor_divide: "np.floor_divide", F.floor_mod: "np.mod",
-    F.hypot: "np.hypot", F.sigmoid: "_sigmoid", F.log2: "np.log2", F.log10: "np.log10",
+    F.hypot: "np.hypot", F.sigmoid: "_sigmoid", F.log2: "np.log2", F.log10: "np.log10", F.cbrt: "np.cbrt",
 }
 
 # Helpers the generated source defines when it uses them, so a module stays standalone.
@@ -151,11 +151,11 @@ class NumpyExprPrinter(StrPrinter):
         return f"np.logaddexp(0, {self._print(expr.args[0])})"
 
     def _print_Function(self, expr):
-        """A function NumPy (or a helper of the generated module) has under `_FUNCTIONS`, else SciPy's; one
-        with an `evaluation()` (functions.py) is that expression."""
-        if hasattr(expr, "evaluation"):
-            return self._print(expr.evaluation())
+        """A function NumPy (or a helper of the generated module) has under `_FUNCTIONS`; else one with an
+        `evaluation()` (functions.py) is that expression; else SciPy's."""
         target = _FUNCTIONS.get(type(expr))
+        if target is None and hasattr(expr, "evaluation"):
+            return self._print(expr.evaluation())
         if target is None:
             return self._print_scipy_call(expr)
         args = ", ".join(self._print(a) for a in expr.args)
@@ -250,8 +250,10 @@ def elementwise_lines(expr, arg_names: dict, dtype, target: str, printer=None) -
 def _repeats_merged(expr, merged=None):
     """expr with a factor repeated in an unevaluated product as a power, a repeated term of a sum as a
     multiple (call under sp.evaluate(False)). SymPy's cse can take their arguments as a set: it printed
-    Piecewise((x*x/s, c), (0, True)) + Piecewise((-1/s, c), (0, True)) with one x, a gradient ~50% off.
-    `merged` remembers each subexpression's result, so a shared one is walked once."""
+    Piecewise((x*x/s, c), (0, True)) + Piecewise((-1/s, c), (0, True)) with one x, a gradient ~50% off; and
+    it flattens a product nested in a product first, so the repeats are counted over the flattened factors
+    (-1.0 * (1.0/x) * (1/x), the gradient of where(x != 0, 1.0/x, 0), was printed -1.0/x: its sign wrong at
+    x < 0). `merged` remembers each subexpression's result, so a shared one is walked once."""
     if expr.is_Atom:
         return expr
     merged = {} if merged is None else merged
@@ -260,12 +262,20 @@ def _repeats_merged(expr, merged=None):
     args = [_repeats_merged(arg, merged) for arg in expr.args]
     result = expr if all(a is b for a, b in zip(args, expr.args)) else expr.func(*args)
     if isinstance(expr, (sp.Mul, sp.Add)):
-        counts = collections.Counter(args)
+        counts = collections.Counter(_flattened(expr.func, args))
         if any(count > 1 for count in counts.values()):
             repeated = (lambda a, n: sp.Pow(a, n)) if isinstance(expr, sp.Mul) else (lambda a, n: sp.Mul(n, a))
             result = expr.func(*[repeated(arg, count) if count > 1 else arg for arg, count in counts.items()])
     merged[expr] = result
     return result
+
+
+def _flattened(func, args) -> list:
+    """args with each argument that is itself a `func` (a product in a product) replaced by its own, at any depth."""
+    flat = []
+    for arg in args:
+        flat.extend(_flattened(func, arg.args) if isinstance(arg, func) else [arg])
+    return flat
 
 
 @functools.lru_cache(maxsize=2048)
