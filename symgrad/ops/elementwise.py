@@ -317,9 +317,10 @@ def _divides_as_written(expr, values: dict) -> bool:
 
 
 def _exact_reciprocal(value) -> bool:
-    """Whether 1 / value is exact in binary floating point: value is an infinity or a power of two."""
-    number = float(value)
-    return not np.isfinite(number) or abs(math.frexp(number)[0]) == 0.5
+    """Whether 1 / value is exact in binary floating point, float32 too: value is an infinity or a power of two
+    whose reciprocal is a float32 (x / 2**-1074 written as x * inf gave NaN at 0, and x / 2**-130 in float32 inf)."""
+    number = abs(float(value))
+    return not np.isfinite(number) or (math.frexp(number)[0] == 0.5 and 2.0 ** -126 <= number <= 2.0 ** 126)
 
 
 @functools.lru_cache(maxsize=None)
