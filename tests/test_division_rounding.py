@@ -92,3 +92,15 @@ def test_linspace_is_numpys():
         np.testing.assert_array_equal(sg.linspace(start, stop, num, endpoint=endpoint), want)
         compiled = sg.compile(lambda a, b: sg.linspace(a, b, num, endpoint=endpoint))
         np.testing.assert_array_equal(compiled(np.float64(start), np.float64(stop)), want)
+
+
+def test_a_user_op_whose_builder_needs_its_number():
+    """sg.elementwise keeps a Python number written in: a builder may convert it (int(k)), with or without a
+    quotient (each failed with 'Cannot convert symbols to int' when the op was asked whether it divides)."""
+    x = np.array([0.5, 1.5, -2.0])
+    series = sg.elementwise("series_of_k", lambda a, k: sum(a ** i for i in range(int(k))) / k)
+    power = sg.elementwise("power_of_k", lambda a, k: a ** int(k) + 1)
+    np.testing.assert_allclose(series(x, 3), (1 + x + x ** 2) / 3, rtol=1e-15)
+    np.testing.assert_allclose(sg.compile(lambda a: series(a, 3))(x), (1 + x + x ** 2) / 3, rtol=1e-15)
+    np.testing.assert_allclose(sg.grad(lambda a: sg.sum(series(a, 3)))(x), (1 + 2 * x) / 3, rtol=1e-15)
+    np.testing.assert_array_equal(power(x, 3), x ** 3 + 1)

@@ -326,7 +326,10 @@ def _exact_reciprocal(value) -> bool:
 @functools.lru_cache(maxsize=None)
 def _divides(op: ElementwiseOp) -> bool:
     """Whether op's expression divides (a negative power), so that a number written into it may round its
-    quotient otherwise than a division does (see _divides_as_written)."""
+    quotient otherwise than a division does (see _divides_as_written). A user op (sg.elementwise) keeps every
+    number written in, and its builder may need one (range(int(k))): it is not built on symbols here."""
+    if op.literal_arguments is None:
+        return False
     kinds = tuple(dtypes.BOOL if i in op.conditions else dtypes.FLOAT64 for i in range(op.arity))
     return any(power.exp.is_negative for power in _expression(op, kinds)[1].atoms(sp.Pow))
 
