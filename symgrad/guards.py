@@ -108,8 +108,8 @@ def random_states(guard: Guard) -> bytes:
     """The states of the random generators a trace may draw from: NumPy's and Python's global ones and those the
     function reads (a global `rng = np.random.default_rng()`). A trace that moved one drew numbers it bakes in."""
     states = [np.random.get_state(legacy=False), random.getstate()]
-    for value in guard.namespace.values():
-        if isinstance(value, _GENERATORS):
+    for value in guard.namespace.values():  # (a random.SystemRandom has no state to compare: its draws are not seen)
+        if isinstance(value, _GENERATORS) and not isinstance(value, random.SystemRandom):
             state = value.getstate() if isinstance(value, random.Random) else (
                 value.get_state(legacy=False) if isinstance(value, np.random.RandomState) else
                 getattr(value, "bit_generator", value).state)

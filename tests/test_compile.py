@@ -214,6 +214,15 @@ def test_a_random_draw_of_numpy_or_python_inside_compile_is_refused(draw):
         f(np.ones(2))
 
 
+_SYSTEM_RANDOM = random.SystemRandom()
+
+
+def test_a_function_reading_a_system_random_compiles():
+    """random.SystemRandom has no state (its getstate raises NotImplementedError): reading one is no error."""
+    f = sg.compile(lambda x: x * 2.0 if _SYSTEM_RANDOM is not None else x)
+    np.testing.assert_array_equal(f(np.ones(2)), 2.0)
+
+
 def test_a_seeded_or_unused_draw_inside_compile_is_traced_once():
     """A trace that moved a generator is traced a second time: the same graph (the function seeds its generator;
     a draw it does not use, or another thread's) is no error, and the function is not traced again."""

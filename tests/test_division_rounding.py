@@ -25,6 +25,16 @@ def test_quotients_by_numbers_round_as_numpy(backend, dtype):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("divisor", [5e-324, 2.0 ** -1023, 2.0 ** -130, 2.0 ** -149, 2.0 ** 127, 2.0 ** 1000])
+def test_a_power_of_two_whose_reciprocal_overflows_divides(backend, dtype, divisor):
+    """Its reciprocal is not a float (x / 5e-324 was x * inf: NaN at 0, and a printed inf the NumPy backend lacked)."""
+    x = np.array([0.0, -0.0, 5e-324, 1e-300, 1.0, -3.5, 1e300, np.inf, np.nan]).astype(dtype)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(sg.compile(lambda a: a / divisor, backend=backend)(x), x / divisor)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_floor_of_an_exact_quotient(backend):
     x = np.arange(1.0, 2000.0) * 49.0
     np.testing.assert_array_equal(sg.compile(lambda a: sg.floor(a / 49.0), backend=backend)(x), np.floor(x / 49.0))
@@ -82,3 +92,15 @@ def test_linspace_is_numpys():
         np.testing.assert_array_equal(sg.linspace(start, stop, num, endpoint=endpoint), want)
         compiled = sg.compile(lambda a, b: sg.linspace(a, b, num, endpoint=endpoint))
         np.testing.assert_array_equal(compiled(np.float64(start), np.float64(stop)), want)
+
+
+def test_a_user_op_whose_builder_needs_its_number():
+    """sg.elementwise keeps a Python number written in: a builder may convert it (int(k)), with or without a
+    quotient (each failed with 'Cannot convert symbols to int' when the op was asked whether it divides)."""
+    x = np.array([0.5, 1.5, -2.0])
+    series = sg.elementwise("series_of_k", lambda a, k: sum(a ** i for i in range(int(k))) / k)
+    power = sg.elementwise("power_of_k", lambda a, k: a ** int(k) + 1)
+    np.testing.assert_allclose(series(x, 3), (1 + x + x ** 2) / 3, rtol=1e-15)
+    np.testing.assert_allclose(sg.compile(lambda a: series(a, 3))(x), (1 + x + x ** 2) / 3, rtol=1e-15)
+    np.testing.assert_allclose(sg.grad(lambda a: sg.sum(series(a, 3)))(x), (1 + 2 * x) / 3, rtol=1e-15)
+    np.testing.assert_array_equal(power(x, 3), x ** 3 + 1)

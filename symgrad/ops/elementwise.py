@@ -317,15 +317,19 @@ def _divides_as_written(expr, values: dict) -> bool:
 
 
 def _exact_reciprocal(value) -> bool:
-    """Whether 1 / value is exact in binary floating point: value is an infinity or a power of two."""
-    number = float(value)
-    return not np.isfinite(number) or abs(math.frexp(number)[0]) == 0.5
+    """Whether 1 / value is exact in binary floating point, float32 too: value is an infinity or a power of two
+    whose reciprocal is a float32 (x / 2**-1074 written as x * inf gave NaN at 0, and x / 2**-130 in float32 inf)."""
+    number = abs(float(value))
+    return not np.isfinite(number) or (math.frexp(number)[0] == 0.5 and 2.0 ** -126 <= number <= 2.0 ** 126)
 
 
 @functools.lru_cache(maxsize=None)
 def _divides(op: ElementwiseOp) -> bool:
     """Whether op's expression divides (a negative power), so that a number written into it may round its
-    quotient otherwise than a division does (see _divides_as_written)."""
+    quotient otherwise than a division does (see _divides_as_written). A user op (sg.elementwise) keeps every
+    number written in, and its builder may need one (range(int(k))): it is not built on symbols here."""
+    if op.literal_arguments is None:
+        return False
     kinds = tuple(dtypes.BOOL if i in op.conditions else dtypes.FLOAT64 for i in range(op.arity))
     return any(power.exp.is_negative for power in _expression(op, kinds)[1].atoms(sp.Pow))
 
