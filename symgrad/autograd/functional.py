@@ -12,6 +12,8 @@ same name (`_traced`): there the function is traced anyway, and its results are 
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import numpy_api as sgnp
@@ -290,20 +292,13 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     """The Hessian of a function returning one element: the Jacobian of its gradient. A tensor for one input,
     else a tuple of tuples with [i][j] of shape input i + input j."""
     if _traced(inputs):
-        return _transformed("hessian", func, inputs, None, strict,
-                            lambda f, inp, nums, _, __: _transform("hessian")(f, nums)(*inp))
+        return _transformed("hessian", func, inputs, None, strict, _traced_hessian)
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def single_output(*inp):
-        is_out_tuple, outputs = _outputs(func, inp, "hessian", strict)
-        if is_out_tuple:
-            raise RuntimeError("The function given to hessian should return a single Tensor")
-        if outputs[0].numel() != 1:
-            raise RuntimeError("The Tensor returned by the function given to hessian should contain a single "
-                               "element")
-        return outputs[0].squeeze()
+        return _scalar_output(func, inp, "hessian", strict)[0].squeeze()
 
     def gradient(*inp):
         if outer_jacobian_strategy == "forward-mode":
@@ -319,11 +314,16 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 
 def _scalar_output(func, inputs, fn_name, strict):
     is_outputs_tuple, outputs = _outputs(func, inputs, fn_name, strict)
-    if is_outputs_tuple:
-        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
-    if outputs[0].numel() != 1:
-        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
+    _refuse_not_single(is_outputs_tuple, outputs[0].shape, fn_name)
     return outputs
+
+
+def _refuse_not_single(is_tuple, shape, fn_name):
+    """PyTorch's errors for a function given to hessian, hvp or vhp that returns a tuple or several elements."""
+    if is_tuple:
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+    if math.prod(shape) != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
@@ -379,6 +379,17 @@ def _traced_vjp(func, inputs, argnums, vs, is_tuple):
 def _traced_jvp(func, inputs, argnums, vs, is_tuple):
     tangents = vs if vs is not None else tuple(sgnp.ones_like(t) for t in inputs)
     return _transform("jvp")(func, inputs, tangents)
+
+
+def _traced_hessian(func, inputs, argnums, vs, is_tuple):
+    """sg.hessian of func's one element as a 0-d value, as the eager path squeezes it (a (1,) output gave a
+    (1, n, n) Hessian, a tuple or several elements a result where PyTorch raises)."""
+    def single_output(*values):
+        out = func(*values)
+        _refuse_not_single(isinstance(out, tuple), getattr(out, "shape", ()), "hessian")
+        return sgnp.reshape(out, ())
+
+    return _transform("hessian")(single_output, argnums)(*inputs)
 
 
 def _traced_vhp(func, inputs, argnums, vs, is_tuple):
