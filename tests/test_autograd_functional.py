@@ -279,6 +279,17 @@ def test_hessian_on_traced_values_of_a_one_element_output_or_several():
             sg.compile(lambda x: F.hessian(fn, x))(U)
 
 
+@pytest.mark.parametrize("name", ["vjp", "jvp", "hvp", "vhp"])
+def test_v_none_on_traced_values_needs_one_element(name):
+    """PyTorch's error on tensors, not a v of ones (the transforms took ones for v of any size); with one element,
+    the result of a v of one."""
+    fn = (lambda y: y * 2) if name in ("vjp", "jvp") else (lambda y: sg.sum(y ** 3))
+    with pytest.raises(RuntimeError, match="v can only be None"):
+        sg.compile(lambda x: getattr(F, name)(fn, x))(U)
+    one = np.array([1.5])
+    _assert_values(sg.compile(lambda x: getattr(F, name)(fn, x))(one), _call(sg, F, name, fn, one, None))
+
+
 def test_strict_on_traced_values_is_an_error():
     with pytest.raises(sg.UnsupportedOpError, match=r"jacobian\(strict=True\) on traced values"):
         sg.compile(lambda x: F.jacobian(sg.sin, x, strict=True))(U)

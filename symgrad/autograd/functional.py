@@ -102,11 +102,7 @@ def _checked_v(v, reference, is_tuple, create_graph, fn_name):
     """v as a tuple of detached tensors of the reference's sizes; None only for one single-element reference
     (the outputs for vjp, else the inputs)."""
     if v is None:
-        if len(reference) != 1 or reference[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the user-provided function returns a single Tensor "
-                               "with a single element." if fn_name == "vjp" else
-                               "The vector v can only be None if the input to the user-provided function is a "
-                               "single Tensor with a single element.")
+        _refuse_none_v(reference, fn_name)
         return None
     _, v = _as_tuple(v, "v", fn_name)
     v = _prepared(v, create_graph, need_graph=False)
@@ -118,6 +114,15 @@ def _checked_v(v, reference, is_tuple, create_graph, fn_name):
             prefix = f"Entry {i} in " if is_tuple else ""
             raise RuntimeError(f"{prefix}v has invalid size: should be {ref.shape} but got {el.shape}.")
     return v
+
+
+def _refuse_none_v(reference, fn_name):
+    """PyTorch's error for v=None unless the reference (the outputs for vjp, else the inputs) is one element."""
+    if len(reference) != 1 or math.prod(reference[0].shape) != 1:
+        raise RuntimeError("The vector v can only be None if the user-provided function returns a single Tensor "
+                           "with a single element." if fn_name == "vjp" else
+                           "The vector v can only be None if the input to the user-provided function is a "
+                           "single Tensor with a single element.")
 
 
 def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
@@ -368,16 +373,22 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
 
 def _traced_vjp(func, inputs, argnums, vs, is_tuple):
     out, pullback = _transform("vjp")(func, *inputs)
-    if vs is None:  # a single output of one element: v is a one
-        cotangent = sgnp.ones_like(out)
-    else:
-        cotangent = vs if isinstance(out, tuple) else vs[0]
+    vs = _default_v(vs, out if isinstance(out, tuple) else (out,), "vjp")
+    cotangent = vs if isinstance(out, tuple) else vs[0]
     grads = pullback(cotangent)
     return out, grads if is_tuple else grads[0]
 
 
+def _default_v(vs, reference, fn_name):
+    """vs, or for None a one for the single element of the reference (PyTorch's error if it is not one)."""
+    if vs is not None:
+        return vs
+    _refuse_none_v(reference, fn_name)
+    return (sgnp.ones_like(reference[0]),)
+
+
 def _traced_jvp(func, inputs, argnums, vs, is_tuple):
-    tangents = vs if vs is not None else tuple(sgnp.ones_like(t) for t in inputs)
+    tangents = _default_v(vs, inputs, "jvp")
     return _transform("jvp")(func, inputs, tangents)
 
 
@@ -394,12 +405,12 @@ def _traced_hessian(func, inputs, argnums, vs, is_tuple):
 
 def _traced_vhp(func, inputs, argnums, vs, is_tuple):
     out, pullback = _transform("vjp")(_transform("grad")(func, argnums), *inputs)
-    tangents = vs if vs is not None else tuple(sgnp.ones_like(t) for t in inputs)
+    tangents = _default_v(vs, inputs, "vhp")
     grads = pullback(tangents if is_tuple else tangents[0])
     return func(*inputs), grads if is_tuple else grads[0]
 
 
 def _traced_hvp(func, inputs, argnums, vs, is_tuple):
-    tangents = vs if vs is not None else tuple(sgnp.ones_like(t) for t in inputs)
+    tangents = _default_v(vs, inputs, "hvp")
     products = _transform("hvp")(func, inputs, tangents)
     return func(*inputs), products if is_tuple else products[0]
