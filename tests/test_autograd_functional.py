@@ -269,6 +269,27 @@ def test_on_traced_values_the_transforms_give_the_eager_results(name, fn, inputs
     _assert_values(compiled(*_flat(args)), expected)
 
 
+def test_hessian_on_traced_values_of_a_one_element_output_or_several():
+    """The output's one element is differentiated as a 0-d value, as on tensors; a tuple or several elements are
+    PyTorch's errors (the transform gave a (1, 3, 3) Hessian, and one per element or per output)."""
+    one = sg.compile(lambda x: F.hessian(lambda y: sg.reshape(sg.sum(y ** 3), (1,)), x))(U)
+    np.testing.assert_allclose(one, np.diag(6 * U), rtol=1e-14)
+    for fn, match in [(lambda y: y * y, "single element"), (lambda y: (sg.sum(y), sg.sum(y * y)), "single Tensor")]:
+        with pytest.raises(RuntimeError, match=match):
+            sg.compile(lambda x: F.hessian(fn, x))(U)
+
+
+@pytest.mark.parametrize("name", ["vjp", "jvp", "hvp", "vhp"])
+def test_v_none_on_traced_values_needs_one_element(name):
+    """PyTorch's error on tensors, not a v of ones (the transforms took ones for v of any size); with one element,
+    the result of a v of one."""
+    fn = (lambda y: y * 2) if name in ("vjp", "jvp") else (lambda y: sg.sum(y ** 3))
+    with pytest.raises(RuntimeError, match="v can only be None"):
+        sg.compile(lambda x: getattr(F, name)(fn, x))(U)
+    one = np.array([1.5])
+    _assert_values(sg.compile(lambda x: getattr(F, name)(fn, x))(one), _call(sg, F, name, fn, one, None))
+
+
 def test_strict_on_traced_values_is_an_error():
     with pytest.raises(sg.UnsupportedOpError, match=r"jacobian\(strict=True\) on traced values"):
         sg.compile(lambda x: F.jacobian(sg.sin, x, strict=True))(U)

@@ -87,6 +87,33 @@ def test_second_reverse_derivative_and_tensor_arguments():
     np.testing.assert_allclose(sg.grad(lambda x: sg.sum(Scale.apply(x, w) ** 2))(X), 2 * X * w.detach().numpy() ** 2)
 
 
+def test_a_python_value_among_the_outputs_is_given_back():
+    """forward may return Python values beside its tensors, as on tensors (it raised AttributeError: 'int' object
+    has no attribute 'dtype'); backward gets None for them."""
+    seen = []
+
+    class WithCount(sg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return 5, x * 2, "label"
+
+        @staticmethod
+        def backward(ctx, g_count, g, g_label):
+            seen.append((g_count, g_label))
+            return g * 3
+
+    returned = []
+
+    def loss(x):
+        returned.append(WithCount.apply(x))
+        return sg.sum(returned[-1][1])
+
+    np.testing.assert_array_equal(sg.grad(loss)(X), np.full(4, 3.0))
+    assert seen == [(None, None)]
+    assert (returned[0][0], returned[0][2]) == (5, "label") and type(returned[0][0]) is int
+    np.testing.assert_array_equal(sg.compile(lambda x: WithCount.apply(x)[1])(X), 2 * X)
+
+
 def test_errors():
     class StoresTraced(sg.autograd.Function):
         @staticmethod

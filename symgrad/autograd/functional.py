@@ -12,6 +12,8 @@ same name (`_traced`): there the function is traced anyway, and its results are 
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import numpy_api as sgnp
@@ -100,11 +102,7 @@ def _checked_v(v, reference, is_tuple, create_graph, fn_name):
     """v as a tuple of detached tensors of the reference's sizes; None only for one single-element reference
     (the outputs for vjp, else the inputs)."""
     if v is None:
-        if len(reference) != 1 or reference[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the user-provided function returns a single Tensor "
-                               "with a single element." if fn_name == "vjp" else
-                               "The vector v can only be None if the input to the user-provided function is a "
-                               "single Tensor with a single element.")
+        _refuse_none_v(reference, fn_name)
         return None
     _, v = _as_tuple(v, "v", fn_name)
     v = _prepared(v, create_graph, need_graph=False)
@@ -116,6 +114,15 @@ def _checked_v(v, reference, is_tuple, create_graph, fn_name):
             prefix = f"Entry {i} in " if is_tuple else ""
             raise RuntimeError(f"{prefix}v has invalid size: should be {ref.shape} but got {el.shape}.")
     return v
+
+
+def _refuse_none_v(reference, fn_name):
+    """PyTorch's error for v=None unless the reference (the outputs for vjp, else the inputs) is one element."""
+    if len(reference) != 1 or math.prod(reference[0].shape) != 1:
+        raise RuntimeError("The vector v can only be None if the user-provided function returns a single Tensor "
+                           "with a single element." if fn_name == "vjp" else
+                           "The vector v can only be None if the input to the user-provided function is a "
+                           "single Tensor with a single element.")
 
 
 def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
@@ -290,20 +297,13 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     """The Hessian of a function returning one element: the Jacobian of its gradient. A tensor for one input,
     else a tuple of tuples with [i][j] of shape input i + input j."""
     if _traced(inputs):
-        return _transformed("hessian", func, inputs, None, strict,
-                            lambda f, inp, nums, _, __: _transform("hessian")(f, nums)(*inp))
+        return _transformed("hessian", func, inputs, None, strict, _traced_hessian)
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def single_output(*inp):
-        is_out_tuple, outputs = _outputs(func, inp, "hessian", strict)
-        if is_out_tuple:
-            raise RuntimeError("The function given to hessian should return a single Tensor")
-        if outputs[0].numel() != 1:
-            raise RuntimeError("The Tensor returned by the function given to hessian should contain a single "
-                               "element")
-        return outputs[0].squeeze()
+        return _scalar_output(func, inp, "hessian", strict)[0].squeeze()
 
     def gradient(*inp):
         if outer_jacobian_strategy == "forward-mode":
@@ -319,11 +319,16 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 
 def _scalar_output(func, inputs, fn_name, strict):
     is_outputs_tuple, outputs = _outputs(func, inputs, fn_name, strict)
-    if is_outputs_tuple:
-        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
-    if outputs[0].numel() != 1:
-        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
+    _refuse_not_single(is_outputs_tuple, outputs[0].shape, fn_name)
     return outputs
+
+
+def _refuse_not_single(is_tuple, shape, fn_name):
+    """PyTorch's errors for a function given to hessian, hvp or vhp that returns a tuple or several elements."""
+    if is_tuple:
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+    if math.prod(shape) != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
@@ -368,27 +373,44 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
 
 def _traced_vjp(func, inputs, argnums, vs, is_tuple):
     out, pullback = _transform("vjp")(func, *inputs)
-    if vs is None:  # a single output of one element: v is a one
-        cotangent = sgnp.ones_like(out)
-    else:
-        cotangent = vs if isinstance(out, tuple) else vs[0]
+    vs = _default_v(vs, out if isinstance(out, tuple) else (out,), "vjp")
+    cotangent = vs if isinstance(out, tuple) else vs[0]
     grads = pullback(cotangent)
     return out, grads if is_tuple else grads[0]
 
 
+def _default_v(vs, reference, fn_name):
+    """vs, or for None a one for the single element of the reference (PyTorch's error if it is not one)."""
+    if vs is not None:
+        return vs
+    _refuse_none_v(reference, fn_name)
+    return (sgnp.ones_like(reference[0]),)
+
+
 def _traced_jvp(func, inputs, argnums, vs, is_tuple):
-    tangents = vs if vs is not None else tuple(sgnp.ones_like(t) for t in inputs)
+    tangents = _default_v(vs, inputs, "jvp")
     return _transform("jvp")(func, inputs, tangents)
+
+
+def _traced_hessian(func, inputs, argnums, vs, is_tuple):
+    """sg.hessian of func's one element as a 0-d value, as the eager path squeezes it (a (1,) output gave a
+    (1, n, n) Hessian, a tuple or several elements a result where PyTorch raises)."""
+    def single_output(*values):
+        out = func(*values)
+        _refuse_not_single(isinstance(out, tuple), getattr(out, "shape", ()), "hessian")
+        return sgnp.reshape(out, ())
+
+    return _transform("hessian")(single_output, argnums)(*inputs)
 
 
 def _traced_vhp(func, inputs, argnums, vs, is_tuple):
     out, pullback = _transform("vjp")(_transform("grad")(func, argnums), *inputs)
-    tangents = vs if vs is not None else tuple(sgnp.ones_like(t) for t in inputs)
+    tangents = _default_v(vs, inputs, "vhp")
     grads = pullback(tangents if is_tuple else tangents[0])
     return func(*inputs), grads if is_tuple else grads[0]
 
 
 def _traced_hvp(func, inputs, argnums, vs, is_tuple):
-    tangents = vs if vs is not None else tuple(sgnp.ones_like(t) for t in inputs)
+    tangents = _default_v(vs, inputs, "hvp")
     products = _transform("hvp")(func, inputs, tangents)
     return func(*inputs), products if is_tuple else products[0]

@@ -179,22 +179,27 @@ def _forward(cls, ctx, args):
 def _traced_apply(cls, args):
     """Function.apply inside a trace (sg.compile, sg.grad, sg.vmap, a model compiled whole): a custom_vjp whose
     fwd is forward, its saved tensors the residuals, and whose bwd is backward, so every transform takes the
-    user's gradient. Traced values and arrays are its inputs, other arguments Python values (hashable);
-    outputs marked non-differentiable are stop_gradient'ed."""
+    user's gradient. Traced values and arrays are its inputs, other arguments Python values (hashable); in a
+    tuple forward returns, the values that are not arrays are given back as they are, and outputs marked
+    non-differentiable are stop_gradient'ed."""
     inputs = tuple(i for i, a in enumerate(args) if isinstance(a, (Tracer, np.ndarray)))
     needs = tuple(i in inputs and not isinstance(args[i], np.ndarray)
                   and (args[i].requires_grad if isinstance(args[i], Tensor) else True) for i in range(len(args)))
     tensors = tuple(i in inputs for i in range(len(args)))
-    traced = {}  # the ctx of forward's latest trace, and which outputs it marked
+    traced = {}  # of forward's latest trace: its ctx, which outputs are arrays, which it marked, the other values
 
     def forward(*values):
         ctx = FunctionCtx(needs, tensors)
         result = _in_trace(cls, "forward", lambda: _forward(cls, ctx, values))
         outputs = result if isinstance(result, tuple) else (result,)
         _refuse_marked_elsewhere(cls, ctx._non_differentiable, outputs)
-        ctx._output_types = tuple((tuple(np.shape(r)), r.dtype) for r in outputs)
-        traced.update(ctx=ctx, marked=[any(r is m for m in ctx._non_differentiable) for r in outputs])
-        return result, tuple(ctx._saved)
+        arrays = [not isinstance(result, tuple) or isinstance(r, (Tracer, np.ndarray)) for r in outputs]
+        ctx._output_types = tuple((tuple(np.shape(r)), r.dtype) if array else None for r, array in zip(outputs, arrays))
+        traced.update(ctx=ctx, arrays=arrays, marked=[any(r is m for m in ctx._non_differentiable) for r in outputs],
+                      others=[r for r, array in zip(outputs, arrays) if not array])
+        if all(arrays):
+            return result, tuple(ctx._saved)
+        return tuple(r for r, array in zip(outputs, arrays) if array), tuple(ctx._saved)
 
     def backward(*rest):
         residuals, grad = rest[-2:]
@@ -204,8 +209,9 @@ def _traced_apply(cls, args):
                 raise TracerError(f"{cls.__name__}.forward stored a traced value on ctx.{name}, which backward "
                                   "cannot read inside a trace; save it with ctx.save_for_backward")
         ctx._saved, ctx._saved_versions = tuple(residuals), ()
-        grads = dict(_in_trace(cls, "backward",
-                               lambda: ctx.call_backward(cls, list(grad) if isinstance(grad, tuple) else [grad])))
+        given = iter(grad if isinstance(grad, tuple) else (grad,))  # (none for the values that are not arrays)
+        grad_outputs = [next(given) if array else None for array in traced["arrays"]]
+        grads = dict(_in_trace(cls, "backward", lambda: ctx.call_backward(cls, grad_outputs)))
         return tuple(grads[i] for i in inputs)
 
     def function(*values):
@@ -216,7 +222,8 @@ def _traced_apply(cls, args):
     rule = custom_vjp(function, nondiff_argnums=tuple(i for i in range(len(args)) if i not in inputs))
     rule.defvjp(forward, backward)
     result = rule(*args)
-    outputs = result if isinstance(result, tuple) else (result,)
+    computed, others = iter(result if isinstance(result, tuple) else (result,)), iter(traced["others"])
+    outputs = tuple(next(computed) if array else next(others) for array in traced["arrays"])
     outputs = tuple(stop_gradient(r) if marked else r for r, marked in zip(outputs, traced["marked"]))
     return outputs if isinstance(result, tuple) else outputs[0]
 
