@@ -90,3 +90,25 @@ def test_a_subclass_with_its_own_getattr_is_asked_for_a_name_its_base_knows():
 
     Base().w  # the descriptor goes on Base
     assert Renaming().w == "renamed"
+
+
+def test_a_subclass_getattr_is_asked_once_for_a_missing_name_its_base_knows():
+    """The descriptor's AttributeError makes Python call the subclass's __getattr__: calling it too asked twice."""
+    class Base(nn.Module):
+        def __init__(self, register):
+            super().__init__()
+            if register:
+                self.w = nn.Parameter(np.ones(2))
+
+    asked = []
+
+    class Logging(Base):
+        def __getattr__(self, name):
+            asked.append(name)
+            return super().__getattr__(name)
+
+    Base(True).w  # the descriptor goes on Base
+    with pytest.raises(AttributeError, match="'Logging' object has no attribute 'w'"):
+        Logging(False).w
+    assert asked == ["w"]
+    assert Logging(True).w.shape == (2,) and asked == ["w", "w"]

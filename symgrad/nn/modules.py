@@ -40,9 +40,8 @@ class _Entry:
         found = module.__dict__
         if name in found:
             return found[name]
-        getattr_ = type(module).__getattr__
-        if getattr_ is not Module.__getattr__:  # (a subclass of the class it was installed on that has its own)
-            return getattr_(module, name)
+        if type(module).__getattr__ is not Module.__getattr__:  # (a subclass of the class it was installed on that
+            raise AttributeError(name)  # has its own: Python asks it next, once, as it would without the descriptor)
         for table in ("_parameters", "_modules", "_buffers"):
             entries = found.get(table)
             if entries is not None and name in entries:
