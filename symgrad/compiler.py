@@ -227,7 +227,8 @@ class Compiled(pickling.CopiedAsItself):
         again, _, _ = trace_flat(self.fn, args, name=self.__name__, reads=reads)
         if ir.format_graph(again) != ir.format_graph(graph):
             code = getattr(self.fn, "__code__", None)
-            where = f" ({code.co_filename}, line {code.co_firstlineno})" if code is not None else ""
+            users = code is not None and not code.co_filename.startswith(os.path.dirname(__file__))
+            where = f" ({code.co_filename}, line {code.co_firstlineno})" if users else ""  # (not static_args' wrapper)
             raise UnsupportedOpError(
                 f"{self.__name__}{where} draws random numbers (NumPy's or Python's generators) while sg.compile "
                 "traces it: they would be drawn once, when traced, and every call would reuse them; draw outside "
