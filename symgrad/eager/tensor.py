@@ -27,7 +27,7 @@ from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
 from .size import size_of
 from .tape import state as _tapes
-from .whole_backward import view_value
+from .whole_backward import alternatives, view_value
 from ..ops import elementwise as E
 from ..core import (Tracer, TracerError, UnsupportedOpError, bind, current_builder, note_random_draw,
                     refuse_masked, tracing_anywhere, with_user_line)
@@ -343,16 +343,37 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
     primitive and attributes, each operand from the same source (an earlier deferred op at the version it
     produced, the same leaf, or a constant) and of the same type. It then cannot fail: its errors were
     raised when the step was captured. The leaf and constant arrays it reads are kept (a copy of those
-    NumPy may write: the rule in symgrad.eager.tape). None, with the tape abandoned, on any difference."""
+    NumPy may write: the rule in symgrad.eager.tape). None, with the tape abandoned, on any difference from every
+    steady capture the step may repeat (`_switched`)."""
     position = len(tape.digests)
-    steps = tape.capture.steps
+    out = _defer_at(tape.capture.steps, tape, prim, operands, attrs, position)
+    if out is None:
+        out = _switched(tape, position, lambda steps: _defer_at(steps, tape, prim, operands, attrs, position))
+        if out is None:
+            tape.abandon()
+    return out
+
+
+def _defer_at(steps, tape, prim, operands, attrs, position) -> "DeferredTensor | None":
+    """`_defer` against the captured `steps`: None, with nothing changed, when the op is not their next."""
     if position < len(steps):
         step = steps[position]
         if step[0] is prim and (step[1] is attrs or step[1] == attrs) and len(operands) == len(step[5]):
-            out = _defer_step(tape, step, position, operands)
-            if out is not None:
-                return out
-    tape.abandon()
+            return _defer_step(tape, step, position, operands)
+    return None
+
+
+def _switched(tape, position, attempt) -> "DeferredTensor | None":
+    """The deferred result of `attempt(steps)` against another steady capture whose steps before `position` are
+    the tape's (whole_backward.alternatives: a step whose structure alternates), which the tape then expects;
+    None, with the tape's capture unchanged, when none takes the op."""
+    capture = tape.capture
+    for other in alternatives(capture, position, tape.digests[-1] if position else None):
+        tape.capture = other
+        out = attempt(other.steps)
+        if out is not None:
+            return out
+    tape.capture = capture
     return None
 
 
@@ -412,8 +433,15 @@ def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
     expects, and only its result gets a record now (the records of its intermediate results, which no tensor
     holds, are made when something walks to them: Record.make). None, with nothing changed but what `_defer`
     changes on the way, when `_defer` must judge op by op."""
-    capture = tape.capture
     position = len(tape.digests)
+    out = _defer_plan_on(tape.capture, tape, plan, operands, position)
+    if out is None:
+        out = _switched(tape, position, lambda _: _defer_plan_on(tape.capture, tape, plan, operands, position))
+    return out
+
+
+def _defer_plan_on(capture, tape, plan, operands, position) -> "DeferredTensor | None":
+    """`_defer_plan` against `capture`."""
     match = capture.plan_matches.get((position, plan), _UNMATCHED)
     if match is _UNMATCHED:
         if len(capture.plan_matches) > 4 * len(capture.steps):  # plans evicted and made again: start over

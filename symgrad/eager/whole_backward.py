@@ -41,6 +41,10 @@ from .tape import current_tape, leaf_slot
 
 _CACHE_SIZE = 512
 _cache: "collections.OrderedDict" = collections.OrderedDict()  # (digest, root) -> Capture or None (seen once)
+# The captures whose steps a tape may defer (Capture.steps), by their last run, newest last: a step whose
+# structure alternates (sequence lengths cycled) defers against whichever of them its ops repeat (`alternatives`)
+_STEADY_SIZE = 8
+_steady: "collections.OrderedDict" = collections.OrderedDict()  # id(capture) -> capture
 
 
 class _Stage:
@@ -604,7 +608,10 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
         return False, None
     capture = tape.capture
     if capture is not None and capture.deferred(tape, record):  # the step this tape repeated, whole: no lookup
-        return capture.run(engine, record, tape, seed, retain_graph, True), capture
+        ran = capture.run(engine, record, tape, seed, retain_graph, True)
+        if ran and next(reversed(_steady), None) != id(capture):  # (the newest already: no move)
+            _steadied(capture)
+        return ran, capture
     position = record.position
     key = (tape.digests[position], position)
     plan = _cache.get(key, _MISSING)
@@ -620,7 +627,32 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
     _cache.move_to_end(key)
     if plan is _UNSUPPORTED:
         return False, None
-    return plan.run(engine, record, tape, seed, retain_graph), (plan if plan.steps is not None else None)
+    ran = plan.run(engine, record, tape, seed, retain_graph)
+    if plan.steps is None:
+        return ran, None
+    if ran:
+        _steadied(plan)
+    return ran, plan
+
+
+def _steadied(capture) -> None:
+    """Note that `capture` ran its step (the newest of the steady captures; the oldest of more than 8 forgotten)."""
+    _steady[id(capture)] = capture
+    _steady.move_to_end(id(capture))
+    if len(_steady) > _STEADY_SIZE:
+        _steady.popitem(last=False)
+
+
+def alternatives(capture, position, digest) -> list:
+    """The other steady captures, newest first, that a tape deferring `capture` may take instead at `position`
+    (its ops there do not repeat `capture`'s): those whose steps before it have the same running hash `digest`
+    (the tape's last: the same entries), or any at the step's first op."""
+    found = []
+    for other in reversed(_steady.values()):
+        steps = other.steps
+        if other is not capture and len(steps) > position and (position == 0 or steps[position - 1][6] == digest):
+            found.append(other)
+    return found
 
 
 def _remember(key, plan):
