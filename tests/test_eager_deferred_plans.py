@@ -68,6 +68,28 @@ def test_an_nn_training_loop_defers_its_plans_and_matches_pytorch(lowerings):
     assert [flag for _, flag in observed] == [step >= 2 for step in range(8)]  # deferred from the third step
 
 
+def _mean_step(lib, model, opt, step):
+    """Losses whose front ends divide by a count (mean over everything, over a dim, F.mse_loss): their plans hold a
+    constant step (the count, an operand of the quotient), computed unrecorded; a deferred step folds it."""
+    x, y = _batch(step % 2)
+    opt.zero_grad()
+    out = model(lib.tensor(x))
+    target = lib.tensor(np.eye(3)[y])
+    tape_before = len(tape.current_tape().pending)
+    loss = out.mean(1).mean() + lib.nn.functional.mse_loss(out, target) + (out * out).mean(0).sum() / 3.0
+    deferred = isinstance(loss, DeferredTensor)
+    if lib is sg and deferred:  # every call deferred at once: one pending record each (the three means, the
+        assert len(tape.current_tape().pending) - tape_before == 9  # loss, the product, the sums, the quotient)
+    loss.backward()
+    opt.step()
+    return [loss.item(), deferred if lib is sg else step >= 2]
+
+
+def test_plans_with_a_constant_step_defer_at_once_and_match_pytorch(lowerings):
+    observed = _same_as_pytorch(_mean_step)
+    assert [flag for _, flag in observed] == [step >= 2 for step in range(8)]
+
+
 def test_a_learning_rate_and_a_loss_weight_changed_every_step():
     def step_fn(lib, model, opt, step):
         x, y = _batch(step % 3)

@@ -453,8 +453,8 @@ def _defer_plan_on(capture, tape, plan, operands, position) -> "DeferredTensor |
 def _defer_matched(tape, match, position, operands, label=None) -> "DeferredTensor | None":
     """`_defer_plan` once the plan's match at `position` is known (`_plan_match`; a shortcut keeps it), its record
     named `label`."""
-    steps, checks, places, digests = match
-    reads = [None] * len(operands)
+    steps, checks, places, digests, blank = match
+    reads = list(blank)  # (None per operand, then the reads of the plan's constants)
     for index, source, expected in checks:  # in order of first use, as the ops one by one would check them
         read = reads[index] = _deferred_operand(tape, operands[index], source, expected)
         if read is None:
@@ -477,27 +477,33 @@ def _plan_match(steps, position, plan, count):
     per primitive, (captured step, per input: an operand index, or minus how many primitives back its
     value was made, and, for a primitive that reads such values only, its record's saved arrays and
     versions), per operand, in order of first use, (index, source, expected type), the operands that are
-    inputs of the captured function (Capture.places), and the steps' digests. None when the
-    primitives are not recorded there as one run of steps whose last is the result and that reads every
-    operand."""
-    if not plan.steps or plan.output != count + len(plan.steps) - 1 or position + len(plan.steps) > len(steps):
+    inputs of the captured function (Capture.places), the steps' digests, and the reads of the operands and
+    the plan's constants (Plan.fold: None for an operand). None when the primitives are not recorded there as
+    one run of steps whose last is the result and that reads every operand."""
+    plan_steps, output, constants = plan.fold()
+    total = count + len(constants)  # (the constants are operands after the call's: the steps read them so)
+    if not plan_steps or output != total + len(plan_steps) - 1 or position + len(plan_steps) > len(steps):
         return None
     matched, checks, sources, places = [], [], {}, []
-    for k, (prim, inputs, _, attrs, dtype) in enumerate(plan.steps):
+    for k, (prim, inputs, _, attrs, dtype) in enumerate(plan_steps):
         step = steps[position + k]
         if step[0] is not prim or step[1] != attrs or len(inputs) != len(step[5]) or dtype.kind != "f" or (
-                step[8] and k == len(plan.steps) - 1):  # a view as the result: `_defer` computes it
+                step[8] and k == len(plan_steps) - 1):  # a view as the result: `_defer` computes it
             return None
         spec = []
         for index, source, expected in zip(inputs, step[5], step[2]):
-            if index >= count:  # an earlier primitive of the plan
-                if source != position + index - count:
+            if index >= total:  # an earlier primitive of the plan
+                if source != position + index - total:
                     return None
-                spec.append(index - count - k)
+                spec.append(index - total - k)
                 continue
             if source >= position or sources.setdefault(index, (source, expected)) != (source, expected):
                 return None
-            if len(sources) > len(checks):
+            if index >= count:  # a constant of the plan: recorded as a constant operand of its type
+                constant = constants[index - count]
+                if source != -1 or constant.shape != expected[0] or constant.dtype != expected[1]:
+                    return None
+            elif len(checks) < count and all(index != checked[0] for checked in checks):
                 checks.append((index, source, expected))
             spec.append(index)
         inner_only = ((None,) * len(inputs), (UNSEEN_READ,) * len(inputs)) if max(spec) < 0 else None
@@ -505,8 +511,9 @@ def _plan_match(steps, position, plan, count):
         places.extend(inputs[operand] for operand in step[7])
     if len(checks) != count:
         return None
+    blank = (None,) * count + tuple((None, constant, UNSEEN_READ) for constant in constants)
     return (tuple(matched), tuple(checks), tuple(places),
-            [step[6] for step in steps[position:position + len(plan.steps)]])
+            [step[6] for step in steps[position:position + len(plan_steps)]], blank)
 
 
 def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
