@@ -41,7 +41,7 @@ from .tape import current_tape, leaf_slot
 
 _CACHE_SIZE = 512
 _cache: "collections.OrderedDict" = collections.OrderedDict()  # (digest, root) -> Capture or None (seen once)
-# The captures whose steps a tape may defer (Capture.steps), by their last run, newest last: a step whose
+# The captures whose steps a tape may defer (Capture.steps), by their last step, newest last: a step whose
 # structure alternates (sequence lengths cycled) defers against whichever of them its ops repeat (`alternatives`)
 _STEADY_SIZE = 8
 _steady: "collections.OrderedDict" = collections.OrderedDict()  # id(capture) -> capture
@@ -608,10 +608,9 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
         return False, None
     capture = tape.capture
     if capture is not None and capture.deferred(tape, record):  # the step this tape repeated, whole: no lookup
-        ran = capture.run(engine, record, tape, seed, retain_graph, True)
-        if ran and next(reversed(_steady), None) != id(capture):  # (the newest already: no move)
+        if next(reversed(_steady), None) != id(capture):  # (the newest already: no move)
             _steadied(capture)
-        return ran, capture
+        return capture.run(engine, record, tape, seed, retain_graph, True), capture
     position = record.position
     key = (tape.digests[position], position)
     plan = _cache.get(key, _MISSING)
@@ -627,16 +626,15 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
     _cache.move_to_end(key)
     if plan is _UNSUPPORTED:
         return False, None
-    ran = plan.run(engine, record, tape, seed, retain_graph)
     if plan.steps is None:
-        return ran, None
-    if ran:
-        _steadied(plan)
-    return ran, plan
+        return plan.run(engine, record, tape, seed, retain_graph), None
+    _steadied(plan)  # (also when this step cannot take it: one computed op by op that read an array NumPy may
+    return plan.run(engine, record, tape, seed, retain_graph), plan  # write, which the next step, deferred, copies)
 
 
 def _steadied(capture) -> None:
-    """Note that `capture` ran its step (the newest of the steady captures; the oldest of more than 8 forgotten)."""
+    """Note that a step had the structure of `capture`, which the next tape expects (the newest of the steady
+    captures; the oldest of more than 8 forgotten)."""
     _steady[id(capture)] = capture
     _steady.move_to_end(id(capture))
     if len(_steady) > _STEADY_SIZE:
