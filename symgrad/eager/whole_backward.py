@@ -646,7 +646,7 @@ def alternatives(capture, position, digest) -> list:
     (its ops there do not repeat `capture`'s): those whose steps before it have the same running hash `digest`
     (the tape's last: the same entries), or any at the step's first op."""
     found = []
-    for other in reversed(_steady.values()):
+    for other in reversed(tuple(_steady.values())):  # (a copy: another thread's backward may note a capture)
         steps = other.steps
         if other is not capture and len(steps) > position and (position == 0 or steps[position - 1][6] == digest):
             found.append(other)
