@@ -71,7 +71,6 @@ class Plan:
                 record.tape.intermediates.add(record.position)
         return result
 
-
     def fold(self) -> tuple:
         """(steps, output, constants): the plan with the steps that read no operand (a number a quotient keeps as an
         operand, as `mean`'s count) computed once, their arrays (read-only) `constants`, operands after the call's;
@@ -81,8 +80,7 @@ class Plan:
             count, values, renumbered, steps, constants = self.arity, {}, {}, [], []
             for k, (prim, inputs, evaluate, attrs, dtype) in enumerate(self.steps):
                 if all(index in values for index in inputs):  # (none an operand or a recorded step's value)
-                    value = np.asarray(evaluate(*[values[index] for index in inputs]))
-                    value = value if value.dtype == dtype else value.astype(dtype)
+                    value = np.array(evaluate(*[values[index] for index in inputs]), dtype=dtype)  # (its own)
                     value.flags.writeable = False
                     values[count + k] = value
                     constants.append(value)

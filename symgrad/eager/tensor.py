@@ -435,10 +435,10 @@ def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
     changes on the way, when `_defer` must judge op by op."""
     position, capture = len(tape.digests), tape.capture
     out = _defer_plan_on(capture, tape, plan, operands, position)
-    first = plan.fold()[0][:1]  # (the plan's first recorded step, if any)
-    if out is None and first and (position >= len(capture.steps) or capture.steps[position][0] is not first[0][0]):
-        # (another capture, if the step's first primitive is not this one's: else `_defer` judges op by op)
-        out = _switched(tape, position, lambda _: _defer_plan_on(tape.capture, tape, plan, operands, position))
+    if out is None:  # another capture, if the step's first primitive is not this one's (else `_defer` judges op by op)
+        first = plan.fold()[0][:1]  # (the plan's first recorded step, if any)
+        if first and (position >= len(capture.steps) or capture.steps[position][0] is not first[0][0]):
+            out = _switched(tape, position, lambda _: _defer_plan_on(tape.capture, tape, plan, operands, position))
     return out
 
 
