@@ -23,6 +23,7 @@ def lowerings(monkeypatch):
     made = []
     monkeypatch.setattr(adjoint, "_cache", collections.OrderedDict())
     monkeypatch.setattr(whole_backward, "_cache", collections.OrderedDict())
+    monkeypatch.setattr(whole_backward, "_steady", collections.OrderedDict())
 
     def recording_lower(graph, *args, **kwargs):
         made.append(backends.lower(graph, *args, **kwargs))

@@ -84,6 +84,57 @@ def test_structure_that_changes_mid_loop_gets_its_own_capture(lowerings):
     assert len(lowerings) == 3
 
 
+def _alternating_steps(lib, params, x, y, schedule, observed=None):
+    """SGD steps of the MLP whose structure follows `schedule` (per step: the batch size, the hidden layer's
+    activation, whether the loss is read before backward); per step the loss and the gradients, and in
+    `observed` whether the loss was deferred."""
+    from symgrad.eager.tensor import DeferredTensor
+    tensors = [lib.tensor(p, requires_grad=True) for p in params]
+    optimizer = lib.optim.SGD(tensors, lr=0.2)
+    seen = []
+    for n, activation, read in schedule:
+        optimizer.zero_grad()
+        w1, b1, w2, b2 = tensors
+        hidden = getattr(lib, activation)(lib.tensor(x[:n]) @ w1 + b1)  # the same first ops, then tanh or sigmoid
+        loss = lib.nn.functional.cross_entropy(hidden @ w2 + b2, lib.tensor(y[:n]))
+        if observed is not None:
+            observed.append(isinstance(loss, DeferredTensor))
+        value = loss.item() if read else 0.0  # computes what is pending, op by op
+        loss.backward()
+        optimizer.step()
+        seen.append([loss.detach().numpy(), value] + [t.grad.numpy().copy() for t in tensors])
+    return seen
+
+
+def test_alternating_structures_defer_against_each_capture(lowerings):
+    """Three structures cycled: another batch size (its first op differs), and another activation after the same
+    first ops (the tape switches capture midway). Each is captured at its second cycle and deferred from its
+    third; every value and gradient matches PyTorch step by step."""
+    torch = pytest.importorskip("torch")
+    params, x, y = _mlp_data(4)
+    schedule = [(6, "tanh", False), (4, "tanh", False), (6, "sigmoid", True)] * 4
+    observed = []
+    ours = _alternating_steps(sg, params, x, y, schedule, observed)
+    assert observed == [False] * 6 + [True] * 6
+    assert len(lowerings) == 3
+    for step, (a, b) in enumerate(zip(ours, _alternating_steps(torch, params, x, y, schedule))):
+        for u, v in zip(a, b):
+            np.testing.assert_allclose(u, v, rtol=1e-10, atol=1e-12, err_msg=f"step {step}")
+
+
+def test_more_alternating_structures_than_steady_captures(lowerings):
+    """Ten batch sizes cycled: the tape keeps at most eight captures to choose from, and every step is right."""
+    from symgrad.eager import whole_backward
+    torch = pytest.importorskip("torch")
+    params, x, y = _mlp_data(5, batch=12)
+    schedule = [(n, "tanh", False) for n in range(3, 13)] * 3
+    ours = _alternating_steps(sg, params, x, y, schedule)
+    assert len(whole_backward._steady) == 8
+    for step, (a, b) in enumerate(zip(ours, _alternating_steps(torch, params, x, y, schedule))):
+        for u, v in zip(a, b):
+            np.testing.assert_allclose(u, v, rtol=1e-10, atol=1e-12, err_msg=f"step {step}")
+
+
 def test_data_dependent_python_control_flow():
     """`if` and `while` on tensor values force them; the step taken depends on the data."""
     torch = pytest.importorskip("torch")

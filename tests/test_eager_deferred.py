@@ -113,7 +113,9 @@ def test_forcing_points_before_backward(force):
         hidden = sg.tanh(sg.tensor(x) @ w1 + b1)
         assert isinstance(hidden, DeferredTensor)
         _FORCING[force](hidden)
-        assert not isinstance(hidden, DeferredTensor)
+        # what was deferred is computed (the forcing op itself may be deferred: from the second iteration on, the
+        # step with it is a steady capture of its own, which the tape switches to)
+        assert tape.current_tape().pending == [] and hidden._node.value is not None
         np.testing.assert_allclose(hidden.detach().numpy(), expected_hidden, rtol=1e-12)
         loss = sg.nn.functional.cross_entropy(hidden @ w2 + b2, sg.tensor(y))
         loss.backward()

@@ -68,6 +68,58 @@ def test_an_nn_training_loop_defers_its_plans_and_matches_pytorch(lowerings):
     assert [flag for _, flag in observed] == [step >= 2 for step in range(8)]  # deferred from the third step
 
 
+def _mean_step(lib, model, opt, step):
+    """Losses whose front ends divide by a count (mean over everything, over a dim, F.mse_loss): their plans hold a
+    constant step (the count, an operand of the quotient), computed unrecorded; a deferred step folds it."""
+    x, y = _batch(step % 2)
+    opt.zero_grad()
+    out = model(lib.tensor(x))
+    target = lib.tensor(np.eye(3)[y])
+    tape_before = len(tape.current_tape().pending)
+    loss = out.mean(1).mean() + lib.nn.functional.mse_loss(out, target) + (out * out).mean(0).sum() / 3.0
+    deferred = isinstance(loss, DeferredTensor)
+    if lib is sg and deferred:  # every call deferred at once: one pending record each (the three means, the
+        assert len(tape.current_tape().pending) - tape_before == 9  # loss, the product, the sums, the quotient)
+    loss.backward()
+    opt.step()
+    return [loss.item(), deferred if lib is sg else step >= 2]
+
+
+def test_plans_with_a_constant_step_defer_at_once_and_match_pytorch(lowerings):
+    observed = _same_as_pytorch(_mean_step)
+    assert [flag for _, flag in observed] == [step >= 2 for step in range(8)]
+
+
+def test_a_float32_mean_over_a_shared_batch_defers_and_matches_pytorch():
+    """The seed's linear regression in float32 (the batch from from_numpy, copied by each deferred step): `.mean()`
+    over 100 rows keeps its count as a float32 operand, folded into its deferred plan; every step's loss and
+    gradients against PyTorch."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-1, 1, (100, 1)).astype(np.float32)
+    y = (2 * x + 1).astype(np.float32)
+    seen = {}
+    for lib in (sg, torch):
+        xs, ys = lib.from_numpy(x), lib.from_numpy(y)
+        w = lib.zeros((1, 1), dtype=lib.float32, requires_grad=True)
+        b = lib.zeros(1, dtype=lib.float32, requires_grad=True)
+        steps = seen[lib.__name__] = []
+        for step in range(6):
+            loss = ((xs @ w + b - ys) ** 2).mean()
+            if lib is sg:
+                assert isinstance(loss, DeferredTensor) == (step >= 2)
+            loss.backward()
+            steps.append([loss.item(), w.grad.numpy().copy(), b.grad.numpy().copy()])
+            with lib.no_grad():
+                w -= 0.1 * w.grad
+                b -= 0.1 * b.grad
+            w.grad.zero_()
+            b.grad.zero_()
+    for ours, theirs in zip(seen["symgrad"], seen["torch"]):
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
 def test_a_learning_rate_and_a_loss_weight_changed_every_step():
     def step_fn(lib, model, opt, step):
         x, y = _batch(step % 3)

@@ -37,9 +37,10 @@ def _initial(lib, mode, module, batch, kind, dtype=np.float64):
     return tuple(parts) if mode == "LSTM" else parts[0]
 
 
-def _train(lib, module, mode, inputs, hx_kind=None, hooked=False, seeds=None):
+def _train(lib, module, mode, inputs, hx_kind=None, hooked=False, seeds=None, deferred=None, shared=False):
     """SGD steps on a loss reading the output and the final states; per step: the loss, the output, the final
-    states and every gradient (the input's, hx's, the parameters')."""
+    states and every gradient (the input's, hx's, the parameters'); per step in `deferred`, whether the loss
+    was deferred. `shared`: the input is from_numpy's (shared with NumPy, not requiring grad)."""
     optimizer = lib.optim.SGD(module.parameters(), lr=0.05)
     seen = []
     tape.start_over()  # (ops an earlier test recorded without a backward would shift the steps' positions)
@@ -47,7 +48,7 @@ def _train(lib, module, mode, inputs, hx_kind=None, hooked=False, seeds=None):
         if seeds is not None:
             lib.manual_seed(seeds[step])
         optimizer.zero_grad()
-        x = lib.tensor(array, requires_grad=True)
+        x = lib.from_numpy(array) if shared else lib.tensor(array, requires_grad=True)
         batch = x.shape[0] if getattr(module, "batch_first", False) else x.shape[1]
         hx = _initial(lib, mode, module, batch, hx_kind, array.dtype)
         output, final = module(x, hx)
@@ -59,11 +60,13 @@ def _train(lib, module, mode, inputs, hx_kind=None, hooked=False, seeds=None):
         if lib is sg and not hooked and step >= 2 and inputs[step].shape == inputs[step - 1].shape == inputs[
                 step - 2].shape:
             assert isinstance(loss, DeferredTensor)  # the step repeats the captured one: nothing computed yet
+        if deferred is not None:
+            deferred.append(isinstance(loss, DeferredTensor))
         loss.backward()
         optimizer.step()
         states = [] if hx_kind != "random" else (list(hx) if mode == "LSTM" else [hx])
         seen.append([loss.detach().numpy(), output.detach().numpy()] + [f.detach().numpy() for f in finals]
-                    + [x.grad.numpy()] + [s.grad.numpy() for s in states]
+                    + ([] if shared else [x.grad.numpy()]) + [s.grad.numpy() for s in states]
                     + [p.grad.numpy().copy() for p in module.parameters()])
     return seen
 
@@ -107,6 +110,25 @@ def test_sequence_lengths_that_change_mid_loop_are_captured_again():
     ours, theirs = _pair("GRU", dict(bidirectional=True))
     inputs = _inputs([(5, 2, 3)] * 3 + [(8, 2, 3)] * 3 + [(5, 2, 3)] * 3 + [(5, 3, 3)] * 3)
     _assert_close(_train(sg, ours, "GRU", inputs), _train(torch, theirs, "GRU", inputs))
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["input_requires_grad", "input_from_numpy"])
+@pytest.mark.parametrize("mode, kw", LAYOUTS[1:3], ids=IDS[1:3])
+def test_cycled_sequence_lengths_defer_from_their_third_cycle(mode, kw, shared):
+    """Lengths cycled (buckets): each is captured at its second cycle and deferred from its third, the tape taking
+    whichever steady capture its ops repeat (also when the capture could not run the step that made it: a step
+    computed op by op that read a from_numpy batch takes the general path); every step against PyTorch and the
+    general path."""
+    import torch
+    ours, theirs = _pair(mode, kw)
+    general, _ = _pair(mode, kw)
+    lengths = [4, 6, 5] * 4
+    inputs = _inputs([(2, t, 3) if kw.get("batch_first") else (t, 2, 3) for t in lengths])
+    deferred = []
+    captured = _train(sg, ours, mode, inputs, deferred=deferred, shared=shared)
+    assert deferred == [False] * 6 + [True] * 6
+    _assert_close(captured, _train(torch, theirs, mode, inputs, shared=shared))
+    _assert_close(captured, _train(sg, general, mode, inputs, hooked=True, shared=shared))
 
 
 def test_float32_steps_match_pytorch():

@@ -11,6 +11,8 @@ from __future__ import annotations
 import collections
 import functools
 
+import numpy as np
+
 from ..core import Builder, Tracer, building
 from ..ops.elementwise import ElementwiseOp
 from .graph import grad_fn_name
@@ -41,6 +43,8 @@ class Plan:
                                node.attrs, node.out.dtype))
             index[id(node.out)] = len(index)
         self.output = index[id(graph.outputs[0])]
+        self.arity = len(graph.inputs)
+        self.folded = None  # (steps, output, constants): `fold`, made when a deferred step first needs it
         # one primitive applied to the operands as given (a * b, x @ w, ...): run without the loop
         operands = tuple(range(len(graph.inputs)))
         self.single = self.steps[0] if len(self.steps) == 1 and self.steps[0][1] == operands \
@@ -66,6 +70,28 @@ class Plan:
             if record is not None and value is not result:
                 record.tape.intermediates.add(record.position)
         return result
+
+    def fold(self) -> tuple:
+        """(steps, output, constants): the plan with the steps that read no operand (a number a quotient keeps as an
+        operand, as `mean`'s count) computed once, their arrays (read-only) `constants`, operands after the call's;
+        the other steps renumbered. Eagerly such a step runs unrecorded and its value is a constant operand of the
+        next (symgrad.eager.tensor._plan_match matches the recorded steps)."""
+        if self.folded is None:
+            count, values, renumbered, steps, constants = self.arity, {}, {}, [], []
+            for k, (prim, inputs, evaluate, attrs, dtype) in enumerate(self.steps):
+                if all(index in values for index in inputs):  # (none an operand or a recorded step's value)
+                    value = np.array(evaluate(*[values[index] for index in inputs]), dtype=dtype)  # (its own)
+                    value.flags.writeable = False
+                    values[count + k] = value
+                    constants.append(value)
+            for index in values:
+                renumbered[index] = count + len(renumbered)
+            for k, (prim, inputs, evaluate, attrs, dtype) in enumerate(self.steps):
+                if count + k not in values:
+                    renumbered[count + k] = count + len(constants) + len(steps)
+                    steps.append((prim, tuple(renumbered.get(i, i) for i in inputs), evaluate, attrs, dtype))
+            self.folded = (steps, renumbered.get(self.output, self.output), constants)
+        return self.folded
 
 
 def evaluator(prim, attrs: dict):

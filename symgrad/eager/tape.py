@@ -39,7 +39,7 @@ class Tape:
 
     def __init__(self, capture=None):
         self.digests = []
-        self.entries = []      # the entries appended one by one (a deferred op's comes from the capture instead)
+        self.entries = []      # the entries appended one by one (a deferred op's comes from the capture at `abandon`)
         self.intermediates = set()  # positions of a plan's intermediate results, which no tensor holds
         self.leaves = []       # weakrefs to the leaves requiring grad, by slot
         self.leaf_slots = {}   # id(leaf) -> slot
@@ -58,10 +58,14 @@ class Tape:
             self.capture.compute(self)
 
     def abandon(self) -> None:
-        """Stop deferring: an op that does not match the capture comes next; what is pending is computed first."""
-        if self.capture is not None:
+        """Stop deferring: an op that does not match the capture comes next; what is pending is computed first,
+        and the deferred ops' entries (the capture's) are the tape's, so that a capture of this step sees them all."""
+        capture = self.capture
+        if capture is not None:
             self.force()
             self.capture = None
+            if not self.entries:  # (every op so far was deferred: none appended its entry)
+                self.entries = [step[4] for step in capture.steps[:len(self.digests)]]
 
     def append(self, record) -> None:
         """Add `record` (a new Record) as the tape's next entry: sets its tape, position and entry."""

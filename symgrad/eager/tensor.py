@@ -27,7 +27,7 @@ from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
 from .size import size_of
 from .tape import state as _tapes
-from .whole_backward import view_value
+from .whole_backward import alternatives, view_value
 from ..ops import elementwise as E
 from ..core import (Tracer, TracerError, UnsupportedOpError, bind, current_builder, note_random_draw,
                     refuse_masked, tracing_anywhere, with_user_line)
@@ -343,16 +343,37 @@ def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
     primitive and attributes, each operand from the same source (an earlier deferred op at the version it
     produced, the same leaf, or a constant) and of the same type. It then cannot fail: its errors were
     raised when the step was captured. The leaf and constant arrays it reads are kept (a copy of those
-    NumPy may write: the rule in symgrad.eager.tape). None, with the tape abandoned, on any difference."""
+    NumPy may write: the rule in symgrad.eager.tape). None, with the tape abandoned, on any difference from every
+    steady capture the step may repeat (`_switched`)."""
     position = len(tape.digests)
-    steps = tape.capture.steps
+    out = _defer_at(tape.capture.steps, tape, prim, operands, attrs, position)
+    if out is None:
+        out = _switched(tape, position, lambda steps: _defer_at(steps, tape, prim, operands, attrs, position))
+        if out is None:
+            tape.abandon()
+    return out
+
+
+def _defer_at(steps, tape, prim, operands, attrs, position) -> "DeferredTensor | None":
+    """`_defer` against the captured `steps`: None, with nothing changed, when the op is not their next."""
     if position < len(steps):
         step = steps[position]
         if step[0] is prim and (step[1] is attrs or step[1] == attrs) and len(operands) == len(step[5]):
-            out = _defer_step(tape, step, position, operands)
-            if out is not None:
-                return out
-    tape.abandon()
+            return _defer_step(tape, step, position, operands)
+    return None
+
+
+def _switched(tape, position, attempt) -> "DeferredTensor | None":
+    """The deferred result of `attempt(steps)` against another steady capture whose steps before `position` are
+    the tape's (whole_backward.alternatives: a step whose structure alternates), which the tape then expects;
+    None, with the tape's capture unchanged, when none takes the op."""
+    capture = tape.capture
+    for other in alternatives(capture, position, tape.digests[-1] if position else None):
+        tape.capture = other
+        out = attempt(other.steps)
+        if out is not None:
+            return out
+    tape.capture = capture
     return None
 
 
@@ -412,8 +433,17 @@ def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
     expects, and only its result gets a record now (the records of its intermediate results, which no tensor
     holds, are made when something walks to them: Record.make). None, with nothing changed but what `_defer`
     changes on the way, when `_defer` must judge op by op."""
-    capture = tape.capture
-    position = len(tape.digests)
+    position, capture = len(tape.digests), tape.capture
+    out = _defer_plan_on(capture, tape, plan, operands, position)
+    if out is None:  # another capture, if the step's first primitive is not this one's (else `_defer` judges op by op)
+        first = plan.fold()[0][:1]  # (the plan's first recorded step, if any)
+        if first and (position >= len(capture.steps) or capture.steps[position][0] is not first[0][0]):
+            out = _switched(tape, position, lambda _: _defer_plan_on(tape.capture, tape, plan, operands, position))
+    return out
+
+
+def _defer_plan_on(capture, tape, plan, operands, position) -> "DeferredTensor | None":
+    """`_defer_plan` against `capture`."""
     match = capture.plan_matches.get((position, plan), _UNMATCHED)
     if match is _UNMATCHED:
         if len(capture.plan_matches) > 4 * len(capture.steps):  # plans evicted and made again: start over
@@ -425,8 +455,8 @@ def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
 def _defer_matched(tape, match, position, operands, label=None) -> "DeferredTensor | None":
     """`_defer_plan` once the plan's match at `position` is known (`_plan_match`; a shortcut keeps it), its record
     named `label`."""
-    steps, checks, places, digests = match
-    reads = [None] * len(operands)
+    steps, checks, places, digests, blank = match
+    reads = list(blank)  # (None per operand, then the reads of the plan's constants)
     for index, source, expected in checks:  # in order of first use, as the ops one by one would check them
         read = reads[index] = _deferred_operand(tape, operands[index], source, expected)
         if read is None:
@@ -449,27 +479,33 @@ def _plan_match(steps, position, plan, count):
     per primitive, (captured step, per input: an operand index, or minus how many primitives back its
     value was made, and, for a primitive that reads such values only, its record's saved arrays and
     versions), per operand, in order of first use, (index, source, expected type), the operands that are
-    inputs of the captured function (Capture.places), and the steps' digests. None when the
-    primitives are not recorded there as one run of steps whose last is the result and that reads every
-    operand."""
-    if not plan.steps or plan.output != count + len(plan.steps) - 1 or position + len(plan.steps) > len(steps):
+    inputs of the captured function (Capture.places), the steps' digests, and the reads of the operands and
+    the plan's constants (Plan.fold: None for an operand). None when the primitives are not recorded there as
+    one run of steps whose last is the result and that reads every operand."""
+    plan_steps, output, constants = plan.fold()
+    total = count + len(constants)  # (the constants are operands after the call's: the steps read them so)
+    if not plan_steps or output != total + len(plan_steps) - 1 or position + len(plan_steps) > len(steps):
         return None
     matched, checks, sources, places = [], [], {}, []
-    for k, (prim, inputs, _, attrs, dtype) in enumerate(plan.steps):
+    for k, (prim, inputs, _, attrs, dtype) in enumerate(plan_steps):
         step = steps[position + k]
         if step[0] is not prim or step[1] != attrs or len(inputs) != len(step[5]) or dtype.kind != "f" or (
-                step[8] and k == len(plan.steps) - 1):  # a view as the result: `_defer` computes it
+                step[8] and k == len(plan_steps) - 1):  # a view as the result: `_defer` computes it
             return None
         spec = []
         for index, source, expected in zip(inputs, step[5], step[2]):
-            if index >= count:  # an earlier primitive of the plan
-                if source != position + index - count:
+            if index >= total:  # an earlier primitive of the plan
+                if source != position + index - total:
                     return None
-                spec.append(index - count - k)
+                spec.append(index - total - k)
                 continue
             if source >= position or sources.setdefault(index, (source, expected)) != (source, expected):
                 return None
-            if len(sources) > len(checks):
+            if index >= count:  # a constant of the plan: recorded as a constant operand of its type
+                constant = constants[index - count]
+                if source != -1 or constant.shape != expected[0] or constant.dtype != expected[1]:
+                    return None
+            elif len(checks) < count and all(index != checked[0] for checked in checks):
                 checks.append((index, source, expected))
             spec.append(index)
         inner_only = ((None,) * len(inputs), (UNSEEN_READ,) * len(inputs)) if max(spec) < 0 else None
@@ -477,8 +513,9 @@ def _plan_match(steps, position, plan, count):
         places.extend(inputs[operand] for operand in step[7])
     if len(checks) != count:
         return None
+    blank = (None,) * count + tuple((None, constant, UNSEEN_READ) for constant in constants)
     return (tuple(matched), tuple(checks), tuple(places),
-            [step[6] for step in steps[position:position + len(plan.steps)]])
+            [step[6] for step in steps[position:position + len(plan_steps)]], blank)
 
 
 def _deferred_operand(tape, operand, source, expected) -> "tuple | None":

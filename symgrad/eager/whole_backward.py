@@ -41,6 +41,10 @@ from .tape import current_tape, leaf_slot
 
 _CACHE_SIZE = 512
 _cache: "collections.OrderedDict" = collections.OrderedDict()  # (digest, root) -> Capture or None (seen once)
+# The captures whose steps a tape may defer (Capture.steps), by their last step, newest last: a step whose
+# structure alternates (sequence lengths cycled) defers against whichever of them its ops repeat (`alternatives`)
+_STEADY_SIZE = 8
+_steady: "collections.OrderedDict" = collections.OrderedDict()  # id(capture) -> capture
 
 
 class _Stage:
@@ -604,6 +608,8 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
         return False, None
     capture = tape.capture
     if capture is not None and capture.deferred(tape, record):  # the step this tape repeated, whole: no lookup
+        if next(reversed(_steady), None) != id(capture):  # (the newest already: no move)
+            _steadied(capture)
         return capture.run(engine, record, tape, seed, retain_graph, True), capture
     position = record.position
     key = (tape.digests[position], position)
@@ -620,7 +626,31 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
     _cache.move_to_end(key)
     if plan is _UNSUPPORTED:
         return False, None
-    return plan.run(engine, record, tape, seed, retain_graph), (plan if plan.steps is not None else None)
+    if plan.steps is None:
+        return plan.run(engine, record, tape, seed, retain_graph), None
+    _steadied(plan)  # (also when this step cannot take it: one computed op by op that read an array NumPy may
+    return plan.run(engine, record, tape, seed, retain_graph), plan  # write, which the next step, deferred, copies)
+
+
+def _steadied(capture) -> None:
+    """Note that a step had the structure of `capture`, which the next tape expects (the newest of the steady
+    captures; the oldest of more than 8 forgotten)."""
+    _steady[id(capture)] = capture
+    _steady.move_to_end(id(capture))
+    if len(_steady) > _STEADY_SIZE:
+        _steady.popitem(last=False)
+
+
+def alternatives(capture, position, digest) -> list:
+    """The other steady captures, newest first, that a tape deferring `capture` may take instead at `position`
+    (its ops there do not repeat `capture`'s): those whose steps before it have the same running hash `digest`
+    (the tape's last: the same entries), or any at the step's first op."""
+    found = []
+    for other in reversed(tuple(_steady.values())):  # (a copy: another thread's backward may note a capture)
+        steps = other.steps
+        if other is not capture and len(steps) > position and (position == 0 or steps[position - 1][6] == digest):
+            found.append(other)
+    return found
 
 
 def _remember(key, plan):
