@@ -507,8 +507,9 @@ fmin = define("fmin", lambda a, b: sp.Piecewise((b, F.isnan(a)), (a, F.isnan(b))
 fmod = define("fmod", F.fmod, 2, kind="arith", domain=(0.5, 4.0), on_booleans=False)
 logaddexp2 = define("logaddexp2", lambda a, b: F.logaddexp(a * sp.Float(np.log(2)), b * sp.Float(np.log(2)))
                     * sp.Float(1 / np.log(2)))
-heaviside = define("heaviside", lambda x, h0: sp.Piecewise((0, x < 0), (h0, sp.Eq(x, 0, evaluate=False)), (1, x > 0),
-                                                           (sp.nan, True)), domain=(0.5, 2.0))
+# Eq evaluates: SymPy's Piecewise drops a branch whose condition is an unevaluated Eq(0, 0) (heaviside(0, x) was NaN)
+heaviside = define("heaviside", lambda x, h0: sp.Piecewise((0, x < 0), (h0, sp.Eq(x, 0)), (1, x > 0), (sp.nan, True)),
+                   domain=(0.5, 2.0))
 signbit = define("signbit", F.signbit, kind="compare", integer_fn=lambda x: x < 0)  # integers: no -0, no 1/0
 isposinf = define("isposinf", lambda x: sp.And(F.isinf(x), x > 0), kind="compare")
 isneginf = define("isneginf", lambda x: sp.And(F.isinf(x), x < 0), kind="compare")
