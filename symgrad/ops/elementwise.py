@@ -200,6 +200,8 @@ def _apply_elementwise(op: ElementwiseOp, args):
     compute = dtypes.promote(numeric, numeric_scalars)
     if op.kind == "float":
         compute = dtypes.float_result(compute)
+    if op.kind == "compare" and compute == dtypes.BOOL and scalars:
+        compute = dtypes.INT64  # SymPy orders no truth values: False < True is compared as 0 < 1, as NumPy does
     _check_python_ints_fit(args, is_condition, compute)
     _check_integer_power(op, args, compute)
     if compute != dtypes.BOOL:  # a Python bool among numbers is the int 0 or 1, as in NumPy and PyTorch
