@@ -411,9 +411,10 @@ minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), ((
 # Gradient 1 on the closed interval [lo, hi], as torch.clamp.
 # With lo > hi the result is hi everywhere, as np.clip, jax.numpy.clip and torch.clamp; a NaN bound gives NaN, as
 # theirs, with gradient 0 as torch.clamp's (the test folds away for a bound written in as a number).
-clip = define("clip", lambda x, lo, hi: sp.Piecewise((sp.nan, sp.Or(F.isnan(lo), F.isnan(hi))),
-                                                     (hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)),
-              kind="arith")
+# Integers hold no NaN: their form has no NaN branch, which the LLVM backend cannot write as an integer.
+_clipped = lambda x, lo, hi: [(hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)]  # noqa: E731
+clip = define("clip", lambda x, lo, hi: sp.Piecewise((sp.nan, sp.Or(F.isnan(lo), F.isnan(hi))), *_clipped(x, lo, hi)),
+              kind="arith", integer_fn=lambda x, lo, hi: sp.Piecewise(*_clipped(x, lo, hi)))
 where = define("where", lambda c, a, b: sp.Piecewise((a, c), (b, True)), kind="where", conditions=(0,))
 less = define("less", lambda a, b: a < b, kind="compare")
 less_equal = define("less_equal", lambda a, b: a <= b, kind="compare")
