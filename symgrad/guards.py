@@ -161,6 +161,12 @@ def _same_content(current, expected) -> bool:
     return current is array and current.shape == shape and current.dtype == dtype and current.tobytes() == data
 
 
+def _class_entry(kind, name):
+    """What the class dict of `kind` or the first base defining `name` holds: a classmethod object rather than
+    the fresh bound method each getattr makes, which no identity guard would ever match."""
+    return next((vars(cls)[name] for cls in kind.__mro__ if name in vars(cls)), _MISSING)
+
+
 @functools.lru_cache(maxsize=4096)
 def _code_facts(code: types.CodeType):
     """(global names read, all names used, imported modules, whether it mutates state) of a code tree.
@@ -233,7 +239,7 @@ class _Walker:
     def __init__(self, values: bool):
         self.values = values
         self.checks = []
-        self.namespace = {"_MISSING": _MISSING, "_same_content": _same_content}
+        self.namespace = {"_MISSING": _MISSING, "_same_content": _same_content, "_class_entry": _class_entry}
         self.seen = set()
         self.content_bytes = 0
         self.mutating = False  # some code walked so far stores into state (then sg.compile leaves containers be)
@@ -286,6 +292,7 @@ class _Walker:
         elif isinstance(value, type):  # calling a library class builds a fresh object: no state carried over
             if value.__module__.split(".")[0] not in _TRUSTED_ROOTS:
                 self.impure(f"{description} is the class {value.__qualname__}, whose code is not checked")
+                self.visit_class(value, names)
         else:
             self.visit_callable(value, description, names)
 
@@ -409,8 +416,20 @@ class _Walker:
         for name in sorted(names):
             if name in attributes:
                 self.visit_read(f"{description}.{name}", f"{self.name(attributes)}.get({name!r}, _MISSING)", names)
-            elif _defined_by_class(kind, name) and not (name.startswith("__") and name != "__call__"):
-                self.visit_read(f"{kind.__qualname__}.{name}", f"getattr({self.name(kind)}, {name!r})", names)
+        self.visit_class(kind, names.difference(attributes))
+
+    def visit_class(self, kind, names):
+        """The attributes of a user's class that the reading code names (K.scale: rebinding it re-traces)."""
+        key = (id(kind), frozenset(names))
+        if key in self.seen or self._left_frozen():
+            return
+        self.seen.add(key)
+        for name in sorted(names):
+            if _defined_by_class(kind, name) and not (name.startswith("__") and name != "__call__"):
+                self.visit_read(f"{kind.__qualname__}.{name}", f"_class_entry({self.name(kind)}, {name!r})", names)
+                entry = _class_entry(kind, name)
+                if isinstance(entry, classmethod):  # its cls is kind: the attributes its code names
+                    self.visit_class(kind, _code_facts(entry.__func__.__code__)[1])
 
     def visit_torch_module(self, module, description, names):
         """An nn.Module (PyTorch's layout): its parameters, buffers and submodules by identity, so that
