@@ -408,15 +408,18 @@ class _Walker:
         """The attributes that the reading code or any method of the object's class names."""
         if self._left_frozen():
             return
-        kind, attributes = type(obj), vars(obj)
+        kind, attributes = type(obj), getattr(obj, "__dict__", {})
         functions = [value for cls in kind.__mro__[:-1] for value in vars(cls).values()
                      if isinstance(value, types.FunctionType)]
         names = names.union(*(_code_facts(f.__code__)[1] for f in functions), {"__call__"})
         self.guard(f"the attribute names of {description}", f"tuple({self.name(attributes)})", tuple(attributes))
+        slots = {name for name in names if isinstance(_class_entry(kind, name), types.MemberDescriptorType)}
         for name in sorted(names):
             if name in attributes:
                 self.visit_read(f"{description}.{name}", f"{self.name(attributes)}.get({name!r}, _MISSING)", names)
-        self.visit_class(kind, names.difference(attributes))
+            elif name in slots:  # a __slots__ attribute, held by the object outside any dict
+                self.visit_read(f"{description}.{name}", f"getattr({self.name(obj)}, {name!r}, _MISSING)", names)
+        self.visit_class(kind, names.difference(attributes, slots))
 
     def visit_class(self, kind, names):
         """The attributes of a user's class that the reading code names (K.scale: rebinding it re-traces)."""
@@ -515,7 +518,8 @@ def _torch_module(obj) -> bool:
 
 
 def _plain(obj) -> bool:
-    """An object whose attribute reads are plain lookups in its __dict__ and its classes'."""
+    """An object whose attribute reads are plain lookups in its __dict__ (or __slots__) and its classes'."""
     kind = type(obj)
     generic = kind.__getattribute__ is object.__getattribute__ or kind is types.SimpleNamespace
-    return hasattr(obj, "__dict__") and generic and not hasattr(kind, "__getattr__")
+    held = hasattr(obj, "__dict__") or any("__slots__" in vars(cls) for cls in kind.__mro__[:-1])
+    return held and generic and not hasattr(kind, "__getattr__")

@@ -216,3 +216,27 @@ def test_a_classmethod_read_does_not_re_trace_every_call(monkeypatch):
         for _ in range(3):
             np.testing.assert_array_equal(f(np.ones(2)), program(np.ones(2)))
         assert len(traces) == 1
+
+
+class Slotted:
+    __slots__ = ("scale", "w")
+
+    def __init__(self):
+        self.scale, self.w = 2.0, np.ones(2)
+
+    def __call__(self, x):
+        return x * self.scale + self.w
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_slots_of_an_object_are_guarded_and_read(backend):
+    """An object with __slots__ was not walked (no __dict__): sg.compile kept the trace's scale and w after they
+    were rebound or w was changed in place; uncompiled transforms traced it at every call."""
+    layer, x = Slotted(), np.array([1.0, -2.0])
+    steps = [lambda: None, lambda: setattr(layer, "scale", 5.0), lambda: layer.w.__setitem__(0, 4.0),
+             lambda: setattr(layer, "w", np.zeros(2))]
+    f, g = sg.compile(layer, backend=backend), sg.compile(sg.grad(lambda x: sg.sum(layer(x) ** 2)), backend=backend)
+    for step in steps:
+        step()
+        np.testing.assert_array_equal(f(x), x * layer.scale + layer.w)
+        np.testing.assert_allclose(g(x), 2 * (x * layer.scale + layer.w) * layer.scale, rtol=1e-15)
