@@ -552,3 +552,15 @@ def test_copy_of_a_tensor_that_needs_no_conversion_keeps_its_gradient(make_sourc
         z.copy_(make_source(t))
         (z * t).sum().backward()
         np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-14)
+
+
+def test_fill_of_a_zero_d_tensor_by_one_that_requires_grad_keeps_its_gradient():
+    """y.fill_(a) for 0-d y and a had copy_'s lost gradient: (y * a) gave d/da = a, not 2 a."""
+    a = sg.tensor(np.array(1.5), requires_grad=True)
+    y = sg.tensor(np.array(0.0))
+    y.fill_(a)
+    (y * a).backward()
+    assert a.grad.item() == 3.0
+    z = sg.tensor(np.array([1.0, 2.0]))
+    z.fill_(-0.0)  # a constant fill keeps its bits
+    assert np.signbit(z.numpy()).all()

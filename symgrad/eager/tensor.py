@@ -1110,7 +1110,7 @@ class Tensor(Tracer):
         return self
 
     def fill_(self, value):
-        return self._inplace(lambda s: sgnp.broadcast_to(sgnp.astype(value, s.dtype), s.shape))
+        return self.copy_(value)  # (a 0-d tensor filling a 0-d one is copy_'s case of no conversion)
 
     def copy_(self, src):
         """src written into self, recorded as a `where` that takes all of it: broadcast_to and astype give src
