@@ -179,6 +179,12 @@ def _same_content(current, expected) -> bool:
     return current is array and current.shape == shape and current.dtype == dtype and current.tobytes() == data
 
 
+def _class_entry(kind, name):
+    """What the class dict of `kind` or the first base defining `name` holds: a classmethod object rather than
+    the fresh bound method each getattr makes, which no identity guard would ever match."""
+    return next((vars(cls)[name] for cls in kind.__mro__ if name in vars(cls)), _MISSING)
+
+
 @functools.lru_cache(maxsize=4096)
 def _code_facts(code: types.CodeType):
     """(global names read, all names used, imported modules, whether it mutates state) of a code tree.
@@ -251,7 +257,7 @@ class _Walker:
     def __init__(self, values: bool):
         self.values = values
         self.checks = []
-        self.namespace = {"_MISSING": _MISSING, "_same_content": _same_content}
+        self.namespace = {"_MISSING": _MISSING, "_same_content": _same_content, "_class_entry": _class_entry}
         self.seen = set()
         self.content_bytes = 0
         self.mutating = False  # some code walked so far stores into state (then sg.compile leaves containers be)
@@ -304,6 +310,7 @@ class _Walker:
         elif isinstance(value, type):  # calling a library class builds a fresh object: no state carried over
             if value.__module__.split(".")[0] not in _TRUSTED_ROOTS:
                 self.impure(f"{description} is the class {value.__qualname__}, whose code is not checked")
+                self.visit_class(value, names)
         else:
             self.visit_callable(value, description, names)
 
@@ -419,16 +426,31 @@ class _Walker:
         """The attributes that the reading code or any method of the object's class names."""
         if self._left_frozen():
             return
-        kind, attributes = type(obj), vars(obj)
+        kind, attributes = type(obj), getattr(obj, "__dict__", {})
         functions = [value for cls in kind.__mro__[:-1] for value in vars(cls).values()
                      if isinstance(value, types.FunctionType)]
         names = names.union(*(_code_facts(f.__code__)[1] for f in functions), {"__call__"})
         self.guard(f"the attribute names of {description}", f"tuple({self.name(attributes)})", tuple(attributes))
+        slots = {name for name in names if isinstance(_class_entry(kind, name), types.MemberDescriptorType)}
         for name in sorted(names):
             if name in attributes:
                 self.visit_read(f"{description}.{name}", f"{self.name(attributes)}.get({name!r}, _MISSING)", names)
-            elif _defined_by_class(kind, name) and not (name.startswith("__") and name != "__call__"):
-                self.visit_read(f"{kind.__qualname__}.{name}", f"getattr({self.name(kind)}, {name!r})", names)
+            elif name in slots:  # a __slots__ attribute, held by the object outside any dict
+                self.visit_read(f"{description}.{name}", f"getattr({self.name(obj)}, {name!r}, _MISSING)", names)
+        self.visit_class(kind, names.difference(attributes, slots))
+
+    def visit_class(self, kind, names):
+        """The attributes of a user's class that the reading code names (K.scale: rebinding it re-traces)."""
+        key = (id(kind), frozenset(names))
+        if key in self.seen or self._left_frozen():
+            return
+        self.seen.add(key)
+        for name in sorted(names):
+            if _defined_by_class(kind, name) and not (name.startswith("__") and name != "__call__"):
+                self.visit_read(f"{kind.__qualname__}.{name}", f"_class_entry({self.name(kind)}, {name!r})", names)
+                entry = _class_entry(kind, name)
+                if isinstance(entry, classmethod):  # its cls is kind: the attributes its code names
+                    self.visit_class(kind, _code_facts(entry.__func__.__code__)[1])
 
     def visit_torch_module(self, module, description, names):
         """An nn.Module (PyTorch's layout): its parameters, buffers and submodules by identity, so that
@@ -514,7 +536,8 @@ def _torch_module(obj) -> bool:
 
 
 def _plain(obj) -> bool:
-    """An object whose attribute reads are plain lookups in its __dict__ and its classes'."""
+    """An object whose attribute reads are plain lookups in its __dict__ (or __slots__) and its classes'."""
     kind = type(obj)
     generic = kind.__getattribute__ is object.__getattribute__ or kind is types.SimpleNamespace
-    return hasattr(obj, "__dict__") and generic and not hasattr(kind, "__getattr__")
+    held = hasattr(obj, "__dict__") or any("__slots__" in vars(cls) for cls in kind.__mro__[:-1])
+    return held and generic and not hasattr(kind, "__getattr__")

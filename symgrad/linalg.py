@@ -304,7 +304,15 @@ def _vector_norm(x, ord, axis, keepdims):
         return sg.sum(magnitude, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"sg.linalg.norm: invalid norm order {ord!r} for vectors")
-    return E.power(sg.sum(E.power(magnitude, float(ord)), axis=axis, keepdims=keepdims), 1.0 / float(ord))
+    powered = sg.sum(_power_of_magnitude(magnitude, float(ord)), axis=axis, keepdims=keepdims)
+    return _power_of_magnitude(powered, 1.0 / float(ord))
+
+
+def _power_of_magnitude(magnitude, exponent):
+    """magnitude ** exponent with derivative 0 at 0, PyTorch's subgradient of a p-norm there (as _safe_sqrt's for
+    p = 2), where the power's inf (exponent < 1) times its argument's 0 derivative gave NaN."""
+    zero = E.equal(magnitude, 0.0)
+    return E.where(zero, 0.0 if exponent > 0 else np.inf, E.power(E.where(zero, 1.0, magnitude), exponent))
 
 
 def _matrix_norm(x, ord, axes, keepdims):

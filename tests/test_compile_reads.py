@@ -171,3 +171,72 @@ def test_rows_of_a_table_read_in_a_python_loop_roll_and_re_trace_when_changed():
     np.testing.assert_allclose(compiled(x), expected(x), rtol=1e-12)
     table[2] *= -1.0
     np.testing.assert_allclose(compiled(x), expected(x), rtol=1e-12)
+
+
+class Settings:
+    scale = 2.0
+    offset = np.array([1.0, 2.0])
+
+    @classmethod
+    def scaled(cls, x):
+        return x * cls.scale
+
+    def shifted(self, x):
+        return self.scaled(x) + self.offset
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_class_attribute_rebound_between_calls_re_traces(backend):
+    """A class's attributes were left unguarded: after Settings.scale = 3.0, sg.compile answered from the trace
+    made with 2.0 (read as a global, through a classmethod's cls, or through an instance). A classmethod read
+    is guarded by the class's entry, not by the fresh bound method each read makes (a trace at every call)."""
+    x = np.array([1.0, -2.0])
+    programs = [lambda x: x * Settings.scale + Settings.offset, lambda x: Settings.scaled(x), Settings().shifted]
+    compiled = [sg.compile(f, backend=backend) for f in programs]
+    grads = [sg.compile(sg.grad(lambda x, f=f: sg.sum(f(x) ** 2)), backend=backend) for f in programs]
+    try:
+        for step in range(3):
+            for f, c, g in zip(programs, compiled, grads):
+                np.testing.assert_array_equal(c(x), f(x))
+                np.testing.assert_allclose(g(x), sg.grad(lambda x: sg.sum(f(x) ** 2))(x), rtol=1e-15)
+            Settings.scale += 1.0
+            Settings.offset = Settings.offset * 2
+    finally:
+        Settings.scale, Settings.offset = 2.0, np.array([1.0, 2.0])
+
+
+def test_a_classmethod_read_does_not_re_trace_every_call(monkeypatch):
+    from symgrad import compiler
+    traces = []
+    original = compiler.trace_flat
+    monkeypatch.setattr(compiler, "trace_flat", lambda *a, **k: traces.append(1) or original(*a, **k))
+    for program in (lambda x: Settings.scaled(x), Settings().shifted):
+        traces.clear()
+        f = sg.compile(program)
+        for _ in range(3):
+            np.testing.assert_array_equal(f(np.ones(2)), program(np.ones(2)))
+        assert len(traces) == 1
+
+
+class Slotted:
+    __slots__ = ("scale", "w")
+
+    def __init__(self):
+        self.scale, self.w = 2.0, np.ones(2)
+
+    def __call__(self, x):
+        return x * self.scale + self.w
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_slots_of_an_object_are_guarded_and_read(backend):
+    """An object with __slots__ was not walked (no __dict__): sg.compile kept the trace's scale and w after they
+    were rebound or w was changed in place; uncompiled transforms traced it at every call."""
+    layer, x = Slotted(), np.array([1.0, -2.0])
+    steps = [lambda: None, lambda: setattr(layer, "scale", 5.0), lambda: layer.w.__setitem__(0, 4.0),
+             lambda: setattr(layer, "w", np.zeros(2))]
+    f, g = sg.compile(layer, backend=backend), sg.compile(sg.grad(lambda x: sg.sum(layer(x) ** 2)), backend=backend)
+    for step in steps:
+        step()
+        np.testing.assert_array_equal(f(x), x * layer.scale + layer.w)
+        np.testing.assert_allclose(g(x), 2 * (x * layer.scale + layer.w) * layer.scale, rtol=1e-15)

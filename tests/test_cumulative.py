@@ -69,6 +69,20 @@ def test_integers_and_booleans_accumulate_in_int64_as_in_numpy(name, dtype):
             np.testing.assert_array_equal(got, expected, err_msg=f"{path}, axis {axis}")
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.bool_, np.int64])
+@pytest.mark.parametrize("name", CUMULATIVE)
+def test_a_dtype_argument_is_the_result_dtype_as_in_numpy(name, dtype):
+    """dtype=int32 was widened to int64 (NumPy: int32, wrapping), and dtype=bool gave int64 counts (NumPy: the
+    running or of cumsum, the running and of cumprod)."""
+    x = np.array([[3, -5, 2**30, 0], [2**30, 2**30, 7, 1], [0, 0, 1, 2]], np.int32)
+    for data in (x, x > 0, x.astype(np.float32) + 0.5):
+        for axis in AXES:
+            expected = getattr(np, name)(data, axis=axis, dtype=dtype)
+            for path, got in _paths(lambda ns, a: getattr(ns, name)(a, axis=axis, dtype=dtype), data).items():
+                assert got.dtype == expected.dtype, path
+                np.testing.assert_array_equal(got, expected, err_msg=f"{path}, axis {axis}")
+
+
 @pytest.mark.parametrize("name", CUMULATIVE)
 def test_an_axis_out_of_range_is_a_clear_error(name):
     for run in (lambda: getattr(sg, name)(np.ones((2, 3)), axis=2),

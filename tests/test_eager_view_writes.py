@@ -527,3 +527,40 @@ def test_random_chains_of_views_and_writes_match_pytorch():
         grad = bool(rng.integers(0, 2))
         for got, want in zip(_chain_program(sg, program, grad), _chain_program(torch, program, grad), strict=True):
             np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15, err_msg=str((program, grad)))
+
+
+@pytest.mark.parametrize("make_source", [lambda a: a, lambda a: a * 2.0, lambda a: a ** 3])
+def test_copy_of_a_tensor_that_needs_no_conversion_keeps_its_gradient(make_source):
+    """y.copy_(a) with a of y's shape and dtype made y take over a's own record (broadcast_to and astype gave a
+    itself): sum(y * a) had the gradient y (a's leaf has no record), not 2 y; the copy is a `where` now."""
+    x = np.array([0.5, -1.0, 2.0, -0.0])
+    a = sg.tensor(x, requires_grad=True)
+    source = make_source(a)
+    y = sg.tensor(np.zeros(4))
+    y.copy_(source)
+    (y * a).sum().backward()
+    expected_source = make_source(x)
+    np.testing.assert_array_equal(y.detach().numpy(), expected_source)
+    assert np.signbit(y.detach().numpy()[3]) == np.signbit(expected_source[3])
+    h = 1e-6
+    fd = [(np.sum(make_source(x + h * e) * (x + h * e)) - np.sum(make_source(x - h * e) * (x - h * e))) / (2 * h)
+          for e in np.eye(4)]
+    np.testing.assert_allclose(a.grad.numpy(), fd, rtol=1e-8, atol=1e-10)
+    if torch is not None:
+        t = torch.tensor(x, requires_grad=True)
+        z = torch.zeros(4, dtype=torch.float64)
+        z.copy_(make_source(t))
+        (z * t).sum().backward()
+        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-14)
+
+
+def test_fill_of_a_zero_d_tensor_by_one_that_requires_grad_keeps_its_gradient():
+    """y.fill_(a) for 0-d y and a had copy_'s lost gradient: (y * a) gave d/da = a, not 2 a."""
+    a = sg.tensor(np.array(1.5), requires_grad=True)
+    y = sg.tensor(np.array(0.0))
+    y.fill_(a)
+    (y * a).backward()
+    assert a.grad.item() == 3.0
+    z = sg.tensor(np.array([1.0, 2.0]))
+    z.fill_(-0.0)  # a constant fill keeps its bits
+    assert np.signbit(z.numpy()).all()

@@ -411,6 +411,21 @@ def test_norm_of_zero_has_a_zero_gradient():
         np.testing.assert_array_equal(sg.grad(f)(np.zeros((2, 2))), np.zeros((2, 2)))
 
 
+@pytest.mark.parametrize("ord", [3, 1.5, 0.5, -1, -2])
+def test_a_p_norm_at_zero_entries_has_pytorch_s_zero_gradient(ord):
+    """Only the 2-norm had it: |x|**p's infinite derivative at 0 (p < 1) and the root's at a zero sum (p > 1) met
+    a 0 derivative and gave NaN, where torch.linalg.vector_norm gives 0 (a 2-norm's subgradient, as sg's)."""
+    torch = pytest.importorskip("torch")
+    for x in (np.zeros(4), np.array([0.0, -0.0, 3.0, -1.5]), np.array([0.5, -1.5, 2.0, 0.25])):
+        t = torch.tensor(x, requires_grad=True)
+        expected = torch.linalg.vector_norm(t, ord)
+        expected.backward()
+        for path, (value, (g,)) in value_and_grad_everywhere(lambda a: sg.linalg.norm(a, ord), (x,)).items():
+            np.testing.assert_allclose(value, np.linalg.norm(x, ord), rtol=1e-14, err_msg=path)
+            np.testing.assert_allclose(g, t.grad.numpy(), rtol=1e-13, atol=0, err_msg=f"{path} {x}")
+    assert_grads_match_finite_differences(lambda a: sg.linalg.norm(a, ord), (np.array([0.5, -1.5, 2.0, 0.25]),))
+
+
 def test_norm_matches_numpy_for_every_order():
     x = RNG.normal(size=(3, 4, 5))
     for ord in (None, 1, 2, -1, -2, np.inf, -np.inf, 0, 3, 0.5):

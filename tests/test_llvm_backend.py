@@ -367,6 +367,25 @@ def test_integer_power_with_an_array_exponent_is_a_clear_error():
     np.testing.assert_allclose(sg.compile(lambda x, y: x ** y)(base.astype(float), exponent), base ** exponent.astype(float))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("exponent", [1.5, 2.5, -1.5, -2.5, 3.5])
+def test_a_half_integer_power_at_minus_zero_and_minus_infinity_is_numpys(dtype, exponent):
+    """x ** n/2 is x**k * sqrt(x) natively, which gave (-inf) ** 2.5 NaN (NumPy: inf), (-inf) ** -2.5 NaN (0),
+    (-0) ** 2.5 -0 (0) and (-0) ** -2.5 -inf (inf), where the NumPy backend gave NumPy's (C's pow's) values."""
+    x = np.array([-0.0, -np.inf, np.inf, 0.0, 4.0, -4.0, 2.25, np.nan], dtype)
+    with np.errstate(all="ignore"):
+        want = np.power(x, dtype(exponent))
+        for backend in ("llvm", "numpy"):
+            for f in (lambda a: a ** exponent, lambda a: sg.power(a, exponent)):
+                got = sg.compile(f, backend=backend)(x)
+                assert got.dtype == want.dtype
+                np.testing.assert_allclose(got, want, rtol=2e-7 if dtype == np.float32 else 1e-15, err_msg=backend)
+                numbers = ~np.isnan(want)
+                np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]), err_msg=backend)
+        grads = [sg.compile(sg.grad(lambda a: sg.sum(a ** exponent)), backend=b)(x) for b in ("llvm", "numpy")]
+    np.testing.assert_allclose(grads[0], grads[1], rtol=2e-7 if dtype == np.float32 else 1e-15)
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_])
 @pytest.mark.parametrize("backend", ["numpy", "llvm", "eager"])
 def test_integer_to_a_negative_integer_number_is_numpys_error(dtype, backend):

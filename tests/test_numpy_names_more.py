@@ -303,12 +303,13 @@ def test_numpy_ufuncs_on_traced_values_route_to_the_new_ops():
 ERRORS = [
     (lambda a: sg.quantile(a, sg.sum(a) * 0 + 0.5), TypeError, "q must be known when tracing"),
     (lambda a: sg.quantile(a, 1.5), ValueError, r"range \[0, 1\]"),
-    (lambda a: sg.quantile(a, 0.5, method="nearest"), NotImplementedError, "method='linear'"),
+    (lambda a: sg.quantile(a, 0.5, method="nearest"), sg.UnsupportedOpError, "method='linear'"),
+    (lambda a: sg.quantile(a, 0.5, weights=a), sg.UnsupportedOpError, "method='linear' without weights"),
     (lambda a: sg.cross(a, a[:, :1]), ValueError, "dimension must be 2 or 3"),
     (lambda a: sg.diff(a, -1), ValueError, "order must be non-negative"),
     (lambda a: sg.diff(a[0, 0]), ValueError, "at least one dimensional"),
     (lambda a: sg.cumulative_sum(a), ValueError, "axis must be specified"),
-    (lambda a: sg.cov(a, fweights=[1, 2, 3, 4]), NotImplementedError, "fweights and aweights"),
+    (lambda a: sg.cov(a, fweights=[1, 2, 3, 4]), sg.UnsupportedOpError, "fweights and aweights"),
     (lambda a: sg.select([a], [a]), TypeError, "should be boolean"),
     (lambda a: sg.vsplit(a[0], 2), ValueError, "vsplit only works on arrays of 2 or more dimensions"),
     (lambda a: sg.hsplit(a, 3), ValueError, "equal division"),
@@ -391,12 +392,24 @@ def test_array_functions_match_torch(name, ours, theirs, dtype):
             np.testing.assert_allclose(g, t.grad.numpy(), rtol=rtol, atol=rtol, err_msg=path)
 
 
+def test_heaviside_of_a_python_int_zero_is_its_second_argument():
+    """heaviside(0, x) and heaviside(False, x) were NaN on every path (SymPy's Piecewise dropped the branch of an
+    unevaluated Eq(0, 0)); they are x, with gradient 1, as heaviside(0.0, x)."""
+    x = np.array([-1.5, 0.0, 2.0, 0.25])
+    for zero in (0, False):
+        for path, (value, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(sg.heaviside(zero, a) * x), (x,)).items():
+            np.testing.assert_allclose(value, np.sum(np.heaviside(zero, x) * x), rtol=1e-15, err_msg=path)
+            np.testing.assert_allclose(g, x, rtol=1e-15, err_msg=path)
+    assert_grads_match_finite_differences(lambda a: sg.sum(sg.heaviside(0, a) * x), (x,))
+
+
 def test_python_numbers_in_the_new_ops_follow_numpy():
     x = np.array([0.0, -0.0, -1.5, 2.0, np.nan, np.inf, -np.inf])
     programs = [lambda m, a: m.copysign(a, -1.0), lambda m, a: m.copysign(2.0, a), lambda m, a: m.fmod(a, 0.0),
                 lambda m, a: m.fmod(7.5, a), lambda m, a: m.fmax(a, np.nan), lambda m, a: m.fmin(a, 1.0),
                 lambda m, a: m.heaviside(a, np.nan), lambda m, a: m.heaviside(0.0, a),
-                lambda m, a: m.signbit(-a[:4])]  # -NaN: its sign bit is not visible to comparisons
+                lambda m, a: m.signbit(-a[:4]),  # -NaN: its sign bit is not visible to comparisons
+                lambda m, a: m.heaviside(0, a), lambda m, a: m.heaviside(False, a), lambda m, a: m.heaviside(True, a)]
     with np.errstate(all="ignore"):
         for program in programs:
             for path, got in values_everywhere(lambda a: program(sg, a), x).items():

@@ -98,6 +98,20 @@ def test_a_clamp_written_as_minimum_of_maximum_compiles(backend):
 
 
 @pytest.mark.parametrize("backend", ["eager", "llvm", "numpy"])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_clip_of_integers_by_an_integer_array_bound(backend, dtype):
+    """The LLVM backend raised SymPy's 'Cannot convert nan to int': the NaN branch of a NaN bound was written
+    in integers. Integers hold no NaN; their clip has no such branch."""
+    x, lo = np.array([-3, 5, 1, 0], dtype), np.array([0, 1, -2, 2], dtype)
+    programs = (lambda a, l: sg.clip(a, l, 2), lambda a, l: sg.clip(a, l, l + 3), lambda a, l: sg.clip(l, a, None))
+    for f in programs:
+        want = f(x, lo)
+        got = f(sg.tensor(x), sg.tensor(lo)).numpy() if backend == "eager" else sg.compile(f, backend=backend)(x, lo)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", ["eager", "llvm", "numpy"])
 def test_clip_with_a_nan_bound_is_nan(backend):
     """np.clip, jnp.clip and torch.clamp give NaN where a bound is NaN; sg.clip gave x (a NaN bound compares
     false both ways). Its gradient there is 0, as torch.clamp's."""

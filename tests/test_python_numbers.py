@@ -108,3 +108,17 @@ def test_a_python_bool_among_numbers_is_0_or_1_as_in_numpy(data):
         (t * True + t * False).sum().backward()
         np.testing.assert_array_equal(t.grad.numpy(), np.ones_like(data))
         np.testing.assert_array_equal(sg.grad(lambda x: sg.sum(x * True))(data), np.ones_like(data))
+
+
+@pytest.mark.parametrize("compare", ["greater", "less", "greater_equal", "less_equal", "equal", "not_equal"])
+def test_booleans_compared_with_a_python_bool_are_ordered_as_numpy_orders_them(compare):
+    """flags > True and sg.less(False, flags) raised SymPy's 'A Boolean argument can only be used in Eq and Ne'
+    (compiled and eager): they compare as 0 and 1, False < True, as NumPy does."""
+    for bound in (False, True, 0, 2):
+        for order in (lambda f, x: f(x, bound), lambda f, x: f(bound, x)):
+            expected = order(getattr(np, compare), FLAGS)
+            for backend in BACKENDS:
+                got = sg.compile(lambda x: order(getattr(sg, compare), x), backend=backend)(FLAGS)
+                assert got.dtype == expected.dtype
+                np.testing.assert_array_equal(got, expected, err_msg=f"{backend} {bound}")
+            np.testing.assert_array_equal(order(getattr(sg, compare), sg.tensor(FLAGS)).numpy(), expected)

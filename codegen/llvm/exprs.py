@@ -192,11 +192,14 @@ class ExprEmitter(Printer):
             return self.intrinsic("sqrt", self._print(base))
         if exp == -sp.S.Half:
             return self.div(self.number(1), self.intrinsic("sqrt", self._print(base)))
-        if exp.is_Rational and exp.q == 2:  # x**(n/2) = x**n' * sqrt(x)
-            root = self.intrinsic("sqrt", self._print(base))
-            whole = self._integer_power(self._print(base), (int(exp.p) - 1) // 2) if exp.p > 1 else None
-            result = root if whole is None else self.mul(whole, root)
-            return result if exp > 0 else self.div(self.number(1), self._pow(base, -exp))
+        if exp.is_Rational and exp.q == 2:  # x**(n/2) = x**n' * sqrt(x), n >= 3 here
+            if exp < 0:
+                return self.div(self.number(1), self._pow(base, -exp))
+            x = self._print(base)
+            result = self.mul(self._integer_power(x, (int(exp.p) - 1) // 2), self.intrinsic("sqrt", x))
+            # pow's values where sqrt's differ, as the NumPy backend's: (-0)**1.5 is 0, not -0; (-inf)**1.5 inf
+            infinity = self.number(sp.oo)
+            return self.b.select(self.compare("==", x, self.neg(infinity)), infinity, self.add(result, self.number(0)))
         if base is sp.E:
             return self.math("exp", self._print(exp))
         return self.math("pow", self._print(base), self._print(exp))

@@ -1156,10 +1156,14 @@ class Tensor(Tracer):
         return self
 
     def fill_(self, value):
-        return self._inplace(lambda s: sgnp.broadcast_to(sgnp.astype(value, s.dtype), s.shape))
+        return self.copy_(value)  # (a 0-d tensor filling a 0-d one is copy_'s case of no conversion)
 
     def copy_(self, src):
-        return self._inplace(lambda s: sgnp.broadcast_to(sgnp.astype(src, s.dtype), s.shape))
+        """src written into self, recorded as a `where` that takes all of it: broadcast_to and astype give src
+        itself when it needs no conversion, and self took over src's own record (y.copy_(a) lost a's gradient
+        through y, a leaf having none)."""
+        return self._inplace(lambda s: sgnp.where(np.ones(s.shape, bool),
+                                                  sgnp.broadcast_to(sgnp.astype(src, s.dtype), s.shape), s))
 
     __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_
 

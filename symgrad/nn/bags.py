@@ -49,8 +49,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
     if per_sample_weights is not None and mode != "sum":
-        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
-                                  f"supported for mode='sum' (got mode='{mode}')")
+        raise UnsupportedOpError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                 f"supported for mode='sum' (got mode='{mode}')")
     flat, bag_of, bags = _bags(input, offsets, include_last_offset)
     rows = weight.shape[0]
     if flat.size and (flat.min() < 0 or flat.max() >= rows):

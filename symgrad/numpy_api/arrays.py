@@ -362,11 +362,14 @@ def no_out(name, out):
 def _cumulative(prim, x, axis, dtype, out, reverse):
     no_out(prim.name, out)
     x = asarray(x) if dtype is None else astype(x, dtype)
-    if not dtypes.is_float(x.dtype):  # as NumPy: integers and booleans accumulate in int64
-        x = astype(x, dtypes.INT64)
+    wanted = x.dtype
+    if not dtypes.is_float(x.dtype) and (dtype is None or wanted == dtypes.BOOL):
+        x = astype(x, dtypes.INT64)  # as NumPy: integers and booleans accumulate in int64 unless dtype says int32
     if axis is None or x.ndim == 0:  # NumPy treats a 0-d array as 1-d here
         x = ravel(x)
-    return prim(x, axis=0 if axis is None else _axes(axis, x.ndim)[0], reverse=bool(reverse))
+    result = prim(x, axis=0 if axis is None else _axes(axis, x.ndim)[0], reverse=bool(reverse))
+    # dtype=bool: NumPy's running or (cumsum) and and (cumprod), the 0 or 1 counts' truth
+    return astype(result, dtypes.BOOL) if dtype is not None and wanted == dtypes.BOOL else result
 
 
 def _check_flag(value, name):

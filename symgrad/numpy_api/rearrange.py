@@ -10,7 +10,7 @@ import operator
 import numpy as np
 
 from .. import dtypes
-from ..core import Tracer, current_builder, fail
+from ..core import Tracer, UnsupportedOpError, current_builder, fail
 from . import arrays as sg
 from .arrays import _axes, no_out
 from .dispatch import array_function_dispatch
@@ -241,7 +241,7 @@ def pad(array, pad_width, mode="constant", constant_values=0):
         fail("pad: index can't contain negative values", ValueError)
     if mode not in ("constant",) + _INDEX_MODES:
         fail(f"pad: mode {mode!r} is not supported; use one of 'constant', {', '.join(map(repr, _INDEX_MODES))}",
-             NotImplementedError)
+             UnsupportedOpError)
     for axis, (before, after) in enumerate(widths.tolist()):
         if not before and not after:
             continue

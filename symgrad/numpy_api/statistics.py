@@ -9,7 +9,7 @@ import builtins
 import numpy as np
 
 from .. import dtypes
-from ..core import Tracer, fail
+from ..core import Tracer, UnsupportedOpError, fail
 from . import arrays as sg
 from . import ordering
 from .arrays import _axes, no_out
@@ -91,7 +91,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     no_out("quantile", out)
     if method != "linear" or weights is not None:
         fail(f"quantile: only method='linear' without weights is supported, got method={method!r}"
-             f"{' and weights' if weights is not None else ''}", NotImplementedError)
+             f"{' and weights' if weights is not None else ''}", UnsupportedOpError)
     if isinstance(q, Tracer):
         fail("quantile: q must be known when tracing (it picks which sorted elements are used); pass a number "
              "or a NumPy array", TypeError)
@@ -259,7 +259,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     divided by N - 1 (bias=True: N; ddof overrides both). float64 unless dtype says otherwise, as NumPy."""
     if fweights is not None or aweights is not None:
         fail("cov: fweights and aweights are not supported; weight the centered observations yourself",
-             NotImplementedError)
+             UnsupportedOpError)
     m = sg.asarray(m)
     if m.ndim > 2:
         fail(f"cov: m has more than 2 dimensions (shape {m.shape})", ValueError)

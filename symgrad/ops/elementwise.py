@@ -201,6 +201,8 @@ def _apply_elementwise(op: ElementwiseOp, args):
     compute = dtypes.promote(numeric, numeric_scalars)
     if op.kind == "float":
         compute = dtypes.float_result(compute)
+    if op.kind == "compare" and compute == dtypes.BOOL and scalars:
+        compute = dtypes.INT64  # SymPy orders no truth values: False < True is compared as 0 < 1, as NumPy does
     _check_python_ints_fit(args, is_condition, compute)
     _check_integer_power(op, args, compute)
     if compute != dtypes.BOOL:  # a Python bool among numbers is the int 0 or 1, as in NumPy and PyTorch
@@ -445,9 +447,10 @@ minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), ((
 # Gradient 1 on the closed interval [lo, hi], as torch.clamp.
 # With lo > hi the result is hi everywhere, as np.clip, jax.numpy.clip and torch.clamp; a NaN bound gives NaN, as
 # theirs, with gradient 0 as torch.clamp's (the test folds away for a bound written in as a number).
-clip = define("clip", lambda x, lo, hi: sp.Piecewise((sp.nan, sp.Or(F.isnan(lo), F.isnan(hi))),
-                                                     (hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)),
-              kind="arith")
+# Integers hold no NaN: their form has no NaN branch, which the LLVM backend cannot write as an integer.
+_clipped = lambda x, lo, hi: [(hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)]  # noqa: E731
+clip = define("clip", lambda x, lo, hi: sp.Piecewise((sp.nan, sp.Or(F.isnan(lo), F.isnan(hi))), *_clipped(x, lo, hi)),
+              kind="arith", integer_fn=lambda x, lo, hi: sp.Piecewise(*_clipped(x, lo, hi)))
 where = define("where", lambda c, a, b: sp.Piecewise((a, c), (b, True)), kind="where", conditions=(0,))
 less = define("less", lambda a, b: a < b, kind="compare")
 less_equal = define("less_equal", lambda a, b: a <= b, kind="compare")
@@ -543,8 +546,9 @@ fmin = define("fmin", lambda a, b: sp.Piecewise((b, F.isnan(a)), (a, F.isnan(b))
 fmod = define("fmod", F.fmod, 2, kind="arith", domain=(0.5, 4.0), on_booleans=False)
 logaddexp2 = define("logaddexp2", lambda a, b: F.logaddexp(a * sp.Float(np.log(2)), b * sp.Float(np.log(2)))
                     * sp.Float(1 / np.log(2)))
-heaviside = define("heaviside", lambda x, h0: sp.Piecewise((0, x < 0), (h0, sp.Eq(x, 0, evaluate=False)), (1, x > 0),
-                                                           (sp.nan, True)), domain=(0.5, 2.0))
+# Eq evaluates: SymPy's Piecewise drops a branch whose condition is an unevaluated Eq(0, 0) (heaviside(0, x) was NaN)
+heaviside = define("heaviside", lambda x, h0: sp.Piecewise((0, x < 0), (h0, sp.Eq(x, 0)), (1, x > 0), (sp.nan, True)),
+                   domain=(0.5, 2.0))
 signbit = define("signbit", F.signbit, kind="compare", integer_fn=lambda x: x < 0)  # integers: no -0, no 1/0
 isposinf = define("isposinf", lambda x: sp.And(F.isinf(x), x > 0), kind="compare")
 isneginf = define("isneginf", lambda x: sp.And(F.isinf(x), x < 0), kind="compare")

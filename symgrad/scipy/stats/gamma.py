@@ -31,4 +31,10 @@ def cdf(x, a, loc=0, scale=1):
 
 @distribution_function
 def logcdf(x, a, loc=0, scale=1):
-    return E.log(cdf(x, a, loc, scale))
+    """log(cdf), as log1p(-sf) where the cdf is above 1/2, as SciPy's: log(cdf) lost sf's digits there, and
+    was positive for a tiny shape (SciPy's gammainc(1e-300, 0.5) is 1 + 2e-14)."""
+    value = cdf(x, a, loc, scale)
+    near_one = E.greater(value, 0.5)
+    upper = on_support(near_one, lambda y: E.gammaincc(a, y), standardize(x, loc, scale), 1.0,
+                       E.logical_not(near_one), 0.0)
+    return E.where(near_one, E.log1p(E.negative(upper)), E.log(E.where(near_one, 0.5, value)))
