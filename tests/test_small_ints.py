@@ -241,3 +241,51 @@ def test_compiled_uint8_image_mlp_gradient(backend):
 
     got = sg.compile(sg.grad(loss), backend=backend)(w, images)
     np.testing.assert_allclose(got, sg.grad(loss)(w, images.astype(np.float64)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_loops_carry_small_ints(run):
+    x = np.array([[200, 3], [0, 255]], np.uint8)
+
+    def program(a):
+        doubled = sg.fori_loop(0, 3, lambda i, c: c + c, a)
+        total, seen = sg.scan(lambda c, row: (c + row, c), np.zeros(2, np.uint8), a)
+        return doubled, total, seen
+
+    doubled, total, seen = _run(run, program, x)
+    _same(doubled, x * np.uint8(8))
+    _same(total, x[0] + x[1])
+    _same(seen, np.stack([np.zeros(2, np.uint8), x[0]]))
+
+
+def test_vmap_over_uint8_rows():
+    rows, w = np.array([[200, 3], [0, 255]], np.uint8), np.array([0.5, -1.0])
+    got = sg.vmap(sg.grad(lambda w, x: sg.sum(sg.tanh(w * x / 255.0))), in_axes=(None, 0))(w, rows)
+    np.testing.assert_allclose(got, rows / 255.0 * (1 - np.tanh(w * rows / 255.0) ** 2), rtol=1e-12)
+
+
+def test_eager_bitwise_matches_torch():
+    torch = pytest.importorskip("torch")
+    image = np.array([200, 3, 0, 255, 128], np.uint8)
+    for dtype in (np.uint8, np.int8, np.int16):  # PyTorch has few uint16 kernels
+        ours, theirs = sg.from_numpy(image.astype(dtype)), torch.from_numpy(image.astype(dtype))
+        _same(sg.bitwise_right_shift(ours, 1).numpy(), torch.bitwise_right_shift(theirs, 1).numpy())
+        _same(sg.bitwise_left_shift(ours, 1).numpy(), torch.bitwise_left_shift(theirs, 1).numpy())
+        _same((ours & 7).numpy(), (theirs & 7).numpy())
+        _same(sg.bitwise_not(ours).numpy(), torch.bitwise_not(theirs).numpy())
+
+
+@pytest.mark.parametrize("run", ["numpy", "llvm"])
+@pytest.mark.parametrize("dtype", SMALL + [np.int32, np.int64], ids=lambda d: np.dtype(d).name)
+def test_traced_shifts_by_a_python_int_are_numpys(dtype, run):
+    x = _edges(dtype)
+    for n in range(np.iinfo(dtype).bits):
+        _same(_run(run, lambda a: a << n, x), x << n)
+        _same(_run(run, lambda a: a >> n, x), x >> n)
+
+
+def test_traced_shifts_out_of_range_or_of_floats_are_clear_errors():
+    with pytest.raises(sg.TracerError, match="'>>' on a traced value of dtype uint8 by 8"):
+        sg.compile(lambda a: a >> 8)(np.zeros(2, np.uint8))
+    with pytest.raises(sg.TracerError, match="'<<' on a traced value of dtype float64"):
+        sg.compile(lambda a: a << 1)(np.zeros(2))
