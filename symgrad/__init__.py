@@ -10,7 +10,7 @@ import importlib
 import importlib.util
 
 from .dtypes import FLOAT32 as float32, FLOAT64 as float64, INT32 as int32, INT64 as int64, BOOL as bool_  # noqa
-from .dtypes import UINT8 as uint8, INT8 as int8, INT16 as int16, UINT16 as uint16  # noqa
+from .dtypes import UINT8 as uint8, INT8 as int8, INT16 as int16, UINT16 as uint16, UINT32 as uint32  # noqa
 
 __version__ = "0.1.0"
 
@@ -47,7 +47,8 @@ _LAZY = {
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
 _SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils")  # public submodules, also imported on first use
-_OWN = ("float32", "float64", "int32", "int64", "bool_", "uint8", "int8", "int16", "uint16", "__version__")
+_OWN = ("float32", "float64", "int32", "int64", "bool_", "uint8", "int8", "int16", "uint16", "uint32",
+        "__version__")
 
 
 def __getattr__(name):

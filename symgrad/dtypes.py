@@ -11,9 +11,10 @@ UINT8 = np.dtype(np.uint8)
 INT8 = np.dtype(np.int8)
 INT16 = np.dtype(np.int16)
 UINT16 = np.dtype(np.uint16)
+UINT32 = np.dtype(np.uint32)
 
 SHORT_NAMES = {FLOAT32: "f32", FLOAT64: "f64", INT32: "i32", INT64: "i64", BOOL: "bool",
-               UINT8: "u8", INT8: "i8", INT16: "i16", UINT16: "u16"}
+               UINT8: "u8", INT8: "i8", INT16: "i16", UINT16: "u16", UINT32: "u32"}
 _BY_SHORT_NAME = {name: dtype for dtype, name in SHORT_NAMES.items()}
 
 

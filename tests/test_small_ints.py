@@ -1,11 +1,11 @@
-"""uint8, int8, int16 and uint16 (images and labels): NumPy's promotion and wrapping arithmetic, eagerly and on
-both backends, at each dtype's edge values; PyTorch's tensor methods and errors; a uint8-image MLP step."""
+"""uint8, int8, int16, uint16 (images and labels) and uint32: NumPy's promotion and wrapping arithmetic, eagerly
+and on both backends, at each dtype's edge values; PyTorch's tensor methods and errors; a uint8-image MLP step."""
 import numpy as np
 import pytest
 
 import symgrad as sg
 
-SMALL = [np.uint8, np.int8, np.int16, np.uint16]
+SMALL = [np.uint8, np.int8, np.int16, np.uint16, np.uint32]
 RUNS = ["eager", "numpy", "llvm"]
 
 
@@ -138,7 +138,7 @@ def test_empty_and_0d(dtype, run):
 @pytest.mark.parametrize("run", RUNS)
 @pytest.mark.parametrize("dtype", SMALL, ids=lambda d: d.__name__)
 def test_floats_convert_to_small_ints_wrapping_as_numpy(dtype, run):
-    x = np.array([1.7, -1.0, -128.0, 255.0, 256.0, 32767.0, 65535.0])
+    x = np.array([1.7, -1.0, -128.0, 255.0, 256.0, 32767.0, 65535.0] + [3e9, 4294967295.0] * (dtype == np.uint32))
     with np.errstate(all="ignore"):
         _same(_run(run, lambda a: a.astype(dtype), x), x.astype(dtype))
 
@@ -157,6 +157,14 @@ def test_indexing_by_small_int_labels(dtype, run):
     np.add.at(want, labels, 2 * table[labels])
     np.testing.assert_allclose(grad(table, labels) if run == "eager" else sg.compile(grad, backend=run)(table, labels),
                                want)
+
+
+@pytest.mark.parametrize("dtype", [np.uint64, np.float16], ids=lambda d: d.__name__)
+def test_other_dtypes_are_refused_naming_the_argument(dtype):
+    with pytest.raises(TypeError, match=f"argument x: unsupported dtype {np.dtype(dtype).name}"):
+        sg.compile(lambda x: x + 1)(np.zeros(2, dtype))
+    with pytest.raises(TypeError, match=f"unsupported dtype {np.dtype(dtype).name}"):
+        sg.tensor(np.zeros(2, dtype))
 
 
 def test_small_ints_are_not_differentiable():
@@ -178,7 +186,7 @@ def test_gradient_through_a_uint8_input(run):
 
 
 def test_tensor_names_and_methods():
-    assert (sg.uint8, sg.int8, sg.int16, sg.uint16) == tuple(map(np.dtype, SMALL))
+    assert (sg.uint8, sg.int8, sg.int16, sg.uint16, sg.uint32) == tuple(map(np.dtype, SMALL))
     assert sg.short == np.int16
     t = sg.from_numpy(np.array([200, 3, 0, 255], np.uint8))
     assert t.dtype == np.uint8 and t.type() == "sg.ByteTensor"
@@ -289,3 +297,21 @@ def test_traced_shifts_out_of_range_or_of_floats_are_clear_errors():
         sg.compile(lambda a: a >> 8)(np.zeros(2, np.uint8))
     with pytest.raises(sg.TracerError, match="'<<' on a traced value of dtype float64"):
         sg.compile(lambda a: a << 1)(np.zeros(2))
+
+
+def test_aot_takes_uint8_images(tmp_path):
+    """`symgrad compile --arg x=u8[4,3]` and sg.aot.compile: a uint8 argument, declared uint8_t in the header."""
+    from symgrad import cli
+
+    assert cli.parse_arg_spec("x=u8[4,3]") == ("x", (4, 3), np.dtype(np.uint8))
+    assert cli.parse_arg_spec("y=uint16[]") == ("y", (), np.dtype(np.uint16))
+
+    def loss(w, x):
+        return sg.sum(sg.tanh((x / 255.0) @ w))
+
+    w, x = np.full((3, 2), 0.5), np.array([[0, 128, 255]] * 4, np.uint8)
+    sg.aot.compile(loss, (w, x), grad="w", out=str(tmp_path / "m"))
+    assert "const uint8_t *x" in (tmp_path / "m.h").read_text()
+    np.testing.assert_allclose(sg.load(str(tmp_path / "m"))(w, x), loss(w, x), rtol=1e-12)
+    with pytest.raises(TypeError, match="argument x must be uint8"):
+        sg.load(str(tmp_path / "m"))(w, x.astype(np.int8))

@@ -14,7 +14,7 @@ F64 = ir.DoubleType()
 PTR = ir.PointerType()
 
 _STORAGE = {dtypes.FLOAT32: F32, dtypes.FLOAT64: F64, dtypes.INT32: I32, dtypes.INT64: I64, dtypes.BOOL: I8,
-            dtypes.UINT8: I8, dtypes.INT8: I8, dtypes.INT16: I16, dtypes.UINT16: I16}
+            dtypes.UINT8: I8, dtypes.INT8: I8, dtypes.INT16: I16, dtypes.UINT16: I16, dtypes.UINT32: I32}
 
 
 def storage_type(dtype) -> ir.Type:
@@ -34,8 +34,8 @@ def is_unsigned(dtype) -> bool:
 
 def cast(builder: ir.IRBuilder, value, source, target):
     """Convert a register value of dtype `source` to dtype `target` with NumPy's semantics: unsigned sources
-    widen with zext and convert with uitofp; a float becomes a small integer through int64, wrapping as in
-    NumPy (-1.0 -> uint8 255), where a direct fptoui/fptosi would be poison."""
+    widen with zext and convert with uitofp; a float becomes a small or unsigned integer through int64, wrapping
+    as in NumPy (-1.0 -> uint8 255, 3e9 -> uint32), where a direct fptoui/fptosi would be poison."""
     source, target = np.dtype(source), np.dtype(target)
     to_type = value_type(target)
     if source == target:
@@ -47,7 +47,7 @@ def cast(builder: ir.IRBuilder, value, source, target):
         return builder.uitofp(value, to_type) if target.kind == "f" else builder.zext(value, to_type)
     if source.kind == "f" and target.kind == "f":
         return builder.fpext(value, to_type) if target.itemsize > source.itemsize else builder.fptrunc(value, to_type)
-    if source.kind == "f" and target.itemsize < 4:
+    if source.kind == "f" and (target.itemsize < 4 or is_unsigned(target)):
         return builder.trunc(builder.fptosi(value, I64), to_type)
     if source.kind == "f":
         return builder.fptosi(value, to_type)
