@@ -37,7 +37,8 @@ def parse_arg_spec(text: str) -> tuple[str, tuple, np.dtype]:
         raise UsageError(f"--arg {text!r}: malformed; expected NAME=DTYPE[d0,d1,...], e.g. w=f32[784,128] or s=f64[]")
     name, dtype_name, dims = match.groups()
     if dtype_name not in DTYPES:
-        raise UsageError(f"--arg {text!r}: unknown dtype {dtype_name!r}; expected one of {', '.join(dtypes.SHORT_NAMES.values())}")
+        raise UsageError(f"--arg {text!r}: unknown dtype {dtype_name!r}; expected one of "
+                         f"{', '.join(dtypes.SHORT_NAMES.values())}")
     shape = ()
     if dims is not None and dims.strip():
         parts = [part.strip() for part in dims.split(",")]
