@@ -315,3 +315,16 @@ def test_aot_takes_uint8_images(tmp_path):
     np.testing.assert_allclose(sg.load(str(tmp_path / "m"))(w, x), loss(w, x), rtol=1e-12)
     with pytest.raises(TypeError, match="argument x must be uint8"):
         sg.load(str(tmp_path / "m"))(w, x.astype(np.int8))
+
+
+@pytest.mark.parametrize("run", RUNS)
+@pytest.mark.parametrize("dtype", SMALL + [np.int32], ids=lambda d: np.dtype(d).name)
+def test_comparison_with_a_python_int_out_of_range_is_exact_as_numpy(dtype, run):
+    """NumPy 2 compares exactly (uint8 > -1 is True; PyTorch wraps -1 to 255 and says False)."""
+    x = _edges(dtype)
+
+    def compare(a):
+        return a > -1, a == -1, a < 2 ** 40, a != 2 ** 40, a >= -2 ** 40
+
+    for got, want in zip(_run(run, compare, x), compare(x)):
+        _same(got, want)

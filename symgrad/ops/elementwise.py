@@ -146,6 +146,17 @@ def _check_python_ints_fit(args, is_condition, compute):
             fail(f"Python integer {arg} is too large to convert to {compute}", OverflowError)
 
 
+def _widened_for_comparison(op, args, is_condition, compute):
+    """int64 for a comparison of integers with a Python int outside their dtype's range, which NumPy answers
+    exactly (a uint8 array > -1 is all True, == 300 all False) rather than raising; else `compute`."""
+    if op.kind != "compare" or compute.kind not in "iu":
+        return compute
+    info = np.iinfo(compute)
+    outside = any(type(arg) is int and not cond and not info.min <= arg <= info.max
+                  for arg, cond in zip(args, is_condition))
+    return dtypes.INT64 if outside else compute
+
+
 def _check_integer_power(op, args, compute) -> None:
     """NumPy's and PyTorch's error for an integer raised to a negative integer number, which integer code
     computes as 0 (or, at a zero base, garbage)."""
@@ -200,6 +211,7 @@ def _apply_elementwise(op: ElementwiseOp, args):
     compute = dtypes.promote(numeric, numeric_scalars)
     if op.kind == "float":
         compute = dtypes.float_result(compute)
+    compute = _widened_for_comparison(op, args, is_condition, compute)
     _check_python_ints_fit(args, is_condition, compute)
     _check_integer_power(op, args, compute)
     if compute != dtypes.BOOL:  # a Python bool among numbers is the int 0 or 1, as in NumPy and PyTorch
