@@ -29,6 +29,11 @@ DESCR_SYMBOLS = {
     np.dtype(np.int64): PREFIX + "descr_i64",
     np.dtype(np.int32): PREFIX + "descr_i32",
     np.dtype(np.bool_): PREFIX + "descr_bool",
+    np.dtype(np.uint8): PREFIX + "descr_u8",
+    np.dtype(np.int8): PREFIX + "descr_i8",
+    np.dtype(np.int16): PREFIX + "descr_i16",
+    np.dtype(np.uint16): PREFIX + "descr_u16",
+    np.dtype(np.uint32): PREFIX + "descr_u32",
 }
 
 # Exceptions an entry point can raise for a kernel's error status (RuntimeError: unknown status).

@@ -10,6 +10,7 @@ import importlib
 import importlib.util
 
 from .dtypes import FLOAT32 as float32, FLOAT64 as float64, INT32 as int32, INT64 as int64, BOOL as bool_  # noqa
+from .dtypes import UINT8 as uint8, INT8 as int8, INT16 as int16, UINT16 as uint16, UINT32 as uint32  # noqa
 
 __version__ = "0.1.0"
 
@@ -33,7 +34,7 @@ _LAZY = {
     ".eager.random": "Generator rand rand_like randint randn randn_like randperm",
     ".eager.factories": "arange empty empty_like eye full full_like linspace ones ones_like zeros zeros_like",
     ".numpy_api.torch_keywords": "amax amin argmax argmin cumprod cumsum log_softmax logsumexp matmul mean prod softmax stack sum",
-    ".eager.dtype_names": "bool double float float16 half int long",
+    ".eager.dtype_names": "bool double float float16 half int long short",
     ".eager.device": "accelerator cuda device get_default_device set_default_device",
     ".serialization": "load save",
     ".eager.print_options": "get_printoptions set_printoptions",
@@ -46,7 +47,8 @@ _LAZY = {
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
 _SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils")  # public submodules, also imported on first use
-_OWN = ("float32", "float64", "int32", "int64", "bool_", "__version__")
+_OWN = ("float32", "float64", "int32", "int64", "bool_", "uint8", "int8", "int16", "uint16", "uint32",
+        "__version__")
 
 
 def __getattr__(name):

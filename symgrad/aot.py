@@ -39,7 +39,8 @@ from .transforms import grad as grad_transform, value_and_grad as value_and_grad
 CPUS = ("generic", "x86-64-v3", "host")
 
 _C_TYPES = {dtypes.FLOAT64: "double", dtypes.FLOAT32: "float", dtypes.INT64: "int64_t", dtypes.INT32: "int32_t",
-            dtypes.BOOL: "uint8_t"}
+            dtypes.BOOL: "uint8_t", dtypes.UINT8: "uint8_t", dtypes.INT8: "int8_t", dtypes.INT16: "int16_t",
+            dtypes.UINT16: "uint16_t", dtypes.UINT32: "uint32_t"}
 
 
 @dataclass

@@ -19,8 +19,10 @@ import sys
 
 import numpy as np
 
-DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "bool": np.bool_,
-          "float32": np.float32, "float64": np.float64, "int32": np.int32, "int64": np.int64}
+from . import dtypes
+
+# --arg dtypes by short name (f32, u8 ...) or NumPy's (float32, uint8 ...)
+DTYPES = {**{short: dtype for dtype, short in dtypes.SHORT_NAMES.items()}, **{d.name: d for d in dtypes.SHORT_NAMES}}
 SPEC = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*([A-Za-z]\w*)\s*(?:\[([^\]]*)\])?\s*$")
 
 
@@ -35,7 +37,8 @@ def parse_arg_spec(text: str) -> tuple[str, tuple, np.dtype]:
         raise UsageError(f"--arg {text!r}: malformed; expected NAME=DTYPE[d0,d1,...], e.g. w=f32[784,128] or s=f64[]")
     name, dtype_name, dims = match.groups()
     if dtype_name not in DTYPES:
-        raise UsageError(f"--arg {text!r}: unknown dtype {dtype_name!r}; expected one of f32, f64, i32, i64, bool")
+        raise UsageError(f"--arg {text!r}: unknown dtype {dtype_name!r}; expected one of "
+                         f"{', '.join(dtypes.SHORT_NAMES.values())}")
     shape = ()
     if dims is not None and dims.strip():
         parts = [part.strip() for part in dims.split(",")]

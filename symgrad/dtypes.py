@@ -6,8 +6,15 @@ FLOAT64 = np.dtype(np.float64)
 INT32 = np.dtype(np.int32)
 INT64 = np.dtype(np.int64)
 BOOL = np.dtype(np.bool_)
+# The small integers images and labels are stored in (never differentiable; they wrap, as NumPy's).
+UINT8 = np.dtype(np.uint8)
+INT8 = np.dtype(np.int8)
+INT16 = np.dtype(np.int16)
+UINT16 = np.dtype(np.uint16)
+UINT32 = np.dtype(np.uint32)
 
-SHORT_NAMES = {FLOAT32: "f32", FLOAT64: "f64", INT32: "i32", INT64: "i64", BOOL: "bool"}
+SHORT_NAMES = {FLOAT32: "f32", FLOAT64: "f64", INT32: "i32", INT64: "i64", BOOL: "bool",
+               UINT8: "u8", INT8: "i8", INT16: "i16", UINT16: "u16", UINT32: "u32"}
 _BY_SHORT_NAME = {name: dtype for dtype, name in SHORT_NAMES.items()}
 
 
@@ -95,4 +102,5 @@ class TorchDType:
 # PyTorch's dtype names: sg.float is float32, as torch.float; sg.half exists only to be refused clearly.
 TORCH_DTYPES = {"float": TorchDType("float", FLOAT32), "double": TorchDType("double", FLOAT64),
                 "long": TorchDType("long", INT64), "int": TorchDType("int", INT32), "bool": TorchDType("bool", BOOL),
+                "short": TorchDType("short", INT16),
                 "half": TorchDType("half", None), "float16": TorchDType("float16", None)}

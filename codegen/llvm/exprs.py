@@ -33,13 +33,15 @@ _INTRINSICS = {"sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", 
 
 class ExprEmitter(Printer):
     """Emits SymPy expressions at one numeric type `ty` into `builder` (one per loop body);
-    `outlined_math`: transcendentals are calls of functions compiled once (mathlib.math_function)."""
+    `outlined_math`: transcendentals are calls of functions compiled once (mathlib.math_function);
+    `unsigned`: integers compare and divide as unsigned (uint8, uint16)."""
 
-    def __init__(self, builder: ir.IRBuilder, ty: ir.Type, outlined_math: bool = False):
+    def __init__(self, builder: ir.IRBuilder, ty: ir.Type, outlined_math: bool = False, unsigned: bool = False):
         super().__init__()
         self.b = builder
         self.ty = ty
         self.outlined_math = outlined_math
+        self.unsigned = unsigned
         self.is_float = isinstance(ty, (ir.FloatType, ir.DoubleType))
         self.memo: dict = {}
 
@@ -131,7 +133,9 @@ class ExprEmitter(Printer):
         return self.b.fmul(a, b) if self.is_float else self.b.mul(a, b)
 
     def div(self, a, b):
-        return self.b.fdiv(a, b) if self.is_float else self.b.sdiv(a, b)
+        if self.is_float:
+            return self.b.fdiv(a, b)
+        return self.b.udiv(a, b) if self.unsigned else self.b.sdiv(a, b)
 
     def neg(self, a):
         return self.b.fneg(a) if self.is_float else self.b.neg(a)
@@ -141,7 +145,7 @@ class ExprEmitter(Printer):
             return self.b.icmp_unsigned(op, a, b)
         if self.is_float:  # ordered comparisons are false with NaN; != is true, as in NumPy
             return self.b.fcmp_unordered(op, a, b) if op == "!=" else self.b.fcmp_ordered(op, a, b)
-        return self.b.icmp_signed(op, a, b)
+        return self.b.icmp_unsigned(op, a, b) if self.unsigned else self.b.icmp_signed(op, a, b)
 
     def pick(self, op, a, b):
         """a if a <op> b else b, propagating NaN like np.maximum/np.minimum."""
@@ -222,6 +226,8 @@ class ExprEmitter(Printer):
 
     def _print_Abs(self, expr):
         x = self._print(expr.args[0])
+        if self.unsigned:
+            return x
         return self.intrinsic("fabs", x) if self.is_float else self.pick(">", x, self.neg(x))
 
     def _print_sign(self, expr):  # NaN stays NaN; -0.0 + 0 gives 0.0, as np.sign and torch.sign
@@ -262,6 +268,11 @@ class ExprEmitter(Printer):
         """(a // b, a % b) as NumPy computes them (npy_divmod): from fmod, the remainder taking b's sign,
         the quotient rounded to the whole number nearest (a - remainder) / b; a / b and NaN when b == 0.
         Integers: 0 and 0 when b == 0, and no trap for b == -1 (LLVM's sdiv/srem are undefined there)."""
+        if self.unsigned:  # truncating is flooring, and the remainder has b's sign (none)
+            zero, by_zero = self.number(0), self.compare("==", b, self.number(0))
+            safe = self.b.select(by_zero, self.number(1), b)
+            return (self.b.select(by_zero, zero, self.b.udiv(a, safe)),
+                    self.b.select(by_zero, zero, self.b.urem(a, safe)))
         if not self.is_float:
             zero, one = self.number(0), self.number(1)
             minus_one = self.compare("==", b, self.number(-1))

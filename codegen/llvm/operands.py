@@ -17,7 +17,7 @@ from llvmlite import ir
 from symgrad import dtypes
 
 from .exprs import ExprEmitter
-from .types import I64, cast, storage_type, value_type
+from .types import I64, cast, is_unsigned, storage_type, value_type
 
 
 ALIGNMENT = 64  # bytes: workspace buffers and compiled-in constants start on cache lines
@@ -301,7 +301,8 @@ class Elementwise(Operand):
         for symbol, operand in zip(self.symbols, self.operands):
             value = operand.load(k, idx)
             values[symbol] = value if operand.dtype == dtypes.BOOL else cast(k.b, value, operand.dtype, self.compute)
-        result = ExprEmitter(k.b, value_type(self.compute), k.outlined_math).emit(self.expr, values)
+        result = ExprEmitter(k.b, value_type(self.compute), k.outlined_math,
+                             is_unsigned(self.compute)).emit(self.expr, values)
         if self.dtype == dtypes.BOOL:
             return result
         return cast(k.b, result, self.compute, self.dtype)

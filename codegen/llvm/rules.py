@@ -28,7 +28,7 @@ from . import blas, control, conv, jit, lapack
 from .jobs import CustomJob, Fold, LoopJob, fill_job, scan_jobs
 from .operands import (ALIGNMENT, Buffer, Convert, Coord, Elementwise, Operand, Scalar, Unslice, broadcast,
                        strided_slice, transpose, unit_axes_reshape, zero)
-from .types import I8, I64, PTR, cast, storage_type, value_type
+from .types import I8, I64, PTR, cast, is_unsigned, storage_type, value_type
 
 INDEX_ERROR = "an integer index is out of bounds"
 
@@ -146,7 +146,8 @@ def _reduce(k, node, inputs, combine, identity, widens):
     flags = ["reassoc"] if dtype.kind == "f" else []
     # float32 sums and products accumulate in float64: a float32 running sum over 1e7 terms is
     # off by ~1e-4 (NumPy's pairwise sum only helps along the contiguous axis)
-    wide = dtypes.FLOAT64 if dtype == dtypes.FLOAT32 and widens else dtype
+    # unsigned integers fold in int64, where the signed compare of max/min is right and sums wrap alike
+    wide = dtypes.FLOAT64 if dtype == dtypes.FLOAT32 and widens else dtypes.INT64 if is_unsigned(dtype) else dtype
     start = identity(wide)
     init = ir.Constant(value_type(wide), float(start) if wide.kind == "f" else int(start))
     out = k.result_buffer(node)
@@ -187,8 +188,7 @@ def _concatenate(k, node, inputs):
 
 def _checked_index(k, idx_operand, idx, size):
     """The integer index at idx, wrapped like NumPy for negatives, bounds-checked."""
-    raw = idx_operand.load(k, idx)
-    value = k.b.sext(raw, I64) if raw.type != I64 else raw
+    value = cast(k.b, idx_operand.load(k, idx), idx_operand.dtype, dtypes.INT64)
     value = k.b.select(k.b.icmp_signed("<", value, ir.Constant(I64, 0)), k.b.add(value, ir.Constant(I64, size)), value)
     k.fail_unless(k.b.icmp_unsigned("<", value, ir.Constant(I64, size)), INDEX_ERROR)
     return Coord(value, 0, max(size, 1))

@@ -615,8 +615,10 @@ class Tensor(Tracer):
     def __init__(self, data, requires_grad=False, dtype=None):
         refuse_masked(data, "tensor data")
         array = _array_of(data)
-        array = array.astype(dtypes.canonical(dtype if dtype is not None else array.dtype), copy=False)
-        Tensor._init(self, array)
+        target = dtypes.canonical(dtype if dtype is not None else array.dtype)
+        if not isinstance(data, (np.ndarray, Tensor)):
+            _check_fits(array, target)
+        Tensor._init(self, array.astype(target, copy=False))
         if requires_grad:
             self.requires_grad_(True)
 
@@ -771,6 +773,15 @@ class Tensor(Tracer):
 
     def bool(self):
         return self.to(dtypes.BOOL)
+
+    def byte(self):
+        return self.to(dtypes.UINT8)
+
+    def char(self):
+        return self.to(dtypes.INT8)
+
+    def short(self):
+        return self.to(dtypes.INT16)
 
     def __array__(self, dtype=None, copy=None):
         """The data for NumPy, refused (as numpy() and PyTorch) while the tensor requires grad outside no_grad:
@@ -1201,7 +1212,7 @@ class Tensor(Tracer):
     def type(self, dtype=None):
         """type(dtype): the cast to(dtype) (`(pred == y).type(sg.float)`); type(): the name, e.g. 'sg.FloatTensor'."""
         if dtype is None:
-            return f"sg.{_TYPE_NAMES[self._data.dtype]}"
+            return f"sg.{_TYPE_NAMES.get(self._data.dtype, self._data.dtype)}"
         return self.to(dtype)
 
 
@@ -1265,7 +1276,8 @@ def _spread(value: "Tensor", key, shape, dtype) -> "Tensor":
 
 
 _TYPE_NAMES = {dtypes.FLOAT32: "FloatTensor", dtypes.FLOAT64: "DoubleTensor", dtypes.INT32: "IntTensor",
-               dtypes.INT64: "LongTensor", dtypes.BOOL: "BoolTensor"}
+               dtypes.INT64: "LongTensor", dtypes.BOOL: "BoolTensor", dtypes.UINT8: "ByteTensor",
+               dtypes.INT8: "CharTensor", dtypes.INT16: "ShortTensor"}
 
 
 def to_arguments(args, dtype=None, device=None):
@@ -1293,6 +1305,15 @@ def _array_of(data) -> np.ndarray:
         if not isinstance(data, (list, tuple)):
             raise
         return np.array([_array_of(item) for item in data])
+
+
+def _check_fits(array: np.ndarray, dtype: np.dtype):
+    """PyTorch's error for Python integers out of an integer dtype's range (sg.tensor([300], dtype=sg.uint8)), which
+    a cast would wrap silently; arrays cast as NumPy's astype does."""
+    if array.size and array.dtype.kind in "iu" and dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if array.min() < info.min or array.max() > info.max:
+            raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
 
 
 def _rebuild(cls, data, requires_grad):
@@ -1719,7 +1740,7 @@ def format_tensor(t: Tensor) -> str:
     extras = []
     if data.size == 0 and data.ndim != 1:
         extras.append(f"size={data.shape}")
-    if data.dtype == dtypes.INT32 or (data.size == 0 and not dtypes.is_float(data.dtype)):
+    if not dtypes.is_float(data.dtype) and (data.dtype not in (dtypes.INT64, dtypes.BOOL) or data.size == 0):
         extras.append(f"dtype={data.dtype}")  # floats print alike, so examples print what PyTorch prints
     if t._node is not None:
         extras.append(f"grad_fn=<{t._node.name()}>")

@@ -117,6 +117,8 @@ def _checked_index(index, dim, axis, x):
     if isinstance(index, Tracer):
         if index.dtype.kind not in "iu":
             fail(f"arrays used as indices must be of integer type, got {index.dtype}", TypeError)
+        if index.dtype not in (dtypes.INT32, dtypes.INT64):  # uint8 labels: index + dim must not wrap
+            index = sg.astype(index, dtypes.INT64)
         return wrap_index_p(index, size=dim)
     index = np.asarray(index)
     if index.dtype.kind not in "iu":
@@ -124,7 +126,8 @@ def _checked_index(index, dim, axis, x):
     if index.size and (index.min() < -dim or index.max() >= dim):
         bad = index.min() if index.min() < -dim else index.max()
         fail(f"index {bad} is out of bounds for axis {axis} with size {dim} (shape {x.shape})", IndexError)
-    return np.where(index < 0, index + dim, index).astype(np.int64)
+    index = index.astype(np.int64)
+    return np.where(index < 0, index + dim, index)
 
 
 @array_function_dispatch

@@ -62,7 +62,7 @@ def install():
         "__pos__": lambda self: self, "__abs__": abs, "__lt__": less, "__le__": less_equal,
         "__gt__": greater, "__ge__": greater_equal, "__eq__": equal, "__ne__": not_equal,
         "__invert__": _boolean_only(logical_not, "~"), "__and__": _boolean_only(logical_and, "&"),
-        "__or__": _boolean_only(logical_or, "|"),
+        "__or__": _boolean_only(logical_or, "|"), "__lshift__": _shift("<<"), "__rshift__": _shift(">>"),
         "__getitem__": getitem, "astype": astype, "dot": dot, "ravel": ravel, "flatten": ravel,
         "reshape": lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape),
         "transpose": lambda self, *axes: transpose(self, (axes[0] if len(axes) == 1 else axes) or None),
@@ -99,6 +99,23 @@ def _boolean_only(logical, operator):
                 fail(f"'{operator}' on a traced value of dtype {dtype}: NumPy's bitwise operation is not supported; "
                      "use it on booleans (comparisons), or sg.logical_and / logical_or / logical_not", TracerError)
         return logical(*operands)
+    return method
+
+
+def _shift(operator):
+    """`x << n` and `x >> n` of an integer array by a Python int n, as NumPy's bits: the wrapping product
+    x * 2**n and the floor quotient x // 2**n (both exact on both backends; a shift by the sign bit, whose 2**n
+    does not fit the dtype, multiplies by -2**n, the same bits, or is the sign). Any other shift is a clear error."""
+    def method(self, n):
+        bits = self.dtype.itemsize * 8
+        if self.dtype.kind not in "iu" or type(n) is not int or not 0 <= n < bits:
+            fail(f"'{operator}' on a traced value of dtype {self.dtype} by {n!r}: symgrad shifts integer arrays by a "
+                 f"Python int in [0, {bits}) only", TracerError)
+        factor = 2 ** n
+        fits = factor <= np.iinfo(self.dtype).max
+        if operator == "<<":
+            return multiply(self, factor if fits else factor - 2 ** bits)
+        return floor_divide(self, factor) if fits else astype(less(self, 0), self.dtype) * -1
     return method
 
 

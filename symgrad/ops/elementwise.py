@@ -147,6 +147,22 @@ def _check_python_ints_fit(args, is_condition, compute):
             fail(f"Python integer {arg} is too large to convert to {compute}", OverflowError)
 
 
+def _widened_for_comparison(op, args, is_condition, compute):
+    """int64 for a comparison of integers with a Python int outside their dtype's range, which NumPy answers
+    exactly (a uint8 array > -1 is all True, == 300 all False) rather than raising, and of booleans with a Python
+    number (SymPy orders no truth values: False < True is compared as 0 < 1, as NumPy does); else `compute`."""
+    if op.kind != "compare":
+        return compute
+    if compute == dtypes.BOOL:
+        return dtypes.INT64 if any(_is_python_scalar(arg) for arg in args) else compute
+    if compute.kind not in "iu":
+        return compute
+    info = np.iinfo(compute)
+    outside = any(type(arg) is int and not cond and not info.min <= arg <= info.max
+                  for arg, cond in zip(args, is_condition))
+    return dtypes.INT64 if outside else compute
+
+
 def _check_integer_power(op, args, compute) -> None:
     """NumPy's and PyTorch's error for an integer raised to a negative integer number, which integer code
     computes as 0 (or, at a zero base, garbage)."""
@@ -201,8 +217,7 @@ def _apply_elementwise(op: ElementwiseOp, args):
     compute = dtypes.promote(numeric, numeric_scalars)
     if op.kind == "float":
         compute = dtypes.float_result(compute)
-    if op.kind == "compare" and compute == dtypes.BOOL and scalars:
-        compute = dtypes.INT64  # SymPy orders no truth values: False < True is compared as 0 < 1, as NumPy does
+    compute = _widened_for_comparison(op, args, is_condition, compute)
     _check_python_ints_fit(args, is_condition, compute)
     _check_integer_power(op, args, compute)
     if compute != dtypes.BOOL:  # a Python bool among numbers is the int 0 or 1, as in NumPy and PyTorch
