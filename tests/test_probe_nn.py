@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
+from symgrad.finite_differences import check_grads
 
 F = sg.nn.functional
 TABLE = np.arange(30.0).reshape(10, 3)
@@ -124,3 +125,33 @@ def test_threshold_keeps_nan(backend):
         grad = sg.compile(sg.grad(lambda a: sg.sum(f(a))), backend=backend)(x)
     np.testing.assert_array_equal(got, want.detach().numpy())
     np.testing.assert_array_equal(grad, t.grad.numpy())
+
+
+@pytest.mark.parametrize("pool, kwargs", [("max_pool1d", dict(dilation=2)), ("max_pool1d", {}), ("avg_pool1d", {}),
+                                          ("avg_pool1d", dict(count_include_pad=False))])
+def test_ceil_mode_keeps_a_window_that_overhangs_the_input(pool, kwargs):
+    """With ceil_mode a window that starts inside the input is kept even when it is longer than the padded input:
+    max_pool1d(x of 4, kernel 3, stride 3, dilation 2, ceil_mode=True) is PyTorch's max(x[0], x[2]) (5.196 for
+    [1, 2, 3, 4] ** 1.5); it was a ValueError ("does not fit"). Values and gradients against PyTorch and finite
+    differences, eager and compiled."""
+    x = np.arange(1.0, 5.0).reshape(1, 1, 4) ** 1.5
+    cases = [(3, 3, 0), (5, 3, 0), (5, 2, 1)]
+    for kernel, stride, padding in cases:
+        if pool == "max_pool1d" and kwargs and kernel == 5:
+            continue
+        fn = lambda a: getattr(F, pool)(a, kernel, stride, padding, ceil_mode=True, **kwargs)
+        t = sg.tensor(x, requires_grad=True)
+        out = fn(t)
+        out.sum().backward()
+        check_grads(lambda a: sg.sum(fn(a)), (x,), order=1)
+        compiled = sg.compile(sg.grad(lambda a: sg.sum(fn(a))))(x)
+        np.testing.assert_allclose(compiled, t.grad.numpy(), rtol=1e-12)
+        try:
+            import torch
+        except ImportError:
+            continue
+        expected = torch.tensor(x, requires_grad=True)
+        value = getattr(torch.nn.functional, pool)(expected, kernel, stride, padding, ceil_mode=True, **kwargs)
+        value.sum().backward()
+        np.testing.assert_allclose(out.detach().numpy(), value.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(t.grad.numpy(), expected.grad.numpy(), rtol=1e-12)
