@@ -155,3 +155,31 @@ def test_ceil_mode_keeps_a_window_that_overhangs_the_input(pool, kwargs):
         value.sum().backward()
         np.testing.assert_allclose(out.detach().numpy(), value.detach().numpy(), rtol=1e-12)
         np.testing.assert_allclose(t.grad.numpy(), expected.grad.numpy(), rtol=1e-12)
+
+
+def test_kl_div_of_a_negative_target_is_nan():
+    """kl_div(log [0.2, 0.3, 0.5], [0, -0.5, 1.5], reduction='none') was [0, -0.602, 1.648]: a target that is not
+    positive was taken for 0 minus its log term, so a negative target gave a number. PyTorch's xlogy(t, t) - t x
+    is NaN there (input gradient -t = 0.5 still, target gradient NaN); a target of 0 gives 0. Eager and compiled."""
+    x, target = np.log([0.2, 0.3, 0.5, 0.1]), np.array([0.0, -0.5, 1.5, np.nan])
+    expected = [0.0, np.nan, 1.5 * (np.log(1.5) - x[2]), np.nan]
+    a, b = sg.tensor(x, requires_grad=True), sg.tensor(target, requires_grad=True)
+    with np.errstate(invalid="ignore"):
+        out = F.kl_div(a, b, reduction="none")
+    out.sum().backward()
+    compiled = sg.compile(lambda p, q: F.kl_div(p, q, reduction="none"))(x, target)
+    grads = sg.compile(sg.grad(lambda p, q: sg.sum(F.kl_div(p, q, reduction="none")), argnums=(0, 1)))(x, target)
+    for value in (out.detach().numpy(), compiled):
+        np.testing.assert_allclose(value, expected, rtol=1e-12)
+    for grad in (a.grad.numpy(), grads[0]):
+        np.testing.assert_allclose(grad, [0.0, 0.5, -1.5, np.nan], rtol=1e-12)
+    for grad in (b.grad.numpy(), grads[1]):
+        assert np.isnan(grad[1]) and np.isnan(grad[3])
+        np.testing.assert_allclose(grad[2], np.log(1.5) + 1 - x[2], rtol=1e-12)
+    try:
+        import torch
+    except ImportError:
+        return
+    np.testing.assert_allclose(out.detach().numpy(), torch.nn.functional.kl_div(
+        torch.tensor(x), torch.tensor(target), reduction="none").numpy(), rtol=1e-12)
+

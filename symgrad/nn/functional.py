@@ -1130,8 +1130,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    """sum target (log target - input) for log-probabilities `input` (terms with target 0 are 0); with
-    log_target the target is given as log-probabilities. 'batchmean' divides the sum by the batch size."""
+    """sum target (log target - input) for log-probabilities `input` (terms with target 0 are 0, with a negative
+    target NaN); with log_target the target is given as log-probabilities. 'batchmean' divides the sum by the
+    batch size."""
     _no_legacy_reduction(size_average, reduce)
     terms = apply_function(_kl_terms, (input, target, log_target), {})
     if reduction == "batchmean":
@@ -1143,9 +1144,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def _kl_terms(input, target, log_target):
     if log_target:
         return _ew(E.multiply, (_ew(E.exp, (target,)), _ew(E.subtract, (target, input))))
-    positive = _ew(E.greater, (target, 0.0))
-    log_target_value = _ew(E.log, (_ew(E.where, (positive, target, 1.0)),))
-    return _ew(E.where, (positive, _ew(E.multiply, (target, _ew(E.subtract, (log_target_value, input)))),
+    nonzero = _ew(E.not_equal, (target, 0.0))  # a negative target's log is NaN, as PyTorch's xlogy(t, t)
+    log_target_value = _ew(E.log, (_ew(E.where, (nonzero, target, 1.0)),))
+    return _ew(E.where, (nonzero, _ew(E.multiply, (target, _ew(E.subtract, (log_target_value, input)))),
                          _ew(E.multiply, (target, _ew(E.negative, (input,))))))
 
 
