@@ -183,3 +183,29 @@ def test_kl_div_of_a_negative_target_is_nan():
     np.testing.assert_allclose(out.detach().numpy(), torch.nn.functional.kl_div(
         torch.tensor(x), torch.tensor(target), reduction="none").numpy(), rtol=1e-12)
 
+
+@pytest.mark.parametrize("var_shape", [(2, 3), (2, 1), (2,)])
+def test_gaussian_nll_loss_with_a_traced_variance(var_shape):
+    """gaussian_nll_loss inside sg.compile/sg.grad with the variance an argument was a TracerError (its check for
+    negative entries read the traced value with np.asarray). It now traces; a negative entry, which eager calls
+    refuse with PyTorch's ValueError, gives NaN there. Values and gradients of input and var against PyTorch."""
+    rng = np.random.default_rng(0)
+    x, y, var = rng.standard_normal((2, 3)), rng.standard_normal((2, 3)), np.exp(rng.standard_normal(var_shape))
+    var.flat[0] = 1e-9  # below eps: clamped, its gradient passed through
+    loss = lambda a, b, v: F.gaussian_nll_loss(a, b, v, full=True, reduction="sum")
+    value = sg.compile(loss)(x, y, var)
+    grads = sg.compile(sg.grad(loss, argnums=(0, 2)))(x, y, var)
+    assert np.isnan(sg.compile(loss)(x, y, -var))
+    with pytest.raises(ValueError, match="negative"):
+        loss(sg.tensor(x), sg.tensor(y), sg.tensor(-var))
+    check_grads(lambda a, v: loss(a, y, v), (x, var + 0.5), order=1)
+    try:
+        import torch
+    except ImportError:
+        return
+    tx, tv = torch.tensor(x, requires_grad=True), torch.tensor(var, requires_grad=True)
+    expected = torch.nn.functional.gaussian_nll_loss(tx, torch.tensor(y), tv, full=True, reduction="sum")
+    expected.backward()
+    np.testing.assert_allclose(value, expected.item(), rtol=1e-12)
+    np.testing.assert_allclose(grads[0], tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(grads[1], tv.grad.numpy(), rtol=1e-12)

@@ -1274,8 +1274,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         raise ValueError("var is of incorrect size")
     if var_shape == tuple(input.shape[:-1]) and var_shape != tuple(input.shape):
         var = sgnp.expand_dims(var, -1)
-    variance = np.asarray(var._data if hasattr(var, "_data") else var)
-    if (variance < 0).any():
+    if isinstance(var, Tracer) and not hasattr(var, "_data"):  # no check at trace time: a negative var gives NaN
+        var = sgnp.where(sgnp.less(var, 0.0), np.nan, var)
+    elif (np.asarray(var._data if hasattr(var, "_data") else var) < 0).any():
         raise ValueError("var has negative entry/entries")
     return _loss_call(_gaussian_nll, "Mul", (input, target, var, bool(full), float(eps)), reduction)
 
