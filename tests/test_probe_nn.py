@@ -209,3 +209,29 @@ def test_gaussian_nll_loss_with_a_traced_variance(var_shape):
     np.testing.assert_allclose(value, expected.item(), rtol=1e-12)
     np.testing.assert_allclose(grads[0], tx.grad.numpy(), rtol=1e-12)
     np.testing.assert_allclose(grads[1], tv.grad.numpy(), rtol=1e-12)
+
+
+def test_embedding_bag_of_a_2d_input_takes_per_sample_weights_of_its_shape():
+    """A 2-d input's per_sample_weights have the input's shape, as PyTorch requires; they were refused ("should
+    match the indices' (6,)") unless flattened, which PyTorch refuses. Values and the gradients of the table and
+    the weights against PyTorch; a flat weight vector for a 2-d input is PyTorch's error."""
+    index = np.array([[1, 2, 4], [4, 3, 0]])
+    scale = np.array([[0.5, 1.5, 2.0], [1.0, -1.0, 3.0]])
+    table, weights = sg.tensor(TABLE.copy(), requires_grad=True), sg.tensor(scale, requires_grad=True)
+    out = F.embedding_bag(sg.tensor(index), table, mode="sum", per_sample_weights=weights)
+    (out * sg.tensor(np.cos(np.arange(6.0)).reshape(2, 3))).sum().backward()
+    np.testing.assert_allclose(out.detach().numpy()[1], TABLE[4] - TABLE[3] + 3 * TABLE[0], rtol=1e-12)
+    with pytest.raises(ValueError, match="per_sample_weights"):
+        F.embedding_bag(sg.tensor(index), table, mode="sum", per_sample_weights=sg.tensor(scale.reshape(-1)))
+    try:
+        import torch
+    except ImportError:
+        return
+    expected_table, expected_weights = torch.tensor(TABLE.copy(), requires_grad=True), torch.tensor(scale,
+                                                                                                     requires_grad=True)
+    expected = torch.nn.functional.embedding_bag(torch.tensor(index), expected_table, mode="sum",
+                                                 per_sample_weights=expected_weights)
+    (expected * torch.tensor(np.cos(np.arange(6.0)).reshape(2, 3))).sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(table.grad.numpy(), expected_table.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(weights.grad.numpy(), expected_weights.grad.numpy(), rtol=1e-12)
