@@ -235,3 +235,41 @@ def test_embedding_bag_of_a_2d_input_takes_per_sample_weights_of_its_shape():
     np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(table.grad.numpy(), expected_table.grad.numpy(), rtol=1e-12)
     np.testing.assert_allclose(weights.grad.numpy(), expected_weights.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_conv_padding_modes(d, mode):
+    """Conv1d/2d/3d with padding_mode reflect, replicate or circular (a clear UnsupportedOpError before): the input
+    padded by F.pad in that mode, then convolved unpadded, as PyTorch. Int, tuple and 'same' padding (an odd
+    total split with the extra on the right), stride and dilation; values and the gradients of the input, weight
+    and bias against PyTorch, eager and compiled, and finite differences."""
+    rng = np.random.default_rng(d)
+    x = rng.standard_normal((2, 2) + (6,) * d)
+    cases = [dict(padding=1), dict(padding=tuple(range(1, d + 1)), stride=2), dict(padding="same", dilation=2),
+             dict(padding="same", kernel_size=2)]
+    for case in cases:
+        options = {**dict(kernel_size=3), **case}
+        conv = getattr(sg.nn, f"Conv{d}d")(2, 3, padding_mode=mode, **options)
+        t = sg.tensor(x, requires_grad=True)
+        out = conv(t)
+        weights = np.cos(np.arange(out.numel())).reshape(out.shape)
+        (out * sg.tensor(weights)).sum().backward()
+        compiled = sg.compile(sg.grad(lambda a: sg.sum(conv(a) * weights)))(x)
+        np.testing.assert_allclose(compiled, t.grad.numpy(), rtol=1e-12, atol=1e-14)
+        with sg.no_grad():  # the finite differences read the output, which the parameters make require grad
+            check_grads(lambda a: sg.sum(conv(a) * weights), (x,), order=1)
+        try:
+            import torch
+        except ImportError:
+            continue
+        expected = getattr(torch.nn, f"Conv{d}d")(2, 3, padding_mode=mode, dtype=torch.float64, **options)
+        with torch.no_grad():
+            expected.weight.copy_(torch.tensor(conv.weight.detach().numpy()))
+            expected.bias.copy_(torch.tensor(conv.bias.detach().numpy()))
+        tx = torch.tensor(x, requires_grad=True)
+        value = expected(tx)
+        (value * torch.tensor(weights)).sum().backward()
+        np.testing.assert_allclose(out.detach().numpy(), value.detach().numpy(), rtol=1e-12, atol=1e-14)
+        for mine, theirs in ((t, tx), (conv.weight, expected.weight), (conv.bias, expected.bias)):
+            np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-12, atol=1e-13)
