@@ -273,3 +273,32 @@ def test_conv_padding_modes(d, mode):
         np.testing.assert_allclose(out.detach().numpy(), value.detach().numpy(), rtol=1e-12, atol=1e-14)
         for mine, theirs in ((t, tx), (conv.weight, expected.weight), (conv.bias, expected.bias)):
             np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-12, atol=1e-13)
+
+
+def test_binary_cross_entropy_in_a_trace_has_pytorchs_gradient_at_saturated_probabilities():
+    """sg.grad/sg.compile of binary_cross_entropy at p exactly 0 or 1 gave NaN (the clamped logs' derivative,
+    0 * inf), where PyTorch and symgrad's eager tensors give (p - y) / max(p (1 - p), eps): [-1.000000004e12,
+    1.000000004e12, 0, 0] for p = [0, 1, 0, 1], y = [1, 0, 0, 1] (eps = float32(1e-12), as PyTorch's; eager's was
+    1e-12, 4e-9 off). Inside the interior the gradient and the Hessian are the loss's own
+    (finite differences), and the target's gradient is -logit(p) as PyTorch's."""
+    p, y = np.array([0.0, 1.0, 0.0, 1.0, 0.3]), np.array([1.0, 0.0, 0.0, 1.0, 0.6])
+    loss = lambda a, b: F.binary_cross_entropy(a, b, reduction="sum")
+    saturated = 1 / float(np.float32(1e-12))  # PyTorch's bound of p (1 - p) is 1e-12 rounded to a float32
+    expected = [-saturated, saturated, 0.0, 0.0, (0.3 - 0.6) / 0.21]
+    for backend in ("numpy", "llvm"):
+        np.testing.assert_allclose(sg.compile(sg.grad(loss), backend=backend)(p, y), expected, rtol=1e-12)
+    np.testing.assert_allclose(sg.grad(loss, argnums=1)(p, y)[4], np.log(0.7 / 0.3), rtol=1e-12)
+    inside, target = np.array([0.2, 0.7, 0.45]), np.array([1.0, 0.0, 0.3])
+    check_grads(lambda a: loss(a, target), (inside,), order=2)
+    np.testing.assert_allclose(np.diag(sg.hessian(lambda a: loss(a, target))(inside)),
+                               target / inside ** 2 + (1 - target) / (1 - inside) ** 2, rtol=1e-12)
+    eager = sg.tensor(p, requires_grad=True)
+    loss(eager, sg.tensor(y)).backward()
+    np.testing.assert_allclose(eager.grad.numpy(), expected, rtol=1e-12)
+    try:
+        import torch
+    except ImportError:
+        return
+    reference = torch.tensor(p, requires_grad=True)
+    torch.nn.functional.binary_cross_entropy(reference, torch.tensor(y), reduction="sum").backward()
+    np.testing.assert_allclose(sg.grad(loss)(p, y), reference.grad.numpy(), rtol=1e-12)

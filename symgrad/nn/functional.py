@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..core import Tracer, UnsupportedOpError, with_user_line
+from ..custom_derivatives import custom_jvp
 from ..ops import elementwise as E
 from ..ops.indexing import take_p
 from ..eager.function import Function
@@ -286,7 +287,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if isinstance(input, Tensor) or isinstance(target, Tensor):
         terms = _BinaryCrossEntropy.apply(input, target)
     else:
-        terms = _binary_cross_entropy_terms(input, target)
+        terms = _traced_binary_cross_entropy(input, target)
     return labelled(_reduce(terms if weight is None else _ew(E.multiply, (terms, weight)), reduction),
                     "BinaryCrossEntropy", (input, target))
 
@@ -303,8 +304,37 @@ def _binary_cross_entropy_terms(p, y):
     return _ew(E.negative, (terms,))
 
 
+# PyTorch's bound of p (1 - p) in its gradient, 1e-12 as a float32 (its gradient at p = 0, y = 1 is -1.000000004e12)
+_BCE_EPSILON = float(np.float32(1e-12))
+
+
+def _binary_cross_entropy_by_p(p, y):
+    """PyTorch's derivative of the terms for p: (p - y) / max(p (1 - p), eps)."""
+    curvature = _ew(E.maximum, (_ew(E.multiply, (p, _ew(E.subtract, (1.0, p)))), _BCE_EPSILON))
+    return _ew(E.divide, (_ew(E.subtract, (p, y)), curvature))
+
+
+def _binary_cross_entropy_by_y(p):
+    """PyTorch's derivative of the terms for y: -logit(p), unclamped."""
+    return _ew(E.subtract, (_ew(E.log1p, (_ew(E.negative, (p,)),)), _ew(E.log, (p,))))
+
+
+@custom_jvp
+def _traced_binary_cross_entropy(p, y):
+    """The terms in a trace (sg.grad, sg.compile), with PyTorch's derivative as on tensors: the clamped logs' own
+    is 0 * inf = NaN where p is exactly 0 or 1."""
+    return _binary_cross_entropy_terms(p, y)
+
+
+@_traced_binary_cross_entropy.defjvp
+def _traced_binary_cross_entropy_jvp(primals, tangents):
+    (p, y), (dp, dy) = primals, tangents
+    return _traced_binary_cross_entropy(p, y), _ew(E.add, (_ew(E.multiply, (dp, _binary_cross_entropy_by_p(p, y))),
+                                                          _ew(E.multiply, (dy, _binary_cross_entropy_by_y(p)))))
+
+
 class _BinaryCrossEntropy(Function):
-    """Elementwise binary cross-entropy with PyTorch's backward, (p - y) / max(p (1 - p), 1e-12) for p,
+    """Elementwise binary cross-entropy with PyTorch's backward, (p - y) / max(p (1 - p), eps) for p,
     -logit(p) for y. It is finite where a saturated sigmoid gives p exactly 0 or 1
     (float32 logits beyond about 17), where the derivative of the clamped logs is 0 * inf = NaN."""
 
@@ -316,14 +346,8 @@ class _BinaryCrossEntropy(Function):
     @staticmethod
     def backward(ctx, grad):
         p, y = ctx.saved_tensors
-        grad_p = grad_y = None
-        if ctx.needs_input_grad[0]:
-            curvature = _ew(E.maximum, (_ew(E.multiply, (p, _ew(E.subtract, (1.0, p)))), 1e-12))
-            grad_p = _ew(E.multiply, (grad, _ew(E.divide, (_ew(E.subtract, (p, y)), curvature))))
-        if ctx.needs_input_grad[1]:  # -logit(p), unclamped as PyTorch's
-            log_1mp = _ew(E.log1p, (_ew(E.negative, (p,)),))
-            grad_y = _ew(E.multiply, (grad, _ew(E.subtract, (log_1mp, _ew(E.log, (p,))))))
-        return grad_p, grad_y
+        return (_ew(E.multiply, (grad, _binary_cross_entropy_by_p(p, y))) if ctx.needs_input_grad[0] else None,
+                _ew(E.multiply, (grad, _binary_cross_entropy_by_y(p))) if ctx.needs_input_grad[1] else None)
 
 
 # ----------------------------------------------------------------------------- convolution and pooling
