@@ -160,7 +160,7 @@ _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # by the it
 def _class_targets(input, target, ignore_index=-100) -> tuple:
     """(target as an integer array, checked against input's classes and shape (with PyTorch's errors),
     whether some targets equal ignore_index). Valid targets with a negative ignore_index cost one reduction."""
-    target = np.asarray(target._data if hasattr(target, "_data") else target)
+    target = _concrete_class_targets(target, "nll_loss")
     if target.dtype.kind not in "iu":
         raise TypeError(f"nll_loss: class targets must be integers, got dtype {target.dtype}")
     classes = input.shape[1] if input.ndim > 1 else input.shape[0]
@@ -180,6 +180,15 @@ def _class_targets(input, target, ignore_index=-100) -> tuple:
         raise ValueError(f"nll_loss: input of shape {tuple(input.shape)} (classes along dim 1) needs class targets "
                          f"of shape {target_shape}, got {target.shape}")
     return target, some_ignored
+
+
+def _concrete_class_targets(target, name):
+    """target as a NumPy array: class indices are checked and picked with NumPy, so a traced one is refused."""
+    if isinstance(target, Tracer) and not hasattr(target, "_data"):
+        raise UnsupportedOpError(with_user_line(
+            f"{name}: class-index targets must be concrete (a tensor or an array the function closes over), not a "
+            f"traced argument ({target.dtype}{list(target.shape)}); probability targets may be traced"))
+    return np.asarray(target._data if hasattr(target, "_data") else target)
 
 
 def _nll(input, target, reduction):
@@ -228,17 +237,17 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     log_probs = log_softmax(input, class_dim)
     weights = None if weight is None else np.asarray(weight._data if hasattr(weight, "_data") else weight)
     along_classes = (classes,) + (1,) * (input.ndim - 1 - class_dim)  # a weight per class, broadcast
-    target_array = np.asarray(target._data if hasattr(target, "_data") else target)
-    if target_array.dtype.kind == "f":
-        if target_array.shape != tuple(input.shape):
+    if np.dtype(target.dtype).kind == "f" if hasattr(target, "dtype") else isinstance(target, float):
+        if tuple(np.shape(target)) != tuple(input.shape):
             raise ValueError(f"cross_entropy: probability targets must have the input's shape {tuple(input.shape)}, "
-                             f"got {target_array.shape}")
+                             f"got {tuple(np.shape(target))}")
         if label_smoothing:
             target = _ew(E.add, (_ew(E.multiply, (target, 1.0 - label_smoothing)), label_smoothing / classes))
         terms = _ew(E.multiply, (log_probs, target))
         if weights is not None:
             terms = _ew(E.multiply, (terms, weights.reshape(along_classes).astype(input.dtype)))
         return _reduce(_ew(E.negative, (sgnp.sum(terms, class_dim),)), reduction)
+    target_array = _concrete_class_targets(target, "cross_entropy")
     loss = nll_loss(log_probs, target_array, weight, None, ignore_index, None, reduction)
     if not label_smoothing:
         return loss
