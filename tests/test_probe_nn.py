@@ -332,3 +332,27 @@ def test_cross_entropy_targets_given_to_a_trace():
     reference = torch.tensor(logits, requires_grad=True)
     torch.nn.functional.cross_entropy(reference, torch.tensor(classes), label_smoothing=0.1).backward()
     np.testing.assert_allclose(closed, reference.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("weight", [None, np.array([1.0, 2.0, 3.0, 4.0])])
+def test_label_smoothing_with_every_target_ignored_has_a_gradient_of_zeros(weight):
+    """cross_entropy(label_smoothing=0.2, reduction='mean') with every target equal to ignore_index is NaN, as
+    PyTorch's 0/0, with a gradient of zeros, as PyTorch's; the smoothing term's own 0/0 made the gradient NaN (the
+    NLL part already gave zeros). Eager and compiled."""
+    logits, target = np.random.default_rng(0).standard_normal((3, 4)), np.array([1, 1, 1])
+    loss = lambda a, w: F.cross_entropy(a, target, weight=w, ignore_index=1, label_smoothing=0.2)
+    t = sg.tensor(logits, requires_grad=True)
+    value = loss(t, None if weight is None else sg.tensor(weight))
+    value.backward()
+    assert np.isnan(value.item())
+    np.testing.assert_array_equal(t.grad.numpy(), np.zeros((3, 4)))
+    np.testing.assert_array_equal(sg.compile(sg.grad(lambda a: loss(a, weight)))(logits), np.zeros((3, 4)))
+    assert np.isnan(sg.compile(lambda a: loss(a, weight))(logits))
+    try:
+        import torch
+    except ImportError:
+        return
+    reference = torch.tensor(logits, requires_grad=True)
+    torch.nn.functional.cross_entropy(reference, torch.tensor(target), None if weight is None else torch.tensor(weight),
+                                      ignore_index=1, label_smoothing=0.2).backward()
+    np.testing.assert_array_equal(reference.grad.numpy(), np.zeros((3, 4)))

@@ -147,11 +147,16 @@ def _weighted_nll(input, target, weight, ignored, reduction):
     term_weights = np.where(ignored, 0.0, weight[safe]).astype(input.dtype)
     terms = _ew(E.multiply, (_nll(input, safe, "none"), term_weights))
     if reduction == "mean":
-        total = term_weights.sum()
-        if total == 0:  # every target ignored (or weighted 0): NaN, as PyTorch's 0/0, but a gradient of zeros
-            return labelled(_ew(E.add, (_ew(E.multiply, (sgnp.sum(terms), 0.0)), np.nan)), "NllLoss")
-        return labelled(_ew(E.divide, (sgnp.sum(terms), total)), "NllLoss")
+        return labelled(_weighted_mean(sgnp.sum(terms), term_weights.sum()), "NllLoss")
     return labelled(_reduce(terms, reduction), "NllLoss")
+
+
+def _weighted_mean(total, weights):
+    """total / weights, the targets' summed weights; with none (every target ignored or weighted 0) NaN, as
+    PyTorch's 0/0, but with a gradient of zeros, as PyTorch's."""
+    if weights == 0:
+        return _ew(E.add, (_ew(E.multiply, (total, 0.0)), np.nan))
+    return _ew(E.divide, (total, float(weights)))
 
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # by the itemsize of an integer target
@@ -267,8 +272,7 @@ def _smoothing_term(log_probs, target, weights, along_classes, ignore_index, red
         smooth = _ew(E.multiply, (smooth, counted.astype(log_probs.dtype)))
     if reduction != "mean":
         return _reduce(smooth, reduction)
-    total = weights[target[counted]].sum() if weights is not None else counted.sum()
-    return _ew(E.divide, (sgnp.sum(smooth), float(total)))
+    return _weighted_mean(sgnp.sum(smooth), weights[target[counted]].sum() if weights is not None else counted.sum())
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
