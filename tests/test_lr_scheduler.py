@@ -258,3 +258,33 @@ def test_one_cycle_cycles_adams_beta1_and_refuses_bad_arguments():
         lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=0)
     torch = pytest.importorskip("torch")
     np.testing.assert_allclose(ours, run(torch)[0], rtol=1e-13)
+
+
+def test_chained_scheduler():
+    """ChainedScheduler (it did not exist: an AttributeError) steps each scheduler in turn, each from the lr the one
+    before set: a warmup chained with a decay, and one inside a SequentialLR; lrs epoch by epoch and state_dict
+    against PyTorch, and a ReduceLROnPlateau is PyTorch's error."""
+    def run(lib):
+        opt = _optimizer(lib)
+        schedule = lib.optim.lr_scheduler
+        chained = schedule.ChainedScheduler([schedule.LinearLR(opt, start_factor=0.1, total_iters=4),
+                                             schedule.ExponentialLR(opt, gamma=0.9)])
+        lrs = [chained.get_last_lr()]
+        for _ in range(10):
+            opt.step()
+            chained.step()
+            lrs.append(chained.get_last_lr())
+        assert [group["lr"] for group in opt.param_groups] == lrs[-1]
+        state = chained.state_dict()
+        assert len(state["_schedulers"]) == 2 and state["_schedulers"][1]["last_epoch"] == 10
+        return lrs
+    mine = run(sg)
+    np.testing.assert_allclose(mine[4], [0.1 * 0.9 ** 4, 0.05 * 0.9 ** 4], rtol=1e-12)  # the warmup is over
+    opt = _optimizer(sg)
+    with pytest.raises(ValueError, match="ReduceLROnPlateau"):
+        lr_scheduler.ChainedScheduler([lr_scheduler.ReduceLROnPlateau(opt)], optimizer=opt)
+    try:
+        import torch
+    except ImportError:
+        return
+    np.testing.assert_allclose(mine, run(torch), rtol=1e-12)

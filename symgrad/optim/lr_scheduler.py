@@ -1,7 +1,7 @@
 """`sg.optim.lr_scheduler`: learning-rate schedules that set each parameter group's "lr", as PyTorch's
 (StepLR, MultiStepLR, ExponentialLR, ConstantLR, LinearLR, PolynomialLR, CosineAnnealingLR,
-CosineAnnealingWarmRestarts, OneCycleLR, LambdaLR, MultiplicativeLR, SequentialLR, ReduceLROnPlateau), with
-get_last_lr, last_epoch and state_dict. Call `scheduler.step()` after `optimizer.step()`, once per epoch
+CosineAnnealingWarmRestarts, OneCycleLR, LambdaLR, MultiplicativeLR, SequentialLR, ChainedScheduler,
+ReduceLROnPlateau), with get_last_lr, last_epoch and state_dict. Call `scheduler.step()` after `optimizer.step()`, once per epoch
 (OneCycleLR: once per batch)."""
 from __future__ import annotations
 
@@ -396,20 +396,54 @@ def _total_steps(total_steps, epochs, steps_per_epoch) -> int:
     return epochs * steps_per_epoch
 
 
-class SequentialLR(LRScheduler):
-    """Hand the schedule to schedulers[i] from epoch milestones[i - 1] on (it restarts at its epoch 0 there)."""
+class _SchedulerOfSchedulers(LRScheduler):
+    """A scheduler driving others (self._schedulers), saved with their states, as PyTorch's."""
 
-    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+    def _check(self, optimizer, schedulers):
+        name = type(self).__name__
         if not schedulers:
-            raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler.")
+            raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
         for position, scheduler in enumerate(schedulers):
             if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(f"SequentialLR does not support `ReduceLROnPlateau` scheduler as it requires "
+                raise ValueError(f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
                                  f"additional kwargs to be specified when calling `step`, but got one at index "
                                  f"{position} in the given schedulers sequence.")
             if getattr(scheduler, "optimizer", None) is not optimizer:
-                raise ValueError(f"SequentialLR expects all schedulers to belong to the same optimizer, but got "
+                raise ValueError(f"{name} expects all schedulers to belong to the same optimizer, but got "
                                  f"scheduler {type(scheduler).__name__} at index {position} with another one")
+
+    def state_dict(self) -> dict:
+        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        for scheduler, saved in zip(self._schedulers, state.pop("_schedulers")):
+            scheduler.load_state_dict(saved)
+        self.__dict__.update(state)
+
+
+class ChainedScheduler(_SchedulerOfSchedulers):
+    """Step every scheduler in turn, each from the lr the one before it set (their chained forms compose)."""
+
+    def __init__(self, schedulers, optimizer=None):
+        optimizer = optimizer if optimizer is not None else (schedulers[0].optimizer if schedulers else None)
+        self._check(optimizer, schedulers)
+        self._schedulers, self.optimizer = list(schedulers), optimizer
+        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+
+    def step(self) -> None:
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
+class SequentialLR(_SchedulerOfSchedulers):
+    """Hand the schedule to schedulers[i] from epoch milestones[i - 1] on (it restarts at its epoch 0 there)."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        self._check(optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(f"Sequential Schedulers expects number of schedulers provided to be one more than the "
                              f"number of milestone points, but got number of schedulers {len(schedulers)} and the "
@@ -443,17 +477,6 @@ class SequentialLR(LRScheduler):
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
-
-    def state_dict(self) -> dict:
-        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        state = dict(state_dict)
-        for scheduler, saved in zip(self._schedulers, state.pop("_schedulers")):
-            scheduler.load_state_dict(saved)
-        self.__dict__.update(state)
 
 
 class ReduceLROnPlateau:
