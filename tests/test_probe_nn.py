@@ -356,3 +356,39 @@ def test_label_smoothing_with_every_target_ignored_has_a_gradient_of_zeros(weigh
     torch.nn.functional.cross_entropy(reference, torch.tensor(target), None if weight is None else torch.tensor(weight),
                                       ignore_index=1, label_smoothing=0.2).backward()
     np.testing.assert_array_equal(reference.grad.numpy(), np.zeros((3, 4)))
+
+
+@pytest.mark.parametrize("kdim, vdim", [(3, 5), (None, 5), (3, None)])
+def test_multihead_attention_with_keys_and_values_of_other_widths(kdim, vdim):
+    """MultiheadAttention(kdim=, vdim=) (an UnsupportedOpError before) has PyTorch's q_proj_weight (E, E),
+    k_proj_weight (E, kdim) and v_proj_weight (E, vdim) in place of in_proj_weight, in PyTorch's order and state_dict
+    names; outputs, attention weights and all gradients equal PyTorch's given its state_dict, with a key padding
+    mask, batch_first, eager and compiled."""
+    mine = sg.nn.MultiheadAttention(4, 2, kdim=kdim, vdim=vdim, batch_first=True)
+    names = [name for name, _ in mine.named_parameters()]
+    assert names == ["q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias", "out_proj.weight",
+                     "out_proj.bias"] and mine.in_proj_weight is None
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal(shape) for shape in ((2, 3, 4), (2, 5, kdim or 4), (2, 5, vdim or 4)))
+    mask = np.zeros((2, 5), bool)
+    mask[1, 3:] = True
+    inputs = [sg.tensor(a, requires_grad=True) for a in (q, k, v)]
+    out, weights = mine(*inputs, key_padding_mask=sg.tensor(mask))
+    (out * sg.tensor(np.cos(np.arange(24.0)).reshape(2, 3, 4))).sum().backward()
+    compiled = sg.compile(lambda a, b, c: mine(a, b, c, key_padding_mask=mask)[0])(q, k, v)
+    np.testing.assert_allclose(compiled, out.detach().numpy(), rtol=1e-12)
+    try:
+        import torch
+    except ImportError:
+        return
+    theirs = torch.nn.MultiheadAttention(4, 2, kdim=kdim, vdim=vdim, batch_first=True, dtype=torch.float64)
+    theirs.load_state_dict({name: torch.tensor(value.detach().numpy()) for name, value in mine.state_dict().items()})
+    expected_inputs = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    expected, expected_weights = theirs(*expected_inputs, key_padding_mask=torch.tensor(mask))
+    (expected * torch.tensor(np.cos(np.arange(24.0)).reshape(2, 3, 4))).sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(weights.detach().numpy(), expected_weights.detach().numpy(), rtol=1e-12)
+    for a, b in zip(inputs, expected_inputs):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-15)
+    for (name, a), (_, b) in zip(mine.named_parameters(), theirs.named_parameters()):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-15, err_msg=name)
