@@ -1,8 +1,8 @@
 """`sg.optim.lr_scheduler`: learning-rate schedules that set each parameter group's "lr", as PyTorch's
 (StepLR, MultiStepLR, ExponentialLR, ConstantLR, LinearLR, PolynomialLR, CosineAnnealingLR,
 CosineAnnealingWarmRestarts, OneCycleLR, LambdaLR, MultiplicativeLR, SequentialLR, ChainedScheduler,
-ReduceLROnPlateau), with get_last_lr, last_epoch and state_dict. Call `scheduler.step()` after `optimizer.step()`, once per epoch
-(OneCycleLR: once per batch)."""
+ReduceLROnPlateau), with get_last_lr, last_epoch and state_dict. Call `scheduler.step()` after
+`optimizer.step()`, once per epoch (OneCycleLR: once per batch)."""
 from __future__ import annotations
 
 import bisect
