@@ -392,3 +392,25 @@ def test_multihead_attention_with_keys_and_values_of_other_widths(kdim, vdim):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-15)
     for (name, a), (_, b) in zip(mine.named_parameters(), theirs.named_parameters()):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-15, err_msg=name)
+
+
+def test_embedding_refuses_a_negative_index():
+    """F.embedding([-1], table) gave the table's last row, NumPy's negative indexing; PyTorch has no negative
+    indices there and raises 'index out of range in self', as symgrad now does (nn.Embedding too). A negative
+    padding_idx still counts from the end, as PyTorch's."""
+    table = sg.tensor(TABLE.copy())
+    for index in ([-1], [[0, -10]]):
+        with pytest.raises(IndexError, match="index out of range in self"):
+            F.embedding(sg.tensor(index), table)
+    layer = sg.nn.Embedding(10, 3, padding_idx=-1)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        layer(sg.tensor([2, -1]))
+    out = layer(sg.tensor([2, 9]))
+    out.sum().backward()
+    np.testing.assert_array_equal(layer.weight.grad.numpy()[[2, 9]], [[1, 1, 1], [0, 0, 0]])
+    try:
+        import torch
+    except ImportError:
+        return
+    with pytest.raises(IndexError, match="index out of range in self"):
+        torch.nn.functional.embedding(torch.tensor([-1]), torch.tensor(TABLE))

@@ -1087,9 +1087,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if index.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {index.dtype}")
     rows = weight.shape[0]
-    if index.size and (index.min() < -rows or index.max() >= rows):
+    if index.size and (index.min() < 0 or index.max() >= rows):  # PyTorch has no negative indices here
         raise IndexError("index out of range in self")
-    flat = (index.reshape(-1) % max(rows, 1)).astype(np.int64)
+    flat = index.reshape(-1).astype(np.int64)
     picked = take_p(weight, Tensor._wrap(flat) if isinstance(weight, Tensor) else flat, axis=0)
     if padding_idx is not None:
         padding_idx = padding_idx % rows if padding_idx < 0 else padding_idx
