@@ -288,3 +288,30 @@ def test_chained_scheduler():
     except ImportError:
         return
     np.testing.assert_allclose(mine, run(torch), rtol=1e-12)
+
+
+@pytest.mark.parametrize("options", [dict(mode="triangular"), dict(mode="triangular2", step_size_down=2),
+                                     dict(mode="exp_range", gamma=0.9), dict(scale_fn=lambda x: 0.5 ** x)])
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+def test_cyclic_lr(options, optimizer):
+    """CyclicLR (it did not exist: an AttributeError): lrs between base_lr and max_lr, the height scaled per cycle or
+    step, and the momentum (SGD's, or Adam's beta1) cycled the other way, per group, as PyTorch's over 20 steps."""
+    def run(lib):
+        params = [lib.nn.Parameter(lib.tensor(np.ones(2))), lib.nn.Parameter(lib.tensor(np.ones(1)))]
+        groups = [{"params": params[:1]}, {"params": params[1:]}]
+        opt = lib.optim.SGD(groups, lr=0.1, momentum=0.9) if optimizer == "SGD" else lib.optim.Adam(groups, lr=0.1)
+        scheduler = lib.optim.lr_scheduler.CyclicLR(opt, base_lr=[0.01, 0.02], max_lr=0.1, step_size_up=3, **options)
+        seen = [list(scheduler.get_last_lr())]
+        for _ in range(20):
+            opt.step()
+            scheduler.step()
+            seen.append([*scheduler.get_last_lr(), *(group.get("momentum", group.get("betas", (0,))[0])
+                                                     for group in opt.param_groups)])
+        return seen
+    mine = run(sg)
+    assert mine[0] == [0.01, 0.02] and max(row[0] for row in mine) <= 0.1 + 1e-15
+    try:
+        import torch
+    except ImportError:
+        return
+    np.testing.assert_allclose(mine[1:], run(torch)[1:], rtol=1e-12)
