@@ -1,4 +1,6 @@
 """Probes of the nn functions against PyTorch's numbers (float64), for inputs the layer tests did not cover."""
+import math
+
 import numpy as np
 import pytest
 
@@ -414,3 +416,24 @@ def test_embedding_refuses_a_negative_index():
         return
     with pytest.raises(IndexError, match="index out of range in self"):
         torch.nn.functional.embedding(torch.tensor([-1]), torch.tensor(TABLE))
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 1), (2, 3, 1, 1)])
+def test_instance_and_group_norm_refuse_a_single_value_as_pytorch(shape):
+    """InstanceNorm without running statistics over one spatial element, and group_norm with one value in all
+    (N * C / groups * spatial == 1), gave zeros (x minus its own mean); PyTorch raises, and symgrad now raises the
+    same ValueError. InstanceNorm with running statistics refused already; two values per group still work."""
+    x = sg.tensor(np.arange(1.0, 1.0 + math.prod(shape)).reshape(shape))
+    instance = getattr(sg.nn, f"InstanceNorm{len(shape) - 2}d")(3)
+    with pytest.raises(ValueError, match="Expected more than 1 spatial element"):
+        instance(x)
+    if shape[0] == 1:
+        with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+            F.group_norm(x, 3)
+    np.testing.assert_allclose(F.group_norm(x, 1).detach().numpy().reshape(shape[0], -1).mean(1), 0, atol=1e-15)
+    try:
+        import torch
+    except ImportError:
+        return
+    with pytest.raises(ValueError, match="Expected more than 1 spatial element"):
+        getattr(torch.nn, f"InstanceNorm{len(shape) - 2}d")(3)(torch.tensor(x.numpy()))

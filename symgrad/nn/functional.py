@@ -1045,6 +1045,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             input.shape[1] % num_groups:
         raise ValueError(f"group_norm: expected an input (N, C, ...) with C divisible by num_groups={num_groups!r}, "
                          f"got shape {tuple(input.shape)}")
+    if input.shape[0] * input.shape[1] // num_groups * math.prod(input.shape[2:]) == 1:  # PyTorch's check
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{[input.shape[0] * input.shape[1] // num_groups, num_groups, *input.shape[2:]]}")
     return labelled(apply_function(_group_norm, (input, int(num_groups), weight, bias, eps), {}), "NativeGroupNorm")
 
 
@@ -1067,11 +1070,10 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         raise ValueError(f"instance_norm: expected an input (N, C, *spatial), got shape {tuple(input.shape)}")
     if not use_input_stats:
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    count = math.prod(input.shape[2:])
+    if count <= 1:  # PyTorch's check, with or without running statistics
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {tuple(input.shape)}")
     if running_mean is not None:
-        count = math.prod(input.shape[2:])
-        if count <= 1:
-            raise ValueError(f"Expected more than 1 spatial element when training, got input size "
-                             f"{tuple(input.shape)}")
         data = np.asarray(input._data if hasattr(input, "_data") else input)
         instances = data.reshape(data.shape[0], data.shape[1], -1)
         _update_running(running_mean, running_var, instances.mean(-1).mean(0), instances.var(-1).mean(0), count,
