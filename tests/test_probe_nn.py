@@ -437,3 +437,38 @@ def test_instance_and_group_norm_refuse_a_single_value_as_pytorch(shape):
         return
     with pytest.raises(ValueError, match="Expected more than 1 spatial element"):
         getattr(torch.nn, f"InstanceNorm{len(shape) - 2}d")(3)(torch.tensor(x.numpy()))
+
+
+def test_loss_weights_of_a_wrong_shape_are_refused_as_by_pytorch():
+    """cross_entropy/nll_loss with a weight of another length than the classes picked weights by the targets
+    anyway (weight [1, 2] for 3 classes, target 1: a loss of 1.495); binary_cross_entropy(_with_logits) with a
+    weight or pos_weight broadcasting the input to a larger shape ((2, 1) against (1, 3)) averaged the larger
+    result, and a logits target of another shape broadcast. PyTorch refuses each, as symgrad now does; weights of
+    the right shapes give PyTorch's numbers."""
+    x = np.random.default_rng(0).standard_normal((1, 3))
+    for weight in ([1.0, 2.0], [[1.0], [2.0]], [[1.0, 2.0, 3.0]]):
+        for loss in (F.cross_entropy, F.nll_loss):
+            with pytest.raises(RuntimeError, match="weight tensor should be defined either for all 3 classes"):
+                loss(sg.tensor(x), sg.tensor([1]), weight=sg.tensor(weight))
+        with pytest.raises(RuntimeError, match="weight tensor should be defined"):
+            F.cross_entropy(sg.tensor(x), sg.ones(1, 3) / 3, weight=sg.tensor(weight))
+    column = sg.tensor([[1.0], [2.0]])
+    with pytest.raises(RuntimeError, match="weight: output with shape"):
+        F.binary_cross_entropy(sg.tensor(x).sigmoid(), sg.ones(1, 3), weight=column)
+    with pytest.raises(RuntimeError, match="pos_weight: output with shape"):
+        F.binary_cross_entropy_with_logits(sg.tensor(x), sg.ones(1, 3), pos_weight=column)
+    with pytest.raises(ValueError, match="Target size"):
+        F.binary_cross_entropy_with_logits(sg.tensor(x), sg.ones(3))
+    weights = np.array([1.0, 2.0, 3.0])
+    value = F.cross_entropy(sg.tensor(x), sg.tensor([1]), weight=sg.tensor(weights)).item()
+    logits = F.binary_cross_entropy_with_logits(sg.tensor(x), sg.ones(1, 3), weight=sg.tensor(weights),
+                                                pos_weight=sg.tensor(weights)).item()
+    try:
+        import torch
+    except ImportError:
+        return
+    assert value == pytest.approx(torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor([1]),
+                                                                    weight=torch.tensor(weights)).item(), rel=1e-12)
+    assert logits == pytest.approx(torch.nn.functional.binary_cross_entropy_with_logits(
+        torch.tensor(x), torch.ones(1, 3, dtype=torch.float64), weight=torch.tensor(weights),
+        pos_weight=torch.tensor(weights)).item(), rel=1e-12)

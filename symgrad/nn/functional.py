@@ -141,8 +141,8 @@ def _no_legacy_reduction(size_average, reduce):
 
 def _weighted_nll(input, target, weight, ignored, reduction):
     """nll_loss with per-class weights and ignored targets: each term -w[y] x[y], w[y] = 0 where ignored."""
-    weight = np.ones(input.shape[1 if input.ndim > 1 else 0]) if weight is None else \
-        np.asarray(weight._data if hasattr(weight, "_data") else weight)
+    classes = input.shape[1 if input.ndim > 1 else 0]
+    weight = np.ones(classes) if weight is None else _class_weights(weight, classes)
     safe = np.where(ignored, 0, target)
     term_weights = np.where(ignored, 0.0, weight[safe]).astype(input.dtype)
     terms = _ew(E.multiply, (_nll(input, safe, "none"), term_weights))
@@ -157,6 +157,23 @@ def _weighted_mean(total, weights):
     if weights == 0:
         return _ew(E.add, (_ew(E.multiply, (total, 0.0)), np.nan))
     return _ew(E.divide, (total, float(weights)))
+
+
+def _class_weights(weight, classes) -> np.ndarray:
+    """weight as a NumPy array, one value per class (PyTorch's check: another length picked wrong weights)."""
+    weights = np.asarray(weight._data if hasattr(weight, "_data") else weight)
+    if weights.shape != (classes,):
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but got "
+                           f"weight tensor of shape: {list(weights.shape)}")
+    return weights
+
+
+def _within_input(input, **operands):
+    """PyTorch's check that a loss's weights (or target) broadcast to the input's shape, not beyond it."""
+    for name, operand in operands.items():
+        if operand is not None and np.broadcast_shapes(np.shape(operand), tuple(input.shape)) != tuple(input.shape):
+            raise RuntimeError(f"{name}: output with shape {list(input.shape)} doesn't match the broadcast shape "
+                               f"{list(np.broadcast_shapes(np.shape(operand), tuple(input.shape)))}")
 
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # by the itemsize of an integer target
@@ -240,7 +257,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     class_dim = 1 if input.ndim > 1 else 0
     classes = input.shape[class_dim]
     log_probs = log_softmax(input, class_dim)
-    weights = None if weight is None else np.asarray(weight._data if hasattr(weight, "_data") else weight)
+    weights = None if weight is None else _class_weights(weight, classes)
     along_classes = (classes,) + (1,) * (input.ndim - 1 - class_dim)  # a weight per class, broadcast
     if np.dtype(target.dtype).kind == "f" if hasattr(target, "dtype") else isinstance(target, float):
         if tuple(np.shape(target)) != tuple(input.shape):
@@ -280,6 +297,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """-[p y log sigmoid(z) + (1 - y) log(1 - sigmoid(z))] (p: pos_weight, 1 by default), computed stably
     as (1 - y) z + (1 + (p - 1) y) softplus(-z), which is softplus(z) - y z when p is 1."""
     _no_legacy_reduction(size_average, reduce)
+    if tuple(np.shape(target)) != tuple(input.shape):
+        raise ValueError(f"Target size ({tuple(np.shape(target))}) must be the same as input size "
+                         f"({tuple(input.shape)})")
+    _within_input(input, weight=weight, pos_weight=pos_weight)
     if pos_weight is None:
         terms = _ew(E.subtract, (_ew(E.softplus, (input,)), _ew(E.multiply, (target, input))))
     else:
@@ -297,6 +318,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(input.shape) != tuple(np.shape(target)):
         raise ValueError(f"Using a target size ({tuple(np.shape(target))}) that is different to the input size "
                          f"({tuple(input.shape)}) is deprecated. Please ensure they have the same size.")
+    _within_input(input, weight=weight)
     if isinstance(input, Tensor) or isinstance(target, Tensor):
         terms = _BinaryCrossEntropy.apply(input, target)
     else:
