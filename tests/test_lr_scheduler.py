@@ -258,3 +258,60 @@ def test_one_cycle_cycles_adams_beta1_and_refuses_bad_arguments():
         lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=0)
     torch = pytest.importorskip("torch")
     np.testing.assert_allclose(ours, run(torch)[0], rtol=1e-13)
+
+
+def test_chained_scheduler():
+    """ChainedScheduler (it did not exist: an AttributeError) steps each scheduler in turn, each from the lr the one
+    before set: a warmup chained with a decay, and one inside a SequentialLR; lrs epoch by epoch and state_dict
+    against PyTorch, and a ReduceLROnPlateau is PyTorch's error."""
+    def run(lib):
+        opt = _optimizer(lib)
+        schedule = lib.optim.lr_scheduler
+        chained = schedule.ChainedScheduler([schedule.LinearLR(opt, start_factor=0.1, total_iters=4),
+                                             schedule.ExponentialLR(opt, gamma=0.9)])
+        lrs = [chained.get_last_lr()]
+        for _ in range(10):
+            opt.step()
+            chained.step()
+            lrs.append(chained.get_last_lr())
+        assert [group["lr"] for group in opt.param_groups] == lrs[-1]
+        state = chained.state_dict()
+        assert len(state["_schedulers"]) == 2 and state["_schedulers"][1]["last_epoch"] == 10
+        return lrs
+    mine = run(sg)
+    np.testing.assert_allclose(mine[4], [0.1 * 0.9 ** 4, 0.05 * 0.9 ** 4], rtol=1e-12)  # the warmup is over
+    opt = _optimizer(sg)
+    with pytest.raises(ValueError, match="ReduceLROnPlateau"):
+        lr_scheduler.ChainedScheduler([lr_scheduler.ReduceLROnPlateau(opt)], optimizer=opt)
+    try:
+        import torch
+    except ImportError:
+        return
+    np.testing.assert_allclose(mine, run(torch), rtol=1e-12)
+
+
+@pytest.mark.parametrize("options", [dict(mode="triangular"), dict(mode="triangular2", step_size_down=2),
+                                     dict(mode="exp_range", gamma=0.9), dict(scale_fn=lambda x: 0.5 ** x)])
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+def test_cyclic_lr(options, optimizer):
+    """CyclicLR (it did not exist: an AttributeError): lrs between base_lr and max_lr, the height scaled per cycle or
+    step, and the momentum (SGD's, or Adam's beta1) cycled the other way, per group, as PyTorch's over 20 steps."""
+    def run(lib):
+        params = [lib.nn.Parameter(lib.tensor(np.ones(2))), lib.nn.Parameter(lib.tensor(np.ones(1)))]
+        groups = [{"params": params[:1]}, {"params": params[1:]}]
+        opt = lib.optim.SGD(groups, lr=0.1, momentum=0.9) if optimizer == "SGD" else lib.optim.Adam(groups, lr=0.1)
+        scheduler = lib.optim.lr_scheduler.CyclicLR(opt, base_lr=[0.01, 0.02], max_lr=0.1, step_size_up=3, **options)
+        seen = [list(scheduler.get_last_lr())]
+        for _ in range(20):
+            opt.step()
+            scheduler.step()
+            seen.append([*scheduler.get_last_lr(), *(group.get("momentum", group.get("betas", (0,))[0])
+                                                     for group in opt.param_groups)])
+        return seen
+    mine = run(sg)
+    assert mine[0] == [0.01, 0.02] and max(row[0] for row in mine) <= 0.1 + 1e-15
+    try:
+        import torch
+    except ImportError:
+        return
+    np.testing.assert_allclose(mine[1:], run(torch)[1:], rtol=1e-12)

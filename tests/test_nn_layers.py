@@ -243,7 +243,7 @@ def test_dropout_zeroes_with_probability_p_scales_the_rest_and_is_the_identity_i
         nn.Dropout(0.5, inplace=True)(x)
 
 
-def test_conv_modules_initialize_as_pytorch_and_refuse_other_padding_modes():
+def test_conv_modules_initialize_as_pytorch_and_check_padding_modes():
     sg.manual_seed(1)
     conv = nn.Conv2d(4, 8, 3, groups=2)
     bound = 1 / math.sqrt(2 * 9)  # fan_in = in_channels / groups * kernel
@@ -253,8 +253,10 @@ def test_conv_modules_initialize_as_pytorch_and_refuse_other_padding_modes():
     assert np.abs(bias).max() <= bound
     assert conv.weight.is_leaf and conv.weight.requires_grad
     assert nn.Conv1d(2, 3, 2, dtype=sg.float32).weight.dtype == np.float32
-    with pytest.raises(sg.UnsupportedOpError, match="padding_mode"):
-        nn.Conv2d(1, 1, 3, padding_mode="reflect")
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        nn.Conv2d(1, 1, 3, padding_mode="reflection")
+    with pytest.raises(ValueError, match="Only \"zeros\" padding mode"):  # as PyTorch
+        nn.ConvTranspose2d(1, 1, 3, padding_mode="reflect")
     with pytest.raises(ValueError, match="divisible by groups"):
         nn.Conv2d(3, 4, 3, groups=2)
 

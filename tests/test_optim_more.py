@@ -105,3 +105,24 @@ def test_asgd_average_starts_at_t0():
         seen.append(float(x.detach()[0]))
     # step k averages with the mu set by step k - 1, 1 / max(1, k - 1 - t0): 1 up to step 3 (ax copies x), 1/2 at 4
     np.testing.assert_allclose(optimizer.state[id(x)]["ax"], [seen[2] + (seen[3] - seen[2]) / 2])
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "LBFGS"])
+def test_state_is_read_with_the_parameter_as_key(name):
+    """optimizer.state[p], PyTorch's way to read a parameter's state, was an error: the state is keyed by id(p) and
+    a tensor hashes as its id, so the dict compared p with the int key elementwise ("Boolean value of Tensor with
+    2 values is ambiguous"). It now gives the state, as state[id(p)] does; `p in state` and state.get(p) too."""
+    w = sg.tensor([1.0, 2.0], requires_grad=True)
+    options = {"SGD": dict(lr=0.1, momentum=0.9), "Adam": dict(lr=0.1), "LBFGS": dict(lr=0.1)}[name]
+    optimizer = getattr(sg.optim, name)([w], **options)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+    optimizer.step(closure)
+    assert w in optimizer.state and optimizer.state[w] is optimizer.state[id(w)] is optimizer.state.get(w)
+    assert sg.tensor([3.0], requires_grad=True) not in optimizer.state
+    key = {"SGD": "momentum_buffer", "Adam": "exp_avg", "LBFGS": "func_evals"}[name]
+    assert key in optimizer.state[w]

@@ -58,9 +58,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     keep = np.ones(flat.size, bool) if padding_idx is None else flat != padding_idx % rows
     picked = take_p(weight, flat.astype(np.int64), axis=0)  # (indices, dim)
     if per_sample_weights is not None:
-        if tuple(per_sample_weights.shape) != flat.shape:
+        if tuple(per_sample_weights.shape) != tuple(input.shape):  # a 2-d input's weights are 2-d too
             raise ValueError(f"embedding_bag: per_sample_weights of shape {tuple(per_sample_weights.shape)} should "
-                             f"match the indices' {flat.shape}")
+                             f"match the input's {tuple(input.shape)}")
         picked = picked * sgnp.reshape(per_sample_weights, (-1, 1))
     if mode == "max":
         return labelled(_bag_max(picked, bag_of, keep, bags), "EmbeddingBag")

@@ -6,13 +6,12 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..core import UnsupportedOpError
 from . import init
 from .functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
                          adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d,
                          avg_pool3d, conv1d, conv2d, conv3d, conv_transpose1d,
                          conv_transpose2d, conv_transpose3d, max_pool1d, max_pool2d, max_pool3d, max_unpool1d,
-                         max_unpool2d, max_unpool3d)
+                         max_unpool2d, max_unpool3d, pad)
 from .modules import Module
 from .convolution import _sizes
 from .parameter import Parameter
@@ -27,8 +26,9 @@ class _ConvNd(Module):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
         super().__init__()
-        if padding_mode != "zeros":
-            raise UnsupportedOpError(f"padding_mode={padding_mode!r} is not supported (only 'zeros')")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but got "
+                             f"padding_mode='{padding_mode}'")
         if device not in (None, "cpu"):
             raise ValueError(f"symgrad runs on the CPU only, not on device {device!r}")
         if groups <= 0 or in_channels % groups or out_channels % groups:
@@ -55,8 +55,20 @@ class _ConvNd(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        return type(self).function(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                                   self.groups)
+        if self.padding_mode == "zeros":
+            return type(self).function(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                                       self.groups)
+        return type(self).function(pad(input, self._mode_padding(), mode=self.padding_mode), self.weight, self.bias,
+                                   self.stride, 0, self.dilation, self.groups)
+
+    def _mode_padding(self):
+        """F.pad's widths (last dimension first) for padding_mode: PyTorch's, 'same' putting the odd one right."""
+        if self.padding == "valid":
+            return (0,) * 2 * self.d
+        if self.padding == "same":
+            totals = [dl * (k - 1) for dl, k in zip(self.dilation, self.kernel_size)]
+            return tuple(w for total in reversed(totals) for w in (total // 2, total - total // 2))
+        return tuple(w for p in reversed(self.padding) for w in (p, p))
 
     def extra_repr(self):
         text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
@@ -66,7 +78,8 @@ class _ConvNd(Module):
             text += f", dilation={self.dilation}"
         if self.groups != 1:
             text += f", groups={self.groups}"
-        return text + (", bias=False" if self.bias is None else "")
+        text += ", bias=False" if self.bias is None else ""
+        return text + (f", padding_mode={self.padding_mode}" if self.padding_mode != "zeros" else "")
 
 
 class Conv1d(_ConvNd):
@@ -89,6 +102,8 @@ class _ConvTransposeNd(_ConvNd):
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         if isinstance(padding, str):
             raise ValueError(f"padding={padding!r}: transposed convolutions take int padding only")
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
                          padding_mode, device, dtype)
         self.output_padding = _sizes(output_padding, self.d, "output_padding")

@@ -174,15 +174,13 @@ def _pool_window(kernel_size, stride, padding, dilation, ceil_mode, spatial, nam
     padding = []
     for size, k, s, dl, p in zip(spatial, kernel, stride, dilation, pads):
         span = dl * (k - 1) + 1
-        if size + 2 * p < span:
+        count = (-(-(size + 2 * p - span) // s) if ceil_mode else (size + 2 * p - span) // s) + 1
+        if ceil_mode and (count - 1) * s >= size + p:
+            count -= 1
+        if count < 1:  # ceil_mode keeps one window that starts inside the image even when it overhangs it
             fail(f"{name}: a window of {k} (dilation {dl}) does not fit an input of size {size} padded by {p}",
                  ValueError)
-        hi = p
-        if ceil_mode:
-            count = -(-(size + 2 * p - span) // s) + 1
-            if (count - 1) * s >= size + p:
-                count -= 1
-            hi = max(p, (count - 1) * s + span - size - p)
+        hi = max(p, (count - 1) * s + span - size - p) if ceil_mode else p
         padding.append((p, hi))
     return dict(kernel=kernel, stride=stride, dilation=dilation, padding=tuple(padding))
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..core import Tracer, UnsupportedOpError, with_user_line
+from ..custom_derivatives import custom_jvp
 from ..ops import elementwise as E
 from ..ops.indexing import take_p
 from ..eager.function import Function
@@ -140,17 +141,39 @@ def _no_legacy_reduction(size_average, reduce):
 
 def _weighted_nll(input, target, weight, ignored, reduction):
     """nll_loss with per-class weights and ignored targets: each term -w[y] x[y], w[y] = 0 where ignored."""
-    weight = np.ones(input.shape[1 if input.ndim > 1 else 0]) if weight is None else \
-        np.asarray(weight._data if hasattr(weight, "_data") else weight)
+    classes = input.shape[1 if input.ndim > 1 else 0]
+    weight = np.ones(classes) if weight is None else _class_weights(weight, classes)
     safe = np.where(ignored, 0, target)
     term_weights = np.where(ignored, 0.0, weight[safe]).astype(input.dtype)
     terms = _ew(E.multiply, (_nll(input, safe, "none"), term_weights))
     if reduction == "mean":
-        total = term_weights.sum()
-        if total == 0:  # every target ignored (or weighted 0): NaN, as PyTorch's 0/0, but a gradient of zeros
-            return labelled(_ew(E.add, (_ew(E.multiply, (sgnp.sum(terms), 0.0)), np.nan)), "NllLoss")
-        return labelled(_ew(E.divide, (sgnp.sum(terms), total)), "NllLoss")
+        return labelled(_weighted_mean(sgnp.sum(terms), term_weights.sum()), "NllLoss")
     return labelled(_reduce(terms, reduction), "NllLoss")
+
+
+def _weighted_mean(total, weights):
+    """total / weights, the targets' summed weights; with none (every target ignored or weighted 0) NaN, as
+    PyTorch's 0/0, but with a gradient of zeros, as PyTorch's."""
+    if weights == 0:
+        return _ew(E.add, (_ew(E.multiply, (total, 0.0)), np.nan))
+    return _ew(E.divide, (total, float(weights)))
+
+
+def _class_weights(weight, classes) -> np.ndarray:
+    """weight as a NumPy array, one value per class (PyTorch's check: another length picked wrong weights)."""
+    weights = np.asarray(weight._data if hasattr(weight, "_data") else weight)
+    if weights.shape != (classes,):
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but got "
+                           f"weight tensor of shape: {list(weights.shape)}")
+    return weights
+
+
+def _within_input(input, **operands):
+    """PyTorch's check that a loss's weights (or target) broadcast to the input's shape, not beyond it."""
+    for name, operand in operands.items():
+        if operand is not None and np.broadcast_shapes(np.shape(operand), tuple(input.shape)) != tuple(input.shape):
+            raise RuntimeError(f"{name}: output with shape {list(input.shape)} doesn't match the broadcast shape "
+                               f"{list(np.broadcast_shapes(np.shape(operand), tuple(input.shape)))}")
 
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # by the itemsize of an integer target
@@ -159,7 +182,7 @@ _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # by the it
 def _class_targets(input, target, ignore_index=-100) -> tuple:
     """(target as an integer array, checked against input's classes and shape (with PyTorch's errors),
     whether some targets equal ignore_index). Valid targets with a negative ignore_index cost one reduction."""
-    target = np.asarray(target._data if hasattr(target, "_data") else target)
+    target = _concrete_class_targets(target, "nll_loss")
     if target.dtype.kind not in "iu":
         raise TypeError(f"nll_loss: class targets must be integers, got dtype {target.dtype}")
     shape = tuple(input.shape)  # (a tuple: an sg.Size's items are read through Python)
@@ -181,6 +204,15 @@ def _class_targets(input, target, ignore_index=-100) -> tuple:
         raise ValueError(f"nll_loss: input of shape {shape} (classes along dim 1) needs class targets "
                          f"of shape {target_shape}, got {target.shape}")
     return target, some_ignored
+
+
+def _concrete_class_targets(target, name):
+    """target as a NumPy array: class indices are checked and picked with NumPy, so a traced one is refused."""
+    if isinstance(target, Tracer) and not hasattr(target, "_data"):
+        raise UnsupportedOpError(with_user_line(
+            f"{name}: class-index targets must be concrete (a tensor or an array the function closes over), not a "
+            f"traced argument ({target.dtype}{list(target.shape)}); probability targets may be traced"))
+    return np.asarray(target._data if hasattr(target, "_data") else target)
 
 
 def _nll(input, target, reduction):
@@ -227,22 +259,24 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 1 if input.ndim > 1 else 0
     log_probs = log_softmax(input, class_dim)
-    target_array = np.asarray(target._data if hasattr(target, "_data") else target)
-    if weight is None and not label_smoothing and target_array.dtype.kind != "f":  # (the common case, without
-        return nll_loss(log_probs, target_array, None, None, ignore_index, None, reduction)  # the terms below)
+    probabilities = np.dtype(target.dtype).kind == "f" if hasattr(target, "dtype") else isinstance(target, float)
+    if weight is None and not label_smoothing and not probabilities:  # (the common case, without the terms below)
+        return nll_loss(log_probs, _concrete_class_targets(target, "cross_entropy"), None, None, ignore_index, None,
+                        reduction)
     classes = input.shape[class_dim]
-    weights = None if weight is None else np.asarray(weight._data if hasattr(weight, "_data") else weight)
+    weights = None if weight is None else _class_weights(weight, classes)
     along_classes = (classes,) + (1,) * (input.ndim - 1 - class_dim)  # a weight per class, broadcast
-    if target_array.dtype.kind == "f":
-        if target_array.shape != tuple(input.shape):
+    if probabilities:
+        if tuple(np.shape(target)) != tuple(input.shape):
             raise ValueError(f"cross_entropy: probability targets must have the input's shape {tuple(input.shape)}, "
-                             f"got {target_array.shape}")
+                             f"got {tuple(np.shape(target))}")
         if label_smoothing:
             target = _ew(E.add, (_ew(E.multiply, (target, 1.0 - label_smoothing)), label_smoothing / classes))
         terms = _ew(E.multiply, (log_probs, target))
         if weights is not None:
             terms = _ew(E.multiply, (terms, weights.reshape(along_classes).astype(input.dtype)))
         return _reduce(_ew(E.negative, (sgnp.sum(terms, class_dim),)), reduction)
+    target_array = _concrete_class_targets(target, "cross_entropy")
     loss = nll_loss(log_probs, target_array, weight, None, ignore_index, None, reduction)
     if not label_smoothing:
         return loss
@@ -262,8 +296,7 @@ def _smoothing_term(log_probs, target, weights, along_classes, ignore_index, red
         smooth = _ew(E.multiply, (smooth, counted.astype(log_probs.dtype)))
     if reduction != "mean":
         return _reduce(smooth, reduction)
-    total = weights[target[counted]].sum() if weights is not None else counted.sum()
-    return _ew(E.divide, (sgnp.sum(smooth), float(total)))
+    return _weighted_mean(sgnp.sum(smooth), weights[target[counted]].sum() if weights is not None else counted.sum())
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
@@ -271,6 +304,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """-[p y log sigmoid(z) + (1 - y) log(1 - sigmoid(z))] (p: pos_weight, 1 by default), computed stably
     as (1 - y) z + (1 + (p - 1) y) softplus(-z), which is softplus(z) - y z when p is 1."""
     _no_legacy_reduction(size_average, reduce)
+    if tuple(np.shape(target)) != tuple(input.shape):
+        raise ValueError(f"Target size ({tuple(np.shape(target))}) must be the same as input size "
+                         f"({tuple(input.shape)})")
+    _within_input(input, weight=weight, pos_weight=pos_weight)
     if pos_weight is None:
         terms = _ew(E.subtract, (_ew(E.softplus, (input,)), _ew(E.multiply, (target, input))))
     else:
@@ -288,10 +325,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(input.shape) != tuple(np.shape(target)):
         raise ValueError(f"Using a target size ({tuple(np.shape(target))}) that is different to the input size "
                          f"({tuple(input.shape)}) is deprecated. Please ensure they have the same size.")
+    _within_input(input, weight=weight)
     if isinstance(input, Tensor) or isinstance(target, Tensor):
         terms = _BinaryCrossEntropy.apply(input, target)
     else:
-        terms = _binary_cross_entropy_terms(input, target)
+        terms = _traced_binary_cross_entropy(input, target)
     return labelled(_reduce(terms if weight is None else _ew(E.multiply, (terms, weight)), reduction),
                     "BinaryCrossEntropy", (input, target))
 
@@ -308,8 +346,37 @@ def _binary_cross_entropy_terms(p, y):
     return _ew(E.negative, (terms,))
 
 
+# PyTorch's bound of p (1 - p) in its gradient, 1e-12 as a float32 (its gradient at p = 0, y = 1 is -1.000000004e12)
+_BCE_EPSILON = float(np.float32(1e-12))
+
+
+def _binary_cross_entropy_by_p(p, y):
+    """PyTorch's derivative of the terms for p: (p - y) / max(p (1 - p), eps)."""
+    curvature = _ew(E.maximum, (_ew(E.multiply, (p, _ew(E.subtract, (1.0, p)))), _BCE_EPSILON))
+    return _ew(E.divide, (_ew(E.subtract, (p, y)), curvature))
+
+
+def _binary_cross_entropy_by_y(p):
+    """PyTorch's derivative of the terms for y: -logit(p), unclamped."""
+    return _ew(E.subtract, (_ew(E.log1p, (_ew(E.negative, (p,)),)), _ew(E.log, (p,))))
+
+
+@custom_jvp
+def _traced_binary_cross_entropy(p, y):
+    """The terms in a trace (sg.grad, sg.compile), with PyTorch's derivative as on tensors: the clamped logs' own
+    is 0 * inf = NaN where p is exactly 0 or 1."""
+    return _binary_cross_entropy_terms(p, y)
+
+
+@_traced_binary_cross_entropy.defjvp
+def _traced_binary_cross_entropy_jvp(primals, tangents):
+    (p, y), (dp, dy) = primals, tangents
+    return _traced_binary_cross_entropy(p, y), _ew(E.add, (_ew(E.multiply, (dp, _binary_cross_entropy_by_p(p, y))),
+                                                          _ew(E.multiply, (dy, _binary_cross_entropy_by_y(p)))))
+
+
 class _BinaryCrossEntropy(Function):
-    """Elementwise binary cross-entropy with PyTorch's backward, (p - y) / max(p (1 - p), 1e-12) for p,
+    """Elementwise binary cross-entropy with PyTorch's backward, (p - y) / max(p (1 - p), eps) for p,
     -logit(p) for y. It is finite where a saturated sigmoid gives p exactly 0 or 1
     (float32 logits beyond about 17), where the derivative of the clamped logs is 0 * inf = NaN."""
 
@@ -321,14 +388,8 @@ class _BinaryCrossEntropy(Function):
     @staticmethod
     def backward(ctx, grad):
         p, y = ctx.saved_tensors
-        grad_p = grad_y = None
-        if ctx.needs_input_grad[0]:
-            curvature = _ew(E.maximum, (_ew(E.multiply, (p, _ew(E.subtract, (1.0, p)))), 1e-12))
-            grad_p = _ew(E.multiply, (grad, _ew(E.divide, (_ew(E.subtract, (p, y)), curvature))))
-        if ctx.needs_input_grad[1]:  # -logit(p), unclamped as PyTorch's
-            log_1mp = _ew(E.log1p, (_ew(E.negative, (p,)),))
-            grad_y = _ew(E.multiply, (grad, _ew(E.subtract, (log_1mp, _ew(E.log, (p,))))))
-        return grad_p, grad_y
+        return (_ew(E.multiply, (grad, _binary_cross_entropy_by_p(p, y))) if ctx.needs_input_grad[0] else None,
+                _ew(E.multiply, (grad, _binary_cross_entropy_by_y(p))) if ctx.needs_input_grad[1] else None)
 
 
 # ----------------------------------------------------------------------------- convolution and pooling
@@ -1013,6 +1074,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             input.shape[1] % num_groups:
         raise ValueError(f"group_norm: expected an input (N, C, ...) with C divisible by num_groups={num_groups!r}, "
                          f"got shape {tuple(input.shape)}")
+    if input.shape[0] * input.shape[1] // num_groups * math.prod(input.shape[2:]) == 1:  # PyTorch's check
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{[input.shape[0] * input.shape[1] // num_groups, num_groups, *input.shape[2:]]}")
     return labelled(apply_function(_group_norm, (input, int(num_groups), weight, bias, eps), {}), "NativeGroupNorm")
 
 
@@ -1035,11 +1099,10 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         raise ValueError(f"instance_norm: expected an input (N, C, *spatial), got shape {tuple(input.shape)}")
     if not use_input_stats:
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    count = math.prod(input.shape[2:])
+    if count <= 1:  # PyTorch's check, with or without running statistics
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {tuple(input.shape)}")
     if running_mean is not None:
-        count = math.prod(input.shape[2:])
-        if count <= 1:
-            raise ValueError(f"Expected more than 1 spatial element when training, got input size "
-                             f"{tuple(input.shape)}")
         data = np.asarray(input._data if hasattr(input, "_data") else input)
         instances = data.reshape(data.shape[0], data.shape[1], -1)
         _update_running(running_mean, running_var, instances.mean(-1).mean(0), instances.var(-1).mean(0), count,
@@ -1055,9 +1118,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if index.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {index.dtype}")
     rows = weight.shape[0]
-    if index.size and (index.min() < -rows or index.max() >= rows):
+    if index.size and (index.min() < 0 or index.max() >= rows):  # PyTorch has no negative indices here
         raise IndexError("index out of range in self")
-    flat = (index.reshape(-1) % max(rows, 1)).astype(np.int64)
+    flat = index.reshape(-1).astype(np.int64)
     picked = take_p(weight, Tensor._wrap(flat) if isinstance(weight, Tensor) else flat, axis=0)
     if padding_idx is not None:
         padding_idx = padding_idx % rows if padding_idx < 0 else padding_idx
@@ -1135,8 +1198,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    """sum target (log target - input) for log-probabilities `input` (terms with target 0 are 0); with
-    log_target the target is given as log-probabilities. 'batchmean' divides the sum by the batch size."""
+    """sum target (log target - input) for log-probabilities `input` (terms with target 0 are 0, with a negative
+    target NaN); with log_target the target is given as log-probabilities. 'batchmean' divides the sum by the
+    batch size."""
     _no_legacy_reduction(size_average, reduce)
     terms = apply_function(_kl_terms, (input, target, log_target), {})
     if reduction == "batchmean":
@@ -1148,9 +1212,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def _kl_terms(input, target, log_target):
     if log_target:
         return _ew(E.multiply, (_ew(E.exp, (target,)), _ew(E.subtract, (target, input))))
-    positive = _ew(E.greater, (target, 0.0))
-    log_target_value = _ew(E.log, (_ew(E.where, (positive, target, 1.0)),))
-    return _ew(E.where, (positive, _ew(E.multiply, (target, _ew(E.subtract, (log_target_value, input)))),
+    nonzero = _ew(E.not_equal, (target, 0.0))  # a negative target's log is NaN, as PyTorch's xlogy(t, t)
+    log_target_value = _ew(E.log, (_ew(E.where, (nonzero, target, 1.0)),))
+    return _ew(E.where, (nonzero, _ew(E.multiply, (target, _ew(E.subtract, (log_target_value, input)))),
                          _ew(E.multiply, (target, _ew(E.negative, (input,))))))
 
 
@@ -1278,8 +1342,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         raise ValueError("var is of incorrect size")
     if var_shape == tuple(input.shape[:-1]) and var_shape != tuple(input.shape):
         var = sgnp.expand_dims(var, -1)
-    variance = np.asarray(var._data if hasattr(var, "_data") else var)
-    if (variance < 0).any():
+    if isinstance(var, Tracer) and not hasattr(var, "_data"):  # no check at trace time: a negative var gives NaN
+        var = sgnp.where(sgnp.less(var, 0.0), np.nan, var)
+    elif (np.asarray(var._data if hasattr(var, "_data") else var) < 0).any():
         raise ValueError("var has negative entry/entries")
     return _loss_call(_gaussian_nll, "Mul", (input, target, var, bool(full), float(eps)), reduction)
 

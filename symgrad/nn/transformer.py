@@ -35,18 +35,27 @@ class MultiheadAttention(Module):
         super().__init__()
         if device not in (None, "cpu"):
             raise ValueError(f"symgrad runs on the CPU only, not on device {device!r}")
-        if add_bias_kv or add_zero_attn or (kdim not in (None, embed_dim)) or (vdim not in (None, embed_dim)):
-            raise UnsupportedOpError("MultiheadAttention: add_bias_kv, add_zero_attn and kdim/vdim other than "
-                                     "embed_dim are not supported")
+        if add_bias_kv or add_zero_attn:
+            raise UnsupportedOpError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported")
         if embed_dim % num_heads:
             raise AssertionError("embed_dim must be divisible by num_heads")
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
+        self.kdim, self.vdim = kdim or embed_dim, vdim or embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.dropout, self.batch_first = dropout, batch_first
         dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
-        self.in_proj_weight = Parameter(np.empty((3 * embed_dim, embed_dim), dtype))
+        # one (3E, E) in_proj_weight, or with keys or values of other widths (kdim, vdim) one weight each, as PyTorch
+        names = ("in_proj_weight",) if self._qkv_same_embed_dim else ("q_proj_weight", "k_proj_weight", "v_proj_weight")
+        shapes = ((3 * embed_dim, embed_dim),) if self._qkv_same_embed_dim else \
+            ((embed_dim, embed_dim), (embed_dim, self.kdim), (embed_dim, self.vdim))
+        for name, shape in zip(names, shapes):
+            self.register_parameter(name, Parameter(np.empty(shape, dtype)))
+            init.xavier_uniform_(getattr(self, name))
+        for name in ("in_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight"):
+            if name not in names:
+                self.register_parameter(name, None)
         self.register_parameter("in_proj_bias", Parameter(np.zeros(3 * embed_dim, dtype)) if bias else None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
-        init.xavier_uniform_(self.in_proj_weight)
         if bias:
             init.zeros_(self.out_proj.bias)
 
@@ -64,7 +73,8 @@ class MultiheadAttention(Module):
         source = key.shape[0]
         if embed != self.embed_dim:
             raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but got {embed}")
-        w_q, w_k, w_v = self.in_proj_weight.chunk(3)
+        w_q, w_k, w_v = self.in_proj_weight.chunk(3) if self._qkv_same_embed_dim else \
+            (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
         b_q, b_k, b_v = (None,) * 3 if self.in_proj_bias is None else self.in_proj_bias.chunk(3)
         heads = (batch, self.num_heads, self.head_dim)
 

@@ -1,8 +1,8 @@
 """`sg.optim.lr_scheduler`: learning-rate schedules that set each parameter group's "lr", as PyTorch's
 (StepLR, MultiStepLR, ExponentialLR, ConstantLR, LinearLR, PolynomialLR, CosineAnnealingLR,
-CosineAnnealingWarmRestarts, OneCycleLR, LambdaLR, MultiplicativeLR, SequentialLR, ReduceLROnPlateau), with
-get_last_lr, last_epoch and state_dict. Call `scheduler.step()` after `optimizer.step()`, once per epoch
-(OneCycleLR: once per batch)."""
+CosineAnnealingWarmRestarts, OneCycleLR, CyclicLR, LambdaLR, MultiplicativeLR, SequentialLR, ChainedScheduler,
+ReduceLROnPlateau), with get_last_lr, last_epoch and state_dict. Call `scheduler.step()` after
+`optimizer.step()`, once per epoch (OneCycleLR: once per batch)."""
 from __future__ import annotations
 
 import bisect
@@ -311,6 +311,14 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._last_lr = self._lrs()
 
 
+def _set_momentum(group, value, use_beta1):
+    """A cycled momentum: SGD's momentum, or Adam's beta1."""
+    if use_beta1:
+        group["betas"] = (value, *group["betas"][1:])
+    else:
+        group["momentum"] = value
+
+
 class OneCycleLR(LRScheduler):
     """The 1cycle policy, stepped once per batch: lr from max_lr / div_factor up to max_lr over pct_start of
     total_steps, then down to that / final_div_factor (cosine or linear; three_phase comes back to the
@@ -350,15 +358,9 @@ class OneCycleLR(LRScheduler):
                 for group, high, low in zip(optimizer.param_groups,
                                             _per_group(max_momentum, optimizer, "max_momentum"),
                                             _per_group(base_momentum, optimizer, "base_momentum")):
-                    self._set_momentum(group, high)
+                    _set_momentum(group, high, self.use_beta1)
                     group["max_momentum"], group["base_momentum"] = high, low
         super().__init__(optimizer, last_epoch)
-
-    def _set_momentum(self, group, value):
-        if self.use_beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
 
     def _anneal(self, start, end, pct):
         if self.anneal_strategy == "cos":
@@ -377,10 +379,67 @@ class OneCycleLR(LRScheduler):
                     pct = (step - start) / (end - start)
                     lrs.append(self._anneal(group[lr_from], group[lr_to], pct))
                     if self.cycle_momentum:
-                        self._set_momentum(group, self._anneal(group[momentum_from], group[momentum_to], pct))
+                        momentum = self._anneal(group[momentum_from], group[momentum_to], pct)
+                        _set_momentum(group, momentum, self.use_beta1)
                     break
                 start = end
         return lrs
+
+
+class CyclicLR(LRScheduler):
+    """The cyclical policy, stepped once per batch: lr from base_lr up to max_lr over step_size_up steps and back
+    over step_size_down, the height scaled per cycle (triangular: 1, triangular2: halved each cycle) or per
+    step (exp_range: gamma ** step), or by scale_fn; the momentum (or Adam's beta1) cycles the other way."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _per_group(base_lr, optimizer, "base_lr")
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group(max_lr, optimizer, "max_lr")
+        up = float(step_size_up)
+        self.total_size = up + (float(step_size_down) if step_size_down is not None else up)
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma, self._scale_fn_custom = mode, gamma, scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else ("iterations" if mode == "exp_range" else "cycle")
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group(base_momentum, optimizer, "base_momentum")
+            self.max_momentums = _per_group(max_momentum, optimizer, "max_momentum")
+            if last_epoch == -1:
+                for group, high, low in zip(optimizer.param_groups, self.max_momentums, self.base_momentums):
+                    _set_momentum(group, high, self.use_beta1)
+                    group["max_momentum"], group["base_momentum"] = high, low
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x) -> float:
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return {"triangular": 1.0, "triangular2": 1 / (2.0 ** (x - 1)), "exp_range": self.gamma ** x}[self.mode]
+
+    def get_lr(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        height = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        if self.cycle_momentum:
+            for group, low, high in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                _set_momentum(group, high - (high - low) * height * scale, self.use_beta1)
+        return [low + (high - low) * height * scale for low, high in zip(self.base_lrs, self.max_lrs)]
+
+    def state_dict(self) -> dict:  # a custom scale_fn is a function: not saved, as PyTorch's
+        return {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_scale_fn_custom")}
 
 
 def _total_steps(total_steps, epochs, steps_per_epoch) -> int:
@@ -396,20 +455,54 @@ def _total_steps(total_steps, epochs, steps_per_epoch) -> int:
     return epochs * steps_per_epoch
 
 
-class SequentialLR(LRScheduler):
-    """Hand the schedule to schedulers[i] from epoch milestones[i - 1] on (it restarts at its epoch 0 there)."""
+class _SchedulerOfSchedulers(LRScheduler):
+    """A scheduler driving others (self._schedulers), saved with their states, as PyTorch's."""
 
-    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+    def _check(self, optimizer, schedulers):
+        name = type(self).__name__
         if not schedulers:
-            raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler.")
+            raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
         for position, scheduler in enumerate(schedulers):
             if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(f"SequentialLR does not support `ReduceLROnPlateau` scheduler as it requires "
+                raise ValueError(f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
                                  f"additional kwargs to be specified when calling `step`, but got one at index "
                                  f"{position} in the given schedulers sequence.")
             if getattr(scheduler, "optimizer", None) is not optimizer:
-                raise ValueError(f"SequentialLR expects all schedulers to belong to the same optimizer, but got "
+                raise ValueError(f"{name} expects all schedulers to belong to the same optimizer, but got "
                                  f"scheduler {type(scheduler).__name__} at index {position} with another one")
+
+    def state_dict(self) -> dict:
+        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        for scheduler, saved in zip(self._schedulers, state.pop("_schedulers")):
+            scheduler.load_state_dict(saved)
+        self.__dict__.update(state)
+
+
+class ChainedScheduler(_SchedulerOfSchedulers):
+    """Step every scheduler in turn, each from the lr the one before it set (their chained forms compose)."""
+
+    def __init__(self, schedulers, optimizer=None):
+        optimizer = optimizer if optimizer is not None else (schedulers[0].optimizer if schedulers else None)
+        self._check(optimizer, schedulers)
+        self._schedulers, self.optimizer = list(schedulers), optimizer
+        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+
+    def step(self) -> None:
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
+class SequentialLR(_SchedulerOfSchedulers):
+    """Hand the schedule to schedulers[i] from epoch milestones[i - 1] on (it restarts at its epoch 0 there)."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        self._check(optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(f"Sequential Schedulers expects number of schedulers provided to be one more than the "
                              f"number of milestone points, but got number of schedulers {len(schedulers)} and the "
@@ -443,17 +536,6 @@ class SequentialLR(LRScheduler):
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
-
-    def state_dict(self) -> dict:
-        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        state = dict(state_dict)
-        for scheduler, saved in zip(self._schedulers, state.pop("_schedulers")):
-            scheduler.load_state_dict(saved)
-        self.__dict__.update(state)
 
 
 class ReduceLROnPlateau:

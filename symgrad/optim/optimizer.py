@@ -22,6 +22,21 @@ from ..eager.tape import force_pending
 from ..eager.tensor import Tensor
 
 
+class ParamState(dict):
+    """The state of each parameter, keyed by id(parameter); `state[p]` (PyTorch's way of reading it) also takes the
+    parameter itself. A tensor hashes as its id, so the plain dict compared p with the int key elementwise: an
+    error ("Boolean value of Tensor ... is ambiguous") or a KeyError."""
+
+    def __getitem__(self, key):
+        return super().__getitem__(id(key) if isinstance(key, Tensor) else key)
+
+    def __contains__(self, key):
+        return super().__contains__(id(key) if isinstance(key, Tensor) else key)
+
+    def get(self, key, default=None):
+        return super().get(id(key) if isinstance(key, Tensor) else key, default)
+
+
 class Optimizer:
     """Holds param_groups (dicts of 'params' and hyperparameters) and a state dict per parameter."""
 
@@ -38,7 +53,7 @@ class Optimizer:
                 if not isinstance(p, Tensor) or not p.is_leaf:
                     raise ValueError("can't optimize a non-leaf Tensor (or a non-tensor)")
             self.param_groups.append(group)
-        self.state = {}
+        self.state = ParamState()
         self._updates = {}  # structure of a group's step -> GroupUpdate, or None when seen once
 
     def zero_grad(self, set_to_none=True):
@@ -156,7 +171,7 @@ class Optimizer:
                 raise ValueError(f"loaded state dict contains a parameter group that doesn't match the size of "
                                  f"optimizer's group {position}: {len(saved['params'])} against {len(mine['params'])}")
             by_number.update(zip((int(n) for n in saved["params"]), mine["params"]))
-        self.state = {}
+        self.state = ParamState()
         for number, entry in state_dict["state"].items():
             param = by_number[int(number)]
             self.state[id(param)] = {name: _state_value(value, param) for name, value in entry.items()}
