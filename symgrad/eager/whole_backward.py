@@ -654,9 +654,11 @@ def alternatives(capture, position, digest) -> list:
 
 
 def _remember(key, plan):
+    """Cache `plan`; the oldest of more than _CACHE_SIZE is forgotten, by the steady captures too (its code freed)."""
     _cache[key] = plan
     if len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
+        _, evicted = _cache.popitem(last=False)
+        _steady.pop(id(evicted), None)
     return plan
 
 
