@@ -331,17 +331,25 @@ def _refuse_not_single(is_tuple, shape, fn_name):
         raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
 
 
+def _gradient_of_one_element(func, inputs, v, create_graph, strict, fn_name):
+    """vhp's and hvp's start (under enable_grad): the inputs prepared, v checked against them, the function's one
+    output and its gradient, kept differentiable. Returns (whether inputs was a tuple, inputs, v, outputs, gradient)."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    inputs = _prepared(inputs, create_graph, need_graph=True)
+    v = _checked_v(v, inputs, is_inputs_tuple, create_graph, fn_name)
+    outputs = _scalar_output(func, inputs, fn_name, strict)
+    jac = _grad(outputs, inputs, create_graph=True)
+    _require_independent(jac, strict, "jacobian")
+    return is_inputs_tuple, inputs, v, outputs, jac
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(*inputs), v^T H) of a function returning one element, shaped as the inputs."""
     if _traced(inputs):
         return _transformed("vhp", func, inputs, v, strict, _traced_vhp)
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _prepared(inputs, create_graph, need_graph=True)
-        v = _checked_v(v, inputs, is_inputs_tuple, create_graph, "vhp")
-        outputs = _scalar_output(func, inputs, "vhp", strict)
-        jac = _grad(outputs, inputs, create_graph=True)
-        _require_independent(jac, strict, "jacobian")
+        is_inputs_tuple, inputs, v, outputs, jac = _gradient_of_one_element(func, inputs, v, create_graph, strict,
+                                                                            "vhp")
     with set_grad_enabled(create_graph or is_grad_enabled()):
         grads = _grad(jac, inputs, v, create_graph=create_graph)
         result = _zeros_for_none(grads, inputs, strict, create_graph, "double_back")
@@ -354,12 +362,8 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     if _traced(inputs):
         return _transformed("hvp", func, inputs, v, strict, _traced_hvp)
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _prepared(inputs, create_graph, need_graph=True)
-        v = _checked_v(v, inputs, is_inputs_tuple, create_graph, "hvp")
-        outputs = _scalar_output(func, inputs, "hvp", strict)
-        jac = _grad(outputs, inputs, create_graph=True)
-        _require_independent(jac, strict, "jacobian")
+        is_inputs_tuple, inputs, v, outputs, jac = _gradient_of_one_element(func, inputs, v, create_graph, strict,
+                                                                            "hvp")
         grad_jac = tuple(Tensor._wrap(np.zeros(t.shape, t.dtype)).requires_grad_() for t in inputs)
         double_back = _grad(jac, inputs, grad_jac, create_graph=True)
         _require_independent(jac, strict, "hessian")
