@@ -85,7 +85,7 @@ def _inputs(shapes, dtype=np.float64):
 
 @pytest.mark.parametrize("mode, kw", LAYOUTS, ids=IDS)
 def test_captured_steps_match_pytorch_and_the_general_path(mode, kw):
-    import torch
+    torch = pytest.importorskip("torch")
     ours, theirs = _pair(mode, kw)
     general, _ = _pair(mode, kw)
     inputs = _inputs([(5, 2, 3)] * 5)
@@ -97,7 +97,7 @@ def test_captured_steps_match_pytorch_and_the_general_path(mode, kw):
 @pytest.mark.parametrize("hx_kind", [None, "zeros", "random"])
 @pytest.mark.parametrize("shape", [(1, 3, 3), (6, 1, 3), (1, 1, 3)], ids=["one_step", "one_sequence", "one_of_both"])
 def test_edge_shapes_and_initial_states_match_pytorch(shape, hx_kind):
-    import torch
+    torch = pytest.importorskip("torch")
     ours, theirs = _pair("LSTM", dict(num_layers=2))
     inputs = _inputs([shape] * 4)
     _assert_close(_train(sg, ours, "LSTM", inputs, hx_kind), _train(torch, theirs, "LSTM", inputs, hx_kind))
@@ -106,7 +106,7 @@ def test_edge_shapes_and_initial_states_match_pytorch(shape, hx_kind):
 def test_sequence_lengths_that_change_mid_loop_are_captured_again():
     """Each length is a structure of its own: a new one runs op by op, then is captured; going back to an
     earlier one finds its capture again."""
-    import torch
+    torch = pytest.importorskip("torch")
     ours, theirs = _pair("GRU", dict(bidirectional=True))
     inputs = _inputs([(5, 2, 3)] * 3 + [(8, 2, 3)] * 3 + [(5, 2, 3)] * 3 + [(5, 3, 3)] * 3)
     _assert_close(_train(sg, ours, "GRU", inputs), _train(torch, theirs, "GRU", inputs))
@@ -119,7 +119,7 @@ def test_cycled_sequence_lengths_defer_from_their_third_cycle(mode, kw, shared):
     whichever steady capture its ops repeat (also when the capture could not run the step that made it: a step
     computed op by op that read a from_numpy batch takes the general path); every step against PyTorch and the
     general path."""
-    import torch
+    torch = pytest.importorskip("torch")
     ours, theirs = _pair(mode, kw)
     general, _ = _pair(mode, kw)
     lengths = [4, 6, 5] * 4
@@ -132,7 +132,7 @@ def test_cycled_sequence_lengths_defer_from_their_third_cycle(mode, kw, shared):
 
 
 def test_float32_steps_match_pytorch():
-    import torch
+    torch = pytest.importorskip("torch")
     ours, theirs = _pair("LSTM", dict(batch_first=True), dtype="float32")
     inputs = _inputs([(2, 6, 3)] * 4, np.float32)
     got = _train(sg, ours, "LSTM", inputs, "random")
@@ -179,7 +179,7 @@ def test_a_captured_gradient_matches_finite_differences():
 
 
 def test_retain_graph_then_a_second_backward_on_a_captured_step():
-    import torch
+    torch = pytest.importorskip("torch")
     ours, theirs = _pair("LSTM", dict())
     x = np.random.default_rng(0).standard_normal((5, 2, 3))
     grads = []
@@ -221,7 +221,7 @@ def test_packed_sequences_in_captured_steps_match_pytorch():
 @pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
 def test_inference_calls_interpreted_then_lowered_match_pytorch(mode):
     """The first two calls of given types interpret the sequence's scan, later ones run it lowered: the same values."""
-    import torch
+    torch = pytest.importorskip("torch")
     ours, theirs = _pair(mode, dict(bidirectional=True))
     x = np.random.default_rng(9).standard_normal((6, 2, 3))
     for _ in range(4):
@@ -237,7 +237,7 @@ def test_inference_calls_interpreted_then_lowered_match_pytorch(mode):
 def test_a_double_backward_after_captured_steps_matches_pytorch():
     """create_graph on the step a capture expects: what is pending is computed and the general path replays the
     fused op's adjoint on tensors, so the input gradient's norm differentiates again."""
-    import torch
+    torch = pytest.importorskip("torch")
     ours, theirs = _pair("GRU", dict())
     x = np.random.default_rng(0).standard_normal((4, 2, 3))
     results = []
