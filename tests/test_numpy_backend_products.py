@@ -32,3 +32,17 @@ def test_nested_products_with_repeated_factors():
         want = sp.lambdify((x, c), expr, "numpy")(values[x], values[c])
         got = elementwise_function(expr, (x, c), np.dtype(np.float64))(values[x], values[c])
         np.testing.assert_allclose(got, want, rtol=1e-15, err_msg=str(expr))
+
+
+
+def test_a_rolled_loop_whose_merged_powers_repeat():
+    """a, b = 0.5 * b * c, a for 23 steps (test_reroll's hypothesis found it): merging the repeats of the compiled
+    loop's product made 0.5**2 twice among its factors, and cse printed it once (the result lost a factor 2**-2)."""
+    def f(a, b, c):
+        for _ in range(23):
+            a, b = b * c * 0.5, a
+        return a + b * 2.0 + c * 3.0
+
+    base = np.linspace(0.1, 0.5, 3)
+    args = (base, -base, 2 * base)
+    np.testing.assert_allclose(sg.compile(f, backend="numpy")(*args), f(*args), rtol=1e-12, atol=1e-14)

@@ -253,7 +253,8 @@ def _repeats_merged(expr, merged=None):
     Piecewise((x*x/s, c), (0, True)) + Piecewise((-1/s, c), (0, True)) with one x, a gradient ~50% off; and
     it flattens a product nested in a product first, so the repeats are counted over the flattened factors
     (-1.0 * (1.0/x) * (1/x), the gradient of where(x != 0, 1.0/x, 0), was printed -1.0/x: its sign wrong at
-    x < 0). `merged` remembers each subexpression's result, so a shared one is walked once."""
+    x < 0), until none repeats (a power made may equal one already there: 0.5 * (0.5**2 * y) * 0.5).
+    `merged` remembers each subexpression's result, so a shared one is walked once."""
     if expr.is_Atom:
         return expr
     merged = {} if merged is None else merged
@@ -265,7 +266,9 @@ def _repeats_merged(expr, merged=None):
         counts = collections.Counter(_flattened(expr.func, args))
         if any(count > 1 for count in counts.values()):
             repeated = (lambda a, n: sp.Pow(a, n)) if isinstance(expr, sp.Mul) else (lambda a, n: sp.Mul(n, a))
-            result = expr.func(*[repeated(arg, count) if count > 1 else arg for arg, count in counts.items()])
+            while any(count > 1 for count in counts.values()):  # a power made may equal a factor already there
+                counts = collections.Counter(repeated(arg, n) if n > 1 else arg for arg, n in counts.items())
+            result = expr.func(*counts)
     merged[expr] = result
     return result
 
