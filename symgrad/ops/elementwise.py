@@ -318,7 +318,7 @@ def bakes_faithfully(expr, values: dict) -> bool:
 
 
 def _divides_as_written(expr, values: dict) -> bool:
-    """Whether writing `values` into `expr` keeps its quotients rounded as NumPy's and PyTorch's division: SymPy
+    """Whether writing `values` into `expr` keeps its quotients rounded as NumPy's division: SymPy
     folds x / 49.0 into x * 0.0204... (a compiled floor(49.0 / 49.0) was 0, the mean of 49 ones 0.9999999999999999),
     and the LLVM printer writes 3.0 / x as (1 / x) * 3.0. Only a divisor whose reciprocal is exact (a power of
     two) and a numerator of 1 or -1 write in faithfully."""
