@@ -202,7 +202,7 @@ class Compiled(pickling.CopiedAsItself):
         if random_draws() != draws:  # (sg.compile refuses a draw: see eager's refuse_draws)
             self._fresh = True
         if states is not None and guards.random_states(guard) != states:
-            self._refuse_random_draws(graph, args)
+            self._refuse_random_draws(graph, args, guard)
         if captures:
             raise TracerError(f"{self.__name__}: a compiled function cannot close over traced values of an "
                               "enclosing trace; pass them as arguments")
@@ -219,12 +219,11 @@ class Compiled(pickling.CopiedAsItself):
             self._store(key, lowered)
         return lowered
 
-    def _refuse_random_draws(self, graph, args):
+    def _refuse_random_draws(self, graph, args, guard):
         """A trace that moved a random generator (np.random.normal, random.random, a global Generator) baked in
         its draws, and every call would return them: an error, as for sg.randn (eager's refuse_draws), unless a
         second trace gives the same graph (the function seeds its generator, or another thread drew)."""
-        reads = Reads(guards.snapshot(self.fn, values=False).arrays)
-        again, _, _ = trace_flat(self.fn, args, name=self.__name__, reads=reads)
+        again, _, _ = trace_flat(self.fn, args, name=self.__name__, reads=Reads(guard.arrays))
         if ir.format_graph(again) != ir.format_graph(graph):
             code = getattr(self.fn, "__code__", None)
             users = code is not None and not code.co_filename.startswith(os.path.dirname(__file__))
