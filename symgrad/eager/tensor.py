@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from .. import dtypes, ir
+from .. import core, dtypes, ir
 from .. import numpy_api as sgnp
 from . import plans
 from .device import CPU, check_device, device as device_type
@@ -862,7 +862,13 @@ class Tensor(Tracer):
         return apply_function(_SUM, (self, _axis(dim, axis), _keep(keepdim, keepdims), dtype), {})
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return labelled(apply_function(_MEAN, (self, _axis(dim, axis), _keep(keepdim, keepdims)), {}), "Mean")
+        args = (self, _axis(dim, axis), _keep(keepdim, keepdims))
+        if args[1] is None and type(args[2]) is bool:  # the whole mean in a deferred step: its shortcut at once
+            result = _deferred_call(_MEAN, _WHOLE_MEAN_KEYS[args[2]], args)
+            if result is not None:
+                result._node.label = "MeanBackward0"
+                return result
+        return labelled(apply_function(_MEAN, args, {}), "Mean")
 
     def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         return sgnp.prod(self, _axis(dim, axis), _keep(keepdim, keepdims))
@@ -1455,6 +1461,7 @@ def _call_key(args, kwargs) -> "tuple | None":
 
 
 _ALL_TENSORS = ((), (None,), (None, None))  # the call key of an op on 0, 1, 2 tensors
+_WHOLE_MEAN_KEYS = {keep: (None, (type(None), None), (bool, keep)) for keep in (False, True)}  # t.mean(), keepdim
 
 
 def _shortcut(tape, op, call, args) -> "DeferredTensor | None":
@@ -1468,7 +1475,7 @@ def _shortcut(tape, op, call, args) -> "DeferredTensor | None":
     position = len(tape.digests)
     known = tape.capture.shortcuts.get(position)
     if known is None or known[0] is not op or known[1] != call or (
-            tracing_anywhere() and current_builder() is not None):
+            core._building_count and current_builder() is not None):  # (tracing_anywhere(), without a call)
         return None
     _, _, single, tensors, deferral, label = known
     operands = args
@@ -1479,6 +1486,16 @@ def _shortcut(tape, op, call, args) -> "DeferredTensor | None":
     if single:  # the captured step there applies the plan's primitive (it deferred before)
         return _defer_step(tape, deferral, position, operands, label)
     return _defer_matched(tape, deferral, position, operands, label)
+
+
+def _deferred_call(op, call, args) -> "DeferredTensor | None":
+    """`_shortcut` of op(*args), whose `_call_key` is `call`, when the thread's tape defers a captured step in grad
+    mode; else None. The operators and methods try it first, so a deferred step's op skips the general call's
+    argument handling."""
+    tape = _tapes.tape
+    if tape is None or tape.capture is None or not _mode.enabled or call is None:
+        return None
+    return _shortcut(tape, op, call, args)
 
 
 def _run_plan(plan, operands, tape, op, call) -> "Tensor":
@@ -1639,6 +1656,10 @@ _MATMUL, _SUM, _MEAN = sgnp.matmul.__wrapped__, sgnp.sum.__wrapped__, sgnp.mean.
 
 def _matmul(self, other):
     """self @ other straight to its plan (what sg.matmul's dispatch does, without its search for the handler)."""
+    if isinstance(other, Tensor):
+        result = _deferred_call(_MATMUL, _ALL_TENSORS[2], (self, other))
+        if result is not None:
+            return result
     return apply_function(_MATMUL, (self, other), {})
 
 
@@ -1666,7 +1687,17 @@ def _elementwise_method(op, reflected=False):
     if ufunc is None:
         if reflected:
             return lambda self, other: elementwise_on_tensors(op, (other, self))
-        return lambda self, *args: elementwise_on_tensors(op, (self, *args))
+
+        def method(self, *args):
+            args = (self, *args)
+            tape = _tapes.tape
+            if tape is not None and tape.capture is not None:  # a deferred step's op (`.tanh()`, `x ** 2`): its
+                # shortcut, without the general call
+                result = _deferred_call(op, _ALL_TENSORS[1] if len(args) == 1 else _call_key(args, None), args)
+                if result is not None:
+                    return result
+            return elementwise_on_tensors(op, args)
+        return method
     # + - * / with a Python float and nothing to record (`lr * w.grad`): one NumPy call, tried first
     if reflected:
         def reflected_arithmetic(self, other):
@@ -1675,8 +1706,17 @@ def _elementwise_method(op, reflected=False):
         return reflected_arithmetic
 
     def arithmetic(self, *args):
-        result = _unrecorded_arithmetic(ufunc, self, args[0]) if len(args) == 1 and type(args[0]) is float else None
-        return elementwise_on_tensors(op, (self, *args)) if result is None else result
+        if len(args) == 1:
+            other = args[0]
+            if type(other) is float:
+                result = _unrecorded_arithmetic(ufunc, self, other)
+                if result is not None:
+                    return result
+            elif isinstance(other, Tensor):
+                result = _deferred_call(op, _ALL_TENSORS[2], (self, other))
+                if result is not None:
+                    return result
+        return elementwise_on_tensors(op, (self, *args))
     return arithmetic
 
 
