@@ -35,14 +35,16 @@ _CONSTANT = -1
 
 class Tape:
     __slots__ = ("digests", "entries", "leaves", "leaf_slots", "regular", "capture", "pending", "forced", "snapshots",
-                 "arrays", "intermediates", "views")
+                 "arrays", "intermediates", "views", "hint", "hinted")
 
-    def __init__(self, capture=None):
+    def __init__(self, capture=None, hint=()):
         self.digests = []
         self.entries = []      # the entries appended one by one (a deferred op's comes from the capture at `abandon`)
         self.intermediates = set()  # positions of a plan's intermediate results, which no tensor holds
         self.leaves = []       # weakrefs to the leaves requiring grad, by slot
-        self.leaf_slots = {}   # id(leaf) -> slot
+        self.leaf_slots = {}   # id(leaf) -> slot (but the leading slots taken from `hint`: see `slots`)
+        self.hint = hint       # the previous tape's leaves (weakrefs by slot): a repeated step meets them in that order
+        self.hinted = 0        # how many leading slots hold the hint's references (-1 once they are in leaf_slots)
         self.regular = True
         self.capture = capture  # the captured step the next ops are expected to repeat, or None
         self.pending = []       # deferred records not computed yet, in tape order (a plan's last only: Record.make)
@@ -50,6 +52,17 @@ class Tape:
         self.forced = False     # whether deferred records were computed op by op (then backward checks versions)
         self.snapshots = {}     # leaf slot -> the copy deferred ops read of a leaf whose array NumPy may write
         self.views = set()      # the positions of records whose output views an operand's memory (Record.mark_view)
+
+    def slots(self) -> dict:
+        """id(leaf) -> slot for every leaf of the tape: the slots taken from the hint (symgrad.eager.tensor's
+        _leaf_has_slot) are entered now, and the later leaves get theirs by this table."""
+        if self.hinted > 0:
+            for slot in range(self.hinted):
+                leaf = self.leaves[slot]()
+                if leaf is not None:
+                    self.leaf_slots[id(leaf)] = slot
+        self.hinted = -1
+        return self.leaf_slots
 
     def force(self) -> None:
         """Compute the pending deferred records op by op, in order (symgrad.eager.tensor._defer)."""
@@ -81,9 +94,10 @@ class Tape:
                     self.regular = False
                 sources.append(parent.position)
             else:  # a leaf that requires grad
-                slot = self.leaf_slots.get(id(parent))
+                slots = self.slots()
+                slot = slots.get(id(parent))
                 if slot is None or self.leaves[slot]() is not parent:
-                    slot = self.leaf_slots[id(parent)] = len(self.leaves)
+                    slot = slots[id(parent)] = len(self.leaves)
                     self.leaves.append(weakref.ref(parent))
                 sources.append(-2 - slot)
         if record.function is not None:
@@ -122,7 +136,7 @@ def start_over(capture=None) -> None:
     old = state.tape
     if old is not None and old.pending:
         old.force()
-    state.tape = Tape(capture)
+    state.tape = Tape(capture, () if old is None else old.leaves)
 
 
 def force_pending() -> None:

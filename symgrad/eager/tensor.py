@@ -573,14 +573,25 @@ def _leaf_snapshot(tape, slot, array) -> "np.ndarray | None":
 
 
 def _leaf_has_slot(tape, leaf, slot) -> bool:
-    """Whether `leaf` has `slot` among the tape's leaves (given it now, if it is the next new one)."""
-    known = tape.leaf_slots.get(id(leaf))
-    if known is not None and tape.leaves[known]() is leaf:
+    """Whether `leaf` has `slot` among the tape's leaves (given it now, if it is the next new one). A repeated step
+    meets its leaves in the previous tape's order: while every slot so far holds that tape's reference at it
+    (`Tape.hint`, whose leaves are distinct), a leaf that is the hint's next is new here, and takes its reference
+    without the table of slots (Tape.slots) or a new weak reference."""
+    leaves = tape.leaves
+    if slot == len(leaves) == tape.hinted:
+        hint = tape.hint
+        if slot < len(hint) and hint[slot]() is leaf:
+            leaves.append(hint[slot])
+            tape.hinted = slot + 1
+            return True
+    slots = tape.slots()
+    known = slots.get(id(leaf))
+    if known is not None and leaves[known]() is leaf:
         return known == slot
-    if slot != len(tape.leaves):
+    if slot != len(leaves):
         return False
-    tape.leaf_slots[id(leaf)] = slot
-    tape.leaves.append(weakref.ref(leaf))
+    slots[id(leaf)] = slot
+    leaves.append(weakref.ref(leaf))
     return True
 
 
@@ -714,7 +725,7 @@ class Tensor(Tracer):
         array = np.asarray(value._data if isinstance(value, Tensor) else value)
         _settle(self)
         tape = _tapes.tape
-        if tape is not None and id(self) in tape.leaf_slots:
+        if tape is not None and id(self) in tape.slots():
             tape.regular = False  # ops on this tape read the old array: no captured step recomputes them
         self._data = array
 
