@@ -151,7 +151,7 @@ def update_in_place(ufunc, data: np.ndarray, value) -> None:
         if scalar is not None and data.dtype in _FLOATS and value.dtype in _FLOATS:
             data.fill(scalar(data.item(), value.item()))
             return
-    ufunc(data, value, out=data)
+    ufunc(data, value, data)  # (out given by position: its keyword costs 0.05 us a call)
 
 
 _SCALAR_OPS = {np.add: operator.add, np.subtract: operator.sub}
