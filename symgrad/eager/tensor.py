@@ -1703,8 +1703,14 @@ def _elementwise_method(op, reflected=False):
             args = (self, *args)
             tape = _tapes.tape
             if tape is not None and tape.capture is not None:  # a deferred step's op (`.tanh()`, `x ** 2`): its
-                # shortcut, without the general call
-                result = _deferred_call(op, _ALL_TENSORS[1] if len(args) == 1 else _call_key(args, None), args)
+                # shortcut, without the general call (`_call_key`'s key, without its loop for one tensor or an int)
+                if len(args) == 1:
+                    call = _ALL_TENSORS[1]
+                elif len(args) == 2 and type(args[1]) is int:
+                    call = (None, (int, args[1]))
+                else:
+                    call = _call_key(args, None)
+                result = _deferred_call(op, call, args)
                 if result is not None:
                     return result
             return elementwise_on_tensors(op, args)
