@@ -56,12 +56,12 @@ class Tape:
     def slots(self) -> dict:
         """id(leaf) -> slot for every leaf of the tape: the slots taken from the hint (symgrad.eager.tensor's
         _leaf_has_slot) are entered now, and the later leaves get theirs by this table."""
-        if self.hinted > 0:
+        if self.hinted > 0:  # (none taken yet: the hint stays usable, as the table gets a slot only with a leaf)
             for slot in range(self.hinted):
                 leaf = self.leaves[slot]()
                 if leaf is not None:
                     self.leaf_slots[id(leaf)] = slot
-        self.hinted = -1
+            self.hinted = -1
         return self.leaf_slots
 
     def force(self) -> None:
