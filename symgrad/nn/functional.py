@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .. import numpy_api as sgnp
-from ..core import Tracer, UnsupportedOpError, with_user_line
+from ..core import Tracer, UnsupportedOpError, current_builder, with_user_line
 from ..custom_derivatives import custom_jvp
 from ..ops import elementwise as E
 from ..ops.indexing import take_p
@@ -491,6 +491,16 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                              d=2, name="avg_pool2d")
 
 
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _convolution_call(convolution.lp_pool, "Pow", (input, norm_type, kernel_size, stride, ceil_mode), d=1,
+                             name="lp_pool1d")
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _convolution_call(convolution.lp_pool, "Pow", (input, norm_type, kernel_size, stride, ceil_mode), d=2,
+                             name="lp_pool2d")
+
+
 def adaptive_avg_pool1d(input, output_size):
     return _convolution_call(convolution.adaptive_avg_pool, "AdaptiveAvgPool2D", (input, output_size), d=1,
                              name="adaptive_avg_pool1d")
@@ -525,13 +535,15 @@ def pad(input, pad, mode="constant", value=None):
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
-    """Resize (N, C, *spatial): nearest, linear, bilinear (align_corners False or True) or area."""
+    """Resize (N, C, *spatial): nearest, linear, bilinear, bicubic, trilinear (align_corners False or True) or
+    area."""
     size = size if size is None or isinstance(size, (int, np.integer)) else tuple(size)
     scale_factor = scale_factor if scale_factor is None or isinstance(scale_factor, (int, float, np.number)) else \
         tuple(scale_factor)
     return labelled(apply_function(resize.interpolate, (input, size, scale_factor, mode, align_corners,
                                                         recompute_scale_factor, antialias), {}),
-                    {"nearest": "UpsampleNearest", "area": "AdaptiveAvgPool"}.get(mode, "UpsampleLinear"))
+                    {"nearest": "UpsampleNearest", "area": "AdaptiveAvgPool", "bicubic": "UpsampleBicubic2D",
+                     "trilinear": "UpsampleTrilinear3D"}.get(mode, "UpsampleLinear"))
 
 
 upsample = interpolate
@@ -1111,15 +1123,18 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
-    """Rows of weight at integer indices; the row at padding_idx gets no gradient (as PyTorch)."""
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise UnsupportedOpError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+    """Rows of weight at integer indices; the row at padding_idx gets no gradient (as PyTorch). max_norm: the rows
+    looked up whose norm_type-norm exceeds it are first scaled to it in place, without gradient, as PyTorch's."""
+    if scale_grad_by_freq or sparse:
+        raise UnsupportedOpError("embedding: scale_grad_by_freq and sparse are not supported")
     index = np.asarray(input._data if hasattr(input, "_data") else input)
     if index.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {index.dtype}")
     rows = weight.shape[0]
     if index.size and (index.min() < 0 or index.max() >= rows):  # PyTorch has no negative indices here
         raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _renorm_rows(weight, np.unique(index), float(max_norm), float(norm_type))
     flat = index.reshape(-1).astype(np.int64)
     picked = take_p(weight, Tensor._wrap(flat) if isinstance(weight, Tensor) else flat, axis=0)
     if padding_idx is not None:
@@ -1128,6 +1143,23 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         if is_padding.any():
             picked = _ew(E.where, (is_padding, sgnp.stop_gradient(picked), picked))
     return labelled(sgnp.reshape(picked, (*index.shape, weight.shape[1])), "Embedding")
+
+
+def _renorm_rows(weight, rows, max_norm, norm_type):
+    """PyTorch's embedding_renorm_: each row whose norm exceeds max_norm times max_norm / (norm + 1e-7), written
+    into the table under no_grad (a version bump, as any in-place write); the others are left as they are."""
+    if not isinstance(weight, Tensor) or current_builder() is not None:
+        raise UnsupportedOpError(with_user_line(
+            "embedding: max_norm rescales rows of the table in place, which needs an eager tensor as weight, outside "
+            f"sg.compile/sg.grad (got {type(weight).__name__}{' in a trace' if current_builder() else ''}: a trace "
+            "would rescale once, when traced); renormalize the table yourself there, or call the layer eagerly"))
+    table = weight.detach().numpy()
+    norms = np.linalg.norm(table[rows], ord=norm_type, axis=1)
+    over = rows[norms > max_norm]
+    if over.size:
+        scale = max_norm / (norms[norms > max_norm] + 1e-7)
+        with no_grad():
+            weight[over] = (table[over] * scale[:, None]).astype(table.dtype)
 
 
 def one_hot(tensor, num_classes=-1):
@@ -1266,6 +1298,39 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     """-(y log sigmoid(x) + (1 - y) log sigmoid(-x)), weighted per class, averaged over the classes (dim -1)."""
     _no_legacy_reduction(size_average, reduce)
     return _loss_call(_multilabel_soft_margin, "Mean", (input, target, weight), reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """The multi-class hinge: sum over classes i != y of w[y] max(0, margin - x[y] + x[i])**p, over the classes'
+    count; input (N, C) or (C,), class targets (N,) or 0-d; p is 1 or 2, as PyTorch's."""
+    _no_legacy_reduction(size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError("multi_margin_loss: only p == 1 and p == 2 supported")
+    shape = tuple(input.shape)
+    if len(shape) not in (1, 2) or 0 in shape[-1:]:
+        raise ValueError(f"multi_margin_loss: expected a non-empty 1-d or 2-d input, got shape {list(shape)}")
+    target = _concrete_class_targets(target, "multi_margin_loss")
+    classes = shape[-1]
+    if target.dtype.kind not in "iu" or target.shape != shape[:-1]:
+        raise ValueError(f"multi_margin_loss: inconsistent target: class indices of shape {list(shape[:-1])} for "
+                         f"an input of shape {list(shape)}, got {target.dtype}{list(target.shape)}")
+    if target.size and (target.min() < 0 or target.max() >= classes):
+        raise IndexError(f"multi_margin_loss: target out of range for {classes} classes: {target.tolist()}")
+    chosen = np.arange(classes) == target[..., None]
+    scale = np.ones(target.shape) if weight is None else _class_weights(weight, classes)[target]
+    return _loss_call(_multi_margin, "MultiMarginLoss", (input, chosen, scale.astype(input.dtype), int(p),
+                                                         float(margin)), reduction)
+
+
+def _multi_margin(x, chosen, scale, p, margin):
+    """The hinge's gradient is 0 where it is 0 (not split at the kink), as PyTorch's."""
+    picked = sgnp.sum(_ew(E.where, (chosen, x, 0.0)), axis=-1, keepdims=True)
+    z = _ew(E.add, (_ew(E.subtract, (margin, picked)), x))
+    hinge = _ew(E.where, (_ew(E.logical_and, (_ew(E.greater, (z, 0.0)), _ew(E.logical_not, (chosen,)))), z, 0.0))
+    if p == 2:
+        hinge = _ew(E.square, (hinge,))
+    total = _ew(E.multiply, (sgnp.sum(hinge, axis=-1), scale))
+    return _ew(E.divide, (total, float(x.shape[-1])))
 
 
 def _multilabel_soft_margin(x, y, weight):
