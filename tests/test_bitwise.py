@@ -152,6 +152,12 @@ def test_eager_tensors_match_pytorch():
     np.testing.assert_array_equal(t.numpy(), [20, 20])
     with pytest.raises(RuntimeError, match="float"):
         sg.tensor([1.0]) & sg.tensor([1])
+    for name in ("logical_and_", "logical_or_", "logical_xor_"):  # in place, keeping the tensor's dtype
+        got = getattr(sg.tensor([2, 0, 3]), name)(sg.tensor([1, 0, 0]))
+        want = getattr(torch.tensor([2, 0, 3]), name)(torch.tensor([1, 0, 0]))
+        assert got.dtype == want.numpy().dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(sg.tensor([1.5, 0.0]).logical_not_().numpy(), [0.0, 1.0])
 
 
 def test_compiled_eager_step_with_bitwise_ops():

@@ -597,7 +597,8 @@ for _fill in (0, 1, None, "empty"):
 for _name in ("masked_fill", "scatter", "scatter_add", "index_add", "index_fill", "index_copy", "relu", "exp", "log",
               "sqrt", "abs", "neg", "sigmoid", "tanh", "sin", "cos", "floor", "ceil", "trunc", "round", "lerp",
               "addcmul", "addcdiv", "nan_to_num", "reciprocal", "square", "sign", "log1p", "expm1", "rsqrt",
-              "clamp_min", "clamp_max", "where", "tril", "triu", "cumsum"):
+              "clamp_min", "clamp_max", "where", "tril", "triu", "cumsum", "logical_and", "logical_or", "logical_not",
+              "logical_xor"):
     setattr(Tensor, _name + "_", _in_place(_name))
 Tensor.clip_ = Tensor.clamp_
 Tensor.uniform_ = _random_fill(lambda rng, shape, a=0.0, b=1.0: rng.uniform(a, b, shape))
