@@ -343,6 +343,10 @@ class _Walker:
             return
         self.seen.add(key)
         trusted = _trusted(module.__name__)
+        if not trusted and ("names", id(module)) not in self.seen:  # a name read and missing may be added later
+            self.seen.add(("names", id(module)))
+            self.guard(f"the number of names of module {module.__name__}", f"len({self.name(vars(module))})",
+                       len(vars(module)))
         for name in names:
             if trusted:
                 try:

@@ -460,3 +460,20 @@ def test_an_instance_falling_back_to_a_class_attribute_added_later_retraces():
     np.testing.assert_array_equal(compiled(np.ones(2)), [7.0, 7.0])
     for _ in range(3):  # unchanged reads still hold: no retrace on every call
         compiled(np.ones(2))
+
+
+_LATE_MODULE = types.ModuleType("symgrad_test_late_settings")
+
+
+def _reads_a_late_module_attribute(x):
+    return x * getattr(_LATE_MODULE, "scale", 1.0)
+
+
+def test_a_module_attribute_added_after_the_trace_retraces(monkeypatch):
+    """As a class's: a user module's attribute found missing, then added (its names are counted)."""
+    compiled = sg.compile(_reads_a_late_module_attribute)
+    np.testing.assert_array_equal(compiled(np.ones(2)), [1.0, 1.0])
+    monkeypatch.setattr(_LATE_MODULE, "scale", 3.0, raising=False)
+    np.testing.assert_array_equal(compiled(np.ones(2)), [3.0, 3.0])
+    monkeypatch.setattr(_LATE_MODULE, "scale", 4.0)
+    np.testing.assert_array_equal(compiled(np.ones(2)), [4.0, 4.0])
