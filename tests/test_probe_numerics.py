@@ -161,3 +161,21 @@ def test_power_minus_half_at_signed_zero_and_minus_infinity_is_numpys(dtype):
         slope = -0.5 * x ** -1.5
     for grad in (sg.grad(lambda x: sg.sum(x ** -0.5)), sg.compile(sg.grad(lambda x: sg.sum(x ** -0.5)))):
         np.testing.assert_allclose(grad(x), slope, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.bool_])
+def test_rounding_integers_keeps_numpys_dtypes(dtype):
+    """NumPy 2: floor, ceil, trunc (fix) and round keep integers' (and booleans') dtype, round(x, -1) too; rint
+    gives floats, and round of booleans (float64 here, float16/float32 in NumPy for the smallest, as symgrad's
+    transcendentals)."""
+    x = np.array([1, 2, 3, 15, 25, 0, 7]).astype(dtype)
+    cases = [("floor", {}), ("ceil", {}), ("trunc", {}), ("fix", {}), ("round", {}), ("rint", {})]
+    if dtype is not np.bool_:
+        cases.append(("round", {"decimals": -1}))
+    for name, keywords in cases:
+        want = getattr(np, name)(x, **keywords)
+        for fn in (lambda a: getattr(sg, name)(a, **keywords), sg.compile(lambda a: getattr(sg, name)(a, **keywords)),
+                   sg.compile(lambda a: getattr(sg, name)(a, **keywords), backend="numpy")):
+            got = fn(x)
+            assert got.dtype == (np.float64 if want.dtype.kind == "f" else want.dtype), (name, keywords)
+            np.testing.assert_array_equal(got, want)

@@ -80,15 +80,19 @@ def _axes(axis, ndim) -> tuple:
 @array_function_dispatch
 def round(x, decimals=0):
     """NumPy's round: to `decimals` places, halves to even (rint of x scaled by 10**decimals); integers
-    with decimals >= 0 unchanged. Derivative 0, as a step function's."""
+    keep their dtype (unchanged with decimals >= 0), booleans round as rint does. Derivative 0, as a step
+    function's."""
     x = asarray(x)
     decimals = operator.index(decimals)
-    if not dtypes.is_float(x.dtype) and decimals >= 0:
+    if not dtypes.is_float(x.dtype) and x.dtype != dtypes.BOOL and decimals >= 0:
         return x
     if decimals == 0:
         return rint(x)
     scale = 10.0 ** builtins.abs(decimals)
-    return divide(rint(multiply(x, scale)), scale) if decimals > 0 else multiply(rint(divide(x, scale)), scale)
+    if decimals > 0:
+        return divide(rint(multiply(x, scale)), scale)
+    rounded = multiply(rint(divide(x, scale)), scale)
+    return rounded if dtypes.is_float(x.dtype) else astype(rounded, x.dtype)
 
 
 around = round

@@ -501,11 +501,12 @@ invert = _bitwise("invert", F.invert, 1, on_booleans=logical_not)
 left_shift = _bitwise("left_shift", F.left_shift, 2, on_booleans=lambda a, b: left_shift(*_as_int8(a, b)))
 right_shift = _bitwise("right_shift", F.right_shift, 2, on_booleans=lambda a, b: right_shift(*_as_int8(a, b)))
 # Rounding and division: constant between jumps, so derivative 0 there (mod: 1 in a, -floor(a / b) in b).
-floor = define("floor", sp.floor, kind="arith", on_booleans=False)
-ceil = define("ceil", sp.ceiling, kind="arith", on_booleans=False)
-rint = define("rint", F.rint, kind="arith", on_booleans=False)
-trunc = define("trunc", lambda x: sp.Piecewise((sp.ceiling(x), x < 0), (sp.floor(x), True)), kind="arith",
-               on_booleans=False)
+# NumPy 2: floor, ceil and trunc keep integers and booleans as they are; rint gives floats (float64 here, as
+# the transcendentals of small integers).
+floor = define("floor", sp.floor, kind="arith")
+ceil = define("ceil", sp.ceiling, kind="arith")
+rint = define("rint", F.rint)
+trunc = define("trunc", lambda x: sp.Piecewise((sp.ceiling(x), x < 0), (sp.floor(x), True)), kind="arith")
 floor_divide = define("floor_divide", F.floor_divide, 2, kind="arith", domain=(0.5, 4.0), on_booleans=False)
 mod = define("mod", F.floor_mod, 2, kind="arith", domain=(0.5, 4.0), on_booleans=False)
 # Logarithms, powers and angles NumPy names; hypot through libm's, which neither overflows nor underflows.
