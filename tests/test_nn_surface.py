@@ -149,3 +149,19 @@ def test_embedding_max_norm_through_training_steps_and_its_limits():
     for rows in ([0, 1], [5]):  # the table cannot change inside a compiled function, whether or not a row is long
         with pytest.raises(sg.UnsupportedOpError, match="max_norm.*in a trace"):
             sg.compile(lambda w: (ours(sg.tensor(np.array(rows))) * w).sum())(np.ones(4))
+
+
+def test_embedding_bag_max_norm_renormalizes_as_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    table, index, offsets = rng.standard_normal((7, 3)) * 2, np.array([0, 2, 2, 6, 1]), np.array([0, 2])
+    ours = sg.nn.EmbeddingBag(7, 3, max_norm=1.5, norm_type=1.0, mode="sum", _weight=table)
+    theirs = torch.nn.EmbeddingBag.from_pretrained(torch.tensor(table), freeze=False, max_norm=1.5, norm_type=1.0,
+                                                   mode="sum")
+    out = ours(sg.tensor(index), sg.tensor(offsets))
+    expected = theirs(torch.tensor(index), torch.tensor(offsets))
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(), rtol=1e-12)
+    out.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-12)

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .. import numpy_api as sgnp
-from ..core import Tracer, UnsupportedOpError, current_builder, with_user_line
+from ..core import Tracer, UnsupportedOpError, with_user_line
 from ..custom_derivatives import custom_jvp
 from ..ops import elementwise as E
 from ..ops.indexing import take_p
@@ -1134,7 +1134,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if index.size and (index.min() < 0 or index.max() >= rows):  # PyTorch has no negative indices here
         raise IndexError("index out of range in self")
     if max_norm is not None:
-        _renorm_rows(weight, np.unique(index), float(max_norm), float(norm_type))
+        renorm_rows(weight, np.unique(index), float(max_norm), float(norm_type))
     flat = index.reshape(-1).astype(np.int64)
     picked = take_p(weight, Tensor._wrap(flat) if isinstance(weight, Tensor) else flat, axis=0)
     if padding_idx is not None:
@@ -1143,23 +1143,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         if is_padding.any():
             picked = _ew(E.where, (is_padding, sgnp.stop_gradient(picked), picked))
     return labelled(sgnp.reshape(picked, (*index.shape, weight.shape[1])), "Embedding")
-
-
-def _renorm_rows(weight, rows, max_norm, norm_type):
-    """PyTorch's embedding_renorm_: each row whose norm exceeds max_norm times max_norm / (norm + 1e-7), written
-    into the table under no_grad (a version bump, as any in-place write); the others are left as they are."""
-    if not isinstance(weight, Tensor) or current_builder() is not None:
-        raise UnsupportedOpError(with_user_line(
-            "embedding: max_norm rescales rows of the table in place, which needs an eager tensor as weight, outside "
-            f"sg.compile/sg.grad (got {type(weight).__name__}{' in a trace' if current_builder() else ''}: a trace "
-            "would rescale once, when traced); renormalize the table yourself there, or call the layer eagerly"))
-    table = weight.detach().numpy()
-    norms = np.linalg.norm(table[rows], ord=norm_type, axis=1)
-    over = rows[norms > max_norm]
-    if over.size:
-        scale = max_norm / (norms[norms > max_norm] + 1e-7)
-        with no_grad():
-            weight[over] = (table[over] * scale[:, None]).astype(table.dtype)
 
 
 def one_hot(tensor, num_classes=-1):
@@ -1421,6 +1404,6 @@ def _gaussian_nll(x, y, var, full, eps):
     return _ew(E.add, (terms, 0.5 * math.log(2 * math.pi))) if full else terms
 
 
-from .bags import embedding_bag  # noqa: E402,F401
+from .bags import embedding_bag, renorm_rows  # noqa: E402,F401
 from .ctc import ctc_loss  # noqa: E402,F401
 from .sampling import affine_grid, grid_sample  # noqa: E402,F401

@@ -342,14 +342,15 @@ class EmbeddingBag(Module):
                  dtype=None):
         super().__init__()
         self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
-        self.max_norm, self.scale_grad_by_freq, self.sparse = max_norm, scale_grad_by_freq, sparse
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         self.include_last_offset = include_last_offset
         self.padding_idx = _padding_index(padding_idx, num_embeddings)
         self.weight = Parameter(_table(num_embeddings, embedding_dim, self.padding_idx, _weight, dtype))
 
     def forward(self, input, offsets=None, per_sample_weights=None):
-        return F.embedding_bag(input, self.weight, offsets, self.max_norm, 2.0, self.scale_grad_by_freq, self.mode,
-                               self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.embedding_dim}, mode='{self.mode}'"

@@ -59,8 +59,8 @@ def pad(input, pad, mode="constant", value=None):
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial axes of (N, C, *spatial) to `size` or floor(spatial * scale_factor): 'nearest',
-    'linear' (3-d), 'bilinear' or 'bicubic' (4-d), 'trilinear' (5-d) or 'area'. A scale_factor sets the source step 1 / scale_factor, as
-    PyTorch, unless recompute_scale_factor (then the sizes' ratio)."""
+    'linear' (3-d), 'bilinear' or 'bicubic' (4-d), 'trilinear' (5-d) or 'area'. A scale_factor sets the source
+    step 1 / scale_factor, as PyTorch, unless recompute_scale_factor (then the sizes' ratio)."""
     input = input if hasattr(input, "ndim") else sgnp.asarray(input)
     d = input.ndim - 2
     if d < 1:
