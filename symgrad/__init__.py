@@ -38,8 +38,7 @@ _LAZY = {
     ".eager.device": "accelerator cuda device get_default_device set_default_device",
     ".serialization": "load save",
     ".eager.print_options": "get_printoptions set_printoptions",
-    ".eager.torch_functions": "atan2 bincount bitwise_and bitwise_left_shift bitwise_not bitwise_or "
-                              "bitwise_right_shift bitwise_xor bmm chunk clamp clone div eq flatten gather ge gt histc "
+    ".eager.torch_functions": "atan2 bincount bmm chunk clamp clone div eq flatten gather ge gt histc "
                               "index_select is_tensor le lt "
                               "masked_fill masked_select mm mul ne neg norm numel permute rsqrt scatter scatter_add sub t topk "
                               "unbind unsqueeze lerp clamp_min clamp_max multinomial bernoulli nonzero addmm sgn lgamma "

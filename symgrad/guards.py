@@ -187,11 +187,13 @@ def _class_entry(kind, name):
 
 @functools.lru_cache(maxsize=4096)
 def _code_facts(code: types.CodeType):
-    """(global names read, all names used, imported modules, whether it mutates state) of a code tree.
+    """(global names read, all names used (attributes named by a string constant too), imported modules, whether
+    it mutates state) of a code tree.
 
     Filling a container the function itself just built (`outs = []; outs.append(h)`, `d = {}; d[k] = v`)
     changes nothing outside the call; any other item or attribute store or mutating method call counts."""
-    global_names, names, imports, mutates = set(), set(code.co_names), set(), False
+    global_names, imports, mutates = set(), set(), False
+    names = set(code.co_names) | {c for c in code.co_consts if isinstance(c, str) and c.isidentifier()}
     instructions = list(dis.get_instructions(code))
     own = _own_containers(instructions)
     for i, instruction in enumerate(instructions):
@@ -341,6 +343,10 @@ class _Walker:
             return
         self.seen.add(key)
         trusted = _trusted(module.__name__)
+        if not trusted and ("names", id(module)) not in self.seen:  # a name read and missing may be added later
+            self.seen.add(("names", id(module)))
+            self.guard(f"the number of names of module {module.__name__}", f"len({self.name(vars(module))})",
+                       len(vars(module)))
         for name in names:
             if trusted:
                 try:
@@ -445,6 +451,11 @@ class _Walker:
         if key in self.seen or self._left_frozen():
             return
         self.seen.add(key)
+        for cls in kind.__mro__[:-1]:  # a name read and missing (getattr(K, 's', 1.0)) may be added later
+            if id(cls) not in self.seen:
+                self.seen.add(id(cls))
+                self.guard(f"the attribute names of class {cls.__qualname__}", f"tuple(vars({self.name(cls)}))",
+                           tuple(vars(cls)))
         for name in sorted(names):
             if _defined_by_class(kind, name) and not (name.startswith("__") and name != "__call__"):
                 self.visit_read(f"{kind.__qualname__}.{name}", f"_class_entry({self.name(kind)}, {name!r})", names)

@@ -22,6 +22,34 @@ def test_numpy_style_calls_stay_numpy(call):
     assert isinstance(call(), (np.ndarray, np.generic))
 
 
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "full", "arange"])
+@pytest.mark.parametrize("spelling", [sg.uint8, np.uint8, "uint8", sg.int8, sg.int16, np.int16, "int16", sg.uint16,
+                                      sg.int32, sg.int64, sg.float32, np.float32, "float32", sg.float64, float, int,
+                                      None])
+def test_numpy_dtype_spellings_give_arrays_of_numpy_dtypes(name, spelling):
+    """Every NumPy spelling of a dtype is NumPy's call (an array, as np.<name> gives); dtype=None is float64 for
+    zeros/ones/empty (it gave int64: full's None, which follows the fill) and follows the fill for full/arange."""
+    args = (3, 1) if name == "full" else (3,)
+    got, want = getattr(sg, name)(*args, dtype=spelling), getattr(np, name)(*args, dtype=spelling)
+    assert type(got) is np.ndarray and got.dtype == want.dtype and got.shape == (3,)
+    if name != "empty":
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "full", "arange"])
+@pytest.mark.parametrize("spelling", ["float", "double", "long", "int", "short", "bool"])
+def test_pytorch_dtype_names_give_tensors_of_pytorch_dtypes(name, spelling):
+    torch = pytest.importorskip("torch")
+    args = ((3,), 1) if name == "full" else (3,)
+    if name == "arange" and spelling == "bool":
+        return  # PyTorch's error (test_clear_errors)
+    got = getattr(sg, name)(*args, dtype=getattr(sg, spelling))
+    want = getattr(torch, name)(*args, dtype=getattr(torch, spelling))
+    assert isinstance(got, sg.Tensor) and got.dtype == want.numpy().dtype
+    if name != "empty":
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 def test_numpy_style_calls_inside_a_trace_are_unchanged():
     def f(a):
         return sg.sum(sg.zeros_like(a) + sg.ones(3) * a + sg.linspace(0.0, 1.0, 3) + sg.eye(3)[0] + sg.full(3, 2.0))
@@ -110,6 +138,7 @@ def test_requires_grad_on_integer_dtypes_is_refused(call):
     (lambda: sg.randint(3), TypeError, "randint"), (lambda: sg.rand(2, dtype=sg.long), TypeError, "float dtype"),
     (lambda: sg.arange(0, 1, 0, device="cpu"), RuntimeError, "nonzero"),
     (lambda: sg.arange(0, 5, -1, device="cpu"), RuntimeError, "inconsistent"),
+    (lambda: sg.arange(3, dtype=sg.bool), RuntimeError, "Bool"),
     (lambda: sg.linspace(0, 1, -1, device="cpu"), RuntimeError, "non-negative"),
     (lambda: sg.randn(2, generator=np.random.default_rng()), TypeError, "sg.Generator"),
     (lambda: sg.tensor([1.0]).cuda(), RuntimeError, "no CUDA"),

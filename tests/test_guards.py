@@ -422,3 +422,58 @@ def test_a_plain_object_without_its_own_call_is_guarded_by_what_it_holds():
     assert guard.pure and guard.holds()
     settings.scale = 3.0
     assert not guard.holds()
+
+
+class _Late:
+    pass
+
+
+def _reads_a_late_class_attribute(x):
+    return x * getattr(_Late, "scale", 1.0)
+
+
+def test_a_class_attribute_added_after_the_trace_retraces(monkeypatch):
+    """A class attribute the trace found missing (getattr with a default, an instance falling back to its class)
+    and added later gave the old result: the class's attribute names are guarded, and a name read through
+    getattr's string is guarded by value as any attribute."""
+    compiled = sg.compile(_reads_a_late_class_attribute)
+    x = np.ones(2)
+    np.testing.assert_array_equal(compiled(x), [1.0, 1.0])
+    monkeypatch.setattr(_Late, "scale", 3.0, raising=False)
+    np.testing.assert_array_equal(compiled(x), [3.0, 3.0])
+    monkeypatch.setattr(_Late, "scale", 5.0)
+    np.testing.assert_array_equal(compiled(x), [5.0, 5.0])
+    monkeypatch.delattr(_Late, "scale")
+    np.testing.assert_array_equal(compiled(x), [1.0, 1.0])
+    assert len(compiled.cache_info()) >= 1
+
+
+def test_an_instance_falling_back_to_a_class_attribute_added_later_retraces():
+    class Config:
+        pass
+    config = Config()
+    compiled = sg.compile(lambda x: x * (config.gain if hasattr(config, "gain") else 1.0))
+    np.testing.assert_array_equal(compiled(np.ones(2)), [1.0, 1.0])
+    Config.gain = 4.0
+    np.testing.assert_array_equal(compiled(np.ones(2)), [4.0, 4.0])
+    config.gain = 7.0
+    np.testing.assert_array_equal(compiled(np.ones(2)), [7.0, 7.0])
+    for _ in range(3):  # unchanged reads still hold: no retrace on every call
+        compiled(np.ones(2))
+
+
+_LATE_MODULE = types.ModuleType("symgrad_test_late_settings")
+
+
+def _reads_a_late_module_attribute(x):
+    return x * getattr(_LATE_MODULE, "scale", 1.0)
+
+
+def test_a_module_attribute_added_after_the_trace_retraces(monkeypatch):
+    """As a class's: a user module's attribute found missing, then added (its names are counted)."""
+    compiled = sg.compile(_reads_a_late_module_attribute)
+    np.testing.assert_array_equal(compiled(np.ones(2)), [1.0, 1.0])
+    monkeypatch.setattr(_LATE_MODULE, "scale", 3.0, raising=False)
+    np.testing.assert_array_equal(compiled(np.ones(2)), [3.0, 3.0])
+    monkeypatch.setattr(_LATE_MODULE, "scale", 4.0)
+    np.testing.assert_array_equal(compiled(np.ones(2)), [4.0, 4.0])

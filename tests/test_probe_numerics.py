@@ -140,3 +140,42 @@ def test_cbrt_outside_llvm_is_numpys(dtype):
     x = np.concatenate([x, np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 8.0, -27.0], dtype)])
     np.testing.assert_array_equal(sg.cbrt(x), np.cbrt(x))
     np.testing.assert_array_equal(sg.compile(sg.cbrt, backend="numpy")(x), np.cbrt(x))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_power_minus_half_at_signed_zero_and_minus_infinity_is_numpys(dtype):
+    """x ** -0.5 is NumPy's pow: inf at -0.0 and 0 at -inf (1/sqrt gave -inf and NaN, PyTorch's), on every path;
+    1/sqrt(x) and Tensor.rsqrt stay the reciprocal of the root."""
+    x = np.array([-0.0, -np.inf, 0.0, np.inf, 4.0, -4.0, np.nan, 5e-324, 2.0], dtype)
+    with np.errstate(all="ignore"):
+        want, reciprocal = x ** -0.5, 1 / np.sqrt(x)
+    paths = [sg.power(x, -0.5), sg.compile(lambda x: x ** -0.5)(x), sg.compile(lambda x: x ** -0.5, backend="numpy")(x),
+             (sg.tensor(x) ** -0.5).numpy(), sg.vmap(lambda x: x ** -0.5)(x)]
+    for got in paths:
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=2e-7 if dtype == np.float32 else 1e-15)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_equal(sg.tensor(x).rsqrt().numpy(), reciprocal)
+    np.testing.assert_array_equal(sg.reciprocal(sg.sqrt(x)), reciprocal)
+    with np.errstate(all="ignore"):
+        slope = -0.5 * x ** -1.5
+    for grad in (sg.grad(lambda x: sg.sum(x ** -0.5)), sg.compile(sg.grad(lambda x: sg.sum(x ** -0.5)))):
+        np.testing.assert_allclose(grad(x), slope, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.bool_])
+def test_rounding_integers_keeps_numpys_dtypes(dtype):
+    """NumPy 2: floor, ceil, trunc (fix) and round keep integers' (and booleans') dtype, round(x, -1) too; rint
+    gives floats, and round of booleans (float64 here, float16/float32 in NumPy for the smallest, as symgrad's
+    transcendentals)."""
+    x = np.array([1, 2, 3, 15, 25, 0, 7]).astype(dtype)
+    cases = [("floor", {}), ("ceil", {}), ("trunc", {}), ("fix", {}), ("round", {}), ("rint", {})]
+    if dtype is not np.bool_:
+        cases.append(("round", {"decimals": -1}))
+    for name, keywords in cases:
+        want = getattr(np, name)(x, **keywords)
+        for fn in (lambda a: getattr(sg, name)(a, **keywords), sg.compile(lambda a: getattr(sg, name)(a, **keywords)),
+                   sg.compile(lambda a: getattr(sg, name)(a, **keywords), backend="numpy")):
+            got = fn(x)
+            assert got.dtype == (np.float64 if want.dtype.kind == "f" else want.dtype), (name, keywords)
+            np.testing.assert_array_equal(got, want)

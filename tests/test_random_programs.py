@@ -31,7 +31,8 @@ FULL = (3, 4)
 INPUT_SHAPES = [(3, 4), (4,), (3, 1), ()]
 # The ops of the sg.* namespace (sg.scipy.special's have their own tests: test_scipy_special.py).
 NAMESPACE_OPS = {name: op for name, op in ELEMENTWISE.items() if name in sg.__all__}
-ELEMENTWISE_NAMES = sorted(name for name, op in NAMESPACE_OPS.items() if op.kind in ("float", "arith", "where"))
+ELEMENTWISE_NAMES = sorted(name for name, op in NAMESPACE_OPS.items() if op.kind in ("float", "arith", "where")
+                           and op.on_floats)  # (the bitwise ops take integers only)
 COMPARE_NAMES = sorted(name for name, op in NAMESPACE_OPS.items()
                        if op.kind == "compare" and not name.startswith("logical"))
 # Arguments with their own domain (clip's bounds must be ordered, as for np.clip).

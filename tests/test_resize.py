@@ -27,6 +27,14 @@ CASES = [
     ("interpolate", (2, 3, 4, 5), {"size": (2, 3), "mode": "area"}),
     ("interpolate", (2, 3, 6), {"scale_factor": 3, "mode": "linear"}),
     ("interpolate", (2, 3, 6), {"size": 11, "mode": "linear", "align_corners": True}),
+    ("interpolate", (2, 3, 4, 5), {"scale_factor": 2, "mode": "bicubic"}),
+    ("interpolate", (2, 3, 4, 5), {"size": (7, 3), "mode": "bicubic", "align_corners": True}),
+    ("interpolate", (2, 3, 4, 5), {"scale_factor": 0.6, "mode": "bicubic"}),
+    ("interpolate", (2, 3, 4, 5), {"size": (1, 9), "mode": "bicubic", "align_corners": True}),
+    ("interpolate", (2, 3, 4, 5), {"scale_factor": 1.7, "mode": "bicubic", "recompute_scale_factor": True}),
+    ("interpolate", (2, 2, 3, 4, 5), {"scale_factor": 2, "mode": "trilinear"}),
+    ("interpolate", (2, 2, 3, 4, 5), {"size": (5, 2, 7), "mode": "trilinear", "align_corners": True}),
+    ("interpolate", (1, 2, 3, 4, 5), {"scale_factor": (0.7, 1.5, 1.0), "mode": "trilinear"}),
 ]
 IDS = [f"{name}-{i}" for i, (name, *_) in enumerate(CASES)]
 
@@ -100,7 +108,9 @@ def test_edge_cases_empty_batches_infinities_and_identity():
     (lambda: F.pad(np.ones((2, 3)), (-2, -2)), ValueError, "negative size"),
     (lambda: F.pad(np.ones((2, 3)), (-1, 0), mode="replicate"), ValueError, "only supported in constant"),
     (lambda: F.interpolate(np.ones((1, 1, 3)), size=4, scale_factor=2), ValueError, "exactly one"),
-    (lambda: F.interpolate(np.ones((1, 1, 3)), size=4, mode="bicubic"), sg.UnsupportedOpError, "bicubic"),
+    (lambda: F.interpolate(np.ones((1, 1, 3)), size=4, mode="bicubic"), ValueError, "needs a 4-d input"),
+    (lambda: F.interpolate(np.ones((1, 1, 3, 3)), size=4, mode="trilinear"), ValueError, "needs a 5-d input"),
+    (lambda: F.interpolate(np.ones((1, 1, 3)), size=4, mode="cubic"), sg.UnsupportedOpError, "cubic"),
     (lambda: F.interpolate(np.ones((1, 1, 3)), size=4, mode="bilinear"), ValueError, "needs a 4-d input"),
     (lambda: F.interpolate(np.ones((1, 1, 3)), size=4, align_corners=True), ValueError, "align_corners"),
     (lambda: F.interpolate(np.ones((1, 1, 3), np.int64), size=4), TypeError, "float"),

@@ -141,8 +141,6 @@ def test_initialization_dropout_and_errors():
     assert attention(x, x, x, need_weights=False)[1] is None
     with pytest.raises(AssertionError, match="divisible by num_heads"):
         sg.nn.MultiheadAttention(7, 2)
-    with pytest.raises(sg.UnsupportedOpError, match="add_bias_kv"):
-        sg.nn.MultiheadAttention(6, 2, add_bias_kv=True)
     with pytest.raises(RuntimeError, match="attn_mask is"):
         attention(x, x, x, attn_mask=sg.tensor(np.zeros((3, 3), bool)))
     with pytest.raises(AssertionError, match="key_padding_mask shape"):
@@ -151,3 +149,51 @@ def test_initialization_dropout_and_errors():
         sg.nn.TransformerEncoderLayer(6, 2, activation="tanh")
     encoder = sg.nn.TransformerEncoder(sg.nn.TransformerEncoderLayer(6, 2, 8), num_layers=3)
     assert len(encoder.layers) == 3 and encoder.layers[0].linear1.weight is not encoder.layers[1].linear1.weight
+
+
+@pytest.mark.parametrize("bias_kv, zero_attn", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("mask", ["none", "bool", "float3d", "padding", "unbatched", "batch_first"])
+def test_multihead_attention_bias_kv_and_zero_attn_match_pytorch(bias_kv, zero_attn, mask):
+    """bias_k/bias_v appended to keys and values, a zero key and value after the heads split; masks open over them.
+    Same parameters (names, order, shapes) as PyTorch's, outputs, weights and every gradient equal."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    width, heads, length, source, batch = 6, 2, 3, 4, 2
+    options = dict(add_bias_kv=bias_kv, add_zero_attn=zero_attn, batch_first=mask == "batch_first")
+    ours = sg.nn.MultiheadAttention(width, heads, **options)
+    theirs = torch.nn.MultiheadAttention(width, heads, dtype=torch.float64, **options)
+    assert [(n, tuple(p.shape)) for n, p in ours.named_parameters()] == \
+        [(n, tuple(p.shape)) for n, p in theirs.named_parameters()]
+    ours.load_state_dict({k: sg.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
+    shape = lambda n: (n, width) if mask == "unbatched" else ((batch, n, width) if mask == "batch_first"  # noqa: E731
+                                                              else (n, batch, width))
+    q, k, v = rng.standard_normal(shape(length)), rng.standard_normal(shape(source)), rng.standard_normal(shape(source))
+    masks = {"bool": {"attn_mask": rng.random((length, source)) < 0.3},
+             "float3d": {"attn_mask": rng.standard_normal((batch * heads, length, source))},
+             "padding": {"key_padding_mask": np.array([[False, True, False, False], [False] * 4])}}.get(mask, {})
+    inputs = [sg.tensor(a, requires_grad=True) for a in (q, k, v)]
+    references = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    out, weights = ours(*inputs, **{n: sg.tensor(m) for n, m in masks.items()})
+    expected, expected_weights = theirs(*references, **{n: torch.tensor(m) for n, m in masks.items()})
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(weights.detach().numpy(), expected_weights.detach().numpy(), rtol=1e-10, atol=1e-12)
+    cotangent = rng.standard_normal(tuple(expected.shape))
+    (out * sg.tensor(cotangent)).sum().backward()
+    (expected * torch.tensor(cotangent)).sum().backward()
+    for mine, reference in zip(inputs, references):
+        np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=1e-10, atol=1e-12)
+    reference_parameters = dict(theirs.named_parameters())
+    for name, parameter in ours.named_parameters():
+        np.testing.assert_allclose(parameter.grad.numpy(), reference_parameters[name].grad.numpy(), rtol=1e-10,
+                                   atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_multihead_attention_bias_kv_compiled_gradient_matches_finite_differences(backend):
+    attention = sg.nn.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True)
+    k = RNG.standard_normal((3, 2, 4))
+    loss = lambda q: sg.sum(sg.sin(attention(q, k, k)[0]))  # noqa: E731
+    q = RNG.standard_normal((2, 2, 4))
+    value, grad = sg.compile(sg.value_and_grad(loss), backend=backend)(q)
+    assert float(value) == pytest.approx(float(loss(q).item()), rel=1e-12)
+    np.testing.assert_allclose(grad, numeric_grad(lambda q: float(loss(q).item()), [q], 0), rtol=1e-6, atol=1e-8)

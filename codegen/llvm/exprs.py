@@ -194,8 +194,11 @@ class ExprEmitter(Printer):
                 "pass the exponent as a Python int, use astype(float) on the base, or sg.compile(..., backend='numpy')")
         if exp == sp.S.Half:
             return self.intrinsic("sqrt", self._print(base))
-        if exp == -sp.S.Half:
-            return self.div(self.number(1), self.intrinsic("sqrt", self._print(base)))
+        if exp == -sp.S.Half:  # pow's values where 1/sqrt's differ, as NumPy's x ** -0.5: inf at -0, 0 at -inf
+            x = self._print(base)
+            root = self.add(self.intrinsic("sqrt", x), self.number(0))
+            return self.b.select(self.compare("==", x, self.neg(self.number(sp.oo))), self.number(0),
+                                 self.div(self.number(1), root))
         if exp.is_Rational and exp.q == 2:  # x**(n/2) = x**n' * sqrt(x), n >= 3 here
             if exp < 0:
                 return self.div(self.number(1), self._pow(base, -exp))
@@ -302,6 +305,34 @@ class ExprEmitter(Printer):
                                 floored)
         by_zero = self.b.fcmp_ordered("==", b, zero)
         return self.b.select(by_zero, ratio, floored), remainder
+
+    # ------------------------------------------------------------------ bits (integers only)
+    def _print_bitwise_and(self, expr):
+        return self.b.and_(*[self._print(a) for a in expr.args])
+
+    def _print_bitwise_or(self, expr):
+        return self.b.or_(*[self._print(a) for a in expr.args])
+
+    def _print_bitwise_xor(self, expr):
+        return self.b.xor(*[self._print(a) for a in expr.args])
+
+    def _print_invert(self, expr):
+        return self.b.not_(self._print(expr.args[0]))
+
+    def _print_left_shift(self, expr):
+        a, n = (self._print(arg) for arg in expr.args)
+        return self.b.select(self._shift_inside(n), self.b.shl(a, n), self.number(0))
+
+    def _print_right_shift(self, expr):
+        a, n = (self._print(arg) for arg in expr.args)
+        if self.unsigned:
+            return self.b.select(self._shift_inside(n), self.b.lshr(a, n), self.number(0))
+        return self.b.ashr(a, self.b.select(self._shift_inside(n), n, self.number(self.ty.width - 1)))
+
+    def _shift_inside(self, n):
+        """Whether a shift count is in [0, width): LLVM's shifts past it are poison; NumPy's give 0 (or the sign),
+        and a negative count, compared unsigned, is past it."""
+        return self.b.icmp_unsigned("<", n, self.number(self.ty.width))
 
     def _print_sigmoid(self, expr):  # 1/(1+exp(-x)): exact to a few ulp for every x, no overflow
         x = self._print(expr.args[0])

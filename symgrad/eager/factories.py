@@ -155,6 +155,8 @@ def _torch_arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=Non
                            f"start={bounds[0]}, end={bounds[1]}, step={bounds[2]}")
     integral = all(isinstance(b, (int, np.integer)) for b in bounds)
     dtype = dtypes.canonical((dtypes.INT64 if integral else dtypes.FLOAT64) if dtype is None else dtype)
+    if dtype == dtypes.BOOL:
+        raise RuntimeError('"arange_cpu" not implemented for \'Bool\' (PyTorch has no boolean range)')
     values = np.arange(*bounds, dtype=np.int64 if integral else np.float64)
     return _result(values.astype(dtype), dtype, device, requires_grad, "arange")
 

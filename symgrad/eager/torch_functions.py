@@ -2,7 +2,7 @@
 `sg.flatten(x, 1)`, `sg.clamp(x, min=0)`, `sg.mm(a, b)`, `sg.bmm`, `sg.permute`, `sg.t`, `sg.clone`, `sg.norm`,
 `sg.numel`, `sg.topk`, `sg.chunk`, `sg.unbind`, `sg.scatter`, `sg.scatter_add`, `sg.gather`,
 `sg.index_select`, `sg.masked_fill`, `sg.masked_select`, `sg.rsqrt`, `sg.eq ne gt ge lt le`, `sg.mul sub div neg atan2`,
-`sg.bitwise_and or xor not left_shift right_shift`, `sg.bincount`, `sg.histc`, `sg.lerp`, `sg.clamp_min/max`,
+`sg.bincount`, `sg.histc`, `sg.lerp`, `sg.clamp_min/max`,
 `sg.multinomial`, `sg.bernoulli`, `sg.nonzero`, `sg.addmm`, `sg.sgn`, `sg.lgamma`, `sg.take_along_dim`, `sg.narrow`,
 `sg.movedim`, `sg.repeat_interleave`, `sg.unflatten`, `sg.var_mean`, `sg.std_mean` and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a
 constant tensor."""
@@ -55,8 +55,6 @@ rsqrt = _method_form("rsqrt")
 eq, ne, gt, ge, lt, le = (_method_form(name) for name in ("eq", "ne", "gt", "ge", "lt", "le"))
 mul, sub, div, neg = (_method_form(name) for name in ("mul", "sub", "div", "neg"))
 atan2 = _method_form("atan2")
-bitwise_and, bitwise_or, bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift = (
-    _method_form("bitwise_" + name) for name in ("and", "or", "xor", "not", "left_shift", "right_shift"))
 bincount, histc = _method_form("bincount"), _method_form("histc")
 # (erfinv, digamma, logit and xlogy are elementwise ops of sg.scipy.special, which work on tensors too)
 (lerp, clamp_min, clamp_max, multinomial, bernoulli, nonzero, addmm, sgn, lgamma, take_along_dim, narrow, movedim,

@@ -483,8 +483,7 @@ def count_nonzero(self, dim=None):
 
 
 def logical_xor(self, other):
-    return elementwise_on_tensors(E.not_equal, (elementwise_on_tensors(E.not_equal, (self, 0)),
-                                                elementwise_on_tensors(E.not_equal, (other, 0))))
+    return elementwise_on_tensors(E.logical_xor, (self, other))
 
 
 def half(self):
@@ -537,22 +536,18 @@ def resize_(self, *sizes):
     return self
 
 
-def _bitwise(name, ufunc, logical=None, reflected=False):
-    """torch's bitwise op on integer and boolean tensors (and Python ints and bools, which keep the tensor's
-    dtype); booleans alone take the logical op (recorded as any comparison). A float operand is refused, as
-    in PyTorch (never a logical result for integers, which `&` gave before)."""
+def _bitwise(name, op, reflected=False):
+    """torch's bitwise op on integer and boolean tensors (and Python ints and bools): the elementwise op, recorded
+    as any (booleans take the logical op). A float operand is refused, as in PyTorch."""
     def method(self, *others):
         operands = (*others, self) if reflected else (self, *others)
-        arrays = [o._data if isinstance(o, Tensor) else o for o in operands]
-        kinds = {np.asarray(a).dtype.kind for a in arrays}
+        kinds = {np.asarray(o._data if isinstance(o, Tensor) else o).dtype.kind for o in operands}
         if kinds & set("fc"):
             raise RuntimeError(f'"{name}" is not implemented for float tensors: it takes integer or boolean '
-                               f"tensors (got dtypes {[str(np.asarray(a).dtype) for a in arrays]})")
-        if logical is not None and kinds == {"b"}:
-            return elementwise_on_tensors(logical, operands)
-        return Tensor._wrap(np.asarray(ufunc(*arrays)))
+                               f"tensors (got {[str(o.dtype) if isinstance(o, Tensor) else o for o in operands]})")
+        return elementwise_on_tensors(op, operands)
     method.__name__ = name
-    method.__doc__ = f"torch's {name} (np.{ufunc.__name__}) on integer or boolean tensors, no gradient."
+    method.__doc__ = f"torch's {name} (np.{op.name}) on integer or boolean tensors, no gradient."
     return method
 
 
@@ -602,7 +597,8 @@ for _fill in (0, 1, None, "empty"):
 for _name in ("masked_fill", "scatter", "scatter_add", "index_add", "index_fill", "index_copy", "relu", "exp", "log",
               "sqrt", "abs", "neg", "sigmoid", "tanh", "sin", "cos", "floor", "ceil", "trunc", "round", "lerp",
               "addcmul", "addcdiv", "nan_to_num", "reciprocal", "square", "sign", "log1p", "expm1", "rsqrt",
-              "clamp_min", "clamp_max", "where", "tril", "triu", "cumsum"):
+              "clamp_min", "clamp_max", "where", "tril", "triu", "cumsum", "logical_and", "logical_or", "logical_not",
+              "logical_xor"):
     setattr(Tensor, _name + "_", _in_place(_name))
 Tensor.clip_ = Tensor.clamp_
 Tensor.uniform_ = _random_fill(lambda rng, shape, a=0.0, b=1.0: rng.uniform(a, b, shape))
@@ -660,15 +656,14 @@ for _method in (stride, resize_, bincount, histc):
     setattr(Tensor, _method.__name__, _method)
 for _name in ("t", "unsqueeze", "squeeze", "transpose", "swapdims", "swapaxes"):
     setattr(Tensor, _name + "_", _metadata_in_place(_name))
-for _name, _ufunc, _logical in (("and", np.bitwise_and, E.logical_and), ("or", np.bitwise_or, E.logical_or),
-                                ("xor", np.bitwise_xor, E.not_equal), ("left_shift", np.left_shift, None),
-                                ("right_shift", np.right_shift, None)):
-    _method = _bitwise("bitwise_" + _name, _ufunc, _logical)
+for _name, _op in (("and", E.bitwise_and), ("or", E.bitwise_or), ("xor", E.bitwise_xor),
+                   ("left_shift", E.left_shift), ("right_shift", E.right_shift)):
+    _method = _bitwise("bitwise_" + _name, _op)
     setattr(Tensor, "bitwise_" + _name, _method)
     setattr(Tensor, "bitwise_" + _name + "_", _in_place("bitwise_" + _name))
     _operator = {"left_shift": "lshift", "right_shift": "rshift"}.get(_name, _name)
     setattr(Tensor, f"__{_operator}__", _method)
-    setattr(Tensor, f"__r{_operator}__", _bitwise("bitwise_" + _name, _ufunc, _logical, reflected=True))
+    setattr(Tensor, f"__r{_operator}__", _bitwise("bitwise_" + _name, _op, reflected=True))
     setattr(Tensor, f"__i{_operator}__", getattr(Tensor, "bitwise_" + _name + "_"))
-Tensor.bitwise_not = Tensor.__invert__ = _bitwise("bitwise_not", np.invert, E.logical_not)
+Tensor.bitwise_not = Tensor.__invert__ = _bitwise("bitwise_not", E.invert)
 Tensor.bitwise_not_ = _in_place("bitwise_not")

@@ -11,6 +11,7 @@ from .conv import MaxPool1d  # noqa: F401
 from .conv import MaxPool2d  # noqa: F401
 from .conv import AvgPool1d  # noqa: F401
 from .conv import AvgPool2d  # noqa: F401
+from .conv import LPPool1d, LPPool2d  # noqa: F401
 from .conv import AdaptiveAvgPool1d  # noqa: F401
 from .conv import AdaptiveAvgPool2d  # noqa: F401
 from .layers import Dropout  # noqa: F401
@@ -106,6 +107,7 @@ from .loss import MarginRankingLoss  # noqa: F401
 from .loss import HingeEmbeddingLoss  # noqa: F401
 from .loss import SoftMarginLoss  # noqa: F401
 from .loss import MultiLabelSoftMarginLoss  # noqa: F401
+from .loss import MultiMarginLoss  # noqa: F401
 from .loss import CosineEmbeddingLoss  # noqa: F401
 from .loss import TripletMarginLoss  # noqa: F401
 from .loss import PoissonNLLLoss  # noqa: F401

@@ -1,14 +1,16 @@
 """`F.embedding_bag`: the sum, mean or max of the embedding rows of each bag of indices, with PyTorch's
 arguments (2-d input: a bag per row; 1-d input: bags starting at `offsets`). Sums and means are one matrix
 product of a (bags, indices) weight matrix with the picked rows, so the gradient reaches the table and the
-per-sample weights; a max takes, per bag and column, the first maximal row's element."""
+per-sample weights; a max takes, per bag and column, the first maximal row's element. max_norm (here and in
+F.embedding) rescales the rows looked up in place first, as PyTorch's embedding_renorm_."""
 from __future__ import annotations
 
 import numpy as np
 
 from .. import numpy_api as sgnp
-from ..core import UnsupportedOpError
-from ..eager.tensor import _index_array, labelled
+from ..core import UnsupportedOpError, current_builder, with_user_line
+from ..eager.mode import no_grad
+from ..eager.tensor import Tensor, _index_array, labelled
 from ..ops.indexing import take_p
 
 
@@ -44,8 +46,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
     """(bags, embedding_dim): each bag's rows of weight summed, averaged or maximized (an empty bag, or one of
     padding_idx entries only, gives zeros); per_sample_weights (mode 'sum') scale each index's row."""
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise UnsupportedOpError("embedding_bag: max_norm, scale_grad_by_freq and sparse are not supported")
+    if scale_grad_by_freq or sparse:
+        raise UnsupportedOpError("embedding_bag: scale_grad_by_freq and sparse are not supported")
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
     if per_sample_weights is not None and mode != "sum":
@@ -55,6 +57,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     rows = weight.shape[0]
     if flat.size and (flat.min() < 0 or flat.max() >= rows):
         raise IndexError("embedding_bag: index out of range in self")
+    if max_norm is not None:
+        renorm_rows(weight, np.unique(flat), float(max_norm), float(norm_type))
     keep = np.ones(flat.size, bool) if padding_idx is None else flat != padding_idx % rows
     picked = take_p(weight, flat.astype(np.int64), axis=0)  # (indices, dim)
     if per_sample_weights is not None:
@@ -85,3 +89,20 @@ def _bag_max(picked, bag_of, keep, bags):
     if values.shape[0] == 0:
         return sgnp.matmul(np.zeros((bags, 0), values.dtype), picked)  # zeros, still a function of the table
     return sgnp.where(filled[:, None], sgnp.take_along_axis(picked, best, 0), 0.0)
+
+
+def renorm_rows(weight, rows, max_norm, norm_type):
+    """PyTorch's embedding_renorm_: each row whose norm exceeds max_norm times max_norm / (norm + 1e-7), written
+    into the table under no_grad (a version bump, as any in-place write); the others are left as they are."""
+    if not isinstance(weight, Tensor) or current_builder() is not None:
+        raise UnsupportedOpError(with_user_line(
+            "max_norm rescales rows of the table in place, which needs an eager tensor as weight, outside "
+            f"sg.compile/sg.grad (got {type(weight).__name__}{' in a trace' if current_builder() else ''}: a trace "
+            "would rescale once, when traced); renormalize the table yourself there, or call the layer eagerly"))
+    table = weight.detach().numpy()
+    norms = np.linalg.norm(table[rows], ord=norm_type, axis=1)
+    over = rows[norms > max_norm]
+    if over.size:
+        scale = max_norm / (norms[norms > max_norm] + 1e-7)
+        with no_grad():
+            weight[over] = (table[over] * scale[:, None]).astype(table.dtype)

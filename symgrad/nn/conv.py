@@ -9,7 +9,7 @@ from .. import dtypes
 from . import init
 from .functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
                          adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d,
-                         avg_pool3d, conv1d, conv2d, conv3d, conv_transpose1d,
+                         avg_pool3d, conv1d, conv2d, conv3d, conv_transpose1d, lp_pool1d, lp_pool2d,
                          conv_transpose2d, conv_transpose3d, max_pool1d, max_pool2d, max_pool3d, max_unpool1d,
                          max_unpool2d, max_unpool3d, pad)
 from .modules import Module
@@ -235,6 +235,27 @@ class AvgPool2d(AvgPool1d):
 
 class AvgPool3d(AvgPool2d):
     function = staticmethod(avg_pool3d)
+
+
+class LPPool1d(Module):
+    """F.lp_pool1d as a layer: (sum of x**norm_type over each window)**(1/norm_type)."""
+
+    function = staticmethod(lp_pool1d)
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input):
+        return type(self).function(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool2d(LPPool1d):
+    function = staticmethod(lp_pool2d)
 
 
 class AdaptiveAvgPool1d(Module):

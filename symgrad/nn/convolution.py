@@ -304,6 +304,19 @@ def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_
     return _unbatched(sgnp.divide(total, divisor), added)
 
 
+def lp_pool(input, norm_type, kernel_size, stride=None, ceil_mode=False, *, d, name="lp_pool"):
+    """PyTorch's power-average pooling: (the average of x**p over each window, times the window's size)**(1/p),
+    computed as it computes it (a window of ceil_mode scales its average by the whole window). A window summing
+    to 0 gives 0 with gradient 0 (PyTorch's relu there), never the root's infinite slope."""
+    x, _ = _batched(input, d, name)
+    _check_float(x, name)
+    p = float(norm_type)
+    mean = avg_pool(sgnp.power(input, p), kernel_size, stride, 0, ceil_mode, d=d, name=name)
+    total = mean * float(math.prod(_sizes(kernel_size, d, "kernel_size")))
+    nonzero = sgnp.not_equal(total, 0.0)
+    return sgnp.where(nonzero, sgnp.where(nonzero, total, 1.0) ** (1.0 / p), 0.0)
+
+
 def _adaptive_windows(size, out):
     """PyTorch's adaptive windows along one axis: [floor(i*size/out), ceil((i+1)*size/out)) for each i."""
     return [((i * size) // out, -((-(i + 1) * size) // out)) for i in range(out)]

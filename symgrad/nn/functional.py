@@ -491,6 +491,16 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                              d=2, name="avg_pool2d")
 
 
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _convolution_call(convolution.lp_pool, "Pow", (input, norm_type, kernel_size, stride, ceil_mode), d=1,
+                             name="lp_pool1d")
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _convolution_call(convolution.lp_pool, "Pow", (input, norm_type, kernel_size, stride, ceil_mode), d=2,
+                             name="lp_pool2d")
+
+
 def adaptive_avg_pool1d(input, output_size):
     return _convolution_call(convolution.adaptive_avg_pool, "AdaptiveAvgPool2D", (input, output_size), d=1,
                              name="adaptive_avg_pool1d")
@@ -525,13 +535,15 @@ def pad(input, pad, mode="constant", value=None):
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
-    """Resize (N, C, *spatial): nearest, linear, bilinear (align_corners False or True) or area."""
+    """Resize (N, C, *spatial): nearest, linear, bilinear, bicubic, trilinear (align_corners False or True) or
+    area."""
     size = size if size is None or isinstance(size, (int, np.integer)) else tuple(size)
     scale_factor = scale_factor if scale_factor is None or isinstance(scale_factor, (int, float, np.number)) else \
         tuple(scale_factor)
     return labelled(apply_function(resize.interpolate, (input, size, scale_factor, mode, align_corners,
                                                         recompute_scale_factor, antialias), {}),
-                    {"nearest": "UpsampleNearest", "area": "AdaptiveAvgPool"}.get(mode, "UpsampleLinear"))
+                    {"nearest": "UpsampleNearest", "area": "AdaptiveAvgPool", "bicubic": "UpsampleBicubic2D",
+                     "trilinear": "UpsampleTrilinear3D"}.get(mode, "UpsampleLinear"))
 
 
 upsample = interpolate
@@ -1111,15 +1123,18 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
-    """Rows of weight at integer indices; the row at padding_idx gets no gradient (as PyTorch)."""
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise UnsupportedOpError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+    """Rows of weight at integer indices; the row at padding_idx gets no gradient (as PyTorch). max_norm: the rows
+    looked up whose norm_type-norm exceeds it are first scaled to it in place, without gradient, as PyTorch's."""
+    if scale_grad_by_freq or sparse:
+        raise UnsupportedOpError("embedding: scale_grad_by_freq and sparse are not supported")
     index = np.asarray(input._data if hasattr(input, "_data") else input)
     if index.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {index.dtype}")
     rows = weight.shape[0]
     if index.size and (index.min() < 0 or index.max() >= rows):  # PyTorch has no negative indices here
         raise IndexError("index out of range in self")
+    if max_norm is not None:
+        renorm_rows(weight, np.unique(index), float(max_norm), float(norm_type))
     flat = index.reshape(-1).astype(np.int64)
     picked = take_p(weight, Tensor._wrap(flat) if isinstance(weight, Tensor) else flat, axis=0)
     if padding_idx is not None:
@@ -1268,6 +1283,39 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _loss_call(_multilabel_soft_margin, "Mean", (input, target, weight), reduction)
 
 
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """The multi-class hinge: sum over classes i != y of w[y] max(0, margin - x[y] + x[i])**p, over the classes'
+    count; input (N, C) or (C,), class targets (N,) or 0-d; p is 1 or 2, as PyTorch's."""
+    _no_legacy_reduction(size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError("multi_margin_loss: only p == 1 and p == 2 supported")
+    shape = tuple(input.shape)
+    if len(shape) not in (1, 2) or 0 in shape[-1:]:
+        raise ValueError(f"multi_margin_loss: expected a non-empty 1-d or 2-d input, got shape {list(shape)}")
+    target = _concrete_class_targets(target, "multi_margin_loss")
+    classes = shape[-1]
+    if target.dtype.kind not in "iu" or target.shape != shape[:-1]:
+        raise ValueError(f"multi_margin_loss: inconsistent target: class indices of shape {list(shape[:-1])} for "
+                         f"an input of shape {list(shape)}, got {target.dtype}{list(target.shape)}")
+    if target.size and (target.min() < 0 or target.max() >= classes):
+        raise IndexError(f"multi_margin_loss: target out of range for {classes} classes: {target.tolist()}")
+    chosen = np.arange(classes) == target[..., None]
+    scale = np.ones(target.shape) if weight is None else _class_weights(weight, classes)[target]
+    return _loss_call(_multi_margin, "MultiMarginLoss", (input, chosen, scale.astype(input.dtype), int(p),
+                                                         float(margin)), reduction)
+
+
+def _multi_margin(x, chosen, scale, p, margin):
+    """The hinge's gradient is 0 where it is 0 (not split at the kink), as PyTorch's."""
+    picked = sgnp.sum(_ew(E.where, (chosen, x, 0.0)), axis=-1, keepdims=True)
+    z = _ew(E.add, (_ew(E.subtract, (margin, picked)), x))
+    hinge = _ew(E.where, (_ew(E.logical_and, (_ew(E.greater, (z, 0.0)), _ew(E.logical_not, (chosen,)))), z, 0.0))
+    if p == 2:
+        hinge = _ew(E.square, (hinge,))
+    total = _ew(E.multiply, (sgnp.sum(hinge, axis=-1), scale))
+    return _ew(E.divide, (total, float(x.shape[-1])))
+
+
 def _multilabel_soft_margin(x, y, weight):
     terms = _ew(E.add, (_ew(E.multiply, (y, _logsigmoid(x))),
                         _ew(E.multiply, (_ew(E.subtract, (1.0, y)), _logsigmoid(_ew(E.negative, (x,)))))))
@@ -1356,6 +1404,6 @@ def _gaussian_nll(x, y, var, full, eps):
     return _ew(E.add, (terms, 0.5 * math.log(2 * math.pi))) if full else terms
 
 
-from .bags import embedding_bag  # noqa: E402,F401
+from .bags import embedding_bag, renorm_rows  # noqa: E402,F401
 from .ctc import ctc_loss  # noqa: E402,F401
 from .sampling import affine_grid, grid_sample  # noqa: E402,F401

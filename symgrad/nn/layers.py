@@ -90,12 +90,14 @@ class Embedding(Module):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = _padding_index(padding_idx, num_embeddings)
-        self.max_norm, self.scale_grad_by_freq, self.sparse = max_norm, scale_grad_by_freq, sparse
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         self.weight = Parameter(_table(num_embeddings, embedding_dim, self.padding_idx, _weight, dtype),
                                 requires_grad=not _freeze)
 
     def forward(self, input):
-        return embedding(input, self.weight, self.padding_idx, self.max_norm, 2.0, self.scale_grad_by_freq, self.sparse)
+        return embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                         self.sparse)
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -110,7 +112,9 @@ class Embedding(Module):
 
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.embedding_dim}" + (
-            f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+            f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "") + (
+            f", max_norm={self.max_norm}" if self.max_norm is not None else "") + (
+            f", norm_type={self.norm_type}" if self.norm_type != 2 else "")
 
 
 class _PadNd(Module):
@@ -338,14 +342,15 @@ class EmbeddingBag(Module):
                  dtype=None):
         super().__init__()
         self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
-        self.max_norm, self.scale_grad_by_freq, self.sparse = max_norm, scale_grad_by_freq, sparse
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         self.include_last_offset = include_last_offset
         self.padding_idx = _padding_index(padding_idx, num_embeddings)
         self.weight = Parameter(_table(num_embeddings, embedding_dim, self.padding_idx, _weight, dtype))
 
     def forward(self, input, offsets=None, per_sample_weights=None):
-        return F.embedding_bag(input, self.weight, offsets, self.max_norm, 2.0, self.scale_grad_by_freq, self.mode,
-                               self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.embedding_dim}, mode='{self.mode}'"

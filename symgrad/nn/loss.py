@@ -72,6 +72,10 @@ class MultiLabelSoftMarginLoss(_OptionsLoss):
     loss, options = staticmethod(F.multilabel_soft_margin_loss), {"weight": None}
 
 
+class MultiMarginLoss(_OptionsLoss):
+    loss, options = staticmethod(F.multi_margin_loss), {"p": 1, "margin": 1.0, "weight": None}
+
+
 class CosineEmbeddingLoss(_OptionsLoss):
     loss, options = staticmethod(F.cosine_embedding_loss), {"margin": 0.0}
 

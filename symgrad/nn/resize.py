@@ -1,8 +1,8 @@
 """PyTorch's F.pad and F.interpolate on arrays, traced values and tensors, written with sg.pad, slicing and
 gathers (sg.take) along each spatial axis, so gradients and both backends come from those ops.
 
-Interpolation is separable: bilinear is linear along each axis in turn (the same weights as PyTorch's, to
-rounding); 'area' is adaptive average pooling, as in PyTorch.
+Interpolation is separable: bilinear and trilinear are linear along each axis in turn, bicubic cubic convolution
+along each (the same weights as PyTorch's, to rounding); 'area' is adaptive average pooling, as in PyTorch.
 """
 from __future__ import annotations
 
@@ -59,17 +59,18 @@ def pad(input, pad, mode="constant", value=None):
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial axes of (N, C, *spatial) to `size` or floor(spatial * scale_factor): 'nearest',
-    'linear' (3-d), 'bilinear' (4-d) or 'area'. A scale_factor sets the source step 1 / scale_factor, as
-    PyTorch, unless recompute_scale_factor (then the sizes' ratio)."""
+    'linear' (3-d), 'bilinear' or 'bicubic' (4-d), 'trilinear' (5-d) or 'area'. A scale_factor sets the source
+    step 1 / scale_factor, as PyTorch, unless recompute_scale_factor (then the sizes' ratio)."""
     input = input if hasattr(input, "ndim") else sgnp.asarray(input)
     d = input.ndim - 2
     if d < 1:
         fail(f"interpolate: expected an input (N, C, *spatial), got shape {tuple(input.shape)}", ValueError)
     if antialias:
         fail("interpolate: antialias=True is not supported", UnsupportedOpError)
-    linear = {"linear": 1, "bilinear": 2}
+    linear = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
     if mode not in ("nearest", "area", *linear):
-        fail(f"interpolate: mode {mode!r} is not supported (nearest, linear, bilinear, area)", UnsupportedOpError)
+        fail(f"interpolate: mode {mode!r} is not supported (nearest, linear, bilinear, bicubic, trilinear, area)",
+             UnsupportedOpError)
     if mode in linear and linear[mode] != d:
         fail(f"interpolate: mode {mode!r} needs a {linear[mode] + 2}-d input, got shape {tuple(input.shape)}",
              ValueError)
@@ -88,7 +89,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             index = np.minimum(np.floor(np.arange(n_out) * step).astype(np.int64), n_in - 1)
             out = sgnp.take(out, index, axis=2 + axis)
         else:
-            out = _linear_along(out, 2 + axis, n_in, n_out, step, bool(align_corners))
+            along = _cubic_along if mode == "bicubic" else _linear_along
+            out = along(out, 2 + axis, n_in, n_out, step, bool(align_corners))
     return out
 
 
@@ -113,16 +115,42 @@ def _target(spatial, size, scale_factor, recompute, d):
     return sizes, tuple(1.0 / f for f in factors)
 
 
-def _linear_along(x, axis, n_in, n_out, step, align_corners):
-    """Linear interpolation along one axis at PyTorch's source coordinates."""
+def _source(n_in, n_out, step, align_corners):
+    """PyTorch's source coordinate of each output place (area_pixel_compute_source_index), before clamping."""
     places = np.arange(n_out, dtype=np.float64)
     if align_corners:
-        source = places * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
-    else:
-        source = np.maximum((places + 0.5) * step - 0.5, 0.0)
+        return places * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
+    return (places + 0.5) * step - 0.5
+
+
+def _linear_along(x, axis, n_in, n_out, step, align_corners):
+    """Linear interpolation along one axis at PyTorch's source coordinates."""
+    source = np.maximum(_source(n_in, n_out, step, align_corners), 0.0)
     low = np.minimum(np.floor(source).astype(np.int64), n_in - 1)
     high = np.minimum(low + 1, n_in - 1)
     shape = (n_out,) + (1,) * (x.ndim - 1 - axis)
     weight = (source - low).reshape(shape)
     below, above = sgnp.take(x, low, axis=axis), sgnp.take(x, high, axis=axis)
     return sgnp.add(sgnp.multiply(below, (1.0 - weight).astype(x.dtype)), sgnp.multiply(above, weight.astype(x.dtype)))
+
+
+_CUBIC_A = -0.75  # PyTorch's (and OpenCV's) cubic convolution coefficient
+
+
+def _cubic_along(x, axis, n_in, n_out, step, align_corners):
+    """Cubic convolution along one axis (Keys, A = -0.75) over the four neighbours of PyTorch's source
+    coordinate, unclamped as its bicubic, the neighbours' indices clamped to the edge; separable, so two axes
+    in turn give PyTorch's bicubic to rounding."""
+    source = _source(n_in, n_out, step, align_corners)
+    start = np.floor(source)
+    t = source - start
+    a = _CUBIC_A
+    near = lambda s: ((a + 2) * s - (a + 3)) * s * s + 1  # noqa: E731  |s| <= 1
+    far = lambda s: ((a * s - 5 * a) * s + 8 * a) * s - 4 * a  # noqa: E731  1 < |s| < 2
+    shape = (n_out,) + (1,) * (x.ndim - 1 - axis)
+    out = None
+    for k, weight in enumerate((far(t + 1), near(t), near(1 - t), far(2 - t))):
+        index = np.clip(start.astype(np.int64) - 1 + k, 0, n_in - 1)
+        term = sgnp.multiply(sgnp.take(x, index, axis=axis), weight.reshape(shape).astype(x.dtype))
+        out = term if out is None else sgnp.add(out, term)
+    return out

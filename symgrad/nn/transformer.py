@@ -15,7 +15,6 @@ import numpy as np
 
 from .. import dtypes
 from .. import numpy_api as sgnp
-from ..core import UnsupportedOpError
 from ..eager.tensor import Tensor
 from . import functional as F
 from . import init
@@ -28,15 +27,15 @@ from .parameter import Parameter
 
 class MultiheadAttention(Module):
     """Attention over num_heads heads of embed_dim / num_heads: in_proj_weight (3E, E) (xavier uniform),
-    in_proj_bias (zeros), out_proj (a Linear, its bias zeroed), as PyTorch's."""
+    in_proj_bias (zeros), out_proj (a Linear, its bias zeroed), as PyTorch's. add_bias_kv: bias_k and bias_v
+    (1, 1, E) (xavier normal), a key and a value appended to every sequence; add_zero_attn: a zero key and value
+    appended after the heads are split. No mask forbids the appended positions."""
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
                  kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
         super().__init__()
         if device not in (None, "cpu"):
             raise ValueError(f"symgrad runs on the CPU only, not on device {device!r}")
-        if add_bias_kv or add_zero_attn:
-            raise UnsupportedOpError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported")
         if embed_dim % num_heads:
             raise AssertionError("embed_dim must be divisible by num_heads")
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
@@ -58,6 +57,11 @@ class MultiheadAttention(Module):
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
         if bias:
             init.zeros_(self.out_proj.bias)
+        for name in ("bias_k", "bias_v"):
+            self.register_parameter(name, Parameter(np.empty((1, 1, embed_dim), dtype)) if add_bias_kv else None)
+            if add_bias_kv:
+                init.xavier_normal_(getattr(self, name))
+        self.add_zero_attn = add_zero_attn
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
@@ -78,11 +82,20 @@ class MultiheadAttention(Module):
         b_q, b_k, b_v = (None,) * 3 if self.in_proj_bias is None else self.in_proj_bias.chunk(3)
         heads = (batch, self.num_heads, self.head_dim)
 
-        def split(x, w, b, n):  # (n, N, E) -> (N, heads, n, head_dim)
-            return sgnp.transpose(sgnp.reshape(F.linear(x, w, b), (n, *heads)), (1, 2, 0, 3))
-        q, k, v = split(query, w_q, b_q, length), split(key, w_k, b_k, source), split(value, w_v, b_v, source)
+        def split(x, n):  # (n, N, E) -> (N, heads, n, head_dim)
+            return sgnp.transpose(sgnp.reshape(x, (n, *heads)), (1, 2, 0, 3))
+        k, v = F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
+        extra = 0  # key positions appended: bias_k/bias_v, then a zero key and value
+        if self.bias_k is not None:
+            k, v = (sgnp.concatenate([x, sgnp.broadcast_to(b, (1, batch, embed))], axis=0)
+                    for x, b in ((k, self.bias_k), (v, self.bias_v)))
+            extra += 1
+        q, k, v = split(F.linear(query, w_q, b_q), length), split(k, source + extra), split(v, source + extra)
+        if self.add_zero_attn:
+            k, v = (sgnp.concatenate([x, np.zeros((*heads[:2], 1, self.head_dim), x.dtype)], axis=2) for x in (k, v))
+            extra += 1
         scores = sgnp.matmul(q, sgnp.swapaxes(k, -2, -1)) * (1.0 / math.sqrt(self.head_dim))
-        scores = self._masked(scores, attn_mask, key_padding_mask, batch, length, source)
+        scores = self._masked(scores, attn_mask, key_padding_mask, batch, length, source, extra)
         weights = F.softmax(scores, -1)
         dropped = F.dropout(weights, self.dropout, True) if self.dropout > 0.0 and self.training else weights
         out = sgnp.reshape(sgnp.transpose(sgnp.matmul(dropped, v), (2, 0, 1, 3)), (length, batch, self.embed_dim))
@@ -93,8 +106,9 @@ class MultiheadAttention(Module):
         weights = weights.mean(1) if average_attn_weights else weights
         return out, weights if batched else sgnp.squeeze(weights, 0)
 
-    def _masked(self, scores, attn_mask, key_padding_mask, batch, length, source):
-        """scores (N, heads, L, S) with attn_mask ((L, S) or (N * heads, L, S)) and key_padding_mask (N, S) added."""
+    def _masked(self, scores, attn_mask, key_padding_mask, batch, length, source, extra):
+        """scores (N, heads, L, S + extra) with attn_mask ((L, S) or (N * heads, L, S)) and key_padding_mask (N, S)
+        added, each zero over the `extra` positions appended to the keys."""
         bias = F.additive_mask(attn_mask, scores.dtype, forbidden_when_true=True)
         if bias is not None:
             if tuple(bias.shape) == (batch * self.num_heads, length, source):
@@ -102,17 +116,24 @@ class MultiheadAttention(Module):
             elif tuple(bias.shape) != (length, source):
                 raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(bias.shape)}, but should be "
                                    f"{(length, source)} (or 3-d {(batch * self.num_heads, length, source)})")
-            scores = scores + bias
+            scores = scores + _open_columns(bias, extra)
         padding = F.additive_mask(key_padding_mask, scores.dtype, forbidden_when_true=True)
         if padding is not None:
             if tuple(padding.shape) != (batch, source):
                 raise AssertionError(f"expecting key_padding_mask shape of {(batch, source)}, but got "
                                      f"{tuple(padding.shape)}")
-            scores = scores + padding.reshape(batch, 1, 1, source)
+            scores = scores + _open_columns(padding.reshape(batch, 1, 1, source), extra)
         return scores
 
     def extra_repr(self):
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
+
+
+def _open_columns(mask, extra):
+    """An additive mask with `extra` zero columns appended (key positions every query may attend)."""
+    if not extra:
+        return mask
+    return sgnp.concatenate([mask, np.zeros((*mask.shape[:-1], extra), mask.dtype)], axis=-1)
 
 
 def _activation(activation):

@@ -31,12 +31,20 @@ sigmoid, softplus, logaddexp, erf, relu = E.sigmoid, E.softplus, E.logaddexp, E.
 maximum, minimum, where = E.maximum, E.minimum, E.where
 less, less_equal, greater, greater_equal = E.less, E.less_equal, E.greater, E.greater_equal
 equal, not_equal = E.equal, E.not_equal
-logical_not, logical_and, logical_or = E.logical_not, E.logical_and, E.logical_or
+logical_not, logical_and, logical_or, logical_xor = E.logical_not, E.logical_and, E.logical_or, E.logical_xor
+bitwise_and, bitwise_or, bitwise_xor, invert, left_shift, right_shift = (
+    E.bitwise_and, E.bitwise_or, E.bitwise_xor, E.invert, E.left_shift, E.right_shift)
+bitwise_not, bitwise_invert, bitwise_left_shift, bitwise_right_shift = invert, invert, left_shift, right_shift
 floor, ceil, rint, trunc, floor_divide, mod = E.floor, E.ceil, E.rint, E.trunc, E.floor_divide, E.mod
 remainder, true_divide = E.mod, E.divide
 log2, log10, exp2, arcsinh, arccosh, arctanh = E.log2, E.log10, E.exp2, E.arcsinh, E.arccosh, E.arctanh
 hypot, deg2rad, rad2deg, sinc = E.hypot, E.deg2rad, E.rad2deg, E.sinc
 isnan, isinf, isfinite = E.isnan, E.isinf, E.isfinite
+
+
+def divmod(x1, x2):
+    """np.divmod: (x1 // x2, x1 % x2), NumPy's floor quotient and the remainder with x2's sign."""
+    return floor_divide(x1, x2), mod(x1, x2)
 
 
 def asarray(x, dtype=None):
@@ -72,15 +80,19 @@ def _axes(axis, ndim) -> tuple:
 @array_function_dispatch
 def round(x, decimals=0):
     """NumPy's round: to `decimals` places, halves to even (rint of x scaled by 10**decimals); integers
-    with decimals >= 0 unchanged. Derivative 0, as a step function's."""
+    keep their dtype (unchanged with decimals >= 0), booleans round as rint does. Derivative 0, as a step
+    function's."""
     x = asarray(x)
     decimals = operator.index(decimals)
-    if not dtypes.is_float(x.dtype) and decimals >= 0:
+    if not dtypes.is_float(x.dtype) and x.dtype != dtypes.BOOL and decimals >= 0:
         return x
     if decimals == 0:
         return rint(x)
     scale = 10.0 ** builtins.abs(decimals)
-    return divide(rint(multiply(x, scale)), scale) if decimals > 0 else multiply(rint(divide(x, scale)), scale)
+    if decimals > 0:
+        return divide(rint(multiply(x, scale)), scale)
+    rounded = multiply(rint(divide(x, scale)), scale)
+    return rounded if dtypes.is_float(x.dtype) else astype(rounded, x.dtype)
 
 
 around = round
@@ -106,12 +118,14 @@ def stop_gradient(x):
     return stop_gradient_p(asarray(x))
 
 
-def zeros(shape, dtype=dtypes.FLOAT64):
-    return full(shape, 0, dtype)
+def zeros(shape, dtype=None):
+    """np.zeros: float64 unless `dtype` is given (None too is float64, as NumPy's; full's None follows the fill)."""
+    return full(shape, 0, dtypes.FLOAT64 if dtype is None else dtype)
 
 
-def ones(shape, dtype=dtypes.FLOAT64):
-    return full(shape, 1, dtype)
+def ones(shape, dtype=None):
+    """np.ones: float64 unless `dtype` is given (as zeros)."""
+    return full(shape, 1, dtypes.FLOAT64 if dtype is None else dtype)
 
 
 def full(shape, fill_value, dtype=None):

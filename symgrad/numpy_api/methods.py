@@ -7,12 +7,11 @@ import sys
 
 import numpy as np
 
-from .. import dtypes
 from ..core import Tracer, TracerError, fail, numpy_function_message, symgrad_equivalent, with_user_line
 from ..ops import elementwise as E
 from . import arrays, ordering, rearrange, ufuncs
 from .arrays import (abs, add, astype, clip, divide, dot, equal, floor_divide, greater, greater_equal, less, less_equal,
-                     logical_and, logical_not, logical_or, matmul, max, mean, min, mod, multiply, negative, not_equal,
+                     matmul, max, mean, min, mod, multiply, negative, not_equal,
                      power, prod, ravel, reshape, round, squeeze, std, subtract, sum, transpose, var)
 from .indexing import getitem
 from .updates import IndexUpdateHelper
@@ -61,8 +60,10 @@ def install():
         "__matmul__": matmul, "__rmatmul__": _reflect(matmul), "__neg__": negative,
         "__pos__": lambda self: self, "__abs__": abs, "__lt__": less, "__le__": less_equal,
         "__gt__": greater, "__ge__": greater_equal, "__eq__": equal, "__ne__": not_equal,
-        "__invert__": _boolean_only(logical_not, "~"), "__and__": _boolean_only(logical_and, "&"),
-        "__or__": _boolean_only(logical_or, "|"), "__lshift__": _shift("<<"), "__rshift__": _shift(">>"),
+        "__invert__": E.invert, "__and__": E.bitwise_and, "__rand__": _reflect(E.bitwise_and),
+        "__or__": E.bitwise_or, "__ror__": _reflect(E.bitwise_or), "__xor__": E.bitwise_xor,
+        "__rxor__": _reflect(E.bitwise_xor), "__lshift__": E.left_shift, "__rlshift__": _reflect(E.left_shift),
+        "__rshift__": E.right_shift, "__rrshift__": _reflect(E.right_shift),
         "__getitem__": getitem, "astype": astype, "dot": dot, "ravel": ravel, "flatten": ravel,
         "reshape": lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape),
         "transpose": lambda self, *axes: transpose(self, (axes[0] if len(axes) == 1 else axes) or None),
@@ -87,36 +88,6 @@ def _no_item_assignment(self, key, value):
         f"item assignment into a traced array {self.value.type_str()}: traced values cannot change in place. "
         "Write the updated array as a new value, as JAX does: x = x.at[key].set(v) (or .add(v), .multiply(v), "
         ".min(v), .max(v)); gradients flow to both x and v"))
-
-
-def _boolean_only(logical, operator):
-    """`&`, `|`, `~` on booleans (masks built from comparisons). On integers NumPy's operators are bitwise,
-    which symgrad has no op for: a clear error, not the logical result."""
-    def method(*operands):
-        for operand in operands:
-            dtype = operand.dtype if isinstance(operand, Tracer) else np.asarray(operand).dtype
-            if dtype != dtypes.BOOL:
-                fail(f"'{operator}' on a traced value of dtype {dtype}: NumPy's bitwise operation is not supported; "
-                     "use it on booleans (comparisons), or sg.logical_and / logical_or / logical_not", TracerError)
-        return logical(*operands)
-    return method
-
-
-def _shift(operator):
-    """`x << n` and `x >> n` of an integer array by a Python int n, as NumPy's bits: the wrapping product
-    x * 2**n and the floor quotient x // 2**n (both exact on both backends; a shift by the sign bit, whose 2**n
-    does not fit the dtype, multiplies by -2**n, the same bits, or is the sign). Any other shift is a clear error."""
-    def method(self, n):
-        bits = self.dtype.itemsize * 8
-        if self.dtype.kind not in "iu" or type(n) is not int or not 0 <= n < bits:
-            fail(f"'{operator}' on a traced value of dtype {self.dtype} by {n!r}: symgrad shifts integer arrays by a "
-                 f"Python int in [0, {bits}) only", TracerError)
-        factor = 2 ** n
-        fits = factor <= np.iinfo(self.dtype).max
-        if operator == "<<":
-            return multiply(self, factor if fits else factor - 2 ** bits)
-        return floor_divide(self, factor) if fits else astype(less(self, 0), self.dtype) * -1
-    return method
 
 
 def _reduction_method(reduction):

@@ -70,7 +70,7 @@ def identity(n, dtype=dtypes.FLOAT64):
     return np.identity(n, dtype=dtypes.canonical(dtype))
 
 
-def empty(shape, dtype=dtypes.FLOAT64):
+def empty(shape, dtype=None):
     """np.empty: zeros (symgrad never hands out uninitialized memory)."""
     return sg.zeros(shape, dtype)
 

@@ -15,7 +15,7 @@ from .dispatch import array_function_dispatch
 cbrt, copysign, fmax, fmin, fmod, logaddexp2 = E.cbrt, E.copysign, E.fmax, E.fmin, E.fmod, E.logaddexp2
 heaviside, signbit, isposinf, isneginf, positive, fabs = (E.heaviside, E.signbit, E.isposinf, E.isneginf,
                                                          E.positive, E.fabs)
-absolute, pow, degrees, radians = E.abs, E.power, E.rad2deg, E.deg2rad
+absolute, pow, degrees, radians, fix = E.abs, E.power, E.rad2deg, E.deg2rad, E.trunc
 
 
 def float_power(x1, x2):

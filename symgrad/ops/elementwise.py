@@ -49,7 +49,9 @@ class ElementwiseOp:
     its derivative); None for all of them (a user op may not differentiate in a number).
     integer_fn: the builder for integer arrays (never differentiated) where `fn` is written for
     its derivative with a value integer arithmetic cannot compute, such as a tie's (a + b) / 2.
-    on_booleans=False: NumPy refuses the op on booleans (pointing to ~ and logical_xor), and so does sg.
+    on_booleans=False: NumPy refuses the op on booleans (pointing to ~ and logical_xor), and so does sg; a function
+    instead computes the op on booleans (a bitwise op of truth values is the logical one).
+    on_floats=False: the op takes integers and booleans only, as NumPy's bitwise ufuncs.
     conditions: the positions taken as truth values (where's condition, the logical ops' operands): a
     number there is converted to bool (x != 0) first, as NumPy does.
     """
@@ -61,8 +63,9 @@ class ElementwiseOp:
     domain: tuple = (-2.0, 2.0)
     literal_arguments: tuple | None = ()
     integer_fn: object = None
-    on_booleans: bool = True
+    on_booleans: object = True
     conditions: tuple = ()
+    on_floats: bool = True
 
     def __call__(self, *args):
         if len(args) != self.arity:
@@ -75,12 +78,12 @@ class ElementwiseOp:
 
 
 def define(name, fn, arity=None, kind="float", domain=(-2.0, 2.0), literal_arguments=(),
-           integer_fn=None, on_booleans=True, conditions=()) -> ElementwiseOp:
+           integer_fn=None, on_booleans=True, conditions=(), on_floats=True) -> ElementwiseOp:
     """Register an elementwise op built from a SymPy expression builder."""
     if arity is None:
         arity = _required_arguments(fn)
     op = ElementwiseOp(name, fn, arity, kind, tuple(domain), literal_arguments, integer_fn, on_booleans,
-                       tuple(conditions))
+                       tuple(conditions), on_floats)
     ELEMENTWISE[name] = op
     return op
 
@@ -218,6 +221,9 @@ def _apply_elementwise(op: ElementwiseOp, args):
     if op.kind == "float":
         compute = dtypes.float_result(compute)
     compute = _widened_for_comparison(op, args, is_condition, compute)
+    if not op.on_floats and compute.kind not in "iub":
+        fail(f"sg.{op.name} takes integer or boolean arrays, as NumPy's bitwise ufunc (the operands' dtype is "
+             f"{compute}); convert them with astype first", TypeError)
     _check_python_ints_fit(args, is_condition, compute)
     _check_integer_power(op, args, compute)
     if compute != dtypes.BOOL:  # a Python bool among numbers is the int 0 or 1, as in NumPy and PyTorch
@@ -281,12 +287,20 @@ def _numbers_as_arrays(op, args, dtype):
 
 def _boolean_arithmetic(op, args):
     """NumPy's arithmetic on booleans (+ is or, * is and, maximum is or, ...) as the truth of the integer
-    result, so that no backend is asked for arithmetic on 1-bit values (LLVM has none)."""
+    result, so that no backend is asked for arithmetic on 1-bit values (LLVM has none); or op's own function of
+    booleans (on_booleans)."""
+    if callable(op.on_booleans):
+        return op.on_booleans(*args)
     if not op.on_booleans:
         fail(f"sg.{op.name} is not supported on booleans, as in NumPy; use ~ or sg.logical_not, or astype(int)",
              TypeError)
     widened = tuple(int(a) if _is_python_scalar(a) else convert_p(a, dtype=dtypes.INT64) for a in args)
     return convert_p(apply_elementwise(op, widened), dtype=dtypes.BOOL)
+
+
+def _as_int8(*args):
+    """Boolean arrays (and Python bools) as int8, the integers NumPy computes booleans' shifts in."""
+    return tuple(int(a) if _is_python_scalar(a) else convert_p(a, dtype=dtypes.INT8) for a in args)
 
 
 def bakeable(value) -> bool:
@@ -476,12 +490,23 @@ not_equal = define("not_equal", lambda a, b: sp.Ne(a, b, evaluate=False), kind="
 logical_not = define("logical_not", lambda a: sp.Not(a), kind="compare", conditions=(0,))
 logical_and = define("logical_and", lambda a, b: sp.And(a, b), kind="compare", conditions=(0, 1))
 logical_or = define("logical_or", lambda a, b: sp.Or(a, b), kind="compare", conditions=(0, 1))
+logical_xor = define("logical_xor", lambda a, b: sp.Xor(a, b), kind="compare", conditions=(0, 1))
+# NumPy's bitwise ufuncs: integers and booleans only (of booleans, the logical ops; booleans shift as int8, as
+# NumPy's). Never differentiated.
+_bitwise = functools.partial(define, kind="arith", on_floats=False)
+bitwise_and = _bitwise("bitwise_and", F.bitwise_and, 2, on_booleans=logical_and)
+bitwise_or = _bitwise("bitwise_or", F.bitwise_or, 2, on_booleans=logical_or)
+bitwise_xor = _bitwise("bitwise_xor", F.bitwise_xor, 2, on_booleans=logical_xor)
+invert = _bitwise("invert", F.invert, 1, on_booleans=logical_not)
+left_shift = _bitwise("left_shift", F.left_shift, 2, on_booleans=lambda a, b: left_shift(*_as_int8(a, b)))
+right_shift = _bitwise("right_shift", F.right_shift, 2, on_booleans=lambda a, b: right_shift(*_as_int8(a, b)))
 # Rounding and division: constant between jumps, so derivative 0 there (mod: 1 in a, -floor(a / b) in b).
-floor = define("floor", sp.floor, kind="arith", on_booleans=False)
-ceil = define("ceil", sp.ceiling, kind="arith", on_booleans=False)
-rint = define("rint", F.rint, kind="arith", on_booleans=False)
-trunc = define("trunc", lambda x: sp.Piecewise((sp.ceiling(x), x < 0), (sp.floor(x), True)), kind="arith",
-               on_booleans=False)
+# NumPy 2: floor, ceil and trunc keep integers and booleans as they are; rint gives floats (float64 here, as
+# the transcendentals of small integers).
+floor = define("floor", sp.floor, kind="arith")
+ceil = define("ceil", sp.ceiling, kind="arith")
+rint = define("rint", F.rint)
+trunc = define("trunc", lambda x: sp.Piecewise((sp.ceiling(x), x < 0), (sp.floor(x), True)), kind="arith")
 floor_divide = define("floor_divide", F.floor_divide, 2, kind="arith", domain=(0.5, 4.0), on_booleans=False)
 mod = define("mod", F.floor_mod, 2, kind="arith", domain=(0.5, 4.0), on_booleans=False)
 # Logarithms, powers and angles NumPy names; hypot through libm's, which neither overflows nor underflows.

@@ -462,6 +462,46 @@ class tie(_RealFunction):
         return self.args[0]
 
 
+# ----------------------------------------------------------------------------- bits (integers)
+
+class _Bits(_RealFunction):
+    """A function of an integer's bits (NumPy's bitwise ufuncs), computed in its dtype: never differentiated
+    (integers have no gradient), derivative 0 for SymPy's sake."""
+
+    def fdiff(self, argindex=1):
+        return sp.S.Zero
+
+
+class bitwise_and(_Bits):
+    nargs = 2
+
+
+class bitwise_or(_Bits):
+    nargs = 2
+
+
+class bitwise_xor(_Bits):
+    nargs = 2
+
+
+class invert(_Bits):
+    """~x: every bit flipped (-x - 1 for signed integers, the dtype's top minus x for unsigned ones)."""
+
+    nargs = 1
+
+
+class left_shift(_Bits):
+    """a << b, wrapping in the dtype; 0 where b is negative or not below the dtype's width, as NumPy's."""
+
+    nargs = 2
+
+
+class right_shift(_Bits):
+    """a >> b, arithmetic for signed integers; past the width (or b negative) 0, or -1 for a negative a, as NumPy's."""
+
+    nargs = 2
+
+
 def signbit(x):
     """Whether x's sign bit is set: below 0, or -0 (1/x is -inf). NaN counts as positive (its sign bit is
     not visible to comparisons). A boolean's is never set (x is then a plain symbol, not a real one)."""

@@ -27,6 +27,8 @@ _FUNCTIONS = {
     sp.asinh: "np.arcsinh", sp.acosh: "np.arccosh", sp.atanh: "np.arctanh", sp.floor: "np.floor",
     sp.ceiling: "np.ceil", F.rint: "np.rint", F.floor_divide: "np.floor_divide", F.floor_mod: "np.mod",
     F.hypot: "np.hypot", F.sigmoid: "_sigmoid", F.log2: "np.log2", F.log10: "np.log10", F.cbrt: "np.cbrt",
+    F.bitwise_and: "np.bitwise_and", F.bitwise_or: "np.bitwise_or", F.bitwise_xor: "np.bitwise_xor",
+    F.invert: "np.invert", F.left_shift: "np.left_shift", F.right_shift: "np.right_shift",
 }
 
 # Helpers the generated source defines when it uses them, so a module stays standalone.
@@ -143,8 +145,9 @@ class NumpyExprPrinter(StrPrinter):
     def _print_Pow(self, expr, rational=False):
         if expr.exp == sp.S.Half:
             return f"np.sqrt({self._print(expr.base)})"
-        if expr.exp == -sp.S.Half:
-            return f"(1/np.sqrt({self._print(expr.base)}))"
+        if _is_half(-expr.exp) or (expr.exp == -1 and expr.base.is_Pow and _is_half(expr.base.exp)):  # (cse's form)
+            # NumPy's x ** -0.5, pow's values where 1/sqrt's differ: inf at -0 and 0 at -inf (not -inf and NaN)
+            return f"np.power({self._print(expr.base if expr.exp != -1 else expr.base.base)}, -0.5)"
         return super()._print_Pow(expr, rational)
 
     def _print_softplus(self, expr):
@@ -216,6 +219,11 @@ class NumpyExprPrinter(StrPrinter):
 
     def _print_Xor(self, expr):
         return functools.reduce(lambda a, b: f"np.logical_xor({a}, {b})", [self._print(a) for a in expr.args])
+
+
+def _is_half(exponent) -> bool:
+    """Whether a power's exponent is 1/2, as a Rational or as the Float a Python 0.5 gives."""
+    return exponent.is_Number and float(exponent) == 0.5
 
 
 def np_dtype(dtype) -> str:
