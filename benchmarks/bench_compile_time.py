@@ -8,7 +8,8 @@ ODE step `x = x + 0.01*(-k*x + sin(x))` and the chain `x = sin(x)*0.999 + 0.001`
 operations drawn at random (elementwise with a constant of its own, a matrix product, a mean), which
 stays N steps of straight-line code (about 6.3 optimized nodes a step with its gradient), and a
 recurrence reading row t of a table computed from the input (an RNN over its sequence); on both
-backends, and with JAX's jit beside them when JAX is installed.
+backends, and with JAX's jit beside them when JAX is installed. Last, "N outputs": the first call of a
+function returning N arrays (no gradient), each an elementwise expression of the input.
 
 Run: python benchmarks/bench_compile_time.py [--lengths 10,100,1000] [--timeout 600]
 """
@@ -42,6 +43,14 @@ def loss(x):
 x = np.linspace(-1.0, 1.0, 8)
 """
 
+# A program with N outputs (no loop to roll back): each output an elementwise expression of the input.
+OUTPUTS = """
+N = int(sys.argv[1])
+def loss(x):
+    return [np_.sin(x * (i + 1)) + x[i % 8] for i in range(N)]
+x = np.linspace(-1.0, 1.0, 8)
+"""
+
 SYMGRAD = """
 import os, sys, time
 os.environ["SYMGRAD_CACHE"] = "0"
@@ -52,7 +61,7 @@ np_, backend = sg, sys.argv[2]
 sg.value_and_grad, sg.compile  # the deferred imports, outside the timing (as `import jax` is), the backends' too
 import symgrad.codegen.numpy_backend, symgrad.codegen.llvm.backend, symgrad.codegen.llvm.rules  # noqa: E401
 start = time.perf_counter()
-sg.compile(sg.value_and_grad(loss), backend=backend)(x)
+sg.compile({sg_transform}(loss), backend=backend)(x)
 print(time.perf_counter() - start)
 """
 
@@ -64,14 +73,18 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as np_
 {loss}
 start = time.perf_counter()
-jax.block_until_ready(jax.jit(jax.value_and_grad(loss))(x))
+jax.block_until_ready(jax.jit({jax_transform}(loss))(x))
 print(time.perf_counter() - start)
 """
 
 
-def first_call(template: str, step: str, length: int, timeout: float, *args) -> str:
-    """Seconds of the first call in a fresh process, as text ('-' past the timeout)."""
-    code = textwrap.dedent(template).replace("{loss}", LOSS).replace("{step}", step)
+def first_call(template: str, step: str, length: int, timeout: float, *args, outputs=False) -> str:
+    """Seconds of the first call in a fresh process, as text ('-' past the timeout): of value and gradient of
+    the loop `step`, or with `outputs`, of the OUTPUTS program itself."""
+    program, (sg_transform, jax_transform) = (OUTPUTS, ("", "")) if outputs else \
+        (LOSS.replace("{step}", step), ("sg.value_and_grad", "jax.value_and_grad"))
+    code = textwrap.dedent(template).replace("{loss}", program).replace("{sg_transform}", sg_transform) \
+        .replace("{jax_transform}", jax_transform)
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "SYMGRAD_NUM_THREADS": "1",
            "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
     try:
@@ -93,12 +106,13 @@ def main():
     columns = ["sg llvm", "sg numpy"] + (["jax jit"] if importlib.util.find_spec("jax") else [])
     print("first call of value and gradient, unrolled loop of N steps (fresh process, disk cache off)")
     print(f"{'program':<10} {'N':>6}  " + "  ".join(f"{c:>9}" for c in columns))
-    for name, step in PROGRAMS.items():
+    for name, step in [*PROGRAMS.items(), ("N outputs", None)]:
         for length in lengths:
-            cells = [first_call(SYMGRAD, step, length, options.timeout, "llvm"),
-                     first_call(SYMGRAD, step, length, options.timeout, "numpy")]
+            outputs = step is None
+            cells = [first_call(SYMGRAD, step, length, options.timeout, "llvm", outputs=outputs),
+                     first_call(SYMGRAD, step, length, options.timeout, "numpy", outputs=outputs)]
             if "jax jit" in columns:
-                cells.append(first_call(JAX, step, length, options.timeout))
+                cells.append(first_call(JAX, step, length, options.timeout, outputs=outputs))
             print(f"{name:<10} {length:>6}  " + "  ".join(f"{c:>9}" for c in cells), flush=True)
 
 

@@ -8,6 +8,7 @@ symgrad's vectorizable kernels (`mathlib`) when it has them, else to LLVM intrin
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import sympy as sp
@@ -391,4 +392,14 @@ def _is_float(value) -> bool:
 
 def _ordered(args):
     """SymPy's args in a deterministic order (so identical graphs give identical IR text)."""
-    return sorted(args, key=sp.default_sort_key)
+    return sorted(args, key=_order_key)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _order_key(expr) -> tuple:
+    """A key of expr's structure alone (its class, then its atoms' text or its arguments' keys), made once per
+    subexpression: SymPy's default_sort_key orders an Add's terms again at every level it is asked for, which in
+    a sum of a thousand terms was most of the kernel's emission."""
+    if not expr.args:
+        return (0, type(expr).__name__, str(expr))
+    return (1, type(expr).__name__, len(expr.args), tuple(_order_key(a) for a in expr.args))

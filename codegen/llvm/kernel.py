@@ -73,7 +73,7 @@ class KernelBuilder:
         self._rows = None  # while emitting a chunk of a parallel loop nest: the rows [first, end) it runs
         self._chunked = 0  # parallel loop nests emitted so far (their functions are named by number)
         self.workspace_size = 0
-        self._loaded, self._loaded_in = {}, None  # see once
+        self._loaded, self._loaded_by, self._loaded_in = {}, {}, None  # see once
         self.shared: dict = {}  # what rules of this graph's nodes pass each other (control.py's shared tapes)
         self.emitting: frozenset = frozenset()  # ids of the jobs the function being emitted runs
         self._held: list = []  # (function, free(k)): heap memory an error return from function releases
@@ -496,22 +496,31 @@ class KernelBuilder:
             return known[0]
         value = emit()
         self._in_current_block()  # emit() may have gone on in a new block (an index check)
-        self._loaded[key] = (value, operand)  # holding operand keeps its id from naming another
+        self._remember(key, value, operand)
         return value
+
+    def _remember(self, key, value, operand) -> None:
+        """Keep `value` as operand's at `key` for `once`, listed under each buffer operand reads: a store forgets
+        the values listed under its buffer, not a scan of every value known (a long loop body stores thousands
+        of times)."""
+        self._loaded[key] = (value, operand)  # holding operand keeps its id from naming another
+        for buffer in operand.reads:
+            self._loaded_by.setdefault(buffer, []).append(key)
 
     def stored(self, buffer, view=None, idx=None, value=None):
         """`buffer` was written: forget the values read from it (see once). With `value`, what was just
         stored through `view` at idx: a load of it there in this block is that value (the next job of a
         loop nest reading what the one before wrote emits no load, nor its address)."""
-        self._loaded = {key: known for key, known in self._loaded.items() if id(buffer) not in known[1].reads}
+        for key in self._loaded_by.pop(id(buffer), ()):  # (a key listed twice, or gone already, is no harm)
+            self._loaded.pop(key, None)
         if value is not None:
             self._in_current_block()
-            self._loaded[_once_key(view, idx)] = (value, view)
+            self._remember(_once_key(view, idx), value, view)
 
     def _in_current_block(self):
         """Start `once`'s memory afresh when code is emitted into another block than before."""
         if self.b.block is not self._loaded_in:
-            self._loaded, self._loaded_in = {}, self.b.block
+            self._loaded, self._loaded_by, self._loaded_in = {}, {}, self.b.block
 
     def alloca(self, ty):
         with self.b.goto_block(self.entry):
