@@ -1,0 +1,114 @@
+"""Training loops of benchmarks/bench_eager_loops.py whose steps could not be deferred whole: each captured step,
+deferred from the third, equals the general path (a hook keeps a step off the capture; runs without torch) and
+PyTorch where it is installed, in float64 to 1e-10."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad.core import ShapeError
+from symgrad.eager import tape
+from symgrad.eager.tensor import DeferredTensor
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def _train(lib, build, data, steps, hooked=False, deferred=None, after_backward=None):
+    """Adam steps of build(lib) from symgrad's initialization (seed 0) on the arrays `data` (inputs, target
+    indices); per step the loss, the output and every parameter's gradient and value."""
+    sg.manual_seed(0)
+    initial = [p.detach().numpy().copy() for p in build(sg).parameters()]
+    model = build(lib)
+    with lib.no_grad():
+        for p, value in zip(model.parameters(), initial):
+            p.copy_(lib.from_numpy(value.copy()))
+    optimizer = lib.optim.Adam(model.parameters(), lr=0.01)
+    seen = []
+    tape.start_over()
+    for step in range(steps):
+        x, y = (lib.from_numpy(a.copy()) for a in data)
+        optimizer.zero_grad()
+        output = model(x)
+        if hooked:
+            output.register_hook(lambda g: g)  # Python sees a gradient mid-backward: the general path
+        loss = lib.nn.functional.cross_entropy(output, y)
+        if deferred is not None:
+            deferred.append(isinstance(loss, DeferredTensor))
+        loss.backward()
+        if after_backward is not None:
+            after_backward(lib, model)
+        optimizer.step()
+        seen.append([loss.detach().numpy(), output.detach().numpy()]
+                    + [p.grad.numpy().copy() for p in model.parameters()]
+                    + [p.detach().numpy().copy() for p in model.parameters()])
+    return seen
+
+
+def _check(build, data, steps=5, after_backward=None):
+    """The captured steps (deferred from the third) against the general path and PyTorch where installed."""
+    deferred = []
+    captured = _train(sg, build, data, steps, deferred=deferred, after_backward=after_backward)
+    assert not deferred[0] and all(deferred[2:])  # (the second step defers too when an earlier test captured it)
+    references = [_train(sg, build, data, steps, hooked=True, after_backward=after_backward)]
+    torch = _torch()
+    if torch is not None:
+        torch.set_default_dtype(torch.float64)
+        try:
+            references.append(_train(torch, build, data, steps, after_backward=after_backward))
+        finally:
+            torch.set_default_dtype(torch.float32)
+    for reference in references:
+        for step, (ours, theirs) in enumerate(zip(captured, reference)):
+            for a, b in zip(ours, theirs):
+                np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=f"step {step}")
+
+
+def _cnn(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(1, 3, 3, padding=1, dtype=lib.float64), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(3, 4, 3, dtype=lib.float64), nn.MaxPool2d(3, 2, padding=1), nn.Flatten(),
+                         nn.Linear(4, 3, dtype=lib.float64))
+
+
+def _images(seed=0, batch=5):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((batch, 1, 8, 8)), rng.integers(0, 3, batch)
+
+
+def test_a_cnn_step_with_max_pooling_is_deferred_whole():
+    """Max pooling is one primitive (first_max): its mask is no longer a comparison computed from values, which
+    made every step compute its forward op by op before the captured call."""
+    _check(_cnn, _images())
+
+
+def test_max_pooling_ties_and_nan_in_a_captured_step():
+    """Windows of equal values (ReLU's zeros, a constant image) give the gradient to the first maximum, as PyTorch;
+    a NaN is the window's maximum."""
+    x, y = _images(1)
+    x[:, :, :4, :4] = 0.5
+    _check(_cnn, (x, y))
+    x[0, 0, 1, 1] = np.nan  # (the NaNs in the values and gradients where the references have them)
+    _check(_cnn, (x, y), steps=4)
+
+
+def test_first_max_keeps_the_element_and_its_rules_match_finite_differences():
+    from gradcheck import numeric_grad
+    from symgrad.ops.reduce import first_max_p
+    x = np.array([[-0.0, 1.0, 2.0, np.nan], [0.0, 1.0, 3.0, 1.0], [-1.0, 0.5, 3.0, 5.0]])
+    out = sg.compile(lambda a: first_max_p(a))(x)
+    assert np.signbit(first_max_p.impl(x)[0]) and np.isnan(out[3]) and np.array_equal(out[:3], [0.0, 1.0, 3.0])
+    a = np.random.default_rng(3).standard_normal((4, 2, 3))
+    f = lambda a: sg.sum(first_max_p(a) ** 2)  # noqa: E731
+    np.testing.assert_allclose(sg.grad(f)(a), numeric_grad(f, [a], 0), rtol=1e-6, atol=1e-8)
+    tangent = np.ones_like(a)
+    _, jvp = sg.jvp(lambda a: first_max_p(a), (a,), (tangent,))
+    np.testing.assert_allclose(jvp, np.ones((2, 3)))
+    ties = np.zeros((3, 2))
+    np.testing.assert_array_equal(sg.grad(lambda a: sg.sum(first_max_p(a)))(ties), [[1, 1], [0, 0], [0, 0]])
+    with pytest.raises(ShapeError, match="at least one value"):
+        first_max_p(np.zeros((0, 2)))
