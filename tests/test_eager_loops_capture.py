@@ -112,3 +112,46 @@ def test_first_max_keeps_the_element_and_its_rules_match_finite_differences():
     np.testing.assert_array_equal(sg.grad(lambda a: sg.sum(first_max_p(a)))(ties), [[1, 1], [0, 0], [0, 0]])
     with pytest.raises(ShapeError, match="at least one value"):
         first_max_p(np.zeros((0, 2)))
+
+
+def _cell_classifier(cell):
+    """A classifier reading sequences (T, N, 3) one step at a time through nn.`cell`, as PyTorch's tutorials do."""
+
+    def build(lib):
+        class Classifier(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cell = getattr(lib.nn, cell)(3, 5, dtype=lib.float64)
+                self.head = lib.nn.Linear(5, 3, dtype=lib.float64)
+
+            def forward(self, x):
+                state = None
+                for t in range(x.shape[0]):
+                    state = self.cell(x[t], state)
+                return self.head(state[0] if cell == "LSTMCell" else state)
+
+        return Classifier()
+
+    return build
+
+
+@pytest.mark.parametrize("cell", ["RNNCell", "GRUCell", "LSTMCell"])
+def test_a_python_loop_over_a_cell_is_captured(cell):
+    """RNNCell and GRUCell are one cached plan per call (deferred at once), LSTMCell op by op."""
+    rng = np.random.default_rng(4)
+    _check(_cell_classifier(cell), (rng.standard_normal((6, 4, 3)), rng.integers(0, 3, 4)))
+
+
+def test_cells_on_one_example_and_their_grad_fn_names():
+    torch = _torch()
+    x = np.random.default_rng(5).standard_normal(3)
+    for cell, name in (("RNNCell", "TanhBackward0"), ("GRUCell", "AddBackward0")):
+        ours = getattr(sg.nn, cell)(3, 4, dtype=sg.float64)
+        out, batched = ours(sg.tensor(x, requires_grad=True)), ours(sg.tensor(x[None], requires_grad=True))
+        assert out.shape == (4,) and batched.grad_fn.name() == name
+        if torch is not None:
+            theirs = getattr(torch.nn, cell)(3, 4).double()
+            theirs.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in ours.state_dict().items()})
+            expected = theirs(torch.tensor(x[None]))
+            assert expected.grad_fn.name() == name
+            np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy()[0], rtol=1e-12, atol=1e-14)
