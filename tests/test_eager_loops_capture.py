@@ -155,3 +155,32 @@ def test_cells_on_one_example_and_their_grad_fn_names():
             expected = theirs(torch.tensor(x[None]))
             assert expected.grad_fn.name() == name
             np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy()[0], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_adamw_compiles_its_group_update_and_follows_a_schedule(dtype):
+    """AdamW is Adam's formula of the decayed parameter (it updated one parameter at a time in NumPy): the update is
+    compiled from the second step, the decay factor and lr are run-time inputs, and the values are PyTorch's
+    algorithm written out here in NumPy (and PyTorch's own where installed)."""
+    rng = np.random.default_rng(6)
+    start = [rng.standard_normal((4, 3)).astype(dtype), rng.standard_normal(4).astype(dtype)]
+    grads = [[rng.standard_normal(a.shape).astype(dtype) for a in start] for _ in range(6)]
+    params = [sg.tensor(a.copy(), requires_grad=True) for a in start]
+    optimizer = sg.optim.AdamW(params, lr=0.05, betas=(0.8, 0.9), weight_decay=0.3)
+    schedule = sg.optim.lr_scheduler.StepLR(optimizer, 2, gamma=0.5)
+    expected, m, v, lr = [a.copy() for a in start], [0 * a for a in start], [0 * a for a in start], 0.05
+    for step, gs in enumerate(grads, 1):
+        for p, g in zip(params, gs):
+            p.grad = sg.tensor(g)
+        optimizer.step()
+        for k, g in enumerate(gs):
+            expected[k] = expected[k] * dtype(1 - lr * 0.3)
+            m[k] = m[k] + (g - m[k]) * dtype(1 - 0.8)
+            v[k] = v[k] * dtype(0.9) + dtype(1 - 0.9) * g * g
+            denom = np.sqrt(v[k]) / dtype(np.sqrt(1 - 0.9 ** step)) + dtype(1e-8)
+            expected[k] = expected[k] - dtype(lr / (1 - 0.8 ** step)) * m[k] / denom
+        schedule.step()
+        lr = 0.05 * 0.5 ** (step // 2)
+        for p, e in zip(params, expected):
+            np.testing.assert_allclose(p.detach().numpy(), e, rtol=1e-10 if dtype == np.float64 else 1e-5)
+    assert any(update is not None for update in optimizer._updates.values())
