@@ -8,7 +8,8 @@ initialization, copied) and data, and must agree after 5 steps. The harness is b
 over repeats of the per-step time, the two libraries interleaved in one run.
   - quickstart: PyTorch's quickstart model (Flatten, Linear 784-512-512-10, ReLU), CrossEntropyLoss, SGD, batch 64,
   - CNN: Conv2d-ReLU-MaxPool2d twice, Flatten, Linear, Adam, batch 32 of 1x28x28,
-  - char RNN classifier: nn.RNNCell in a Python loop over 12 one-hot characters, nn.Linear, SGD,
+  - char RNN classifier: nn.RNNCell in a Python loop over 12 one-hot characters, nn.Linear, SGD; the same with
+    nn.LSTMCell,
   - char model: Embedding + LSTM(16, 64) + Linear over every position (T = 40, batch 32, vocabulary 30), Adam,
   - encoder block: LayerNorm, MultiheadAttention, GELU feed-forward, Dropout(p=0), residuals, AdamW,
   - regression: MLP, MSELoss, SGD with momentum and weight decay, CosineAnnealingLR stepped every step,
@@ -126,6 +127,27 @@ class CharRNN(Quickstart):
         return Classifier()
 
     optimizer = staticmethod(lambda lib, parameters: lib.optim.SGD(parameters, lr=0.05))
+
+
+class CellLSTM(CharRNN):
+    """The same classifier with nn.LSTMCell, its (h, c) carried through the loop."""
+
+    @staticmethod
+    def build(lib):
+        f32 = dict(dtype=lib.float32)  # (symgrad's modules default to float64)
+
+        class Classifier(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cell, self.head = lib.nn.LSTMCell(30, 64, **f32), lib.nn.Linear(64, 18, **f32)
+
+            def forward(self, letters):
+                state = None
+                for t in range(letters.shape[0]):
+                    state = self.cell(letters[t], state)
+                return self.head(state[0])
+
+        return Classifier()
 
 
 class CharLSTM(Quickstart):
@@ -319,6 +341,8 @@ PROGRAMS = [  # (title, data and parameters, lib loop, no NumPy loop, the progra
      CNN, "step"),
     ("char RNN classifier: RNNCell(30, 64) loop over 12 steps, Linear, SGD, batch 16", _program(CharRNN),
      ModelLoop, None, CharRNN, "step"),
+    ("LSTMCell classifier: LSTMCell(30, 64) loop over 12 steps, Linear, SGD, batch 16", _program(CellLSTM),
+     ModelLoop, None, CellLSTM, "step"),
     ("char model: Embedding + LSTM(16, 64) + Linear, T = 40, batch 32, vocabulary 30, Adam", _program(CharLSTM),
      ModelLoop, None, CharLSTM, "step"),
     ("encoder block: LayerNorm, MultiheadAttention(32, 4), GELU MLP, 16x16 tokens, AdamW", _program(Encoder),

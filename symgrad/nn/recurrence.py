@@ -29,9 +29,10 @@ from .functional import linear
 
 
 def _gates(a, count):
-    """a's last axis cut into `count` equal gates (what chunk does, on tensors and traced values alike)."""
-    size = a.shape[-1] // count
-    return [a[..., k * size:(k + 1) * size] for k in range(count)]
+    """a's last axis cut into `count` equal gates (what chunk does, on tensors and traced values alike). The key is
+    slices of Python ints, no Ellipsis: on a tensor it replays a cached plan (Tensor.__getitem__)."""
+    size, before = a.shape[-1] // count, (slice(None),) * (len(a.shape) - 1)
+    return [a[before + (slice(k * size, (k + 1) * size),)] for k in range(count)]
 
 
 def _rnn_tanh(x_proj, h, w_hh, b_hh):
