@@ -137,7 +137,7 @@ def _cell_classifier(cell):
 
 @pytest.mark.parametrize("cell", ["RNNCell", "GRUCell", "LSTMCell"])
 def test_a_python_loop_over_a_cell_is_captured(cell):
-    """RNNCell and GRUCell are one cached plan per call (deferred at once), LSTMCell op by op."""
+    """RNNCell and GRUCell are one cached plan per call (deferred at once), LSTMCell three (gates, c, h)."""
     rng = np.random.default_rng(4)
     _check(_cell_classifier(cell), (rng.standard_normal((6, 4, 3)), rng.integers(0, 3, 4)))
 

@@ -44,11 +44,25 @@ def _rnn_relu(x_proj, h, w_hh, b_hh):
 
 
 def _lstm(x_proj, state, w_hh, b_hh):
-    """PyTorch's LSTM step: gates i, f, g, o; c' = f c + i g; h' = o tanh(c')."""
+    """PyTorch's LSTM step: gates i, f, g, o; c' = f c + i g; h' = o tanh(c'). On tensors (LSTMCell) three cached
+    plans, each deferred at once in a captured step, rather than fifteen calls (apply_function; in a trace, the ops)."""
     h, c = state
-    i, f, g, o = _gates(x_proj + linear(h, w_hh, b_hh), 4)
-    c = sgnp.sigmoid(f) * c + sgnp.sigmoid(i) * sgnp.tanh(g)
-    return sgnp.sigmoid(o) * sgnp.tanh(c), c
+    z = apply_function(_lstm_gates, (x_proj, h, w_hh, b_hh), {})
+    c = apply_function(_lstm_cell_state, (z, c), {})
+    return apply_function(_lstm_hidden, (z, c), {}), c
+
+
+def _lstm_gates(x_proj, h, w_hh, b_hh):
+    return x_proj + linear(h, w_hh, b_hh)
+
+
+def _lstm_cell_state(z, c):
+    i, f, g, _ = _gates(z, 4)
+    return sgnp.sigmoid(f) * c + sgnp.sigmoid(i) * sgnp.tanh(g)
+
+
+def _lstm_hidden(z, c):
+    return sgnp.sigmoid(_gates(z, 4)[3]) * sgnp.tanh(c)
 
 
 def _gru(x_proj, h, w_hh, b_hh):
