@@ -29,10 +29,15 @@ from .functional import linear
 
 
 def _gates(a, count):
-    """a's last axis cut into `count` equal gates (what chunk does, on tensors and traced values alike). The key is
-    slices of Python ints, no Ellipsis: on a tensor it replays a cached plan (Tensor.__getitem__)."""
-    size, before = a.shape[-1] // count, (slice(None),) * (len(a.shape) - 1)
-    return [a[before + (slice(k * size, (k + 1) * size),)] for k in range(count)]
+    """a's last axis cut into `count` equal gates (what chunk does, on tensors and traced values alike)."""
+    return [_gate(a, k, count) for k in range(count)]
+
+
+def _gate(a, k, count):
+    """Gate k of `count` along a's last axis. The key is slices of Python ints, no Ellipsis: on a tensor it replays a
+    cached plan (Tensor.__getitem__)."""
+    size = a.shape[-1] // count
+    return a[(slice(None),) * (len(a.shape) - 1) + (slice(k * size, (k + 1) * size),)]
 
 
 def _rnn_tanh(x_proj, h, w_hh, b_hh):
@@ -57,12 +62,11 @@ def _lstm_gates(x_proj, h, w_hh, b_hh):
 
 
 def _lstm_cell_state(z, c):
-    i, f, g, _ = _gates(z, 4)
-    return sgnp.sigmoid(f) * c + sgnp.sigmoid(i) * sgnp.tanh(g)
+    return sgnp.sigmoid(_gate(z, 1, 4)) * c + sgnp.sigmoid(_gate(z, 0, 4)) * sgnp.tanh(_gate(z, 2, 4))
 
 
 def _lstm_hidden(z, c):
-    return sgnp.sigmoid(_gates(z, 4)[3]) * sgnp.tanh(c)
+    return sgnp.sigmoid(_gate(z, 3, 4)) * sgnp.tanh(c)
 
 
 def _gru(x_proj, h, w_hh, b_hh):
