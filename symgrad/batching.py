@@ -24,7 +24,7 @@ from .ops.ew import ew_p
 from .ops.indexing import scatter_add_p, slice_p, take_p, unslice_p, wrap_index_p
 from .ops import lapack
 from .ops.linalg import matmul_p
-from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
+from .ops.reduce import first_max_p, reduce_max_p, reduce_min_p, reduce_prod_p
 from .ops.sorting import argsort_p
 from .ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, roll_p,
                         stop_gradient_p, transpose_p)
@@ -188,6 +188,12 @@ def _unary(prim):
 
 def _reduce(prim):
     return lambda inputs, batched, size, axes: prim(inputs[0], axes=tuple(a + 1 for a in axes))
+
+
+def _first_max(inputs, batched, size):
+    """first_max reduces axis 0: the batch axis goes second."""
+    (x,) = inputs
+    return first_max_p(transpose_p(x, perm=(1, 0, *range(2, len(x.shape)))))
 
 
 def _broadcast(inputs, batched, size, shape):
@@ -399,6 +405,7 @@ BATCH_RULES = {
     broadcast_to_p: _broadcast,
     reduce_sum_p: _reduce(reduce_sum_p),
     reduce_max_p: _reduce(reduce_max_p),
+    first_max_p: _first_max,
     reduce_min_p: _reduce(reduce_min_p),
     reduce_prod_p: _reduce(reduce_prod_p),
     reshape_p: _reshape,

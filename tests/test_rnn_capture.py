@@ -4,6 +4,8 @@ call. Every step's values and gradients against PyTorch and against the general 
 the step off the capture), in float64 to 1e-10; against finite differences; across sequence lengths that change
 mid-loop; with an initial state given or not, one time step, one sequence, dropout between layers, retain_graph,
 packed sequences."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -24,6 +26,22 @@ def _pair(mode, kw, dtype="float64"):
     ours = getattr(sg.nn, mode)(3, 4, dtype=dtype, **kw)
     ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
     return ours, theirs
+
+
+def _trio(mode, kw):
+    """(the layer captured, the same layer for the general path, PyTorch's or None where torch is absent), float64,
+    all three with symgrad's initialization of seed 0."""
+    sg.manual_seed(0)
+    ours, general = (getattr(sg.nn, mode)(3, 4, dtype="float64", **kw) for _ in range(2))
+    state = {k: v.detach().numpy().copy() for k, v in ours.state_dict().items()}
+    general.load_state_dict(state)
+    try:
+        import torch
+    except ImportError:
+        return ours, general, None
+    theirs = getattr(torch.nn, mode)(3, 4, **kw).to(torch.float64)
+    theirs.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
+    return ours, general, theirs
 
 
 def _initial(lib, mode, module, batch, kind, dtype=np.float64):
@@ -79,37 +97,37 @@ def _assert_close(got, expected, rtol=1e-10, atol=1e-12):
             np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=f"step {step}")
 
 
+def _check(mode, kw, inputs, **options) -> list:
+    """The steps `_train` records for a captured layer, checked against the general path (a hook keeps it off the
+    capture, so this runs without torch, as in CI) and against PyTorch where it is installed; they are returned."""
+    ours, general, theirs = _trio(mode, kw)
+    captured = _train(sg, ours, mode, inputs, **options)
+    _assert_close(captured, _train(sg, general, mode, inputs, hooked=True, **options))
+    if theirs is not None:
+        _assert_close(captured, _train(sys.modules["torch"], theirs, mode, inputs, **options))
+    return captured
+
+
 def _inputs(shapes, dtype=np.float64):
     return [np.random.default_rng(k).standard_normal(shape).astype(dtype) for k, shape in enumerate(shapes)]
 
 
 @pytest.mark.parametrize("mode, kw", LAYOUTS, ids=IDS)
 def test_captured_steps_match_pytorch_and_the_general_path(mode, kw):
-    torch = pytest.importorskip("torch")
-    ours, theirs = _pair(mode, kw)
-    general, _ = _pair(mode, kw)
-    inputs = _inputs([(5, 2, 3)] * 5)
-    captured = _train(sg, ours, mode, inputs)
-    _assert_close(captured, _train(torch, theirs, mode, inputs))
-    _assert_close(captured, _train(sg, general, mode, inputs, hooked=True))
+    _check(mode, kw, _inputs([(5, 2, 3)] * 5))
 
 
 @pytest.mark.parametrize("hx_kind", [None, "zeros", "random"])
 @pytest.mark.parametrize("shape", [(1, 3, 3), (6, 1, 3), (1, 1, 3)], ids=["one_step", "one_sequence", "one_of_both"])
 def test_edge_shapes_and_initial_states_match_pytorch(shape, hx_kind):
-    torch = pytest.importorskip("torch")
-    ours, theirs = _pair("LSTM", dict(num_layers=2))
-    inputs = _inputs([shape] * 4)
-    _assert_close(_train(sg, ours, "LSTM", inputs, hx_kind), _train(torch, theirs, "LSTM", inputs, hx_kind))
+    _check("LSTM", dict(num_layers=2), _inputs([shape] * 4), hx_kind=hx_kind)
 
 
 def test_sequence_lengths_that_change_mid_loop_are_captured_again():
     """Each length is a structure of its own: a new one runs op by op, then is captured; going back to an
     earlier one finds its capture again."""
-    torch = pytest.importorskip("torch")
-    ours, theirs = _pair("GRU", dict(bidirectional=True))
-    inputs = _inputs([(5, 2, 3)] * 3 + [(8, 2, 3)] * 3 + [(5, 2, 3)] * 3 + [(5, 3, 3)] * 3)
-    _assert_close(_train(sg, ours, "GRU", inputs), _train(torch, theirs, "GRU", inputs))
+    _check("GRU", dict(bidirectional=True), _inputs([(5, 2, 3)] * 3 + [(8, 2, 3)] * 3 + [(5, 2, 3)] * 3
+                                                    + [(5, 3, 3)] * 3))
 
 
 @pytest.mark.parametrize("shared", [False, True], ids=["input_requires_grad", "input_from_numpy"])
@@ -118,17 +136,12 @@ def test_cycled_sequence_lengths_defer_from_their_third_cycle(mode, kw, shared):
     """Lengths cycled (buckets): each is captured at its second cycle and deferred from its third, the tape taking
     whichever steady capture its ops repeat (also when the capture could not run the step that made it: a step
     computed op by op that read a from_numpy batch takes the general path); every step against PyTorch and the
-    general path."""
-    torch = pytest.importorskip("torch")
-    ours, theirs = _pair(mode, kw)
-    general, _ = _pair(mode, kw)
+    general path (PyTorch where it is installed)."""
     lengths = [4, 6, 5] * 4
-    inputs = _inputs([(2, t, 3) if kw.get("batch_first") else (t, 2, 3) for t in lengths])
     deferred = []
-    captured = _train(sg, ours, mode, inputs, deferred=deferred, shared=shared)
-    assert deferred == [False] * 6 + [True] * 6
-    _assert_close(captured, _train(torch, theirs, mode, inputs, shared=shared))
-    _assert_close(captured, _train(sg, general, mode, inputs, hooked=True, shared=shared))
+    _check(mode, kw, _inputs([(2, t, 3) if kw.get("batch_first") else (t, 2, 3) for t in lengths]), shared=shared,
+           deferred=deferred)
+    assert deferred[:12] == [False] * 6 + [True] * 6  # (the captured run's; the general path's come after)
 
 
 def test_float32_steps_match_pytorch():
@@ -143,8 +156,7 @@ def test_float32_steps_match_pytorch():
 def test_dropout_between_layers_equals_the_general_path():
     """In training, dropout between layers draws a mask per step (symgrad's generator, not PyTorch's): the captured
     steps use the masks the general path draws for the same seeds."""
-    ours, _ = _pair("LSTM", dict(num_layers=3, dropout=0.4))
-    general, _ = _pair("LSTM", dict(num_layers=3, dropout=0.4))
+    ours, general, _ = _trio("LSTM", dict(num_layers=3, dropout=0.4))
     inputs, seeds = _inputs([(4, 2, 3)] * 4), [3, 4, 5, 6]
     _assert_close(_train(sg, ours, "LSTM", inputs, seeds=seeds),
                   _train(sg, general, "LSTM", inputs, hooked=True, seeds=seeds))

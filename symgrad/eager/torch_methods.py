@@ -7,6 +7,8 @@ is used).
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .. import numpy_api as sgnp
@@ -57,8 +59,9 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
 
 
 def _pieces(self, sizes, dim):
-    """Consecutive slices of the given sizes along dim (a tuple of tensors)."""
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    """Consecutive slices of the given sizes along dim (a tuple of tensors). The bounds are Python ints: a key of
+    ints and slices of them is replayed from a cached plan (Tensor.__getitem__), one of NumPy ints is not."""
+    starts = [0, *itertools.accumulate(sizes)]
     before = (slice(None),) * dim
     return tuple(self[before + (slice(start, end),)] for start, end in zip(starts[:-1], starts[1:]))
 

@@ -15,6 +15,7 @@ from .. import numpy_api as sgnp
 from ..core import Tracer, UnsupportedOpError, fail
 from ..ops.conv import col2im_p, im2col_impl, im2col_p, output_size as output_size_of
 from ..ops.linalg import matmul_p
+from ..ops.reduce import first_max_p
 from ..ops.shape import broadcast_to_p, reduce_sum_p, reshape_p, transpose_p
 
 
@@ -206,15 +207,9 @@ def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
 
 def _window_maximum(patches):
     """The maximum over the leading axis of patches (K, ...), a window's places in row-major order, with
-    PyTorch's pooling gradient: all of it to the window's first maximum (or NaN)."""
-    peak = sgnp.stop_gradient(sgnp.max(patches, axis=0, keepdims=True))
-    hits = sgnp.logical_or(sgnp.isnan(patches), sgnp.equal(patches, peak))
-    k = patches.shape[0]
-    # the places, in the patches' float type (exact: a window has far fewer than 2**24 places)
-    positions = np.arange(k, dtype=patches.dtype).reshape((k,) + (1,) * (patches.ndim - 1))
-    first = sgnp.min(sgnp.where(hits, positions, float(k)), axis=0, keepdims=True)
-    chosen = sgnp.stop_gradient(sgnp.equal(positions, first))
-    return reduce_sum_p(sgnp.where(chosen, patches, 0.0), axes=(0,))
+    PyTorch's pooling gradient: all of it to the window's first maximum (or NaN). One primitive, so that an eager
+    step defers it (its mask, a comparison, would be computed from values otherwise)."""
+    return first_max_p(patches)
 
 
 def max_pool_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, *, d,

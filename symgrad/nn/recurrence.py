@@ -30,8 +30,14 @@ from .functional import linear
 
 def _gates(a, count):
     """a's last axis cut into `count` equal gates (what chunk does, on tensors and traced values alike)."""
+    return [_gate(a, k, count) for k in range(count)]
+
+
+def _gate(a, k, count):
+    """Gate k of `count` along a's last axis. The key is slices of Python ints, no Ellipsis: on a tensor it replays a
+    cached plan (Tensor.__getitem__)."""
     size = a.shape[-1] // count
-    return [a[..., k * size:(k + 1) * size] for k in range(count)]
+    return a[(slice(None),) * (len(a.shape) - 1) + (slice(k * size, (k + 1) * size),)]
 
 
 def _rnn_tanh(x_proj, h, w_hh, b_hh):
@@ -43,11 +49,24 @@ def _rnn_relu(x_proj, h, w_hh, b_hh):
 
 
 def _lstm(x_proj, state, w_hh, b_hh):
-    """PyTorch's LSTM step: gates i, f, g, o; c' = f c + i g; h' = o tanh(c')."""
+    """PyTorch's LSTM step: gates i, f, g, o; c' = f c + i g; h' = o tanh(c'). On tensors (LSTMCell) three cached
+    plans, each deferred at once in a captured step, rather than fifteen calls (apply_function; in a trace, the ops)."""
     h, c = state
-    i, f, g, o = _gates(x_proj + linear(h, w_hh, b_hh), 4)
-    c = sgnp.sigmoid(f) * c + sgnp.sigmoid(i) * sgnp.tanh(g)
-    return sgnp.sigmoid(o) * sgnp.tanh(c), c
+    z = apply_function(_lstm_gates, (x_proj, h, w_hh, b_hh), {})
+    c = apply_function(_lstm_cell_state, (z, c), {})
+    return apply_function(_lstm_hidden, (z, c), {}), c
+
+
+def _lstm_gates(x_proj, h, w_hh, b_hh):
+    return x_proj + linear(h, w_hh, b_hh)
+
+
+def _lstm_cell_state(z, c):
+    return sgnp.sigmoid(_gate(z, 1, 4)) * c + sgnp.sigmoid(_gate(z, 0, 4)) * sgnp.tanh(_gate(z, 2, 4))
+
+
+def _lstm_hidden(z, c):
+    return sgnp.sigmoid(_gate(z, 3, 4)) * sgnp.tanh(c)
 
 
 def _gru(x_proj, h, w_hh, b_hh):

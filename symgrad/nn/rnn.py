@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes
 from .. import numpy_api as sgnp
 from ..core import UnsupportedOpError
-from ..eager.tensor import Tensor
+from ..eager.tensor import Tensor, apply_function
 from . import init
 from .functional import dropout, linear
 from .modules import Module
@@ -199,13 +199,22 @@ class _CellBase(Module):
             hx = (zeros, zeros) if self.mode == "LSTM" else zeros
         elif not batched:
             hx = tuple(sgnp.expand_dims(h, 0) for h in hx) if self.mode == "LSTM" else sgnp.expand_dims(hx, 0)
-        out = STEPS[self.mode][0](linear(x, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh)
+        weights = [w for w in (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh) if w is not None]
+        if self.mode == "LSTM":  # (two results: op by op)
+            out = _cell(x, hx, *weights, mode=self.mode)
+        else:  # one cached plan, deferred at once in a captured step, rather than four calls
+            out = apply_function(_cell, (x, hx, *weights), dict(mode=self.mode))
         if batched:
             return out
         return tuple(sgnp.squeeze(o, 0) for o in out) if self.mode == "LSTM" else sgnp.squeeze(out, 0)
 
     def extra_repr(self):
         return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+
+def _cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None, *, mode):
+    """One step of a cell: h' (or (h', c') for an LSTM) from the input x (N, H_in) and the state h (or (h, c))."""
+    return STEPS[mode][0](linear(x, w_ih, b_ih), h, w_hh, b_hh)
 
 
 class RNNCell(_CellBase):

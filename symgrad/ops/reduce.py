@@ -2,7 +2,7 @@
 (reduce_sum, the adjoint of broadcast_to, is in shape.py.)"""
 import numpy as np
 
-from ..core import Primitive
+from ..core import Primitive, ShapeError
 from . import elementwise as E
 from .cumulative import cumprod_p, shift_in_one
 from .shape import broadcast_to_p, convert_p, expand_reduced, reduce_shape, reduce_sum_p, reshape_p, transpose_p
@@ -63,3 +63,44 @@ def _prod_jvp(tangents, ans, x, axes):
 
 reduce_prod_p = Primitive("reduce_prod", reduce_shape, lambda x, axes: np.prod(x, axis=axes),
                           vjp=_prod_vjp, jvp=_prod_jvp)
+
+
+def _first_maximum(x, peak):
+    """Where x (K, ...) has the first maximum of each column along axis 0 (the first NaN where there is one), given
+    the columns' maxima `peak` (...): a bool array of x's shape. Written with primitives (not differentiated)."""
+    k = x.shape[0]
+    hits = E.logical_or(E.isnan(x), E.equal(x, expand_reduced(peak, x.shape, (0,))))
+    positions = np.arange(k, dtype=x.dtype).reshape((k,) + (1,) * (len(x.shape) - 1))  # (exact: k << 2**24)
+    first = reduce_min_p(E.where(hits, positions, float(k)), axes=(0,))
+    return E.equal(positions, expand_reduced(first, x.shape, (0,)))
+
+
+def _first_max_shape(inputs):
+    (x,) = inputs
+    if len(x.shape) < 1 or x.shape[0] == 0:
+        raise ShapeError(f"first_max: needs at least one value along axis 0, got shape {tuple(x.shape)}")
+    return reduce_shape(inputs, axes=(0,))
+
+
+def _first_max_impl(x):
+    """NumPy: the first maximum of each column, the element itself (its sign of zero kept); NaN where there is one."""
+    return np.take_along_axis(x, np.argmax(x, axis=0)[None], axis=0)[0]
+
+
+def _first_max_vjp(ct, ans, x):
+    return (E.where(_first_maximum(x, ans), expand_reduced(ct, x.shape, (0,)), 0.0),)
+
+
+def _first_max_jvp(tangents, ans, x):
+    (t,) = tangents
+    return None if t is None else reduce_sum_p(E.where(_first_maximum(x, ans), t, 0.0), axes=(0,))
+
+
+def _first_max_decomposed(x):
+    return reduce_sum_p(E.where(_first_maximum(x, reduce_max_p(x, axes=(0,))), x, 0.0), axes=(0,))
+
+
+# first_max x: the maximum over axis 0 with PyTorch's max pooling gradient, all of it to the first maximum (or
+# NaN) of each column; a max pooling of patches (K, N*C*L) is one op, so an eager step defers it whole.
+first_max_p = Primitive("first_max", _first_max_shape, _first_max_impl,
+                        vjp=_first_max_vjp, jvp=_first_max_jvp, decompose=_first_max_decomposed)
