@@ -969,17 +969,10 @@ class Tensor(Tracer):
         return sgnp.log_softmax(self, dim)
 
     def norm(self, p=2, dim=None, keepdim=False):
-        """The p-norm over all elements (or along dim), as torch.norm. As PyTorch's, its gradient at a
-        zero vector is 0 (a gradient penalty or a normalization may meet one), not 0 * inf = NaN."""
-        if p == 1:
-            return sgnp.sum(sgnp.abs(self), dim, keepdim)
-        if p == float("inf"):
-            return sgnp.max(sgnp.abs(self), axis=dim, keepdims=keepdim)
-        total = sgnp.sum(self * self if p == 2 else sgnp.abs(self) ** p, dim, keepdim)
-        nonzero = total._data != 0  # NaN and inf take the ordinary root
-        safe = sgnp.where(nonzero, total, 1.0)  # no infinite derivative of the root where it is not taken
-        root = sgnp.sqrt(safe) if p == 2 else safe ** (1.0 / p)
-        return labelled(sgnp.where(nonzero, root, 0.0), "Norm")
+        """The p-norm over all elements (or along dim), as torch.norm: sg.linalg.norm's vector norm, so that its
+        gradient at a zero entry is PyTorch's 0 (a gradient penalty or a normalization may meet one), not NaN."""
+        from ..linalg import _vector_norm
+        return labelled(_vector_norm(self, 2 if p == "fro" else p, dim, keepdim), "Norm")
 
     def logsumexp(self, dim, keepdim=False):
         return sgnp.logsumexp(self, dim, keepdim)
