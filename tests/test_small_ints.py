@@ -62,6 +62,7 @@ UNARY = {
     "sort": (sg.sort, np.sort),
     "sum_int64": (sg.sum, lambda x: np.sum(x, dtype=np.int64)),  # NumPy's uint64: symgrad has none (PyTorch: int64)
     "cumsum_int64": (sg.cumsum, lambda x: np.cumsum(x, dtype=np.int64)),
+    "sum_wrapping": (lambda x: sg.sum(x, dtype=x.dtype), lambda x: np.sum(x, dtype=x.dtype)),  # (NumPy backend: int64)
     **{f"astype_{t.__name__}": (lambda x, t=t: x.astype(t),) * 2
        for t in (np.float32, np.float64, np.int64, np.int32, np.bool_, *SMALL)},
 }
