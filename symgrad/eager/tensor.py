@@ -1436,14 +1436,14 @@ def _call_key(args, kwargs) -> "tuple | None":
             continue
         kind = type(arg)
         if kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
-            key.append((kind, arg))
+            key.append((_scalar_token(arg), arg))
         else:
             return None
     if kwargs:
         for name, value in sorted(kwargs.items()):
             if type(value) not in _PLAIN:
                 return None
-            key.append((name, type(value), value))
+            key.append((name, _scalar_token(value), value))
     return tuple(key)
 
 
@@ -1586,21 +1586,28 @@ def apply_function(fn, args, kwargs):
             signature.append((True, shape, dtype, None))
             operands.append(arg)
         elif kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
-            signature.append((False, kind, None, arg))
+            signature.append((False, kind, _scalar_token(arg), arg))  # (Plan reads the value only)
         else:
             return fn(*args, **kwargs)
     keywords = ()
     if kwargs:
         if any(type(value) not in _PLAIN for value in kwargs.values()):
             return fn(*args, **kwargs)
-        keywords = tuple(sorted((name, type(value), value) for name, value in kwargs.items()))
-    plan = plans.function_plan_for(fn, tuple(signature), tuple((n, v) for n, _, v in keywords))
+        keywords = tuple(sorted((name, _scalar_token(value), value) for name, value in kwargs.items()))
+    plan = plans.function_plan_for(fn, tuple(signature), keywords)
     if plan is None:
         return fn(*args, **kwargs)
     return _run_plan(plan, operands, tape, fn, call)
 
 
 _PLAIN = (int, float, bool, str, type(None))
+
+
+def _scalar_token(value):
+    """What tells a plain argument apart in a key besides equality: its type (1 == 1.0 == True) and a float zero's
+    sign (-0.0 == 0.0, yet sg.pad(x, 1, constant_values=-0.0) is not sg.pad(x, 1, constant_values=0.0))."""
+    kind = type(value)
+    return (kind, math.copysign(1.0, value)) if kind is float and value == 0 else kind
 
 
 def _torch_extreme(reduce, elementwise, args, kwargs):
