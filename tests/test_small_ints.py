@@ -202,6 +202,18 @@ def test_tensor_names_and_methods():
         sg.tensor([1, 300], dtype=sg.uint8)
 
 
+def test_writing_a_python_int_out_of_range_is_an_error_as_in_pytorch_and_numpy():
+    """t[0] = 300 and t.fill_(256) of a uint8 t raise (PyTorch's error, NumPy's OverflowError), as
+    sg.tensor([300], dtype=sg.uint8) does: they wrote 44 and 0."""
+    t = sg.tensor([200, 100], dtype=sg.uint8)
+    for write in (lambda: t.__setitem__(0, 300), lambda: t.fill_(256), lambda: t.__setitem__(slice(None), -1)):
+        with pytest.raises(RuntimeError, match="cannot be converted to type uint8 without overflow"):
+            write()
+    assert t.tolist() == [200, 100]
+    t[0], t[1] = 255, 0
+    assert t.fill_(7).tolist() == [7, 7] and t.dtype == np.uint8
+
+
 def test_tensor_ops_match_torch():
     torch = pytest.importorskip("torch")
     image = np.array([[0, 1, 127, 128], [200, 254, 255, 7]], np.uint8)

@@ -1160,6 +1160,8 @@ class Tensor(Tracer):
         return self
 
     def fill_(self, value):
+        if type(value) is int:  # (t.fill_(256) of a uint8 t: PyTorch's and NumPy's error, not a wrapped 0)
+            _check_fits(np.asarray(value), self.dtype)
         return self.copy_(value)  # (a 0-d tensor filling a 0-d one is copy_'s case of no conversion)
 
     def copy_(self, src):
@@ -1183,6 +1185,8 @@ class Tensor(Tracer):
                 filled = _spread(value, key, self.shape, self.dtype)
             else:
                 filled = np.zeros(self.shape, self.dtype)
+                if type(value) is int:  # (t[0] = 300 of a uint8 t: PyTorch's and NumPy's error, not a wrapped 44)
+                    _check_fits(np.asarray(value), self.dtype)
                 filled[key] = concrete_array(value)
         self._inplace(lambda s: sgnp.where(mask, filled, s))
 
