@@ -202,6 +202,14 @@ def test_tensor_names_and_methods():
         sg.tensor([1, 300], dtype=sg.uint8)
 
 
+@pytest.mark.parametrize("run", RUNS)
+def test_a_bool_sum_in_bool_is_their_or_as_numpy(run):
+    """sg.sum(b, dtype=bool) is NumPy's logical or: a bool reduce_sum added in one bit on LLVM (True + True was
+    False) and counted on the NumPy backend (int64 2)."""
+    b = np.array([[True, False], [True, False]])
+    _same(_run(run, lambda b: sg.sum(b, 0, dtype=bool), b), np.sum(b, 0, dtype=bool))
+
+
 def test_writing_a_python_int_out_of_range_is_an_error_as_in_pytorch_and_numpy():
     """t[0] = 300 and t.fill_(256) of a uint8 t raise (PyTorch's error, NumPy's OverflowError), as
     sg.tensor([300], dtype=sg.uint8) does: they wrote 44 and 0."""

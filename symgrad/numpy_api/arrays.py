@@ -279,6 +279,8 @@ def _reduce(prim, x, axis, keepdims):
 @array_function_dispatch
 def sum(x, axis=None, keepdims=False, dtype=None):
     x = asarray(x)
+    if dtype is not None and dtypes.canonical(dtype) == dtypes.BOOL:  # NumPy's or: the truth of the counts
+        return astype(sum(astype(x, dtypes.BOOL), axis, keepdims), dtypes.BOOL)  # (a sum of bools would wrap)
     if dtype is not None:
         x = astype(x, dtype)
     elif not dtypes.is_float(x.dtype):
