@@ -210,6 +210,14 @@ def test_a_bool_sum_in_bool_is_their_or_as_numpy(run):
     _same(_run(run, lambda b: sg.sum(b, 0, dtype=bool), b), np.sum(b, 0, dtype=bool))
 
 
+@pytest.mark.parametrize("run", RUNS)
+def test_a_bool_matrix_product_is_an_or_of_ands_as_numpy(run):
+    """b @ b of bools: LLVM added the products in one bit (two Trues gave False)."""
+    b, v = np.array([[True, False], [True, True]]), np.array([True, True])
+    _same(_run(run, lambda b, v: b @ b, b, v), b @ b)
+    _same(_run(run, lambda b, v: sg.dot(v, v), b, v), np.dot(v, v))
+
+
 def test_writing_a_python_int_out_of_range_is_an_error_as_in_pytorch_and_numpy():
     """t[0] = 300 and t.fill_(256) of a uint8 t raise (PyTorch's error, NumPy's OverflowError), as
     sg.tensor([300], dtype=sg.uint8) does: they wrote 44 and 0."""

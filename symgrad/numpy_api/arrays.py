@@ -459,6 +459,8 @@ def matmul(a, b):
     if a.ndim == 0 or b.ndim == 0:
         fail(f"matmul: operands must be at least 1-D, got shapes {a.shape} and {b.shape}")
     dtype = dtypes.promote([a.dtype, b.dtype])
+    if dtype == dtypes.BOOL:  # NumPy's or of ands: the counts' truth (LLVM added the products in one bit)
+        return astype(matmul(astype(a, dtypes.INT64), astype(b, dtypes.INT64)), dtypes.BOOL)
     a, b = astype(a, dtype), astype(b, dtype)
     a2 = reshape(a, (1,) + a.shape) if a.ndim == 1 else a
     b2 = reshape(b, b.shape + (1,)) if b.ndim == 1 else b
