@@ -218,6 +218,16 @@ def test_a_bool_matrix_product_is_an_or_of_ands_as_numpy(run):
     _same(_run(run, lambda b, v: sg.dot(v, v), b, v), np.dot(v, v))
 
 
+@pytest.mark.parametrize("run", RUNS)
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32, np.bool_], ids=lambda d: d.__name__)
+def test_einsum_sums_in_its_operands_dtype_as_numpy(dtype, run):
+    """einsum's sums over one operand's axes keep its dtype, as NumPy's (uint8 wraps, bools or): they were int64."""
+    a = np.array([[200, 100], [100, 100]]).astype(dtype)
+    for subscripts in ("ij->j", "ii->", "ij,ij->i"):
+        operands = (a,) * (subscripts.count(",") + 1)
+        _same(_run(run, lambda *xs: sg.einsum(subscripts, *xs), *operands), np.einsum(subscripts, *operands))
+
+
 def test_writing_a_python_int_out_of_range_is_an_error_as_in_pytorch_and_numpy():
     """t[0] = 300 and t.fill_(256) of a uint8 t raise (PyTorch's error, NumPy's OverflowError), as
     sg.tensor([300], dtype=sg.uint8) does: they wrote 44 and 0."""
