@@ -83,6 +83,16 @@ def _expr_rule(template):
     return lambda node, args, target, module: [f"{target} = {template(node.params, args, node)}"]
 
 
+def _reduction_rule(name):
+    """np.<name> over the node's axes, in the node's dtype: NumPy sums and multiplies integers narrower than 64 bits
+    in (u)int64, where the IR's reduction keeps, and wraps in, its operand's type (as the LLVM backend does)."""
+    def text(p, a, n):
+        dtype = n.out.dtype
+        kept = f", dtype={np_dtype(dtype)}" if dtype.kind in "iu" and dtype.itemsize < 8 else ""
+        return f"np.{name}({a[0]}, axis={p['axes']}{kept})"
+    return _expr_rule(text)
+
+
 def _const_rule(node, args, target, module):
     """A constant is defined once at module level, not in the function body (a sub-function's
     under a name of its own, which its body reads)."""
@@ -220,10 +230,10 @@ NUMPY_RULES = {
     reshape_p: _expr_rule(lambda p, a, n: f"np.reshape({a[0]}, {p['shape']})"),
     transpose_p: _expr_rule(lambda p, a, n: f"np.transpose({a[0]}, {p['perm']})"),
     concatenate_p: _expr_rule(lambda p, a, n: f"np.concatenate(({', '.join(a)},), axis={p['axis']})"),
-    reduce_sum_p: _expr_rule(lambda p, a, n: f"np.sum({a[0]}, axis={p['axes']})"),
+    reduce_sum_p: _reduction_rule("sum"),
     reduce_max_p: _expr_rule(lambda p, a, n: f"np.max({a[0]}, axis={p['axes']})"),
     reduce_min_p: _expr_rule(lambda p, a, n: f"np.min({a[0]}, axis={p['axes']})"),
-    reduce_prod_p: _expr_rule(lambda p, a, n: f"np.prod({a[0]}, axis={p['axes']})"),
+    reduce_prod_p: _reduction_rule("prod"),
     matmul_p: _expr_rule(lambda p, a, n: f"{a[0]} @ {a[1]}"),
     slice_p: _expr_rule(lambda p, a, n: f"{a[0]}[{_slices_text(p['starts'], p['steps'], p['sizes'])}]"),
     unslice_p: _unslice_rule,

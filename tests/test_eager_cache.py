@@ -110,6 +110,23 @@ def test_numbers_as_operands_keep_numpy_promotion_and_the_structural_exponent():
         sg.where(sg.tensor([True, False, True]), x, 0.0)
 
 
+def test_a_functions_plan_tells_a_negative_zero_argument_from_zero():
+    """A namespace function's plan is keyed by its plain arguments, where -0.0 == 0.0: the second call was given the
+    first's plan (its zeros unsigned), as NumPy's are not."""
+    x, t = sg.tensor([0.5, -0.5]), sg.tensor([np.nan, 1.0])
+    for zero in (0.0, -0.0):
+        want = np.pad(x.numpy(), 1, constant_values=zero)
+        for padded in (sg.pad(x, 1, constant_values=zero), sg.pad(x, 1, "constant", zero)):
+            np.testing.assert_array_equal(np.signbit(padded.numpy()), np.signbit(want))
+        np.testing.assert_array_equal(np.signbit(sg.nan_to_num(t, nan=zero).numpy()), [np.signbit(zero), False])
+    for step in range(4):  # in a training step that defers, through a call's shortcut
+        w = sg.tensor([1.0, -1.0], requires_grad=True)
+        zero = -0.0 if step % 2 else 0.0
+        padded = sg.pad(w * 2.0, 1, constant_values=zero)
+        padded.sum().backward()
+        assert np.signbit(padded.detach().numpy()[0]) == (step % 2 == 1) and w.grad.tolist() == [2.0, 2.0]
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_eager_with_numbers_matches_the_functional_gradient(dtype):
     """The functional transform bakes numbers into the expression; eager passes them at run time."""

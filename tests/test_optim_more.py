@@ -126,3 +126,15 @@ def test_state_is_read_with_the_parameter_as_key(name):
     assert sg.tensor([3.0], requires_grad=True) not in optimizer.state
     key = {"SGD": "momentum_buffer", "Adam": "exp_avg", "LBFGS": "func_evals"}[name]
     assert key in optimizer.state[w]
+
+
+def test_state_written_with_the_parameter_as_key_is_the_one_step_reads():
+    """state[p] = {...} (a warm start) was stored under p, beside the id(p) entry step reads, and state[p] of a
+    parameter without state was a KeyError: PyTorch's defaultdict(dict) gives {}. As PyTorch: q = 3 - 0.1 * 10."""
+    p, q = sg.tensor([1.0], requires_grad=True), sg.tensor([3.0], requires_grad=True)
+    optimizer = sg.optim.SGD([p, q], lr=0.1, momentum=0.9)
+    assert optimizer.state[p] == {}
+    optimizer.state[q] = {"momentum_buffer": sg.tensor([10.0])}
+    q.sum().backward()  # (q's gradient 1: the buffer becomes 0.9 * 10 + 1)
+    optimizer.step()
+    assert q.tolist() == [2.0] and optimizer.state[q]["momentum_buffer"].tolist() == [10.0]

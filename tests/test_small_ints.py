@@ -62,6 +62,7 @@ UNARY = {
     "sort": (sg.sort, np.sort),
     "sum_int64": (sg.sum, lambda x: np.sum(x, dtype=np.int64)),  # NumPy's uint64: symgrad has none (PyTorch: int64)
     "cumsum_int64": (sg.cumsum, lambda x: np.cumsum(x, dtype=np.int64)),
+    "sum_wrapping": (lambda x: sg.sum(x, dtype=x.dtype), lambda x: np.sum(x, dtype=x.dtype)),  # (NumPy backend: int64)
     **{f"astype_{t.__name__}": (lambda x, t=t: x.astype(t),) * 2
        for t in (np.float32, np.float64, np.int64, np.int32, np.bool_, *SMALL)},
 }
@@ -199,6 +200,44 @@ def test_tensor_names_and_methods():
     assert repr(t) == "tensor([200,   3,   0, 255], dtype=uint8)"
     with pytest.raises(RuntimeError, match="cannot be converted to type uint8 without overflow"):
         sg.tensor([1, 300], dtype=sg.uint8)
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_a_bool_sum_in_bool_is_their_or_as_numpy(run):
+    """sg.sum(b, dtype=bool) is NumPy's logical or: a bool reduce_sum added in one bit on LLVM (True + True was
+    False) and counted on the NumPy backend (int64 2)."""
+    b = np.array([[True, False], [True, False]])
+    _same(_run(run, lambda b: sg.sum(b, 0, dtype=bool), b), np.sum(b, 0, dtype=bool))
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_a_bool_matrix_product_is_an_or_of_ands_as_numpy(run):
+    """b @ b of bools: LLVM added the products in one bit (two Trues gave False)."""
+    b, v = np.array([[True, False], [True, True]]), np.array([True, True])
+    _same(_run(run, lambda b, v: b @ b, b, v), b @ b)
+    _same(_run(run, lambda b, v: sg.dot(v, v), b, v), np.dot(v, v))
+
+
+@pytest.mark.parametrize("run", RUNS)
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32, np.bool_], ids=lambda d: d.__name__)
+def test_einsum_sums_in_its_operands_dtype_as_numpy(dtype, run):
+    """einsum's sums over one operand's axes keep its dtype, as NumPy's (uint8 wraps, bools or): they were int64."""
+    a = np.array([[200, 100], [100, 100]]).astype(dtype)
+    for subscripts in ("ij->j", "ii->", "ij,ij->i"):
+        operands = (a,) * (subscripts.count(",") + 1)
+        _same(_run(run, lambda *xs: sg.einsum(subscripts, *xs), *operands), np.einsum(subscripts, *operands))
+
+
+def test_writing_a_python_int_out_of_range_is_an_error_as_in_pytorch_and_numpy():
+    """t[0] = 300 and t.fill_(256) of a uint8 t raise (PyTorch's error, NumPy's OverflowError), as
+    sg.tensor([300], dtype=sg.uint8) does: they wrote 44 and 0."""
+    t = sg.tensor([200, 100], dtype=sg.uint8)
+    for write in (lambda: t.__setitem__(0, 300), lambda: t.fill_(256), lambda: t.__setitem__(slice(None), -1)):
+        with pytest.raises(RuntimeError, match="cannot be converted to type uint8 without overflow"):
+            write()
+    assert t.tolist() == [200, 100]
+    t[0], t[1] = 255, 0
+    assert t.fill_(7).tolist() == [7, 7] and t.dtype == np.uint8
 
 
 def test_tensor_ops_match_torch():

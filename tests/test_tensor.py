@@ -371,6 +371,20 @@ def test_norm_gradients_match_torch():
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-13)
 
 
+@pytest.mark.parametrize("p", [0.5, -1, 3, np.inf, -np.inf, "fro"])
+def test_norm_of_any_order_has_pytorchs_gradient_at_zero_entries(p):
+    """x.norm(p) is sg.linalg.norm's vector norm: |x|**p's infinite derivative at a zero entry (p < 1) gave NaN."""
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (sg, torch):
+        x = lib.tensor(NORM_ROWS, requires_grad=True)
+        (x.norm(p, dim=1).sum() + x.norm(p)).backward()
+        grads.append(x.grad.numpy())
+    assert not np.isnan(grads[0]).any()
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-13)
+    assert sg.tensor([0.0, 1.0, -2.0]).norm(0).item() == 2.0  # the count of nonzeros, as PyTorch's
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_a_0d_tensor_reduces_and_reshapes_along_dim_0_as_in_pytorch(dtype):
     """PyTorch treats a 0-d tensor as having one dimension here; these failed inside symgrad."""

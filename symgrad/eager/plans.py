@@ -128,13 +128,13 @@ def tensor_plan_for(op, tensors) -> Plan:
 
 
 def function_plan_for(fn, signature, keywords) -> "Plan | None":
-    """The cached plan of a namespace function for a signature and keyword arguments, or None
-    when the call cannot be replayed from a trace (then it runs as usual)."""
+    """The cached plan of a namespace function for a signature and keyword arguments (name, key token, value),
+    or None when the call cannot be replayed from a trace (then it runs as usual)."""
     key = (fn, signature, keywords)
     plan = _plans.get(key, _MISSING)
     if plan is _MISSING:
         try:
-            plan = Plan(fn, signature, keywords)
+            plan = Plan(fn, signature, tuple((name, value) for name, _, value in keywords))
         except Exception:  # noqa: BLE001  (the call then runs eagerly, and raises its own error)
             plan = None
         _plans[key] = plan

@@ -986,17 +986,10 @@ class Tensor(Tracer):
         return sgnp.log_softmax(self, dim)
 
     def norm(self, p=2, dim=None, keepdim=False):
-        """The p-norm over all elements (or along dim), as torch.norm. As PyTorch's, its gradient at a
-        zero vector is 0 (a gradient penalty or a normalization may meet one), not 0 * inf = NaN."""
-        if p == 1:
-            return sgnp.sum(sgnp.abs(self), dim, keepdim)
-        if p == float("inf"):
-            return sgnp.max(sgnp.abs(self), axis=dim, keepdims=keepdim)
-        total = sgnp.sum(self * self if p == 2 else sgnp.abs(self) ** p, dim, keepdim)
-        nonzero = total._data != 0  # NaN and inf take the ordinary root
-        safe = sgnp.where(nonzero, total, 1.0)  # no infinite derivative of the root where it is not taken
-        root = sgnp.sqrt(safe) if p == 2 else safe ** (1.0 / p)
-        return labelled(sgnp.where(nonzero, root, 0.0), "Norm")
+        """The p-norm over all elements (or along dim), as torch.norm: sg.linalg.norm's vector norm, so that its
+        gradient at a zero entry is PyTorch's 0 (a gradient penalty or a normalization may meet one), not NaN."""
+        from ..linalg import _vector_norm
+        return labelled(_vector_norm(self, 2 if p == "fro" else p, dim, keepdim), "Norm")
 
     def logsumexp(self, dim, keepdim=False):
         return sgnp.logsumexp(self, dim, keepdim)
@@ -1184,6 +1177,8 @@ class Tensor(Tracer):
         return self
 
     def fill_(self, value):
+        if type(value) is int:  # (t.fill_(256) of a uint8 t: PyTorch's and NumPy's error, not a wrapped 0)
+            _check_fits(np.asarray(value), self.dtype)
         return self.copy_(value)  # (a 0-d tensor filling a 0-d one is copy_'s case of no conversion)
 
     def copy_(self, src):
@@ -1207,6 +1202,8 @@ class Tensor(Tracer):
                 filled = _spread(value, key, self.shape, self.dtype)
             else:
                 filled = np.zeros(self.shape, self.dtype)
+                if type(value) is int:  # (t[0] = 300 of a uint8 t: PyTorch's and NumPy's error, not a wrapped 44)
+                    _check_fits(np.asarray(value), self.dtype)
                 filled[key] = concrete_array(value)
         self._inplace(lambda s: sgnp.where(mask, filled, s))
 
@@ -1460,14 +1457,14 @@ def _call_key(args, kwargs) -> "tuple | None":
             continue
         kind = type(arg)
         if kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
-            key.append((kind, arg))
+            key.append((_scalar_token(arg), arg))
         else:
             return None
     if kwargs:
         for name, value in sorted(kwargs.items()):
             if type(value) not in _PLAIN:
                 return None
-            key.append((name, type(value), value))
+            key.append((name, _scalar_token(value), value))
     return tuple(key)
 
 
@@ -1621,21 +1618,28 @@ def apply_function(fn, args, kwargs):
             signature.append((True, shape, dtype, None))
             operands.append(arg)
         elif kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
-            signature.append((False, kind, None, arg))
+            signature.append((False, kind, _scalar_token(arg), arg))  # (Plan reads the value only)
         else:
             return fn(*args, **kwargs)
     keywords = ()
     if kwargs:
         if any(type(value) not in _PLAIN for value in kwargs.values()):
             return fn(*args, **kwargs)
-        keywords = tuple(sorted((name, type(value), value) for name, value in kwargs.items()))
-    plan = plans.function_plan_for(fn, tuple(signature), tuple((n, v) for n, _, v in keywords))
+        keywords = tuple(sorted((name, _scalar_token(value), value) for name, value in kwargs.items()))
+    plan = plans.function_plan_for(fn, tuple(signature), keywords)
     if plan is None:
         return fn(*args, **kwargs)
     return _run_plan(plan, operands, tape, fn, call)
 
 
 _PLAIN = (int, float, bool, str, type(None))
+
+
+def _scalar_token(value):
+    """What tells a plain argument apart in a key besides equality: its type (1 == 1.0 == True) and a float zero's
+    sign (-0.0 == 0.0, yet sg.pad(x, 1, constant_values=-0.0) is not sg.pad(x, 1, constant_values=0.0))."""
+    kind = type(value)
+    return (kind, math.copysign(1.0, value)) if kind is float and value == 0 else kind
 
 
 def _torch_extreme(reduce, elementwise, args, kwargs):

@@ -293,6 +293,8 @@ def _reduce(prim, x, axis, keepdims):
 @array_function_dispatch
 def sum(x, axis=None, keepdims=False, dtype=None):
     x = asarray(x)
+    if dtype is not None and dtypes.canonical(dtype) == dtypes.BOOL:  # NumPy's or: the truth of the counts
+        return astype(sum(astype(x, dtypes.BOOL), axis, keepdims), dtypes.BOOL)  # (a sum of bools would wrap)
     if dtype is not None:
         x = astype(x, dtype)
     elif not dtypes.is_float(x.dtype):
@@ -471,6 +473,8 @@ def matmul(a, b):
     if a.ndim == 0 or b.ndim == 0:
         fail(f"matmul: operands must be at least 1-D, got shapes {a.shape} and {b.shape}")
     dtype = dtypes.promote([a.dtype, b.dtype])
+    if dtype == dtypes.BOOL:  # NumPy's or of ands: the counts' truth (LLVM added the products in one bit)
+        return astype(matmul(astype(a, dtypes.INT64), astype(b, dtypes.INT64)), dtypes.BOOL)
     a, b = astype(a, dtype), astype(b, dtype)
     a2 = reshape(a, (1,) + a.shape) if a.ndim == 1 else a
     b2 = reshape(b, b.shape + (1,)) if b.ndim == 1 else b

@@ -73,8 +73,9 @@ def _diagonal(x, term):
 
 
 def _sum_unshared(x, term, keep):
+    """x summed over the axes of `term` not in `keep`, in x's dtype (NumPy's einsum keeps integers' and bools')."""
     axes = tuple(i for i, c in enumerate(term) if c not in keep)
-    return (sg.sum(x, axes) if axes else x), "".join(c for c in term if c in keep)
+    return (sg.sum(x, axes, dtype=x.dtype) if axes else x), "".join(c for c in term if c in keep)
 
 
 def _contract(a, ta, b, tb, keep):

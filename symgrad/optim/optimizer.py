@@ -30,6 +30,14 @@ class ParamState(dict):
     def __getitem__(self, key):
         return super().__getitem__(id(key) if isinstance(key, Tensor) else key)
 
+    def __setitem__(self, key, value):  # (under p itself, state[p] = {...} was an entry the optimizer never read)
+        super().__setitem__(id(key) if isinstance(key, Tensor) else key, value)
+
+    def __missing__(self, key):
+        """An empty state, kept, for a parameter that has none yet: PyTorch's defaultdict(dict)."""
+        self[key] = state = {}
+        return state
+
     def __contains__(self, key):
         return super().__contains__(id(key) if isinstance(key, Tensor) else key)
 
