@@ -279,10 +279,16 @@ class Module:
         return ""
 
     def __repr__(self):
-        lines = [f"({name}): " + repr(module).replace("\n", "\n  ") for name, module in self._modules.items()]
-        if not lines:
-            return f"{type(self).__name__}({self.extra_repr()})"
-        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+        """PyTorch's layout: extra_repr's lines, then one line per child (each indented), or all on one line when
+        extra_repr is one line and there is no child."""
+        extra = self.extra_repr()
+        lines = (extra.split("\n") if extra else []) + self._child_lines()
+        if len(lines) == 1 and not self._modules:
+            return f"{type(self).__name__}({lines[0]})"
+        return f"{type(self).__name__}(" + "".join(f"\n  {line}" for line in lines) + ("\n)" if lines else ")")
+
+    def _child_lines(self):
+        return [f"({name}): " + repr(module).replace("\n", "\n  ") for name, module in self._modules.items()]
 
     # ------------------------------------------------------------------ PyTorch's moves (issue 14)
     def to(self, *args, dtype=None, device=None, non_blocking=False):
@@ -467,6 +473,9 @@ class Flatten(Module):
 
     def forward(self, input):
         return Tensor.flatten(input, self.start_dim, self.end_dim)  # PyTorch's meaning on a traced array too
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
 class _Loss(Module):
