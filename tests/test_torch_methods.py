@@ -376,3 +376,41 @@ def test_predicates_and_properties():
     assert t.itemsize == 8 and t.nbytes == 16 and t.positive() is t
     with pytest.raises(RuntimeError, match="exceeds dimension size"):
         t.narrow(1, 1, 2)
+
+
+OUT_CALLS = [("matmul", lambda lib, a, b, out: lib.matmul(a, b.T, out=out)),
+             ("mul", lambda lib, a, b, out: lib.mul(a, b, out=out)),
+             ("add", lambda lib, a, b, out: lib.add(a, b, out=out)),
+             ("sum", lambda lib, a, b, out: lib.sum(a, 0, out=out)),
+             ("exp", lambda lib, a, b, out: lib.exp(a, out=out))]
+
+
+@pytest.mark.parametrize("name", [name for name, _ in OUT_CALLS])
+@pytest.mark.parametrize("out_shape", [(3, 3), (0,), ()])
+def test_out_argument(name, out_shape):
+    """`torch.mul(a, b, out=c)` (the tensors tutorial): c holds the result, resized to its shape, and is returned."""
+    call = dict(OUT_CALLS)[name]
+    a, b = (np.arange(9.0).reshape(3, 3) / 4, np.ones((3, 3)) * 0.5)
+    out = sg.zeros(out_shape, dtype=sg.double)
+    result = call(sg, sg.tensor(a), sg.tensor(b), out)
+    assert result is out
+    torch = pytest.importorskip("torch")
+    expected = call(torch, torch.tensor(a), torch.tensor(b), torch.zeros(out_shape, dtype=torch.float64))
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+
+
+def test_out_argument_errors():
+    """out= keeps no history, so PyTorch refuses it when an operand requires grad (not under no_grad), and a
+    result that does not cast to out's kind; a float32 result goes into a float64 out."""
+    w = sg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="out=... arguments don't support automatic differentiation"):
+        sg.mul(w, w, out=sg.zeros(2, dtype=sg.double))
+    with sg.no_grad():
+        assert sg.mul(w, w, out=sg.zeros(2, dtype=sg.double)).tolist() == [1.0, 4.0]
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        sg.mul(sg.tensor([1.5]), 2.0, out=sg.zeros(1, dtype=sg.long))
+    into = sg.zeros(2, dtype=sg.double)
+    sg.add(sg.tensor([1.0, 2.0], dtype=sg.float), 1.0, out=into)
+    assert into.dtype == np.float64 and into.tolist() == [2.0, 3.0]
+    with pytest.raises(TypeError, match="argument 'out' must be Tensor"):
+        sg.mul(w.detach(), 2.0, out=np.zeros(2))

@@ -1574,6 +1574,10 @@ def _broadcast_shape(shapes):
 def apply_function(fn, args, kwargs):
     """A namespace function (sg.sum, sg.matmul, ...) on tensors through a cached plan, keyed by
     the tensors' shapes and dtypes and the other arguments; the usual eager call otherwise."""
+    if kwargs and "out" in kwargs:
+        rest = {key: value for key, value in kwargs.items() if key != "out"}
+        return write_out(fn.__name__, kwargs["out"], args, lambda: apply_function(fn, args, rest)) \
+            if kwargs["out"] is not None else apply_function(fn, args, rest)
     torch_meaning = _TORCH_EXTREMES.get(fn)
     if torch_meaning is not None and isinstance(args[0], Tensor) and (len(args) > 1 or "dim" in kwargs):
         return _torch_extreme(*torch_meaning, args, kwargs)
@@ -1610,6 +1614,25 @@ def apply_function(fn, args, kwargs):
 _PLAIN = (int, float, bool, str, type(None))
 
 
+def write_out(name, out, operands, compute):
+    """PyTorch's `out=` (`torch.matmul(a, b, out=c)`): compute()'s result copied into `out` (resized first when
+    its shape differs, converted when the result's dtype casts to its kind), which is returned; refused, as by
+    PyTorch, where autograd would record the call (out= keeps no history)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if _mode.enabled and any(isinstance(arg, Tensor) and arg._requires_grad for arg in (*operands, out)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    result = compute()
+    if not isinstance(result, Tensor):
+        raise TypeError(f"{name}(): out= takes one tensor; this call gives {type(result).__name__}")
+    if not np.can_cast(result.dtype, out.dtype, "same_kind"):  # (copy_ itself converts any dtype)
+        raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type {out.dtype}")
+    if out.shape != result.shape:
+        out.resize_(result.shape)
+    return out.copy_(result)
+
+
 def _torch_extreme(reduce, elementwise, args, kwargs):
     """sg.max(t, dim) / sg.min(t, dim) on a tensor mean what torch.max(t, dim) means: the
     (values, indices) pair (so `_, predicted = torch.max(outputs, 1)` ported as is gets the
@@ -1631,6 +1654,7 @@ _TORCH_EXTREMES = {sgnp.max.__wrapped__: (Tensor.max, sgnp.maximum), sgnp.min.__
 # sg.tanh(t), sg.sum(t, 1), ...: the namespace's functions replay cached plans on tensors.
 Tensor.__sg_elementwise__ = staticmethod(elementwise_on_tensors)
 Tensor.__sg_function__ = staticmethod(apply_function)
+Tensor.__sg_out__ = staticmethod(write_out)
 Tensor.at = property(IndexUpdateHelper)  # t.at[key].set(v) ...: JAX's functional updates, as on traced values
 # sg.matmul, sg.sum and sg.mean without their dispatch, which the methods below and t.sum(), t.mean() skip: their
 # first argument is a tensor, whose handler (apply_function) the dispatch would search for and find

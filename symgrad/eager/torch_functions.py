@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..core import Tracer, TracerError
-from .tensor import Tensor
+from .tensor import Tensor, write_out
 
 
 def _as_tensor(value, name: str) -> Tensor:
@@ -25,8 +25,11 @@ def _as_tensor(value, name: str) -> Tensor:
 
 
 def _method_form(name: str):
-    def function(input, *args, **kwargs):
-        return getattr(_as_tensor(input, name), name)(*args, **kwargs)
+    def function(input, *args, out=None, **kwargs):
+        method = getattr(_as_tensor(input, name), name)
+        if out is None:
+            return method(*args, **kwargs)
+        return write_out(name, out, (input, *args, *kwargs.values()), lambda: method(*args, **kwargs))
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"torch.{name}(input, ...): input.{name}(...) (see Tensor.{name})."
