@@ -19,7 +19,7 @@ xx = x.unsqueeze(-1).pow(p)
 # In the above code, x.unsqueeze(-1) has shape (2000, 1), and p has shape
 # (3,), for this case, broadcasting semantics will apply to obtain a tensor
 # of shape (2000, 3)
-print(xx.shape, xx.dtype == sg.float)  # changed: printed
+print(xx.shape)  # changed: printed (its dtype is float64 here: float32 ** int64 promotes as NumPy, docs/eager.md)
 
 # Use the nn package to define our model as a sequence of layers. nn.Sequential
 # is a Module which contains other Modules, and applies them in sequence to
