@@ -14,7 +14,7 @@ NAMES = sorted(path.name for path in PROGRAMS.glob("*.py"))
 
 def pytorch_source(source: str) -> str:
     """The PyTorch program a port was made from: its symgrad imports renamed back."""
-    return source.replace("import symgrad as sg", "import torch as sg").replace("from symgrad", "from torch")
+    return re.sub(r"^(import|from) symgrad\b", r"\1 torch", source, flags=re.MULTILINE)
 
 
 def pytorch_line(line: str) -> str:
