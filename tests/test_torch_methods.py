@@ -414,3 +414,44 @@ def test_out_argument_errors():
     assert into.dtype == np.float64 and into.tolist() == [2.0, 3.0]
     with pytest.raises(TypeError, match="argument 'out' must be Tensor"):
         sg.mul(w.detach(), 2.0, out=np.zeros(2))
+
+
+def test_zero_dim_index_of_a_vector():
+    """A 0-d index is one of one element, as PyTorch takes it: the transforms tutorial's one-hot
+    `zeros(10).scatter_(0, tensor(y), value=1)`, scatter/scatter_add of a 0-d src, gather giving a 0-d result."""
+    assert sg.zeros(10, dtype=sg.float).scatter_(0, sg.tensor(3), value=1).tolist() == [0, 0, 0, 1] + [0] * 6
+    s = sg.tensor(5.0, requires_grad=True)
+    out = sg.zeros(4, dtype=sg.double).scatter(0, sg.tensor(1), s * 2) + sg.zeros(4, dtype=sg.double).scatter_add(
+        0, sg.tensor(3), s)
+    out.sum().backward()
+    assert out.tolist() == [0, 10, 0, 5] and s.grad.item() == 3.0
+    x = sg.tensor([0.0, 1.0, 2.0, 3.0], requires_grad=True)
+    y = x.gather(0, sg.tensor(2))
+    y.backward()
+    assert y.shape == () and y.item() == 2.0 and x.grad.tolist() == [0, 0, 1, 0]
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        sg.zeros(3, dtype=sg.float).scatter(0, sg.tensor(3), 1.0)
+    torch = pytest.importorskip("torch")
+    assert torch.zeros(4).scatter(0, torch.tensor(3), torch.tensor(5.0)).tolist() == [0, 0, 0, 5]
+    assert torch.tensor([0.0, 1.0, 2.0]).gather(0, torch.tensor(2)).shape == ()
+
+
+NEGATIVE_INDEX = [("gather", lambda lib, t, i: t.gather(0, i), RuntimeError),
+                  ("scatter", lambda lib, t, i: t.scatter(0, i, 1.0), RuntimeError),
+                  ("scatter_add", lambda lib, t, i: t.scatter_add(0, i, t[:1]), RuntimeError),
+                  ("index_select", lambda lib, t, i: t.index_select(0, i), IndexError),
+                  ("index_add", lambda lib, t, i: t.index_add(0, i, t[:1]), IndexError),
+                  ("index_copy", lambda lib, t, i: t.index_copy(0, i, t[:1]), IndexError)]
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in NEGATIVE_INDEX])
+def test_negative_index_refused(name):
+    """PyTorch refuses index -1 in these (where NumPy's indexing would take the last element: a silent number);
+    index_fill and take_along_dim count it from the end in both."""
+    _, call, error = next(entry for entry in NEGATIVE_INDEX if entry[0] == name)
+    with pytest.raises(error, match="out of"):
+        call(sg, sg.tensor([0.0, 1.0, 2.0, 3.0]), sg.tensor([-1]))
+    assert sg.tensor([0.0, 1.0, 2.0, 3.0]).index_fill(0, sg.tensor([-1]), 9.0).tolist() == [0, 1, 2, 9]
+    torch = pytest.importorskip("torch")
+    with pytest.raises(error, match="out of"):
+        call(torch, torch.tensor([0.0, 1.0, 2.0, 3.0]), torch.tensor([-1]))

@@ -992,7 +992,10 @@ class Tensor(Tracer):
         return labelled(sgnp.where(mask, value, self), "MaskedFill")
 
     def index_select(self, dim, index):
-        return labelled(sgnp.take(self, _index_array(index), axis=dim), "IndexSelect")
+        index = _index_array(index)
+        if index.size and (index.min() < 0 or index.max() >= self.shape[dim]):  # (NumPy counts -1 from the end)
+            raise IndexError("index out of range in self")
+        return labelled(sgnp.take(self, index, axis=dim), "IndexSelect")
 
     def cpu(self):
         """Tensors live in host memory: itself, as torch's cpu() on a CPU tensor."""

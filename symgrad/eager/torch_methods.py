@@ -125,15 +125,22 @@ def _cumulative(numpy_form, name):
     return method
 
 
+def _check_bounds(index, dim, size, error=RuntimeError, name=""):
+    """PyTorch's refusal of an index out of 0..size-1 (a negative one too: NumPy would count it from the end)."""
+    if index.size and (index.min() < 0 or index.max() >= size):
+        bad = int(index.min()) if index.min() < 0 else int(index.max())
+        raise error(f"{name}index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
 def _scatter_index(self, dim, index):
     """The full index of torch.scatter: index's values along dim, its own positions along the other axes."""
     index = _index_array(index).astype(np.int64)
     dim = _dim(dim, self.ndim)
+    if index.ndim == 0 and self.ndim == 1:  # PyTorch takes a 0-d index as one of one element (a one-hot's
+        index = index.reshape(1)             # zeros(10).scatter_(0, tensor(y), value=1))
     if index.ndim != self.ndim:
         raise RuntimeError(f"scatter: index has {index.ndim} dimensions, the tensor {self.ndim}")
-    if index.size and (index.min() < -self.shape[dim] or index.max() >= self.shape[dim]):
-        raise RuntimeError(f"scatter: index {int(index.max())} is out of bounds for dimension {dim} with size "
-                           f"{self.shape[dim]}")
+    _check_bounds(index, dim, self.shape[dim])
     grid = list(np.indices(index.shape, sparse=True))
     grid[dim] = index
     return tuple(grid), index.shape
@@ -141,12 +148,15 @@ def _scatter_index(self, dim, index):
 
 def gather(self, dim, index):
     """self[index] along dim, per position of index (torch.gather: take_along_axis of self cut to index's size
-    along the other dimensions, which may be smaller)."""
+    along the other dimensions, which may be smaller); a 0-d index of a 1-d tensor gives a 0-d result."""
     index = _index_array(index).astype(np.int64)
     dim = _dim(dim, self.ndim)
+    if index.ndim == 0 and self.ndim == 1:
+        return labelled(sgnp.reshape(gather(self, dim, index.reshape(1)), ()), "Gather")
     if index.ndim != self.ndim or any(i > s for d, (i, s) in enumerate(zip(index.shape, self.shape)) if d != dim):
         raise RuntimeError(f"gather: index of shape {index.shape} must have the tensor's {self.ndim} dimensions, "
                            f"none larger than the tensor's {tuple(self.shape)} except dimension {dim}")
+    _check_bounds(index, dim, self.shape[dim])
     cut = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
     source = self if all(n == s for n, s in zip(index.shape, self.shape)) else self[cut]
     return labelled(sgnp.take_along_axis(source, index, dim), "Gather")
@@ -155,6 +165,8 @@ def gather(self, dim, index):
 def _source(src, shape, like):
     if isinstance(src, (int, float, bool, np.number)):
         return np.full(shape, src, like.dtype)
+    if src.ndim == 0 and len(shape) == 1:  # a 0-d src with a 0-d index, as PyTorch takes them
+        src = sgnp.reshape(src, (1,))
     return src[tuple(slice(0, n) for n in shape)]
 
 
@@ -345,6 +357,10 @@ def _index_update(kind):
     def method(self, dim, index, source, *, alpha=1):
         dim = _dim(dim, self.ndim)
         index = _index_array(index).astype(np.int64).reshape(-1)
+        if kind == "add" and index.size and (index.min() < 0 or index.max() >= self.shape[dim]):
+            raise IndexError("index out of range in self")  # (PyTorch's words; index_fill counts -1 from the end)
+        if kind == "copy":
+            _check_bounds(index, dim, self.shape[dim], IndexError, "index_copy_(): ")
         key = (slice(None),) * dim + (index,)
         if kind == "fill":
             return labelled(self.at[key].set(source), "IndexFill")
