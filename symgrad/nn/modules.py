@@ -58,6 +58,19 @@ class _Entry:
             raise AttributeError(self.name) from None
 
 
+class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict returns; printed as PyTorch prints it, `<All keys matched successfully>` when both are
+    empty."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<All keys matched successfully>" if not self.missing_keys and not self.unexpected_keys else \
+            super().__repr__()
+
+    __str__ = __repr__
+
+
 class Module:
     """Base class: parameters and submodules assigned as attributes are registered by name."""
 
@@ -273,7 +286,7 @@ class Module:
                         raise RuntimeError(f"size mismatch for {name}: copying a param with shape {array.shape}, "
                                            f"the shape in current model is {own[name].shape}")
                     own[name].copy_(array)
-        return collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])(missing, unexpected)
+        return _IncompatibleKeys(missing, unexpected)
 
     def extra_repr(self) -> str:
         return ""

@@ -8,9 +8,9 @@ class AdamW(Adam):
     """PyTorch's AdamW: p *= 1 - lr * weight_decay, then Adam's update without L2 in the gradient."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False,
-                 maximize=False):
+                 maximize=False, **options):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                         maximize=maximize)
+                         maximize=maximize, decoupled_weight_decay=True, **options)
 
     def update(self, param, grad, state, group):
         decayed = param * (1 - group["lr"] * group["weight_decay"])
