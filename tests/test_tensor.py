@@ -722,3 +722,24 @@ def test_basic_indexing_errors_name_the_index_and_shape():
         with pytest.raises(IndexError, match="too many indices"):
             x[0, 0, 0]
     np.testing.assert_array_equal(x[np.int64(1)].numpy(), np.zeros(4))  # not a Python int: the general path
+
+
+def test_indexed_write_grad_fn_is_copy_slices():
+    """`w[0] = 0` on a computed tensor: its grad_fn prints as PyTorch's CopySlices (the autograd mechanics notes),
+    and the gradient skips the overwritten element."""
+    x = sg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = x * 2
+    w[0] = 0
+    assert repr(w).endswith("grad_fn=<CopySlices>)") and repr(w.grad_fn).startswith("<CopySlices object at")
+    w.sum().backward()
+    assert x.grad.tolist() == [0.0, 2.0, 2.0]
+
+
+def test_integer_requires_grad_errors_are_pytorchs():
+    """A factory's words and requires_grad_()'s words differ in PyTorch; each is kept."""
+    with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype can require gradients"):
+        sg.tensor([1, 2], requires_grad=True)
+    with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype can require gradients"):
+        sg.zeros(2, dtype=sg.long, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^only Tensors of floating point dtype can require gradients"):
+        sg.tensor([1, 2]).requires_grad_()

@@ -620,6 +620,9 @@ class Tensor(Tracer):
             _check_fits(array, target)
         Tensor._init(self, array.astype(target, copy=False))
         if requires_grad:
+            if not dtypes.is_float(target):  # (PyTorch's words for a factory; requires_grad_() has its own)
+                raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients (got "
+                                   f"{target})")
             self.requires_grad_(True)
 
     def _init(self, array, version=None):
@@ -1195,6 +1198,8 @@ class Tensor(Tracer):
                 filled = np.zeros(self.shape, self.dtype)
                 filled[key] = concrete_array(value)
         self._inplace(lambda s: sgnp.where(mask, filled, s))
+        if self._node is not None and self._base is None:
+            self._node.label = "CopySlices"  # PyTorch's name of an indexed write's grad_fn
 
     # ------------------------------------------------------------------ PyTorch surface (issue 14)
     device = property(lambda self: CPU)
