@@ -912,14 +912,14 @@ class Tensor(Tracer):
             return sgnp.transpose(self)
         if self.ndim == 0:
             _dim(dim0, 0), _dim(dim1, 0)
-            return sgnp.reshape(self, ())
-        return sgnp.swapaxes(self, _dim(dim0, self.ndim), _dim(dim1, self.ndim))
+            return view_labelled(sgnp.reshape(self, ()), self, "Transpose")
+        return view_labelled(sgnp.swapaxes(self, _dim(dim0, self.ndim), _dim(dim1, self.ndim)), self, "Transpose")
 
     def permute(self, *dims):
         return sgnp.transpose(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
 
     def t(self):
-        return sgnp.transpose(self)
+        return view_labelled(sgnp.transpose(self), self, "T")
 
     def view(self, *shape):
         """reshape that must alias: a layout no reshape can view (a transpose flattened) is PyTorch's error, not
@@ -945,14 +945,14 @@ class Tensor(Tracer):
         return sgnp.reshape(self, self.shape[:start] + (-1,) + self.shape[end + 1:])
 
     def unsqueeze(self, dim):
-        return sgnp.expand_dims(self, _dim(dim, self.ndim + 1))
+        return view_labelled(sgnp.expand_dims(self, _dim(dim, self.ndim + 1)), self, "Unsqueeze")
 
     def squeeze(self, dim=None):
         if dim is not None:
             dim = _dim(dim, self.ndim)
             if self.ndim == 0 or self.shape[dim] != 1:
                 return self  # PyTorch leaves a dimension of size != 1 alone
-        return sgnp.squeeze(self, dim)
+        return view_labelled(sgnp.squeeze(self, dim), self, "Squeeze")
 
     def expand(self, *sizes):
         sizes = sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
@@ -1023,8 +1023,14 @@ class Tensor(Tracer):
             plan = plans.function_plan_for(_basic_getitem, ((True, self.shape, self.dtype, None),
                                                             (False, tuple, None, basic)), ())
             if plan is not None:
-                return plan.run([self], EAGER)
-        return sgnp.getitem(self, _concrete_key(key))
+                return view_labelled(plan.run([self], EAGER), self, _view_label(basic, self.shape))
+        result = sgnp.getitem(self, _concrete_key(key))
+        items = key if type(key) is tuple else (key,)
+        if all(item is None or item is Ellipsis for item in items if _basic_key(item) is None):
+            result = view_labelled(result, self, _view_label(tuple((item.start, item.stop, item.step)
+                                                                   if type(item) is slice else item for item in items),
+                                                             self.shape))
+        return result
 
     # ------------------------------------------------------------------ in-place ops
     def _inplace(self, compute):
@@ -1361,6 +1367,26 @@ def _basic_key(key):
     return tuple(form)
 
 
+@functools.lru_cache(maxsize=4096)
+def _view_label(form, shape) -> str:
+    """PyTorch's grad_fn name of t[key] for a key of ints, slices (as in _basic_key), None and Ellipsis: its last
+    step that changes something (Select, Slice, Unsqueeze), Alias when none does; a lone slice is a Slice."""
+    label, dim = "Alias", 0
+    explicit = sum(item is not None and item is not Ellipsis for item in form)
+    for item in form:
+        if item is Ellipsis:
+            dim += len(shape) - explicit
+        elif item is None:
+            label = "Unsqueeze"
+        elif type(item) is tuple:
+            if len(form) == 1 or slice(*item).indices(shape[dim]) != (0, shape[dim], 1):
+                label = "Slice"
+            dim += 1
+        else:
+            label, dim = "Select", dim + 1
+    return label
+
+
 def _basic_getitem(x, form):
     """x[key] for the key of `form` (see _basic_key)."""
     return sgnp.getitem(x, tuple(slice(*item) if type(item) is tuple else item for item in form))
@@ -1676,6 +1702,11 @@ def _matmul(self, other):
 
 Tensor.__matmul__ = Tensor.matmul = Tensor.mm = _matmul
 Tensor.__rmatmul__ = lambda self, other: apply_function(_MATMUL, (other, self), {})
+
+
+def view_labelled(result, source, torch_name: str):
+    """labelled, unless the op gave `source` itself (a view that changes nothing: its grad_fn keeps its name)."""
+    return result if result is source else labelled(result, torch_name)
 
 
 def labelled(result, torch_name: str, operands=None):

@@ -14,7 +14,7 @@ from ..numpy_api import arrays
 from ..ops import elementwise as E
 from .mode import is_grad_enabled
 from .tensor import (Tensor, ValuesIndices, _dim, _index_array, _settle, as_view, elementwise_on_tensors,
-                     labelled)
+                     labelled, view_labelled)
 
 
 def _order(data, dim, descending, stable=True) -> np.ndarray:
@@ -77,7 +77,8 @@ def split(self, split_size_or_sections, dim=0):
         if sum(sizes) != length or any(s < 0 for s in sizes):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
                                f"size at dimension {dim}), but got split_sizes={sizes}")
-    return _pieces(self, sizes, dim)
+        return tuple(view_labelled(piece, self, "SplitWithSizes") for piece in _pieces(self, sizes, dim))
+    return tuple(view_labelled(piece, self, "Split") for piece in _pieces(self, sizes, dim))
 
 
 def chunk(self, chunks, dim=0):
@@ -91,7 +92,7 @@ def chunk(self, chunks, dim=0):
 def unbind(self, dim=0):
     """The slices along dim, that dimension removed."""
     dim = _dim(dim, self.ndim)
-    return tuple(sgnp.take(self, i, axis=dim) for i in range(self.shape[dim]))
+    return tuple(view_labelled(sgnp.take(self, i, axis=dim), self, "Unbind") for i in range(self.shape[dim]))
 
 
 def flip(self, *dims):
@@ -463,7 +464,7 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
 
 
 def select(self, dim, index):
-    return sgnp.take(self, int(index), axis=_dim(dim, self.ndim))
+    return view_labelled(sgnp.take(self, int(index), axis=_dim(dim, self.ndim)), self, "Select")
 
 
 def unflatten(self, dim, sizes):
