@@ -455,3 +455,18 @@ def test_negative_index_refused(name):
     torch = pytest.importorskip("torch")
     with pytest.raises(error, match="out of"):
         call(torch, torch.tensor([0.0, 1.0, 2.0, 3.0]), torch.tensor([-1]))
+
+
+def test_values_indices_print_as_pytorch_return_types():
+    """`print(x.max(1))` reads as PyTorch's torch.return_types.max, in sg's name; the pair unpacks, indexes and
+    pickles as before."""
+    x = sg.tensor([[3.0, 1.0], [0.5, 4.0]])
+    pair = x.max(1)
+    assert repr(pair) == "sg.return_types.max(\nvalues=tensor([3., 4.]),\nindices=tensor([0, 1]))"
+    assert repr(x.sort()).startswith("sg.return_types.sort(\nvalues=") and repr(x.topk(1)).startswith(
+        "sg.return_types.topk(")
+    values, indices = pair
+    assert values.tolist() == [3.0, 4.0] and pair[1].tolist() == [0, 1] and pair.indices.tolist() == [0, 1]
+    assert repr(pickle.loads(pickle.dumps(pair))) == repr(pair)
+    torch = pytest.importorskip("torch")
+    assert repr(torch.tensor([[3.0, 1.0], [0.5, 4.0]]).max(1)) == repr(pair).replace("sg.", "torch.")

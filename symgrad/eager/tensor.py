@@ -606,6 +606,27 @@ class ValuesIndices(collections.namedtuple("ValuesIndices", ["values", "indices"
         raise TypeError("a pair (values, indices), as sg.max(t, dim) or t.sort() give on a tensor (PyTorch's "
                         "meaning), is not an array: take .values (or write axis=dim for NumPy's max)")
 
+    def __repr__(self):  # PyTorch's layout, `torch.return_types.max(\nvalues=...,\nindices=...)`
+        return f"sg.return_types.{self.op}(\nvalues={self.values!r},\nindices={self.indices!r})" if self.op else \
+            super().__repr__()
+
+    op = None  # PyTorch's name of the op (a class per op below, so a pair still pickles)
+
+
+def _return_type(op: str) -> type:
+    cls = type(f"ValuesIndices_{op}", (ValuesIndices,), {"__slots__": (), "op": op, "__module__": __name__})
+    globals()[cls.__name__] = cls
+    return cls
+
+
+_RETURN_TYPES = {op: _return_type(op) for op in ("max", "min", "sort", "topk", "kthvalue", "median", "cummax",
+                                                  "cummin")}
+
+
+def values_indices(values, indices, name: str) -> ValuesIndices:
+    """The (values, indices) pair of the op PyTorch names `name` ('Max'), the values' grad_fn named after it."""
+    return _RETURN_TYPES[name.lower()](labelled(values, name), Tensor._wrap(indices))
+
 
 class Tensor(Tracer):
     """An n-d array with autograd: `requires_grad`, `grad`, `grad_fn`, `backward()`, in-place ops."""
@@ -886,12 +907,12 @@ class Tensor(Tracer):
             return reduce(self)
         dim = _dim(dim, self.ndim)
         if self.ndim == 0:
-            return ValuesIndices(labelled(sgnp.reshape(self, ()), name), Tensor._wrap(np.zeros((), np.int64)))
+            return values_indices(sgnp.reshape(self, ()), np.zeros((), np.int64), name)
         indices = np.asarray(arg(self._data, axis=dim, keepdims=True), dtype=np.int64)
         values = sgnp.take_along_axis(self, indices, dim)
         if not keepdim:
             values, indices = sgnp.squeeze(values, dim), np.squeeze(indices, dim)
-        return ValuesIndices(labelled(values, name), Tensor._wrap(indices))
+        return values_indices(values, indices, name)
 
     def max(self, dim=None, keepdim=False):
         """The maximum, or with `dim` the pair (values, indices) as torch.max."""

@@ -13,8 +13,8 @@ from .. import numpy_api as sgnp
 from ..numpy_api import arrays
 from ..ops import elementwise as E
 from .mode import is_grad_enabled
-from .tensor import (Tensor, ValuesIndices, _dim, _index_array, _settle, as_view, elementwise_on_tensors,
-                     labelled, view_labelled)
+from .tensor import (Tensor, _dim, _index_array, _settle, as_view, elementwise_on_tensors,
+                     labelled, values_indices, view_labelled)
 
 
 def _order(data, dim, descending, stable=True) -> np.ndarray:
@@ -29,10 +29,10 @@ def _order(data, dim, descending, stable=True) -> np.ndarray:
 def sort(self, dim=-1, descending=False, stable=False):
     """(values, indices) along dim, as torch.sort (equal elements keep their order whatever `stable` says)."""
     if self.ndim == 0:
-        return ValuesIndices(labelled(sgnp.reshape(self, ()), "Sort"), Tensor._wrap(np.zeros((), np.int64)))
+        return values_indices(sgnp.reshape(self, ()), np.zeros((), np.int64), "Sort")
     dim = _dim(dim, self.ndim)
     indices = _order(self._data, dim, descending).astype(np.int64)
-    return ValuesIndices(labelled(sgnp.take_along_axis(self, indices, dim), "Sort"), Tensor._wrap(indices))
+    return values_indices(sgnp.take_along_axis(self, indices, dim), indices, "Sort")
 
 
 def argsort(self, dim=-1, descending=False, stable=False, *, axis=None, kind=None, order=None):
@@ -53,7 +53,7 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
     if self.ndim == 0:
         return sort(self)
     picked = np.take(_order(self._data, dim, descending=largest), np.arange(k), axis=dim).astype(np.int64)
-    return ValuesIndices(labelled(sgnp.take_along_axis(self, picked, dim), "Topk"), Tensor._wrap(picked))
+    return values_indices(sgnp.take_along_axis(self, picked, dim), picked, "Topk")
 
 
 def _pieces(self, sizes, dim):
@@ -303,7 +303,7 @@ def _picked(self, dim, keepdim, position, name, nan_wins=False):
     """(values, indices) of the element sorted into `position` along dim (ties: the first index); with nan_wins,
     a slice holding NaN picks its first NaN (PyTorch's median)."""
     if self.ndim == 0:
-        return ValuesIndices(labelled(sgnp.reshape(self, ()), name), Tensor._wrap(np.zeros((), np.int64)))
+        return values_indices(sgnp.reshape(self, ()), np.zeros((), np.int64), name)
     dim = _dim(dim, self.ndim)
     order = _order(self._data, dim, descending=False)
     indices = np.take(order, [position], axis=dim).astype(np.int64)
@@ -313,7 +313,7 @@ def _picked(self, dim, keepdim, position, name, nan_wins=False):
     values = sgnp.take_along_axis(self, indices, dim)
     if not keepdim:
         values, indices = sgnp.squeeze(values, dim), np.squeeze(indices, dim)
-    return ValuesIndices(labelled(values, name), Tensor._wrap(indices))
+    return values_indices(values, indices, name)
 
 
 def median(self, dim=None, keepdim=False):
@@ -349,7 +349,7 @@ def _cumulative_extreme(accumulate, name):
         values = sgnp.take_along_axis(self if self.ndim else sgnp.reshape(self, (1,)), indices, dim)
         if not self.ndim:
             values, indices = sgnp.reshape(values, ()), indices.reshape(())
-        return ValuesIndices(labelled(values, name), Tensor._wrap(indices))
+        return values_indices(values, indices, name)
     method.__name__ = name.lower()
     return method
 
