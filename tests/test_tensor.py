@@ -777,3 +777,29 @@ def test_legacy_constructors():
     assert sg.IntTensor([1]).type() == "sg.IntTensor" and sg.BoolTensor([True]).dtype == np.bool_
     with pytest.raises(TypeError, match="takes sizes"):
         sg.FloatTensor([1], 2)
+
+
+def _next_names(t):
+    return [None if f is None else f.name() for f, _ in t.grad_fn.next_functions]
+
+
+def test_next_functions_as_pytorch_lists_them():
+    """The introyt autograd tutorial walks d.grad_fn.next_functions[0][0]... down to the leaf: `2 * b` lists b
+    first (PyTorch computes b * 2), mean and Tensor.where list their tensors, and a leaf's AccumulateGrad ends
+    the walk with no next_functions."""
+    a = sg.tensor([0.5, 1.0], requires_grad=True)
+    b = sg.sin(a)
+    w = sg.tensor([3.0, 4.0], requires_grad=True)
+    assert _next_names(2 * b) == ["SinBackward0", None] and _next_names(1 + b) == ["SinBackward0", None]
+    assert (2 * b).tolist() == (b * 2).tolist() and (1.5 + b).tolist() == (b + 1.5).tolist()
+    assert _next_names(b.mean()) == ["SinBackward0"]
+    assert _next_names(b.where(b > 0.6, w)) == ["SinBackward0", "AccumulateGrad"]
+    leaf = (2 * b).grad_fn.next_functions[0][0].next_functions[0][0]
+    assert leaf.name() == "AccumulateGrad" and leaf.next_functions == ()
+    torch = pytest.importorskip("torch")
+    tb = torch.sin(torch.tensor([0.5, 1.0], requires_grad=True))
+    tw = torch.tensor([3.0, 4.0], requires_grad=True)
+    for ours, theirs in ((2 * b, 2 * tb), (1 + b, 1 + tb), (b.mean(), tb.mean()), (b.where(b > 0.6, w),
+                                                                                   tb.where(tb > 0.6, tw))):
+        assert _next_names(ours) == [None if f is None else f.name().split("::")[-1]
+                                     for f, _ in theirs.grad_fn.next_functions]

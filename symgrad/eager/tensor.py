@@ -886,7 +886,7 @@ class Tensor(Tracer):
         return apply_function(_SUM, (self, _axis(dim, axis), _keep(keepdim, keepdims), dtype), {})
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return labelled(apply_function(_MEAN, (self, _axis(dim, axis), _keep(keepdim, keepdims)), {}), "Mean")
+        return labelled(apply_function(_MEAN, (self, _axis(dim, axis), _keep(keepdim, keepdims)), {}), "Mean", (self,))
 
     def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         return sgnp.prod(self, _axis(dim, axis), _keep(keepdim, keepdims))
@@ -1765,7 +1765,9 @@ def _elementwise_method(op, reflected=False):
 
 
 # Operators and unary methods (with PyTorch's names) replay cached elementwise plans.
-for _name, _op in {"__add__": E.add, "__sub__": E.subtract, "__mul__": E.multiply, "__truediv__": E.divide,
+# (`2 * b` is b * 2, as PyTorch computes it: the same values, and its grad_fn lists b's first in next_functions)
+for _name, _op in {"__add__": E.add, "__radd__": E.add, "__sub__": E.subtract, "__mul__": E.multiply,
+                   "__rmul__": E.multiply, "__truediv__": E.divide,
                    "__pow__": E.power, "__lt__": E.less, "__le__": E.less_equal, "__gt__": E.greater,
                    "__ge__": E.greater_equal, "__eq__": E.equal, "__ne__": E.not_equal, "__neg__": E.negative,
                    "__abs__": E.abs, "__and__": E.logical_and, "__or__": E.logical_or,
@@ -1778,8 +1780,7 @@ for _name, _op in {"__add__": E.add, "__sub__": E.subtract, "__mul__": E.multipl
                    "eq": E.equal, "ne": E.not_equal, "lt": E.less, "le": E.less_equal, "gt": E.greater,
                    "ge": E.greater_equal, "maximum": E.maximum, "minimum": E.minimum}.items():
     setattr(Tensor, _name, _elementwise_method(_op))
-for _name, _op in {"__radd__": E.add, "__rsub__": E.subtract, "__rmul__": E.multiply,
-                   "__rtruediv__": E.divide, "__rpow__": E.power}.items():
+for _name, _op in {"__rsub__": E.subtract, "__rtruediv__": E.divide, "__rpow__": E.power}.items():
     setattr(Tensor, _name, _elementwise_method(_op, reflected=True))
 
 

@@ -217,7 +217,7 @@ def expand_as(self, other):
 
 def where(self, condition, other):
     """self where condition, else other (torch's Tensor.where)."""
-    return labelled(sgnp.where(condition, self, other), "Where")
+    return labelled(sgnp.where(condition, self, other), "Where", (self, other))
 
 
 def masked_select(self, mask):
