@@ -470,3 +470,25 @@ def test_values_indices_print_as_pytorch_return_types():
     assert repr(pickle.loads(pickle.dumps(pair))) == repr(pair)
     torch = pytest.importorskip("torch")
     assert repr(torch.tensor([[3.0, 1.0], [0.5, 4.0]]).max(1)) == repr(pair).replace("sg.", "torch.")
+
+
+def test_function_forms_tutorials_call():
+    """torch.asin/acos/atan..., torch.unique, torch.sin_(b) (the introyt tensors tutorial) as functions of tensors,
+    equal to the methods; the in-place forms refuse an array (its copy would change, not it)."""
+    t = sg.tensor([0.25, 0.5])
+    for name in ("asin", "acos", "atan", "asinh", "atanh"):
+        assert getattr(sg, name)(t).tolist() == getattr(t, name)().tolist()
+    assert sg.acosh(sg.tensor([1.5])).tolist() == sg.tensor([1.5]).acosh().tolist()
+    assert sg.unique(sg.tensor([3, 1, 3])).tolist() == [1, 3] and sg.kthvalue(t, 1).values.item() == 0.25
+    b = sg.tensor([0.0, 1.0])
+    assert sg.sin_(b) is b and b.tolist() == [0.0, float(np.sin(1.0))]
+    with pytest.raises(TypeError, match="in place"):
+        sg.sin_(np.zeros(2))
+
+
+def test_shape_errors_are_runtime_errors():
+    """PyTorch raises RuntimeError for operands that do not broadcast; ported `except RuntimeError:` catches ours."""
+    with pytest.raises(RuntimeError):
+        sg.ones(2, 3) * sg.ones(3, 2)
+    with pytest.raises(ValueError):  # (and it stays the ValueError it was)
+        sg.ones(2, 3) + sg.ones(4)
