@@ -41,8 +41,13 @@ def test_tutorial_matches_pytorch(name):
     assert "import symgrad as sg" in source
     ours = _run(source, name)
     assert len(ours.splitlines()) > 4
-    pytest.importorskip("torch", reason="PyTorch is not installed: the tutorial ran, without comparison")
-    theirs = _run(pytorch_source(source), name)
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the tutorial ran, without comparison")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # (the CIFAR10 tutorial's small convolutions took 15x the CPU time on 2 busy cores)
+    try:
+        theirs = _run(pytorch_source(source), name)
+    finally:
+        torch.set_num_threads(threads)
     our_lines = [without_addresses(line) for line in ours.splitlines()]
     their_lines = [without_addresses(pytorch_line(line)) for line in theirs.splitlines()]
     assert len(our_lines) == len(their_lines), f"\n{ours}\n---\n{theirs}"
