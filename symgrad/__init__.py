@@ -35,6 +35,7 @@ _LAZY = {
     ".eager.factories": "arange empty empty_like eye full full_like linspace ones ones_like zeros zeros_like",
     ".numpy_api.torch_keywords": "amax amin argmax argmin cumprod cumsum log_softmax logsumexp matmul mean prod softmax stack sum",
     ".eager.dtype_names": "bool double float float16 half int long short",
+    ".eager.legacy": "BoolTensor ByteTensor CharTensor DoubleTensor FloatTensor IntTensor LongTensor ShortTensor",
     ".eager.device": "accelerator cuda device get_default_device set_default_device",
     ".serialization": "load save",
     ".eager.print_options": "get_printoptions set_printoptions",
@@ -42,7 +43,9 @@ _LAZY = {
                               "index_select is_tensor le lt "
                               "masked_fill masked_select mm mul ne neg norm numel permute rsqrt scatter scatter_add sub t topk "
                               "unbind unsqueeze lerp clamp_min clamp_max multinomial bernoulli nonzero addmm sgn lgamma "
-                              "take_along_dim narrow movedim repeat_interleave unflatten var_mean std_mean",
+                              "take_along_dim narrow movedim repeat_interleave unflatten var_mean std_mean "
+                              "asin acos atan asinh acosh atanh unique kthvalue logical_xor is_floating_point mv "
+                              "addcmul addcdiv sin_ cos_ exp_ abs_ sigmoid_ square_",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
 _SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils")  # public submodules, also imported on first use

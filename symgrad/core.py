@@ -26,8 +26,9 @@ from . import dtypes, ir
 from .guards import concrete_array
 
 
-class ShapeError(ValueError):
-    """Operands whose shapes cannot be combined; the message names both shapes."""
+class ShapeError(ValueError, RuntimeError):
+    """Operands whose shapes cannot be combined; the message names both shapes. A RuntimeError too, which is what
+    PyTorch raises there, so ported code's `except RuntimeError:` catches it."""
 
 
 class UnsupportedOpError(TypeError):

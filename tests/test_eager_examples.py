@@ -28,7 +28,7 @@ def _run(source: str, name: str) -> str:
 def _normalize(line: str) -> str:
     """PyTorch's spelling of the same thing: dtype suffixes, Function grad_fn names, object addresses."""
     line = re.sub(r", dtype=torch\.float(64|32)", "", line)
-    return line.replace("torch.return_types.", "")
+    return line.replace("torch.return_types.", "sg.return_types.")
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

@@ -171,7 +171,7 @@ def test_other_dtypes_are_refused_naming_the_argument(dtype):
 def test_small_ints_are_not_differentiable():
     with pytest.raises(TypeError, match="dtype uint8"):
         sg.grad(lambda x: sg.sum(x / 255.0))(np.zeros(3, np.uint8))
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype can require gradients"):
         sg.tensor(np.zeros(3, np.uint8), requires_grad=True)
     with pytest.raises(RuntimeError, match="only Tensors of floating point dtype"):
         sg.tensor([1, 2], dtype=sg.int16).requires_grad_()

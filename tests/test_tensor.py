@@ -710,6 +710,8 @@ def test_a_view_of_a_tensor_modified_in_place_since_is_rebased_in_recorded_ops()
 
 BASIC_KEYS = [0, -1, (1, 2), (slice(None), 1), (slice(1, None), slice(None, None, 2)), slice(-2, None),
               (0, slice(5, 9)), (slice(None, None, -1), -2), slice(10, 20), ()]
+# PyTorch's grad_fn names of those keys: the last step that changes something; () changes nothing (y itself)
+BASIC_NAMES = ["Select", "Select", "Select", "Select", "Slice", "Slice", "Slice", "Select", "Slice", "Mul"]
 
 
 @pytest.mark.parametrize("key", BASIC_KEYS, ids=repr)
@@ -721,7 +723,7 @@ def test_basic_indexing_values_gradients_and_names(key):
         x = sg.tensor(data, requires_grad=True)
         y = (x * 2.0)[key]
         np.testing.assert_array_equal(y.detach().numpy(), (data * 2.0)[key])
-        assert y.grad_fn.name() == sgnp.getitem(x * 2.0, key).grad_fn.name()  # as the general path names it
+        assert y.grad_fn.name() == BASIC_NAMES[BASIC_KEYS.index(key)] + "Backward0"
         y.sum().backward()
         expected = np.zeros_like(data)
         np.add.at(expected, key, 2.0) if key != () else expected.fill(2.0)
@@ -736,3 +738,82 @@ def test_basic_indexing_errors_name_the_index_and_shape():
         with pytest.raises(IndexError, match="too many indices"):
             x[0, 0, 0]
     np.testing.assert_array_equal(x[np.int64(1)].numpy(), np.zeros(4))  # not a Python int: the general path
+
+
+def test_indexed_write_grad_fn_is_copy_slices():
+    """`w[0] = 0` on a computed tensor: its grad_fn prints as PyTorch's CopySlices (the autograd mechanics notes),
+    and the gradient skips the overwritten element."""
+    x = sg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = x * 2
+    w[0] = 0
+    assert repr(w).endswith("grad_fn=<CopySlices>)") and repr(w.grad_fn).startswith("<CopySlices object at")
+    w.sum().backward()
+    assert x.grad.tolist() == [0.0, 2.0, 2.0]
+
+
+def test_integer_requires_grad_errors_are_pytorchs():
+    """A factory's words and requires_grad_()'s words differ in PyTorch; each is kept."""
+    with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype can require gradients"):
+        sg.tensor([1, 2], requires_grad=True)
+    with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype can require gradients"):
+        sg.zeros(2, dtype=sg.long, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^only Tensors of floating point dtype can require gradients"):
+        sg.tensor([1, 2]).requires_grad_()
+
+
+VIEW_NAMES = [("x[0]", "Select"), ("x[:, 1]", "Select"), ("x[0, :2]", "Slice"), ("x[:1]", "Slice"),
+              ("x[..., 0]", "Select"), ("x[None]", "Unsqueeze"), ("x[:, None, 1]", "Select"),
+              ("x[None, :, 1:]", "Slice"), ("x[0, 0:3]", "Select"), ("x[-1]", "Select"), ("x.select(0, 1)", "Select"),
+              ("x.t()", "T"), ("x.transpose(0, 1)", "Transpose"), ("x.unsqueeze(0)", "Unsqueeze"),
+              ("x.unsqueeze(1).squeeze()", "Squeeze"), ("x.split(1)[0]", "Split"),
+              ("x.split([1, 1])[1]", "SplitWithSizes"), ("x.chunk(2)[0]", "Split"), ("x.unbind(0)[0]", "Unbind"),
+              ("x[[0, 1]]", "Index")]
+
+
+@pytest.mark.parametrize("text, name", VIEW_NAMES)
+def test_view_grad_fn_names(text, name):
+    """Views name their grad_fn as PyTorch's (the NLP tutorial prints `param[:, k]`: SelectBackward0): an index key's
+    last step that changes something, or the view method's own name. A view that changes nothing (`y[:, 0:3]` of
+    3 columns, `y.t()` of a vector) is y itself here, its grad_fn y's, where PyTorch makes an alias."""
+    x = sg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    assert repr(eval(text).grad_fn).startswith(f"<{name}Backward0 object")
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    assert repr(eval(text).grad_fn).startswith(f"<{name}Backward0 object")
+
+
+def test_legacy_constructors():
+    """sg.LongTensor([label]) and the other legacy constructors: data of that dtype, or zeros of the sizes given."""
+    assert sg.LongTensor([3]).dtype == np.int64 and sg.LongTensor([3]).tolist() == [3]
+    assert sg.FloatTensor([[1, 2]]).dtype == np.float32 and sg.FloatTensor((2, 3)).tolist() == [2.0, 3.0]
+    assert sg.DoubleTensor(2, 3).shape == (2, 3) and sg.DoubleTensor(2, 3).dtype == np.float64
+    assert sg.FloatTensor().shape == (0,) and sg.ByteTensor([1, 2]).dtype == np.uint8
+    assert sg.IntTensor([1]).type() == "sg.IntTensor" and sg.BoolTensor([True]).dtype == np.bool_
+    with pytest.raises(TypeError, match="takes sizes"):
+        sg.FloatTensor([1], 2)
+
+
+def _next_names(t):
+    return [None if f is None else f.name() for f, _ in t.grad_fn.next_functions]
+
+
+def test_next_functions_as_pytorch_lists_them():
+    """The introyt autograd tutorial walks d.grad_fn.next_functions[0][0]... down to the leaf: `2 * b` lists b
+    first (PyTorch computes b * 2), mean and Tensor.where list their tensors, and a leaf's AccumulateGrad ends
+    the walk with no next_functions."""
+    a = sg.tensor([0.5, 1.0], requires_grad=True)
+    b = sg.sin(a)
+    w = sg.tensor([3.0, 4.0], requires_grad=True)
+    assert _next_names(2 * b) == ["SinBackward0", None] and _next_names(1 + b) == ["SinBackward0", None]
+    assert (2 * b).tolist() == (b * 2).tolist() and (1.5 + b).tolist() == (b + 1.5).tolist()
+    assert _next_names(b.mean()) == ["SinBackward0"]
+    assert _next_names(b.where(b > 0.6, w)) == ["SinBackward0", "AccumulateGrad"]
+    leaf = (2 * b).grad_fn.next_functions[0][0].next_functions[0][0]
+    assert leaf.name() == "AccumulateGrad" and leaf.next_functions == ()
+    torch = pytest.importorskip("torch")
+    tb = torch.sin(torch.tensor([0.5, 1.0], requires_grad=True))
+    tw = torch.tensor([3.0, 4.0], requires_grad=True)
+    for ours, theirs in ((2 * b, 2 * tb), (1 + b, 1 + tb), (b.mean(), tb.mean()), (b.where(b > 0.6, w),
+                                                                                   tb.where(tb > 0.6, tw))):
+        assert _next_names(ours) == [None if f is None else f.name().split("::")[-1]
+                                     for f, _ in theirs.grad_fn.next_functions]

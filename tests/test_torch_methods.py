@@ -376,3 +376,119 @@ def test_predicates_and_properties():
     assert t.itemsize == 8 and t.nbytes == 16 and t.positive() is t
     with pytest.raises(RuntimeError, match="exceeds dimension size"):
         t.narrow(1, 1, 2)
+
+
+OUT_CALLS = [("matmul", lambda lib, a, b, out: lib.matmul(a, b.T, out=out)),
+             ("mul", lambda lib, a, b, out: lib.mul(a, b, out=out)),
+             ("add", lambda lib, a, b, out: lib.add(a, b, out=out)),
+             ("sum", lambda lib, a, b, out: lib.sum(a, 0, out=out)),
+             ("exp", lambda lib, a, b, out: lib.exp(a, out=out))]
+
+
+@pytest.mark.parametrize("name", [name for name, _ in OUT_CALLS])
+@pytest.mark.parametrize("out_shape", [(3, 3), (0,), ()])
+def test_out_argument(name, out_shape):
+    """`torch.mul(a, b, out=c)` (the tensors tutorial): c holds the result, resized to its shape, and is returned."""
+    call = dict(OUT_CALLS)[name]
+    a, b = (np.arange(9.0).reshape(3, 3) / 4, np.ones((3, 3)) * 0.5)
+    out = sg.zeros(out_shape, dtype=sg.double)
+    result = call(sg, sg.tensor(a), sg.tensor(b), out)
+    assert result is out
+    torch = pytest.importorskip("torch")
+    expected = call(torch, torch.tensor(a), torch.tensor(b), torch.zeros(out_shape, dtype=torch.float64))
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+
+
+def test_out_argument_errors():
+    """out= keeps no history, so PyTorch refuses it when an operand requires grad (not under no_grad), and a
+    result that does not cast to out's kind; a float32 result goes into a float64 out."""
+    w = sg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="out=... arguments don't support automatic differentiation"):
+        sg.mul(w, w, out=sg.zeros(2, dtype=sg.double))
+    with sg.no_grad():
+        assert sg.mul(w, w, out=sg.zeros(2, dtype=sg.double)).tolist() == [1.0, 4.0]
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        sg.mul(sg.tensor([1.5]), 2.0, out=sg.zeros(1, dtype=sg.long))
+    into = sg.zeros(2, dtype=sg.double)
+    sg.add(sg.tensor([1.0, 2.0], dtype=sg.float), 1.0, out=into)
+    assert into.dtype == np.float64 and into.tolist() == [2.0, 3.0]
+    with pytest.raises(TypeError, match="argument 'out' must be Tensor"):
+        sg.mul(w.detach(), 2.0, out=np.zeros(2))
+
+
+def test_zero_dim_index_of_a_vector():
+    """A 0-d index is one of one element, as PyTorch takes it: the transforms tutorial's one-hot
+    `zeros(10).scatter_(0, tensor(y), value=1)`, scatter/scatter_add of a 0-d src, gather giving a 0-d result."""
+    assert sg.zeros(10, dtype=sg.float).scatter_(0, sg.tensor(3), value=1).tolist() == [0, 0, 0, 1] + [0] * 6
+    s = sg.tensor(5.0, requires_grad=True)
+    out = sg.zeros(4, dtype=sg.double).scatter(0, sg.tensor(1), s * 2) + sg.zeros(4, dtype=sg.double).scatter_add(
+        0, sg.tensor(3), s)
+    out.sum().backward()
+    assert out.tolist() == [0, 10, 0, 5] and s.grad.item() == 3.0
+    x = sg.tensor([0.0, 1.0, 2.0, 3.0], requires_grad=True)
+    y = x.gather(0, sg.tensor(2))
+    y.backward()
+    assert y.shape == () and y.item() == 2.0 and x.grad.tolist() == [0, 0, 1, 0]
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        sg.zeros(3, dtype=sg.float).scatter(0, sg.tensor(3), 1.0)
+    torch = pytest.importorskip("torch")
+    assert torch.zeros(4).scatter(0, torch.tensor(3), torch.tensor(5.0)).tolist() == [0, 0, 0, 5]
+    assert torch.tensor([0.0, 1.0, 2.0]).gather(0, torch.tensor(2)).shape == ()
+
+
+NEGATIVE_INDEX = [("gather", lambda lib, t, i: t.gather(0, i), RuntimeError),
+                  ("scatter", lambda lib, t, i: t.scatter(0, i, 1.0), RuntimeError),
+                  ("scatter_add", lambda lib, t, i: t.scatter_add(0, i, t[:1]), RuntimeError),
+                  ("index_select", lambda lib, t, i: t.index_select(0, i), IndexError),
+                  ("index_add", lambda lib, t, i: t.index_add(0, i, t[:1]), IndexError),
+                  ("index_copy", lambda lib, t, i: t.index_copy(0, i, t[:1]), IndexError)]
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in NEGATIVE_INDEX])
+def test_negative_index_refused(name):
+    """PyTorch refuses index -1 in these (where NumPy's indexing would take the last element: a silent number);
+    index_fill and take_along_dim count it from the end in both."""
+    _, call, error = next(entry for entry in NEGATIVE_INDEX if entry[0] == name)
+    with pytest.raises(error, match="out of"):
+        call(sg, sg.tensor([0.0, 1.0, 2.0, 3.0]), sg.tensor([-1]))
+    assert sg.tensor([0.0, 1.0, 2.0, 3.0]).index_fill(0, sg.tensor([-1]), 9.0).tolist() == [0, 1, 2, 9]
+    torch = pytest.importorskip("torch")
+    with pytest.raises(error, match="out of"):
+        call(torch, torch.tensor([0.0, 1.0, 2.0, 3.0]), torch.tensor([-1]))
+
+
+def test_values_indices_print_as_pytorch_return_types():
+    """`print(x.max(1))` reads as PyTorch's torch.return_types.max, in sg's name; the pair unpacks, indexes and
+    pickles as before."""
+    x = sg.tensor([[3.0, 1.0], [0.5, 4.0]])
+    pair = x.max(1)
+    assert repr(pair) == "sg.return_types.max(\nvalues=tensor([3., 4.]),\nindices=tensor([0, 1]))"
+    assert repr(x.sort()).startswith("sg.return_types.sort(\nvalues=") and repr(x.topk(1)).startswith(
+        "sg.return_types.topk(")
+    values, indices = pair
+    assert values.tolist() == [3.0, 4.0] and pair[1].tolist() == [0, 1] and pair.indices.tolist() == [0, 1]
+    assert repr(pickle.loads(pickle.dumps(pair))) == repr(pair)
+    torch = pytest.importorskip("torch")
+    assert repr(torch.tensor([[3.0, 1.0], [0.5, 4.0]]).max(1)) == repr(pair).replace("sg.", "torch.")
+
+
+def test_function_forms_tutorials_call():
+    """torch.asin/acos/atan..., torch.unique, torch.sin_(b) (the introyt tensors tutorial) as functions of tensors,
+    equal to the methods; the in-place forms refuse an array (its copy would change, not it)."""
+    t = sg.tensor([0.25, 0.5])
+    for name in ("asin", "acos", "atan", "asinh", "atanh"):
+        assert getattr(sg, name)(t).tolist() == getattr(t, name)().tolist()
+    assert sg.acosh(sg.tensor([1.5])).tolist() == sg.tensor([1.5]).acosh().tolist()
+    assert sg.unique(sg.tensor([3, 1, 3])).tolist() == [1, 3] and sg.kthvalue(t, 1).values.item() == 0.25
+    b = sg.tensor([0.0, 1.0])
+    assert sg.sin_(b) is b and b.tolist() == [0.0, float(np.sin(1.0))]
+    with pytest.raises(TypeError, match="in place"):
+        sg.sin_(np.zeros(2))
+
+
+def test_shape_errors_are_runtime_errors():
+    """PyTorch raises RuntimeError for operands that do not broadcast; ported `except RuntimeError:` catches ours."""
+    with pytest.raises(RuntimeError):
+        sg.ones(2, 3) * sg.ones(3, 2)
+    with pytest.raises(ValueError):  # (and it stays the ValueError it was)
+        sg.ones(2, 3) + sg.ones(4)

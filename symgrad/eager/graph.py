@@ -239,7 +239,9 @@ class Record:
 
 
 class _AccumulateGrad:
-    """What PyTorch shows for a leaf in `next_functions`."""
+    """What PyTorch shows for a leaf in `next_functions`; the end of the graph (no next_functions of its own)."""
+
+    next_functions = ()
 
     def __init__(self, variable):
         self.variable = variable

@@ -71,7 +71,8 @@ def checked_dtype(dtype, device, requires_grad, name: str, default=dtypes.FLOAT6
     check_device(device)
     dtype = dtypes.canonical(default if dtype is None else dtype)
     if requires_grad and dtype.kind != "f":
-        raise RuntimeError(f"{name}(): only Tensors of floating point dtype can require gradients (got {dtype})")
+        raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients ({name}() of "
+                           f"{dtype})")
     return dtype
 
 

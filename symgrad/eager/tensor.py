@@ -617,6 +617,27 @@ class ValuesIndices(collections.namedtuple("ValuesIndices", ["values", "indices"
         raise TypeError("a pair (values, indices), as sg.max(t, dim) or t.sort() give on a tensor (PyTorch's "
                         "meaning), is not an array: take .values (or write axis=dim for NumPy's max)")
 
+    def __repr__(self):  # PyTorch's layout, `torch.return_types.max(\nvalues=...,\nindices=...)`
+        return f"sg.return_types.{self.op}(\nvalues={self.values!r},\nindices={self.indices!r})" if self.op else \
+            super().__repr__()
+
+    op = None  # PyTorch's name of the op (a class per op below, so a pair still pickles)
+
+
+def _return_type(op: str) -> type:
+    cls = type(f"ValuesIndices_{op}", (ValuesIndices,), {"__slots__": (), "op": op, "__module__": __name__})
+    globals()[cls.__name__] = cls
+    return cls
+
+
+_RETURN_TYPES = {op: _return_type(op) for op in ("max", "min", "sort", "topk", "kthvalue", "median", "cummax",
+                                                  "cummin")}
+
+
+def values_indices(values, indices, name: str) -> ValuesIndices:
+    """The (values, indices) pair of the op PyTorch names `name` ('Max'), the values' grad_fn named after it."""
+    return _RETURN_TYPES[name.lower()](labelled(values, name), Tensor._wrap(indices))
+
 
 class Tensor(Tracer):
     """An n-d array with autograd: `requires_grad`, `grad`, `grad_fn`, `backward()`, in-place ops."""
@@ -631,6 +652,9 @@ class Tensor(Tracer):
             _check_fits(array, target)
         Tensor._init(self, array.astype(target, copy=False))
         if requires_grad:
+            if not dtypes.is_float(target):  # (PyTorch's words for a factory; requires_grad_() has its own)
+                raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients (got "
+                                   f"{target})")
             self.requires_grad_(True)
 
     def _init(self, array, version=None):
@@ -877,9 +901,10 @@ class Tensor(Tracer):
         if args[1] is None and type(args[2]) is bool:  # the whole mean in a deferred step: its shortcut at once
             result = _deferred_call(_MEAN, _WHOLE_MEAN_KEYS[args[2]], args)
             if result is not None:
-                result._node.label = "MeanBackward0"
+                node = result._node
+                node.label, node.shown_parents = "MeanBackward0", (self._parent(),)
                 return result
-        return labelled(apply_function(_MEAN, args, {}), "Mean")
+        return labelled(apply_function(_MEAN, args, {}), "Mean", (self,))
 
     def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         return sgnp.prod(self, _axis(dim, axis), _keep(keepdim, keepdims))
@@ -900,12 +925,12 @@ class Tensor(Tracer):
             return reduce(self)
         dim = _dim(dim, self.ndim)
         if self.ndim == 0:
-            return ValuesIndices(labelled(sgnp.reshape(self, ()), name), Tensor._wrap(np.zeros((), np.int64)))
+            return values_indices(sgnp.reshape(self, ()), np.zeros((), np.int64), name)
         indices = np.asarray(arg(self._data, axis=dim, keepdims=True), dtype=np.int64)
         values = sgnp.take_along_axis(self, indices, dim)
         if not keepdim:
             values, indices = sgnp.squeeze(values, dim), np.squeeze(indices, dim)
-        return ValuesIndices(labelled(values, name), Tensor._wrap(indices))
+        return values_indices(values, indices, name)
 
     def max(self, dim=None, keepdim=False):
         """The maximum, or with `dim` the pair (values, indices) as torch.max."""
@@ -926,14 +951,14 @@ class Tensor(Tracer):
             return sgnp.transpose(self)
         if self.ndim == 0:
             _dim(dim0, 0), _dim(dim1, 0)
-            return sgnp.reshape(self, ())
-        return sgnp.swapaxes(self, _dim(dim0, self.ndim), _dim(dim1, self.ndim))
+            return view_labelled(sgnp.reshape(self, ()), self, "Transpose")
+        return view_labelled(sgnp.swapaxes(self, _dim(dim0, self.ndim), _dim(dim1, self.ndim)), self, "Transpose")
 
     def permute(self, *dims):
         return sgnp.transpose(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
 
     def t(self):
-        return sgnp.transpose(self)
+        return view_labelled(sgnp.transpose(self), self, "T")
 
     def view(self, *shape):
         """reshape that must alias: a layout no reshape can view (a transpose flattened) is PyTorch's error, not
@@ -959,14 +984,14 @@ class Tensor(Tracer):
         return sgnp.reshape(self, self.shape[:start] + (-1,) + self.shape[end + 1:])
 
     def unsqueeze(self, dim):
-        return sgnp.expand_dims(self, _dim(dim, self.ndim + 1))
+        return view_labelled(sgnp.expand_dims(self, _dim(dim, self.ndim + 1)), self, "Unsqueeze")
 
     def squeeze(self, dim=None):
         if dim is not None:
             dim = _dim(dim, self.ndim)
             if self.ndim == 0 or self.shape[dim] != 1:
                 return self  # PyTorch leaves a dimension of size != 1 alone
-        return sgnp.squeeze(self, dim)
+        return view_labelled(sgnp.squeeze(self, dim), self, "Squeeze")
 
     def expand(self, *sizes):
         sizes = sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
@@ -1002,7 +1027,10 @@ class Tensor(Tracer):
         return labelled(sgnp.where(mask, value, self), "MaskedFill")
 
     def index_select(self, dim, index):
-        return labelled(sgnp.take(self, _index_array(index), axis=dim), "IndexSelect")
+        index = _index_array(index)
+        if index.size and (index.min() < 0 or index.max() >= self.shape[dim]):  # (NumPy counts -1 from the end)
+            raise IndexError("index out of range in self")
+        return labelled(sgnp.take(self, index, axis=dim), "IndexSelect")
 
     def cpu(self):
         """Tensors live in host memory: itself, as torch's cpu() on a CPU tensor."""
@@ -1027,8 +1055,14 @@ class Tensor(Tracer):
             plan = plans.function_plan_for(_basic_getitem, ((True, self.shape, self.dtype, None),
                                                             (False, tuple, None, basic)), ())
             if plan is not None:
-                return plan.run([self], EAGER)
-        return sgnp.getitem(self, _concrete_key(key))
+                return view_labelled(plan.run([self], EAGER), self, _view_label(basic, self.shape))
+        result = sgnp.getitem(self, _concrete_key(key))
+        items = key if type(key) is tuple else (key,)
+        if all(item is None or item is Ellipsis for item in items if _basic_key(item) is None):
+            result = view_labelled(result, self, _view_label(tuple((item.start, item.stop, item.step)
+                                                                   if type(item) is slice else item for item in items),
+                                                             self.shape))
+        return result
 
     # ------------------------------------------------------------------ in-place ops
     def _inplace(self, compute):
@@ -1206,6 +1240,8 @@ class Tensor(Tracer):
                     _check_fits(np.asarray(value), self.dtype)
                 filled[key] = concrete_array(value)
         self._inplace(lambda s: sgnp.where(mask, filled, s))
+        if self._node is not None and self._base is None:
+            self._node.label = "CopySlices"  # PyTorch's name of an indexed write's grad_fn
 
     # ------------------------------------------------------------------ PyTorch surface (issue 14)
     device = property(lambda self: CPU)
@@ -1365,6 +1401,26 @@ def _basic_key(key):
         else:
             return None
     return tuple(form)
+
+
+@functools.lru_cache(maxsize=4096)
+def _view_label(form, shape) -> str:
+    """PyTorch's grad_fn name of t[key] for a key of ints, slices (as in _basic_key), None and Ellipsis: its last
+    step that changes something (Select, Slice, Unsqueeze), Alias when none does; a lone slice is a Slice."""
+    label, dim = "Alias", 0
+    explicit = sum(item is not None and item is not Ellipsis for item in form)
+    for item in form:
+        if item is Ellipsis:
+            dim += len(shape) - explicit
+        elif item is None:
+            label = "Unsqueeze"
+        elif type(item) is tuple:
+            if len(form) == 1 or slice(*item).indices(shape[dim]) != (0, shape[dim], 1):
+                label = "Slice"
+            dim += 1
+        else:
+            label, dim = "Select", dim + 1
+    return label
 
 
 def _basic_getitem(x, form):
@@ -1599,6 +1655,10 @@ def _broadcast_shape(shapes):
 def apply_function(fn, args, kwargs):
     """A namespace function (sg.sum, sg.matmul, ...) on tensors through a cached plan, keyed by
     the tensors' shapes and dtypes and the other arguments; the usual eager call otherwise."""
+    if kwargs and "out" in kwargs:
+        rest = {key: value for key, value in kwargs.items() if key != "out"}
+        return write_out(fn.__name__, kwargs["out"], args, lambda: apply_function(fn, args, rest)) \
+            if kwargs["out"] is not None else apply_function(fn, args, rest)
     torch_meaning = _TORCH_EXTREMES.get(fn)
     if torch_meaning is not None and isinstance(args[0], Tensor) and (len(args) > 1 or "dim" in kwargs):
         return _torch_extreme(*torch_meaning, args, kwargs)
@@ -1642,6 +1702,25 @@ def _scalar_token(value):
     return (kind, math.copysign(1.0, value)) if kind is float and value == 0 else kind
 
 
+def write_out(name, out, operands, compute):
+    """PyTorch's `out=` (`torch.matmul(a, b, out=c)`): compute()'s result copied into `out` (resized first when
+    its shape differs, converted when the result's dtype casts to its kind), which is returned; refused, as by
+    PyTorch, where autograd would record the call (out= keeps no history)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if _mode.enabled and any(isinstance(arg, Tensor) and arg._requires_grad for arg in (*operands, out)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    result = compute()
+    if not isinstance(result, Tensor):
+        raise TypeError(f"{name}(): out= takes one tensor; this call gives {type(result).__name__}")
+    if not np.can_cast(result.dtype, out.dtype, "same_kind"):  # (copy_ itself converts any dtype)
+        raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type {out.dtype}")
+    if out.shape != result.shape:
+        out.resize_(result.shape)
+    return out.copy_(result)
+
+
 def _torch_extreme(reduce, elementwise, args, kwargs):
     """sg.max(t, dim) / sg.min(t, dim) on a tensor mean what torch.max(t, dim) means: the
     (values, indices) pair (so `_, predicted = torch.max(outputs, 1)` ported as is gets the
@@ -1663,6 +1742,7 @@ _TORCH_EXTREMES = {sgnp.max.__wrapped__: (Tensor.max, sgnp.maximum), sgnp.min.__
 # sg.tanh(t), sg.sum(t, 1), ...: the namespace's functions replay cached plans on tensors.
 Tensor.__sg_elementwise__ = staticmethod(elementwise_on_tensors)
 Tensor.__sg_function__ = staticmethod(apply_function)
+Tensor.__sg_out__ = staticmethod(write_out)
 Tensor.at = property(IndexUpdateHelper)  # t.at[key].set(v) ...: JAX's functional updates, as on traced values
 # sg.matmul, sg.sum and sg.mean without their dispatch, which the methods below and t.sum(), t.mean() skip: their
 # first argument is a tensor, whose handler (apply_function) the dispatch would search for and find
@@ -1680,6 +1760,11 @@ def _matmul(self, other):
 
 Tensor.__matmul__ = Tensor.matmul = Tensor.mm = _matmul
 Tensor.__rmatmul__ = lambda self, other: apply_function(_MATMUL, (other, self), {})
+
+
+def view_labelled(result, source, torch_name: str):
+    """labelled, unless the op gave `source` itself (a view that changes nothing: its grad_fn keeps its name)."""
+    return result if result is source else labelled(result, torch_name)
 
 
 def labelled(result, torch_name: str, operands=None):
@@ -1742,7 +1827,9 @@ def _elementwise_method(op, reflected=False):
 
 
 # Operators and unary methods (with PyTorch's names) replay cached elementwise plans.
-for _name, _op in {"__add__": E.add, "__sub__": E.subtract, "__mul__": E.multiply, "__truediv__": E.divide,
+# (`2 * b` is b * 2, as PyTorch computes it: the same values, and its grad_fn lists b's first in next_functions)
+for _name, _op in {"__add__": E.add, "__radd__": E.add, "__sub__": E.subtract, "__mul__": E.multiply,
+                   "__rmul__": E.multiply, "__truediv__": E.divide,
                    "__pow__": E.power, "__lt__": E.less, "__le__": E.less_equal, "__gt__": E.greater,
                    "__ge__": E.greater_equal, "__eq__": E.equal, "__ne__": E.not_equal, "__neg__": E.negative,
                    "__abs__": E.abs, "__and__": E.logical_and, "__or__": E.logical_or,
@@ -1755,8 +1842,7 @@ for _name, _op in {"__add__": E.add, "__sub__": E.subtract, "__mul__": E.multipl
                    "eq": E.equal, "ne": E.not_equal, "lt": E.less, "le": E.less_equal, "gt": E.greater,
                    "ge": E.greater_equal, "maximum": E.maximum, "minimum": E.minimum}.items():
     setattr(Tensor, _name, _elementwise_method(_op))
-for _name, _op in {"__radd__": E.add, "__rsub__": E.subtract, "__rmul__": E.multiply,
-                   "__rtruediv__": E.divide, "__rpow__": E.power}.items():
+for _name, _op in {"__rsub__": E.subtract, "__rtruediv__": E.divide, "__rpow__": E.power}.items():
     setattr(Tensor, _name, _elementwise_method(_op, reflected=True))
 
 

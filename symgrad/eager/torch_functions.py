@@ -4,15 +4,17 @@
 `sg.index_select`, `sg.masked_fill`, `sg.masked_select`, `sg.rsqrt`, `sg.eq ne gt ge lt le`, `sg.mul sub div neg atan2`,
 `sg.bincount`, `sg.histc`, `sg.lerp`, `sg.clamp_min/max`,
 `sg.multinomial`, `sg.bernoulli`, `sg.nonzero`, `sg.addmm`, `sg.sgn`, `sg.lgamma`, `sg.take_along_dim`, `sg.narrow`,
-`sg.movedim`, `sg.repeat_interleave`, `sg.unflatten`, `sg.var_mean`, `sg.std_mean` and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a
-constant tensor."""
+`sg.movedim`, `sg.repeat_interleave`, `sg.unflatten`, `sg.var_mean`, `sg.std_mean`, `sg.asin acos atan asinh acosh
+atanh`, `sg.unique`, `sg.kthvalue`, `sg.logical_xor`, `sg.is_floating_point`, `sg.mv`, `sg.addcmul`, `sg.addcdiv`
+and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a constant tensor.
+The in-place forms `sg.sin_ cos_ exp_ abs_ sigmoid_ square_` take a tensor only."""
 from __future__ import annotations
 
 import numpy as np
 
 from .. import numpy_api as sgnp
 from ..core import Tracer, TracerError
-from .tensor import Tensor
+from .tensor import Tensor, write_out
 
 
 def _as_tensor(value, name: str) -> Tensor:
@@ -25,8 +27,11 @@ def _as_tensor(value, name: str) -> Tensor:
 
 
 def _method_form(name: str):
-    def function(input, *args, **kwargs):
-        return getattr(_as_tensor(input, name), name)(*args, **kwargs)
+    def function(input, *args, out=None, **kwargs):
+        method = getattr(_as_tensor(input, name), name)
+        if out is None:
+            return method(*args, **kwargs)
+        return write_out(name, out, (input, *args, *kwargs.values()), lambda: method(*args, **kwargs))
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"torch.{name}(input, ...): input.{name}(...) (see Tensor.{name})."
@@ -61,6 +66,27 @@ bincount, histc = _method_form("bincount"), _method_form("histc")
  repeat_interleave, unflatten) = (_method_form(name) for name in (
     "lerp", "clamp_min", "clamp_max", "multinomial", "bernoulli", "nonzero", "addmm", "sgn", "lgamma",
     "take_along_dim", "narrow", "movedim", "repeat_interleave", "unflatten"))
+
+
+# PyTorch's names NumPy spells otherwise (arcsin), and methods tutorials call as functions (torch.unique(t))
+(asin, acos, atan, asinh, acosh, atanh, unique, kthvalue, logical_xor, is_floating_point, mv, addcmul, addcdiv) = (
+    _method_form(name) for name in ("asin", "acos", "atan", "asinh", "acosh", "atanh", "unique", "kthvalue",
+                                    "logical_xor", "is_floating_point", "mv", "addcmul", "addcdiv"))
+
+
+def _inplace_form(name: str):
+    def function(input, *args, **kwargs):
+        if not isinstance(input, Tensor):  # (an array would be copied into a tensor, and the copy changed)
+            raise TypeError(f"sg.{name}() changes a tensor in place; got {type(input).__name__}")
+        return getattr(input, name)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"torch.{name}(input, ...): input.{name}(...), in place (see Tensor.{name})."
+    return function
+
+
+sin_, cos_, exp_, abs_, sigmoid_, square_ = (_inplace_form(name) for name in (
+    "sin_", "cos_", "exp_", "abs_", "sigmoid_", "square_"))
 
 
 def _moments(spread):

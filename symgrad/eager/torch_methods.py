@@ -15,8 +15,8 @@ from .. import numpy_api as sgnp
 from ..numpy_api import arrays
 from ..ops import elementwise as E
 from .mode import is_grad_enabled
-from .tensor import (Tensor, ValuesIndices, _dim, _index_array, _settle, as_view, elementwise_on_tensors,
-                     labelled)
+from .tensor import (Tensor, _dim, _index_array, _settle, as_view, elementwise_on_tensors,
+                     labelled, values_indices, view_labelled)
 
 
 def _order(data, dim, descending, stable=True) -> np.ndarray:
@@ -31,10 +31,10 @@ def _order(data, dim, descending, stable=True) -> np.ndarray:
 def sort(self, dim=-1, descending=False, stable=False):
     """(values, indices) along dim, as torch.sort (equal elements keep their order whatever `stable` says)."""
     if self.ndim == 0:
-        return ValuesIndices(labelled(sgnp.reshape(self, ()), "Sort"), Tensor._wrap(np.zeros((), np.int64)))
+        return values_indices(sgnp.reshape(self, ()), np.zeros((), np.int64), "Sort")
     dim = _dim(dim, self.ndim)
     indices = _order(self._data, dim, descending).astype(np.int64)
-    return ValuesIndices(labelled(sgnp.take_along_axis(self, indices, dim), "Sort"), Tensor._wrap(indices))
+    return values_indices(sgnp.take_along_axis(self, indices, dim), indices, "Sort")
 
 
 def argsort(self, dim=-1, descending=False, stable=False, *, axis=None, kind=None, order=None):
@@ -55,7 +55,7 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
     if self.ndim == 0:
         return sort(self)
     picked = np.take(_order(self._data, dim, descending=largest), np.arange(k), axis=dim).astype(np.int64)
-    return ValuesIndices(labelled(sgnp.take_along_axis(self, picked, dim), "Topk"), Tensor._wrap(picked))
+    return values_indices(sgnp.take_along_axis(self, picked, dim), picked, "Topk")
 
 
 def _pieces(self, sizes, dim):
@@ -80,7 +80,8 @@ def split(self, split_size_or_sections, dim=0):
         if sum(sizes) != length or any(s < 0 for s in sizes):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
                                f"size at dimension {dim}), but got split_sizes={sizes}")
-    return _pieces(self, sizes, dim)
+        return tuple(view_labelled(piece, self, "SplitWithSizes") for piece in _pieces(self, sizes, dim))
+    return tuple(view_labelled(piece, self, "Split") for piece in _pieces(self, sizes, dim))
 
 
 def chunk(self, chunks, dim=0):
@@ -94,7 +95,7 @@ def chunk(self, chunks, dim=0):
 def unbind(self, dim=0):
     """The slices along dim, that dimension removed."""
     dim = _dim(dim, self.ndim)
-    return tuple(sgnp.take(self, i, axis=dim) for i in range(self.shape[dim]))
+    return tuple(view_labelled(sgnp.take(self, i, axis=dim), self, "Unbind") for i in range(self.shape[dim]))
 
 
 def flip(self, *dims):
@@ -128,15 +129,22 @@ def _cumulative(numpy_form, name):
     return method
 
 
+def _check_bounds(index, dim, size, error=RuntimeError, name=""):
+    """PyTorch's refusal of an index out of 0..size-1 (a negative one too: NumPy would count it from the end)."""
+    if index.size and (index.min() < 0 or index.max() >= size):
+        bad = int(index.min()) if index.min() < 0 else int(index.max())
+        raise error(f"{name}index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
 def _scatter_index(self, dim, index):
     """The full index of torch.scatter: index's values along dim, its own positions along the other axes."""
     index = _index_array(index).astype(np.int64)
     dim = _dim(dim, self.ndim)
+    if index.ndim == 0 and self.ndim == 1:  # PyTorch takes a 0-d index as one of one element (a one-hot's
+        index = index.reshape(1)             # zeros(10).scatter_(0, tensor(y), value=1))
     if index.ndim != self.ndim:
         raise RuntimeError(f"scatter: index has {index.ndim} dimensions, the tensor {self.ndim}")
-    if index.size and (index.min() < -self.shape[dim] or index.max() >= self.shape[dim]):
-        raise RuntimeError(f"scatter: index {int(index.max())} is out of bounds for dimension {dim} with size "
-                           f"{self.shape[dim]}")
+    _check_bounds(index, dim, self.shape[dim])
     grid = list(np.indices(index.shape, sparse=True))
     grid[dim] = index
     return tuple(grid), index.shape
@@ -144,12 +152,15 @@ def _scatter_index(self, dim, index):
 
 def gather(self, dim, index):
     """self[index] along dim, per position of index (torch.gather: take_along_axis of self cut to index's size
-    along the other dimensions, which may be smaller)."""
+    along the other dimensions, which may be smaller); a 0-d index of a 1-d tensor gives a 0-d result."""
     index = _index_array(index).astype(np.int64)
     dim = _dim(dim, self.ndim)
+    if index.ndim == 0 and self.ndim == 1:
+        return labelled(sgnp.reshape(gather(self, dim, index.reshape(1)), ()), "Gather")
     if index.ndim != self.ndim or any(i > s for d, (i, s) in enumerate(zip(index.shape, self.shape)) if d != dim):
         raise RuntimeError(f"gather: index of shape {index.shape} must have the tensor's {self.ndim} dimensions, "
                            f"none larger than the tensor's {tuple(self.shape)} except dimension {dim}")
+    _check_bounds(index, dim, self.shape[dim])
     cut = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
     source = self if all(n == s for n, s in zip(index.shape, self.shape)) else self[cut]
     return labelled(sgnp.take_along_axis(source, index, dim), "Gather")
@@ -158,6 +169,8 @@ def gather(self, dim, index):
 def _source(src, shape, like):
     if isinstance(src, (int, float, bool, np.number)):
         return np.full(shape, src, like.dtype)
+    if src.ndim == 0 and len(shape) == 1:  # a 0-d src with a 0-d index, as PyTorch takes them
+        src = sgnp.reshape(src, (1,))
     return src[tuple(slice(0, n) for n in shape)]
 
 
@@ -207,7 +220,7 @@ def expand_as(self, other):
 
 def where(self, condition, other):
     """self where condition, else other (torch's Tensor.where)."""
-    return labelled(sgnp.where(condition, self, other), "Where")
+    return labelled(sgnp.where(condition, self, other), "Where", (self, other))
 
 
 def masked_select(self, mask):
@@ -293,7 +306,7 @@ def _picked(self, dim, keepdim, position, name, nan_wins=False):
     """(values, indices) of the element sorted into `position` along dim (ties: the first index); with nan_wins,
     a slice holding NaN picks its first NaN (PyTorch's median)."""
     if self.ndim == 0:
-        return ValuesIndices(labelled(sgnp.reshape(self, ()), name), Tensor._wrap(np.zeros((), np.int64)))
+        return values_indices(sgnp.reshape(self, ()), np.zeros((), np.int64), name)
     dim = _dim(dim, self.ndim)
     order = _order(self._data, dim, descending=False)
     indices = np.take(order, [position], axis=dim).astype(np.int64)
@@ -303,7 +316,7 @@ def _picked(self, dim, keepdim, position, name, nan_wins=False):
     values = sgnp.take_along_axis(self, indices, dim)
     if not keepdim:
         values, indices = sgnp.squeeze(values, dim), np.squeeze(indices, dim)
-    return ValuesIndices(labelled(values, name), Tensor._wrap(indices))
+    return values_indices(values, indices, name)
 
 
 def median(self, dim=None, keepdim=False):
@@ -339,7 +352,7 @@ def _cumulative_extreme(accumulate, name):
         values = sgnp.take_along_axis(self if self.ndim else sgnp.reshape(self, (1,)), indices, dim)
         if not self.ndim:
             values, indices = sgnp.reshape(values, ()), indices.reshape(())
-        return ValuesIndices(labelled(values, name), Tensor._wrap(indices))
+        return values_indices(values, indices, name)
     method.__name__ = name.lower()
     return method
 
@@ -348,6 +361,10 @@ def _index_update(kind):
     def method(self, dim, index, source, *, alpha=1):
         dim = _dim(dim, self.ndim)
         index = _index_array(index).astype(np.int64).reshape(-1)
+        if kind == "add" and index.size and (index.min() < 0 or index.max() >= self.shape[dim]):
+            raise IndexError("index out of range in self")  # (PyTorch's words; index_fill counts -1 from the end)
+        if kind == "copy":
+            _check_bounds(index, dim, self.shape[dim], IndexError, "index_copy_(): ")
         key = (slice(None),) * dim + (index,)
         if kind == "fill":
             return labelled(self.at[key].set(source), "IndexFill")
@@ -450,7 +467,7 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
 
 
 def select(self, dim, index):
-    return sgnp.take(self, int(index), axis=_dim(dim, self.ndim))
+    return view_labelled(sgnp.take(self, int(index), axis=_dim(dim, self.ndim)), self, "Select")
 
 
 def unflatten(self, dim, sizes):

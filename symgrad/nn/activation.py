@@ -14,7 +14,7 @@ from .parameter import Parameter
 class _Elementwise(Module):
     """A module applying `function` to its input with the arguments given when it was built."""
 
-    function, arguments = None, ()
+    function, arguments, layout = None, (), None
 
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -29,14 +29,16 @@ class _Elementwise(Module):
     def forward(self, input):
         return type(self).function(input, *(getattr(self, name) for name in type(self).arguments))
 
-    def extra_repr(self):  # PyTorch's: inplace shown when it is set
+    def extra_repr(self):  # PyTorch's: `layout` of the arguments, else each named, inplace when it is set
+        if type(self).layout is not None:
+            return type(self).layout.format(**vars(self))
         return ", ".join(f"{name}={getattr(self, name)}" for name in type(self).arguments
                          if name != "inplace" or self.inplace)
 
 
-def _module(name, function, **defaults):
+def _module(name, function, layout=None, **defaults):
     cls = type(name, (_Elementwise,), {"function": staticmethod(function), "arguments": tuple(defaults),
-                                       "defaults": tuple(defaults.values()),
+                                       "defaults": tuple(defaults.values()), "layout": layout,
                                        "__doc__": f"nn.functional.{function.__name__} as a module."})
     cls.__module__ = __name__
     return cls
@@ -46,16 +48,16 @@ SiLU = _module("SiLU", F.silu, inplace=False)
 Mish = _module("Mish", F.mish, inplace=False)
 ReLU6 = _module("ReLU6", F.relu6, inplace=False)
 Hardtanh = _module("Hardtanh", F.hardtanh, min_val=-1.0, max_val=1.0, inplace=False)
-Hardsigmoid = _module("Hardsigmoid", F.hardsigmoid, inplace=False)
-Hardswish = _module("Hardswish", F.hardswish, inplace=False)
+Hardsigmoid = _module("Hardsigmoid", F.hardsigmoid, "", inplace=False)
+Hardswish = _module("Hardswish", F.hardswish, "", inplace=False)
 SELU = _module("SELU", F.selu, inplace=False)
 CELU = _module("CELU", F.celu, alpha=1.0, inplace=False)
 LogSigmoid = _module("LogSigmoid", F.logsigmoid)
 Softmin = _module("Softmin", F.softmin, dim=None)
 Softplus = _module("Softplus", F.softplus, beta=1.0, threshold=20.0)
 Softsign = _module("Softsign", F.softsign)
-Hardshrink = _module("Hardshrink", F.hardshrink, lambd=0.5)
-Softshrink = _module("Softshrink", F.softshrink, lambd=0.5)
+Hardshrink = _module("Hardshrink", F.hardshrink, "{lambd}", lambd=0.5)
+Softshrink = _module("Softshrink", F.softshrink, "{lambd}", lambd=0.5)
 Tanhshrink = _module("Tanhshrink", F.tanhshrink)
 Threshold = _module("Threshold", F.threshold, threshold=None, value=None, inplace=False)
 GLU = _module("GLU", F.glu, dim=-1)

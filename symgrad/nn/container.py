@@ -15,6 +15,18 @@ class ModuleList(ModuleSequence):
 
     _of = classmethod(lambda cls, modules: cls(modules))
 
+    def _child_lines(self):
+        """PyTorch's ModuleList layout: a run of equal modules is one line, `(0-5): 6 x TransformerEncoderLayer(`."""
+        runs = []  # [first, last, repr]
+        for index, module in enumerate(self):
+            text = repr(module)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = index
+            else:
+                runs.append([index, index, text])
+        return [(f"({first}): " if first == last else f"({first}-{last}): {last - first + 1} x ")
+                + text.replace("\n", "\n  ") for first, last, text in runs]
+
 
 class _NamedItems(Module):
     """A dict-like container of this module's own modules or parameters (`store` names which), in insertion

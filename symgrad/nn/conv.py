@@ -191,20 +191,21 @@ class _MaxUnpoolNd(Module):
     def forward(self, input, indices, output_size=None):
         return type(self).function(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    def extra_repr(self):  # PyTorch's: each size as d ints
+        return ", ".join(f"{name}={_sizes(getattr(self, name), self.d, name)}"
+                         for name in ("kernel_size", "stride", "padding"))
 
 
 class MaxUnpool1d(_MaxUnpoolNd):
-    function = staticmethod(max_unpool1d)
+    d, function = 1, staticmethod(max_unpool1d)
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
-    function = staticmethod(max_unpool2d)
+    d, function = 2, staticmethod(max_unpool2d)
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
-    function = staticmethod(max_unpool3d)
+    d, function = 3, staticmethod(max_unpool3d)
 
 
 class AvgPool1d(Module):
@@ -216,8 +217,9 @@ class AvgPool1d(Module):
     def forward(self, input):
         return avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    def extra_repr(self):  # PyTorch's: AvgPool1d shows each size as a 1-tuple, AvgPool2d/3d as given
+        shown = (lambda value: _sizes(value, 1, "size")) if type(self) is AvgPool1d else (lambda value: value)
+        return f"kernel_size={shown(self.kernel_size)}, stride={shown(self.stride)}, padding={shown(self.padding)}"
 
 
 class AvgPool2d(AvgPool1d):

@@ -22,6 +22,9 @@ class GELU(Module):
     def forward(self, input):
         return gelu(input, self.approximate)
 
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
+
 
 class LeakyReLU(Module):
     def __init__(self, negative_slope=0.01, inplace=False):
@@ -114,7 +117,8 @@ class Embedding(Module):
         return f"{self.num_embeddings}, {self.embedding_dim}" + (
             f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "") + (
             f", max_norm={self.max_norm}" if self.max_norm is not None else "") + (
-            f", norm_type={self.norm_type}" if self.norm_type != 2 else "")
+            f", norm_type={self.norm_type}" if self.norm_type != 2 else "") + (
+            ", scale_grad_by_freq=True" if self.scale_grad_by_freq else "") + (", sparse=True" if self.sparse else "")
 
 
 class _PadNd(Module):
@@ -131,7 +135,7 @@ class _PadNd(Module):
         return pad(input, self.padding, self.mode, self.value if self.mode == "constant" else None)
 
     def extra_repr(self):
-        return f"{self.padding}" + (f", value={self.value}" if self.mode == "constant" else "")
+        return f"{self.padding}" if self.mode != "constant" else f"padding={self.padding}, value={self.value}"
 
 
 def _pad_class(name, d, mode):
@@ -333,6 +337,8 @@ class LazyLinear(Module):
         self.__class__ = Linear
         return self.forward(input)
 
+    extra_repr = Linear.extra_repr
+
 
 class EmbeddingBag(Module):
     """A table of num_embeddings vectors, N(0, 1) initially, read by F.embedding_bag (mode sum, mean or max)."""
@@ -353,7 +359,11 @@ class EmbeddingBag(Module):
                                self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self):
-        return f"{self.num_embeddings}, {self.embedding_dim}, mode='{self.mode}'"
+        return f"{self.num_embeddings}, {self.embedding_dim}" + (
+            f", max_norm={self.max_norm}" if self.max_norm is not None else "") + (
+            f", norm_type={self.norm_type}" if self.norm_type != 2 else "") + (
+            ", scale_grad_by_freq=True" if self.scale_grad_by_freq else "") + f", mode={self.mode!r}" + (
+            f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
 
 
 class _Window(Module):

@@ -58,6 +58,19 @@ class _Entry:
             raise AttributeError(self.name) from None
 
 
+class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict returns; printed as PyTorch prints it, `<All keys matched successfully>` when both are
+    empty."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<All keys matched successfully>" if not self.missing_keys and not self.unexpected_keys else \
+            super().__repr__()
+
+    __str__ = __repr__
+
+
 class Module:
     """Base class: parameters and submodules assigned as attributes are registered by name."""
 
@@ -273,16 +286,22 @@ class Module:
                         raise RuntimeError(f"size mismatch for {name}: copying a param with shape {array.shape}, "
                                            f"the shape in current model is {own[name].shape}")
                     own[name].copy_(array)
-        return collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])(missing, unexpected)
+        return _IncompatibleKeys(missing, unexpected)
 
     def extra_repr(self) -> str:
         return ""
 
     def __repr__(self):
-        lines = [f"({name}): " + repr(module).replace("\n", "\n  ") for name, module in self._modules.items()]
-        if not lines:
-            return f"{type(self).__name__}({self.extra_repr()})"
-        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+        """PyTorch's layout: extra_repr's lines, then one line per child (each indented), or all on one line when
+        extra_repr is one line and there is no child."""
+        extra = self.extra_repr()
+        lines = (extra.split("\n") if extra else []) + self._child_lines()
+        if len(lines) == 1 and not self._modules:
+            return f"{type(self).__name__}({lines[0]})"
+        return f"{type(self).__name__}(" + "".join(f"\n  {line}" for line in lines) + ("\n)" if lines else ")")
+
+    def _child_lines(self):
+        return [f"({name}): " + repr(module).replace("\n", "\n  ") for name, module in self._modules.items()]
 
     # ------------------------------------------------------------------ PyTorch's moves (issue 14)
     def to(self, *args, dtype=None, device=None, non_blocking=False):
@@ -467,6 +486,9 @@ class Flatten(Module):
 
     def forward(self, input):
         return Tensor.flatten(input, self.start_dim, self.end_dim)  # PyTorch's meaning on a traced array too
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
 class _Loss(Module):

@@ -20,19 +20,15 @@ class _BatchNorm(Module):
     dims = ()
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         super().__init__()
         if device not in (None, "cpu"):
             raise ValueError(f"symgrad runs on the CPU only, not on device {device!r}")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
-        if affine:
-            self.weight = Parameter(np.ones(num_features, dtype))
-            self.bias = Parameter(np.zeros(num_features, dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        self.register_parameter("weight", Parameter(np.ones(num_features, dtype)) if affine else None)
+        self.register_parameter("bias", Parameter(np.zeros(num_features, dtype)) if affine and bias else None)
         if track_running_stats:
             self.register_buffer("running_mean", Tensor._wrap(np.zeros(num_features, dtype)))
             self.register_buffer("running_var", Tensor._wrap(np.ones(num_features, dtype)))
@@ -67,7 +63,7 @@ class _BatchNorm(Module):
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -108,6 +104,9 @@ class LayerNorm(_TrailingNorm):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__(normalized_shape, eps, elementwise_affine, dtype, bool(bias))
 
+    def extra_repr(self):
+        return super().extra_repr() + f", bias={self.bias is not None}"
+
     def forward(self, input):
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
@@ -117,8 +116,8 @@ class _InstanceNorm(_BatchNorm):
     statistics (PyTorch's defaults). An unbatched (C, *spatial) input is taken as a batch of one."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
-                 dtype=None):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def forward(self, input):
         if input.ndim not in (self.dims[0] - 1, self.dims[0]):
@@ -149,20 +148,21 @@ class InstanceNorm3d(_InstanceNorm):
 class GroupNorm(Module):
     """group_norm over num_groups groups of channels, with a per-channel weight (ones) and bias (zeros)."""
 
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         if num_channels % num_groups:
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
         self.register_parameter("weight", Parameter(np.ones(num_channels, dtype)) if affine else None)
-        self.register_parameter("bias", Parameter(np.zeros(num_channels, dtype)) if affine else None)
+        self.register_parameter("bias", Parameter(np.zeros(num_channels, dtype)) if affine and bias else None)
 
     def forward(self, input):
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
 
 
 class RMSNorm(_TrailingNorm):

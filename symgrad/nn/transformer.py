@@ -25,6 +25,10 @@ from .normalization import LayerNorm
 from .parameter import Parameter
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """PyTorch's class of MultiheadAttention's out_proj: a Linear, whose name the model's printed form shows."""
+
+
 class MultiheadAttention(Module):
     """Attention over num_heads heads of embed_dim / num_heads: in_proj_weight (3E, E) (xavier uniform),
     in_proj_bias (zeros), out_proj (a Linear, its bias zeroed), as PyTorch's. add_bias_kv: bias_k and bias_v
@@ -54,7 +58,7 @@ class MultiheadAttention(Module):
             if name not in names:
                 self.register_parameter(name, None)
         self.register_parameter("in_proj_bias", Parameter(np.zeros(3 * embed_dim, dtype)) if bias else None)
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
         if bias:
             init.zeros_(self.out_proj.bias)
         for name in ("bias_k", "bias_v"):
@@ -124,9 +128,6 @@ class MultiheadAttention(Module):
                                      f"{tuple(padding.shape)}")
             scores = scores + _open_columns(padding.reshape(batch, 1, 1, source), extra)
         return scores
-
-    def extra_repr(self):
-        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
 
 
 def _open_columns(mask, extra):

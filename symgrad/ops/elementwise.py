@@ -67,9 +67,14 @@ class ElementwiseOp:
     conditions: tuple = ()
     on_floats: bool = True
 
-    def __call__(self, *args):
+    def __call__(self, *args, out=None):
         if len(args) != self.arity:
             raise TypeError(f"sg.{self.name} takes {self.arity} argument(s), got {len(args)}")
+        if out is not None:  # PyTorch's out= (`torch.add(a, b, out=c)`): the value type of `out` writes it
+            write = getattr(type(out), "__sg_out__", None)
+            if write is None:
+                raise TypeError(f"sg.{self.name}: out= takes a tensor, got {type(out).__name__}")
+            return write(self.name, out, args, lambda: self(*args))
         for arg in args:  # a value type may run elementwise ops its own way (eager tensors replay plans)
             handler = getattr(type(arg), "__sg_elementwise__", None)
             if handler is not None:

@@ -10,14 +10,20 @@ class Adagrad(Optimizer):
     """s += g^2; p -= lr / (1 + (step - 1) lr_decay) * g / (sqrt(s) + eps), s starting at
     initial_accumulator_value."""
 
+    group_keys = (
+        "lr", "lr_decay", "eps", "weight_decay", "initial_accumulator_value", "foreach", "maximize", "differentiable",
+        "fused",
+    )
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
-                 maximize=False):
+                 maximize=False, **options):
         if lr < 0 or lr_decay < 0 or weight_decay < 0 or initial_accumulator_value < 0 or eps < 0:
             raise ValueError(f"Invalid Adagrad hyperparameter: lr={lr}, lr_decay={lr_decay}, "
                              f"weight_decay={weight_decay}, initial_accumulator_value={initial_accumulator_value}, "
                              f"eps={eps}")
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-                                      initial_accumulator_value=initial_accumulator_value, eps=eps, maximize=maximize))
+                                      initial_accumulator_value=initial_accumulator_value, eps=eps, maximize=maximize),
+                         **options)
 
     def update(self, param, grad, state, group):
         g = -grad if group["maximize"] else grad

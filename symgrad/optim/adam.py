@@ -11,13 +11,21 @@ from .optimizer import Optimizer
 class Adam(Optimizer):
     """m, v: running means of the gradient and its square; p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)."""
 
+    group_keys = (
+        "lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "foreach", "capturable", "differentiable",
+        "fused", "decoupled_weight_decay",
+    )
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False,
-                 maximize=False):
+                 maximize=False, decoupled_weight_decay=False, **options):
         if lr < 0 or eps < 0 or weight_decay < 0 or not all(0 <= b < 1 for b in betas):
             raise ValueError(f"Invalid Adam hyperparameter: lr={lr}, betas={betas}, eps={eps}, "
                              f"weight_decay={weight_decay}")
+        if decoupled_weight_decay and type(self) is Adam:
+            raise NotImplementedError("Adam(decoupled_weight_decay=True) is AdamW: use optim.AdamW")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize))
+                                      amsgrad=amsgrad, maximize=maximize,
+                                      decoupled_weight_decay=decoupled_weight_decay), **options)
 
     def prepare(self, param, state, group):
         if not state:

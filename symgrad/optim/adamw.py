@@ -9,9 +9,9 @@ class AdamW(Adam):
     formula of the shrunk parameter, so a group's update is compiled as Adam's is (the factor a run-time input)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False,
-                 maximize=False):
+                 maximize=False, **options):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                         maximize=maximize)
+                         maximize=maximize, decoupled_weight_decay=True, **options)
 
     def prepare(self, param, state, group):
         return (1 - group["lr"] * group["weight_decay"],) + super().prepare(param, state, _without_l2(group))

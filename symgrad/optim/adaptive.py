@@ -40,11 +40,13 @@ def _moments(state, g, beta1, beta2):
 class Adadelta(Optimizer):
     """v = rho v + (1 - rho) g^2; d = sqrt(u + eps) / sqrt(v + eps) g; u = rho u + (1 - rho) d^2; p -= lr d."""
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, maximize=False):
+    group_keys = ("lr", "rho", "eps", "weight_decay", "maximize", "capturable", "foreach", "differentiable")
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, maximize=False, **options):
         _checked("Adadelta", lr, eps, weight_decay)
         if not 0 <= rho <= 1:
             raise ValueError(f"Invalid rho value: {rho}")
-        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize))
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize), **options)
 
     def update(self, param, grad, state, group):
         rho, eps = group["rho"], group["eps"]
@@ -61,10 +63,12 @@ class Adadelta(Optimizer):
 class Adamax(Optimizer):
     """Adam with the infinity norm: u = max(beta2 u, |g| + eps); p -= lr / (1 - beta1^t) m / u."""
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, maximize=False):
+    group_keys = ("lr", "betas", "eps", "weight_decay", "foreach", "maximize", "differentiable", "capturable")
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, maximize=False, **options):
         _checked("Adamax", lr, eps, weight_decay, betas)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      maximize=maximize))
+                                      maximize=maximize), **options)
 
     def update(self, param, grad, state, group):
         beta1, beta2 = group["betas"]
@@ -81,12 +85,17 @@ class NAdam(Optimizer):
     """Adam with Nesterov momentum and PyTorch's momentum schedule mu_t = beta1 (1 - 0.96^(t psi) / 2); the
     running product of the mu_t is rounded to float32 as PyTorch stores it."""
 
+    group_keys = (
+        "lr", "betas", "eps", "weight_decay", "momentum_decay", "decoupled_weight_decay", "maximize", "foreach",
+        "capturable", "differentiable",
+    )
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
-                 decoupled_weight_decay=False, maximize=False):
+                 decoupled_weight_decay=False, maximize=False, **options):
         _checked("NAdam", lr, eps, weight_decay, betas)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
-                                      maximize=maximize))
+                                      maximize=maximize), **options)
 
     def update(self, param, grad, state, group):
         beta1, beta2 = group["betas"]
@@ -111,11 +120,16 @@ class RAdam(Optimizer):
     """Adam whose adaptive step is rectified by the variance of its estimate, plain momentum SGD while
     that variance is undefined (rho_t <= 5)."""
 
+    group_keys = (
+        "lr", "betas", "eps", "weight_decay", "maximize", "foreach", "capturable", "decoupled_weight_decay",
+        "differentiable",
+    )
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
-                 maximize=False):
+                 maximize=False, **options):
         _checked("RAdam", lr, eps, weight_decay, betas)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      decoupled_weight_decay=decoupled_weight_decay, maximize=maximize))
+                                      decoupled_weight_decay=decoupled_weight_decay, maximize=maximize), **options)
 
     def update(self, param, grad, state, group):
         beta1, beta2 = group["betas"]

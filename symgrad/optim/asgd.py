@@ -8,12 +8,13 @@ class ASGD(Optimizer):
     """p = p (1 - lambd eta) - eta g; ax averages p from step t0 on; eta = lr / (1 + lambd lr step)^alpha and
     mu = 1 / max(1, step - t0) for the next step. The average is state['ax']."""
 
-    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None, maximize=False,
-                 differentiable=False, capturable=False):
+    group_keys = ("lr", "lambd", "alpha", "t0", "weight_decay", "foreach", "maximize", "differentiable", "capturable")
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, maximize=False, **options):
         if lr < 0 or weight_decay < 0:
             raise ValueError(f"Invalid ASGD hyperparameter: lr={lr}, weight_decay={weight_decay}")
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
-                                      maximize=maximize))
+                                      maximize=maximize), **options)
 
     def update(self, param, grad, state, group):
         g = -grad if group["maximize"] else grad

@@ -45,24 +45,52 @@ class ParamState(dict):
         return super().get(id(key) if isinstance(key, Tensor) else key, default)
 
 
+# PyTorch's implementation options and their defaults: they choose how PyTorch runs a step (a loop per tensor or a
+# foreach kernel, CUDA graphs, a fused kernel), not its numbers. Each optimizer's param groups hold the ones PyTorch
+# puts there, so state_dict() and the printed optimizer read as PyTorch's; symgrad runs a step one way.
+_OPTIONS = {"foreach": None, "capturable": False, "differentiable": False, "fused": None}
+
+
 class Optimizer:
     """Holds param_groups (dicts of 'params' and hyperparameters) and a state dict per parameter."""
 
-    def __init__(self, params, defaults: dict):
-        self.defaults = defaults
+    group_keys = ()  # PyTorch's keys of a param group, in its order: the hyperparameters and _OPTIONS it takes
+
+    def __init__(self, params, defaults: dict, **options):
+        for name, value in options.items():
+            if name not in _OPTIONS or name not in type(self).group_keys:
+                raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument '{name}'")
+        if options.get("differentiable"):
+            raise NotImplementedError(f"{type(self).__name__}(differentiable=True): symgrad's optimizer steps are "
+                                      "not recorded by autograd")
+        ordered = {key: defaults[key] if key in defaults else options.get(key, _OPTIONS[key])
+                   for key in type(self).group_keys}
+        self.defaults = defaults = {**ordered, **defaults}
         params = list(params)
         if not params:
             raise ValueError("optimizer got an empty parameter list")
         groups = params if isinstance(params[0], dict) else [{"params": params}]
-        self.param_groups = []
-        for group in groups:
-            group = {**defaults, **group, "params": list(group["params"])}
-            for p in group["params"]:
-                if not isinstance(p, Tensor) or not p.is_leaf:
-                    raise ValueError("can't optimize a non-leaf Tensor (or a non-tensor)")
-            self.param_groups.append(group)
+        self.param_groups = [self._group(group) for group in groups]
         self.state = ParamState()
         self._updates = {}  # structure of a group's step -> GroupUpdate, or None when seen once
+
+    def _group(self, param_group: dict) -> dict:
+        """A param group as PyTorch makes it: the given keys ('params' a list), then the defaults it does not set."""
+        params = param_group["params"]
+        group = {**param_group, "params": [params] if isinstance(params, Tensor) else list(params)}
+        for p in group["params"]:
+            if not isinstance(p, Tensor) or not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor (or a non-tensor)")
+        for name, value in self.defaults.items():
+            group.setdefault(name, value)
+        return group
+
+    def __repr__(self):
+        """PyTorch's: each group's settings in sorted order."""
+        groups = (f"\nParameter Group {i}\n" + "".join(f"    {key}: {group[key]}\n" for key in sorted(group)
+                                                      if key != "params")
+                  for i, group in enumerate(self.param_groups))
+        return f"{type(self).__name__} (" + "".join(groups) + ")"
 
     def zero_grad(self, set_to_none=True):
         """Set every parameter's .grad to None (or to zeros with set_to_none=False)."""
@@ -188,15 +216,11 @@ class Optimizer:
 
     def add_param_group(self, param_group: dict) -> None:
         """Another group of parameters, with this optimizer's defaults for what it does not set."""
-        params = param_group["params"]
-        params = [params] if isinstance(params, Tensor) else list(params)
+        group = self._group(param_group)
         known = {id(p) for group in self.param_groups for p in group["params"]}
-        if any(id(p) in known for p in params):
+        if any(id(p) in known for p in group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
-        for p in params:
-            if not isinstance(p, Tensor) or not p.is_leaf:
-                raise ValueError("can't optimize a non-leaf Tensor (or a non-tensor)")
-        self.param_groups.append({**self.defaults, **param_group, "params": params})
+        self.param_groups.append(group)
 
 
 class GroupUpdate:

@@ -10,13 +10,18 @@ class RMSprop(Optimizer):
     """v = alpha v + (1 - alpha) g^2; p -= lr g / (sqrt(v - mean(g)^2 if centered) + eps), through a momentum
     buffer when momentum > 0."""
 
+    group_keys = (
+        "lr", "momentum", "alpha", "eps", "centered", "weight_decay", "capturable", "foreach", "maximize",
+        "differentiable",
+    )
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
-                 maximize=False):
+                 maximize=False, **options):
         if lr < 0 or eps < 0 or momentum < 0 or weight_decay < 0 or alpha < 0:
             raise ValueError(f"Invalid RMSprop hyperparameter: lr={lr}, alpha={alpha}, eps={eps}, "
                              f"weight_decay={weight_decay}, momentum={momentum}")
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
-                                      centered=centered, maximize=maximize))
+                                      centered=centered, maximize=maximize), **options)
 
     def update(self, param, grad, state, group):
         alpha = group["alpha"]

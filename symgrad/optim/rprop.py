@@ -11,11 +11,13 @@ class Rprop(Optimizer):
     """step *= etaplus (same sign as last time), etaminus (flipped: and no move this step), or 1, clipped to
     step_sizes; p -= sign(g) * step."""
 
-    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
-                 maximize=False, differentiable=False):
+    group_keys = ("lr", "etas", "step_sizes", "foreach", "maximize", "differentiable", "capturable")
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, maximize=False, **options):
         if lr < 0 or not 0 < etas[0] < 1 < etas[1]:
             raise ValueError(f"Invalid Rprop hyperparameter: lr={lr}, etas={etas}")
-        super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), maximize=maximize))
+        super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), maximize=maximize),
+                         **options)
 
     def update(self, param, grad, state, group):
         g = -grad if group["maximize"] else grad

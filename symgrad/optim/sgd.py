@@ -12,13 +12,18 @@ _AXPY_SIZE = 32768  # from this many elements on, BLAS's axpy (a ctypes call, ~2
 class SGD(Optimizer):
     """p -= lr * d, where d is the gradient (plus weight_decay * p), through the momentum buffer if any."""
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False):
+    group_keys = (
+        "lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize", "foreach", "differentiable", "fused",
+    )
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False,
+                 **options):
         if lr < 0 or momentum < 0 or weight_decay < 0:
             raise ValueError(f"Invalid SGD hyperparameter: lr={lr}, momentum={momentum}, weight_decay={weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                                      nesterov=nesterov, maximize=maximize))
+                                      nesterov=nesterov, maximize=maximize), **options)
 
     def _step_group(self, params, group):
         """Plain SGD (no momentum, no weight decay) updates each parameter in place, without a new array: a large
