@@ -13,7 +13,6 @@ guarded by what the function reads there.
 """
 from __future__ import annotations
 
-import collections
 import contextlib
 import dataclasses
 import functools
@@ -27,6 +26,7 @@ import numpy as np
 
 from . import dtypes, guards, ir, pickling, pytree
 from .backends import check_backend, lower, thread_count
+from .caches import Recent
 from .passes import optimize
 from .passes.lift import lift_constants
 from .core import (ConcretizationError, Reads, TracerError, UnsupportedOpError, concrete_array, current_builder,
@@ -113,17 +113,17 @@ class Compiled(pickling.CopiedAsItself):
         self._requested_backend = backend  # None: the default, which may hand a graph to NumPy (backends.lower)
         self.__name__ = function_name(fn, name)
         self.__doc__ = getattr(fn, "__doc__", None)
-        self._cache: collections.OrderedDict = collections.OrderedDict()  # signature key -> Lowered, oldest first
         self._max_signatures = signature_limit(max_signatures)
+        self._cache = Recent(self._max_signatures)  # signature key -> Lowered, oldest first
         self._fast = None  # the native entry of the last signature called with flat arrays
         self._check_values = check_values
         self._guard = None  # what the cached traces read (guards.Guard), when it read anything
         self._holds = None  # self._guard.holds, looked up once: it runs on every call
         self._changed = None  # the guard that failed and emptied the cache, for SYMGRAD_EXPLAIN
-        self._structures = collections.OrderedDict() if check_values else None  # structure -> Lowered
+        self._structures = Recent(STRUCTURES_KEPT) if check_values else None  # structure -> Lowered
         self._fresh = False  # True once the function must re-run on every call (reads it cannot guard)
         self._python_ints = False  # True once a trace needed a Python int argument's value
-        self._with_values = collections.OrderedDict()  # ((position, type, Python value), ...) -> Compiled of the rest
+        self._with_values = Recent(STATIC_VALUES_KEPT)  # ((position, type, Python value), ...) -> Compiled of the rest
         self._with_keywords = None  # StaticArgs binding keyword arguments, made on the first call passing some
 
     def _key(self, args):
@@ -163,22 +163,20 @@ class Compiled(pickling.CopiedAsItself):
 
     def _cached(self, key):
         """The Lowered of signature `key`, now the most recently used (None when it is not cached)."""
-        lowered = None if self._fresh else self._cache.get(key)
-        if lowered is not None:
-            self._cache.move_to_end(key)
-        return lowered
+        return None if self._fresh else self._cache.used(key)
 
     def _store(self, key, lowered) -> None:
         """Cache `lowered`, evicting the least recently used signatures beyond the limit."""
-        self._cache[key] = lowered
-        while len(self._cache) > self._max_signatures:
-            (_, types), evicted = self._cache.popitem(last=False)
-            if self._fast is not None and self._fast is evicted.fast:
-                self._fast = None
-            if os.environ.get("SYMGRAD_EXPLAIN") == "1":
-                log.warning("symgrad: %s evicted its least recently used signature (%s): it keeps %d "
-                            "(max_signatures, SYMGRAD_MAX_SIGNATURES)", self.__name__, _signature_text(types),
-                            self._max_signatures)
+        self._cache.keep(key, lowered, self._evicted)
+
+    def _evicted(self, key, lowered) -> None:
+        """Forget the native entry of an evicted signature, and say so under SYMGRAD_EXPLAIN."""
+        if self._fast is not None and self._fast is lowered.fast:
+            self._fast = None
+        if os.environ.get("SYMGRAD_EXPLAIN") == "1":
+            log.warning("symgrad: %s evicted its least recently used signature (%s): it keeps %d "
+                        "(max_signatures, SYMGRAD_MAX_SIGNATURES)", self.__name__, _signature_text(key[1]),
+                        self._max_signatures)
 
     def _lowered(self, key, args) -> Lowered:
         lowered = self._cached(key)
@@ -258,10 +256,8 @@ class Compiled(pickling.CopiedAsItself):
         """The compiled code for this trace's structure (constants lifted to inputs), with its constants."""
         graph, constants = lift_constants(graph)
         structure = (key, out_tree, graph.structure_key())
-        lowered = self._structures.pop(structure, None) or self._lower(graph, out_tree, flat_args, key)
-        self._structures[structure] = lowered
-        if len(self._structures) > STRUCTURES_KEPT:
-            self._structures.popitem(last=False)
+        lowered = self._structures.keep(structure, self._structures.get(structure)
+                                        or self._lower(graph, out_tree, flat_args, key))
         constants = tuple(constants)
         usable = flat_args and not _takes_python_ints(key)
         fast = None if self._fresh else fast_entry(lowered.executable, out_tree, usable, constants)
@@ -314,7 +310,7 @@ class Compiled(pickling.CopiedAsItself):
         values = tuple((i, args[i]) for i in positions)
         key = tuple((i, type(value), value) for i, value in values)  # True == 1, but a trace can tell them apart
         try:
-            compiled = self._with_values.pop(key, None)
+            compiled = self._with_values.get(key)
         except TypeError:
             i = next(i for i, value in values if not hashable(value))
             raise TypeError(f"{self.__name__}: argument {self._leaf_names(args)[i]} is a Python value the trace "
@@ -322,9 +318,7 @@ class Compiled(pickling.CopiedAsItself):
         fresh = compiled is None
         if fresh:
             compiled = self._bound_to(values)
-        self._with_values[key] = compiled
-        if len(self._with_values) > STATIC_VALUES_KEPT:
-            self._with_values.popitem(last=False)
+        self._with_values.keep(key, compiled)
         rest = (a for i, a in enumerate(args) if i not in positions)
         if not fresh:
             return compiled(*rest)

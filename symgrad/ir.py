@@ -139,9 +139,10 @@ class Constant:
         return f"<{self.array.size} values #{self._digest[:8]}>"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Node:
-    """`out = prim(*inputs, **attrs)`. `meta` holds printing/diagnostic notes, never semantics."""
+    """`out = prim(*inputs, **attrs)`. `meta` holds printing/diagnostic notes, never semantics. Slotted: a graph
+    holds many, and an eager record (symgrad.eager.graph) is to become one, made per recorded op."""
 
     prim: object
     inputs: tuple
@@ -158,11 +159,14 @@ class Node:
         return (self.prim.name, self.attrs, tuple(id(v) for v in self.inputs))
 
     def __getstate__(self):
-        """Pickled with its SymPy attributes exactly as they are (pickling.exact_state)."""
-        return {**self.__dict__, "attrs": pickling.exact_state(self.attrs)}
+        """Pickled as a dict of its fields (as before it had slots), its SymPy attributes exactly as they are
+        (pickling.exact_state)."""
+        return {"prim": self.prim, "inputs": self.inputs, "attrs": pickling.exact_state(self.attrs), "out": self.out,
+                "meta": self.meta}
 
     def __setstate__(self, state):
-        self.__dict__.update(state, attrs=pickling.restored_state(state["attrs"]))
+        for name, value in state.items():
+            setattr(self, name, pickling.restored_state(value) if name == "attrs" else value)
 
 
 def freeze_attrs(attrs: dict) -> tuple:

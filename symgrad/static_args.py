@@ -3,11 +3,11 @@
 gets code of its own. The other arguments, positional or by keyword, are traced as usual."""
 from __future__ import annotations
 
-import collections
 import inspect
 import pickle
 
 from . import pickling
+from .caches import Recent
 
 _VAR_POSITIONAL, _KEYWORD_ONLY, _VAR_KEYWORD = (int(inspect.Parameter.VAR_POSITIONAL), int(inspect.Parameter.KEYWORD_ONLY),
                                                 int(inspect.Parameter.VAR_KEYWORD))
@@ -51,7 +51,7 @@ class StaticArgs(pickling.CopiedAsItself):
             for n in (argnums,) if isinstance(argnums, int) else argnums:
                 if n < len(positional) and positional[n] in self._static:
                     raise ValueError(f"argument {positional[n]!r} is both differentiated (argnums) and static")
-        self._compiled = collections.OrderedDict()
+        self._compiled = Recent(STATIC_VALUES_KEPT)
 
     def __call__(self, *args, **kwargs):
         try:
@@ -72,14 +72,11 @@ class StaticArgs(pickling.CopiedAsItself):
     def _entry(self, key):
         """The compiled function of key = (static (name, value, types) triples, dynamic names), now the most
         recent."""
-        entry = self._compiled.pop(key, None)
+        entry = self._compiled.used(key)
         if entry is None:
             static, dynamic = {name: value for name, value, _ in key[0]}, list(key[1])
             order = [name for name in self._signature.parameters if name in static or name in dynamic]
-            entry = self._make(self._bound(static, dynamic, order), self._remapped(dynamic))
-        self._compiled[key] = entry
-        if len(self._compiled) > STATIC_VALUES_KEPT:
-            self._compiled.popitem(last=False)
+            entry = self._compiled.keep(key, self._make(self._bound(static, dynamic, order), self._remapped(dynamic)))
         return entry
 
     def __reduce__(self):

@@ -8,7 +8,6 @@ transforms compose (`sg.grad(sg.grad(f))`) because their output is ordinary IR.
 """
 from __future__ import annotations
 
-import collections
 import pickle
 import weakref
 
@@ -19,6 +18,7 @@ from . import numpy_api as sg
 from .autodiff import backward_pass, forward_pass
 from .autodiff.partition import split_forward_backward
 from .backends import default_backend, lower
+from .caches import Recent
 from .compiler import STRUCTURES_KEPT, Compiled
 from .passes import optimize
 from .passes.lift import lift_constants
@@ -367,7 +367,7 @@ def vjp_code(fn, arrays, names, tree=None, has_aux=False) -> VjpCode:
     return VjpCode(out_tree, len(outputs), ct_types, forward_exe, backward_exe, constants)
 
 
-_VJP_EXECUTABLES: "collections.OrderedDict" = collections.OrderedDict()
+_VJP_EXECUTABLES = Recent(STRUCTURES_KEPT)
 
 
 def _vjp_executables(joint, num_primals, num_outputs):
@@ -378,13 +378,10 @@ def _vjp_executables(joint, num_primals, num_outputs):
     primals = inputs[:num_primals] + inputs[len(inputs) - len(lifted):]
     joint = ir.Graph(primals + inputs[num_primals:len(inputs) - len(lifted)], joint.nodes, joint.outputs, joint.name)
     key = (default_backend(), joint.structure_key())
-    executables = _VJP_EXECUTABLES.pop(key, None)
+    executables = _VJP_EXECUTABLES.used(key)
     if executables is None:
         forward, backward = split_forward_backward(ir.verify(joint), len(primals), num_outputs)
-        executables = lower(optimize(forward)), lower(optimize(backward))
-    _VJP_EXECUTABLES[key] = executables
-    if len(_VJP_EXECUTABLES) > STRUCTURES_KEPT:
-        _VJP_EXECUTABLES.popitem(last=False)
+        executables = _VJP_EXECUTABLES.keep(key, (lower(optimize(forward)), lower(optimize(backward))))
     return (*executables, lifted)
 
 

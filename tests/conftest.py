@@ -1,6 +1,5 @@
 """Fixtures shared by several test modules; the suite's own compile cache."""
 import atexit
-import collections
 import os
 import shutil
 import tempfile
@@ -8,6 +7,7 @@ import tempfile
 import pytest
 
 from symgrad import backends
+from symgrad.caches import Recent
 from symgrad.eager import adjoint, tape, whole_backward
 
 # The suite's compiled code goes to a cache directory of its own, removed at exit, never into the user's
@@ -21,9 +21,8 @@ if "SYMGRAD_CACHE_DIR" not in os.environ:
 def lowerings(monkeypatch):
     """The executables eager adjoints are lowered to, in order, from empty caches (no structure seen)."""
     made = []
-    monkeypatch.setattr(adjoint, "_cache", collections.OrderedDict())
-    monkeypatch.setattr(whole_backward, "_cache", collections.OrderedDict())
-    monkeypatch.setattr(whole_backward, "_steady", collections.OrderedDict())
+    for module, name in ((adjoint, "_cache"), (whole_backward, "_cache"), (whole_backward, "_steady")):
+        monkeypatch.setattr(module, name, Recent(getattr(module, name).limit))
 
     def recording_lower(graph, *args, **kwargs):
         made.append(backends.lower(graph, *args, **kwargs))

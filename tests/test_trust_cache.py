@@ -2,7 +2,6 @@
 
 Every test uses a temporary cache directory (SYMGRAD_CACHE_DIR), in this process or in a child.
 """
-import collections
 import gc
 import hashlib
 import os
@@ -19,6 +18,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
+from symgrad.caches import Recent
 from symgrad.codegen.llvm import disk_cache, jit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -366,8 +366,7 @@ def test_identical_code_is_shared_while_alive(cache):
 
 def test_the_eager_adjoint_cache_frees_the_code_it_evicts(cache, monkeypatch):
     from symgrad.eager import tape, whole_backward
-    monkeypatch.setattr(whole_backward, "_cache", collections.OrderedDict())  # not the adjoints of other tests
-    monkeypatch.setattr(whole_backward, "_CACHE_SIZE", 1)
+    monkeypatch.setattr(whole_backward, "_cache", Recent(1))  # not the adjoints of other tests; keeps one
     tape.start_over()
     rng = np.random.default_rng(0)
 

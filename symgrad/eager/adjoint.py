@@ -10,7 +10,6 @@ lowered by the default backend (LLVM when registered), so a training loop speeds
 """
 from __future__ import annotations
 
-import collections
 from dataclasses import replace
 
 import numpy as np
@@ -18,6 +17,7 @@ import numpy as np
 from .. import ir
 from ..autodiff import backward_pass
 from ..backends import lower
+from ..caches import Recent
 from ..passes import optimize
 from ..passes.dce import dce
 from ..core import Builder, building
@@ -25,8 +25,7 @@ from ..ops.control import result_p, results as results_of
 from ..tracing import inline
 from .graph import Record
 
-_CACHE_SIZE = 512
-_cache: "collections.OrderedDict" = collections.OrderedDict()
+_cache = Recent(512)  # StageGraph.key() -> Adjoint
 
 
 class Source:
@@ -255,14 +254,7 @@ def reached_values(forward: ir.Graph, seeds) -> set:
 def adjoint_for(stage: StageGraph) -> Adjoint:
     """The cached adjoint of the stage's structure (traced on first sight)."""
     key = stage.key()
-    adjoint = _cache.get(key)
-    if adjoint is None:
-        adjoint = _cache[key] = Adjoint(stage)
-        if len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    else:
-        _cache.move_to_end(key)
-    return adjoint
+    return _cache.used(key) or _cache.keep(key, Adjoint(stage))
 
 
 def run_stage(run, pending: dict, wanted, create_graph: bool, tensor_type) -> list:

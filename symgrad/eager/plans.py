@@ -8,17 +8,17 @@ the same ops as the call would, several times faster for small tensors.
 """
 from __future__ import annotations
 
-import collections
 import functools
 
 import numpy as np
 
+from ..caches import Recent
 from ..core import Builder, Tracer, building
 from ..ops.elementwise import ElementwiseOp
 from .graph import grad_fn_name
 
-_PLANS_SIZE = 4096
-_plans: "collections.OrderedDict" = collections.OrderedDict()
+# key -> Plan; found by a plain get on every recorded call (not made the newest: that would cost a call per op)
+_plans = Recent(4096)
 
 
 class Plan:
@@ -109,9 +109,7 @@ def plan_for(op, signature) -> Plan:
     key = (id(op), signature)
     plan = _plans.get(key)
     if plan is None or plan.op is not op:
-        plan = _plans[key] = Plan(op, signature)
-        if len(_plans) > _PLANS_SIZE:
-            _plans.popitem(last=False)
+        plan = _plans.keep(key, Plan(op, signature))
     return plan
 
 
@@ -123,7 +121,7 @@ def tensor_plan_for(op, tensors) -> Plan:
     key = tuple(key)
     plan = _plans.get(key)
     if plan is None or plan.op is not op:
-        plan = _plans[key] = plan_for(op, tuple((True, t.shape, t.dtype, None) for t in tensors))
+        plan = _plans.keep(key, plan_for(op, tuple((True, t.shape, t.dtype, None) for t in tensors)))
     return plan
 
 
@@ -137,9 +135,7 @@ def function_plan_for(fn, signature, keywords) -> "Plan | None":
             plan = Plan(fn, signature, tuple((name, value) for name, _, value in keywords))
         except Exception:  # noqa: BLE001  (the call then runs eagerly, and raises its own error)
             plan = None
-        _plans[key] = plan
-        if len(_plans) > _PLANS_SIZE:
-            _plans.popitem(last=False)
+        _plans.keep(key, plan)
     return plan
 
 

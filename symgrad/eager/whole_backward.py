@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import ir
 from ..autodiff import backward_pass
+from ..caches import Recent
 from ..core import Builder, building
 from ..ops.control import result_p
 from ..ops.indexing import slice_p
@@ -39,12 +40,10 @@ from .adjoint import lowered_graph, reached_values
 from .graph import Record
 from .tape import current_tape, leaf_slot
 
-_CACHE_SIZE = 512
-_cache: "collections.OrderedDict" = collections.OrderedDict()  # (digest, root) -> Capture or None (seen once)
+_cache = Recent(512)  # (digest, root) -> Capture or None (seen once)
 # The captures whose steps a tape may defer (Capture.steps), by their last step, newest last: a step whose
 # structure alternates (sequence lengths cycled) defers against whichever of them its ops repeat (`alternatives`)
-_STEADY_SIZE = 8
-_steady: "collections.OrderedDict" = collections.OrderedDict()  # id(capture) -> capture
+_steady = Recent(8)  # id(capture) -> capture
 
 
 class _Stage:
@@ -613,7 +612,7 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
         return capture.run(engine, record, tape, seed, retain_graph, True), capture
     position = record.position
     key = (tape.digests[position], position)
-    plan = _cache.get(key, _MISSING)
+    plan = _cache.used(key, _MISSING)
     if plan is _MISSING:
         _remember(key, None)  # seen once: the general path runs it op by op this time
         return False, None
@@ -623,7 +622,6 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
             plan = _remember(key, Capture(record, tape.entries[:position + 1] if whole else None, retain_graph))
         except Exception:  # noqa: BLE001  (the general path runs it, and raises its own error if there is one)
             plan = _remember(key, _UNSUPPORTED)
-    _cache.move_to_end(key)
     if plan is _UNSUPPORTED:
         return False, None
     if plan.steps is None:
@@ -635,10 +633,7 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
 def _steadied(capture) -> None:
     """Note that a step had the structure of `capture`, which the next tape expects (the newest of the steady
     captures; the oldest of more than 8 forgotten)."""
-    _steady[id(capture)] = capture
-    _steady.move_to_end(id(capture))
-    if len(_steady) > _STEADY_SIZE:
-        _steady.popitem(last=False)
+    _steady.keep(id(capture), capture)
 
 
 def alternatives(capture, position, digest) -> list:
@@ -654,12 +649,13 @@ def alternatives(capture, position, digest) -> list:
 
 
 def _remember(key, plan):
-    """Cache `plan`; the oldest of more than _CACHE_SIZE is forgotten, by the steady captures too (its code freed)."""
-    _cache[key] = plan
-    if len(_cache) > _CACHE_SIZE:
-        _, evicted = _cache.popitem(last=False)
-        _steady.pop(id(evicted), None)
-    return plan
+    """Cache `plan`; the oldest beyond the cache's limit is forgotten, by the steady captures too (its code freed)."""
+    return _cache.keep(key, plan, _unsteadied)
+
+
+def _unsteadied(key, evicted) -> None:
+    """An evicted capture is no longer one a tape may defer against."""
+    _steady.pop(id(evicted), None)
 
 
 _MISSING = object()

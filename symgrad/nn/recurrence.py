@@ -12,13 +12,12 @@ and eager tensors inside a trace, run the Python loop of the same steps, which r
 """
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 
 from .. import numpy_api as sgnp
 from ..autodiff import backward_pass, forward_pass
 from ..backends import lower
+from ..caches import Recent
 from ..control_flow import scan
 from ..core import Builder, Primitive, ShapeError, Tracer, building, current_builder
 from ..eager.tensor import Tensor, apply_function
@@ -167,9 +166,7 @@ def _shape(inputs, mode, reverse, count, bias, masked):
     return (x.shape[0] + count, x.shape[1], w_hh.shape[1]), x.dtype
 
 
-_GRAPHS_SIZE = 64
-# (attrs, operand types) -> [graph, lowered or None, calls]
-_graphs: "collections.OrderedDict" = collections.OrderedDict()
+_graphs = Recent(64)  # (attrs, operand types) -> [graph, lowered or None, calls]
 # Calls of one sequence's types interpreted before it is lowered: a training step computes its ops eagerly twice,
 # then its capture computes them (eager/whole_backward.py), so lowering the sequence alone would be wasted there.
 _INTERPRETED_CALLS = 2
@@ -179,16 +176,13 @@ def _traced(attrs: dict, types: tuple) -> list:
     """[the graph of the sequence (_scanned) on operands of these (shape, dtype) types, its lowered code or None,
     how many times _run computed it]."""
     key = (tuple(sorted(attrs.items())), types)
-    entry = _graphs.pop(key, None)
+    entry = _graphs.used(key)
     if entry is None:
         builder = Builder()
         with building(builder):
             inputs = [builder.new_input(shape, dtype) for shape, dtype in types]
             graph = builder.finish([_scanned(**attrs)(*inputs)], attrs["mode"].lower())
-        entry = [graph, None, 0]
-    _graphs[key] = entry
-    if len(_graphs) > _GRAPHS_SIZE:
-        _graphs.popitem(last=False)
+        entry = _graphs.keep(key, [graph, None, 0])
     return entry
 
 

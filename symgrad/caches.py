@@ -1,0 +1,41 @@
+"""The one cache policy of compiled code and traced structures: keep the most recently used, up to a limit.
+
+sg.compile's signatures, the structures the uncompiled transforms compile, the eager adjoints, the captured
+steps and the eager call plans all keep their entries in a `Recent`, so they age and are forgotten the same way.
+"""
+from __future__ import annotations
+
+import collections
+
+_MISSING = object()
+
+
+class Recent(collections.OrderedDict):
+    """A dict of at most `limit` entries, oldest first. `used` reads an entry and makes it the newest, `keep`
+    stores one as the newest and forgets the oldest beyond the limit. Plain `get` reads without reordering, at a
+    dict's speed, for lookups made on every recorded op (symgrad.eager.plans)."""
+
+    __slots__ = ("limit",)
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
+
+    def used(self, key, default=None):
+        """The entry of `key`, now the newest, or `default` (the order unchanged) when there is none."""
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            return default
+        self.move_to_end(key)
+        return value
+
+    def keep(self, key, value, evicted=None):
+        """Store `value` as the newest entry and return it; the oldest entries beyond the limit are forgotten,
+        each handed to `evicted(key, value)` when given (a caller's clean-up: code freed, a shortcut dropped)."""
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > self.limit:
+            old = self.popitem(last=False)
+            if evicted is not None:
+                evicted(*old)
+        return value
