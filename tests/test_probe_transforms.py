@@ -65,7 +65,8 @@ def test_a_random_draw_inside_compile_is_refused(draw):
     with pytest.raises(sg.UnsupportedOpError, match="random draw inside sg.compile"):
         sg.compile(lambda a: a + draw(a))(x)
     f = sg.grad(lambda a: sg.sum(a * draw(a)))
-    assert not np.array_equal(f(x), f(x))
+    first = f(x)
+    assert any(not np.array_equal(first, f(x)) for _ in range(8))  # (randperm(3) repeats itself 1 time in 6)
 
 
 def test_a_seeded_draw_in_an_uncompiled_transform_repeats():
