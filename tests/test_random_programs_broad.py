@@ -18,7 +18,7 @@ def test_random_program_on_every_path(seed):
 
 def test_random_program_at_special_values():
     """Inputs with 0, -0, inf, nan, 1e300, subnormals and ties: values equal NumPy's, the paths' gradients agree."""
-    report = check(5005, special=True, use_jax=False)
+    report = check(5005, inputs="special", use_jax=False)
     assert all(outcome == "ok" for outcome in report.values()), report
 
 
