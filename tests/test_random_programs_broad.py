@@ -36,3 +36,19 @@ def test_concatenate_axis_none_flattens(backend):
     grad = sg.grad(lambda a, b: sg.sum(f(a, b) * weights), argnums=(0, 1))(a, b)
     np.testing.assert_array_equal(grad[0], weights[:6].reshape(2, 3) + 2 * weights[6:12].reshape(2, 3))
     assert grad[1] == 12.0
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_boolean_operators_with_a_traced_mask_on_either_side(backend):
+    """A NumPy mask or a Python bool on the left of &, | or ^ with a traced mask (m & (x > 0)), and ^ itself, were
+    errors (np.bitwise_and applied to a traced value; unsupported operand type for ^); NumPy gives the logical result.
+    On integers they stay a clear error."""
+    m, x = np.array([True, False, True, False]), np.array([1.0, -2.0, 3.0, -0.5])
+    cases = {"m & t": lambda t: m & (t > 0), "m | t": lambda t: m | (t > 0), "t ^ m": lambda t: (t > 0) ^ m,
+             "m ^ t": lambda t: m ^ (t > 0), "True ^ t": lambda t: True ^ (t > 0),
+             "False | t": lambda t: False | (t > 0), "np.bitwise_xor": lambda t: np.bitwise_xor(m, t > 0)}
+    for name, f in cases.items():
+        got, want = sg.compile(f, backend=backend)(x), f(x)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+    with pytest.raises(sg.TracerError, match=r"'\^' on a traced value of dtype int64"):
+        sg.compile(lambda i: i ^ i, backend=backend)(np.array([1, 2]))

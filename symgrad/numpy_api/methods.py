@@ -23,7 +23,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     (gammaln(t), expit(t)) to sg.scipy.special's; without one, say what symgrad has instead."""
     module = _ufunc_module(ufunc)
     name = {"true_divide": "divide", "absolute": "abs"}.get(ufunc.__name__, ufunc.__name__)
-    function = (getattr(arrays, name, None) or getattr(ufuncs, name, None) if module == "numpy"
+    function = (_BITWISE.get(name) or getattr(arrays, name, None) or getattr(ufuncs, name, None) if module == "numpy"
                 else symgrad_equivalent(module, name))
     if function is None:
         raise TracerError(with_user_line(numpy_function_message(module, ufunc.__name__, self)))
@@ -61,8 +61,9 @@ def install():
         "__matmul__": matmul, "__rmatmul__": _reflect(matmul), "__neg__": negative,
         "__pos__": lambda self: self, "__abs__": abs, "__lt__": less, "__le__": less_equal,
         "__gt__": greater, "__ge__": greater_equal, "__eq__": equal, "__ne__": not_equal,
-        "__invert__": _boolean_only(logical_not, "~"), "__and__": _boolean_only(logical_and, "&"),
-        "__or__": _boolean_only(logical_or, "|"), "__lshift__": _shift("<<"), "__rshift__": _shift(">>"),
+        "__invert__": _BITWISE["invert"], "__and__": _BITWISE["bitwise_and"], "__rand__": _BITWISE["bitwise_and"],
+        "__or__": _BITWISE["bitwise_or"], "__ror__": _BITWISE["bitwise_or"], "__xor__": _BITWISE["bitwise_xor"],
+        "__rxor__": _BITWISE["bitwise_xor"], "__lshift__": _shift("<<"), "__rshift__": _shift(">>"),
         "__getitem__": getitem, "astype": astype, "dot": dot, "ravel": ravel, "flatten": ravel,
         "reshape": lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape),
         "transpose": lambda self, *axes: transpose(self, (axes[0] if len(axes) == 1 else axes) or None),
@@ -90,7 +91,7 @@ def _no_item_assignment(self, key, value):
 
 
 def _boolean_only(logical, operator):
-    """`&`, `|`, `~` on booleans (masks built from comparisons). On integers NumPy's operators are bitwise,
+    """`&`, `|`, `^`, `~` on booleans (masks built from comparisons). On integers NumPy's operators are bitwise,
     which symgrad has no op for: a clear error, not the logical result."""
     def method(*operands):
         for operand in operands:
@@ -100,6 +101,11 @@ def _boolean_only(logical, operator):
                      "use it on booleans (comparisons), or sg.logical_and / logical_or / logical_not", TracerError)
         return logical(*operands)
     return method
+
+
+# NumPy's bitwise ufuncs and operators, on booleans (all symmetric: the reflected operators are the same)
+_BITWISE = {"invert": _boolean_only(logical_not, "~"), "bitwise_and": _boolean_only(logical_and, "&"),
+            "bitwise_or": _boolean_only(logical_or, "|"), "bitwise_xor": _boolean_only(not_equal, "^")}
 
 
 def _shift(operator):
