@@ -509,11 +509,21 @@ def symgrad_paths(source, weights, args, args2):
         down = grad(*[a - eps * t for a, t in zip(args, tangents)])
         return np.zeros(()), [np.asarray(t) for t in tangent] + [(u - d) / (2 * eps) for u, d in zip(up, down)]
     attempt("hvp", second_order)
+
+    def vmapped_axes():  # x1 batched in front, x3 along its axis 1; each example against the transform's own call
+        mixed = [args[0], args2[1], args[2], args2[3]]
+        batched = sg.vmap(vg, in_axes=(None, 0, None, 1))(args[0], np.stack([args[1], args2[1]]), args[2],
+                                                             np.stack([args[3], args2[3]], axis=1))
+        expected = [vg(*args), vg(*mixed)]
+        got = [batched[0]] + [batched[1][n] for n in (1, 3)]
+        want = [np.stack([e[0] for e in expected])] + [np.stack([e[1][n] for e in expected]) for n in (1, 3)]
+        return np.zeros(()), got + want
+    attempt("vmap-axes", vmapped_axes)
     results["tangents"] = tangents
     return results
 
 
-SELF_CHECKED = ("forward", "vmap", "tangents", "jvp", "hvp", "llvm-f32")  # not (value, grads) of the inputs given
+SELF_CHECKED = ("forward", "vmap", "tangents", "jvp", "hvp", "llvm-f32", "vmap-axes")  # not (value, grads) of the inputs given
 CLEAR_ERROR_MODULES = ("symgrad", "builtins", "numpy.exceptions")  # symgrad's errors, ValueError, AxisError
 INTERNAL = (NotImplementedError, KeyError, AssertionError, AttributeError, IndexError, ZeroDivisionError,
             RecursionError, UnboundLocalError, NameError)
@@ -566,8 +576,11 @@ def _compare(results, source, weights, args, args2, want_grads, want_grads2, spe
     for path, result in results.items():
         if path == "tangents":
             continue
-        if path in ("jvp", "hvp") and not isinstance(result, Exception):
-            if not special:
+        if path in ("jvp", "hvp", "vmap-axes") and not isinstance(result, Exception):
+            if path == "vmap-axes":
+                for n, (got, want) in enumerate(zip(result[1][:3], result[1][3:])):
+                    _close(path, f"output {n} vs the transform's", got, want, 1e-9, 1e-9 if not special else 1e-300)
+            elif not special:
                 _check_forward_mode(path, result, want_grads, tangents, "float32" in source)
             report[path] = "ok"
             continue

@@ -7,7 +7,7 @@ import pytest
 import symgrad as sg
 from random_programs_broad import check
 
-SEEDS = [3, 11, 20, 41, 77, 123]
+SEEDS = [3, 20, 41, 77, 123]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
