@@ -523,7 +523,8 @@ def symgrad_paths(source, weights, args, args2):
     return results
 
 
-SELF_CHECKED = ("forward", "vmap", "tangents", "jvp", "hvp", "llvm-f32", "vmap-axes")  # not (value, grads) of the inputs given
+# paths whose result is not (value, grads) at the inputs given: checked on their own
+SELF_CHECKED = ("forward", "vmap", "tangents", "jvp", "hvp", "llvm-f32", "vmap-axes")
 CLEAR_ERROR_MODULES = ("symgrad", "builtins", "numpy.exceptions")  # symgrad's errors, ValueError, AxisError
 INTERNAL = (NotImplementedError, KeyError, AssertionError, AttributeError, IndexError, ZeroDivisionError,
             RecursionError, UnboundLocalError, NameError)
