@@ -52,3 +52,16 @@ def test_boolean_operators_with_a_traced_mask_on_either_side(backend):
         assert got.dtype == want.dtype and np.array_equal(got, want), name
     with pytest.raises(sg.TracerError, match=r"'\^' on a traced value of dtype int64"):
         sg.compile(lambda i: i ^ i, backend=backend)(np.array([1, 2]))
+
+
+@pytest.mark.parametrize("backend", [None, "llvm", "numpy"])
+def test_integer_loops_of_booleans_give_int8(backend):
+    """NumPy computes b // b, b % b, fmod, square and b ** b on booleans in int8: sg refused // and % ('not supported
+    on booleans, as in NumPy') and gave bool for square and b ** True."""
+    b = np.array([True, False, True])
+    cases = {"//": (lambda b: b // b, b // b), "%": (lambda b: b % True, b % True),
+             "fmod": (lambda b: sg.fmod(b, b), np.fmod(b, b)), "square": (lambda b: sg.square(b), np.square(b)),
+             "** True": (lambda b: b ** True, b ** True)}
+    for name, (f, want) in cases.items():
+        got = np.asarray(f(b) if backend is None else sg.compile(f, backend=backend)(b))
+        assert got.dtype == np.int8 == want.dtype and np.array_equal(got, want), name
