@@ -65,3 +65,19 @@ def test_integer_loops_of_booleans_give_int8(backend):
     for name, (f, want) in cases.items():
         got = np.asarray(f(b) if backend is None else sg.compile(f, backend=backend)(b))
         assert got.dtype == np.int8 == want.dtype and np.array_equal(got, want), name
+
+
+CONSTANT_PRODUCTS = {"inf": lambda x: x ** 2 * np.inf, "-inf": lambda x: x ** 3 * -np.inf,
+                     "1e308 * 10": lambda x: x ** 2 * 1e308 * 10, "-1e308 * 10": lambda x: x ** 2 * -1e308 * 10}
+
+
+@pytest.mark.parametrize("name", CONSTANT_PRODUCTS)
+def test_numpy_backend_prints_infinite_constants(name):
+    """The NumPy backend failed on the gradient of x**2 * inf, 2*oo*g*x: SymPy's cse, unevaluated, ordered the factors
+    by asking `oo < 2` (TypeError: cannot determine truth value of Relational); and printed a folded infinite Float
+    as `inf` (NameError: name 'inf' is not defined, for x**2 * 1e308 * 10)."""
+    x, f = np.array([-1.0, 0.0, 2.0]), CONSTANT_PRODUCTS[name]
+    want = sg.grad(lambda x: sg.sum(f(x)))(x)
+    for backend in ("numpy", "llvm"):
+        np.testing.assert_array_equal(sg.compile(sg.grad(lambda x: sg.sum(f(x))), backend=backend)(x), want)
+        np.testing.assert_array_equal(sg.compile(f, backend=backend)(x), f(x))
