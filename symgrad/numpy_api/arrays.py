@@ -229,7 +229,9 @@ def squeeze(x, axis=None):
 
 
 def concatenate(arrays, axis=0):
-    arrays = [asarray(a) for a in arrays]
+    """NumPy's concatenate; axis=None flattens the arrays first (0-d ones included)."""
+    arrays = [asarray(a) if axis is not None else ravel(a) for a in arrays]
+    axis = 0 if axis is None else axis
     if not arrays:
         raise ValueError("concatenate needs at least one array")
     ndim = arrays[0].ndim

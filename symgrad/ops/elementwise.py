@@ -50,7 +50,8 @@ class ElementwiseOp:
     integer_fn: the builder for integer arrays (never differentiated) where `fn` is written for
     its derivative with a value integer arithmetic cannot compute, such as a tie's (a + b) / 2.
     on_booleans=False: NumPy refuses the op on booleans (pointing to ~ and logical_xor), and so does sg; a function
-    instead computes the op on booleans (a bitwise op of truth values is the logical one).
+    instead computes the op on booleans (a bitwise op of truth values is the logical one); "int8": NumPy has no
+    boolean loop for it and computes in int8 (b // b, b % b, b ** b, square(b) are int8).
     on_floats=False: the op takes integers and booleans only, as NumPy's bitwise ufuncs.
     conditions: the positions taken as truth values (where's condition, the logical ops' operands): a
     number there is converted to bool (x != 0) first, as NumPy does.
@@ -63,7 +64,7 @@ class ElementwiseOp:
     domain: tuple = (-2.0, 2.0)
     literal_arguments: tuple | None = ()
     integer_fn: object = None
-    on_booleans: object = True
+    on_booleans: object = True  # True, False, a function of the operands, or "int8"
     conditions: tuple = ()
     on_floats: bool = True
 
@@ -299,12 +300,15 @@ def _boolean_arithmetic(op, args):
     if not op.on_booleans:
         fail(f"sg.{op.name} is not supported on booleans, as in NumPy; use ~ or sg.logical_not, or astype(int)",
              TypeError)
+    if op.on_booleans == "int8":
+        return apply_elementwise(op, _as_int8(*args))
     widened = tuple(int(a) if _is_python_scalar(a) else convert_p(a, dtype=dtypes.INT64) for a in args)
     return convert_p(apply_elementwise(op, widened), dtype=dtypes.BOOL)
 
 
 def _as_int8(*args):
-    """Boolean arrays (and Python bools) as int8, the integers NumPy computes booleans' shifts in."""
+    """Boolean arrays (and Python bools) as int8, the integers NumPy computes booleans' shifts, quotients and
+    powers in."""
     return tuple(int(a) if _is_python_scalar(a) else convert_p(a, dtype=dtypes.INT8) for a in args)
 
 
@@ -446,9 +450,10 @@ add = define("add", lambda a, b: a + b, kind="arith")
 subtract = define("subtract", lambda a, b: a - b, kind="arith", on_booleans=False)
 multiply = define("multiply", lambda a, b: a * b, kind="arith")
 divide = define("divide", lambda a, b: a / b, domain=(0.5, 2.0))
-power = define("power", lambda a, b: a ** b, kind="arith", domain=(0.5, 2.0), literal_arguments=(1,))
+power = define("power", lambda a, b: a ** b, kind="arith", domain=(0.5, 2.0), literal_arguments=(1,),
+               on_booleans="int8")
 negative = define("negative", lambda a: -a, kind="arith", on_booleans=False)
-square = define("square", lambda a: a ** 2, kind="arith")
+square = define("square", lambda a: a ** 2, kind="arith", on_booleans="int8")
 reciprocal = define("reciprocal", lambda a: 1 / a, domain=(0.5, 2.0))
 sin = define("sin", sp.sin)
 cos = define("cos", sp.cos)
@@ -512,8 +517,8 @@ floor = define("floor", sp.floor, kind="arith")
 ceil = define("ceil", sp.ceiling, kind="arith")
 rint = define("rint", F.rint)
 trunc = define("trunc", lambda x: sp.Piecewise((sp.ceiling(x), x < 0), (sp.floor(x), True)), kind="arith")
-floor_divide = define("floor_divide", F.floor_divide, 2, kind="arith", domain=(0.5, 4.0), on_booleans=False)
-mod = define("mod", F.floor_mod, 2, kind="arith", domain=(0.5, 4.0), on_booleans=False)
+floor_divide = define("floor_divide", F.floor_divide, 2, kind="arith", domain=(0.5, 4.0), on_booleans="int8")
+mod = define("mod", F.floor_mod, 2, kind="arith", domain=(0.5, 4.0), on_booleans="int8")
 # Logarithms, powers and angles NumPy names; hypot through libm's, which neither overflows nor underflows.
 log2 = define("log2", F.log2, domain=(0.1, 3.0))
 log10 = define("log10", F.log10, domain=(0.1, 3.0))
@@ -588,7 +593,7 @@ fmax = define("fmax", lambda a, b: sp.Piecewise((b, F.isnan(a)), (a, F.isnan(b))
                                                 (F.tie(a, b), True)), kind="arith", integer_fn=sp.Max)
 fmin = define("fmin", lambda a, b: sp.Piecewise((b, F.isnan(a)), (a, F.isnan(b)), (a, a < b), (b, a > b),
                                                 (F.tie(a, b), True)), kind="arith", integer_fn=sp.Min)
-fmod = define("fmod", F.fmod, 2, kind="arith", domain=(0.5, 4.0), on_booleans=False)
+fmod = define("fmod", F.fmod, 2, kind="arith", domain=(0.5, 4.0), on_booleans="int8")
 logaddexp2 = define("logaddexp2", lambda a, b: F.logaddexp(a * sp.Float(np.log(2)), b * sp.Float(np.log(2)))
                     * sp.Float(1 / np.log(2)))
 # Eq evaluates: SymPy's Piecewise drops a branch whose condition is an unevaluated Eq(0, 0) (heaviside(0, x) was NaN)

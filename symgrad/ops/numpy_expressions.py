@@ -110,7 +110,8 @@ class NumpyExprPrinter(StrPrinter):
         return self.names.get(expr, expr.name)
 
     def _print_Float(self, expr):
-        return repr(float(expr))
+        value = float(expr)  # a folded product may be an infinite Float (1e308 * 10): repr would print `inf`
+        return repr(value) if math.isfinite(value) else self._print({math.inf: sp.oo, -math.inf: -sp.oo}[value])
 
     def _print_Exp1(self, expr):
         return "np.e"
@@ -243,9 +244,13 @@ def elementwise_lines(expr, arg_names: dict, dtype, target: str, printer=None) -
     if not expr.free_symbols:
         any_arg = next(iter(arg_names.values()))
         return [f"{target} = np.full(np.shape({any_arg}), {printer.doprint(expr)}, dtype={np_dtype(dtype)})"]
+    # infinities as names: unevaluated, cse's ordering of a product's factors asks `oo < 2` (a Relational)
+    infinities = {value: sp.Symbol(f"_{target}_{name}") for value, name in ((sp.oo, "inf"), (-sp.oo, "minf"))
+                  if expr.has(value)}
+    printer.names.update({symbol: printer.doprint(value) for value, symbol in infinities.items()})
     with sp.evaluate(False):  # rebuilt as it is: evaluated, x != x would become False where NaN != NaN
-        replacements, (reduced,) = sp.cse(_repeats_merged(expr), symbols=sp.numbered_symbols(f"_{target}_"),
-                                          optimizations=None)
+        replacements, (reduced,) = sp.cse(_repeats_merged(expr.xreplace(infinities)),
+                                          symbols=sp.numbered_symbols(f"_{target}_"), optimizations=None)
     for symbol, sub in replacements:
         lines.append(f"{symbol.name} = {printer.doprint(sub)}")
     text = printer.doprint(reduced)
