@@ -44,7 +44,7 @@ _LAZY = {
                               "masked_fill masked_select mm mul ne neg norm numel permute rsqrt scatter scatter_add sub t topk "
                               "unbind unsqueeze lerp clamp_min clamp_max multinomial bernoulli nonzero addmm sgn lgamma "
                               "take_along_dim narrow movedim repeat_interleave unflatten var_mean std_mean "
-                              "asin acos atan asinh acosh atanh unique kthvalue logical_xor is_floating_point mv "
+                              "asin acos atan asinh acosh atanh unique kthvalue is_floating_point mv "
                               "addcmul addcdiv sin_ cos_ exp_ abs_ sigmoid_ square_",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}

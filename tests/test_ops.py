@@ -20,6 +20,7 @@ from symgrad.ops import lapack
 from symgrad.ops import conv as conv_ops
 from symgrad.ops.custom import CUSTOM_CALLS
 from symgrad.ops.elementwise import ELEMENTWISE
+from symgrad.ops.reduce import first_max_p
 from symgrad.nn import recurrence
 
 from gradcheck import assert_grads_match_finite_differences, numeric_grad, value_and_grad_everywhere
@@ -686,6 +687,9 @@ def _lstm_sequence(ns, x, h, c, *weights):
 
 STRUCTURAL += [("fused-rnn", _lstm_sequence, [_r((3, 2, 2)), _r((2, 3), 1), _r((2, 3), 2), _r((12, 2), 3),
                                               _r((12, 3), 4), _r((12,), 5), _r((12,), 6)])]
+
+# max pooling's maximum over its windows' axis 0, whose gradient goes to the first maximum (distinct values here)
+STRUCTURAL += [("first-max", lambda ns, a: np.max(a, axis=0) if ns is NP else first_max_p(a), [_r((4, 3), 7)])]
 
 
 @pytest.mark.parametrize("fn,args", [pytest.param(f, a, id=i) for i, f, a in STRUCTURAL])

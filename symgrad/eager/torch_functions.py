@@ -5,7 +5,7 @@
 `sg.bincount`, `sg.histc`, `sg.lerp`, `sg.clamp_min/max`,
 `sg.multinomial`, `sg.bernoulli`, `sg.nonzero`, `sg.addmm`, `sg.sgn`, `sg.lgamma`, `sg.take_along_dim`, `sg.narrow`,
 `sg.movedim`, `sg.repeat_interleave`, `sg.unflatten`, `sg.var_mean`, `sg.std_mean`, `sg.asin acos atan asinh acosh
-atanh`, `sg.unique`, `sg.kthvalue`, `sg.logical_xor`, `sg.is_floating_point`, `sg.mv`, `sg.addcmul`, `sg.addcdiv`
+atanh`, `sg.unique`, `sg.kthvalue`, `sg.is_floating_point`, `sg.mv`, `sg.addcmul`, `sg.addcdiv`
 and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a constant tensor.
 The in-place forms `sg.sin_ cos_ exp_ abs_ sigmoid_ square_` take a tensor only."""
 from __future__ import annotations
@@ -69,9 +69,9 @@ bincount, histc = _method_form("bincount"), _method_form("histc")
 
 
 # PyTorch's names NumPy spells otherwise (arcsin), and methods tutorials call as functions (torch.unique(t))
-(asin, acos, atan, asinh, acosh, atanh, unique, kthvalue, logical_xor, is_floating_point, mv, addcmul, addcdiv) = (
+(asin, acos, atan, asinh, acosh, atanh, unique, kthvalue, is_floating_point, mv, addcmul, addcdiv) = (
     _method_form(name) for name in ("asin", "acos", "atan", "asinh", "acosh", "atanh", "unique", "kthvalue",
-                                    "logical_xor", "is_floating_point", "mv", "addcmul", "addcdiv"))
+                                    "is_floating_point", "mv", "addcmul", "addcdiv"))
 
 
 def _inplace_form(name: str):
