@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tensor import _TYPE_NAMES, Tensor, tensor
+from .tensor import _TYPE_NAMES, tensor
 
 
 def _constructor(name: str, dtype: np.dtype):
