@@ -21,6 +21,7 @@ import gc
 import logging
 import operator
 import os
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,6 +80,9 @@ class Lowered:
 
 STRUCTURES_KEPT = 32  # compiled structures an uncompiled transform (or the concrete vjp) keeps, newest first
 DEFAULT_MAX_SIGNATURES = 64
+# Orders what concurrent calls do to a compiled function's cache, guard and fast entry (one lock for all: a
+# Compiled copies and pickles as itself). Tracing and lowering run outside it.
+_CACHE_LOCK = threading.RLock()
 
 
 def signature_limit(requested=None) -> int:
@@ -156,17 +160,40 @@ class Compiled(pickling.CopiedAsItself):
 
     def _check_guard(self):
         """Empty the cache when something the cached traces read has changed since."""
-        if self._guard is not None and not self._holds():
-            self._changed = self._guard  # which read changed is worked out only to explain it
-            self._cache.clear()
-            self._fast = self._guard = self._holds = None
+        with _CACHE_LOCK:
+            if self._guard is not None and not self._holds():
+                self._changed = self._guard  # which read changed is worked out only to explain it
+                self._cache.clear()
+                self._fast = self._guard = self._holds = None
 
     def _cached(self, key):
         """The Lowered of signature `key`, now the most recently used (None when it is not cached)."""
-        lowered = None if self._fresh else self._cache.get(key)
-        if lowered is not None:
-            self._cache.move_to_end(key)
-        return lowered
+        if self._fresh:
+            return None
+        with _CACHE_LOCK:
+            lowered = self._cache.get(key)
+            if lowered is not None:
+                self._cache.move_to_end(key)
+            return lowered
+
+    def _install(self, key, lowered, guard) -> None:
+        """Cache `lowered`, traced under `guard`, unless what it read has changed since (another thread rebound a
+        global during the trace): every cached trace read what the guard in place checks."""
+        with _CACHE_LOCK:
+            self._check_guard()
+            if guard is not None:
+                if not guard.holds():
+                    return  # this call's result is what its trace read; the next call traces again
+                self._guard = guard if len(guard) else None
+                self._holds = guard.holds if len(guard) else None
+            self._store(key, lowered)
+
+    def _use_fast(self, key, lowered) -> None:
+        """Make `lowered`'s native entry the fast path while it is still the cached trace of `key` (a call that
+        began before another thread emptied the cache must not bring back its stale trace)."""
+        with _CACHE_LOCK:
+            if self._cache.get(key) is lowered:
+                self._fast = lowered.fast
 
     def _store(self, key, lowered) -> None:
         """Cache `lowered`, evicting the least recently used signatures beyond the limit."""
@@ -208,15 +235,15 @@ class Compiled(pickling.CopiedAsItself):
                               "enclosing trace; pass them as arguments")
         if reads is not None and (reads.sources or guard.arrays):
             guard = guards.with_reads(guard, reads.sources, reads.sliced)
-        if guard is not None:
-            self._use_guard(guard)
+        if guard is not None and not guard.pure:
+            self._go_fresh(guard)
         flat_args = key[0] == _flat_tree(len(key[1]))
         if self._structures is None:
             lowered = self._lower(graph, out_tree, flat_args, key, tuple(reads.sources) if reads else ())
         else:
             lowered = self._by_structure(key, graph, out_tree, flat_args)
         if not self._fresh:
-            self._store(key, lowered)
+            self._install(key, lowered, guard)
         return lowered
 
     def _refuse_random_draws(self, graph, args, guard):
@@ -233,12 +260,8 @@ class Compiled(pickling.CopiedAsItself):
                 "traces it: they would be drawn once, when traced, and every call would reuse them; draw outside "
                 "the compiled function and pass the values as an argument")
 
-    def _use_guard(self, guard):
-        """Check `guard` before reusing the cache; an impure one (check_values mode) means fresh traces."""
-        if guard.pure:
-            self._guard = guard if len(guard) else None
-            self._holds = guard.holds if len(guard) else None
-            return
+    def _go_fresh(self, guard):
+        """Trace at every call: `guard` is impure (check_values mode), the function's reads cannot be guarded."""
         self._fresh = True
         if os.environ.get("SYMGRAD_EXPLAIN") == "1":
             log.warning("symgrad: %s re-runs on every call, because %s", self.__name__, guard.impure_reason)
@@ -305,7 +328,7 @@ class Compiled(pickling.CopiedAsItself):
             self._python_ints = True  # the trace needs the value of a Python int argument: pass ints as values
             return self._call_with_values(args, python_value_positions(args, ints=True))
         if lowered.fast is not None and not self._fresh:  # (a function traced at every call has no fast entry)
-            self._fast = lowered.fast
+            self._use_fast(key, lowered)
         return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays, *lowered.trailing()))
 
     def _call_with_values(self, args, positions):
