@@ -8,8 +8,9 @@ keeps its `max_signatures` (or `SYMGRAD_MAX_SIGNATURES`, default 64) most recent
 
 A compiled function pickles with the signatures it holds (their optimized IR and the backend's
 code, which unpickles without a retrace) and its Python function as pickle sends it (pickling.py).
-The carried signatures are the traces the pickling process made: in the new process they are not
-guarded by what the function reads there.
+The carried signatures are the traces the pickling process made whose reads still hold there (a trace of a
+global rebound since is dropped, not carried): in the new process they are not guarded by what the function
+reads there.
 """
 from __future__ import annotations
 
@@ -382,10 +383,11 @@ class Compiled(pickling.CopiedAsItself):
 
     def __reduce__(self):
         state = pickling.function_state(self.fn)
+        carried = self.carried()
         pickling.check_carries_something(state, self.signature_count(), "the compiled function")
         options = {"backend": self._requested_backend, "name": self.__name__, "check_values": self._check_values,
                    "max_signatures": self._max_signatures, "threads": self._threads}
-        return _restore, (state, options, self.carried())
+        return _restore, (state, options, carried)
 
     def signature_count(self) -> int:
         """The signatures compiled so far, those of the functions compiled per Python values included."""
@@ -394,9 +396,11 @@ class Compiled(pickling.CopiedAsItself):
     def carried(self) -> tuple:
         """What a pickle carries of the code compiled so far: each cached signature's (key, graph, executable,
         out_tree, constants), whether Python ints are passed as values, and per such values (that pickle),
-        the carried() of the function compiled for them."""
-        signatures = [(key, lowered.graph, lowered.executable, lowered.out_tree, lowered.trailing())
-                      for key, lowered in self._cache.items()]  # what it reads travels as it is now
+        the carried() of the function compiled for them. Traces of a read changed since are dropped first."""
+        with _CACHE_LOCK:
+            self._check_guard()
+            signatures = [(key, lowered.graph, lowered.executable, lowered.out_tree, lowered.trailing())
+                          for key, lowered in self._cache.items()]  # what it reads travels as it is now
         with_values = [(key, compiled.carried()) for key, compiled in self._with_values.items()
                        if pickling.picklable(key)]
         return signatures, self._python_ints, with_values
