@@ -81,8 +81,8 @@ class Lowered:
 
 STRUCTURES_KEPT = 32  # compiled structures an uncompiled transform (or the concrete vjp) keeps, newest first
 DEFAULT_MAX_SIGNATURES = 64
-# Orders what concurrent calls do to a compiled function's cache, guard and fast entry (one lock for all: a
-# Compiled copies and pickles as itself). Tracing and lowering run outside it.
+# Orders the guard checks, the stores of new traces and the pickling of concurrent calls (one lock for all: a
+# Compiled copies and pickles as itself). Tracing, lowering and cache hits run outside it.
 _CACHE_LOCK = threading.RLock()
 
 
@@ -121,6 +121,7 @@ class Compiled(pickling.CopiedAsItself):
         self._cache: collections.OrderedDict = collections.OrderedDict()  # signature key -> Lowered, oldest first
         self._max_signatures = signature_limit(max_signatures)
         self._fast = None  # the native entry of the last signature called with flat arrays
+        self._clears = 0  # how many times a changed read emptied the cache
         self._check_values = check_values
         self._guard = None  # what the cached traces read (guards.Guard), when it read anything
         self._holds = None  # self._guard.holds, looked up once: it runs on every call
@@ -165,17 +166,18 @@ class Compiled(pickling.CopiedAsItself):
             if self._guard is not None and not self._holds():
                 self._changed = self._guard  # which read changed is worked out only to explain it
                 self._cache.clear()
+                self._clears += 1
                 self._fast = self._guard = self._holds = None
 
     def _cached(self, key):
         """The Lowered of signature `key`, now the most recently used (None when it is not cached)."""
-        if self._fresh:
-            return None
-        with _CACHE_LOCK:
-            lowered = self._cache.get(key)
-            if lowered is not None:
+        lowered = None if self._fresh else self._cache.get(key)
+        if lowered is not None:
+            try:
                 self._cache.move_to_end(key)
-            return lowered
+            except KeyError:  # another thread emptied the cache meanwhile
+                pass
+        return lowered
 
     def _install(self, key, lowered, guard) -> None:
         """Cache `lowered`, traced under `guard`, unless what it read has changed since (another thread rebound a
@@ -188,13 +190,6 @@ class Compiled(pickling.CopiedAsItself):
                 self._guard = guard if len(guard) else None
                 self._holds = guard.holds if len(guard) else None
             self._store(key, lowered)
-
-    def _use_fast(self, key, lowered) -> None:
-        """Make `lowered`'s native entry the fast path while it is still the cached trace of `key` (a call that
-        began before another thread emptied the cache must not bring back its stale trace)."""
-        with _CACHE_LOCK:
-            if self._cache.get(key) is lowered:
-                self._fast = lowered.fast
 
     def _store(self, key, lowered) -> None:
         """Cache `lowered`, evicting the least recently used signatures beyond the limit."""
@@ -321,15 +316,22 @@ class Compiled(pickling.CopiedAsItself):
         if positions:
             return self._call_with_values(args, positions)
         arrays, key = self._key(args)
-        try:
-            lowered = self._cached(key) or self._lowered(key, args)
-        except ConcretizationError:
-            if self._python_ints or not python_value_positions(args, ints=True):
-                raise
-            self._python_ints = True  # the trace needs the value of a Python int argument: pass ints as values
-            return self._call_with_values(args, python_value_positions(args, ints=True))
+        clears, lowered = self._clears, self._cached(key)
+        if lowered is None:
+            try:
+                lowered = self._lowered(key, args)
+            except ConcretizationError:
+                if self._python_ints or not python_value_positions(args, ints=True):
+                    raise
+                self._python_ints = True  # the trace needs the value of a Python int argument: pass ints as values
+                return self._call_with_values(args, python_value_positions(args, ints=True))
+            clears = None  # a new trace, the fast path only if it was cached (not when its reads changed meanwhile)
         if lowered.fast is not None and not self._fresh:  # (a function traced at every call has no fast entry)
-            self._use_fast(key, lowered)
+            self._fast = lowered.fast
+            # set first, then checked (no lock on this path): not a trace another thread's guard check dropped since
+            dropped = self._cache.get(key) is not lowered if clears is None else self._clears != clears
+            if dropped:
+                self._fast = None
         return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays, *lowered.trailing()))
 
     def _call_with_values(self, args, positions):
