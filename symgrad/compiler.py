@@ -81,8 +81,9 @@ class Lowered:
 
 STRUCTURES_KEPT = 32  # compiled structures an uncompiled transform (or the concrete vjp) keeps, newest first
 DEFAULT_MAX_SIGNATURES = 64
-# Orders the guard checks, the stores of new traces and the pickling of concurrent calls (one lock for all: a
-# Compiled copies and pickles as itself). Tracing, lowering and cache hits run outside it.
+# Orders what concurrent calls do to a compiled function's caches (guard checks, stores, walks, the static values':
+# one lock for all, a Compiled copies and pickles as itself). Tracing, lowering, cache hits and native calls run
+# outside it.
 _CACHE_LOCK = threading.RLock()
 
 
@@ -178,6 +179,15 @@ class Compiled(pickling.CopiedAsItself):
             except KeyError:  # another thread emptied the cache meanwhile
                 pass
         return lowered
+
+    def _held(self) -> list:
+        """The cache's (key, Lowered) pairs, copied: a cache hit on another thread moves its signature (without
+        the lock: it costs a hash of the key), which stops a walk over the cache midway, so the copy is retried."""
+        while True:
+            try:
+                return list(self._cache.items())
+            except RuntimeError:
+                continue
 
     def _install(self, key, lowered, guard) -> None:
         """Cache `lowered`, traced under `guard`, unless what it read has changed since (another thread rebound a
@@ -292,7 +302,7 @@ class Compiled(pickling.CopiedAsItself):
         if not self._cache:
             return "its first call"
         tree, types = key
-        for old_tree, old_types in self._cache:
+        for (old_tree, old_types), _ in self._held():
             if old_tree == tree and len(old_types) == len(types):
                 changes = [f"{name} {_type_text(a)} -> {_type_text(b)}"
                            for name, a, b in zip(names, old_types, types) if a != b]
@@ -340,7 +350,8 @@ class Compiled(pickling.CopiedAsItself):
         values = tuple((i, args[i]) for i in positions)
         key = tuple((i, type(value), value) for i, value in values)  # True == 1, but a trace can tell them apart
         try:
-            compiled = self._with_values.pop(key, None)
+            with _CACHE_LOCK:
+                compiled = self._with_values.pop(key, None)
         except TypeError:
             i = next(i for i, value in values if not hashable(value))
             raise TypeError(f"{self.__name__}: argument {self._leaf_names(args)[i]} is a Python value the trace "
@@ -348,9 +359,10 @@ class Compiled(pickling.CopiedAsItself):
         fresh = compiled is None
         if fresh:
             compiled = self._bound_to(values)
-        self._with_values[key] = compiled
-        if len(self._with_values) > STATIC_VALUES_KEPT:
-            self._with_values.popitem(last=False)
+        with _CACHE_LOCK:
+            self._with_values[key] = compiled
+            if len(self._with_values) > STATIC_VALUES_KEPT:
+                self._with_values.popitem(last=False)
         rest = (a for i, a in enumerate(args) if i not in positions)
         if not fresh:
             return compiled(*rest)
@@ -381,7 +393,7 @@ class Compiled(pickling.CopiedAsItself):
 
     def cache_info(self) -> list[str]:
         """The signatures compiled so far, as readable strings."""
-        return [_signature_text(types) for _, types in self._cache]
+        return [_signature_text(types) for (_, types), _ in self._held()]
 
     def __reduce__(self):
         state = pickling.function_state(self.fn)
@@ -393,7 +405,8 @@ class Compiled(pickling.CopiedAsItself):
 
     def signature_count(self) -> int:
         """The signatures compiled so far, those of the functions compiled per Python values included."""
-        return len(self._cache) + sum(compiled.signature_count() for compiled in self._with_values.values())
+        with _CACHE_LOCK:
+            return len(self._cache) + sum(compiled.signature_count() for compiled in self._with_values.values())
 
     def carried(self) -> tuple:
         """What a pickle carries of the code compiled so far: each cached signature's (key, graph, executable,
@@ -402,9 +415,9 @@ class Compiled(pickling.CopiedAsItself):
         with _CACHE_LOCK:
             self._check_guard()
             signatures = [(key, lowered.graph, lowered.executable, lowered.out_tree, lowered.trailing())
-                          for key, lowered in self._cache.items()]  # what it reads travels as it is now
-        with_values = [(key, compiled.carried()) for key, compiled in self._with_values.items()
-                       if pickling.picklable(key)]
+                          for key, lowered in self._held()]  # what it reads travels as it is now
+            with_values = [(key, compiled.carried()) for key, compiled in self._with_values.items()
+                           if pickling.picklable(key)]
         return signatures, self._python_ints, with_values
 
     def carry(self, carried: tuple) -> None:

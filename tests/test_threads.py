@@ -373,3 +373,29 @@ def test_new_signatures_traced_in_threads_at_once_while_a_global_is_rebound():
             call.result(timeout=60)
     for x, y in inputs:  # after the threads, every signature reads the global as it is
         np.testing.assert_allclose(f(x, y)[1][1], np.sin(x) * 4.0, rtol=1e-5)
+
+
+def test_cache_info_and_pickling_while_other_threads_hit_the_cache():
+    import pickle
+    f = sg.compile(sg.grad(lambda x: sg.sum(sg.sin(x) * x)))
+    arrays = [np.linspace(0.0, 1.0, n) for n in range(1, 41)]
+    for x in arrays:
+        f(x)
+    stop = threading.Event()
+
+    def hit():  # each cache hit moves its signature to the end of the cache
+        while not stop.is_set():
+            for x in arrays:
+                f(x)
+
+    with ThreadPoolExecutor(2) as pool:
+        hitters = [pool.submit(hit) for _ in range(2)]
+        try:
+            for _ in range(2000):
+                assert len(f.cache_info()) == len(arrays)
+            for _ in range(50):
+                np.testing.assert_array_equal(pickle.loads(pickle.dumps(f))(arrays[5]), f(arrays[5]))
+        finally:
+            stop.set()
+        for hitter in hitters:
+            hitter.result(timeout=60)
