@@ -26,7 +26,10 @@ class Recent(collections.OrderedDict):
         value = self.get(key, _MISSING)
         if value is _MISSING:
             return default
-        self.move_to_end(key)
+        try:
+            self.move_to_end(key)
+        except KeyError:  # another thread forgot it meanwhile (the caches' hits take no lock)
+            pass
         return value
 
     def keep(self, key, value, evicted=None):

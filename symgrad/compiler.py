@@ -8,8 +8,9 @@ keeps its `max_signatures` (or `SYMGRAD_MAX_SIGNATURES`, default 64) most recent
 
 A compiled function pickles with the signatures it holds (their optimized IR and the backend's
 code, which unpickles without a retrace) and its Python function as pickle sends it (pickling.py).
-The carried signatures are the traces the pickling process made: in the new process they are not
-guarded by what the function reads there.
+The carried signatures are the traces the pickling process made whose reads still hold there (a trace of a
+global rebound since is dropped, not carried): in the new process they are not guarded by what the function
+reads there.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import gc
 import logging
 import operator
 import os
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,6 +81,10 @@ class Lowered:
 
 STRUCTURES_KEPT = 32  # compiled structures an uncompiled transform (or the concrete vjp) keeps, newest first
 DEFAULT_MAX_SIGNATURES = 64
+# Orders what concurrent calls do to a compiled function's caches (guard checks, stores, walks, the static values':
+# one lock for all, a Compiled copies and pickles as itself). Tracing, lowering, cache hits and native calls run
+# outside it.
+_CACHE_LOCK = threading.RLock()
 
 
 def signature_limit(requested=None) -> int:
@@ -116,6 +122,7 @@ class Compiled(pickling.CopiedAsItself):
         self._max_signatures = signature_limit(max_signatures)
         self._cache = Recent(self._max_signatures)  # signature key -> Lowered, oldest first
         self._fast = None  # the native entry of the last signature called with flat arrays
+        self._clears = 0  # how many times a changed read emptied the cache
         self._check_values = check_values
         self._guard = None  # what the cached traces read (guards.Guard), when it read anything
         self._holds = None  # self._guard.holds, looked up once: it runs on every call
@@ -156,14 +163,37 @@ class Compiled(pickling.CopiedAsItself):
 
     def _check_guard(self):
         """Empty the cache when something the cached traces read has changed since."""
-        if self._guard is not None and not self._holds():
-            self._changed = self._guard  # which read changed is worked out only to explain it
-            self._cache.clear()
-            self._fast = self._guard = self._holds = None
+        with _CACHE_LOCK:
+            if self._guard is not None and not self._holds():
+                self._changed = self._guard  # which read changed is worked out only to explain it
+                self._cache.clear()
+                self._clears += 1
+                self._fast = self._guard = self._holds = None
 
     def _cached(self, key):
         """The Lowered of signature `key`, now the most recently used (None when it is not cached)."""
         return None if self._fresh else self._cache.used(key)
+
+    def _held(self) -> list:
+        """The cache's (key, Lowered) pairs, copied: a cache hit on another thread moves its signature (without
+        the lock: it costs a hash of the key), which stops a walk over the cache midway, so the copy is retried."""
+        while True:
+            try:
+                return list(self._cache.items())
+            except RuntimeError:
+                continue
+
+    def _install(self, key, lowered, guard) -> None:
+        """Cache `lowered`, traced under `guard`, unless what it read has changed since (another thread rebound a
+        global during the trace): every cached trace read what the guard in place checks."""
+        with _CACHE_LOCK:
+            self._check_guard()
+            if guard is not None:
+                if not guard.holds():
+                    return  # this call's result is what its trace read; the next call traces again
+                self._guard = guard if len(guard) else None
+                self._holds = guard.holds if len(guard) else None
+            self._store(key, lowered)
 
     def _store(self, key, lowered) -> None:
         """Cache `lowered`, evicting the least recently used signatures beyond the limit."""
@@ -206,15 +236,15 @@ class Compiled(pickling.CopiedAsItself):
                               "enclosing trace; pass them as arguments")
         if reads is not None and (reads.sources or guard.arrays):
             guard = guards.with_reads(guard, reads.sources, reads.sliced)
-        if guard is not None:
-            self._use_guard(guard)
+        if guard is not None and not guard.pure:
+            self._go_fresh(guard)
         flat_args = key[0] == _flat_tree(len(key[1]))
         if self._structures is None:
             lowered = self._lower(graph, out_tree, flat_args, key, tuple(reads.sources) if reads else ())
         else:
             lowered = self._by_structure(key, graph, out_tree, flat_args)
         if not self._fresh:
-            self._store(key, lowered)
+            self._install(key, lowered, guard)
         return lowered
 
     def _refuse_random_draws(self, graph, args, guard):
@@ -231,12 +261,8 @@ class Compiled(pickling.CopiedAsItself):
                 "traces it: they would be drawn once, when traced, and every call would reuse them; draw outside "
                 "the compiled function and pass the values as an argument")
 
-    def _use_guard(self, guard):
-        """Check `guard` before reusing the cache; an impure one (check_values mode) means fresh traces."""
-        if guard.pure:
-            self._guard = guard if len(guard) else None
-            self._holds = guard.holds if len(guard) else None
-            return
+    def _go_fresh(self, guard):
+        """Trace at every call: `guard` is impure (check_values mode), the function's reads cannot be guarded."""
         self._fresh = True
         if os.environ.get("SYMGRAD_EXPLAIN") == "1":
             log.warning("symgrad: %s re-runs on every call, because %s", self.__name__, guard.impure_reason)
@@ -269,7 +295,7 @@ class Compiled(pickling.CopiedAsItself):
         if not self._cache:
             return "its first call"
         tree, types = key
-        for old_tree, old_types in self._cache:
+        for (old_tree, old_types), _ in self._held():
             if old_tree == tree and len(old_types) == len(types):
                 changes = [f"{name} {_type_text(a)} -> {_type_text(b)}"
                            for name, a, b in zip(names, old_types, types) if a != b]
@@ -293,15 +319,22 @@ class Compiled(pickling.CopiedAsItself):
         if positions:
             return self._call_with_values(args, positions)
         arrays, key = self._key(args)
-        try:
-            lowered = self._cached(key) or self._lowered(key, args)
-        except ConcretizationError:
-            if self._python_ints or not python_value_positions(args, ints=True):
-                raise
-            self._python_ints = True  # the trace needs the value of a Python int argument: pass ints as values
-            return self._call_with_values(args, python_value_positions(args, ints=True))
+        clears, lowered = self._clears, self._cached(key)
+        if lowered is None:
+            try:
+                lowered = self._lowered(key, args)
+            except ConcretizationError:
+                if self._python_ints or not python_value_positions(args, ints=True):
+                    raise
+                self._python_ints = True  # the trace needs the value of a Python int argument: pass ints as values
+                return self._call_with_values(args, python_value_positions(args, ints=True))
+            clears = None  # a new trace, the fast path only if it was cached (not when its reads changed meanwhile)
         if lowered.fast is not None and not self._fresh:  # (a function traced at every call has no fast entry)
             self._fast = lowered.fast
+            # set first, then checked (no lock on this path): not a trace another thread's guard check dropped since
+            dropped = self._cache.get(key) is not lowered if clears is None else self._clears != clears
+            if dropped:
+                self._fast = None
         return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays, *lowered.trailing()))
 
     def _call_with_values(self, args, positions):
@@ -310,7 +343,8 @@ class Compiled(pickling.CopiedAsItself):
         values = tuple((i, args[i]) for i in positions)
         key = tuple((i, type(value), value) for i, value in values)  # True == 1, but a trace can tell them apart
         try:
-            compiled = self._with_values.get(key)
+            with _CACHE_LOCK:
+                compiled = self._with_values.pop(key, None)
         except TypeError:
             i = next(i for i, value in values if not hashable(value))
             raise TypeError(f"{self.__name__}: argument {self._leaf_names(args)[i]} is a Python value the trace "
@@ -318,7 +352,8 @@ class Compiled(pickling.CopiedAsItself):
         fresh = compiled is None
         if fresh:
             compiled = self._bound_to(values)
-        self._with_values.keep(key, compiled)
+        with _CACHE_LOCK:
+            self._with_values.keep(key, compiled)
         rest = (a for i, a in enumerate(args) if i not in positions)
         if not fresh:
             return compiled(*rest)
@@ -349,27 +384,31 @@ class Compiled(pickling.CopiedAsItself):
 
     def cache_info(self) -> list[str]:
         """The signatures compiled so far, as readable strings."""
-        return [_signature_text(types) for _, types in self._cache]
+        return [_signature_text(types) for (_, types), _ in self._held()]
 
     def __reduce__(self):
         state = pickling.function_state(self.fn)
+        carried = self.carried()
         pickling.check_carries_something(state, self.signature_count(), "the compiled function")
         options = {"backend": self._requested_backend, "name": self.__name__, "check_values": self._check_values,
                    "max_signatures": self._max_signatures, "threads": self._threads}
-        return _restore, (state, options, self.carried())
+        return _restore, (state, options, carried)
 
     def signature_count(self) -> int:
         """The signatures compiled so far, those of the functions compiled per Python values included."""
-        return len(self._cache) + sum(compiled.signature_count() for compiled in self._with_values.values())
+        with _CACHE_LOCK:
+            return len(self._cache) + sum(compiled.signature_count() for compiled in self._with_values.values())
 
     def carried(self) -> tuple:
         """What a pickle carries of the code compiled so far: each cached signature's (key, graph, executable,
         out_tree, constants), whether Python ints are passed as values, and per such values (that pickle),
-        the carried() of the function compiled for them."""
-        signatures = [(key, lowered.graph, lowered.executable, lowered.out_tree, lowered.trailing())
-                      for key, lowered in self._cache.items()]  # what it reads travels as it is now
-        with_values = [(key, compiled.carried()) for key, compiled in self._with_values.items()
-                       if pickling.picklable(key)]
+        the carried() of the function compiled for them. Traces of a read changed since are dropped first."""
+        with _CACHE_LOCK:
+            self._check_guard()
+            signatures = [(key, lowered.graph, lowered.executable, lowered.out_tree, lowered.trailing())
+                          for key, lowered in self._held()]  # what it reads travels as it is now
+            with_values = [(key, compiled.carried()) for key, compiled in self._with_values.items()
+                           if pickling.picklable(key)]
         return signatures, self._python_ints, with_values
 
     def carry(self, carried: tuple) -> None:

@@ -353,3 +353,31 @@ def test_python_values_a_trace_read_pickle_with_the_code_compiled_for_them():
     assert [again(x, 3, "sum"), again(x, 4, "max"), again(x[:5], 2, "sum")] == expected
     with pytest.raises(sg.pickling.MissingFunctionError):
         again(x, 5, "sum")
+
+
+SCALE = 1.0  # rebound by the test below between a call and the pickle
+
+
+def _scaled_sum(v):
+    return sg.sum(sg.sin(v) * SCALE)
+
+
+def _scaled_power_sum(v, n):
+    return sg.sum(sg.sin(v) ** n * SCALE)
+
+
+@pytest.mark.parametrize("make, static", [
+    (lambda: sg.compile(_scaled_sum), ()), (lambda: sg.compile(_scaled_sum, backend="numpy"), ()),
+    (lambda: sg.compile(sg.value_and_grad(_scaled_sum)), ()),
+    (lambda: sg.compile(_scaled_power_sum, static_argnums=1), (2,))])
+def test_a_pickle_after_a_read_global_was_rebound_carries_no_trace_of_the_old_value(monkeypatch, make, static):
+    x = np.linspace(0.0, 1.0, 5)
+    monkeypatch.setattr(sys.modules[__name__], "SCALE", 1.0)
+    fn = make()
+    fn(x, *static)  # traced with SCALE = 1
+    monkeypatch.setattr(sys.modules[__name__], "SCALE", 3.0)
+    again = pickle.loads(pickle.dumps(fn))
+    for got, want in zip(sg.pytree.flatten(again(x, *static))[0], sg.pytree.flatten(fn(x, *static))[0]):
+        np.testing.assert_array_equal(got, want)
+    power = static[0] if static else 1
+    np.testing.assert_allclose(sg.pytree.flatten(again(x, *static))[0][0], 3.0 * np.sum(np.sin(x) ** power), rtol=1e-14)

@@ -150,3 +150,35 @@ def test_checkpoint_resumes_training_to_the_same_numbers(tmp_path):
     np.testing.assert_allclose(before + after, straight, rtol=1e-12)
     for a, b in zip(model.parameters(), resumed.parameters()):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "LBFGS"])
+def test_a_pickled_or_copied_optimizer_keeps_each_parameters_state(how, name):
+    import copy
+    import pickle
+    x = sg.tensor(RNG.standard_normal((8, 3)))
+    model = sg.nn.Sequential(sg.nn.Linear(3, 4), sg.nn.Tanh(), sg.nn.Linear(4, 2))
+    options = {"momentum": 0.9} if name == "SGD" else {}
+    opt = getattr(sg.optim, name)(model.parameters(), lr=0.05, **options)
+    scheduler = sg.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)
+
+    def train(model, opt, scheduler):
+        for _ in range(3):  # the third step of a stateful formula runs its compiled update
+            def closure():
+                opt.zero_grad()
+                loss = model(x).pow(2).mean()
+                loss.backward()
+                return loss
+            opt.step(closure)
+            scheduler.step()
+
+    train(model, opt, scheduler)
+    both = (model, opt, scheduler)
+    again = pickle.loads(pickle.dumps(both)) if how == "pickle" else copy.deepcopy(both)
+    assert again[2].optimizer is again[1] and again[1].param_groups[0]["params"][0] is again[0][0].weight
+    assert len(again[1].state) == len(opt.state) and set(again[1].state) <= {id(p) for p in again[0].parameters()}
+    train(*both)
+    train(*again)
+    for a, b in zip(model.parameters(), again[0].parameters()):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())

@@ -2,6 +2,7 @@
 each call the result it gives alone (a workspace per call, the GIL released around large kernels)."""
 import os
 import shutil
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -308,3 +309,93 @@ def _openblas_paths():
     if "set_num_threads" not in runtime.blas_addresses() or not paths:
         pytest.skip("NumPy's BLAS does not export its thread count")
     return paths
+
+
+SCALE = 1.0  # rebound by the test below while traces of `scaled` are under way
+GATES = {n: (threading.Event(), threading.Event()) for n in (2, 3)}  # size -> (trace reached, may go on)
+
+
+def pause_trace(n):
+    """Hold the trace of a size-n argument between its read of SCALE and its end, until the test lets it go."""
+    reached, go_on = GATES[n]
+    reached.set()
+    go_on.wait(10)
+
+
+def scaled(x):
+    scale = SCALE
+    pause_trace(x.shape[0])
+    return sg.sum(x * scale)
+
+
+def test_a_trace_that_read_a_global_rebound_meanwhile_is_not_cached_under_a_later_guard():
+    f = sg.compile(scaled)
+    global SCALE
+    SCALE = 1.0
+    two, three = np.ones(2), np.ones(3)
+    first = threading.Thread(target=f, args=(two,))
+    first.start()
+    GATES[2][0].wait(10)  # the f64[2] trace read SCALE = 1
+    SCALE = 2.0
+    second = threading.Thread(target=f, args=(three,))
+    second.start()
+    GATES[3][0].wait(10)  # the f64[3] trace read SCALE = 2
+    GATES[2][1].set()
+    first.join(10)
+    GATES[3][1].set()
+    second.join(10)
+    # the f64[2] trace finished first, then the f64[3] one put in place a guard SCALE == 2 that holds
+    assert float(f(two)) == 4.0 and float(f(three)) == 6.0
+
+
+def test_new_signatures_traced_in_threads_at_once_while_a_global_is_rebound():
+    global SCALE
+    SCALE = 1.0
+    f = sg.compile(sg.value_and_grad(lambda x, y: sg.sum(sg.sin(x) * y * SCALE + x ** 2), argnums=(0, 1)))
+    rng = np.random.default_rng(2)
+    inputs = [(rng.normal(size=shape).astype(dtype), rng.normal(size=shape).astype(dtype))
+              for shape in [(1,), (4,), (2, 3), (0,), (5,), (1, 1)] for dtype in (np.float32, np.float64)]
+
+    def check(case):
+        x, y = inputs[case % len(inputs)]
+        scale = SCALE
+        value, (dx, dy) = f(x, y)
+        if scale == SCALE:  # (not rebound during the call)
+            np.testing.assert_allclose(dy, np.sin(x) * scale, rtol=1e-5)
+            assert value.dtype == dx.dtype == x.dtype
+        return scale
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        calls = [pool.submit(check, case) for case in range(200)]
+        for scale in (2.0, 3.0, 4.0):
+            SCALE = scale
+        for call in calls:
+            call.result(timeout=60)
+    for x, y in inputs:  # after the threads, every signature reads the global as it is
+        np.testing.assert_allclose(f(x, y)[1][1], np.sin(x) * 4.0, rtol=1e-5)
+
+
+def test_cache_info_and_pickling_while_other_threads_hit_the_cache():
+    import pickle
+    f = sg.compile(sg.grad(lambda x: sg.sum(sg.sin(x) * x)))
+    arrays = [np.linspace(0.0, 1.0, n) for n in range(1, 41)]
+    for x in arrays:
+        f(x)
+    stop = threading.Event()
+
+    def hit():  # each cache hit moves its signature to the end of the cache
+        while not stop.is_set():
+            for x in arrays:
+                f(x)
+
+    with ThreadPoolExecutor(2) as pool:
+        hitters = [pool.submit(hit) for _ in range(2)]
+        try:
+            for _ in range(2000):
+                assert len(f.cache_info()) == len(arrays)
+            for _ in range(50):
+                np.testing.assert_array_equal(pickle.loads(pickle.dumps(f))(arrays[5]), f(arrays[5]))
+        finally:
+            stop.set()
+        for hitter in hitters:
+            hitter.result(timeout=60)

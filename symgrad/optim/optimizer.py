@@ -92,6 +92,23 @@ class Optimizer:
                   for i, group in enumerate(self.param_groups))
         return f"{type(self).__name__} (" + "".join(groups) + ")"
 
+    def __getstate__(self) -> dict:
+        """Pickled and deep-copied with each parameter's state by its position in the groups (the ids keying
+        `state` are this object's parameters'), without the compiled updates (native code, compiled again)."""
+        attributes = dict(vars(self))
+        attributes["state"] = [self.state.get(id(p)) for p in self._parameters()]
+        attributes["_updates"] = {}
+        return attributes
+
+    def __setstate__(self, attributes: dict) -> None:
+        vars(self).update(attributes)
+        self.state = ParamState((id(p), entry) for p, entry in zip(self._parameters(), attributes["state"])
+                                if entry is not None)
+
+    def _parameters(self) -> list:
+        """The parameters of every group, in order."""
+        return [p for group in self.param_groups for p in group["params"]]
+
     def zero_grad(self, set_to_none=True):
         """Set every parameter's .grad to None (or to zeros with set_to_none=False)."""
         for group in self.param_groups:
