@@ -179,3 +179,22 @@ def test_rounding_integers_keeps_numpys_dtypes(dtype):
             got = fn(x)
             assert got.dtype == (np.float64 if want.dtype.kind == "f" else want.dtype), (name, keywords)
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_numbers_multiplying_beyond_the_range_are_not_written_as_inf(backend):
+    """SymPy folds a product's numbers exactly and the printers put them first: the gradient of x**2 * 1e308 has the
+    coefficient 2e308, written as inf ([nan, inf, inf] at [0, 1e-300, 1]; NumPy, JAX, PyTorch and the uncompiled
+    transform [0, 2e8, inf]); x * 1e300 * 1e300 merged its repeat into 1e300**2 (inf, and an OverflowError in the
+    NumPy backend's Python). Such a product is ldexp(the others * m, e) now, in float32 at float32's range."""
+    x = np.array([0.0, 1e-300, 1.0, -1e-300])
+    grad = sg.compile(sg.grad(lambda x: sg.sum(x ** 2 * 1e308)), backend=backend)(x)
+    np.testing.assert_array_equal(grad, [0.0, 2e8, np.inf, -2e8])
+    with np.errstate(over="ignore", under="ignore"):
+        for c in (1e300, 1e-300):
+            y = np.array([0.0, 1 / c, -1 / c, 1.0])
+            np.testing.assert_allclose(sg.compile(lambda x, c=c: x * c * c, backend=backend)(y), y * c * c, rtol=1e-15)
+    x32 = np.array([0.0, 1e-30, 1.0], np.float32)
+    grad32 = sg.compile(sg.grad(lambda x: sg.sum(x ** 2 * np.float32(3e38))), backend=backend)(x32)
+    assert grad32.dtype == np.float32
+    np.testing.assert_allclose(grad32, np.array([0.0, 6e8, np.inf], np.float32), rtol=1e-6)

@@ -78,6 +78,8 @@ def test_numpy_backend_prints_infinite_constants(name):
     as `inf` (NameError: name 'inf' is not defined, for x**2 * 1e308 * 10)."""
     x, f = np.array([-1.0, 0.0, 2.0]), CONSTANT_PRODUCTS[name]
     want = sg.grad(lambda x: sg.sum(f(x)))(x)
+    if "1e308" in name:  # the compiled gradient is 2e309 * x, its numbers folded exactly (functions.scaled_product):
+        want = np.where(x == 0, 0.0, want)  # 0 at x = 0, where the transform's (10 * 1e308) * 2x is inf * 0 = NaN
     for backend in ("numpy", "llvm"):
         np.testing.assert_array_equal(sg.compile(sg.grad(lambda x: sg.sum(f(x))), backend=backend)(x), want)
         np.testing.assert_array_equal(sg.compile(f, backend=backend)(x), f(x))

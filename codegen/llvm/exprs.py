@@ -44,6 +44,7 @@ class ExprEmitter(Printer):
         self.outlined_math = outlined_math
         self.unsigned = unsigned
         self.is_float = isinstance(ty, (ir.FloatType, ir.DoubleType))
+        self.dtype = "float64" if isinstance(ty, ir.DoubleType) else "float32"  # (read for floating types only)
         self.memo: dict = {}
 
     def emit(self, expr, values: dict):
@@ -162,6 +163,11 @@ class ExprEmitter(Printer):
         return result
 
     def _print_Mul(self, expr):
+        scaled = F.scaled_product(expr.args, self.dtype) if self.is_float else None
+        if scaled is not None:  # numbers multiplying beyond the type's range: (the others * m) * 2**e
+            mantissa, exponent, others = scaled
+            with sp.evaluate(False):
+                return self._times_power_of_two(self._print(sp.Mul(sp.Float(mantissa), *others)), exponent)
         coeff, factors = expr.as_coeff_mul()
         numerator, denominator = [], []
         for factor in _ordered(factors):
@@ -183,6 +189,15 @@ class ExprEmitter(Printer):
             if coeff != 1 and not negated:
                 result = self.mul(result, self.number(coeff))
         return result
+
+    def _times_power_of_two(self, x, exponent: int):
+        """x * 2**exponent, by factors 2**k each the type holds (|k| <= 100: float32's too), so only the last
+        product can overflow or leave the normal range, as one product by the whole power would."""
+        while exponent:
+            step = max(-100, min(100, exponent))
+            x = self.mul(x, self.number(2.0 ** step))
+            exponent -= step
+        return x
 
     def _pow(self, base, exp):
         if exp.is_Float and float(2 * exp).is_integer():  # x**0.5 is sqrt, x**2.0 a product

@@ -4,6 +4,8 @@ SymPy would rewrite sigmoid as 1/(1 + exp(-x)) and log1p as log(1 + x), which ov
 lose precision; as opaque Functions they survive differentiation and fusion, and each
 backend evaluates them stably (e.g. sigmoid(x) = exp(x)/(1 + exp(x)) for negative x).
 """
+import mpmath
+import numpy as np
 import sympy as sp
 from sympy.logic.boolalg import BooleanFunction
 
@@ -511,3 +513,24 @@ def signbit(x):
         return sp.true if x.is_negative else sp.false
     return sp.Or(x < 0, sp.And(sp.Eq(x, 0, evaluate=False), sp.StrictLessThan(1 / x, 0, evaluate=False),
                                evaluate=False), evaluate=False)
+
+
+def scaled_product(factors, dtype) -> "tuple[float, int, list] | None":
+    """(m, e, others) for a product of `factors` whose numbers (and powers of numbers) multiply to a value beyond the
+    range of floating `dtype` (above its largest finite number or below its smallest normal one): their product is
+    m * 2**e, m in [0.5, 1), and `others` the factors that are not numbers. SymPy folds a product's numbers exactly
+    (the gradient of x**2 * 1e308 has the coefficient 2e308), and the printers put numbers first: written as they
+    are, they would be inf (or 0) before they meet x, where the program's (2 * x) * 1e308 is finite for small x.
+    The printers compute such a product as ldexp(others * m, e). None when there is no such number."""
+    numbers = [f for f in factors if f.is_Number or (f.is_Pow and f.base.is_Number and f.exp.is_Integer)]
+    if not numbers:
+        return None
+    with sp.evaluate(True):
+        value = sp.Mul(*(sp.Pow(f.base, f.exp) if f.is_Pow else f for f in numbers))
+    if not value.is_Number or not value.is_finite or value.is_zero:
+        return None
+    info = np.finfo(dtype)
+    if float(info.tiny) <= abs(float(value)) <= float(info.max):
+        return None
+    mantissa, exponent = mpmath.frexp(mpmath.mpf(sp.Float(value, 30)._mpf_))
+    return float(mantissa), int(exponent), [f for f in factors if not any(f is n for n in numbers)]

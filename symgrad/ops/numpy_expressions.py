@@ -105,6 +105,16 @@ class NumpyExprPrinter(StrPrinter):
         super().__init__()
         self.names = names or {}
         self.helpers = set()
+        self.dtype = dtypes.FLOAT64  # the floating type the expression computes in (elementwise_lines sets it)
+
+    def _print_Mul(self, expr):
+        """As SymPy's, except that numbers multiplying beyond the dtype's range (the gradient of x**2 * 1e308 has the
+        coefficient 2e308) are not written as inf or 0: the product is np.ldexp(others * m, e) (F.scaled_product)."""
+        scaled = F.scaled_product(expr.args, self.dtype) if dtypes.is_float(self.dtype) else None
+        if scaled is None:
+            return super()._print_Mul(expr)
+        mantissa, exponent, others = scaled
+        return f"np.ldexp({self._print(sp.Mul(sp.Float(mantissa), *others, evaluate=False))}, {exponent})"
 
     def _print_Symbol(self, expr):
         return self.names.get(expr, expr.name)
@@ -239,7 +249,7 @@ def _needs_cast(expr, dtype) -> bool:
 def elementwise_lines(expr, arg_names: dict, dtype, target: str, printer=None) -> list[str]:
     """Source lines assigning the elementwise `expr` (symbols -> arg_names) to `target`."""
     printer = printer or NumpyExprPrinter()
-    printer.names = dict(arg_names)
+    printer.names, printer.dtype = dict(arg_names), np.dtype(dtype)
     lines = []
     if not expr.free_symbols:
         any_arg = next(iter(arg_names.values()))
