@@ -240,6 +240,23 @@ def test_writing_a_python_int_out_of_range_is_an_error_as_in_pytorch_and_numpy()
     assert t.fill_(7).tolist() == [7, 7] and t.dtype == np.uint8
 
 
+@pytest.mark.parametrize("value", [300.0, 256.0, -0.5, -1.0, 255.5, float("nan"), float("inf"), -float("inf")])
+def test_writing_a_python_float_out_of_range_is_an_error_as_in_pytorch(value):
+    """t[0] = 300.0 of a uint8 t wrote 44, t.fill_(-1.0) 255, NaN 0: PyTorch raises for a number outside the dtype's
+    range (NumPy truncates -0.5 and 255.5 first, PyTorch does not); inside it a float is truncated (2.7 -> 2)."""
+    t = sg.tensor([200, 100], dtype=sg.uint8)
+    for write in (lambda: t.__setitem__(0, value), lambda: t.fill_(value)):
+        with pytest.raises(RuntimeError, match="cannot be converted to type uint8 without overflow"):
+            write()
+    assert t.tolist() == [200, 100]
+    t[0] = 2.7
+    assert t.fill_(254.9).tolist() == [254, 254] and t.dtype == np.uint8
+    torch = pytest.importorskip("torch")
+    theirs = torch.tensor([200, 100], dtype=torch.uint8)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        theirs[0] = value
+
+
 def test_tensor_ops_match_torch():
     torch = pytest.importorskip("torch")
     image = np.array([[0, 1, 127, 128], [200, 254, 255, 7]], np.uint8)

@@ -1211,8 +1211,7 @@ class Tensor(Tracer):
         return self
 
     def fill_(self, value):
-        if type(value) is int:  # (t.fill_(256) of a uint8 t: PyTorch's and NumPy's error, not a wrapped 0)
-            _check_fits(np.asarray(value), self.dtype)
+        _check_number_fits(value, self.dtype)  # (t.fill_(256) of a uint8 t: PyTorch's error, not a wrapped 0)
         return self.copy_(value)  # (a 0-d tensor filling a 0-d one is copy_'s case of no conversion)
 
     def copy_(self, src):
@@ -1236,8 +1235,7 @@ class Tensor(Tracer):
                 filled = _spread(value, key, self.shape, self.dtype)
             else:
                 filled = np.zeros(self.shape, self.dtype)
-                if type(value) is int:  # (t[0] = 300 of a uint8 t: PyTorch's and NumPy's error, not a wrapped 44)
-                    _check_fits(np.asarray(value), self.dtype)
+                _check_number_fits(value, self.dtype)  # (t[0] = 300 of a uint8 t: PyTorch's error, not a wrapped 44)
                 filled[key] = concrete_array(value)
         self._inplace(lambda s: sgnp.where(mask, filled, s))
         if self._node is not None and self._base is None:
@@ -1363,6 +1361,16 @@ def _check_fits(array: np.ndarray, dtype: np.dtype):
     if array.size and array.dtype.kind in "iu" and dtype.kind in "iu":
         info = np.iinfo(dtype)
         if array.min() < info.min or array.max() > info.max:
+            raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+
+
+def _check_number_fits(value, dtype: np.dtype):
+    """PyTorch's error for a Python int or float written into an integer tensor outside its dtype's range (t[0] = 300
+    or 300.0, t.fill_(-0.5) of a uint8 t; NaN and infinities too), which a cast would wrap or make up silently; a
+    float inside it is truncated, as PyTorch's (2.7 -> 2)."""
+    if dtype.kind in "iu" and type(value) in (int, float):
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:  # (False for NaN)
             raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
 
 
