@@ -301,15 +301,14 @@ def _boolean_arithmetic(op, args):
         fail(f"sg.{op.name} is not supported on booleans, as in NumPy; use ~ or sg.logical_not, or astype(int)",
              TypeError)
     if op.on_booleans == "int8":
-        return apply_elementwise(op, _as_int8(*args))
-    widened = tuple(int(a) if _is_python_scalar(a) else convert_p(a, dtype=dtypes.INT64) for a in args)
-    return convert_p(apply_elementwise(op, widened), dtype=dtypes.BOOL)
+        return apply_elementwise(op, _as_integers(args, dtypes.INT8))
+    return convert_p(apply_elementwise(op, _as_integers(args, dtypes.INT64)), dtype=dtypes.BOOL)
 
 
-def _as_int8(*args):
-    """Boolean arrays (and Python bools) as int8, the integers NumPy computes booleans' shifts, quotients and
-    powers in."""
-    return tuple(int(a) if _is_python_scalar(a) else convert_p(a, dtype=dtypes.INT8) for a in args)
+def _as_integers(args, dtype) -> tuple:
+    """Boolean arrays (and Python bools) as integers of `dtype`: int8, which NumPy computes booleans' shifts,
+    quotients and powers in, or int64 for arithmetic whose truth is taken."""
+    return tuple(int(a) if _is_python_scalar(a) else convert_p(a, dtype=dtype) for a in args)
 
 
 def bakeable(value) -> bool:
@@ -508,8 +507,8 @@ bitwise_and = _bitwise("bitwise_and", F.bitwise_and, 2, on_booleans=logical_and)
 bitwise_or = _bitwise("bitwise_or", F.bitwise_or, 2, on_booleans=logical_or)
 bitwise_xor = _bitwise("bitwise_xor", F.bitwise_xor, 2, on_booleans=logical_xor)
 invert = _bitwise("invert", F.invert, 1, on_booleans=logical_not)
-left_shift = _bitwise("left_shift", F.left_shift, 2, on_booleans=lambda a, b: left_shift(*_as_int8(a, b)))
-right_shift = _bitwise("right_shift", F.right_shift, 2, on_booleans=lambda a, b: right_shift(*_as_int8(a, b)))
+left_shift = _bitwise("left_shift", F.left_shift, 2, on_booleans="int8")
+right_shift = _bitwise("right_shift", F.right_shift, 2, on_booleans="int8")
 # Rounding and division: constant between jumps, so derivative 0 there (mod: 1 in a, -floor(a / b) in b).
 # NumPy 2: floor, ceil and trunc keep integers and booleans as they are; rint gives floats (float64 here, as
 # the transcendentals of small integers).
