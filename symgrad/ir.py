@@ -8,7 +8,7 @@ hashes, pickles and lowers without calling back into Python.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -161,8 +161,8 @@ class Node:
     def __getstate__(self):
         """Pickled as a dict of its fields (as before it had slots), its SymPy attributes exactly as they are
         (pickling.exact_state)."""
-        return {"prim": self.prim, "inputs": self.inputs, "attrs": pickling.exact_state(self.attrs), "out": self.out,
-                "meta": self.meta}
+        state = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {**state, "attrs": pickling.exact_state(self.attrs)}
 
     def __setstate__(self, state):
         for name, value in state.items():
