@@ -343,10 +343,10 @@ class _Walker:
             return
         self.seen.add(key)
         trusted = _trusted(module.__name__)
-        if not trusted and ("names", id(module)) not in self.seen:  # a name read and missing may be added later
-            self.seen.add(("names", id(module)))
-            self.guard(f"the number of names of module {module.__name__}", f"len({self.name(vars(module))})",
-                       len(vars(module)))
+        missing = frozenset(name for name in names if name not in vars(module))
+        if not trusted and missing:  # a name read and missing may be added later (getattr(config, "x", 1.0))
+            self.checks.append((f"that module {module.__name__} defines none of {sorted(missing)}",
+                                f"{self.name(vars(module).keys())}.isdisjoint({self.name(missing)})"))  # a live view
         for name in names:
             if trusted:
                 try:

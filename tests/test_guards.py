@@ -470,10 +470,30 @@ def _reads_a_late_module_attribute(x):
 
 
 def test_a_module_attribute_added_after_the_trace_retraces(monkeypatch):
-    """As a class's: a user module's attribute found missing, then added (its names are counted)."""
+    """As a class's: a user module's attribute found missing, then added (its missing names are guarded)."""
     compiled = sg.compile(_reads_a_late_module_attribute)
     np.testing.assert_array_equal(compiled(np.ones(2)), [1.0, 1.0])
     monkeypatch.setattr(_LATE_MODULE, "scale", 3.0, raising=False)
     np.testing.assert_array_equal(compiled(np.ones(2)), [3.0, 3.0])
     monkeypatch.setattr(_LATE_MODULE, "scale", 4.0)
     np.testing.assert_array_equal(compiled(np.ones(2)), [4.0, 4.0])
+
+
+_SWAPPED_MODULE = types.ModuleType("symgrad_test_swapped_settings")
+_SWAPPED_MODULE.unused = 1
+
+
+def _reads_a_swapped_module_attribute(x):
+    return x * getattr(_SWAPPED_MODULE, "scale", 1.0)
+
+
+def test_a_module_attribute_added_as_another_is_deleted_retraces():
+    """The module's names were counted: deleting one and adding the missing one read kept the count, and the
+    trace gave the old result."""
+    compiled = sg.compile(_reads_a_swapped_module_attribute)
+    np.testing.assert_array_equal(compiled(np.ones(2)), [1.0, 1.0])
+    del _SWAPPED_MODULE.unused
+    _SWAPPED_MODULE.scale = 3.0
+    np.testing.assert_array_equal(compiled(np.ones(2)), [3.0, 3.0])
+    _SWAPPED_MODULE.other = 5  # a name the function does not read: no retrace needed, none wrong
+    np.testing.assert_array_equal(compiled(np.ones(2)), [3.0, 3.0])
