@@ -147,16 +147,17 @@ def _weighted_nll(input, target, weight, ignored, reduction):
     term_weights = np.where(ignored, 0.0, weight[safe]).astype(input.dtype)
     terms = _ew(E.multiply, (_nll(input, safe, "none"), term_weights))
     if reduction == "mean":
-        return labelled(_weighted_mean(sgnp.sum(terms), term_weights.sum()), "NllLoss")
+        return labelled(_weighted_mean(terms, ~ignored, term_weights.sum()), "NllLoss")
     return labelled(_reduce(terms, reduction), "NllLoss")
 
 
-def _weighted_mean(total, weights):
-    """total / weights, the targets' summed weights; with none (every target ignored or weighted 0) NaN, as
-    PyTorch's 0/0, but with a gradient of zeros, as PyTorch's."""
-    if weights == 0:
-        return _ew(E.add, (_ew(E.multiply, (total, 0.0)), np.nan))
-    return _ew(E.divide, (total, float(weights)))
+def _weighted_mean(terms, counted, weights):
+    """sum(terms) / weights, PyTorch's weighted mean (`weights` the counted targets' summed weights). Weights
+    summing to 0 divide by 0 as PyTorch's do: the loss NaN (0/0) or infinite, and a counted target's gradient
+    w * g / 0, NaN for weight 0; an ignored target's stays 0 (PyTorch never writes it): no term of one is read."""
+    if weights == 0 and not counted.all():
+        terms = _ew(E.where, (counted, terms, 0.0))
+    return _ew(E.divide, (sgnp.sum(terms), float(weights)))
 
 
 def _class_weights(weight, classes) -> np.ndarray:
@@ -296,7 +297,7 @@ def _smoothing_term(log_probs, target, weights, along_classes, ignore_index, red
         smooth = _ew(E.multiply, (smooth, counted.astype(log_probs.dtype)))
     if reduction != "mean":
         return _reduce(smooth, reduction)
-    return _weighted_mean(sgnp.sum(smooth), weights[target[counted]].sum() if weights is not None else counted.sum())
+    return _weighted_mean(smooth, counted, weights[target[counted]].sum() if weights is not None else counted.sum())
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
