@@ -22,7 +22,7 @@ from .. import numpy_api as sgnp
 from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine, update_in_place
-from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads
+from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads, shown
 from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
 from .size import size_of
@@ -691,7 +691,7 @@ class Tensor(Tracer):
     ndim = property(lambda self: self._data.ndim)
     size = property(lambda self: _Size(self._data.shape))
     is_leaf = property(lambda self: self._node is None)
-    grad_fn = property(lambda self: self._node)
+    grad_fn = property(lambda self: shown(self._node))
     _type = property(lambda self: (self._data.shape, self._data.dtype))  # (shape, dtype), the shape NumPy's tuple
 
     def dim(self) -> int:
@@ -894,7 +894,9 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ PyTorch-named methods
     def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
         """PyTorch's dim/keepdim, or NumPy's axis/keepdims."""
-        return apply_function(_SUM, (self, _axis(dim, axis), _keep(keepdim, keepdims), dtype), {})
+        axes = _axis(dim, axis)
+        result = apply_function(_SUM, (self, axes, _keep(keepdim, keepdims), dtype), {})
+        return result if axes is None else labelled(result, "Sum", overload=1)
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         args = (self, _axis(dim, axis), _keep(keepdim, keepdims))
@@ -904,25 +906,26 @@ class Tensor(Tracer):
                 node = result._node
                 node.label, node.shown_parents = "MeanBackward0", (self._parent(),)
                 return result
-        return labelled(apply_function(_MEAN, args, {}), "Mean", (self,))
+        return labelled(apply_function(_MEAN, args, {}), "Mean", (self,), overload=int(args[1] is not None))
 
     def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return sgnp.prod(self, _axis(dim, axis), _keep(keepdim, keepdims))
+        axes = _axis(dim, axis)
+        return labelled(sgnp.prod(self, axes, _keep(keepdim, keepdims)), "Prod", overload=int(axes is not None))
 
     def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
         """PyTorch's default: the unbiased estimate (correction=1)."""
         ddof = correction if correction is not None else int(bool(unbiased))
-        return sgnp.var(self, dim, ddof, keepdim)
+        return labelled(sgnp.var(self, dim, ddof, keepdim), "Var")
 
     def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
-        return _safe_sqrt(self.var(dim, unbiased, keepdim, correction=correction))
+        return labelled(_safe_sqrt(self.var(dim, unbiased, keepdim, correction=correction)), "Std")
 
     def _extreme(self, reduce, arg, name, dim, keepdim):
         """The full reduction (its gradient shared among ties), or with `dim` (values, indices) whose
         values are picked at the indices, so the gradient goes to that one element, as in PyTorch.
         `name` is PyTorch's name of the op, for the values' grad_fn."""
         if dim is None:
-            return reduce(self)
+            return labelled(reduce(self), name, overload=1)
         dim = _dim(dim, self.ndim)
         if self.ndim == 0:
             return values_indices(sgnp.reshape(self, ()), np.zeros((), np.int64), name)
@@ -991,7 +994,7 @@ class Tensor(Tracer):
             dim = _dim(dim, self.ndim)
             if self.ndim == 0 or self.shape[dim] != 1:
                 return self  # PyTorch leaves a dimension of size != 1 alone
-        return view_labelled(sgnp.squeeze(self, dim), self, "Squeeze")
+        return view_labelled(sgnp.squeeze(self, dim), self, "Squeeze", overload=int(dim is not None))
 
     def expand(self, *sizes):
         sizes = sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
@@ -1000,24 +1003,26 @@ class Tensor(Tracer):
         return sgnp.broadcast_to(self, shape)
 
     def clamp(self, min=None, max=None):
-        return sgnp.clip(self, min, max)
+        """ClampBackward1 with numbers as bounds, ClampBackward0 with arrays, as PyTorch names them."""
+        numbers = (min is None or isinstance(min, (int, float))) and (max is None or isinstance(max, (int, float)))
+        return labelled(sgnp.clip(self, min, max), "Clamp", overload=int(numbers))
 
     clip = clamp
 
     def softmax(self, dim):
-        return sgnp.softmax(self, dim)
+        return labelled(sgnp.softmax(self, dim), "Softmax")
 
     def log_softmax(self, dim):
-        return sgnp.log_softmax(self, dim)
+        return labelled(sgnp.log_softmax(self, dim), "LogSoftmax")
 
     def norm(self, p=2, dim=None, keepdim=False):
         """The p-norm over all elements (or along dim), as torch.norm: sg.linalg.norm's vector norm, so that its
         gradient at a zero entry is PyTorch's 0 (a gradient penalty or a normalization may meet one), not NaN."""
         from ..linalg import _vector_norm
-        return labelled(_vector_norm(self, 2 if p == "fro" else p, dim, keepdim), "Norm")
+        return labelled(_vector_norm(self, 2 if p == "fro" else p, dim, keepdim), "LinalgVectorNorm")
 
     def logsumexp(self, dim, keepdim=False):
-        return sgnp.logsumexp(self, dim, keepdim)
+        return labelled(sgnp.logsumexp(self, dim, keepdim), "Logsumexp")
 
     def rsqrt(self):
         return sgnp.reciprocal(sgnp.sqrt(self))
@@ -1770,17 +1775,18 @@ Tensor.__matmul__ = Tensor.matmul = Tensor.mm = _matmul
 Tensor.__rmatmul__ = lambda self, other: apply_function(_MATMUL, (other, self), {})
 
 
-def view_labelled(result, source, torch_name: str):
+def view_labelled(result, source, torch_name: str, overload=0):
     """labelled, unless the op gave `source` itself (a view that changes nothing: its grad_fn keeps its name)."""
-    return result if result is source else labelled(result, torch_name)
+    return result if result is source else labelled(result, torch_name, overload=overload)
 
 
-def labelled(result, torch_name: str, operands=None):
-    """Name result's grad_fn after the user-level op, PyTorch's name of it ('Mean' -> MeanBackward0),
-    not after the last primitive; with the op's `operands`, its next_functions are theirs, not the last primitive's."""
+def labelled(result, torch_name: str, operands=None, overload=0):
+    """Name result's grad_fn after the user-level op, PyTorch's name of it ('Mean' -> MeanBackward0; `overload`
+    numbers PyTorch's forms of an op: mean(dim) is MeanBackward1), not after the last primitive; with the op's
+    `operands`, its next_functions are theirs, not the last primitive's."""
     node = result._node if isinstance(result, Tensor) else None
     if node is not None:
-        node.label = f"{torch_name}Backward0"
+        node.label = f"{torch_name}Backward{overload}"
         if operands is not None:
             parents = []
             for o in operands:  # (a loop: a generator expression is a call of its own on Python 3.11)
