@@ -58,6 +58,23 @@ def test_grad_fn_names_and_types_of_overloads_follow_pytorch():
     assert [f.name() for f in theirs] == [f.name() for f in functions]
 
 
+def test_tensor_class_called_with_sizes_as_pytorch():
+    """sg.Tensor(2, 3) is a (2, 3) tensor, as torch.Tensor(2, 3) (it was read as data 2 requiring grad 3), in
+    symgrad's default float64 and of zeros (sg.empty's); an sg.Size or no argument too; data stays sg.tensor's."""
+    sizes = [(2, 3), (3,), (sg.Size([4, 1]),), (), (0, 2)]
+    for args in sizes:
+        t = sg.Tensor(*args)
+        assert t.dtype == np.float64 and t.is_leaf and not t.requires_grad and not t.numpy().any()
+    assert [sg.Tensor(*args).shape for args in sizes] == [(2, 3), (3,), (4, 1), (0,), (0, 2)]
+    assert sg.Tensor(2, dtype=sg.float).dtype == np.float32 and sg.Tensor(2, 2, requires_grad=True).requires_grad
+    assert sg.tensor(3).shape == () and sg.Tensor([1, 2]).tolist() == [1, 2] and sg.Tensor(np.ones(2)).shape == (2,)
+    with pytest.raises(TypeError, match="sizes"):
+        sg.Tensor(2, 3.0)
+    torch = pytest.importorskip("torch")
+    assert [tuple(torch.Tensor(*[torch.Size(a) if isinstance(a, sg.Size) else a for a in args]).shape)
+            for args in sizes] == [sg.Tensor(*args).shape for args in sizes]
+
+
 def test_tensor_constructor_dtypes_and_conversions():
     t = sg.tensor([1, 2, 3])
     assert t.dtype == np.int64 and t.shape == (3,) and t.size() == (3,) and t.size(0) == 3 and t.numel() == 3

@@ -25,7 +25,7 @@ from .engine import Engine, update_in_place
 from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads, shown
 from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
-from .size import size_of
+from .size import Size, size_of
 from .tape import state as _tapes
 from .whole_backward import alternatives, view_value
 from ..ops import elementwise as E
@@ -644,7 +644,18 @@ class Tensor(Tracer):
 
     __slots__ = ("_data", "_requires_grad", "_node", "_version", "_grad", "_hooks", "_base", "__weakref__")
 
-    def __init__(self, data, requires_grad=False, dtype=None):
+    def __init__(self, *data, requires_grad=False, dtype=None):
+        """sg.Tensor(data) is sg.tensor(data); sizes (sg.Tensor(2, 3), an sg.Size; none is (0,)) give a tensor of
+        that shape, as torch.Tensor's, in symgrad's default float64 and of zeros, as sg.empty's."""
+        if len(data) != 1 or type(data[0]) is int or isinstance(data[0], Size):
+            sizes = tuple(data[0]) if len(data) == 1 and isinstance(data[0], Size) else data or (0,)
+            if not all(type(size) is int for size in sizes):
+                raise TypeError(f"sg.Tensor takes one array-like (its data) or sizes (ints), got {data!r}")
+            data = (np.zeros(sizes, dtypes.FLOAT64 if dtype is None else dtypes.canonical(dtype)),)
+        self._fill(data[0], requires_grad, dtype)
+
+    def _fill(self, data, requires_grad, dtype):
+        """The leaf tensor of `data` (copied, in `dtype` or its own)."""
         refuse_masked(data, "tensor data")
         array = _array_of(data)
         target = dtypes.canonical(dtype if dtype is not None else array.dtype)
@@ -1863,7 +1874,9 @@ for _name, _op in {"__rsub__": E.subtract, "__rtruediv__": E.divide, "__rpow__":
 def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:
     """A new leaf tensor holding a copy of `data` (Python floats and lists become float64)."""
     check_device(device)
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    result = Tensor.__new__(Tensor)
+    result._fill(data, requires_grad, dtype)
+    return result
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
