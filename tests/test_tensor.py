@@ -864,3 +864,25 @@ def test_next_functions_as_pytorch_lists_them():
     for ours, theirs in ((2 * b, 2 * tb), (1 + b, 1 + tb), (b.mean(), tb.mean()), (b.where(b > 0.6, w),
                                                                                    tb.where(tb > 0.6, tw))):
         assert _next_names(ours) == [None if f is None else f.name() for f, _ in theirs.grad_fn.next_functions]
+
+
+def _pickled_and_copied(lib):
+    """A non-leaf requiring grad, pickled and copied: a leaf requiring grad; deepcopy refuses it."""
+    import copy
+    import pickle
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    for again in (pickle.loads(pickle.dumps(y)), copy.copy(y)):
+        assert again.requires_grad and again.is_leaf and again.tolist() == [2.0, 4.0]
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(y)
+    assert not copy.deepcopy(y.detach()).requires_grad and copy.deepcopy(x).requires_grad
+    parameter = copy.deepcopy(lib.nn.Parameter(lib.ones(2)))
+    assert type(parameter) is lib.nn.Parameter and parameter.requires_grad
+
+
+def test_pickled_and_copied_non_leaf_keeps_requires_grad_as_pytorch():
+    """A pickled (or copy.copy'd) non-leaf requiring grad comes back a leaf requiring grad, as PyTorch's (it lost
+    requires_grad); copy.deepcopy of one is PyTorch's error; leaves, detached tensors and parameters as before."""
+    _pickled_and_copied(sg)
+    _pickled_and_copied(pytest.importorskip("torch"))

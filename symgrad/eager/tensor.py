@@ -687,8 +687,17 @@ class Tensor(Tracer):
         return tensor
 
     def __reduce__(self):
-        """Pickle and deepcopy a tensor as a leaf with its data (a parameter stays a Parameter)."""
-        return _rebuild, (type(self), self._data, self._requires_grad and self._node is None)
+        """Pickle (and copy) a tensor as a leaf with its data and requires_grad, a non-leaf too, as PyTorch's (a
+        parameter stays a Parameter)."""
+        return _rebuild, (type(self), self._data, self._requires_grad)
+
+    def __deepcopy__(self, memo):
+        """A copy as pickled; a non-leaf requiring grad is PyTorch's error, not a leaf of its values."""
+        if self._node is not None and self._requires_grad:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.")
+        rebuild, arguments = self.__reduce__()
+        return rebuild(*arguments)
 
     def _parent(self):
         """What a record keeps for this operand: its grad_fn, itself if a leaf requiring grad, or None."""
