@@ -305,6 +305,13 @@ def _boolean_arithmetic(op, args):
     return convert_p(apply_elementwise(op, _as_integers(args, dtypes.INT64)), dtype=dtypes.BOOL)
 
 
+def _boolean_power(a, b):
+    """a ** b of booleans, in int8 as NumPy's: a where b is true, else 1 (the LLVM backend computes no integer
+    power of a varying exponent; NumPy's int8 path has it)."""
+    base, = _as_integers((a,), dtypes.INT8)
+    return where(b, base, np.int8(1))
+
+
 def _as_integers(args, dtype) -> tuple:
     """Boolean arrays (and Python bools) as integers of `dtype`: int8, which NumPy computes booleans' shifts,
     quotients and powers in, or int64 for arithmetic whose truth is taken."""
@@ -462,7 +469,7 @@ subtract = define("subtract", lambda a, b: a - b, kind="arith", on_booleans=Fals
 multiply = define("multiply", lambda a, b: a * b, kind="arith")
 divide = define("divide", lambda a, b: a / b, domain=(0.5, 2.0))
 power = define("power", lambda a, b: a ** b, kind="arith", domain=(0.5, 2.0), literal_arguments=(1,),
-               on_booleans="int8")
+               on_booleans=lambda a, b: _boolean_power(a, b))
 negative = define("negative", lambda a: -a, kind="arith", on_booleans=False)
 square = define("square", lambda a: a ** 2, kind="arith", on_booleans="int8")
 reciprocal = define("reciprocal", lambda a: 1 / a, domain=(0.5, 2.0))
