@@ -514,3 +514,28 @@ def test_loss_weights_of_a_wrong_shape_are_refused_as_by_pytorch():
     assert logits == pytest.approx(torch.nn.functional.binary_cross_entropy_with_logits(
         torch.tensor(x), torch.ones(1, 3, dtype=torch.float64), weight=torch.tensor(weights),
         pos_weight=torch.tensor(weights)).item(), rel=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_embedding_of_traced_indices(backend):
+    """F.embedding (and nn.Embedding) inside sg.compile with the indices an input (a TracerError before): PyTorch's
+    rows and gradient, none to padding_idx's row; an index out of range, negative ones too (PyTorch has none), is an
+    IndexError as the call runs, not a row from the end; max_norm, which needs the indices, a clear error."""
+    weight, index = np.random.default_rng(0).standard_normal((5, 3)), np.array([[0, 4], [2, 2]])
+    step = sg.compile(sg.value_and_grad(lambda w, i: (F.embedding(i, w, padding_idx=2) ** 2).sum()), backend=backend)
+    value, grad = step(weight, index)
+    counts = np.array([1, 0, 0, 0, 1])[:, None]  # row 2 is padding
+    np.testing.assert_allclose(value, (weight[index] ** 2).sum(), rtol=1e-14)
+    np.testing.assert_allclose(grad, 2 * counts * weight, rtol=1e-14)
+    for bad in (np.array([[0, 5], [1, 1]]), np.array([[0, -1], [1, 1]])):
+        with pytest.raises(IndexError):
+            step(weight, bad)
+    with pytest.raises(sg.UnsupportedOpError, match="max_norm"):
+        sg.compile(lambda w, i: F.embedding(i, w, max_norm=1.0).sum(), backend=backend)(weight, index)
+    module = sg.nn.Embedding(5, 3)
+    np.testing.assert_allclose(sg.compile(lambda i: module(i), backend=backend)(index),
+                               module.weight.detach().numpy()[index], rtol=1e-15)
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(weight, requires_grad=True)
+    (torch.nn.functional.embedding(torch.tensor(index), t, padding_idx=2) ** 2).sum().backward()
+    np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-14)
