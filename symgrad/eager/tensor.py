@@ -647,11 +647,9 @@ class Tensor(Tracer):
     def __init__(self, *data, requires_grad=False, dtype=None):
         """sg.Tensor(data) is sg.tensor(data); sizes (sg.Tensor(2, 3), an sg.Size; none is (0,)) give a tensor of
         that shape, as torch.Tensor's, in symgrad's default float64 and of zeros, as sg.empty's."""
-        if len(data) != 1 or type(data[0]) is int or isinstance(data[0], Size):
-            sizes = tuple(data[0]) if len(data) == 1 and isinstance(data[0], Size) else data or (0,)
-            if not all(type(size) is int for size in sizes):
-                raise TypeError(f"sg.Tensor takes one array-like (its data) or sizes (ints), got {data!r}")
-            data = (np.zeros(sizes, dtypes.FLOAT64 if dtype is None else dtypes.canonical(dtype)),)
+        shape = legacy_sizes(data, "sg.Tensor")
+        if shape is not None:
+            data = (np.zeros(shape, dtypes.FLOAT64 if dtype is None else dtypes.canonical(dtype)),)
         self._fill(data[0], requires_grad, dtype)
 
     def _fill(self, data, requires_grad, dtype):
@@ -1397,6 +1395,18 @@ def _check_number_fits(value, dtype: np.dtype):
         info = np.iinfo(dtype)
         if not info.min <= value <= info.max:  # (False for NaN)
             raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+
+
+def legacy_sizes(args: tuple, name: str):
+    """The shape PyTorch's legacy constructors (torch.Tensor(2, 3), torch.FloatTensor(2, 3)) read in their arguments:
+    ints, one Size, or none ((0,)); None when they are one array-like, the data."""
+    if len(args) == 1 and isinstance(args[0], Size):
+        return tuple(args[0])
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+        return tuple(int(a) for a in args) if args else (0,)
+    if len(args) > 1:
+        raise TypeError(f"{name}() takes sizes (ints) or one sequence of data, got {args!r}")
+    return None
 
 
 def _rebuild(cls, data, requires_grad):
