@@ -31,13 +31,13 @@ def _overloads(lib):
     """Ops whose grad_fn PyTorch numbers by the form called (squeeze(dim) is SqueezeBackward1), and others named."""
     x = lib.tensor(np.full((2, 3), 1.5), requires_grad=True)
     u = x.unsqueeze(0)
-    return [u.squeeze(0), u.squeeze(), x.clamp(0, 1), x.clamp(min=0), x.clamp(lib.zeros(3), lib.ones(3)),
+    return [u.squeeze(0), u.squeeze(), u.squeeze((0, 1)), x.clamp(0, 1), x.clamp(min=0), x.clamp(lib.zeros(3), lib.ones(3)),
             x.clamp_min(0), x.clamp_max(1), x.sum(0), x.sum(1, keepdim=True), x.sum(), x.mean(0), x.mean(),
             x.max(), x.max(0)[0], x.min(), x.prod(), x.prod(0), x.std(0), x.var(), x.softmax(1), x.log_softmax(1),
             x.logsumexp(1), x.norm(), x * 2, x.tanh().grad_fn.next_functions[0][0]]
 
 
-OVERLOADS = ["SqueezeBackward1", "SqueezeBackward0", "ClampBackward1", "ClampBackward1", "ClampBackward0",
+OVERLOADS = ["SqueezeBackward1", "SqueezeBackward0", "SqueezeBackward2", "ClampBackward1", "ClampBackward1", "ClampBackward0",
              "ClampMinBackward0", "ClampMaxBackward0", "SumBackward1", "SumBackward1", "SumBackward0", "MeanBackward1",
              "MeanBackward0", "MaxBackward1", "MaxBackward0", "MinBackward1", "ProdBackward0", "ProdBackward1",
              "StdBackward0", "VarBackward0", "SoftmaxBackward0", "LogSoftmaxBackward0", "LogsumexpBackward0",
@@ -52,6 +52,10 @@ def test_grad_fn_names_and_types_of_overloads_follow_pytorch():
     assert [f.name() for f in functions] == OVERLOADS[:-1] + ["torch::autograd::AccumulateGrad"]
     y = sg.tensor([1.0], requires_grad=True) * 3
     assert y.grad_fn is y.grad_fn and isinstance(y.grad_fn, sg.eager.graph.Record)
+    z = sg.ones(1, 2, 1, requires_grad=True)
+    assert z.squeeze((0, 2)).shape == (2,) and z.squeeze([-1, 1]).shape == (1, 2) and z.squeeze((1,)) is z
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        z.squeeze((0, -3))
     torch = pytest.importorskip("torch")
     theirs = [t if not isinstance(t, torch.Tensor) else t.grad_fn for t in _overloads(torch)]
     assert [type(f).__name__ for f in theirs] == OVERLOADS

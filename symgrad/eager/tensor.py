@@ -1008,11 +1008,18 @@ class Tensor(Tracer):
         return view_labelled(sgnp.expand_dims(self, _dim(dim, self.ndim + 1)), self, "Unsqueeze")
 
     def squeeze(self, dim=None):
-        if dim is not None:
-            dim = _dim(dim, self.ndim)
-            if self.ndim == 0 or self.shape[dim] != 1:
-                return self  # PyTorch leaves a dimension of size != 1 alone
-        return view_labelled(sgnp.squeeze(self, dim), self, "Squeeze", overload=int(dim is not None))
+        """Without dim every axis of size 1, else dim's (an int or, as PyTorch 2's, a tuple) that are of size 1
+        (PyTorch leaves one of another size alone); grad_fn SqueezeBackward0, 1 or 2 as PyTorch's."""
+        if dim is None:
+            return view_labelled(sgnp.squeeze(self, None), self, "Squeeze")
+        dims = [_dim(d, self.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))]
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+        ones = tuple(d for d in dims if self.ndim and self.shape[d] == 1)
+        if not ones:
+            return self
+        overload = 2 if isinstance(dim, (tuple, list)) else 1
+        return view_labelled(sgnp.squeeze(self, ones), self, "Squeeze", overload=overload)
 
     def expand(self, *sizes):
         sizes = sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
