@@ -63,6 +63,8 @@ def test_zero_grad_and_parameters_without_grad():
     ("Adam", dict(lr=0.01, amsgrad=True)),
     ("AdamW", dict(lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)),
     ("AdamW", dict(lr=0.02, amsgrad=True, maximize=True)),
+    ("Adam", dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.1, decoupled_weight_decay=True)),
+    ("Adam", dict(lr=0.02, weight_decay=0.05, amsgrad=True, maximize=True, decoupled_weight_decay=True)),
     ("RMSprop", dict(lr=0.01)),
     ("RMSprop", dict(lr=0.01, alpha=0.9, eps=1e-6, weight_decay=0.01, momentum=0.8, centered=True)),
     ("RMSprop", dict(lr=0.005, alpha=0.3, momentum=0.5, maximize=True)),
@@ -96,6 +98,60 @@ def test_training_matches_pytorch(name, options):
         topt.zero_grad()
         torch.nn.CrossEntropyLoss()(tmodel(torch.tensor(x)), torch.tensor(y)).backward()
         topt.step()
+    for p, q in zip(model.parameters(), tmodel.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _decoupled_and_l2_groups(lib, model, **flags):
+    """Adam over two groups, the first with AdamW's decoupled weight decay, the second with L2 weight decay."""
+    params = list(model.parameters())
+    return lib.optim.Adam([{"params": params[:2], "decoupled_weight_decay": True}, {"params": params[2:]}],
+                          lr=0.01, weight_decay=0.1, **flags)
+
+
+def test_adam_decoupled_weight_decay_per_group():
+    """PyTorch 2's Adam takes decoupled_weight_decay (AdamW's update), per group: each group's formula, compiled
+    from the second step, reads its own flag, and the flag is kept by state_dict() and load_state_dict()."""
+    x, y = RNG.standard_normal((16, 3)), RNG.integers(0, 2, 16)
+    build = lambda lib: lib.nn.Sequential(lib.nn.Linear(3, 5), lib.nn.Tanh(), lib.nn.Linear(5, 2))  # noqa: E731
+
+    def train(lib, model, optimizers, steps):
+        for _ in range(steps):
+            for o in optimizers:
+                o.zero_grad()
+            lib.nn.CrossEntropyLoss()(model(lib.tensor(x)), lib.tensor(y)).backward()
+            for o in optimizers:
+                o.step()
+
+    def flip(optimizer):  # each group's flag the other way, through the state dict
+        saved = optimizer.state_dict()
+        saved["param_groups"] = [{**g, "decoupled_weight_decay": not g["decoupled_weight_decay"]}
+                                 for g in saved["param_groups"]]
+        optimizer.load_state_dict(saved)
+
+    model, alone = build(sg), build(sg)
+    alone.load_state_dict(model.state_dict())
+    start = [p.detach().numpy().copy() for p in model.parameters()]
+    opt = _decoupled_and_l2_groups(sg, model)
+    params = list(alone.parameters())
+    train(sg, model, [opt], 6)
+    train(sg, alone, [sg.optim.AdamW(params[:2], lr=0.01, weight_decay=0.1),
+                      sg.optim.Adam(params[2:], lr=0.01, weight_decay=0.1)], 6)
+    for a, b in zip(model.parameters(), alone.parameters()):  # (a group's kernel may round otherwise: 1 ulp)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-14, atol=1e-16)
+    assert [g["decoupled_weight_decay"] for g in opt.state_dict()["param_groups"]] == [True, False]
+    flip(opt)
+    assert [g["decoupled_weight_decay"] for g in opt.param_groups] == [False, True]
+    train(sg, model, [opt], 4)
+    torch = pytest.importorskip("torch")
+    tmodel = build(torch).double()
+    with torch.no_grad():
+        for value, q in zip(start, tmodel.parameters()):
+            q.copy_(torch.tensor(value))
+    topt = _decoupled_and_l2_groups(torch, tmodel)
+    train(torch, tmodel, [topt], 6)
+    flip(topt)
+    train(torch, tmodel, [topt], 4)
     for p, q in zip(model.parameters(), tmodel.parameters()):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-10, atol=1e-12)
 

@@ -1,6 +1,7 @@
 """Param groups, state_dict() and the printed optimizer read as PyTorch's (the saving tutorial prints
 `optimizer.state_dict()` line by line): every hyperparameter and PyTorch's implementation options (foreach,
 capturable, differentiable, fused, decoupled_weight_decay) in PyTorch's order; load_state_dict's result."""
+import numpy as np
 import pytest
 
 import symgrad as sg
@@ -37,8 +38,13 @@ def test_groups_without_pytorch():
         _make(sg, "SGD", capturable=True)  # (PyTorch's SGD has no such option either)
     with pytest.raises(NotImplementedError, match="differentiable=True"):
         _make(sg, "Adam", differentiable=True)
-    with pytest.raises(NotImplementedError, match="AdamW"):
-        _make(sg, "Adam", decoupled_weight_decay=True)
+    p = sg.nn.Parameter(sg.tensor([1.0, -2.0], dtype=sg.float64))
+    adam = sg.optim.Adam([p], lr=0.1, weight_decay=0.5, decoupled_weight_decay=True)  # PyTorch 2's AdamW
+    (p * p).sum().backward()
+    adam.step()  # p * (1 - 0.1 * 0.5), then Adam's first step: lr * g / (|g| + eps)
+    np.testing.assert_allclose(p.detach().numpy(), [0.95 - 0.1 * 2 / (2 + 1e-8), -1.9 + 0.1 * 4 / (4 + 1e-8)],
+                               rtol=1e-15)
+    assert adam.param_groups[0]["decoupled_weight_decay"] is True
 
 
 def test_load_state_dict_result_prints_as_pytorch():

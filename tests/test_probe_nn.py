@@ -360,6 +360,48 @@ def test_label_smoothing_with_every_target_ignored_has_a_gradient_of_zeros(weigh
     np.testing.assert_array_equal(reference.grad.numpy(), np.zeros((3, 4)))
 
 
+ZERO_WEIGHTS = np.array([0.0, 0.0, 1.0, 1.0])  # targets 0 and 1 weigh 0: the weighted mean divides by 0
+
+
+@pytest.mark.parametrize("name, target, options", [
+    ("cross_entropy", [0, 1, 1], {}), ("nll_loss", [0, 1, 1], {}), ("cross_entropy", [0, 1, -100], {}),
+    ("nll_loss", [1, -100, 0], {}), ("cross_entropy", [0, 1, 1], {"label_smoothing": 0.2}),
+    ("cross_entropy", [0, 1, 2], {"weight": np.array([1.0, -0.5, -0.5, 2.0])}),  # weights summing to 0: -inf
+])
+def test_weighted_mean_over_weights_summing_to_zero_is_pytorchs_division_by_zero(name, target, options):
+    """reduction='mean' with the counted targets' class weights summing to 0: PyTorch divides by that 0, so the loss
+    is NaN (0/0, or an infinity) and each counted target's gradient w * g / 0 (NaN for weight 0); an ignored
+    target's gradient stays 0. symgrad's gradient was 0 everywhere. Eager, uncompiled and both backends."""
+    from gradcheck import value_and_grad_everywhere
+    logits, target = np.random.default_rng(1).standard_normal((3, 4)), np.array(target)
+    options = {"weight": ZERO_WEIGHTS, **options}
+
+    def loss(a):
+        weight = sg.tensor(options["weight"]) if isinstance(a, sg.Tensor) else options["weight"]
+        return getattr(F, name)(a if name == "cross_entropy" else F.log_softmax(a, 1), target,
+                                **{**options, "weight": weight})
+
+    with np.errstate(all="ignore"):
+        paths = value_and_grad_everywhere(loss, (logits,))
+    counted = target != -100
+    for path, (value, (grad,)) in paths.items():
+        if "label_smoothing" in options or options["weight"] is ZERO_WEIGHTS:
+            assert np.isnan(value), path
+            assert np.isnan(grad[counted]).all() and (grad[~counted] == 0).all(), path
+    try:
+        import torch
+    except ImportError:
+        return
+    t = torch.tensor(logits, requires_grad=True)
+    expected = getattr(torch.nn.functional, name)(t if name == "cross_entropy" else t.log_softmax(1),
+                                                  torch.tensor(target), **{**options, "weight": torch.tensor(
+                                                      options["weight"])})
+    expected.backward()
+    for path, (value, (grad,)) in paths.items():
+        np.testing.assert_array_equal(value, expected.item(), err_msg=path)
+        np.testing.assert_array_equal(grad, t.grad.numpy(), err_msg=path)
+
+
 @pytest.mark.parametrize("kdim, vdim", [(3, 5), (None, 5), (3, None)])
 def test_multihead_attention_with_keys_and_values_of_other_widths(kdim, vdim):
     """MultiheadAttention(kdim=, vdim=) (an UnsupportedOpError before) has PyTorch's q_proj_weight (E, E),
@@ -472,3 +514,28 @@ def test_loss_weights_of_a_wrong_shape_are_refused_as_by_pytorch():
     assert logits == pytest.approx(torch.nn.functional.binary_cross_entropy_with_logits(
         torch.tensor(x), torch.ones(1, 3, dtype=torch.float64), weight=torch.tensor(weights),
         pos_weight=torch.tensor(weights)).item(), rel=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_embedding_of_traced_indices(backend):
+    """F.embedding (and nn.Embedding) inside sg.compile with the indices an input (a TracerError before): PyTorch's
+    rows and gradient, none to padding_idx's row; an index out of range, negative ones too (PyTorch has none), is an
+    IndexError as the call runs, not a row from the end; max_norm, which needs the indices, a clear error."""
+    weight, index = np.random.default_rng(0).standard_normal((5, 3)), np.array([[0, 4], [2, 2]])
+    step = sg.compile(sg.value_and_grad(lambda w, i: (F.embedding(i, w, padding_idx=2) ** 2).sum()), backend=backend)
+    value, grad = step(weight, index)
+    counts = np.array([1, 0, 0, 0, 1])[:, None]  # row 2 is padding
+    np.testing.assert_allclose(value, (weight[index] ** 2).sum(), rtol=1e-14)
+    np.testing.assert_allclose(grad, 2 * counts * weight, rtol=1e-14)
+    for bad in (np.array([[0, 5], [1, 1]]), np.array([[0, -1], [1, 1]])):
+        with pytest.raises(IndexError):
+            step(weight, bad)
+    with pytest.raises(sg.UnsupportedOpError, match="max_norm"):
+        sg.compile(lambda w, i: F.embedding(i, w, max_norm=1.0).sum(), backend=backend)(weight, index)
+    module = sg.nn.Embedding(5, 3)
+    np.testing.assert_allclose(sg.compile(lambda i: module(i), backend=backend)(index),
+                               module.weight.detach().numpy()[index], rtol=1e-15)
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(weight, requires_grad=True)
+    (torch.nn.functional.embedding(torch.tensor(index), t, padding_idx=2) ** 2).sum().backward()
+    np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-14)

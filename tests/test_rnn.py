@@ -125,6 +125,10 @@ def test_initialization_dropout_and_errors():
         sg.nn.RNN(3, 4, nonlinearity="sigmoid")
     with pytest.raises(sg.UnsupportedOpError, match="proj_size"):
         sg.nn.LSTM(3, 4, proj_size=2)
+    for layer, proj_size, message in ((sg.nn.GRU, 2, "only supported for LSTM"), (sg.nn.RNN, 2, "only supported"),
+                                      (sg.nn.LSTM, 4, "smaller than hidden_size"), (sg.nn.LSTM, -1, "positive")):
+        with pytest.raises(ValueError, match=message):  # PyTorch's refusals
+            layer(3, 4, proj_size=proj_size)
     with pytest.raises(RuntimeError, match="sequence length to be larger than 0"):
         sg.nn.GRU(3, 4)(sg.tensor(np.ones((0, 2, 3))))
     with pytest.raises(ValueError, match="2D or 3D"):

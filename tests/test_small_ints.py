@@ -210,6 +210,18 @@ def test_a_bool_sum_in_bool_is_their_or_as_numpy(run):
     _same(_run(run, lambda b: sg.sum(b, 0, dtype=bool), b), np.sum(b, 0, dtype=bool))
 
 
+@pytest.mark.parametrize("run", RUNS + ["uncompiled"])
+def test_a_bool_power_is_int8_as_numpy_on_every_backend(run):
+    """b ** c of booleans is NumPy's int8 (b where c, else 1): the LLVM backend refused it (an integer power of a
+    varying exponent); Python bools on either side too."""
+    b, c = np.array([True, False, True, False]), np.array([True, True, False, False])
+    for x, y in ((b, c), (b, True), (b, False), (True, c), (False, c)):
+        expected = np.asarray(x ** y)
+        assert expected.dtype == np.int8
+        _same(np.asarray(sg.power(x, y) if run == "uncompiled" else _run(run, lambda p, q: p ** q, *(
+            sg.tensor(a) if run == "eager" and isinstance(a, np.ndarray) else a for a in (x, y)))), expected)
+
+
 @pytest.mark.parametrize("run", RUNS)
 def test_a_bool_matrix_product_is_an_or_of_ands_as_numpy(run):
     """b @ b of bools: LLVM added the products in one bit (two Trues gave False)."""

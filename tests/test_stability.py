@@ -221,6 +221,7 @@ LOGSUMEXP_ROWS = [
     ([-INF, -INF], -INF, [np.nan, np.nan]),  # a fully masked row
     ([INF, -INF], INF, [np.nan, 0.0]),
     ([-INF, 1.0], 1.0, [0.0, 1.0]),
+    ([1e30, INF], INF, [0.0, np.nan]),  # exp(1e30 - inf) = 0, not exp(1e30) / inf
     ([1e30, 1e30], 1e30, [0.5, 0.5]),
 ]
 
@@ -236,6 +237,9 @@ def test_logsumexp_with_infinities(dtype):
         np.testing.assert_array_equal(sg.compile(lambda a: sg.logsumexp(a, axis=1), backend="numpy")(x), value)
         np.testing.assert_array_equal(sg.compile(lambda a: sg.logsumexp(a, axis=1))(x), value)
         paths = value_and_grad_everywhere(lambda a: sg.sum(sg.logsumexp(a, axis=1) * weights), (x,))
+        weighted = sg.scipy.special.logsumexp  # (its b=None path is sg.logsumexp; b given, its own sum)
+        paths.update({"scipy b " + path: result for path, result in value_and_grad_everywhere(
+            lambda a: sg.sum(weighted(a, axis=1, b=np.ones_like(x)) * weights), (x,), eager=False).items()})
     for path, (_, (g,)) in paths.items():
         assert g.dtype == dtype, path
         np.testing.assert_allclose(g, grad, rtol=1e-6, err_msg=path)  # NaN exactly where PyTorch has NaN
@@ -272,3 +276,20 @@ def test_logaddexp_with_infinities_matches_torch():
     for path, (_, (ga, gb)) in paths.items():
         np.testing.assert_allclose(ga, ta.grad.numpy(), err_msg=path)
         np.testing.assert_allclose(gb, tb.grad.numpy(), err_msg=path)
+
+
+@pytest.mark.parametrize("infinity", [INF, -INF])
+def test_logaddexp_with_a_python_infinity(infinity):
+    """An infinite Python number written into the compiled expression: d/dx logaddexp(x, inf) = sigmoid(x - inf),
+    which SymPy folded to 0 (and to 1 for -inf) where IEEE (and PyTorch) gives NaN at x = inf (x = -inf)."""
+    x = np.array([-2.0, 0.0, 1e30, INF, -INF])
+    expected = [0.0, 0.0, 0.0, np.nan, 0.0] if infinity > 0 else [1.0, 1.0, 1.0, 1.0, np.nan]
+    for f in (lambda a: sg.sum(sg.logaddexp(a, infinity)), lambda a: sg.sum(sg.logaddexp(infinity, a))):
+        with np.errstate(all="ignore"):
+            paths = value_and_grad_everywhere(f, (x,))
+        for path, (_, (g,)) in paths.items():
+            np.testing.assert_array_equal(g, expected, err_msg=path)
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(x, requires_grad=True)
+    torch.logaddexp(t, torch.tensor(infinity, dtype=t.dtype)).sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy(), expected)

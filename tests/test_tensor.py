@@ -24,7 +24,59 @@ def test_grad_fn_names_follow_pytorch():
     assert [t.grad_fn.name() for t in names] == [
         "AddBackward0", "SubBackward0", "DivBackward0", "NegBackward0", "TanhBackward0", "MmBackward0",
         "SumBackward0", "MeanBackward0", "ViewBackward0", "MseLossBackward0", "AddmmBackward0"]
-    assert type(x.tanh().grad_fn.next_functions[0][0]).__name__ == "_AccumulateGrad"
+    assert type(x.tanh().grad_fn.next_functions[0][0]).__name__ == "AccumulateGrad"
+
+
+def _overloads(lib):
+    """Ops whose grad_fn PyTorch numbers by the form called (squeeze(dim) is SqueezeBackward1), and others named."""
+    x = lib.tensor(np.full((2, 3), 1.5), requires_grad=True)
+    u = x.unsqueeze(0)
+    return [u.squeeze(0), u.squeeze(), u.squeeze((0, 1)), x.clamp(0, 1), x.clamp(min=0), x.clamp(lib.zeros(3), lib.ones(3)),
+            x.clamp_min(0), x.clamp_max(1), x.sum(0), x.sum(1, keepdim=True), x.sum(), x.mean(0), x.mean(),
+            x.max(), x.max(0)[0], x.min(), x.prod(), x.prod(0), x.std(0), x.var(), x.softmax(1), x.log_softmax(1),
+            x.logsumexp(1), x.norm(), x * 2, x.tanh().grad_fn.next_functions[0][0]]
+
+
+OVERLOADS = ["SqueezeBackward1", "SqueezeBackward0", "SqueezeBackward2", "ClampBackward1", "ClampBackward1", "ClampBackward0",
+             "ClampMinBackward0", "ClampMaxBackward0", "SumBackward1", "SumBackward1", "SumBackward0", "MeanBackward1",
+             "MeanBackward0", "MaxBackward1", "MaxBackward0", "MinBackward1", "ProdBackward0", "ProdBackward1",
+             "StdBackward0", "VarBackward0", "SoftmaxBackward0", "LogSoftmaxBackward0", "LogsumexpBackward0",
+             "LinalgVectorNormBackward0", "MulBackward0", "AccumulateGrad"]
+
+
+def test_grad_fn_names_and_types_of_overloads_follow_pytorch():
+    """A grad_fn's name numbers PyTorch's forms of an op, and its class is named as it, as PyTorch's
+    (type(y.grad_fn).__name__ was 'Record'); the same object each time it is read."""
+    functions = [t if not isinstance(t, sg.Tensor) else t.grad_fn for t in _overloads(sg)]
+    assert [type(f).__name__ for f in functions] == OVERLOADS
+    assert [f.name() for f in functions] == OVERLOADS[:-1] + ["torch::autograd::AccumulateGrad"]
+    y = sg.tensor([1.0], requires_grad=True) * 3
+    assert y.grad_fn is y.grad_fn and isinstance(y.grad_fn, sg.eager.graph.Record)
+    z = sg.ones(1, 2, 1, requires_grad=True)
+    assert z.squeeze((0, 2)).shape == (2,) and z.squeeze([-1, 1]).shape == (1, 2) and z.squeeze((1,)) is z
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        z.squeeze((0, -3))
+    torch = pytest.importorskip("torch")
+    theirs = [t if not isinstance(t, torch.Tensor) else t.grad_fn for t in _overloads(torch)]
+    assert [type(f).__name__ for f in theirs] == OVERLOADS
+    assert [f.name() for f in theirs] == [f.name() for f in functions]
+
+
+def test_tensor_class_called_with_sizes_as_pytorch():
+    """sg.Tensor(2, 3) is a (2, 3) tensor, as torch.Tensor(2, 3) (it was read as data 2 requiring grad 3), in
+    symgrad's default float64 and of zeros (sg.empty's); an sg.Size or no argument too; data stays sg.tensor's."""
+    sizes = [(2, 3), (3,), (sg.Size([4, 1]),), (), (0, 2)]
+    for args in sizes:
+        t = sg.Tensor(*args)
+        assert t.dtype == np.float64 and t.is_leaf and not t.requires_grad and not t.numpy().any()
+    assert [sg.Tensor(*args).shape for args in sizes] == [(2, 3), (3,), (4, 1), (0,), (0, 2)]
+    assert sg.Tensor(2, dtype=sg.float).dtype == np.float32 and sg.Tensor(2, 2, requires_grad=True).requires_grad
+    assert sg.tensor(3).shape == () and sg.Tensor([1, 2]).tolist() == [1, 2] and sg.Tensor(np.ones(2)).shape == (2,)
+    with pytest.raises(TypeError, match="sizes"):
+        sg.Tensor(2, 3.0)
+    torch = pytest.importorskip("torch")
+    assert [tuple(torch.Tensor(*[torch.Size(a) if isinstance(a, sg.Size) else a for a in args]).shape)
+            for args in sizes] == [sg.Tensor(*args).shape for args in sizes]
 
 
 def test_tensor_constructor_dtypes_and_conversions():
@@ -807,13 +859,34 @@ def test_next_functions_as_pytorch_lists_them():
     assert _next_names(2 * b) == ["SinBackward0", None] and _next_names(1 + b) == ["SinBackward0", None]
     assert (2 * b).tolist() == (b * 2).tolist() and (1.5 + b).tolist() == (b + 1.5).tolist()
     assert _next_names(b.mean()) == ["SinBackward0"]
-    assert _next_names(b.where(b > 0.6, w)) == ["SinBackward0", "AccumulateGrad"]
+    assert _next_names(b.where(b > 0.6, w)) == ["SinBackward0", "torch::autograd::AccumulateGrad"]
     leaf = (2 * b).grad_fn.next_functions[0][0].next_functions[0][0]
-    assert leaf.name() == "AccumulateGrad" and leaf.next_functions == ()
+    assert leaf.name() == "torch::autograd::AccumulateGrad" and leaf.next_functions == ()
     torch = pytest.importorskip("torch")
     tb = torch.sin(torch.tensor([0.5, 1.0], requires_grad=True))
     tw = torch.tensor([3.0, 4.0], requires_grad=True)
     for ours, theirs in ((2 * b, 2 * tb), (1 + b, 1 + tb), (b.mean(), tb.mean()), (b.where(b > 0.6, w),
                                                                                    tb.where(tb > 0.6, tw))):
-        assert _next_names(ours) == [None if f is None else f.name().split("::")[-1]
-                                     for f, _ in theirs.grad_fn.next_functions]
+        assert _next_names(ours) == [None if f is None else f.name() for f, _ in theirs.grad_fn.next_functions]
+
+
+def _pickled_and_copied(lib):
+    """A non-leaf requiring grad, pickled and copied: a leaf requiring grad; deepcopy refuses it."""
+    import copy
+    import pickle
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    for again in (pickle.loads(pickle.dumps(y)), copy.copy(y)):
+        assert again.requires_grad and again.is_leaf and again.tolist() == [2.0, 4.0]
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(y)
+    assert not copy.deepcopy(y.detach()).requires_grad and copy.deepcopy(x).requires_grad
+    parameter = copy.deepcopy(lib.nn.Parameter(lib.ones(2)))
+    assert type(parameter) is lib.nn.Parameter and parameter.requires_grad
+
+
+def test_pickled_and_copied_non_leaf_keeps_requires_grad_as_pytorch():
+    """A pickled (or copy.copy'd) non-leaf requiring grad comes back a leaf requiring grad, as PyTorch's (it lost
+    requires_grad); copy.deepcopy of one is PyTorch's error; leaves, detached tensors and parameters as before."""
+    _pickled_and_copied(sg)
+    _pickled_and_copied(pytest.importorskip("torch"))

@@ -225,7 +225,8 @@ class Record:
         """(parent grad_fn or leaf accumulator or None, 0) per input, as PyTorch shows them: for a user-level op
         made of several primitives, per input of that op."""
         parents = self.parents if self.shown_parents is None else self.shown_parents
-        return tuple((_AccumulateGrad(p) if p is not None and not isinstance(p, Record) else p, 0) for p in parents)
+        return tuple((AccumulateGrad(p) if p is not None and not isinstance(p, Record) else shown(p), 0)
+                     for p in parents)
 
     def register_hook(self, fn):
         self.tape.regular = False  # Python must see this gradient mid-backward
@@ -238,7 +239,24 @@ class Record:
         return f"<{self.name()} object at {hex(id(self))}>"
 
 
-class _AccumulateGrad:
+_SHOWN_TYPES = {}  # name -> the subclass of Record of that name
+
+
+def shown(record):
+    """`record` as a user sees a grad_fn: of a class named as it, as PyTorch's (type(y.grad_fn).__name__ is
+    'MulBackward0'). The class, a Record without fields of its own, is made once per name and given when a user
+    reads the record (grad_fn, next_functions), not when an op records it."""
+    if record is None:
+        return None
+    name = record.name()
+    cls = _SHOWN_TYPES.get(name)
+    if cls is None:
+        cls = _SHOWN_TYPES[name] = type(name, (Record,), {"__slots__": (), "__module__": __name__})
+    record.__class__ = cls
+    return record
+
+
+class AccumulateGrad:
     """What PyTorch shows for a leaf in `next_functions`; the end of the graph (no next_functions of its own)."""
 
     next_functions = ()
@@ -247,7 +265,7 @@ class _AccumulateGrad:
         self.variable = variable
 
     def name(self):
-        return "AccumulateGrad"
+        return "torch::autograd::AccumulateGrad"  # (PyTorch's, the C++ class's)
 
     def __repr__(self):
         return f"<AccumulateGrad object at {hex(id(self))}>"

@@ -22,10 +22,10 @@ from .. import numpy_api as sgnp
 from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine, update_in_place
-from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads
+from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads, shown
 from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
-from .size import size_of
+from .size import Size, size_of
 from .tape import state as _tapes
 from .whole_backward import alternatives, view_value
 from ..ops import elementwise as E
@@ -644,7 +644,16 @@ class Tensor(Tracer):
 
     __slots__ = ("_data", "_requires_grad", "_node", "_version", "_grad", "_hooks", "_base", "__weakref__")
 
-    def __init__(self, data, requires_grad=False, dtype=None):
+    def __init__(self, *data, requires_grad=False, dtype=None):
+        """sg.Tensor(data) is sg.tensor(data); sizes (sg.Tensor(2, 3), an sg.Size; none is (0,)) give a tensor of
+        that shape, as torch.Tensor's, in symgrad's default float64 and of zeros, as sg.empty's."""
+        shape = legacy_sizes(data, "sg.Tensor")
+        if shape is not None:
+            data = (np.zeros(shape, dtypes.FLOAT64 if dtype is None else dtypes.canonical(dtype)),)
+        self._fill(data[0], requires_grad, dtype)
+
+    def _fill(self, data, requires_grad, dtype):
+        """The leaf tensor of `data` (copied, in `dtype` or its own)."""
         refuse_masked(data, "tensor data")
         array = _array_of(data)
         target = dtypes.canonical(dtype if dtype is not None else array.dtype)
@@ -676,8 +685,17 @@ class Tensor(Tracer):
         return tensor
 
     def __reduce__(self):
-        """Pickle and deepcopy a tensor as a leaf with its data (a parameter stays a Parameter)."""
-        return _rebuild, (type(self), self._data, self._requires_grad and self._node is None)
+        """Pickle (and copy) a tensor as a leaf with its data and requires_grad, a non-leaf too, as PyTorch's (a
+        parameter stays a Parameter)."""
+        return _rebuild, (type(self), self._data, self._requires_grad)
+
+    def __deepcopy__(self, memo):
+        """A copy as pickled; a non-leaf requiring grad is PyTorch's error, not a leaf of its values."""
+        if self._node is not None and self._requires_grad:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.")
+        rebuild, arguments = self.__reduce__()
+        return rebuild(*arguments)
 
     def _parent(self):
         """What a record keeps for this operand: its grad_fn, itself if a leaf requiring grad, or None."""
@@ -691,7 +709,7 @@ class Tensor(Tracer):
     ndim = property(lambda self: self._data.ndim)
     size = property(lambda self: _Size(self._data.shape))
     is_leaf = property(lambda self: self._node is None)
-    grad_fn = property(lambda self: self._node)
+    grad_fn = property(lambda self: shown(self._node))
     _type = property(lambda self: (self._data.shape, self._data.dtype))  # (shape, dtype), the shape NumPy's tuple
 
     def dim(self) -> int:
@@ -894,7 +912,9 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ PyTorch-named methods
     def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
         """PyTorch's dim/keepdim, or NumPy's axis/keepdims."""
-        return apply_function(_SUM, (self, _axis(dim, axis), _keep(keepdim, keepdims), dtype), {})
+        axes = _axis(dim, axis)
+        result = apply_function(_SUM, (self, axes, _keep(keepdim, keepdims), dtype), {})
+        return result if axes is None else labelled(result, "Sum", overload=1)
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         args = (self, _axis(dim, axis), _keep(keepdim, keepdims))
@@ -904,25 +924,26 @@ class Tensor(Tracer):
                 node = result._node
                 node.label, node.shown_parents = "MeanBackward0", (self._parent(),)
                 return result
-        return labelled(apply_function(_MEAN, args, {}), "Mean", (self,))
+        return labelled(apply_function(_MEAN, args, {}), "Mean", (self,), overload=int(args[1] is not None))
 
     def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return sgnp.prod(self, _axis(dim, axis), _keep(keepdim, keepdims))
+        axes = _axis(dim, axis)
+        return labelled(sgnp.prod(self, axes, _keep(keepdim, keepdims)), "Prod", overload=int(axes is not None))
 
     def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
         """PyTorch's default: the unbiased estimate (correction=1)."""
         ddof = correction if correction is not None else int(bool(unbiased))
-        return sgnp.var(self, dim, ddof, keepdim)
+        return labelled(sgnp.var(self, dim, ddof, keepdim), "Var")
 
     def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
-        return _safe_sqrt(self.var(dim, unbiased, keepdim, correction=correction))
+        return labelled(_safe_sqrt(self.var(dim, unbiased, keepdim, correction=correction)), "Std")
 
     def _extreme(self, reduce, arg, name, dim, keepdim):
         """The full reduction (its gradient shared among ties), or with `dim` (values, indices) whose
         values are picked at the indices, so the gradient goes to that one element, as in PyTorch.
         `name` is PyTorch's name of the op, for the values' grad_fn."""
         if dim is None:
-            return reduce(self)
+            return labelled(reduce(self), name, overload=1)
         dim = _dim(dim, self.ndim)
         if self.ndim == 0:
             return values_indices(sgnp.reshape(self, ()), np.zeros((), np.int64), name)
@@ -987,11 +1008,18 @@ class Tensor(Tracer):
         return view_labelled(sgnp.expand_dims(self, _dim(dim, self.ndim + 1)), self, "Unsqueeze")
 
     def squeeze(self, dim=None):
-        if dim is not None:
-            dim = _dim(dim, self.ndim)
-            if self.ndim == 0 or self.shape[dim] != 1:
-                return self  # PyTorch leaves a dimension of size != 1 alone
-        return view_labelled(sgnp.squeeze(self, dim), self, "Squeeze")
+        """Without dim every axis of size 1, else dim's (an int or, as PyTorch 2's, a tuple) that are of size 1
+        (PyTorch leaves one of another size alone); grad_fn SqueezeBackward0, 1 or 2 as PyTorch's."""
+        if dim is None:
+            return view_labelled(sgnp.squeeze(self, None), self, "Squeeze")
+        dims = [_dim(d, self.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))]
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+        ones = tuple(d for d in dims if self.ndim and self.shape[d] == 1)
+        if not ones:
+            return self
+        overload = 2 if isinstance(dim, (tuple, list)) else 1
+        return view_labelled(sgnp.squeeze(self, ones), self, "Squeeze", overload=overload)
 
     def expand(self, *sizes):
         sizes = sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
@@ -1000,24 +1028,26 @@ class Tensor(Tracer):
         return sgnp.broadcast_to(self, shape)
 
     def clamp(self, min=None, max=None):
-        return sgnp.clip(self, min, max)
+        """ClampBackward1 with numbers as bounds, ClampBackward0 with arrays, as PyTorch names them."""
+        numbers = (min is None or isinstance(min, (int, float))) and (max is None or isinstance(max, (int, float)))
+        return labelled(sgnp.clip(self, min, max), "Clamp", overload=int(numbers))
 
     clip = clamp
 
     def softmax(self, dim):
-        return sgnp.softmax(self, dim)
+        return labelled(sgnp.softmax(self, dim), "Softmax")
 
     def log_softmax(self, dim):
-        return sgnp.log_softmax(self, dim)
+        return labelled(sgnp.log_softmax(self, dim), "LogSoftmax")
 
     def norm(self, p=2, dim=None, keepdim=False):
         """The p-norm over all elements (or along dim), as torch.norm: sg.linalg.norm's vector norm, so that its
         gradient at a zero entry is PyTorch's 0 (a gradient penalty or a normalization may meet one), not NaN."""
         from ..linalg import _vector_norm
-        return labelled(_vector_norm(self, 2 if p == "fro" else p, dim, keepdim), "Norm")
+        return labelled(_vector_norm(self, 2 if p == "fro" else p, dim, keepdim), "LinalgVectorNorm")
 
     def logsumexp(self, dim, keepdim=False):
-        return sgnp.logsumexp(self, dim, keepdim)
+        return labelled(sgnp.logsumexp(self, dim, keepdim), "Logsumexp")
 
     def rsqrt(self):
         return sgnp.reciprocal(sgnp.sqrt(self))
@@ -1372,6 +1402,18 @@ def _check_number_fits(value, dtype: np.dtype):
         info = np.iinfo(dtype)
         if not info.min <= value <= info.max:  # (False for NaN)
             raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+
+
+def legacy_sizes(args: tuple, name: str):
+    """The shape PyTorch's legacy constructors (torch.Tensor(2, 3), torch.FloatTensor(2, 3)) read in their arguments:
+    ints, one Size, or none ((0,)); None when they are one array-like, the data."""
+    if len(args) == 1 and isinstance(args[0], Size):
+        return tuple(args[0])
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+        return tuple(int(a) for a in args) if args else (0,)
+    if len(args) > 1:
+        raise TypeError(f"{name}() takes sizes (ints) or one sequence of data, got {args!r}")
+    return None
 
 
 def _rebuild(cls, data, requires_grad):
@@ -1770,17 +1812,18 @@ Tensor.__matmul__ = Tensor.matmul = Tensor.mm = _matmul
 Tensor.__rmatmul__ = lambda self, other: apply_function(_MATMUL, (other, self), {})
 
 
-def view_labelled(result, source, torch_name: str):
+def view_labelled(result, source, torch_name: str, overload=0):
     """labelled, unless the op gave `source` itself (a view that changes nothing: its grad_fn keeps its name)."""
-    return result if result is source else labelled(result, torch_name)
+    return result if result is source else labelled(result, torch_name, overload=overload)
 
 
-def labelled(result, torch_name: str, operands=None):
-    """Name result's grad_fn after the user-level op, PyTorch's name of it ('Mean' -> MeanBackward0),
-    not after the last primitive; with the op's `operands`, its next_functions are theirs, not the last primitive's."""
+def labelled(result, torch_name: str, operands=None, overload=0):
+    """Name result's grad_fn after the user-level op, PyTorch's name of it ('Mean' -> MeanBackward0; `overload`
+    numbers PyTorch's forms of an op: mean(dim) is MeanBackward1), not after the last primitive; with the op's
+    `operands`, its next_functions are theirs, not the last primitive's."""
     node = result._node if isinstance(result, Tensor) else None
     if node is not None:
-        node.label = f"{torch_name}Backward0"
+        node.label = f"{torch_name}Backward{overload}"
         if operands is not None:
             parents = []
             for o in operands:  # (a loop: a generator expression is a call of its own on Python 3.11)
@@ -1857,7 +1900,9 @@ for _name, _op in {"__rsub__": E.subtract, "__rtruediv__": E.divide, "__rpow__":
 def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:
     """A new leaf tensor holding a copy of `data` (Python floats and lists become float64)."""
     check_device(device)
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    result = Tensor.__new__(Tensor)
+    result._fill(data, requires_grad, dtype)
+    return result
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

@@ -657,8 +657,8 @@ for _kind in ("add", "fill", "copy"):
 Tensor.reshape_as, Tensor.moveaxis, Tensor.swapdims = view_as, movedim, swapaxes
 Tensor.amax, Tensor.amin = _extremes(sgnp.max, "Amax"), _extremes(sgnp.min, "Amin")
 Tensor.nelement, Tensor.ndimension = Tensor.numel, Tensor.dim
-Tensor.clamp_min = lambda self, min: sgnp.maximum(self, min)
-Tensor.clamp_max = lambda self, max: sgnp.minimum(self, max)
+Tensor.clamp_min = lambda self, min: labelled(sgnp.maximum(self, min), "ClampMin")
+Tensor.clamp_max = lambda self, max: labelled(sgnp.minimum(self, max), "ClampMax")
 for _name, _op in {"isnan": E.isnan, "isinf": E.isinf, "isfinite": E.isfinite, "floor": E.floor, "ceil": E.ceil,
                    "trunc": E.trunc, "log2": E.log2, "log10": E.log10, "logical_and": E.logical_and,
                    "logical_or": E.logical_or, "logical_not": E.logical_not, "multiply": E.multiply,

@@ -147,16 +147,17 @@ def _weighted_nll(input, target, weight, ignored, reduction):
     term_weights = np.where(ignored, 0.0, weight[safe]).astype(input.dtype)
     terms = _ew(E.multiply, (_nll(input, safe, "none"), term_weights))
     if reduction == "mean":
-        return labelled(_weighted_mean(sgnp.sum(terms), term_weights.sum()), "NllLoss")
+        return labelled(_weighted_mean(terms, ~ignored, term_weights.sum()), "NllLoss")
     return labelled(_reduce(terms, reduction), "NllLoss")
 
 
-def _weighted_mean(total, weights):
-    """total / weights, the targets' summed weights; with none (every target ignored or weighted 0) NaN, as
-    PyTorch's 0/0, but with a gradient of zeros, as PyTorch's."""
-    if weights == 0:
-        return _ew(E.add, (_ew(E.multiply, (total, 0.0)), np.nan))
-    return _ew(E.divide, (total, float(weights)))
+def _weighted_mean(terms, counted, weights):
+    """sum(terms) / weights, PyTorch's weighted mean (`weights` the counted targets' summed weights). Weights
+    summing to 0 divide by 0 as PyTorch's do: the loss NaN (0/0) or infinite, and a counted target's gradient
+    w * g / 0, NaN for weight 0; an ignored target's stays 0 (PyTorch never writes it): no term of one is read."""
+    if weights == 0 and not counted.all():
+        terms = _ew(E.where, (counted, terms, 0.0))
+    return _ew(E.divide, (sgnp.sum(terms), float(weights)))
 
 
 def _class_weights(weight, classes) -> np.ndarray:
@@ -296,7 +297,7 @@ def _smoothing_term(log_probs, target, weights, along_classes, ignore_index, red
         smooth = _ew(E.multiply, (smooth, counted.astype(log_probs.dtype)))
     if reduction != "mean":
         return _reduce(smooth, reduction)
-    return _weighted_mean(sgnp.sum(smooth), weights[target[counted]].sum() if weights is not None else counted.sum())
+    return _weighted_mean(smooth, counted, weights[target[counted]].sum() if weights is not None else counted.sum())
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
@@ -1127,20 +1128,29 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     looked up whose norm_type-norm exceeds it are first scaled to it in place, without gradient, as PyTorch's."""
     if scale_grad_by_freq or sparse:
         raise UnsupportedOpError("embedding: scale_grad_by_freq and sparse are not supported")
-    index = np.asarray(input._data if hasattr(input, "_data") else input)
+    traced = isinstance(input, Tracer) and not isinstance(input, Tensor)  # indices that are a compiled input
+    index = input if traced else np.asarray(input._data if hasattr(input, "_data") else input)
     if index.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {index.dtype}")
     rows = weight.shape[0]
-    if index.size and (index.min() < 0 or index.max() >= rows):  # PyTorch has no negative indices here
-        raise IndexError("index out of range in self")
-    if max_norm is not None:
-        renorm_rows(weight, np.unique(index), float(max_norm), float(norm_type))
-    flat = index.reshape(-1).astype(np.int64)
-    picked = take_p(weight, Tensor._wrap(flat) if isinstance(weight, Tensor) else flat, axis=0)
+    if traced:
+        if max_norm is not None:
+            raise UnsupportedOpError("embedding: max_norm renormalizes the rows looked up before the lookup, which "
+                                     "traced indices cannot choose; pass the indices as a NumPy array")
+        flat = sgnp.astype(sgnp.reshape(index, (-1,)), np.int64)
+        # PyTorch has no negative indices here: they are out of range, the lookup's IndexError as it runs
+        flat = _ew(E.where, (_ew(E.less, (flat, 0)), rows, flat))
+    else:
+        if index.size and (index.min() < 0 or index.max() >= rows):
+            raise IndexError("index out of range in self")
+        if max_norm is not None:
+            renorm_rows(weight, np.unique(index), float(max_norm), float(norm_type))
+        flat = index.reshape(-1).astype(np.int64)
+    picked = take_p(weight, Tensor._wrap(flat) if isinstance(weight, Tensor) and not traced else flat, axis=0)
     if padding_idx is not None:
         padding_idx = padding_idx % rows if padding_idx < 0 else padding_idx
-        is_padding = (flat == padding_idx).reshape(-1, 1)
-        if is_padding.any():
+        is_padding = sgnp.reshape(_ew(E.equal, (flat, padding_idx)), (-1, 1))
+        if traced or is_padding.any():
             picked = _ew(E.where, (is_padding, sgnp.stop_gradient(picked), picked))
     return labelled(sgnp.reshape(picked, (*index.shape, weight.shape[1])), "Embedding")
 

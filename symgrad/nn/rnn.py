@@ -37,7 +37,7 @@ class _RNNBase(Module):
         super().__init__()
         _check_device(device)
         if proj_size:
-            raise UnsupportedOpError(f"{type(self).__name__}: proj_size is not supported")
+            _refuse_projection(self.mode, proj_size, hidden_size)
         if not isinstance(hidden_size, int) or hidden_size <= 0 or num_layers < 1:
             raise ValueError(f"hidden_size must be a positive int and num_layers >= 1, got {hidden_size}, "
                              f"{num_layers}")
@@ -141,6 +141,19 @@ class _RNNBase(Module):
             if getattr(self, name) != default:
                 text += f", {name}={getattr(self, name)}"
         return text
+
+
+def _refuse_projection(mode, proj_size, hidden_size):
+    """PyTorch's errors for a proj_size it refuses too; symgrad's for LSTM's projection (h = W_hr (o * tanh(c)),
+    whose h is narrower than c: the fused sequence op stacks them along time, so it needs one width)."""
+    if mode != "LSTM":
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+    if not isinstance(proj_size, int) or proj_size < 0:
+        raise ValueError("proj_size should be a positive integer or zero to disable projections")
+    if proj_size >= hidden_size:
+        raise ValueError("proj_size has to be smaller than hidden_size")
+    raise UnsupportedOpError(f"LSTM(proj_size={proj_size}): symgrad does not support the projection of the hidden "
+                             "state (PyTorch's weight_hr_l*); use proj_size=0")
 
 
 def _stacked(finals):

@@ -422,18 +422,34 @@ def _safe_sqrt(x):
     return E.where(zero, 0.0, E.sqrt(E.where(zero, 1.0, x)))
 
 
-def _shifted_max(x, axes, keep_infinity=False):
-    """max over axes (kept), gradient-free and with infinities replaced by 0, for stable exp; with
-    `keep_infinity`, a max of +inf is kept: softmax and log_softmax shift by it as PyTorch and SciPy do, so a
+def _shifted_max(x, axes, keep_infinity=False, peak=None):
+    """max over axes (kept, or `peak` if given), gradient-free and with infinities replaced by 0, for stable exp;
+    with `keep_infinity`, a max of +inf is kept: softmax and log_softmax shift by it as PyTorch and SciPy do, so a
     row holding +inf is NaN (logsumexp's value, +inf, needs the 0).
 
     Finite means |peak| <= the dtype's largest value: SymPy's real symbols are finite, so it
     would fold |peak| < inf to True and let x - peak be inf - inf = NaN."""
-    if _reduces_nothing(x, axes):  # an empty sum needs no shift (and max has nothing to take)
-        return zeros(tuple(1 if i in axes else d for i, d in enumerate(x.shape)), x.dtype)
-    peak = stop_gradient(max(x, axis=axes, keepdims=True))
+    peak = _peak(x, axes) if peak is None else peak
     finite = less_equal(abs(peak), float(np.finfo(peak.dtype).max))
     return where(finite, peak, where(greater(peak, 0.0), peak, 0.0) if keep_infinity else 0.0)
+
+
+def _peak(x, axes):
+    """max over axes (kept), gradient-free; 0 for an empty reduction (an empty sum needs no shift, and max has
+    nothing to take)."""
+    if _reduces_nothing(x, axes):
+        return zeros(tuple(1 if i in axes else d for i, d in enumerate(x.shape)), x.dtype)
+    return stop_gradient(max(x, axis=axes, keepdims=True))
+
+
+def _exp_shifted(x, axes):
+    """(exp(x - shift), shift): log(sum(exp(x))) is log(sum of the first) + shift, without overflow. In a slice
+    holding +inf, whose sum is +inf, the entries below it count as -inf: their gradient is PyTorch's
+    exp(x - inf) = 0, not exp(x) / inf, NaN where exp(x) overflows."""
+    peak = _peak(x, axes)
+    shift = _shifted_max(x, axes, peak=peak)
+    below_infinity = logical_and(greater(peak, float(np.finfo(peak.dtype).max)), less(x, peak))
+    return exp(subtract(where(below_infinity, -math.inf, x), shift)), shift
 
 
 @array_function_dispatch
@@ -443,8 +459,8 @@ def logsumexp(x, axis=None, keepdims=False):
     if not dtypes.is_float(x.dtype):
         x = astype(x, dtypes.FLOAT64)
     axes = _axes(axis, x.ndim)
-    peak = _shifted_max(x, axes)
-    result = add(log(sum(exp(subtract(x, peak)), axes, keepdims=True)), peak)
+    terms, shift = _exp_shifted(x, axes)
+    result = add(log(sum(terms, axes, keepdims=True)), shift)
     return result if keepdims else squeeze(result, axes)
 
 

@@ -14,10 +14,10 @@ import numpy as np
 import sympy as sp
 
 from .. import dtypes
-from ..core import ShapeError, Tracer, fail, refuse_masked
+from ..core import ShapeError, Tracer, UnsupportedOpError, fail, refuse_masked
 from . import functions as F
 from .elementwise_registry import ELEMENTWISE, input_symbol
-from .ew import bind_ew
+from .ew import bind_ew, derivative
 from .shape import broadcast_to_p, convert_p
 
 
@@ -305,6 +305,13 @@ def _boolean_arithmetic(op, args):
     return convert_p(apply_elementwise(op, _as_integers(args, dtypes.INT64)), dtype=dtypes.BOOL)
 
 
+def _boolean_power(a, b):
+    """a ** b of booleans, in int8 as NumPy's: a where b is true, else 1 (the LLVM backend computes no integer
+    power of a varying exponent; NumPy's int8 path has it)."""
+    base, = _as_integers((a,), dtypes.INT8)
+    return where(b, base, np.int8(1))
+
+
 def _as_integers(args, dtype) -> tuple:
     """Boolean arrays (and Python bools) as integers of `dtype`: int8, which NumPy computes booleans' shifts,
     quotients and powers in, or int64 for arithmetic whose truth is taken."""
@@ -326,7 +333,13 @@ def bakes_faithfully(expr, values: dict) -> bool:
     folds to True, or to False where IEEE can be true: SymPy's real symbols are finite, so it
     folds x < inf to True, which is False at x = inf (only x < -inf and x > inf are false for all x);
     nor when a zero or an infinity folds anything (see _only_substituted)."""
-    if not _only_substituted(expr, values) or not _divides_as_written(expr, values):
+    return _divides_as_written(expr, values) and _folds_nothing(expr, values)
+
+
+def _folds_nothing(expr, values: dict) -> bool:
+    """Whether writing `values` into `expr` folds nothing IEEE arithmetic would not (bakes_faithfully, quotients
+    aside: a derivative has no NumPy division to round as)."""
+    if not _only_substituted(expr, values):
         return False
     non_finite = {symbol for symbol, value in values.items() if value in (sp.oo, -sp.oo, sp.nan)}
     for relation in expr.atoms(sp.core.relational.Relational):
@@ -396,18 +409,24 @@ def _only_substituted(expr, values: dict) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _scalars_bake_faithfully(op: ElementwiseOp, kinds: tuple, compute) -> bool:
     """Whether op's numeric Python scalars ((type, value) kinds) can be written into its expression:
-    op is built once more with them as symbols, to see what writing them in would fold."""
+    op is built once more with them as symbols, to see what writing them in would fold, in the expression and in
+    its derivatives, which reverse mode takes of the written expression (d/dx logaddexp(x, inf) is
+    sigmoid(x - oo), which SymPy folds to 0, IEEE's NaN at x = inf)."""
     numeric_scalar = [isinstance(kind, tuple) and not isinstance(kind[1], bool) for kind in kinds]
     opened = tuple(compute if is_scalar else kind for kind, is_scalar in zip(kinds, numeric_scalar))
     symbols, expr = _expression(op, opened)
-    symbols = iter(symbols)
-    values = {}
-    for kind, is_scalar in zip(kinds, numeric_scalar):
-        if is_scalar:
-            values[next(symbols)] = _as_sympy_number(kind[1])
-        elif not isinstance(kind, tuple):
-            next(symbols)
-    return bakes_faithfully(expr, values)
+    operands = [(kind, is_scalar) for kind, is_scalar in zip(kinds, numeric_scalar)
+                if is_scalar or not isinstance(kind, tuple)]  # (a symbol each, in order)
+    values = {symbol: _as_sympy_number(kind[1]) for symbol, (kind, is_scalar) in zip(symbols, operands) if is_scalar}
+    if not bakes_faithfully(expr, values):
+        return False
+    if compute.kind != "f" or op.kind == "compare":
+        return True
+    try:
+        return all(_folds_nothing(derivative(expr, symbols, i)[0], values)
+                   for i, symbol in enumerate(symbols) if symbol not in values)
+    except UnsupportedOpError:  # (not differentiable: reverse mode says so itself)
+        return True
 
 
 @functools.lru_cache(maxsize=4096)
@@ -450,7 +469,7 @@ subtract = define("subtract", lambda a, b: a - b, kind="arith", on_booleans=Fals
 multiply = define("multiply", lambda a, b: a * b, kind="arith")
 divide = define("divide", lambda a, b: a / b, domain=(0.5, 2.0))
 power = define("power", lambda a, b: a ** b, kind="arith", domain=(0.5, 2.0), literal_arguments=(1,),
-               on_booleans="int8")
+               on_booleans=lambda a, b: _boolean_power(a, b))
 negative = define("negative", lambda a: -a, kind="arith", on_booleans=False)
 square = define("square", lambda a: a ** 2, kind="arith", on_booleans="int8")
 reciprocal = define("reciprocal", lambda a: 1 / a, domain=(0.5, 2.0))

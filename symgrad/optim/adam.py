@@ -1,4 +1,4 @@
-"""Adam (and AMSGrad) with L2 weight decay: PyTorch's update formula, bias corrections included."""
+"""Adam (and AMSGrad) with L2 or decoupled weight decay: PyTorch's update formula, bias corrections included."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,9 @@ from .optimizer import Optimizer
 
 
 class Adam(Optimizer):
-    """m, v: running means of the gradient and its square; p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)."""
+    """m, v: running means of the gradient and its square; p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps).
+    A group's weight decay is L2 in the gradient, or with decoupled_weight_decay (AdamW's, which PyTorch's Adam also
+    takes, per group) a shrinking of the parameter by 1 - lr * weight_decay before the step."""
 
     group_keys = (
         "lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "foreach", "capturable", "differentiable",
@@ -21,8 +23,6 @@ class Adam(Optimizer):
         if lr < 0 or eps < 0 or weight_decay < 0 or not all(0 <= b < 1 for b in betas):
             raise ValueError(f"Invalid Adam hyperparameter: lr={lr}, betas={betas}, eps={eps}, "
                              f"weight_decay={weight_decay}")
-        if decoupled_weight_decay and type(self) is Adam:
-            raise NotImplementedError("Adam(decoupled_weight_decay=True) is AdamW: use optim.AdamW")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, maximize=maximize,
                                       decoupled_weight_decay=decoupled_weight_decay), **options)
@@ -35,7 +35,10 @@ class Adam(Optimizer):
         state["step"] += 1
         beta1, beta2 = group["betas"]
         step = state["step"]
-        return (group["weight_decay"], 1 - beta1, beta2, 1 - beta2, group["lr"] / (1 - beta1 ** step),
+        decay = group["weight_decay"]
+        if group["decoupled_weight_decay"]:
+            decay = 1 - group["lr"] * decay  # the parameter's factor
+        return (decay, 1 - beta1, beta2, 1 - beta2, group["lr"] / (1 - beta1 ** step),
                 math.sqrt(1 - beta2 ** step), group["eps"])
 
     def buffers(self, state, group):
@@ -48,13 +51,16 @@ class Adam(Optimizer):
             state["max_exp_avg_sq"] = buffers[2]
 
     def structure(self, group):
-        return "Adam", bool(group["weight_decay"]), group["amsgrad"], group["maximize"]
+        return ("Adam", bool(group["weight_decay"]), bool(group["decoupled_weight_decay"]), group["amsgrad"],
+                group["maximize"])
 
     def formula(self, param, grad, buffers, coefficients, group):
-        weight_decay, mix1, beta2, mix2, step_size, bias_correction2_sqrt, eps = coefficients
+        decay, mix1, beta2, mix2, step_size, bias_correction2_sqrt, eps = coefficients
         g = -grad if group["maximize"] else grad
-        if group["weight_decay"]:
-            g = g + weight_decay * param
+        if group["weight_decay"] and group["decoupled_weight_decay"]:
+            param = param * decay
+        elif group["weight_decay"]:
+            g = g + decay * param
         exp_avg = buffers[0] + (g - buffers[0]) * mix1
         exp_avg_sq = buffers[1] * beta2 + mix2 * g * g
         new_buffers = (exp_avg, exp_avg_sq)

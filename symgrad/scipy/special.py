@@ -98,11 +98,10 @@ def _weighted_logsumexp(a, axis, b, keepdims, part):
     elif not dtypes.is_float(a.dtype):
         a = A.astype(a, dtypes.FLOAT64)
     axes = A._axes(axis, a.ndim)
-    peak = A._shifted_max(a, axes)
-    terms = E.exp(E.subtract(a, peak))
+    terms, shift = A._exp_shifted(a, axes)
     total = A.sum(terms if b is None else E.multiply(b, terms), axes, keepdims=True)
     if part == "sign":
         result = A.stop_gradient(E.sign(total))
     else:
-        result = E.add(E.log(total if part == "value" else E.abs(total)), peak)
+        result = E.add(E.log(total if part == "value" else E.abs(total)), shift)
     return result if keepdims else A.squeeze(result, axes)
