@@ -469,7 +469,7 @@ subtract = define("subtract", lambda a, b: a - b, kind="arith", on_booleans=Fals
 multiply = define("multiply", lambda a, b: a * b, kind="arith")
 divide = define("divide", lambda a, b: a / b, domain=(0.5, 2.0))
 power = define("power", lambda a, b: a ** b, kind="arith", domain=(0.5, 2.0), literal_arguments=(1,),
-               on_booleans=lambda a, b: _boolean_power(a, b))
+               on_booleans=_boolean_power)
 negative = define("negative", lambda a: -a, kind="arith", on_booleans=False)
 square = define("square", lambda a: a ** 2, kind="arith", on_booleans="int8")
 reciprocal = define("reciprocal", lambda a: 1 / a, domain=(0.5, 2.0))
