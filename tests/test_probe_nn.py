@@ -402,6 +402,45 @@ def test_weighted_mean_over_weights_summing_to_zero_is_pytorchs_division_by_zero
         np.testing.assert_array_equal(grad, t.grad.numpy(), err_msg=path)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name, options", [
+    ("nll_loss", {"weight": np.array([1.0, 2.0, 3.0])}), ("cross_entropy", {"weight": np.array([1.0, 2.0, 3.0])}),
+    ("cross_entropy", {"label_smoothing": 0.1}), ("cross_entropy", {"label_smoothing": 0.1, "weight": [1.0, 2, 3]}),
+])
+def test_an_ignored_target_with_a_log_probability_of_minus_inf_is_not_read(name, options, reduction):
+    """An ignored target's terms were multiplied by 0: a row whose log-probability is -inf (a logit of -inf, a
+    probability of 0) made the loss NaN where PyTorch, which never reads it, gives a number; selected away now.
+    Eager, uncompiled and both backends."""
+    from gradcheck import value_and_grad_everywhere
+    logits = np.array([[-np.inf, 0.5, 1.0], [0.2, -0.3, 0.1], [1.0, -2.0, 0.0]])
+    target = np.array([-100, 1, 2])
+    options = {**options, "weight": None if "weight" not in options else np.asarray(options["weight"], float)}
+
+    def loss(a):
+        weight = options["weight"]
+        weight = sg.tensor(weight) if isinstance(a, sg.Tensor) and weight is not None else weight
+        log_probs = a if name == "cross_entropy" else F.log_softmax(a, 1)
+        return sg.sum(getattr(F, name)(log_probs, target, **{**options, "weight": weight}, reduction=reduction))
+
+    with np.errstate(all="ignore"):
+        paths = value_and_grad_everywhere(loss, (logits,))
+    for path, (value, (grad,)) in paths.items():
+        assert np.isfinite(value) and np.isfinite(grad).all() and (grad[0] == 0).all(), path
+    try:
+        import torch
+    except ImportError:
+        return
+    t = torch.tensor(logits, requires_grad=True)
+    weight = None if options["weight"] is None else torch.tensor(options["weight"])
+    expected = getattr(torch.nn.functional, name)(t if name == "cross_entropy" else t.log_softmax(1),
+                                                  torch.tensor(target), **{**options, "weight": weight},
+                                                  reduction=reduction).sum()
+    expected.backward()
+    for path, (value, (grad,)) in paths.items():
+        np.testing.assert_allclose(value, expected.item(), rtol=1e-12, err_msg=path)
+        np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-12, atol=1e-15, err_msg=path)
+
+
 @pytest.mark.parametrize("kdim, vdim", [(3, 5), (None, 5), (3, None)])
 def test_multihead_attention_with_keys_and_values_of_other_widths(kdim, vdim):
     """MultiheadAttention(kdim=, vdim=) (an UnsupportedOpError before) has PyTorch's q_proj_weight (E, E),

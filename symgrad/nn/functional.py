@@ -145,18 +145,22 @@ def _weighted_nll(input, target, weight, ignored, reduction):
     weight = np.ones(classes) if weight is None else _class_weights(weight, classes)
     safe = np.where(ignored, 0, target)
     term_weights = np.where(ignored, 0.0, weight[safe]).astype(input.dtype)
-    terms = _ew(E.multiply, (_nll(input, safe, "none"), term_weights))
+    terms = _zero_ignored(_ew(E.multiply, (_nll(input, safe, "none"), term_weights)), ~ignored)
     if reduction == "mean":
-        return labelled(_weighted_mean(terms, ~ignored, term_weights.sum()), "NllLoss")
+        return labelled(_weighted_mean(terms, term_weights.sum()), "NllLoss")
     return labelled(_reduce(terms, reduction), "NllLoss")
 
 
-def _weighted_mean(terms, counted, weights):
+def _zero_ignored(terms, counted):
+    """terms, 0 where a target is ignored: selected, not multiplied by 0, so an ignored target's log-probability
+    of -inf is no NaN (PyTorch never reads it) and its gradient stays 0."""
+    return terms if counted.all() else _ew(E.where, (counted, terms, 0.0))
+
+
+def _weighted_mean(terms, weights):
     """sum(terms) / weights, PyTorch's weighted mean (`weights` the counted targets' summed weights). Weights
     summing to 0 divide by 0 as PyTorch's do: the loss NaN (0/0) or infinite, and a counted target's gradient
-    w * g / 0, NaN for weight 0; an ignored target's stays 0 (PyTorch never writes it): no term of one is read."""
-    if weights == 0 and not counted.all():
-        terms = _ew(E.where, (counted, terms, 0.0))
+    w * g / 0, NaN for weight 0; an ignored target's stays 0 (its term was selected away)."""
     return _ew(E.divide, (sgnp.sum(terms), float(weights)))
 
 
@@ -293,11 +297,10 @@ def _smoothing_term(log_probs, target, weights, along_classes, ignore_index, red
         _ew(E.multiply, (log_probs, weights.reshape(along_classes).astype(log_probs.dtype)))
     smooth = _ew(E.negative, (sgnp.sum(terms, class_dim),))
     counted = target != ignore_index
-    if not counted.all():
-        smooth = _ew(E.multiply, (smooth, counted.astype(log_probs.dtype)))
+    smooth = _zero_ignored(smooth, counted)
     if reduction != "mean":
         return _reduce(smooth, reduction)
-    return _weighted_mean(smooth, counted, weights[target[counted]].sum() if weights is not None else counted.sum())
+    return _weighted_mean(smooth, weights[target[counted]].sum() if weights is not None else counted.sum())
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
