@@ -1028,6 +1028,9 @@ class Tensor(Tracer):
 
     def index_select(self, dim, index):
         index = _index_array(index)
+        if index.ndim > 1:
+            raise IndexError("index_select(): Index is supposed to be a vector")
+        index = index.reshape(-1)  # (a 0-d index selects one, and keeps the dimension, as PyTorch's)
         if index.size and (index.min() < 0 or index.max() >= self.shape[dim]):  # (NumPy counts -1 from the end)
             raise IndexError("index out of range in self")
         return labelled(sgnp.take(self, index, axis=dim), "IndexSelect")
