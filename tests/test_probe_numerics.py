@@ -212,3 +212,17 @@ def test_a_float_float32_cannot_hold_is_its_inf_or_zero_there(backend, c):
         got = f(x)
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy", None])
+@pytest.mark.parametrize("dtype, k", [(np.float64, 10 ** 20), (np.float32, 10 ** 20), (np.float32, -10 ** 39)])
+def test_a_python_int_beyond_int64_multiplies_as_numpys(backend, dtype, k):
+    """A Python int beyond int64 with float data: NumPy's product (inf where float32 cannot hold it). It raised
+    TypeError from np.isfinite (no int64 holds it), and float32 would have kept 10**39 exact."""
+    x = np.array([0.0, 1e-30, -2.0], dtype)
+    f = (lambda x: sg.multiply(x, k)) if backend is None else sg.compile(lambda x: x * k, backend=backend)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = x * k
+        got = f(x)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want)

@@ -157,19 +157,20 @@ def _check_python_ints_fit(args, is_condition, compute):
 
 
 def _floats_in_range(args, is_condition, compute) -> tuple:
-    """args with each Python float float32 cannot hold as the inf or 0 it becomes there, as NumPy's and PyTorch's
+    """args with each Python number float32 cannot hold as the inf or 0 it becomes there, as NumPy's and PyTorch's
     weak scalar does (a float32 x * 1e39 is x * inf: NaN at 0); written as it is, SymPy and the printers would
     keep it exact (functions.scaled_product) and give a finite x * 1e39 that no other framework gives."""
     if compute != dtypes.FLOAT32:
         return args
-    return tuple(_as_float32_would(a) if type(a) is float and not cond else a for a, cond in zip(args, is_condition))
+    return tuple(_as_float32_would(a) if type(a) in (int, float) and not cond else a
+                 for a, cond in zip(args, is_condition))
 
 
-def _as_float32_would(number: float) -> float:
+def _as_float32_would(number):
     """`number`, or the inf or 0 float32 rounds it to."""
     with np.errstate(over="ignore", under="ignore"):
-        rounded = float(np.float32(number))
-    return rounded if math.isinf(rounded) or rounded == 0 else number
+        rounded = float(np.float32(float(number)))
+    return rounded if number != 0 and (math.isinf(rounded) or rounded == 0) else number
 
 
 def _widened_for_comparison(op, args, is_condition, compute):
@@ -278,7 +279,7 @@ def _apply_elementwise(op: ElementwiseOp, args):
     literal = op.literal_arguments or ()  # (x ** 0 is 1 for every x, NaN too; a power's exponent stays literal)
     quotient = scalars and _divides(op)
     special = [a for i, (a, cond) in enumerate(zip(args, is_condition)) if _is_python_scalar(a) and not cond
-               and ((a == 0 and i not in literal) or not np.isfinite(a) or quotient)]  # (see bakes_faithfully)
+               and ((a == 0 and i not in literal) or not math.isfinite(a) or quotient)]  # (see bakes_faithfully)
     baked = not special or (all(map(bakeable, special)) and _scalars_bake_faithfully(op, tuple(kinds), compute))
     if baked:
         symbols, expr = _expression(op, tuple(kinds))
