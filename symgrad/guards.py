@@ -343,10 +343,12 @@ class _Walker:
             return
         self.seen.add(key)
         trusted = _trusted(module.__name__)
-        if not trusted and ("names", id(module)) not in self.seen:  # a name read and missing may be added later
-            self.seen.add(("names", id(module)))
-            self.guard(f"the number of names of module {module.__name__}", f"len({self.name(vars(module))})",
-                       len(vars(module)))
+        missing = sorted(name for name in names if name not in vars(module)) if not trusted else ()
+        if missing:  # a name read and missing may be added later (getattr(config, 'scale', 1.0)); not the count of
+            table = self.name(vars(module))  # names: one added and one gone keep it
+            test = (" or ".join(f"{name!r} in {table}" for name in missing) if len(missing) <= 2  # (the cheapest)
+                    else f"not {table}.keys().isdisjoint({self.name(frozenset(missing))})")
+            self.guard(f"the names of module {module.__name__} read and missing", test, False)
         for name in names:
             if trusted:
                 try:

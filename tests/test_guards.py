@@ -470,13 +470,24 @@ def _reads_a_late_module_attribute(x):
 
 
 def test_a_module_attribute_added_after_the_trace_retraces(monkeypatch):
-    """As a class's: a user module's attribute found missing, then added (its names are counted)."""
+    """As a class's: a user module's attribute found missing, then added (the names read and missing are checked)."""
     compiled = sg.compile(_reads_a_late_module_attribute)
     np.testing.assert_array_equal(compiled(np.ones(2)), [1.0, 1.0])
     monkeypatch.setattr(_LATE_MODULE, "scale", 3.0, raising=False)
     np.testing.assert_array_equal(compiled(np.ones(2)), [3.0, 3.0])
     monkeypatch.setattr(_LATE_MODULE, "scale", 4.0)
     np.testing.assert_array_equal(compiled(np.ones(2)), [4.0, 4.0])
+
+
+def test_a_module_attribute_added_as_another_goes_retraces(monkeypatch):
+    """The module's names were counted: one added (the name read and missing) and one removed kept the count, and
+    the old trace."""
+    monkeypatch.setattr(_LATE_MODULE, "other", 1.0, raising=False)
+    compiled = sg.compile(_reads_a_late_module_attribute)
+    np.testing.assert_array_equal(compiled(np.ones(2)), [1.0, 1.0])
+    monkeypatch.delattr(_LATE_MODULE, "other")
+    monkeypatch.setattr(_LATE_MODULE, "scale", 3.0, raising=False)
+    np.testing.assert_array_equal(compiled(np.ones(2)), [3.0, 3.0])
 
 
 def test_an_attribute_a_property_reads_is_guarded():
