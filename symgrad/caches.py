@@ -6,6 +6,7 @@ steps and the eager call plans all keep their entries in a `Recent`, so they age
 from __future__ import annotations
 
 import collections
+import math
 
 _MISSING = object()
 
@@ -42,3 +43,10 @@ class Recent(collections.OrderedDict):
             if evicted is not None:
                 evicted(*old)
         return value
+
+
+def scalar_token(value):
+    """What tells a Python value apart in a cache key besides equality: its type (1 == 1.0 == True) and a float zero's
+    sign (-0.0 == 0.0, yet sg.pad(x, 1, constant_values=-0.0) is not sg.pad(x, 1, constant_values=0.0))."""
+    kind = type(value)
+    return (kind, math.copysign(1.0, value)) if kind is float and value == 0 else kind

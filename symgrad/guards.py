@@ -433,8 +433,7 @@ class _Walker:
         if self._left_frozen():
             return
         kind, attributes = type(obj), getattr(obj, "__dict__", {})
-        functions = [value for cls in kind.__mro__[:-1] for value in vars(cls).values()
-                     if isinstance(value, types.FunctionType)]
+        functions = [f for cls in kind.__mro__[:-1] for value in vars(cls).values() for f in _functions_of(value)]
         names = names.union(*(_code_facts(f.__code__)[1] for f in functions), {"__call__"})
         self.guard(f"the attribute names of {description}", f"tuple({self.name(attributes)})", tuple(attributes))
         slots = {name for name in names if isinstance(_class_entry(kind, name), types.MemberDescriptorType)}
@@ -529,6 +528,18 @@ def _filled(cell) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _functions_of(entry) -> list:
+    """The Python functions a class entry runs on an instance: a method, a property's accessors (a property v reading
+    self._v names _v), a static or class method's function."""
+    if isinstance(entry, property):
+        candidates = (entry.fget, entry.fset, entry.fdel)
+    elif isinstance(entry, (staticmethod, classmethod)):
+        candidates = (entry.__func__,)
+    else:
+        candidates = (entry,)
+    return [f for f in candidates if isinstance(f, types.FunctionType)]
 
 
 def _defined_by_class(kind, name) -> bool:

@@ -7,7 +7,7 @@ import inspect
 import pickle
 
 from . import pickling
-from .caches import Recent
+from .caches import Recent, scalar_token
 
 _VAR_POSITIONAL, _KEYWORD_ONLY, _VAR_KEYWORD = (int(inspect.Parameter.VAR_POSITIONAL), int(inspect.Parameter.KEYWORD_ONLY),
                                                 int(inspect.Parameter.VAR_KEYWORD))
@@ -141,10 +141,11 @@ def _restore(factory, state, options, carried) -> StaticArgs:
 
 def _types(value):
     """The type of a static value, and of its items in a tuple: 1, 1.0 and True are equal and hash alike, but
-    a trace can tell them apart (isinstance, //, a dtype), so each gets code of its own, as in JAX."""
+    a trace can tell them apart (isinstance, //, a dtype), so each gets code of its own, as in JAX; so do -0.0 and
+    0.0 (x / s is -inf or inf) by caches.scalar_token."""
     if isinstance(value, tuple):
         return type(value), tuple(_types(item) for item in value)
-    return type(value)
+    return scalar_token(value)
 
 
 def hashable(value) -> bool:

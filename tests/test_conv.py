@@ -155,6 +155,17 @@ def test_max_pool_propagates_nan_and_infinities(backend):
     np.testing.assert_array_equal(out.reshape(-1), [np.nan, 0.0, np.inf])
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_max_pool_keeps_the_sign_of_a_zero_maximum(backend):
+    """A window of -0.0 pools to -0.0, as PyTorch and NumPy (LLVM summed the first maximum with zeros: 0.0)."""
+    x = np.array([[[-0.0, -0.0, 0.0, -0.0, -1.0, -0.0]]])
+    eager = lambda x: F.max_pool1d(sg.tensor(x), 2).numpy()  # noqa: E731
+    for f in (sg.compile(lambda x: F.max_pool1d(x, 2), backend=backend), eager):
+        out = f(x).reshape(-1)
+        np.testing.assert_array_equal(out, [0.0, 0.0, 0.0])
+        np.testing.assert_array_equal(np.signbit(out), [True, False, True])
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if c[0].startswith("conv")][:4], ids=IDS[:4])
 def test_forward_mode_matches_finite_differences(case):
     args, kwargs = _arguments(case, np.float64)

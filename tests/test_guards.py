@@ -497,3 +497,21 @@ def test_a_module_attribute_added_as_another_is_deleted_retraces():
     np.testing.assert_array_equal(compiled(np.ones(2)), [3.0, 3.0])
     _SWAPPED_MODULE.other = 5  # a name the function does not read: no retrace needed, none wrong
     np.testing.assert_array_equal(compiled(np.ones(2)), [3.0, 3.0])
+
+
+def test_an_attribute_a_property_reads_is_guarded():
+    """p.v where v is a property returning self._v: the names the object's class code uses included its methods'
+    but not its properties' accessors', so rebinding p._v kept the old trace."""
+    class P:
+        @property
+        def v(self):
+            return self._v
+
+    p = P()
+    p._v = 1.0
+    f = sg.compile(lambda x: x * p.v)
+    x = np.array([1.0, 2.0])
+    np.testing.assert_array_equal(f(x), x)
+    p._v = 9.0
+    np.testing.assert_array_equal(f(x), 9.0 * x)
+    np.testing.assert_array_equal(sg.grad(lambda x: sg.sum(x * p.v))(x), [9.0, 9.0])

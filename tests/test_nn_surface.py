@@ -54,6 +54,27 @@ def test_lp_pool_compiled_gradients_match_finite_differences(d, p, kernel, strid
     np.testing.assert_allclose(grad, numeric_grad(loss, [x], 0), rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("d", [1, 2])
+def test_lp_pool_of_an_infinite_power_is_the_largest_or_smallest_magnitude(d):
+    """p = inf is a max pooling of |x| and -inf the smallest |x|, as PyTorch's (it computed x**inf: windows of 1, 0)."""
+    x = np.array([0.5, -2.0, 0.3, 1.5, -0.2, 0.1]).reshape((1, 1, 6) if d == 1 else (1, 1, 2, 3))
+    kernel = 2 if d == 1 else (1, 3)
+    largest, smallest = [2.0, 1.5, 0.2], [0.5, 0.3, 0.1]
+    if d == 2:
+        largest, smallest = [2.0, 1.5], [0.3, 0.1]
+    for p, want in ((np.inf, largest), (-np.inf, smallest)):
+        t = sg.tensor(x, requires_grad=True)
+        out = _lp(d)(t, p, kernel)
+        np.testing.assert_array_equal(out.detach().numpy().ravel(), want)
+        out.sum().backward()
+        picked = np.isin(np.abs(x), want)
+        np.testing.assert_array_equal(t.grad.numpy(), np.where(picked, np.sign(x), 0.0))
+    torch = pytest.importorskip("torch")
+    for p in (np.inf, -np.inf):
+        theirs = getattr(torch.nn.functional, f"lp_pool{d}d")(torch.tensor(x), p, kernel)
+        np.testing.assert_array_equal(_lp(d)(sg.tensor(x), p, kernel).numpy(), theirs.numpy())
+
+
 def test_lp_pool_of_zero_windows_is_zero_with_zero_gradient():
     """A window summing to 0: value 0 and gradient 0, as PyTorch's relu there (no infinite slope of the root)."""
     x = np.zeros((1, 1, 4, 4))

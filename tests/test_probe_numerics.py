@@ -198,3 +198,31 @@ def test_numbers_multiplying_beyond_the_range_are_not_written_as_inf(backend):
     grad32 = sg.compile(sg.grad(lambda x: sg.sum(x ** 2 * np.float32(3e38))), backend=backend)(x32)
     assert grad32.dtype == np.float32
     np.testing.assert_allclose(grad32, np.array([0.0, 6e8, np.inf], np.float32), rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy", None])
+@pytest.mark.parametrize("c", [1e39, -1e39, 1e-50])
+def test_a_float_float32_cannot_hold_is_its_inf_or_zero_there(backend, c):
+    """A float32 x * 1e39 is x * inf in NumPy, PyTorch and JAX (the weak scalar takes float32's value): NaN at 0.
+    Kept exact in the expression, the product printer (functions.scaled_product) made it a finite x * 1e39."""
+    x = np.array([0.0, 1e-30, -1.0, np.inf], np.float32)
+    f = (lambda x: sg.multiply(x, c)) if backend is None else sg.compile(lambda x: x * c, backend=backend)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        want = x * c
+        got = f(x)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy", None])
+@pytest.mark.parametrize("dtype, k", [(np.float64, 10 ** 20), (np.float32, 10 ** 20), (np.float32, -10 ** 39)])
+def test_a_python_int_beyond_int64_multiplies_as_numpys(backend, dtype, k):
+    """A Python int beyond int64 with float data: NumPy's product (inf where float32 cannot hold it). It raised
+    TypeError from np.isfinite (no int64 holds it), and float32 would have kept 10**39 exact."""
+    x = np.array([0.0, 1e-30, -2.0], dtype)
+    f = (lambda x: sg.multiply(x, k)) if backend is None else sg.compile(lambda x: x * k, backend=backend)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = x * k
+        got = f(x)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want)

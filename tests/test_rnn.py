@@ -78,6 +78,21 @@ def test_cells_match_pytorch(name):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-11, atol=1e-13)
 
 
+def test_a_gru_cell_without_its_input_bias_keeps_the_hidden_bias_in_place():
+    """GRUCell with bias_ih set to None: the hidden bias b_hn is inside r * (W_hn h + b_hn), not an input bias (the
+    cell's plan took its operands with the Nones dropped, so b_hh became b_ih)."""
+    cell = sg.nn.GRUCell(3, 2)
+    cell.bias_ih = None
+    rng = np.random.default_rng(4)
+    x, h = rng.standard_normal((2, 3)), rng.standard_normal((2, 2))
+    w_ih, w_hh, b_hh = (p.detach().numpy() for p in (cell.weight_ih, cell.weight_hh, cell.bias_hh))
+    xi, hh = np.split(x @ w_ih.T, 3, axis=1), np.split(h @ w_hh.T + b_hh, 3, axis=1)
+    sigmoid = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    r, z = sigmoid(xi[0] + hh[0]), sigmoid(xi[1] + hh[1])
+    want = (1 - z) * np.tanh(xi[2] + r * hh[2]) + z * h
+    np.testing.assert_allclose(cell(sg.tensor(x), sg.tensor(h)).detach().numpy(), want, rtol=1e-12)
+
+
 @pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
 def test_gradients_match_finite_differences(name):
     sg.manual_seed(0)

@@ -121,3 +121,13 @@ def test_python_value_errors_name_the_argument():
         sg.compile(lambda x, w: sg.sum(x * w))(Y, "hello")
     with pytest.raises(sg.TracerError, match="not known while tracing"):  # a traced array still cannot drive a loop
         sg.compile(chained)(Y, np.int64(2), "head")
+
+
+def test_a_static_zero_of_the_other_sign_is_compiled_for_itself():
+    """-0.0 == 0.0 and they hash alike, but x / s tells them apart: the code traced for 0.0 answered for -0.0."""
+    x = np.array([1.0, -2.0])
+    for first, second in ((0.0, -0.0), (-0.0, 0.0)):
+        f = sg.compile(lambda x, s: x / s, static_argnums=1)
+        with np.errstate(divide="ignore"):
+            for s in (first, second, first):
+                np.testing.assert_array_equal(f(x, s), x / s)

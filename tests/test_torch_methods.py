@@ -457,6 +457,20 @@ def test_negative_index_refused(name):
         call(torch, torch.tensor([0.0, 1.0, 2.0, 3.0]), torch.tensor([-1]))
 
 
+def test_index_select_by_a_0d_index_keeps_the_dimension():
+    """PyTorch's index_select takes a 0-d index as a vector of one (shape (3, 1) below; it gave (3,), which broadcasts
+    on silently), and refuses an index of two dimensions (it gave a 3-d take)."""
+    t = sg.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+    picked = t.index_select(1, sg.tensor(2))
+    assert picked.shape == (3, 1) and picked.tolist() == [[2.0], [6.0], [10.0]]
+    picked.sum().backward()
+    assert t.grad.numpy()[:, 2].tolist() == [1.0, 1.0, 1.0] and t.grad.numpy().sum() == 3.0
+    with pytest.raises(IndexError, match="supposed to be a vector"):
+        t.index_select(0, sg.tensor([[1]]))
+    torch = pytest.importorskip("torch")
+    assert torch.arange(12.0).reshape(3, 4).index_select(1, torch.tensor(2)).shape == (3, 1)
+
+
 def test_values_indices_print_as_pytorch_return_types():
     """`print(x.max(1))` reads as PyTorch's torch.return_types.max, in sg's name; the pair unpacks, indexes and
     pickles as before."""

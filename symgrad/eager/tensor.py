@@ -18,6 +18,7 @@ import weakref
 import numpy as np
 
 from .. import core, dtypes, ir
+from ..caches import scalar_token
 from .. import numpy_api as sgnp
 from . import plans
 from .device import CPU, check_device, device as device_type
@@ -1058,6 +1059,9 @@ class Tensor(Tracer):
 
     def index_select(self, dim, index):
         index = _index_array(index)
+        if index.ndim > 1:
+            raise IndexError("index_select(): Index is supposed to be a vector")
+        index = index.reshape(-1)  # (a 0-d index selects one, and keeps the dimension, as PyTorch's)
         if index.size and (index.min() < 0 or index.max() >= self.shape[dim]):  # (NumPy counts -1 from the end)
             raise IndexError("index out of range in self")
         return labelled(sgnp.take(self, index, axis=dim), "IndexSelect")
@@ -1563,14 +1567,14 @@ def _call_key(args, kwargs) -> "tuple | None":
             continue
         kind = type(arg)
         if kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
-            key.append((_scalar_token(arg), arg))
+            key.append((scalar_token(arg), arg))
         else:
             return None
     if kwargs:
         for name, value in sorted(kwargs.items()):
             if type(value) not in _PLAIN:
                 return None
-            key.append((name, _scalar_token(value), value))
+            key.append((name, scalar_token(value), value))
     return tuple(key)
 
 
@@ -1728,14 +1732,14 @@ def apply_function(fn, args, kwargs):
             signature.append((True, shape, dtype, None))
             operands.append(arg)
         elif kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
-            signature.append((False, kind, _scalar_token(arg), arg))  # (Plan reads the value only)
+            signature.append((False, kind, scalar_token(arg), arg))  # (Plan reads the value only)
         else:
             return fn(*args, **kwargs)
     keywords = ()
     if kwargs:
         if any(type(value) not in _PLAIN for value in kwargs.values()):
             return fn(*args, **kwargs)
-        keywords = tuple(sorted((name, _scalar_token(value), value) for name, value in kwargs.items()))
+        keywords = tuple(sorted((name, scalar_token(value), value) for name, value in kwargs.items()))
     plan = plans.function_plan_for(fn, tuple(signature), keywords)
     if plan is None:
         return fn(*args, **kwargs)
@@ -1743,13 +1747,6 @@ def apply_function(fn, args, kwargs):
 
 
 _PLAIN = (int, float, bool, str, type(None))
-
-
-def _scalar_token(value):
-    """What tells a plain argument apart in a key besides equality: its type (1 == 1.0 == True) and a float zero's
-    sign (-0.0 == 0.0, yet sg.pad(x, 1, constant_values=-0.0) is not sg.pad(x, 1, constant_values=0.0))."""
-    kind = type(value)
-    return (kind, math.copysign(1.0, value)) if kind is float and value == 0 else kind
 
 
 def write_out(name, out, operands, compute):

@@ -302,10 +302,14 @@ def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_
 def lp_pool(input, norm_type, kernel_size, stride=None, ceil_mode=False, *, d, name="lp_pool"):
     """PyTorch's power-average pooling: (the average of x**p over each window, times the window's size)**(1/p),
     computed as it computes it (a window of ceil_mode scales its average by the whole window). A window summing
-    to 0 gives 0 with gradient 0 (PyTorch's relu there), never the root's infinite slope."""
+    to 0 gives 0 with gradient 0 (PyTorch's relu there), never the root's infinite slope. p = inf is the largest
+    |x| of each window, -inf the smallest, as PyTorch's (x**inf is no norm: windows of 1 or 0)."""
     x, _ = _batched(input, d, name)
     _check_float(x, name)
     p = float(norm_type)
+    if math.isinf(p):
+        sign = 1.0 if p > 0 else -1.0
+        return sign * max_pool(sign * sgnp.abs(input), kernel_size, stride, 0, 1, ceil_mode, d=d, name=name)
     mean = avg_pool(sgnp.power(input, p), kernel_size, stride, 0, ceil_mode, d=d, name=name)
     total = mean * float(math.prod(_sizes(kernel_size, d, "kernel_size")))
     nonzero = sgnp.not_equal(total, 0.0)

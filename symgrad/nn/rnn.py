@@ -212,7 +212,7 @@ class _CellBase(Module):
             hx = (zeros, zeros) if self.mode == "LSTM" else zeros
         elif not batched:
             hx = tuple(sgnp.expand_dims(h, 0) for h in hx) if self.mode == "LSTM" else sgnp.expand_dims(hx, 0)
-        weights = [w for w in (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh) if w is not None]
+        weights = (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)  # (a bias set to None stays in place)
         if self.mode == "LSTM":  # (two results: op by op)
             out = _cell(x, hx, *weights, mode=self.mode)
         else:  # one cached plan, deferred at once in a captured step, rather than four calls
@@ -225,7 +225,7 @@ class _CellBase(Module):
         return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
 
 
-def _cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None, *, mode):
+def _cell(x, h, w_ih, w_hh, b_ih, b_hh, *, mode):
     """One step of a cell: h' (or (h', c') for an LSTM) from the input x (N, H_in) and the state h (or (h, c))."""
     return STEPS[mode][0](linear(x, w_ih, b_ih), h, w_hh, b_hh)
 

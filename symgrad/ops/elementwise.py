@@ -156,6 +156,23 @@ def _check_python_ints_fit(args, is_condition, compute):
             fail(f"Python integer {arg} is too large to convert to {compute}", OverflowError)
 
 
+def _floats_in_range(args, is_condition, compute) -> tuple:
+    """args with each Python number float32 cannot hold as the inf or 0 it becomes there, as NumPy's and PyTorch's
+    weak scalar does (a float32 x * 1e39 is x * inf: NaN at 0); written as it is, SymPy and the printers would
+    keep it exact (functions.scaled_product) and give a finite x * 1e39 that no other framework gives."""
+    if compute != dtypes.FLOAT32:
+        return args
+    return tuple(_as_float32_would(a) if type(a) in (int, float) and not cond else a
+                 for a, cond in zip(args, is_condition))
+
+
+def _as_float32_would(number):
+    """`number`, or the inf or 0 float32 rounds it to."""
+    with np.errstate(over="ignore", under="ignore"):
+        rounded = float(np.float32(float(number)))
+    return rounded if number != 0 and (math.isinf(rounded) or rounded == 0) else number
+
+
 def _widened_for_comparison(op, args, is_condition, compute):
     """int64 for a comparison of integers with a Python int outside their dtype's range, which NumPy answers
     exactly (a uint8 array > -1 is all True, == 300 all False) rather than raising, and of booleans with a Python
@@ -231,6 +248,7 @@ def _apply_elementwise(op: ElementwiseOp, args):
         fail(f"sg.{op.name} takes integer or boolean arrays, as NumPy's bitwise ufunc (the operands' dtype is "
              f"{compute}); convert them with astype first", TypeError)
     _check_python_ints_fit(args, is_condition, compute)
+    args = _floats_in_range(args, is_condition, compute)
     _check_integer_power(op, args, compute)
     if compute != dtypes.BOOL:  # a Python bool among numbers is the int 0 or 1, as in NumPy and PyTorch
         args = tuple(int(a) if type(a) is bool and not cond else a for a, cond in zip(args, is_condition))
@@ -261,7 +279,7 @@ def _apply_elementwise(op: ElementwiseOp, args):
     literal = op.literal_arguments or ()  # (x ** 0 is 1 for every x, NaN too; a power's exponent stays literal)
     quotient = scalars and _divides(op)
     special = [a for i, (a, cond) in enumerate(zip(args, is_condition)) if _is_python_scalar(a) and not cond
-               and ((a == 0 and i not in literal) or not np.isfinite(a) or quotient)]  # (see bakes_faithfully)
+               and ((a == 0 and i not in literal) or not math.isfinite(a) or quotient)]  # (see bakes_faithfully)
     baked = not special or (all(map(bakeable, special)) and _scalars_bake_faithfully(op, tuple(kinds), compute))
     if baked:
         symbols, expr = _expression(op, tuple(kinds))

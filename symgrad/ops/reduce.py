@@ -97,7 +97,10 @@ def _first_max_jvp(tangents, ans, x):
 
 
 def _first_max_decomposed(x):
-    return reduce_sum_p(E.where(_first_maximum(x, reduce_max_p(x, axes=(0,))), x, 0.0), axes=(0,))
+    """The first maximum itself: the largest of it and the lowest value elsewhere (a sum with zeros elsewhere would
+    make a first maximum -0.0 0.0, which max pooling keeps)."""
+    lowest = -np.inf if np.dtype(x.dtype).kind == "f" else np.iinfo(x.dtype).min
+    return reduce_max_p(E.where(_first_maximum(x, reduce_max_p(x, axes=(0,))), x, lowest), axes=(0,))
 
 
 # first_max x: the maximum over axis 0 with PyTorch's max pooling gradient, all of it to the first maximum (or
