@@ -37,9 +37,15 @@ class Recent(collections.OrderedDict):
         """Store `value` as the newest entry and return it; the oldest entries beyond the limit are forgotten,
         each handed to `evicted(key, value)` when given (a caller's clean-up: code freed, a shortcut dropped)."""
         self[key] = value
-        self.move_to_end(key)
+        try:
+            self.move_to_end(key)
+        except KeyError:  # another thread's keep forgot it already (many new entries at once, no lock)
+            pass
         while len(self) > self.limit:
-            old = self.popitem(last=False)
+            try:
+                old = self.popitem(last=False)
+            except KeyError:  # another thread emptied it meanwhile
+                break
             if evicted is not None:
                 evicted(*old)
         return value
