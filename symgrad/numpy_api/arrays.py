@@ -130,8 +130,11 @@ def ones(shape, dtype=None):
 
 def full(shape, fill_value, dtype=None):
     """A constant array, of fill_value's dtype unless `dtype` is given (NumPy's: full(2, 3) is int64); while
-    tracing, a broadcast scalar constant rather than a stored array."""
+    tracing, a broadcast scalar constant rather than a stored array. A traced fill value is broadcast (autograd's
+    and JAX's full(x.shape, g) in a vjp rule)."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if isinstance(fill_value, Tracer):
+        return broadcast_to(fill_value if dtype is None else astype(fill_value, dtype), shape)
     scalar = np.asarray(fill_value, None if dtype is None else dtypes.canonical(dtype))
     scalar = scalar.astype(dtypes.canonical(scalar.dtype))
     builder = current_builder()
