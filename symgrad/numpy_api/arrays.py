@@ -354,9 +354,13 @@ def _reduces_nothing(x, axes) -> bool:
 
 
 @array_function_dispatch
-def prod(x, axis=None, keepdims=False):
+def prod(x, axis=None, keepdims=False, dtype=None):
     x = asarray(x)
-    if not dtypes.is_float(x.dtype):  # as NumPy (and sum): integers and booleans multiply in int64
+    if dtype is not None and dtypes.canonical(dtype) == dtypes.BOOL:  # NumPy's and: the truth of the product
+        return astype(prod(astype(x, dtypes.BOOL), axis, keepdims), dtypes.BOOL)
+    if dtype is not None:
+        x = astype(x, dtype)
+    elif not dtypes.is_float(x.dtype):  # as NumPy (and sum): integers and booleans multiply in int64
         x = astype(x, dtypes.INT64)
     return _reduce(reduce_prod_p, x, axis, keepdims)
 
