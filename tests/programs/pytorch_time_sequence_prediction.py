@@ -1,6 +1,6 @@
 # pytorch/examples time_sequence_prediction (generate_sine_wave.py and train.py): two stacked nn.LSTMCell and a
 # Linear learn sine waves in float64 with optim.LBFGS (a closure evaluated up to 20 times a step), then predict
-# the test waves' future under no_grad. `import torch` renamed. Changed (marked): 6 waves of 21 points (100 of
+# the test waves' future under no_grad. `import torch` renamed. Changed (marked): 6 waves of 11 points (100 of
 # 1000), 2 steps (15), a future of 10 points (1000), the prediction's numbers printed instead of plotted, no
 # argparse; the weights come from NumPy's generator (symgrad's random numbers are not PyTorch's).
 import numpy as np
@@ -41,7 +41,7 @@ def generate_sine_wave():  # changed: generate_sine_wave.py, its data returned i
     np.random.seed(2)
 
     T = 20
-    L = 21  # changed: 1000
+    L = 11  # changed: 1000
     N = 6  # changed: 100
 
     x = np.empty((N, L), 'int64')
