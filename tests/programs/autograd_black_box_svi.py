@@ -118,5 +118,6 @@ if __name__ == "__main__":
     init_mean = -1 * np.ones(D)
     init_log_std = -5 * np.ones(D)
     init_var_params = np.concatenate([init_mean, init_log_std])
-    variational_params = adam(gradient, init_var_params, step_size=0.1, num_iters=12, callback=callback)  # changed: 2000
+    variational_params = adam(gradient, init_var_params, step_size=0.1, num_iters=12,  # changed: 2000
+                              callback=callback)
     print("variational parameters", variational_params)  # changed: printed

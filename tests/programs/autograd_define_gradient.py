@@ -66,4 +66,5 @@ if __name__ == "__main__":
     # Check the gradients numerically, just to be safe.
     y = npr.randn(10)  # changed: named
     sg.check_grads(example_func, (y,), order=2, modes=["rev"])  # changed: JAX's call form (autograd's order is 2)
-    print("value", example_func(y), "Hessian diagonal", np.diag(sg.jacrev(sg.grad(example_func))(y)))  # changed: printed
+    hessian = sg.jacrev(sg.grad(example_func))(y)  # changed: printed
+    print("value", example_func(y), "Hessian diagonal", np.diag(hessian))  # changed: printed

@@ -174,7 +174,8 @@ if __name__ == "__main__":
     training_loss_grad = sg.grad(training_loss)
 
     print("Training LSTM...")
-    trained_params = adam(training_loss_grad, init_params, step_size=0.1, num_iters=6, callback=callback)  # changed: 1000
+    trained_params = adam(training_loss_grad, init_params, step_size=0.1, num_iters=6,  # changed: 1000
+                          callback=callback)
 
     print()
     print("Generating text from LSTM...")

@@ -1,8 +1,8 @@
 # HIPS/autograd examples/rnn.py: a character-level recurrent net trained with autograd's adam to predict text,
 # then sampled. `autograd.numpy` is `symgrad.numpy`, autograd's transforms are `sg`'s. Changed (marked): the text
-# is a fixed string instead of the program's own file, 8 sequences of 16 characters, 6 adam steps instead of
-# 1000 (printed every 5, not 10), 2 generated lines of 8 letters; autograd.misc's flatten and adam copied in (neither symgrad nor JAX has
-# them).
+# is a fixed string instead of the program's own file, 8 sequences of 16 characters, 6 adam steps instead of 1000
+# (printed every 5, not 10), 2 generated lines of 8 letters; autograd.misc's flatten and adam copied in (neither
+# symgrad nor JAX has them).
 import numpy as onp  # changed: NumPy's own arrays where the program writes into one (JAX's are immutable)
 import numpy.random as npr  # changed: autograd.numpy.random is NumPy's
 
@@ -164,7 +164,8 @@ if __name__ == "__main__":
     training_loss_grad = sg.grad(training_loss)
 
     print("Training RNN...")
-    trained_params = adam(training_loss_grad, init_params, step_size=0.1, num_iters=6, callback=callback)  # changed: 1000
+    trained_params = adam(training_loss_grad, init_params, step_size=0.1, num_iters=6,  # changed: 1000
+                          callback=callback)
 
     print()
     print("Generating text from RNN...")

@@ -146,8 +146,8 @@ class TransformerModel(nn.Transformer):  # model.py
     """Container module with an encoder, a recurrent or transformer module, and a decoder."""
 
     def __init__(self, ntoken, ninp, nhead, nhid, nlayers, dropout=0.5):
-        super(TransformerModel, self).__init__(d_model=ninp, nhead=nhead, dim_feedforward=nhid, num_encoder_layers=nlayers,
-                                               dropout=dropout)  # changed: dropout passed on (0)
+        super(TransformerModel, self).__init__(d_model=ninp, nhead=nhead, dim_feedforward=nhid,
+                                               num_encoder_layers=nlayers, dropout=dropout)  # changed: dropout (0)
         self.model_type = 'Transformer'
         self.src_mask = None
         self.pos_encoder = PositionalEncoding(ninp, dropout, max_len=64)  # changed: max_len 5000
