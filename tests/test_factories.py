@@ -274,3 +274,21 @@ def test_function_forms_of_tensor_methods():
         sg.bmm(sg.randn(2, 3, 4), sg.randn(3, 4, 5))
     with pytest.raises(TracerError, match="PyTorch's function of tensors"):
         sg.grad(lambda a: sg.sum(sg.unsqueeze(a, 0)))(np.ones(2))
+
+
+@pytest.mark.parametrize("module", ["symgrad", "symgrad.numpy"])
+def test_full_of_a_traced_fill_value_broadcasts_it(module):
+    """np.full(x.shape, g) with a traced g (the vjp rule of HIPS/autograd's define_gradient example) raised
+    TracerError (the fill value went through np.asarray); NumPy and JAX broadcast the fill value to the shape."""
+    import importlib
+    full = importlib.import_module(module).full
+    x = np.array([[1.0, -2.0, 0.5], [3.0, 0.0, 4.0]])
+    f = lambda g, x: sg.sum(full(x.shape, g) * x)
+    value, (dg, dx) = sg.value_and_grad(f, argnums=(0, 1))(2.0, x)
+    assert value == pytest.approx(2.0 * x.sum()) and dg == pytest.approx(x.sum())
+    np.testing.assert_allclose(dx, np.full(x.shape, 2.0))
+    assert sg.compile(sg.grad(f))(2.0, x) == pytest.approx(x.sum())
+    row = lambda r: full((2, 3), r)  # an array fill value broadcasts as NumPy's
+    np.testing.assert_allclose(sg.jacobian(lambda r: sg.sum(row(r), axis=0))(np.ones(3)), 2 * np.eye(3))
+    assert sg.compile(lambda g: full((), g, dtype=np.float32))(np.float64(1.5)).dtype == np.float32
+    assert sg.compile(lambda g: full(0, g))(1.0).shape == (0,)

@@ -72,8 +72,24 @@ def test_channel_dropout_zeroes_whole_channels_and_is_the_identity_in_eval():
         assert np.array_equal(module(sg.tensor(np.ones(shape))).numpy(), np.ones(shape))
     with pytest.raises(ValueError, match="between 0 and 1"):
         sg.nn.Dropout2d(1.5)
-    with pytest.raises(ValueError, match="4-d \\(batched\\)"):
-        F.dropout2d(sg.tensor(np.ones((2, 3))))
+    with pytest.raises(ValueError, match="5-d \\(batched\\)"):
+        F.dropout3d(sg.tensor(np.ones((2, 3))))
+
+
+def test_dropout2d_is_pytorchs_feature_dropout_at_every_rank():
+    """F.dropout2d of an (N, C) input (pytorch/examples' mnist_rnn: Dropout2d after an LSTM) was a ValueError;
+    PyTorch drops it elementwise, with a deprecation warning, and a 3-d input's channels are its (N, C) planes
+    (they were its C planes, as if unbatched)."""
+    sg.manual_seed(0)
+    with pytest.warns(UserWarning, match="Received a 2-D input to dropout2d"):
+        out = F.dropout2d(sg.tensor(np.ones((40, 30))), 0.5).numpy()
+    assert set(np.unique(out)) == {0.0, 2.0} and (out.std(0) > 0).all() and (out.std(1) > 0).all()  # elementwise
+    with pytest.warns(UserWarning):
+        assert np.array_equal(sg.nn.Dropout2d(0.0)(sg.tensor(np.ones((4, 3)))).numpy(), np.ones((4, 3)))
+    out = F.dropout2d(sg.tensor(np.ones((20, 6, 5))), 0.5).numpy()
+    assert (out.std(-1) == 0).all() and (out[:, :, 0].std(0) > 0).all()  # (n, c) planes, not c planes
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        F.dropout2d(sg.tensor(np.ones(3)), 0.5)
 
 
 def test_parameter_containers_register_their_parameters():

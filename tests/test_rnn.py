@@ -148,3 +148,13 @@ def test_initialization_dropout_and_errors():
         sg.nn.GRU(3, 4)(sg.tensor(np.ones((0, 2, 3))))
     with pytest.raises(ValueError, match="2D or 3D"):
         sg.nn.LSTM(3, 4)(sg.tensor(np.ones(3)))
+
+
+def test_flatten_parameters_is_pytorchs_no_op_on_the_cpu():
+    """pytorch/examples' word_language_model calls model.rnn.flatten_parameters() after loading: an AttributeError."""
+    for cls in (sg.nn.RNN, sg.nn.LSTM, sg.nn.GRU):
+        rnn = cls(3, 4, 2)
+        before = {name: p.detach().numpy().copy() for name, p in rnn.named_parameters()}
+        assert rnn.flatten_parameters() is None
+        for name, p in rnn.named_parameters():
+            np.testing.assert_array_equal(p.detach().numpy(), before[name])

@@ -223,6 +223,23 @@ def test_a_bool_power_is_int8_as_numpy_on_every_backend(run):
 
 
 @pytest.mark.parametrize("run", RUNS)
+@pytest.mark.parametrize("dtype", [int, np.uint8, np.float32, bool], ids=lambda d: d.__name__)
+def test_prod_takes_numpy_dtype(run, dtype):
+    """np.prod(shape, dtype=int) (HIPS/autograd's convnet example) was a TypeError: prod took no dtype, as sum does.
+    The product is computed in the dtype (a uint8 product wraps as NumPy's); bool is NumPy's logical and."""
+    x = np.array([[3.0, 0.0, 2.5], [100.0, 7.0, -1.0]])
+    for axis in (None, 0, 1):
+        _same(_run(run, lambda x: sg.prod(x, axis, dtype=dtype), x), np.prod(x.astype(dtype), axis, dtype=dtype))
+    _same(_run(run, lambda x: sg.nanprod(x, 1, dtype=dtype), x), np.nanprod(x.astype(dtype), 1, dtype=dtype))
+    _same(_run(run, lambda x: sg.prod(x[:0], dtype=dtype), x), np.prod(x[:0], dtype=dtype))
+
+
+def test_prod_in_a_float_dtype_is_differentiable():
+    x = np.array([1.5, -2.0, 3.0])
+    np.testing.assert_allclose(sg.grad(lambda x: sg.prod(x, dtype=np.float64))(x), [-6.0, 4.5, -3.0])
+
+
+@pytest.mark.parametrize("run", RUNS)
 def test_a_bool_matrix_product_is_an_or_of_ands_as_numpy(run):
     """b @ b of bools: LLVM added the products in one bit (two Trues gave False)."""
     b, v = np.array([[True, False], [True, True]]), np.array([True, True])

@@ -373,6 +373,7 @@ def test_predicates_and_properties():
     t = sg.tensor([[1.0, 2.0]])
     assert t.allclose(t + 1e-9) and t.equal(sg.tensor([[1.0, 2.0]])) and not t.equal(sg.tensor([1.0, 2.0]))
     assert not t.is_complex() and t.is_signed() and t.is_cpu and t.get_device() == -1
+    assert not (t.is_cuda or t.is_xpu or t.is_mps or t.is_meta)  # pytorch/examples' dcgan asks is_xpu
     assert t.itemsize == 8 and t.nbytes == 16 and t.positive() is t
     with pytest.raises(RuntimeError, match="exceeds dimension size"):
         t.narrow(1, 1, 2)

@@ -646,6 +646,7 @@ Tensor.mT = property(lambda self: sgnp.swapaxes(self, -2, -1))
 Tensor.is_complex = lambda self: False  # symgrad has no complex tensors
 Tensor.is_signed = lambda self: self.dtype.kind in "if"
 Tensor.is_cpu = property(lambda self: True)
+Tensor.is_xpu = Tensor.is_mps = Tensor.is_meta = property(lambda self: False)  # (pytorch/examples' dcgan asks is_xpu)
 Tensor.get_device = lambda self: -1  # PyTorch's answer for a CPU tensor
 Tensor.itemsize = property(lambda self: self.dtype.itemsize)
 Tensor.nbytes = property(lambda self: self.numel() * self.dtype.itemsize)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import numpy as np
 
@@ -836,19 +837,28 @@ def _refuse_a_mask_drawn_once(input, name):
 
 
 def _channel_dropout(input, p, training, inplace, d, name):
-    """Zero whole channels (each (n, c) plane) with probability p, scaling the rest by 1 / (1 - p)."""
+    """Zero whole channels (each (n, c) plane of a batched input, c plane of an unbatched one) with probability p,
+    scaling the rest by 1 / (1 - p). dropout2d is PyTorch's feature dropout of any input of 2 or more axes, its
+    first two picking the channel (a 3-d input is (N, C, L), a 2-d one is dropped elementwise: pytorch/examples'
+    mnist_rnn gives it the (N, 64) output of an LSTM), with PyTorch's deprecation warning off 3-d and 4-d."""
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if input.ndim not in (d + 1, d + 2):
+    if d == 2 and input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead.", UserWarning, stacklevel=3)
+        if input.ndim < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    elif d != 2 and input.ndim not in (d + 1, d + 2):
         raise ValueError(f"{name}: expected a {d + 1}-d (unbatched) or {d + 2}-d (batched) input, got shape "
                          f"{tuple(input.shape)}")
     if not training or p == 0:
         return input
     _refuse_a_mask_drawn_once(input, name)
-    channels = tuple(input.shape[:input.ndim - d])
+    channels = tuple(input.shape[:2 if d == 2 or input.ndim == d + 2 else 1])
     keep = random_generator().random(channels) >= p
     scale = np.where(keep, 1.0 / (1.0 - p) if p < 1 else 0.0, 0.0).astype(input.dtype)
-    scale = scale.reshape(channels + (1,) * d)
+    scale = scale.reshape(channels + (1,) * (input.ndim - len(channels)))
     return _in_place(inplace, input, lambda x: labelled(_ew(E.multiply, (x, scale)), "Mul"))
 
 

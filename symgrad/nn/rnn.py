@@ -133,6 +133,10 @@ class _RNNBase(Module):
                 raise RuntimeError(f"Expected hidden size {shape}, got {tuple(part.shape)}")
         return [tuple(p[index] for p in parts) if count == 2 else parts[0][index] for index in range(shape[0])]
 
+    def flatten_parameters(self):
+        """PyTorch's cuDNN weight compaction: nothing to do on the CPU, as in PyTorch (pytorch/examples'
+        word_language_model calls it after loading a model)."""
+
     def extra_repr(self):
         text = f"{self.input_size}, {self.hidden_size}"
         if self.num_layers != 1:

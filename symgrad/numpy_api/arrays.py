@@ -130,8 +130,11 @@ def ones(shape, dtype=None):
 
 def full(shape, fill_value, dtype=None):
     """A constant array, of fill_value's dtype unless `dtype` is given (NumPy's: full(2, 3) is int64); while
-    tracing, a broadcast scalar constant rather than a stored array."""
+    tracing, a broadcast scalar constant rather than a stored array. A traced fill value is broadcast (autograd's
+    and JAX's full(x.shape, g) in a vjp rule)."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if isinstance(fill_value, Tracer):
+        return broadcast_to(fill_value if dtype is None else astype(fill_value, dtype), shape)
     scalar = np.asarray(fill_value, None if dtype is None else dtypes.canonical(dtype))
     scalar = scalar.astype(dtypes.canonical(scalar.dtype))
     builder = current_builder()
@@ -351,9 +354,13 @@ def _reduces_nothing(x, axes) -> bool:
 
 
 @array_function_dispatch
-def prod(x, axis=None, keepdims=False):
+def prod(x, axis=None, keepdims=False, dtype=None):
     x = asarray(x)
-    if not dtypes.is_float(x.dtype):  # as NumPy (and sum): integers and booleans multiply in int64
+    if dtype is not None and dtypes.canonical(dtype) == dtypes.BOOL:  # NumPy's and: the truth of the product
+        return astype(prod(astype(x, dtypes.BOOL), axis, keepdims), dtypes.BOOL)
+    if dtype is not None:
+        x = astype(x, dtype)
+    elif not dtypes.is_float(x.dtype):  # as NumPy (and sum): integers and booleans multiply in int64
         x = astype(x, dtypes.INT64)
     return _reduce(reduce_prod_p, x, axis, keepdims)
 

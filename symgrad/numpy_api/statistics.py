@@ -163,7 +163,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False):
     """np.nanprod: NaN counts as 1."""
     no_out("nanprod", out)
     a = _nan_filled(a, 1.0)
-    return sg.prod(a if dtype is None else sg.astype(a, dtype), axis, keepdims)
+    return sg.prod(a, axis, keepdims, dtype)
 
 
 @array_function_dispatch
