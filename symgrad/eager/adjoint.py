@@ -126,11 +126,11 @@ class StageGraph:
 
     def graph(self) -> ir.Graph:
         input_types, wiring = self.structure
-        inputs = [ir.Value(*t) for t in input_types]
+        inputs = [ir.typed_value(*t) for t in input_types]
         nodes = []
         for record, (_, attrs, operands, out_type) in zip(self.run, wiring):
             values = tuple(inputs[i] if i >= 0 else nodes[-1 - i].out for i in operands)
-            nodes.append(ir.Node(record.prim, values, attrs, ir.Value(*out_type)))
+            nodes.append(ir.Node(record.prim, values, attrs, ir.typed_value(*out_type)))
         return ir.Graph(inputs, nodes, [n.out for n in nodes], "eager")
 
 

@@ -66,13 +66,13 @@ class _Stage:
                 if slot is None or slot not in leaf_inputs:
                     if slot is not None:
                         leaf_inputs[slot] = len(inputs)
-                    inputs.append(ir.Value(*value_type))
+                    inputs.append(ir.typed_value(*value_type))
                     self.places.append((position, operand))
                     self.uses.append([])
                 self.uses[leaf_inputs[slot] if slot is not None else -1].append((position, operand))
                 values.append(inputs[leaf_inputs[slot]] if slot is not None else inputs[-1])
             node_of[position] = len(nodes)
-            nodes.append(ir.Node(prim, tuple(values), attrs, ir.Value(*out_type)))
+            nodes.append(ir.Node(prim, tuple(values), attrs, ir.typed_value(*out_type)))
         self.forward = ir.Graph(inputs, nodes, [n.out for n in nodes], "eager_step")
         self.seeded = (len(nodes) - 1,)
         self.leaf_slots = sorted(leaf_inputs)
