@@ -43,7 +43,7 @@ class Source:
         """The value's array from any place that still holds it at the version it was recorded at."""
         freed, modified = None, None
         for record, slot in self.places:
-            array = record.out if slot is None else record.saved[slot]
+            array = record.array if slot is None else record.saved[slot]
             if array is None:
                 freed = freed or record
                 continue
@@ -53,11 +53,11 @@ class Source:
             modified = modified or (record, slot, counter.value, version)
         if modified is not None:
             record, slot, now, version = modified
-            shape, dtype = record.out_type if slot is None else record.in_types[slot]
+            value = record.out if slot is None else record.inputs[slot]
             role = "the output" if slot is None else f"input {slot}"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{ir.Value(shape, dtype).type_str()}], {role} of {record.name()}, is at version "
+                f"operation: [{value.type_str()}], {role} of {record.name()}, is at version "
                 f"{now}; expected version {version} instead. Hint: compute it out of place "
                 "(y = y + 1 instead of y += 1) or clone() it before modifying it.")
         raise RuntimeError(
@@ -78,10 +78,9 @@ class Source:
 
 
 def reads_output_of(record, slot, parent) -> bool:
-    """Whether input `slot` of `record` is the very output `parent` recorded (same data and version),
-    and not a copy or a later in-place version of it."""
-    counter, version = record.versions[slot]
-    return parent.out_version[0] is counter and parent.out_version[1] == version
+    """Whether input `slot` of `record` is the very output `parent` recorded (its value: the same data and
+    version), and not a copy or a later in-place version of it."""
+    return record.inputs[slot] is parent.out
 
 
 class StageGraph:
@@ -110,9 +109,10 @@ class StageGraph:
                     slots[key] = len(sources)
                     sources.append(Source(record, slot, parent))
                     external_parents.append(parent)
-                    input_types.append(record.in_types[slot])
+                    value = record.inputs[slot]
+                    input_types.append((value.shape, value.dtype))
                 operands.append(slots[key])
-            wiring.append((record.prim, record.attrs, tuple(operands), record.out_type))
+            wiring.append((record.prim, record.attrs, tuple(operands), (record.out.shape, record.out.dtype)))
         self.run = run
         self.structure = (tuple(input_types), tuple(wiring))
         self.sources = sources + outputs

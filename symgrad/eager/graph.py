@@ -1,7 +1,8 @@
 """The recorded graph of eager tensors: one `Record` per op (a tensor's `grad_fn`).
 
 A record holds what backward needs and nothing else: the primitive and its attributes
-(as in an IR node), its parents (the records or leaf tensors its inputs came from), the
+(as in an IR node), its input and output `ir.Value`s (a tensor's value is one version of
+its array: `value_of`), its parents (the records or leaf tensors its inputs came from), the
 input and output arrays the adjoint may read, and the version each had when recorded.
 """
 from __future__ import annotations
@@ -11,6 +12,7 @@ import weakref
 
 import sympy as sp
 
+from .. import ir
 from ..ops import elementwise as E
 from ..ops.ew import ew_p
 from ..ops.indexing import take_p
@@ -76,25 +78,45 @@ def plan_step_reads(inputs, inner_only, reads) -> tuple:
     return tuple(saved), tuple(versions)
 
 
+def value_of(t) -> ir.Value:
+    """The IR value of tensor `t` at its array's current version: its record's output while that version is the one
+    the record made, else the value `t` carries for this version (a leaf's, a constant's, a tensor written in place
+    unrecorded), made at its first read. A write (its counter's version, shared by views) or `.data =` (another
+    counter) gives a new value, so a value is one version of one array."""
+    counter = t._version
+    node = t._node
+    if node is not None:
+        made = node.out_version
+        if made[0] is counter and made[1] == counter.value:
+            return node.out
+    held = t._value
+    if held is not None and held[1] is counter and held[2] == counter.value:
+        return held[0]
+    array = t._data
+    value = ir.typed_value(array.shape, array.dtype)
+    t._value = (value, counter, counter.value)
+    return value
+
+
 class Record:
     """One recorded op: `grad_fn` of the tensor it produced. `function` is set for autograd.Function."""
 
-    __slots__ = ("prim", "attrs", "_parents", "in_types", "saved", "versions", "out", "out_version",
-                 "out_type", "seq", "hooks", "retained", "function", "ctx", "released", "label",
+    __slots__ = ("prim", "attrs", "_parents", "inputs", "saved", "versions", "out", "array", "out_version",
+                 "seq", "hooks", "retained", "function", "ctx", "released", "label",
                  "shown_parents", "viewed", "tape", "position", "entry", "value", "unmade",
                  "__weakref__")
 
-    def __init__(self, prim, attrs, parents, in_types, saved, versions, out, out_version,
+    def __init__(self, prim, attrs, parents, inputs, saved, versions, out, array, out_version,
                  function=None, ctx=None):
         self.prim = prim
         self.attrs = attrs
         self._parents = parents         # per input: a Record, a leaf Tensor requiring grad, or None
-        self.in_types = in_types        # per input: (shape, dtype)
+        self.inputs = inputs            # per input: its ir.Value (value_of the operand when recorded)
         self.saved = saved              # per input: its array when recorded
         self.versions = versions        # per input: (VersionCounter, version when recorded)
-        self.out = out
+        self.out = out                  # the output's ir.Value
+        self.array = array              # the output's array (None once freed)
         self.out_version = out_version
-        self.out_type = (out.shape, out.dtype)
         self.seq = next(_sequence)      # creation order: a topological order of the recorded graph
         self.hooks = ()                 # a list once a hook is registered
         self.retained = None            # weakref to the non-leaf tensor that called retain_grad()
@@ -109,17 +131,22 @@ class Record:
         current_tape().append(self)     # sets tape, position and entry
 
     @classmethod
-    def deferred(cls, step, parents, saved, versions, counter, tape, position, version=0, label=None) -> "Record":
+    def deferred(cls, step, parents, inputs, saved, versions, counter, tape, position, version=0,
+                 label=None) -> "Record":
         """The record of an op whose value is deferred: its structure is the captured `step`
-        (symgrad.eager.tensor._defer); `saved` holds the leaf and constant operands (None for a record's);
+        (symgrad.eager.tensor._defer); `inputs` its operands' values (None for a plan's last step, made with its
+        parents: `make`); `saved` holds the leaf and constant operands (None for a record's);
         its value will be at `version` of `counter` (a view's is its operand's counter); `label` its name."""
         record = cls.__new__(cls)
-        record.prim, record.attrs, record.in_types, record.out_type, record.entry = step[:5]
+        record.prim, record.attrs = step[0], step[1]
+        record.entry = step[4]
+        record.out = ir.typed_value(*step[3])
+        record.inputs = inputs
         record._parents = parents
         record.unmade = None
         record.saved = saved
         record.versions = versions
-        record.out = None
+        record.array = None
         record.out_version = (counter, version)
         record.seq = next(_sequence)
         record.hooks = ()
@@ -134,6 +161,15 @@ class Record:
         record.position = position
         record.value = None
         return record
+
+    @property
+    def in_types(self) -> tuple:
+        """Per input: its (shape, dtype)."""
+        return tuple((value.shape, value.dtype) for value in self.inputs)
+
+    @property
+    def out_type(self) -> tuple:
+        return self.out.shape, self.out.dtype
 
     @property
     def parents(self) -> tuple:
@@ -155,17 +191,23 @@ class Record:
         self.unmade = None
         made, count, start = [], len(steps), self.position - len(steps) + 1
         for k, (step, inputs, inner_only) in enumerate(steps):
-            parents = []
+            parents, values = [], []
             for index in inputs:
-                parents.append(made[index] if index < 0 else reads[index][0])
+                if index < 0:
+                    parents.append(made[index])
+                    values.append(made[index].out)
+                else:
+                    parents.append(reads[index][0])
+                    values.append(reads[index][3])
             if k == count - 1:
-                self._parents = tuple(parents)
+                self._parents, self.inputs = tuple(parents), tuple(values)
                 break
             saved, versions = plan_step_reads(inputs, inner_only, reads)
-            record = Record.deferred(step, tuple(parents), saved, versions, UNSEEN, self.tape, start + k)
+            record = Record.deferred(step, tuple(parents), tuple(values), saved, versions, UNSEEN, self.tape,
+                                     start + k)
             record.seq = self.seq - (count - 1 - k) / count  # between the records before and this one
             self.tape.intermediates.add(record.position)
-            if self.released or (self.value is not None and self.out is None):  # freed by a backward, as its step
+            if self.released or (self.value is not None and self.array is None):  # freed by a backward, as its step
                 record.saved, record.released = (None,) * len(inputs), True
             made.append(record)
         return made
@@ -173,14 +215,15 @@ class Record:
     @classmethod
     def of_op(cls, prim, attrs, operands, arrays, out, function=None, ctx=None) -> "Record":
         """The record of `out` = prim(*operands) (tensors, whose arrays were `arrays` when it ran)."""
-        parents, in_types, versions = [], [], []
-        for t, a in zip(operands, arrays):
+        parents, inputs, versions = [], [], []
+        for t in operands:
             node = t._node
             parents.append(node if node is not None else (t if t._requires_grad else None))
-            in_types.append((a.shape, a.dtype))
+            inputs.append(value_of(t))
             versions.append((t._version, t._version.value))
-        return cls(prim, attrs, tuple(parents), tuple(in_types), tuple(arrays), tuple(versions), out._data,
-                   (out._version, out._version.value), function, ctx)
+        array = out._data
+        return cls(prim, attrs, tuple(parents), tuple(inputs), tuple(arrays), tuple(versions),
+                   ir.typed_value(array.shape, array.dtype), array, (out._version, out._version.value), function, ctx)
 
     def mark_view(self, flag=True) -> None:
         """Note whether this record's output views an operand's memory, on the record (a stale view is rebased:
@@ -194,7 +237,7 @@ class Record:
     def release(self):
         """Free the saved values (after a backward without retain_graph)."""
         self.saved = (None,) * len(self.parents)
-        self.out = None
+        self.array = None
         self.released = True
         if self.ctx is not None:
             self.ctx.release()

@@ -22,7 +22,7 @@ from .. import numpy_api as sgnp
 from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine, update_in_place
-from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads
+from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads, value_of
 from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
 from .size import size_of
@@ -168,7 +168,7 @@ def _rebase(view: "Tensor") -> bool:
         replay = sgnp.reshape(sgnp.getitem(base, key), view.shape)
     record = replay._node
     if record is not None:
-        record.out, record.out_version = view._data, (view._version, view._version.value)
+        record.array, record.out_version = view._data, (view._version, view._version.value)
         record.mark_view()
     view._node, view._requires_grad = record, replay._requires_grad
     return True
@@ -199,7 +199,7 @@ def as_view(out: "Tensor", source: "Tensor", view: np.ndarray) -> "Tensor":
     source._version.viewed = True
     node = out._node
     if node is not None:
-        node.out, node.out_version = view, (source._version, source._version.value)
+        node.array, node.out_version = view, (source._version, source._version.value)
         node.mark_view()
     return out
 
@@ -385,19 +385,20 @@ def _defer_step(tape, step, position, operands, label=None) -> "DeferredTensor |
         read = _deferred_operand(tape, operands[0], step[5][0], step[2][0])
         if read is None:
             return None
-        parents, saved, versions = (read[0],), (read[1],), (read[2],)
+        parents, saved, versions, values = (read[0],), (read[1],), (read[2],), (read[3],)
     elif len(operands) == 2:
         first = _deferred_operand(tape, operands[0], step[5][0], step[2][0])
         second = first and _deferred_operand(tape, operands[1], step[5][1], step[2][1])
         if second is None:
             return None
         parents, saved, versions = (first[0], second[0]), (first[1], second[1]), (first[2], second[2])
+        values = (first[3], second[3])
     else:
         reads = [_deferred_operand(tape, operand, source, expected)
                  for operand, source, expected in zip(operands, step[5], step[2])]
         if None in reads:
             return None
-        parents, saved, versions = zip(*reads)
+        parents, saved, versions, values = zip(*reads)
     if step[8]:
         source = _viewed_source(operands, step)
         if source is None:
@@ -405,7 +406,7 @@ def _defer_step(tape, step, position, operands, label=None) -> "DeferredTensor |
         counter = source._version
     else:
         source, counter = None, VersionCounter()
-    record = Record.deferred(step, parents, saved, versions, counter, tape, position, counter.value, label)
+    record = Record.deferred(step, parents, values, saved, versions, counter, tape, position, counter.value, label)
     for operand in step[7]:
         tape.arrays.append(saved[operand])
     tape.digests.append(step[6])
@@ -464,7 +465,7 @@ def _defer_matched(tape, match, position, operands, label=None) -> "DeferredTens
     step, inputs, inner_only = steps[-1]
     saved, versions = plan_step_reads(inputs, inner_only, reads)
     counter = VersionCounter()
-    record = Record.deferred(step, None, saved, versions, counter, tape, position + len(steps) - 1, 0, label)
+    record = Record.deferred(step, None, None, saved, versions, counter, tape, position + len(steps) - 1, 0, label)
     record.unmade = (steps, reads)  # the records of the other steps: made when needed (Record.make)
     arrays = tape.arrays
     for index in places:
@@ -513,13 +514,14 @@ def _plan_match(steps, position, plan, count):
         places.extend(inputs[operand] for operand in step[7])
     if len(checks) != count:
         return None
-    blank = (None,) * count + tuple((None, constant, UNSEEN_READ) for constant in constants)
+    blank = (None,) * count + tuple((None, constant, UNSEEN_READ, ir.typed_value(constant.shape, constant.dtype))
+                                    for constant in constants)
     return (tuple(matched), tuple(checks), tuple(places),
             [step[6] for step in steps[position:position + len(plan_steps)]], blank)
 
 
 def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
-    """(parent, saved array or None, (counter, version)) of an operand of a deferred op that the capture
+    """(parent, saved array or None, (counter, version), its value) of an operand of a deferred op that the capture
     expects from `source` with type `expected`; None if it comes from elsewhere."""
     counter = operand._version
     node = operand._node
@@ -527,21 +529,21 @@ def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
         if node is None or node.position != source or node.tape is not tape \
                 or node.out_version[0] is not counter or counter.value != node.out_version[1]:
             return None
-        return node, None, (counter, counter.value)
+        return node, None, (counter, counter.value), node.out
     array = operand._data
     if node is not None or array.shape != expected[0] or (array.dtype is not expected[1] and array.dtype != expected[1]):
         return None
     if source == -1:
         if operand._requires_grad:
             return None
-        return None, (array.copy() if counter.exposed else array), (counter, counter.value)
+        return None, (array.copy() if counter.exposed else array), (counter, counter.value), value_of(operand)
     if not operand._requires_grad or not _leaf_has_slot(tape, operand, -2 - source):
         return None
     if counter.exposed or tape.snapshots and -2 - source in tape.snapshots:  # (a snapshot: NumPy held it then)
         array = _leaf_snapshot(tape, -2 - source, array)
         if array is None:
             return None
-    return operand, array, (counter, counter.value)
+    return operand, array, (counter, counter.value), value_of(operand)
 
 
 def _deferred_tensor(record, counter) -> "DeferredTensor":
@@ -555,6 +557,7 @@ def _deferred_tensor(record, counter) -> "DeferredTensor":
     out._grad = None
     out._hooks = None
     out._base = None
+    out._value = None
     return out
 
 
@@ -642,7 +645,7 @@ def values_indices(values, indices, name: str) -> ValuesIndices:
 class Tensor(Tracer):
     """An n-d array with autograd: `requires_grad`, `grad`, `grad_fn`, `backward()`, in-place ops."""
 
-    __slots__ = ("_data", "_requires_grad", "_node", "_version", "_grad", "_hooks", "_base", "__weakref__")
+    __slots__ = ("_data", "_requires_grad", "_node", "_version", "_grad", "_hooks", "_base", "_value", "__weakref__")
 
     def __init__(self, data, requires_grad=False, dtype=None):
         refuse_masked(data, "tensor data")
@@ -667,6 +670,7 @@ class Tensor(Tracer):
         self._grad = None
         self._hooks = None
         self._base = None  # the tensor whose memory this one views (PyTorch's `_base`), or None
+        self._value = None  # (its ir.Value, counter, version) once read by a record (graph.value_of)
 
     @classmethod
     def _wrap(cls, array, version=None) -> "Tensor":
@@ -752,6 +756,7 @@ class Tensor(Tracer):
         if tape is not None and id(self) in tape.slots():
             tape.regular = False  # ops on this tape read the old array: no captured step recomputes them
         self._data = array
+        self._value = None  # another array: another value (graph.value_of)
 
     # ------------------------------------------------------------------ conversions
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -784,7 +789,7 @@ class Tensor(Tracer):
                 or _row_major and not out._data.flags.c_contiguous):
             out._data = out._data.copy(order="C" if _row_major else "K")
             if out._node is not None:
-                out._node.out = out._data
+                out._node.array = out._data
         return labelled(out, "Clone")
 
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False) -> "Tensor":
@@ -1103,7 +1108,7 @@ class Tensor(Tracer):
             np.copyto(self._writable_data(), result._data)
             self._version.value += 1
         if record is not None:
-            record.out = self._data
+            record.array = self._data
             record.out_version = (self._version, self._version.value)
             record.mark_view(self._base is not None)
             if self._node is not None:
@@ -1273,17 +1278,17 @@ class DeferredTensor(Tensor):
 
     __slots__ = ()
 
-    shape = property(lambda self: size_of(self._node.out_type[0]))
-    dtype = property(lambda self: self._node.out_type[1])  # (a NumPy dtype: the value's that the capture recorded)
-    ndim = property(lambda self: len(self._node.out_type[0]))
-    size = property(lambda self: _Size(self._node.out_type[0]))
-    _type = property(lambda self: self._node.out_type)
+    shape = property(lambda self: size_of(self._node.out.shape))
+    dtype = property(lambda self: self._node.out.dtype)  # (a NumPy dtype: the value's that the capture recorded)
+    ndim = property(lambda self: len(self._node.out.shape))
+    size = property(lambda self: _Size(self._node.out.shape))
+    _type = property(lambda self: self._node.entry[4])  # (its entry's output type: no tuple made per read)
 
     def dim(self) -> int:
-        return len(self._node.out_type[0])
+        return len(self._node.out.shape)
 
     def numel(self) -> int:
-        return math.prod(self._node.out_type[0])
+        return math.prod(self._node.out.shape)
 
     def __getattr__(self, name):
         if name != "_data":
