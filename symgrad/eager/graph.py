@@ -82,13 +82,17 @@ def value_of(t) -> ir.Value:
     """The IR value of tensor `t` at its array's current version: its record's output while that version is the one
     the record made, else the value `t` carries for this version (a leaf's, a constant's, a tensor written in place
     unrecorded), made at its first read. A write (its counter's version, shared by views) or `.data =` (another
-    counter) gives a new value, so a value is one version of one array."""
+    counter) gives a new value, so a value is one version of one array; an array NumPy may write unseen (`exposed`)
+    has no known version, and each read is a value of its own."""
     counter = t._version
     node = t._node
     if node is not None:
         made = node.out_version
         if made[0] is counter and made[1] == counter.value:
             return node.out
+    if counter.exposed:
+        array = t._data
+        return ir.typed_value(array.shape, array.dtype)
     held = t._value
     if held is not None and held[1] is counter and held[2] == counter.value:
         return held[0]
@@ -98,13 +102,15 @@ def value_of(t) -> ir.Value:
     return value
 
 
-class Record:
-    """One recorded op: `grad_fn` of the tensor it produced. `function` is set for autograd.Function."""
+class Record(ir.Node):
+    """One recorded op, an IR node (`prim`, `attrs`, `inputs`, `out`, as a trace's) that is also `grad_fn` of the
+    tensor it produced: a run of records is a graph as they are (adjoint.StageGraph). `function` is set for
+    autograd.Function."""
 
-    __slots__ = ("prim", "attrs", "_parents", "inputs", "saved", "versions", "out", "array", "out_version",
-                 "seq", "hooks", "retained", "function", "ctx", "released", "label",
-                 "shown_parents", "viewed", "tape", "position", "entry", "value", "unmade",
+    __slots__ = ("_parents", "saved", "versions", "array", "out_version", "seq", "hooks", "retained", "function",
+                 "ctx", "released", "label", "shown_parents", "viewed", "tape", "position", "entry", "value", "unmade",
                  "__weakref__")
+    meta = ir.NO_META  # (no notes: a class attribute, not a store per record)
 
     def __init__(self, prim, attrs, parents, inputs, saved, versions, out, array, out_version,
                  function=None, ctx=None):

@@ -721,7 +721,9 @@ class Tensor(Tracer):
             return self
         if requires_grad and not dtypes.is_float(self.dtype):
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self.dtype})")
-        self._requires_grad = bool(requires_grad)
+        if self._requires_grad != bool(requires_grad):
+            self._requires_grad = bool(requires_grad)
+            self._value = None  # a leaf now, or a constant: another value (adjoint.StageGraph keys inputs by value)
         return self
 
     @property
@@ -780,6 +782,7 @@ class Tensor(Tracer):
         _settle(self)
         self._node = None
         self._requires_grad = False
+        self._value = None
         return self
 
     def clone(self, *, _row_major=False) -> "Tensor":
