@@ -102,14 +102,30 @@ def value_of(t) -> ir.Value:
     return value
 
 
+class Rare:
+    """The fields of a record that few records use, made only for those (`Record.rare`): its hooks, the tensor that
+    called retain_grad(), an autograd.Function and its ctx, and the operands next_functions shows."""
+
+    __slots__ = ("hooks", "retained", "function", "ctx", "shown_parents")
+
+    def __init__(self, function=None, ctx=None):
+        self.hooks = ()             # a list once a hook is registered
+        self.retained = None        # weakref to the non-leaf tensor that called retain_grad()
+        self.function = function
+        self.ctx = ctx
+        self.shown_parents = None   # a user-level op's operands' parents, for next_functions (tensor.labelled)
+
+
+_COMMON = Rare()  # what a record without a Rare of its own reads (never written: `Record.rare` makes one)
+
+
 class Record(ir.Node):
     """One recorded op, an IR node (`prim`, `attrs`, `inputs`, `out`, as a trace's) that is also `grad_fn` of the
-    tensor it produced: a run of records is a graph as they are (adjoint.StageGraph). `function` is set for
-    autograd.Function."""
+    tensor it produced: a run of records is a graph as they are (adjoint.StageGraph). An autograd.Function's
+    record has its `function` and ctx (in `extra`, with the other rarely set fields: `Rare`)."""
 
-    __slots__ = ("_parents", "saved", "versions", "array", "out_version", "seq", "hooks", "retained", "function",
-                 "ctx", "released", "label", "shown_parents", "viewed", "tape", "position", "entry", "value", "unmade",
-                 "__weakref__")
+    __slots__ = ("_parents", "saved", "versions", "array", "out_version", "seq", "extra", "released", "label",
+                 "viewed", "tape", "position", "entry", "value", "unmade", "__weakref__")
     meta = ir.NO_META  # (no notes: a class attribute, not a store per record)
 
     def __init__(self, prim, attrs, parents, inputs, saved, versions, out, array, out_version,
@@ -124,13 +140,9 @@ class Record(ir.Node):
         self.array = array              # the output's array (None once freed)
         self.out_version = out_version
         self.seq = next(_sequence)      # creation order: a topological order of the recorded graph
-        self.hooks = ()                 # a list once a hook is registered
-        self.retained = None            # weakref to the non-leaf tensor that called retain_grad()
-        self.function = function
-        self.ctx = ctx
+        self.extra = None if function is None else Rare(function, ctx)  # the rarely set fields, once one is
         self.released = False
         self.label = None               # the PyTorch name of the user-level op, when known
-        self.shown_parents = None       # that op's operands' parents, for next_functions (symgrad.eager.tensor.labelled)
         self.viewed = False             # its output views an operand's array and shares its version counter
         self.value = None               # a deferred record's output, once computed (symgrad.eager.tensor._defer)
         self.unmade = None              # a deferred plan's records not made yet (see `make`)
@@ -155,18 +167,26 @@ class Record(ir.Node):
         record.array = None
         record.out_version = (counter, version)
         record.seq = next(_sequence)
-        record.hooks = ()
-        record.retained = None
-        record.function = None
-        record.ctx = None
+        record.extra = None
         record.released = False
         record.label = label
-        record.shown_parents = None
         record.viewed = False
         record.tape = tape
         record.position = position
         record.value = None
         return record
+
+    hooks = property(lambda self: (self.extra or _COMMON).hooks)
+    retained = property(lambda self: (self.extra or _COMMON).retained)
+    function = property(lambda self: (self.extra or _COMMON).function)
+    ctx = property(lambda self: (self.extra or _COMMON).ctx)
+    shown_parents = property(lambda self: (self.extra or _COMMON).shown_parents)
+
+    def rare(self) -> Rare:
+        """The record's rarely set fields, to write one (made at the first)."""
+        if self.extra is None:
+            self.extra = Rare()
+        return self.extra
 
     @property
     def in_types(self) -> tuple:
@@ -249,7 +269,7 @@ class Record(ir.Node):
             self.ctx.release()
 
     def retain(self, tensor):
-        self.retained = weakref.ref(tensor)
+        self.rare().retained = weakref.ref(tensor)
         self.tape.regular = False  # Python must see this gradient mid-backward
 
     def retained_tensor(self):
@@ -278,10 +298,11 @@ class Record(ir.Node):
 
     def register_hook(self, fn):
         self.tape.regular = False  # Python must see this gradient mid-backward
-        if not self.hooks:
-            self.hooks = []
-        self.hooks.append(fn)
-        return RemovableHandle(self.hooks, fn)
+        rare = self.rare()
+        if not rare.hooks:
+            rare.hooks = []
+        rare.hooks.append(fn)
+        return RemovableHandle(rare.hooks, fn)
 
     def __repr__(self):
         return f"<{self.name()} object at {hex(id(self))}>"

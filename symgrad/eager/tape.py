@@ -102,7 +102,7 @@ class Tape:
                     slot = slots[id(parent)] = len(self.leaves)
                     self.leaves.append(weakref.ref(parent))
                 sources.append(-2 - slot)
-        if record.function is not None:
+        if record.extra is not None:  # (at its creation: an autograd.Function's)
             self.regular = False
         digests = self.digests
         out = record.out

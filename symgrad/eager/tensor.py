@@ -910,7 +910,7 @@ class Tensor(Tracer):
             result = _deferred_call(_MEAN, _WHOLE_MEAN_KEYS[args[2]], args)
             if result is not None:
                 node = result._node
-                node.label, node.shown_parents = "MeanBackward0", (self._parent(),)
+                node.label, node.rare().shown_parents = "MeanBackward0", (self._parent(),)
                 return result
         return labelled(apply_function(_MEAN, args, {}), "Mean", (self,))
 
@@ -1114,8 +1114,8 @@ class Tensor(Tracer):
             record.array = self._data
             record.out_version = (self._version, self._version.value)
             record.mark_view(self._base is not None)
-            if self._node is not None:
-                record.retained = self._node.retained
+            if self._node is not None and self._node.retained is not None:
+                record.rare().retained = self._node.retained
             self._node = record
             self._requires_grad = True
         return self
@@ -1793,7 +1793,7 @@ def labelled(result, torch_name: str, operands=None):
             parents = []
             for o in operands:  # (a loop: a generator expression is a call of its own on Python 3.11)
                 parents.append(o._parent() if isinstance(o, Tensor) else None)
-            node.shown_parents = tuple(parents)
+            node.rare().shown_parents = tuple(parents)
     return result
 
 
