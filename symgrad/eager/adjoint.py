@@ -53,7 +53,7 @@ class Source:
             modified = modified or (record, slot, counter.value, version)
         if modified is not None:
             record, slot, now, version = modified
-            value = record.out if slot is None else record.inputs[slot]
+            value = record.output() if slot is None else record.valued().inputs[slot]
             role = "the output" if slot is None else f"input {slot}"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
@@ -80,7 +80,7 @@ class Source:
 def reads_output_of(record, slot, parent) -> bool:
     """Whether input `slot` of `record` is the very output `parent` recorded (its value: the same data and
     version), and not a copy or a later in-place version of it."""
-    return record.inputs[slot] is parent.out
+    return record.valued().inputs[slot] is parent.output()
 
 
 class StageGraph:
@@ -90,7 +90,7 @@ class StageGraph:
     def __init__(self, run, seeded, wanted):
         """run: records in creation order; seeded: those with a pending cotangent;
         wanted(parent) -> whether the cotangent of an outside parent is needed."""
-        inside = {id(r.out): i for i, r in enumerate(run)}  # the values the run makes
+        inside = {id(r.valued().out): i for i, r in enumerate(run)}  # the values the run makes
         slots, sources, external_parents, inputs, input_types, wiring = {}, [], [], [], [], []
         outputs = [Source(r, None, r) for r in run]
         for record in run:

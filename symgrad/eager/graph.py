@@ -89,7 +89,7 @@ def value_of(t) -> ir.Value:
     if node is not None:
         made = node.out_version
         if made[0] is counter and made[1] == counter.value:
-            return node.out
+            return node.output()
     if counter.exposed:
         array = t._data
         return ir.typed_value(array.shape, array.dtype)
@@ -149,17 +149,15 @@ class Record(ir.Node):
         current_tape().append(self)     # sets tape, position and entry
 
     @classmethod
-    def deferred(cls, step, parents, inputs, saved, versions, counter, tape, position, version=0,
-                 label=None) -> "Record":
+    def deferred(cls, step, parents, saved, versions, counter, tape, position, version=0, label=None) -> "Record":
         """The record of an op whose value is deferred: its structure is the captured `step`
-        (symgrad.eager.tensor._defer); `inputs` its operands' values (None for a plan's last step, made with its
-        parents: `make`); `saved` holds the leaf and constant operands (None for a record's);
-        its value will be at `version` of `counter` (a view's is its operand's counter); `label` its name."""
+        (symgrad.eager.tensor._defer); `saved` holds the leaf and constant operands (None for a record's);
+        its value will be at `version` of `counter` (a view's is its operand's counter); `label` its name.
+        Its input and output values are made when something reads them (`valued`, `output`)."""
         record = cls.__new__(cls)
         record.prim, record.attrs = step[0], step[1]
         record.entry = step[4]
-        record.out = ir.typed_value(*step[3])
-        record.inputs = inputs
+        record.out = record.inputs = None
         record._parents = parents
         record.unmade = None
         record.saved = saved
@@ -191,11 +189,41 @@ class Record(ir.Node):
     @property
     def in_types(self) -> tuple:
         """Per input: its (shape, dtype)."""
-        return tuple((value.shape, value.dtype) for value in self.inputs)
+        return tuple((value.shape, value.dtype) for value in self.valued().inputs)
 
     @property
     def out_type(self) -> tuple:
-        return self.out.shape, self.out.dtype
+        return self.output().shape, self.out.dtype
+
+    def output(self) -> ir.Value:
+        """Its output value (a deferred record's made now: `deferred`)."""
+        out = self.out
+        if out is None:
+            out = self.out = ir.typed_value(*self.entry[4])
+        return out
+
+    def valued(self) -> "Record":
+        """The record with its input and output values, which a deferred record makes only when something reads
+        them (a backward on the general path, an op recorded on its result): a deferred op is the next of a
+        captured step, and a steady step never reads them. An operand at the version it read is its parent's
+        output or, read as its array is, the leaf's value (value_of); one written since, or read from a copy (of an
+        array NumPy may have written: symgrad.eager.tape's rule), gets a value of its own."""
+        if self.inputs is None:
+            values = []
+            for parent, array, (counter, version), (shape, dtype) in zip(self.parents, self.saved, self.versions,
+                                                                         self.entry[3]):
+                if parent.__class__ is Record:
+                    if parent.out_version[0] is counter and parent.out_version[1] == version:
+                        values.append(parent.output())
+                        continue
+                elif parent is not None and parent._version is counter and counter.value == version and \
+                        array is parent._data:
+                    values.append(value_of(parent))
+                    continue
+                values.append(ir.typed_value(shape, dtype))
+            self.inputs = tuple(values)
+        self.output()
+        return self
 
     @property
     def parents(self) -> tuple:
@@ -217,20 +245,14 @@ class Record(ir.Node):
         self.unmade = None
         made, count, start = [], len(steps), self.position - len(steps) + 1
         for k, (step, inputs, inner_only) in enumerate(steps):
-            parents, values = [], []
+            parents = []
             for index in inputs:
-                if index < 0:
-                    parents.append(made[index])
-                    values.append(made[index].out)
-                else:
-                    parents.append(reads[index][0])
-                    values.append(reads[index][3])
+                parents.append(made[index] if index < 0 else reads[index][0])
             if k == count - 1:
-                self._parents, self.inputs = tuple(parents), tuple(values)
+                self._parents = tuple(parents)
                 break
             saved, versions = plan_step_reads(inputs, inner_only, reads)
-            record = Record.deferred(step, tuple(parents), tuple(values), saved, versions, UNSEEN, self.tape,
-                                     start + k)
+            record = Record.deferred(step, tuple(parents), saved, versions, UNSEEN, self.tape, start + k)
             record.seq = self.seq - (count - 1 - k) / count  # between the records before and this one
             self.tape.intermediates.add(record.position)
             if self.released or (self.value is not None and self.array is None):  # freed by a backward, as its step

@@ -385,20 +385,19 @@ def _defer_step(tape, step, position, operands, label=None) -> "DeferredTensor |
         read = _deferred_operand(tape, operands[0], step[5][0], step[2][0])
         if read is None:
             return None
-        parents, saved, versions, values = (read[0],), (read[1],), (read[2],), (read[3],)
+        parents, saved, versions = (read[0],), (read[1],), (read[2],)
     elif len(operands) == 2:
         first = _deferred_operand(tape, operands[0], step[5][0], step[2][0])
         second = first and _deferred_operand(tape, operands[1], step[5][1], step[2][1])
         if second is None:
             return None
         parents, saved, versions = (first[0], second[0]), (first[1], second[1]), (first[2], second[2])
-        values = (first[3], second[3])
     else:
         reads = [_deferred_operand(tape, operand, source, expected)
                  for operand, source, expected in zip(operands, step[5], step[2])]
         if None in reads:
             return None
-        parents, saved, versions, values = zip(*reads)
+        parents, saved, versions = zip(*reads)
     if step[8]:
         source = _viewed_source(operands, step)
         if source is None:
@@ -406,7 +405,7 @@ def _defer_step(tape, step, position, operands, label=None) -> "DeferredTensor |
         counter = source._version
     else:
         source, counter = None, VersionCounter()
-    record = Record.deferred(step, parents, values, saved, versions, counter, tape, position, counter.value, label)
+    record = Record.deferred(step, parents, saved, versions, counter, tape, position, counter.value, label)
     for operand in step[7]:
         tape.arrays.append(saved[operand])
     tape.digests.append(step[6])
@@ -465,7 +464,7 @@ def _defer_matched(tape, match, position, operands, label=None) -> "DeferredTens
     step, inputs, inner_only = steps[-1]
     saved, versions = plan_step_reads(inputs, inner_only, reads)
     counter = VersionCounter()
-    record = Record.deferred(step, None, None, saved, versions, counter, tape, position + len(steps) - 1, 0, label)
+    record = Record.deferred(step, None, saved, versions, counter, tape, position + len(steps) - 1, 0, label)
     record.unmade = (steps, reads)  # the records of the other steps: made when needed (Record.make)
     arrays = tape.arrays
     for index in places:
@@ -514,14 +513,13 @@ def _plan_match(steps, position, plan, count):
         places.extend(inputs[operand] for operand in step[7])
     if len(checks) != count:
         return None
-    blank = (None,) * count + tuple((None, constant, UNSEEN_READ, ir.typed_value(constant.shape, constant.dtype))
-                                    for constant in constants)
+    blank = (None,) * count + tuple((None, constant, UNSEEN_READ) for constant in constants)
     return (tuple(matched), tuple(checks), tuple(places),
             [step[6] for step in steps[position:position + len(plan_steps)]], blank)
 
 
 def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
-    """(parent, saved array or None, (counter, version), its value) of an operand of a deferred op that the capture
+    """(parent, saved array or None, (counter, version)) of an operand of a deferred op that the capture
     expects from `source` with type `expected`; None if it comes from elsewhere."""
     counter = operand._version
     node = operand._node
@@ -529,21 +527,21 @@ def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
         if node is None or node.position != source or node.tape is not tape \
                 or node.out_version[0] is not counter or counter.value != node.out_version[1]:
             return None
-        return node, None, (counter, counter.value), node.out
+        return node, None, (counter, counter.value)
     array = operand._data
     if node is not None or array.shape != expected[0] or (array.dtype is not expected[1] and array.dtype != expected[1]):
         return None
     if source == -1:
         if operand._requires_grad:
             return None
-        return None, (array.copy() if counter.exposed else array), (counter, counter.value), value_of(operand)
+        return None, (array.copy() if counter.exposed else array), (counter, counter.value)
     if not operand._requires_grad or not _leaf_has_slot(tape, operand, -2 - source):
         return None
     if counter.exposed or tape.snapshots and -2 - source in tape.snapshots:  # (a snapshot: NumPy held it then)
         array = _leaf_snapshot(tape, -2 - source, array)
         if array is None:
             return None
-    return operand, array, (counter, counter.value), value_of(operand)
+    return operand, array, (counter, counter.value)
 
 
 def _deferred_tensor(record, counter) -> "DeferredTensor":
@@ -1281,17 +1279,18 @@ class DeferredTensor(Tensor):
 
     __slots__ = ()
 
-    shape = property(lambda self: size_of(self._node.out.shape))
-    dtype = property(lambda self: self._node.out.dtype)  # (a NumPy dtype: the value's that the capture recorded)
-    ndim = property(lambda self: len(self._node.out.shape))
-    size = property(lambda self: _Size(self._node.out.shape))
-    _type = property(lambda self: self._node.entry[4])  # (its entry's output type: no tuple made per read)
+    # (its record's entry's output type: the record's values are made only when read, Record.valued)
+    shape = property(lambda self: size_of(self._node.entry[4][0]))
+    dtype = property(lambda self: self._node.entry[4][1])  # (a NumPy dtype: the value's that the capture recorded)
+    ndim = property(lambda self: len(self._node.entry[4][0]))
+    size = property(lambda self: _Size(self._node.entry[4][0]))
+    _type = property(lambda self: self._node.entry[4])
 
     def dim(self) -> int:
-        return len(self._node.out.shape)
+        return len(self._node.entry[4][0])
 
     def numel(self) -> int:
-        return math.prod(self._node.out.shape)
+        return math.prod(self._node.entry[4][0])
 
     def __getattr__(self, name):
         if name != "_data":

@@ -384,7 +384,7 @@ def _evaluated(record, arrays, evaluate) -> np.ndarray:
     result = evaluate(*arrays)
     if result.__class__ is not np.ndarray:
         result = np.asarray(result)
-    dtype = record.out.dtype
+    dtype = record.entry[4][1]
     return result if result.dtype == dtype else result.astype(dtype)
 
 
