@@ -140,7 +140,7 @@ class Record(ir.Node):
         self.array = array              # the output's array (None once freed)
         self.out_version = out_version
         self.seq = next(_sequence)      # creation order: a topological order of the recorded graph
-        self.extra = None if function is None else Rare(function, ctx)  # the rarely set fields, once one is
+        self.extra = None if function is None else Rare(function, ctx)  # the rarely set fields, made when one is
         self.released = False
         self.label = None               # the PyTorch name of the user-level op, when known
         self.viewed = False             # its output views an operand's array and shares its version counter

@@ -22,7 +22,7 @@ from .. import numpy_api as sgnp
 from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine, update_in_place
-from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads, value_of
+from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads
 from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
 from .size import size_of
