@@ -267,7 +267,7 @@ class Builder:
         self.captures: list = []          # (outer Tracer, local input Value)
         self._captured: dict = {}
         self._constants: dict = {}
-        self.meta: dict = {}
+        self.meta = ir.NO_META  # the notes of the nodes added now (annotate): shared by them, replaced, never written
         # Python numbers in elementwise ops become constant operands instead of expression literals,
         # and constants are never merged by value: a trace's structure does not depend on values.
         # Nested traces inherit it.
@@ -283,7 +283,7 @@ class Builder:
 
     def add(self, prim, values, attrs, shape, dtype) -> "Tracer":
         out = ir.Value(shape, dtype)
-        self.nodes.append(ir.Node(prim, tuple(values), ir.freeze_attrs(attrs), out, dict(self.meta)))
+        self.nodes.append(ir.Node(prim, tuple(values), ir.freeze_attrs(attrs), out, self.meta))
         self.producers[id(out)] = self.nodes[-1]
         return Tracer(out, self)
 

@@ -8,6 +8,7 @@ hashes, pickles and lowers without calling back into Python.
 from __future__ import annotations
 
 import hashlib
+import types
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -40,6 +41,19 @@ class Value:
 
     def __repr__(self):
         return f"<Value {self.type_str()}>"
+
+
+_new = object.__new__
+
+
+def typed_value(shape: tuple, dtype: np.dtype) -> Value:
+    """A Value of a type already normal (a tuple of ints, a NumPy dtype), made without normalizing it: an eager
+    record's output (0.09 us against Value's 0.48)."""
+    value = _new(Value)
+    value.shape = shape
+    value.dtype = dtype
+    value.hint = None
+    return value
 
 
 # ----------------------------------------------------------------------------- tuple values
@@ -88,7 +102,7 @@ def map_subgraphs(graph: "Graph", rewrite) -> "Graph":
         if subgraphs(node):
             attrs = tuple((name, _rewrite_attr(value, rewrite)) for name, value in node.attrs)
         if attrs != node.attrs or any(a is not b for (_, a), (_, b) in zip(attrs, node.attrs)):
-            node = Node(node.prim, node.inputs, attrs, node.out, dict(node.meta))
+            node = Node(node.prim, node.inputs, attrs, node.out, node.meta)
             changed = True
         nodes.append(node)
     return Graph(list(graph.inputs), nodes, list(graph.outputs), graph.name) if changed else graph
@@ -139,16 +153,20 @@ class Constant:
         return f"<{self.array.size} values #{self._digest[:8]}>"
 
 
+NO_META = types.MappingProxyType({})  # the `meta` of a node without notes: shared, read-only (a writer replaces it)
+
+
 @dataclass(eq=False, slots=True)
 class Node:
-    """`out = prim(*inputs, **attrs)`. `meta` holds printing/diagnostic notes, never semantics. Slotted: a graph
-    holds many, and an eager record (symgrad.eager.graph) is to become one, made per recorded op."""
+    """`out = prim(*inputs, **attrs)`. `meta` holds printing/diagnostic notes, never semantics. Slotted, and without
+    notes sharing one empty `meta`: a graph holds many, and an eager record (symgrad.eager.graph) is to become one,
+    made per recorded op."""
 
     prim: object
     inputs: tuple
     attrs: tuple  # sorted ((name, value), ...)
     out: Value
-    meta: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=lambda: NO_META)
 
     @property
     def params(self) -> dict:
@@ -162,7 +180,7 @@ class Node:
         """Pickled as a dict of its fields (as before it had slots), its SymPy attributes exactly as they are
         (pickling.exact_state)."""
         state = {f.name: getattr(self, f.name) for f in fields(self)}
-        return {**state, "attrs": pickling.exact_state(self.attrs)}
+        return {**state, "attrs": pickling.exact_state(self.attrs), "meta": dict(self.meta)}
 
     def __setstate__(self, state):
         for name, value in state.items():

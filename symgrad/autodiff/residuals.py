@@ -46,13 +46,13 @@ def _apart(node, reads_ct) -> list:
         value = ir.Value(node.out.shape, node.out.dtype)
         nodes.append(ir.Node(ew_p, tuple(operand[s] for s in used),
                              ir.freeze_attrs({"expr": part, "args": used, "dtype": node.out.dtype}), value,
-                             dict(node.meta)))
+                             node.meta))
         parts[part] = (symbol, value)
     expr = p["expr"].xreplace({part: symbol for part, (symbol, _) in parts.items()})
     operand.update((symbol, value) for symbol, value in parts.values())
     used = tuple(s for s in taken if expr.has(s))
     attrs = {**p, "expr": expr, "args": used}
-    nodes.append(ir.Node(ew_p, tuple(operand[s] for s in used), ir.freeze_attrs(attrs), node.out, dict(node.meta)))
+    nodes.append(ir.Node(ew_p, tuple(operand[s] for s in used), ir.freeze_attrs(attrs), node.out, node.meta))
     return nodes
 
 

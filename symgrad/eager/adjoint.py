@@ -1,7 +1,7 @@
 """Run the compiler's adjoint pass over a run of recorded ops, cached by the run's structure.
 
-A run of records becomes an IR graph (`forward_graph`): its inputs are the values that
-come from outside the run, its nodes the records. The adjoint is traced once per
+A run of records is an IR graph (`StageGraph.graph`): its inputs are the values that
+come from outside the run, its nodes the records themselves. The adjoint is traced once per
 structure by `autodiff.backward_pass` with every forward value as an input (they were
 computed eagerly already), dead code is dropped, and what remains says which saved
 values the backward really reads. The first time a structure is seen the adjoint is
@@ -43,7 +43,7 @@ class Source:
         """The value's array from any place that still holds it at the version it was recorded at."""
         freed, modified = None, None
         for record, slot in self.places:
-            array = record.out if slot is None else record.saved[slot]
+            array = record.array if slot is None else record.saved[slot]
             if array is None:
                 freed = freed or record
                 continue
@@ -53,11 +53,11 @@ class Source:
             modified = modified or (record, slot, counter.value, version)
         if modified is not None:
             record, slot, now, version = modified
-            shape, dtype = record.out_type if slot is None else record.in_types[slot]
+            value = record.output() if slot is None else record.valued().inputs[slot]
             role = "the output" if slot is None else f"input {slot}"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{ir.Value(shape, dtype).type_str()}], {role} of {record.name()}, is at version "
+                f"operation: [{value.type_str()}], {role} of {record.name()}, is at version "
                 f"{now}; expected version {version} instead. Hint: compute it out of place "
                 "(y = y + 1 instead of y += 1) or clone() it before modifying it.")
         raise RuntimeError(
@@ -78,42 +78,43 @@ class Source:
 
 
 def reads_output_of(record, slot, parent) -> bool:
-    """Whether input `slot` of `record` is the very output `parent` recorded (same data and version),
-    and not a copy or a later in-place version of it."""
-    counter, version = record.versions[slot]
-    return parent.out_version[0] is counter and parent.out_version[1] == version
+    """Whether input `slot` of `record` is the very output `parent` recorded (its value: the same data and
+    version), and not a copy or a later in-place version of it."""
+    return record.valued().inputs[slot] is parent.output()
 
 
 class StageGraph:
-    """A run of records as a forward graph's structure (a hashable key, built without IR objects)
-    plus where each of its values comes from; `graph()` builds the IR graph on a cache miss."""
+    """A run of records as a forward graph: the records are its nodes as they are, its inputs the values they read
+    from outside the run (each once), with a hashable key of its structure and where each value can be read."""
 
     def __init__(self, run, seeded, wanted):
         """run: records in creation order; seeded: those with a pending cotangent;
         wanted(parent) -> whether the cotangent of an outside parent is needed."""
-        inside = {id(r): i for i, r in enumerate(run)}
-        slots, sources, external_parents, input_types, wiring = {}, [], [], [], []
+        inside = {id(r.valued().out): i for i, r in enumerate(run)}  # the values the run makes
+        slots, sources, external_parents, inputs, input_types, wiring = {}, [], [], [], [], []
         outputs = [Source(r, None, r) for r in run]
         for record in run:
             operands = []
-            for slot, parent in enumerate(record.parents):
-                if parent is not None and id(parent) in inside and reads_output_of(record, slot, parent):
-                    operands.append(-1 - inside[id(parent)])  # the output of node number inside[...]
-                    outputs[inside[id(parent)]].places.append((record, slot))
+            for slot, (parent, value) in enumerate(zip(record.parents, record.inputs)):
+                index = inside.get(id(value))
+                if index is not None:  # the very output of an earlier record of the run (reads_output_of)
+                    operands.append(-1 - index)
+                    outputs[index].places.append((record, slot))
                     continue
-                # one input per leaf array and version (a leaf given another array by `.data =` is another input)
-                key = ("input", id(record), slot) if parent is None else (
-                    id(parent), record.versions[slot][1], id(record.saved[slot]))
-                if key in slots:
-                    sources[slots[key]].places.append((record, slot))
+                # one input per value: one version of one array (a leaf given another array by `.data =` is another)
+                known = slots.get(id(value))
+                if known is not None:
+                    sources[known].places.append((record, slot))
                 else:
-                    slots[key] = len(sources)
+                    known = slots[id(value)] = len(sources)
                     sources.append(Source(record, slot, parent))
                     external_parents.append(parent)
-                    input_types.append(record.in_types[slot])
-                operands.append(slots[key])
-            wiring.append((record.prim, record.attrs, tuple(operands), record.out_type))
+                    inputs.append(value)
+                    input_types.append((value.shape, value.dtype))
+                operands.append(known)
+            wiring.append((record.prim, record.attrs, tuple(operands), (record.out.shape, record.out.dtype)))
         self.run = run
+        self.inputs = inputs
         self.structure = (tuple(input_types), tuple(wiring))
         self.sources = sources + outputs
         self.seeded = tuple(i for i, r in enumerate(run) if id(r) in seeded)
@@ -125,13 +126,8 @@ class StageGraph:
         return self.structure, self.seeded, self.wanted
 
     def graph(self) -> ir.Graph:
-        input_types, wiring = self.structure
-        inputs = [ir.Value(*t) for t in input_types]
-        nodes = []
-        for record, (_, attrs, operands, out_type) in zip(self.run, wiring):
-            values = tuple(inputs[i] if i >= 0 else nodes[-1 - i].out for i in operands)
-            nodes.append(ir.Node(record.prim, values, attrs, ir.Value(*out_type)))
-        return ir.Graph(inputs, nodes, [n.out for n in nodes], "eager")
+        """The run as an IR graph: its records are the nodes (no conversion)."""
+        return ir.Graph(list(self.inputs), list(self.run), [record.out for record in self.run], "eager")
 
 
 class Adjoint:

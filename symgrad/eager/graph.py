@@ -1,7 +1,8 @@
 """The recorded graph of eager tensors: one `Record` per op (a tensor's `grad_fn`).
 
 A record holds what backward needs and nothing else: the primitive and its attributes
-(as in an IR node), its parents (the records or leaf tensors its inputs came from), the
+(as in an IR node), its input and output `ir.Value`s (a tensor's value is one version of
+its array: `value_of`), its parents (the records or leaf tensors its inputs came from), the
 input and output arrays the adjoint may read, and the version each had when recorded.
 """
 from __future__ import annotations
@@ -11,6 +12,7 @@ import weakref
 
 import sympy as sp
 
+from .. import ir
 from ..ops import elementwise as E
 from ..ops.ew import ew_p
 from ..ops.indexing import take_p
@@ -76,33 +78,71 @@ def plan_step_reads(inputs, inner_only, reads) -> tuple:
     return tuple(saved), tuple(versions)
 
 
-class Record:
-    """One recorded op: `grad_fn` of the tensor it produced. `function` is set for autograd.Function."""
+def value_of(t) -> ir.Value:
+    """The IR value of tensor `t` at its array's current version: its record's output while that version is the one
+    the record made, else the value `t` carries for this version (a leaf's, a constant's, a tensor written in place
+    unrecorded), made at its first read. A write (its counter's version, shared by views) or `.data =` (another
+    counter) gives a new value, so a value is one version of one array; an array NumPy may write unseen (`exposed`)
+    has no known version, and each read is a value of its own."""
+    counter = t._version
+    node = t._node
+    if node is not None:
+        made = node.out_version
+        if made[0] is counter and made[1] == counter.value:
+            return node.output()
+    if counter.exposed:
+        array = t._data
+        return ir.typed_value(array.shape, array.dtype)
+    held = t._value
+    if held is not None and held[1] is counter and held[2] == counter.value:
+        return held[0]
+    array = t._data
+    value = ir.typed_value(array.shape, array.dtype)
+    t._value = (value, counter, counter.value)
+    return value
 
-    __slots__ = ("prim", "attrs", "_parents", "in_types", "saved", "versions", "out", "out_version",
-                 "out_type", "seq", "hooks", "retained", "function", "ctx", "released", "label",
-                 "shown_parents", "viewed", "tape", "position", "entry", "value", "unmade",
-                 "__weakref__")
 
-    def __init__(self, prim, attrs, parents, in_types, saved, versions, out, out_version,
+class Rare:
+    """The fields of a record that few records use, made only for those (`Record.rare`): its hooks, the tensor that
+    called retain_grad(), an autograd.Function and its ctx, and the operands next_functions shows."""
+
+    __slots__ = ("hooks", "retained", "function", "ctx", "shown_parents")
+
+    def __init__(self, function=None, ctx=None):
+        self.hooks = ()             # a list once a hook is registered
+        self.retained = None        # weakref to the non-leaf tensor that called retain_grad()
+        self.function = function
+        self.ctx = ctx
+        self.shown_parents = None   # a user-level op's operands' parents, for next_functions (tensor.labelled)
+
+
+_COMMON = Rare()  # what a record without a Rare of its own reads (never written: `Record.rare` makes one)
+
+
+class Record(ir.Node):
+    """One recorded op, an IR node (`prim`, `attrs`, `inputs`, `out`, as a trace's) that is also `grad_fn` of the
+    tensor it produced: a run of records is a graph as they are (adjoint.StageGraph). An autograd.Function's
+    record has its `function` and ctx (in `extra`, with the other rarely set fields: `Rare`)."""
+
+    __slots__ = ("_parents", "saved", "versions", "array", "out_version", "seq", "extra", "released", "label",
+                 "viewed", "tape", "position", "entry", "value", "unmade", "__weakref__")
+    meta = ir.NO_META  # (no notes: a class attribute, not a store per record)
+
+    def __init__(self, prim, attrs, parents, inputs, saved, versions, out, array, out_version,
                  function=None, ctx=None):
         self.prim = prim
         self.attrs = attrs
         self._parents = parents         # per input: a Record, a leaf Tensor requiring grad, or None
-        self.in_types = in_types        # per input: (shape, dtype)
+        self.inputs = inputs            # per input: its ir.Value (value_of the operand when recorded)
         self.saved = saved              # per input: its array when recorded
         self.versions = versions        # per input: (VersionCounter, version when recorded)
-        self.out = out
+        self.out = out                  # the output's ir.Value
+        self.array = array              # the output's array (None once freed)
         self.out_version = out_version
-        self.out_type = (out.shape, out.dtype)
         self.seq = next(_sequence)      # creation order: a topological order of the recorded graph
-        self.hooks = ()                 # a list once a hook is registered
-        self.retained = None            # weakref to the non-leaf tensor that called retain_grad()
-        self.function = function
-        self.ctx = ctx
+        self.extra = None if function is None else Rare(function, ctx)  # the rarely set fields, made when one is
         self.released = False
         self.label = None               # the PyTorch name of the user-level op, when known
-        self.shown_parents = None       # that op's operands' parents, for next_functions (symgrad.eager.tensor.labelled)
         self.viewed = False             # its output views an operand's array and shares its version counter
         self.value = None               # a deferred record's output, once computed (symgrad.eager.tensor._defer)
         self.unmade = None              # a deferred plan's records not made yet (see `make`)
@@ -112,28 +152,78 @@ class Record:
     def deferred(cls, step, parents, saved, versions, counter, tape, position, version=0, label=None) -> "Record":
         """The record of an op whose value is deferred: its structure is the captured `step`
         (symgrad.eager.tensor._defer); `saved` holds the leaf and constant operands (None for a record's);
-        its value will be at `version` of `counter` (a view's is its operand's counter); `label` its name."""
+        its value will be at `version` of `counter` (a view's is its operand's counter); `label` its name.
+        Its input and output values are made when something reads them (`valued`, `output`)."""
         record = cls.__new__(cls)
-        record.prim, record.attrs, record.in_types, record.out_type, record.entry = step[:5]
+        record.prim, record.attrs = step[0], step[1]
+        record.entry = step[4]
+        record.out = record.inputs = None
         record._parents = parents
         record.unmade = None
         record.saved = saved
         record.versions = versions
-        record.out = None
+        record.array = None
         record.out_version = (counter, version)
         record.seq = next(_sequence)
-        record.hooks = ()
-        record.retained = None
-        record.function = None
-        record.ctx = None
+        record.extra = None
         record.released = False
         record.label = label
-        record.shown_parents = None
         record.viewed = False
         record.tape = tape
         record.position = position
         record.value = None
         return record
+
+    hooks = property(lambda self: (self.extra or _COMMON).hooks)
+    retained = property(lambda self: (self.extra or _COMMON).retained)
+    function = property(lambda self: (self.extra or _COMMON).function)
+    ctx = property(lambda self: (self.extra or _COMMON).ctx)
+    shown_parents = property(lambda self: (self.extra or _COMMON).shown_parents)
+
+    def rare(self) -> Rare:
+        """The record's rarely set fields, to write one (made at the first)."""
+        if self.extra is None:
+            self.extra = Rare()
+        return self.extra
+
+    @property
+    def in_types(self) -> tuple:
+        """Per input: its (shape, dtype)."""
+        return tuple((value.shape, value.dtype) for value in self.valued().inputs)
+
+    @property
+    def out_type(self) -> tuple:
+        return self.output().shape, self.out.dtype
+
+    def output(self) -> ir.Value:
+        """Its output value (a deferred record's made now: `deferred`)."""
+        out = self.out
+        if out is None:
+            out = self.out = ir.typed_value(*self.entry[4])
+        return out
+
+    def valued(self) -> "Record":
+        """The record with its input and output values, which a deferred record makes only when something reads
+        them (a backward on the general path, an op recorded on its result): a deferred op is the next of a
+        captured step, and a steady step never reads them. An operand at the version it read is its parent's
+        output or, read as its array is, the leaf's value (value_of); one written since, or read from a copy (of an
+        array NumPy may have written: symgrad.eager.tape's rule), gets a value of its own."""
+        if self.inputs is None:
+            values = []
+            for parent, array, (counter, version), (shape, dtype) in zip(self.parents, self.saved, self.versions,
+                                                                         self.entry[3]):
+                if parent.__class__ is Record:
+                    if parent.out_version[0] is counter and parent.out_version[1] == version:
+                        values.append(parent.output())
+                        continue
+                elif parent is not None and parent._version is counter and counter.value == version and \
+                        array is parent._data:
+                    values.append(value_of(parent))
+                    continue
+                values.append(ir.typed_value(shape, dtype))
+            self.inputs = tuple(values)
+        self.output()
+        return self
 
     @property
     def parents(self) -> tuple:
@@ -165,7 +255,7 @@ class Record:
             record = Record.deferred(step, tuple(parents), saved, versions, UNSEEN, self.tape, start + k)
             record.seq = self.seq - (count - 1 - k) / count  # between the records before and this one
             self.tape.intermediates.add(record.position)
-            if self.released or (self.value is not None and self.out is None):  # freed by a backward, as its step
+            if self.released or (self.value is not None and self.array is None):  # freed by a backward, as its step
                 record.saved, record.released = (None,) * len(inputs), True
             made.append(record)
         return made
@@ -173,14 +263,15 @@ class Record:
     @classmethod
     def of_op(cls, prim, attrs, operands, arrays, out, function=None, ctx=None) -> "Record":
         """The record of `out` = prim(*operands) (tensors, whose arrays were `arrays` when it ran)."""
-        parents, in_types, versions = [], [], []
-        for t, a in zip(operands, arrays):
+        parents, inputs, versions = [], [], []
+        for t in operands:
             node = t._node
             parents.append(node if node is not None else (t if t._requires_grad else None))
-            in_types.append((a.shape, a.dtype))
+            inputs.append(value_of(t))
             versions.append((t._version, t._version.value))
-        return cls(prim, attrs, tuple(parents), tuple(in_types), tuple(arrays), tuple(versions), out._data,
-                   (out._version, out._version.value), function, ctx)
+        array = out._data
+        return cls(prim, attrs, tuple(parents), tuple(inputs), tuple(arrays), tuple(versions),
+                   ir.typed_value(array.shape, array.dtype), array, (out._version, out._version.value), function, ctx)
 
     def mark_view(self, flag=True) -> None:
         """Note whether this record's output views an operand's memory, on the record (a stale view is rebased:
@@ -194,13 +285,13 @@ class Record:
     def release(self):
         """Free the saved values (after a backward without retain_graph)."""
         self.saved = (None,) * len(self.parents)
-        self.out = None
+        self.array = None
         self.released = True
         if self.ctx is not None:
             self.ctx.release()
 
     def retain(self, tensor):
-        self.retained = weakref.ref(tensor)
+        self.rare().retained = weakref.ref(tensor)
         self.tape.regular = False  # Python must see this gradient mid-backward
 
     def retained_tensor(self):
@@ -230,10 +321,11 @@ class Record:
 
     def register_hook(self, fn):
         self.tape.regular = False  # Python must see this gradient mid-backward
-        if not self.hooks:
-            self.hooks = []
-        self.hooks.append(fn)
-        return RemovableHandle(self.hooks, fn)
+        rare = self.rare()
+        if not rare.hooks:
+            rare.hooks = []
+        rare.hooks.append(fn)
+        return RemovableHandle(rare.hooks, fn)
 
     def __repr__(self):
         return f"<{self.name()} object at {hex(id(self))}>"

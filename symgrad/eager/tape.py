@@ -84,7 +84,9 @@ class Tape:
         """Add `record` (a new Record) as the tape's next entry: sets its tape, position and entry."""
         if self.capture is not None:
             self.abandon()
-        sources = []
+        sources, types = [], []
+        for value in record.inputs:
+            types.append((value.shape, value.dtype))
         for parent, (counter, version) in zip(record._parents, record.versions):  # (a new record: made)
             if parent is None:
                 sources.append(_CONSTANT)
@@ -100,10 +102,11 @@ class Tape:
                     slot = slots[id(parent)] = len(self.leaves)
                     self.leaves.append(weakref.ref(parent))
                 sources.append(-2 - slot)
-        if record.function is not None:
+        if record.extra is not None:  # (at its creation: an autograd.Function's)
             self.regular = False
         digests = self.digests
-        record.entry = entry = (record.prim, record.attrs, tuple(sources), record.in_types, record.out_type)
+        out = record.out
+        record.entry = entry = (record.prim, record.attrs, tuple(sources), tuple(types), (out.shape, out.dtype))
         record.tape, record.position = self, len(digests)
         self.entries.append(entry)
         try:

@@ -169,7 +169,7 @@ def _rebase(view: "Tensor") -> bool:
         replay = sgnp.reshape(sgnp.getitem(base, key), view.shape)
     record = replay._node
     if record is not None:
-        record.out, record.out_version = view._data, (view._version, view._version.value)
+        record.array, record.out_version = view._data, (view._version, view._version.value)
         record.mark_view()
     view._node, view._requires_grad = record, replay._requires_grad
     return True
@@ -200,7 +200,7 @@ def as_view(out: "Tensor", source: "Tensor", view: np.ndarray) -> "Tensor":
     source._version.viewed = True
     node = out._node
     if node is not None:
-        node.out, node.out_version = view, (source._version, source._version.value)
+        node.array, node.out_version = view, (source._version, source._version.value)
         node.mark_view()
     return out
 
@@ -556,6 +556,7 @@ def _deferred_tensor(record, counter) -> "DeferredTensor":
     out._grad = None
     out._hooks = None
     out._base = None
+    out._value = None
     return out
 
 
@@ -643,7 +644,7 @@ def values_indices(values, indices, name: str) -> ValuesIndices:
 class Tensor(Tracer):
     """An n-d array with autograd: `requires_grad`, `grad`, `grad_fn`, `backward()`, in-place ops."""
 
-    __slots__ = ("_data", "_requires_grad", "_node", "_version", "_grad", "_hooks", "_base", "__weakref__")
+    __slots__ = ("_data", "_requires_grad", "_node", "_version", "_grad", "_hooks", "_base", "_value", "__weakref__")
 
     def __init__(self, *data, requires_grad=False, dtype=None):
         """sg.Tensor(data) is sg.tensor(data); sizes (sg.Tensor(2, 3), an sg.Size; none is (0,)) give a tensor of
@@ -677,6 +678,7 @@ class Tensor(Tracer):
         self._grad = None
         self._hooks = None
         self._base = None  # the tensor whose memory this one views (PyTorch's `_base`), or None
+        self._value = None  # (its ir.Value, counter, version) once read by a record (graph.value_of)
 
     @classmethod
     def _wrap(cls, array, version=None) -> "Tensor":
@@ -736,7 +738,9 @@ class Tensor(Tracer):
             return self
         if requires_grad and not dtypes.is_float(self.dtype):
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self.dtype})")
-        self._requires_grad = bool(requires_grad)
+        if self._requires_grad != bool(requires_grad):
+            self._requires_grad = bool(requires_grad)
+            self._value = None  # a leaf now, or a constant: another value (adjoint.StageGraph keys inputs by value)
         return self
 
     @property
@@ -771,6 +775,7 @@ class Tensor(Tracer):
         if tape is not None and id(self) in tape.slots():
             tape.regular = False  # ops on this tape read the old array: no captured step recomputes them
         self._data = array
+        self._value = None  # another array: another value (graph.value_of)
 
     # ------------------------------------------------------------------ conversions
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -794,6 +799,7 @@ class Tensor(Tracer):
         _settle(self)
         self._node = None
         self._requires_grad = False
+        self._value = None
         return self
 
     def clone(self, *, _row_major=False) -> "Tensor":
@@ -803,7 +809,7 @@ class Tensor(Tracer):
                 or _row_major and not out._data.flags.c_contiguous):
             out._data = out._data.copy(order="C" if _row_major else "K")
             if out._node is not None:
-                out._node.out = out._data
+                out._node.array = out._data
         return labelled(out, "Clone")
 
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False) -> "Tensor":
@@ -923,7 +929,7 @@ class Tensor(Tracer):
             result = _deferred_call(_MEAN, _WHOLE_MEAN_KEYS[args[2]], args)
             if result is not None:
                 node = result._node
-                node.label, node.shown_parents = "MeanBackward0", (self._parent(),)
+                node.label, node.rare().shown_parents = "MeanBackward0", (self._parent(),)
                 return result
         return labelled(apply_function(_MEAN, args, {}), "Mean", (self,), overload=int(args[1] is not None))
 
@@ -1137,11 +1143,11 @@ class Tensor(Tracer):
             np.copyto(self._writable_data(), result._data)
             self._version.value += 1
         if record is not None:
-            record.out = self._data
+            record.array = self._data
             record.out_version = (self._version, self._version.value)
             record.mark_view(self._base is not None)
-            if self._node is not None:
-                record.retained = self._node.retained
+            if self._node is not None and self._node.retained is not None:
+                record.rare().retained = self._node.retained
             self._node = record
             self._requires_grad = True
         return self
@@ -1307,17 +1313,18 @@ class DeferredTensor(Tensor):
 
     __slots__ = ()
 
-    shape = property(lambda self: size_of(self._node.out_type[0]))
-    dtype = property(lambda self: self._node.out_type[1])  # (a NumPy dtype: the value's that the capture recorded)
-    ndim = property(lambda self: len(self._node.out_type[0]))
-    size = property(lambda self: _Size(self._node.out_type[0]))
-    _type = property(lambda self: self._node.out_type)
+    # (its record's entry's output type: the record's values are made only when read, Record.valued)
+    shape = property(lambda self: size_of(self._node.entry[4][0]))
+    dtype = property(lambda self: self._node.entry[4][1])  # (a NumPy dtype: the value's that the capture recorded)
+    ndim = property(lambda self: len(self._node.entry[4][0]))
+    size = property(lambda self: _Size(self._node.entry[4][0]))
+    _type = property(lambda self: self._node.entry[4])
 
     def dim(self) -> int:
-        return len(self._node.out_type[0])
+        return len(self._node.entry[4][0])
 
     def numel(self) -> int:
-        return math.prod(self._node.out_type[0])
+        return math.prod(self._node.entry[4][0])
 
     def __getattr__(self, name):
         if name != "_data":
@@ -1825,7 +1832,7 @@ def labelled(result, torch_name: str, operands=None, overload=0):
             parents = []
             for o in operands:  # (a loop: a generator expression is a call of its own on Python 3.11)
                 parents.append(o._parent() if isinstance(o, Tensor) else None)
-            node.shown_parents = tuple(parents)
+            node.rare().shown_parents = tuple(parents)
     return result
 
 

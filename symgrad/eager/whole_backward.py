@@ -66,13 +66,13 @@ class _Stage:
                 if slot is None or slot not in leaf_inputs:
                     if slot is not None:
                         leaf_inputs[slot] = len(inputs)
-                    inputs.append(ir.Value(*value_type))
+                    inputs.append(ir.typed_value(*value_type))
                     self.places.append((position, operand))
                     self.uses.append([])
                 self.uses[leaf_inputs[slot] if slot is not None else -1].append((position, operand))
                 values.append(inputs[leaf_inputs[slot]] if slot is not None else inputs[-1])
             node_of[position] = len(nodes)
-            nodes.append(ir.Node(prim, tuple(values), attrs, ir.Value(*out_type)))
+            nodes.append(ir.Node(prim, tuple(values), attrs, ir.typed_value(*out_type)))
         self.forward = ir.Graph(inputs, nodes, [n.out for n in nodes], "eager_step")
         self.seeded = (len(nodes) - 1,)
         self.leaf_slots = sorted(leaf_inputs)
@@ -206,7 +206,7 @@ class Capture:
                 record.value = value.copy() if slot in aliased else value
             if retain_graph:
                 for record in pending:
-                    record.out = record.value
+                    record.array = record.value
                     record.saved = tuple(p.value if a is None else a for p, a in zip(record.parents, record.saved))
         gradients = iter(results)
         for leaf, present, zero in zip(leaves, self.returned, self.zero):
@@ -220,11 +220,11 @@ class Capture:
                 released = self.released_positions
                 for record in pending:
                     if record.position in released:
-                        record.saved, record.out, record.released = (None,) * len(record.saved), None, True
+                        record.saved, record.array, record.released = (None,) * len(record.saved), None, True
             else:
                 for position, nothing in self.released:
                     record = records[position]
-                    record.saved, record.out, record.released = nothing, None, True
+                    record.saved, record.array, record.released = nothing, None, True
         return True
 
     def _run_deferred(self, engine, tape, pending, seed) -> "bool | None":
@@ -279,7 +279,7 @@ class Capture:
                 engine.accumulate(leaf, np.zeros(leaf.shape, leaf.dtype))
         for index, nothing in handout[1]:
             record = pending[index]
-            record.saved, record.out, record.released = nothing, None, True
+            record.saved, record.array, record.released = nothing, None, True
         return True
 
     def _handout(self, tape, pending, results, operands):
@@ -373,7 +373,7 @@ class Capture:
             except Exception:
                 tape.pending = pending[index:]
                 raise
-            record.value = record.out = result
+            record.value = record.array = result
             record.saved = arrays
         tape.pending = []
 
@@ -384,7 +384,7 @@ def _evaluated(record, arrays, evaluate) -> np.ndarray:
     result = evaluate(*arrays)
     if result.__class__ is not np.ndarray:
         result = np.asarray(result)
-    dtype = record.out_type[1]
+    dtype = record.entry[4][1]
     return result if result.dtype == dtype else result.astype(dtype)
 
 

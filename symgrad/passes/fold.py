@@ -42,7 +42,7 @@ def _inline_uniform_inputs(node: ir.Node, uniform: dict) -> ir.Node:
         keep = [(params["args"][0], node.inputs[0])]
     attrs = {**params, "expr": expr, "args": tuple(s for s, _ in keep)}
     attrs.pop("name", None)
-    return ir.Node(ew_p, tuple(v for _, v in keep), ir.freeze_attrs(attrs), node.out, dict(node.meta))
+    return ir.Node(ew_p, tuple(v for _, v in keep), ir.freeze_attrs(attrs), node.out, node.meta)
 
 
 def fold(graph: ir.Graph) -> ir.Graph:
@@ -65,7 +65,7 @@ def fold(graph: ir.Graph) -> ir.Graph:
             if _worth_folding(node, arrays):
                 array = np.asarray(node.prim.impl(*arrays, **node.params), dtype=node.out.dtype)
                 attrs = ir.freeze_attrs({"value": ir.Constant(array)})
-                node = ir.Node(const_p, (), attrs, node.out, dict(node.meta))
+                node = ir.Node(const_p, (), attrs, node.out, node.meta)
                 constants[id(node.out)] = node.params["value"].array
         if node.prim is const_p:
             array = node.params["value"].array

@@ -110,7 +110,7 @@ def _rewritten(fused: _Fused, operands: list, symbol_of: _Symbols) -> ir.Node:
     attrs = {"expr": fused.expr.xreplace(canonical), "args": tuple(canonical.values()),
              "dtype": fused.node.params["dtype"]}
     node = fused.node
-    return ir.Node(ew_p, tuple(used), ir.freeze_attrs(attrs), node.out, dict(node.meta))
+    return ir.Node(ew_p, tuple(used), ir.freeze_attrs(attrs), node.out, node.meta)
 
 
 def _operands(fused: _Fused) -> list:

@@ -20,7 +20,7 @@ def inline_calls(graph: ir.Graph) -> ir.Graph:
             env = {id(v): x for v, x in zip(fun.inputs, inputs)}
             for inner in fun.nodes:
                 copy = ir.Node(inner.prim, tuple(env.get(id(v), v) for v in inner.inputs), inner.attrs,
-                               ir.Value(inner.out.shape, inner.out.dtype), dict(inner.meta))
+                               ir.Value(inner.out.shape, inner.out.dtype), inner.meta)
                 env[id(inner.out)] = copy.out
                 nodes.append(copy)
             outputs_of[id(node.out)] = [env.get(id(v), v) for v in fun.outputs]

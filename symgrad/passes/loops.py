@@ -88,7 +88,7 @@ def prune_scans(graph: ir.Graph) -> ir.Graph:
         elif node.prim is result_p and id(node.inputs[0]) in renamed:
             out, renumber = renamed[id(node.inputs[0])]
             node = ir.Node(result_p, (out,), ir.freeze_attrs({"index": renumber[node.params["index"]]}), node.out,
-                           dict(node.meta))
+                           node.meta)
         nodes.append(node)
     return ir.Graph(list(graph.inputs), nodes, list(graph.outputs), graph.name) if renamed else graph
 
@@ -115,7 +115,7 @@ def _pruned_scan(node: ir.Node, used: set):
     attrs = {**params, "body": new_body, "num_consts": sum(k < num_consts for k in inputs), "num_carry": len(carries)}
     parts = ir.components(node.out.dtype)
     out = ir.Value((), ir.tuple_dtype([parts[k] for k in kept]), node.out.hint)
-    new_node = ir.Node(scan_p, tuple(node.inputs[k] for k in inputs), ir.freeze_attrs(attrs), out, dict(node.meta))
+    new_node = ir.Node(scan_p, tuple(node.inputs[k] for k in inputs), ir.freeze_attrs(attrs), out, node.meta)
     return new_node, {old: new for new, old in enumerate(kept)}
 
 

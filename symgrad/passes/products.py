@@ -30,7 +30,7 @@ def transpose_products(graph: ir.Graph) -> ir.Graph:
             return producer.inputs[0]
         perm = tuple(range(value.ndim - 2)) + (value.ndim - 1, value.ndim - 2)
         out = ir.Value(value.shape[:-2] + (value.shape[-1], value.shape[-2]), value.dtype)
-        nodes.append(ir.Node(transpose_p, (value,), ir.freeze_attrs({"perm": perm}), out, dict(meta)))
+        nodes.append(ir.Node(transpose_p, (value,), ir.freeze_attrs({"perm": perm}), out, meta))
         return out
 
     for node in graph.nodes:
@@ -39,7 +39,7 @@ def transpose_products(graph: ir.Graph) -> ir.Graph:
                 and _swaps_last_two(node.params["perm"]):
             a, b = product.inputs
             node = ir.Node(matmul_p, (swapped(b, node.meta), swapped(a, node.meta)), product.attrs, node.out,
-                           dict(node.meta))
+                           node.meta)
         producers[id(node.out)] = node
         nodes.append(node)
     return dce(ir.Graph(list(graph.inputs), nodes, list(graph.outputs), graph.name))

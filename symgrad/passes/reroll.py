@@ -227,11 +227,11 @@ def _sliced_rows(node, stride, blocks) -> list:
     steps = params["steps"][:axis] + (stride[axis],) + params["steps"][axis + 1:]
     rows = ir.Value(sizes, x.dtype)
     nodes = [ir.Node(slice_p, (x,), ir.freeze_attrs({"starts": params["starts"], "steps": steps, "sizes": sizes}),
-                     rows, dict(node.meta))]
+                     rows, node.meta)]
     if axis:
         perm = (axis,) + tuple(a for a in range(len(sizes)) if a != axis)
         moved = ir.Value(tuple(sizes[a] for a in perm), x.dtype)
-        nodes.append(ir.Node(transpose_p, (rows,), ir.freeze_attrs({"perm": perm}), moved, dict(node.meta)))
+        nodes.append(ir.Node(transpose_p, (rows,), ir.freeze_attrs({"perm": perm}), moved, node.meta))
     return nodes
 
 
@@ -267,7 +267,7 @@ def _rolled(graph, start, period, blocks, slots):
             row = ir.Value(gather[-1].out.shape[1:], node.out.dtype)
             stacked.append((gather, gather[-1].out, row))
             body_nodes.append(ir.Node(reshape_p, (row,), ir.freeze_attrs({"shape": node.out.shape}), node.out,
-                                      dict(node.meta)))
+                                      node.meta))
             continue
         inputs = list(node.inputs)
         for t, value in enumerate(inputs):
@@ -288,9 +288,9 @@ def _rolled(graph, start, period, blocks, slots):
     inputs = tuple(const_values) + tuple(init[q] for q in positions) + tuple(rows for _, rows, _ in stacked)
     attrs = dict(body=body, length=blocks, reverse=False, num_consts=len(const_values), num_carry=len(positions))
     shape, dtype = scan_p.abstract_eval(inputs, **attrs)  # checks the body against its operands
-    scan = ir.Node(scan_p, inputs, ir.freeze_attrs(attrs), ir.Value(shape, dtype), dict(block[0].meta))
+    scan = ir.Node(scan_p, inputs, ir.freeze_attrs(attrs), ir.Value(shape, dtype), block[0].meta)
     results = [ir.Node(result_p, (scan.out,), ir.freeze_attrs({"index": k}), nodes[last + q].out,
-                       dict(nodes[last + q].meta)) for k, q in enumerate(positions) if (blocks - 1, q) in read]
+                       nodes[last + q].meta) for k, q in enumerate(positions) if (blocks - 1, q) in read]
     before = [node for gather, _, _ in stacked for node in gather]
     tail, outputs = _read_back(nodes[end:], list(graph.outputs), scan, copies, ys, len(positions), blocks, init)
     return ir.Graph(list(graph.inputs), nodes[:start] + before + [scan] + results + tail, outputs, graph.name)
@@ -362,10 +362,10 @@ def _read_back(after, outputs, scan, copies, ys, num_carry, blocks, carried):
                 continue
             axis, shape = node.params["axis"], node.out.shape
             part = ir.Node(concatenate_p, node.inputs[:count], node.attrs,
-                           ir.Value(shape[:axis] + (count,) + shape[axis + 1:], node.out.dtype), dict(node.meta))
+                           ir.Value(shape[:axis] + (count,) + shape[axis + 1:], node.out.dtype), node.meta)
             tail.extend(_stacked_ys(scan, index[q], blocks, first, part))
             tail.append(ir.Node(concatenate_p, (part.out,) + tuple(row(value) for value in node.inputs[count:]),
-                                node.attrs, node.out, dict(node.meta)))
+                                node.attrs, node.out, node.meta))
         elif id(node.out) in stacked_uses and uses.get(id(node.out), 0) == stacked_uses.get(id(node.out), 0):
             continue  # read by stacks only, which read the ys instead
         else:
@@ -386,14 +386,14 @@ def _stacked_ys(scan, index, blocks, first, stack) -> list:
     count = shape[axis]
     rows = (count,) + shape[:axis] + shape[axis + 1:]
     ys = ir.Value((blocks,) + rows[1:], dtype) if count != blocks else ir.Value(rows, dtype) if axis else stack.out
-    nodes = [ir.Node(result_p, (scan.out,), ir.freeze_attrs({"index": index}), ys, dict(stack.meta))]
+    nodes = [ir.Node(result_p, (scan.out,), ir.freeze_attrs({"index": index}), ys, stack.meta)]
     if count != blocks:
         taken = ir.Value(rows, dtype) if axis else stack.out
         nodes.append(ir.Node(slice_p, (ys,), ir.freeze_attrs({"starts": (first,) + (0,) * (len(rows) - 1),
                                                               "steps": (1,) * len(rows), "sizes": rows}),
-                             taken, dict(stack.meta)))
+                             taken, stack.meta))
     if axis:
         perm = tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, len(shape)))
         nodes.append(ir.Node(transpose_p, (nodes[-1].out,), ir.freeze_attrs({"perm": perm}), stack.out,
-                             dict(stack.meta)))
+                             stack.meta))
     return nodes

@@ -41,7 +41,7 @@ def hoist_scan_products(graph: ir.Graph) -> ir.Graph:
             out, index = renamed[id(node.inputs[0])]
             target = index[node.params["index"]]
             if isinstance(target, int):
-                nodes.append(ir.Node(result_p, (out,), ir.freeze_attrs({"index": target}), node.out, dict(node.meta)))
+                nodes.append(ir.Node(result_p, (out,), ir.freeze_attrs({"index": target}), node.out, node.meta))
             else:
                 nodes.extend(target(out, node.out))
             continue
@@ -195,7 +195,7 @@ class _Hoisting:
         scan_inputs = (consts + [init[k] for k in kept_carries] + xs + [stack for stack, _ in new_xs])
         attrs = {**self.node.params, "body": new_body, "num_carry": len(kept_carries)}
         scan = _node(scan_p, scan_inputs, attrs)
-        scan = replace(scan, meta=dict(self.node.meta))
+        scan = replace(scan, meta=self.node.meta)
         index = {k: new for new, k in enumerate(kept_carries)}
         index.update({ncarry + m: len(kept_carries) + new for new, m in enumerate(kept_ys)})
 

@@ -101,9 +101,9 @@ def _emit(slab: _Slab, out: ir.Value) -> list:
     whole = slab.start == 0 and slab.stop == shape[axis]
     size = slab.stop - slab.start
     joined = out if whole else ir.Value(shape[:axis] + (size,) + shape[axis + 1:], out.dtype)
-    nodes = [ir.Node(concatenate_p, slab.pieces, ir.freeze_attrs({"axis": axis}), joined, dict(slab.meta))]
+    nodes = [ir.Node(concatenate_p, slab.pieces, ir.freeze_attrs({"axis": axis}), joined, slab.meta)]
     if not whole:
         starts = tuple(slab.start if i == axis else 0 for i in range(len(shape)))
         nodes.append(ir.Node(unslice_p, (joined,), ir.freeze_attrs(
-            {"shape": shape, "starts": starts, "steps": (1,) * len(shape)}), out, dict(slab.meta)))
+            {"shape": shape, "starts": starts, "steps": (1,) * len(shape)}), out, slab.meta))
     return nodes

@@ -1,0 +1,115 @@
+"""Records are IR nodes, and a tensor's IR value is one version of its array (docs/eager.md, 'One engine')."""
+import pickle
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad import ir
+from symgrad.eager.adjoint import StageGraph
+from symgrad.eager.graph import Record, value_of
+
+
+def test_typed_value_is_a_value_of_that_type():
+    for shape, dtype in [((), np.dtype(np.float64)), ((0, 3), np.dtype(np.float32)), ((2,), np.dtype(np.int8))]:
+        fast, slow = ir.typed_value(shape, dtype), ir.Value(shape, dtype)
+        assert (fast.shape, fast.dtype, fast.hint, fast.type_str()) == (slow.shape, slow.dtype, None, slow.type_str())
+
+
+def test_nodes_without_notes_share_one_read_only_meta_and_pickle():
+    graph = sg.trace(lambda x: sg.sum(sg.tanh(x) * x), np.ones(3))
+    assert all(node.meta is ir.NO_META for node in graph.nodes)
+    with pytest.raises(TypeError):
+        graph.nodes[0].meta["rule"] = "x"
+    clone = pickle.loads(pickle.dumps(graph))
+    assert clone == graph and str(clone) == str(graph)
+
+
+def test_a_record_is_a_node_and_its_values_are_its_operands():
+    x = sg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    c = sg.tensor(np.array([3.0, 4.0]))
+    y = x * c
+    z = sg.sin(y)
+    record = z.grad_fn
+    assert isinstance(record, ir.Node) and record.meta is ir.NO_META
+    assert record.inputs[0] is y.grad_fn.out and value_of(z) is record.out
+    assert y.grad_fn.inputs == (value_of(x), value_of(c))
+    assert record.out_type == ((2,), np.dtype(np.float64)) and record.in_types == (((2,), np.dtype(np.float64)),)
+    assert record.extra is None  # no hook, no Function: no side object
+
+
+def test_a_write_gives_a_new_value_and_a_view_shares_its_base_counter():
+    base = sg.tensor(np.arange(4.0))
+    before = value_of(base)
+    assert value_of(base) is before  # one value per version
+    view = base[1:3]
+    view.add_(1.0)  # a write through the view renews the base's value
+    assert value_of(base) is not before
+    after = value_of(base)
+    base.data = np.zeros(4)  # another array: another value
+    assert value_of(base) is not after
+    base.requires_grad_(True)  # a leaf now: another value (its parent changed)
+    assert value_of(base) is not value_of(sg.tensor(np.zeros(4)))
+
+
+def test_a_run_of_records_is_the_graph_with_one_input_per_outside_value():
+    x = sg.tensor(np.array([0.5, -1.0, 2.0]), requires_grad=True)
+    c = sg.tensor(np.array([1.0, 2.0, 3.0]))
+    y = x * c + c * x  # x and c read twice each, at one version
+    run = [y.grad_fn.parents[0], y.grad_fn.parents[1], y.grad_fn]
+    run.sort(key=lambda r: r.seq)
+    stage = StageGraph(run, {id(run[-1])}, lambda parent: True)
+    graph = ir.verify(stage.graph())
+    assert graph.nodes == run and len(graph.inputs) == 2
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * c.numpy())
+
+
+def test_a_constant_that_starts_requiring_grad_is_another_input():
+    """x read as a constant, then made a leaf and read again, in one graph: only the second use has a gradient
+    (PyTorch's)."""
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (sg, torch):
+        w = lib.tensor(np.array([1.0, -2.0]), requires_grad=True)
+        x = lib.tensor(np.array([0.5, 3.0]))
+        first = w * x
+        x.requires_grad_(True)
+        loss = (first * x).sum()
+        loss.backward()
+        grads.append((w.grad.numpy().copy(), x.grad.numpy().copy()))
+    for ours, theirs in zip(*grads):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_gradients_of_repeated_reads_match_finite_differences():
+    """A leaf and a constant each read by several ops, at edge values (0, a large number), differentiated op by
+    op (first steps) and captured (later steps), against central finite differences in float64."""
+    data = np.array([0.0, 1e-3, -2.5, 40.0])
+    c = sg.tensor(np.array([1.0, 0.0, -1.0, 0.5]))
+
+    def f(w):
+        return (sg.tanh(w * c) * w + c * w * w).sum()
+
+    for _ in range(4):
+        w = sg.tensor(data.copy(), requires_grad=True)
+        f(w).backward()
+        eps = 1e-6
+        numeric = [(f(sg.tensor(data + eps * e)).item() - f(sg.tensor(data - eps * e)).item()) / (2 * eps)
+                   for e in np.eye(4)]
+        np.testing.assert_allclose(w.grad.numpy(), numeric, rtol=1e-7, atol=1e-7)
+
+
+def test_a_deferred_record_makes_its_values_when_read():
+    w = sg.tensor(np.array([0.5, -1.0]), requires_grad=True)
+    x = sg.tensor(np.array([2.0, 3.0]))
+    for _ in range(4):  # the third step on defers its ops against the captured step
+        w.grad = None
+        y = sg.sin(w * x)
+        loss = (y * w).sum()
+        deferred = [t for t in (y, loss) if t.grad_fn.inputs is None]
+        loss.backward()
+    assert deferred, "the steady step's records were deferred"
+    record = y.grad_fn
+    assert record.valued().inputs[0] is record.parents[0].output()
+    assert Record.in_types.fget(record) == (((2,), np.dtype(np.float64)),)
