@@ -671,10 +671,14 @@ class KernelBuilder:
 
     def _pieces(self, group, idx, lo, hi):
         """The ranges to loop over separately: split where smaller jobs end, and where unslices change
-        status (learned by emitting the body once into a scratch function, when there are unslices)."""
+        status (learned by emitting the body once into a scratch function, when there are unslices) unless
+        that makes more than UNSLICE_PIECES pieces (each a copy of the body: where the gradient of x[i % 8]
+        over many i was the sum of many unslices, 8 copies of one element each, scalar code)."""
         points = {squeezed(job.domain)[-1] for job in group.jobs}
         if self._unslices:
-            points |= self._probe_split_points(group, idx, lo, hi)
+            found = {p for p in self._probe_split_points(group, idx, lo, hi) if lo < p < hi}
+            if len(found) < UNSLICE_PIECES:
+                points |= found
         cuts = sorted({lo, hi} | {p for p in points if lo < p < hi})
         return list(zip(cuts[:-1], cuts[1:]))
 
@@ -819,6 +823,8 @@ MANY_ARGUMENTS = 64
 # as one (a nest of more counts as that many more). A loop nest takes at most JOBS_PER_NEST jobs: a function
 # returning 1,600 arrays of one shape was one loop of 1,600 jobs, a body LLVM's passes took superlinear time on.
 GROUPS_PER_FUNCTION = 16
+# A loop is split where unslices change status into at most this many pieces (see _pieces).
+UNSLICE_PIECES = 4
 JOBS_PER_GROUP = 4
 JOBS_PER_NEST = 16
 SHORT_NEST = 64
