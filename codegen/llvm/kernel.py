@@ -15,8 +15,9 @@ concurrent calls (several threads, no GIL) never share memory.
 A loop's body or a branch (a sub-graph) is a function of the same module that a kernel
 builder of its own plans and emits (`nested`, called by the rules of control.py); its workspace is a
 region of its caller's.
-A long program's groups are emitted into several functions the kernel calls in turn, so the
-optimizer's cost (superlinear in a function's size) stays linear in the program's.
+A long program's groups are emitted into several functions the kernel calls in turn, each taking only the
+arguments it uses, so the optimizer's cost (superlinear in a function's size) stays linear in the program's;
+a kernel of many arguments takes them in an array (`array_kernel`).
 A large loop nest whose jobs allow it runs in chunks on the thread pool (`emit_parallel`, parallel.py).
 """
 from __future__ import annotations
@@ -25,7 +26,6 @@ import bisect
 import math
 
 import sympy
-
 from llvmlite import ir
 
 from symgrad import ir as sir
