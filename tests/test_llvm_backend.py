@@ -311,13 +311,15 @@ def test_the_gradient_of_a_sum_over_many_outputs_agrees_with_numpy_and_finite_di
     np.testing.assert_allclose(grad, central, rtol=1e-6)
 
 
-def test_a_gradient_summing_many_slices_agrees_with_numpy():
-    """The gradient of many slices of one array sums as many unslices; past kernel.UNSLICE_PIECES pieces its
-    loop is not split where each starts and ends (each piece a copy of the loop body) but tests the index."""
+@pytest.mark.parametrize("n", [48, 1000])
+def test_a_gradient_summing_many_slices_agrees_with_numpy(n):
+    """The gradient of many slices of one array sums as many unslices; a short loop (48) is not split into more
+    than kernel.UNSLICE_PIECES pieces (each a copy of the loop body) but tests the index, a long one (1000) is."""
     def loss(x):
-        parts = [x[k:k + 300] * (k + 1) for k in range(0, 700, 70)] + [x[5:900:3], x[::-2] * 0.5, x[-1:], x[:1]]
-        return sum(sg.sum(sg.sin(p)) for p in parts)
-    x = np.linspace(-2.0, 3.0, 1000)
+        step = n // 14
+        parts = [x[k:k + 3 * step] * (k + 1) for k in range(0, 10 * step, step)]
+        return sum(sg.sum(sg.sin(p)) for p in parts + [x[5:n - 9:3], x[::-2] * 0.5, x[-1:], x[:1]])
+    x = np.linspace(-2.0, 3.0, n)
     value, grad = sg.compile(sg.value_and_grad(loss))(x)
     want_value, want_grad = sg.compile(sg.value_and_grad(loss), backend="numpy")(x)
     np.testing.assert_allclose(value, want_value, rtol=1e-12)

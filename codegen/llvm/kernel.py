@@ -671,13 +671,14 @@ class KernelBuilder:
 
     def _pieces(self, group, idx, lo, hi):
         """The ranges to loop over separately: split where smaller jobs end, and where unslices change
-        status (learned by emitting the body once into a scratch function, when there are unslices) unless
-        that makes more than UNSLICE_PIECES pieces (each a copy of the body: where the gradient of x[i % 8]
-        over many i was the sum of many unslices, 8 copies of one element each, scalar code)."""
+        status (learned by emitting the body once into a scratch function, when there are unslices), unless
+        that makes more than UNSLICE_PIECES pieces of a loop of at most SHORT_NEST steps: each piece is a copy
+        of the body (the gradient of x[i % 8] over many i, a sum of many unslices, was 8 copies of one element
+        each, scalar code), and in a short loop testing the index costs little."""
         points = {squeezed(job.domain)[-1] for job in group.jobs}
         if self._unslices:
             found = {p for p in self._probe_split_points(group, idx, lo, hi) if lo < p < hi}
-            if len(found) < UNSLICE_PIECES:
+            if len(found) < UNSLICE_PIECES or hi - lo > SHORT_NEST:
                 points |= found
         cuts = sorted({lo, hi} | {p for p in points if lo < p < hi})
         return list(zip(cuts[:-1], cuts[1:]))
@@ -823,7 +824,7 @@ MANY_ARGUMENTS = 64
 # as one (a nest of more counts as that many more). A loop nest takes at most JOBS_PER_NEST jobs: a function
 # returning 1,600 arrays of one shape was one loop of 1,600 jobs, a body LLVM's passes took superlinear time on.
 GROUPS_PER_FUNCTION = 16
-# A loop is split where unslices change status into at most this many pieces (see _pieces).
+# A loop of at most SHORT_NEST steps is split where unslices change status into at most this many pieces.
 UNSLICE_PIECES = 4
 JOBS_PER_GROUP = 4
 JOBS_PER_NEST = 16
