@@ -9,7 +9,8 @@ operations drawn at random (elementwise with a constant of its own, a matrix pro
 stays N steps of straight-line code (about 6.3 optimized nodes a step with its gradient), and a
 recurrence reading row t of a table computed from the input (an RNN over its sequence); on both
 backends, and with JAX's jit beside them when JAX is installed. Last, "N outputs": the first call of a
-function returning N arrays (no gradient), each an elementwise expression of the input.
+function returning N arrays (no gradient), each an elementwise expression of the input, and "sum of N": value
+and gradient of the sum of those N arrays.
 
 Run: python benchmarks/bench_compile_time.py [--lengths 10,100,1000] [--timeout 600]
 """
@@ -43,11 +44,18 @@ def loss(x):
 x = np.linspace(-1.0, 1.0, 8)
 """
 
-# A program with N outputs (no loop to roll back): each output an elementwise expression of the input.
+# A program with N outputs (no loop to roll back): each output an elementwise expression of the input; and the
+# sum of those outputs (`summed`), whose value and gradient "sum of N" times.
 OUTPUTS = """
 N = int(sys.argv[1])
-def loss(x):
+def outputs(x):
     return [np_.sin(x * (i + 1)) + x[i % 8] for i in range(N)]
+def summed(x):
+    total = 0.0
+    for output in outputs(x):
+        total = total + np_.sum(output)
+    return total
+loss = outputs
 x = np.linspace(-1.0, 1.0, 8)
 """
 
@@ -80,9 +88,14 @@ print(time.perf_counter() - start)
 
 def first_call(template: str, step: str, length: int, timeout: float, *args, outputs=False) -> str:
     """Seconds of the first call in a fresh process, as text ('-' past the timeout): of value and gradient of
-    the loop `step`, or with `outputs`, of the OUTPUTS program itself."""
-    program, (sg_transform, jax_transform) = (OUTPUTS, ("", "")) if outputs else \
-        (LOSS.replace("{step}", step), ("sg.value_and_grad", "jax.value_and_grad"))
+    the loop `step`, or with `outputs`, of the OUTPUTS program itself (step None) or of value and gradient of
+    its sum (step "summed")."""
+    if outputs:
+        program = OUTPUTS if step is None else OUTPUTS + "loss = summed\n"
+        sg_transform, jax_transform = ("", "") if step is None else ("sg.value_and_grad", "jax.value_and_grad")
+    else:
+        program, (sg_transform, jax_transform) = LOSS.replace("{step}", step), ("sg.value_and_grad",
+                                                                                 "jax.value_and_grad")
     code = textwrap.dedent(template).replace("{loss}", program).replace("{sg_transform}", sg_transform) \
         .replace("{jax_transform}", jax_transform)
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "SYMGRAD_NUM_THREADS": "1",
@@ -106,9 +119,9 @@ def main():
     columns = ["sg llvm", "sg numpy"] + (["jax jit"] if importlib.util.find_spec("jax") else [])
     print("first call of value and gradient, unrolled loop of N steps (fresh process, disk cache off)")
     print(f"{'program':<10} {'N':>6}  " + "  ".join(f"{c:>9}" for c in columns))
-    for name, step in [*PROGRAMS.items(), ("N outputs", None)]:
+    for name, step in [*PROGRAMS.items(), ("N outputs", None), ("sum of N", "summed")]:
         for length in lengths:
-            outputs = step is None
+            outputs = step in (None, "summed")
             cells = [first_call(SYMGRAD, step, length, options.timeout, "llvm", outputs=outputs),
                      first_call(SYMGRAD, step, length, options.timeout, "numpy", outputs=outputs)]
             if "jax jit" in columns:

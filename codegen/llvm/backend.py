@@ -131,7 +131,7 @@ def lower(graph: sir.Graph, structure=None, python_floats=(), threads: int = 1) 
     pyentry.emit_entry(module, function, jit.PLACEHOLDER + "entry",
                        [(v.shape, v.dtype) for v in graph.inputs], [(v.shape, v.dtype) for v in graph.outputs],
                        structure, [(runtime.exception_name(message), message) for message in kernel.errors],
-                       python_floats=python_floats, release_gil=kernel.releases_gil)
+                       python_floats=python_floats, release_gil=kernel.releases_gil, array_kernel=kernel.array_kernel)
     text = str(module)
     symbols = {**runtime.symbol_addresses(), **blas.addresses(), **lapack.addresses(), **heap.addresses(),
                **callbacks.addresses(module), **mathlib.libm_addresses(module),

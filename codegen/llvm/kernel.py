@@ -15,8 +15,9 @@ concurrent calls (several threads, no GIL) never share memory.
 A loop's body or a branch (a sub-graph) is a function of the same module that a kernel
 builder of its own plans and emits (`nested`, called by the rules of control.py); its workspace is a
 region of its caller's.
-A long program's groups are emitted into several functions the kernel calls in turn, so the
-optimizer's cost (superlinear in a function's size) stays linear in the program's.
+A long program's groups are emitted into several functions the kernel calls in turn, each taking only the
+arguments it uses, so the optimizer's cost (superlinear in a function's size) stays linear in the program's;
+a kernel of many arguments takes them in an array (`array_kernel`).
 A large loop nest whose jobs allow it runs in chunks on the thread pool (`emit_parallel`, parallel.py).
 """
 from __future__ import annotations
@@ -24,11 +25,12 @@ from __future__ import annotations
 import bisect
 import math
 
+import sympy
 from llvmlite import ir
 
 from symgrad import ir as sir
 
-from . import heap, lanes, loophints, parallel, pool
+from . import heap, lanes, loophints, mathlib, parallel, pool
 from .jobs import Group, LoopJob, fill_job
 from .operands import ALIGNMENT, Buffer, Coord, Unslice, squeezed
 from .rules import BUFFER_INPUTS, LLVM_RULES
@@ -54,9 +56,15 @@ class KernelBuilder:
         self.release_name = release
         self.kept: list = []  # the slots (globals) of the blocks kept from call to call
         self.blas_calls, self.embed_constants = blas_calls, embed_constants
-        self.outlined_math = len(graph.nodes) > LONG_PROGRAM if outlined_math is None else outlined_math
+        self.outlined_math = _long(graph) if outlined_math is None else outlined_math
         self.workspace_argument = len(graph.inputs) + len(graph.outputs)
-        self.kernel = self._new_function(name + ".body" if public else name)
+        self._parameters: dict = {}  # name of an emitted function -> {kernel argument position: its parameter}
+        self._argument_positions: dict = {}  # id of an argument's buffer -> its position among the kernel's
+        # A kernel of many arguments has a body taking them in an array (see public_kernel), which its parts
+        # load the pointers they use from; `array_kernel` then takes that array, as the Python entry passes it.
+        self.array_arguments = public and self.workspace_argument > MANY_ARGUMENTS
+        self.array_kernel = None
+        self.kernel = self._new_function(name + ".body" if public else name, array=self.array_arguments)
         self._start(self.kernel)
         self._pointers: list = []  # (buffer, make(k) -> its pointer in the function being emitted)
         self._pointer_positions = None  # id(buffer) -> its position in _pointers (see _make_pointers)
@@ -78,18 +86,40 @@ class KernelBuilder:
         self.emitting: frozenset = frozenset()  # ids of the jobs the function being emitted runs
         self._held: list = []  # (function, free(k)): heap memory an error return from function releases
 
-    def _new_function(self, name, extra=()) -> ir.Function:
-        """A function taking the kernel's arguments (input and output pointers) and the workspace's
-        address (then the `extra` types), returning a status."""
-        arg_types = [PTR] * (self.workspace_argument + 1) + list(extra)
-        function = ir.Function(self.module, ir.FunctionType(I32, arg_types), name)
-        for arg in function.args[:self.workspace_argument + 1]:
+    def _new_function(self, name, positions=None, extra=(), array=False) -> ir.Function:
+        """A function taking the kernel's arguments (input and output pointers) at `positions` (None: all),
+        or with `array` the address of an array of all of them, then the workspace's address and the `extra`
+        types, returning a status. A part of a long kernel takes only the arguments it uses: LLVM pays for
+        every parameter of every function, and a call passes the seventh and later on the stack (a kernel of
+        1,600 outputs passed 1,600 pointers to each part)."""
+        positions = range(self.workspace_argument) if positions is None else positions
+        leading = 1 if array else len(positions)
+        function = ir.Function(self.module, ir.FunctionType(I32, [PTR] * (leading + 1) + list(extra)), name)
+        for arg in function.args[:leading + 1]:
             arg.add_attribute("noalias")
+        self._parameters[name] = None if array else {position: n for n, position in enumerate(positions)}
         return function
+
+    def argument(self, position: int) -> ir.Value:
+        """The kernel's argument `position` (an input or output pointer) in the function being emitted."""
+        parameters = self._parameters[self.function.name]
+        if parameters is None:  # loaded from the array of arguments
+            address = self.b.gep(self.function.args[0], [ir.Constant(I64, position)], source_etype=PTR, inbounds=True)
+            return self.b.load(address, typ=PTR)
+        return self.function.args[parameters[position]]
+
+    def _workspace(self) -> ir.Value:
+        """The workspace's address in the function being emitted (the parameter after its arguments)."""
+        parameters = self._parameters[self.function.name]
+        return self.function.args[1 if parameters is None else len(parameters)]
+
+    def _positions(self, used) -> list:
+        """The positions of the kernel's arguments among the buffers `used` (their ids), in order."""
+        return sorted(self._argument_positions[key] for key in used if key in self._argument_positions)
 
     def workspace_at(self, offset: int) -> ir.Value:
         """The address `offset` bytes into the workspace, in the function being emitted."""
-        base = self.function.args[self.workspace_argument]
+        base = self._workspace()
         return self.b.gep(base, [ir.Constant(I64, offset)], source_etype=I8, inbounds=True) if offset else base
 
     def _start(self, function):
@@ -124,7 +154,9 @@ class KernelBuilder:
                 buffer.pointer = made[id(make)]
 
     def _argument(self, position, value, role) -> Buffer:
-        return self.pointer(Buffer(value.shape, value.dtype, role=role), lambda k: k.function.args[position])
+        buffer = Buffer(value.shape, value.dtype, role=role)
+        self._argument_positions[id(buffer)] = position
+        return self.pointer(buffer, lambda k: k.argument(position))
 
     # ------------------------------------------------------------------ planning
     def plan(self):
@@ -277,6 +309,8 @@ class KernelBuilder:
                 if similar:
                     home = group
                     break
+            if home is not None and len(home.jobs) >= JOBS_PER_NEST:
+                home = None
             if home is None:
                 home = Group(domain=domain)
                 groups.append(home)
@@ -342,21 +376,23 @@ class KernelBuilder:
                 self.pointer(buffer, makers.setdefault(buffer.offset,
                                                        lambda k, offset=buffer.offset: k.workspace_at(offset)))
         parts = self._parts(groups)
-        if len(parts) <= 1:
+        if len(parts) <= 1 and not self.array_arguments:  # (an array's pointers are not known apart: parts)
             self._emit(parts[0] if parts else [])
             return self.public_kernel() if self.public else self.kernel
         calls = []
         for index, part in enumerate(parts):
-            function = self._new_function(f"{self.name}.part{index}")
+            used = set().union(*(group.reads | group.writes for group in part))
+            positions = self._positions(used)
+            function = self._new_function(f"{self.name}.part{index}", positions)
             function.linkage = "internal"
             function.attributes.add("noinline")  # inlined back, the kernel would be one huge function again
             self._start(function)
-            self._emit(part, used=set().union(*(group.reads | group.writes for group in part)))
-            calls.append(function)
+            self._emit(part, used)
+            calls.append((function, positions))
         self.function, self.entry = self.kernel, self.kernel.blocks[0]
         self.b = ir.IRBuilder(self.kernel.blocks[1])
-        for function in calls:  # each part in turn; a nonzero status returns at once
-            self.call_checked(function, self.kernel.args)
+        for function, positions in calls:  # each part in turn; a nonzero status returns at once
+            self.call_checked(function, [self.argument(position) for position in positions] + [self._workspace()])
         with self.b.goto_block(self.entry):
             self.b.branch(self.kernel.blocks[1])
         self.b.ret(ir.Constant(I32, 0))
@@ -369,10 +405,11 @@ class KernelBuilder:
         parts, weight = [[]], 0.0
         for group in groups:
             short = self.outlined_math and group.domain is not None and math.prod(group.domain) <= SHORT_NEST
-            weight += 0.5 if short else 1.0
-            if weight > GROUPS_PER_FUNCTION:
+            size = max(0.5 if short else 1.0, len(group.jobs) / JOBS_PER_GROUP)
+            weight += size
+            if weight > GROUPS_PER_FUNCTION and len(parts[-1]):
                 parts.append([])
-                weight = 0.5 if short else 1.0
+                weight = size
             parts[-1].append(group)
         return parts if groups else []
 
@@ -388,26 +425,36 @@ class KernelBuilder:
         this call's own, on the stack up to STACK_WORKSPACE bytes (calls stay as cheap as with a static
         block), else from malloc (a failure is the status of an "out of memory" error): with `release`,
         up to heap.KEPT_BYTES, the block the last call left if there is one (`_kept_workspace`). Then the
-        function `release`, if any block is kept."""
+        function `release`, if any block is kept. A kernel of more than MANY_ARGUMENTS arguments does that in
+        `array_kernel`, `i32 name.args(ptr arguments)`, which it calls with its arguments stored in an array."""
         body = self.kernel
         body.linkage = "internal"
         function = ir.Function(self.module, ir.FunctionType(I32, [PTR] * self.workspace_argument), self.name)
         for arg in function.args:
             arg.add_attribute("noalias")
-        self.function, self.b = function, ir.IRBuilder(function.append_basic_block("entry"))
+        if self.array_arguments:
+            self.array_kernel = ir.Function(self.module, ir.FunctionType(I32, [PTR]), self.name + ".args")
+            self.array_kernel.linkage = "internal"
+            b = ir.IRBuilder(function.append_basic_block("entry"))
+            array = b.alloca(ir.ArrayType(PTR, self.workspace_argument))
+            for position, arg in enumerate(function.args):
+                b.store(arg, b.gep(array, [ir.Constant(I64, 0), ir.Constant(I64, position)]))
+            b.ret(b.call(self.array_kernel, [array]))
+        with_workspace = self.array_kernel or function
+        self.function, self.b = with_workspace, ir.IRBuilder(with_workspace.append_basic_block("entry"))
         size = self.workspace_size
         if size <= STACK_WORKSPACE:
             workspace = ir.Constant(PTR, None)
             if size:
                 workspace = self.b.alloca(ir.ArrayType(I8, size), name="workspace")
                 workspace.align = ALIGNMENT
-            self.b.ret(self.b.call(body, [*function.args, workspace]))
+            self.b.ret(self.b.call(body, [*with_workspace.args, workspace]))
         elif self.release_name is not None and size <= heap.KEPT_BYTES:
-            self._kept_workspace(function, body, size)
+            self._kept_workspace(with_workspace, body, size)
         else:
             workspace = self.b.call(heap.function(self.module, "malloc"), [ir.Constant(I64, size)], name="workspace")
             self._fail_without(workspace, size)
-            status = self.b.call(body, [*function.args, workspace])
+            status = self.b.call(body, [*with_workspace.args, workspace])
             self.b.call(heap.function(self.module, "free"), [workspace])
             self.b.ret(status)
         if self.kept:
@@ -544,8 +591,10 @@ class KernelBuilder:
         self._chunked += 1
         name = f"{self.name}.chunk{self._chunked}"
         folds = [job.fold for job in group.jobs if job.fold is not None]
-        chunk = self._new_function(name, extra=(I64, I64, PTR))
+        positions = self._positions(group.reads | group.writes)
+        chunk = self._new_function(name, positions, extra=(I64, I64, PTR))
         chunk.linkage = "internal"
+        arguments = [self.argument(position) for position in positions] + [self._workspace()]
         outer = (self.function, self.entry, self.b, [(buffer, buffer.pointer) for buffer, _ in self._pointers])
         self._start(chunk)
         self._make_pointers(group.reads | group.writes)
@@ -565,13 +614,13 @@ class KernelBuilder:
         self.function, self.entry, self.b, pointers = outer
         for buffer, pointer in pointers:
             buffer.pointer = pointer
-        task = parallel.emit_task(self.module, name + ".task", chunk, plan, self.workspace_argument + 1, len(folds))
+        task = parallel.emit_task(self.module, name + ".task", chunk, plan, len(arguments), len(folds))
 
         b = self.b
-        context = self.alloca(ir.ArrayType(PTR, self.workspace_argument + 3))
+        context = self.alloca(ir.ArrayType(PTR, len(arguments) + 2))
         statuses = self.alloca(ir.ArrayType(I32, plan.count))
         values = self.alloca(ir.ArrayType(I8, max(1, plan.count * len(folds) * parallel.PARTIAL_BYTES)))
-        for index, value in enumerate([*self.function.args[:self.workspace_argument + 1], values, statuses]):
+        for index, value in enumerate([*arguments, values, statuses]):
             b.store(value, b.gep(context, [ir.Constant(I64, 0), ir.Constant(I64, index)]))
         b.call(pool.declare(self.module), [task, context, ir.Constant(I64, plan.count), ir.Constant(I32, self.threads)])
 
@@ -622,10 +671,15 @@ class KernelBuilder:
 
     def _pieces(self, group, idx, lo, hi):
         """The ranges to loop over separately: split where smaller jobs end, and where unslices change
-        status (learned by emitting the body once into a scratch function, when there are unslices)."""
+        status (learned by emitting the body once into a scratch function, when there are unslices), unless
+        that makes more than UNSLICE_PIECES pieces of a loop of at most SHORT_NEST steps: each piece is a copy
+        of the body (the gradient of x[i % 8] over many i, a sum of many unslices, was 8 copies of one element
+        each, scalar code), and in a short loop testing the index costs little."""
         points = {squeezed(job.domain)[-1] for job in group.jobs}
         if self._unslices:
-            points |= self._probe_split_points(group, idx, lo, hi)
+            found = {p for p in self._probe_split_points(group, idx, lo, hi) if lo < p < hi}
+            if len(found) < UNSLICE_PIECES or hi - lo > SHORT_NEST:
+                points |= found
         cuts = sorted({lo, hi} | {p for p in points if lo < p < hi})
         return list(zip(cuts[:-1], cuts[1:]))
 
@@ -761,24 +815,51 @@ STACK_WORKSPACE = 1 << 14
 # Work (see releases_gil) from which a call releases the GIL: ~10 us or more.
 GIL_FREE_WORK = 1 << 14
 
+# Arguments (inputs and outputs) from which a kernel's body takes them in an array: a call passes the seventh
+# and later on the stack, and LLVM's code generation of a call of 1,600 arguments cost more than its loops.
+MANY_ARGUMENTS = 64
+
 # Loop groups per emitted function: LLVM's O3 time grows faster than a function's size, so a
-# long program is split into functions of about this many loop nests.
+# long program is split into functions of about this many loop nests, a nest of JOBS_PER_GROUP jobs counting
+# as one (a nest of more counts as that many more). A loop nest takes at most JOBS_PER_NEST jobs: a function
+# returning 1,600 arrays of one shape was one loop of 1,600 jobs, a body LLVM's passes took superlinear time on.
 GROUPS_PER_FUNCTION = 16
+# A loop of at most SHORT_NEST steps is split where unslices change status into at most this many pieces.
+UNSLICE_PIECES = 4
+JOBS_PER_GROUP = 4
+JOBS_PER_NEST = 16
 SHORT_NEST = 64
 
 # Multi-use values costing more than this per element are stored; cheaper ones are recomputed
 # by each consumer (memory traffic costs more than a few operations, and LLVM merges the
 # recomputations that land in one loop).
 STORE_COST = 24
-# In a long program (more than LONG_PROGRAM nodes), transcendentals are calls of functions compiled once
-# (inlined, each call site is code LLVM optimizes again), and a value of at most CACHED_SIZE elements,
-# which stays in cache, is stored once it costs more than SMALL_STORE_COST (about a transcendental): its
-# uses then land in many loop nests, and each recomputation is code LLVM compiles again (most of the
-# compile time of a long program of small arrays); a load from cache costs less. In a short program the
-# uses share loops, where LLVM merges the recomputations.
+# In a long program (more than LONG_PROGRAM nodes, or more than INLINED_MATH transcendentals: inlined, each was
+# 5-8 ms of LLVM, and 100 outputs of a sine compiled in 0.8 s, 200 in 0.4), transcendentals are calls of
+# functions compiled once (inlined, each call site is code LLVM optimizes again), and a value of at most
+# CACHED_SIZE elements, which stays in cache, is stored once it costs more than SMALL_STORE_COST (about a
+# transcendental): its uses then land in many loop nests, and each recomputation is code LLVM compiles again
+# (most of the compile time of a long program of small arrays); a load from cache costs less. In a short program
+# the uses share loops, where LLVM merges the recomputations.
 LONG_PROGRAM = 200
+INLINED_MATH = 16
 CACHED_SIZE = 1 << 14
 SMALL_STORE_COST = 8
+
+
+def _long(graph) -> bool:
+    """Whether `graph` is a long program: more than LONG_PROGRAM nodes, or more than INLINED_MATH transcendentals
+    (in its sub-graphs too), each of which, inlined, is a copy of its math kernel that LLVM compiles again."""
+    if len(graph.nodes) > LONG_PROGRAM:
+        return True
+    calls = 0
+    for node in sir.all_nodes(graph):
+        expr = node.params.get("expr") if node.prim.name == "ew" else None
+        if expr is not None:
+            calls += sum(type(e).__name__ in mathlib.NAMES for e in sympy.preorder_traversal(expr))
+            if calls > INLINED_MATH:
+                return True
+    return False
 
 
 def _worth_storing(operand, program_nodes: int) -> bool:

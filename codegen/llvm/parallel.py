@@ -52,9 +52,10 @@ def _splittable(job) -> bool:
 
 def emit_task(module: ir.Module, name: str, chunk_function: ir.Function, plan: Chunks, arguments: int,
               folds: int) -> ir.Function:
-    """`void task(ptr ctx, i64 c)`, which the pool calls for chunk c: ctx holds the kernel's `arguments`
-    pointers (inputs, outputs, workspace), then the partial results' block and the statuses' block; it
-    calls chunk_function(pointers..., first row, end row, this chunk's partials) and stores its status."""
+    """`void task(ptr ctx, i64 c)`, which the pool calls for chunk c: ctx holds the chunk function's `arguments`
+    pointers (the kernel's inputs and outputs it uses, the workspace), then the partial results' block and the
+    statuses' block; it calls chunk_function(pointers..., first row, end row, this chunk's partials) and stores
+    its status."""
     task = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, I64]), name)
     task.linkage = "internal"
     ctx, chunk = task.args

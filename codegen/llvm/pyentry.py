@@ -10,6 +10,7 @@ the object code holds no process-specific address and can be cached and re-linke
 """
 from __future__ import annotations
 
+import collections
 import sys
 
 import numpy as np
@@ -48,7 +49,7 @@ _C_API = {
 
 def emit_entry(module: ir.Module, kernel: ir.Function, name: str, inputs, outputs, structure,
                errors, table: ir.GlobalVariable | None = None, python_floats=None,
-               release_gil: bool = False) -> ir.Function:
+               release_gil: bool = False, array_kernel: ir.Function | None = None) -> ir.Function:
     """Add to `module` the entry `PyObject* name(self, args, nargs)` calling `kernel`.
 
     `inputs`/`outputs` are (shape, dtype) per kernel argument; `structure` is an output
@@ -61,6 +62,8 @@ def emit_entry(module: ir.Module, kernel: ir.Function, name: str, inputs, output
     input takes either.
     With `release_gil`, the kernel runs with the GIL released (PyEval_SaveThread/RestoreThread):
     arguments are checked and outputs allocated before it, the result built after it, with the GIL.
+    `array_kernel` (a kernel of many arguments, see kernel.MANY_ARGUMENTS): the function taking the kernel's
+    arguments in an array, which the entry calls instead, filling the array in a loop.
     """
     inputs = [(tuple(int(size) for size in shape), np.dtype(dtype)) for shape, dtype in inputs]
     outputs = [(tuple(int(size) for size in shape), np.dtype(dtype)) for shape, dtype in outputs]
@@ -70,9 +73,12 @@ def emit_entry(module: ir.Module, kernel: ir.Function, name: str, inputs, output
     data = [entry.input_data(i, shape, dtype, _accepts(i, shape, dtype, python_floats))
             for i, (shape, dtype) in enumerate(inputs)]
     arrays = entry.allocate_outputs(outputs)
-    pointers = data + [entry.field(array, ARRAY_DATA, PTR) for array in arrays]
+    if array_kernel is None:
+        call = (kernel, data + [entry.field(arrays[i], ARRAY_DATA, PTR) for i in range(len(outputs))])
+    else:
+        call = (array_kernel, [entry.argument_array(data, arrays)])
     thread_state = entry.call("PyEval_SaveThread") if release_gil else None
-    status = entry.builder.call(kernel, pointers)
+    status = entry.builder.call(*call)
     if release_gil:
         entry.call("PyEval_RestoreThread", thread_state)
     entry.raise_on_status(status, errors)
@@ -277,27 +283,99 @@ class _Entry:
         return self.field(array, ARRAY_DATA, PTR)
 
     # -- outputs -----------------------------------------------------------------------------
-    def allocate_outputs(self, outputs) -> list:
-        """Fresh C-contiguous arrays for the outputs; on failure release them and return NULL."""
-        arrays = []
-        for index, (shape, dtype) in enumerate(outputs):
-            descr = self.symbol(runtime.DESCR_SYMBOLS[dtype])
+    def allocate_outputs(self, outputs) -> "_Outputs":
+        """Fresh C-contiguous arrays for the outputs, made by one loop over a table of their ranks, shapes and
+        dtypes, so the entry's code does not grow with their number (unrolled, the allocations and failure
+        branches of 1,600 outputs were 2 s of LLVM's code generation); on failure release them and return NULL."""
+        b, count = self.builder, len(outputs)
+        arrays = _Outputs(self, self.allocas.alloca(ir.ArrayType(PTR, max(count, 1)), name="outputs"), count)
+        if not count:
+            return arrays
+        dtypes = list(dict.fromkeys(dtype for _, dtype in outputs))
+        descrs = self.allocas.alloca(ir.ArrayType(PTR, len(dtypes)), name="descrs")
+        for k, dtype in enumerate(dtypes):
+            b.store(b.bitcast(self.symbol(runtime.DESCR_SYMBOLS[dtype]), PTR),
+                    b.gep(descrs, [ir.Constant(I64, 0), ir.Constant(I64, k)]))
+        shapes = {}
+        for shape, _ in outputs:
+            if shape and shape not in shapes:
+                shapes[shape] = self._constant(ir.ArrayType(I64, len(shape)), list(shape),
+                                               f"shape{len(shapes)}").bitcast(PTR)
+        ranks = self._constant(ir.ArrayType(I32, count), [len(shape) for shape, _ in outputs], "ranks")
+        dims = self._constant(ir.ArrayType(PTR, count), [shapes.get(shape, NULL) for shape, _ in outputs], "dims")
+        kinds = self._constant(ir.ArrayType(I32, count), [dtypes.index(dtype) for _, dtype in outputs], "dtypes")
+        release_all = self.function.append_basic_block("outputs_release")
+        failed = self.function.append_basic_block("output_failed")
+        cleanup = self.function.append_basic_block("outputs_cleanup")
+
+        def allocate(i):
+            kind = b.load(b.gep(kinds, [ir.Constant(I64, 0), i]), typ=I32)
+            descr = b.load(b.gep(descrs, [ir.Constant(I64, 0), b.zext(kind, I64)]), typ=PTR)
             self.call("Py_IncRef", descr)  # PyArray_NewFromDescr steals it
-            dims = self._dims_constant(shape, index)
             array = self.call("PyArray_NewFromDescr", self.symbol(_rt("PyArray_Type")), descr,
-                              ir.Constant(I32, len(shape)), dims, NULL, NULL, ir.Constant(I32, 0), NULL)
-            self._return_null_if_null(array, f"out{index}")
-            arrays.append(array)
+                              b.load(b.gep(ranks, [ir.Constant(I64, 0), i]), typ=I32),
+                              b.load(b.gep(dims, [ir.Constant(I64, 0), i]), typ=PTR), NULL, NULL, ir.Constant(I32, 0),
+                              NULL)
+            made = self.function.append_basic_block("output_made")
+            failures.append((i, b.block))
+            b.cbranch(b.icmp_unsigned("==", array, NULL), failed, made)
+            b.position_at_end(made)
+            b.store(array, arrays.slot(i))
+        failures = []
+        self._loop(ir.Constant(I64, 0), ir.Constant(I64, count), allocate)
+        after = b.block
+        b.position_at_end(failed)
+        made_count = b.phi(I64)
+        for i, block in failures:
+            made_count.add_incoming(i, block)
+        b.branch(cleanup)
+        b.position_at_end(release_all)
+        b.branch(cleanup)
+        b.position_at_end(cleanup)
+        to_release = b.phi(I64)
+        to_release.add_incoming(made_count, failed)
+        to_release.add_incoming(ir.Constant(I64, count), release_all)
+        self._loop(ir.Constant(I64, 0), to_release, lambda j: self.call("Py_DecRef", b.load(arrays.slot(j), typ=PTR)))
+        b.branch(self.releases[-1])
+        self.releases.append(release_all)
+        b.position_at_end(after)
         return arrays
 
-    def _dims_constant(self, shape, index: int):
-        """A private constant holding `shape` as npy_intp[] (NULL for 0-d)."""
-        if not shape:
-            return NULL
-        typ = ir.ArrayType(I64, len(shape))
-        var = ir.GlobalVariable(self.module, typ, self.module.get_unique_name(f"{self.function.name}.shape{index}"))
+    def argument_array(self, data, arrays: "_Outputs"):
+        """An array of the kernel's arguments: the inputs' `data` pointers, then the outputs' (in a loop)."""
+        b = self.builder
+        array = self.allocas.alloca(ir.ArrayType(PTR, len(data) + len(arrays)), name="arguments")
+        for position, pointer in enumerate(data):
+            b.store(pointer, b.gep(array, [ir.Constant(I64, 0), ir.Constant(I64, position)]))
+
+        def store(i):
+            slot = b.gep(array, [ir.Constant(I64, 0), b.add(i, ir.Constant(I64, len(data)))])
+            b.store(self.field(b.load(arrays.slot(i), typ=PTR), ARRAY_DATA, PTR), slot)
+        self._loop(ir.Constant(I64, 0), ir.Constant(I64, len(arrays)), store)
+        return array
+
+    def _loop(self, lo, hi, body):
+        """Emit `for i in [lo, hi): body(i)` (i64 values; the range may be empty) at the builder's position,
+        continuing after the loop."""
+        b = self.builder
+        before = b.block
+        test, inside, done = (self.function.append_basic_block(label) for label in ("loop", "loop_body", "loop_end"))
+        b.branch(test)
+        b.position_at_end(test)
+        i = b.phi(I64)
+        i.add_incoming(lo, before)
+        b.cbranch(b.icmp_signed("<", i, hi), inside, done)
+        b.position_at_end(inside)
+        body(i)
+        i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
+        b.branch(test)
+        b.position_at_end(done)
+
+    def _constant(self, typ, values, label: str) -> ir.GlobalVariable:
+        """A private constant of type `typ` holding `values`."""
+        var = ir.GlobalVariable(self.module, typ, self.module.get_unique_name(f"{self.function.name}.{label}"))
         var.linkage, var.global_constant, var.unnamed_addr = "private", True, True
-        var.initializer = ir.Constant(typ, list(shape))
+        var.initializer = ir.Constant(typ, values)
         return var
 
     def _own(self, obj, label: str) -> None:
@@ -343,21 +421,50 @@ class _Entry:
             made.append(self.call("PyTuple_New", ir.Constant(I64, len(node))))
             self._return_null_if_null(made[-1], f"tuple{number}")
         uses = _output_indices(structure)
-        for index, array in enumerate(arrays):
-            for _ in range(uses.count(index) - 1):
-                self.call("Py_IncRef", array)
-            if index not in uses:
-                self.call("Py_DecRef", array)
+        counts = collections.Counter(uses)
+        for index in range(len(arrays)):
+            for _ in range(counts[index] - 1):
+                self.call("Py_IncRef", arrays[index])
+            if not counts[index]:
+                self.call("Py_DecRef", arrays[index])
         return self._fill(structure, iter(made), arrays)
 
     def _fill(self, node, tuples, arrays):
-        """Put the items of `node` into its tuple (taken from `tuples` in preorder), which steals them."""
+        """Put the items of `node` into its tuple (taken from `tuples` in preorder), which steals them: a tuple
+        of outputs only in a loop over a table of their indices (code of one size for any number)."""
         if not isinstance(node, tuple):
             return arrays[int(node)]
         obj = next(tuples)
+        if len(node) > 1 and not any(isinstance(item, tuple) for item in node):
+            b = self.builder
+            table = self._constant(ir.ArrayType(I32, len(node)), [int(item) for item in node], "items")
+
+            def put(i):
+                index = b.zext(b.load(b.gep(table, [ir.Constant(I64, 0), i]), typ=I32), I64)
+                self.call("PyTuple_SetItem", obj, i, b.load(arrays.slot(index), typ=PTR))
+            self._loop(ir.Constant(I64, 0), ir.Constant(I64, len(node)), put)
+            return obj
         for position, item in enumerate(node):
             self.call("PyTuple_SetItem", obj, ir.Constant(I64, position), self._fill(item, tuples, arrays))
         return obj
+
+
+class _Outputs:
+    """The output arrays, kept in a stack array: `outputs[i]` loads array i where the builder is (values
+    kept in registers from their allocation to the result would be spilled, one by one)."""
+
+    def __init__(self, entry: _Entry, slots, count: int):
+        self.entry, self.slots, self.count = entry, slots, count
+
+    def __len__(self):
+        return self.count
+
+    def slot(self, i):
+        index = i if isinstance(i, ir.Value) else ir.Constant(I64, i)
+        return self.entry.builder.gep(self.slots, [ir.Constant(I64, 0), index])
+
+    def __getitem__(self, i):
+        return self.entry.builder.load(self.slot(i), typ=PTR)
 
 
 def _rt(name: str) -> str:
