@@ -72,8 +72,10 @@ def _check_carry(what, in_tree, in_values, out_tree, out_values, names):
 
 # ----------------------------------------------------------------------------- scan
 
-def scan(f, init, xs=None, length=None, reverse=False):
-    """f(carry, x) -> (carry, y) over the leading axis of xs: returns (final carry, stacked ys), as jax.lax.scan."""
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """f(carry, x) -> (carry, y) over the leading axis of xs: returns (final carry, stacked ys), as jax.lax.scan.
+    `unroll`, JAX's hint, is checked and left to the backends (they choose how to emit the loop)."""
+    _check_unroll("scan", unroll)
     return _scan(f, init, xs, length, reverse, "scan", pytree.leaf_names([init], ["carry"]))
 
 
@@ -110,6 +112,12 @@ def _scan(f, init, xs, length, reverse, what, names):
     return pytree.unflatten(init_tree, outs[:num_carry]), pytree.unflatten(y_tree, outs[num_carry:])
 
 
+def _check_unroll(what, unroll):
+    """JAX's unroll: a positive int or a bool; it changes no value, so symgrad takes it and leaves the loop rolled."""
+    if not isinstance(unroll, (bool, int, np.integer)) or (not isinstance(unroll, bool) and unroll < 1):
+        raise ValueError(f"{what}: unroll must be a positive int or a bool, got {unroll!r}")
+
+
 def _pair(out):
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         fail("scan: the body must return a pair (carry, y)", TypeError)
@@ -131,9 +139,11 @@ def _scan_in_python(f, carry, xs, steps, reverse):
 
 # ----------------------------------------------------------------------------- fori_loop
 
-def fori_loop(lower, upper, body_fun, init_val):
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """body_fun(i, val) -> val for i in [lower, upper), as jax.lax.fori_loop. Python-int bounds give a
-    scan (a fixed number of steps); traced bounds give a while loop."""
+    scan (a fixed number of steps); traced bounds give a while loop. `unroll` as scan's."""
+    if unroll is not None:
+        _check_unroll("fori_loop", unroll)
     lower, upper = _bound(lower, "lower"), _bound(upper, "upper")
     if not _traced():
         value = init_val

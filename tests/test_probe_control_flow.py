@@ -1,0 +1,32 @@
+"""Control flow and composed transforms: what random_programs_control.py found, minimized."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+
+def test_vmap_of_a_loop_of_no_steps_on_eager_tensors():
+    """vmap of fori_loop(0, 0, ...) over an eager tensor failed: the loop's result, a view of one array of its
+    several results, was checked for sharing memory with that tuple of arrays (ValueError: inhomogeneous shape)."""
+    x, w = np.arange(12.0).reshape(4, 3), np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    for steps in (0, 1):
+        t = sg.tensor(x, requires_grad=True)
+        out = sg.vmap(lambda r: sg.fori_loop(0, steps, lambda i, c: c * 2.0, r))(t)
+        np.testing.assert_array_equal(out.detach().numpy(), x * 2.0 ** steps)
+        sg.sum(out * w).backward()
+        np.testing.assert_array_equal(t.grad.numpy(), w * 2.0 ** steps)
+
+
+@pytest.mark.parametrize("unroll", [1, 3, True, False])
+def test_scan_and_fori_loop_take_jaxs_unroll(unroll):
+    """unroll= (JAX's hint, no change of value) was a TypeError: JAX code calling scan(..., unroll=2) did not run."""
+    x = np.array([0.5, -1.0, 2.0])
+
+    def f(x):
+        total, ys = sg.scan(lambda c, v: (c + sg.sin(v), c * v), 0.0, x, unroll=unroll)
+        return total + sg.sum(ys) + sg.sum(sg.fori_loop(0, 3, lambda i, c: c * 0.5 + i, x, unroll=unroll))
+    want = np.sum(np.sin(x)) + np.sum(np.cumsum(np.r_[0.0, np.sin(x)[:-1]]) * x) + np.sum(x / 8 + 0.5 + 2)
+    for run in (f, sg.compile(f), sg.compile(f, backend="numpy")):
+        np.testing.assert_allclose(run(x), want, rtol=1e-12)
+    with pytest.raises(ValueError, match="unroll must be a positive int"):
+        sg.scan(lambda c, v: (c, v), 0.0, x, unroll=0)
