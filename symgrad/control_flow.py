@@ -44,6 +44,14 @@ def _example(leaves, names) -> list:
     return [leaf if isinstance(leaf, Tracer) else as_input_array(leaf, name) for leaf, name in zip(leaves, names)]
 
 
+def _as_arrays(tree):
+    """Outside a trace, a carry's or operand's Python numbers as the 0-d arrays a trace makes them (so a body's
+    `(c > 0).astype(...)` runs on both sides, as in JAX)."""
+    leaves, treedef = pytree.flatten(tree)
+    return pytree.unflatten(treedef, [np.asarray(leaf) if isinstance(leaf, (bool, int, float)) else leaf
+                                      for leaf in leaves])
+
+
 def _check_structure(what, in_tree, out_tree):
     """A clear error when a body returns a carry of another structure than it takes."""
     if in_tree != out_tree:
@@ -92,7 +100,7 @@ def _scan(f, init, xs, length, reverse, what, names):
              if lengths else "scan: give xs or length=", ShapeError)
     (steps,) = lengths
     if not _traced():
-        return _scan_in_python(f, init, xs, steps, reverse)
+        return _scan_in_python(f, _as_arrays(init), xs, steps, reverse)
     init_leaves, init_tree = pytree.flatten(init)
     init_leaves = _example(init_leaves, names)
     x_leaves = [leaf if isinstance(leaf, Tracer) else as_input_array(leaf, "xs") for leaf in x_leaves]
@@ -146,7 +154,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         _check_unroll("fori_loop", unroll)
     lower, upper = _bound(lower, "lower"), _bound(upper, "upper")
     if not _traced():
-        value = init_val
+        value = _as_arrays(init_val)
         for i in range(int(lower), int(upper)):
             value = body_fun(i, value)
         return value
@@ -201,7 +209,7 @@ def _while_loop(cond_fun, body_fun, init_val, checkpoints, what, names):
                              f"got {checkpoints!r}")
         checkpoints = int(checkpoints)
     if not _traced():
-        value = init_val
+        value = _as_arrays(init_val)
         while _predicate(what, cond_fun(value)):
             value = body_fun(value)
         return value
@@ -242,7 +250,7 @@ def switch(index, branches, *operands):
     if not _traced():
         if np.shape(index) != () or np.asarray(index).dtype.kind not in "iub":
             fail(f"switch: the index must be an integer scalar, got {index!r}", ShapeError)
-        return branches[clamp_index(index, len(branches))](*operands)
+        return branches[clamp_index(index, len(branches))](*_as_arrays(list(operands)))
     index = snp.asarray(index)
     if index.shape != () or index.dtype.kind not in "iub":
         fail(f"switch: the index must be an integer scalar, got {ir.Value(index.shape, index.dtype).type_str()}",
@@ -254,7 +262,7 @@ def switch(index, branches, *operands):
 def cond(pred, true_fun, false_fun, *operands):
     """true_fun(*operands) if pred else false_fun(*operands), as jax.lax.cond; both return the same types."""
     if not _traced():
-        return (true_fun if _predicate("cond", pred) else false_fun)(*operands)
+        return (true_fun if _predicate("cond", pred) else false_fun)(*_as_arrays(list(operands)))
     pred = _scalar_bool("cond", pred)
     return _branch("cond", snp.astype(pred, np.int64), [false_fun, true_fun], operands, ["false_fun", "true_fun"])
 

@@ -30,3 +30,18 @@ def test_scan_and_fori_loop_take_jaxs_unroll(unroll):
         np.testing.assert_allclose(run(x), want, rtol=1e-12)
     with pytest.raises(ValueError, match="unroll must be a positive int"):
         sg.scan(lambda c, v: (c, v), 0.0, x, unroll=0)
+
+
+def test_python_number_carries_outside_a_trace_are_arrays_as_in_a_trace():
+    """Outside a trace a Python-number carry or operand reached the body as it was: `(c > 0).astype(...)` on the
+    initial 0.0 raised AttributeError ('bool' object has no attribute 'astype') where the compiled call ran."""
+    x = np.array([0.5, -1.2, 2.0])
+    cases = [lambda x: sg.sum(sg.scan(lambda c, v: (c + v, (c > 0).astype(sg.int64)), 0.0, x)[1] * x),
+             lambda x: sg.fori_loop(0, 3, lambda i, c: c + (c > 0).astype(np.float64) + x[0], 0.0),
+             lambda x: sg.while_loop(lambda c: c < 2, lambda c: c + (c >= 0).astype(np.int64), 0) * x[1],
+             lambda x: sg.cond(x[0] > 0, lambda a: (a > 0).astype(np.float64) * x[2], lambda a: a * x[1], 1.0),
+             lambda x: sg.switch(1, [lambda a: a * x[0], lambda a: (a > 0).astype(np.float64) * x[2]], 1.0)]
+    for f in cases:
+        want = sg.compile(f)(x)
+        np.testing.assert_allclose(f(x), want, rtol=1e-15)
+        np.testing.assert_allclose(f(sg.tensor(x)).numpy(), want, rtol=1e-15)
