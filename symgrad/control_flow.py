@@ -134,15 +134,24 @@ def _pair(out):
 
 def _scan_in_python(f, carry, xs, steps, reverse):
     x_leaves, x_tree = pytree.flatten(xs)
+    if steps == 0:
+        return carry, _no_ys(f, carry, x_leaves, x_tree)
     ys = [None] * steps
     for step in (range(steps - 1, -1, -1) if reverse else range(steps)):
         carry, ys[step] = _pair(f(carry, pytree.unflatten(x_tree, [leaf[step] for leaf in x_leaves])))
-    if steps == 0:
-        raise ValueError("scan: zero steps outside a trace; the ys' shapes are unknown")
     y_leaves = [pytree.flatten(y)[0] for y in ys]
     y_tree = pytree.flatten(ys[0])[1]
     stacked = [snp.stack([leaves[k] for leaves in y_leaves]) for k in range(len(y_leaves[0]))]
     return carry, pytree.unflatten(y_tree, stacked)
+
+
+def _no_ys(f, carry, x_leaves, x_tree):
+    """The ys of a scan of no steps outside a trace: empty arrays of the types a traced step gives them (the body
+    is traced, not run, as JAX's scan does)."""
+    slices = [ir.Value(tuple(np.shape(leaf))[1:], as_input_array(leaf, "xs").dtype) for leaf in x_leaves]
+    step, out_tree, _ = trace_flat(lambda c, x: _pair(f(c, x)), [carry, pytree.unflatten(x_tree, slices)], "body")
+    ys = step.outputs[len(pytree.flatten(carry)[0]):]
+    return pytree.unflatten(out_tree.children[1], [np.zeros((0,) + y.shape, y.dtype) for y in ys])
 
 
 # ----------------------------------------------------------------------------- fori_loop

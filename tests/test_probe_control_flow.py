@@ -45,3 +45,31 @@ def test_python_number_carries_outside_a_trace_are_arrays_as_in_a_trace():
         want = sg.compile(f)(x)
         np.testing.assert_allclose(f(x), want, rtol=1e-15)
         np.testing.assert_allclose(f(sg.tensor(x)).numpy(), want, rtol=1e-15)
+
+
+def test_a_scan_of_no_steps_outside_a_trace_gives_empty_ys_of_the_steps_types():
+    """scan over no steps on NumPy arrays or eager tensors raised ("the ys' shapes are unknown") where the compiled
+    call, and JAX's, give empty ys: the body is traced, not run, for their types."""
+    x = np.arange(6.0).reshape(3, 2)
+
+    def f(x, xs):
+        return sg.scan(lambda c, r: (c * 2.0, {"a": c + (0.0 if r is None else r[0]), "b": c > 0}), x[0], xs, length=0)
+    for xs in ((x[:0], None), None):
+        want_carry, want_ys = sg.compile(f)(x, xs)
+        for run in (f, lambda x, xs: f(sg.tensor(x, requires_grad=True), xs)):
+            carry, ys = run(x, xs)
+            np.testing.assert_array_equal(np.asarray(carry.detach().numpy() if hasattr(carry, "detach") else carry),
+                                          want_carry)
+            for key in ("a", "b"):
+                assert ys[key].shape == want_ys[key].shape == (0, 2) and ys[key].dtype == want_ys[key].dtype
+
+
+def test_a_failing_trace_names_the_python_value_argument_it_was_given():
+    """The note naming the Python values (None, a string) a failing trace was given indexed the names of the
+    arguments' leaves by the argument's position: an IndexError, or another argument's name, after a pytree."""
+    def f(pair, k):
+        return pair[0] * k
+    with pytest.raises(TypeError, match=r"argument k = None \(a NoneType\)"):
+        sg.compile(f)((np.ones(2), np.ones(2)), None)
+    with pytest.raises(TypeError, match=r"argument k = None \(a NoneType\)"):
+        sg.compile(lambda x, k: x * k)(np.ones(2), None)
