@@ -19,7 +19,7 @@ import traceback
 import numpy as np
 
 import symgrad as sg
-from random_programs_broad import CLEAR_ERROR_MODULES, INTERNAL, Mismatch, _close, _pick, jax_libs
+from random_programs_broad import CLEAR_ERROR_MODULES, INTERNAL, Mismatch, _close, _pick, _unary, jax_libs
 
 INPUT_SHAPES = {"x0": (3,), "x1": (4, 3), "x2": ()}
 ARGNUMS = (0, 1, 2)
@@ -113,6 +113,9 @@ class Unrolled:
 # ---------------------------------------------------------------- generation
 
 def _u(rng, a):
+    """A smooth op of a, or (one time in four) any of random_programs_broad's unary ops, kinks and jumps included."""
+    if rng.random() < 0.25:
+        return _unary(rng, a, None)
     return SMOOTH[rng.integers(len(SMOOTH))].format(a)
 
 
