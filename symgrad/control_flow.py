@@ -150,8 +150,12 @@ def _no_ys(f, carry, x_leaves, x_tree):
     is traced, not run, as JAX's scan does)."""
     slices = [ir.Value(tuple(np.shape(leaf))[1:], as_input_array(leaf, "xs").dtype) for leaf in x_leaves]
     step, out_tree, _ = trace_flat(lambda c, x: _pair(f(c, x)), [carry, pytree.unflatten(x_tree, slices)], "body")
-    ys = step.outputs[len(pytree.flatten(carry)[0]):]
-    return pytree.unflatten(out_tree.children[1], [np.zeros((0,) + y.shape, y.dtype) for y in ys])
+    carry_leaves = pytree.flatten(carry)[0]
+    ys = step.outputs[len(carry_leaves):]
+    # no elements of an operand (an eager tensor's: the ys are tensors, as the steps' would be), reshaped
+    empty = snp.reshape(snp.asarray((carry_leaves + x_leaves + [np.zeros(0)])[0]), (-1,))[:0]
+    return pytree.unflatten(out_tree.children[1], [snp.astype(snp.reshape(empty, (0,) + y.shape), y.dtype)
+                                                   for y in ys])
 
 
 # ----------------------------------------------------------------------------- fori_loop

@@ -62,6 +62,10 @@ def test_a_scan_of_no_steps_outside_a_trace_gives_empty_ys_of_the_steps_types():
                                           want_carry)
             for key in ("a", "b"):
                 assert ys[key].shape == want_ys[key].shape == (0, 2) and ys[key].dtype == want_ys[key].dtype
+        t = sg.tensor(x, requires_grad=True)  # on tensors the ys are tensors, as the steps' would be
+        out = sg.sum(f(t, xs)[1]["a"])
+        out.backward()
+        assert out.item() == 0.0 and np.array_equal(t.grad.numpy(), np.zeros_like(x))
 
 
 def test_a_failing_trace_names_the_python_value_argument_it_was_given():
