@@ -347,8 +347,9 @@ class Compiled(pickling.CopiedAsItself):
                 compiled = self._with_values.pop(key, None)
         except TypeError:
             i = next(i for i, value in values if not hashable(value))
-            raise TypeError(f"{self.__name__}: argument {self._leaf_names(args)[i]} is a Python value the trace "
-                            f"reads as it is, so it must be hashable; got {type(args[i]).__name__}") from None
+            name = argument_names(self.fn, len(args))[i]  # (positions of arguments, not of their leaves)
+            raise TypeError(f"{self.__name__}: argument {name} is a Python value the trace reads as it is, so it "
+                            f"must be hashable; got {type(args[i]).__name__}") from None
         fresh = compiled is None
         if fresh:
             compiled = self._bound_to(values)
@@ -362,7 +363,7 @@ class Compiled(pickling.CopiedAsItself):
         except TypeError as err:  # say which Python values the failing trace was given
             if isinstance(err, TracerError) or type(err) is not TypeError:
                 raise
-            names = self._leaf_names(args)
+            names = argument_names(self.fn, len(args))  # (positions of arguments, not of their leaves)
             given = ", ".join(f"argument {names[i]} = {value!r} (a {type(value).__name__})"
                               for i, value in values if type(value) not in (int, bool))
             if not given:

@@ -44,6 +44,14 @@ def _example(leaves, names) -> list:
     return [leaf if isinstance(leaf, Tracer) else as_input_array(leaf, name) for leaf, name in zip(leaves, names)]
 
 
+def _as_arrays(tree):
+    """Outside a trace, a carry's or operand's Python numbers as the 0-d arrays a trace makes them (so a body's
+    `(c > 0).astype(...)` runs on both sides, as in JAX)."""
+    leaves, treedef = pytree.flatten(tree)
+    return pytree.unflatten(treedef, [np.asarray(leaf) if isinstance(leaf, (bool, int, float)) else leaf
+                                      for leaf in leaves])
+
+
 def _check_structure(what, in_tree, out_tree):
     """A clear error when a body returns a carry of another structure than it takes."""
     if in_tree != out_tree:
@@ -72,8 +80,10 @@ def _check_carry(what, in_tree, in_values, out_tree, out_values, names):
 
 # ----------------------------------------------------------------------------- scan
 
-def scan(f, init, xs=None, length=None, reverse=False):
-    """f(carry, x) -> (carry, y) over the leading axis of xs: returns (final carry, stacked ys), as jax.lax.scan."""
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """f(carry, x) -> (carry, y) over the leading axis of xs: returns (final carry, stacked ys), as jax.lax.scan.
+    `unroll`, JAX's hint, is checked and left to the backends (they choose how to emit the loop)."""
+    _check_unroll("scan", unroll)
     return _scan(f, init, xs, length, reverse, "scan", pytree.leaf_names([init], ["carry"]))
 
 
@@ -90,7 +100,7 @@ def _scan(f, init, xs, length, reverse, what, names):
              if lengths else "scan: give xs or length=", ShapeError)
     (steps,) = lengths
     if not _traced():
-        return _scan_in_python(f, init, xs, steps, reverse)
+        return _scan_in_python(f, _as_arrays(init), xs, steps, reverse)
     init_leaves, init_tree = pytree.flatten(init)
     init_leaves = _example(init_leaves, names)
     x_leaves = [leaf if isinstance(leaf, Tracer) else as_input_array(leaf, "xs") for leaf in x_leaves]
@@ -110,6 +120,12 @@ def _scan(f, init, xs, length, reverse, what, names):
     return pytree.unflatten(init_tree, outs[:num_carry]), pytree.unflatten(y_tree, outs[num_carry:])
 
 
+def _check_unroll(what, unroll):
+    """JAX's unroll: a positive int or a bool; it changes no value, so symgrad takes it and leaves the loop rolled."""
+    if not isinstance(unroll, (bool, int, np.integer)) or (not isinstance(unroll, bool) and unroll < 1):
+        raise ValueError(f"{what}: unroll must be a positive int or a bool, got {unroll!r}")
+
+
 def _pair(out):
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         fail("scan: the body must return a pair (carry, y)", TypeError)
@@ -118,25 +134,40 @@ def _pair(out):
 
 def _scan_in_python(f, carry, xs, steps, reverse):
     x_leaves, x_tree = pytree.flatten(xs)
+    if steps == 0:
+        return carry, _no_ys(f, carry, x_leaves, x_tree)
     ys = [None] * steps
     for step in (range(steps - 1, -1, -1) if reverse else range(steps)):
         carry, ys[step] = _pair(f(carry, pytree.unflatten(x_tree, [leaf[step] for leaf in x_leaves])))
-    if steps == 0:
-        raise ValueError("scan: zero steps outside a trace; the ys' shapes are unknown")
     y_leaves = [pytree.flatten(y)[0] for y in ys]
     y_tree = pytree.flatten(ys[0])[1]
     stacked = [snp.stack([leaves[k] for leaves in y_leaves]) for k in range(len(y_leaves[0]))]
     return carry, pytree.unflatten(y_tree, stacked)
 
 
+def _no_ys(f, carry, x_leaves, x_tree):
+    """The ys of a scan of no steps outside a trace: empty arrays of the types a traced step gives them (the body
+    is traced, not run, as JAX's scan does)."""
+    slices = [ir.Value(tuple(np.shape(leaf))[1:], as_input_array(leaf, "xs").dtype) for leaf in x_leaves]
+    step, out_tree, _ = trace_flat(lambda c, x: _pair(f(c, x)), [carry, pytree.unflatten(x_tree, slices)], "body")
+    carry_leaves = pytree.flatten(carry)[0]
+    ys = step.outputs[len(carry_leaves):]
+    # no elements of an operand (an eager tensor's: the ys are tensors, as the steps' would be), reshaped
+    empty = snp.reshape(snp.asarray((carry_leaves + x_leaves + [np.zeros(0)])[0]), (-1,))[:0]
+    return pytree.unflatten(out_tree.children[1], [snp.astype(snp.reshape(empty, (0,) + y.shape), y.dtype)
+                                                   for y in ys])
+
+
 # ----------------------------------------------------------------------------- fori_loop
 
-def fori_loop(lower, upper, body_fun, init_val):
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """body_fun(i, val) -> val for i in [lower, upper), as jax.lax.fori_loop. Python-int bounds give a
-    scan (a fixed number of steps); traced bounds give a while loop."""
+    scan (a fixed number of steps); traced bounds give a while loop. `unroll` as scan's."""
+    if unroll is not None:
+        _check_unroll("fori_loop", unroll)
     lower, upper = _bound(lower, "lower"), _bound(upper, "upper")
     if not _traced():
-        value = init_val
+        value = _as_arrays(init_val)
         for i in range(int(lower), int(upper)):
             value = body_fun(i, value)
         return value
@@ -191,7 +222,7 @@ def _while_loop(cond_fun, body_fun, init_val, checkpoints, what, names):
                              f"got {checkpoints!r}")
         checkpoints = int(checkpoints)
     if not _traced():
-        value = init_val
+        value = _as_arrays(init_val)
         while _predicate(what, cond_fun(value)):
             value = body_fun(value)
         return value
@@ -232,7 +263,7 @@ def switch(index, branches, *operands):
     if not _traced():
         if np.shape(index) != () or np.asarray(index).dtype.kind not in "iub":
             fail(f"switch: the index must be an integer scalar, got {index!r}", ShapeError)
-        return branches[clamp_index(index, len(branches))](*operands)
+        return branches[clamp_index(index, len(branches))](*_as_arrays(list(operands)))
     index = snp.asarray(index)
     if index.shape != () or index.dtype.kind not in "iub":
         fail(f"switch: the index must be an integer scalar, got {ir.Value(index.shape, index.dtype).type_str()}",
@@ -244,7 +275,7 @@ def switch(index, branches, *operands):
 def cond(pred, true_fun, false_fun, *operands):
     """true_fun(*operands) if pred else false_fun(*operands), as jax.lax.cond; both return the same types."""
     if not _traced():
-        return (true_fun if _predicate("cond", pred) else false_fun)(*operands)
+        return (true_fun if _predicate("cond", pred) else false_fun)(*_as_arrays(list(operands)))
     pred = _scalar_bool("cond", pred)
     return _branch("cond", snp.astype(pred, np.int64), [false_fun, true_fun], operands, ["false_fun", "true_fun"])
 

@@ -181,8 +181,8 @@ def _viewed_operand(result, operands):
     backward that saved the view (it read the changed values). None for a new array."""
     if result.__class__ is np.ndarray:
         if result.base is not None:
-            for t in operands:
-                if np.may_share_memory(result, t._data):
+            for t in operands:  # (a several-results operand, a tuple of arrays, is no view's base: none writes it)
+                if t._data.__class__ is np.ndarray and np.may_share_memory(result, t._data):
                     return t
         else:
             for t in operands:
