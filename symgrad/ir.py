@@ -195,12 +195,13 @@ class Graph:
         return counts
 
     def structure_key(self):
-        """A hashable summary of the graph's structure (ops, attrs, types, wiring)."""
+        """A hashable summary of the graph's structure (ops, attrs, types, wiring), exact: two graphs with equal
+        keys compute the same function (the compiled-code cache, symgrad.code_cache, relies on it)."""
         index = {id(v): i for i, v in enumerate(self.inputs)}
-        items = [tuple((v.shape, v.dtype.str) for v in self.inputs)]
+        items = [tuple((v.shape, _dtype_key(v.dtype)) for v in self.inputs)]
         for node in self.nodes:
-            items.append((node.prim.name, node.attrs, tuple(index[id(v)] for v in node.inputs),
-                          node.out.shape, node.out.dtype.str))
+            items.append((node.prim.name, _exact(node.attrs), tuple(index[id(v)] for v in node.inputs),
+                          node.out.shape, _dtype_key(node.out.dtype)))
             index[id(node.out)] = len(index)
         items.append(tuple(index[id(v)] for v in self.outputs))
         return tuple(items)
@@ -213,6 +214,24 @@ class Graph:
 
     def __str__(self):
         return format_graph(self)
+
+
+def _dtype_key(dtype: np.dtype):
+    """A dtype as a key: its string, or for a tuple type (whose string, '|V16', is only its size) the dtype itself."""
+    return dtype.str if dtype.names is None else dtype
+
+
+def _exact(value):
+    """An attribute value as a key that equal but different values do not share: 0.0 and -0.0, 1 and 1.0 and True
+    compare equal in Python, and a node computes differently with each."""
+    kind = type(value)
+    if kind is tuple:
+        return tuple(_exact(v) for v in value)
+    if kind is int or kind is str or isinstance(value, Graph):  # (a graph's equality is its exact structure key)
+        return value
+    if isinstance(value, (float, complex, np.generic)):
+        return kind, repr(value)
+    return kind, value
 
 
 class IRError(Exception):
