@@ -221,17 +221,27 @@ def _dtype_key(dtype: np.dtype):
     return dtype.str if dtype.names is None else dtype
 
 
-def _exact(value):
-    """An attribute value as a key that equal but different values do not share: 0.0 and -0.0, 1 and 1.0 and True
-    compare equal in Python, and a node computes differently with each."""
+def _exact(attrs):
+    """Attributes as a key that equal but different values do not share: 0.0 and -0.0, 1 and 1.0 and True compare
+    equal in Python, and a node computes differently with each. (The attributes themselves when none is such a
+    value, as most are: a graph's key is made without copying them.)"""
+    return attrs if _plain(attrs) else _tagged(attrs)
+
+
+_TAGGED = frozenset({float, complex, bool})  # and NumPy's scalars
+
+
+def _plain(value) -> bool:
     kind = type(value)
     if kind is tuple:
-        return tuple(_exact(v) for v in value)
-    if kind is int or kind is str or isinstance(value, Graph):  # (a graph's equality is its exact structure key)
-        return value
-    if isinstance(value, (float, complex, np.generic)):
-        return kind, repr(value)
-    return kind, value
+        return all(map(_plain, value))
+    return kind not in _TAGGED and not isinstance(value, np.generic)  # (a graph's equality is its exact key)
+
+
+def _tagged(value):
+    if type(value) is tuple:
+        return tuple(map(_tagged, value))
+    return (type(value), repr(value)) if not _plain(value) else value
 
 
 class IRError(Exception):
