@@ -16,7 +16,7 @@ from .backends import lower, thread_count
 from .caches import Recent
 from .passes import optimize
 
-CODE_KEPT = 256
+CODE_KEPT = 128
 _cache = Recent(CODE_KEPT)  # key_of(graph, options) -> Code
 _lock = threading.Lock()  # orders stores; hits take no lock (Recent.used tolerates a concurrent store)
 
