@@ -143,3 +143,24 @@ def test_edge_values_through_shared_code(lowerings):
     for x in (empty, zero_d, np.array([0.0, np.inf, -np.inf])):
         np.testing.assert_allclose(sg.compile(f)(x), np.sum(np.exp(x) * 0.5))
         np.testing.assert_allclose(sg.grad(f)(x), np.exp(x) * 0.5)
+
+
+def test_threads_lowering_one_structure_at_once_share_the_first_code_stored(lowerings):
+    import threading
+    results, barrier = {}, threading.Barrier(4)
+
+    def work(index):
+        barrier.wait()
+        results[index] = (sg.compile(lambda x: sg.sum(sg.tanh(x) * 1.75)).lower(X).executable,
+                          sg.grad(lambda x: _loss(x, 0.5 + index))(X))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({id(executable) for executable, _ in results.values()}) == 1
+    for index, (_, got) in results.items():
+        c = 0.5 + index
+        np.testing.assert_allclose(got, 2 * np.tanh(X * c) * (1 - np.tanh(X * c) ** 2) * c, rtol=1e-12)
+    assert len(code_cache._cache) == 2  # (each thread may have lowered them: the cache holds one of each)
