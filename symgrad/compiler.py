@@ -15,7 +15,6 @@ reads there.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import gc
 import logging
@@ -27,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dtypes, guards, ir, pickling, pytree
-from .backends import check_backend, lower, thread_count
+from . import code_cache
+from .backends import check_backend, thread_count
 from .caches import Recent
-from .passes import optimize
 from .passes.lift import lift_constants
 from .core import (ConcretizationError, Reads, TracerError, UnsupportedOpError, concrete_array, current_builder,
                    random_draws)
@@ -79,7 +78,6 @@ class Lowered:
         return llvm_ir
 
 
-STRUCTURES_KEPT = 32  # compiled structures an uncompiled transform (or the concrete vjp) keeps, newest first
 DEFAULT_MAX_SIGNATURES = 64
 # Orders what concurrent calls do to a compiled function's caches (guard checks, stores, walks, the static values':
 # one lock for all, a Compiled copies and pickles as itself). Tracing, lowering, cache hits and native calls run
@@ -127,7 +125,6 @@ class Compiled(pickling.CopiedAsItself):
         self._guard = None  # what the cached traces read (guards.Guard), when it read anything
         self._holds = None  # self._guard.holds, looked up once: it runs on every call
         self._changed = None  # the guard that failed and emptied the cache, for SYMGRAD_EXPLAIN
-        self._structures = Recent(STRUCTURES_KEPT) if check_values else None  # structure -> Lowered
         self._fresh = False  # True once the function must re-run on every call (reads it cannot guard)
         self._python_ints = False  # True once a trace needed a Python int argument's value
         self._with_values = Recent(STATIC_VALUES_KEPT)  # ((position, type, Python value), ...) -> Compiled of the rest
@@ -239,10 +236,11 @@ class Compiled(pickling.CopiedAsItself):
         if guard is not None and not guard.pure:
             self._go_fresh(guard)
         flat_args = key[0] == _flat_tree(len(key[1]))
-        if self._structures is None:
-            lowered = self._lower(graph, out_tree, flat_args, key, tuple(reads.sources) if reads else ())
+        if self._check_values:  # its constants lifted to inputs: a fresh trace reuses the code of its structure
+            graph, constants = lift_constants(graph)
+            lowered = self._lower(graph, out_tree, flat_args, key, constants=tuple(constants))
         else:
-            lowered = self._by_structure(key, graph, out_tree, flat_args)
+            lowered = self._lower(graph, out_tree, flat_args, key, reads=tuple(reads.sources) if reads else ())
         if not self._fresh:
             self._install(key, lowered, guard)
         return lowered
@@ -267,27 +265,16 @@ class Compiled(pickling.CopiedAsItself):
         if os.environ.get("SYMGRAD_EXPLAIN") == "1":
             log.warning("symgrad: %s re-runs on every call, because %s", self.__name__, guard.impure_reason)
 
-    def _lower(self, graph, out_tree, flat_args, key, reads=()) -> Lowered:
-        """Lower the traced graph of signature `key` (its trailing inputs read `reads`). Its native entry, when
-        it has one, takes Python floats where the signature has them (and only there); a signature with a
-        Python int has none."""
-        graph = optimize(ir.verify(graph))
+    def _lower(self, graph, out_tree, flat_args, key, constants=(), reads=()) -> Lowered:
+        """Lower the traced graph of signature `key` (its trailing inputs are `constants`, then what `reads` reads),
+        or take the code of its structure from the shared cache (code_cache). Its native entry, when it has one,
+        takes Python floats where the signature has them (and only there); a signature with a Python int has none."""
         python_floats = tuple(i for i, t in enumerate(key[1]) if t[2:] == (WEAK,) and t[1] == dtypes.FLOAT64)
-        executable = lower(graph, self._requested_backend, output_structure(out_tree), python_floats, self._threads)
-        return Lowered(graph, executable, out_tree,
-                       fast_entry(executable, out_tree, flat_args and not _takes_python_ints(key), reads=reads),
-                       reads=reads)
-
-    def _by_structure(self, key, graph, out_tree, flat_args) -> Lowered:
-        """The compiled code for this trace's structure (constants lifted to inputs), with its constants."""
-        graph, constants = lift_constants(graph)
-        structure = (key, out_tree, graph.structure_key())
-        lowered = self._structures.keep(structure, self._structures.get(structure)
-                                        or self._lower(graph, out_tree, flat_args, key))
-        constants = tuple(constants)
+        code = code_cache.lowered(ir.verify(graph), self._requested_backend, output_structure(out_tree),
+                                  python_floats, self._threads)
         usable = flat_args and not _takes_python_ints(key)
-        fast = None if self._fresh else fast_entry(lowered.executable, out_tree, usable, constants)
-        return dataclasses.replace(lowered, constants=constants, fast=fast)
+        return Lowered(code.graph, code.executable, out_tree,
+                       fast_entry(code.executable, out_tree, usable, constants, reads), constants, reads)
 
     def _explain(self, key, names) -> str:
         if self._changed is not None:

@@ -213,12 +213,13 @@ class Graph:
         return counts
 
     def structure_key(self):
-        """A hashable summary of the graph's structure (ops, attrs, types, wiring)."""
+        """A hashable summary of the graph's structure (ops, attrs, types, wiring), exact: two graphs with equal
+        keys compute the same function (the compiled-code cache, symgrad.code_cache, relies on it)."""
         index = {id(v): i for i, v in enumerate(self.inputs)}
-        items = [tuple((v.shape, v.dtype.str) for v in self.inputs)]
+        items = [tuple((v.shape, _dtype_key(v.dtype)) for v in self.inputs)]
         for node in self.nodes:
-            items.append((node.prim.name, node.attrs, tuple(index[id(v)] for v in node.inputs),
-                          node.out.shape, node.out.dtype.str))
+            items.append((node.prim.name, _exact(node.attrs), tuple(index[id(v)] for v in node.inputs),
+                          node.out.shape, _dtype_key(node.out.dtype)))
             index[id(node.out)] = len(index)
         items.append(tuple(index[id(v)] for v in self.outputs))
         return tuple(items)
@@ -231,6 +232,34 @@ class Graph:
 
     def __str__(self):
         return format_graph(self)
+
+
+def _dtype_key(dtype: np.dtype):
+    """A dtype as a key: its string, or for a tuple type (whose string, '|V16', is only its size) the dtype itself."""
+    return dtype.str if dtype.names is None else dtype
+
+
+def _exact(attrs):
+    """Attributes as a key that equal but different values do not share: 0.0 and -0.0, 1 and 1.0 and True compare
+    equal in Python, and a node computes differently with each. (The attributes themselves when none is such a
+    value, as most are: a graph's key is made without copying them.)"""
+    return attrs if _plain(attrs) else _tagged(attrs)
+
+
+_TAGGED = frozenset({float, complex, bool})  # and NumPy's scalars
+
+
+def _plain(value) -> bool:
+    kind = type(value)
+    if kind is tuple:
+        return all(map(_plain, value))
+    return kind not in _TAGGED and not isinstance(value, np.generic)  # (a graph's equality is its exact key)
+
+
+def _tagged(value):
+    if type(value) is tuple:
+        return tuple(map(_tagged, value))
+    return (type(value), repr(value)) if not _plain(value) else value
 
 
 class IRError(Exception):

@@ -13,14 +13,11 @@ import weakref
 
 import numpy as np
 
-from . import dtypes, ir, pickling, pytree
+from . import code_cache, dtypes, ir, pickling, pytree
 from . import numpy_api as sg
 from .autodiff import backward_pass, forward_pass
 from .autodiff.partition import split_forward_backward
-from .backends import default_backend, lower
-from .caches import Recent
-from .compiler import STRUCTURES_KEPT, Compiled
-from .passes import optimize
+from .compiler import Compiled
 from .passes.lift import lift_constants
 from .passes.reroll import reroll
 from .batching import vmap
@@ -367,22 +364,15 @@ def vjp_code(fn, arrays, names, tree=None, has_aux=False) -> VjpCode:
     return VjpCode(out_tree, len(outputs), ct_types, forward_exe, backward_exe, constants)
 
 
-_VJP_EXECUTABLES = Recent(STRUCTURES_KEPT)
-
-
 def _vjp_executables(joint, num_primals, num_outputs):
-    """(forward, backward, constants) of a joint vjp graph, compiled once per structure: its large
+    """(forward, backward, constants) of a joint vjp graph, compiled once per structure (code_cache): its large
     constants become trailing forward inputs, so a fresh trace reuses the code."""
     joint, lifted = lift_constants(joint)
     inputs = joint.inputs
     primals = inputs[:num_primals] + inputs[len(inputs) - len(lifted):]
     joint = ir.Graph(primals + inputs[num_primals:len(inputs) - len(lifted)], joint.nodes, joint.outputs, joint.name)
-    key = (default_backend(), joint.structure_key())
-    executables = _VJP_EXECUTABLES.used(key)
-    if executables is None:
-        forward, backward = split_forward_backward(ir.verify(joint), len(primals), num_outputs)
-        executables = _VJP_EXECUTABLES.keep(key, (lower(optimize(forward)), lower(optimize(backward))))
-    return (*executables, lifted)
+    forward, backward = split_forward_backward(ir.verify(joint), len(primals), num_outputs)
+    return code_cache.lowered(forward).executable, code_cache.lowered(backward).executable, lifted
 
 
 # ----------------------------------------------------------------------------- forward mode

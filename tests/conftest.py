@@ -6,7 +6,7 @@ import tempfile
 
 import pytest
 
-from symgrad import backends
+from symgrad import backends, code_cache
 from symgrad.caches import Recent
 from symgrad.eager import adjoint, tape, whole_backward
 
@@ -19,15 +19,16 @@ if "SYMGRAD_CACHE_DIR" not in os.environ:
 
 @pytest.fixture
 def lowerings(monkeypatch):
-    """The executables eager adjoints are lowered to, in order, from empty caches (no structure seen)."""
+    """The executables graphs are lowered to, in order, from empty caches (no structure seen, no code cached)."""
     made = []
-    for module, name in ((adjoint, "_cache"), (whole_backward, "_cache"), (whole_backward, "_steady")):
+    for module, name in ((adjoint, "_cache"), (whole_backward, "_cache"), (whole_backward, "_steady"),
+                         (code_cache, "_cache")):
         monkeypatch.setattr(module, name, Recent(getattr(module, name).limit))
 
     def recording_lower(graph, *args, **kwargs):
         made.append(backends.lower(graph, *args, **kwargs))
         return made[-1]
 
-    monkeypatch.setattr(adjoint, "lower", recording_lower)
+    monkeypatch.setattr(code_cache, "lower", recording_lower)
     tape.start_over()  # the test's first step starts a tape, as a training loop's first step does
     return made

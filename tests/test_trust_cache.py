@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
+from symgrad import code_cache
 from symgrad.caches import Recent
 from symgrad.codegen.llvm import disk_cache, jit
 
@@ -27,7 +28,9 @@ X = np.linspace(-1.0, 1.0, 33)
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    """A fresh private cache directory for this test, its one-warning flag reset, and a count of compiles."""
+    """A fresh private cache directory for this test, its one-warning flag reset, an empty cache of lowered code in
+    this process (code_cache) and a count of compiles."""
+    monkeypatch.setattr(code_cache, "_cache", Recent(code_cache.CODE_KEPT))
     monkeypatch.setenv("SYMGRAD_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("SYMGRAD_CACHE", "1")
     monkeypatch.delenv("SYMGRAD_CACHE_MAX_BYTES", raising=False)
@@ -48,8 +51,10 @@ def _expected(tag: float) -> float:
 
 
 def _run_and_drop(tag: float) -> float:
-    """Compile, call and drop a function, so the next one with `tag` is read from disk (not this process)."""
+    """Compile, call and drop a function (and the process's cached code), so the next one with `tag` is read from
+    disk (not this process)."""
     value = float(_function(tag)(X))
+    code_cache._cache.clear()
     gc.collect()
     return value
 
@@ -273,6 +278,7 @@ def test_junk_with_a_valid_hash_is_recompiled_never_loaded(tmp_path):
     script = textwrap.dedent(f"""
         import hashlib, pickle, sys
         import numpy as np, symgrad as sg
+        from symgrad import code_cache
         from symgrad.codegen.llvm import jit
         cases = pickle.load(open({str(tmp_path / "cases.pkl")!r}, "rb"))
         entry = {str(entry)!r}
@@ -284,6 +290,7 @@ def test_junk_with_a_valid_hash_is_recompiled_never_loaded(tmp_path):
             with open(entry, "wb") as out:
                 out.write(hashlib.sha256({key!r}.encode() + junk).digest() + junk)
             before = len(compiles)
+            code_cache._cache.clear()  # (the code this process lowered: the disk cache is read again)
             value = float(sg.compile(lambda x: sg.sum(sg.sin(x) * 5.5 + x ** 2))(x))
             assert value == {expected[0]!r}, (name, value)
             assert len(compiles) == before + 1, name
@@ -347,7 +354,10 @@ def test_a_compiled_function_owns_its_native_code_and_constants(cache):
     code, constant = weakref.ref(owner), weakref.ref(big)
     del owner, f, big
     gc.collect()
-    assert code() is None and constant() is None
+    assert constant() is None and code() is not None  # the cache of lowered code holds the code, not the array
+    code_cache._cache.clear()
+    gc.collect()
+    assert code() is None
 
 
 def test_identical_code_is_shared_while_alive(cache):
@@ -357,6 +367,7 @@ def test_identical_code_is_shared_while_alive(cache):
     assert g.lower(X).executable.entry.__self__.owner is owner
     code = weakref.ref(owner)
     del f, owner
+    code_cache._cache.clear()
     gc.collect()
     assert code() is not None  # g still runs it
     del g
@@ -367,6 +378,7 @@ def test_identical_code_is_shared_while_alive(cache):
 def test_the_eager_adjoint_cache_frees_the_code_it_evicts(cache, monkeypatch):
     from symgrad.eager import tape, whole_backward
     monkeypatch.setattr(whole_backward, "_cache", Recent(1))  # not the adjoints of other tests; keeps one
+    monkeypatch.setattr(code_cache, "_cache", Recent(1))  # nor their code
     tape.start_over()
     rng = np.random.default_rng(0)
 
@@ -490,7 +502,8 @@ def test_a_compiled_function_keeps_its_most_recently_used_signatures(cache, back
     assert len(evictions) == 2 and "(f64[4])" in evictions[0] and "(f64[5])" in evictions[1]
 
 
-def test_an_evicted_signature_frees_its_native_code(cache):
+def test_an_evicted_signature_frees_its_native_code(cache, monkeypatch):
+    monkeypatch.setattr(code_cache, "_cache", Recent(1))  # the cache of lowered code evicts it too
     compiled = sg.compile(lambda x: sg.sum(sg.cos(x) * 9.5), max_signatures=1)
     compiled(np.ones(3))
     code = weakref.ref(compiled.lower(np.ones(3)).executable.entry.__self__.owner)

@@ -5,8 +5,9 @@ come from outside the run, its nodes the records themselves. The adjoint is trac
 structure by `autodiff.backward_pass` with every forward value as an input (they were
 computed eagerly already), dead code is dropped, and what remains says which saved
 values the backward really reads. The first time a structure is seen the adjoint is
-evaluated op by op with NumPy; from the second time on it runs the optimized graph
-lowered by the default backend (LLVM when registered), so a training loop speeds up.
+evaluated op by op with NumPy (unless the shared cache of lowered code, code_cache, holds its
+code already); from the second time on it runs the optimized graph lowered by the default
+backend (LLVM when registered), so a training loop speeds up.
 """
 from __future__ import annotations
 
@@ -14,11 +15,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from .. import ir
+from .. import code_cache, ir
 from ..autodiff import backward_pass
-from ..backends import lower
 from ..caches import Recent
-from ..passes import optimize
 from ..passes.dce import dce
 from ..core import Builder, building
 from ..ops.control import result_p, results as results_of
@@ -166,12 +165,14 @@ class Adjoint:
         self.executable = None
 
     def run(self, operands):
-        """Evaluate on arrays: op by op the first time, then with the lowered optimized graph."""
+        """Evaluate on arrays: op by op the first time (unless another path lowered its structure already), then
+        with the lowered optimized graph."""
         self.calls += 1
-        if self.calls == 1:
+        executable = self.lowered(only_cached=self.calls == 1)
+        if executable is None:
             env = inline(self.graph, operands)
             return self._grouped([env[id(v)] for v in self.graph.outputs])
-        return self._grouped(self.lowered()(*operands))
+        return self._grouped(executable(*operands))
 
     def _grouped(self, flat) -> list:
         """The cotangents returned, those of a value with several results as a tuple again."""
@@ -182,11 +183,15 @@ class Adjoint:
             grouped.append(next(flat) if length is None else tuple(next(flat) for _ in range(length)))
         return grouped
 
-    def lowered(self):
-        """The optimized graph lowered by the default backend (once)."""
+    def lowered(self, only_cached=False):
+        """The optimized graph lowered by the default backend (once; shared through code_cache), or with
+        `only_cached` None when the cache does not hold its code."""
         if self.executable is None:
             graph, split = _split_tuple_inputs(self.graph)
-            executable = lowered_graph(graph)
+            code = code_cache.cached(graph) if only_cached else code_cache.lowered(graph)
+            if code is None:
+                return None
+            executable = code.executable
             self.executable = (lambda *operands: executable(*_flat(operands))) if split else executable
         return self.executable
 
@@ -233,8 +238,9 @@ def _flat(operands) -> list:
 
 
 def lowered_graph(graph: ir.Graph):
-    """`graph` optimized and lowered by the default backend: the one place eager code lowers a graph."""
-    return lower(optimize(graph))
+    """`graph` optimized and lowered by the default backend, through the shared cache of lowered code
+    (code_cache): the one place eager code lowers a graph."""
+    return code_cache.lowered(graph).executable
 
 
 def reached_values(forward: ir.Graph, seeds) -> set:

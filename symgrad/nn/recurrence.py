@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import numpy_api as sgnp
+from .. import code_cache, numpy_api as sgnp
 from ..autodiff import backward_pass, forward_pass
-from ..backends import lower
 from ..caches import Recent
 from ..control_flow import scan
 from ..core import Builder, Primitive, ShapeError, Tracer, building, current_builder
 from ..eager.tensor import Tensor, apply_function
 from ..ops.control import evaluate
-from ..passes import optimize
 from ..tracing import inline
 from .functional import linear
 
@@ -166,7 +164,7 @@ def _shape(inputs, mode, reverse, count, bias, masked):
     return (x.shape[0] + count, x.shape[1], w_hh.shape[1]), x.dtype
 
 
-_graphs = Recent(64)  # (attrs, operand types) -> [graph, lowered or None, calls]
+_graphs = Recent(64)  # (attrs, operand types) -> [graph, lowered or None, calls]; the code is code_cache's
 # Calls of one sequence's types interpreted before it is lowered: a training step computes its ops eagerly twice,
 # then its capture computes them (eager/whole_backward.py), so lowering the sequence alone would be wasted there.
 _INTERPRETED_CALLS = 2
@@ -191,14 +189,15 @@ def _types(values) -> tuple:
 
 
 def _run(*arrays, **attrs):
-    """The NumPy implementation: the sequence's scan, interpreted for its first calls, then lowered once per
-    attributes and operand types."""
+    """The NumPy implementation: the sequence's scan, interpreted for its first calls (unless its code is cached
+    already), then lowered once per attributes and operand types."""
     entry = _traced(attrs, _types(arrays))
     entry[2] += 1
     if entry[1] is None:
-        if entry[2] <= _INTERPRETED_CALLS:
+        code = code_cache.cached(entry[0]) if entry[2] <= _INTERPRETED_CALLS else code_cache.lowered(entry[0])
+        if code is None:
             return evaluate(entry[0], arrays)[0]
-        entry[1] = lower(optimize(entry[0]))
+        entry[1] = code.executable
     return entry[1](*arrays)[0]
 
 

@@ -1,0 +1,56 @@
+"""The one cache of lowered code: a graph's optimized form and executable by (backend, the graph's structure, the
+lowering's options), shared by sg.compile, the transforms, the eager adjoints and captures, the fused recurrent
+layers and the optimizers' updates, so a structure is optimized and lowered once, whichever of them reaches it.
+
+The key is `ir.Graph.structure_key()`, exact by construction (ops, attributes with their types and signed zeros,
+baked constants' bytes, value types, wiring): two graphs with one key compute one function. The cache keeps the
+`CODE_KEPT` most recently used (caches.Recent); an evicted executable is freed once its other holders (a compiled
+function's signature, an eager capture) let it go too.
+"""
+from __future__ import annotations
+
+import threading
+
+from . import ir
+from .backends import lower, thread_count
+from .caches import Recent
+from .passes import optimize
+
+CODE_KEPT = 128
+_cache = Recent(CODE_KEPT)  # key_of(graph, options) -> Code
+_lock = threading.Lock()  # orders stores; hits take no lock (Recent.used tolerates a concurrent store)
+
+
+class Code:
+    """A graph optimized and lowered: `graph` (what `as_text` shows) and its `executable`."""
+
+    __slots__ = ("graph", "executable")
+
+    def __init__(self, graph: ir.Graph, executable):
+        self.graph, self.executable = graph, executable
+
+
+def key_of(graph: ir.Graph, backend=None, structure=None, python_floats=(), threads=None) -> tuple:
+    """The cache key of `graph` lowered with these options (see backends.lower). The graph's name and its inputs'
+    names are part of it: they are the generated code's and its error messages' (`.source`, `as_text()`)."""
+    names = (graph.name, *(v.hint if isinstance(v.hint, str) else None for v in graph.inputs))
+    return backend, graph.structure_key(), names, structure, tuple(python_floats), thread_count(threads)
+
+
+def cached(graph: ir.Graph, **options):
+    """The Code of `graph` when the cache holds it, else None (nothing lowered): the eager adjoint interprets its
+    first call instead, unless another path lowered the structure already."""
+    return _cache.used(key_of(graph, **options))
+
+
+def lowered(graph: ir.Graph, backend=None, structure=None, python_floats=(), threads=None) -> Code:
+    """`graph` optimized and lowered (backends.lower's arguments), or the Code of the same structure cached.
+    Lowering runs outside the lock: two threads may lower one structure, and both get the first one stored."""
+    key = key_of(graph, backend, structure, python_floats, threads)
+    code = _cache.used(key)
+    if code is None:
+        graph = optimize(graph)
+        code = Code(graph, lower(graph, backend, structure, python_floats, threads))
+        with _lock:
+            code = _cache.used(key) or _cache.keep(key, code)
+    return code
