@@ -15,7 +15,9 @@ over repeats of the per-step time, the two libraries interleaved in one run.
   - regression: MLP, MSELoss, SGD with momentum and weight decay, CosineAnnealingLR stepped every step,
   - clipped LSTM: a two-layer LSTM(8, 32) sequence regression (T = 50, batch 32), clip_grad_norm_, Adam,
   - DataLoader: TensorDataset batches in a per-epoch permutation, `loss.item()` and the accuracy logged each
-    step, `model.eval()` and a no_grad evaluation every 8 steps, `model.train()` again, StepLR per epoch.
+    step, `model.eval()` and a no_grad evaluation every 8 steps, `model.train()` again, StepLR per epoch,
+  - mnist: pytorch/examples' mnist model (Conv2d 1-32-64, max_pool2d, Dropout(p=0), Linear 9216-128-10,
+    log_softmax, nll_loss), Adadelta, StepLR every 8 steps, batch 8.
 """
 import argparse
 import os
@@ -330,6 +332,46 @@ class Logged(Quickstart):
                 loop.log.append(lib.nn.functional.cross_entropy(model(loop.data[0]), loop.data[1]).item())
 
 
+class MNIST(Quickstart):
+    """pytorch/examples' mnist: Conv2d 1-32-64 3x3, max_pool2d, Dropout(p=0), Linear 9216-128-10, log_softmax,
+    nll_loss, Adadelta, StepLR every 8 steps (an epoch of 8 batches), batch 8."""
+
+    @staticmethod
+    def data():
+        rng = np.random.default_rng(9)
+        return [rng.standard_normal((8, 1, 28, 28), dtype=np.float32), rng.integers(0, 10, 8)]
+
+    @staticmethod
+    def build(lib):
+        f32 = dict(dtype=lib.float32)  # (symgrad's modules default to float64)
+        nn, F = lib.nn, lib.nn.functional
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1, self.conv2 = nn.Conv2d(1, 32, 3, 1, **f32), nn.Conv2d(32, 64, 3, 1, **f32)
+                self.dropout1, self.dropout2 = nn.Dropout(0.0), nn.Dropout(0.0)
+                self.fc1, self.fc2 = nn.Linear(9216, 128, **f32), nn.Linear(128, 10, **f32)
+
+            def forward(self, x):
+                x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv1(x)))), 2)
+                x = self.dropout2(F.relu(self.fc1(lib.flatten(self.dropout1(x), 1))))
+                return F.log_softmax(self.fc2(x), dim=1)
+
+        return Net()
+
+    optimizer = staticmethod(lambda lib, parameters: lib.optim.Adadelta(parameters, lr=1.0))
+    scheduler = staticmethod(lambda lib, optimizer: lib.optim.lr_scheduler.StepLR(optimizer, 1, gamma=0.7))
+    loss = staticmethod(lambda lib, model, x, y: lib.nn.functional.nll_loss(model(x), y))
+
+    @staticmethod
+    def step(loop):
+        _plain_step(loop)
+        loop.count += 1
+        if loop.count % 8 == 0:
+            loop.scheduler.step()
+
+
 def _program(kind):
     return lambda: (kind.data(), _initial(kind.build))
 
@@ -353,6 +395,8 @@ PROGRAMS = [  # (title, data and parameters, lib loop, no NumPy loop, the progra
      ModelLoop, None, ClippedLSTM, "step"),
     ("DataLoader: MLP 20-64-3, batch 64 of 512, item() and accuracy logged, eval every 8, StepLR",
      _program(Logged), ModelLoop, None, Logged, "step"),
+    ("mnist: Conv2d 1-32-64, max_pool2d, Linear 9216-128-10, nll_loss, Adadelta, StepLR, batch 8",
+     _program(MNIST), ModelLoop, None, MNIST, "step"),
 ]
 
 

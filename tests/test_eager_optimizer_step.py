@@ -52,7 +52,9 @@ def test_a_learning_rate_schedule_is_compiled_once_and_matches_numpy(lowerings, 
     assert sum(1 for e in lowerings if e is compiled[0].executable) == 1
 
 
-@pytest.mark.parametrize("name, options", [("Adam", dict(lr=0.05)), ("SGD", dict(lr=0.1, momentum=0.9))])
+@pytest.mark.parametrize("name, options", [("Adam", dict(lr=0.05)), ("SGD", dict(lr=0.1, momentum=0.9)),
+                                           ("Adadelta", dict(lr=1.0)), ("RMSprop", dict(lr=0.01, momentum=0.5)),
+                                           ("Adagrad", dict(lr=0.1))])
 def test_float32_parameters_stay_float32_and_match_pytorch(name, options):
     torch = pytest.importorskip("torch")
     starts = [RNG.standard_normal((4, 3)).astype(np.float32), RNG.standard_normal(3).astype(np.float32)]
@@ -69,6 +71,41 @@ def test_float32_parameters_stay_float32_and_match_pytorch(name, options):
     for ours, theirs in zip(results["symgrad"], results["torch"]):
         assert ours.dtype == np.float32
         np.testing.assert_allclose(ours, theirs, rtol=2e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name, options", [
+    ("Adadelta", dict(lr=1.0)), ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.01, maximize=True)),
+    ("RMSprop", dict(lr=0.01)), ("RMSprop", dict(lr=0.01, alpha=0.9, weight_decay=0.01, momentum=0.8, centered=True)),
+    ("RMSprop", dict(lr=0.01, momentum=0.5, maximize=True)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.01, initial_accumulator_value=0.3)),
+])
+def test_adaptive_steps_under_step_lr_are_compiled_once_and_match_pytorch(lowerings, name, options):
+    """Adadelta (pytorch/examples' mnist steps it under StepLR), RMSprop and Adagrad: one compiled group update
+    whatever the learning rate, with a 0-d parameter and one whose gradient is zero (without weight decay it stays,
+    as PyTorch's)."""
+    torch = pytest.importorskip("torch")
+    starts = [RNG.standard_normal((3, 2)), np.array(0.7), RNG.standard_normal(2)]
+    targets = [RNG.standard_normal((3, 2)), np.array(-0.2)]
+    results = {}
+    for lib in (sg, torch):
+        params = [lib.tensor(v, requires_grad=True) for v in starts]
+        optimizer = getattr(lib.optim, name)(params, **options)
+        scheduler = lib.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.7)
+        for _ in range(8):
+            optimizer.zero_grad()
+            loss = sum(((p - lib.tensor(t)) ** 2).sum() for p, t in zip(params, targets)) + 0.0 * params[2].sum()
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+        results[lib.__name__] = [p.detach().numpy() for p in params]
+        if lib is sg:
+            compiled = [u for u in optimizer._updates.values() if isinstance(u, GroupUpdate)]
+            assert len(compiled) == 1 and sum(1 for e in lowerings if e is compiled[0].executable) == 1
+    for ours, theirs in zip(results["symgrad"], results["torch"]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+    if not options.get("weight_decay"):
+        np.testing.assert_array_equal(results["symgrad"][2], starts[2])
 
 
 def test_parameters_at_different_step_counts_take_the_numpy_path():

@@ -1,4 +1,5 @@
-"""Adagrad with learning-rate decay and L2 weight decay: PyTorch's update formula."""
+"""Adagrad with learning-rate decay and L2 weight decay: PyTorch's update formula, in parts (`Optimizer.formula`),
+so its group step is compiled."""
 from __future__ import annotations
 
 import numpy as np
@@ -25,13 +26,25 @@ class Adagrad(Optimizer):
                                       initial_accumulator_value=initial_accumulator_value, eps=eps, maximize=maximize),
                          **options)
 
-    def update(self, param, grad, state, group):
-        g = -grad if group["maximize"] else grad
+    def prepare(self, param, state, group):
         if not state:
             state.update(step=0, sum=np.full_like(param, group["initial_accumulator_value"]))
         state["step"] += 1
+        return group["weight_decay"], group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"]), group["eps"]
+
+    def buffers(self, state, group):
+        return (state["sum"],)
+
+    def store(self, state, buffers, group):
+        state["sum"], = buffers
+
+    def structure(self, group):
+        return "Adagrad", bool(group["weight_decay"]), group["maximize"]
+
+    def formula(self, param, grad, buffers, coefficients, group):
+        weight_decay, clr, eps = coefficients
+        g = -grad if group["maximize"] else grad
         if group["weight_decay"]:
-            g = g + group["weight_decay"] * param
-        clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
-        state["sum"] = total = state["sum"] + g * g
-        return param - clr * (g / (np.sqrt(total) + group["eps"]))
+            g = g + weight_decay * param
+        total = buffers[0] + g * g
+        return param - clr * (g / (np.sqrt(total) + eps)), (total,)

@@ -1,5 +1,5 @@
-"""Adadelta, Adamax, NAdam and RAdam: PyTorch's update formulas (its single-tensor code path), written with
-`Optimizer.update` on NumPy arrays."""
+"""Adadelta, Adamax, NAdam and RAdam: PyTorch's update formulas (its single-tensor code path). Adadelta's is written
+in parts (`Optimizer.formula`), so its group step is compiled; the others with `Optimizer.update` on NumPy arrays."""
 from __future__ import annotations
 
 import math
@@ -48,16 +48,30 @@ class Adadelta(Optimizer):
             raise ValueError(f"Invalid rho value: {rho}")
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize), **options)
 
-    def update(self, param, grad, state, group):
-        rho, eps = group["rho"], group["eps"]
-        g = _direction(param, grad, group)
+    def prepare(self, param, state, group):
         if not state:
             state.update(step=0, square_avg=np.zeros_like(param), acc_delta=np.zeros_like(param))
         state["step"] += 1
-        state["square_avg"] = square_avg = state["square_avg"] * rho + (1 - rho) * g * g
-        delta = np.sqrt(state["acc_delta"] + eps) / np.sqrt(square_avg + eps) * g
-        state["acc_delta"] = state["acc_delta"] * rho + (1 - rho) * delta * delta
-        return param - group["lr"] * delta
+        return group["weight_decay"], group["rho"], 1 - group["rho"], group["eps"], group["lr"]
+
+    def buffers(self, state, group):
+        return state["square_avg"], state["acc_delta"]
+
+    def store(self, state, buffers, group):
+        state["square_avg"], state["acc_delta"] = buffers
+
+    def structure(self, group):
+        return "Adadelta", bool(group["weight_decay"]), group["maximize"]
+
+    def formula(self, param, grad, buffers, coefficients, group):
+        weight_decay, rho, mix, eps, lr = coefficients
+        g = -grad if group["maximize"] else grad
+        if group["weight_decay"]:
+            g = g + weight_decay * param
+        square_avg = buffers[0] * rho + mix * g * g
+        delta = np.sqrt(buffers[1] + eps) / np.sqrt(square_avg + eps) * g
+        acc_delta = buffers[1] * rho + mix * delta * delta
+        return param - lr * delta, (square_avg, acc_delta)
 
 
 class Adamax(Optimizer):

@@ -1,4 +1,5 @@
-"""RMSprop with momentum, centering and L2 weight decay: PyTorch's update formula."""
+"""RMSprop with momentum, centering and L2 weight decay: PyTorch's update formula, in parts (`Optimizer.formula`),
+so its group step is compiled."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,11 +24,7 @@ class RMSprop(Optimizer):
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                                       centered=centered, maximize=maximize), **options)
 
-    def update(self, param, grad, state, group):
-        alpha = group["alpha"]
-        g = -grad if group["maximize"] else grad
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * param
+    def prepare(self, param, state, group):
         if not state:
             state.update(step=0, square_avg=np.zeros_like(param))
             if group["momentum"] > 0:
@@ -35,13 +32,35 @@ class RMSprop(Optimizer):
             if group["centered"]:
                 state["grad_avg"] = np.zeros_like(param)
         state["step"] += 1
-        state["square_avg"] = square_avg = state["square_avg"] * alpha + (1 - alpha) * g * g
+        return group["weight_decay"], group["alpha"], 1 - group["alpha"], group["eps"], group["momentum"], group["lr"]
+
+    def _names(self, group):
+        return ("square_avg",) + (("grad_avg",) if group["centered"] else ()) + (
+            ("momentum_buffer",) if group["momentum"] > 0 else ())
+
+    def buffers(self, state, group):
+        return tuple(state[name] for name in self._names(group))
+
+    def store(self, state, buffers, group):
+        state.update(zip(self._names(group), buffers))
+
+    def structure(self, group):
+        return "RMSprop", bool(group["weight_decay"]), group["centered"], group["momentum"] > 0, group["maximize"]
+
+    def formula(self, param, grad, buffers, coefficients, group):
+        weight_decay, alpha, mix, eps, momentum, lr = coefficients
+        g = -grad if group["maximize"] else grad
+        if group["weight_decay"]:
+            g = g + weight_decay * param
+        square_avg = buffers[0] * alpha + mix * g * g
+        new_buffers = (square_avg,)
         if group["centered"]:
-            state["grad_avg"] = grad_avg = state["grad_avg"] + (g - state["grad_avg"]) * (1 - alpha)
-            avg = np.sqrt(square_avg - grad_avg * grad_avg) + group["eps"]
+            grad_avg = buffers[1] + (g - buffers[1]) * mix
+            new_buffers += (grad_avg,)
+            avg = np.sqrt(square_avg - grad_avg * grad_avg) + eps
         else:
-            avg = np.sqrt(square_avg) + group["eps"]
+            avg = np.sqrt(square_avg) + eps
         if group["momentum"] > 0:
-            state["momentum_buffer"] = buffer = state["momentum_buffer"] * group["momentum"] + g / avg
-            return param - group["lr"] * buffer
-        return param - group["lr"] * (g / avg)
+            buffer = buffers[-1] * momentum + g / avg
+            return param - lr * buffer, new_buffers + (buffer,)
+        return param - lr * (g / avg), new_buffers
