@@ -858,3 +858,26 @@ def test_aot_library_differentiating_a_while_loop_in_reverse_mode(tmp_path):
         loaded.value_and_grad(x, table, np.int64(5))
     with pytest.raises(IndexError, match="out of bounds"):
         loaded.value_and_grad(x=x, table=table, bad_step=np.int64(5))
+
+
+@pytest.mark.parametrize("inner, outer", [(2, 2), (3, 2), (4, 2), (4, 3), (8, 1)])
+def test_reverse_scans_of_reverse_scans_carry_every_outer_step(inner, outer):
+    """A reverse scan whose body is a reverse scan over its transposed row: with the loop bodies' parameters
+    noalias, LLVM's O3 read a stale carry when the inner length was even (the product of one outer step's
+    values, 2**6 for 2**28); jacrev of a scan of fori_loops, which vmaps that reverse pass, was wrong with it
+    (prober11's seed 5276, a Hessian)."""
+    def product(ys):
+        def body(c, y):
+            return sg.scan(lambda d, v: (d * v, None), c, sg.transpose(y), reverse=True)[0], None
+        return sg.scan(body, np.ones(1), ys, reverse=True)[0]
+
+    ys = 2.0 ** np.arange(outer * inner).reshape(outer, 1, inner)
+    expected = [2.0 ** np.arange(outer * inner).sum()]
+    np.testing.assert_array_equal(sg.compile(product)(ys), expected)
+    np.testing.assert_array_equal(sg.compile(product, backend="numpy")(ys), expected)
+
+    def f(x):
+        return sg.scan(lambda c, _: (sg.fori_loop(0, inner, lambda j, d: sg.sin(d), c), c), sg.sin(x), sg.zeros(2))[0]
+
+    np.testing.assert_allclose(sg.jacrev(f)(0.3), sg.grad(f)(0.3), rtol=1e-14)
+    np.testing.assert_allclose(sg.hessian(f)(0.3), sg.grad(sg.grad(f))(0.3), rtol=1e-13)

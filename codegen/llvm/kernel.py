@@ -97,6 +97,12 @@ class KernelBuilder:
         function = ir.Function(self.module, ir.FunctionType(I32, [PTR] * (leading + 1) + list(extra)), name)
         for arg in function.args[:leading + 1]:
             arg.add_attribute("noalias")
+        # A loop body (a sub-graph's function) is called, not inlined: inlined into a loop whose carry buffers
+        # trade places each step, its noalias arguments became alias scopes that llvmlite's LLVM takes to hold
+        # across steps (an upstream bug, fixed after that LLVM), and a scan of scans of an even length read a
+        # stale carry. The call a step costs nothing measurable (benchmarks/bench_loops.py).
+        if not self.public:
+            function.attributes.add("noinline")
         self._parameters[name] = None if array else {position: n for n, position in enumerate(positions)}
         return function
 
