@@ -212,7 +212,7 @@ class Record(ir.Node):
             values = []
             for parent, array, (counter, version), (shape, dtype) in zip(self.parents, self.saved, self.versions,
                                                                          self.entry[3]):
-                if parent.__class__ is Record:
+                if isinstance(parent, Record):  # (a record a user read as grad_fn is of a subclass: shown)
                     if parent.out_version[0] is counter and parent.out_version[1] == version:
                         values.append(parent.output())
                         continue
