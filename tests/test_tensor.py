@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad import numpy_api as sgnp
 
 
 def test_scalar_chain_rule_and_attributes():
