@@ -19,7 +19,7 @@ LAYERS = [
     ("symgrad.numpy_api", "symgrad.scipy", "symgrad.linalg"),
     ("symgrad.tracing", "symgrad.passes", "symgrad.autodiff", "symgrad.control_flow", "symgrad.batching",
      "symgrad.numpy"),
-    ("symgrad.backends", "symgrad.compiler", "symgrad.loader", "symgrad.static_args"),
+    ("symgrad.backends", "symgrad.code_cache", "symgrad.compiler", "symgrad.loader", "symgrad.static_args"),
     ("symgrad.transforms", "symgrad.finite_differences", "symgrad.closed_form", "symgrad.custom_derivatives"),
     ("symgrad.eager", "symgrad.autograd"),
     ("symgrad.nn", "symgrad.optim", "symgrad.aot", "symgrad.utils", "symgrad.serialization"),
