@@ -5,7 +5,8 @@ layers and the optimizers' updates, so a structure is optimized and lowered once
 The key is `ir.Graph.structure_key()`, exact by construction (ops, attributes with their types and signed zeros,
 baked constants' bytes, value types, wiring): two graphs with one key compute one function. The cache keeps the
 `CODE_KEPT` most recently used (caches.Recent); an evicted executable is freed once its other holders (a compiled
-function's signature, an eager capture) let it go too.
+function's signature, an eager capture) let it go too. What a call keeps for the next (an LLVM kernel's large
+workspace) lives as long as a holder does: each holder gets its own copy of such an executable (`for_holder`).
 """
 from __future__ import annotations
 
@@ -40,7 +41,15 @@ def key_of(graph: ir.Graph, backend=None, structure=None, python_floats=(), thre
 def cached(graph: ir.Graph, **options):
     """The Code of `graph` when the cache holds it, else None (nothing lowered): the eager adjoint interprets its
     first call instead, unless another path lowered the structure already."""
-    return _cache.used(key_of(graph, **options))
+    code = _cache.used(key_of(graph, **options))
+    return None if code is None else _for_holder(code)
+
+
+def _for_holder(code: Code) -> Code:
+    """`code` for one more holder: with an executable that keeps memory from call to call (a large workspace),
+    its holder's own copy, whose dropping frees that memory (the cache keeps code, not the memory of its calls)."""
+    for_holder = getattr(code.executable, "for_holder", None)
+    return code if for_holder is None else Code(code.graph, for_holder())
 
 
 def lowered(graph: ir.Graph, backend=None, structure=None, python_floats=(), threads=None) -> Code:
@@ -53,4 +62,4 @@ def lowered(graph: ir.Graph, backend=None, structure=None, python_floats=(), thr
         code = Code(graph, lower(graph, backend, structure, python_floats, threads))
         with _lock:
             code = _cache.used(key) or _cache.keep(key, code)
-    return code
+    return _for_holder(code)

@@ -1,6 +1,7 @@
 """The one cache of lowered code (symgrad.code_cache): shared by sg.compile, the transforms and the eager API,
 freeing what it evicts, and never handing one graph the code of another that computes something else."""
 import gc
+import os
 import types
 import weakref
 
@@ -124,6 +125,33 @@ def test_evicted_code_is_freed_once_no_other_cache_holds_it(monkeypatch):
     g(X)  # evicts it
     gc.collect()
     assert code() is None
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads the resident size from /proc")
+def test_memory_a_call_keeps_lives_as_long_as_a_holder_of_the_shared_code(lowerings):
+    def resident() -> int:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    def f(x):  # a cumulative sum's 64 MB buffer: a workspace the kernel keeps from call to call
+        return sg.sum(sg.cumsum(sg.sin(x)) * sg.cos(x))
+
+    x = np.linspace(-3.0, 3.0, 8_000_000)
+    expected = np.sum(np.cumsum(np.sin(x)) * np.cos(x))
+    first, second = sg.compile(f, backend="llvm"), sg.compile(f, backend="llvm")
+    np.testing.assert_allclose([first(x), second(x)], expected, rtol=1e-9)
+    assert len(lowerings) == 1 and first.lower(x).executable is not second.lower(x).executable  # a copy each
+    before = resident()
+    del first
+    gc.collect()
+    assert resident() < before - 32 * 2 ** 20  # the block the calls kept is freed when a holder goes
+    np.testing.assert_allclose(second(x), expected, rtol=1e-9)  # the other allocates it again
+    del second
+    gc.collect()
+    third = sg.compile(f, backend="llvm")
+    for _ in range(2):
+        np.testing.assert_allclose(third(x), expected, rtol=1e-9)
+    assert len(lowerings) == 1
 
 
 def test_a_code_cache_hit_gives_the_same_executable(monkeypatch):

@@ -3,6 +3,7 @@ the shards are valid modules that define each part once, and the linked object c
 whole module does, errors included, from a fresh compile and from the disk cache."""
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
+from symgrad import code_cache
 from symgrad.compiler import Compiled
 
 llvm_backend = pytest.importorskip("symgrad.codegen.llvm.backend")
@@ -34,8 +36,10 @@ def _long_program(x, i):
 
 @pytest.fixture
 def many_parts(monkeypatch):
-    """Each loop nest a function of its own, so a short program has the parts of a long one."""
+    """Each loop nest a function of its own, so a short program has the parts of a long one; no code another
+    test lowered (the tests count what is compiled)."""
     monkeypatch.setattr(kernel, "GROUPS_PER_FUNCTION", 1)
+    code_cache._cache.clear()
 
 
 def _ir_text(fn, *args):
@@ -87,14 +91,19 @@ def test_a_sharded_kernel_computes_what_the_whole_one_does(many_parts, monkeypat
     sharded = sg.compile(program, backend="llvm")
     got = sharded(x, i)
     assert calls  # the kernel was optimized in shards
+    with pytest.raises(IndexError, match="out of bounds"):
+        sharded(x, np.array([3, 40, 1]))
+    del sharded  # (while its code is loaded, the same IR would link it again, not compile it whole)
+    code_cache._cache.clear()
+    gc.collect()
+    calls.clear()
     monkeypatch.setattr(jit, "OPTIMIZER_THREADS", 1)
     whole = sg.compile(program, backend="llvm")(x, i)
+    assert not calls
     reference = sg.compile(program, backend="numpy")(x, i)
     for a, b, c in zip(got, whole, reference):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-14)
-    with pytest.raises(IndexError, match="out of bounds"):
-        sharded(x, np.array([3, 40, 1]))
 
 
 def test_one_thread_optimizes_a_long_kernel_whole_without_loop_strength_reduction(many_parts, monkeypatch):

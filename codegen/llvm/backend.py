@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,13 +43,26 @@ class LlvmExecutable:
     right shapes and dtypes and returns the flat list of outputs.
     """
 
-    def __init__(self, graph: sir.Graph, llvm_ir: str, entry, structure, python_floats=(), threads=1):
+    def __init__(self, graph: sir.Graph, llvm_ir: str, entry, structure, python_floats=(), threads=1, native=None):
         self.graph = graph
+        self.native = native  # the loaded module (jit.JitModule) whose code entry calls
         self.llvm_ir = llvm_ir
         self.entry = entry
         self.structure = structure
         self.python_floats = python_floats  # inputs the entry takes as Python floats
         self.threads = threads  # how many threads its large loops run on
+
+    def for_holder(self) -> LlvmExecutable:
+        """This executable for one more holder of its code (the code cache gives one code to every path lowering
+        its graph): a copy whose dropping frees the blocks the code keeps from call to call, so that memory
+        lives as long as what calls the code, not as long as the cache keeps it (the next call of another holder
+        allocates them again)."""
+        if self.native is None or "release" not in self.native.addresses:
+            return self  # nothing kept: one executable serves all
+        held = LlvmExecutable(self.graph, self.llvm_ir, self.entry, self.structure, self.python_floats, self.threads,
+                              self.native)
+        weakref.finalize(held, self.native.release_kept).atexit = False
+        return held
 
     def optimized_ir(self) -> str:
         return jit.optimized_ir(self.llvm_ir.replace(jit.PLACEHOLDER, "symgrad_"))
@@ -139,4 +153,4 @@ def lower(graph: sir.Graph, structure=None, python_floats=(), threads: int = 1) 
     _release(module)
     native = jit.load(text, ["entry"] + ["release"] * bool(kernel.kept), symbols, kernel.slots, threads)
     entry = runtime.make_builtin(native.addresses["entry"], graph.name, owner=native)  # the code lives as long as entry
-    return LlvmExecutable(graph, text, entry, structure, python_floats, threads)
+    return LlvmExecutable(graph, text, entry, structure, python_floats, threads, native)

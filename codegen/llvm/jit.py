@@ -257,8 +257,14 @@ class JitModule:
         self.pinned = list(slots.values())
 
     def __del__(self, finalizing=sys.is_finalizing):
+        if not finalizing():  # at exit the process returns the memory anyway
+            self.release_kept()
+
+    def release_kept(self):
+        """Free the heap blocks the kernel keeps from call to call, if any: safe while other threads call it
+        (a running call holds its block outside the slot and keeps or frees it when it returns)."""
         release = getattr(self, "addresses", {}).get("release")
-        if release and not finalizing():  # at exit the process returns the memory anyway
+        if release:
             _VOID_FUNCTION(release)()
 
     def holds_key(self, prefix: str, key: str) -> bool:
