@@ -91,7 +91,8 @@ class Tape:
         for parent, (counter, version) in zip(record._parents, record.versions):  # (a new record: made)
             if parent is None:
                 sources.append(_CONSTANT)
-            elif parent.__class__ is record.__class__:  # a Record: on this tape, at the version it made?
+            elif isinstance(parent, record.__class__):  # a Record (of a subclass once read as a grad_fn): on this
+                # tape, at the version it made?
                 if parent.tape is not self or parent.out_version[0] is not counter \
                         or parent.out_version[1] != version:
                     self.regular = False
