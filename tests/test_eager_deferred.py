@@ -304,6 +304,56 @@ def test_dot_data_assignment_between_uses_of_a_leaf():
         np.testing.assert_allclose(w.grad.numpy(), 3 * new + 3 * old, rtol=1e-12)
 
 
+def test_dot_data_assignment_on_a_result_read_later_in_the_step():
+    """`h2.data = ...` on an op's result: the ops after it read the new array and the gradient flows through h2's
+    record, as PyTorch's. A captured step recomputed h2 from its record instead (from the second step on, other
+    gradients, from the third another loss)."""
+    tape.start_over()
+    start, x = np.array([[1.0, -2.0], [0.5, 3.0]]), np.array([[0.3, 1.0], [-1.0, 2.0]])
+    w = sg.tensor(start, requires_grad=True)
+    h = x @ start
+    expected_loss, expected_grad = ((3 * h) ** 2).sum(), x.T @ (2 * 3 * h * 2)  # d/dh (2h + h)^2 through h2 and h
+    for _ in range(4):
+        w.grad = None
+        hidden = sg.tensor(x) @ w
+        doubled = hidden * 1.0
+        doubled.data = doubled.data * 2
+        loss = ((doubled + hidden) ** 2).sum()
+        loss.backward()
+        np.testing.assert_allclose(loss.item(), expected_loss, rtol=1e-12)
+        np.testing.assert_allclose(w.grad.numpy(), expected_grad, rtol=1e-12)
+
+
+@pytest.mark.parametrize("write", ["mul_", "setitem", "copy_", "numpy"])
+def test_writes_through_dot_data_of_a_result_read_later_in_the_step(write):
+    """Writes through `h2.data` of an op's result, or by NumPy to h2.detach().numpy() (unseen by h2's counter): the
+    ops after it read the written array, as PyTorch's. The captured step computed the forward again from the leaves
+    (other gradients from the second step on)."""
+    tape.start_over()
+    start, x = np.array([[1.0, -2.0], [0.5, 3.0]]), np.array([[0.3, 1.0], [-1.0, 2.0]])
+    w = sg.tensor(start, requires_grad=True)
+    h = x @ start
+    written = {"mul_": 2 * h, "numpy": 2 * h, "setitem": np.vstack([[5.0, 5.0], h[1:]]),
+               "copy_": np.ones((2, 2))}[write]
+    expected_loss, expected_grad = ((written + h) ** 2).sum(), x.T @ (2 * (written + h) * 2)
+    for _ in range(4):
+        w.grad = None
+        hidden = sg.tensor(x) @ w
+        copied = hidden * 1.0
+        if write == "mul_":
+            copied.data.mul_(2.0)
+        elif write == "numpy":
+            copied.detach().numpy()[...] *= 2.0
+        elif write == "setitem":
+            copied.data[0] = 5.0
+        else:
+            copied.data.copy_(sg.ones(2, 2))
+        loss = ((copied + hidden) ** 2).sum()
+        loss.backward()
+        np.testing.assert_allclose(loss.item(), expected_loss, rtol=1e-12)
+        np.testing.assert_allclose(w.grad.numpy(), expected_grad, rtol=1e-12)
+
+
 # ------------------------------------------------------------------ hooks, retain_grad, errors
 def test_hooks_and_retain_grad_on_deferred_values():
     params, x, y = _data(6)

@@ -6,6 +6,7 @@ import pytest
 
 import symgrad as sg
 from symgrad import ir
+from symgrad.eager import tape
 from symgrad.eager.adjoint import StageGraph
 from symgrad.eager.graph import Record, value_of
 
@@ -26,6 +27,7 @@ def test_nodes_without_notes_share_one_read_only_meta_and_pickle():
 
 
 def test_a_record_is_a_node_and_its_values_are_its_operands():
+    tape.start_over()  # (not deferred against a step another test captured)
     x = sg.tensor(np.array([1.0, 2.0]), requires_grad=True)
     c = sg.tensor(np.array([3.0, 4.0]))
     y = x * c
@@ -113,3 +115,17 @@ def test_a_deferred_record_makes_its_values_when_read():
     record = y.grad_fn
     assert record.valued().inputs[0] is record.parents[0].output()
     assert Record.in_types.fget(record) == (((2,), np.dtype(np.float64)),)
+
+
+def test_a_record_read_as_grad_fn_stays_a_record_of_the_tape():
+    """Reading grad_fn gives the record its named class (MulBackward0); an op recorded on its result after that
+    took it for a leaf (the tape's exact class test), and the captured step's backward raised AttributeError."""
+    w = sg.tensor(np.array([0.5, -1.0]), requires_grad=True)
+    x = np.array([2.0, 3.0])
+    for _ in range(4):
+        w.grad = None
+        y = w * sg.tensor(x)
+        assert type(y.grad_fn).__name__ == "MulBackward0"
+        loss = sg.sin(y).sum()
+        loss.backward()
+        np.testing.assert_allclose(w.grad.numpy(), np.cos(w.detach().numpy() * x) * x, rtol=1e-14)

@@ -360,3 +360,32 @@ def test_plain_sgd_with_lr_zero_and_an_infinite_gradient_gives_nan_as_pytorch():
     q.grad = torch.from_numpy(grad)
     torch.optim.SGD([q], lr=0.0).step()
     np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+
+
+def _adagrad_two_groups(lib, starts):
+    """Adagrad over two groups, the second setting its own initial_accumulator_value; three steps of sum(p^3)."""
+    params = [lib.tensor(v, requires_grad=True) for v in starts]
+    optimizer = lib.optim.Adagrad([{"params": params[:1]}, {"params": params[1:], "initial_accumulator_value": 3.0}],
+                                  lr=0.1, initial_accumulator_value=0.5)
+    for _ in range(3):
+        optimizer.zero_grad()
+        sum((p ** 3).sum() for p in params).backward()
+        optimizer.step()
+    assert optimizer.param_groups[1]["initial_accumulator_value"] == 3.0
+    return [p.detach().numpy() for p in params]
+
+
+def test_adagrad_starts_every_sum_at_the_constructors_initial_value():
+    """PyTorch fills each parameter's sum with Adagrad(initial_accumulator_value=) whatever its group says (the
+    group keeps its own value, unread): the group's value gave other numbers silently."""
+    starts = [np.array([1.0, -2.0]), np.array([0.5, 3.0])]
+    ours = _adagrad_two_groups(sg, starts)
+    expected, total = starts[1].copy(), np.full(2, 0.5)
+    for _ in range(3):
+        g = 3 * expected ** 2
+        total = total + g * g
+        expected = expected - 0.1 * g / (np.sqrt(total) + 1e-10)
+    np.testing.assert_allclose(ours[1], expected, rtol=1e-14)
+    torch = pytest.importorskip("torch")
+    for mine, theirs in zip(ours, _adagrad_two_groups(torch, starts)):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-14)

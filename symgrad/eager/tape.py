@@ -22,7 +22,8 @@ The memory-sharing rule that keeps a deferred op computing what its line would h
 every in-place write through symgrad computes the thread's pending ops first (`force_pending`);
 a deferred op keeps a copy of a leaf or constant array that NumPy may write unseen (its version
 counter is `exposed`: handed to NumPy by numpy(), __array__ or .data, or taken from it by
-from_numpy or as an operand); `t.data = array` on a leaf the tape read makes the tape irregular.
+from_numpy or as an operand); `t.data = array` on a leaf the tape read makes the tape irregular, and on an op's
+result it stops deferring too.
 """
 from __future__ import annotations
 
@@ -90,7 +91,8 @@ class Tape:
         for parent, (counter, version) in zip(record._parents, record.versions):  # (a new record: made)
             if parent is None:
                 sources.append(_CONSTANT)
-            elif parent.__class__ is record.__class__:  # a Record: on this tape, at the version it made?
+            elif isinstance(parent, record.__class__):  # a Record (of a subclass once read as a grad_fn): on this
+                # tape, at the version it made?
                 if parent.tape is not self or parent.out_version[0] is not counter \
                         or parent.out_version[1] != version:
                     self.regular = False

@@ -772,7 +772,10 @@ class Tensor(Tracer):
         array = np.asarray(value._data if isinstance(value, Tensor) else value)
         _settle(self)
         tape = _tapes.tape
-        if tape is not None and id(self) in tape.slots():
+        if tape is not None and self._node is not None:  # its record's output is no longer its array: later ops
+            tape.abandon()  # read the new one, which neither a deferred op nor a captured step recomputes
+            tape.regular = False
+        elif tape is not None and id(self) in tape.slots():
             tape.regular = False  # ops on this tape read the old array: no captured step recomputes them
         self._data = array
         self._value = None  # another array: another value (graph.value_of)

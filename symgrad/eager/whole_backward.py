@@ -337,8 +337,9 @@ class Capture:
 
     def _checked(self, root_record):
         """(records by position, leaves by slot) of the root's ancestors, checked against their entries,
-        with every operand still at the version it was read at, and every leaf and constant array as it
-        was read (the call recomputes the forward from them); (None, None) otherwise."""
+        with every operand still at the version it was read at, every leaf and constant array as it was read
+        (the call recomputes the forward from them), and no result read after its array went out to NumPy or
+        as .data (written there unseen, it is not what the forward recomputes); (None, None) otherwise."""
         entries = self.entries
         records, leaves = {self.order[0]: root_record}, {}
         for position in self.checked_order:
@@ -347,7 +348,7 @@ class Capture:
                 return None, None
             for operand, source in enumerate(record.entry[2]):
                 counter, version = record.versions[operand]
-                if counter.value != version or (source < 0 and counter.exposed is not False and record.value is None):
+                if counter.value != version or (counter.exposed is not False and (source >= 0 or record.value is None)):
                     return None, None  # modified since, or an array NumPy may have written (not a deferred copy)
                 if source >= 0:
                     records[source] = record.parents[operand]

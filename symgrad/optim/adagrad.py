@@ -27,8 +27,8 @@ class Adagrad(Optimizer):
                          **options)
 
     def prepare(self, param, state, group):
-        if not state:
-            state.update(step=0, sum=np.full_like(param, group["initial_accumulator_value"]))
+        if not state:  # the constructor's initial value, as PyTorch's: a group's own is kept but not read
+            state.update(step=0, sum=np.full_like(param, self.defaults["initial_accumulator_value"]))
         state["step"] += 1
         return group["weight_decay"], group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"]), group["eps"]
 
