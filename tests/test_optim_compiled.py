@@ -2,6 +2,8 @@
 Adam's and the others' steps are: PyTorch's numbers to 1e-10 in float64 over 25 steps with two groups, a learning
 rate schedule (compiled once: the hyper-parameters are run-time inputs), a parameter without a gradient and a 0-d
 one; the same numbers as the per-parameter NumPy path; state_dict() with PyTorch's keys, resumed exactly."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -48,6 +50,18 @@ def _train(lib, name, options, second, steps, subclass=None, optimizer=None, par
     return params, optimizer
 
 
+@contextlib.contextmanager
+def _scalar_dtype(torch, name):
+    """PyTorch keeps ASGD's eta and mu, and NAdam's product of the mu_t, in its default dtype: symgrad has none, and
+    keeps the first two in float64 (Python floats), the last in float32 (PyTorch's default)."""
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64 if name == "ASGD" else torch.float32)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(default)
+
+
 def _values(params):
     return [p.detach().numpy().copy() for p in params]
 
@@ -61,14 +75,8 @@ def test_compiled_once_and_matches_pytorch(lowerings, name, options, second):
     assert params[4].grad is None and params[4] not in optimizer.state
     np.testing.assert_array_equal(params[4].detach().numpy(), STARTS[4])
     torch = pytest.importorskip("torch")
-    default = torch.get_default_dtype()
-    # PyTorch keeps ASGD's eta and mu, and NAdam's product of the mu_t, in its default dtype: symgrad has none, and
-    # keeps the first two in float64 (Python floats), the last in float32 (PyTorch's default)
-    torch.set_default_dtype(torch.float64 if name == "ASGD" else torch.float32)
-    try:
+    with _scalar_dtype(torch, name):
         theirs, topt = _train(torch, name, options, second, 25)
-    finally:
-        torch.set_default_dtype(default)
     for ours, expected in zip(_values(params), _values(theirs)):
         np.testing.assert_allclose(ours, expected, rtol=1e-10, atol=1e-12)
     ours_state, their_state = optimizer.state_dict(), topt.state_dict()
@@ -135,3 +143,24 @@ def test_options_refused_or_kept():
     with pytest.raises(ValueError, match="Invalid Rprop"):
         sg.optim.Rprop([p], etas=(1.5, 1.2))
     assert sg.optim.ASGD([p], foreach=True, capturable=False).param_groups[0]["foreach"] is True
+
+
+@pytest.mark.parametrize("name", ["Adamax", "NAdam", "RAdam", "ASGD", "Rprop"])
+def test_empty_and_0d_parameters_in_one_group(name):
+    """An empty parameter beside a 0-d one, compiled from the second step: the 0-d one as PyTorch's."""
+    torch = pytest.importorskip("torch")
+    results = {}
+    for lib in (sg, torch):
+        empty = lib.zeros(0, dtype=lib.float64, requires_grad=True)
+        scalar = lib.tensor(0.8, dtype=lib.float64, requires_grad=True)
+        optimizer = getattr(lib.optim, name)([empty, scalar], lr=0.1)
+        with _scalar_dtype(torch, name):
+            for _ in range(4):
+                optimizer.zero_grad()
+                ((scalar - 0.3) ** 2 + empty.sum()).backward()
+                optimizer.step()
+        results[lib.__name__] = (empty.detach().numpy().shape, float(scalar.detach()))
+        if lib is sg:
+            assert any(isinstance(u, GroupUpdate) for u in optimizer._updates.values())
+    assert results["symgrad"][0] == (0,)
+    np.testing.assert_allclose(results["symgrad"][1], results["torch"][1], rtol=1e-10)
