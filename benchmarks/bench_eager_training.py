@@ -7,7 +7,7 @@ Each loop is written once against a library `lib` (symgrad or torch: the same pr
   - the two MLPs of issue 12 (tanh, nn.Linear, nn.CrossEntropyLoss, optim.SGD),
   - the seeds' programs: linear regression with manual updates under no_grad, softmax
     regression with nn.Linear, F.cross_entropy and optim.SGD,
-  - a training loop with Adam (the tiny MLP),
+  - a training loop with Adam (the tiny MLP), and one with NAdam (no NumPy loop: checked against PyTorch's),
   - an LSTM classifier (nn.LSTM 16 -> 32, batch_first, 20 time steps, batch 16, nn.Linear on the last
     output, nn.CrossEntropyLoss, optim.Adam),
   - per-op overhead: one recorded elementwise op and one recorded matmul on 32x32.
@@ -331,6 +331,7 @@ PROGRAMS = [  # (title, data and parameters, lib loop, NumPy loop, option, unit 
     ("softmax regression, nn.Linear + F.cross_entropy + SGD (seed)", _blobs_data, SoftmaxRegressionLoop,
      NumpySoftmaxRegression, 0.1, "step"),
     ("MLP 16-32-4, batch 32, Adam", _mlp(16, 32, 4, 32), MLPLoop, NumpyMLP, ADAM, "step"),
+    ("MLP 16-32-4, batch 32, NAdam", _mlp(16, 32, 4, 32), MLPLoop, None, ("NAdam", dict(lr=1e-3)), "step"),
     ("LSTM 16-32 (20 steps, batch 16) + Linear, cross-entropy, Adam", _lstm_data, LSTMLoop, NumpyLSTM, ADAM,
      "step"),
     ("one recorded elementwise op a * b, 32x32", _operands, OneOp, NumpyOneOp, lambda a, b: a * b, "op"),

@@ -1,6 +1,10 @@
-"""ASGD: SGD with a decaying step and a running average of the iterates (PyTorch's update formula)."""
+"""ASGD: SGD with a decaying step and a running average of the iterates (PyTorch's update formula), written in parts
+(`Optimizer.formula`), so a group's step is compiled with eta and mu as run-time inputs."""
 from __future__ import annotations
 
+import numpy as np
+
+from ..ops import elementwise as E
 from .optimizer import Optimizer
 
 
@@ -16,16 +20,31 @@ class ASGD(Optimizer):
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                                       maximize=maximize), **options)
 
-    def update(self, param, grad, state, group):
-        g = -grad if group["maximize"] else grad
+    def prepare(self, param, state, group):
+        """This step's eta and mu (as PyTorch, those its last step left), then the next step's in the state."""
         if not state:
-            state.update(step=0, eta=float(group["lr"]), mu=1.0, ax=param * 0)
+            state.update(step=0, eta=float(group["lr"]), mu=1.0, ax=np.zeros_like(param))
         state["step"] += 1
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * param
-        eta, lambd, lr = state["eta"], group["lambd"], group["lr"]
-        param = param * (1 - lambd * eta) - eta * g
-        state["ax"] = state["ax"] + (param - state["ax"]) * state["mu"] if state["mu"] != 1 else param.copy()
+        eta, mu, lambd, lr = state["eta"], state["mu"], group["lambd"], group["lr"]
         state["eta"] = lr / ((1 + lambd * lr * state["step"]) ** group["alpha"])
         state["mu"] = 1 / max(1, state["step"] - group["t0"])
-        return param
+        # (mu = 1 copies the parameter into the average, as PyTorch: ax + (p - ax) * 1 may round otherwise)
+        return group["weight_decay"], 1 - lambd * eta, eta, mu, float(mu == 1)
+
+    def buffers(self, state, group):
+        return (state["ax"],)
+
+    def store(self, state, buffers, group):
+        state["ax"], = buffers
+
+    def structure(self, group):
+        return "ASGD", bool(group["weight_decay"]), group["maximize"]
+
+    def formula(self, param, grad, buffers, coefficients, group):
+        weight_decay, shrink, eta, mu, copied = coefficients
+        g = -grad if group["maximize"] else grad
+        if group["weight_decay"]:
+            g = g + weight_decay * param
+        param = param * shrink - eta * g
+        ax = buffers[0]
+        return param, (E.where(copied > 0, param, ax + (param - ax) * mu),)

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import code_cache
 from ..core import Builder, building
-from ..eager.adjoint import lowered_graph
 from ..eager.mode import enable_grad, no_grad
 from ..eager.tape import force_pending
 from ..eager.tensor import Tensor
@@ -150,7 +150,8 @@ class Optimizer:
         # compiled when the formula keeps state, its structure is set (every buffer made), and the
         # coefficients are the group's
         if buffers[0] and all(b is not None for own in buffers for b in own) and all(c == shared for c in coefficients):
-            key = (self.structure(group), tuple((p.shape, p.dtype, len(b)) for p, b in zip(params, buffers)))
+            key = (self.structure(group),
+                   tuple((p._data.shape, p._data.dtype, len(b)) for p, b in zip(params, buffers)))
             update = self._updates.get(key, _MISSING)
             if update is _MISSING:
                 update = self._updates[key] = None  # seen once: NumPy this time, compiled from the next step on
@@ -257,19 +258,25 @@ class GroupUpdate:
                 outputs += [value, *new_buffers]
                 self.layout.append(len(new_buffers))
             graph = builder.finish(outputs, "optimizer_step")
-        self.executable = lowered_graph(graph)
+        # the coefficients are passed as Python floats (no 0-d array made for each, every step)
+        floats = tuple(range(len(graph.inputs) - len(numbers), len(graph.inputs)))
+        self.executable = code_cache.lowered(graph, python_floats=floats).executable
         self.entry = getattr(self.executable, "entry", None)  # the native entry, on arrays as they are
 
     def __call__(self, params, buffers, coefficients):
         operands = []
         for p, own in zip(params, buffers):
             operands += [p._data, p.grad._data, *own]
-        operands += [np.array(c, np.float64) for c in coefficients]
+        for c in coefficients:
+            operands.append(float(c))
         flat = NotImplemented if self.entry is None else self.entry(*operands)
         if flat is NotImplemented:
             flat = self.executable(*operands)
-        flat = iter(flat)
-        return [(next(flat), tuple(next(flat) for _ in range(count))) for count in self.layout]
+        results, start = [], 0
+        for count in self.layout:
+            results.append((flat[start], tuple(flat[start + 1:start + 1 + count])))
+            start += 1 + count
+        return results
 
 
 def _compiled_or_none(optimizer, params, buffers, coefficients, group):
