@@ -48,7 +48,8 @@ _LAZY = {
                               "addcmul addcdiv sin_ cos_ exp_ abs_ sigmoid_ square_",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
-_SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils")  # public submodules, also imported on first use
+# public submodules, also imported on first use
+_SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils", "tree_util")
 _OWN = ("float32", "float64", "int32", "int64", "bool_", "uint8", "int8", "int16", "uint16", "uint32",
         "__version__")
 

@@ -12,7 +12,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # Lowest first; a module may import its own layer's modules (without a cycle) and lower layers'.
 LAYERS = [
-    ("symgrad", "symgrad.dtypes", "symgrad.ir", "symgrad.pytree", "symgrad.guards", "symgrad.pickling"),
+    ("symgrad", "symgrad.dtypes", "symgrad.ir", "symgrad.pytree", "symgrad.tree_util", "symgrad.guards", "symgrad.pickling"),
     ("symgrad.core",),
     ("symgrad.ops",),
     ("symgrad.codegen",),  # backends: the IR and op metadata only
