@@ -49,7 +49,7 @@ _LAZY = {
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
 # public submodules, also imported on first use
-_SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils", "tree_util")
+_SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils", "tree_util", "distributions")
 _OWN = ("float32", "float64", "int32", "int64", "bool_", "uint8", "int8", "int16", "uint16", "uint32",
         "__version__")
 

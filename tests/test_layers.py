@@ -22,7 +22,7 @@ LAYERS = [
     ("symgrad.backends", "symgrad.code_cache", "symgrad.compiler", "symgrad.loader", "symgrad.static_args"),
     ("symgrad.transforms", "symgrad.finite_differences", "symgrad.closed_form", "symgrad.custom_derivatives"),
     ("symgrad.eager", "symgrad.autograd"),
-    ("symgrad.nn", "symgrad.optim", "symgrad.aot", "symgrad.utils", "symgrad.serialization"),
+    ("symgrad.nn", "symgrad.optim", "symgrad.aot", "symgrad.utils", "symgrad.serialization", "symgrad.distributions"),
     ("symgrad.cli", "symgrad.__main__"),
 ]
 # What the backends may import from symgrad, besides their own modules (and the package's __version__).
