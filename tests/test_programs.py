@@ -30,10 +30,15 @@ PYTORCH = sorted(path.name for path in PROGRAMS.glob("pytorch_*.py"))
 
 
 def run(source: str, name: str) -> str:
-    """A program's stdout, run in this process under its own file name."""
+    """A program's stdout, run in this process under its own file name, with the programs' folder importable (its
+    stand-ins for gymnasium's environments)."""
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(source, str(PROGRAMS / name), "exec"), {"__name__": "__main__"})
+    sys.path.insert(0, str(PROGRAMS))
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(source, str(PROGRAMS / name), "exec"), {"__name__": "__main__"})
+    finally:
+        sys.path.remove(str(PROGRAMS))
     return out.getvalue()
 
 
