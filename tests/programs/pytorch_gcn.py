@@ -43,7 +43,8 @@ class GraphConv(nn.Module):
         # Initialize the weight matrix W (in this case called `kernel`)
         self.kernel = nn.Parameter(sg.Tensor(input_dim, output_dim))
         nn.init.xavier_normal_(self.kernel) # Initialize the weights using Xavier initialization
-        self.kernel.data = sg.tensor(RNG.normal(0, (2 / (input_dim + output_dim)) ** 0.5, (input_dim, output_dim)))  # changed
+        self.kernel.data = sg.tensor(  # changed: NumPy's numbers
+            RNG.normal(0, (2 / (input_dim + output_dim)) ** 0.5, (input_dim, output_dim)))
 
         # Initialize the bias (if use_bias is True)
         self.bias = None
@@ -99,13 +100,16 @@ class GCN(nn.Module):
         Performs forward pass of the Graph Convolutional Network (GCN).
 
         Args:
-            input_tensor (torch.Tensor): Input node feature matrix with shape (N, input_dim), where N is the number of nodes
+            input_tensor (torch.Tensor): Input node feature matrix with shape (N, input_dim), where N is the number of
+                nodes
                 and input_dim is the number of input features per node.
-            adj_mat (torch.Tensor): Normalized adjacency matrix of the graph with shape (N, N), representing the relationships between
+            adj_mat (torch.Tensor): Normalized adjacency matrix of the graph with shape (N, N), representing the
+                relationships between
                 nodes.
 
         Returns:
-            torch.Tensor: Output tensor with shape (N, output_dim), representing the predicted class probabilities for each node.
+            torch.Tensor: Output tensor with shape (N, output_dim), representing the predicted class probabilities
+                for each node.
         """
 
         # Perform the first graph convolutional layer
@@ -166,7 +170,8 @@ def load_cora(path='./cora', device='cpu'):
     features = scale_vector @ features # Scale the features using the scale vector
 
     # Process labels
-    classes, labels = np.unique(content_tensor[:, -1], return_inverse=True) # Extract unique classes and map labels to indices
+    classes, labels = np.unique(content_tensor[:, -1], return_inverse=True)
+    # Extract unique classes and map labels to indices
     labels = sg.LongTensor(labels) # Convert labels to a tensor
 
     # Process adjacency matrix
@@ -212,7 +217,8 @@ def train_iter(epoch, model, optimizer, criterion, input, target, mask_train, ma
 
     if epoch % print_every == 0:
         # Print the training progress at specified intervals
-        print(f'Epoch: {epoch:04d} loss_train: {loss_train:.4f} acc_train: {acc_train:.4f} loss_val: {loss_val:.4f} acc_val: {acc_val:.4f}')  # changed: no timing
+        print(f'Epoch: {epoch:04d} loss_train: {loss_train:.4f} acc_train: {acc_train:.4f} '  # changed: no timing
+              f'loss_val: {loss_val:.4f} acc_val: {acc_val:.4f}')
         print('loss', loss_train, loss_val)  # changed: all digits
 
 
@@ -256,7 +262,8 @@ if __name__ == '__main__':
     gcn = gcn.double()  # changed: float64
 
     for epoch in range(args.epochs):
-        train_iter(epoch + 1, gcn, optimizer, criterion, (features, adj_mat), labels, idx_train, idx_val, args.val_every)
+        train_iter(epoch + 1, gcn, optimizer, criterion, (features, adj_mat), labels, idx_train, idx_val,
+                   args.val_every)
         if args.dry_run:
             break
 
