@@ -3,7 +3,7 @@
 # (a tensor of a deque) and summed by cat, under Adam. `import torch` renamed. Changed (marked): float64
 # states and policy, weights from NumPy; gymnasium's CartPole is the stand-in tests/programs/cartpole.py (episodes
 # truncated at 25 steps, solved at 20); the actions are drawn from the policy's probabilities with NumPy's generator
-# (symgrad's random numbers are not PyTorch's); Dropout(0) (random); 8 episodes, logged every 2, with the loss.
+# (symgrad's random numbers are not PyTorch's); Dropout(0) (random); 6 episodes, logged every 2, with the loss.
 import argparse
 import cartpole as gym  # changed: a stand-in for gymnasium's CartPole-v1
 import numpy as np
@@ -100,7 +100,7 @@ def main():
         if i_episode % args.log_interval == 0:
             print(f'Episode {i_episode}\tLast reward: {ep_reward:.2f}\tAverage reward: {running_reward:.2f}')
             print(f'loss {loss} weight norm {policy.affine2.weight.norm().item()}')  # changed: numbers to compare
-        if running_reward > env.spec.reward_threshold or i_episode == 8:  # changed: at most 8 episodes
+        if running_reward > env.spec.reward_threshold or i_episode == 6:  # changed: at most 6 episodes
             print(f"Solved! Running reward is now {running_reward} and the last episode runs to {t} time steps!")
             break
 
