@@ -117,3 +117,13 @@ def test_pytorch_function_forms_of_tensor_methods():
               torch.index_select(t, 1, torch.tensor([2, 0])), torch.masked_fill(t, u > 0, 0.5)]
     sum(r.sum() for r in theirs).backward()
     np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+def test_argmax_argmin_max_min_take_pytorchs_numpy_style_aliases():
+    """d2l's accuracy calls y_hat.argmax(axis=1): PyTorch takes axis/keepdims for dim/keepdim (a TypeError here)."""
+    results = {}
+    for lib in (sg, pytest.importorskip("torch")):
+        t = lib.tensor(TIES)
+        results[lib.__name__] = [t.argmax(axis=1).tolist(), t.argmin(axis=0, keepdims=True).tolist(),
+                                 t.max(axis=1).values.tolist(), t.min(axis=1, keepdims=True).indices.tolist()]
+    assert results["symgrad"] == results["torch"]
