@@ -31,7 +31,7 @@ _LAZY = {
     ".eager.tensor": "Tensor cat from_numpy manual_seed tensor",
     ".autograd": "enable_grad inference_mode is_grad_enabled no_grad set_grad_enabled",
     ".loader": "load",
-    ".eager.random": "Generator rand rand_like randint randn randn_like randperm",
+    ".eager.random": "Generator normal rand rand_like randint randn randn_like randperm",
     ".eager.factories": "arange empty empty_like eye full full_like linspace ones ones_like zeros zeros_like",
     ".numpy_api.torch_keywords": "amax amin argmax argmin cumprod cumsum log_softmax logsumexp matmul mean prod softmax stack sum",
     ".eager.dtype_names": "bool double float float16 half int long short",
@@ -48,7 +48,8 @@ _LAZY = {
                               "addcmul addcdiv sin_ cos_ exp_ abs_ sigmoid_ square_",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
-_SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils")  # public submodules, also imported on first use
+# public submodules, also imported on first use
+_SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils", "tree_util", "distributions")
 _OWN = ("float32", "float64", "int32", "int64", "bool_", "uint8", "int8", "int16", "uint16", "uint32",
         "__version__")
 

@@ -45,6 +45,28 @@ def test_tensor_repeat_edges_and_numpy_repeat():
     np.testing.assert_array_equal(np.repeat(sg.tensor(X), 2).numpy(), np.repeat(X, 2))
 
 
+@pytest.mark.parametrize("sizes", [(3, 1), (1, 1), (2, 1, 1), (1, 2)])
+def test_repeat_and_tile_give_new_tensors_that_take_in_place_writes(sizes):
+    """fast_neural_style's style.repeat(b, 1, 1, 1).div_(255): repeating a 1-sized axis gave a broadcast view (the
+    write refused as overlapping) and no repeats gave self (the write changed it); PyTorch's repeat copies."""
+    results = {}
+    for lib in (sg, pytest.importorskip("torch")):
+        t = lib.tensor([[1.0, 2.0]], dtype=lib.float64)
+        repeated, tiled = t.repeat(*sizes), t.tile(sizes[1:])
+        repeated.div_(2.0)
+        tiled.add_(1.0)
+        results[lib.__name__] = [repeated.tolist(), tiled.tolist(), t.tolist()]
+    assert results["symgrad"] == results["torch"]
+
+
+def test_numpy_tile_is_an_array_of_its_own():
+    a = np.ones((1, 3))
+    for reps in [(2, 1), 1, (1, 1)]:
+        tiled = sg.tile(a, reps)
+        assert tiled.flags.writeable and not np.shares_memory(tiled, a)
+        np.testing.assert_array_equal(tiled, np.tile(a, reps))
+
+
 TIES = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 1.0, 2.0], [5.0, -1.0, 5.0, 5.0]])
 
 
@@ -95,3 +117,13 @@ def test_pytorch_function_forms_of_tensor_methods():
               torch.index_select(t, 1, torch.tensor([2, 0])), torch.masked_fill(t, u > 0, 0.5)]
     sum(r.sum() for r in theirs).backward()
     np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+def test_argmax_argmin_max_min_take_pytorchs_numpy_style_aliases():
+    """d2l's accuracy calls y_hat.argmax(axis=1): PyTorch takes axis/keepdims for dim/keepdim (a TypeError here)."""
+    results = {}
+    for lib in (sg, pytest.importorskip("torch")):
+        t = lib.tensor(TIES)
+        results[lib.__name__] = [t.argmax(axis=1).tolist(), t.argmin(axis=0, keepdims=True).tolist(),
+                                 t.max(axis=1).values.tolist(), t.min(axis=1, keepdims=True).indices.tolist()]
+    assert results["symgrad"] == results["torch"]

@@ -292,3 +292,24 @@ def test_full_of_a_traced_fill_value_broadcasts_it(module):
     np.testing.assert_allclose(sg.jacobian(lambda r: sg.sum(row(r), axis=0))(np.ones(3)), 2 * np.eye(3))
     assert sg.compile(lambda g: full((), g, dtype=np.float32))(np.float64(1.5)).dtype == np.float32
     assert sg.compile(lambda g: full(0, g))(1.0).shape == (0,)
+
+
+def test_normal_of_floats_and_of_tensors():
+    """torch.normal's forms (d2l's weights are normal(0, 0.01, size=..., requires_grad=True)): shapes, dtypes and the
+    moments of the samples; a mean or std that requires grad is refused (PyTorch differentiates it as zero)."""
+    sg.manual_seed(0)
+    w = sg.normal(0, 0.01, size=(400, 10), requires_grad=True)
+    assert w.shape == (400, 10) and w.dtype == sg.float64 and w.requires_grad and w.is_leaf
+    assert abs(w.detach().numpy().std() - 0.01) < 1e-3 and abs(w.detach().numpy().mean()) < 1e-3
+    means = sg.tensor([[0.0], [100.0]], dtype=sg.float32)
+    draws = sg.normal(means, 2.0 * sg.ones(2, 500, dtype=sg.float32))
+    assert draws.shape == (2, 500) and draws.dtype == sg.float32
+    np.testing.assert_allclose(draws.numpy().mean(1), [0.0, 100.0], atol=0.3)
+    assert sg.normal(sg.zeros(0), 1.0).shape == (0,) and sg.normal(1.0, 0.0, size=(3,)).tolist() == [1.0] * 3
+    with pytest.raises(RuntimeError, match="requires grad"):
+        sg.normal(sg.zeros(2, requires_grad=True), 1.0)
+    with pytest.raises(RuntimeError, match="std >= 0"):
+        sg.normal(0.0, -1.0, size=(2,))
+    torch = pytest.importorskip("torch")
+    assert torch.normal(0, 0.01, size=(400, 10)).shape == w.shape
+    assert torch.normal(torch.zeros(2, 1), torch.ones(2, 500)).shape == draws.shape

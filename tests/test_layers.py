@@ -12,7 +12,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # Lowest first; a module may import its own layer's modules (without a cycle) and lower layers'.
 LAYERS = [
-    ("symgrad", "symgrad.dtypes", "symgrad.ir", "symgrad.pytree", "symgrad.guards", "symgrad.pickling"),
+    ("symgrad", "symgrad.dtypes", "symgrad.ir", "symgrad.pytree", "symgrad.tree_util", "symgrad.guards", "symgrad.pickling"),
     ("symgrad.core",),
     ("symgrad.ops",),
     ("symgrad.codegen",),  # backends: the IR and op metadata only
@@ -22,7 +22,7 @@ LAYERS = [
     ("symgrad.backends", "symgrad.code_cache", "symgrad.compiler", "symgrad.loader", "symgrad.static_args"),
     ("symgrad.transforms", "symgrad.finite_differences", "symgrad.closed_form", "symgrad.custom_derivatives"),
     ("symgrad.eager", "symgrad.autograd"),
-    ("symgrad.nn", "symgrad.optim", "symgrad.aot", "symgrad.utils", "symgrad.serialization"),
+    ("symgrad.nn", "symgrad.optim", "symgrad.aot", "symgrad.utils", "symgrad.serialization", "symgrad.distributions"),
     ("symgrad.cli", "symgrad.__main__"),
 ]
 # What the backends may import from symgrad, besides their own modules (and the package's __version__).

@@ -28,6 +28,25 @@ def test_parameters_buffers_and_submodules_read_after_replacement_and_deletion()
     assert model._modules["0"] is getattr(model, "0")
 
 
+def test_a_parameter_or_module_assigned_over_a_plain_attribute_replaces_it():
+    class GraphConv(nn.Module):  # pytorch/examples' gcn: `self.bias = None`, then a Parameter when use_bias
+        def __init__(self):
+            super().__init__()
+            self.bias = None
+            self.bias = nn.Parameter(sg.ones(2, dtype=sg.float64))
+            self.head = None
+            self.head = nn.Linear(2, 1)
+
+        def forward(self, x):
+            return self.head(x + self.bias) if self.bias is not None else self.head(x)
+
+    layer = GraphConv()  # the None in __dict__ hid both: the forward silently ran without the bias
+    assert layer.bias is layer._parameters["bias"] and isinstance(layer.head, nn.Linear)
+    assert "bias" not in layer.__dict__ and [name for name, _ in layer.named_parameters()][0] == "bias"
+    layer.bias = None
+    assert layer.bias is None and layer._parameters["bias"] is None
+
+
 def test_an_instance_attribute_set_later_comes_first_and_can_be_deleted():
     class Holder(nn.Module):
         def __init__(self):

@@ -6,6 +6,8 @@ program prints on the library it was written for, as tests/test_tutorials.py doe
   output is recorded next to the program (`.jax.txt`): JAX compiles each op of an un-jitted program for each new
   shape, 2 to 13 s of CPU a program. `SYMGRAD_ORACLES=1` runs JAX again and checks the recording;
   `python tests/test_programs.py` records them anew.
+- `jax_*.py`: google/jax's examples, ported by importing `symgrad.numpy as jnp` and `sg.compile` for `jax.jit`.
+  Oracle: the same source on JAX in float64, recorded as for autograd's.
 - `pytorch_*.py`: pytorch/examples' programs with synthetic data of the same shapes, `import torch` renamed.
   Oracle: PyTorch, in float64 where the program says so.
 Each program's header names its original and what was changed; every changed line is marked `# changed`.
@@ -23,23 +25,29 @@ from test_eager_examples import NUMBER
 from test_tutorials import pytorch_line, pytorch_source, without_addresses, words
 
 PROGRAMS = pathlib.Path(__file__).resolve().parent / "programs"
-AUTOGRAD = sorted(path.name for path in PROGRAMS.glob("autograd_*.py"))
+AUTOGRAD = sorted(path.name for path in [*PROGRAMS.glob("autograd_*.py"), *PROGRAMS.glob("jax_*.py")])
 PYTORCH = sorted(path.name for path in PROGRAMS.glob("pytorch_*.py"))
 
 
 def run(source: str, name: str) -> str:
-    """A program's stdout, run in this process under its own file name."""
+    """A program's stdout, run in this process under its own file name, with the programs' folder importable (its
+    stand-ins for gymnasium's environments)."""
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(source, str(PROGRAMS / name), "exec"), {"__name__": "__main__"})
+    sys.path.insert(0, str(PROGRAMS))
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(source, str(PROGRAMS / name), "exec"), {"__name__": "__main__"})
+    finally:
+        sys.path.remove(str(PROGRAMS))
     return out.getvalue()
 
 
 def jax_source(source: str) -> str:
-    """The JAX program an autograd port stands for: `symgrad.numpy`/`symgrad.scipy` are `jax.numpy`/`jax.scipy`,
-    `sg` is `jax` (grad, value_and_grad, hessian, vjp, jvp, vmap and custom_vjp have JAX's names), and
-    `sg.check_grads` is `jax.test_util.check_grads`."""
+    """The JAX program a port stands for: `symgrad.numpy`/`symgrad.scipy` are `jax.numpy`/`jax.scipy`, `sg` is
+    `jax` (grad, value_and_grad, hessian, vjp, jvp, vmap and custom_vjp have JAX's names), `sg.compile` is
+    `jax.jit`, and `sg.check_grads` is `jax.test_util.check_grads`."""
     source = re.sub(r"^(import|from) symgrad\b", r"\1 jax", source, flags=re.MULTILINE)
+    source = re.sub(r"\bsg\.compile\b", "jax.jit", re.sub(r"\bcompile as jit\b", "jit", source))
     return "import jax.test_util\n" + source.replace("sg.check_grads(", "jax.test_util.check_grads(")
 
 
@@ -67,7 +75,7 @@ def recorded(name: str) -> pathlib.Path:
 @pytest.mark.parametrize("name", AUTOGRAD)
 def test_autograd_program_matches_jax(name):
     source = (PROGRAMS / name).read_text()
-    assert "import symgrad.numpy as np" in source
+    assert re.search(r"^import symgrad\.numpy as j?np$", source, flags=re.MULTILINE)
     ours = run(source, name)
     compare(ours, recorded(name).read_text(), rel=1e-6, absolute=1e-9)
 

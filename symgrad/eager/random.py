@@ -1,4 +1,4 @@
-"""Random tensors with PyTorch's signatures (rand, randn, randint, randperm, *_like) and `sg.Generator`.
+"""Random tensors with PyTorch's signatures (rand, randn, normal, randint, randperm, *_like) and `sg.Generator`.
 
 The numbers come from NumPy's PCG64 (seeded by `sg.manual_seed` or a Generator's manual_seed), so a seed
 gives the same numbers on every run, but not the numbers PyTorch draws for it.
@@ -107,6 +107,28 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     _float_dtype(dtype, "randn")
     samples = numpy_generator(generator).standard_normal(shape)
     return new_tensor(samples, dtype, device, requires_grad, "randn")
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False) -> Tensor:
+    """torch.normal: samples of N(mean, std), with tensor means and stds broadcast (their dtype, else float64), or of
+    float ones in `size` (d2l's weights: normal(0, 0.01, size=(784, 10), requires_grad=True)). A mean or std that
+    requires grad is refused (PyTorch gives it a zero gradient)."""
+    refuse_extras("normal", out, layout, pin_memory)
+    for name, value in (("mean", mean), ("std", std)):
+        if isinstance(value, Tensor) and value.requires_grad:
+            raise RuntimeError(f"normal(): {name} requires grad; symgrad does not differentiate normal(), "
+                               f"pass {name}.detach()")
+    tensors = [value for value in (mean, std) if isinstance(value, Tensor)]
+    if tensors and size is not None:
+        raise TypeError("normal(): size= goes with float mean and std, not tensors")
+    shape = sizes((() if size is None else size,), "normal")
+    loc, scale = (value._data if isinstance(value, Tensor) else value for value in (mean, std))
+    if np.any(np.asarray(scale) < 0):
+        raise RuntimeError(f"normal expects all elements of std >= 0.0, got {std}")
+    samples = numpy_generator(generator).normal(loc, scale, np.broadcast_shapes(np.shape(loc), np.shape(scale), shape))
+    dtype = _float_dtype(dtype if dtype is not None or not tensors else tensors[0].dtype, "normal")
+    return new_tensor(samples, dtype, device, requires_grad, "normal")
 
 
 def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,

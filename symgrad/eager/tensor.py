@@ -963,18 +963,21 @@ class Tensor(Tracer):
             values, indices = sgnp.squeeze(values, dim), np.squeeze(indices, dim)
         return values_indices(values, indices, name)
 
-    def max(self, dim=None, keepdim=False):
-        """The maximum, or with `dim` the pair (values, indices) as torch.max."""
-        return self._extreme(sgnp.max, np.argmax, "Max", dim, keepdim)
+    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """The maximum, or with `dim` the pair (values, indices) as torch.max. `axis`/`keepdims` are PyTorch's
+        NumPy-style aliases (d2l's code calls argmax(axis=1)), here and in min, argmax, argmin."""
+        return self._extreme(sgnp.max, np.argmax, "Max", _axis(dim, axis), _keep(keepdim, keepdims))
 
-    def min(self, dim=None, keepdim=False):
-        return self._extreme(sgnp.min, np.argmin, "Min", dim, keepdim)
+    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return self._extreme(sgnp.min, np.argmin, "Min", _axis(dim, axis), _keep(keepdim, keepdims))
 
-    def argmax(self, dim=None, keepdim=False):
-        return Tensor._wrap(np.asarray(np.argmax(self._data, axis=dim, keepdims=keepdim), dtype=np.int64))
+    def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        indices = np.argmax(self._data, axis=_axis(dim, axis), keepdims=_keep(keepdim, keepdims))
+        return Tensor._wrap(np.asarray(indices, dtype=np.int64))
 
-    def argmin(self, dim=None, keepdim=False):
-        return Tensor._wrap(np.asarray(np.argmin(self._data, axis=dim, keepdims=keepdim), dtype=np.int64))
+    def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        indices = np.argmin(self._data, axis=_axis(dim, axis), keepdims=_keep(keepdim, keepdims))
+        return Tensor._wrap(np.asarray(indices, dtype=np.int64))
 
     def transpose(self, dim0=None, dim1=None):
         """PyTorch: swap two dimensions (no arguments: reverse them, as NumPy)."""

@@ -118,7 +118,12 @@ def repeat(self, *sizes, axis=_NUMPY_CALL):
     if len(sizes) < self.ndim:
         raise RuntimeError(f"Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            f"tensor: repeat{tuple(sizes)} of a {self.ndim}-d tensor (NumPy's repeat: pass axis=)")
-    return labelled(sgnp.tile(self, sizes), "Repeat")
+    tiled = sgnp.tile(self, sizes)
+    # a new tensor, as PyTorch's: not a broadcast view (a 1-sized axis repeated), which refused in-place writes, nor
+    # with no repeats a view of self, which they changed; a repeated axis of more elements is a copy already
+    if all(size == 1 for size in sizes) or not tiled.is_contiguous():
+        tiled = tiled.clone(_row_major=True)
+    return labelled(tiled, "Repeat")
 
 
 def _cumulative(numpy_form, name):
@@ -265,8 +270,9 @@ def swapaxes(self, dim0, dim1):
 
 
 def tile(self, *dims):
+    """torch's tile: repeat, with 1s before `dims` when they are fewer than the axes."""
     dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims
-    return sgnp.tile(self, dims)
+    return self.repeat((1,) * (self.ndim - len(dims)) + tuple(dims))
 
 
 def repeat_interleave(self, repeats, dim=None, *, output_size=None):

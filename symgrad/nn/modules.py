@@ -98,6 +98,7 @@ class Module:
                 for other in (self._parameters, self._modules, self._buffers):
                     if other is not table:
                         other.pop(name, None)
+                self.__dict__.pop(name, None)  # `self.bias = None` first: the attribute would hide the parameter
                 table[name] = value
                 return
         self._parameters.pop(name, None)

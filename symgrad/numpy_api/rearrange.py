@@ -130,7 +130,10 @@ def tile(A, reps):
     reps = (1,) * (ndim - len(reps)) + reps
     spread = sg.reshape(A, tuple(d for s in shape for d in (1, s)))
     spread = sg.broadcast_to(spread, tuple(d for r, s in zip(reps, shape) for d in (r, s)))
-    return sg.reshape(spread, tuple(r * s for r, s in zip(reps, shape)))
+    tiled = sg.reshape(spread, tuple(r * s for r, s in zip(reps, shape)))
+    if isinstance(tiled, np.ndarray) and not tiled.flags.owndata:  # np.tile's result is an array of its own, not
+        tiled = tiled.copy()  # a read-only broadcast view of A (or A itself)
+    return tiled
 
 
 @array_function_dispatch

@@ -1,0 +1,50 @@
+"""symgrad.distributions.Categorical: log_prob, entropy and their gradients as PyTorch's (probs with zeros, logits,
+broadcast values), and samples drawn with the probabilities."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad.distributions import Categorical
+
+PROBS = np.array([[0.2, 0.8], [0.5, 0.5], [1.0, 0.0]])
+
+
+def _log_prob_and_entropy(lib, Distribution, probs=None, logits=None, value=None):
+    """log_prob(value) and entropy, and the gradient of their sum with respect to the parameter."""
+    param = lib.tensor(probs if probs is not None else logits, dtype=lib.float64, requires_grad=True)
+    m = Distribution(probs=2 * param) if probs is not None else Distribution(logits=param)
+    lp, e = m.log_prob(lib.tensor(value)), m.entropy()
+    (lp.sum() + e.sum()).backward()
+    return lp.detach().numpy(), e.detach().numpy(), param.grad.numpy()
+
+
+@pytest.mark.parametrize("kind, param, value", [
+    ("probs", PROBS, [1, 0, 1]),  # a zero probability: log_prob clamped to log(eps), as PyTorch's
+    ("logits", [[0.3, -1.0, 2.0]], [[2], [0]]),  # values broadcast against the batch shape
+    ("logits", [0.3, -1.0, 2.0], 1),  # no batch axes, a 0-d value
+    ("probs", [[0.25, 0.75]], [[0, 1, 1]]),
+])
+def test_log_prob_entropy_and_gradients_are_pytorchs(kind, param, value):
+    ours = _log_prob_and_entropy(sg, Categorical, **{kind: param, "value": value})
+    torch = pytest.importorskip("torch")
+    theirs = _log_prob_and_entropy(torch, torch.distributions.Categorical, **{kind: param, "value": value})
+    for mine, other in zip(ours, theirs):
+        assert mine.shape == other.shape
+        np.testing.assert_allclose(mine, other, rtol=1e-12, atol=1e-12)
+
+
+def test_samples_follow_the_probabilities_and_shapes():
+    sg.manual_seed(0)
+    m = Categorical(sg.tensor([[0.1, 0.9], [0.7, 0.3]], dtype=sg.float64))
+    assert m.sample().shape == (2,) and m.batch_shape == (2,) and m.param_shape == (2, 2)
+    draws = m.sample((4000,)).numpy()
+    assert draws.shape == (4000, 2) and set(np.unique(draws)) <= {0, 1}
+    np.testing.assert_allclose(draws.mean(0), [0.9, 0.3], atol=0.03)
+    assert m.mode.tolist() == [1, 0]
+
+
+def test_parameters_are_checked():
+    with pytest.raises(ValueError, match="not both"):
+        Categorical(sg.tensor([0.5, 0.5]), logits=sg.tensor([0.0, 0.0]))
+    with pytest.raises(ValueError, match="one-dimensional"):
+        Categorical(sg.tensor(1.0))
