@@ -154,3 +154,22 @@ def test_an_adjoint_keyed_by_a_digest_is_checked_against_the_entries_it_was_trac
     stage.structure = first_structure = StageGraph(run, {id(run[-1])}, lambda parent: True).structure
     assert stage.key() == (first_structure, (2,), (0,))
     assert adjoint_for(stage) is not first
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (2, 0)])
+def test_a_whole_tape_prefix_of_0d_or_empty_values_keeps_its_gradient(shape):
+    """Keyed by the digest, traced at first sight and lowered after, a prefix of 0-d or empty values differentiates
+    as any other (zeros of the leaf's shape for an empty one), inf included."""
+    values = np.full(shape, 1.5)
+    for _ in range(3):
+        start_over()
+        w = sg.tensor(values, requires_grad=True)
+        c = sg.tensor(np.full(shape, np.inf))
+        loss = (sg.exp(-w * w) * c).sum()
+        run = [loss.grad_fn]
+        while isinstance(run[0].parents[0], Record):
+            run.insert(0, run[0].parents[0])
+        assert StageGraph(run, {id(run[-1])}, lambda parent: True).digested
+        grad, = sg.autograd.grad(loss, [w])
+        assert grad.shape == shape
+        np.testing.assert_array_equal(grad.numpy(), -2 * values * np.exp(-values * values) * np.inf)
