@@ -139,8 +139,7 @@ class StageGraph:
 
     def entries(self) -> "list | None":
         """The run's entries, which an adjoint cached by a digest checks it was traced for (two structures may
-        hash alike: hash(-1) == hash(-2), a constant operand's source and the first leaf's); None for a key of
-        tuples, compared whole by the cache."""
+        hash alike: hash(-1) == hash(-2), in an attribute); None for a key of tuples, compared whole by the cache."""
         return [record.entry for record in self.run] if self.digested else None
 
     def graph(self) -> ir.Graph:
