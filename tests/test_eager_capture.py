@@ -137,6 +137,28 @@ def test_more_alternating_structures_than_steady_captures(lowerings):
             np.testing.assert_allclose(u, v, rtol=1e-10, atol=1e-12, err_msg=f"step {step}")
 
 
+def test_a_step_reading_a_constant_and_one_reading_the_first_leaf_are_both_captured(monkeypatch):
+    """w * x (x a constant) and w * w alternated: an entry's sources hash apart (a first leaf as -2 hashed as the
+    constant's -1, one digest for both, and only one of them was ever captured); each is right at every step."""
+    from symgrad.eager import whole_backward
+    ran, step = [], None
+    run = whole_backward.Capture.run
+
+    def noted(*args, **kwargs):  # (which step's structure, whether its capture ran it)
+        ran.append((step % 2, run(*args, **kwargs)))
+        return ran[-1][1]
+    monkeypatch.setattr(whole_backward.Capture, "run", noted)
+    x = np.array([3.0, -4.0])
+    w = sg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    for step in range(8):
+        reads_x = step % 2 == 0
+        loss = (w * (sg.tensor(x) if reads_x else w)).sum()
+        loss.backward()
+        np.testing.assert_array_equal(w.grad.numpy(), x if reads_x else 2 * w.detach().numpy())
+        w.grad = None
+    assert ran.count((0, True)) >= 2 and ran.count((1, True)) >= 2
+
+
 def test_data_dependent_python_control_flow():
     """`if` and `while` on tensor values force them; the step taken depends on the data."""
     torch = pytest.importorskip("torch")

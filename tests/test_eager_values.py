@@ -6,8 +6,8 @@ import pytest
 
 import symgrad as sg
 from symgrad import ir
-from symgrad.eager import tape
-from symgrad.eager.adjoint import StageGraph
+from symgrad.eager.adjoint import StageGraph, adjoint_for
+from symgrad.eager.tape import start_over
 from symgrad.eager.graph import Record, value_of
 
 
@@ -27,7 +27,7 @@ def test_nodes_without_notes_share_one_read_only_meta_and_pickle():
 
 
 def test_a_record_is_a_node_and_its_values_are_its_operands():
-    tape.start_over()  # (not deferred against a step another test captured)
+    start_over()  # (not deferred against a step another test captured)
     x = sg.tensor(np.array([1.0, 2.0]), requires_grad=True)
     c = sg.tensor(np.array([3.0, 4.0]))
     y = x * c
@@ -129,3 +129,62 @@ def test_a_record_read_as_grad_fn_stays_a_record_of_the_tape():
         loss = sg.sin(y).sum()
         loss.backward()
         np.testing.assert_allclose(w.grad.numpy(), np.cos(w.detach().numpy() * x) * x, rtol=1e-14)
+
+
+def _prefix_run(shared: bool) -> tuple:
+    """(w, the constants, the records) of ((w * c) * c or d).sum() recorded on a tape of its own, every record's
+    gradient wanted."""
+    start_over()
+    w = sg.tensor(np.array([0.5, -1.0, 2.0]), requires_grad=True)
+    c, d = sg.tensor(np.array([1.0, 2.0, 3.0])), sg.tensor(np.array([-4.0, 0.0, 5.0]))
+    loss = ((w * c) * (c if shared else d)).sum()
+    run = [loss.grad_fn.parents[0].parents[0], loss.grad_fn.parents[0], loss.grad_fn]
+    return w, c, d, loss, run
+
+
+def test_a_whole_tape_prefix_is_keyed_by_the_tape_digest_and_where_its_operands_come_from():
+    """The digest names the entries, not which constant operands are one value: (w * c) * c and (w * c) * d have
+    one digest and two adjoints, each with the gradient of its own step, in either order."""
+    keys = set()
+    for shared in (True, False, True, False):
+        w, c, d, loss, run = _prefix_run(shared)
+        stage = StageGraph(run, {id(run[-1])}, lambda parent: True)
+        assert stage.digested and stage.structure[0] == run[-1].tape.digests[-1]
+        keys.add(stage.key())
+        grad, = sg.autograd.grad(loss, [w])
+        np.testing.assert_array_equal(grad.numpy(), c.numpy() * (c if shared else d).numpy())
+    assert len(keys) == 2
+    assert not StageGraph(run[1:], {id(run[-1])}, lambda parent: True).digested  # a part of the tape: tuples
+
+
+def test_an_adjoint_keyed_by_a_digest_is_checked_against_the_entries_it_was_traced_for():
+    """Two structures whose digests are equal (hashes collide: hash(-1) == hash(-2)) get adjoints of their own."""
+    _, _, _, _, run = _prefix_run(True)
+    first = adjoint_for(StageGraph(run, {id(run[-1])}, lambda parent: True))
+    start_over()
+    w = sg.tensor(np.array([0.5, -1.0, 2.0]), requires_grad=True)
+    loss = ((w * 2.0) + sg.tensor(np.ones(3))).sum()  # another structure of three records: (w * c) + e
+    other = [loss.grad_fn.parents[0].parents[0], loss.grad_fn.parents[0], loss.grad_fn]
+    stage = StageGraph(other, {id(other[-1])}, lambda parent: True)
+    stage.structure = first_structure = StageGraph(run, {id(run[-1])}, lambda parent: True).structure
+    assert stage.key() == (first_structure, (2,), (0,))
+    assert adjoint_for(stage) is not first
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (2, 0)])
+def test_a_whole_tape_prefix_of_0d_or_empty_values_keeps_its_gradient(shape):
+    """Keyed by the digest, traced at first sight and lowered after, a prefix of 0-d or empty values differentiates
+    as any other (zeros of the leaf's shape for an empty one), inf included."""
+    values = np.full(shape, 1.5)
+    for _ in range(3):
+        start_over()
+        w = sg.tensor(values, requires_grad=True)
+        c = sg.tensor(np.full(shape, np.inf))
+        loss = (sg.exp(-w * w) * c).sum()
+        run = [loss.grad_fn]
+        while isinstance(run[0].parents[0], Record):
+            run.insert(0, run[0].parents[0])
+        assert StageGraph(run, {id(run[-1])}, lambda parent: True).digested
+        grad, = sg.autograd.grad(loss, [w])
+        assert grad.shape == shape
+        np.testing.assert_array_equal(grad.numpy(), -2 * values * np.exp(-values * values) * np.inf)

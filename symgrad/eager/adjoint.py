@@ -1,7 +1,8 @@
 """Run the compiler's adjoint pass over a run of recorded ops, cached by the run's structure.
 
 A run of records is an IR graph (`StageGraph.graph`): its inputs are the values that
-come from outside the run, its nodes the records themselves. The adjoint is traced once per
+come from outside the run, its nodes the records themselves; a run that is its tape's whole
+prefix is keyed by the tape's running digest (symgrad.eager.tape), any other by tuples. The adjoint is traced once per
 structure by `autodiff.backward_pass` with every forward value as an input (they were
 computed eagerly already), dead code is dropped, and what remains says which saved
 values the backward really reads. The first time a structure is seen the adjoint is
@@ -92,13 +93,17 @@ class StageGraph:
         inside = {id(r.valued().out): i for i, r in enumerate(run)}  # the values the run makes
         slots, sources, external_parents, inputs, input_types, wiring = {}, [], [], [], [], []
         outputs = [Source(r, None, r) for r in run]
-        for record in run:
+        tape = run[0].tape
+        prefix = True  # whether the run is its tape's first records, all of them (`key`)
+        for index, record in enumerate(run):
+            if record.position != index or record.tape is not tape:
+                prefix = False
             operands = []
             for slot, (parent, value) in enumerate(zip(record.parents, record.inputs)):
-                index = inside.get(id(value))
-                if index is not None:  # the very output of an earlier record of the run (reads_output_of)
-                    operands.append(-1 - index)
-                    outputs[index].places.append((record, slot))
+                known = inside.get(id(value))
+                if known is not None:  # the very output of an earlier record of the run (reads_output_of)
+                    operands.append(-1 - known)
+                    outputs[known].places.append((record, slot))
                     continue
                 # one input per value: one version of one array (a leaf given another array by `.data =` is another)
                 known = slots.get(id(value))
@@ -111,10 +116,18 @@ class StageGraph:
                     inputs.append(value)
                     input_types.append((value.shape, value.dtype))
                 operands.append(known)
-            wiring.append((record.prim, record.attrs, tuple(operands), (record.out.shape, record.out.dtype)))
+            wiring.append(tuple(operands))
         self.run = run
         self.inputs = inputs
-        self.structure = (tuple(input_types), tuple(wiring))
+        # The structure: a whole tape prefix's is the tape's running digest at its end, which names its records'
+        # entries (primitive, attributes, operand sources and types), with where each operand comes from (the entries
+        # do not say which constant operands are one value); any other run's, its records' structure as tuples
+        self.digested = prefix and tape.digests[len(run) - 1] != 0  # (0: an entry not hashable)
+        if self.digested:
+            self.structure = (tape.digests[len(run) - 1], tuple(wiring))
+        else:
+            self.structure = (tuple(input_types), tuple(
+                (r.prim, r.attrs, operands, (r.out.shape, r.out.dtype)) for r, operands in zip(run, wiring)))
         self.sources = sources + outputs
         self.seeded = tuple(i for i, r in enumerate(run) if id(r) in seeded)
         self.wanted = tuple(i for i, p in enumerate(external_parents) if p is not None and wanted(p))
@@ -123,6 +136,11 @@ class StageGraph:
 
     def key(self):
         return self.structure, self.seeded, self.wanted
+
+    def entries(self) -> "list | None":
+        """The run's entries, which an adjoint cached by a digest checks it was traced for (two structures may
+        hash alike: hash(-1) == hash(-2), in an attribute); None for a key of tuples, compared whole by the cache."""
+        return [record.entry for record in self.run] if self.digested else None
 
     def graph(self) -> ir.Graph:
         """The run as an IR graph: its records are the nodes (no conversion)."""
@@ -134,6 +152,7 @@ class Adjoint:
 
     def __init__(self, stage: StageGraph):
         forward = stage.graph()
+        self.entries = stage.entries()  # what a digest key stands for (adjoint_for)
         builder = Builder()
         with building(builder):
             every_value = list(forward.inputs) + [n.out for n in forward.nodes]
@@ -254,9 +273,13 @@ def reached_values(forward: ir.Graph, seeds) -> set:
 
 
 def adjoint_for(stage: StageGraph) -> Adjoint:
-    """The cached adjoint of the stage's structure (traced on first sight)."""
+    """The cached adjoint of the stage's structure (traced on first sight, and again for another structure whose
+    digest is the same)."""
     key = stage.key()
-    return _cache.used(key) or _cache.keep(key, Adjoint(stage))
+    adjoint = _cache.used(key)
+    if adjoint is None or adjoint.entries is not None and adjoint.entries != stage.entries():
+        adjoint = _cache.keep(key, Adjoint(stage))
+    return adjoint
 
 
 def run_stage(run, pending: dict, wanted, create_graph: bool, tensor_type) -> list:

@@ -3,9 +3,11 @@
 Every record joins the current thread's tape as it is created, with one structural entry
 (`record.entry`): (primitive, attributes, where each operand comes from, operand types, output
 type). An operand comes from an earlier entry of the tape (its position), a leaf that requires
-grad (its slot, in order of first use), or a constant (-1). `digests[i]` hashes entries 0..i, so
-a training step whose structure repeats is recognized at backward by one dictionary lookup,
-never by building a key from the graph (symgrad.eager.whole_backward).
+grad (-3 - its slot, slots in order of first use), or a constant (-1); no two sources hash alike
+(hash(-2) == hash(-1): a first leaf as -2 gave a step reading a constant there and one reading
+that leaf one digest). `digests[i]` hashes entries 0..i, so a training step whose structure
+repeats is recognized at backward by one dictionary lookup, never by building a key from the
+graph (symgrad.eager.whole_backward).
 
 A tape is `regular` while every entry is an ordinary op reading the current version of its
 operands: a custom Function, an operand recorded before the tape began (or on another thread),
@@ -103,7 +105,7 @@ class Tape:
                 if slot is None or self.leaves[slot]() is not parent:
                     slot = slots[id(parent)] = len(self.leaves)
                     self.leaves.append(weakref.ref(parent))
-                sources.append(-2 - slot)
+                sources.append(-3 - slot)
         if record.extra is not None:  # (at its creation: an autograd.Function's)
             self.regular = False
         digests = self.digests
@@ -153,4 +155,4 @@ def force_pending() -> None:
 
 def leaf_slot(source: int) -> "int | None":
     """The leaf slot an entry's operand source names, or None (a constant or an earlier entry)."""
-    return -2 - source if source <= -2 else None
+    return -3 - source if source <= -3 else None

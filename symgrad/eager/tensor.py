@@ -536,10 +536,10 @@ def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
         if operand._requires_grad:
             return None
         return None, (array.copy() if counter.exposed else array), (counter, counter.value)
-    if not operand._requires_grad or not _leaf_has_slot(tape, operand, -2 - source):
+    if not operand._requires_grad or not _leaf_has_slot(tape, operand, -3 - source):
         return None
-    if counter.exposed or tape.snapshots and -2 - source in tape.snapshots:  # (a snapshot: NumPy held it then)
-        array = _leaf_snapshot(tape, -2 - source, array)
+    if counter.exposed or tape.snapshots and -3 - source in tape.snapshots:  # (a snapshot: NumPy held it then)
+        array = _leaf_snapshot(tape, -3 - source, array)
         if array is None:
             return None
     return operand, array, (counter, counter.value)
