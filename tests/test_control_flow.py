@@ -140,7 +140,8 @@ def test_a_loop_body_of_exp2_differentiates_with_its_constant_log2_factor():
     own computed in the forward step (an ew node of no input), and hoisting it out of the loop as a value of the
     consts alone raised ShapeError (prober11's seed 7162: a scan whose body is a zero-step fori_loop of exp2)."""
     def f(x, steps):
-        body = lambda c, t: (sg.fori_loop(0, steps, lambda j, d: sg.exp2(sg.tanh(d)) + t * 0.1, c), sg.sum(c))  # noqa: E731
+        def body(c, t):
+            return sg.fori_loop(0, steps, lambda j, d: sg.exp2(sg.tanh(d)) + t * 0.1, c), sg.sum(c)
         c, ys = sg.scan(body, x[0] * 0.5, x)
         return c * 2.0 + sg.sum(ys)
 

@@ -496,7 +496,8 @@ def _weighted_firsts_kernel(kinds):
                 continue
             typ = {"f64": F64, "f32": F32, "i64": I64}[kind]
             value = b.load(argument, typ=typ)
-            value = {"f64": lambda v: v, "f32": lambda v: b.fpext(v, F64), "i64": lambda v: b.sitofp(v, F64)}[kind](value)
+            value = {"f64": lambda v: v, "f32": lambda v: b.fpext(v, F64),
+                     "i64": lambda v: b.sitofp(v, F64)}[kind](value)
             total = b.fadd(total, b.fmul(value, ir.Constant(F64, k + 1.0)))
         b.store(total, kernel.args[-1])
         b.ret(OK)

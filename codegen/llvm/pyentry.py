@@ -76,7 +76,8 @@ def emit_entry(module: ir.Module, kernel: ir.Function, name: str, inputs, output
     if looped or array_kernel is not None:
         pointers = entry.allocas.alloca(ir.ArrayType(PTR, len(inputs) + len(outputs)), name="arguments")
     entry.checked_arrays(looped, [inputs[i] for i in looped], pointers)
-    data = [None if i in set(looped) else entry.input_data(i, shape, dtype, accepts[i])
+    stored = set(looped)
+    data = [None if i in stored else entry.input_data(i, shape, dtype, accepts[i])
             for i, (shape, dtype) in enumerate(inputs)]
     arrays = entry.allocate_outputs(outputs)
     if array_kernel is None:
