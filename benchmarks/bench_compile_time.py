@@ -9,8 +9,8 @@ operations drawn at random (elementwise with a constant of its own, a matrix pro
 stays N steps of straight-line code (about 6.3 optimized nodes a step with its gradient), and a
 recurrence reading row t of a table computed from the input (an RNN over its sequence); on both
 backends, and with JAX's jit beside them when JAX is installed. Last, "N outputs": the first call of a
-function returning N arrays (no gradient), each an elementwise expression of the input, and "sum of N": value
-and gradient of the sum of those N arrays.
+function returning N arrays (no gradient), each an elementwise expression of the input, "sum of N": value
+and gradient of the sum of those N arrays, and "N inputs": value and gradient of a function of N arrays.
 
 Run: python benchmarks/bench_compile_time.py [--lengths 10,100,1000] [--timeout 600]
 """
@@ -59,6 +59,18 @@ loss = outputs
 x = np.linspace(-1.0, 1.0, 8)
 """
 
+# A program of N inputs (a list of N vectors, each an argument of the compiled function): value and gradient of
+# a weighted sum of their tanh ("N inputs"): the entry checks N arrays and the kernel takes N + N + 1 pointers.
+INPUTS = """
+N = int(sys.argv[1])
+def loss(xs):
+    total = 0.0
+    for i, x in enumerate(xs):
+        total = total + np_.sum(np_.tanh(x) * (i + 1.0))
+    return total
+x = [np.linspace(-1.0, 1.0, 8) + 0.01 * i for i in range(N)]
+"""
+
 SYMGRAD = """
 import os, sys, time
 os.environ["SYMGRAD_CACHE"] = "0"
@@ -88,10 +100,10 @@ print(time.perf_counter() - start)
 
 def first_call(template: str, step: str, length: int, timeout: float, *args, outputs=False) -> str:
     """Seconds of the first call in a fresh process, as text ('-' past the timeout): of value and gradient of
-    the loop `step`, or with `outputs`, of the OUTPUTS program itself (step None) or of value and gradient of
-    its sum (step "summed")."""
+    the loop `step`, or with `outputs`, of the OUTPUTS program itself (step None), of value and gradient of
+    its sum (step "summed") or of the INPUTS program (step "inputs")."""
     if outputs:
-        program = OUTPUTS if step is None else OUTPUTS + "loss = summed\n"
+        program = {None: OUTPUTS, "summed": OUTPUTS + "loss = summed\n", "inputs": INPUTS}[step]
         sg_transform, jax_transform = ("", "") if step is None else ("sg.value_and_grad", "jax.value_and_grad")
     else:
         program, (sg_transform, jax_transform) = LOSS.replace("{step}", step), ("sg.value_and_grad",
@@ -119,9 +131,9 @@ def main():
     columns = ["sg llvm", "sg numpy"] + (["jax jit"] if importlib.util.find_spec("jax") else [])
     print("first call of value and gradient, unrolled loop of N steps (fresh process, disk cache off)")
     print(f"{'program':<10} {'N':>6}  " + "  ".join(f"{c:>9}" for c in columns))
-    for name, step in [*PROGRAMS.items(), ("N outputs", None), ("sum of N", "summed")]:
+    for name, step in [*PROGRAMS.items(), ("N outputs", None), ("sum of N", "summed"), ("N inputs", "inputs")]:
         for length in lengths:
-            outputs = step in (None, "summed")
+            outputs = step in (None, "summed", "inputs")
             cells = [first_call(SYMGRAD, step, length, options.timeout, "llvm", outputs=outputs),
                      first_call(SYMGRAD, step, length, options.timeout, "numpy", outputs=outputs)]
             if "jax jit" in columns:

@@ -256,6 +256,32 @@ def test_large_constants_and_output_structure(tmp_path, backend):
     assert result["parts"][1] == (3.0,) and result["total"] == np.sum(x[:3]) * 3.0
 
 
+@needs_linker
+def test_a_function_of_many_arguments_is_called_with_them_in_an_array(tmp_path):
+    """Past kernel.MANY_ARGUMENTS arguments the library's Python entry checks them in a loop and calls the kernel
+    with them in an array, as the JIT's does (it called a kernel of 141 parameters with each); the C kernel keeps
+    its signature."""
+    count = 70
+    names = [f"a{k}" for k in range(count)]
+    scope = {"sg": sg}
+    exec(f"def f({', '.join(names)}):\n    return " + " + ".join(f"sg.sum(sg.tanh({n}) * {k + 1}.0)"
+                                                      for k, n in enumerate(names)), scope)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((2, 3) if k % 2 else 4) for k in range(count)]
+    args[5], args[6] = np.array(0.5), np.zeros(0)
+    out = str(tmp_path / "many")
+    sg.aot.compile(scope["f"], tuple(args), grad=["a0", "a5", "a69"], out=out)
+    loaded = sg.load(out)
+    want = sum(np.sum(np.tanh(a)) * (k + 1) for k, a in enumerate(args))
+    np.testing.assert_allclose(loaded(*args), want, rtol=1e-12)
+    for got, k in zip(loaded.grad(*args), (0, 5, 69)):
+        np.testing.assert_allclose(got, (1 - np.tanh(args[k]) ** 2) * (k + 1), rtol=1e-12)
+    with pytest.raises((TypeError, ValueError), match="a3"):
+        loaded(*args[:3], np.zeros(5), *args[4:])
+    with open(out + ".h") as f:
+        assert "int32_t many_grad(" in f.read()  # the C kernel of 73 pointers
+
+
 def test_python_api_argument_errors(tmp_path):
     with pytest.raises(TypeError, match="called with 1 argument"):
         sg.aot.compile(gather, (np.ones(3),), out=str(tmp_path / "a"))

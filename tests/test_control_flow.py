@@ -135,6 +135,29 @@ def test_scan_of_a_cumulative_sum_and_of_zero_steps():
         assert ys.shape == (0, 8)
 
 
+def test_a_loop_body_of_exp2_differentiates_with_its_constant_log2_factor():
+    """exp2's derivative y*log(2) holds the constant log(2), which calls a function: it was made a value of its
+    own computed in the forward step (an ew node of no input), and hoisting it out of the loop as a value of the
+    consts alone raised ShapeError (prober11's seed 7162: a scan whose body is a zero-step fori_loop of exp2)."""
+    def f(x, steps):
+        def body(c, t):
+            return sg.fori_loop(0, steps, lambda j, d: sg.exp2(sg.tanh(d)) + t * 0.1, c), sg.sum(c)
+        c, ys = sg.scan(body, x[0] * 0.5, x)
+        return c * 2.0 + sg.sum(ys)
+
+    def unrolled(x, steps):
+        c, total = x[0] * 0.5, 0.0
+        for t in range(4):
+            total = total + c
+            for _ in range(steps):
+                c = sg.exp2(sg.tanh(c)) + x[t] * 0.1
+        return c * 2.0 + total
+    x = np.array([0.3, -0.7, 1.1, 0.0])
+    for steps in (0, 2):
+        assert_paths_agree(lambda x, s=steps: f(x, s), lambda x, s=steps: unrolled(x, s), (x,))
+        assert_grads_match_finite_differences(lambda x, s=steps: f(x, s), (x,))
+
+
 def test_nested_loops_differentiate():
     def f(x, w):
         def outer(c, t):

@@ -295,6 +295,36 @@ def test_a_kernel_of_many_outputs_takes_them_in_an_array_and_agrees_with_numpy()
         native(x, np.array([1, 8]))
 
 
+@pytest.mark.parametrize("count", [20, 70])
+def test_a_function_of_many_inputs_agrees_with_numpy_and_retraces_for_other_shapes(count):
+    """Past pyentry.CHECKED_IN_A_LOOP inputs the entry checks the arrays in a loop (past kernel.MANY_ARGUMENTS it
+    passes them in an array): float64, float32, 0-d, empty and integer inputs and Python floats, value and
+    gradient as the NumPy backend's; an input of another shape, dtype or layout is traced or copied for."""
+    def f(*xs):
+        total = 0.0
+        for k, x in enumerate(xs):
+            total = total + (sg.sum(sg.tanh(x) * (k + 1.0)) if np.ndim(x) or k % 6 != 5 else x * 0.5)
+        return total
+    rng = np.random.default_rng(3)
+    kinds = [(3, 4), (5,), (), (0,), "f32", "i64"]
+    args = []
+    for k in range(count):
+        kind = kinds[k % 6]
+        args.append(rng.standard_normal(5).astype(np.float32) if kind == "f32" else
+                    np.arange(3) - k if kind == "i64" else rng.standard_normal(kind))
+    args[2] = 0.75  # a Python float
+    argnums = tuple(k for k, a in enumerate(args) if np.asarray(a).dtype.kind == "f")
+    native = sg.compile(sg.value_and_grad(f, argnums=argnums), backend="llvm")
+    reference = sg.compile(sg.value_and_grad(f, argnums=argnums), backend="numpy")
+    for call in (args, [np.asfortranarray(a) if np.ndim(a) == 2 else a for a in args],
+                 args[:-2] + [np.ones(4, np.float32), args[-1]]):
+        (value, grads), (want_value, want_grads) = native(*call), reference(*call)
+        np.testing.assert_allclose(value, want_value, rtol=1e-6)  # float32 sums in it
+        for got, want in zip(grads, want_grads):
+            assert np.asarray(got).dtype == np.asarray(want).dtype and np.shape(got) == np.shape(want)
+            np.testing.assert_allclose(got, want, rtol=1e-5 if np.asarray(got).dtype == np.float32 else 1e-12)
+
+
 def test_the_gradient_of_a_sum_over_many_outputs_agrees_with_numpy_and_finite_differences():
     def loss(x):
         total = 0.0

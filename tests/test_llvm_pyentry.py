@@ -484,3 +484,55 @@ def test_no_reference_or_memory_leaks(add, sum_and_double, status):
     tracemalloc.stop()
     assert [sys.getrefcount(obj) for obj in watched] == before
     assert end - start < 10_000  # 10000 calls leaking even one 8-byte object each would show
+
+
+def _weighted_firsts_kernel(kinds):
+    """out0 = sum over inputs k of (k + 1) * in_k[0] as float64 (an empty input is not read)."""
+    def make(module):
+        kernel, b = new_kernel(module, "firsts", len(kinds) + 1)
+        total = ir.Constant(F64, 0.0)
+        for k, (argument, kind) in enumerate(zip(kernel.args, kinds)):
+            if kind == "empty":
+                continue
+            typ = {"f64": F64, "f32": F32, "i64": I64}[kind]
+            value = b.load(argument, typ=typ)
+            value = {"f64": lambda v: v, "f32": lambda v: b.fpext(v, F64),
+                     "i64": lambda v: b.sitofp(v, F64)}[kind](value)
+            total = b.fadd(total, b.fmul(value, ir.Constant(F64, k + 1.0)))
+        b.store(total, kernel.args[-1])
+        b.ret(OK)
+        return kernel
+    return make
+
+
+@pytest.mark.parametrize("count", [pyentry.CHECKED_IN_A_LOOP + 1, 70])
+def test_many_inputs_are_checked_in_a_loop_each_as_one_is(count):
+    """Past CHECKED_IN_A_LOOP inputs, the array inputs are checked in one loop over tables (the unrolled checks of
+    1,000 inputs were two thirds of a program's IR): each still takes only an exact, aligned, C-contiguous ndarray
+    of its rank, shape and dtype (else NotImplemented), and the kernel reads each input's own data; a 0-d float64
+    input, which also takes a Python float, is checked apart."""
+    kinds = [["f64", "f32", "empty", "i64", "scalar"][k % 5] for k in range(count)]
+    layouts = {"f64": ((3, 4), np.float64), "f32": ((5,), np.float32), "empty": ((0,), np.float64),
+               "i64": ((), np.int64), "scalar": ((), np.float64)}
+    inputs = [layouts[kind] for kind in kinds]
+    module = ir.Module("test")
+    kernel = _weighted_firsts_kernel([{"scalar": "f64"}.get(kind, kind) for kind in kinds])(module)
+    pyentry.emit_entry(module, kernel, "entry", inputs, [((), np.float64)], 0, [])
+    assert "arg_layout_ok" in str(module) and "arg0_layout_ok" not in str(module) and "arg4_not_array" in str(module)
+    entry = jit_entry(module, "entry")
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(shape).astype(dtype) if dtype != np.int64 else np.array(-3 - k)
+            for k, (shape, dtype) in enumerate(inputs)]
+    args[4] = 0.25  # a Python float for a 0-d float64 input
+    want = sum((k + 1) * float(np.asarray(a).reshape(-1)[0]) for k, a in enumerate(args) if np.size(a))
+    assert entry(*args) == pytest.approx(want, rel=1e-6)
+    wrong = {"rank": lambda a: a[None], "dtype": lambda a: a.astype(np.float16),
+             "shape": lambda a: np.zeros(np.size(a) + 1, a.dtype), "strides": lambda a: np.repeat(a, 2)[::2],
+             "byte order": lambda a: a.astype(a.dtype.newbyteorder()), "list": lambda a: a.tolist()}
+    for k in (0, 1, 2, 3, count - 1):
+        for what, make in wrong.items():
+            changed = make(np.asarray(args[k]))
+            if isinstance(changed, float) or what == "strides" and changed.flags.c_contiguous:
+                continue  # a 0-d float64 input takes a Python float; a 0-d or empty array's copy is contiguous
+            assert entry(*args[:k], changed, *args[k + 1:]) is NotImplemented, (k, what)
+    assert entry(*args[:-1]) is NotImplemented

@@ -7,7 +7,7 @@ pytest.importorskip("jax")
 from random_programs_control import KNOWN_REFUSALS, check  # noqa: E402
 
 
-@pytest.mark.parametrize("seed, special", [(2001, False), (2003, False), (1010, True)])
+@pytest.mark.parametrize("seed, special", [(2001, False), (2003, False), (1010, True), (7162, True)])
 def test_random_control_flow_program_on_every_path(seed, special):
     report = check(seed, special=special)
     refused = {path: outcome for path, outcome in report.items() if outcome != "ok"}

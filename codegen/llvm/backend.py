@@ -142,6 +142,8 @@ def lower(graph: sir.Graph, structure=None, python_floats=(), threads: int = 1) 
     kernel = KernelBuilder(graph, module, jit.PLACEHOLDER + "kernel", threads=threads,
                            release=jit.PLACEHOLDER + "release")
     function = kernel.build()
+    if kernel.array_kernel is not None:  # the entry calls that instead: unused, the C kernel of 2N pointers is dropped
+        function.linkage = "internal"
     pyentry.emit_entry(module, function, jit.PLACEHOLDER + "entry",
                        [(v.shape, v.dtype) for v in graph.inputs], [(v.shape, v.dtype) for v in graph.outputs],
                        structure, [(runtime.exception_name(message), message) for message in kernel.errors],

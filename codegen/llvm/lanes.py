@@ -16,6 +16,7 @@ from .types import I32
 _AFFINE = frozenset({"add", "sub", "mul", "shl"})
 _CASTS = frozenset({"sitofp", "uitofp", "fptosi", "fpext", "fptrunc", "zext", "sext", "trunc"})
 _IDENTITY = {"fadd": -0.0, "fmul": 1.0, "add": 0, "mul": 1}
+_INDEXED = frozenset({"icmp", "select"})  # what may read a growing index as a number (as a vector of indices)
 
 
 class _Unsupported(Exception):
@@ -196,14 +197,16 @@ class _Lanes:
     # ------------------------------------------------------------------ arithmetic
     def _compute(self, old, opname):
         operands = old.operands[1:] if opname == "call" else old.operands
-        if any(id(o) in self.running for o in operands) or any(self.steps.get(id(o)) for o in operands):
-            raise _Unsupported  # a running value or an index read as a number
-        mapped = [self.values.get(id(o), o) for o in operands]
+        if any(id(o) in self.running for o in operands):
+            raise _Unsupported  # a running value read as a number
+        if opname not in _INDEXED and any(self.steps.get(id(o)) for o in operands):
+            raise _Unsupported  # an index read as a number (other than compared or chosen)
+        mapped = [self._indices(o) if self.steps.get(id(o)) else self.values.get(id(o), o) for o in operands]
         if not any(isinstance(v.type, ir.VectorType) for v in mapped):
             vector = False
         else:
             vector = True
-            mapped = [self._lanes(o) for o in operands]
+            mapped = [v if isinstance(v.type, ir.VectorType) else self._lanes_of(v) for v in mapped]
         b, flags = self.b, list(getattr(old, "flags", ()))
         if opname == "call":
             result = b.call(self._callee(old.callee, vector), mapped)
@@ -222,6 +225,25 @@ class _Lanes:
         else:
             raise _Unsupported
         self.values[id(old)] = result
+
+    def _indices(self, old):
+        """An index that grows in the loop as the vector of its value at each step (the first + step * lane):
+        a gradient's unslice tests the loop index against where its slice lies."""
+        value = self.values.get(id(old))
+        if value is None:
+            step, first = self.steps[id(old)], self._lanes_of(self.first[id(old)])
+            value = self.b.add(first, ir.Constant(first.type, [step * lane for lane in range(self.lanes)]))
+            self.values[id(old)] = value
+        return value
+
+    def _lanes_of(self, value):
+        """A scalar in every lane."""
+        vector = self._vector(value.type)
+        if isinstance(value, ir.Constant):
+            return _Splat(vector, value)
+        one = self.b.insert_element(ir.Constant(vector, None), value, ir.Constant(I32, 0))
+        return self.b.shuffle_vector(one, ir.Constant(vector, None),
+                                     ir.Constant(ir.VectorType(I32, self.lanes), [0] * self.lanes))
 
     def _callee(self, callee, vector):
         if not vector:
@@ -251,12 +273,7 @@ class _Lanes:
         value = self.values.get(id(old), old)
         if isinstance(value.type, ir.VectorType):
             return value
-        vector = self._vector(value.type)
-        if isinstance(value, ir.Constant) and not isinstance(value, _Splat):
-            return _Splat(vector, value)
-        one = self.b.insert_element(ir.Constant(vector, None), value, ir.Constant(I32, 0))
-        return self.b.shuffle_vector(one, ir.Constant(vector, None),
-                                     ir.Constant(ir.VectorType(I32, self.lanes), [0] * self.lanes))
+        return self._lanes_of(value)
 
 
 class _Splat(ir.Constant):

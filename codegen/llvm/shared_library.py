@@ -51,6 +51,7 @@ class SharedLibrary:
         pool.emit_serial(self.module)  # a library starts no threads: chunks of large loops run on the caller's
         self.runtime_table = None
         self._gil_free = set()  # names of the kernels whose Python entries release the GIL
+        self._array_kernels = {}  # name of a kernel of many arguments -> its function taking them in an array
 
     def add_kernel(self, graph, symbol: str) -> ir.Function:
         kernel = KernelBuilder(graph, self.module, symbol, blas_calls="slots", embed_constants=True)
@@ -58,20 +59,24 @@ class SharedLibrary:
         function = kernel.build()
         if kernel.releases_gil:
             self._gil_free.add(function.name)
+        if kernel.array_kernel is not None:
+            self._array_kernels[function.name] = kernel.array_kernel
         if callbacks.used(self.module):  # SciPy's code lives in this process only
             raise special.not_standalone(callbacks.used(self.module))
         return function
 
     def add_python_entry(self, kernel: ir.Function, graph, symbol: str, structure) -> None:
         """A CPython entry point for `kernel` (the JIT's native argument checks, see pyentry),
-        reaching CPython and NumPy through `runtime_table`, which the Python loader fills.
+        reaching CPython and NumPy through `runtime_table`, which the Python loader fills; a kernel of many
+        arguments it calls with them in an array, as the JIT's entry does.
         Add it after every kernel, so it knows every error number."""
         if self.runtime_table is None:
             self.runtime_table = pyentry.runtime_table(self.module, f"{self.module.name}_python_runtime")
         pyentry.emit_entry(self.module, kernel, symbol, [(v.shape, v.dtype) for v in graph.inputs],
                            [(v.shape, v.dtype) for v in graph.outputs], structure,
                            [(runtime.exception_name(message), message) for message in self.errors],
-                           table=self.runtime_table, release_gil=kernel.name in self._gil_free)
+                           table=self.runtime_table, release_gil=kernel.name in self._gil_free,
+                           array_kernel=self._array_kernels.get(kernel.name))
 
     @property
     def runtime_symbols(self) -> tuple:

@@ -57,10 +57,11 @@ def _apart(node, reads_ct) -> list:
 
 
 def _collect(expr, free, parts):
-    """The largest sub-expressions of `expr` over the `free` symbols alone that call a function, into `parts`."""
+    """The largest sub-expressions of `expr` over the `free` symbols alone (at least one: a constant such as
+    exp2's log(2) is no value of its own, an ew node of no input) that call a function, into `parts`."""
     if expr.is_Atom:
         return
-    if isinstance(expr, sp.Expr) and expr.free_symbols <= free and expr.has(sp.Function):
+    if isinstance(expr, sp.Expr) and expr.free_symbols and expr.free_symbols <= free and expr.has(sp.Function):
         parts.setdefault(expr, None)
         return
     for arg in expr.args:
