@@ -54,3 +54,26 @@ def test_numpy_write_between_forward_and_backward_of_a_deferred_step(write_input
     for (ours, our_grad), (theirs, their_grad) in zip(train(sg), train(torch)):
         assert ours == pytest.approx(theirs, rel=1e-12)
         np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("padding_idx", [None, 2])
+def test_embedding_backward_reads_indices_numpy_wrote_after_the_forward(padding_idx):
+    """F.embedding looked rows up through a copy of its int64 indices, so NumPy writing them (from_numpy) between
+    forward and backward left the gradient on the old rows; PyTorch's backward reads the indices' memory: the old
+    rows' values land on the new rows (random_programs_eager seed 2011, from the loop's first step)."""
+    torch = pytest.importorskip("torch")
+
+    def train(lib):
+        table = lib.tensor(np.arange(12.0).reshape(4, 3) / 10, requires_grad=True)
+        i_np = np.array([0, 1, 1, 2])
+        indices = lib.from_numpy(i_np)
+        grads = []
+        for step in range(4):
+            loss = (lib.nn.functional.embedding(indices, table, padding_idx=padding_idx) ** 2).sum()
+            i_np[0] = 3 - i_np[0]
+            loss.backward()
+            grads.append(table.grad.numpy().copy())
+            table.grad = None
+        return grads
+    for ours, theirs in zip(train(sg), train(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
