@@ -38,7 +38,7 @@ _CONSTANT = -1
 
 class Tape:
     __slots__ = ("digests", "entries", "leaves", "leaf_slots", "regular", "capture", "pending", "forced", "snapshots",
-                 "arrays", "intermediates", "views", "hint", "hinted")
+                 "arrays", "intermediates", "views", "hint", "hinted", "exposed")
 
     def __init__(self, capture=None, hint=()):
         self.digests = []
@@ -54,6 +54,7 @@ class Tape:
         self.arrays = []        # the leaf and constant arrays deferred ops read, in the order the capture takes them
         self.forced = False     # whether deferred records were computed op by op (then backward checks versions)
         self.snapshots = {}     # leaf slot -> the copy deferred ops read of a leaf whose array NumPy may write
+        self.exposed = []       # (copy, array) per array NumPy may write that deferred ops read a copy of
         self.views = set()      # the positions of records whose output views an operand's memory (Record.mark_view)
 
     def slots(self) -> dict:

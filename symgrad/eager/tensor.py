@@ -535,7 +535,11 @@ def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
     if source == -1:
         if operand._requires_grad:
             return None
-        return None, (array.copy() if counter.exposed else array), (counter, counter.value)
+        if counter.exposed:
+            copy = array.copy()
+            tape.exposed.append((copy, array))
+            return None, copy, (counter, counter.value)
+        return None, array, (counter, counter.value)
     if not operand._requires_grad or not _leaf_has_slot(tape, operand, -3 - source):
         return None
     if counter.exposed or tape.snapshots and -3 - source in tape.snapshots:  # (a snapshot: NumPy held it then)
@@ -570,6 +574,7 @@ def _leaf_snapshot(tape, slot, array) -> "np.ndarray | None":
     first = tape.snapshots.get(slot)
     if first is None:
         first = tape.snapshots[slot] = array.copy()
+        tape.exposed.append((first, array))
         return first
     return first if np.array_equal(first, array, equal_nan=True) else None
 

@@ -155,6 +155,9 @@ class Capture:
         path cannot run (then the general path runs, with whatever was deferred computed). `deferred`:
         `self.deferred(tape, root_record)` when the caller knows it."""
         pending = tape.pending
+        if tape.exposed and _written(tape.exposed):  # PyTorch's backward reads what NumPy wrote after the forward
+            tape.force()
+            return False
         if deferred is None:
             deferred = self.deferred(tape, root_record)
         if deferred and not retain_graph and self.entry is not None:
@@ -375,7 +378,7 @@ class Capture:
                 tape.pending = pending[index:]
                 raise
             record.value = record.array = result
-            record.saved = arrays
+            record.saved = _live(arrays, tape.exposed) if tape.exposed else arrays
         tape.pending = []
 
 
@@ -411,6 +414,19 @@ def _operand_arrays(record, live=False) -> tuple:
     a leaf's own array, not the copy kept of one NumPy may write (a view must be of the leaf's memory)."""
     return tuple(parent.value if array is None else (parent._data if live and parent is not None else array)
                  for parent, array in zip(record.parents, record.saved))
+
+
+def _written(exposed) -> bool:
+    """Whether NumPy wrote an array since a deferred op read its copy (exposed: the tape's (copy, array) pairs). By
+    value, without equal_nan (40x slower): a NaN counts as written (the general path runs), -0.0 over 0.0 does not."""
+    return any(not np.array_equal(copy, array) for copy, array in exposed)
+
+
+def _live(arrays, exposed) -> tuple:
+    """`arrays` with each copy of an array NumPy may write replaced by the array: what a backward reads, as
+    PyTorch's saved tensors share the memory NumPy writes (the forward's values were computed from the copies)."""
+    arrays_of = {id(copy): array for copy, array in exposed}
+    return tuple(arrays_of.get(id(array), array) for array in arrays)
 
 
 def _made(pending: list) -> list:

@@ -1159,7 +1159,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         if max_norm is not None:
             renorm_rows(weight, np.unique(index), float(max_norm), float(norm_type))
         flat = index.reshape(-1).astype(np.int64)
-    picked = take_p(weight, Tensor._wrap(flat) if isinstance(weight, Tensor) and not traced else flat, axis=0)
+    if isinstance(weight, Tensor) and not traced:  # the indices' own memory when they are a tensor of int64, as
+        # PyTorch's backward reads them (NumPy may write them after the forward: from_numpy), else a tensor of a copy
+        flat = input.reshape(-1) if isinstance(input, Tensor) and index.dtype == np.int64 else Tensor._wrap(flat)
+    picked = take_p(weight, flat, axis=0)
     if padding_idx is not None:
         padding_idx = padding_idx % rows if padding_idx < 0 else padding_idx
         is_padding = sgnp.reshape(_ew(E.equal, (flat, padding_idx)), (-1, 1))

@@ -1,0 +1,526 @@
+"""A seeded generator of random eager training loops, run in symgrad and in PyTorch: every step's loss, every
+.grad and every parameter must agree (float64 to 1e-10, float32 to a looser bound), since symgrad captures a
+repeating step and runs it as one compiled kernel from about the third step.
+
+A program is the Python source of `program(T, D, init, rec)` over `T` (symgrad or torch) and `D` (its float
+dtype): a model (nn layers or raw leaves) initialized from NumPy, data shared with NumPy through from_numpy, a
+loss, an optimizer (or a manual update) with a scheduler and param groups, and a loop whose steps change at
+random: another op, another batch size, requires_grad toggled, Python `if`/`while` on tensor values, in-place
+writes to parameters and inputs (NumPy's too), hooks added and removed, retain_grad, retain_graph, create_graph
+penalties, a custom autograd.Function, no_grad/enable_grad, detach, two backward calls before a step, zero_grad
+both ways, values read mid step, and an in-place write to a saved value (PyTorch's error at backward).
+`rec(name, value)` records what is compared. Optional lines end in `# opt`: the minimizer drops them.
+Known, left open: NumPy writing a conv layer's input between its forward and backward (numpy-write-before-backward,
+arch conv1d/conv2d): PyTorch's weight gradient reads the written input, symgrad's conv reads its own copy.
+Run as a script for many more loops than CI's:
+    python tests/random_programs_eager.py --count 300 [--start 0] [--float32] [--minimize]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+
+import numpy as np
+
+import symgrad as sg
+from random_programs_broad import Mismatch
+
+STEPS = 9
+ACTIVATIONS = ["T.tanh({})", "T.relu({})", "T.sigmoid({})", "F.gelu({})", "F.softplus({})", "{} * T.sigmoid({})"]
+
+
+class _Source:
+    """Lines at an indentation, and the features a program uses (counted by the script)."""
+
+    def __init__(self):
+        self.lines, self.depth, self.features, self.density = [], 1, set(), 1.0
+
+    def __call__(self, line, optional=False):
+        self.lines.append("    " * self.depth + line + ("  # opt" if optional else ""))
+
+    def chance(self, rng, p):
+        """Whether to use a feature of probability p, scaled by the program's density of features."""
+        return rng.random() < p * self.density
+
+    def block(self, header, body, optional=True):
+        """`header:` then the body's lines one level deeper, all dropped together by the minimizer."""
+        self(header + ":", optional)
+        for line in body:
+            self("    " + line, optional)
+
+
+def _when(rng):
+    """A random condition on `step`: a single step after capture, an alternation, a tail, or a few steps."""
+    kind = rng.integers(4)
+    if kind == 0:
+        return f"step == {int(rng.integers(3, STEPS))}"
+    if kind == 1:
+        return f"step % 2 == {int(rng.integers(2))}"
+    if kind == 2:
+        return f"step >= {int(rng.integers(3, STEPS))}"
+    picks = sorted({int(s) for s in rng.integers(2, STEPS, size=3)})
+    return f"step in {tuple(picks)}"
+
+
+def _activation(rng, a):
+    return ACTIVATIONS[rng.integers(len(ACTIVATIONS))].format(a, a)
+
+
+# ---------------------------------------------------------------- the model: modules, data and forward lines
+
+def _model(rng, src):
+    """Setup lines of a random model and its data; the forward's lines (from `xb` to `h`), the lines each step
+    starts with, the line from `h` to `out`, and the data's size."""
+    arch = ["mlp", "raw", "conv1d", "conv2d", "bn", "emb", "lstm"][rng.integers(7)]
+    src.features.add("arch=" + arch)
+    n_in, hidden, n_out = (int(v) for v in rng.integers(2, 6, size=3))
+    forward, each_step, output = [], [], "out = l2(h)"
+    if arch == "mlp":
+        src(f"l1 = T.nn.Linear({n_in}, {hidden}, dtype=D)")
+        src(f"l2 = T.nn.Linear({hidden}, {n_out}, bias={bool(rng.random() < 0.8)}, dtype=D)")
+        mods = ["l1", "l2"]
+        forward.append(f"h = {_activation(rng, 'l1(xb)')}")
+        if rng.random() < 0.4:
+            src(f"ln = T.nn.LayerNorm({hidden}, elementwise_affine={bool(rng.random() < 0.7)}, dtype=D)")
+            mods.insert(1, "ln")
+            forward.append("h = ln(h)")
+        if rng.random() < 0.3:
+            src("drop = T.nn.Dropout(p=0.0)")
+            forward.append("h = drop(h)")
+        x_shape = (n_in,)
+    elif arch == "raw":
+        src(f"W = T.from_numpy(init(0, ({n_in}, {hidden})).astype(ND)).requires_grad_()")
+        src(f"V = T.tensor(init(1, ({hidden}, {n_out})), dtype=D, requires_grad=True)")
+        src(f"c = T.zeros({n_out}, dtype=D, requires_grad=True)")
+        src("w_np = W.detach().numpy()")
+        mods = None
+        src("params = [('W', W), ('V', V), ('c', c)]")
+        forward.append(f"h = {_activation(rng, 'xb @ W')}")
+        output = "out = h @ V + c"
+        x_shape = (n_in,)
+    elif arch in ("conv1d", "conv2d"):
+        dims = 1 if arch == "conv1d" else 2
+        channels, length, kernel = int(rng.integers(1, 3)), int(rng.integers(4, 6)), int(rng.integers(1, 4))
+        padding = int(rng.integers(0, 2))
+        src(f"cv = T.nn.Conv{dims}d({channels}, {hidden}, {kernel}, padding={padding}, dtype=D)")
+        size = length + 2 * padding - kernel + 1
+        src(f"l2 = T.nn.Linear({hidden * size ** dims}, {n_out}, dtype=D)")
+        mods = ["cv", "l2"]
+        forward.append(f"h = ({_activation(rng, 'cv(xb)')}).flatten(1)")
+        x_shape = (channels,) + (length,) * dims
+    elif arch == "bn":
+        # no bias before a batch norm: in train mode its gradient is rounding noise, which Adam's step magnifies
+        src(f"l1 = T.nn.Linear({n_in}, {hidden}, bias=False, dtype=D)")
+        src(f"bn = T.nn.BatchNorm1d({hidden}, dtype=D)")
+        src(f"l2 = T.nn.Linear({hidden}, {n_out}, dtype=D)")
+        mods = ["l1", "bn", "l2"]
+        forward.append(f"h = {_activation(rng, 'bn(l1(xb))')}")
+        each_step += [f"if {_when(rng)}:", "    bn.eval()", "else:", "    bn.train()"]
+        src.features.add("batchnorm-eval")
+        x_shape = (n_in,)
+    elif arch == "emb":
+        vocab = int(rng.integers(4, 8))
+        src(f"emb = T.nn.Embedding({vocab}, {hidden}, dtype=D)")
+        src(f"l2 = T.nn.Linear({hidden}, {n_out}, dtype=D)")
+        mods = ["emb", "l2"]
+        forward.append(f"h = {_activation(rng, 'emb(xb).mean(1)')}")
+        x_shape = ("int", vocab, 3)
+    else:
+        src(f"cell = T.nn.LSTMCell({n_in}, {hidden}, dtype=D)")
+        src(f"l2 = T.nn.Linear({hidden}, {n_out}, dtype=D)")
+        mods = ["cell", "l2"]
+        forward += [f"hx = T.zeros(xb.shape[0], {hidden}, dtype=D)", "cx = hx",
+                    "for t in range(xb.shape[1]):", "    hx, cx = cell(xb[:, t], (hx, cx))", "h = hx"]
+        x_shape = (3, n_in)
+    if mods is not None:
+        src("params = [(f'{k}.{n}', p) for k, m in [" + ", ".join(f"('{m}', {m})" for m in mods)
+            + "] for n, p in m.named_parameters()]")
+        src("with T.no_grad():")
+        src("    for i, (_, p) in enumerate(params):")
+        src("        p.copy_(T.from_numpy(init(i, tuple(p.shape)).astype(ND)))")
+    if arch == "bn":
+        each_step.append("rec('bn.running_mean', bn.running_mean)")
+    # a batch norm of 2 rows in train mode gives +-1 whatever its input: the layers before it get rounding noise
+    return forward, each_step, output, x_shape, n_out, 3 if arch == "bn" else 1
+
+
+def _data(rng, src, x_shape, n_out, loss):
+    """The data arrays (shared with NumPy through from_numpy) for inputs and targets."""
+    rows = 8
+    if x_shape[0] == "int":
+        src(f"x_np = (init(90, ({rows}, {x_shape[2]})) * 1000).astype(np.int64) % {x_shape[1]}")
+    else:
+        src(f"x_np = init(90, {(rows,) + x_shape}).astype(ND)")
+    src("X = T.from_numpy(x_np)")
+    if loss in ("cross_entropy", "nll"):
+        src(f"y_np = (init(91, ({rows},)) * 1000).astype(np.int64) % {n_out}")
+        if loss == "cross_entropy" and rng.random() < 0.6:
+            src(f"y_np[{int(rng.integers(rows))}] = IGNORE")
+            src.features.add("ignore_index")
+    elif loss == "bce":
+        src(f"y_np = (init(91, ({rows}, {n_out})) > 0).astype(ND)")
+    else:
+        src(f"y_np = init(91, ({rows}, {n_out})).astype(ND)")
+    src("Y = T.from_numpy(y_np)")
+
+
+LOSSES = {"mse": "F.mse_loss({}, {})", "cross_entropy": "F.cross_entropy({}, {}, ignore_index=IGNORE)",
+          "nll": "F.nll_loss(F.log_softmax({}, dim=1), {})", "bce": "F.binary_cross_entropy_with_logits({}, {})"}
+
+
+def _optimizer(rng, src):
+    """The optimizer (over one or two param groups) and scheduler, or None for a manual update."""
+    kind = ["SGD", "SGD-nesterov", "Adam", "AdamW", "RMSprop", "Adagrad", "manual"][rng.integers(7)]
+    src.features.add("optim=" + kind)
+    if kind == "manual":
+        return None
+    lr = float(np.round(rng.uniform(0.01, 0.2), 3))
+    extra = {"SGD": f", momentum={float(np.round(rng.uniform(0, 0.9), 2))}",
+             "SGD-nesterov": f", momentum={float(np.round(rng.uniform(0.1, 0.9), 2))}, nesterov=True",
+             "Adam": f", betas=(0.8, 0.95), weight_decay={float(rng.choice([0.0, 0.01]))}",
+             "AdamW": ", weight_decay=0.05", "RMSprop": f", momentum={float(rng.choice([0.0, 0.5]))}, "
+             f"centered={bool(rng.random() < 0.5)}", "Adagrad": ""}[kind]
+    name = kind.split("-")[0]
+    if rng.random() < 0.4:
+        src.features.add("param-groups")
+        groups = "[{'params': [p for _, p in params[:2]]}, {'params': [p for _, p in params[2:]], " \
+                 f"'lr': {lr / 2}}}]"
+    else:
+        groups = "[p for _, p in params]"
+    src(f"opt = T.optim.{name}({groups}, lr={lr}{extra})")
+    scheduler = rng.integers(5)
+    if scheduler:
+        src.features.add("scheduler")
+        src("sched = " + ["", "T.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)",
+                          "T.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)",
+                          "T.optim.lr_scheduler.LambdaLR(opt, lambda e: 1.0 / (1.0 + e))",
+                          "T.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4)"][scheduler])
+    return name
+
+
+# ---------------------------------------------------------------- the program
+
+def generate(seed):
+    """(source of program(T, D, init, rec), the features it uses)."""
+    rng = np.random.default_rng(seed)
+    src = _Source()
+    src.density = float(rng.choice([0.3, 1.0, 1.6]))  # a quiet loop steadies: its steps run deferred
+    src("F = T.nn.functional")
+    src("ND = np.float64 if D == T.float64 else np.float32")
+    src("IGNORE = 1")
+    forward, each_step, output, x_shape, n_out, min_batch = _model(rng, src)
+    loss_kind = list(LOSSES)[rng.integers(len(LOSSES))]
+    src.features.add("loss=" + loss_kind)
+    _data(rng, src, x_shape, n_out, loss_kind)
+    optimizer = _optimizer(rng, src)
+    src("hook = None")
+    if src.chance(rng, 0.25):
+        src.features.add("autograd.Function")
+        src("class Cube(T.autograd.Function):")
+        src("    @staticmethod")
+        src("    def forward(ctx, a):")
+        src("        ctx.save_for_backward(a)")
+        src("        return a * a * a * 0.5")
+        src("    @staticmethod")
+        src("    def backward(ctx, g):")
+        src("        a, = ctx.saved_tensors")
+        src("        return g * a * a * 1.5")
+    else:
+        src("Cube = None")
+    batch = int(rng.integers(max(2, min_batch), 5))
+    src(f"for step in range({STEPS}):")
+    src.depth = 2
+    src(f"B = {batch}")
+    for line in each_step:
+        src(line)
+    if src.chance(rng, 0.5):
+        src.features.add("batch-size-change")
+        src.block(f"if {_when(rng)}", [f"B = {int(rng.integers(min_batch, 5))}"])
+    _between_steps(rng, src, x_shape[0] == "int")
+    set_to_none = rng.random() < 0.5
+    micro = src.chance(rng, 0.3)
+    if micro:
+        src.features.add("accumulate")
+        src(f"for micro in range(2 if {_when(rng)} else 1):")
+    else:
+        src("for micro in range(1):")
+    src.depth = 3
+    src("xb, yb = X[micro * 4:micro * 4 + B], Y[micro * 4:micro * 4 + B]")
+    for line in forward:
+        src(line)
+    _middle(rng, src)
+    src(output)
+    if src.chance(rng, 0.3):
+        src.features.add("while")
+        c = float(np.round(rng.uniform(0.2, 2.0), 2))
+        src("k = 0")
+        src.block(f"while k < 3 and out.abs().max().item() > {c}", ["out = out * 0.7", "k += 1"])
+    src("loss = " + LOSSES[loss_kind].format("out", "yb"))
+    _loss_terms(rng, src)
+    _backward(rng, src)
+    src.depth = 2
+    _update(rng, src, optimizer, set_to_none)
+    return "def program(T, D, init, rec):\n" + "\n".join(src.lines) + "\n", src.features
+
+
+def _between_steps(rng, src, integer_data):
+    """At random steps before the forward: in-place writes to parameters and inputs, requires_grad toggled,
+    hooks on a parameter added and removed, the data's NumPy array written."""
+    if src.chance(rng, 0.4):
+        src.features.add("param-inplace")
+        write = ["with T.no_grad(): params[0][1].mul_(0.97)", "params[1][1].data.mul_(1.05)",
+                 "with T.no_grad(): params[0][1].sub_(0.01)", "with T.no_grad(): params[-1][1][0] = 0.25",
+                 "with T.no_grad(): params[0][1].view(-1)[:2].add_(0.1)"][rng.integers(5)]
+        src.block(f"if {_when(rng)}", [write])
+    if src.chance(rng, 0.4):
+        src.features.add("input-inplace")
+        writes = ["x_np[1] = x_np[0][::-1]", "x_np[:3] = x_np[3:6]", "X[0] = X[2]", "X[1:3] = X[4:6].clone()"]
+        writes += [] if integer_data else ["x_np[:2] *= -0.5", "X[1:3].mul_(0.5)", "X[0, 0] += 1.0"]
+        src.block(f"if {_when(rng)}", [writes[rng.integers(len(writes))]])
+    if src.chance(rng, 0.3):
+        src.features.add("numpy-param-write")
+        src.block(f"if {_when(rng)}", ["params[0][1].detach().numpy()[...] *= 0.9"])
+    if src.chance(rng, 0.3):
+        src.features.add("requires_grad-toggle")
+        k = int(rng.integers(2, STEPS - 1))
+        src.block(f"if step == {k}", ["params[1][1].requires_grad_(False)"])
+        src.block(f"if step == {k + int(rng.integers(1, 3))}", ["params[1][1].requires_grad_(True)"])
+    if src.chance(rng, 0.3):
+        src.features.add("param-hook")
+        k = int(rng.integers(1, STEPS - 1))
+        src.block(f"if step == {k}", [f"hook = params[0][1].register_hook(lambda g: g * {1 + k / 10})"])
+        src.block(f"if step == {k + int(rng.integers(1, 4))} and hook is not None", ["hook.remove()"])
+
+
+def _middle(rng, src):
+    """At random steps, on the hidden value h: a custom Function, hooks (one changing per step), retain_grad,
+    a detached term, an op under enable_grad inside no_grad, a value read mid step."""
+    if "class Cube" in "".join(src.lines) and rng.random() < 0.8:
+        src.block(f"if {_when(rng)}", ["h = Cube.apply(h)"])
+    if src.chance(rng, 0.3):
+        src.features.add("tensor-hook")
+        src.block(f"if {_when(rng)}", ["h.register_hook(lambda g, s=step: g * (1 + s / 20))"])
+    if src.chance(rng, 0.3):
+        src.features.add("retain_grad")
+        src.block(f"if {_when(rng)}", ["h.retain_grad()", "kept = h"])
+        src("else:", True)
+        src("    kept = None", True)
+    if src.chance(rng, 0.3):
+        src.features.add("extra-op")
+        src.block(f"if {_when(rng)}", [f"h = h + {_activation(rng, 'h')} * 0.3"])
+    if src.chance(rng, 0.2):
+        src.features.add("detach")
+        src.block(f"if {_when(rng)}", ["h = h * (1 + h.detach().abs().mean())"])
+    if src.chance(rng, 0.2):
+        src.features.add("no_grad/enable_grad")
+        src.block(f"if {_when(rng)}", ["with T.no_grad():", "    with T.enable_grad():", "        h = h * 1.1",
+                                       "    rec('no_grad-mean', h.mean())"])
+    if src.chance(rng, 0.3):
+        src.features.add("read-mid-step")
+        src.block(f"if {_when(rng)}", [["rec('mid', h.sum().item())", "rec('mid', h.detach().numpy().copy())",
+                                        "rec('mid', len(str(h.detach())) > 0)"][rng.integers(3)]])
+    if src.chance(rng, 0.2):
+        src.features.add("inplace-saved-error")
+        src.block(f"if {_when(rng)}", ["h2 = h.exp()", "h = h2 * h", "h2.add_(1.0)"])
+
+
+def _loss_terms(rng, src):
+    """Python `if` on the loss's value, an extra term at some steps, a create_graph gradient penalty."""
+    if src.chance(rng, 0.4):
+        src.features.add("if-item")
+        c = float(np.round(rng.uniform(0.1, 1.5), 2))
+        src.block(f"if loss.item() > {c}", ["loss = loss * 0.5"])
+    if src.chance(rng, 0.3):
+        src.features.add("extra-term")
+        src.block(f"if {_when(rng)}", ["loss = loss + 0.01 * (out ** 2).mean()"])
+    if src.chance(rng, 0.2):
+        src.features.add("create_graph")
+        src.block(f"if {_when(rng)} and params[-1][1].requires_grad",
+                  ["gp, = T.autograd.grad(loss, [params[-1][1]], create_graph=True)",
+                   "loss = loss + 0.1 * (gp ** 2).sum()"])
+
+
+def _backward(rng, src):
+    """loss.backward(), sometimes twice through a retained graph; an error PyTorch raises is recorded."""
+    if src.chance(rng, 0.25):
+        src.features.add("numpy-write-before-backward")
+        src.block(f"if {_when(rng)}", ["x_np[1] = x_np[0][::-1]"])
+    double = src.chance(rng, 0.2)
+    if double:
+        src.features.add("retain_graph")
+    src("try:")
+    if double:
+        src(f"    if {_when(rng)}:", True)
+        src("        loss.backward(retain_graph=True)", True)
+        src("        (loss * 0.5).backward()", True)
+        src("    else:", True)
+        src("        loss.backward()", True)
+    else:
+        src("    loss.backward()")
+    src("except RuntimeError as e:")
+    src("    rec('error', 'modified by an inplace operation' in str(e))")
+    src("    for _, p in params:")
+    src("        p.grad = None")
+    src("rec('loss', loss)")
+    src("if 'kept' in dir() and kept is not None:", True)
+    src("    rec('retained', kept.grad)", True)
+
+
+def _update(rng, src, optimizer, set_to_none):
+    """The update (optimizer step and scheduler, or manual), what is compared, zero_grad."""
+    for line in ["for n, p in params:", "    rec(n + '.grad', p.grad)"]:
+        src(line)
+    if optimizer is None:
+        src("with T.no_grad():")
+        src("    for _, p in params:")
+        src("        if p.grad is not None:")
+        src("            p -= 0.05 * p.grad")
+    else:
+        src("opt.step()")
+        if "sched =" in "".join(src.lines):
+            src("sched.step()")
+    for line in ["for n, p in params:", "    rec(n, p)"]:
+        src(line)
+    if optimizer is None:
+        src("for _, p in params:")
+        src("    if p.grad is not None:")
+        src("        p.grad.zero_()" if not set_to_none else "        p.grad = None")
+    else:
+        src(f"opt.zero_grad(set_to_none={set_to_none})")
+    if src.chance(rng, 0.3):
+        src.features.add("zero_grad-both")
+        src.block(f"if {_when(rng)}", [f"opt.zero_grad(set_to_none={not set_to_none})" if optimizer else
+                                       "params[0][1].grad = None"])
+
+
+# ---------------------------------------------------------------- running and comparing
+
+def init(i, shape):
+    """The NumPy array every library starts parameter or data `i` from."""
+    return np.random.default_rng(1000 + i).standard_normal(shape) * 0.5
+
+
+def run(source, lib, dtype):
+    """[(name, value or None)] the program records in lib, or with ('raised', error) last; and the number of steps
+    symgrad ran deferred (its loss a DeferredTensor)."""
+    from symgrad.eager.tensor import DeferredTensor
+    namespace = {"np": np}
+    exec(compile(source, "<random eager program>", "exec"), namespace)
+    trace, deferred = [], [0]
+
+    def rec(name, value):
+        if name == "loss" and isinstance(value, DeferredTensor):
+            deferred[0] += 1
+        if value is None or isinstance(value, (bool, int, float)):
+            trace.append((name, value))
+        else:
+            trace.append((name, np.array(value.detach().numpy() if hasattr(value, "detach") else value)))
+    try:
+        namespace["program"](lib, getattr(lib, dtype), init, rec)
+    except Exception as e:  # noqa: BLE001 - compared with the other library's outcome
+        trace.append(("raised", e))
+    return trace, deferred[0]
+
+
+def compare(ours, theirs, dtype):
+    """Raise Mismatch at the first record that differs."""
+    rtol, atol = (1e-10, 1e-12) if dtype == "float64" else (2e-3, 2e-4)
+    for n, (a, b) in enumerate(zip(ours, theirs)):
+        where = f"record {n} ({a[0]}"
+        if a[0] != b[0]:
+            raise Mismatch(f"{where} vs {b[0]}): symgrad {a[1]!r:.300} vs torch {b[1]!r:.300}")
+        if a[0] == "raised" or (a[1] is None) != (b[1] is None):
+            raise Mismatch(f"{where}): symgrad {a[1]!r:.300} vs torch {b[1]!r:.300}")
+        if isinstance(a[1], np.ndarray):
+            got, want = np.asarray(a[1], np.float64), np.asarray(b[1], np.float64)
+            if got.shape != want.shape or not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+                raise Mismatch(f"{where}): symgrad {got.ravel()[:6]} vs torch {want.ravel()[:6]} shapes "
+                               f"{got.shape} {want.shape}")
+        elif a[1] != b[1] and not (isinstance(a[1], float) and np.isclose(a[1], b[1], rtol=rtol, atol=atol)):
+            raise Mismatch(f"{where}): symgrad {a[1]!r} vs torch {b[1]!r}")
+    if len(ours) != len(theirs):
+        raise Mismatch(f"{len(ours)} records vs torch's {len(theirs)}: the extra one {(ours + theirs)[-1]!r:.300}"
+                       if len(ours) > len(theirs) else f"symgrad stopped: {ours[-1]!r:.300}")
+
+
+def check(seed, dtype="float64", source=None):
+    """Run program `seed` (or `source`) in both libraries and compare; (features, deferred steps) or None where
+    PyTorch itself raised (a program the generator should not make)."""
+    import torch
+    from symgrad.eager import tape
+    source = source or generate(seed)[0]
+    theirs, _ = run(source, torch, dtype)
+    if theirs and theirs[-1][0] == "raised":
+        return None
+    tape.start_over()
+    ours, deferred = run(source, sg, dtype)
+    compare(ours, theirs, dtype)
+    return deferred
+
+
+def minimize(source, dtype):
+    """Drop optional lines (and whole blocks) while symgrad still disagrees with PyTorch."""
+    def fails(text):
+        try:
+            check(None, dtype, text)
+        except Mismatch:
+            return True
+        except Exception:  # noqa: BLE001 - a line the kept ones need was dropped
+            return False
+        return False
+    lines = source.splitlines()
+    k = len(lines) - 1
+    while k > 0:
+        if lines[k].endswith("# opt"):
+            end = k + 1
+            indent = len(lines[k]) - len(lines[k].lstrip())
+            while end < len(lines) and lines[end].endswith("# opt") and \
+                    len(lines[end]) - len(lines[end].lstrip()) > indent:
+                end += 1
+            trial = lines[:k] + lines[end:]
+            if fails("\n".join(trial) + "\n"):
+                lines = trial
+        k -= 1
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--count", type=int, default=100)
+    parser.add_argument("--start", type=int, default=0)
+    parser.add_argument("--float32", action="store_true")
+    parser.add_argument("--minimize", action="store_true")
+    parser.add_argument("--show", type=int, help="print program SEED and exit")
+    options = parser.parse_args(argv)
+    if options.show is not None:
+        print(generate(options.show)[0])
+        return 0
+    dtype = "float32" if options.float32 else "float64"
+    counts, failures, invalid, deferred_steps = {}, [], [], 0
+    for seed in range(options.start, options.start + options.count):
+        source, features = generate(seed)
+        try:
+            deferred = check(seed, dtype)
+        except Exception as e:  # noqa: BLE001 - a finding: print and go on
+            failures.append(seed)
+            shown = minimize(source, dtype) if options.minimize and isinstance(e, Mismatch) else source
+            print(f"--- seed {seed}: {type(e).__name__}: {str(e)[:400]}\n{shown}", flush=True)
+            if not isinstance(e, Mismatch):
+                traceback.print_exc()
+            continue
+        if deferred is None:
+            invalid.append(seed)
+            continue
+        deferred_steps += deferred
+        for feature in features:
+            counts[feature] = counts.get(feature, 0) + 1
+    print("loops per feature (passing):", dict(sorted(counts.items())))
+    print(f"steps: {options.count} loops x {STEPS}; symgrad deferred steps: {deferred_steps}")
+    print("torch raised (invalid programs):", invalid)
+    print("failures:", failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
