@@ -56,6 +56,31 @@ def test_numpy_write_between_forward_and_backward_of_a_deferred_step(write_input
         np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("written, elsewhere", [(-0.0, 3.0), (2.5, 3.0), (-0.0, np.nan), (2.5, np.nan)])
+def test_numpy_writes_seen_by_their_bits_between_forward_and_backward(written, elsewhere):
+    """A write is what changes an array's bits: -0.0 over 0.0 is one (the gradient's sign follows it, as PyTorch's);
+    an array holding a NaN is compared as well (by value, a NaN is never equal to itself)."""
+    torch = pytest.importorskip("torch")
+
+    def train(lib):
+        x_np = np.array([[0.0, 1.5], [elsewhere, -2.0]])
+        x = lib.from_numpy(x_np)
+        w = lib.tensor(np.array([[0.5, -1.0], [2.0, 3.0]]), requires_grad=True)
+        seen = []
+        for step in range(6):
+            loss = (x * w).sum()
+            if step % 2:
+                x_np[0, 0] = written
+            loss.backward()
+            seen.append(w.grad.numpy().copy())
+            w.grad = None
+            x_np[0, 0] = 0.0
+        return seen
+    for ours, theirs in zip(train(sg), train(torch)):
+        np.testing.assert_array_equal(ours, theirs)
+        np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
+
+
 @pytest.mark.parametrize("padding_idx", [None, 2])
 def test_embedding_backward_reads_indices_numpy_wrote_after_the_forward(padding_idx):
     """F.embedding looked rows up through a copy of its int64 indices, so NumPy writing them (from_numpy) between

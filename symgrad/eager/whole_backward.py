@@ -417,9 +417,14 @@ def _operand_arrays(record, live=False) -> tuple:
 
 
 def _written(exposed) -> bool:
-    """Whether NumPy wrote an array since a deferred op read its copy (exposed: the tape's (copy, array) pairs). By
-    value, without equal_nan (40x slower): a NaN counts as written (the general path runs), -0.0 over 0.0 does not."""
-    return any(not np.array_equal(copy, array) for copy, array in exposed)
+    """Whether NumPy wrote an array since a deferred op read its copy (exposed: the tape's (copy, array) pairs), by
+    its bits: as fast as comparing values, a NaN read back is unwritten and -0.0 written over 0.0 is a write."""
+    return any(not np.array_equal(_bits(copy), _bits(array)) for copy, array in exposed)
+
+
+def _bits(array: np.ndarray) -> np.ndarray:
+    """`array` as unsigned integers of its items' width (itself for a width no integer has, complex128's)."""
+    return array.view(f"u{array.itemsize}") if array.itemsize in (1, 2, 4, 8) else array
 
 
 def _live(arrays, exposed) -> tuple:
