@@ -51,7 +51,9 @@ _SOURCE = {name: module for module, names in _LAZY.items() for name in names.spl
 # public submodules, also imported on first use
 _SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils", "tree_util", "distributions")
 _OWN = ("float32", "float64", "int32", "int64", "bool_", "uint8", "int8", "int16", "uint16", "uint32",
-        "__version__")
+        "__version__", "inf", "nan", "pi", "e", "newaxis")
+# the constants of numpy, jax.numpy and torch (sg.inf in ns.linalg.norm(x, ord=ns.inf) was an AttributeError)
+inf, nan, pi, e, newaxis = float("inf"), float("nan"), 3.141592653589793, 2.718281828459045, None
 
 
 def __getattr__(name):

@@ -28,6 +28,7 @@ from .ops.reduce import first_max_p, reduce_max_p, reduce_min_p, reduce_prod_p
 from .ops.sorting import argsort_p
 from .ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, roll_p,
                         stop_gradient_p, transpose_p)
+from .passes.dce import dce
 from .tracing import argument_names, function_name, trace_flat
 
 
@@ -65,6 +66,9 @@ class Mapped:
                 examples.append(ir.Value(tuple(np.delete(np.shape(leaf), axis)), _dtype_of(leaf)))
                 operands.append(sg.moveaxis(leaf, axis, 0))
         graph, out_tree, captures = trace_flat(fn, pytree.unflatten(tree, examples), name=name)
+        # without its dead nodes: on arrays each node runs, and one a transform left unused may not run at all (the
+        # derivative in gammainc's shape a, which only its unused cotangent needs)
+        graph = dce(graph)
         batched = [axis is not None for axis in axes] + [False] * len(captures)
         outs = batch_graph(graph, list(operands) + list(captures), batched, size)
         targets = _leaf_axes_of_output(out_axes, out_tree, name)

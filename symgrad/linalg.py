@@ -272,7 +272,7 @@ def matrix_power(a, n):
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         _error(f"sg.linalg.matrix_power: the last two dimensions of a (shape {a.shape}) must be square")
     if n == 0:
-        return sg.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
+        return sg.zeros_like(a) + np.eye(a.shape[-1], dtype=a.dtype)  # a tensor for a tensor, as PyTorch's
     base, n = (inv(a), -n) if n < 0 else (a, n)
     result = None
     while n:

@@ -60,3 +60,34 @@ def test_upper_cholesky_reads_the_upper_triangle(backend):
     f = lambda a: sg.linalg.cholesky(a, upper=True)
     got = np.asarray(f(unsymmetric) if backend == "eager" else sg.compile(f, backend=backend)(unsymmetric))
     np.testing.assert_allclose(got, np.linalg.cholesky(unsymmetric, upper=True), rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["eager", "llvm", "numpy"])
+def test_scipy_solve_takes_scipys_keywords(backend):
+    """sg.scipy.linalg.solve was NumPy's solve(a, b): assume_a, lower and transposed (SciPy's and JAX's keywords)
+    were TypeErrors. A symmetric a is read from one triangle, a positive definite one factored, as SciPy does."""
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    spd, unsymmetric = _spd_and_not_symmetric()
+    b = np.arange(8.0).reshape(4, 2)
+    for a in (spd, unsymmetric):
+        for assume in (None, "gen", "sym", "pos", "upper triangular", "lower triangular"):
+            for lower in (False, True):
+                for transposed in (False, True):
+                    def f(a, b):
+                        return sg.scipy.linalg.solve(a, b, assume_a=assume, lower=lower, transposed=transposed)
+                    got = f(a, b) if backend == "eager" else sg.compile(f, backend=backend)(a, b)
+                    want = scipy_linalg.solve(a, b, assume_a=assume, lower=lower, transposed=transposed)
+                    np.testing.assert_allclose(got, want, rtol=1e-10, err_msg=f"{assume} {lower} {transposed}")
+    with pytest.raises(sg.UnsupportedOpError, match="banded"):
+        sg.scipy.linalg.solve(spd, b, assume_a="banded")
+
+
+def test_matrix_power_zero_of_a_tensor_is_a_tensor():
+    """matrix_power(t, 0) of an eager tensor returned a NumPy identity, so sum(matrix_power(t, 0)).backward() was an
+    AttributeError (PyTorch's is a tensor, its gradient zero)."""
+    t = sg.tensor(np.ones((2, 3, 3)), requires_grad=True)
+    out = sg.sum(sg.linalg.matrix_power(t, 0) * 2.0 + t)
+    assert isinstance(out, sg.Tensor)
+    out.backward()
+    np.testing.assert_array_equal(t.grad.numpy(), np.ones((2, 3, 3)))
+    np.testing.assert_array_equal(sg.linalg.matrix_power(np.full((3, 3), np.nan), 0), np.eye(3))

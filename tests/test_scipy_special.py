@@ -39,6 +39,7 @@ def test_import_forms():
 EDGES = {  # name -> (arguments, float64 rtol): zeros, infinities, NaN and the far tails
     "gammaln": ([np.array([0.0, -0.5, 1e-300, 0.5, 1.0, 2.0, 170.5, 1e10, INF, NAN])], 1e-13),
     "digamma": ([np.array([-0.5, 1e-8, 0.5, 1.0, 50.0, 1e10, INF, NAN])], 1e-13),
+    "erf": ([np.array([-INF, -30.0, -1.0, -0.0, 1e-300, 0.5, 6.0, INF, NAN])], 1e-13),  # jax.scipy.special's too
     "erfc": ([np.array([-INF, -30.0, -1.0, 0.0, 1.0, 10.0, 26.0, 30.0, INF, NAN])], 1e-13),
     "erfinv": ([np.array([-1.0, -0.999999, -0.5, 0.0, 1e-10, 0.5, 1.0, 1.5, NAN])], 1e-13),
     "ndtr": ([np.array([-INF, -40.0, -5.0, 0.0, 5.0, 40.0, INF, NAN])], 1e-13),

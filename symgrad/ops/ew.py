@@ -68,7 +68,7 @@ def derivative(expr, args, index):
     y = fresh_symbol("y", args)
     marked = F.mark_variable_powers(expr)
     d = _clean(sp.diff(marked, args[index]))
-    if expr.is_Symbol or d.is_Number:
+    if expr.is_Symbol or d.is_Number or d.has(F.no_derivative):  # the marker names its function: keep it
         return F.unmark_variable_powers(d), y
     with_output = F.unmark_variable_powers(d.subs(marked, y))
     d = F.unmark_variable_powers(d)

@@ -19,7 +19,7 @@ from ..numpy_api.dispatch import dispatch_all_arguments
 from ..ops import elementwise as E
 from .weak_numbers import with_weak_numbers
 
-gammaln, digamma, erfc, erfinv = E.gammaln, E.digamma, E.erfc, E.erfinv
+gammaln, digamma, erf, erfc, erfinv = E.gammaln, E.digamma, E.erf, E.erfc, E.erfinv
 ndtr, log_ndtr, ndtri, logit, expit = E.ndtr, E.log_ndtr, E.ndtri, E.logit, E.expit
 xlogy, xlog1py, betaln = with_weak_numbers(E.xlogy), with_weak_numbers(E.xlog1py), with_weak_numbers(E.betaln)
 psi = digamma  # SciPy's other name for it
