@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .adaptive import _direction
 from .optimizer import Optimizer
 
 
@@ -43,8 +44,6 @@ class Adagrad(Optimizer):
 
     def formula(self, param, grad, buffers, coefficients, group):
         weight_decay, clr, eps = coefficients
-        g = -grad if group["maximize"] else grad
-        if group["weight_decay"]:
-            g = g + weight_decay * param
+        g = _direction(param, grad, weight_decay, group)
         total = buffers[0] + g * g
         return param - clr * (g / (np.sqrt(total) + eps)), (total,)

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from .adaptive import _direction
 from .optimizer import Optimizer
 
 
@@ -56,11 +57,9 @@ class Adam(Optimizer):
 
     def formula(self, param, grad, buffers, coefficients, group):
         decay, mix1, beta2, mix2, step_size, bias_correction2_sqrt, eps = coefficients
-        g = -grad if group["maximize"] else grad
         if group["weight_decay"] and group["decoupled_weight_decay"]:
             param = param * decay
-        elif group["weight_decay"]:
-            g = g + decay * param
+        g = _direction(param, grad, decay, group)
         exp_avg = buffers[0] + (g - buffers[0]) * mix1
         exp_avg_sq = buffers[1] * beta2 + mix2 * g * g
         new_buffers = (exp_avg, exp_avg_sq)

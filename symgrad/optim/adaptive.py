@@ -15,11 +15,11 @@ def _checked(name, lr, eps, weight_decay, betas=(0.0, 0.0)):
                          f"betas={betas}")
 
 
-def _direction(param, grad, group):
+def _direction(param, grad, decay, group):
     """The gradient (negated to maximize) plus L2 weight decay, unless the decay is decoupled."""
-    g = -grad if group.get("maximize") else grad
+    g = -grad if group["maximize"] else grad
     if group["weight_decay"] and not group.get("decoupled_weight_decay"):
-        g = g + group["weight_decay"] * param
+        g = g + decay * param
     return g
 
 
@@ -65,9 +65,7 @@ class Adadelta(Optimizer):
 
     def formula(self, param, grad, buffers, coefficients, group):
         weight_decay, rho, mix, eps, lr = coefficients
-        g = -grad if group["maximize"] else grad
-        if group["weight_decay"]:
-            g = g + weight_decay * param
+        g = _direction(param, grad, weight_decay, group)
         square_avg = buffers[0] * rho + mix * g * g
         delta = np.sqrt(buffers[1] + eps) / np.sqrt(square_avg + eps) * g
         acc_delta = buffers[1] * rho + mix * delta * delta
@@ -86,7 +84,7 @@ class Adamax(Optimizer):
 
     def update(self, param, grad, state, group):
         beta1, beta2 = group["betas"]
-        g = _direction(param, grad, group)
+        g = _direction(param, grad, group["weight_decay"], group)
         if not state:
             state.update(step=0, exp_avg=np.zeros_like(param), exp_inf=np.zeros_like(param))
         state["step"] += 1
@@ -119,7 +117,7 @@ class NAdam(Optimizer):
         state["step"] += 1
         step = state["step"]
         param = _decayed(param, group)
-        g = _direction(param, grad, group)
+        g = _direction(param, grad, group["weight_decay"], group)
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * decay))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * decay))
         # PyTorch keeps the product of the mu_t in a float32 tensor (its scalar dtype): so does this, for its numbers
@@ -152,7 +150,7 @@ class RAdam(Optimizer):
         state["step"] += 1
         step, lr = state["step"], group["lr"]
         param = _decayed(param, group)
-        exp_avg, exp_avg_sq = _moments(state, _direction(param, grad, group), beta1, beta2)
+        exp_avg, exp_avg_sq = _moments(state, _direction(param, grad, group["weight_decay"], group), beta1, beta2)
         bias_correction2 = 1 - beta2 ** step
         corrected = exp_avg / (1 - beta1 ** step)
         rho_inf = 2 / (1 - beta2) - 1
