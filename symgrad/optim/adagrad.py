@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .adaptive import _direction
+from ..eager.tensor import Tensor
 from .optimizer import Optimizer
 
 
@@ -26,10 +27,17 @@ class Adagrad(Optimizer):
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps, maximize=maximize),
                          **options)
+        for group in self.param_groups:  # the state made here, as PyTorch's (state_dict() before a step shows it)
+            for p in group["params"]:
+                self.state[p] = {"step": 0, "sum": Tensor._wrap(self._initial(p._data, group))}
+
+    @staticmethod
+    def _initial(param, group):
+        return np.full_like(param, group["initial_accumulator_value"])
 
     def prepare(self, param, state, group):
-        if not state:
-            state.update(step=0, sum=np.full_like(param, group["initial_accumulator_value"]))
+        if not state:  # (a group added later)
+            state.update(step=0, sum=self._initial(param, group))
         state["step"] += 1
         return group["weight_decay"], group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"]), group["eps"]
 
