@@ -235,7 +235,7 @@ def _unslice(inputs, batched, size, shape, starts, steps):
 def _offset(index, stride):
     """A batched index (wrapped from negative, and checked) plus b * stride for example b: its position
     among the examples laid end to end."""
-    index = wrap_index_p(index, size=stride)
+    index = wrap_index_p(index, size=stride, negative=True)
     offsets = (np.arange(index.shape[0]) * stride).astype(index.dtype)
     return sg.add(index, offsets.reshape((-1,) + (1,) * (len(index.shape) - 1)))
 

@@ -138,3 +138,38 @@ def test_state_written_with_the_parameter_as_key_is_the_one_step_reads():
     q.sum().backward()  # (q's gradient 1: the buffer becomes 0.9 * 10 + 1)
     optimizer.step()
     assert q.tolist() == [2.0] and optimizer.state[q]["momentum_buffer"].tolist() == [10.0]
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "Adadelta", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "ASGD",
+                                  "Rprop"])
+def test_state_dict_tensors_follow_the_steps_as_pytorch(name):
+    """Steps kept new state arrays, so a state_dict() taken before them held the old values (Adam's exp_avg 0.36
+    two steps on, PyTorch's 0.576): the state's tensors now take each step's values and state[p] holds tensors (to
+    1e-6: PyTorch keeps ASGD's eta in float32)."""
+    torch = pytest.importorskip("torch")
+    options = dict(lr=0.1, **({"momentum": 0.9} if name == "SGD" else {}))
+    p = sg.tensor([1.0, -2.0], requires_grad=True)
+    q = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    ours, theirs = getattr(sg.optim, name)([p], **options), getattr(torch.optim, name)([q], **options)
+    saved = []
+    for step in range(3):
+        for optimizer, x in ((ours, p), (theirs, q)):
+            optimizer.zero_grad()
+            (x * x * 3).sum().backward()
+            optimizer.step()
+        if step == 0:
+            saved = ours.state_dict()["state"][0], theirs.state_dict()["state"][0]
+    for key, value in saved[0].items():
+        if isinstance(value, sg.Tensor) and value.ndim:
+            assert ours.state[p][key] is value
+            np.testing.assert_allclose(value.detach().numpy(), saved[1][key].detach().numpy(), rtol=1e-6)
+
+
+def test_adagrad_makes_its_state_at_construction_as_pytorch():
+    torch = pytest.importorskip("torch")
+    p = sg.tensor([1.0, -2.0], requires_grad=True)
+    ours = sg.optim.Adagrad([p], initial_accumulator_value=0.5).state_dict()["state"]
+    theirs = torch.optim.Adagrad([torch.tensor([1.0, -2.0], requires_grad=True)],
+                                 initial_accumulator_value=0.5).state_dict()["state"]
+    assert ours.keys() == theirs.keys() == {0} and ours[0].keys() == theirs[0].keys()
+    assert ours[0]["sum"].tolist() == theirs[0]["sum"].tolist() == [0.5, 0.5]

@@ -578,3 +578,14 @@ def test_embedding_of_traced_indices(backend):
     t = torch.tensor(weight, requires_grad=True)
     (torch.nn.functional.embedding(torch.tensor(index), t, padding_idx=2) ** 2).sum().backward()
     np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-14)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_traced_embedding_names_the_negative_index_it_refuses(backend):
+    """Traced, a negative index became the table's length before the lookup, so the NumPy backend reported 'index 10
+    is out of bounds' for [-1]: the check is wrap_index's without negative indices, naming the index given."""
+    lookup = sg.compile(lambda i, w: F.embedding(i, w), backend=backend)
+    np.testing.assert_array_equal(lookup(np.array([9, 0]), TABLE), TABLE[[9, 0]])
+    for index, shown in (([0, -1], "-1"), ([[3, 10]], "10"), ([-11], "-11")):
+        with pytest.raises(IndexError, match=f"index {shown} is out" if backend == "numpy" else "out of bounds"):
+            lookup(np.array(index), TABLE)

@@ -195,17 +195,18 @@ def _checked_index(k, idx_operand, idx, size):
 
 
 class WrappedIndex(Operand):
-    """A traced index array checked against its axis (error status) and wrapped from negative."""
+    """A traced index array checked against its axis (error status) and wrapped from negative (out of bounds
+    without `negative`)."""
 
-    def __init__(self, source, size):
+    def __init__(self, source, size, negative):
         self.source, self.shape, self.dtype, self.size = source, source.shape, source.dtype, size
-        self.reads, self.cost = source.reads, source.cost + 3
+        self.reads, self.cost, self.lowest = source.reads, source.cost + 3, -size if negative else 0
 
     def load(self, k, idx):
         value = self.source.load(k, idx)
         size = ir.Constant(value.type, self.size)
-        k.fail_unless(k.b.and_(k.b.icmp_signed(">=", value, k.b.neg(size)), k.b.icmp_signed("<", value, size)),
-                      INDEX_ERROR)
+        k.fail_unless(k.b.and_(k.b.icmp_signed(">=", value, ir.Constant(value.type, self.lowest)),
+                               k.b.icmp_signed("<", value, size)), INDEX_ERROR)
         return k.b.select(k.b.icmp_signed("<", value, ir.Constant(value.type, 0)), k.b.add(value, size), value)
 
 
@@ -355,7 +356,7 @@ LLVM_RULES = {
     cumprod_p: _scan(_multiply),
     matmul_p: _matmul,
     take_p: _take,
-    wrap_index_p: lambda k, node, inputs: WrappedIndex(inputs[0], node.params["size"]),
+    wrap_index_p: lambda k, node, inputs: WrappedIndex(inputs[0], **node.params),
     scatter_add_p: _scatter_add,
     scan_p: control.scan,
     while_p: control.while_loop,

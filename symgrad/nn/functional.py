@@ -14,7 +14,7 @@ from .. import numpy_api as sgnp
 from ..core import Tracer, UnsupportedOpError, with_user_line
 from ..custom_derivatives import custom_jvp
 from ..ops import elementwise as E
-from ..ops.indexing import take_p
+from ..ops.indexing import take_p, wrap_index_p
 from ..eager.function import Function
 from ..eager.mode import no_grad
 from ..eager.tensor import Tensor, apply_function, elementwise_on_tensors, labelled, random_generator
@@ -1151,8 +1151,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             raise UnsupportedOpError("embedding: max_norm renormalizes the rows looked up before the lookup, which "
                                      "traced indices cannot choose; pass the indices as a NumPy array")
         flat = sgnp.astype(sgnp.reshape(index, (-1,)), np.int64)
-        # PyTorch has no negative indices here: they are out of range, the lookup's IndexError as it runs
-        flat = _ew(E.where, (_ew(E.less, (flat, 0)), rows, flat))
+        # PyTorch has no negative indices here: they are out of range, an IndexError naming the index as it runs
+        flat = wrap_index_p(flat, size=rows, negative=False)
     else:
         if index.size and (index.min() < 0 or index.max() >= rows):
             raise IndexError("index out of range in self")

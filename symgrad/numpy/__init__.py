@@ -2,9 +2,13 @@
 (`jax.numpy`, `autograd.numpy`), so such a program ports by renaming its import.
 
 Its functions are `sg.*`'s NumPy-like ones (numpy_api), with NumPy's dtypes, constants and `np.linalg`; the
-PyTorch names of `sg` (tensor, nn, dim=) are not here. Random numbers are NumPy's own (`numpy.random`).
+PyTorch names of `sg` (tensor, nn, dim=) are not here. `random` is NumPy's own module, as autograd's
+(`import symgrad.numpy.random as npr` too): its arrays are what symgrad's functions take.
 """
+import sys as _sys
+
 import numpy as _np
+from numpy import random  # noqa: F401
 
 from .. import tracing as _tracing  # noqa: F401  (the primitives and the traced values' methods, before the namespace)
 from . import linalg  # noqa: F401  (numpy.linalg: symgrad.linalg)
@@ -14,5 +18,6 @@ from ..numpy_api import *  # noqa: F401,F403
 from ..numpy_api import __all__ as _names
 
 newaxis, pi, e, inf, nan, euler_gamma = None, _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
-__all__ = [*_names, "linalg", "bool_", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+_sys.modules[__name__ + ".random"] = random
+__all__ = [*_names, "linalg", "random", "bool_", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
            "newaxis", "pi", "e", "inf", "nan", "euler_gamma"]

@@ -119,7 +119,7 @@ def _checked_index(index, dim, axis, x):
             fail(f"arrays used as indices must be of integer type, got {index.dtype}", TypeError)
         if index.dtype not in (dtypes.INT32, dtypes.INT64):  # uint8 labels: index + dim must not wrap
             index = sg.astype(index, dtypes.INT64)
-        return wrap_index_p(index, size=dim)
+        return wrap_index_p(index, size=dim, negative=True)
     index = np.asarray(index)
     if index.dtype.kind not in "iu":
         fail(f"arrays used as indices must be of integer (or boolean) type, got {index.dtype}", TypeError)

@@ -406,13 +406,16 @@ def _divides(op: ElementwiseOp) -> bool:
 
 def _only_substituted(expr, values: dict) -> bool:
     """Whether writing the zeros and infinities among `values` into `expr` folds nothing that IEEE arithmetic
-    would not: a zero may fold (x + 0 -> x) but not drop an input (x*0 -> 0 drops x: IEEE gives NaN where x is an
-    infinity or NaN); an infinity must stay as written (x + oo -> oo drops x, and atan2(y, -oo) -> 2*pi*Heaviside(y)
-    - pi is 0 at y = 0, IEEE's pi): undoing its substitution must give the expression back."""
+    would not: a zero may fold where exact (x - 0 -> x) but not as a term added (x + 0 -> x and 0 - x -> -x give
+    -0.0 where IEEE's sum is 0.0) nor drop an input (x*0 -> 0 drops x: IEEE gives NaN where x is an infinity or
+    NaN); an infinity must stay as written (x + oo -> oo drops x, and atan2(y, -oo) -> 2*pi*Heaviside(y) - pi is 0
+    at y = 0, IEEE's pi): undoing its substitution must give the expression back."""
     zeros = [s for s, v in values.items() if v.is_Number and v.is_zero]
     infinities = {s: v for s, v in values.items() if v.is_Number and v.is_infinite}
     if not zeros and not infinities:
         return True
+    if _adds(expr, zeros):
+        return False
     try:
         baked = expr.xreplace(values)
         if zeros and not expr.free_symbols - values.keys() <= baked.free_symbols:
@@ -422,6 +425,17 @@ def _only_substituted(expr, values: dict) -> bool:
         return len(undo) == len(infinities) and (not infinities or baked.xreplace(undo) == expr.xreplace(rest))
     except TypeError:  # SymPy compared with complex infinity (x / 0 in a condition)
         return False
+
+
+def _adds(expr, symbols) -> bool:
+    """Whether one of `symbols` is a term of a sum in `expr` with a positive coefficient (x + z, z - x, (a + z)/2):
+    SymPy drops such a term at z = 0, where IEEE's -0.0 + 0.0 is 0.0. Subtracted (x - z) it folds exactly."""
+    for total in expr.atoms(sp.Add):
+        for term in total.args:
+            coefficient, rest = term.as_coeff_Mul()
+            if rest in symbols and coefficient.is_positive:
+                return True
+    return False
 
 
 @functools.lru_cache(maxsize=4096)
@@ -513,11 +527,14 @@ softplus = define("softplus", F.softplus)
 logaddexp = define("logaddexp", F.logaddexp)
 erf = define("erf", sp.erf)
 relu = define("relu", lambda a: sp.Piecewise((0, a <= 0), (a, True)), kind="arith")  # NaN stays NaN, as in PyTorch
-# Ties split the gradient evenly, as PyTorch does. Integers take Max/Min: (a + b) / 2 is not a tie's
-# value in integer arithmetic (the LLVM backend's a/2 + b/2 gave maximum(3, 3) == 2).
-maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), ((a + b) / 2, True)), kind="arith",
+# Ties split the gradient evenly, as PyTorch does; their value is the second argument, as NumPy's and
+# torch.maximum's (maximum(-0.0, 0.0) is 0.0, maximum(0.0, -0.0) -0.0; (a + b) / 2 was 0.0 for both, and -0.0
+# for the first once SymPy folded a + 0); a NaN gives NaN. Integers take Max/Min.
+# (Eq: SymPy, whose reals are ordered, folds a >= b after a > b and a < b to True.)
+_tied = lambda a, b: ((F.tie(b, a), sp.Eq(a, b)), ((a + b) / 2, True))  # noqa: E731
+maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), *_tied(a, b)), kind="arith",
                  integer_fn=sp.Max)
-minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), ((a + b) / 2, True)), kind="arith",
+minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), *_tied(a, b)), kind="arith",
                  integer_fn=sp.Min)
 # Gradient 1 on the closed interval [lo, hi], as torch.clamp.
 # With lo > hi the result is hi everywhere, as np.clip, jax.numpy.clip and torch.clamp; a NaN bound gives NaN, as

@@ -121,23 +121,25 @@ scatter_add_p = Primitive("scatter_add", _scatter_shape, _scatter_impl, vjp=_sca
 
 # ----------------------------------------------------------------------------- wrap_index
 
-def _wrap_index_shape(inputs, size):
+def _wrap_index_shape(inputs, size, negative):
     (idx,) = inputs
     _check_index(idx)
     return idx.shape, idx.dtype
 
 
-def wrap_index(index, size):
-    """A traced index array checked against its axis (IndexError) and wrapped from negative.
-    The NumPy backend copies this function's source into the modules it writes."""
+def wrap_index(index, size, negative):
+    """A traced index array checked against its axis (IndexError) and wrapped from negative, or with negative=False
+    (PyTorch's embedding) a negative index is out of bounds. The NumPy backend copies this function's source into
+    the modules it writes."""
     index = np.asarray(index)
-    if index.size and (index.min() < -size or index.max() >= size):
-        bad = index.min() if index.min() < -size else index.max()
+    lowest = -size if negative else 0
+    if index.size and (index.min() < lowest or index.max() >= size):
+        bad = index.min() if index.min() < lowest else index.max()
         raise IndexError(f"index {bad} is out of bounds for an axis of size {size}")
     return np.where(index < 0, index + size, index).astype(index.dtype)
 
 
 # A traced index array, checked when the program runs (a bad index raises IndexError, never
 # reads elsewhere) and wrapped from negative, as NumPy indexing does.
-wrap_index_p = Primitive("wrap_index", _wrap_index_shape, wrap_index, vjp=lambda ct, ans, idx, size: (None,),
-                         jvp=lambda tangents, ans, idx, size: None)
+wrap_index_p = Primitive("wrap_index", _wrap_index_shape, wrap_index, vjp=lambda ct, ans, idx, **params: (None,),
+                         jvp=lambda tangents, ans, idx, **params: None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .adaptive import _direction
+from ..eager.tensor import Tensor
 from .optimizer import Optimizer
 
 
@@ -25,10 +27,17 @@ class Adagrad(Optimizer):
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps, maximize=maximize),
                          **options)
+        for group in self.param_groups:  # the state made here, as PyTorch's (state_dict() before a step shows it)
+            for p in group["params"]:
+                self.state[p] = {"step": 0, "sum": Tensor._wrap(self._initial(p._data))}
+
+    def _initial(self, param):
+        """The sum's start: the constructor's initial value, as PyTorch's (a group's own is kept but not read)."""
+        return np.full_like(param, self.defaults["initial_accumulator_value"])
 
     def prepare(self, param, state, group):
-        if not state:  # the constructor's initial value, as PyTorch's: a group's own is kept but not read
-            state.update(step=0, sum=np.full_like(param, self.defaults["initial_accumulator_value"]))
+        if not state:  # (a group added later)
+            state.update(step=0, sum=self._initial(param))
         state["step"] += 1
         return group["weight_decay"], group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"]), group["eps"]
 
@@ -43,8 +52,6 @@ class Adagrad(Optimizer):
 
     def formula(self, param, grad, buffers, coefficients, group):
         weight_decay, clr, eps = coefficients
-        g = -grad if group["maximize"] else grad
-        if group["weight_decay"]:
-            g = g + weight_decay * param
+        g = _direction(param, grad, weight_decay, group)
         total = buffers[0] + g * g
         return param - clr * (g / (np.sqrt(total) + eps)), (total,)

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from .adaptive import _decay, _decayed, _direction
 from .optimizer import Optimizer
 
 
@@ -35,10 +36,7 @@ class Adam(Optimizer):
         state["step"] += 1
         beta1, beta2 = group["betas"]
         step = state["step"]
-        decay = group["weight_decay"]
-        if group["decoupled_weight_decay"]:
-            decay = 1 - group["lr"] * decay  # the parameter's factor
-        return (decay, 1 - beta1, beta2, 1 - beta2, group["lr"] / (1 - beta1 ** step),
+        return (_decay(group), 1 - beta1, beta2, 1 - beta2, group["lr"] / (1 - beta1 ** step),
                 math.sqrt(1 - beta2 ** step), group["eps"])
 
     def buffers(self, state, group):
@@ -56,11 +54,8 @@ class Adam(Optimizer):
 
     def formula(self, param, grad, buffers, coefficients, group):
         decay, mix1, beta2, mix2, step_size, bias_correction2_sqrt, eps = coefficients
-        g = -grad if group["maximize"] else grad
-        if group["weight_decay"] and group["decoupled_weight_decay"]:
-            param = param * decay
-        elif group["weight_decay"]:
-            g = g + decay * param
+        param = _decayed(param, decay, group)
+        g = _direction(param, grad, decay, group)
         exp_avg = buffers[0] + (g - buffers[0]) * mix1
         exp_avg_sq = buffers[1] * beta2 + mix2 * g * g
         new_buffers = (exp_avg, exp_avg_sq)

@@ -139,10 +139,14 @@ class Optimizer:
         if type(self).update is not Optimizer.update or type(self).formula is Optimizer.formula:
             # a subclass that writes (or overrides, as AdamW over Adam) `update`: one parameter at a time
             for p in params:
-                p._data[...] = self.update(p._data, p.grad._data, self.state.setdefault(id(p), {}), group)
+                state = self.state.setdefault(id(p), {})
+                arrays = _arrays(state)
+                p._data[...] = self.update(p._data, p.grad._data, arrays, group)
                 p._version.value += 1
+                _write_back(state, arrays)
             return
-        states = [self.state.setdefault(id(p), {}) for p in params]
+        kept = [self.state.setdefault(id(p), {}) for p in params]
+        states = [_arrays(state) for state in kept]
         coefficients = [self.prepare(p._data, state, group) for p, state in zip(params, states)]
         buffers = [self.buffers(state, group) for state in states]
         update = None
@@ -161,10 +165,11 @@ class Optimizer:
             results = update(params, buffers, shared)
         else:
             results = [self.formula(p._data, p.grad._data, b, c, group) for p, b, c in zip(params, buffers, coefficients)]
-        for p, state, (value, new_buffers) in zip(params, states, results):
+        for p, state, arrays, (value, new_buffers) in zip(params, kept, states, results):
             p._data[...] = value
             p._version.value += 1
-            self.store(state, new_buffers, group)
+            self.store(arrays, new_buffers, group)
+            _write_back(state, arrays)
 
     # ------------------------------------------------------------------ what a subclass writes
     def update(self, param, grad, state: dict, group: dict):
@@ -201,14 +206,13 @@ class Optimizer:
     # ------------------------------------------------------------------ PyTorch's state dicts (issue 14)
     def state_dict(self) -> dict:
         """{'state': {index: {name: value}}, 'param_groups': [{hyperparameters, 'params': [indices]}]}, parameters
-        numbered in the order of the groups, as PyTorch's; arrays of the state are tensors sharing its memory."""
+        numbered in the order of the groups, as PyTorch's; its tensors are the state's own, which the following steps
+        update."""
         numbers, groups = {}, []
         for group in self.param_groups:
             indices = [numbers.setdefault(id(p), len(numbers)) for p in group["params"]]
             groups.append({**{k: v for k, v in group.items() if k != "params"}, "params": indices})
-        state = {numbers[key]: {name: Tensor._wrap(value) if isinstance(value, np.ndarray) else value
-                                for name, value in entry.items()}
-                 for key, entry in self.state.items() if key in numbers}
+        state = {numbers[key]: dict(entry) for key, entry in self.state.items() if key in numbers}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -228,7 +232,8 @@ class Optimizer:
         self.state = ParamState()
         for number, entry in state_dict["state"].items():
             param = by_number[int(number)]
-            self.state[id(param)] = {name: _state_value(value, param) for name, value in entry.items()}
+            self.state[id(param)] = state = {}
+            _write_back(state, {name: _state_value(value, param) for name, value in entry.items()})
         for mine, saved in zip(self.param_groups, groups):
             mine.update({k: _group_value(v) for k, v in saved.items() if k != "params"})
 
@@ -288,6 +293,26 @@ def _compiled_or_none(optimizer, params, buffers, coefficients, group):
 
 _MISSING = object()
 _UNSUPPORTED = object()
+
+
+def _arrays(state: dict) -> dict:
+    """A parameter's state as the formulas read and write it: each tensor's array."""
+    return {name: value._data if isinstance(value, Tensor) else value for name, value in state.items()}
+
+
+def _write_back(state: dict, arrays: dict) -> None:
+    """The formulas' new state kept in the state's tensors (a state_dict() taken before holds these tensors, as
+    PyTorch's does: new arrays kept instead left it with the old values), each given its new array (cheaper than
+    a copy into the old one: an array taken from such a tensor before a step keeps the old values); a new array
+    becomes a tensor."""
+    for name, value in arrays.items():
+        held = state.get(name)
+        if not isinstance(value, np.ndarray):
+            state[name] = value
+        elif not isinstance(held, Tensor) or held._data.shape != value.shape or held._data.dtype != value.dtype:
+            state[name] = Tensor._wrap(value)
+        elif held._data is not value:
+            held.data = value
 
 
 def _state_value(value, param):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .adaptive import _direction
 from .optimizer import Optimizer
 
 
@@ -49,9 +50,7 @@ class RMSprop(Optimizer):
 
     def formula(self, param, grad, buffers, coefficients, group):
         weight_decay, alpha, mix, eps, momentum, lr = coefficients
-        g = -grad if group["maximize"] else grad
-        if group["weight_decay"]:
-            g = g + weight_decay * param
+        g = _direction(param, grad, weight_decay, group)
         square_avg = buffers[0] * alpha + mix * g * g
         new_buffers = (square_avg,)
         if group["centered"]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen.runtime import axpy_functions
+from .adaptive import _direction
 from .optimizer import Optimizer
 
 _AXPY_SIZE = 32768  # from this many elements on, BLAS's axpy (a ctypes call, ~2.5 us) beats NumPy's two passes
@@ -63,9 +64,7 @@ class SGD(Optimizer):
 
     def formula(self, param, grad, buffers, coefficients, group):
         lr, weight_decay, momentum, undamped = coefficients
-        d = -grad if group["maximize"] else grad
-        if group["weight_decay"]:
-            d = d + weight_decay * param
+        d = _direction(param, grad, weight_decay, group)
         if not group["momentum"]:
             return param - lr * d, ()
         buffer = d.copy() if buffers[0] is None else momentum * buffers[0] + undamped * d

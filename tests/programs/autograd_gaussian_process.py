@@ -2,10 +2,10 @@
 # marginal likelihood (scipy's conjugate gradients on autograd's value_and_grad), then its posterior. `autograd.numpy`
 # is `symgrad.numpy`, autograd's value_and_grad, linalg and scipy.stats are `sg`'s. Changed (marked): at most 8 CG
 # iterations; the plotted posterior (mean, marginal std) printed at every 30th point instead of drawn, no samples.
-import numpy.random as npr  # changed: autograd.numpy.random is NumPy's
 from scipy.optimize import minimize
 
 import symgrad.numpy as np
+import symgrad.numpy.random as npr
 import symgrad as sg  # changed: autograd's value_and_grad is sg's
 import symgrad.scipy.stats.multivariate_normal as mvn
 from symgrad.numpy.linalg import solve
