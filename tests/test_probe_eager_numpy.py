@@ -56,16 +56,19 @@ def test_numpy_write_between_forward_and_backward_of_a_deferred_step(write_input
         np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("rows", [2, 5000])
 @pytest.mark.parametrize("written, elsewhere", [(-0.0, 3.0), (2.5, 3.0), (-0.0, np.nan), (2.5, np.nan)])
-def test_numpy_writes_seen_by_their_bits_between_forward_and_backward(written, elsewhere):
+def test_numpy_writes_seen_by_their_bits_between_forward_and_backward(written, elsewhere, rows):
     """A write is what changes an array's bits: -0.0 over 0.0 is one (the gradient's sign follows it, as PyTorch's);
-    an array holding a NaN is compared as well (by value, a NaN is never equal to itself)."""
+    an array holding a NaN is compared as well (by value, a NaN is never equal to itself). Small arrays and large
+    ones are compared in two ways."""
     torch = pytest.importorskip("torch")
 
     def train(lib):
-        x_np = np.array([[0.0, 1.5], [elsewhere, -2.0]])
+        x_np = np.ones((rows, 2))
+        x_np[:2] = [[0.0, 1.5], [elsewhere, -2.0]]
         x = lib.from_numpy(x_np)
-        w = lib.tensor(np.array([[0.5, -1.0], [2.0, 3.0]]), requires_grad=True)
+        w = lib.tensor(np.linspace(-1.0, 3.0, 2 * rows).reshape(rows, 2), requires_grad=True)
         seen = []
         for step in range(6):
             loss = (x * w).sum()
