@@ -221,7 +221,7 @@ def test_index_error_from_native_code_is_raised(tmp_path):
     with pytest.raises(IndexError, match="out of bounds"):
         loaded(x, np.array([0, 5, 1]))
     with open(out + ".h") as f:
-        assert 'case 1: return "an integer index is out of bounds";' in f.read()
+        assert 'case 1: return "an integer index is out of bounds for an axis of size 5";' in f.read()
 
 
 @pytest.mark.parametrize("backend", [pytest.param("llvm", marks=needs_linker), "numpy"])

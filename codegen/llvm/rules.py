@@ -30,7 +30,10 @@ from .operands import (ALIGNMENT, Buffer, Convert, Coord, Elementwise, Operand, 
                        strided_slice, transpose, unit_axes_reshape, zero)
 from .types import I8, I64, PTR, cast, is_unsigned, storage_type, value_type
 
-INDEX_ERROR = "an integer index is out of bounds"
+
+def index_error(size: int) -> str:
+    """The message of a native index check's failure: NumPy's, but for the index itself (a status has no room)."""
+    return f"an integer index is out of bounds for an axis of size {size}"
 
 
 def calls_blas(blas_calls, dtype, m, n, inner) -> bool:
@@ -190,7 +193,7 @@ def _checked_index(k, idx_operand, idx, size):
     """The integer index at idx, wrapped like NumPy for negatives, bounds-checked."""
     value = cast(k.b, idx_operand.load(k, idx), idx_operand.dtype, dtypes.INT64)
     value = k.b.select(k.b.icmp_signed("<", value, ir.Constant(I64, 0)), k.b.add(value, ir.Constant(I64, size)), value)
-    k.fail_unless(k.b.icmp_unsigned("<", value, ir.Constant(I64, size)), INDEX_ERROR)
+    k.fail_unless(k.b.icmp_unsigned("<", value, ir.Constant(I64, size)), index_error(size))
     return Coord(value, 0, max(size, 1))
 
 
@@ -206,7 +209,7 @@ class WrappedIndex(Operand):
         value = self.source.load(k, idx)
         size = ir.Constant(value.type, self.size)
         k.fail_unless(k.b.and_(k.b.icmp_signed(">=", value, ir.Constant(value.type, self.lowest)),
-                               k.b.icmp_signed("<", value, size)), INDEX_ERROR)
+                               k.b.icmp_signed("<", value, size)), index_error(self.size))
         return k.b.select(k.b.icmp_signed("<", value, ir.Constant(value.type, 0)), k.b.add(value, size), value)
 
 
