@@ -127,3 +127,25 @@ def test_sg_symbolic_and_the_printed_ir_show_the_function():
     assert str(result.output) == "log(exp(x) + 1.0)"
     text = str(sg.trace(lambda x: log1pexp(x), np.ones(2)))
     assert "custom_jvp" in text and "log1pexp" in text
+
+
+
+@pytest.mark.parametrize("backend", [None, "llvm", "numpy"])
+def test_reverse_mode_of_a_custom_jvp_reaches_a_scalar_a_loop_reads(backend):
+    """Reverse mode of a custom_jvp runs its rule with zero tangents in place: a 0-d zero was a literal constant,
+    whose cotangent a scan's reverse rule drops as going nowhere, so the gradient of a scalar the scan reads was 0
+    (random_programs_transforms: vmap of a cond, a scan over the examples, under custom_jvp under jacrev)."""
+    def g(xs, b):
+        return sg.scan(lambda c, x: (c + x, b * x + b), 0.0, xs)[1]
+
+    h = sg.custom_jvp(g)
+    h.defjvp(lambda primals, tangents: sg.jvp(g, primals, tangents))
+    grads = sg.grad(lambda xs, b: sg.sum(h(xs, b) ** 2), argnums=(0, 1))
+    if backend is not None:
+        grads = sg.compile(grads, backend=backend)
+    xs, b = np.array([1.0, -2.0, 0.5]), 0.7
+    gx, gb = grads(xs, b)
+    np.testing.assert_allclose(gx, 2 * (b * xs + b) * b, rtol=1e-14)
+    np.testing.assert_allclose(gb, np.sum(2 * (b * xs + b) * (xs + 1)), rtol=1e-14)
+    per_example = sg.vmap(sg.grad(lambda xs, b: sg.sum(h(xs, b)), argnums=1), in_axes=(0, None))(np.stack([xs, -xs]), b)
+    np.testing.assert_allclose(per_example, [np.sum(xs) + 3, 3 - np.sum(xs)], rtol=1e-14)
