@@ -149,3 +149,25 @@ def test_reverse_mode_of_a_custom_jvp_reaches_a_scalar_a_loop_reads(backend):
     np.testing.assert_allclose(gb, np.sum(2 * (b * xs + b) * (xs + 1)), rtol=1e-14)
     per_example = sg.vmap(sg.grad(lambda xs, b: sg.sum(h(xs, b)), argnums=1), in_axes=(0, None))(np.stack([xs, -xs]), b)
     np.testing.assert_allclose(per_example, [np.sum(xs) + 3, 3 - np.sum(xs)], rtol=1e-14)
+
+
+@pytest.mark.parametrize("backend", [None, "llvm", "numpy"])
+def test_hessian_of_a_custom_vjp_differentiates_its_rules(backend):
+    """Forward over reverse (hessian, jacfwd(grad), jvp of grad) of a custom_vjp function was refused as forward mode
+    of it; JAX's adjoint reads the primal from fwd and differentiates fwd and bwd, so it has one (the rule here is
+    the true derivative: the Hessian is f's). Forward mode of the function itself stays refused, as in JAX."""
+    @sg.custom_vjp
+    def f(x, y):
+        return sg.sin(x) * y
+
+    f.defvjp(lambda x, y: (sg.sin(x) * y, (sg.cos(x), sg.sin(x), y)), lambda r, g: (r[0] * g * r[2], r[1] * g))
+
+    def loss(x):
+        return sg.sum(f(x, x * 2.0) ** 2)
+    x = np.array([0.3, -1.2, 0.7])
+    want = np.diag(8 * (np.cos(2 * x) * x ** 2 + 2 * np.sin(2 * x) * x + np.sin(x) ** 2))  # of 4 x^2 sin(x)^2
+    hessian = sg.hessian(loss) if backend is None else sg.compile(sg.hessian(loss), backend=backend)
+    np.testing.assert_allclose(hessian(x), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sg.jvp(sg.grad(loss), (x,), (np.ones(3),))[1], np.diag(want), rtol=1e-12)
+    with pytest.raises(sg.UnsupportedOpError, match="forward mode"):
+        sg.jvp(loss, (x,), (np.ones(3),))

@@ -59,5 +59,9 @@ def _custom_jvp_vjp(ct, ans, *inputs, fun, jvp):
     return [cts.get(id(tangent)) for tangent in jvp.inputs[count:]]
 
 
-custom_vjp_p.vjp, custom_vjp_p.jvp = _custom_vjp_vjp, _custom_vjp_jvp
+def _custom_vjp_primal(*inputs, fun, fwd, bwd):
+    return _outputs(fwd, inputs)[:len(fun.outputs)]
+
+
+custom_vjp_p.vjp, custom_vjp_p.jvp, custom_vjp_p.primal_of_rule = _custom_vjp_vjp, _custom_vjp_jvp, _custom_vjp_primal
 custom_jvp_p.vjp, custom_jvp_p.jvp = _custom_jvp_vjp, _custom_jvp_jvp
