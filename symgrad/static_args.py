@@ -37,14 +37,17 @@ class StaticArgs(pickling.CopiedAsItself):
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        # positions past the named parameters, taken by *args (lambda *a: ...): static by position, as JAX's are
+        self._var_positions = tuple(sorted(n for n in nums if n >= len(positional) and any(
+            p.kind == p.VAR_POSITIONAL for p in self._signature.parameters.values())))
         for n in nums:
-            if not -len(positional) <= n < len(positional):
+            if not -len(positional) <= n < len(positional) and n not in self._var_positions:
                 raise ValueError(f"static_argnums {n} is out of range for {self.__name__}'s {len(positional)} "
                                  "positional parameter(s)")
         unknown = [n for n in names if n not in self._signature.parameters]
         if unknown:
             raise ValueError(f"static_argnames {unknown} are not parameters of {self.__name__}")
-        self._static = set(names) | {positional[n] for n in nums}
+        self._static = set(names) | {positional[n] for n in nums if n not in self._var_positions}
         self._positional = positional
         self._argnums = argnums  # the differentiated positions (grad), checked against the static ones
         if argnums is not None:
@@ -54,17 +57,22 @@ class StaticArgs(pickling.CopiedAsItself):
         self._compiled = Recent(STATIC_VALUES_KEPT)
 
     def __call__(self, *args, **kwargs):
+        if self._var_positions and len(args) <= self._var_positions[-1]:
+            raise TypeError(f"{self.__name__}: static_argnums {self._var_positions[-1]} needs "
+                            f"{self._var_positions[-1] + 1} positional arguments, got {len(args)}")
+        by_position = tuple((n, args[n], _types(args[n])) for n in self._var_positions)
+        args = tuple(a for n, a in enumerate(args) if n not in self._var_positions)
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as err:
             raise TypeError(f"{self.__name__}: {err}") from None
         static = tuple((name, value, _types(value)) for name, value in bound.arguments.items() if name in self._static)
         dynamic = [name for name in bound.arguments if name not in self._static]
-        key = (static, tuple(dynamic))
+        key = (static, tuple(dynamic), by_position)
         try:
             hash(key)
         except TypeError:
-            bad = next(name for name, value, _ in static if not hashable(value))
+            bad = next(name for name, value, _ in static + by_position if not hashable(value))
             raise TypeError(f"{self.__name__}: the static argument {bad!r} must be hashable (it selects the compiled "
                             "code); pass arrays as ordinary arguments") from None
         return self._entry(key)(*(bound.arguments[name] for name in dynamic))
@@ -76,7 +84,9 @@ class StaticArgs(pickling.CopiedAsItself):
         if entry is None:
             static, dynamic = {name: value for name, value, _ in key[0]}, list(key[1])
             order = [name for name in self._signature.parameters if name in static or name in dynamic]
-            entry = self._compiled.keep(key, self._make(self._bound(static, dynamic, order), self._remapped(dynamic)))
+            fn = bind_positions(self.fn, tuple((n, value) for n, value, _ in key[2])) if key[2] else self.fn
+            entry = self._compiled.keep(key, self._make(self._bound(fn, static, dynamic, order),
+                                                        self._remapped(dynamic)))
         return entry
 
     def __reduce__(self):
@@ -90,9 +100,9 @@ class StaticArgs(pickling.CopiedAsItself):
         carried = [(key, entry.carried()) for key, entry in self._compiled.items() if pickling.picklable(key)]
         return _restore, (factory, state, options, carried)
 
-    def _bound(self, static: dict, dynamic: list, order: list):
-        """fn of the dynamic arguments (in signature order, positionally), the static ones bound."""
-        fn = self.fn
+    def _bound(self, fn, static: dict, dynamic: list, order: list):
+        """fn (self.fn, its static *args bound) of the dynamic arguments (in signature order, positionally), the
+        static ones bound."""
         # tuples of plain values only (not the Signature): what a trace reads is guarded by value
         params = tuple((p.name, int(p.kind)) for p in self._signature.parameters.values())
         static, dynamic = tuple(static.items()), tuple(dynamic)

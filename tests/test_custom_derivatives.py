@@ -127,3 +127,47 @@ def test_sg_symbolic_and_the_printed_ir_show_the_function():
     assert str(result.output) == "log(exp(x) + 1.0)"
     text = str(sg.trace(lambda x: log1pexp(x), np.ones(2)))
     assert "custom_jvp" in text and "log1pexp" in text
+
+
+
+@pytest.mark.parametrize("backend", [None, "llvm", "numpy"])
+def test_reverse_mode_of_a_custom_jvp_reaches_a_scalar_a_loop_reads(backend):
+    """Reverse mode of a custom_jvp runs its rule with zero tangents in place: a 0-d zero was a literal constant,
+    whose cotangent a scan's reverse rule drops as going nowhere, so the gradient of a scalar the scan reads was 0
+    (random_programs_transforms: vmap of a cond, a scan over the examples, under custom_jvp under jacrev)."""
+    def g(xs, b):
+        return sg.scan(lambda c, x: (c + x, b * x + b), 0.0, xs)[1]
+
+    h = sg.custom_jvp(g)
+    h.defjvp(lambda primals, tangents: sg.jvp(g, primals, tangents))
+    grads = sg.grad(lambda xs, b: sg.sum(h(xs, b) ** 2), argnums=(0, 1))
+    if backend is not None:
+        grads = sg.compile(grads, backend=backend)
+    xs, b = np.array([1.0, -2.0, 0.5]), 0.7
+    gx, gb = grads(xs, b)
+    np.testing.assert_allclose(gx, 2 * (b * xs + b) * b, rtol=1e-14)
+    np.testing.assert_allclose(gb, np.sum(2 * (b * xs + b) * (xs + 1)), rtol=1e-14)
+    per_example = sg.vmap(sg.grad(lambda xs, b: sg.sum(h(xs, b)), argnums=1), in_axes=(0, None))(np.stack([xs, -xs]), b)
+    np.testing.assert_allclose(per_example, [np.sum(xs) + 3, 3 - np.sum(xs)], rtol=1e-14)
+
+
+@pytest.mark.parametrize("backend", [None, "llvm", "numpy"])
+def test_hessian_of_a_custom_vjp_differentiates_its_rules(backend):
+    """Forward over reverse (hessian, jacfwd(grad), jvp of grad) of a custom_vjp function was refused as forward mode
+    of it; JAX's adjoint reads the primal from fwd and differentiates fwd and bwd, so it has one (the rule here is
+    the true derivative: the Hessian is f's). Forward mode of the function itself stays refused, as in JAX."""
+    @sg.custom_vjp
+    def f(x, y):
+        return sg.sin(x) * y
+
+    f.defvjp(lambda x, y: (sg.sin(x) * y, (sg.cos(x), sg.sin(x), y)), lambda r, g: (r[0] * g * r[2], r[1] * g))
+
+    def loss(x):
+        return sg.sum(f(x, x * 2.0) ** 2)
+    x = np.array([0.3, -1.2, 0.7])
+    want = np.diag(8 * (np.cos(2 * x) * x ** 2 + 2 * np.sin(2 * x) * x + np.sin(x) ** 2))  # of 4 x^2 sin(x)^2
+    hessian = sg.hessian(loss) if backend is None else sg.compile(sg.hessian(loss), backend=backend)
+    np.testing.assert_allclose(hessian(x), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sg.jvp(sg.grad(loss), (x,), (np.ones(3),))[1], np.diag(want), rtol=1e-12)
+    with pytest.raises(sg.UnsupportedOpError, match="forward mode"):
+        sg.jvp(loss, (x,), (np.ones(3),))

@@ -35,6 +35,23 @@ def test_grad_and_value_and_grad_with_static_arguments():
     np.testing.assert_allclose(grad, [0, 2, 4, 0, 0, 0])
 
 
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_static_argnums_among_star_args(backend):
+    """A static position taken by *args (sg.compile(lambda *a: ..., static_argnums=2), as jax.jit takes it) was
+    refused: 'out of range for <lambda>'s 0 positional parameter(s)'."""
+    f = sg.compile(lambda x, *rest: x[:rest[1]] * rest[0], static_argnums=2, backend=backend)
+    np.testing.assert_array_equal(f(X, 2.0, 3), X[:3] * 2.0)
+    np.testing.assert_array_equal(f(X, 3.0, 4), X[:4] * 3.0)
+    np.testing.assert_array_equal(f(X, np.float64(-1.0), 3), -X[:3])  # the dynamic *args entry is traced
+    star = sg.compile(lambda *a: a[0] * a[1] if isinstance(a[1], int) else -a[0], static_argnums=1, backend=backend)
+    np.testing.assert_array_equal(star(X, 2), X * 2)
+    np.testing.assert_array_equal(star(X, 2.0), -X)  # 2 and 2.0: code of their own
+    with pytest.raises(TypeError, match="needs 3 positional arguments, got 2"):
+        f(X, 2.0)
+    with pytest.raises(TypeError, match="must be hashable"):
+        f(X, 2.0, np.array([1]))
+
+
 def test_static_argument_errors_name_the_argument():
     with pytest.raises(TypeError, match="static argument 'n' must be hashable"):
         sg.compile(head, static_argnums=1)(X, np.array([1, 2]))

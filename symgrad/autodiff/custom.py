@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..core import UnsupportedOpError, with_user_line
 from ..ops.custom import custom_jvp_p, custom_vjp_p
-from ..ops.shape import zeros_like_value
+from ..ops.shape import broadcast_to_p, zeros_like_value
 from ..tracing import inline
 from .reverse import backward_pass
 
@@ -43,14 +43,25 @@ def _custom_jvp_jvp(tangents, ans, *inputs, fun, jvp):
     return outs[len(fun.outputs):]
 
 
+def _tangent_placeholder(x):
+    """Zeros for a tangent input whose cotangent is wanted: never a literal `const` (a 0-d zero is one), whose
+    cotangent a loop's reverse rule drops as going nowhere (control._float_positions): the gradient was 0."""
+    zero = zeros_like_value(x)
+    return broadcast_to_p(zero, shape=()) if x.shape == () else zero
+
+
 def _custom_jvp_vjp(ct, ans, *inputs, fun, jvp):
     count = len(inputs)
-    env = inline(jvp, list(inputs) + [zeros_like_value(x) for x in inputs])
+    env = inline(jvp, list(inputs) + [_tangent_placeholder(x) for x in inputs])
     seeds = [(id(out), c) for out, c in zip(jvp.outputs[len(fun.outputs):], ct)
              if c is not None and dtypes.is_float(out.dtype)]
     cts = backward_pass(jvp, env, seeds) if seeds else {}
     return [cts.get(id(tangent)) for tangent in jvp.inputs[count:]]
 
 
-custom_vjp_p.vjp, custom_vjp_p.jvp = _custom_vjp_vjp, _custom_vjp_jvp
+def _custom_vjp_primal(*inputs, fun, fwd, bwd):
+    return _outputs(fwd, inputs)[:len(fun.outputs)]
+
+
+custom_vjp_p.vjp, custom_vjp_p.jvp, custom_vjp_p.primal_of_rule = _custom_vjp_vjp, _custom_vjp_jvp, _custom_vjp_primal
 custom_jvp_p.vjp, custom_jvp_p.jvp = _custom_jvp_vjp, _custom_jvp_jvp

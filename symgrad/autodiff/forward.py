@@ -6,12 +6,17 @@ from ..ops.shape import zeros_like_value
 
 
 def forward_pass(graph: ir.Graph, env: dict, tangents: dict) -> dict:
-    """Tangents of every value (id(value) -> tangent) given tangents of some graph inputs.
+    """Tangents of the values the outputs read (id(value) -> tangent) given tangents of some graph inputs.
 
-    env maps id(graph value) -> its value in the active builder; a missing tangent is zero.
+    env maps id(graph value) -> its value in the active builder; a missing tangent is zero. Nodes no output
+    reads are skipped: the primal call of a custom_vjp function left dead in a reverse pass (whose value came from
+    its rule's fwd) has no tangent rule, and jacfwd(jacrev(f)) never needs one (as JAX's hessian).
     """
     tangents = dict(tangents)
+    live = _read_by_outputs(graph)
     for node in graph.nodes:
+        if id(node.out) not in live:
+            continue
         in_tangents = [tangents.get(id(v)) for v in node.inputs]
         if all(t is None for t in in_tangents) or not ir.is_differentiable(node.out.dtype):
             continue
@@ -28,3 +33,12 @@ def forward_pass(graph: ir.Graph, env: dict, tangents: dict) -> dict:
         if tangent is not None:
             tangents[id(node.out)] = tangent
     return tangents
+
+
+def _read_by_outputs(graph: ir.Graph) -> set:
+    """ids of the values the graph's outputs are computed from (themselves included)."""
+    live = {id(v) for v in graph.outputs}
+    for node in reversed(graph.nodes):
+        if id(node.out) in live:
+            live.update(id(v) for v in node.inputs)
+    return live

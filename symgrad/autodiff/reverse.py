@@ -6,6 +6,7 @@ optimizes, lowers and can be differentiated again like any other graph.
 from __future__ import annotations
 
 from .. import ir
+from ..ops.control import result_p
 from ..ops.elementwise import add
 from ..core import current_builder, Tracer
 
@@ -19,6 +20,7 @@ def backward_pass(graph: ir.Graph, env: dict, seeds) -> dict:
     """
     builder = current_builder()
     active = _depends_on_inputs(graph)
+    _primals_from_rules(graph, env, active)
     cts = {}
     for key, seed in seeds:
         _accumulate(cts, key, seed, env, builder, "seed")
@@ -36,6 +38,19 @@ def backward_pass(graph: ir.Graph, env: dict, seeds) -> dict:
                 if contribution is not None and ir.is_differentiable(value.dtype) and id(value) in active:
                     _accumulate(cts, id(value), contribution, env, builder, rule)
     return {id(v): cts.get(id(v)) for v in graph.inputs}
+
+
+def _primals_from_rules(graph: ir.Graph, env: dict, active: set) -> None:
+    """The outputs of a call whose reverse rule computes them (a custom_vjp's fwd, `prim.primal_of_rule`) taken from
+    the rule in env, as JAX's linearization does: the adjoint reads them, not the call, which it leaves dead, so a
+    forward pass over the adjoint (jacfwd(grad(f)), a Hessian) differentiates fwd and bwd as JAX does."""
+    rebound = {}
+    for node in graph.nodes:
+        rule = getattr(node.prim, "primal_of_rule", None)
+        if rule is not None and id(node.out) in active:
+            rebound[id(node.out)] = rule(*[env[id(v)] for v in node.inputs], **node.params)
+        elif node.prim is result_p and id(node.inputs[0]) in rebound:
+            env[id(node.out)] = rebound[id(node.inputs[0])][node.params["index"]]
 
 
 def _depends_on_inputs(graph: ir.Graph) -> set:
