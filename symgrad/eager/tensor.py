@@ -30,6 +30,7 @@ from .size import Size, size_of
 from .tape import state as _tapes
 from .whole_backward import alternatives, view_value
 from ..ops import elementwise as E
+from ..ops.shape import reshape_p
 from ..core import (Tracer, TracerError, UnsupportedOpError, bind, current_builder, note_random_draw,
                     refuse_masked, tracing_anywhere, with_user_line)
 from ..guards import concrete_array
@@ -961,7 +962,7 @@ class Tensor(Tracer):
             return labelled(reduce(self), name, overload=1)
         dim = _dim(dim, self.ndim)
         if self.ndim == 0:
-            return values_indices(sgnp.reshape(self, ()), np.zeros((), np.int64), name)
+            return values_indices(self.clone(), np.zeros((), np.int64), name)
         indices = np.asarray(arg(self._data, axis=dim, keepdims=True), dtype=np.int64)
         values = sgnp.take_along_axis(self, indices, dim)
         if not keepdim:
@@ -1453,7 +1454,8 @@ def _dim(dim, ndim) -> int:
 
 
 def _axis(dim, axis):
-    return axis if dim is None else dim
+    """The axes of PyTorch's dim or NumPy's axis; PyTorch's dim=() (or []) reduces every axis, NumPy's axis=() none."""
+    return axis if dim is None else None if type(dim) in (tuple, list) and not dim else dim
 
 
 def _keep(keepdim, keepdims):
@@ -1828,8 +1830,15 @@ Tensor.__rmatmul__ = lambda self, other: apply_function(_MATMUL, (other, self), 
 
 
 def view_labelled(result, source, torch_name: str, overload=0):
-    """labelled, unless the op gave `source` itself (a view that changes nothing: its grad_fn keeps its name)."""
-    return result if result is source else labelled(result, torch_name, overload=overload)
+    """labelled; a view that changes nothing is still a tensor of its own (`alias`)."""
+    return labelled(alias(source) if result is source else result, torch_name, overload=overload)
+
+
+def alias(source: "Tensor") -> "Tensor":
+    """A view of all of source (an identity reshape): what PyTorch's view ops give when they change nothing (t[:],
+    t.reshape(t.shape), squeeze() of no 1-sized axis), a tensor of its own sharing source's memory, version and
+    history, so that requires_grad_, retain_grad or a hook on it are not source's."""
+    return reshape_p(source, shape=source.shape)
 
 
 def labelled(result, torch_name: str, operands=None, overload=0):

@@ -7,6 +7,7 @@ is used).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -15,7 +16,7 @@ from .. import numpy_api as sgnp
 from ..numpy_api import arrays
 from ..ops import elementwise as E
 from .mode import is_grad_enabled
-from .tensor import (Tensor, _dim, _index_array, _settle, as_view, elementwise_on_tensors,
+from .tensor import (Tensor, _dim, _index_array, _settle, alias, as_view, elementwise_on_tensors,
                      labelled, values_indices, view_labelled)
 
 
@@ -31,7 +32,7 @@ def _order(data, dim, descending, stable=True) -> np.ndarray:
 def sort(self, dim=-1, descending=False, stable=False):
     """(values, indices) along dim, as torch.sort (equal elements keep their order whatever `stable` says)."""
     if self.ndim == 0:
-        return values_indices(sgnp.reshape(self, ()), np.zeros((), np.int64), "Sort")
+        return values_indices(self.clone(), np.zeros((), np.int64), "Sort")
     dim = _dim(dim, self.ndim)
     indices = _order(self._data, dim, descending).astype(np.int64)
     return values_indices(sgnp.take_along_axis(self, indices, dim), indices, "Sort")
@@ -128,6 +129,8 @@ def repeat(self, *sizes, axis=_NUMPY_CALL):
 
 def _cumulative(numpy_form, name):
     def method(self, dim=None, *, dtype=None, axis=None, out=None):
+        if self.ndim == 0 and out is None:  # (NumPy's cumsum of a 0-d value is 1-d; PyTorch's is 0-d)
+            return sgnp.reshape(numpy_form(self, _dim(dim if axis is None else axis, 0), dtype=dtype), ())
         return numpy_form(self, dim if axis is None else axis, dtype=dtype, out=out)
     method.__name__ = name
     method.__doc__ = f"torch's {name}(dim) (NumPy's {name}(axis) too)."
@@ -312,7 +315,7 @@ def _picked(self, dim, keepdim, position, name, nan_wins=False):
     """(values, indices) of the element sorted into `position` along dim (ties: the first index); with nan_wins,
     a slice holding NaN picks its first NaN (PyTorch's median)."""
     if self.ndim == 0:
-        return values_indices(sgnp.reshape(self, ()), np.zeros((), np.int64), name)
+        return values_indices(self.clone(), np.zeros((), np.int64), name)
     dim = _dim(dim, self.ndim)
     order = _order(self._data, dim, descending=False)
     indices = np.take(order, [position], axis=dim).astype(np.int64)
@@ -694,3 +697,28 @@ for _name, _op in (("and", E.bitwise_and), ("or", E.bitwise_or), ("xor", E.bitwi
     setattr(Tensor, f"__i{_operator}__", getattr(Tensor, "bitwise_" + _name + "_"))
 Tensor.bitwise_not = Tensor.__invert__ = _bitwise("bitwise_not", E.invert)
 Tensor.bitwise_not_ = _in_place("bitwise_not")
+
+
+def _own_result(method, make):
+    """method, giving `make(self)` where it gave self back (an op that changes nothing: a reshape to self's shape, a
+    sum over the one axis of a 0-d tensor): PyTorch's ops give a tensor of their own, so that an in-place write to
+    the result does not write self (a reduction's result is a copy) and requires_grad_ on it is not self's. (Not
+    flatten: PyTorch's gives self when start_dim == end_dim.)"""
+    @functools.wraps(method)
+    def wrapped(self, *args, **kwargs):
+        result = method(self, *args, **kwargs)
+        if result is self:
+            return make(self)
+        if isinstance(result, tuple) and any(r is self for r in result):
+            return type(result)(*(make(self) if r is self else r for r in result))
+        return result
+    return wrapped
+
+
+for _name in ("view", "reshape", "unflatten", "squeeze", "expand", "expand_as", "view_as", "reshape_as",
+              "permute", "transpose", "swapaxes", "swapdims", "movedim", "moveaxis", "narrow", "__getitem__", "split",
+              "chunk", "ravel", "broadcast_to"):
+    if hasattr(Tensor, _name):
+        setattr(Tensor, _name, _own_result(getattr(Tensor, _name), alias))
+for _name in ("sum", "mean", "prod", "amax", "amin", "nansum", "nanmean", "logsumexp", "cumsum", "cumprod"):
+    setattr(Tensor, _name, _own_result(getattr(Tensor, _name), Tensor.clone))

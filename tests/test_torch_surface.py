@@ -1,0 +1,58 @@
+"""Findings of random_programs_torch.py (random programs over PyTorch's tensor surface), each minimized to the
+program that showed it: symgrad's values, dtypes, shapes, aliasing and gradients against PyTorch's."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+
+def _both():
+    """symgrad, and torch when installed (the spec)."""
+    try:
+        import torch
+    except ImportError:
+        return [sg]
+    return [sg, torch]
+
+
+def _same(results):
+    """Every library's results equal symgrad's (nested lists of numbers, NaN equal to NaN)."""
+    ours = results["symgrad"]
+    for name, theirs in results.items():
+        np.testing.assert_equal(ours, theirs, err_msg=name)
+
+
+def test_ops_that_change_nothing_give_tensors_of_their_own():
+    """x.sum(0) of a 0-d x, t.reshape(t.shape), t[:], the one piece of t.split(n) gave t itself: y = x.sum(0);
+    y.add_(1) wrote x, and the results of a leaf were leaves. PyTorch's reductions
+    give copies and its view ops views of their own (a write reaches the base, requires_grad_ does not); flatten
+    over one axis is PyTorch's exception, which gives t."""
+    results = {}
+    for lib in _both():
+        a = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+        x = a * 3
+        x.sum(0).add_(1)
+        x.amax(0, keepdim=True).add_(1)
+        x.max(0).values.add_(1)
+        x.squeeze().mul_(2)  # a view: writes x
+        x.backward()
+        t = lib.tensor([[1.0, 2.0]], dtype=lib.float64, requires_grad=True)
+        views = [t[:], t[...], t.reshape(1, 2), t.view(1, 2), t.split([1, 0])[0], t.chunk(1)[0], t.narrow(1, 0, 2),
+                 t.squeeze(1), t.expand(1, 2), t.permute(0, 1)]
+        n = t * 1
+        n.reshape(1, 2).mul_(10)  # a view of a non-leaf: writes n
+        total = n.sum(dim=())  # PyTorch's dim=() reduces every axis
+        results[lib.__name__] = [x.item(), a.grad.item(), [v is t or v.is_leaf for v in views], n.tolist(),
+                                 total.item(), x.grad_fn.name().split("::")[-1], t.flatten(0, 0) is t]
+    assert results["symgrad"][:5] == [3.0, 6.0, [False] * 10, [[10.0, 20.0]], 30.0]
+    _same(results)
+
+
+def test_cumsum_and_cumprod_of_a_0d_tensor_are_0d():
+    """NumPy's cumsum of a 0-d value is 1-d: x.cumsum(0) had shape (1,) where PyTorch's is ()."""
+    for lib in _both():
+        x = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+        y, z = x.cumsum(0), x.cumprod(dim=-1)
+        assert tuple(y.shape) == tuple(z.shape) == ()
+        (y * 3 + z).backward()
+        assert x.grad.item() == 4.0
