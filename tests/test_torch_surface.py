@@ -56,3 +56,19 @@ def test_cumsum_and_cumprod_of_a_0d_tensor_are_0d():
         assert tuple(y.shape) == tuple(z.shape) == ()
         (y * 3 + z).backward()
         assert x.grad.item() == 4.0
+
+
+def test_masked_fill_keeps_self_dtype():
+    """m.masked_fill(m, 2) of a bool m was int64 and i.masked_fill(mask, 2.5) of an int64 i float64 (NumPy's
+    promotion); PyTorch casts the value to self's dtype. A float tensor's gradient still flows where unfilled."""
+    results = {}
+    for lib in _both():
+        m = lib.tensor([True, False, True])
+        i = lib.tensor([1, 2, 3])
+        x = lib.tensor([1.0, -2.0, 3.0], dtype=lib.float32, requires_grad=True)
+        y = x.masked_fill(m, 0.25)
+        (y * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float32)).sum().backward()
+        results[lib.__name__] = [[str(r.dtype).split(".")[-1], r.tolist()] for r in
+                                 (m.masked_fill(~m, 2), i.masked_fill(m, 2.5), y, x.grad)]
+    assert results["symgrad"][:2] == [["bool", [True, True, True]], ["int64", [2, 2, 2]]]
+    _same(results)

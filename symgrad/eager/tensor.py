@@ -1072,8 +1072,10 @@ class Tensor(Tracer):
         return sgnp.reciprocal(sgnp.sqrt(self))
 
     def masked_fill(self, mask, value):
-        """value where mask is true, else self (as torch.Tensor.masked_fill)."""
-        return labelled(sgnp.where(mask, value, self), "MaskedFill")
+        """value where mask is true, else self (as torch.Tensor.masked_fill): of self's dtype, the value cast to it
+        (an int tensor filled with 2.5 holds 2, a bool one filled with 2 holds True), not promoted."""
+        result = sgnp.where(mask, value, self)
+        return labelled(result if result.dtype == self.dtype else sgnp.astype(result, self.dtype), "MaskedFill")
 
     def index_select(self, dim, index):
         index = _index_array(index)
