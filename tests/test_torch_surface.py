@@ -72,3 +72,27 @@ def test_masked_fill_keeps_self_dtype():
                                  (m.masked_fill(~m, 2), i.masked_fill(m, 2.5), y, x.grad)]
     assert results["symgrad"][:2] == [["bool", [True, True, True]], ["int64", [2, 2, 2]]]
     _same(results)
+
+
+NUMPY_KEYWORDS = ["t.std(axis=1)", "t.var(axis=1, keepdims=True)", "t.softmax(axis=1)", "t.log_softmax(axis=0)",
+                  "t.logsumexp(axis=1, keepdims=True)", "t[None].squeeze(axis=0)", "t.unsqueeze(axis=0)",
+                  "t.median(axis=1)", "t.sort(axis=1)", "t.amax(axis=1)", "t.amin(axis=0, keepdims=True)",
+                  "t.topk(1, axis=1)", "t.kthvalue(1, axis=1, keepdims=True)", "t.nansum(axis=1)",
+                  "t.count_nonzero(axis=1)", "t.cummax(axis=1)", "t.argsort(axis=1)"]
+
+
+@pytest.mark.parametrize("expression", NUMPY_KEYWORDS)
+def test_tensor_methods_take_numpy_keywords(expression):
+    """PyTorch's parser takes axis=/keepdims= for dim=/keepdim= on every method with a dim: t.std(axis=1),
+    t.softmax(axis=1), t.median(axis=1) ... were TypeErrors; argsort's axis= stays NumPy's (the same order here)."""
+    results = {}
+    for lib in _both():
+        t = lib.tensor(np.array([[0.0, 3.0, 1.0], [2.0, -1.0, 5.0]]), requires_grad=True)
+        result = eval(expression, {"t": t, "T": lib})
+        pieces = list(result) if isinstance(result, tuple) else [result]
+        floats = [p for p in pieces if p.is_floating_point()]
+        if floats:
+            sum((p * (k + 1)).sum() for k, p in enumerate(floats)).backward()
+        results[lib.__name__] = [np.round(p.detach().numpy(), 12).tolist() for p in pieces] + \
+            [None if t.grad is None else np.round(t.grad.numpy(), 12).tolist()]
+    _same(results)

@@ -8,6 +8,7 @@ is used).
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 
 import numpy as np
@@ -722,3 +723,32 @@ for _name in ("view", "reshape", "unflatten", "squeeze", "expand", "expand_as", 
         setattr(Tensor, _name, _own_result(getattr(Tensor, _name), alias))
 for _name in ("sum", "mean", "prod", "amax", "amin", "nansum", "nanmean", "logsumexp", "cumsum", "cumprod"):
     setattr(Tensor, _name, _own_result(getattr(Tensor, _name), Tensor.clone))
+
+
+def _numpy_keywords(method):
+    """method, also taking NumPy's axis= and keepdims= for its dim= and keepdim=, as PyTorch's argument parser does
+    for every method with a dim (t.std(axis=1), t.softmax(axis=0), t.median(axis=1, keepdims=True)); a method
+    with an axis= of its own (NumPy's meaning: argsort's) is left alone."""
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return method
+    renames = {old: new for old, new in (("axis", "dim"), ("keepdims", "keepdim"))
+               if new in parameters and old not in parameters}
+    if "dim" not in renames.values():
+        return method
+
+    @functools.wraps(method)
+    def wrapped(self, *args, **kwargs):
+        for old, new in renames.items():
+            if old in kwargs:
+                if new in kwargs:
+                    raise TypeError(f"{method.__name__}() got {new}= and its alias {old}=")
+                kwargs[new] = kwargs.pop(old)
+        return method(self, *args, **kwargs)
+    return wrapped
+
+
+for _name, _value in list(vars(Tensor).items()):
+    if not _name.startswith("_") and inspect.isfunction(_value):
+        setattr(Tensor, _name, _numpy_keywords(_value))
