@@ -96,3 +96,44 @@ def test_tensor_methods_take_numpy_keywords(expression):
         results[lib.__name__] = [np.round(p.detach().numpy(), 12).tolist() for p in pieces] + \
             [None if t.grad is None else np.round(t.grad.numpy(), 12).tolist()]
     _same(results)
+
+
+SPECIAL = np.array([[0.5, -3.0, 1.25, -0.0], [2.0, -1.5, 5.0, 0.75], [np.inf, 1.0, -2.0, np.nan]])
+ADDED = ["t.frac()", "T.frac(t)", "t.take(T.tensor([[0, -1], [5, 3]]))", "T.take(t, T.tensor([2]))", "t.aminmax()",
+         "t.aminmax(dim=1)", "T.aminmax(t, dim=0, keepdim=True)", "t[:2].logcumsumexp(1)",
+         "T.logcumsumexp(t[:2], dim=0)", "t.diag_embed()", "T.diag_embed(t[0])", "T.xlogy(t, t.abs() + 1)",
+         "T.argwhere(t)", "t.argwhere()", "T.broadcast_tensors(t, t[0])", "t.add(t, alpha=2)",
+         "t.sub(t * 2, alpha=0.5)", "t.add(3, alpha=2)", "t.div(t[1], rounding_mode='floor')",
+         "t.div(1.5, rounding_mode='trunc')", "T.div(t, -2.0, rounding_mode='trunc')",
+         "T.tensor([7, -7, 5]).div(T.tensor([2, 2, -3]), rounding_mode='trunc')",
+         "T.tensor([7, -7]).div(2, rounding_mode='floor')", "t.softmax(1, dtype=T.float32)",
+         "T.softmax(t, 0, dtype=T.float32)", "T.nn.functional.log_softmax(t, 1, dtype=T.float32)",
+         "T.cross(t[:, :3], t[:, 1:], dim=1)", "T.linalg.vector_norm(t, ord=3, dim=1)",
+         "T.linalg.vector_norm(t, 1, dim=0, keepdim=True)"]
+
+
+@pytest.mark.parametrize("data", ["finite", "special"])
+@pytest.mark.parametrize("expression", ADDED)
+def test_added_pytorch_names_match_pytorch(expression, data):
+    """Names the random programs met missing (frac, take, aminmax, logcumsumexp, diag_embed, argwhere, xlogy and
+    broadcast_tensors as functions, add/sub's alpha=, div's rounding_mode=, softmax's dtype=, torch.cross's dim=,
+    linalg.vector_norm's dim=/keepdim=): values (with 0, -0, inf and NaN too) and gradients against PyTorch."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(5).standard_normal((3, 4)) if data == "finite" else SPECIAL
+    results = []
+    for lib in (sg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        result = eval(expression, {"t": t, "T": lib})
+        pieces = list(result) if isinstance(result, tuple) else [result]
+        floats = [p for p in pieces if p.is_floating_point() and p.requires_grad]
+        if floats and data == "finite":  # (the derivatives at edge values are another matter)
+            sum((p * lib.tensor(np.cos(np.arange(p.numel()) + k).reshape(tuple(p.shape)), dtype=p.dtype)).sum()
+                for k, p in enumerate(floats)).backward()
+        results.append(([(str(p.dtype).split(".")[-1], p.detach().numpy()) for p in pieces], t.grad))
+    (ours, our_grad), (theirs, their_grad) = results
+    assert [d for d, _ in ours] == [d for d, _ in theirs]
+    for (_, a), (_, b) in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-6 if a.dtype == np.float32 else 1e-12, atol=1e-12)
+    assert (our_grad is None) == (their_grad is None)
+    if our_grad is not None:
+        np.testing.assert_allclose(our_grad.numpy(), their_grad.numpy(), rtol=1e-6, atol=1e-6)

@@ -1053,11 +1053,12 @@ class Tensor(Tracer):
 
     clip = clamp
 
-    def softmax(self, dim):
-        return labelled(sgnp.softmax(self, dim), "Softmax")
+    def softmax(self, dim, dtype=None):
+        """Along dim; with dtype, of self cast to it first (PyTorch's)."""
+        return labelled(sgnp.softmax(self if dtype is None else sgnp.astype(self, dtype), dim), "Softmax")
 
-    def log_softmax(self, dim):
-        return labelled(sgnp.log_softmax(self, dim), "LogSoftmax")
+    def log_softmax(self, dim, dtype=None):
+        return labelled(sgnp.log_softmax(self if dtype is None else sgnp.astype(self, dtype), dim), "LogSoftmax")
 
     def norm(self, p=2, dim=None, keepdim=False):
         """The p-norm over all elements (or along dim), as torch.norm: sg.linalg.norm's vector norm, so that its
@@ -1921,6 +1922,34 @@ for _name, _op in {"__add__": E.add, "__radd__": E.add, "__sub__": E.subtract, "
     setattr(Tensor, _name, _elementwise_method(_op))
 for _name, _op in {"__rsub__": E.subtract, "__rtruediv__": E.divide, "__rpow__": E.power}.items():
     setattr(Tensor, _name, _elementwise_method(_op, reflected=True))
+
+
+def _with_alpha(method):
+    """add/sub with PyTorch's alpha: other scaled by alpha first."""
+    def scaled(self, other, *, alpha=1):
+        return method(self, other if alpha == 1 else other * alpha)
+    return scaled
+
+
+def _with_rounding(method):
+    """div with PyTorch's rounding_mode: None (true division), 'floor' (floor_divide), 'trunc' (toward zero, an
+    integer quotient of integers)."""
+    def div(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return method(self, other)
+        if rounding_mode == "floor":
+            return sgnp.floor_divide(self, other)
+        if rounding_mode != "trunc":
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                             f"'{rounding_mode}'")
+        quotient = sgnp.trunc(method(self, other))
+        kind = sgnp.floor_divide(self.detach(), other.detach() if isinstance(other, Tensor) else other).dtype
+        return quotient if dtypes.is_float(kind) else sgnp.astype(quotient, kind)
+    return div
+
+
+Tensor.add, Tensor.sub = _with_alpha(Tensor.add), _with_alpha(Tensor.sub)
+Tensor.div = _with_rounding(Tensor.div)
 
 
 def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:

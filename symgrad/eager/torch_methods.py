@@ -7,6 +7,7 @@ is used).
 """
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import itertools
@@ -700,6 +701,50 @@ Tensor.bitwise_not = Tensor.__invert__ = _bitwise("bitwise_not", E.invert)
 Tensor.bitwise_not_ = _in_place("bitwise_not")
 
 
+def frac(self):
+    """self minus its integer part, sign kept (torch.frac; gradient 1)."""
+    return labelled(self - self.trunc(), "Frac")
+
+
+def take(self, index):
+    """The elements of self at flat row-major `index` (negatives count from the end), of index's shape."""
+    index, size = _index_array(index), self.numel()
+    _check_bounds(np.where(index < 0, index + size, index), 0, size, IndexError)
+    return labelled(sgnp.take(sgnp.reshape(self, (-1,)), index % max(size, 1)), "Take")
+
+
+_AMINMAX = collections.namedtuple("aminmax", ["min", "max"])
+
+
+def aminmax(self, *, dim=None, keepdim=False):
+    """(min, max) over dim, or over every element: amin's and amax's values, the gradient shared among ties."""
+    dims = () if dim is None else dim
+    return _AMINMAX(self.amin(dims, keepdim), self.amax(dims, keepdim))
+
+
+def logcumsumexp(self, dim):
+    """log(cumsum(exp(self))) along dim, shifted by the largest finite element so that exp does not overflow."""
+    dim = _dim(dim, self.ndim)
+    peak = self.detach().amax(dim, keepdim=True) if self.numel() else self.detach()
+    peak = sgnp.where(sgnp.isfinite(peak), peak, 0.0)
+    return labelled(sgnp.log(sgnp.exp(self - peak).cumsum(dim)) + peak, "Logcumsumexp")
+
+
+def argwhere(self):
+    """The indices of the nonzero elements as a (count, ndim) int64 tensor: nonzero's (torch.argwhere)."""
+    return nonzero(self)
+
+
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    """Matrices with self's last dimension on their diagonal (torch.diag_embed); zeros elsewhere, also beside a
+    NaN or an infinity. Only the default offset and dims."""
+    if (offset, dim1, dim2) != (0, -2, -1):
+        raise NotImplementedError("symgrad's diag_embed takes only offset=0, dim1=-2, dim2=-1")
+    size = self.shape[-1] if self.ndim else 1
+    column = sgnp.expand_dims(self if self.ndim else sgnp.reshape(self, (1,)), -1)
+    return labelled(sgnp.where(np.eye(size, dtype=bool), column, sgnp.zeros((), self.dtype)), "DiagEmbed")
+
+
 def _own_result(method, make):
     """method, giving `make(self)` where it gave self back (an op that changes nothing: a reshape to self's shape, a
     sum over the one axis of a 0-d tensor): PyTorch's ops give a tensor of their own, so that an in-place write to
@@ -749,6 +794,8 @@ def _numpy_keywords(method):
     return wrapped
 
 
+for _method in (frac, take, aminmax, logcumsumexp, argwhere, diag_embed):
+    setattr(Tensor, _method.__name__, _method)
 for _name, _value in list(vars(Tensor).items()):
     if not _name.startswith("_") and inspect.isfunction(_value):
         setattr(Tensor, _name, _numpy_keywords(_value))
