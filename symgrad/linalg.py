@@ -418,8 +418,10 @@ def multi_dot(arrays, *, out=None):
     return result
 
 
-def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
-    """numpy.linalg.vector_norm: the norm over `axis` (all axes by default, a tuple of them taken together)."""
+def vector_norm(x, /, ord=2, *, axis=None, keepdims=False, dim=None, keepdim=None):
+    """numpy.linalg.vector_norm: the norm over `axis` (all axes by default, a tuple of them taken together); also
+    torch.linalg.vector_norm(x, ord, dim, keepdim)."""
+    axis, keepdims = (axis if dim is None else dim), (keepdims if keepdim is None else keepdim)
     x = sg.asarray(x)
     axes = tuple(range(x.ndim)) if axis is None else (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
     axes = tuple(a % x.ndim for a in axes)

@@ -30,6 +30,7 @@ from .size import Size, size_of
 from .tape import state as _tapes
 from .whole_backward import alternatives, view_value
 from ..ops import elementwise as E
+from ..ops.shape import reshape_p
 from ..core import (Tracer, TracerError, UnsupportedOpError, bind, current_builder, note_random_draw,
                     refuse_masked, tracing_anywhere, with_user_line)
 from ..guards import concrete_array
@@ -961,7 +962,7 @@ class Tensor(Tracer):
             return labelled(reduce(self), name, overload=1)
         dim = _dim(dim, self.ndim)
         if self.ndim == 0:
-            return values_indices(sgnp.reshape(self, ()), np.zeros((), np.int64), name)
+            return values_indices(self.clone(), np.zeros((), np.int64), name)
         indices = np.asarray(arg(self._data, axis=dim, keepdims=True), dtype=np.int64)
         values = sgnp.take_along_axis(self, indices, dim)
         if not keepdim:
@@ -1052,11 +1053,12 @@ class Tensor(Tracer):
 
     clip = clamp
 
-    def softmax(self, dim):
-        return labelled(sgnp.softmax(self, dim), "Softmax")
+    def softmax(self, dim, dtype=None):
+        """Along dim; with dtype, of self cast to it first (PyTorch's)."""
+        return labelled(sgnp.softmax(self if dtype is None else sgnp.astype(self, dtype), dim), "Softmax")
 
-    def log_softmax(self, dim):
-        return labelled(sgnp.log_softmax(self, dim), "LogSoftmax")
+    def log_softmax(self, dim, dtype=None):
+        return labelled(sgnp.log_softmax(self if dtype is None else sgnp.astype(self, dtype), dim), "LogSoftmax")
 
     def norm(self, p=2, dim=None, keepdim=False):
         """The p-norm over all elements (or along dim), as torch.norm: sg.linalg.norm's vector norm, so that its
@@ -1071,8 +1073,10 @@ class Tensor(Tracer):
         return sgnp.reciprocal(sgnp.sqrt(self))
 
     def masked_fill(self, mask, value):
-        """value where mask is true, else self (as torch.Tensor.masked_fill)."""
-        return labelled(sgnp.where(mask, value, self), "MaskedFill")
+        """value where mask is true, else self (as torch.Tensor.masked_fill): of self's dtype, the value cast to it
+        (an int tensor filled with 2.5 holds 2, a bool one filled with 2 holds True), not promoted."""
+        result = sgnp.where(mask, value, self)
+        return labelled(result if result.dtype == self.dtype else sgnp.astype(result, self.dtype), "MaskedFill")
 
     def index_select(self, dim, index):
         index = _index_array(index)
@@ -1453,7 +1457,8 @@ def _dim(dim, ndim) -> int:
 
 
 def _axis(dim, axis):
-    return axis if dim is None else dim
+    """The axes of PyTorch's dim or NumPy's axis; PyTorch's dim=() (or []) reduces every axis, NumPy's axis=() none."""
+    return axis if dim is None else None if type(dim) in (tuple, list) and not dim else dim
 
 
 def _keep(keepdim, keepdims):
@@ -1828,8 +1833,15 @@ Tensor.__rmatmul__ = lambda self, other: apply_function(_MATMUL, (other, self), 
 
 
 def view_labelled(result, source, torch_name: str, overload=0):
-    """labelled, unless the op gave `source` itself (a view that changes nothing: its grad_fn keeps its name)."""
-    return result if result is source else labelled(result, torch_name, overload=overload)
+    """labelled; a view that changes nothing is still a tensor of its own (`alias`)."""
+    return labelled(alias(source) if result is source else result, torch_name, overload=overload)
+
+
+def alias(source: "Tensor") -> "Tensor":
+    """A view of all of source (an identity reshape): what PyTorch's view ops give when they change nothing (t[:],
+    t.reshape(t.shape), squeeze() of no 1-sized axis), a tensor of its own sharing source's memory, version and
+    history, so that requires_grad_, retain_grad or a hook on it are not source's."""
+    return reshape_p(source, shape=source.shape)
 
 
 def labelled(result, torch_name: str, operands=None, overload=0):
@@ -1910,6 +1922,34 @@ for _name, _op in {"__add__": E.add, "__radd__": E.add, "__sub__": E.subtract, "
     setattr(Tensor, _name, _elementwise_method(_op))
 for _name, _op in {"__rsub__": E.subtract, "__rtruediv__": E.divide, "__rpow__": E.power}.items():
     setattr(Tensor, _name, _elementwise_method(_op, reflected=True))
+
+
+def _with_alpha(method):
+    """add/sub with PyTorch's alpha: other scaled by alpha first."""
+    def scaled(self, other, *, alpha=1):
+        return method(self, other if alpha == 1 else other * alpha)
+    return scaled
+
+
+def _with_rounding(method):
+    """div with PyTorch's rounding_mode: None (true division), 'floor' (floor_divide), 'trunc' (toward zero, an
+    integer quotient of integers)."""
+    def div(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return method(self, other)
+        if rounding_mode == "floor":
+            return sgnp.floor_divide(self, other)
+        if rounding_mode != "trunc":
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                             f"'{rounding_mode}'")
+        quotient = sgnp.trunc(method(self, other))
+        kind = sgnp.floor_divide(self.detach(), other.detach() if isinstance(other, Tensor) else other).dtype
+        return quotient if dtypes.is_float(kind) else sgnp.astype(quotient, kind)
+    return div
+
+
+Tensor.add, Tensor.sub = _with_alpha(Tensor.add), _with_alpha(Tensor.sub)
+Tensor.div = _with_rounding(Tensor.div)
 
 
 def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:

@@ -5,8 +5,8 @@
 `sg.bincount`, `sg.histc`, `sg.lerp`, `sg.clamp_min/max`,
 `sg.multinomial`, `sg.bernoulli`, `sg.nonzero`, `sg.addmm`, `sg.sgn`, `sg.lgamma`, `sg.take_along_dim`, `sg.narrow`,
 `sg.movedim`, `sg.repeat_interleave`, `sg.unflatten`, `sg.var_mean`, `sg.std_mean`, `sg.asin acos atan asinh acosh
-atanh`, `sg.unique`, `sg.kthvalue`, `sg.is_floating_point`, `sg.mv`, `sg.addcmul`, `sg.addcdiv`
-and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a constant tensor.
+atanh`, `sg.unique`, `sg.kthvalue`, `sg.is_floating_point`, `sg.mv`, `sg.addcmul`, `sg.addcdiv`, `sg.frac`, `sg.aminmax`,
+`sg.logcumsumexp`, `sg.diag_embed`, `sg.xlogy`, `sg.argwhere`, `sg.broadcast_tensors` and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a constant tensor.
 The in-place forms `sg.sin_ cos_ exp_ abs_ sigmoid_ square_` take a tensor only."""
 from __future__ import annotations
 
@@ -72,6 +72,16 @@ bincount, histc = _method_form("bincount"), _method_form("histc")
 (asin, acos, atan, asinh, acosh, atanh, unique, kthvalue, is_floating_point, mv, addcmul, addcdiv) = (
     _method_form(name) for name in ("asin", "acos", "atan", "asinh", "acosh", "atanh", "unique", "kthvalue",
                                     "is_floating_point", "mv", "addcmul", "addcdiv"))
+
+
+# (sg.take is NumPy's, which is torch.take's meaning: flat indices)
+(frac, aminmax, logcumsumexp, diag_embed, xlogy, argwhere) = (
+    _method_form(name) for name in ("frac", "aminmax", "logcumsumexp", "diag_embed", "xlogy", "argwhere"))
+
+
+def broadcast_tensors(*tensors):
+    """The tensors broadcast to their common shape (views), as torch.broadcast_tensors."""
+    return sgnp.broadcast_arrays(*(_as_tensor(t, "broadcast_tensors") for t in tensors))
 
 
 def _inplace_form(name: str):

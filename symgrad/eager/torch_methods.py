@@ -7,6 +7,9 @@ is used).
 """
 from __future__ import annotations
 
+import collections
+import functools
+import inspect
 import itertools
 
 import numpy as np
@@ -15,7 +18,7 @@ from .. import numpy_api as sgnp
 from ..numpy_api import arrays
 from ..ops import elementwise as E
 from .mode import is_grad_enabled
-from .tensor import (Tensor, _dim, _index_array, _settle, as_view, elementwise_on_tensors,
+from .tensor import (Tensor, _dim, _index_array, _settle, alias, as_view, elementwise_on_tensors,
                      labelled, values_indices, view_labelled)
 
 
@@ -31,7 +34,7 @@ def _order(data, dim, descending, stable=True) -> np.ndarray:
 def sort(self, dim=-1, descending=False, stable=False):
     """(values, indices) along dim, as torch.sort (equal elements keep their order whatever `stable` says)."""
     if self.ndim == 0:
-        return values_indices(sgnp.reshape(self, ()), np.zeros((), np.int64), "Sort")
+        return values_indices(self.clone(), np.zeros((), np.int64), "Sort")
     dim = _dim(dim, self.ndim)
     indices = _order(self._data, dim, descending).astype(np.int64)
     return values_indices(sgnp.take_along_axis(self, indices, dim), indices, "Sort")
@@ -128,6 +131,8 @@ def repeat(self, *sizes, axis=_NUMPY_CALL):
 
 def _cumulative(numpy_form, name):
     def method(self, dim=None, *, dtype=None, axis=None, out=None):
+        if self.ndim == 0 and out is None:  # (NumPy's cumsum of a 0-d value is 1-d; PyTorch's is 0-d)
+            return sgnp.reshape(numpy_form(self, _dim(dim if axis is None else axis, 0), dtype=dtype), ())
         return numpy_form(self, dim if axis is None else axis, dtype=dtype, out=out)
     method.__name__ = name
     method.__doc__ = f"torch's {name}(dim) (NumPy's {name}(axis) too)."
@@ -312,7 +317,7 @@ def _picked(self, dim, keepdim, position, name, nan_wins=False):
     """(values, indices) of the element sorted into `position` along dim (ties: the first index); with nan_wins,
     a slice holding NaN picks its first NaN (PyTorch's median)."""
     if self.ndim == 0:
-        return values_indices(sgnp.reshape(self, ()), np.zeros((), np.int64), name)
+        return values_indices(self.clone(), np.zeros((), np.int64), name)
     dim = _dim(dim, self.ndim)
     order = _order(self._data, dim, descending=False)
     indices = np.take(order, [position], axis=dim).astype(np.int64)
@@ -694,3 +699,103 @@ for _name, _op in (("and", E.bitwise_and), ("or", E.bitwise_or), ("xor", E.bitwi
     setattr(Tensor, f"__i{_operator}__", getattr(Tensor, "bitwise_" + _name + "_"))
 Tensor.bitwise_not = Tensor.__invert__ = _bitwise("bitwise_not", E.invert)
 Tensor.bitwise_not_ = _in_place("bitwise_not")
+
+
+def frac(self):
+    """self minus its integer part, sign kept (torch.frac; gradient 1)."""
+    return labelled(self - self.trunc(), "Frac")
+
+
+def take(self, index):
+    """The elements of self at flat row-major `index` (negatives count from the end), of index's shape."""
+    index, size = _index_array(index), self.numel()
+    _check_bounds(np.where(index < 0, index + size, index), 0, size, IndexError)
+    return labelled(sgnp.take(sgnp.reshape(self, (-1,)), index % max(size, 1)), "Take")
+
+
+_AMINMAX = collections.namedtuple("aminmax", ["min", "max"])
+
+
+def aminmax(self, *, dim=None, keepdim=False):
+    """(min, max) over dim, or over every element: amin's and amax's values, the gradient shared among ties."""
+    dims = () if dim is None else dim
+    return _AMINMAX(self.amin(dims, keepdim), self.amax(dims, keepdim))
+
+
+def logcumsumexp(self, dim):
+    """log(cumsum(exp(self))) along dim, shifted by the largest finite element so that exp does not overflow."""
+    dim = _dim(dim, self.ndim)
+    peak = self.detach().amax(dim, keepdim=True) if self.numel() else self.detach()
+    peak = sgnp.where(sgnp.isfinite(peak), peak, 0.0)
+    return labelled(sgnp.log(sgnp.exp(self - peak).cumsum(dim)) + peak, "Logcumsumexp")
+
+
+def argwhere(self):
+    """The indices of the nonzero elements as a (count, ndim) int64 tensor: nonzero's (torch.argwhere)."""
+    return nonzero(self)
+
+
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    """Matrices with self's last dimension on their diagonal (torch.diag_embed); zeros elsewhere, also beside a
+    NaN or an infinity. Only the default offset and dims."""
+    if (offset, dim1, dim2) != (0, -2, -1):
+        raise NotImplementedError("symgrad's diag_embed takes only offset=0, dim1=-2, dim2=-1")
+    size = self.shape[-1] if self.ndim else 1
+    column = sgnp.expand_dims(self if self.ndim else sgnp.reshape(self, (1,)), -1)
+    return labelled(sgnp.where(np.eye(size, dtype=bool), column, sgnp.zeros((), self.dtype)), "DiagEmbed")
+
+
+def _own_result(method, make):
+    """method, giving `make(self)` where it gave self back (an op that changes nothing: a reshape to self's shape, a
+    sum over the one axis of a 0-d tensor): PyTorch's ops give a tensor of their own, so that an in-place write to
+    the result does not write self (a reduction's result is a copy) and requires_grad_ on it is not self's. (Not
+    flatten: PyTorch's gives self when start_dim == end_dim.)"""
+    @functools.wraps(method)
+    def wrapped(self, *args, **kwargs):
+        result = method(self, *args, **kwargs)
+        if result is self:
+            return make(self)
+        if isinstance(result, tuple) and any(r is self for r in result):
+            return type(result)(*(make(self) if r is self else r for r in result))
+        return result
+    return wrapped
+
+
+for _name in ("view", "reshape", "unflatten", "squeeze", "expand", "expand_as", "view_as", "reshape_as",
+              "permute", "transpose", "swapaxes", "swapdims", "movedim", "moveaxis", "narrow", "__getitem__", "split",
+              "chunk", "ravel", "broadcast_to"):
+    if hasattr(Tensor, _name):
+        setattr(Tensor, _name, _own_result(getattr(Tensor, _name), alias))
+for _name in ("sum", "mean", "prod", "amax", "amin", "nansum", "nanmean", "logsumexp", "cumsum", "cumprod"):
+    setattr(Tensor, _name, _own_result(getattr(Tensor, _name), Tensor.clone))
+
+
+def _numpy_keywords(method):
+    """method, also taking NumPy's axis= and keepdims= for its dim= and keepdim=, as PyTorch's argument parser does
+    for every method with a dim (t.std(axis=1), t.softmax(axis=0), t.median(axis=1, keepdims=True)); a method
+    with an axis= of its own (NumPy's meaning: argsort's) is left alone."""
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return method
+    renames = {old: new for old, new in (("axis", "dim"), ("keepdims", "keepdim"))
+               if new in parameters and old not in parameters}
+    if "dim" not in renames.values():
+        return method
+
+    @functools.wraps(method)
+    def wrapped(self, *args, **kwargs):
+        for old, new in renames.items():
+            if old in kwargs:
+                if new in kwargs:
+                    raise TypeError(f"{method.__name__}() got {new}= and its alias {old}=")
+                kwargs[new] = kwargs.pop(old)
+        return method(self, *args, **kwargs)
+    return wrapped
+
+
+for _method in (frac, take, aminmax, logcumsumexp, argwhere, diag_embed):
+    setattr(Tensor, _method.__name__, _method)
+for _name, _value in list(vars(Tensor).items()):
+    if not _name.startswith("_") and inspect.isfunction(_value):
+        setattr(Tensor, _name, _numpy_keywords(_value))

@@ -53,8 +53,10 @@ def _peak(input, dim):
     return sgnp.stop_gradient(peak)
 
 
-def softmax(input, dim=None):
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Along dim; with dtype, of input cast to it first (PyTorch's)."""
     dim = _softmax_dim(input.ndim) if dim is None else dim
+    input = input if dtype is None else sgnp.astype(input, dtype)
     return labelled(apply_function(_softmax_shifted, (input, dim), {}), "Softmax")
 
 
@@ -63,8 +65,9 @@ def _softmax_shifted(input, dim):
     return _ew(E.divide, (exp, sgnp.sum(exp, dim, keepdims=True)))
 
 
-def log_softmax(input, dim=None):
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     dim = _softmax_dim(input.ndim) if dim is None else dim
+    input = input if dtype is None else sgnp.astype(input, dtype)
     return labelled(apply_function(_log_softmax_shifted, (input, dim), {}), "LogSoftmax")
 
 

@@ -51,8 +51,19 @@ amax = _with_torch_keywords(sgnp.amax, "amax")
 amin = _with_torch_keywords(sgnp.amin, "amin")
 argmax = _with_torch_keywords(sgnp.argmax, "argmax")
 argmin = _with_torch_keywords(sgnp.argmin, "argmin")
-softmax = _with_torch_keywords(sgnp.softmax, "softmax")
-log_softmax = _with_torch_keywords(sgnp.log_softmax, "log_softmax")
+
+
+def _cast_first(fn):
+    """fn with PyTorch's dtype= keyword: the input cast to dtype first (torch.softmax(x, 1, dtype=torch.float64))."""
+    def call(x, *args, dtype=None, **kwargs):
+        return fn(x if dtype is None else sgnp.astype(x, dtype), *args, **kwargs)
+    call.__doc__ = fn.__doc__
+    return call
+
+
+softmax = _with_torch_keywords(_cast_first(sgnp.softmax), "softmax")
+log_softmax = _with_torch_keywords(_cast_first(sgnp.log_softmax), "log_softmax")
+cross = _with_torch_keywords(sgnp.cross, "cross", ("input", "other"))
 logsumexp = _with_torch_keywords(sgnp.logsumexp, "logsumexp")
 cumsum = _with_torch_keywords(sgnp.cumsum, "cumsum")
 cumprod = _with_torch_keywords(sgnp.cumprod, "cumprod")

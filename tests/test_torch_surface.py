@@ -1,0 +1,139 @@
+"""Findings of random_programs_torch.py (random programs over PyTorch's tensor surface), each minimized to the
+program that showed it: symgrad's values, dtypes, shapes, aliasing and gradients against PyTorch's."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+
+def _both():
+    """symgrad, and torch when installed (the spec)."""
+    try:
+        import torch
+    except ImportError:
+        return [sg]
+    return [sg, torch]
+
+
+def _same(results):
+    """Every library's results equal symgrad's (nested lists of numbers, NaN equal to NaN)."""
+    ours = results["symgrad"]
+    for name, theirs in results.items():
+        np.testing.assert_equal(ours, theirs, err_msg=name)
+
+
+def test_ops_that_change_nothing_give_tensors_of_their_own():
+    """x.sum(0) of a 0-d x, t.reshape(t.shape), t[:], the one piece of t.split(n) gave t itself: y = x.sum(0);
+    y.add_(1) wrote x, and the results of a leaf were leaves. PyTorch's reductions
+    give copies and its view ops views of their own (a write reaches the base, requires_grad_ does not); flatten
+    over one axis is PyTorch's exception, which gives t."""
+    results = {}
+    for lib in _both():
+        a = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+        x = a * 3
+        x.sum(0).add_(1)
+        x.amax(0, keepdim=True).add_(1)
+        x.max(0).values.add_(1)
+        x.squeeze().mul_(2)  # a view: writes x
+        x.backward()
+        t = lib.tensor([[1.0, 2.0]], dtype=lib.float64, requires_grad=True)
+        views = [t[:], t[...], t.reshape(1, 2), t.view(1, 2), t.split([1, 0])[0], t.chunk(1)[0], t.narrow(1, 0, 2),
+                 t.squeeze(1), t.expand(1, 2), t.permute(0, 1)]
+        n = t * 1
+        n.reshape(1, 2).mul_(10)  # a view of a non-leaf: writes n
+        total = n.sum(dim=())  # PyTorch's dim=() reduces every axis
+        results[lib.__name__] = [x.item(), a.grad.item(), [v is t or v.is_leaf for v in views], n.tolist(),
+                                 total.item(), x.grad_fn.name().split("::")[-1], t.flatten(0, 0) is t]
+    assert results["symgrad"][:5] == [3.0, 6.0, [False] * 10, [[10.0, 20.0]], 30.0]
+    _same(results)
+
+
+def test_cumsum_and_cumprod_of_a_0d_tensor_are_0d():
+    """NumPy's cumsum of a 0-d value is 1-d: x.cumsum(0) had shape (1,) where PyTorch's is ()."""
+    for lib in _both():
+        x = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+        y, z = x.cumsum(0), x.cumprod(dim=-1)
+        assert tuple(y.shape) == tuple(z.shape) == ()
+        (y * 3 + z).backward()
+        assert x.grad.item() == 4.0
+
+
+def test_masked_fill_keeps_self_dtype():
+    """m.masked_fill(m, 2) of a bool m was int64 and i.masked_fill(mask, 2.5) of an int64 i float64 (NumPy's
+    promotion); PyTorch casts the value to self's dtype. A float tensor's gradient still flows where unfilled."""
+    results = {}
+    for lib in _both():
+        m = lib.tensor([True, False, True])
+        i = lib.tensor([1, 2, 3])
+        x = lib.tensor([1.0, -2.0, 3.0], dtype=lib.float32, requires_grad=True)
+        y = x.masked_fill(m, 0.25)
+        (y * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float32)).sum().backward()
+        results[lib.__name__] = [[str(r.dtype).split(".")[-1], r.tolist()] for r in
+                                 (m.masked_fill(~m, 2), i.masked_fill(m, 2.5), y, x.grad)]
+    assert results["symgrad"][:2] == [["bool", [True, True, True]], ["int64", [2, 2, 2]]]
+    _same(results)
+
+
+NUMPY_KEYWORDS = ["t.std(axis=1)", "t.var(axis=1, keepdims=True)", "t.softmax(axis=1)", "t.log_softmax(axis=0)",
+                  "t.logsumexp(axis=1, keepdims=True)", "t[None].squeeze(axis=0)", "t.unsqueeze(axis=0)",
+                  "t.median(axis=1)", "t.sort(axis=1)", "t.amax(axis=1)", "t.amin(axis=0, keepdims=True)",
+                  "t.topk(1, axis=1)", "t.kthvalue(1, axis=1, keepdims=True)", "t.nansum(axis=1)",
+                  "t.count_nonzero(axis=1)", "t.cummax(axis=1)", "t.argsort(axis=1)"]
+
+
+@pytest.mark.parametrize("expression", NUMPY_KEYWORDS)
+def test_tensor_methods_take_numpy_keywords(expression):
+    """PyTorch's parser takes axis=/keepdims= for dim=/keepdim= on every method with a dim: t.std(axis=1),
+    t.softmax(axis=1), t.median(axis=1) ... were TypeErrors; argsort's axis= stays NumPy's (the same order here)."""
+    results = {}
+    for lib in _both():
+        t = lib.tensor(np.array([[0.0, 3.0, 1.0], [2.0, -1.0, 5.0]]), requires_grad=True)
+        result = eval(expression, {"t": t, "T": lib})
+        pieces = list(result) if isinstance(result, tuple) else [result]
+        floats = [p for p in pieces if p.is_floating_point()]
+        if floats:
+            sum((p * (k + 1)).sum() for k, p in enumerate(floats)).backward()
+        results[lib.__name__] = [np.round(p.detach().numpy(), 12).tolist() for p in pieces] + \
+            [None if t.grad is None else np.round(t.grad.numpy(), 12).tolist()]
+    _same(results)
+
+
+SPECIAL = np.array([[0.5, -3.0, 1.25, -0.0], [2.0, -1.5, 5.0, 0.75], [np.inf, 1.0, -2.0, np.nan]])
+ADDED = ["t.frac()", "T.frac(t)", "t.take(T.tensor([[0, -1], [5, 3]]))", "T.take(t, T.tensor([2]))", "t.aminmax()",
+         "t.aminmax(dim=1)", "T.aminmax(t, dim=0, keepdim=True)", "t[:2].logcumsumexp(1)",
+         "T.logcumsumexp(t[:2], dim=0)", "t.diag_embed()", "T.diag_embed(t[0])", "T.xlogy(t, t.abs() + 1)",
+         "T.argwhere(t)", "t.argwhere()", "T.broadcast_tensors(t, t[0])", "t.add(t, alpha=2)",
+         "t.sub(t * 2, alpha=0.5)", "t.add(3, alpha=2)", "t.div(t[1], rounding_mode='floor')",
+         "t.div(1.5, rounding_mode='trunc')", "T.div(t, -2.0, rounding_mode='trunc')",
+         "T.tensor([7, -7, 5]).div(T.tensor([2, 2, -3]), rounding_mode='trunc')",
+         "T.tensor([7, -7]).div(2, rounding_mode='floor')", "t.softmax(1, dtype=T.float32)",
+         "T.softmax(t, 0, dtype=T.float32)", "T.nn.functional.log_softmax(t, 1, dtype=T.float32)",
+         "T.cross(t[:, :3], t[:, 1:], dim=1)", "T.linalg.vector_norm(t, ord=3, dim=1)",
+         "T.linalg.vector_norm(t, 1, dim=0, keepdim=True)"]
+
+
+@pytest.mark.parametrize("data", ["finite", "special"])
+@pytest.mark.parametrize("expression", ADDED)
+def test_added_pytorch_names_match_pytorch(expression, data):
+    """Names the random programs met missing (frac, take, aminmax, logcumsumexp, diag_embed, argwhere, xlogy and
+    broadcast_tensors as functions, add/sub's alpha=, div's rounding_mode=, softmax's dtype=, torch.cross's dim=,
+    linalg.vector_norm's dim=/keepdim=): values (with 0, -0, inf and NaN too) and gradients against PyTorch."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(5).standard_normal((3, 4)) if data == "finite" else SPECIAL
+    results = []
+    for lib in (sg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        result = eval(expression, {"t": t, "T": lib})
+        pieces = list(result) if isinstance(result, tuple) else [result]
+        floats = [p for p in pieces if p.is_floating_point() and p.requires_grad]
+        if floats and data == "finite":  # (the derivatives at edge values are another matter)
+            sum((p * lib.tensor(np.cos(np.arange(p.numel()) + k).reshape(tuple(p.shape)), dtype=p.dtype)).sum()
+                for k, p in enumerate(floats)).backward()
+        results.append(([(str(p.dtype).split(".")[-1], p.detach().numpy()) for p in pieces], t.grad))
+    (ours, our_grad), (theirs, their_grad) = results
+    assert [d for d, _ in ours] == [d for d, _ in theirs]
+    for (_, a), (_, b) in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-6 if a.dtype == np.float32 else 1e-12, atol=1e-12)
+    assert (our_grad is None) == (their_grad is None)
+    if our_grad is not None:
+        np.testing.assert_allclose(our_grad.numpy(), their_grad.numpy(), rtol=1e-6, atol=1e-6)
