@@ -14,7 +14,7 @@ import math
 
 from llvmlite import ir
 
-from .jobs import CustomJob, LoopJob
+from .jobs import CustomJob, LoopJob, loop_nest
 from .operands import Coord, Operand, zero
 from .types import I64, value_type
 
@@ -66,7 +66,7 @@ class ExamplePatches(Operand):
         inner = self.patches.shape[1:]
         matrix = target.reshaped(inner)
         at = Coord(example, 0, self.patches.shape[0])
-        _nest(k, [(0, n) for n in inner], lambda idx: matrix.store(k, idx, self.patches.load(k, [at, *idx])))
+        loop_nest(k, [(0, n) for n in inner], lambda idx: matrix.store(k, idx, self.patches.load(k, [at, *idx])))
 
 
 def by_example(x, shape):
@@ -149,7 +149,7 @@ def col2im(k, node, inputs):
     empty = zero(node.out.dtype)
 
     def plane(k, source, source_batch, batch, channel):
-        _nest(k, [(0, n) for n in spatial], lambda at: out.store(k, [batch, channel, *at], empty))
+        loop_nest(k, [(0, n) for n in spatial], lambda at: out.store(k, [batch, channel, *at], empty))
         for offsets, ranges, shifts in adds:
             def add(steps, offsets=offsets, shifts=shifts):
                 source_idx = [source_batch, channel, *map(Coord.constant, offsets), *steps]
@@ -159,7 +159,7 @@ def col2im(k, node, inputs):
                     target_idx.append(Coord(place, step.lo * s + shift, (step.hi - 1) * s + shift + 1))
                 value, total = source.load(k, source_idx), out.load(k, target_idx)
                 out.store(k, target_idx, k.b.fadd(total, value) if out.dtype.kind == "f" else k.b.add(total, value))
-            _nest(k, [(first, first + count) for first, count in ranges], add)
+            loop_nest(k, [(first, first + count) for first, count in ranges], add)
 
     if not cols.in_pieces:
         k.jobs.append(LoopJob(tuple(out.shape[:2]), out, cols.reads | out.reads,
@@ -177,12 +177,3 @@ def col2im(k, node, inputs):
         k.for_range(0, batch, image)
     k.jobs.append(CustomJob((out, example, *cols.scratch), cols.reads | out.reads, emit))
     return out
-
-
-def _nest(k, ranges, body, steps=()):
-    """body(steps) inside loops over the given [lo, hi) ranges, outermost first."""
-    if len(steps) == len(ranges):
-        body(list(steps))
-        return
-    lo, hi = ranges[len(steps)]
-    k.for_range(lo, hi, lambda i: _nest(k, ranges, body, (*steps, Coord(i, lo, hi))))

@@ -121,3 +121,12 @@ def scan_jobs(target: Buffer, source, axis: int, reverse: bool, combine) -> list
     if n > 1:
         jobs.append(LoopJob(shape(n - 1), target, source.reads | target.reads, step))
     return jobs
+
+
+def loop_nest(k, ranges, body, steps=()):
+    """body(steps) inside loops over the given [lo, hi) ranges, outermost first."""
+    if len(steps) == len(ranges):
+        body(list(steps))
+        return
+    lo, hi = ranges[len(steps)]
+    k.for_range(lo, hi, lambda i: loop_nest(k, ranges, body, (*steps, Coord(i, lo, hi))))
