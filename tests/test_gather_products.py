@@ -1,13 +1,13 @@
 """Products of gathered rows computed as gathers of the table's product (passes/gather_products.py): the rewrite
 itself (which graphs it changes, the same values), and training steps of an embedding into nn.LSTM/nn.Linear,
 captured whole (where the rewrite applies), against PyTorch and the general path in float64 and float32, and
-against finite differences."""
+against finite differences (LSTM, GRU, RNN; bidirectional, two layers, batch_first or not, one time step)."""
 import numpy as np
 import pytest
 
 import symgrad as sg
 from gradcheck import numeric_grad
-from symgrad.eager import tape
+from symgrad.eager import tape, whole_backward
 from symgrad.eager.tensor import DeferredTensor
 from symgrad.ops.control import evaluate
 from symgrad.passes.gather_products import gather_products
@@ -66,20 +66,24 @@ def test_other_products_are_left_as_they_are(fn, idx):
         np.testing.assert_allclose(a, b, rtol=1e-14)
 
 
-def _models(lib, dtype):
-    """An embedding (vocabulary 7) into an LSTM (batch_first) and a Linear head at every position."""
+def _models(lib, dtype, mode="LSTM", **kw):
+    """An embedding (vocabulary 7) into a recurrent layer (batch_first unless told) and a Linear head at every
+    position."""
     dt = getattr(lib, dtype)
+    kw = {"batch_first": True, **kw}
+    width = 4 * (2 if kw.get("bidirectional") else 1)
 
     class Model(lib.nn.Module):
         def __init__(self):
             super().__init__()
             self.embed = lib.nn.Embedding(7, 3, dtype=dt)
-            self.lstm = lib.nn.LSTM(3, 4, batch_first=True, dtype=dt)
-            self.head = lib.nn.Linear(4, 7, dtype=dt)
+            self.rnn = getattr(lib.nn, mode)(3, 4, dtype=dt, **kw)
+            self.head = lib.nn.Linear(width, 7, dtype=dt)
 
         def forward(self, text):
-            output, _ = self.lstm(self.embed(text))
-            return self.head(output.reshape(-1, 4))
+            output, _ = self.rnn(self.embed(text if kw["batch_first"] else text.T))
+            output = output if kw["batch_first"] else output.transpose(0, 1)
+            return self.head(output.reshape(-1, width))
 
     return Model()
 
@@ -103,20 +107,38 @@ def _train(lib, model, batches, hooked=False, steps_deferred=True):
     return seen
 
 
-@pytest.mark.parametrize("dtype, rtol", [("float64", 1e-10), ("float32", 2e-4)])
-def test_an_embedding_into_an_lstm_trains_as_pytorch_and_the_general_path(dtype, rtol):
-    batches = [np.random.default_rng(s).integers(0, 7, (5, 9)) for s in range(5)]  # 40 picked rows of 7
+LAYERS = [("LSTM", {}, 9, "float64"), ("LSTM", {}, 9, "float32"),
+          ("GRU", dict(bidirectional=True, num_layers=2, batch_first=False), 9, "float64"),
+          ("RNN", dict(nonlinearity="relu"), 2, "float64"),  # T = 1: 12 rows of one step
+          ("LSTM", dict(num_layers=2), 2, "float32")]
+
+
+@pytest.mark.parametrize("mode, kw, length, dtype", LAYERS, ids=["lstm", "lstm_f32", "gru_bidirectional_two_layers",
+                                                                 "rnn_relu_one_step", "lstm_two_layers_one_step_f32"])
+def test_an_embedding_into_a_recurrent_layer_trains_as_pytorch_and_the_general_path(mode, kw, length, dtype,
+                                                                                    monkeypatch):
+    rewrites = []
+
+    def spied(graph):
+        rewritten = gather_products(graph)
+        rewrites.append(rewritten is not graph)
+        return rewritten
+
+    monkeypatch.setattr(whole_backward, "gather_products", spied)
+    rtol = 1e-10 if dtype == "float64" else 2e-4
+    batches = [np.random.default_rng(s).integers(0, 7, (12 if length == 2 else 5, length)) for s in range(5)]
     sg.manual_seed(0)
-    ours, general = _models(sg, dtype), _models(sg, dtype)
+    ours, general = _models(sg, dtype, mode, **kw), _models(sg, dtype, mode, **kw)
     state = {k: v.detach().numpy().copy() for k, v in ours.state_dict().items()}
     general.load_state_dict(state)
     runs = [_train(sg, ours, batches), _train(sg, general, batches, hooked=True)]
+    assert rewrites == [True]  # the one capture, rewritten
     try:
         import torch
     except ImportError:
         torch = None
     if torch is not None:
-        theirs = _models(torch, dtype)
+        theirs = _models(torch, dtype, mode, **kw)
         theirs.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
         runs.append(_train(torch, theirs, batches))
     for other in runs[1:]:
