@@ -110,6 +110,23 @@ def test_sigmoid_gradient_is_finite_and_small_for_large_inputs():
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+def test_llvm_sigmoid_of_x_and_of_minus_x_and_its_gradient(dtype):
+    """The LLVM backend computes sigmoid(x) and sigmoid(-x) (which a sigmoid's derivative reads) from one
+    exp(-|x|): both accurate at every x, and at 0, -0, inf, -inf and NaN."""
+    x = np.concatenate([grid(dtype), np.linspace(-50, 50, 41)]).astype(dtype)
+    both = sg.compile(lambda a: (sg.sigmoid(a), sg.sigmoid(-a)), backend="llvm")
+    value, mirrored = both(x)
+    assert_close(value, mp_array(sigmoid, x), dtype)
+    assert_close(mirrored, mp_array(lambda t: sigmoid(-t), x), dtype)
+    _, g = sg.compile(sg.value_and_grad(lambda a: sg.sum(sg.sigmoid(a))), backend="llvm")(x)
+    assert_close(g, mp_array(lambda t: sigmoid(t) * sigmoid(-t), x), dtype)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype)
+    value, mirrored = both(special)
+    np.testing.assert_array_equal(value, np.array([0.5, 0.5, 1, 0, np.nan], dtype))
+    np.testing.assert_array_equal(mirrored, np.array([0.5, 0.5, 0, 1, np.nan], dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
 def test_logaddexp_value_and_gradients(dtype):
     x = grid(dtype)
     y = -x[::-1] * 0.5 + 3

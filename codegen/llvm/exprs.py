@@ -350,9 +350,13 @@ class ExprEmitter(Printer):
         and a negative count, compared unsigned, is past it."""
         return self.b.icmp_unsigned("<", n, self.number(self.ty.width))
 
-    def _print_sigmoid(self, expr):  # 1/(1+exp(-x)): exact to a few ulp for every x, no overflow
+    def _print_sigmoid(self, expr):
+        """1/(1+t) for x >= 0, t/(1+t) below, t = exp(-|x|): exact to a few ulp for every x, no overflow, and
+        sigmoid(-x) (a sigmoid's derivative reads both) shares t and 1+t with sigmoid(x) (LLVM computes them once)."""
         x = self._print(expr.args[0])
-        return self.div(self.number(1), self.add(self.number(1), self.math("exp", self.neg(x))))
+        t = self.math("exp", self.neg(self.intrinsic("fabs", x)))
+        above = self.b.fcmp_ordered(">=", x, self.number(0))
+        return self.div(self.b.select(above, self.number(1), t), self.add(self.number(1), t))
 
     def _print_softplus(self, expr):  # max(x, 0) + log1p(exp(-|x|))
         return self._log_sum_exp(self._print(expr.args[0]), self.number(0))

@@ -34,6 +34,7 @@ from ..ops.shape import concatenate_p, reshape_p
 from ..passes.reroll import reroll
 from ..passes.dce import dce
 from ..passes.decompose import decompose
+from ..passes.gather_products import gather_products
 from ..tracing import inline
 from . import plans
 from .adjoint import lowered_graph, reached_values
@@ -465,7 +466,8 @@ def _fused(stage, kept):
     the lowered function takes the stack, and its code does not grow with the number of steps."""
     forward = stage.forward
     nodes = forward.nodes
-    unrolled = _decomposed(ir.Graph(forward.inputs, nodes, [nodes[-1].out] + [nodes[index].out for index in kept]))
+    unrolled = gather_products(_decomposed(ir.Graph(forward.inputs, nodes,
+                                                    [nodes[-1].out] + [nodes[index].out for index in kept])))
     rolled = reroll(unrolled)
     outputs, rows = _stacks_of_rows(rolled) if rolled is not unrolled else (rolled.outputs[1:], None)
     leaves = [forward.inputs[i] for i in stage.wanted]

@@ -49,7 +49,7 @@ def hoist_scan_products(graph: ir.Graph) -> ir.Graph:
     return ir.Graph(list(graph.inputs), nodes, list(graph.outputs), graph.name) if changed else graph
 
 
-def _node(prim, inputs, attrs, out=None) -> ir.Node:
+def typed_node(prim, inputs, attrs, out=None) -> ir.Node:
     """A node of `prim`, its output typed by the primitive's shape rule unless given."""
     if out is None:
         shape, dtype = prim.abstract_eval(tuple(inputs), **attrs)
@@ -60,22 +60,23 @@ def _node(prim, inputs, attrs, out=None) -> ir.Node:
 def _transposed(value, nodes) -> ir.Value:
     """value with its last two axes swapped (a matrix transposed, or each step's of a (T, a, b) stack), the node
     appended to `nodes`."""
-    nodes.append(_node(transpose_p, [value], {"perm": tuple(range(value.ndim - 2)) + (value.ndim - 1, value.ndim - 2)}))
+    perm = tuple(range(value.ndim - 2)) + (value.ndim - 1, value.ndim - 2)
+    nodes.append(typed_node(transpose_p, [value], {"perm": perm}))
     return nodes[-1].out
 
 
 def _steps_down(stack, nodes) -> ir.Value:
     """(T, a, b) -> (T*a, b): each step's rows below the last step's (a reshape, nothing moves)."""
     steps, a, b = stack.shape
-    nodes.append(_node(reshape_p, [stack], {"shape": (steps * a, b)}))
+    nodes.append(typed_node(reshape_p, [stack], {"shape": (steps * a, b)}))
     return nodes[-1].out
 
 
 def _steps_across(stack, nodes) -> ir.Value:
     """(T, a, b) -> (a, T*b): each step's columns right of the last step's."""
     steps, a, b = stack.shape
-    nodes.append(_node(transpose_p, [stack], {"perm": (1, 0, 2)}))
-    nodes.append(_node(reshape_p, [nodes[-1].out], {"shape": (a, steps * b)}))
+    nodes.append(typed_node(transpose_p, [stack], {"perm": (1, 0, 2)}))
+    nodes.append(typed_node(reshape_p, [nodes[-1].out], {"shape": (a, steps * b)}))
     return nodes[-1].out
 
 
@@ -122,7 +123,7 @@ class _Hoisting:
         stack = self.node.inputs[self.role[id(source)]]
         if source is value:
             return stack
-        nodes.append(_node(reshape_p, [stack], {"shape": (self.length,) + value.shape}))
+        nodes.append(typed_node(reshape_p, [stack], {"shape": (self.length,) + value.shape}))
         return nodes[-1].out
 
     def run(self):
@@ -194,7 +195,7 @@ class _Hoisting:
         new_body = dce(ir.Graph(inputs, nodes, outputs, body.name))
         scan_inputs = (consts + [init[k] for k in kept_carries] + xs + [stack for stack, _ in new_xs])
         attrs = {**self.node.params, "body": new_body, "num_carry": len(kept_carries)}
-        scan = _node(scan_p, scan_inputs, attrs)
+        scan = typed_node(scan_p, scan_inputs, attrs)
         scan = replace(scan, meta=self.node.meta)
         index = {k: new for new, k in enumerate(kept_carries)}
         index.update({ncarry + m: len(kept_carries) + new for new, m in enumerate(kept_ys)})
@@ -204,7 +205,7 @@ class _Hoisting:
                 return self.outer_stack(where, nodes)
             value = stored[where]
             out = ir.Value((self.length,) + value.shape, value.dtype)
-            nodes.append(_node(result_p, [scan_out], {"index": position[id(value)]}, out))
+            nodes.append(typed_node(result_p, [scan_out], {"index": position[id(value)]}, out))
             return out
 
         def summing(k):
@@ -215,8 +216,8 @@ class _Hoisting:
                 lhs_stack, rhs_stack = stacked(p, nodes, scan_out), stacked(q, nodes, scan_out)
                 lhs = _transposed(_steps_down(lhs_stack, nodes), nodes) if tp else _steps_across(lhs_stack, nodes)
                 rhs = _transposed(_steps_across(rhs_stack, nodes), nodes) if tq else _steps_down(rhs_stack, nodes)
-                nodes.append(_node(matmul_p, [lhs, rhs], {}))
-                nodes.append(_node(ew_p, [init[k], nodes[-1].out], add.params, out))
+                nodes.append(typed_node(matmul_p, [lhs, rhs], {}))
+                nodes.append(typed_node(ew_p, [init[k], nodes[-1].out], add.params, out))
                 return nodes
             return emit
 
@@ -226,8 +227,8 @@ class _Hoisting:
             def emit(scan_out, out):
                 nodes = []
                 steps_and_axes = (0,) + tuple(a + 1 for a in axes)
-                nodes.append(_node(reduce_sum_p, [stacked(v, nodes, scan_out)], {"axes": steps_and_axes}))
-                nodes.append(_node(ew_p, [init[k], nodes[-1].out], add.params, out))
+                nodes.append(typed_node(reduce_sum_p, [stacked(v, nodes, scan_out)], {"axes": steps_and_axes}))
+                nodes.append(typed_node(ew_p, [init[k], nodes[-1].out], add.params, out))
                 return nodes
             return emit
 
@@ -239,14 +240,14 @@ class _Hoisting:
                 stack = stacked(x, nodes, scan_out)
                 outer = consts[self.role[id(c)]]
                 result = self.stacked_product(stack, tx, outer, tc, left, nodes)
-                nodes.append(_node(reshape_p, [result], {"shape": out.shape}, out))
+                nodes.append(typed_node(reshape_p, [result], {"shape": out.shape}, out))
                 return nodes
             return emit
 
         def row_stack(m):
             def emit(scan_out, out):
                 nodes = []
-                nodes.append(_node(reshape_p, [self.outer_stack(ys[m], nodes)], {"shape": out.shape}, out))
+                nodes.append(typed_node(reshape_p, [self.outer_stack(ys[m], nodes)], {"shape": out.shape}, out))
                 return nodes
             return emit
 
@@ -316,13 +317,13 @@ class _Hoisting:
         steps = stack.shape[0]
         if not left:  # row @ c: rows of every step below one another
             rows = _steps_down(_transposed(stack, nodes), nodes) if transposed else _steps_down(stack, nodes)
-            nodes.append(_node(matmul_p, [rows, c], {}))
+            nodes.append(typed_node(matmul_p, [rows, c], {}))
             m = rows.shape[0] // steps
-            nodes.append(_node(reshape_p, [nodes[-1].out], {"shape": (steps, m, c.shape[1])}))
+            nodes.append(typed_node(reshape_p, [nodes[-1].out], {"shape": (steps, m, c.shape[1])}))
             return nodes[-1].out
         cols = _transposed(_steps_down(stack, nodes), nodes) if transposed else _steps_across(stack, nodes)
-        nodes.append(_node(matmul_p, [c, cols], {}))
+        nodes.append(typed_node(matmul_p, [c, cols], {}))
         n = cols.shape[1] // steps
-        nodes.append(_node(reshape_p, [nodes[-1].out], {"shape": (c.shape[0], steps, n)}))
-        nodes.append(_node(transpose_p, [nodes[-1].out], {"perm": (1, 0, 2)}))
+        nodes.append(typed_node(reshape_p, [nodes[-1].out], {"shape": (c.shape[0], steps, n)}))
+        nodes.append(typed_node(transpose_p, [nodes[-1].out], {"perm": (1, 0, 2)}))
         return nodes[-1].out
