@@ -65,6 +65,12 @@ class _NoAccelerator:
     def current_accelerator():
         return None
 
+    @staticmethod
+    def manual_seed(seed) -> None:
+        """torch.cuda.manual_seed(_all) without a GPU: nothing to seed (PyTorch's calls do nothing then too)."""
+
+    manual_seed_all = manual_seed
+
 
 accelerator = cuda = _NoAccelerator()
 
