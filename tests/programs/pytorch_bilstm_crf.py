@@ -4,7 +4,7 @@
 # surface of its time (autograd.Variable, torch.Tensor(1, n).fill_, torch.LongTensor, .data writes, row-of-row
 # writes init_alphas[0][i] = 0.), SGD with weight_decay. `import torch` renamed. Changed (marked): float64 and fixed
 # weights, the transitions' and the hidden states' normal draws are NumPy's (symgrad's random numbers are not
-# PyTorch's), 8 epochs (not 300), each epoch's last loss printed; the 0-d scores made 1-d before torch.cat, as
+# PyTorch's), 4 epochs (not 300), each epoch's last loss printed; the 0-d scores made 1-d before torch.cat, as
 # the tutorial does now (PyTorch 0.3's indexing gave 1-d tensors; later PyTorch refuses to cat 0-d ones).
 # Author: Robert Guthrie
 
@@ -228,7 +228,7 @@ print(model(precheck_sent))
 
 # Make sure prepare_sequence from earlier in the LSTM section is loaded
 for epoch in range(
-        8):  # again, normally you would NOT do 300 epochs, it is toy data  # changed: 300
+        4):  # again, normally you would NOT do 300 epochs, it is toy data  # changed: 300
     for sentence, tags in training_data:
         # Step 1. Remember that Pytorch accumulates gradients.
         # We need to clear them out before each instance

@@ -36,7 +36,7 @@ in our glasses."""  # changed: the book's first sentences (H. G. Wells, 1895), n
 ones_like = torch.ones_like
 ones = torch.ones
 zeros_like = torch.zeros_like
-zeros = lambda *args, **kwargs: torch.zeros(*args, dtype=torch.float64, **kwargs)  # changed: float64
+zeros = lambda *args, **kwargs: torch.zeros(*args, dtype=torch.double, **kwargs)  # changed: float64
 tensor = torch.tensor
 arange = torch.arange
 meshgrid = torch.meshgrid
