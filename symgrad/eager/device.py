@@ -71,6 +71,12 @@ class _NoAccelerator:
 
     manual_seed_all = manual_seed
 
+    @property
+    def amp(self):
+        """torch.cuda.amp, PyTorch's older name of torch.amp (nanoGPT's train.py builds its GradScaler there)."""
+        from .. import amp
+        return amp
+
 
 accelerator = cuda = _NoAccelerator()
 

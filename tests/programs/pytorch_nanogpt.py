@@ -3,11 +3,12 @@
 # to lm_head, Module.apply init with nn.init.normal_, crop_block_size's model surgery with a new nn.Parameter of a
 # slice) trained by train.py's loop: configure_optimizers' AdamW param groups (2-D weights decayed, the rest not; the
 # `fused` look-up through inspect.signature), a warmup-cosine learning rate written into param_groups, gradient
-# accumulation, clip_grad_norm_, estimate_loss under no_grad/eval, a checkpoint of the model's and the optimizer's
-# state_dicts resumed, and generate with top-k. `import torch` renamed. Changed (marked): a tiny config (2 layers, 2
+# accumulation through a disabled GradScaler, clip_grad_norm_, estimate_loss under no_grad/eval, a checkpoint of the
+# model's and the optimizer's state_dicts resumed, and generate with top-k. `import torch` renamed. Changed
+# (marked): a tiny config (2 layers, 2
 # heads, 8 channels, block 16 cropped to 8, vocabulary 32, 6 iterations of 2 micro-batches of 4), float64 and fixed
 # weights, NumPy's tokens and draws (symgrad's random numbers are not PyTorch's), the checkpoint in memory, no
-# timings (estimate_mfu at dt=1), no GradScaler (torch.amp is not symgrad's), no DDP, wandb or torch.compile.
+# timings (estimate_mfu at dt=1), no DDP, wandb or torch.compile.
 """
 Full definition of a GPT Language Model, all of it in this single file.
 References:
@@ -368,6 +369,7 @@ warmup_iters = 2
 lr_decay_iters = 5
 min_lr = 6e-4
 device = 'cpu'
+dtype = 'float32'  # changed: 'bfloat16' or 'float16' on a GPU
 meta_vocab_size = 32  # changed: meta.pkl's
 rng = np.random.default_rng(1337)  # changed: the random numbers' source
 DATA = {'train': rng.integers(0, meta_vocab_size, 400).astype(np.uint16),  # changed: train.bin and val.bin
@@ -455,6 +457,9 @@ for init_from in ('scratch', 'resume'):  # changed: a run, then a run resumed fr
         model_args['block_size'] = block_size # so that the checkpoint will have the right value
     model.to(device)
 
+    # initialize a GradScaler. If enabled=False scaler is a no-op
+    scaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))
+
     optimizer = model.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
     if init_from == 'resume':
         optimizer.load_state_dict(checkpoint['optimizer'])
@@ -494,10 +499,12 @@ for init_from in ('scratch', 'resume'):  # changed: a run, then a run resumed fr
                 logits, loss = model(X, Y)
                 loss = loss / gradient_accumulation_steps # scale the loss to account for gradient accumulation
             X, Y = get_batch('train')
-            loss.backward()  # changed: scaler.scale(loss).backward()
+            scaler.scale(loss).backward()
         if grad_clip != 0.0:
+            scaler.unscale_(optimizer)
             norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)  # changed: the norm printed
-        optimizer.step()  # changed: scaler.step(optimizer); scaler.update()
+        scaler.step(optimizer)
+        scaler.update()
         optimizer.zero_grad(set_to_none=True)
 
         dt = 1.0  # changed: t1 - t0
