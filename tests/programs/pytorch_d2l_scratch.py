@@ -3,12 +3,13 @@
 # (HyperParameters.save_hyperparameters through inspect frames, Module, DataModule, Trainer with backward inside
 # no_grad and clip_gradients writing param.grad[:] *= c / norm, the from-scratch SGD's `param -= lr * param.grad`,
 # Classifier, Vocab, TimeMachine, RNNScratch and RNNLMScratch with F.one_hot(X.T) and a Python loop over time steps),
-# driven by chapter_linear-regression/linear-regression-scratch.md and chapter_recurrent-neural-networks/
-# rnn-scratch.md. `import torch` renamed. Changed (marked): one file standing for the d2l package (`d2l` looks names
-# up in it); float64 (the one-hot codes, zeros, the true w); NumPy's normal draws for randn and normal and a NumPy
-# permutation for the loaders' shuffle (symgrad's random numbers are not PyTorch's); the board's points printed, not
-# plotted; the book's text a few sentences inline (not downloaded); small sizes (320 + 64 regression examples,
-# 2 epochs of the RNN on 120 sequences of 8 characters, 16 hidden units).
+# driven by the chapters linear-regression-scratch, weight-decay (an L2 penalty in an overridden loss),
+# softmax-regression-scratch (y_hat[list(range(n)), y], a parameters() override), dropout (a mask by hand) and
+# rnn-scratch. `import torch` renamed. Changed (marked): one file standing for the d2l package (`d2l` looks names
+# up in it); float64 (the one-hot codes, zeros, ones, the true w); torch.float for torch.float32 in a factory (sg's
+# float32 is NumPy's dtype); NumPy's draws for randn, rand and normal and a NumPy permutation for the loaders'
+# shuffle (symgrad's random numbers are not PyTorch's); the board's points printed, not plotted; the book's text a
+# few sentences inline (not downloaded); synthetic images of Fashion-MNIST's shape; small sizes and few epochs.
 import collections
 import inspect
 import re
@@ -34,7 +35,7 @@ and the soft radiance of the incandescent lights in the lilies of silver caught 
 in our glasses."""  # changed: the book's first sentences (H. G. Wells, 1895), not downloaded
 
 ones_like = torch.ones_like
-ones = torch.ones
+ones = lambda *args, **kwargs: torch.ones(*args, dtype=torch.double, **kwargs)  # changed: float64
 zeros_like = torch.zeros_like
 zeros = lambda *args, **kwargs: torch.zeros(*args, dtype=torch.double, **kwargs)  # changed: float64
 tensor = torch.tensor
@@ -48,8 +49,9 @@ tanh = torch.tanh
 linspace = torch.linspace
 exp = torch.exp
 log = torch.log
-normal = lambda mean, std, size, requires_grad=False: torch.tensor(rng.normal(mean, std, size), requires_grad=requires_grad)  # changed
-rand = torch.rand
+normal = lambda mean, std, size, requires_grad=False: torch.tensor(  # changed: NumPy's draws
+    rng.normal(mean, std, size), requires_grad=requires_grad)  # changed
+rand = lambda shape: torch.tensor(rng.random(shape))  # changed: NumPy's draws
 randn = lambda *shape: torch.tensor(rng.standard_normal(shape))  # changed: NumPy's draws
 matmul = torch.matmul
 int32 = torch.int32
@@ -588,6 +590,120 @@ trainer.fit(model, data)
 with torch.no_grad():
     print(f'error in estimating w: {data.w - d2l.reshape(model.w, data.w.shape)}')
     print(f'error in estimating b: {data.b - model.b}')
+
+# chapter_linear-regression/weight-decay.md
+class Data(d2l.DataModule):
+    def __init__(self, num_train, num_val, num_inputs, batch_size):
+        self.save_hyperparameters()                
+        n = num_train + num_val 
+        self.X = d2l.randn(n, num_inputs)
+        noise = d2l.randn(n, 1) * 0.01
+        w, b = d2l.ones((num_inputs, 1)) * 0.01, 0.05
+        self.y = d2l.matmul(self.X, w) + b + noise
+
+    def get_dataloader(self, train):
+        i = slice(0, self.num_train) if train else slice(self.num_train, None)
+        return self.get_tensorloader([self.X, self.y], train, i)
+
+def l2_penalty(w):
+    return d2l.reduce_sum(w**2) / 2
+
+class WeightDecayScratch(d2l.LinearRegressionScratch):
+    def __init__(self, num_inputs, lambd, lr, sigma=0.01):
+        super().__init__(num_inputs, lr, sigma)
+        self.save_hyperparameters()
+        
+    def loss(self, y_hat, y):
+        return (super().loss(y_hat, y) +
+                self.lambd * l2_penalty(self.w))
+
+data = Data(num_train=20, num_val=100, num_inputs=200, batch_size=5)
+trainer = d2l.Trainer(max_epochs=4)  # changed: 10
+
+def train_scratch(lambd):    
+    model = WeightDecayScratch(num_inputs=200, lambd=lambd, lr=0.01)
+    model.board.yscale='log'
+    trainer.fit(model, data)
+    print('L2 norm of w:', float(l2_penalty(model.w)))
+
+train_scratch(0)
+train_scratch(3)
+
+# chapter_linear-classification/softmax-regression-scratch.md
+X = d2l.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+print(d2l.reduce_sum(X, 0, keepdims=True), d2l.reduce_sum(X, 1, keepdims=True))  # changed: printed
+
+def softmax(X):
+    X_exp = d2l.exp(X)
+    partition = d2l.reduce_sum(X_exp, 1, keepdims=True)
+    return X_exp / partition  # The broadcasting mechanism is applied here
+
+X = d2l.rand((2, 5))
+X_prob = softmax(X)
+print(X_prob, d2l.reduce_sum(X_prob, 1))  # changed: printed
+
+class SoftmaxRegressionScratch(d2l.Classifier):
+    def __init__(self, num_inputs, num_outputs, lr, sigma=0.01):
+        super().__init__()
+        self.save_hyperparameters()
+        self.W = d2l.normal(0, sigma, (num_inputs, num_outputs),
+                            requires_grad=True)  # changed: torch.normal(..., size=...), NumPy's draws
+        self.b = torch.zeros(num_outputs, requires_grad=True, dtype=torch.double)  # changed: float64
+
+    def parameters(self):
+        return [self.W, self.b]
+
+@d2l.add_to_class(SoftmaxRegressionScratch)
+def forward(self, X):
+    X = d2l.reshape(X, (-1, self.W.shape[0]))
+    return softmax(d2l.matmul(X, self.W) + self.b)
+
+y = d2l.tensor([0, 2])
+y_hat = d2l.tensor([[0.1, 0.3, 0.6], [0.3, 0.2, 0.5]])
+print(y_hat[[0, 1], y])  # changed: printed
+
+def cross_entropy(y_hat, y):
+    return -d2l.reduce_mean(d2l.log(y_hat[list(range(len(y_hat))), y]))
+
+print(cross_entropy(y_hat, y))  # changed: printed
+
+@d2l.add_to_class(SoftmaxRegressionScratch)
+def loss(self, y_hat, y):
+    return cross_entropy(y_hat, y)
+
+class FashionMNIST(d2l.DataModule):  # changed: synthetic images of Fashion-MNIST's shape, not torchvision's
+    def __init__(self, batch_size=64, resize=(28, 28)):
+        super().__init__()
+        self.save_hyperparameters()
+        self.X = torch.tensor(rng.random((250, 1) + resize))
+        self.y = torch.tensor(rng.integers(0, 10, 250))
+
+    def get_dataloader(self, train):
+        i = slice(0, 200) if train else slice(200, None)
+        return self.get_tensorloader([self.X, self.y], train, i)
+
+data = FashionMNIST(batch_size=50)  # changed: d2l.FashionMNIST(batch_size=256)
+model = SoftmaxRegressionScratch(num_inputs=784, num_outputs=10, lr=0.1)
+trainer = d2l.Trainer(max_epochs=2)  # changed: 10
+trainer.fit(model, data)
+X, y = next(iter(data.val_dataloader()))
+preds = d2l.argmax(model(X), axis=1)
+print(preds.shape)  # changed: printed
+wrong = d2l.astype(preds, y.dtype) != y
+X, y, preds = X[wrong], y[wrong], preds[wrong]
+print(y.tolist(), preds.tolist())  # changed: not visualized
+
+# chapter_multilayer-perceptrons/dropout.md
+def dropout_layer(X, dropout):
+    assert 0 <= dropout <= 1
+    if dropout == 1: return torch.zeros_like(X)
+    mask = (d2l.rand(X.shape) > dropout).float()  # changed: NumPy's draws for torch.rand(X.shape)
+    return mask * X / (1.0 - dropout)
+
+X = torch.arange(16, dtype = torch.float).reshape((2, 8))  # changed: torch.float32 (NumPy's dtype in sg)
+print('dropout_p = 0:', dropout_layer(X, 0))
+print('dropout_p = 0.5:', dropout_layer(X, 0.5))
+print('dropout_p = 1:', dropout_layer(X, 1))
 
 # chapter_recurrent-neural-networks/rnn-scratch.md
 data = d2l.TimeMachine(batch_size=16, num_steps=8, num_train=120, num_val=48)  # changed: 1024, 32, 10000, 5000

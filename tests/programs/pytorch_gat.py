@@ -280,7 +280,8 @@ def train_iter(epoch, model, optimizer, criterion, input, target, mask_train, ma
 
     if epoch % print_every == 0:
         # Print the training progress at specified intervals
-        print(f'Epoch: {epoch:04d} loss_train: {loss_train} acc_train: {acc_train:.4f} loss_val: {loss_val} acc_val: {acc_val:.4f}')  # changed: no time, all digits
+        print(f'Epoch: {epoch:04d} loss_train: {loss_train} acc_train: {acc_train:.4f} '  # changed: no time, all digits
+              f'loss_val: {loss_val} acc_val: {acc_val:.4f}')  # changed
 
 
 def test(model, criterion, input, target, mask):

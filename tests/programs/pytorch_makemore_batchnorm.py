@@ -64,7 +64,7 @@ n_hidden = 200 # the number of neurons in the hidden layer of the MLP
 
 g = np.random.default_rng(2147483647) # for reproducibility  # changed: torch.Generator().manual_seed(2147483647)
 C  = torch.tensor(g.standard_normal((vocab_size, n_embd)))  # changed: torch.randn(..., generator=g)
-W1 = torch.tensor(g.standard_normal((n_embd * block_size, n_hidden))) * (5/3)/((n_embd * block_size)**0.5) #* 0.2  # changed
+W1 = torch.tensor(g.standard_normal((n_embd * block_size, n_hidden))) * (5/3)/((n_embd * block_size)**0.5)  # changed
 #b1 = torch.randn(n_hidden,                        generator=g) * 0.01
 W2 = torch.tensor(g.standard_normal((n_hidden, vocab_size))) * 0.01  # changed: torch.randn(..., generator=g)
 b2 = torch.tensor(g.standard_normal(vocab_size)) * 0  # changed: torch.randn(..., generator=g)
@@ -291,17 +291,20 @@ for i in range(max_steps):
 for i, layer in enumerate(layers[:-1]): # note: exclude the output layer
   if isinstance(layer, Tanh):
     t = layer.out
-    print('layer %d (%10s): mean %+.10f, std %.10f, saturated: %.10f%%' % (i, layer.__class__.__name__, t.mean(), t.std(), (t.abs() > 0.97).float().mean()*100))  # changed: digits
+    print('layer %d (%10s): mean %+.10f, std %.10f, saturated: %.10f%%'  # changed: digits
+          % (i, layer.__class__.__name__, t.mean(), t.std(), (t.abs() > 0.97).float().mean()*100))  # changed
 
 for i, layer in enumerate(layers[:-1]): # note: exclude the output layer
   if isinstance(layer, Tanh):
     t = layer.out.grad
-    print('layer %d (%10s): mean %+.12f, std %.15e' % (i, layer.__class__.__name__, round(t.mean().item(), 12) + 0.0, t.std()))  # changed: digits; the mean, 0 but for rounding, rounded
+    print('layer %d (%10s): mean %+.12f, std %.15e'  # changed: digits; the mean, 0 but for rounding, rounded
+          % (i, layer.__class__.__name__, round(t.mean().item(), 12) + 0.0, t.std()))  # changed
 
 for i,p in enumerate(parameters):
   t = p.grad
   if p.ndim == 2:
-    print('weight %10s | mean %+.15e | std %.15e | grad:data ratio %.15e' % (tuple(p.shape), round(t.mean().item(), 15) + 0.0, t.std(), t.std() / p.std()))  # changed: digits, as above
+    print('weight %10s | mean %+.15e | std %.15e | grad:data ratio %.15e'  # changed: digits, as above
+          % (tuple(p.shape), round(t.mean().item(), 15) + 0.0, t.std(), t.std() / p.std()))  # changed
 print([round(u, 10) for u in ud[-1]])  # changed: plotted
 
 @torch.no_grad() # this decorator disables gradient tracking
@@ -340,7 +343,7 @@ for _ in range(5):  # changed: 20
       logits = x
       probs = F.softmax(logits, dim=1)
       # sample from the distribution
-      ix = int(g.choice(probs.shape[1], p=probs[0].detach().numpy()))  # changed: torch.multinomial(probs, 1, generator=g).item()
+      ix = int(g.choice(probs.shape[1], p=probs[0].detach().numpy()))  # changed: torch.multinomial(..., generator=g)
       # shift the context window and track the samples
       context = context[1:] + [ix]
       out.append(ix)
