@@ -37,6 +37,7 @@ _LAZY = {
     ".eager.dtype_names": "bool double float float16 half int long short",
     ".eager.legacy": "BoolTensor ByteTensor CharTensor DoubleTensor FloatTensor IntTensor LongTensor ShortTensor",
     ".eager.device": "accelerator cuda device get_default_device set_default_device",
+    ".amp": "autocast",
     ".serialization": "load save",
     ".eager.print_options": "get_printoptions set_printoptions",
     ".eager.torch_functions": "atan2 bincount bmm chunk clamp clone div eq flatten gather ge gt histc "
@@ -50,7 +51,7 @@ _LAZY = {
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
 # public submodules, also imported on first use
-_SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils", "tree_util", "distributions")
+_SUBMODULES = ("autograd", "nn", "optim", "aot", "scipy", "linalg", "utils", "tree_util", "distributions", "amp")
 _OWN = ("float32", "float64", "int32", "int64", "bool_", "uint8", "int8", "int16", "uint16", "uint32",
         "__version__", "inf", "nan", "pi", "e", "newaxis")
 # the constants of numpy, jax.numpy and torch (sg.inf in ns.linalg.norm(x, ord=ns.inf) was an AttributeError)

@@ -292,3 +292,18 @@ def test_zero_in_place_as_pytorch():
     frozen = sg.from_numpy(np.broadcast_to(np.ones(1), (3,)))  # a read-only view: zeroed in a copy of its own
     frozen.zero_()
     assert frozen.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_autograd_variable_is_a_detached_tensor_as_pytorchs():
+    """torch.autograd.Variable(t): t's memory, no history, requires_grad as given; every tensor is a Variable."""
+    from symgrad.autograd import Variable
+    base = sg.tensor([1.0, 2.0], requires_grad=True)
+    made = base * 3.0
+    plain, leaf = Variable(made), Variable(sg.tensor([0.0, 0.0]), requires_grad=True)
+    assert plain.grad_fn is None and not plain.requires_grad and leaf.requires_grad and leaf.is_leaf
+    assert isinstance(made, Variable) and isinstance(leaf, Variable) and not isinstance(np.ones(2), Variable)
+    with sg.no_grad():
+        plain[0] = 7.0
+    assert made.tolist() == [7.0, 6.0]  # the same memory, as PyTorch's
+    (leaf * sg.tensor([2.0, 5.0])).sum().backward()
+    assert leaf.grad.tolist() == [2.0, 5.0]

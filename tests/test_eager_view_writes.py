@@ -564,3 +564,21 @@ def test_fill_of_a_zero_d_tensor_by_one_that_requires_grad_keeps_its_gradient():
     z = sg.tensor(np.array([1.0, 2.0]))
     z.fill_(-0.0)  # a constant fill keeps its bits
     assert np.signbit(z.numpy()).all()
+
+
+@pytest.mark.parametrize("shape, shifts, dims", [((2, 1), 1, 1), ((2, 3), 3, 1), ((2, 3), 0, 0), ((), 1, None),
+                                                 ((0, 2), 1, 0), ((2, 3), (2, 3), (0, 1))])
+def test_a_roll_that_moves_nothing_is_a_new_tensor(shape, shifts, dims):
+    """torch.roll and np.roll always copy: makemore's `idx = torch.roll(idx, 1, 1); idx[:, 0] = blank` on a
+    one-column idx wrote over its caller's tensor when the roll was the input itself."""
+    x = sg.tensor(np.arange(float(np.prod(shape))).reshape(shape), requires_grad=True)
+    rolled = sg.roll(x, shifts, dims)
+    assert rolled is not x and x.roll(shifts, dims) is not x
+    before = x.detach().clone()
+    with sg.no_grad():
+        rolled.fill_(-1.0)
+    assert np.array_equal(x.detach().numpy(), before.numpy())
+    (sg.roll(x, shifts, dims) * 2.0).sum().backward()
+    assert np.array_equal(x.grad.numpy(), np.full(shape, 2.0))
+    array = np.ones(shape)
+    assert sg.roll(array, shifts, dims) is not array

@@ -227,6 +227,7 @@ def test_pytorch_keyword_names():
 def test_no_accelerator_and_default_device():
     device = sg.accelerator.current_accelerator().type if sg.accelerator.is_available() else "cpu"
     assert device == "cpu" and not sg.cuda.is_available() and sg.cuda.device_count() == 0
+    assert sg.cuda.manual_seed(0) is None and sg.cuda.manual_seed_all(3407) is None  # makemore seeds both
     sg.set_default_device(device)
     assert sg.get_default_device() == sg.device("cpu")
     with pytest.raises(RuntimeError, match="only device is 'cpu'"):
@@ -313,3 +314,21 @@ def test_normal_of_floats_and_of_tensors():
     torch = pytest.importorskip("torch")
     assert torch.normal(0, 0.01, size=(400, 10)).shape == w.shape
     assert torch.normal(torch.zeros(2, 1), torch.ones(2, 500)).shape == draws.shape
+
+
+def test_amp_disabled_changes_nothing_and_enabled_is_refused():
+    """nanoGPT's train.py builds torch.cuda.amp.GradScaler(enabled=False) on a CPU and steps through it."""
+    for scaler in (sg.amp.GradScaler(enabled=False), sg.cuda.amp.GradScaler(enabled=False)):
+        w = sg.tensor([1.0, -2.0], requires_grad=True)
+        opt = sg.optim.SGD([w], lr=0.5)
+        with sg.autocast(device_type="cpu", enabled=False), sg.amp.autocast("cpu", enabled=False):
+            loss = (w * w).sum()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        scaler.step(opt)
+        scaler.update()
+        assert w.tolist() == [0.0, 0.0] and scaler.get_scale() == 1.0 and not scaler.is_enabled()
+        assert scaler.state_dict() == {}
+    for make in (sg.amp.GradScaler, lambda: sg.autocast("cpu"), lambda: sg.amp.autocast("cpu", sg.float16)):
+        with pytest.raises(NotImplementedError, match="enabled=False"):
+            make()

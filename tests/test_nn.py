@@ -265,3 +265,15 @@ def test_loss_grad_fn_chain_and_printed_parameter_are_pytorchs():
                         names(loss.grad_fn.next_functions[0][0].next_functions)[:2]) for loss in losses]
                       + [str(layer.bias).splitlines()[0]])
     assert chains[0] == chains[1]
+
+
+def test_linear_takes_device_before_dtype_as_pytorchs():
+    """nn.Linear(in, out, bias, device, dtype): mnist_forward_forward's Layer(nn.Linear) passes them positionally."""
+    class Layer(sg.nn.Linear):
+        def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+            super().__init__(in_features, out_features, bias, device, dtype)
+
+    assert Layer(3, 2).weight.dtype == sg.float64 and Layer(3, 2, True, "cpu", sg.float32).bias.dtype == sg.float32
+    assert sg.nn.Linear(3, 2, False, sg.device("cpu"), sg.float32).weight.dtype == sg.float32
+    with pytest.raises(RuntimeError, match="cuda"):
+        sg.nn.Linear(3, 2, True, "cuda")

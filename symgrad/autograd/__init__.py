@@ -2,7 +2,20 @@
 and `functional` (jacobian, hessian, vjp, jvp, hvp, vhp of a function of tensors)."""
 from ..eager.function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from ..eager.mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
-from ..eager.tensor import ENGINE
+from ..eager.tensor import ENGINE, Tensor
 from . import functional  # noqa: F401
 
 backward, grad = ENGINE.backward, ENGINE.grad
+
+
+class _EveryTensor(type):
+    def __instancecheck__(cls, value) -> bool:
+        return isinstance(value, Tensor)
+
+
+class Variable(metaclass=_EveryTensor):
+    """torch.autograd.Variable, PyTorch's legacy wrapper that older programs (the BiLSTM-CRF tutorial) still call:
+    `Variable(t)` is `t` detached, sharing its memory, with `requires_grad` as given; every tensor is a Variable."""
+
+    def __new__(cls, data, requires_grad=False):
+        return data.detach().requires_grad_(requires_grad)

@@ -65,6 +65,18 @@ class _NoAccelerator:
     def current_accelerator():
         return None
 
+    @staticmethod
+    def manual_seed(seed) -> None:
+        """torch.cuda.manual_seed(_all) without a GPU: nothing to seed (PyTorch's calls do nothing then too)."""
+
+    manual_seed_all = manual_seed
+
+    @property
+    def amp(self):
+        """torch.cuda.amp, PyTorch's older name of torch.amp (nanoGPT's train.py builds its GradScaler there)."""
+        from .. import amp
+        return amp
+
 
 accelerator = cuda = _NoAccelerator()
 

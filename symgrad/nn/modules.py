@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .. import dtypes
+from ..eager.device import check_device
 from ..eager.graph import RemovableHandle
 from ..eager.mode import no_grad
 from ..eager.tensor import Tensor, random_generator, to_arguments
@@ -347,10 +348,12 @@ def _zero_grad(param, set_to_none):
 class Linear(Module):
     """y = x @ weight.T + bias, initialized as PyTorch does: U(-1/sqrt(in), 1/sqrt(in)).
 
-    The default dtype is float64 (symgrad's default); pass dtype=sg.float32 for PyTorch's."""
+    The default dtype is float64 (symgrad's default); pass dtype=sg.float32 for PyTorch's. `device` comes before
+    `dtype`, as in PyTorch (a subclass passing `bias, device, dtype` positionally set the dtype to the device)."""
 
-    def __init__(self, in_features, out_features, bias=True, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
+        check_device(device)
         self.in_features, self.out_features = in_features, out_features
         dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
         bound = 1 / math.sqrt(in_features) if in_features > 0 else 0

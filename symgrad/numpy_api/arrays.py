@@ -264,8 +264,10 @@ def stack(arrays, axis=0):
 @array_function_dispatch
 def roll(x, shift, axis=None):
     """NumPy's roll: elements move `shift` places along `axis` (axis=None: through the flattened array),
-    those past the end coming back at the start. A sequence of shifts rolls along a sequence of axes."""
-    x = asarray(x)
+    those past the end coming back at the start. A sequence of shifts rolls along a sequence of axes. Always a new
+    array, as NumPy's and PyTorch's: makemore's `idx = torch.roll(idx, 1, 1); idx[:, 0] = blank` on one column
+    wrote over its caller's tensor."""
+    x = original = asarray(x)
     if axis is None:
         return reshape(roll(ravel(x), shift, 0), x.shape)
     shifts = tuple(shift) if isinstance(shift, (tuple, list)) else (shift,)
@@ -280,7 +282,7 @@ def roll(x, shift, axis=None):
         for a in _axes(requested, x.ndim):  # none for a 0-d value
             s = operator.index(s) % builtins.max(x.shape[a], 1)
             x = roll_p(x, shift=s, axis=a) if s else x
-    return x
+    return convert_p(x, dtype=x.dtype) if x is original else x  # a copy (simplify drops it from a trace)
 
 
 # ----------------------------------------------------------------------------- reductions
