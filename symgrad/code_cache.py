@@ -10,6 +10,8 @@ workspace) lives as long as a holder does: each holder gets its own copy of such
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import threading
 
 from . import ir
@@ -58,8 +60,23 @@ def lowered(graph: ir.Graph, backend=None, structure=None, python_floats=(), thr
     key = key_of(graph, backend, structure, python_floats, threads)
     code = _cache.used(key)
     if code is None:
-        graph = optimize(graph)
-        code = Code(graph, lower(graph, backend, structure, python_floats, threads))
+        with collection_paused():
+            graph = optimize(graph)
+            code = Code(graph, lower(graph, backend, structure, python_floats, threads))
         with _lock:
             code = _cache.used(key) or _cache.keep(key, code)
     return _for_holder(code)
+
+
+@contextlib.contextmanager
+def collection_paused():
+    """Pause Python's cyclic garbage collector while a graph is traced, optimized and lowered: that allocates
+    millions of objects that are not garbage (graphs, SymPy and llvmlite trees), and full collections walking them
+    took 15% of the first call of a 10,000-node program, and 17% of an eager LSTM's first step of 80 cells."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

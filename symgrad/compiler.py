@@ -14,9 +14,7 @@ reads there.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import logging
 import operator
 import os
@@ -208,7 +206,7 @@ class Compiled(pickling.CopiedAsItself):
     def _lowered(self, key, args) -> Lowered:
         lowered = self._cached(key)
         if lowered is None:
-            with _collection_paused():
+            with code_cache.collection_paused():
                 lowered = self._traced_and_lowered(key, args)
         return lowered
 
@@ -464,20 +462,6 @@ def _type_text(signature_type) -> str:
     shape, dtype = signature_type[:2]
     weak = " (a Python number)" if signature_type[2:] == (WEAK,) else ""
     return f"{dtypes.short_name(dtype)}[{','.join(map(str, shape))}]{weak}"
-
-
-@contextlib.contextmanager
-def _collection_paused():
-    """Pause Python's cyclic garbage collector while a trace is compiled, as it was before: tracing and
-    lowering allocate millions of objects that are not garbage (graphs, SymPy and llvmlite trees), and
-    full collections walking them took 15% of the first call of a 10,000-node program."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 @functools.lru_cache(maxsize=64)

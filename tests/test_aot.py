@@ -504,3 +504,19 @@ def test_probing_the_namespace_needs_numpy_alone():
         print("ok")
     """)
     assert out.strip() == "ok"
+
+
+def test_the_collector_is_paused_while_compiling_and_left_as_it_was(tmp_path, monkeypatch):
+    """aot.compile pauses Python's cyclic collector, as sg.compile does (its collections were 13% of the time of
+    a 400-step program), and leaves it as it was, whether the compile succeeds or fails."""
+    import gc
+    import symgrad.aot as aot
+    during = []
+    optimize = aot.optimize
+    monkeypatch.setattr(aot, "optimize", lambda graph: (during.append(gc.isenabled()), optimize(graph))[1])
+    assert gc.isenabled()
+    artifact = aot.compile(lambda x: sg.sum(sg.sin(x)), (np.zeros(3),), out=str(tmp_path / "f"), backend="numpy")
+    assert gc.isenabled() and during and not any(during)
+    with pytest.raises(ValueError):
+        aot.compile(lambda x: x, (np.zeros(3),), out=str(tmp_path / "g"), backend="fortran")
+    assert gc.isenabled() and os.path.exists(artifact.metadata_path)

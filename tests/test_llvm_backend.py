@@ -577,3 +577,24 @@ def test_an_integer_result_of_float_comparisons_compares_the_floats(dtype):
             got = sg.compile(f, backend=backend)(x, k)
             assert got.dtype == want.dtype
             np.testing.assert_array_equal(got, want)
+
+
+def test_gradient_of_a_pytree_of_many_leaves_matches_numpy():
+    """A gradient of 600 leaves ends with one block summing 600 scalars after a few stores, the block whose
+    instruction selection grew quadratically (jit._initialized's token-factor limit): its values are NumPy's,
+    zeros, a 0-d leaf and an empty leaf among them."""
+    rng = np.random.default_rng(0)
+    tree = {f"k{i:03d}": (rng.standard_normal(5), [rng.standard_normal((2, 3))]) for i in range(300)}
+    tree["k000"] = (np.zeros(5), [np.zeros((0, 3))])
+    tree["k001"] = (np.array(0.5), [np.zeros((2, 3))])
+
+    def loss(t):
+        return sum(sg.sum(sg.tanh(a) * (i + 1.0)) + sg.sum(b * b) for i, (a, [b]) in enumerate(t.values()))
+
+    value, grad = sg.compile(sg.value_and_grad(loss), backend="llvm")(tree)
+    want = sum(np.sum(np.tanh(a) * (i + 1.0)) + np.sum(b * b) for i, (a, [b]) in enumerate(tree.values()))
+    assert np.isclose(value, want, rtol=1e-12)
+    for i, (key, (a, [b])) in enumerate(tree.items()):
+        np.testing.assert_allclose(grad[key][0], (i + 1.0) * (1 - np.tanh(a) ** 2), rtol=1e-12)
+        np.testing.assert_allclose(grad[key][1][0], 2 * b, rtol=1e-12)
+        assert grad[key][0].shape == np.shape(a) and grad[key][1][0].shape == b.shape

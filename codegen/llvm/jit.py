@@ -41,6 +41,10 @@ _offered: dict[str, bytes] = {}  # key -> object code a caller carries (an unpic
 def _initialized() -> bool:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    # Instruction selection merges the token factors ordering a block's memory operations up to 2,048 operands (LLVM's
+    # default), each merge walking all of them: a block of 1,600 loads after a few stores (the sum of 1,600 scalars
+    # a gradient of 1,600 leaves ends with) took 1.5 s, quadratic. Past 256 it leaves them unmerged.
+    llvm.set_option("symgrad", "-combiner-tokenfactor-inline-limit=256")
     return True
 
 

@@ -189,7 +189,8 @@ class Adjoint:
         self.calls += 1
         executable = self.lowered(only_cached=self.calls == 1)
         if executable is None:
-            env = inline(self.graph, operands)
+            with code_cache.collection_paused():  # op by op once: many allocations, few cycles
+                env = inline(self.graph, operands)
             return self._grouped([env[id(v)] for v in self.graph.outputs])
         return self._grouped(executable(*operands))
 
@@ -278,7 +279,8 @@ def adjoint_for(stage: StageGraph) -> Adjoint:
     key = stage.key()
     adjoint = _cache.used(key)
     if adjoint is None or adjoint.entries is not None and adjoint.entries != stage.entries():
-        adjoint = _cache.keep(key, Adjoint(stage))
+        with code_cache.collection_paused():  # a first sight traces the adjoint (a compiler's work)
+            adjoint = _cache.keep(key, Adjoint(stage))
     return adjoint
 
 
