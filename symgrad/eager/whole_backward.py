@@ -417,9 +417,14 @@ def _operand_arrays(record, live=False) -> tuple:
 
 
 def _written(exposed) -> bool:
-    """Whether NumPy wrote an array since a deferred op read its copy (exposed: the tape's (copy, array) pairs), by
-    its bits: as fast as comparing values, a NaN read back is unwritten and -0.0 written over 0.0 is a write."""
-    return any(not np.array_equal(_bits(copy), _bits(array)) for copy, array in exposed)
+    """Whether NumPy wrote an array since a deferred op read its copy (exposed: the tape's (copy, array) pairs)."""
+    return any(not same_bits(copy, array) for copy, array in exposed)
+
+
+def same_bits(copy: np.ndarray, array: np.ndarray) -> bool:
+    """Whether `array` still holds the bits of its `copy` (unwritten since): as fast as comparing values, a NaN read
+    back is unwritten and -0.0 written over 0.0 is a write."""
+    return np.array_equal(_bits(copy), _bits(array))
 
 
 def _bits(array: np.ndarray) -> np.ndarray:
