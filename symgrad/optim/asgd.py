@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import elementwise as E
+from .adaptive import _direction
 from .optimizer import Optimizer
 
 
@@ -42,9 +43,7 @@ class ASGD(Optimizer):
 
     def formula(self, param, grad, buffers, coefficients, group):
         weight_decay, shrink, eta, mu, copied = coefficients
-        g = -grad if group["maximize"] else grad
-        if group["weight_decay"]:
-            g = g + weight_decay * param
+        g = _direction(param, grad, weight_decay, group)
         param = param * shrink - eta * g
         ax = buffers[0]
         return param, (E.where(copied > 0, param, ax + (param - ax) * mu),)
