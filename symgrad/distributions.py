@@ -30,6 +30,17 @@ class Categorical:
         self._num_events = param.shape[-1]
         self.batch_shape = Size(param.shape[:-1])
         self.event_shape = Size(())
+        # PyTorch's validate_args (on unless False): the parameters and log_prob's values checked, not used as they are
+        self._validate_args = validate_args is not False
+        if self._validate_args:
+            name, value = ("probs", self.probs) if probs is not None else ("logits", self.logits)
+            array = value.detach().numpy()
+            valid = ((array >= 0).all(-1) & (abs(array.sum(-1) - 1) < 1e-6)) if probs is not None else \
+                (array == array).all(-1)
+            if not np.all(valid):
+                raise ValueError(f"Expected parameter {name} (Tensor of shape {tuple(value.shape)}) of distribution "
+                                 f"{self!r} to satisfy the constraint {'Simplex()' if probs is not None else 'Real()'}"
+                                 f", but found invalid values:\n{value}")
 
     @property
     def param_shape(self) -> Size:
@@ -49,6 +60,12 @@ class Categorical:
 
     def log_prob(self, value):
         """log probs[value], broadcasting `value` against the batch shape."""
+        if self._validate_args:
+            array = value.detach().numpy()
+            if not np.all((array % 1 == 0) & (array >= 0) & (array <= self._num_events - 1)):
+                raise ValueError(f"Expected value argument (Tensor of shape {tuple(value.shape)}) to be within the "
+                                 f"support (IntegerInterval(lower_bound=0, upper_bound={self._num_events - 1})) of the "
+                                 f"distribution {self!r}, but found invalid values:\n{value}")
         value = value.long().unsqueeze(-1)
         shape = np.broadcast_shapes(tuple(value.shape[:-1]), tuple(self.batch_shape))
         logits = self.logits.expand(*shape, self._num_events)

@@ -48,3 +48,22 @@ def test_parameters_are_checked():
         Categorical(sg.tensor([0.5, 0.5]), logits=sg.tensor([0.0, 0.0]))
     with pytest.raises(ValueError, match="one-dimensional"):
         Categorical(sg.tensor(1.0))
+
+
+def test_arguments_are_validated_as_pytorch():
+    """validate_args (PyTorch's default, on): a value outside 0..K-1 or not an integer is refused, not truncated or
+    wrapped (1.5 gave log probs[1]); probabilities that are no simplex once normalized, and NaN logits, too."""
+    m = Categorical(sg.tensor([0.2, 0.3, 0.5], dtype=sg.float64))
+    for value in (1.5, -1.0, 3.0):
+        with pytest.raises(ValueError, match="within the support"):
+            m.log_prob(sg.tensor(value))
+    assert m.log_prob(sg.tensor([2, 0])).tolist() == pytest.approx([np.log(0.5), np.log(0.2)])
+    with pytest.raises(ValueError, match="constraint Simplex"):
+        Categorical(sg.tensor([-0.2, 1.2]))
+    with pytest.raises(ValueError, match="parameter logits"):
+        Categorical(logits=sg.tensor([0.0, np.nan]))
+    unchecked = Categorical(sg.tensor([0.2, 0.3, 0.5], dtype=sg.float64), validate_args=False)
+    assert unchecked.log_prob(sg.tensor(1.5)).item() == pytest.approx(np.log(0.3))
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="within the support"):
+        torch.distributions.Categorical(torch.tensor([0.2, 0.3, 0.5])).log_prob(torch.tensor(1.5))

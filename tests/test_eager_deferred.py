@@ -768,3 +768,30 @@ def test_numpy_of_a_tensor_keeps_its_dtype_shape_strides_and_memory():
         assert out.dtype == array.dtype and out.shape == array.shape and out.strides == array.strides
         assert out.flags.writeable == array.flags.writeable and (array.size == 0 or np.shares_memory(out, array))
         np.testing.assert_array_equal(out, array)
+
+
+@pytest.mark.parametrize("which", ["w", "v"])
+def test_dot_data_assignment_on_a_leaf_between_forward_and_backward(which):
+    """`.data =` on a leaf after the forward: the backward reads the leaf's new array where it saved the leaf, as
+    PyTorch's saved tensors do (they are the leaf's, whose data `.data =` sets); the general path read the old one,
+    from the first step on (create_graph's, which takes the leaves themselves, read the new one)."""
+    torch = pytest.importorskip("torch")
+
+    def train(lib):
+        w = lib.tensor(np.array([0.5, -1.0, 2.0]), requires_grad=True)
+        v = lib.tensor(np.array([0.3, 0.7, -0.2]), requires_grad=True)
+        x = lib.tensor(np.array([1.0, 2.0, -0.5]))
+        seen = []
+        for step in range(5):
+            loss = (lib.tanh(w * x) * v * w).sum()
+            if step % 2 == 0:
+                leaf = w if which == "w" else v
+                leaf.data = leaf.data * 0.5 + 0.1
+            loss.backward()
+            seen.append((loss.item(), w.grad.numpy().copy(), v.grad.numpy().copy()))
+            w.grad = v.grad = None
+        return seen
+    for ours, theirs in zip(train(sg), train(torch)):
+        np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
+        np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
+        np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-12)

@@ -47,6 +47,25 @@ def test_a_parameter_or_module_assigned_over_a_plain_attribute_replaces_it():
     assert layer.bias is None and layer._parameters["bias"] is None
 
 
+
+def test_an_array_assigned_over_a_buffer_stays_the_buffer():
+    """sg.zeros(n) is NumPy's array where torch.zeros(n) is a tensor: assigned over a buffer (or registered) it
+    becomes the buffer, sharing its memory; before, it was a plain attribute and the buffer left state_dict()."""
+    bn = nn.BatchNorm1d(2)
+    reset = sg.zeros(2)
+    bn.running_mean = reset
+    assert isinstance(bn.running_mean, sg.Tensor) and bn.running_mean is bn._buffers["running_mean"]
+    assert list(bn.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+    reset[0] = 3.0
+    assert bn.state_dict()["running_mean"].tolist() == [3.0, 0.0]
+    bn.register_buffer("mask", np.ones(2))
+    assert bn.mask.tolist() == [1.0, 1.0] and "mask" in bn.state_dict()
+    with pytest.raises(TypeError, match="cannot assign 'int' as buffer 'running_var'"):
+        bn.running_var = 0
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError, match="cannot assign 'int' as buffer 'running_var'"):
+        torch.nn.BatchNorm1d(2).running_var = 0
+
 def test_an_instance_attribute_set_later_comes_first_and_can_be_deleted():
     class Holder(nn.Module):
         def __init__(self):

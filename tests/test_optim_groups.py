@@ -47,6 +47,14 @@ def test_groups_without_pytorch():
     assert adam.param_groups[0]["decoupled_weight_decay"] is True
 
 
+
+@pytest.mark.parametrize("name", NAMES[:-1])
+def test_a_parameter_of_two_groups_is_refused_at_construction(name):
+    """As PyTorch's constructor (through add_param_group): accepted, each step moved it once per group."""
+    p = sg.nn.Parameter(sg.zeros(2, dtype=sg.float64))
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        getattr(sg.optim, name)([{"params": [p]}, {"params": [p], "lr": 0.5}], lr=0.1)
+
 def test_load_state_dict_result_prints_as_pytorch():
     model = sg.nn.Linear(2, 1)
     result = model.load_state_dict(model.state_dict())

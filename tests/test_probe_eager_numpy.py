@@ -84,6 +84,32 @@ def test_numpy_writes_seen_by_their_bits_between_forward_and_backward(written, e
         np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
 
 
+@pytest.mark.parametrize("first, written", [(0.0, -0.0), (-0.0, 0.0)])
+def test_numpy_write_of_a_signed_zero_between_two_reads_of_a_leaf(first, written):
+    """A leaf NumPy may write is read by a step's deferred ops from one copy while its bits stay: -0.0 written over
+    0.0 between two reads is a write (the second read's atan2 was pi off, from the copy compared by value)."""
+    torch = pytest.importorskip("torch")
+
+    def train(lib):
+        w_np = np.array([first, 1.5, -2.0])
+        w = lib.from_numpy(w_np).requires_grad_()
+        x, minus_one = lib.tensor(np.array([0.5, 2.0, 3.0])), lib.tensor(np.array([-1.0, -1.0, -1.0]))
+        seen = []
+        for step in range(6):
+            w_np[0] = first
+            loss = (w * x).sum()
+            if step % 2:
+                w_np[0] = written
+            loss = loss + (lib.atan2(w, minus_one) * x).sum()  # atan2(+-0.0, -1) is +-pi
+            loss.backward()
+            seen.append((loss.item(), w.grad.numpy().copy()))
+            w.grad = None
+        return seen
+    for (ours, our_grad), (theirs, their_grad) in zip(train(sg), train(torch)):
+        assert ours == pytest.approx(theirs, rel=1e-12)
+        np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12)
+
+
 @pytest.mark.parametrize("padding_idx", [None, 2])
 def test_embedding_backward_reads_indices_numpy_wrote_after_the_forward(padding_idx):
     """F.embedding looked rows up through a copy of its int64 indices, so NumPy writing them (from_numpy) between

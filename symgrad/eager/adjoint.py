@@ -49,7 +49,7 @@ class Source:
                 continue
             counter, version = record.out_version if slot is None else record.versions[slot]
             if counter.value == version:
-                return array
+                return array if slot is None else _current(self.node, array)
             modified = modified or (record, slot, counter.value, version)
         if modified is not None:
             record, slot, now, version = modified
@@ -75,6 +75,16 @@ class Source:
         if self.node is not None:
             tensor._node, tensor._requires_grad = self.node, True
         return tensor
+
+
+def _current(node, array):
+    """A leaf's saved `array` as a backward reads it: the leaf's array now when `.data =` gave it another of the same
+    type since (PyTorch's saved tensors are the leaf's, whose data `.data =` sets; create_graph's operands are the
+    leaves themselves), else `array` (a constant's, or a record's output)."""
+    if node is None or isinstance(node, Record):
+        return array
+    data = node._data
+    return data if data is not array and data.shape == array.shape and data.dtype == array.dtype else array
 
 
 def reads_output_of(record, slot, parent) -> bool:

@@ -28,7 +28,7 @@ from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
 from .size import Size, size_of
 from .tape import state as _tapes
-from .whole_backward import alternatives, view_value
+from .whole_backward import alternatives, same_bits, view_value
 from ..ops import elementwise as E
 from ..ops.shape import reshape_p
 from ..core import (Tracer, TracerError, UnsupportedOpError, bind, current_builder, note_random_draw,
@@ -577,7 +577,7 @@ def _leaf_snapshot(tape, slot, array) -> "np.ndarray | None":
         first = tape.snapshots[slot] = array.copy()
         tape.exposed.append((first, array))
         return first
-    return first if np.array_equal(first, array, equal_nan=True) else None
+    return first if same_bits(first, array) else None  # (-0.0 written over 0.0 is a write)
 
 
 def _leaf_has_slot(tape, leaf, slot) -> bool:

@@ -418,14 +418,14 @@ def _operand_arrays(record, live=False) -> tuple:
 
 
 def _written(exposed) -> bool:
-    """Whether NumPy wrote an array since a deferred op read its copy (exposed: the tape's (copy, array) pairs), by
-    its bits: a NaN read back is unwritten and -0.0 written over 0.0 is a write."""
-    return not all(_same_bits(copy, array) for copy, array in exposed)
+    """Whether NumPy wrote an array since a deferred op read its copy (exposed: the tape's (copy, array) pairs)."""
+    return not all(same_bits(copy, array) for copy, array in exposed)
 
 
-def _same_bits(copy: np.ndarray, array: np.ndarray) -> bool:
-    """Whether `array` holds `copy`'s bits: a small array's bytes compared (one memcmp, a few times faster than a
-    NumPy comparison's calls), a large one's as unsigned integers (its bytes would be copied twice first)."""
+def same_bits(copy: np.ndarray, array: np.ndarray) -> bool:
+    """Whether `array` still holds the bits of its `copy` (unwritten since: a NaN read back is unwritten and -0.0
+    written over 0.0 is a write): a small array's bytes compared (one memcmp, a few times faster than a NumPy
+    comparison's calls), a large one's as unsigned integers (its bytes would be copied twice first)."""
     if array.nbytes <= 65536:
         return copy.tobytes() == array.tobytes()
     return np.array_equal(_bits(copy), _bits(array))

@@ -10,7 +10,7 @@ from .. import dtypes
 from ..eager.device import check_device
 from ..eager.graph import RemovableHandle
 from ..eager.mode import no_grad
-from ..eager.tensor import Tensor, random_generator, to_arguments
+from ..eager.tensor import Tensor, from_numpy, random_generator, to_arguments
 from .functional import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, linear, log_softmax,
                          mse_loss, nll_loss, relu, sigmoid, softmax, tanh)
 from .parameter import Parameter
@@ -72,6 +72,16 @@ class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_key
     __str__ = __repr__
 
 
+def _buffer(name, value):
+    """`value` as buffer `name` holds it: a tensor or None, or a NumPy array as a tensor sharing its memory (symgrad's
+    zeros(n), ones(n) and empty(n) give NumPy's arrays where PyTorch's give tensors); anything else is refused."""
+    if isinstance(value, np.ndarray):
+        return from_numpy(value)
+    if value is not None and not isinstance(value, Tensor):
+        raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' (torch Tensor or None expected)")
+    return value
+
+
 class Module:
     """Base class: parameters and submodules assigned as attributes are registered by name."""
 
@@ -85,8 +95,8 @@ class Module:
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign attributes before Module.__init__() call")
-        if name in self._buffers and (value is None or isinstance(value, Tensor)):
-            self._buffers[name] = value
+        if name in self._buffers:  # (an array, as sg.zeros(n) gives, was a plain attribute: the buffer left state_dict)
+            self._buffers[name] = _buffer(name, value)
             return
         if name in self._parameters and not isinstance(value, Parameter):
             if value is not None:
@@ -133,9 +143,7 @@ class Module:
 
     def register_buffer(self, name, tensor, persistent=True):
         """A tensor the module keeps (running statistics): in state_dict when persistent, never a parameter."""
-        if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (torch Tensor or None "
-                            "required)")
+        tensor = _buffer(name, tensor)
         self._parameters.pop(name, None)
         self._modules.pop(name, None)
         self.__dict__.pop(name, None)

@@ -79,9 +79,7 @@ class Adadelta(Optimizer):
 
     def formula(self, param, grad, buffers, coefficients, group):
         weight_decay, rho, mix, eps, lr = coefficients
-        g = -grad if group["maximize"] else grad
-        if group["weight_decay"]:
-            g = g + weight_decay * param
+        g = _direction(param, grad, weight_decay, group)
         square_avg = buffers[0] * rho + mix * g * g
         delta = np.sqrt(buffers[1] + eps) / np.sqrt(square_avg + eps) * g
         acc_delta = buffers[1] * rho + mix * delta * delta

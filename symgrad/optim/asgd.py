@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import elementwise as E
+from .adaptive import _direction
 from .optimizer import Optimizer
 
 
@@ -21,13 +22,14 @@ class ASGD(Optimizer):
                                       maximize=maximize), **options)
 
     def prepare(self, param, state, group):
-        """This step's eta and mu (as PyTorch, those its last step left), then the next step's in the state."""
+        """This step's eta and mu (as PyTorch, those its last step left), then the next step's in the state, rounded
+        to float32 as PyTorch keeps them (its default dtype, as NAdam's product of the mu_t)."""
         if not state:
-            state.update(step=0, eta=float(group["lr"]), mu=1.0, ax=np.zeros_like(param))
+            state.update(step=0, eta=_float32(group["lr"]), mu=1.0, ax=np.zeros_like(param))
         state["step"] += 1
         eta, mu, lambd, lr = state["eta"], state["mu"], group["lambd"], group["lr"]
-        state["eta"] = lr / ((1 + lambd * lr * state["step"]) ** group["alpha"])
-        state["mu"] = 1 / max(1, state["step"] - group["t0"])
+        state["eta"] = _float32(lr / ((1 + lambd * lr * state["step"]) ** group["alpha"]))
+        state["mu"] = _float32(1 / max(1, state["step"] - group["t0"]))
         # (mu = 1 copies the parameter into the average, as PyTorch: ax + (p - ax) * 1 may round otherwise)
         return group["weight_decay"], 1 - lambd * eta, eta, mu, float(mu == 1)
 
@@ -42,9 +44,11 @@ class ASGD(Optimizer):
 
     def formula(self, param, grad, buffers, coefficients, group):
         weight_decay, shrink, eta, mu, copied = coefficients
-        g = -grad if group["maximize"] else grad
-        if group["weight_decay"]:
-            g = g + weight_decay * param
+        g = _direction(param, grad, weight_decay, group)
         param = param * shrink - eta * g
         ax = buffers[0]
         return param, (E.where(copied > 0, param, ax + (param - ax) * mu),)
+
+
+def _float32(number) -> float:
+    return float(np.float32(number))

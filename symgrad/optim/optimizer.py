@@ -69,8 +69,9 @@ class Optimizer:
         params = list(params)
         if not params:
             raise ValueError("optimizer got an empty parameter list")
-        groups = params if isinstance(params[0], dict) else [{"params": params}]
-        self.param_groups = [self._group(group) for group in groups]
+        self.param_groups = []
+        for group in params if isinstance(params[0], dict) else [{"params": params}]:
+            self.add_param_group(group)  # (which refuses a parameter of two groups, as PyTorch's constructor)
         self.state = ParamState()
         self._updates = {}  # structure of a group's step -> GroupUpdate, or None when seen once
 
