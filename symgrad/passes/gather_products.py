@@ -1,5 +1,5 @@
-"""Products of gathered rows as gathers of a product: take(E, idx) @ W -> take(E @ W, idx) when E has fewer rows
-than idx picks.
+"""Products of gathered rows as gathers of a product: take(E, idx) @ W -> take(E @ W, idx) when E has at most half
+as many rows as idx picks.
 
 An embedding followed by a linear map (nn.Embedding into nn.Linear or a recurrent layer's input projection: a
 character model picks 1280 rows of a 30-row table) multiplies the table's rows again for every time they are picked.
@@ -23,8 +23,8 @@ from .scan_products import typed_node
 
 def gather_products(graph: ir.Graph) -> ir.Graph:
     """Each product `rows @ W` (W a matrix) whose rows are rows of a matrix E gathered by take along axis 0, then
-    moved by row-preserving reshapes and transposes, written as take(E @ W, idx) moved alike, where E has fewer
-    rows than the product."""
+    moved by row-preserving reshapes and transposes, written as take(E @ W, idx) moved alike, where E has at most
+    half the product's rows."""
     producers, nodes, changed = graph.producers(), [], False
     for node in graph.nodes:
         found = _gathered(node, producers) if node.prim is matmul_p else None
@@ -42,8 +42,8 @@ def gather_products(graph: ir.Graph) -> ir.Graph:
 
 def _gathered(product, producers):
     """(E, idx, the moves of the product's rows in order: [(prim, attrs)]) when the product's lhs is rows of E picked
-    by take(E, idx, axis=0) and moved by row-preserving reshapes and transposes, its rhs a matrix, and E smaller
-    than the rows; else None."""
+    by take(E, idx, axis=0) and moved by row-preserving reshapes and transposes, its rhs a matrix, and E at most half
+    the rows; else None."""
     rows, weights = product.inputs
     if weights.ndim != 2 or rows.ndim < 2:
         return None
@@ -64,6 +64,6 @@ def _gathered(product, producers):
         value = source
     table, indices = node.inputs
     if node.params["axis"] != 0 or table.ndim != 2 or table.dtype != weights.dtype or \
-            table.shape[0] >= math.prod(rows.shape[:-1]):
+            2 * table.shape[0] > math.prod(rows.shape[:-1]):  # (a gather and a scatter_add of the rows cost too)
         return None
     return table, indices, moves[::-1]
