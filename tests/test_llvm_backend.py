@@ -484,16 +484,18 @@ def test_float32_sums_and_means_along_an_axis_are_accurate(shape, axis):
         np.testing.assert_allclose(got, expected, rtol=2e-7, err_msg=fn.__name__)
 
 
-_INNER_REDUCTIONS = [((4, 3, 5, 6), (0, 2, 3)), ((3, 7), 1), ((2, 3, 4), (0, 2)), ((2, 3, 4), (1, 2)),
-                     ((0, 3, 4), (0, 2)), ((3, 0, 4), 2), ((3, 4, 0), (0, 2)), ((5, 1, 1), (1, 2))]
+_INNER_REDUCTIONS = [((4, 3, 5, 6), (0, 2, 3)), ((3, 7), 1), ((3, 70), 1), ((2, 3, 9, 8), (0, 2, 3)),
+                     ((2, 3, 80), (0, 2)), ((2, 3, 4), (1, 2)), ((0, 3, 80), (0, 2)), ((3, 0, 80), 2),
+                     ((3, 4, 0), (0, 2)), ((5, 1, 1), (1, 2)), ((5, 1, 64), (1, 2))]
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
 @pytest.mark.parametrize("shape,axis", _INNER_REDUCTIONS)
 def test_reductions_over_innermost_axes_fold_each_row_as_numpy(shape, axis, dtype):
-    """Sums, products, maxima and minima whose innermost axes are all reduced fold each row in a register,
-    then into the kept element (a convolution's bias gradient sums (N, H, W)): NumPy's values, empty rows
-    included (their identity); infinities and NaN propagate; float32 sums accumulate in float64."""
+    """Sums, products, maxima and minima whose innermost axes are all reduced fold each row of FOLDED_ROW or more
+    elements in a register, then into the kept element (a convolution's bias gradient sums (N, H, W)), shorter
+    rows in memory: NumPy's values, empty ones included (the identity); infinities and NaN propagate; float32
+    sums accumulate in float64."""
     x = (np.random.default_rng(1).standard_normal(shape) * 20).astype(dtype)
     if dtype == np.float64 and x.size > 3:
         x.flat[[0, 1, 2]] = np.inf, -np.inf, np.nan
@@ -508,13 +510,14 @@ def test_reductions_over_innermost_axes_fold_each_row_as_numpy(shape, axis, dtyp
 
 
 def test_the_maximum_over_innermost_axes_keeps_the_first_of_equal_zeros():
-    x = np.array([[[0.0, -0.0], [-0.0, 0.0]], [[-0.0, 0.0], [0.0, -0.0]]])
-    for axis, signs in [((1, 2), [False, True]), (2, [[False, True], [True, False]])]:
+    x = np.zeros((2, 2, 64))
+    x[0, :, 0], x[1, 0, 0], x[1, 1, 1:] = -0.0, -0.0, -0.0  # first zeros: -0.0, -0.0; then -0.0, 0.0
+    for axis, signs in [((1, 2), [True, True]), (2, [[True, True], [True, False]])]:
         np.testing.assert_array_equal(np.signbit(sg.compile(lambda a: sg.max(a, axis=axis))(x)), signs)
 
 
 def test_the_gradient_through_an_innermost_reduction_is_exact():
-    x, w = np.random.default_rng(2).standard_normal((3, 4, 5)), np.arange(1.0, 5)
+    x, w = np.random.default_rng(2).standard_normal((3, 4, 70)), np.arange(1.0, 5)
     grad = sg.compile(sg.grad(lambda a: sg.sum(sg.sum(a * a, axis=(0, 2)) * w)))(x)
     np.testing.assert_allclose(grad, 2 * x * w[:, None], rtol=1e-14)
 

@@ -165,7 +165,7 @@ def _reduce(k, node, inputs, combine, identity, widens):
     acc = out if wide == dtype else k.new_buffer(node.out.shape, wide)
     k.fill(acc, init)
     inner = len(x.shape) - 1 - max(kept)  # innermost axes, all reduced: folded in a register
-    if inner:
+    if inner and math.prod(x.shape[-inner:]) >= FOLDED_ROW:
         k.jobs.append(LoopJob(x.shape[:-inner], acc, x.reads | acc.reads,
                               _folding_rows(x, acc, kept, x.shape[-inner:], init, combine, flags, dtype, wide)))
     else:
@@ -176,6 +176,11 @@ def _reduce(k, node, inputs, combine, identity, widens):
     if acc is not out:
         k.materialize(Convert(acc, dtype), out)
     return out
+
+
+# Rows of at least this many elements are folded in a register (_folding_rows); a shorter row's running value
+# costs little in memory, and its loop then shares the nest of the jobs over the same domain (a softmax's sums).
+FOLDED_ROW = 64
 
 
 def _folding_rows(x, acc, kept, inner, init, combine, flags, dtype, wide):
