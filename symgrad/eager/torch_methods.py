@@ -766,7 +766,8 @@ for _name in ("view", "reshape", "unflatten", "squeeze", "expand", "expand_as", 
               "chunk", "ravel", "broadcast_to"):
     if hasattr(Tensor, _name):
         setattr(Tensor, _name, _own_result(getattr(Tensor, _name), alias))
-for _name in ("sum", "mean", "prod", "amax", "amin", "nansum", "nanmean", "logsumexp", "cumsum", "cumprod"):
+for _name in ("sum", "mean", "prod", "amax", "amin", "max", "min", "median", "nansum", "nanmean", "logsumexp",
+              "cumsum", "cumprod"):
     setattr(Tensor, _name, _own_result(getattr(Tensor, _name), Tensor.clone))
 
 
