@@ -139,3 +139,32 @@ def test_added_pytorch_names_match_pytorch(expression, data):
     assert (our_grad is None) == (their_grad is None)
     if our_grad is not None:
         np.testing.assert_allclose(our_grad.numpy(), their_grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("call, write", [("t.unfold(2, 2, 1)", None), ("t.unfold(2, 2, 2)", "v.mul_(3)"),
+                                         ("t.unfold(1, 3, 1)", None), ("t.unfold(-1, 1, 3)", "v.add_(1)"),
+                                         ("t[0, 0, 0].unfold(0, 1, 1)", None), ("t.unfold(0, 2, 1)", "v.zero_()"),
+                                         ("t.unfold(2, 0, 1)", None)])
+def test_unfold_is_a_view_of_windows(call, write):
+    """Tensor.unfold was missing: its windows as a new last dimension, a view (a write to windows that do not
+    overlap reaches t), gradients to each window's elements."""
+    results = {}
+    for lib in _both():
+        leaf = lib.tensor(np.arange(24.0).reshape(2, 3, 4) * 0.5 - 3, requires_grad=True)
+        t = leaf * 1
+        v = eval(call, {"t": t})
+        if write:
+            eval(write, {"v": v})
+        weights = lib.tensor(np.cos(np.arange(t.numel())).reshape(tuple(t.shape)))
+        ((t * weights).sum() + (v * 2).sum()).backward()
+        results[lib.__name__] = [list(v.shape), v.tolist(), t.tolist(), np.round(leaf.grad.numpy(), 12).tolist()]
+    _same(results)
+
+
+def test_a_write_to_overlapping_windows_is_refused():
+    """Windows that overlap share elements: a write to them (PyTorch applies mul_ once per window an element is
+    in) is the error an expand()'s write gets, not one of the possible results."""
+    t = sg.tensor(np.arange(4.0)) * 1
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        t.unfold(0, 2, 1).mul_(3)
+    assert t.tolist() == [0.0, 1.0, 2.0, 3.0]

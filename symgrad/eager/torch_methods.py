@@ -730,6 +730,30 @@ def logcumsumexp(self, dim):
     return labelled(sgnp.log(sgnp.exp(self - peak).cumsum(dim)) + peak, "Logcumsumexp")
 
 
+def unfold(self, dimension, size, step):
+    """The windows of `size` elements along `dimension`, `step` apart, as a new last dimension: a view of self
+    (torch.Tensor.unfold), its values gathered from self so that the gradient reaches each window's elements."""
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    data = self._data if self.ndim else self._data.reshape(1)
+    dim = _dim(dimension, self.ndim)
+    if not 0 <= size <= data.shape[dim]:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {data.shape[dim]} but size is {size}")
+    windows = np.lib.stride_tricks.sliding_window_view(data, size, axis=dim, writeable=True)
+    windows = windows[(slice(None),) * dim + (slice(None, None, step),)]
+    if not self.ndim:
+        windows = windows[0]
+    starts = np.arange(0, data.shape[dim] - size + 1, step)
+    index = (starts[:, None] + np.arange(size)).reshape(-1)
+    source = self if self.ndim else sgnp.reshape(self, (1,))
+    picked = sgnp.take(source, index, axis=dim)
+    values = sgnp.moveaxis(sgnp.reshape(picked, data.shape[:dim] + (len(starts), size) + data.shape[dim + 1:]),
+                           dim + 1, -1)
+    if not self.ndim:
+        values = sgnp.reshape(values, windows.shape)
+    return as_view(labelled(values, "Unfold"), self, windows)
+
+
 def argwhere(self):
     """The indices of the nonzero elements as a (count, ndim) int64 tensor: nonzero's (torch.argwhere)."""
     return nonzero(self)
@@ -795,7 +819,7 @@ def _numpy_keywords(method):
     return wrapped
 
 
-for _method in (frac, take, aminmax, logcumsumexp, argwhere, diag_embed):
+for _method in (frac, take, aminmax, logcumsumexp, unfold, argwhere, diag_embed):
     setattr(Tensor, _method.__name__, _method)
 for _name, _value in list(vars(Tensor).items()):
     if not _name.startswith("_") and inspect.isfunction(_value):
