@@ -168,3 +168,26 @@ def test_a_write_to_overlapping_windows_is_refused():
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
         t.unfold(0, 2, 1).mul_(3)
     assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+PUTS = ["u.index_put((T.tensor([0, 2, 0]),), T.tensor(5.0, dtype=T.float64))",
+        "u.index_put((T.tensor([0, 2, 0]), T.tensor([1, 1, 1])), T.tensor([1.0, 2.0, 3.0], dtype=T.float64), "
+        "accumulate=True)", "u.index_put((T.tensor([1]),), u[0] * 3)",
+        "u.index_put_((T.tensor([0, 0]),), u[2].detach() * 2, accumulate=True)", "u.masked_scatter(u > 0, u * 10)",
+        "u.masked_scatter(T.tensor([True, False, True, False]), t.flip(0))", "u.masked_scatter(u > 100, u)",
+        "u.masked_scatter_(u < 0, t[:, :2] + 1)"]
+
+
+@pytest.mark.parametrize("expression", PUTS)
+def test_index_put_and_masked_scatter_match_pytorch(expression):
+    """index_put(_) (repeated positions summing with accumulate) and masked_scatter(_) were missing: values, the
+    tensor written in place, and gradients to self and to the values against PyTorch."""
+    results = {}
+    for lib in _both():
+        t = lib.tensor(np.arange(12.0).reshape(3, 4) * 0.5 - 2, requires_grad=True)
+        u = t * 1
+        r = eval(expression, {"t": t, "u": u, "T": lib})
+        ((r * lib.tensor(np.cos(np.arange(12.0)).reshape(3, 4))).sum() + (u * 0.5).sum()).backward()
+        results[lib.__name__] = [np.round(a, 12).tolist() for a in (r.detach().numpy(), u.detach().numpy(),
+                                                                     t.grad.numpy())]
+    _same(results)

@@ -754,6 +754,26 @@ def unfold(self, dimension, size, step):
     return as_view(labelled(values, "Unfold"), self, windows)
 
 
+def index_put(self, indices, values, accumulate=False):
+    """self with `values` at self[indices] (a tuple of index tensors), or added there with accumulate (repeated
+    positions summing), as torch.index_put."""
+    key = tuple(_index_array(i) if isinstance(i, Tensor) else i for i in indices)
+    at = self.at[key]
+    return labelled(at.add(values) if accumulate else at.set(values), "IndexPut")
+
+
+def masked_scatter(self, mask, source):
+    """self with source's leading elements, in row-major order, at the places mask (broadcast) is true."""
+    mask = np.broadcast_to(_index_array(mask).astype(bool), self.shape)
+    count = int(mask.sum())
+    if source.numel() < count:
+        raise RuntimeError(f"masked_scatter: expected source to have at least {count} elements, got {source.numel()}")
+    if count == 0:
+        return labelled(self.clone(), "MaskedScatter")
+    order = np.maximum(np.cumsum(mask.reshape(-1)) - 1, 0).reshape(self.shape)
+    return labelled(sgnp.where(mask, sgnp.take(sgnp.reshape(source, (-1,)), order), self), "MaskedScatter")
+
+
 def argwhere(self):
     """The indices of the nonzero elements as a (count, ndim) int64 tensor: nonzero's (torch.argwhere)."""
     return nonzero(self)
@@ -819,8 +839,10 @@ def _numpy_keywords(method):
     return wrapped
 
 
-for _method in (frac, take, aminmax, logcumsumexp, unfold, argwhere, diag_embed):
+for _method in (frac, take, aminmax, logcumsumexp, unfold, index_put, masked_scatter, argwhere, diag_embed):
     setattr(Tensor, _method.__name__, _method)
+for _name in ("index_put", "masked_scatter"):
+    setattr(Tensor, _name + "_", _in_place(_name))
 for _name, _value in list(vars(Tensor).items()):
     if not _name.startswith("_") and inspect.isfunction(_value):
         setattr(Tensor, _name, _numpy_keywords(_value))
