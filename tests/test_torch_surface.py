@@ -36,6 +36,8 @@ def test_ops_that_change_nothing_give_tensors_of_their_own():
         x.max(0).values.add_(1)
         x.min().add_(1)
         x.median().add_(1)
+        lib.sum(x).add_(1)
+        lib.amax(x, dim=0).add_(1)
         x.squeeze().mul_(2)  # a view: writes x
         x.backward()
         t = lib.tensor([[1.0, 2.0]], dtype=lib.float64, requires_grad=True)
