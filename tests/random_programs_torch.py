@@ -71,7 +71,7 @@ class _Pool:
     def shape(self, name):
         return tuple(self.ns[name].shape)
 
-    def dim(self, name, axis_word=False):
+    def dim(self, name):
         """A random dim of name as a literal (sometimes negative)."""
         nd = max(self.ns[name].ndim, 1)
         d = int(self.rng.integers(nd))
@@ -241,7 +241,7 @@ def _functional(p):
         f"T.softmax({x}, {d}, dtype=T.float64)", f"F.normalize({x}, dim={d})", f"F.normalize({x}, p=1, dim=0)",
         f"F.pad({x}, (1, 2))", f"F.pad({x}, (1, 0), value=-1.0)", f"F.pad({x}.unsqueeze(0), (1, 1), mode='reflect')",
         f"F.pad({x}.unsqueeze(0), (2, 1), mode='replicate')", f"F.pad({x}.unsqueeze(0), (1, 2), mode='circular')",
-        f"F.pad({x}, (0, 0, 1, -1))", f"F.one_hot({xi}.clamp(0, 4).abs(), 5)", f"F.one_hot(T.tensor([0, 3, 1]))",
+        f"F.pad({x}, (0, 0, 1, -1))", f"F.one_hot({xi}.clamp(0, 4).abs(), 5)", "F.one_hot(T.tensor([0, 3, 1]))",
         f"F.relu({x})", f"F.leaky_relu({x}, 0.1)", f"F.elu({x})", f"F.gelu({x}, approximate='tanh')", f"F.silu({x})",
         f"F.softplus({x}, beta=2)", f"F.hardtanh({x})", f"F.threshold({x}, 0.1, 20.0)", f"F.logsigmoid({x})",
         f"F.softmin({x}, dim={d})", f"F.glu(T.cat([{x}, {x}], -1), -1)", f"F.dropout({x}, 0.0)",
@@ -259,21 +259,22 @@ def _inplace(p):
     x = p.pick("f", min_ndim=1)
     shape = p.shape(x)
     d = p.dim(x)
-    v = p.choice([f"_b.view(-1)", f"_b.reshape(-1)", f"_b.transpose(0, -1)", f"_b.permute(*reversed(range(_b.ndim)))",
+    v = p.choice(["_b.view(-1)", "_b.reshape(-1)", "_b.transpose(0, -1)", "_b.permute(*reversed(range(_b.ndim)))",
                   f"_b.narrow({d}, 0, 1)", f"_b.unbind({d})[0]", f"_b.split(1, {d})[-1]", f"_b.chunk(2, {d})[0]",
-                  f"_b[{_index(p, x)}]", f"_b.unfold({d}, 1, 1)", f"_b.select({d}, -1)", f"_b.diagonal()" if len(shape) >= 2
-                  else "_b[::2]", "_b.unsqueeze(0)", "_b.squeeze()", "_b.T" if len(shape) == 2 else "_b.flatten()",
-                  "_b.detach()" if p.rng.random() < 0.1 else "_b"])
+                  f"_b[{_index(p, x)}]", f"_b.unfold({d}, 1, 1)", f"_b.select({d}, -1)",
+                  "_b.diagonal()" if len(shape) >= 2 else "_b[::2]", "_b.unsqueeze(0)", "_b.squeeze()",
+                  "_b.T" if len(shape) == 2 else "_b.flatten()", "_b.detach()" if p.rng.random() < 0.1 else "_b"])
     y = p.pick("f")
     s = p.scalar()
     write = p.choice([f"_v.add_({y})", f"_v.mul_({s})", f"_v.copy_({y})", f"_v.sub_({y}, alpha=2)",
-                      f"_v.div_({s})", f"_v.clamp_(-1, 1)", f"_v.zero_()", f"_v.fill_({s})", f"_v.exp_()",
+                      f"_v.div_({s})", "_v.clamp_(-1, 1)", "_v.zero_()", f"_v.fill_({s})", "_v.exp_()",
                       f"_v.masked_fill_(_v > 0, {s})", f"_v[...] = {y}", f"_v[0] = {s}",
                       f"_v.index_put_(({p.index_literal(1, (2,))},), T.tensor(7.0, dtype=_v.dtype), accumulate=True)",
-                      f"_v.pow_(2)", f"_v.neg_()", f"_v.addcmul_({y}, {y}, value=0.1)", f"_v.relu_()",
+                      "_v.pow_(2)", "_v.neg_()", f"_v.addcmul_({y}, {y}, value=0.1)", "_v.relu_()",
                       f"_v.scatter_add_(0, {p.index_literal(1, (1,))}, T.ones(1, dtype=_v.dtype))", f"_v += {y}",
-                      f"_v *= {s}", f"_v.abs_()", f"_v.sqrt_()", f"_v.lerp_({y}, 0.5)", f"_v.fill_diagonal_(2.0)",
-                      f"_v.index_add_(0, {p.index_literal(1, (2,))}, _v.narrow(0, 0, 1).expand(2, *_v.shape[1:]).clone())"])
+                      f"_v *= {s}", "_v.abs_()", "_v.sqrt_()", f"_v.lerp_({y}, 0.5)", "_v.fill_diagonal_(2.0)",
+                      f"_v.index_add_(0, {p.index_literal(1, (2,))}, "
+                      "_v.narrow(0, 0, 1).expand(2, *_v.shape[1:]).clone())"])
     return [f"_b = {_fresh(x)}", f"_v = {v}", write, "{name} = _b"]
 
 
@@ -291,7 +292,7 @@ def _leaves(rng, src, dtype_name):
     for k, shape in enumerate(chosen):
         dtype = "D" if rng.random() < 0.8 else "T.float32"
         src.append([f"x{k} = T.tensor(leaf({k}, {shape}, {special}), dtype={dtype}, requires_grad=True)"])
-    src.append([f"i0 = T.tensor((leaf(7, (3, 4), False) * 3).round(), dtype=T.int64)"])
+    src.append(["i0 = T.tensor((leaf(7, (3, 4), False) * 3).round(), dtype=T.int64)"])
     if rng.random() < 0.5:
         src.append([f"i1 = T.tensor([3, -2, 0, 5], dtype={'T.int32' if rng.random() < 0.5 else 'T.int64'})"])
     src.append(["m0 = T.tensor(leaf(8, (3, 4), False) > 0)"])
