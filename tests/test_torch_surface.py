@@ -113,7 +113,8 @@ ADDED = ["t.frac()", "T.frac(t)", "t.take(T.tensor([[0, -1], [5, 3]]))", "T.take
          "T.tensor([7, -7]).div(2, rounding_mode='floor')", "t.softmax(1, dtype=T.float32)",
          "T.softmax(t, 0, dtype=T.float32)", "T.nn.functional.log_softmax(t, 1, dtype=T.float32)",
          "T.cross(t[:, :3], t[:, 1:], dim=1)", "T.linalg.vector_norm(t, ord=3, dim=1)",
-         "T.linalg.vector_norm(t, 1, dim=0, keepdim=True)"]
+         "T.linalg.vector_norm(t, 1, dim=0, keepdim=True)", "T.linalg.vector_norm(t[0, 1], ord=3, dim=-1)",
+         "T.linalg.vector_norm(t[1, 0], 2, dim=0, keepdim=True)"]
 
 
 @pytest.mark.parametrize("data", ["finite", "special"])
