@@ -423,6 +423,8 @@ def vector_norm(x, /, ord=2, *, axis=None, keepdims=False, dim=None, keepdim=Non
     torch.linalg.vector_norm(x, ord, dim, keepdim)."""
     axis, keepdims = (axis if dim is None else dim), (keepdims if keepdim is None else keepdim)
     x = sg.asarray(x)
+    if x.ndim == 0:  # dim 0 or -1 of a 0-d x, as PyTorch's: the norm of its one element, 0-d
+        return sg.reshape(vector_norm(sg.reshape(x, (1,)), ord, axis=axis, keepdims=keepdims), ())
     axes = tuple(range(x.ndim)) if axis is None else (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
     axes = tuple(a % x.ndim for a in axes)
     rest = [i for i in range(x.ndim) if i not in axes]

@@ -34,6 +34,10 @@ def test_ops_that_change_nothing_give_tensors_of_their_own():
         x.sum(0).add_(1)
         x.amax(0, keepdim=True).add_(1)
         x.max(0).values.add_(1)
+        x.min().add_(1)
+        x.median().add_(1)
+        lib.sum(x).add_(1)
+        lib.amax(x, dim=0).add_(1)
         x.squeeze().mul_(2)  # a view: writes x
         x.backward()
         t = lib.tensor([[1.0, 2.0]], dtype=lib.float64, requires_grad=True)
@@ -109,7 +113,8 @@ ADDED = ["t.frac()", "T.frac(t)", "t.take(T.tensor([[0, -1], [5, 3]]))", "T.take
          "T.tensor([7, -7]).div(2, rounding_mode='floor')", "t.softmax(1, dtype=T.float32)",
          "T.softmax(t, 0, dtype=T.float32)", "T.nn.functional.log_softmax(t, 1, dtype=T.float32)",
          "T.cross(t[:, :3], t[:, 1:], dim=1)", "T.linalg.vector_norm(t, ord=3, dim=1)",
-         "T.linalg.vector_norm(t, 1, dim=0, keepdim=True)"]
+         "T.linalg.vector_norm(t, 1, dim=0, keepdim=True)", "T.linalg.vector_norm(t[0, 1], ord=3, dim=-1)",
+         "T.linalg.vector_norm(t[1, 0], 2, dim=0, keepdim=True)"]
 
 
 @pytest.mark.parametrize("data", ["finite", "special"])
@@ -137,3 +142,55 @@ def test_added_pytorch_names_match_pytorch(expression, data):
     assert (our_grad is None) == (their_grad is None)
     if our_grad is not None:
         np.testing.assert_allclose(our_grad.numpy(), their_grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("call, write", [("t.unfold(2, 2, 1)", None), ("t.unfold(2, 2, 2)", "v.mul_(3)"),
+                                         ("t.unfold(1, 3, 1)", None), ("t.unfold(-1, 1, 3)", "v.add_(1)"),
+                                         ("t[0, 0, 0].unfold(0, 1, 1)", None), ("t.unfold(0, 2, 1)", "v.zero_()"),
+                                         ("t.unfold(2, 0, 1)", None)])
+def test_unfold_is_a_view_of_windows(call, write):
+    """Tensor.unfold was missing: its windows as a new last dimension, a view (a write to windows that do not
+    overlap reaches t), gradients to each window's elements."""
+    results = {}
+    for lib in _both():
+        leaf = lib.tensor(np.arange(24.0).reshape(2, 3, 4) * 0.5 - 3, requires_grad=True)
+        t = leaf * 1
+        v = eval(call, {"t": t})
+        if write:
+            eval(write, {"v": v})
+        weights = lib.tensor(np.cos(np.arange(t.numel())).reshape(tuple(t.shape)))
+        ((t * weights).sum() + (v * 2).sum()).backward()
+        results[lib.__name__] = [list(v.shape), v.tolist(), t.tolist(), np.round(leaf.grad.numpy(), 12).tolist()]
+    _same(results)
+
+
+def test_a_write_to_overlapping_windows_is_refused():
+    """Windows that overlap share elements: a write to them (PyTorch applies mul_ once per window an element is
+    in) is the error an expand()'s write gets, not one of the possible results."""
+    t = sg.tensor(np.arange(4.0)) * 1
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        t.unfold(0, 2, 1).mul_(3)
+    assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+PUTS = ["u.index_put((T.tensor([0, 2, 0]),), T.tensor(5.0, dtype=T.float64))",
+        "u.index_put((T.tensor([0, 2, 0]), T.tensor([1, 1, 1])), T.tensor([1.0, 2.0, 3.0], dtype=T.float64), "
+        "accumulate=True)", "u.index_put((T.tensor([1]),), u[0] * 3)",
+        "u.index_put_((T.tensor([0, 0]),), u[2].detach() * 2, accumulate=True)", "u.masked_scatter(u > 0, u * 10)",
+        "u.masked_scatter(T.tensor([True, False, True, False]), t.flip(0))", "u.masked_scatter(u > 100, u)",
+        "u.masked_scatter_(u < 0, t[:, :2] + 1)"]
+
+
+@pytest.mark.parametrize("expression", PUTS)
+def test_index_put_and_masked_scatter_match_pytorch(expression):
+    """index_put(_) (repeated positions summing with accumulate) and masked_scatter(_) were missing: values, the
+    tensor written in place, and gradients to self and to the values against PyTorch."""
+    results = {}
+    for lib in _both():
+        t = lib.tensor(np.arange(12.0).reshape(3, 4) * 0.5 - 2, requires_grad=True)
+        u = t * 1
+        r = eval(expression, {"t": t, "u": u, "T": lib})
+        ((r * lib.tensor(np.cos(np.arange(12.0)).reshape(3, 4))).sum() + (u * 0.5).sum()).backward()
+        results[lib.__name__] = [np.round(a, 12).tolist() for a in (r.detach().numpy(), u.detach().numpy(),
+                                                                     t.grad.numpy())]
+    _same(results)

@@ -317,8 +317,16 @@ def _records_writes(t: "Tensor") -> bool:
 
 
 def _overlapping(array: np.ndarray) -> bool:
-    """Whether several elements of `array` are one place in memory (a broadcast, expand())."""
-    return 0 in array.strides and any(stride == 0 and size > 1 for size, stride in zip(array.shape, array.strides))
+    """Whether several elements of `array` are one place in memory (a broadcast, expand(), unfold()'s windows that
+    overlap): the axes in order of stride each step past the span of those before, or else the addresses counted."""
+    if array.size <= 1:
+        return False
+    span = array.itemsize
+    for stride, size in sorted((abs(stride), size) for size, stride in zip(array.shape, array.strides) if size > 1):
+        if stride < span:
+            return np.unique(_byte_offsets(array)).size < array.size
+        span += stride * (size - 1)
+    return False
 
 
 def _refuse_overlap(view: np.ndarray) -> None:
@@ -1197,7 +1205,7 @@ class Tensor(Tracer):
         if tape is not None and tape.pending:  # (tape.force_pending, without a call: every update asks)
             tape.force()
         data = self._data
-        if data.flags.writeable and (0 not in data.strides or not _overlapping(data)) and (
+        if data.flags.writeable and (data.flags.c_contiguous or not _overlapping(data)) and (
                 data.base is None or self._base is not None or self._version.exposed or self._version.viewed):
             return data
         base = self._base

@@ -5,8 +5,9 @@
 `sg.bincount`, `sg.histc`, `sg.lerp`, `sg.clamp_min/max`,
 `sg.multinomial`, `sg.bernoulli`, `sg.nonzero`, `sg.addmm`, `sg.sgn`, `sg.lgamma`, `sg.take_along_dim`, `sg.narrow`,
 `sg.movedim`, `sg.repeat_interleave`, `sg.unflatten`, `sg.var_mean`, `sg.std_mean`, `sg.asin acos atan asinh acosh
-atanh`, `sg.unique`, `sg.kthvalue`, `sg.is_floating_point`, `sg.mv`, `sg.addcmul`, `sg.addcdiv`, `sg.frac`, `sg.aminmax`,
-`sg.logcumsumexp`, `sg.diag_embed`, `sg.xlogy`, `sg.argwhere`, `sg.broadcast_tensors` and `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a constant tensor.
+atanh`, `sg.unique`, `sg.kthvalue`, `sg.is_floating_point`, `sg.mv`, `sg.addcmul`, `sg.addcdiv`, `sg.frac`,
+`sg.aminmax`, `sg.logcumsumexp`, `sg.diag_embed`, `sg.xlogy`, `sg.argwhere`, `sg.broadcast_tensors` and
+`sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a constant tensor.
 The in-place forms `sg.sin_ cos_ exp_ abs_ sigmoid_ square_` take a tensor only."""
 from __future__ import annotations
 

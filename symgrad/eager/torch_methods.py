@@ -730,6 +730,50 @@ def logcumsumexp(self, dim):
     return labelled(sgnp.log(sgnp.exp(self - peak).cumsum(dim)) + peak, "Logcumsumexp")
 
 
+def unfold(self, dimension, size, step):
+    """The windows of `size` elements along `dimension`, `step` apart, as a new last dimension: a view of self
+    (torch.Tensor.unfold), its values gathered from self so that the gradient reaches each window's elements."""
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    data = self._data if self.ndim else self._data.reshape(1)
+    dim = _dim(dimension, self.ndim)
+    if not 0 <= size <= data.shape[dim]:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {data.shape[dim]} but size is {size}")
+    windows = np.lib.stride_tricks.sliding_window_view(data, size, axis=dim, writeable=True)
+    windows = windows[(slice(None),) * dim + (slice(None, None, step),)]
+    if not self.ndim:
+        windows = windows[0]
+    starts = np.arange(0, data.shape[dim] - size + 1, step)
+    index = (starts[:, None] + np.arange(size)).reshape(-1)
+    source = self if self.ndim else sgnp.reshape(self, (1,))
+    picked = sgnp.take(source, index, axis=dim)
+    values = sgnp.moveaxis(sgnp.reshape(picked, data.shape[:dim] + (len(starts), size) + data.shape[dim + 1:]),
+                           dim + 1, -1)
+    if not self.ndim:
+        values = sgnp.reshape(values, windows.shape)
+    return as_view(labelled(values, "Unfold"), self, windows)
+
+
+def index_put(self, indices, values, accumulate=False):
+    """self with `values` at self[indices] (a tuple of index tensors), or added there with accumulate (repeated
+    positions summing), as torch.index_put."""
+    key = tuple(_index_array(i) if isinstance(i, Tensor) else i for i in indices)
+    at = self.at[key]
+    return labelled(at.add(values) if accumulate else at.set(values), "IndexPut")
+
+
+def masked_scatter(self, mask, source):
+    """self with source's leading elements, in row-major order, at the places mask (broadcast) is true."""
+    mask = np.broadcast_to(_index_array(mask).astype(bool), self.shape)
+    count = int(mask.sum())
+    if source.numel() < count:
+        raise RuntimeError(f"masked_scatter: expected source to have at least {count} elements, got {source.numel()}")
+    if count == 0:
+        return labelled(self.clone(), "MaskedScatter")
+    order = np.maximum(np.cumsum(mask.reshape(-1)) - 1, 0).reshape(self.shape)
+    return labelled(sgnp.where(mask, sgnp.take(sgnp.reshape(source, (-1,)), order), self), "MaskedScatter")
+
+
 def argwhere(self):
     """The indices of the nonzero elements as a (count, ndim) int64 tensor: nonzero's (torch.argwhere)."""
     return nonzero(self)
@@ -766,7 +810,8 @@ for _name in ("view", "reshape", "unflatten", "squeeze", "expand", "expand_as", 
               "chunk", "ravel", "broadcast_to"):
     if hasattr(Tensor, _name):
         setattr(Tensor, _name, _own_result(getattr(Tensor, _name), alias))
-for _name in ("sum", "mean", "prod", "amax", "amin", "nansum", "nanmean", "logsumexp", "cumsum", "cumprod"):
+for _name in ("sum", "mean", "prod", "amax", "amin", "max", "min", "median", "nansum", "nanmean", "logsumexp",
+              "cumsum", "cumprod"):
     setattr(Tensor, _name, _own_result(getattr(Tensor, _name), Tensor.clone))
 
 
@@ -794,8 +839,10 @@ def _numpy_keywords(method):
     return wrapped
 
 
-for _method in (frac, take, aminmax, logcumsumexp, argwhere, diag_embed):
+for _method in (frac, take, aminmax, logcumsumexp, unfold, index_put, masked_scatter, argwhere, diag_embed):
     setattr(Tensor, _method.__name__, _method)
+for _name in ("index_put", "masked_scatter"):
+    setattr(Tensor, _name + "_", _in_place(_name))
 for _name, _value in list(vars(Tensor).items()):
     if not _name.startswith("_") and inspect.isfunction(_value):
         setattr(Tensor, _name, _numpy_keywords(_value))

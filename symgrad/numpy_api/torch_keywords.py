@@ -16,7 +16,10 @@ def _with_torch_keywords(fn, name: str, positional=("input",)):
     def call(*args, **kwargs):
         if kwargs:
             args, kwargs = _as_positional(name, positional, args, kwargs)
-        return fn(*args, **kwargs)
+        result = fn(*args, **kwargs)
+        if args and result is args[0] and hasattr(result, "requires_grad_"):  # an eager tensor the call left as it
+            return result.clone()  # was (sg.sum of a 0-d tensor): PyTorch's gives a tensor of its own
+        return result
 
     call.__name__ = call.__qualname__ = name
     call.__module__ = "symgrad"  # pickled by reference as symgrad.<name>, which is this function
