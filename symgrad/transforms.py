@@ -15,7 +15,7 @@ import numpy as np
 
 from . import code_cache, dtypes, ir, pickling, pytree
 from . import numpy_api as sg
-from .autodiff import backward_pass, forward_pass
+from .autodiff import backward_pass, forward_pass, primals_from_rules
 from .autodiff.partition import split_forward_backward
 from .compiler import Compiled
 from .passes.lift import lift_constants
@@ -42,9 +42,10 @@ def _argnums_tuple(argnums, count):
 class _Traced:
     """Trace fn(*args) in a nested builder and replay it into the active one."""
 
-    def __init__(self, fn, args, python_values=False):
+    def __init__(self, fn, args, python_values=False, reverse=False):
         """`python_values`: strings, None, functions and Python ints among `args` reach fn as they are (grad's
-        arguments other than argnums, as in autograd), instead of as traced inputs."""
+        arguments other than argnums, as in autograd), instead of as traced inputs. `reverse`: replayed for a
+        reverse pass, a custom_vjp's outputs computed by its fwd (reverse.primals_from_rules)."""
         self.python_positions = python_value_positions(args, ints=True) if python_values else ()
         if self.python_positions:
             fn = bind_positions(fn, tuple((i, args[i]) for i in self.python_positions))
@@ -57,6 +58,9 @@ class _Traced:
         operands = [x if isinstance(x, Tracer) else np.asarray(x, dtype=v.dtype)
                     for x, v in zip(self.leaves, self.graph.inputs)]
         self.env = inline(self.graph, operands + captures, annotate={"section": "forward"})
+        if reverse:
+            with current_builder().annotate(section="forward"):
+                primals_from_rules(self.graph, self.env)
         self.outputs = [self.env[id(v)] for v in self.graph.outputs]
         self.arg_leaf_ranges = []
         start = 0
@@ -93,7 +97,7 @@ def _value_and_grad_traced(fn, argnums, has_aux, args):
             raise TypeError(f"grad: cannot differentiate with respect to argument "
                             f"{argument_names(fn, len(args))[n]} of {name}, a Python "
                             f"{type(args[n]).__name__}; pass a float or a float array")
-    traced = _Traced(fn, args, python_values=True)
+    traced = _Traced(fn, args, python_values=True, reverse=True)
     result = traced.out()
     if has_aux and not (isinstance(result, (tuple, list)) and len(result) == 2):
         raise TypeError(f"grad(has_aux=True): {name} must return a pair (output, aux)")
@@ -275,7 +279,7 @@ def pullback_leaves(traced: _Traced, ct_leaves) -> list:
 def vjp(fn, *primals, has_aux=False):
     """(out, pullback) with pullback(cotangent) -> tuple of cotangents, one per primal (None for ints)."""
     if _is_traced():
-        traced = _Traced(fn, primals)
+        traced = _Traced(fn, primals, reverse=True)
         result = traced.out()
 
         primary_tree = traced.out_tree.children[0] if has_aux else traced.out_tree

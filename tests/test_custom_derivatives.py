@@ -171,3 +171,20 @@ def test_hessian_of_a_custom_vjp_differentiates_its_rules(backend):
     np.testing.assert_allclose(sg.jvp(sg.grad(loss), (x,), (np.ones(3),))[1], np.diag(want), rtol=1e-12)
     with pytest.raises(sg.UnsupportedOpError, match="forward mode"):
         sg.jvp(loss, (x,), (np.ones(3),))
+
+    def later(x):  # ops after the call whose adjoint reads their own outputs (tanh) or a part of the call's (a slice)
+        y = f(x, x * 2.0)
+        return sg.sum(sg.tanh(y)) + sg.sum(y[:2] * y[1:]), {"y": y}
+
+    def plain(x):
+        y = sg.sin(x) * x * 2.0
+        return sg.sum(sg.tanh(y)) + sg.sum(y[:2] * y[1:])
+    value_and_grad = sg.value_and_grad(later, has_aux=True)
+    hessian = sg.jacfwd(lambda x: value_and_grad(x)[1])
+    if backend is not None:
+        value_and_grad, hessian = (sg.compile(value_and_grad, backend=backend), sg.compile(hessian, backend=backend))
+    (value, aux), grad = value_and_grad(x)
+    np.testing.assert_allclose(value, plain(x), rtol=1e-14)
+    np.testing.assert_allclose(aux["y"], np.sin(x) * x * 2.0, rtol=1e-14)
+    np.testing.assert_allclose(grad, sg.grad(plain)(x), rtol=1e-13)
+    np.testing.assert_allclose(hessian(x), sg.hessian(plain)(x), rtol=1e-12, atol=1e-13)

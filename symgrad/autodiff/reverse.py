@@ -8,7 +8,7 @@ from __future__ import annotations
 from .. import ir
 from ..ops.control import result_p
 from ..ops.elementwise import add
-from ..core import current_builder, Tracer
+from ..core import Tracer, bind, current_builder
 
 
 def backward_pass(graph: ir.Graph, env: dict, seeds) -> dict:
@@ -20,7 +20,6 @@ def backward_pass(graph: ir.Graph, env: dict, seeds) -> dict:
     """
     builder = current_builder()
     active = _depends_on_inputs(graph)
-    _primals_from_rules(graph, env, active)
     cts = {}
     for key, seed in seeds:
         _accumulate(cts, key, seed, env, builder, "seed")
@@ -40,17 +39,23 @@ def backward_pass(graph: ir.Graph, env: dict, seeds) -> dict:
     return {id(v): cts.get(id(v)) for v in graph.inputs}
 
 
-def _primals_from_rules(graph: ir.Graph, env: dict, active: set) -> None:
-    """The outputs of a call whose reverse rule computes them (a custom_vjp's fwd, `prim.primal_of_rule`) taken from
-    the rule in env, as JAX's linearization does: the adjoint reads them, not the call, which it leaves dead, so a
+def primals_from_rules(graph: ir.Graph, env: dict) -> None:
+    """Before a reverse pass over a traced forward: the outputs of a call whose reverse rule computes them (a
+    custom_vjp's fwd, `prim.primal_of_rule`) taken from the rule in env, and the nodes after it computed again from
+    them, as JAX's linearization does: the adjoint and the outputs read those, not the call, which is left dead, so a
     forward pass over the adjoint (jacfwd(grad(f)), a Hessian) differentiates fwd and bwd as JAX does."""
-    rebound = {}
+    active = _depends_on_inputs(graph)
+    rebound, changed = {}, set()
     for node in graph.nodes:
         rule = getattr(node.prim, "primal_of_rule", None)
         if rule is not None and id(node.out) in active:
             rebound[id(node.out)] = rule(*[env[id(v)] for v in node.inputs], **node.params)
         elif node.prim is result_p and id(node.inputs[0]) in rebound:
             env[id(node.out)] = rebound[id(node.inputs[0])][node.params["index"]]
+            changed.add(id(node.out))
+        elif any(id(v) in changed for v in node.inputs):
+            env[id(node.out)] = bind(node.prim, [env[id(v)] for v in node.inputs], node.params)
+            changed.add(id(node.out))
 
 
 def _depends_on_inputs(graph: ir.Graph) -> set:
