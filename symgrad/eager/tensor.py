@@ -784,6 +784,10 @@ class Tensor(Tracer):
             tape.regular = False  # ops on this tape read the old array: no captured step recomputes them
         self._data = array
         self._value = None  # another array: another value (graph.value_of)
+        if self._node is not None:  # and another counter: later ops read a value of its own, whose gradient still
+            counter = self._version  # flows into the record (its parent), as PyTorch's (grad_fn unchanged)
+            self._version = VersionCounter()
+            self._version.exposed = counter.exposed or not isinstance(value, Tensor)
 
     # ------------------------------------------------------------------ conversions
     def numpy(self, *, force: bool = False) -> np.ndarray:
