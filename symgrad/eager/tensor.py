@@ -762,6 +762,9 @@ class Tensor(Tracer):
             value = value if isinstance(value, Tensor) else Tensor(value)
             if value.shape != self.shape:
                 raise RuntimeError(f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}")
+            if value.dtype != self.dtype:  # (PyTorch 2.13 refuses it: a float64 .grad silently moved float32 weights)
+                raise RuntimeError(f"attempting to assign a gradient with dtype {value.dtype} to a tensor of dtype "
+                                   f"{self.dtype}: the gradient must match the tensor's dtype")
         self._grad = value
 
     @property
@@ -1457,7 +1460,12 @@ def _dim(dim, ndim) -> int:
 
 
 def _axis(dim, axis):
-    return axis if dim is None else dim
+    """PyTorch's dim or its NumPy-style alias axis; both given is PyTorch's TypeError (one was silently taken)."""
+    if axis is None:
+        return dim
+    if dim is not None:
+        raise TypeError(f"got both dim={dim!r} and axis={axis!r} (axis is dim's NumPy-style alias): pass one")
+    return axis
 
 
 def _keep(keepdim, keepdims):

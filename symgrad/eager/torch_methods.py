@@ -15,7 +15,7 @@ from .. import numpy_api as sgnp
 from ..numpy_api import arrays
 from ..ops import elementwise as E
 from .mode import is_grad_enabled
-from .tensor import (Tensor, _dim, _index_array, _settle, as_view, elementwise_on_tensors,
+from .tensor import (Tensor, _axis, _dim, _index_array, _settle, as_view, elementwise_on_tensors,
                      labelled, values_indices, view_labelled)
 
 
@@ -128,7 +128,7 @@ def repeat(self, *sizes, axis=_NUMPY_CALL):
 
 def _cumulative(numpy_form, name):
     def method(self, dim=None, *, dtype=None, axis=None, out=None):
-        return numpy_form(self, dim if axis is None else axis, dtype=dtype, out=out)
+        return numpy_form(self, _axis(dim, axis), dtype=dtype, out=out)
     method.__name__ = name
     method.__doc__ = f"torch's {name}(dim) (NumPy's {name}(axis) too)."
     return method
