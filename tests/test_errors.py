@@ -210,3 +210,27 @@ def test_compiled_function_called_with_the_wrong_argument_count_names_its_parame
         step(np.ones(2))
     with pytest.raises(TypeError, match=r"loss\(w, x\) called with 3 argument\(s\)"):
         step(np.ones(2), np.ones(2), np.ones(2))
+
+
+def test_pytorchs_refusals_that_symgrad_took_silently():
+    """A .grad of another dtype (a float64 one moved float32 weights), anything but a Module or None over a registered
+    submodule (it was dropped), and both dim= and axis= (axis was ignored): PyTorch 2.13 refuses each."""
+    torch = pytest.importorskip("torch")
+    for lib in (sg, torch):
+        p = lib.nn.Parameter(lib.tensor(np.zeros(3, np.float32)))
+        for wrong in (np.ones(3), np.ones(3, np.int64)):
+            with pytest.raises(RuntimeError, match="dtype"):
+                p.grad = lib.tensor(wrong)
+        p.grad = lib.tensor(np.ones(3, np.float32))
+        assert p.grad.dtype == p.dtype
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2))
+        with pytest.raises(TypeError, match="child module '0'"):
+            setattr(model, "0", 3)
+        assert isinstance(model[0], lib.nn.Linear)
+        setattr(model, "0", None)
+        assert list(model._modules.items()) == [("0", None)]
+        t = lib.tensor(np.array([[1.0, 2.0], [3.0, 0.0]]))
+        for method in ("max", "min", "sum", "mean", "prod", "argmax", "argmin", "cumsum"):
+            with pytest.raises(TypeError):
+                getattr(t, method)(dim=0, axis=1)
+        assert t.max(axis=1).values.tolist() == [2.0, 3.0] and t.sum(axis=0).tolist() == [4.0, 2.0]

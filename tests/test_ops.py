@@ -253,7 +253,7 @@ def test_comparisons_with_non_finite_scalars_follow_ieee(fn, dtype):
     # SymPy would fold x < inf to True (its real symbols are finite): wrong at x = inf and NaN;
     # it refuses to compare with NaN at all
     x = np.array([1.0, np.inf, -np.inf, np.nan, 0.0], dtype)
-    with np.errstate(invalid="ignore"):  # maximum(x, inf) computes (x + inf) / 2 for a NaN tie-break
+    with np.errstate(invalid="ignore"):  # maximum(x, inf) computes x + inf for a NaN
         expected = fn(NP, x)
         results = [("eager", fn(SG, x)), ("numpy", sg.compile(lambda a: fn(SG, a), backend="numpy")(x)),
                    ("llvm", sg.compile(lambda a: fn(SG, a))(x)), ("tensor", fn(SG, sg.tensor(x)).numpy())]
@@ -282,6 +282,34 @@ def test_maximum_minimum_ties_split_evenly(fn):
     big = fn is sg.maximum
     np.testing.assert_array_equal(ga, [0.5, 1.0 if big else 0.0, 0.0 if big else 1.0])
     np.testing.assert_array_equal(gb, [0.5, 0.0 if big else 1.0, 1.0 if big else 0.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_maximum_minimum_give_a_nan_operand_pytorchs_gradient(name, dtype):
+    """A NaN in either operand: gradient 1 to both, as torch.maximum's (it was 1/2 each, from (a + b) / 2; JAX's is
+    0), eagerly (each step: the second runs the lowered adjoint, the third the captured step) and compiled."""
+    nan = np.nan
+    a = np.array([nan, 1.0, nan, 2.0, 1.0, np.inf, 0.0], dtype)
+    b = np.array([1.0, nan, nan, 2.0, 2.0, np.inf, nan], dtype)
+    expected = ([1.0, 1.0, 1.0, 0.5, 0.0, 0.5, 1.0], [1.0, 1.0, 1.0, 0.5, 1.0, 0.5, 1.0])
+    if name == "minimum":
+        expected = ([1.0, 1.0, 1.0, 0.5, 1.0, 0.5, 1.0], [1.0, 1.0, 1.0, 0.5, 0.0, 0.5, 1.0])
+    torch = pytest.importorskip("torch")
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    getattr(torch, name)(ta, tb).sum().backward()
+    np.testing.assert_array_equal(ta.grad.numpy(), expected[0])
+    np.testing.assert_array_equal(tb.grad.numpy(), expected[1])
+    for step in range(3):
+        x, y = sg.tensor(a, requires_grad=True), sg.tensor(b, requires_grad=True)
+        (getattr(sg, name)(x, y) * 1.0).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), expected[0], err_msg=f"eager step {step}")
+        np.testing.assert_array_equal(y.grad.numpy(), expected[1], err_msg=f"eager step {step}")
+    grad = sg.grad(lambda a, b: sg.sum(getattr(sg, name)(a, b)), argnums=(0, 1))
+    for path, fn in [("grad", grad), ("numpy", sg.compile(grad, backend="numpy")), ("llvm", sg.compile(grad))]:
+        for got, want in zip(fn(a, b), expected):
+            assert got.dtype == dtype, path
+            np.testing.assert_array_equal(got, want, err_msg=path)
 
 
 def test_clip_grad_is_one_at_the_bounds():

@@ -771,6 +771,9 @@ class Tensor(Tracer):
             value = value if isinstance(value, Tensor) else Tensor(value)
             if value.shape != self.shape:
                 raise RuntimeError(f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}")
+            if value.dtype != self.dtype:  # (PyTorch 2.13 refuses it: a float64 .grad silently moved float32 weights)
+                raise RuntimeError(f"attempting to assign a gradient with dtype {value.dtype} to a tensor of dtype "
+                                   f"{self.dtype}: the gradient must match the tensor's dtype")
         self._grad = value
 
     @property
@@ -793,6 +796,10 @@ class Tensor(Tracer):
             tape.regular = False  # ops on this tape read the old array: no captured step recomputes them
         self._data = array
         self._value = None  # another array: another value (graph.value_of)
+        if self._node is not None:  # and another counter: later ops read a value of its own, whose gradient still
+            counter = self._version  # flows into the record (its parent), as PyTorch's (grad_fn unchanged)
+            self._version = VersionCounter()
+            self._version.exposed = counter.exposed or not isinstance(value, Tensor)
 
     # ------------------------------------------------------------------ conversions
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -1465,7 +1472,10 @@ def _dim(dim, ndim) -> int:
 
 
 def _axis(dim, axis):
-    """The axes of PyTorch's dim or NumPy's axis; PyTorch's dim=() (or []) reduces every axis, NumPy's axis=() none."""
+    """The axes of PyTorch's dim or its NumPy-style alias axis; PyTorch's dim=() (or []) reduces every axis, NumPy's
+    axis=() none; both given is PyTorch's TypeError (one was silently taken)."""
+    if dim is not None and axis is not None:
+        raise TypeError(f"got both dim={dim!r} and axis={axis!r} (axis is dim's NumPy-style alias): pass one")
     return axis if dim is None else None if type(dim) in (tuple, list) and not dim else dim
 
 

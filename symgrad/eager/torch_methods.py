@@ -18,7 +18,7 @@ from .. import numpy_api as sgnp
 from ..numpy_api import arrays
 from ..ops import elementwise as E
 from .mode import is_grad_enabled
-from .tensor import (Tensor, _dim, _index_array, _settle, alias, as_view, elementwise_on_tensors,
+from .tensor import (Tensor, _axis, _dim, _index_array, _settle, alias, as_view, elementwise_on_tensors,
                      labelled, values_indices, view_labelled)
 
 
@@ -132,8 +132,8 @@ def repeat(self, *sizes, axis=_NUMPY_CALL):
 def _cumulative(numpy_form, name):
     def method(self, dim=None, *, dtype=None, axis=None, out=None):
         if self.ndim == 0 and out is None:  # (NumPy's cumsum of a 0-d value is 1-d; PyTorch's is 0-d)
-            return sgnp.reshape(numpy_form(self, _dim(dim if axis is None else axis, 0), dtype=dtype), ())
-        return numpy_form(self, dim if axis is None else axis, dtype=dtype, out=out)
+            return sgnp.reshape(numpy_form(self, _dim(_axis(dim, axis), 0), dtype=dtype), ())
+        return numpy_form(self, _axis(dim, axis), dtype=dtype, out=out)
     method.__name__ = name
     method.__doc__ = f"torch's {name}(dim) (NumPy's {name}(axis) too)."
     return method

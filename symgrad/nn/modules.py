@@ -104,6 +104,12 @@ class Module:
                                 "(nn.Parameter or None expected)")
             self._parameters[name] = None
             return
+        if name in self._modules and not isinstance(value, (Module, Parameter)):  # (it was silently dropped)
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                                "(nn.Module or None expected)")
+            self._modules[name] = None
+            return
         for kind, table in ((Parameter, self._parameters), (Module, self._modules)):
             if isinstance(value, kind):  # a replaced entry keeps its place in parameters(), as in PyTorch
                 for other in (self._parameters, self._modules, self._buffers):

@@ -12,8 +12,15 @@ class Parameter(Tensor):
     __slots__ = ()
 
     def __init__(self, data=None, requires_grad=True):
-        data = np.zeros(0) if data is None else data
-        super().__init__(data._data if isinstance(data, Tensor) else data, requires_grad=requires_grad)
+        """A tensor's parameter shares its memory and version counter (writes to either reach the other), as
+        PyTorch's; anything else is copied."""
+        if not isinstance(data, Tensor):
+            super().__init__(np.zeros(0) if data is None else data, requires_grad=requires_grad)
+            return
+        shared = data.detach()
+        self._init(shared._data, shared._version)
+        if requires_grad:
+            self.requires_grad_(True)
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()

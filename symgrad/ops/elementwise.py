@@ -529,9 +529,10 @@ erf = define("erf", sp.erf)
 relu = define("relu", lambda a: sp.Piecewise((0, a <= 0), (a, True)), kind="arith")  # NaN stays NaN, as in PyTorch
 # Ties split the gradient evenly, as PyTorch does; their value is the second argument, as NumPy's and
 # torch.maximum's (maximum(-0.0, 0.0) is 0.0, maximum(0.0, -0.0) -0.0; (a + b) / 2 was 0.0 for both, and -0.0
-# for the first once SymPy folded a + 0); a NaN gives NaN. Integers take Max/Min.
+# for the first once SymPy folded a + 0); a NaN gives NaN, a + b, with gradient 1 to each operand as PyTorch's
+# ((a + b) / 2 gave 1/2; JAX's is 0). Integers take Max/Min.
 # (Eq: SymPy, whose reals are ordered, folds a >= b after a > b and a < b to True.)
-_tied = lambda a, b: ((F.tie(b, a), sp.Eq(a, b)), ((a + b) / 2, True))  # noqa: E731
+_tied = lambda a, b: ((F.tie(b, a), sp.Eq(a, b)), (a + b, True))  # noqa: E731
 maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), *_tied(a, b)), kind="arith",
                  integer_fn=sp.Max)
 minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), *_tied(a, b)), kind="arith",
