@@ -10,8 +10,6 @@ writes to parameters and inputs (NumPy's too), hooks added and removed, retain_g
 penalties, a custom autograd.Function, no_grad/enable_grad, detach, two backward calls before a step, zero_grad
 both ways, values read mid step, and an in-place write to a saved value (PyTorch's error at backward).
 `rec(name, value)` records what is compared. Optional lines end in `# opt`: the minimizer drops them.
-Known, left open: NumPy writing a conv layer's input between its forward and backward (numpy-write-before-backward,
-arch conv1d/conv2d): PyTorch's weight gradient reads the written input, symgrad's conv reads its own copy.
 Run as a script for many more loops than CI's:
     python tests/random_programs_eager.py --count 300 [--start 0] [--float32] [--minimize]
 """

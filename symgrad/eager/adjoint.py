@@ -23,7 +23,7 @@ from ..passes.dce import dce
 from ..core import Builder, building
 from ..ops.control import result_p, results as results_of
 from ..tracing import inline
-from .graph import Record
+from .graph import Record, VersionCounter
 
 _cache = Recent(512)  # StageGraph.key() -> Adjoint
 
@@ -48,8 +48,8 @@ class Source:
                 freed = freed or record
                 continue
             counter, version = record.out_version if slot is None else record.versions[slot]
-            if counter.value == version:
-                return array
+            if counter.value == version:  # (a value computed from arrays NumPy may write: as they are now)
+                return array if counter.__class__ is VersionCounter else counter.current(array)
             modified = modified or (record, slot, counter.value, version)
         if modified is not None:
             record, slot, now, version = modified

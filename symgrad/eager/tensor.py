@@ -23,7 +23,7 @@ from .. import numpy_api as sgnp
 from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine, update_in_place
-from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads, shown
+from .graph import UNSEEN_READ, DerivedCounter, Record, RemovableHandle, VersionCounter, plan_step_reads, shown
 from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
 from .size import Size, size_of
@@ -536,6 +536,9 @@ def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
         if operand._requires_grad:
             return None
         if counter.exposed:
+            if counter.__class__ is DerivedCounter:  # computed now from arrays NumPy may write: a write to them
+                tape.exposed.extend(counter.sources)  # sends the backward to the general path, which reads it anew
+                return None, array, (counter, counter.value)
             copy = array.copy()
             tape.exposed.append((copy, array))
             return None, copy, (counter, counter.value)
