@@ -145,6 +145,11 @@ class EagerRecorder:
 EAGER = EagerRecorder()
 
 
+def _clamped(x, min, max):
+    """torch.clamp: a bound may be None; a tie gives x (clamp(-0.0, min=0) is -0.0), unlike np.clip with one bound."""
+    return E.clip(x, -math.inf if min is None else min, math.inf if max is None else max)
+
+
 def _refuse_stale_view(t: "Tensor") -> None:
     """A view whose base was changed in place after the view was taken holds the new values, but its grad_fn is the
     old values': its history is rebased, as PyTorch does, on the base's current one (`_rebase`); a view whose base
@@ -1051,7 +1056,7 @@ class Tensor(Tracer):
     def clamp(self, min=None, max=None):
         """ClampBackward1 with numbers as bounds, ClampBackward0 with arrays, as PyTorch names them."""
         numbers = (min is None or isinstance(min, (int, float))) and (max is None or isinstance(max, (int, float)))
-        return labelled(sgnp.clip(self, min, max), "Clamp", overload=int(numbers))
+        return labelled(_clamped(self, min, max), "Clamp", overload=int(numbers))
 
     clip = clamp
 
@@ -1255,7 +1260,7 @@ class Tensor(Tracer):
         return self._inplace(lambda s: s ** exponent)
 
     def clamp_(self, min=None, max=None):
-        return self._inplace(lambda s: sgnp.clip(s, min, max))
+        return self._inplace(lambda s: _clamped(s, min, max))
 
     def zero_(self):
         if _records_writes(self):
