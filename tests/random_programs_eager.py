@@ -102,11 +102,24 @@ def _model(rng, src):
         dims = 1 if arch == "conv1d" else 2
         channels, length, kernel = int(rng.integers(1, 3)), int(rng.integers(4, 6)), int(rng.integers(1, 4))
         padding = int(rng.integers(0, 2))
-        src(f"cv = T.nn.Conv{dims}d({channels}, {hidden}, {kernel}, padding={padding}, dtype=D)")
-        size = length + 2 * padding - kernel + 1
+        # stride, dilation, groups and a pooling drawn from what was drawn (the earlier seeds' programs stay theirs)
+        more = np.random.default_rng([seed_of(rng), channels, length, kernel, padding, hidden])
+        stride, dilation = int(more.choice([1, 1, 2])), int(more.choice([1, 1, 2]))
+        dilation = dilation if length + 2 * padding > dilation * (kernel - 1) else 1
+        groups = channels if channels > 1 and hidden % channels == 0 and more.random() < 0.4 else 1
+        src.features.update({f"conv-stride={stride}", f"conv-dilation={dilation}", f"conv-groups={groups}"})
+        src(f"cv = T.nn.Conv{dims}d({channels}, {hidden}, {kernel}, padding={padding}, stride={stride}, "
+            f"dilation={dilation}, groups={groups}, dtype=D)")
+        size = (length + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+        pooled = "cv(xb)"
+        if size >= 2 and more.random() < 0.4:
+            pool = ["MaxPool", "AvgPool"][more.integers(2)]
+            src.features.add("pool=" + pool)
+            src(f"pool = T.nn.{pool}{dims}d(2)")
+            pooled, size = "pool(cv(xb))", size // 2
         src(f"l2 = T.nn.Linear({hidden * size ** dims}, {n_out}, dtype=D)")
         mods = ["cv", "l2"]
-        forward.append(f"h = ({_activation(rng, 'cv(xb)')}).flatten(1)")
+        forward.append(f"h = ({_activation(rng, pooled)}).flatten(1)")
         x_shape = (channels,) + (length,) * dims
     elif arch == "bn":
         # no bias before a batch norm: in train mode its gradient is rounding noise, which Adam's step magnifies
@@ -142,6 +155,11 @@ def _model(rng, src):
         each_step.append("rec('bn.running_mean', bn.running_mean)")
     # a batch norm of 2 rows in train mode gives +-1 whatever its input: the layers before it get rounding noise
     return forward, each_step, output, x_shape, n_out, 3 if arch == "bn" else 1
+
+
+def seed_of(rng) -> int:
+    """A number fixed by the generator's seed, read without drawing (so later draws stay what they were)."""
+    return int(rng.bit_generator.seed_seq.entropy)
 
 
 def _data(rng, src, x_shape, n_out, loss):
