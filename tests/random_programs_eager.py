@@ -139,11 +139,13 @@ def _model(rng, src):
         forward.append(f"h = {_activation(rng, 'emb(xb).mean(1)')}")
         x_shape = ("int", vocab, 3)
     else:
-        src(f"cell = T.nn.LSTMCell({n_in}, {hidden}, dtype=D)")
+        gru = np.random.default_rng([seed_of(rng), n_in, hidden, 7]).random() < 0.4  # (the earlier seeds' stay)
+        src.features.add("cell=" + ("GRUCell" if gru else "LSTMCell"))
+        src(f"cell = T.nn.{'GRUCell' if gru else 'LSTMCell'}({n_in}, {hidden}, dtype=D)")
         src(f"l2 = T.nn.Linear({hidden}, {n_out}, dtype=D)")
         mods = ["cell", "l2"]
-        forward += [f"hx = T.zeros(xb.shape[0], {hidden}, dtype=D)", "cx = hx",
-                    "for t in range(xb.shape[1]):", "    hx, cx = cell(xb[:, t], (hx, cx))", "h = hx"]
+        forward += [f"hx = T.zeros(xb.shape[0], {hidden}, dtype=D)", "cx = hx", "for t in range(xb.shape[1]):",
+                    "    hx = cell(xb[:, t], hx)" if gru else "    hx, cx = cell(xb[:, t], (hx, cx))", "h = hx"]
         x_shape = (3, n_in)
     if mods is not None:
         src("params = [(f'{k}.{n}', p) for k, m in [" + ", ".join(f"('{m}', {m})" for m in mods)
@@ -386,6 +388,10 @@ def _backward(rng, src):
 
 def _update(rng, src, optimizer, set_to_none):
     """The update (optimizer step and scheduler, or manual), what is compared, zero_grad."""
+    if np.random.default_rng([seed_of(rng), 11]).random() < 0.3:  # (drawn apart: the other draws stay as they were)
+        src.features.add("clip_grad_norm_")
+        src.block(f"if {_when(np.random.default_rng([seed_of(rng), 12]))}",
+                  ["rec('norm', T.nn.utils.clip_grad_norm_([p for _, p in params], 0.5))"])
     for line in ["for n, p in params:", "    rec(n + '.grad', p.grad)"]:
         src(line)
     if optimizer is None:
