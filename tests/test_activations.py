@@ -118,3 +118,55 @@ def test_shrinks_at_their_kinks_and_edge_values_match_pytorch(name):
     if name == "softshrink":
         with pytest.raises(RuntimeError, match="lambda must be greater or equal to 0"):
             F.softshrink(ours, -1.0)
+
+
+SIGNED = np.array([-0.0, 0.0, np.nan, -0.3, 0.3, -1.0, 1.0, -7.0, 7.0])
+SIGNED_ZEROS = [("relu", ()), ("relu6", ()), ("hardtanh", ()), ("hardtanh", (0.0, 1.0)), ("hardtanh", (-0.0, 0.0)),
+                ("threshold", (0.0, 5.0)), ("threshold", (-0.0, -0.0)), ("leaky_relu", ()), ("hardshrink", ()),
+                ("elu", ())]  # (not softshrink: PyTorch's -0.0 * 0 of short tensors is +0.0 in long ones)
+
+
+@pytest.mark.parametrize("name, args", SIGNED_ZEROS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(SIGNED_ZEROS)])
+def test_signed_zeros_and_nan_match_pytorch_bit_for_bit_eagerly_and_compiled(name, args):
+    """-0.0 stays -0.0 where PyTorch keeps it (relu(-0.0), a clamp's tie), the gradients at the zeros are PyTorch's
+    (at NaN, PyTorch's differ between its vectorized and scalar loops); sg.compile on both backends gives the eager
+    bits."""
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(SIGNED, requires_grad=True)
+    getattr(torch.nn.functional, name)(t, *args).sum().backward()
+    x = sg.tensor(SIGNED, requires_grad=True)
+    value = getattr(F, name)(x, *args)
+    value.sum().backward()
+    want = getattr(torch.nn.functional, name)(torch.tensor(SIGNED), *args).numpy()
+    np.testing.assert_array_equal(np.signbit(value.detach().numpy()), np.signbit(want))
+    np.testing.assert_array_equal(value.detach().numpy(), want)
+    number = ~np.isnan(SIGNED)
+    np.testing.assert_array_equal(x.grad.numpy()[number], t.grad.numpy()[number])
+    for backend in ("numpy", "llvm"):
+        compiled = sg.compile(lambda a: getattr(F, name)(a, *args), backend=backend)(SIGNED)
+        np.testing.assert_array_equal(np.signbit(compiled), np.signbit(want))
+
+
+@pytest.mark.parametrize("bounds", [(0.0, None), (-0.0, None), (None, 0.0), (None, -0.0), (0.0, 1.0), (-0.0, 0.0),
+                                    (np.nan, None), (None, -1.0)])
+def test_clip_gives_numpys_signed_zeros_and_clamp_pytorchs(bounds):
+    """np.clip with one bound gives the bound at a tie (np.clip(-0.0, 0.0, None) is 0.0), with two x (-0.0):
+    sg.clip as NumPy, eagerly and on both backends; Tensor.clamp as torch.clamp (x at every tie); gradient 1 on
+    the closed interval either way."""
+    want = np.clip(SIGNED, *bounds)
+    for got in [sg.clip(SIGNED, *bounds)] + [sg.compile(lambda a: sg.clip(a, *bounds), backend=b)(SIGNED)
+                                              for b in ("numpy", "llvm")]:
+        number = ~np.isnan(want)  # (a NaN's sign bit is no part of either's contract)
+        np.testing.assert_array_equal(np.signbit(np.asarray(got))[number], np.signbit(want)[number])
+        np.testing.assert_array_equal(np.asarray(got), want)
+    lo, hi = bounds
+    inside = ~((lo is not None and SIGNED < lo) | (hi is not None and SIGNED > hi))
+    if lo is not None and np.isnan(lo):
+        inside = np.zeros(len(SIGNED), bool)
+    np.testing.assert_array_equal(sg.grad(lambda a: sg.clip(a, *bounds).sum())(SIGNED)[~np.isnan(SIGNED)],
+                                  inside[~np.isnan(SIGNED)].astype(float))
+    torch = pytest.importorskip("torch")
+    clamped, want = sg.tensor(SIGNED).clamp(*bounds).numpy(), torch.tensor(SIGNED).clamp(*bounds).numpy()
+    np.testing.assert_array_equal(clamped, want)
+    number = ~np.isnan(want)  # (a NaN's sign bit is no part of either's contract)
+    np.testing.assert_array_equal(np.signbit(clamped)[number], np.signbit(want)[number])

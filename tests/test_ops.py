@@ -32,6 +32,8 @@ _erf = np.vectorize(math.erf, otypes=[np.float64])
 # NumPy formulas for ops NumPy has no function of that name for.
 NUMPY_FORMULAS = {
     "relu": lambda x: np.maximum(x, 0),
+    "clip_below": lambda x, lo: np.clip(x, lo, None),
+    "clip_above": lambda x, hi: np.clip(x, None, hi),
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "softplus": lambda x: np.logaddexp(0, x),
     "erf": lambda x: _erf(x).astype(np.result_type(x, np.float32)) if np.asarray(x).dtype == np.float32 else _erf(x),
@@ -112,6 +114,8 @@ KINKS = {
     "maximum": lambda a, b: [a - b],
     "minimum": lambda a, b: [a - b],
     "clip": lambda x, lo, hi: [x - lo, x - hi],
+    "clip_below": lambda x, lo: [x - lo],
+    "clip_above": lambda x, hi: [x - hi],
     "pdtr": lambda k, mu: [k - np.round(k)],
     "floor": lambda x: [x - np.round(x)],
     "ceil": lambda x: [x - np.round(x)],

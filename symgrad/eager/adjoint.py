@@ -23,7 +23,7 @@ from ..passes.dce import dce
 from ..core import Builder, building
 from ..ops.control import result_p, results as results_of
 from ..tracing import inline
-from .graph import Record
+from .graph import Record, VersionCounter
 
 _cache = Recent(512)  # StageGraph.key() -> Adjoint
 
@@ -49,6 +49,8 @@ class Source:
                 continue
             counter, version = record.out_version if slot is None else record.versions[slot]
             if counter.value == version:
+                if counter.__class__ is not VersionCounter:  # a value computed from arrays NumPy may write: as they are
+                    return counter.current(array)  # now
                 return array if slot is None else _current(self.node, array)
             modified = modified or (record, slot, counter.value, version)
         if modified is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import weakref
 
+import numpy as np
 import sympy as sp
 
 from .. import ir
@@ -19,7 +20,7 @@ from ..ops.indexing import take_p
 from ..ops.linalg import matmul_p
 from ..ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
 from ..ops.shape import broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, transpose_p
-from .tape import current_tape
+from .tape import current_tape, written
 
 _sequence = itertools.count()
 
@@ -55,6 +56,25 @@ class VersionCounter:
         self.value = 0
         self.exposed = False
         self.viewed = False
+
+
+class DerivedCounter(VersionCounter):
+    """The counter of a value one call computed unrecorded from arrays NumPy may write, for a recorded op of the same
+    call (a convolution's patches of its input): PyTorch's one op reads its input at backward, as NumPy left it, so
+    the value is computed again from the arrays (`recompute`) if NumPy wrote one since its copy (`sources`: (copy,
+    array) pairs) was kept. Exposed: its records take the general path, which reads it through `current`."""
+
+    __slots__ = ("sources", "recompute")
+
+    def __init__(self, sources, recompute):
+        super().__init__()
+        self.exposed = True
+        self.sources = sources
+        self.recompute = recompute
+
+    def current(self, array: np.ndarray) -> np.ndarray:
+        """The value as the arrays it is computed from now give it (`array`, the one computed then, if unwritten)."""
+        return self.recompute() if written(self.sources) else array
 
 
 # The version counter of a deferred plan's intermediate results: no tensor holds them, so nothing modifies it.

@@ -13,9 +13,12 @@ import functools
 import numpy as np
 
 from ..caches import Recent
-from ..core import Builder, Tracer, building
+from ..core import Builder, Tracer, building, current_builder, tracing_anywhere
 from ..ops.elementwise import ElementwiseOp
-from .graph import grad_fn_name
+from ..ops.reduce import first_max_p, reduce_max_p, reduce_min_p, reduce_prod_p
+from ..ops.shape import reduce_sum_p
+from .graph import DerivedCounter, grad_fn_name
+from .mode import state as grad_mode
 
 # key -> Plan; found by a plain get on every recorded call (not made the newest: that would cost a call per op)
 _plans = Recent(4096)
@@ -62,8 +65,13 @@ class Plan:
         if deferred is not None:  # all its primitives repeat the captured step: recorded at once, not computed
             return deferred
         values = list(operands)
+        copies = _watched(operands)
         for prim, inputs, evaluate, frozen_attrs, dtype in self.steps:
-            values.append(recorder.evaluate(prim, [values[i] for i in inputs], evaluate, frozen_attrs, dtype))
+            args = [values[i] for i in inputs]
+            value = recorder.evaluate(prim, args, evaluate, frozen_attrs, dtype)
+            if copies is not None and value._node is None and len(values) != self.output:
+                _derive(value, prim, args, evaluate, copies)
+            values.append(value)
         result = values[self.output]
         for value in values[len(operands):]:  # the values no tensor will hold, on the tape (Tape.intermediates)
             record = getattr(value, "_node", None)  # (none for a value that was not recorded, or a traced one)
@@ -92,6 +100,52 @@ class Plan:
                     steps.append((prim, tuple(renumbered.get(i, i) for i in inputs), evaluate, attrs, dtype))
             self.folded = (steps, renumbered.get(self.output, self.output), constants)
         return self.folded
+
+
+# What PyTorch's one op keeps from its forward, where it reads its input again at backward: statistics (a norm's
+# mean and variance, a loss's count of targets) and a pooling's choices, as reductions compute them
+_SAVED = frozenset({reduce_sum_p, reduce_max_p, reduce_min_p, reduce_prod_p, first_max_p})
+
+
+def _watched(operands) -> "dict | None":
+    """{} (the copies `_derive` keeps, by operand) when a call may record ops that read values it computes unrecorded
+    from arrays NumPy may write: grad mode is on, an operand requires grad and one is such an array; else None."""
+    exposed = requires_grad = False
+    for t in operands:  # (a loop: a generator is a call of its own)
+        exposed = exposed or t._version.exposed
+        requires_grad = requires_grad or t._requires_grad
+    if not (exposed and requires_grad and grad_mode.enabled) or tracing_anywhere() and current_builder() is not None:
+        return None
+    return {}
+
+
+def _derive(value, prim, args, evaluate, copies) -> None:
+    """Give `value` (a call's intermediate result, computed unrecorded) a DerivedCounter when it was computed from
+    arrays NumPy may write (an operand that is one, or such a value): its recorded readers then read it as those
+    arrays give it at backward, as PyTorch's one op reads its input then (a convolution's weight gradient)."""
+    counter = value._version
+    if counter.exposed and counter.__class__ is not DerivedCounter or value.dtype.names is not None \
+            or prim in _SAVED:
+        return  # (a view of memory NumPy may write: read as it is; several results; a statistic)
+    sources = []
+    for t in args:
+        if t._version.__class__ is DerivedCounter:
+            sources.extend(t._version.sources)
+        elif t._version.exposed:
+            pair = copies.get(id(t))
+            if pair is None:
+                pair = copies[id(t)] = (t._data.copy(), t._data)
+            sources.append(pair)
+    if sources:
+        dtype = value.dtype
+        value._version = DerivedCounter(sources, lambda: _recomputed(evaluate, args, dtype))
+
+
+def _recomputed(evaluate, args, dtype) -> np.ndarray:
+    """`evaluate` of the operands' arrays as they are now (a DerivedCounter's operand's computed again)."""
+    arrays = [t._version.current(t._data) if t._version.__class__ is DerivedCounter else t._data for t in args]
+    result = np.asarray(evaluate(*arrays))
+    return result if result.dtype == dtype else result.astype(dtype)
 
 
 def evaluator(prim, attrs: dict):

@@ -32,6 +32,8 @@ from __future__ import annotations
 import threading
 import weakref
 
+import numpy as np
+
 MAX_ENTRIES = 4096  # a longer tape (ops recorded without a backward) starts over
 _CONSTANT = -1
 
@@ -157,3 +159,23 @@ def force_pending() -> None:
 def leaf_slot(source: int) -> "int | None":
     """The leaf slot an entry's operand source names, or None (a constant or an earlier entry)."""
     return -3 - source if source <= -3 else None
+
+
+def written(exposed) -> bool:
+    """Whether NumPy wrote an array since a copy of it was kept (exposed: (copy, array) pairs), by its bits: a NaN
+    read back is unwritten and -0.0 written over 0.0 is a write."""
+    return not all(same_bits(copy, array) for copy, array in exposed)
+
+
+def same_bits(copy: np.ndarray, array: np.ndarray) -> bool:
+    """Whether `array` still holds the bits of its `copy` (unwritten since): a small array's bytes compared (one
+    memcmp, a few times faster than a NumPy comparison's calls), a large one's as unsigned integers (its bytes would
+    be copied twice first)."""
+    if array.nbytes <= 65536:
+        return copy.tobytes() == array.tobytes()
+    return np.array_equal(_bits(copy), _bits(array))
+
+
+def _bits(array: np.ndarray) -> np.ndarray:
+    """`array` as unsigned integers of its items' width (itself for a width no integer has, complex128's)."""
+    return array.view(f"u{array.itemsize}") if array.itemsize in (1, 2, 4, 8) else array

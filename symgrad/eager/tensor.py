@@ -23,12 +23,12 @@ from .. import numpy_api as sgnp
 from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine, update_in_place
-from .graph import UNSEEN_READ, Record, RemovableHandle, VersionCounter, plan_step_reads, shown
+from .graph import UNSEEN_READ, DerivedCounter, Record, RemovableHandle, VersionCounter, plan_step_reads, shown
 from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
 from .size import Size, size_of
-from .tape import state as _tapes
-from .whole_backward import alternatives, same_bits, view_value
+from .tape import same_bits, state as _tapes
+from .whole_backward import alternatives, view_value
 from ..ops import elementwise as E
 from ..ops.shape import reshape_p
 from ..core import (Tracer, TracerError, UnsupportedOpError, bind, current_builder, note_random_draw,
@@ -144,6 +144,11 @@ class EagerRecorder:
 
 
 EAGER = EagerRecorder()
+
+
+def _clamped(x, min, max):
+    """torch.clamp: a bound may be None; a tie gives x (clamp(-0.0, min=0) is -0.0), unlike np.clip with one bound."""
+    return E.clip(x, -math.inf if min is None else min, math.inf if max is None else max)
 
 
 def _refuse_stale_view(t: "Tensor") -> None:
@@ -545,6 +550,9 @@ def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
         if operand._requires_grad:
             return None
         if counter.exposed:
+            if counter.__class__ is DerivedCounter:  # computed now from arrays NumPy may write: a write to them
+                tape.exposed.extend(counter.sources)  # sends the backward to the general path, which reads it anew
+                return None, array, (counter, counter.value)
             copy = array.copy()
             tape.exposed.append((copy, array))
             return None, copy, (counter, counter.value)
@@ -1064,7 +1072,7 @@ class Tensor(Tracer):
     def clamp(self, min=None, max=None):
         """ClampBackward1 with numbers as bounds, ClampBackward0 with arrays, as PyTorch names them."""
         numbers = (min is None or isinstance(min, (int, float))) and (max is None or isinstance(max, (int, float)))
-        return labelled(sgnp.clip(self, min, max), "Clamp", overload=int(numbers))
+        return labelled(_clamped(self, min, max), "Clamp", overload=int(numbers))
 
     clip = clamp
 
@@ -1271,7 +1279,7 @@ class Tensor(Tracer):
         return self._inplace(lambda s: s ** exponent)
 
     def clamp_(self, min=None, max=None):
-        return self._inplace(lambda s: sgnp.clip(s, min, max))
+        return self._inplace(lambda s: _clamped(s, min, max))
 
     def zero_(self):
         if _records_writes(self):

@@ -39,7 +39,7 @@ from ..tracing import inline
 from . import plans
 from .adjoint import lowered_graph, reached_values
 from .graph import Record
-from .tape import current_tape, leaf_slot
+from .tape import current_tape, leaf_slot, written
 
 _cache = Recent(512)  # (digest, root) -> Capture or None (seen once)
 # The captures whose steps a tape may defer (Capture.steps), by their last step, newest last: a step whose
@@ -156,7 +156,7 @@ class Capture:
         path cannot run (then the general path runs, with whatever was deferred computed). `deferred`:
         `self.deferred(tape, root_record)` when the caller knows it."""
         pending = tape.pending
-        if tape.exposed and _written(tape.exposed):  # PyTorch's backward reads what NumPy wrote after the forward
+        if tape.exposed and written(tape.exposed):  # PyTorch's backward reads what NumPy wrote after the forward
             tape.force()
             return False
         if deferred is None:
@@ -415,25 +415,6 @@ def _operand_arrays(record, live=False) -> tuple:
     a leaf's own array, not the copy kept of one NumPy may write (a view must be of the leaf's memory)."""
     return tuple(parent.value if array is None else (parent._data if live and parent is not None else array)
                  for parent, array in zip(record.parents, record.saved))
-
-
-def _written(exposed) -> bool:
-    """Whether NumPy wrote an array since a deferred op read its copy (exposed: the tape's (copy, array) pairs)."""
-    return not all(same_bits(copy, array) for copy, array in exposed)
-
-
-def same_bits(copy: np.ndarray, array: np.ndarray) -> bool:
-    """Whether `array` still holds the bits of its `copy` (unwritten since: a NaN read back is unwritten and -0.0
-    written over 0.0 is a write): a small array's bytes compared (one memcmp, a few times faster than a NumPy
-    comparison's calls), a large one's as unsigned integers (its bytes would be copied twice first)."""
-    if array.nbytes <= 65536:
-        return copy.tobytes() == array.tobytes()
-    return np.array_equal(_bits(copy), _bits(array))
-
-
-def _bits(array: np.ndarray) -> np.ndarray:
-    """`array` as unsigned integers of its items' width (itself for a width no integer has, complex128's)."""
-    return array.view(f"u{array.itemsize}") if array.itemsize in (1, 2, 4, 8) else array
 
 
 def _live(arrays, exposed) -> tuple:

@@ -646,7 +646,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 def _hardtanh(x, low, high):
     inside = _ew(E.logical_and, (_ew(E.greater, (x, low)), _ew(E.less, (x, high))))
-    clamped = sgnp.stop_gradient(_ew(E.minimum, (_ew(E.maximum, (x, low)), high)))
+    clamped = sgnp.stop_gradient(_ew(E.clip, (x, low, high)))  # (a tie gives x, -0.0 at 0, as PyTorch's clamp)
     return _ew(E.where, (inside, x, clamped))
 
 

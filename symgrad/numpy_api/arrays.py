@@ -99,7 +99,12 @@ around = round
 
 
 def clip(x, a_min=None, a_max=None):
-    """Clamp to [a_min, a_max]; either bound may be None. Gradient 1 inside the closed interval."""
+    """Clamp to [a_min, a_max]; either bound may be None. Gradient 1 inside the closed interval. A tie with the one
+    bound given has the bound's bits (a zero's sign), as NumPy's; with two, x's (Tensor.clamp's always)."""
+    if a_max is None and a_min is not None:
+        return E.clip_below(x, a_min)
+    if a_min is None and a_max is not None:
+        return E.clip_above(x, a_max)
     lo = -math.inf if a_min is None else a_min
     hi = math.inf if a_max is None else a_max
     return E.clip(x, lo, hi)

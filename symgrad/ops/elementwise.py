@@ -526,7 +526,9 @@ sigmoid = define("sigmoid", F.sigmoid)
 softplus = define("softplus", F.softplus)
 logaddexp = define("logaddexp", F.logaddexp)
 erf = define("erf", sp.erf)
-relu = define("relu", lambda a: sp.Piecewise((0, a <= 0), (a, True)), kind="arith")  # NaN stays NaN, as in PyTorch
+# NaN stays NaN, -0.0 stays -0.0 (with gradient 0 at a zero), as PyTorch's
+relu = define("relu", lambda a: sp.Piecewise((0, a < 0), (F.valued(sp.Piecewise((0, a <= 0), (a, True)), a), True)),
+              kind="arith")
 # Ties split the gradient evenly, as PyTorch does; their value is the second argument, as NumPy's and
 # torch.maximum's (maximum(-0.0, 0.0) is 0.0, maximum(0.0, -0.0) -0.0; (a + b) / 2 was 0.0 for both, and -0.0
 # for the first once SymPy folded a + 0); a NaN gives NaN, a + b, with gradient 1 to each operand as PyTorch's
@@ -544,6 +546,14 @@ minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), *_
 _clipped = lambda x, lo, hi: [(hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)]  # noqa: E731
 clip = define("clip", lambda x, lo, hi: sp.Piecewise((sp.nan, sp.Or(F.isnan(lo), F.isnan(hi))), *_clipped(x, lo, hi)),
               kind="arith", integer_fn=lambda x, lo, hi: sp.Piecewise(*_clipped(x, lo, hi)))
+# np.clip with one bound: a tie gives the bound's bits, as np.maximum/np.minimum (np.clip(-0.0, 0.0, None) is 0.0,
+# np.clip(-0.0, 0.0, 1.0) -0.0), the gradient clip's.
+_bounded = lambda x, bound, beyond: sp.Piecewise(  # noqa: E731
+    (sp.nan, F.isnan(bound)), (bound, beyond), (F.valued(x, bound), sp.Eq(x, bound)), (x, True))
+clip_below = define("clip_below", lambda x, lo: _bounded(x, lo, x < lo), kind="arith",
+                    integer_fn=lambda x, lo: sp.Piecewise((lo, x < lo), (x, True)))
+clip_above = define("clip_above", lambda x, hi: _bounded(x, hi, x > hi), kind="arith",
+                    integer_fn=lambda x, hi: sp.Piecewise((hi, x > hi), (x, True)))
 where = define("where", lambda c, a, b: sp.Piecewise((a, c), (b, True)), kind="where", conditions=(0,))
 less = define("less", lambda a, b: a < b, kind="compare")
 less_equal = define("less_equal", lambda a, b: a <= b, kind="compare")

@@ -464,6 +464,19 @@ class tie(_RealFunction):
         return self.args[0]
 
 
+class valued(_RealFunction):
+    """b's value with a's derivative (1 in a, 0 in b), for a tie of a and b (a == b) where the bits are b's: the
+    sign of a zero that NumPy's one-sided clip (the bound's) or PyTorch's relu (the input's) gives."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        return sp.S.One if argindex == 1 else sp.S.Zero
+
+    def evaluation(self):
+        return self.args[1]
+
+
 # ----------------------------------------------------------------------------- bits (integers)
 
 class _Bits(_RealFunction):

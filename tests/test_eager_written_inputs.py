@@ -1,0 +1,61 @@
+"""An array shared with NumPy (from_numpy) written by NumPy between a layer's forward and the backward: PyTorch's
+one op reads its input at backward as NumPy left it, with the statistics it kept from the forward (a norm's mean
+and variance), so the weight gradient of a convolution, a norm or an embedding follows the write, op by op (steps
+0 and 1) and in a deferred step (from step 2) alike; symgrad computes the values a call made from the array again
+(symgrad.eager.graph.DerivedCounter)."""
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad.eager import tape
+from symgrad.eager.tensor import DeferredTensor
+
+torch = pytest.importorskip("torch")
+
+LAYERS = {
+    "conv1d": (lambda T: T.nn.Conv1d(2, 3, 2, padding=1, stride=2, dtype=T.float64), (4, 2, 6)),
+    "conv2d": (lambda T: T.nn.Conv2d(2, 4, 2, padding=1, dilation=2, groups=2, dtype=T.float64), (4, 2, 5, 5)),
+    "conv_transpose": (lambda T: T.nn.ConvTranspose1d(2, 3, 2, stride=2, dtype=T.float64), (4, 2, 5)),
+    "layer_norm": (lambda T: T.nn.LayerNorm(3, dtype=T.float64), (4, 3)),
+    "group_norm": (lambda T: T.nn.GroupNorm(2, 4, dtype=T.float64), (4, 4, 3)),
+    "batch_norm": (lambda T: T.nn.BatchNorm1d(3, dtype=T.float64), (4, 3)),
+    "embedding": (lambda T: T.nn.Embedding(6, 3, dtype=T.float64), (4, 3)),
+    "gru_cell": (lambda T: T.nn.GRUCell(3, 2, dtype=T.float64), (4, 3)),
+}
+
+
+def _gradients(T, layer, written_at, steps=5):
+    """Each step's parameter gradients (loss: the sum of the squared output) of a layer trained by SGD on a
+    from_numpy batch that NumPy writes after the forward of the steps in `written_at`; and the steps deferred."""
+    make, shape = LAYERS[layer]
+    module = make(T)
+    with T.no_grad():
+        for i, p in enumerate(module.parameters()):
+            p.copy_(T.from_numpy(np.random.default_rng(i).standard_normal(tuple(p.shape))))
+    rng = np.random.default_rng(9)
+    x_np = rng.integers(0, 6, size=shape) if layer == "embedding" else rng.standard_normal(shape)
+    x = T.from_numpy(x_np)
+    opt = T.optim.SGD(module.parameters(), lr=0.05)
+    gradients, deferred = [], 0
+    for step in range(steps):
+        loss = (module(x) ** 2).sum()
+        deferred += isinstance(loss, DeferredTensor)
+        if step in written_at:
+            x_np[:2] = x_np[2:4][::-1] if layer == "embedding" else x_np[:2] * -0.5 + 0.25
+        loss.backward()
+        gradients.append([p.grad.numpy().copy() for p in module.parameters()])
+        opt.step()
+        opt.zero_grad()
+    return gradients, deferred
+
+
+@pytest.mark.parametrize("written_at", [(), (0,), (3,), (2, 4)])
+@pytest.mark.parametrize("layer", list(LAYERS))
+def test_a_batch_numpy_writes_before_backward_gives_pytorchs_gradients(layer, written_at):
+    tape.start_over()
+    ours, deferred = _gradients(sg, layer, written_at)
+    theirs, _ = _gradients(torch, layer, written_at)
+    for step, (a, b) in enumerate(zip(ours, theirs)):
+        for got, want in zip(a, b):
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=f"step {step}")
+    assert deferred >= 2, "later steps are deferred (a write sends only its backward to the general path)"
