@@ -370,7 +370,8 @@ def check(case, special=None):
                 _compare(jax, path + " vs transform", results[path], base, 1e-9)
             report[path] = "ok"
             continue
-        _compare(jax, path, results[path], expected, RTOL)
+        # a float32 line (the broad programs' astype) rounds differently with the order of its operations
+        _compare(jax, path, results[path], expected, 1e-5 if "float32" in case.source else RTOL)
         report[path] = "ok"
     return report
 
