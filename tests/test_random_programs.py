@@ -33,8 +33,8 @@ INPUT_SHAPES = [(3, 4), (4,), (3, 1), ()]
 NAMESPACE_OPS = {name: op for name, op in ELEMENTWISE.items() if name in sg.__all__}
 ELEMENTWISE_NAMES = sorted(name for name, op in NAMESPACE_OPS.items() if op.kind in ("float", "arith", "where")
                            and op.on_floats)  # (the bitwise ops take integers only)
-COMPARE_NAMES = sorted(name for name, op in NAMESPACE_OPS.items()
-                       if op.kind == "compare" and not name.startswith("logical"))
+COMPARE_NAMES = sorted(name for name, op in NAMESPACE_OPS.items()  # (binary: isinf and signbit take one operand)
+                       if op.kind == "compare" and op.arity == 2 and not name.startswith("logical"))
 # Arguments with their own domain (clip's bounds must be ordered, as for np.clip).
 ARG_DOMAINS = {("clip", 1): (-1.5, -0.5), ("clip", 2): (0.5, 1.5)}
 
