@@ -59,3 +59,21 @@ def test_a_batch_numpy_writes_before_backward_gives_pytorchs_gradients(layer, wr
         for got, want in zip(a, b):
             np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=f"step {step}")
     assert deferred >= 2, "later steps are deferred (a write sends only its backward to the general path)"
+
+
+@pytest.mark.parametrize("layer", ["conv1d", "layer_norm"])
+@pytest.mark.parametrize("no_grad", [False, True])
+def test_an_in_place_write_to_the_batch_before_backward_is_pytorchs_error(layer, no_grad):
+    """x.add_ (not NumPy) between forward and backward: PyTorch's saved input is modified, an error at every step
+    (symgrad computed the values again from the written array and gave a gradient)."""
+    tape.start_over()
+    for T in (sg, torch):
+        make, shape = LAYERS[layer]
+        module = make(T)
+        x = T.from_numpy(np.random.default_rng(9).standard_normal(shape))
+        for _ in range(3):
+            loss = (module(x) ** 2).sum()
+            with T.no_grad() if no_grad else T.enable_grad():
+                x.add_(1.0)
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                loss.backward()

@@ -48,9 +48,13 @@ class Source:
                 freed = freed or record
                 continue
             counter, version = record.out_version if slot is None else record.versions[slot]
+            if counter.value == version and counter.__class__ is not VersionCounter:
+                moved = counter.moved()  # a value computed from arrays NumPy may write: as they are now, unless one
+                if moved is None:  # was written in place since (PyTorch's one op finds its saved input modified)
+                    return counter.current(array)
+                modified = modified or (record, slot, *moved)
+                continue
             if counter.value == version:
-                if counter.__class__ is not VersionCounter:  # a value computed from arrays NumPy may write: as they are
-                    return counter.current(array)  # now
                 return array if slot is None else _current(self.node, array)
             modified = modified or (record, slot, counter.value, version)
         if modified is not None:

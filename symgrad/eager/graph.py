@@ -62,15 +62,25 @@ class DerivedCounter(VersionCounter):
     """The counter of a value one call computed unrecorded from arrays NumPy may write, for a recorded op of the same
     call (a convolution's patches of its input): PyTorch's one op reads its input at backward, as NumPy left it, so
     the value is computed again from the arrays (`recompute`) if NumPy wrote one since its copy (`sources`: (copy,
-    array) pairs) was kept. Exposed: its records take the general path, which reads it through `current`."""
+    array) pairs) was kept. Exposed: its records take the general path, which reads it through `current`. `reads`:
+    the (counter, version) of each tensor it was computed from, whose in-place writes since (`moved`) PyTorch refuses
+    at backward, as a write to the one op's saved input."""
 
-    __slots__ = ("sources", "recompute")
+    __slots__ = ("sources", "recompute", "reads")
 
-    def __init__(self, sources, recompute):
+    def __init__(self, sources, recompute, reads):
         super().__init__()
         self.exposed = True
         self.sources = sources
         self.recompute = recompute
+        self.reads = reads
+
+    def moved(self) -> "tuple | None":
+        """(version now, version read) of the first tensor it was computed from written in place since, or None."""
+        for counter, version in self.reads:
+            if counter.value != version:
+                return counter.value, version
+        return None
 
     def current(self, array: np.ndarray) -> np.ndarray:
         """The value as the arrays it is computed from now give it (`array`, the one computed then, if unwritten)."""

@@ -127,18 +127,20 @@ def _derive(value, prim, args, evaluate, copies) -> None:
     if counter.exposed and counter.__class__ is not DerivedCounter or value.dtype.names is not None \
             or prim in _SAVED:
         return  # (a view of memory NumPy may write: read as it is; several results; a statistic)
-    sources = []
+    sources, reads = [], []
     for t in args:
         if t._version.__class__ is DerivedCounter:
             sources.extend(t._version.sources)
+            reads.extend(t._version.reads)
         elif t._version.exposed:
             pair = copies.get(id(t))
             if pair is None:
                 pair = copies[id(t)] = (t._data.copy(), t._data)
             sources.append(pair)
+            reads.append((t._version, t._version.value))
     if sources:
         dtype = value.dtype
-        value._version = DerivedCounter(sources, lambda: _recomputed(evaluate, args, dtype))
+        value._version = DerivedCounter(sources, lambda: _recomputed(evaluate, args, dtype), reads)
 
 
 def _recomputed(evaluate, args, dtype) -> np.ndarray:
