@@ -354,7 +354,7 @@ def vjp_code(fn, arrays, names, tree=None, has_aux=False) -> VjpCode:
     builder.numbers_as_operands = True  # values are inputs, as in Compiled(check_values=True)
     with building(builder):
         inputs = [builder.new_input(a.shape, a.dtype, name) for a, name in zip(arrays, names)]
-        traced = _Traced(fn, pytree.unflatten(tree, inputs))
+        traced = _Traced(fn, pytree.unflatten(tree, inputs), reverse=True)
         out_tree, outputs = traced.out_tree, traced.graph.outputs
         if has_aux and (out_tree.kind not in ("tuple", "list") or len(out_tree.children) != 2):
             raise TypeError("vjp(has_aux=True): the function must return a pair (output, aux)")

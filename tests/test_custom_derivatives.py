@@ -188,3 +188,26 @@ def test_hessian_of_a_custom_vjp_differentiates_its_rules(backend):
     np.testing.assert_allclose(aux["y"], np.sin(x) * x * 2.0, rtol=1e-14)
     np.testing.assert_allclose(grad, sg.grad(plain)(x), rtol=1e-13)
     np.testing.assert_allclose(hessian(x), sg.hessian(plain)(x), rtol=1e-12, atol=1e-13)
+
+
+def test_vjp_takes_the_calls_outputs_from_fwd_as_value_and_grad_does():
+    """A fwd whose output differs from the function's (here by 0.5): value_and_grad, grad and a traced vjp read the
+    call's outputs from fwd (JAX's linearization: the value and what later ops' adjoints read); a concrete sg.vjp
+    ran the function instead, so its value and cotangent disagreed with value_and_grad's (JAX's: y + 0.5)."""
+    @sg.custom_vjp
+    def f(x):
+        return sg.sin(x) * 2.0
+
+    f.defvjp(lambda x: (sg.sin(x) * 2.0 + 0.5, x), lambda x, g: (g * 3.0 * sg.cos(x),))
+
+    def loss(x):
+        return sg.sum(f(x)[:2] * x[1:])
+    x = np.array([0.3, -1.2, 2.0])
+    y = np.sin(x) * 2.0 + 0.5
+    want = 3.0 * np.cos(x) * np.array([x[1], x[2], 0.0]) + np.array([0.0, y[0], y[1]])
+    value, pullback = sg.vjp(loss, x)
+    np.testing.assert_allclose(value, np.sum(y[:2] * x[1:]), rtol=1e-14)
+    np.testing.assert_allclose(pullback(np.float64(1.0))[0], want, rtol=1e-14)
+    np.testing.assert_allclose(sg.value_and_grad(loss)(x)[0], value, rtol=1e-14)
+    np.testing.assert_allclose(sg.grad(loss)(x), want, rtol=1e-14)
+    np.testing.assert_allclose(sg.vjp(f, x)[0], y, rtol=1e-14)
