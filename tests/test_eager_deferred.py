@@ -822,3 +822,20 @@ def test_dot_data_assignment_on_an_op_result_is_read_by_later_ops_and_their_back
     for ours, theirs in zip(train(sg), train(torch)):
         np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
         np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("saved_by", ["own record", "earlier op"])
+def test_an_in_place_write_after_dot_data_on_an_op_result_is_pytorchs_error(saved_by):
+    """`.data =` keeps the tensor's version counter, as PyTorch's: an in-place write after it modifies what the
+    result's record (tanh saves its output) or an op before saved, PyTorch's error at backward (a counter of its own
+    had left those records' versions unchanged, and the backward gave a gradient)."""
+    torch = pytest.importorskip("torch")
+    for lib in (sg, torch):
+        w = lib.tensor(np.array([1.0, 2.0]), requires_grad=True)
+        h = lib.tanh(w)
+        loss = (h * h).sum() if saved_by == "earlier op" else None
+        h.data = lib.tensor(np.array([0.5, 0.7]))
+        h.mul_(2.0)
+        loss = (h * w).sum() if loss is None else loss
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            loss.backward()

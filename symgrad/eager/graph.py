@@ -111,21 +111,22 @@ def plan_step_reads(inputs, inner_only, reads) -> tuple:
 def value_of(t) -> ir.Value:
     """The IR value of tensor `t` at its array's current version: its record's output while that version is the one
     the record made, else the value `t` carries for this version (a leaf's, a constant's, a tensor written in place
-    unrecorded), made at its first read. A write (its counter's version, shared by views) or `.data =` (another
-    counter) gives a new value, so a value is one version of one array; an array NumPy may write unseen (`exposed`)
-    has no known version, and each read is a value of its own."""
+    unrecorded), made at its first read. A write (its counter's version, shared by views) or `.data =` (a value held
+    for the new array, its record's output no longer) gives a new value, so a value is one version of one array; an
+    array NumPy may write unseen (`exposed`) has no known version, and each read is a value of its own."""
     counter = t._version
     node = t._node
-    if node is not None:
+    held = t._value
+    held = held[0] if held is not None and held[1] is counter and held[2] == counter.value else None
+    if node is not None and held is None:  # (one held with a node: another array since, `.data =`)
         made = node.out_version
         if made[0] is counter and made[1] == counter.value:
             return node.output()
     if counter.exposed:
         array = t._data
         return ir.typed_value(array.shape, array.dtype)
-    held = t._value
-    if held is not None and held[1] is counter and held[2] == counter.value:
-        return held[0]
+    if held is not None:
+        return held
     array = t._data
     value = ir.typed_value(array.shape, array.dtype)
     t._value = (value, counter, counter.value)

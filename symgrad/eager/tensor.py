@@ -804,10 +804,11 @@ class Tensor(Tracer):
             tape.regular = False  # ops on this tape read the old array: no captured step recomputes them
         self._data = array
         self._value = None  # another array: another value (graph.value_of)
-        if self._node is not None:  # and another counter: later ops read a value of its own, whose gradient still
-            counter = self._version  # flows into the record (its parent), as PyTorch's (grad_fn unchanged)
-            self._version = VersionCounter()
-            self._version.exposed = counter.exposed or not isinstance(value, Tensor)
+        if self._node is not None:  # later ops read a value of its own, whose gradient still flows into the record
+            # (its parent), as PyTorch's (grad_fn unchanged); the counter stays, as PyTorch's: a write after is seen by
+            # the records that saved the tensor before
+            self._value = (ir.typed_value(array.shape, array.dtype), self._version, self._version.value)
+            self._version.exposed = self._version.exposed or not isinstance(value, Tensor)
 
     # ------------------------------------------------------------------ conversions
     def numpy(self, *, force: bool = False) -> np.ndarray:
