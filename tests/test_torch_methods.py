@@ -595,6 +595,10 @@ def test_scatter_reduce_empty_index_0d_integers_in_place_and_refusals():
             theirs = torch.tensor(ints).scatter_reduce(0, torch.tensor(index), torch.tensor(src), reduce,
                                                        include_self=include_self)
             assert ours.tolist() == theirs.tolist() and ours.dtype == np.int64
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):  # src an array (sg.ones gives one), self a constant
+        ours = sg.tensor([1.0, 5.0]).scatter_reduce(0, sg.tensor([1, 1]), sg.ones(2) * 2, reduce)
+        assert ours.tolist() == torch.tensor([1.0, 5.0]).scatter_reduce(0, torch.tensor([1, 1]), torch.ones(2) * 2,
+                                                                        reduce).tolist()
     t = sg.tensor([1.0, 5.0])
     t.scatter_reduce_(0, sg.tensor([1, 1]), sg.tensor([7.0, 3.0]), "amin", include_self=False)
     assert t.tolist() == [1.0, 3.0]

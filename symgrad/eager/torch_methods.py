@@ -203,7 +203,7 @@ def _scatter_extremum(self, key, src, reduce, include_self):
     to the result over their count, so that the gradient is split evenly among the ties as PyTorch's (summed with
     the result's sign, so that a -0.0 stays one); a place whose result is NaN gives all its elements a NaN gradient
     (PyTorch's 0/0)."""
-    data, values = self._data, src._data
+    data, values = self._data, np.asarray(src._data if isinstance(src, Tensor) else src)  # (sg.ones gives an array)
     touched = np.zeros(self.shape, bool)
     touched[key] = True
     result = np.where(touched, np.nan, data) if not include_self else data.copy()
