@@ -588,7 +588,7 @@ def test_scatter_reduce_empty_index_0d_integers_in_place_and_refusals():
         assert zero_d.shape == () and zero_d.item() == torch.tensor(2.0).scatter_reduce(
             0, torch.tensor(0), torch.tensor(3.0), reduce).item()
     ints, index, src = np.array([1, 2, 3, 4]), np.array([0, 0, 1, 1]), np.array([2, 3, -4, -7])
-    for reduce in ("sum", "prod", "mean"):  # mean of integers: floor division, as PyTorch's
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):  # mean of integers: floor division, as PyTorch's
         for include_self in (True, False):
             ours = sg.tensor(ints).scatter_reduce(0, sg.tensor(index), sg.tensor(src), reduce,
                                                   include_self=include_self)
@@ -604,8 +604,8 @@ def test_scatter_reduce_empty_index_0d_integers_in_place_and_refusals():
     assert t.tolist() == [1.0, 3.0]
     with pytest.raises(RuntimeError, match="reduce must be"):
         t.scatter_reduce(0, sg.tensor([0]), sg.tensor([1.0]), "max")
-    with pytest.raises(NotImplementedError, match="float tensors"):
-        sg.tensor(ints).scatter_reduce(0, sg.tensor(index), sg.tensor(src), "amax")
+    with pytest.raises(NotImplementedError, match="float or integer tensors"):
+        sg.tensor([True]).scatter_reduce(0, sg.tensor([0]), sg.tensor([False]), "amax")
     with pytest.raises(RuntimeError, match="out of bounds"):
         t.scatter_reduce(0, sg.tensor([2]), sg.tensor([1.0]), "sum")
 

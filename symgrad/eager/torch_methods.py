@@ -232,15 +232,17 @@ def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
         return labelled(sgnp.reshape(one, ()), "ScatterReduce", (self, src))
     key, shape = _scatter_index(self, dim, index)
     src = _source(src, shape, self)
-    if reduce in ("amax", "amin"):
-        if self.dtype.kind != "f":
-            raise NotImplementedError(f"symgrad's scatter_reduce {reduce} takes float tensors, not {self.dtype}")
+    if reduce in ("amax", "amin") and self.dtype.kind == "f":
         return labelled(_scatter_extremum(self, key, src, reduce, include_self), "ScatterReduce", (self, src))
+    if reduce in ("amax", "amin") and self.dtype.kind not in "iu":
+        raise NotImplementedError(f"symgrad's scatter_reduce {reduce} takes float or integer tensors, not {self.dtype}")
     touched = np.zeros(self.shape, bool)
     touched[key] = True
-    identity = 1 if reduce == "prod" else 0
-    base = self if include_self else sgnp.where(touched, sgnp.zeros((), self.dtype) + identity, self)
-    out = base.at[key].multiply(src) if reduce == "prod" else base.at[key].add(src)
+    bounds = np.iinfo(self.dtype) if reduce in ("amax", "amin") else None  # (integers: no gradient to split)
+    identity = {"prod": 1, "amax": bounds and bounds.min, "amin": bounds and bounds.max}.get(reduce, 0)
+    base = self if include_self else sgnp.where(touched, np.array(identity, self.dtype), self)
+    update = {"prod": "multiply", "amax": "max", "amin": "min"}.get(reduce, "add")
+    out = getattr(base.at[key], update)(src)
     if reduce == "mean":
         count = np.full(self.shape, int(include_self), np.int64)
         np.add.at(count, key, 1)
