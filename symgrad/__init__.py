@@ -43,6 +43,7 @@ _LAZY = {
     ".eager.torch_functions": "atan2 bincount bmm chunk clamp clone div eq flatten gather ge gt histc "
                               "index_select is_tensor le lt "
                               "masked_fill masked_select mm mul ne neg norm numel permute rsqrt scatter scatter_add sub t topk "
+                              "scatter_reduce "
                               "unbind unsqueeze lerp clamp_min clamp_max multinomial bernoulli nonzero addmm sgn lgamma "
                               "take_along_dim narrow movedim repeat_interleave unflatten var_mean std_mean "
                               "asin acos atan asinh acosh atanh unique kthvalue is_floating_point mv "

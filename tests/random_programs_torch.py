@@ -205,11 +205,13 @@ def _gather_ops(p):
     flat = p.index_literal(size, (3,))
     src = f"T.ones({index_shape}, dtype={x}.dtype) * 2"
     sel_shape = tuple(3 if k == d % len(shape) else s for k, s in enumerate(shape))
+    reduce = ("sum", "prod", "mean", "amax", "amin")[(sum(shape) + d) % 5]  # (no draw: other programs stay the same)
     return p.choice([
         f"{x}.gather({d}, {idx})", f"T.gather({x}, {d}, {idx})", f"T.take_along_dim({x}, {idx}, dim={d})",
         f"{x}.scatter({d}, {idx}, {src})", f"{x}.scatter({d}, {idx}, 1.5)", f"{x}.scatter_add({d}, {idx}, {src})",
         f"T.scatter_add({x}, {d}, {idx}, {x}.narrow({d}, 0, {index_shape[d % len(shape)]}))",
-        f"{x}.scatter_reduce({d}, {idx}, {src}, 'amax')", f"{x}.index_select({d}, {flat})",
+        f"{x}.scatter_reduce({d}, {idx}, {src}, {reduce!r}, include_self={size % 2 == 0})",
+        f"{x}.index_select({d}, {flat})",
         f"T.index_select({x}, {d}, {flat})",
         f"{x}.index_add({d}, {flat}, T.ones({sel_shape}, dtype={x}.dtype), alpha=2)",
         f"{x}.index_fill({d}, {flat}, -1)", f"{x}.take({p.index_literal(int(np.prod(shape)), (2, 2))})",

@@ -507,3 +507,125 @@ def test_shape_errors_are_runtime_errors():
         sg.ones(2, 3) * sg.ones(3, 2)
     with pytest.raises(ValueError):  # (and it stays the ValueError it was)
         sg.ones(2, 3) + sg.ones(4)
+
+
+def _scatter_reduce_both(lib, x, index, src, dim, reduce, include_self):
+    """Value and gradients (self's, src's) of a weighted sum of x.scatter_reduce(...) in `lib` (symgrad or torch)."""
+    t, s = lib.tensor(x, requires_grad=True), lib.tensor(src, requires_grad=True)
+    y = t.scatter_reduce(dim, lib.tensor(index), s, reduce, include_self=include_self)
+    (y * lib.tensor(np.linspace(-1, 2, y.numel()).reshape(tuple(y.shape)).astype(x.dtype))).sum().backward()
+    return y.detach().numpy(), t.grad.numpy(), s.grad.numpy()
+
+
+SCATTER_REDUCES = [(r, i) for r in ("sum", "prod", "mean", "amax", "amin") for i in (True, False)]
+
+
+@pytest.mark.parametrize("reduce, include_self", SCATTER_REDUCES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_scatter_reduce_matches_pytorch_with_ties_zeros_and_gradients(reduce, include_self, dtype):
+    """Ties among src and with self (amax/amin split the gradient evenly among them), zeros (prod), dim -1."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    x, src = rng.standard_normal((3, 5)).astype(dtype), np.round(rng.standard_normal((2, 5))).astype(dtype)
+    src[1, 2] = 0
+    if include_self:  # (without include_self PyTorch still counts self's element among the ties, and gives it
+        x[0, 1], x[2, 0] = 0, src[1, 0]  # none of the gradient: it then sums to less than 1; symgrad's sums to 1)
+    tol = 1e-10 if dtype == np.float64 else 1e-5
+    for index, source, dim in ((INDEX, src, 0), (INDEX[:, :3].T.copy(), src[:, :3].T.copy(), -1)):
+        ours = _scatter_reduce_both(sg, x, index, source, dim, reduce, include_self)
+        theirs = _scatter_reduce_both(torch, x, index, source, dim, reduce, include_self)
+        for a, b in zip(ours, theirs):
+            assert a.dtype == b.dtype
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("reduce, include_self", SCATTER_REDUCES)
+def test_scatter_reduce_nan_infinities_and_several_zeros_as_pytorch(reduce, include_self):
+    """NaN spreads (amax/amin: its place's elements get NaN gradients, as PyTorch's 0/0), -inf ties, prod with two
+    zeros at one place. (prod's gradient at an infinity is the exact one, PyTorch's result/src gives NaN:
+    skipped.)"""
+    torch = pytest.importorskip("torch")
+    x = np.array([1.0, np.nan, 3.0, -np.inf, 0.0, -0.0])
+    src = np.array([1.0, 1.0, np.nan, 2.0, -np.inf, 0.0, 0.0, 5.0])
+    index = np.array([0, 0, 1, 2, 3, 4, 4, 5])
+    ours = _scatter_reduce_both(sg, x, index, src, 0, reduce, include_self)
+    unseen = x.copy()  # (PyTorch without include_self counts self's element among amax's ties: not that element)
+    unseen[np.unique(index)] = x[np.unique(index)] if include_self else 12345.0
+    theirs = _scatter_reduce_both(torch, unseen, index, src, 0, reduce, include_self)
+    np.testing.assert_array_equal(np.signbit(ours[0]), np.signbit(theirs[0]))
+    finite = slice(None) if reduce != "prod" else np.array([0, 2, 4, 5])  # prod: places without NaN or inf
+    finite_src = slice(None) if reduce != "prod" else np.isin(index, [0, 2, 4, 5])
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
+    np.testing.assert_allclose(ours[1][finite], theirs[1][finite], rtol=1e-12)
+    np.testing.assert_allclose(ours[2][finite_src], theirs[2][finite_src], rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduce, include_self", SCATTER_REDUCES)
+def test_scatter_reduce_gradient_matches_finite_differences(reduce, include_self):
+    rng = np.random.default_rng(2)
+    x, src = rng.standard_normal((3, 4)), rng.standard_normal((2, 4))
+    index = np.array([[0, 1, 2, 0], [0, 0, 1, 2]])
+    weights = np.linspace(-1, 2, 12).reshape(3, 4)
+
+    def loss(a, b):
+        return (sg.tensor(a).scatter_reduce(0, sg.tensor(index), sg.tensor(b), reduce, include_self=include_self)
+                * sg.tensor(weights)).sum().numpy()
+    _, grad_self, grad_src = _scatter_reduce_both(sg, x, index, src, 0, reduce, include_self)
+    for k, (arr, grad) in enumerate(((x, grad_self), (src, grad_src))):
+        expected = numeric_grad(lambda *args: sg.asarray(loss(*map(np.asarray, args))), [x, src], k)
+        np.testing.assert_allclose(grad, expected, rtol=1e-6, atol=1e-7)
+
+
+def test_scatter_reduce_empty_index_0d_integers_in_place_and_refusals():
+    torch = pytest.importorskip("torch")
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        x = sg.tensor([1.0, 2.0], requires_grad=True)
+        y = x.scatter_reduce(0, sg.tensor(np.zeros(0, np.int64)), sg.tensor(np.zeros(0)), reduce)
+        assert y.tolist() == [1.0, 2.0]
+        y.sum().backward()
+        assert x.grad.tolist() == [1.0, 1.0]
+        zero_d = sg.scatter_reduce(sg.tensor(2.0), 0, sg.tensor(0), sg.tensor(3.0), reduce)
+        assert zero_d.shape == () and zero_d.item() == torch.tensor(2.0).scatter_reduce(
+            0, torch.tensor(0), torch.tensor(3.0), reduce).item()
+    ints, index, src = np.array([1, 2, 3, 4]), np.array([0, 0, 1, 1]), np.array([2, 3, -4, -7])
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):  # mean of integers: floor division, as PyTorch's
+        for include_self in (True, False):
+            ours = sg.tensor(ints).scatter_reduce(0, sg.tensor(index), sg.tensor(src), reduce,
+                                                  include_self=include_self)
+            theirs = torch.tensor(ints).scatter_reduce(0, torch.tensor(index), torch.tensor(src), reduce,
+                                                       include_self=include_self)
+            assert ours.tolist() == theirs.tolist() and ours.dtype == np.int64
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):  # src an array (sg.ones gives one), self a constant
+        ours = sg.tensor([1.0, 5.0]).scatter_reduce(0, sg.tensor([1, 1]), sg.ones(2) * 2, reduce)
+        assert ours.tolist() == torch.tensor([1.0, 5.0]).scatter_reduce(0, torch.tensor([1, 1]), torch.ones(2) * 2,
+                                                                        reduce).tolist()
+    t = sg.tensor([1.0, 5.0])
+    t.scatter_reduce_(0, sg.tensor([1, 1]), sg.tensor([7.0, 3.0]), "amin", include_self=False)
+    assert t.tolist() == [1.0, 3.0]
+    with pytest.raises(RuntimeError, match="reduce must be"):
+        t.scatter_reduce(0, sg.tensor([0]), sg.tensor([1.0]), "max")
+    with pytest.raises(NotImplementedError, match="float or integer tensors"):
+        sg.tensor([True]).scatter_reduce(0, sg.tensor([0]), sg.tensor([False]), "amax")
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        t.scatter_reduce(0, sg.tensor([2]), sg.tensor([1.0]), "sum")
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+def test_scatter_reduce_in_repeated_steps_follows_the_changing_data(reduce):
+    """The ties and counts are read from each step's values: a cached or compiled step must not keep old ones."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    x, src = rng.standard_normal((3, 5)), np.round(rng.standard_normal((2, 5)))
+    ours = [sg.tensor(x, requires_grad=True), sg.tensor(src, requires_grad=True)]
+    theirs = [torch.tensor(x, requires_grad=True), torch.tensor(src, requires_grad=True)]
+    for step in range(6):
+        for (a, b), lib in ((ours, sg), (theirs, torch)):
+            y = (a * 1).scatter_reduce(0, lib.tensor(INDEX), b * 1, reduce, include_self=step % 2 == 0)
+            (y * y).sum().backward()
+        for mine, other in zip(ours, theirs):
+            np.testing.assert_allclose(mine.grad.numpy(), other.grad.numpy(), rtol=1e-10, atol=1e-12)
+            with sg.no_grad():
+                mine -= 0.3 * mine.grad
+            with torch.no_grad():
+                other -= 0.3 * other.grad
+            mine.grad = other.grad = None

@@ -1,6 +1,7 @@
 """PyTorch's function forms of Tensor methods that the NumPy-like namespace has no name for: `sg.unsqueeze(x, 0)`,
 `sg.flatten(x, 1)`, `sg.clamp(x, min=0)`, `sg.mm(a, b)`, `sg.bmm`, `sg.permute`, `sg.t`, `sg.clone`, `sg.norm`,
-`sg.numel`, `sg.topk`, `sg.chunk`, `sg.unbind`, `sg.scatter`, `sg.scatter_add`, `sg.gather`,
+`sg.numel`, `sg.topk`, `sg.chunk`, `sg.unbind`, `sg.scatter`, `sg.scatter_add`, `sg.scatter_reduce`,
+`sg.gather`,
 `sg.index_select`, `sg.masked_fill`, `sg.masked_select`, `sg.rsqrt`, `sg.eq ne gt ge lt le`, `sg.mul sub div neg atan2`,
 `sg.bincount`, `sg.histc`, `sg.lerp`, `sg.clamp_min/max`,
 `sg.multinomial`, `sg.bernoulli`, `sg.nonzero`, `sg.addmm`, `sg.sgn`, `sg.lgamma`, `sg.take_along_dim`, `sg.narrow`,
@@ -53,6 +54,7 @@ chunk = _method_form("chunk")
 unbind = _method_form("unbind")
 scatter = _method_form("scatter")
 scatter_add = _method_form("scatter_add")
+scatter_reduce = _method_form("scatter_reduce")
 gather = _method_form("gather")
 index_select = _method_form("index_select")
 masked_fill = _method_form("masked_fill")

@@ -1,8 +1,8 @@
 """Tensor methods with PyTorch's meaning where the NumPy-style method of traced values means something else
 or is missing: `sort`/`argsort`/`topk`/`median`/`kthvalue`/`cummax` (values and indices), `chunk`/`split`/
-`unbind`, `flip`, `roll`, `repeat` (torch's tile), `cumsum(dim)`, `gather`/`scatter`/`index_add`, the `new_*`
-factories and more. Values are gathers at the computed indices, so the gradient goes to the element moved
-into each place. Installed on Tensor when the symgrad.eager package is imported (before any of its modules
+`unbind`, `flip`, `roll`, `repeat` (torch's tile), `cumsum(dim)`, `gather`/`scatter`/`scatter_reduce`/`index_add`,
+the `new_*` factories and more. Values are gathers at the computed indices, so the gradient goes to the element
+moved into each place. Installed on Tensor when the symgrad.eager package is imported (before any of its modules
 is used).
 """
 from __future__ import annotations
@@ -187,7 +187,7 @@ def _source(src, shape, like):
 def scatter(self, dim, index, src=None, *, value=None, reduce=None):
     """A copy with src's elements (or value) written at index along dim (torch.scatter, out of place)."""
     if reduce is not None:
-        raise RuntimeError("scatter: reduce= is not supported; use scatter_add or scatter_reduce's sum as scatter_add")
+        raise RuntimeError("scatter: reduce= (deprecated in PyTorch) is not supported; use scatter_reduce")
     key, shape = _scatter_index(self, dim, index)
     return labelled(self.at[key].set(_source(value if src is None else src, shape, self)), "Scatter")
 
@@ -196,6 +196,59 @@ def scatter_add(self, dim, index, src):
     """A copy with src's elements added at index along dim (repeated indices add up)."""
     key, shape = _scatter_index(self, dim, index)
     return labelled(self.at[key].add(_source(src, shape, self)), "ScatterAdd")
+
+
+def _scatter_extremum(self, key, src, reduce, include_self):
+    """amax/amin of the elements scattered to each place (self's too with include_self): the sum of those equal
+    to the result over their count, so that the gradient is split evenly among the ties as PyTorch's (summed with
+    the result's sign, so that a -0.0 stays one); a place whose result is NaN gives all its elements a NaN gradient
+    (PyTorch's 0/0)."""
+    data, values = self._data, np.asarray(src._data if isinstance(src, Tensor) else src)  # (sg.ones gives an array)
+    touched = np.zeros(self.shape, bool)
+    touched[key] = True
+    result = np.where(touched, np.nan, data) if not include_self else data.copy()
+    (np.fmax if reduce == "amax" else np.fmin).at(result, key, values)  # (NaN spreads next, as PyTorch's)
+    lost = np.zeros(self.shape, bool)
+    np.logical_or.at(lost, key, np.isnan(values))
+    result[lost | np.isnan(data) & (include_self | ~touched)] = np.nan
+    tied_self = touched & ((data == result) | np.isnan(result)) if include_self else np.zeros(self.shape, bool)
+    tied_src = (values == result[key]) | np.isnan(result[key])
+    count = (tied_self & (data == result)).astype(data.dtype)
+    np.add.at(count, key, tied_src & (values == result[key]))
+    sign = np.where(np.signbit(result), -1, 1).astype(data.dtype)
+    total = sgnp.where(tied_self, self * sign, 0).at[key].add(sgnp.where(tied_src, src * sign[key], 0)) * sign
+    return sgnp.where(touched, total / np.where(count == 0, np.nan, count), self)
+
+
+def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+    """src's elements reduced into self at index along dim (torch.scatter_reduce: sum, prod, mean, amax, amin),
+    with self's element when include_self, else self's only where nothing is scattered. The gradient is PyTorch's
+    (amax/amin: split evenly among the elements equal to the result; mean: over the count with self's)."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"scatter_reduce: reduce must be sum, prod, mean, amax or amin, not {reduce!r}")
+    if self.ndim == 0:  # as a tensor of one element (PyTorch takes a 0-d self, index and src)
+        _dim(dim, 0)
+        one = scatter_reduce(sgnp.reshape(self, (1,)), 0, index, src, reduce, include_self=include_self)
+        return labelled(sgnp.reshape(one, ()), "ScatterReduce", (self, src))
+    key, shape = _scatter_index(self, dim, index)
+    src = _source(src, shape, self)
+    if reduce in ("amax", "amin") and self.dtype.kind == "f":
+        return labelled(_scatter_extremum(self, key, src, reduce, include_self), "ScatterReduce", (self, src))
+    if reduce in ("amax", "amin") and self.dtype.kind not in "iu":
+        raise NotImplementedError(f"symgrad's scatter_reduce {reduce} takes float or integer tensors, not {self.dtype}")
+    touched = np.zeros(self.shape, bool)
+    touched[key] = True
+    bounds = np.iinfo(self.dtype) if reduce in ("amax", "amin") else None  # (integers: no gradient to split)
+    identity = {"prod": 1, "amax": bounds and bounds.min, "amin": bounds and bounds.max}.get(reduce, 0)
+    base = self if include_self else sgnp.where(touched, np.array(identity, self.dtype), self)
+    update = {"prod": "multiply", "amax": "max", "amin": "min"}.get(reduce, "add")
+    out = getattr(base.at[key], update)(src)
+    if reduce == "mean":
+        count = np.full(self.shape, int(include_self), np.int64)
+        np.add.at(count, key, 1)
+        count = np.maximum(count, 1)
+        out = out / count if self.dtype.kind == "f" else sgnp.floor_divide(out, count)
+    return labelled(sgnp.astype(out, self.dtype), "ScatterReduce", (self, src))
 
 
 def _new(fill):
@@ -618,18 +671,18 @@ def histc(self, bins=100, min=0, max=0):
 
 
 for _method in (sort, argsort, topk, split, chunk, unbind, flip, roll, repeat, gather, scatter, scatter_add,
-                new_tensor, view_as, expand_as, where, masked_select, nonzero, tril, triu, movedim, swapaxes, tile,
-                half, repeat_interleave, lerp, addcmul, addcdiv, nan_to_num, diff, median, kthvalue, unique,
-                multinomial, bernoulli):
+                scatter_reduce, new_tensor, view_as, expand_as, where, masked_select, nonzero, tril, triu, movedim,
+                swapaxes, tile, half, repeat_interleave, lerp, addcmul, addcdiv, nan_to_num, diff, median, kthvalue,
+                unique, multinomial, bernoulli):
     setattr(Tensor, _method.__name__, _method)
 for _fill in (0, 1, None, "empty"):
     _method = _new(_fill)
     setattr(Tensor, _method.__name__, _method)
-for _name in ("masked_fill", "scatter", "scatter_add", "index_add", "index_fill", "index_copy", "relu", "exp", "log",
-              "sqrt", "abs", "neg", "sigmoid", "tanh", "sin", "cos", "floor", "ceil", "trunc", "round", "lerp",
-              "addcmul", "addcdiv", "nan_to_num", "reciprocal", "square", "sign", "log1p", "expm1", "rsqrt",
-              "clamp_min", "clamp_max", "where", "tril", "triu", "cumsum", "logical_and", "logical_or", "logical_not",
-              "logical_xor"):
+for _name in ("masked_fill", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_fill", "index_copy",
+              "relu", "exp", "log", "sqrt", "abs", "neg", "sigmoid", "tanh", "sin", "cos", "floor", "ceil", "trunc",
+              "round", "lerp", "addcmul", "addcdiv", "nan_to_num", "reciprocal", "square", "sign", "log1p", "expm1",
+              "rsqrt", "clamp_min", "clamp_max", "where", "tril", "triu", "cumsum", "logical_and", "logical_or",
+              "logical_not", "logical_xor"):
     setattr(Tensor, _name + "_", _in_place(_name))
 Tensor.clip_ = Tensor.clamp_
 Tensor.uniform_ = _random_fill(lambda rng, shape, a=0.0, b=1.0: rng.uniform(a, b, shape))
