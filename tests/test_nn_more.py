@@ -104,14 +104,14 @@ def test_parameter_containers_register_their_parameters():
     assert model.weights[0].tolist() == [5.0]
 
 
-def test_embedding_from_pretrained_copies_and_freezes():
+def test_embedding_from_pretrained_shares_and_freezes():
     table = sg.tensor([[1.0, 2.0], [3.0, 4.0]])
     frozen = sg.nn.Embedding.from_pretrained(table)
     assert frozen(sg.tensor([1])).tolist() == [[3.0, 4.0]] and not frozen.weight.requires_grad
     trainable = sg.nn.Embedding.from_pretrained(table, freeze=False, padding_idx=0)
     assert trainable.weight.requires_grad and trainable.padding_idx == 0
     table.data[0, 0] = 9.0
-    assert frozen.weight.tolist()[0][0] == 1.0  # a copy
+    assert frozen.weight.tolist()[0][0] == 9.0  # the tensor's memory, as PyTorch's
     with pytest.raises(AssertionError, match="2-dimensional"):
         sg.nn.Embedding.from_pretrained(sg.tensor([1.0]))
 

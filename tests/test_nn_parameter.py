@@ -42,3 +42,26 @@ def test_a_parameter_of_a_non_leaf_is_a_leaf_sharing_its_memory():
     np.testing.assert_array_equal(p.grad.numpy(), [6.0, 6.0])
     with pytest.raises(RuntimeError, match="floating point"):
         nn.Parameter(sg.tensor([1, 2]))
+
+
+@pytest.mark.parametrize("make", ["from_pretrained", "Embedding", "EmbeddingBag"])
+def test_an_embedding_of_a_tensor_trains_that_tensor(make):
+    """Embedding.from_pretrained(t), Embedding(_weight=t) and EmbeddingBag(_weight=t) hold t's memory as their weight,
+    as PyTorch's Parameter(t) does: training writes t (they held a copy, and t kept its first values)."""
+    def train(lib):
+        table = lib.tensor(np.arange(12.0).reshape(4, 3) / 10)
+        layer = (lib.nn.Embedding.from_pretrained(table, freeze=False) if make == "from_pretrained"
+                 else getattr(lib.nn, make)(4, 3, _weight=table))
+        optimizer = lib.optim.SGD(layer.parameters(), lr=1.0)
+        for _ in range(2):
+            optimizer.zero_grad()
+            out = layer(lib.tensor([[1, 2]])) if make == "EmbeddingBag" else layer(lib.tensor([1, 2, 1]))
+            (out ** 2).sum().backward()
+            optimizer.step()
+        return table.numpy().copy(), layer.weight.detach().numpy().copy()
+    table, weight = train(sg)
+    np.testing.assert_array_equal(table, weight)
+    assert not np.array_equal(table, np.arange(12.0).reshape(4, 3) / 10)
+    torch = pytest.importorskip("torch")
+    for ours, theirs in zip((table, weight), train(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)

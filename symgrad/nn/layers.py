@@ -76,9 +76,10 @@ def _padding_index(padding_idx, num_embeddings):
 
 
 def _table(num_embeddings, embedding_dim, padding_idx, weight, dtype):
-    """An embedding table: the given weight's array, else N(0, 1) draws with the padding row zero."""
+    """An embedding table: the given weight (a tensor as it is: its Parameter shares its memory, as PyTorch's), else
+    N(0, 1) draws with the padding row zero."""
     if weight is not None:
-        return np.asarray(weight._data if isinstance(weight, Tensor) else weight)
+        return weight if isinstance(weight, Tensor) else np.asarray(weight)
     table = random_generator().standard_normal((num_embeddings, embedding_dim))
     if padding_idx is not None:
         table[padding_idx] = 0
@@ -105,13 +106,13 @@ class Embedding(Module):
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
                         scale_grad_by_freq=False, sparse=False):
-        """An Embedding holding a copy of the 2-d `embeddings` (frozen unless freeze=False)."""
+        """An Embedding of the 2-d `embeddings` (frozen unless freeze=False): a tensor's memory is its weight's, as
+        PyTorch's (training it writes the tensor); an array is copied."""
         if embeddings.ndim != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, columns = embeddings.shape
-        data = np.array(embeddings._data if isinstance(embeddings, Tensor) else embeddings)
-        return cls(rows, columns, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=data,
-                   _freeze=freeze)
+        return cls(rows, columns, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings if isinstance(embeddings, Tensor) else np.array(embeddings), _freeze=freeze)
 
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.embedding_dim}" + (
