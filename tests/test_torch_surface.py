@@ -194,3 +194,35 @@ def test_index_put_and_masked_scatter_match_pytorch(expression):
         results[lib.__name__] = [np.round(a, 12).tolist() for a in (r.detach().numpy(), u.detach().numpy(),
                                                                      t.grad.numpy())]
     _same(results)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_logcumsumexp_of_elements_far_apart(dtype):
+    """logcumsumexp shifted every element by the dimension's largest: exp(1 - 1000) underflowed, so the first
+    element's value was -inf and its gradient NaN (PyTorch's: 1 and 1). Values and gradients against PyTorch and
+    central differences, along either dimension of a matrix and in a 0-d tensor."""
+    x = np.array([[1.0, 1000.0, -2.0, 999.5, -1e4], [-50.0, 3.0, 3.0, 700.0, 0.5]])
+    weights = np.cos(np.arange(10.0)).reshape(2, 5)
+    results = {}
+    for lib in _both():  # (PyTorch in float64: its float32 gradients are further from float64's than symgrad's)
+        for dim in (0, 1, -1):
+            t = lib.tensor(x, dtype=getattr(lib, dtype if lib is sg else "float64"), requires_grad=True)
+            y = t.logcumsumexp(dim)
+            (y * lib.tensor(weights, dtype=y.dtype)).sum().backward()
+            results.setdefault(lib.__name__, []).append([y.detach().numpy(), t.grad.numpy()])
+        scalar = lib.tensor(-3.0, requires_grad=True)
+        lib.logcumsumexp(scalar, 0).backward()
+        results[lib.__name__].append([scalar.logcumsumexp(-1).detach().numpy(), scalar.grad.numpy()])
+    assert {str(a.dtype) for a, _ in results["symgrad"][:3]} == {dtype}
+    for ours, theirs in zip(*results.values()):
+        for a, b in zip(ours, theirs):
+            assert a.shape == b.shape
+            np.testing.assert_allclose(a, b, rtol=1e-6 if dtype == "float32" else 1e-13, atol=1e-5)
+    t = sg.tensor(x[:, :3] / 100, requires_grad=True)
+    (t.logcumsumexp(1) * sg.tensor(weights[:, :3])).sum().backward()
+    for index in np.ndindex(2, 3):
+        step = np.zeros((2, 3))
+        step[index] = 1e-6
+        ends = [(sg.tensor(x[:, :3] / 100 + s * step).logcumsumexp(1) * sg.tensor(weights[:, :3])).sum().item()
+                for s in (1, -1)]
+        assert t.grad[index].item() == pytest.approx((ends[0] - ends[1]) / 2e-6, rel=1e-6, abs=1e-8)

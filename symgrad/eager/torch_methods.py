@@ -776,11 +776,19 @@ def aminmax(self, *, dim=None, keepdim=False):
 
 
 def logcumsumexp(self, dim):
-    """log(cumsum(exp(self))) along dim, shifted by the largest finite element so that exp does not overflow."""
+    """log(cumsum(exp(self))) along dim, as rounds of logaddexp with the element `shift` places before, shift
+    doubling (a parallel prefix scan): no exp overflows or underflows, as one shift by the largest element let
+    the elements far below it (1 before 1000) underflow to -inf."""
     dim = _dim(dim, self.ndim)
-    peak = self.detach().amax(dim, keepdim=True) if self.numel() else self.detach()
-    peak = sgnp.where(sgnp.isfinite(peak), peak, 0.0)
-    return labelled(sgnp.log(sgnp.exp(self - peak).cumsum(dim)) + peak, "Logcumsumexp")
+    length = self.shape[dim] if self.ndim else 1
+    total, shift = self.clone(), 1
+    while shift < length:
+        padding = np.full(self.shape[:dim] + (shift,) + self.shape[dim + 1:], -np.inf,
+                          np.result_type(self.dtype, np.float16))
+        before = total[(slice(None),) * dim + (slice(None, length - shift),)]
+        total = sgnp.logaddexp(total, sgnp.concatenate([padding, before], axis=dim))
+        shift *= 2
+    return labelled(total, "Logcumsumexp")
 
 
 def unfold(self, dimension, size, step):
