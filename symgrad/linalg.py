@@ -18,6 +18,7 @@ from . import numpy_api as sg
 from .core import ShapeError, Tracer, with_user_line
 from .numpy_api.arrays import _safe_sqrt
 from .numpy_api.dispatch import array_function_dispatch
+from .numpy_api.torch_keywords import torch_axes
 from .ops import elementwise as E
 from .ops import lapack as L
 from .ops.control import results
@@ -421,7 +422,7 @@ def multi_dot(arrays, *, out=None):
 def vector_norm(x, /, ord=2, *, axis=None, keepdims=False, dim=None, keepdim=None):
     """numpy.linalg.vector_norm: the norm over `axis` (all axes by default, a tuple of them taken together); also
     torch.linalg.vector_norm(x, ord, dim, keepdim)."""
-    axis, keepdims = (axis if dim is None else dim), (keepdims if keepdim is None else keepdim)
+    axis, keepdims = (axis if dim is None else torch_axes(dim)), (keepdims if keepdim is None else keepdim)
     x = sg.asarray(x)
     if x.ndim == 0:  # dim 0 or -1 of a 0-d x, as PyTorch's: the norm of its one element, 0-d
         return sg.reshape(vector_norm(sg.reshape(x, (1,)), ord, axis=axis, keepdims=keepdims), ())

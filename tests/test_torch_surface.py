@@ -85,6 +85,28 @@ NUMPY_KEYWORDS = ["t.std(axis=1)", "t.var(axis=1, keepdims=True)", "t.softmax(ax
                   "t.count_nonzero(axis=1)", "t.cummax(axis=1)", "t.argsort(axis=1)"]
 
 
+EMPTY_DIMS = ["t.std(dim=())", "t.var((), keepdim=True)", "t.std(dim=[], correction=0)", "t.norm(dim=())",
+              "t.norm(3, (), True)", "t.count_nonzero(dim=())", "T.sum(t, dim=())", "T.mean(t, dim=[], keepdim=True)",
+              "T.amax(t, dim=())", "T.linalg.vector_norm(t, dim=())", "T.linalg.vector_norm(t, 1, dim=(), keepdim=True)"]
+
+
+@pytest.mark.parametrize("expression", EMPTY_DIMS)
+def test_an_empty_dim_reduces_every_axis(expression):
+    """PyTorch's dim=() (or []) reduces every axis; the methods that handed it to NumPy's axis=() reduced none
+    (t.std(dim=()) was a matrix of NaN, sg.sum(t, dim=()) and t.norm(dim=()) t itself or its magnitudes). PyTorch's
+    gradient is taken with dim=None (its std's and var's with dim=() are infinite)."""
+    results = {}
+    for lib in _both():
+        t = lib.tensor([[0.5, -3.0, 1.25], [0.0, 2.0, -1.5]], dtype=lib.float64, requires_grad=True)
+        r = eval(expression, {"t": t, "T": lib})
+        if r.is_floating_point():
+            differentiated = expression.replace("()", "None").replace("[]", "None") if lib is not sg else expression
+            eval(differentiated, {"t": t, "T": lib}).sum().backward()
+        results[lib.__name__] = [list(r.shape), np.round(r.tolist(), 12).tolist(),
+                                 None if t.grad is None else np.round(t.grad.numpy(), 12).tolist()]
+    _same(results)
+
+
 @pytest.mark.parametrize("expression", NUMPY_KEYWORDS)
 def test_tensor_methods_take_numpy_keywords(expression):
     """PyTorch's parser takes axis=/keepdims= for dim=/keepdim= on every method with a dim: t.std(axis=1),

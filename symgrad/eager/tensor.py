@@ -35,6 +35,7 @@ from ..core import (Tracer, TracerError, UnsupportedOpError, bind, current_build
                     refuse_masked, tracing_anywhere, with_user_line)
 from ..guards import concrete_array
 from ..numpy_api.arrays import _safe_sqrt
+from ..numpy_api.torch_keywords import torch_axes
 from ..numpy_api.updates import IndexUpdateHelper
 
 _random = np.random.default_rng(0)
@@ -973,7 +974,7 @@ class Tensor(Tracer):
     def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
         """PyTorch's default: the unbiased estimate (correction=1)."""
         ddof = correction if correction is not None else int(bool(unbiased))
-        return labelled(sgnp.var(self, dim, ddof, keepdim), "Var")
+        return labelled(sgnp.var(self, _axis(dim, None), ddof, keepdim), "Var")
 
     def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
         return labelled(_safe_sqrt(self.var(dim, unbiased, keepdim, correction=correction)), "Std")
@@ -1088,10 +1089,10 @@ class Tensor(Tracer):
         """The p-norm over all elements (or along dim), as torch.norm: sg.linalg.norm's vector norm, so that its
         gradient at a zero entry is PyTorch's 0 (a gradient penalty or a normalization may meet one), not NaN."""
         from ..linalg import _vector_norm
-        return labelled(_vector_norm(self, 2 if p == "fro" else p, dim, keepdim), "LinalgVectorNorm")
+        return labelled(_vector_norm(self, 2 if p == "fro" else p, _axis(dim, None), keepdim), "LinalgVectorNorm")
 
     def logsumexp(self, dim, keepdim=False):
-        return labelled(sgnp.logsumexp(self, dim, keepdim), "Logsumexp")
+        return labelled(sgnp.logsumexp(self, _axis(dim, None), keepdim), "Logsumexp")
 
     def rsqrt(self):
         return sgnp.reciprocal(sgnp.sqrt(self))
@@ -1485,7 +1486,7 @@ def _axis(dim, axis):
     axis=() none; both given is PyTorch's TypeError (one was silently taken)."""
     if dim is not None and axis is not None:
         raise TypeError(f"got both dim={dim!r} and axis={axis!r} (axis is dim's NumPy-style alias): pass one")
-    return axis if dim is None else None if type(dim) in (tuple, list) and not dim else dim
+    return axis if dim is None else torch_axes(dim)
 
 
 def _keep(keepdim, keepdims):

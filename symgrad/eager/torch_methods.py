@@ -563,7 +563,9 @@ def equal(self, other):
 
 
 def count_nonzero(self, dim=None):
-    return Tensor._wrap(np.asarray(np.count_nonzero(self._data, axis=dim), np.int64))
+    axes = _axis(dim, None)
+    return Tensor._wrap(np.asarray(np.count_nonzero(self._data, axis=tuple(axes) if type(axes) is list else axes),
+                                   np.int64))
 
 
 def logical_xor(self, other):

@@ -12,6 +12,11 @@ from .. import numpy_api as sgnp
 _RENAMED = {"dim": "axis", "keepdim": "keepdims"}
 
 
+def torch_axes(dim):
+    """PyTorch's dim as NumPy's axis: dim=() (or []) reduces every axis, where NumPy's axis=() reduces none."""
+    return None if type(dim) in (tuple, list) and not dim else dim
+
+
 def _with_torch_keywords(fn, name: str, positional=("input",)):
     def call(*args, **kwargs):
         if kwargs:
@@ -39,6 +44,7 @@ def _as_positional(name, positional, args, kwargs):
             args.append(kwargs.pop(key))
     renamed = {}
     for key, value in kwargs.items():
+        value = torch_axes(value) if key == "dim" else value
         key = _RENAMED.get(key, key)
         if key in renamed:
             raise TypeError(f"{name}() got {key!r} twice (by its NumPy and its PyTorch name)")
