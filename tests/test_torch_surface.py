@@ -86,8 +86,9 @@ NUMPY_KEYWORDS = ["t.std(axis=1)", "t.var(axis=1, keepdims=True)", "t.softmax(ax
 
 
 EMPTY_DIMS = ["t.std(dim=())", "t.var((), keepdim=True)", "t.std(dim=[], correction=0)", "t.norm(dim=())",
-              "t.norm(3, (), True)", "t.count_nonzero(dim=())", "T.sum(t, dim=())", "T.mean(t, dim=[], keepdim=True)",
-              "T.amax(t, dim=())", "T.linalg.vector_norm(t, dim=())", "T.linalg.vector_norm(t, 1, dim=(), keepdim=True)"]
+              "t.norm(3, (), True)", "t.count_nonzero(dim=())", "T.sum(t, dim=())",
+              "T.mean(t, dim=[], keepdim=True)", "T.amax(t, dim=())", "T.linalg.vector_norm(t, dim=())",
+              "T.linalg.vector_norm(t, 1, dim=(), keepdim=True)"]
 
 
 @pytest.mark.parametrize("expression", EMPTY_DIMS)
