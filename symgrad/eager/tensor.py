@@ -1970,9 +1970,14 @@ def _with_rounding(method):
         if rounding_mode != "trunc":
             raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                              f"'{rounding_mode}'")
-        quotient = sgnp.trunc(method(self, other))
-        kind = sgnp.floor_divide(self.detach(), other.detach() if isinstance(other, Tensor) else other).dtype
-        return quotient if dtypes.is_float(kind) else sgnp.astype(quotient, kind)
+        a, b = self.detach(), other.detach() if isinstance(other, Tensor) else other
+        floor = sgnp.floor_divide(a, b)
+        if dtypes.is_float(floor.dtype):
+            return sgnp.trunc(method(self, other))
+        # integers (no gradient): floor's quotient, one up where it rounded a negative one down; exact past 2**53,
+        # where a float quotient is not, and 0 for a zero divisor as floor's
+        rounded_down = sgnp.logical_and(sgnp.remainder(a, b) != 0, sgnp.less(a, 0) != sgnp.less(b, 0))
+        return floor + sgnp.astype(rounded_down, floor.dtype)
     return div
 
 
