@@ -103,7 +103,7 @@ class Tape:
                     self.regular = False
                 sources.append(parent.position)
             else:  # a leaf that requires grad
-                slots = self.slots()
+                slots = self.leaf_slots if self.hinted <= 0 else self.slots()  # (a call per leaf saved)
                 slot = slots.get(id(parent))
                 if slot is None or self.leaves[slot]() is not parent:
                     slot = slots[id(parent)] = len(self.leaves)
@@ -113,14 +113,40 @@ class Tape:
             self.regular = False
         digests = self.digests
         out = record.out
-        record.entry = entry = (record.prim, record.attrs, tuple(sources), tuple(types), (out.shape, out.dtype))
+        entry, entry_hash = _interned(record.prim, record.attrs, tuple(sources), tuple(types), (out.shape, out.dtype))
+        record.entry = entry
         record.tape, record.position = self, len(digests)
         self.entries.append(entry)
-        try:
-            digests.append(hash((digests[-1] if digests else 0, entry)))
-        except TypeError:  # an attribute that is not hashable data: a structure never captured
+        if entry_hash is None:  # an attribute that is not hashable data: a structure never captured
             self.regular = False
             digests.append(0)
+        else:
+            digests.append(hash((digests[-1] if digests else 0, entry_hash)))
+
+
+# (prim, id(attrs), sources, types, output type) -> (entry, hash(entry) or None): the entries of the ops recorded
+# lately, each made and hashed once. An op's attributes are one object per plan step, so a repeated op finds its
+# entry by their identity (the entry keeps them alive: an id here is never another object's), without hashing them
+# (a SymPy expression's hash is a Python call per symbol), and the tape keeps no new tuple per op for Python's
+# cyclic collector to walk.
+_ENTRIES = {}
+_MAX_INTERNED = 4096
+
+
+def _interned(prim, attrs, sources, types, out) -> tuple:
+    """(entry, its hash or None when unhashable) of these fields: the one made before when there is one."""
+    key = (prim, id(attrs), sources, types, out)
+    known = _ENTRIES.get(key)
+    if known is None:
+        entry = (prim, attrs, sources, types, out)
+        try:
+            entry_hash = hash(entry)
+        except TypeError:
+            entry_hash = None
+        if len(_ENTRIES) >= _MAX_INTERNED:
+            _ENTRIES.clear()
+        known = _ENTRIES[key] = (entry, entry_hash)
+    return known
 
 
 class _State(threading.local):
