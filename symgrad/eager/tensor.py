@@ -1787,6 +1787,8 @@ def apply_function(fn, args, kwargs):
             shape, dtype = arg._type
             signature.append((True, shape, dtype, None))
             operands.append(arg)
+        elif arg is None or kind is bool:  # (the common ones, axis=None and keepdim=False: made once)
+            signature.append(_FLAG_SIGNATURES[arg])
         elif kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
             signature.append((False, kind, scalar_token(arg), arg))  # (Plan reads the value only)
         else:
@@ -1803,6 +1805,7 @@ def apply_function(fn, args, kwargs):
 
 
 _PLAIN = (int, float, bool, str, type(None))
+_FLAG_SIGNATURES = {value: (False, type(value), scalar_token(value), value) for value in (None, False, True)}
 
 
 def write_out(name, out, operands, compute):
