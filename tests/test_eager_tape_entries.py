@@ -53,8 +53,9 @@ def test_equal_structures_hash_alike_whatever_objects_hold_their_attributes():
 def test_the_table_of_entries_stays_bounded():
     a, b = _operands()
     prim, attrs = (a * b)._node.prim, (a * b)._node.attrs
+    f64 = np.dtype(np.float64)
     for n in range(tape._MAX_INTERNED + 10):  # as many kinds of op as output shapes
-        tape._interned(prim, attrs, (-3, -1), (), ((n,), np.dtype(np.float64)))
+        tape._interned((prim, id(attrs), -3, (n,), f64, -1, (n,), f64, (n,), f64), attrs)
     assert 0 < len(tape._ENTRIES) <= tape._MAX_INTERNED
-    entry, entry_hash = tape._interned(prim, attrs, (-3, -1), (), ((5,), np.dtype(np.float64)))
-    assert entry == (prim, attrs, (-3, -1), (), ((5,), np.dtype(np.float64))) and entry_hash == hash(entry)
+    entry, entry_hash = tape._interned((prim, id(attrs), -3, (5,), f64, -1, (), f64, (5,), f64), attrs)
+    assert entry == (prim, attrs, (-3, -1), (((5,), f64), ((), f64)), ((5,), f64)) and entry_hash == hash(entry)
