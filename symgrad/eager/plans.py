@@ -195,4 +195,17 @@ def function_plan_for(fn, signature, keywords) -> "Plan | None":
     return plan
 
 
+def tensor_function_plan_for(fn, tensors) -> "Plan | None":
+    """function_plan_for(fn, the signature of these tensor operands, no keyword), found without building the
+    signature (a product's, the common call of two tensors)."""
+    key = [fn]
+    for t in tensors:  # (a loop: a list comprehension is a call of its own on Python 3.11)
+        key.append(t._type)
+    key = tuple(key)
+    plan = _plans.get(key, _MISSING)
+    if plan is _MISSING:
+        plan = _plans.keep(key, function_plan_for(fn, tuple((True, *t._type, None) for t in tensors), ()))
+    return plan
+
+
 _MISSING = object()

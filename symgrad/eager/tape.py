@@ -90,37 +90,66 @@ class Tape:
         """Add `record` (a new Record) as the tape's next entry: sets its tape, position and entry."""
         if self.capture is not None:
             self.abandon()
-        sources, types = [], []
-        for value in record.inputs:
-            types.append((value.shape, value.dtype))
-        for parent, (counter, version) in zip(record._parents, record.versions):  # (a new record: made)
+        key = [record.prim, id(record.attrs)]  # (see `_ENTRIES`)
+        for parent, value, (counter, version) in zip(record._parents, record.inputs, record.versions):  # (made: new)
             if parent is None:
-                sources.append(_CONSTANT)
+                key.append(_CONSTANT)
             elif isinstance(parent, record.__class__):  # a Record (of a subclass once read as a grad_fn): on this
                 # tape, at the version it made?
                 if parent.tape is not self or parent.out_version[0] is not counter \
                         or parent.out_version[1] != version:
                     self.regular = False
-                sources.append(parent.position)
+                key.append(parent.position)
             else:  # a leaf that requires grad
-                slots = self.slots()
+                slots = self.leaf_slots if self.hinted <= 0 else self.slots()  # (a call per leaf saved)
                 slot = slots.get(id(parent))
                 if slot is None or self.leaves[slot]() is not parent:
                     slot = slots[id(parent)] = len(self.leaves)
                     self.leaves.append(weakref.ref(parent))
-                sources.append(-3 - slot)
+                key.append(-3 - slot)
+            key.append(value.shape)
+            key.append(value.dtype)
         if record.extra is not None:  # (at its creation: an autograd.Function's)
             self.regular = False
-        digests = self.digests
         out = record.out
-        record.entry = entry = (record.prim, record.attrs, tuple(sources), tuple(types), (out.shape, out.dtype))
+        key.append(out.shape)
+        key.append(out.dtype)
+        entry, entry_hash = _interned(tuple(key), record.attrs)
+        digests = self.digests
+        record.entry = entry
         record.tape, record.position = self, len(digests)
         self.entries.append(entry)
-        try:
-            digests.append(hash((digests[-1] if digests else 0, entry)))
-        except TypeError:  # an attribute that is not hashable data: a structure never captured
+        if entry_hash is None:  # an attribute that is not hashable data: a structure never captured
             self.regular = False
             digests.append(0)
+        else:
+            digests.append(hash((digests[-1] if digests else 0, entry_hash)))
+
+
+# (prim, id(attrs), then per operand its source, shape and dtype, then the output's shape and dtype) -> (entry,
+# hash(entry) or None): the entries of the ops recorded lately, each made and hashed once. An op's attributes are one
+# object per plan step, so a repeated op finds its entry by their identity (the entry keeps them alive: an id here is
+# never another object's), without hashing them (a SymPy expression's hash is a Python call per symbol), and the tape
+# keeps no new tuple per op for Python's cyclic collector to walk.
+_ENTRIES = {}
+_MAX_INTERNED = 4096
+
+
+def _interned(key, attrs) -> tuple:
+    """(entry, its hash or None when unhashable) of an op of `key` (as in `_ENTRIES`) and `attrs`: (prim, attrs,
+    operand sources, operand types, output type), the one made before when there is one."""
+    known = _ENTRIES.get(key)
+    if known is None:
+        operands = key[2:-2]
+        entry = (key[0], attrs, operands[0::3], tuple(zip(operands[1::3], operands[2::3])), key[-2:])
+        try:
+            entry_hash = hash(entry)
+        except TypeError:
+            entry_hash = None
+        if len(_ENTRIES) >= _MAX_INTERNED:
+            _ENTRIES.clear()
+        known = _ENTRIES[key] = (entry, entry_hash)
+    return known
 
 
 class _State(threading.local):

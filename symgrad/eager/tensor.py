@@ -104,7 +104,7 @@ class EagerRecorder:
         """`evaluate(*arrays)` (prim with its attributes bound) now; recorded when grad mode is on and an
         operand requires grad. While the ops repeat a captured step, they are deferred instead (`_defer`).
         Inside a trace (a model called in a function given to sg.compile) the op joins the trace."""
-        if tracing_anywhere() and current_builder() is not None:
+        if core._building_count and current_builder() is not None:  # (tracing_anywhere(), without a call)
             return bind(prim, operands, dict(frozen_attrs))
         tape = _tapes.tape
         if tape is not None and tape.capture is not None and dtype.kind == "f" and _mode.enabled:
@@ -1671,6 +1671,9 @@ def _run_plan(plan, operands, tape, op, call) -> "Tensor":
     """plan.run(operands) for the front-end call of op whose `_call_key` is `call` (None for one that has no
     shortcut), remembered as the shortcut at this position of the tape when it deferred (`_shortcut`)."""
     if call is None or tape is None or tape.capture is None:
+        single = plan.single
+        if single is not None:  # (plan.run's first case, without its call)
+            return EAGER.evaluate(single[0], operands, single[2], single[3], single[4])
         return plan.run(operands, EAGER)
     capture, position = tape.capture, len(tape.digests)
     result = plan.run(operands, EAGER)
@@ -1769,12 +1772,15 @@ def apply_function(fn, args, kwargs):
         return _torch_extreme(*torch_meaning, args, kwargs)
     tape = _tapes.tape
     call = None
+    pair = len(args) == 2 and not kwargs and isinstance(args[0], Tensor) and isinstance(args[1], Tensor)
     if tape is not None and tape.capture is not None and _mode.enabled:  # the plan this call ran before?
-        call = _ALL_TENSORS[2] if len(args) == 2 and not kwargs and isinstance(args[0], Tensor) and isinstance(
-            args[1], Tensor) else _call_key(args, kwargs)  # (a product's: the common case, without the loop)
+        call = _ALL_TENSORS[2] if pair else _call_key(args, kwargs)  # (a product's: the common case, without the loop)
         result = _shortcut(tape, fn, call, args)
         if result is not None:
             return result
+    if pair:  # (a product's plan, found without building its signature)
+        plan = plans.tensor_function_plan_for(fn, args)
+        return fn(*args) if plan is None else _run_plan(plan, args, tape, fn, call)
     signature, operands = [], []
     for arg in args:
         kind = type(arg)
@@ -1782,6 +1788,8 @@ def apply_function(fn, args, kwargs):
             shape, dtype = arg._type
             signature.append((True, shape, dtype, None))
             operands.append(arg)
+        elif arg is None or kind is bool:  # (the common ones, axis=None and keepdim=False: made once)
+            signature.append(_FLAG_SIGNATURES[arg])
         elif kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
             signature.append((False, kind, scalar_token(arg), arg))  # (Plan reads the value only)
         else:
@@ -1798,6 +1806,7 @@ def apply_function(fn, args, kwargs):
 
 
 _PLAIN = (int, float, bool, str, type(None))
+_FLAG_SIGNATURES = {value: (False, type(value), scalar_token(value), value) for value in (None, False, True)}
 
 
 def write_out(name, out, operands, compute):

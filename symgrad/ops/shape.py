@@ -95,7 +95,8 @@ def _sum_vjp(ct, ans, x, axes):
     return (expand_reduced(ct, x.shape, axes),)
 
 
-reduce_sum_p = Primitive("reduce_sum", reduce_shape, lambda x, axes: np.sum(x, axis=axes),
+# (np.add.reduce is what np.sum calls for an array, without its Python wrapper: 0.3 us of an eager `t.sum()`)
+reduce_sum_p = Primitive("reduce_sum", reduce_shape, lambda x, axes: np.add.reduce(x, axis=axes),
                          vjp=_sum_vjp, linear=True)
 
 
