@@ -648,15 +648,15 @@ def polygamma_of_order(n: int) -> ElementwiseOp:
     return define(f"polygamma{n}", lambda x: sp.polygamma(n, x), domain=(0.2, 3.0))
 
 
-# NumPy's other elementwise functions. fmax/fmin ignore a NaN operand; at ties their value is the first
-# argument (as NumPy's) and the gradient splits evenly (F.tie).
+# NumPy's other elementwise functions. fmax/fmin ignore a NaN operand; at ties (and where both are NaN) their value
+# and gradient are the first argument's, as NumPy's value and torch.fmax's gradient (torch.maximum splits ties).
 cbrt = define("cbrt", F.cbrt, domain=(0.2, 3.0))
 copysign = define("copysign", lambda a, b: sp.Piecewise((-sp.Abs(a), F.signbit(b)), (sp.Abs(a), True)),
                   domain=(0.5, 2.0))
-fmax = define("fmax", lambda a, b: sp.Piecewise((b, F.isnan(a)), (a, F.isnan(b)), (a, a > b), (b, a < b),
-                                                (F.tie(a, b), True)), kind="arith", integer_fn=sp.Max)
-fmin = define("fmin", lambda a, b: sp.Piecewise((b, F.isnan(a)), (a, F.isnan(b)), (a, a < b), (b, a > b),
-                                                (F.tie(a, b), True)), kind="arith", integer_fn=sp.Min)
+fmax = define("fmax", lambda a, b: sp.Piecewise((a, F.isnan(b)), (b, F.isnan(a)), (b, a < b), (a, True)),
+              kind="arith", integer_fn=sp.Max)
+fmin = define("fmin", lambda a, b: sp.Piecewise((a, F.isnan(b)), (b, F.isnan(a)), (b, a > b), (a, True)),
+              kind="arith", integer_fn=sp.Min)
 fmod = define("fmod", F.fmod, 2, kind="arith", domain=(0.5, 4.0), on_booleans="int8")
 logaddexp2 = define("logaddexp2", lambda a, b: F.logaddexp(a * sp.Float(np.log(2)), b * sp.Float(np.log(2)))
                     * sp.Float(1 / np.log(2)))

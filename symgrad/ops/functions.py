@@ -452,8 +452,8 @@ class fmod(_RealFunction):
 
 
 class tie(_RealFunction):
-    """a, at a tie of a and b (a == b), with derivative 1/2 in each: the value NumPy's fmax/fmin give
-    (its first argument), the gradient split evenly as PyTorch's (a + b) / 2 would, which overflows."""
+    """a, at a tie of a and b (a == b), with derivative 1/2 in each: the bits NumPy's maximum/minimum give
+    at a tie, the gradient split evenly as PyTorch's (a + b) / 2 would, which overflows."""
 
     nargs = 2
 
