@@ -353,6 +353,30 @@ def test_clip_grad_is_one_at_the_bounds():
     np.testing.assert_array_equal(ghi, [0.0, 0.0, 0.0, 0.0, 1.0])
 
 
+def test_clip_grad_is_zero_at_a_nan_input_as_torch_clamp():
+    """clip(NaN) is NaN with gradient 0 to x and to each bound, as torch.clamp's (x's was 1), on every path and
+    with one bound (np.clip's forms) as with two."""
+    torch = pytest.importorskip("torch")
+    x = np.array([np.nan, -2.0, 0.5, 2.0, np.inf, -np.inf])
+    lo, hi = np.full(6, -1.0), np.full(6, 1.0)
+    tx, tlo, thi = (torch.tensor(a, requires_grad=True) for a in (x, lo, hi))
+    torch.clamp(tx, tlo, thi).sum().backward()
+    expected = tuple(t.grad.numpy() for t in (tx, tlo, thi))
+    for path, (value, grads) in value_and_grad_everywhere(lambda x, lo, hi: sg.sum(sg.clip(x, lo, hi)),
+                                                          (x, lo, hi), (0, 1, 2)).items():
+        for got, want in zip(grads, expected):
+            np.testing.assert_array_equal(got, want, err_msg=path)
+    for bounds, kwargs in (((-1.0, None), {"min": -1.0}), ((None, 1.0), {"max": 1.0}), ((-1.0, 1.0), {})):
+        tx = torch.tensor(x, requires_grad=True)
+        torch.clamp(tx, **kwargs or {"min": -1.0, "max": 1.0}).sum().backward()
+        for path, (value, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(sg.clip(a, *bounds)), (x,)).items():
+            np.testing.assert_array_equal(g, tx.grad.numpy(), err_msg=f"{bounds} {path}")
+            assert np.isnan(value), path
+    t = sg.tensor(x, requires_grad=True)
+    t.clamp(min=-1.0).sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy(), [0.0, 0.0, 1.0, 1.0, 1.0, 0.0])
+
+
 def test_clip_with_one_bound():
     x = np.array([-2.0, 0.5, 2.0])
     np.testing.assert_array_equal(sg.clip(x, None, 1.0), np.clip(x, None, 1.0))

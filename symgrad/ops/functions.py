@@ -466,7 +466,8 @@ class tie(_RealFunction):
 
 class valued(_RealFunction):
     """b's value with a's derivative (1 in a, 0 in b), for a tie of a and b (a == b) where the bits are b's: the
-    sign of a zero that NumPy's one-sided clip (the bound's) or PyTorch's relu (the input's) gives."""
+    sign of a zero that NumPy's one-sided clip (the bound's) or PyTorch's relu (the input's) gives; valued(0, x) is
+    x's value (a NaN's bits) with derivative 0."""
 
     nargs = 2
 
