@@ -150,6 +150,29 @@ def test_scatter_and_scatter_add_match_pytorch_with_gradients_to_both_operands()
         sg.tensor(x).scatter(0, sg.tensor(INDEX + 3), 1.0)
 
 
+def test_scatter_scatter_add_and_gather_of_a_0d_tensor_as_pytorch():
+    """A 0-d self (with a 0-d index and src, or src and index of one element) is a tensor of one element, as PyTorch
+    takes it; these were an internal IndexError (scatter_reduce already took it). Gradients to self and src."""
+    torch = pytest.importorskip("torch")
+    calls = {"scatter": lambda lib, t, s: t.scatter(0, lib.tensor(0), s),
+             "scatter value": lambda lib, t, s: t.scatter(-1, lib.tensor(0), value=7.0) * s,
+             "scatter_add": lambda lib, t, s: t.scatter_add(0, lib.tensor(0), s),
+             "scatter_add of one element": lambda lib, t, s: t.scatter_add(0, lib.tensor([0]), s.reshape(1)),
+             "gather": lambda lib, t, s: t.gather(0, lib.tensor(0)) * s}
+    for name, call in calls.items():
+        results = []
+        for lib in (sg, torch):
+            t, s = lib.tensor(2.0, requires_grad=True), lib.tensor(5.0, requires_grad=True)
+            out = call(lib, t, s)
+            (out * 3.0).backward()
+            results.append((tuple(out.shape), out.item(), t.grad.item(), s.grad.item(), out.grad_fn.name()))
+        assert results[0] == results[1], (name, results)
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        sg.tensor(1.0).scatter(0, sg.tensor(1), sg.tensor(5.0))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        sg.tensor(1.0).scatter_add(1, sg.tensor(0), sg.tensor(5.0))
+
+
 def test_nan_sorts_as_the_largest_and_ties_keep_their_order_as_pytorch():
     torch = pytest.importorskip("torch")
     x = np.array([2.0, np.nan, -np.inf, 2.0, np.inf, 0.0, np.nan])
