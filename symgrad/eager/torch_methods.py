@@ -240,7 +240,8 @@ def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"scatter_reduce: reduce must be sum, prod, mean, amax or amin, not {reduce!r}")
     if self.ndim == 0:
-        return _of_one_element(scatter_reduce, "ScatterReduce", self, dim, index, src, reduce, include_self=include_self)
+        return _of_one_element(scatter_reduce, "ScatterReduce", self, dim, index, src, reduce,
+                               include_self=include_self)
     key, shape = _scatter_index(self, dim, index)
     src = _source(src, shape, self)
     if reduce in ("amax", "amin") and self.dtype.kind == "f":
