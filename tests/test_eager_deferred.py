@@ -824,6 +824,30 @@ def test_dot_data_assignment_on_an_op_result_is_read_by_later_ops_and_their_back
         np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
 
 
+def test_dot_data_of_another_shape_on_an_op_result_as_pytorch():
+    """`.data =` of another shape on an op's result is accepted, and so are the ops after it, as PyTorch's; their
+    backward into the result's grad_fn (which made the old shape) is a clear RuntimeError naming both shapes, at
+    each step (it was an internal ShapeError, then a TypeError from the compiled backward's signature). A leaf may
+    take any shape (its gradient has the new one); an integer array on a tensor that requires grad is PyTorch's
+    RuntimeError."""
+    torch = pytest.importorskip("torch")
+    for lib in (sg, torch):
+        for step in range(3):
+            x = lib.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+            y = lib.exp(x)
+            y.data = lib.zeros(2, 2, dtype=lib.float64)
+            z = y * 3.0
+            assert tuple(z.shape) == (2, 2) and y.grad_fn.name() == "ExpBackward0"
+            with pytest.raises(RuntimeError, match=r"\[2, 2\]" if lib is torch else r"\[2, 2\].*made \[3\]"):
+                z.sum().backward()
+        leaf = lib.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+        leaf.data = lib.ones(2, 2, dtype=lib.float64)
+        (leaf * 2.0).sum().backward()
+        np.testing.assert_array_equal(leaf.grad.numpy(), np.full((2, 2), 2.0))
+        with pytest.raises(RuntimeError, match="must be floating point"):
+            leaf.data = lib.tensor(np.array([1, 2]))
+
+
 @pytest.mark.parametrize("saved_by", ["own record", "earlier op"])
 def test_an_in_place_write_after_dot_data_on_an_op_result_is_pytorchs_error(saved_by):
     """`.data =` keeps the tensor's version counter, as PyTorch's: an in-place write after it modifies what the

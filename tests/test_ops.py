@@ -316,6 +316,31 @@ def test_maximum_minimum_give_a_nan_operand_pytorchs_gradient(name, dtype):
             np.testing.assert_array_equal(got, want, err_msg=path)
 
 
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+def test_extremum_gives_an_infinite_winner_and_its_loser_pytorchs_gradient(name):
+    """The operand that loses to an infinite one gets 0 even where the cotangent is infinite: the gradient of
+    exp(maximum(x, inf) / 10) was 0 * inf = NaN at x (maximum's derivative has several nonzero branches, so
+    it was not folded as a mask), on every path; PyTorch gives 0 there."""
+    torch = pytest.importorskip("torch")
+    inf = np.inf
+    a = np.array([1.0, -2.0, -inf, inf, inf, -inf, 3.0, 0.0])
+    b = np.array([inf, inf, 1.0, 1.0, -inf, inf, -inf, -inf])
+    outer = {"plain": lambda ns, v: v * 3.0, "exp": lambda ns, v: ns.exp(v * 0.1)}
+    for label, wrap in outer.items():
+        ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+        wrap(torch, getattr(torch, name)(ta, tb)).sum().backward()
+        expected = ta.grad.numpy(), tb.grad.numpy()
+        f = lambda x, y: sg.sum(wrap(sg, getattr(sg, name)(x, y)))  # noqa: E731
+        for path, (_, grads) in value_and_grad_everywhere(f, (a, b), (0, 1)).items():
+            for got, want in zip(grads, expected):
+                np.testing.assert_array_equal(got, want, err_msg=f"{name} {label} {path}")
+        finite = np.array([1.0, -2.0, 0.0])
+        g = sg.grad(lambda x: sg.sum(wrap(sg, getattr(sg, name)(x, inf))))(finite)
+        ta = torch.tensor(finite, requires_grad=True)
+        wrap(torch, getattr(torch, name)(ta, torch.tensor(inf, dtype=torch.float64))).sum().backward()
+        np.testing.assert_array_equal(g, ta.grad.numpy(), err_msg=f"{name} {label} with a Python inf")
+
+
 def test_clip_grad_is_one_at_the_bounds():
     x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
     g = sg.grad(lambda x: sg.sum(sg.clip(x, -1.0, 1.0)))(x)
@@ -326,6 +351,30 @@ def test_clip_grad_is_one_at_the_bounds():
     np.testing.assert_array_equal(gx, [0.0, 1.0, 1.0, 1.0, 0.0])
     np.testing.assert_array_equal(glo, [1.0, 0.0, 0.0, 0.0, 0.0])
     np.testing.assert_array_equal(ghi, [0.0, 0.0, 0.0, 0.0, 1.0])
+
+
+def test_clip_grad_is_zero_at_a_nan_input_as_torch_clamp():
+    """clip(NaN) is NaN with gradient 0 to x and to each bound, as torch.clamp's (x's was 1), on every path and
+    with one bound (np.clip's forms) as with two."""
+    torch = pytest.importorskip("torch")
+    x = np.array([np.nan, -2.0, 0.5, 2.0, np.inf, -np.inf])
+    lo, hi = np.full(6, -1.0), np.full(6, 1.0)
+    tx, tlo, thi = (torch.tensor(a, requires_grad=True) for a in (x, lo, hi))
+    torch.clamp(tx, tlo, thi).sum().backward()
+    expected = tuple(t.grad.numpy() for t in (tx, tlo, thi))
+    for path, (value, grads) in value_and_grad_everywhere(lambda x, lo, hi: sg.sum(sg.clip(x, lo, hi)),
+                                                          (x, lo, hi), (0, 1, 2)).items():
+        for got, want in zip(grads, expected):
+            np.testing.assert_array_equal(got, want, err_msg=path)
+    for bounds, kwargs in (((-1.0, None), {"min": -1.0}), ((None, 1.0), {"max": 1.0}), ((-1.0, 1.0), {})):
+        tx = torch.tensor(x, requires_grad=True)
+        torch.clamp(tx, **kwargs or {"min": -1.0, "max": 1.0}).sum().backward()
+        for path, (value, (g,)) in value_and_grad_everywhere(lambda a: sg.sum(sg.clip(a, *bounds)), (x,)).items():
+            np.testing.assert_array_equal(g, tx.grad.numpy(), err_msg=f"{bounds} {path}")
+            assert np.isnan(value), path
+    t = sg.tensor(x, requires_grad=True)
+    t.clamp(min=-1.0).sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy(), [0.0, 0.0, 1.0, 1.0, 1.0, 0.0])
 
 
 def test_clip_with_one_bound():

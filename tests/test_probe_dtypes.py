@@ -52,3 +52,45 @@ def test_eager_nan_extrema_take_numpys_axis(name, axis):
     for values in (a, a.astype(np.int64)):
         got = getattr(sg, name)(sg.tensor(values), axis=axis)
         np.testing.assert_array_equal(got.numpy(), getattr(np, name)(values, axis=axis))
+
+
+_PROMOTION_DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float32", "float64"]
+_PROMOTION_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+                  "/": lambda a, b: a / b, "//": lambda a, b: a // b}
+
+
+def _result_dtype(call) -> str:
+    try:
+        return str(call().dtype).replace("torch.", "")
+    except Exception as err:  # noqa: BLE001 (the table compares refusals too)
+        return type(err).__name__
+
+
+def _documented_difference(torch_dtype, ours, operands) -> bool:
+    """Where eager tensors deliberately differ from PyTorch (docs/eager.md): symgrad's default float dtype is
+    float64 (PyTorch's float32 for ints with a Python float, and for int / int), an int32/int64 tensor with a
+    float32 one is float64 (NumPy's rule), and `-` with a bool (and bool // bool), which PyTorch refuses, is
+    NumPy's."""
+    if torch_dtype == "float32" and ours == "float64":
+        return "float32" not in operands or any(o in ("int32", "int64") for o in operands)
+    return torch_dtype in ("RuntimeError", "NotImplementedError") and bool({"bool", "True"} & set(operands))
+
+
+def test_eager_binary_ops_promote_as_pytorch_where_not_documented_otherwise():
+    """The result dtype of +, -, *, /, // on tensors of every pair of dtypes and with Python numbers, against
+    torch's result_type rules; the differences allowed are the documented ones (_documented_difference)."""
+    torch = pytest.importorskip("torch")
+    table = []
+    for name, op in _PROMOTION_OPS.items():
+        for a in _PROMOTION_DTYPES:
+            x = np.array([3, 2, 1]).astype(a)
+            operands = [(np.array([1, 2, 1]).astype(b), b) for b in _PROMOTION_DTYPES] + [(True, "True"), (2, "2"),
+                                                                                             (2.5, "2.5")]
+            for y, b in operands:
+                for lhs, rhs in ((x, y), (y, x)) if isinstance(y, (bool, int, float)) else ((x, y),):
+                    lift = lambda lib, v: lib.tensor(v) if isinstance(v, np.ndarray) else v  # noqa: E731
+                    theirs = _result_dtype(lambda: op(lift(torch, lhs), lift(torch, rhs)))
+                    ours = _result_dtype(lambda: op(lift(sg, lhs), lift(sg, rhs)))
+                    if theirs != ours and not _documented_difference(theirs, ours, (a, b)):
+                        table.append((name, a, b, theirs, ours))
+    assert not table, table

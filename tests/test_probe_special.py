@@ -27,6 +27,25 @@ def test_t_logpdf_keeps_its_digits_for_a_large_df(dtype):
     grad = sg.grad(lambda d: sg.sum(sg.scipy.stats.t.logpdf(0.7, d)))(np.array(points))
     np.testing.assert_allclose(grad, [float(mp.diff(exact, d)) for d in points], rtol=1e-12)
 
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_t_at_infinite_df_is_the_normal(dtype):
+    """t.logpdf/pdf at df = inf were NaN (inf - inf in the normalizer); SciPy gives the normal's. The gradient in x
+    is the normal's and in df 0 (the limit), through the transform and both backends."""
+    x = np.array([0.0, 1.5, -3.0, np.inf, np.nan], dtype)
+    df = np.array([np.inf, np.inf, np.inf, np.inf, np.inf], dtype)
+    for name in ("logpdf", "pdf", "cdf"):
+        want = getattr(stats.t, name)(x.astype(np.float64), np.inf, 0.25, 1.5)
+        fn = getattr(sg.scipy.stats.t, name)
+        for path, got in values_everywhere(lambda a, d: fn(a, d, 0.25, 1.5), x, df).items():
+            assert got.dtype == dtype, path
+            np.testing.assert_allclose(got, want, rtol=1e-13 if dtype == np.float64 else 1e-6, err_msg=f"{name} {path}")
+    grad = sg.grad(lambda a, d: sg.sum(sg.scipy.stats.t.logpdf(a, d, 0.25, 1.5)), argnums=(0, 1))
+    for path, fn in (("grad", grad), ("numpy", sg.compile(grad, backend="numpy")), ("llvm", sg.compile(grad))):
+        gx, gdf = fn(x[:3], df[:3])
+        np.testing.assert_allclose(gx, -(x[:3] - 0.25) / 1.5 ** 2, rtol=1e-6, err_msg=path)
+        np.testing.assert_array_equal(gdf, np.zeros(3, dtype), err_msg=path)
+
 CONSTANT_SHAPES = {
     "gammainc": (lambda v: sg.scipy.special.gammainc(2.5, v), lambda v: special.gammainc(2.5, v)),
     "gammaincc": (lambda v: sg.scipy.special.gammaincc(2.5, v), lambda v: special.gammaincc(2.5, v)),

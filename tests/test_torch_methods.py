@@ -150,6 +150,53 @@ def test_scatter_and_scatter_add_match_pytorch_with_gradients_to_both_operands()
         sg.tensor(x).scatter(0, sg.tensor(INDEX + 3), 1.0)
 
 
+def test_scatter_scatter_add_and_gather_of_a_0d_tensor_as_pytorch():
+    """A 0-d self (with a 0-d index and src, or src and index of one element) is a tensor of one element, as PyTorch
+    takes it; these were an internal IndexError (scatter_reduce already took it). Gradients to self and src."""
+    torch = pytest.importorskip("torch")
+    calls = {"scatter": lambda lib, t, s: t.scatter(0, lib.tensor(0), s),
+             "scatter value": lambda lib, t, s: t.scatter(-1, lib.tensor(0), value=7.0) * s,
+             "scatter_add": lambda lib, t, s: t.scatter_add(0, lib.tensor(0), s),
+             "scatter_add of one element": lambda lib, t, s: t.scatter_add(0, lib.tensor([0]), s.reshape(1)),
+             "gather": lambda lib, t, s: t.gather(0, lib.tensor(0)) * s}
+    for name, call in calls.items():
+        results = []
+        for lib in (sg, torch):
+            t, s = lib.tensor(2.0, requires_grad=True), lib.tensor(5.0, requires_grad=True)
+            out = call(lib, t, s)
+            (out * 3.0).backward()
+            results.append((tuple(out.shape), out.item(), t.grad.item(), s.grad.item(), out.grad_fn.name()))
+        assert results[0] == results[1], (name, results)
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        sg.tensor(1.0).scatter(0, sg.tensor(1), sg.tensor(5.0))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        sg.tensor(1.0).scatter_add(1, sg.tensor(0), sg.tensor(5.0))
+
+
+def test_a_0d_boolean_index_is_a_new_axis_kept_or_emptied_as_numpy_and_pytorch():
+    """x[True], x[t0d > 0] add an axis of length 1 (0 where false), as NumPy and PyTorch: a 0-d mask was NumPy's
+    ValueError from nonzero, and Python's True indexed element 1 (x[True] was x[1], a silent wrong answer), on
+    arrays, tensors and traced values alike; the gradient reaches the selected elements."""
+    torch = pytest.importorskip("torch")
+    x = np.arange(6.0).reshape(2, 3)
+    keys = [True, False, np.bool_(True), np.array(False), (True, 1), (Ellipsis, True), (slice(None), np.False_),
+            (True, [0, 1]), (0, True, slice(None)), (None, True, 0), ([1, 0], True, [2, 1])]
+    for key in keys:
+        want = x[key]
+        for path, got in (("eager", sg.getitem(x, key)), ("compiled", sg.compile(lambda a: a[key])(x)),
+                          ("tensor", sg.tensor(x)[key].numpy())):
+            assert got.shape == want.shape, (key, path)
+            np.testing.assert_array_equal(got, want, err_msg=f"{key} {path}")
+    for lib in (sg, torch):
+        t = lib.tensor(np.array([1.0, -2.0, 3.0]), requires_grad=True)
+        zero_d = lib.tensor(np.array(0.5), requires_grad=True)
+        picked, none = t[zero_d > 0], t[zero_d < 0]
+        assert tuple(picked.shape) == (1, 3) and tuple(none.shape) == (0, 3)
+        ((picked * lib.tensor(np.array([1.0, 2.0, 3.0]))).sum() + zero_d[zero_d > 0].sum() * 4.0).backward()
+        np.testing.assert_array_equal(t.grad.numpy(), [1.0, 2.0, 3.0])
+        assert zero_d.grad.item() == 4.0
+
+
 def test_nan_sorts_as_the_largest_and_ties_keep_their_order_as_pytorch():
     torch = pytest.importorskip("torch")
     x = np.array([2.0, np.nan, -np.inf, 2.0, np.inf, 0.0, np.nan])

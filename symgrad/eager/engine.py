@@ -211,6 +211,10 @@ class _Backward:
 
     def deliver(self, node, ct):
         key = id(node)
+        if isinstance(node, Record) and not isinstance(ct, tuple) and np.shape(ct) != node.valued().out.shape:
+            raise RuntimeError(f"the gradient of the result of {node.name()} has shape {list(np.shape(ct))}, but "
+                               f"the op made {list(node.valued().out.shape)}: its .data was set to another shape since "
+                               "(PyTorch refuses this backward too); set .data on a leaf, or keep the shape")
         self.nodes[key] = node
         if key not in self.pending:
             self.pending[key] = ct

@@ -796,6 +796,9 @@ class Tensor(Tracer):
     @data.setter
     def data(self, value):
         array = np.asarray(value._data if isinstance(value, Tensor) else value)
+        if self._requires_grad and not dtypes.is_float(array.dtype):
+            raise RuntimeError(f"data set to a tensor that requires gradients must be floating point, got "
+                               f"{array.dtype} (PyTorch's error)")
         _settle(self)
         tape = _tapes.tape
         if tape is not None and self._node is not None:  # its record's output is no longer its array: later ops

@@ -160,9 +160,18 @@ def _scatter_index(self, dim, index):
     return tuple(grid), index.shape
 
 
+def _of_one_element(method, label, self, dim, index, *args, **kwargs):
+    """method of a 0-d self as of a tensor of one element, reshaped back (PyTorch takes a 0-d self, index and src)."""
+    _dim(dim, 0)
+    result = method(sgnp.reshape(self, (1,)), 0, index, *args, **kwargs)
+    return labelled(sgnp.reshape(result, ()), label, (self, *(a for a in args if isinstance(a, Tensor))))
+
+
 def gather(self, dim, index):
     """self[index] along dim, per position of index (torch.gather: take_along_axis of self cut to index's size
     along the other dimensions, which may be smaller); a 0-d index of a 1-d tensor gives a 0-d result."""
+    if self.ndim == 0:
+        return _of_one_element(gather, "Gather", self, dim, index)
     index = _index_array(index).astype(np.int64)
     dim = _dim(dim, self.ndim)
     if index.ndim == 0 and self.ndim == 1:
@@ -188,12 +197,16 @@ def scatter(self, dim, index, src=None, *, value=None, reduce=None):
     """A copy with src's elements (or value) written at index along dim (torch.scatter, out of place)."""
     if reduce is not None:
         raise RuntimeError("scatter: reduce= (deprecated in PyTorch) is not supported; use scatter_reduce")
+    if self.ndim == 0:
+        return _of_one_element(scatter, "Scatter", self, dim, index, src, value=value)
     key, shape = _scatter_index(self, dim, index)
     return labelled(self.at[key].set(_source(value if src is None else src, shape, self)), "Scatter")
 
 
 def scatter_add(self, dim, index, src):
     """A copy with src's elements added at index along dim (repeated indices add up)."""
+    if self.ndim == 0:
+        return _of_one_element(scatter_add, "ScatterAdd", self, dim, index, src)
     key, shape = _scatter_index(self, dim, index)
     return labelled(self.at[key].add(_source(src, shape, self)), "ScatterAdd")
 
@@ -226,10 +239,9 @@ def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
     (amax/amin: split evenly among the elements equal to the result; mean: over the count with self's)."""
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"scatter_reduce: reduce must be sum, prod, mean, amax or amin, not {reduce!r}")
-    if self.ndim == 0:  # as a tensor of one element (PyTorch takes a 0-d self, index and src)
-        _dim(dim, 0)
-        one = scatter_reduce(sgnp.reshape(self, (1,)), 0, index, src, reduce, include_self=include_self)
-        return labelled(sgnp.reshape(one, ()), "ScatterReduce", (self, src))
+    if self.ndim == 0:
+        return _of_one_element(scatter_reduce, "ScatterReduce", self, dim, index, src, reduce,
+                               include_self=include_self)
     key, shape = _scatter_index(self, dim, index)
     src = _source(src, shape, self)
     if reduce in ("amax", "amin") and self.dtype.kind == "f":

@@ -2,8 +2,9 @@
 
 Supported keys: ints, slices (any step), None, Ellipsis, integer arrays (concrete or
 traced; broadcast together, with NumPy's rule for where the result axes go) and
-concrete boolean masks (turned into integer arrays at trace time). A traced boolean
-mask would give a data-dependent shape, which a static IR cannot hold.
+concrete boolean masks (turned into integer arrays at trace time; a 0-d one is a new axis
+kept or emptied). A traced boolean mask would give a data-dependent shape, which a static
+IR cannot hold.
 """
 from __future__ import annotations
 
@@ -21,6 +22,19 @@ def _is_array_index(item) -> bool:
     return isinstance(item, (Tracer, np.ndarray, list)) and not isinstance(item, (str, bytes))
 
 
+class _NewAxisMask:
+    """A 0-d boolean index (NumPy's and PyTorch's x[True], x[t0d > 0]): a new axis of length 1, indexed by [0] where
+    the mask is true and by [] where it is false (Python's True is not the index 1)."""
+
+    def __init__(self, keep):
+        self.index = np.arange(int(keep), dtype=np.int64)
+
+
+def _is_scalar_mask(item) -> bool:
+    return isinstance(item, (bool, np.bool_)) or isinstance(item, np.ndarray) and item.dtype == np.bool_ and \
+        item.ndim == 0
+
+
 def _normalize(x, key) -> list:
     """Expand Ellipsis, turn concrete bool masks into int arrays, check the number of indices."""
     key = list(key) if isinstance(key, tuple) else [key]
@@ -28,6 +42,9 @@ def _normalize(x, key) -> list:
     for item in key:
         if isinstance(item, list):  # an empty list indexes nothing (NumPy makes it intp, not float64)
             item = np.asarray(item) if np.size(item) else np.asarray(item, dtype=np.int64)
+        if _is_scalar_mask(item):
+            expanded.append(_NewAxisMask(item))
+            continue
         if isinstance(item, np.ndarray) and item.dtype == np.bool_:
             expanded.extend(np.nonzero(item))
             continue
@@ -35,7 +52,8 @@ def _normalize(x, key) -> list:
             fail("indexing with a traced boolean mask gives a data-dependent shape; use "
                  "sg.where(mask, x, 0) (or sum with the mask) instead", TypeError)
         expanded.append(item)
-    consuming = sum(1 for item in expanded if item is not None and item is not Ellipsis)
+    consuming = sum(1 for item in expanded if item is not None and item is not Ellipsis and
+                    not isinstance(item, _NewAxisMask))
     if consuming > x.ndim:
         fail(f"too many indices for an array of shape {x.shape}: {consuming} were given", IndexError)
     ellipses = [i for i, item in enumerate(expanded) if item is Ellipsis]
@@ -53,9 +71,10 @@ def getitem(x, key):
     """x[key], as NumPy indexes (see the module docstring for the keys it takes)."""
     x = sg.asarray(x)
     key = _normalize(x, key)
-    if any(item is None for item in key):  # x[.., None, ..] == expand_dims(x)[.., :, ..]
-        x = sg.expand_dims(x, tuple(i for i, item in enumerate(key) if item is None))
-        key = [slice(None) if item is None else item for item in key]
+    new_axes = tuple(i for i, item in enumerate(key) if item is None or isinstance(item, _NewAxisMask))
+    if new_axes:  # x[.., None, ..] == expand_dims(x)[.., :, ..]
+        x = sg.expand_dims(x, new_axes)
+        key = [slice(None) if item is None else item.index if isinstance(item, _NewAxisMask) else item for item in key]
     advanced = any(_is_array_index(item) for item in key)
     starts, steps, sizes, drop, arrays = [], [], [], [], {}
     for axis, (item, dim) in enumerate(zip(key, x.shape)):

@@ -540,16 +540,19 @@ maximum = define("maximum", lambda a, b: sp.Piecewise((a, a > b), (b, a < b), *_
 minimum = define("minimum", lambda a, b: sp.Piecewise((a, a < b), (b, a > b), *_tied(a, b)), kind="arith",
                  integer_fn=sp.Min)
 # Gradient 1 on the closed interval [lo, hi], as torch.clamp.
-# With lo > hi the result is hi everywhere, as np.clip, jax.numpy.clip and torch.clamp; a NaN bound gives NaN, as
-# theirs, with gradient 0 as torch.clamp's (the test folds away for a bound written in as a number).
+# With lo > hi the result is hi everywhere, as np.clip, jax.numpy.clip and torch.clamp; a NaN x or bound gives NaN,
+# as theirs, with gradient 0 to each as torch.clamp's (the test folds away for a bound written in as a number).
 # Integers hold no NaN: their form has no NaN branch, which the LLVM backend cannot write as an integer.
+# A NaN x passes through with its bits (PyTorch's hardtanh keeps them) and derivative 0 (valued(0, x)).
 _clipped = lambda x, lo, hi: [(hi, sp.Or(x > hi, lo > hi)), (lo, x < lo), (x, True)]  # noqa: E731
-clip = define("clip", lambda x, lo, hi: sp.Piecewise((sp.nan, sp.Or(F.isnan(lo), F.isnan(hi))), *_clipped(x, lo, hi)),
+_nan_input = lambda x: (F.valued(sp.S.Zero, x), F.isnan(x))  # noqa: E731
+clip = define("clip", lambda x, lo, hi: sp.Piecewise((sp.nan, sp.Or(F.isnan(lo), F.isnan(hi))), _nan_input(x),
+                                                     *_clipped(x, lo, hi)),
               kind="arith", integer_fn=lambda x, lo, hi: sp.Piecewise(*_clipped(x, lo, hi)))
 # np.clip with one bound: a tie gives the bound's bits, as np.maximum/np.minimum (np.clip(-0.0, 0.0, None) is 0.0,
 # np.clip(-0.0, 0.0, 1.0) -0.0), the gradient clip's.
 _bounded = lambda x, bound, beyond: sp.Piecewise(  # noqa: E731
-    (sp.nan, F.isnan(bound)), (bound, beyond), (F.valued(x, bound), sp.Eq(x, bound)), (x, True))
+    (sp.nan, F.isnan(bound)), _nan_input(x), (bound, beyond), (F.valued(x, bound), sp.Eq(x, bound)), (x, True))
 clip_below = define("clip_below", lambda x, lo: _bounded(x, lo, x < lo), kind="arith",
                     integer_fn=lambda x, lo: sp.Piecewise((lo, x < lo), (x, True)))
 clip_above = define("clip_above", lambda x, hi: _bounded(x, hi, x > hi), kind="arith",
@@ -648,15 +651,15 @@ def polygamma_of_order(n: int) -> ElementwiseOp:
     return define(f"polygamma{n}", lambda x: sp.polygamma(n, x), domain=(0.2, 3.0))
 
 
-# NumPy's other elementwise functions. fmax/fmin ignore a NaN operand; at ties their value is the first
-# argument (as NumPy's) and the gradient splits evenly (F.tie).
+# NumPy's other elementwise functions. fmax/fmin ignore a NaN operand; at ties (and where both are NaN) their value
+# and gradient are the first argument's, as NumPy's value and torch.fmax's gradient (torch.maximum splits ties).
 cbrt = define("cbrt", F.cbrt, domain=(0.2, 3.0))
 copysign = define("copysign", lambda a, b: sp.Piecewise((-sp.Abs(a), F.signbit(b)), (sp.Abs(a), True)),
                   domain=(0.5, 2.0))
-fmax = define("fmax", lambda a, b: sp.Piecewise((b, F.isnan(a)), (a, F.isnan(b)), (a, a > b), (b, a < b),
-                                                (F.tie(a, b), True)), kind="arith", integer_fn=sp.Max)
-fmin = define("fmin", lambda a, b: sp.Piecewise((b, F.isnan(a)), (a, F.isnan(b)), (a, a < b), (b, a > b),
-                                                (F.tie(a, b), True)), kind="arith", integer_fn=sp.Min)
+fmax = define("fmax", lambda a, b: sp.Piecewise((a, F.isnan(b)), (b, F.isnan(a)), (b, a < b), (a, True)),
+              kind="arith", integer_fn=sp.Max)
+fmin = define("fmin", lambda a, b: sp.Piecewise((a, F.isnan(b)), (b, F.isnan(a)), (b, a > b), (a, True)),
+              kind="arith", integer_fn=sp.Min)
 fmod = define("fmod", F.fmod, 2, kind="arith", domain=(0.5, 4.0), on_booleans="int8")
 logaddexp2 = define("logaddexp2", lambda a, b: F.logaddexp(a * sp.Float(np.log(2)), b * sp.Float(np.log(2)))
                     * sp.Float(1 / np.log(2)))

@@ -113,12 +113,51 @@ def _factors(expr) -> list:
     return [] if expr.is_Number and expr == 1 else [expr]
 
 
+def _is_zero(expr) -> bool:
+    return expr.is_Number and expr == 0
+
+
+def _tree_size(expr) -> int:
+    return sum(1 for _ in sp.preorder_traversal(expr))
+
+
+_NEGATED_ORDER = {"<": sp.GreaterThan, "<=": sp.StrictGreaterThan, ">": sp.LessThan, ">=": sp.StrictLessThan}
+
+
+def _negated(cond):
+    """not cond, true where an ordering compares a NaN: SymPy writes ~(a > b) as a <= b, false there."""
+    if isinstance(cond, (sp.Eq, sp.Ne)):
+        return (sp.Ne if isinstance(cond, sp.Eq) else sp.Eq)(*cond.args, evaluate=False)
+    if isinstance(cond, sp.core.relational.Relational) and cond.rel_op in _NEGATED_ORDER:
+        flipped = _NEGATED_ORDER[cond.rel_op](cond.lhs, cond.rhs, evaluate=False)
+        return sp.Or(flipped, F.isnan(cond.lhs), F.isnan(cond.rhs))
+    if isinstance(cond, (sp.And, sp.Or)):
+        return (sp.Or if isinstance(cond, sp.And) else sp.And)(*map(_negated, cond.args))
+    return cond.args[0] if isinstance(cond, sp.Not) else sp.Not(cond)
+
+
+def _split_zeros(pw):
+    """(where, nonzero) for a Piecewise `pw` with a literal-0 branch among nonzero ones: the condition under
+    which it takes a 0 branch, and the Piecewise of its other branches (equal to pw elsewhere)."""
+    where, earlier, nonzero = [], [], []
+    for pair in pw.args:
+        if _is_zero(pair.expr):
+            where.append(sp.And(pair.cond, *map(_negated, earlier)))
+        else:
+            nonzero.append((pair.expr, pair.cond))
+        earlier.append(pair.cond)
+    nonzero[-1] = (nonzero[-1][0], sp.true)
+    return sp.Or(*where), sp.Piecewise(*nonzero)
+
+
 @functools.lru_cache(maxsize=4096)
 def fold_masks(expr):
     """A product with a mask factor (a Piecewise zero in every branch but one) as that Piecewise, the
     other factors moved into its nonzero branch: g*Piecewise((1, c), (0, True))*X is
     Piecewise((g*X, c), (0, True)), which is 0 where c is false even where X is NaN or infinite
-    (a backend selects a branch; it does not multiply by 0). Each factor lands in one branch."""
+    (a backend selects a branch; it does not multiply by 0). Each factor lands in one branch. A Piecewise
+    with several nonzero branches and a zero one (maximum's derivative) is split first: 0 where it takes a
+    zero branch, else the product with its other branches (d/da of exp(maximum(a, inf)) is 0, not 0 * inf)."""
     if not expr.args or expr.is_Atom:
         return expr
     args = [fold_masks(arg) for arg in expr.args]
@@ -131,6 +170,11 @@ def fold_masks(expr):
             rest = sp.Mul(*factors[:i], *factors[i + 1:])
             inner = fold_masks(sp.Mul(factor.args[k].expr, rest)) if rest != 1 else factor.args[k].expr
             return sp.Piecewise(*[(inner if j == k else pair.expr, pair.cond) for j, pair in enumerate(factor.args)])
+    for i, factor in enumerate(factors):
+        if isinstance(factor, sp.Piecewise) and any(_is_zero(pair.expr) for pair in factor.args):
+            where, nonzero = _split_zeros(factor)
+            inner = fold_masks(sp.Mul(nonzero, *factors[:i], *factors[i + 1:]))
+            return sp.Piecewise((0, where), (inner, True))
     return sp.Mul(*factors)
 
 
@@ -148,7 +192,7 @@ def _mask_operand(ct):
     if node is None or node.prim is not ew_p:
         return None
     expr = node.params["expr"]
-    if _only_nonzero_branch(expr) is None or sum(1 for _ in sp.preorder_traversal(expr)) > MASK_INLINE_NODES:
+    if _only_nonzero_branch(expr) is None or _tree_size(expr) > MASK_INLINE_NODES:
         return None
     return expr, node.params["args"], [Tracer(v, ct.builder) for v in node.inputs]
 

@@ -452,8 +452,8 @@ class fmod(_RealFunction):
 
 
 class tie(_RealFunction):
-    """a, at a tie of a and b (a == b), with derivative 1/2 in each: the value NumPy's fmax/fmin give
-    (its first argument), the gradient split evenly as PyTorch's (a + b) / 2 would, which overflows."""
+    """a, at a tie of a and b (a == b), with derivative 1/2 in each: the bits NumPy's maximum/minimum give
+    at a tie, the gradient split evenly as PyTorch's (a + b) / 2 would, which overflows."""
 
     nargs = 2
 
@@ -466,7 +466,8 @@ class tie(_RealFunction):
 
 class valued(_RealFunction):
     """b's value with a's derivative (1 in a, 0 in b), for a tie of a and b (a == b) where the bits are b's: the
-    sign of a zero that NumPy's one-sided clip (the bound's) or PyTorch's relu (the input's) gives."""
+    sign of a zero that NumPy's one-sided clip (the bound's) or PyTorch's relu (the input's) gives; valued(0, x) is
+    x's value (a NaN's bits) with derivative 0."""
 
     nargs = 2
 

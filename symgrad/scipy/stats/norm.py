@@ -9,10 +9,14 @@ from .support import distribution_function, log_density, standardize, where_vali
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
+def log_standard_density(y):
+    """The standard normal's log density at y (also Student's t's at df = inf)."""
+    return E.subtract(-_LOG_SQRT_2PI, E.multiply(0.5, E.square(y)))
+
+
 @distribution_function
 def logpdf(x, loc=0, scale=1):
-    y = standardize(x, loc, scale)
-    return log_density(E.subtract(-_LOG_SQRT_2PI, E.multiply(0.5, E.square(y))), scale)
+    return log_density(log_standard_density(standardize(x, loc, scale)), scale)
 
 
 @distribution_function

@@ -1,8 +1,8 @@
 """scipy.stats.t: Student's t distribution with df degrees of freedom, shifted by loc and scaled by scale."""
 from __future__ import annotations
 
-
 from ...ops import elementwise as E
+from .norm import log_standard_density
 from .support import distribution_function, log_density, standardize, where_valid
 
 
@@ -14,6 +14,8 @@ def logpdf(x, df, loc=0, scale=1):
     normalizer = E.negative(E.add(E.betaln(E.multiply(0.5, df), 0.5), E.multiply(0.5, E.log(df))))
     half = E.multiply(0.5, E.add(df, 1))
     log_standard = E.subtract(normalizer, E.multiply(half, E.log1p(E.divide(E.square(y), df))))
+    # df = inf is the normal distribution, as SciPy's (the formula gives inf - inf there)
+    log_standard = E.where(E.isposinf(df), log_standard_density(y), log_standard)
     return where_valid(log_density(log_standard, scale), E.greater(df, 0))
 
 
