@@ -1234,12 +1234,14 @@ class Tensor(Tracer):
         self._data, self._base = data.copy(), None
         return self._data
 
-    def add_(self, other, alpha=1):
+    def add_(self, other, *scaled, alpha=1):
+        other, alpha = alpha_first("add_", other, scaled, alpha)
         if alpha == 1 and self._unrecorded_update(np.add, other):
             return self
         return self._inplace(lambda s: s + (other if alpha == 1 else other * alpha))
 
-    def sub_(self, other, alpha=1):
+    def sub_(self, other, *scaled, alpha=1):
+        other, alpha = alpha_first("sub_", other, scaled, alpha)
         if alpha == 1 and self._unrecorded_update(np.subtract, other):
             return self
         return self._inplace(lambda s: s - (other if alpha == 1 else other * alpha))
@@ -1951,9 +1953,25 @@ for _name, _op in {"__rsub__": E.subtract, "__rtruediv__": E.divide, "__rpow__":
     setattr(Tensor, _name, _elementwise_method(_op, reflected=True))
 
 
-def _with_alpha(method):
+def alpha_first(name, other, scaled, alpha):
+    """(other, alpha) of add/sub and their in-place forms, which also take PyTorch's deprecated `t.add_(alpha,
+    other)` (older tutorials' `p.data.add_(-learning_rate, p.grad.data)`): a number (or, as PyTorch reads one, a
+    0-d tensor that does not require grad), then a tensor or a number."""
+    if not scaled:
+        return other, alpha
+    number = isinstance(other, (int, float)) or (
+        isinstance(other, Tensor) and other.ndim == 0 and not other.requires_grad)
+    if len(scaled) == 1 and isinstance(scaled[0], (Tensor, int, float)) and number and alpha == 1:
+        return scaled[0], other.item() if isinstance(other, Tensor) else other
+    raise TypeError(f"{name}() takes a tensor other and a keyword alpha (or the deprecated number alpha, then a "
+                    f"tensor), got {len(scaled) + 1} positional arguments: {type(other).__name__}, "
+                    f"{', '.join(type(arg).__name__ for arg in scaled)}")
+
+
+def _with_alpha(method, name):
     """add/sub with PyTorch's alpha: other scaled by alpha first."""
-    def scaled(self, other, *, alpha=1):
+    def scaled(self, other, *deprecated, alpha=1):
+        other, alpha = alpha_first(name, other, deprecated, alpha)
         return method(self, other if alpha == 1 else other * alpha)
     return scaled
 
@@ -1975,7 +1993,7 @@ def _with_rounding(method):
     return div
 
 
-Tensor.add, Tensor.sub = _with_alpha(Tensor.add), _with_alpha(Tensor.sub)
+Tensor.add, Tensor.sub = _with_alpha(Tensor.add, "add"), _with_alpha(Tensor.sub, "sub")
 Tensor.div = _with_rounding(Tensor.div)
 
 
