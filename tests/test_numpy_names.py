@@ -299,6 +299,21 @@ def test_a_numpy_constant_indexed_by_a_traced_integer():
         sg.compile(lambda x: table[sg.argmax(x)])(x)
 
 
+def test_a_list_of_traced_integers_indexes_as_jnp():
+    """min-char-rnn's one-hot code `sg.array(eye)[:, [i]]` with a traced i failed ('np.size was applied to a traced
+    value'): a list holding traced integers is an array of them, as in JAX; values on both backends, a gradient
+    against finite differences, nested lists, vmap over i and an empty list."""
+    w = np.arange(16.0).reshape(4, 4) - 5.0
+    fn = lambda w, i: sg.sum(sg.array(np.eye(4))[:, [i]] * w[:, [i, 0]] ** 2) + sg.sum(w[[i, 0], [[1], [i]]])  # noqa
+    i = np.int64(2)
+    want = np.sum(np.eye(4)[:, [i]] * w[:, [i, 0]] ** 2) + np.sum(w[[i, 0], [[1], [i]]])
+    for path in ("numpy", "llvm"):
+        assert sg.compile(fn, backend=path)(w, i) == want
+    assert_grads_match_finite_differences(fn, [w, i], argnums=0)
+    np.testing.assert_array_equal(sg.vmap(lambda i: sg.array(w)[[i, 0]])(np.array([3, 1])), [w[[3, 0]], w[[1, 0]]])
+    assert sg.compile(lambda w: w[[]])(w).shape == (0, 4)
+
+
 @pytest.mark.parametrize("program,message", [
     (lambda x: sg.repeat(x, sg.argmax(x)), "repeat: the length of its result"),
     (lambda x: sg.arange(sg.argmax(x)), "arange: the length"),
