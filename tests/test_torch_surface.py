@@ -222,3 +222,19 @@ def test_add_and_sub_take_pytorchs_deprecated_number_alpha_first(values):
             step.add_(u.detach(), 2)
         results[lib.__name__] = [out.tolist(), step.tolist(), t.grad.tolist(), u.grad.tolist()]
     _same(results)
+
+
+def test_allclose_of_tensors_is_a_python_bool():
+    """super_resolution's check `print(torch.allclose(rows @ rows.T, eye))` printed tensor(True) where PyTorch prints
+    True: sg.allclose of tensors is Tensor.allclose (NaN, infinities, empty and 0-d inputs, rtol/atol/equal_nan as
+    PyTorch's); of arrays it stays NumPy's."""
+    cases = [([1.0, 2.0], [1.0, 2.0000001], {}), ([1.0, 2.0], [1.0, 2.0000001], {"rtol": 0, "atol": 0}),
+             ([np.nan, np.inf], [np.nan, np.inf], {}), ([np.nan, -np.inf], [np.nan, -np.inf], {"equal_nan": True}),
+             ([], [], {}), (0.0, -0.0, {}), (1.0, 1.5, {"atol": 0.5})]
+    results = {}
+    for lib in _both():
+        results[lib.__name__] = [lib.allclose(lib.tensor(a, dtype=lib.float64), lib.tensor(b, dtype=lib.float64), **kw)
+                                 for a, b, kw in cases]
+        assert all(type(result) is bool for result in results[lib.__name__])
+    _same(results)
+    assert isinstance(sg.allclose(np.ones(2), np.ones(2)), np.ndarray)

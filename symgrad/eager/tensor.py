@@ -1768,6 +1768,8 @@ def apply_function(fn, args, kwargs):
     torch_meaning = _TORCH_EXTREMES.get(fn)
     if torch_meaning is not None and isinstance(args[0], Tensor) and (len(args) > 1 or "dim" in kwargs):
         return _torch_extreme(*torch_meaning, args, kwargs)
+    if fn is _ALLCLOSE and isinstance(args[0], Tensor):  # torch.allclose(a, b): a Python bool, as PyTorch's
+        return args[0].allclose(*args[1:], **kwargs)
     tape = _tapes.tape
     call = None
     if tape is not None and tape.capture is not None and _mode.enabled:  # the plan this call ran before?
@@ -1837,6 +1839,7 @@ def _torch_extreme(reduce, elementwise, args, kwargs):
 
 
 _TORCH_EXTREMES = {sgnp.max.__wrapped__: (Tensor.max, sgnp.maximum), sgnp.min.__wrapped__: (Tensor.min, sgnp.minimum)}
+_ALLCLOSE = sgnp.allclose.__wrapped__
 
 # sg.tanh(t), sg.sum(t, 1), ...: the namespace's functions replay cached plans on tensors.
 Tensor.__sg_elementwise__ = staticmethod(elementwise_on_tensors)
