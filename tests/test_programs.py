@@ -50,11 +50,11 @@ def jax_source(source: str) -> str:
     """The JAX program a port stands for: `symgrad.numpy`/`symgrad.scipy` are `jax.numpy`/`jax.scipy`, `sg` is
     `jax` (grad, value_and_grad, hessian, vjp, jvp, vmap and custom_vjp have JAX's names), `sg.compile` is
     `jax.jit`, `sg.check_grads` is `jax.test_util.check_grads`, `symgrad.numpy.random` (autograd's, NumPy's)
-    is `numpy.random`, and the control flow imported from symgrad (`while_loop`, `fori_loop`, `scan`, `cond`,
-    `switch`) is `jax.lax`'s."""
+    is `numpy.random`, and the control flow and stop_gradient imported from symgrad (`while_loop`, `fori_loop`,
+    `scan`, `cond`, `switch`) are `jax.lax`'s."""
     source = re.sub(r"^import symgrad\.numpy\.random\b", "import numpy.random", source, flags=re.MULTILINE)
-    source = re.sub(r"^from symgrad import (?=(while_loop|fori_loop|scan|cond|switch)\b)", "from jax.lax import ",
-                    source, flags=re.MULTILINE)
+    source = re.sub(r"^from symgrad import (?=(while_loop|fori_loop|scan|cond|switch|stop_gradient)\b)",
+                    "from jax.lax import ", source, flags=re.MULTILINE)
     source = re.sub(r"^(import|from) symgrad\b", r"\1 jax", source, flags=re.MULTILINE)
     source = re.sub(r"\bsg\.compile\b", "jax.jit", re.sub(r"\bcompile as jit\b", "jit", source))
     return "import jax.test_util\n" + source.replace("sg.check_grads(", "jax.test_util.check_grads(")
