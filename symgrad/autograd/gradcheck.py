@@ -39,22 +39,25 @@ def _numerical(func, inputs, at, eps) -> list:
 
 
 def _analytical(outputs, inputs, at) -> list:
-    """d outputs / d inputs[at] by autograd, one backward per output element."""
+    """d outputs / d inputs[at] by autograd, one backward per output element (a one-hot grad_output, as PyTorch's:
+    the same backward each time, compiled once)."""
     jacobians = []
     for i in _differentiable(outputs):
-        flat = outputs[i].reshape(-1)
-        rows = []
-        for j in range(flat.shape[0]):
-            grad = ENGINE.grad(flat[j], [inputs[at]], retain_graph=True, allow_unused=True)[0] \
-                if flat.requires_grad else None
+        out, rows = outputs[i], []
+        for j in range(out.numel()):
+            one_hot = np.zeros(out.shape, out.dtype)
+            one_hot.flat[j] = 1
+            grad = ENGINE.grad(out, [inputs[at]], Tensor._wrap(one_hot), retain_graph=True, allow_unused=True)[0] \
+                if out.requires_grad else None
             rows.append(np.zeros(inputs[at].shape) if grad is None else grad.detach().numpy())
-        jacobians.append(np.array(rows).reshape(flat.shape[0], -1).T)
+        jacobians.append(np.array(rows).reshape(out.numel(), -1).T)
     return jacobians
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) -> bool:
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, fast_mode=False) -> bool:
     """True when autograd's Jacobian of func at inputs (a tensor or a tuple) equals central differences for every
-    input that requires grad and every floating output; otherwise GradcheckError (or False, raise_exception=False)."""
+    input that requires grad and every floating output; otherwise GradcheckError (or False, raise_exception=False).
+    `fast_mode=True` (PyTorch's check of random projections) is checked fully here, a stricter check."""
     inputs = _tensors(inputs)
     outputs = _tensors(func(*inputs))
     for at, value in enumerate(inputs):
@@ -70,7 +73,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     return True
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) -> bool:
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+                  fast_mode=False) -> bool:
     """gradcheck of the gradients of func's outputs (weighted by grad_outputs, random normal ones when None) with
     respect to the inputs that require grad: the second derivatives a double backward computes."""
     inputs = _tensors(inputs)
