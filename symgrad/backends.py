@@ -120,3 +120,12 @@ def _llvm_has_rule(prim) -> bool:
 register_backend("numpy", _numpy_lower, _numpy_has_rule)
 if importlib.util.find_spec("llvmlite") is not None:
     register_backend("llvm", _llvm_lower, _llvm_has_rule)
+
+
+def __getattr__(name):
+    """`sg.backends.mps`, as the tutorials' `"mps" if torch.backends.mps.is_available() else "cpu"` reads it: no
+    accelerator (this module is symgrad's backends, not PyTorch's flags)."""
+    if name == "mps":
+        from .eager.device import cuda
+        return cuda
+    raise AttributeError(f"module 'symgrad.backends' has no attribute {name!r}")

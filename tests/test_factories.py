@@ -227,6 +227,7 @@ def test_pytorch_keyword_names():
 def test_no_accelerator_and_default_device():
     device = sg.accelerator.current_accelerator().type if sg.accelerator.is_available() else "cpu"
     assert device == "cpu" and not sg.cuda.is_available() and sg.cuda.device_count() == 0
+    assert not sg.backends.mps.is_available() and not sg.backends.mps.is_built()  # (the DQN tutorial's device)
     assert sg.cuda.manual_seed(0) is None and sg.cuda.manual_seed_all(3407) is None  # makemore seeds both
     sg.set_default_device(device)
     assert sg.get_default_device() == sg.device("cpu")

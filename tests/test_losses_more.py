@@ -92,3 +92,40 @@ def test_errors():
         sg.nn.functional.gaussian_nll_loss(sg.tensor(X1), sg.tensor(X2), sg.tensor(-VARIANCE))
     with pytest.raises(ValueError, match="not a valid value for reduction"):
         sg.nn.functional.soft_margin_loss(sg.tensor(X1), sg.tensor(SIGNS_2D), reduction="avg")
+
+
+LEGACY = [  # (functional name, module name, inputs: the first differentiated)
+    ("nll_loss", "NLLLoss", (np.log(np.abs(X1) + 0.1), np.array([0, 3, 1, 2, 2, 0]))),
+    ("cross_entropy", "CrossEntropyLoss", (X1, np.array([0, 3, 1, 2, 2, 0]))),
+    ("mse_loss", "MSELoss", (X1, X2)),
+    ("l1_loss", "L1Loss", (X1, X2)),
+    ("smooth_l1_loss", "SmoothL1Loss", (X1, X2)),
+    ("kl_div", "KLDivLoss", (X1, np.abs(X2))),
+    ("binary_cross_entropy", "BCELoss", (1 / (1 + np.exp(-X1)), LABELS)),
+    ("binary_cross_entropy_with_logits", "BCEWithLogitsLoss", (X1, LABELS)),
+    ("soft_margin_loss", "SoftMarginLoss", (X1, SIGNS_2D)),
+    ("hinge_embedding_loss", "HingeEmbeddingLoss", (np.where(np.isfinite(X1), X1, 0.0), SIGNS_2D)),
+]
+FLAGS = [(False, None), (None, False), (True, True), (False, True), (True, False), (0, None)]
+
+
+@pytest.mark.parametrize("name, module, inputs", LEGACY, ids=[case[0] for case in LEGACY])
+def test_deprecated_size_average_and_reduce_are_pytorchs_reductions(name, module, inputs):
+    """The spatial transformer tutorial's `F.nll_loss(output, target, size_average=False)` was refused, and
+    `nn.SmoothL1Loss(size_average=False)`, `nn.KLDivLoss(reduce=False)` and the margin losses' modules ignored the
+    flags (a mean where PyTorch sums): values and gradients of every combination, as PyTorch's, with its warning."""
+    torch = pytest.importorskip("torch")
+    for size_average, reduce in FLAGS:
+        flags = {"size_average": size_average, "reduce": reduce}
+        results = []
+        for lib in (sg, torch):
+            tensors = [lib.tensor(value) for value in inputs]
+            tensors[0].requires_grad_(True)
+            with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
+                functional = getattr(lib.nn.functional, name)(*tensors, **flags)
+                layer = getattr(lib.nn, module)(**flags)
+            by_module = layer(*tensors)
+            (functional.sum() + by_module.sum()).backward()
+            results.append((functional.detach().numpy(), by_module.detach().numpy(), tensors[0].grad.numpy()))
+        for ours, theirs in zip(*results):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15, err_msg=f"{name} {flags}")

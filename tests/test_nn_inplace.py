@@ -127,3 +127,32 @@ def test_traced_value_gets_a_new_value():
     data = np.array([-1.0, 0.0, 2.0, 3.0])
     np.testing.assert_allclose(sg.compile(f)(data), f(sg.tensor(data)).item())
     np.testing.assert_allclose(sg.grad(f)(data), [0.0, 0.0, 1.0, 1.0])
+
+
+POOLED = np.array([[[[1.0, 1.0, -np.inf, 0.0], [-0.0, 2.0, -np.inf, -0.0], [np.nan, 3.0, -1.0, -2.0],
+                     [4.0, np.nan, -3.0, -1.0]]]])
+POOLS = [  # (name, a function of (functional, x))
+    ("max_pool1d", lambda functional, x: functional.max_pool1d(x[0], 2)),
+    ("max_pool2d", lambda functional, x: functional.max_pool2d(x, 2)),
+    ("max_pool2d stride 1", lambda functional, x: functional.max_pool2d(x, 2, stride=1, padding=1)),
+    ("max_pool3d", lambda functional, x: functional.max_pool3d(x.reshape(1, 1, 2, 2, 4), 2)),
+    ("adaptive_max_pool2d", lambda functional, x: functional.adaptive_max_pool2d(x, 3)),
+    ("empty batch", lambda functional, x: functional.max_pool2d(x[:0], 2)),
+]
+
+
+@pytest.mark.parametrize("name, pool", POOLS, ids=[name for name, _ in POOLS])
+def test_in_place_activation_after_max_pooling_matches_pytorch(name, pool):
+    """The spatial transformer tutorial's `nn.MaxPool2d(2, stride=2), nn.ReLU(True)`: the backward refused
+    ('modified by an inplace operation ... the output of FirstMaxBackward0'), as max pooling's gradient read its
+    output; PyTorch's reads the input (through saved indices). Ties, -0.0, -inf and NaN windows included: a window
+    with two NaNs gave its gradient to the first, PyTorch (and symgrad's return_indices) to the last."""
+    results = []
+    for lib, functional in ((sg, F), (torch, tF)):
+        x = lib.tensor(POOLED, requires_grad=True)
+        out = functional.relu(pool(functional, x * 1.0), inplace=True)
+        (out * lib.tensor(np.arange(1.0, 1.0 + out.numel()).reshape(tuple(out.shape)))).sum().backward()
+        results.append((out.detach().numpy(), x.grad.numpy()))
+    (ours, our_grad), (theirs, their_grad) = results
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_array_equal(our_grad, their_grad)

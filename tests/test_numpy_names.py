@@ -258,8 +258,12 @@ def test_isclose_and_allclose_match_numpy():
     for kwargs in ({}, {"equal_nan": True}, {"rtol": 0.2}, {"atol": 0.0}):
         for path, got in values_everywhere(lambda x, y: sg.isclose(x, y, **kwargs), a, b).items():
             _assert_same(got, np.isclose(a, b, **kwargs), path)
-        for path, got in values_everywhere(lambda x, y: sg.allclose(x[:2], y[:2], **kwargs), a, b).items():
-            _assert_same(got, np.asarray(np.allclose(a[:2], b[:2], **kwargs)), path)
+        close = lambda x, y: sg.allclose(x[:2], y[:2], **kwargs)  # noqa: E731
+        want = np.allclose(a[:2], b[:2], **kwargs)
+        for path, got in {"eager": close(a, b), "numpy": sg.compile(close, backend="numpy")(a, b),
+                          "llvm": sg.compile(close)(a, b)}.items():
+            _assert_same(got, np.asarray(want), path)
+        assert close(sg.tensor(a), sg.tensor(b)) is bool(want)  # (of tensors, torch.allclose: a Python bool)
     for name in ("all", "any"):
         for x, axis in ((a > 0, None), (np.zeros((0, 2)), 0), (np.array([[1, 0], [2, 3]]), 1)):
             for path, got in values_everywhere(lambda v: getattr(sg, name)(v, axis=axis), x).items():
@@ -297,6 +301,21 @@ def test_a_numpy_constant_indexed_by_a_traced_integer():
         np.testing.assert_array_equal(sg.compile(fn, backend=path)(x), [20.0 + 10.0, 10.0 + 20.0])
     with pytest.raises(sg.TracerError, match=r"sg.array\(c\)\[i\]"):
         sg.compile(lambda x: table[sg.argmax(x)])(x)
+
+
+def test_a_list_of_traced_integers_indexes_as_jnp():
+    """min-char-rnn's one-hot code `sg.array(eye)[:, [i]]` with a traced i failed ('np.size was applied to a traced
+    value'): a list holding traced integers is an array of them, as in JAX; values on both backends, a gradient
+    against finite differences, nested lists, vmap over i and an empty list."""
+    w = np.arange(16.0).reshape(4, 4) - 5.0
+    fn = lambda w, i: sg.sum(sg.array(np.eye(4))[:, [i]] * w[:, [i, 0]] ** 2) + sg.sum(w[[i, 0], [[1], [i]]])  # noqa
+    i = np.int64(2)
+    want = np.sum(np.eye(4)[:, [i]] * w[:, [i, 0]] ** 2) + np.sum(w[[i, 0], [[1], [i]]])
+    for path in ("numpy", "llvm"):
+        assert sg.compile(fn, backend=path)(w, i) == want
+    assert_grads_match_finite_differences(fn, [w, i], argnums=0)
+    np.testing.assert_array_equal(sg.vmap(lambda i: sg.array(w)[[i, 0]])(np.array([3, 1])), [w[[3, 0]], w[[1, 0]]])
+    assert sg.compile(lambda w: w[[]])(w).shape == (0, 4)
 
 
 @pytest.mark.parametrize("program,message", [

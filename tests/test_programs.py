@@ -8,6 +8,8 @@ program prints on the library it was written for, as tests/test_tutorials.py doe
   `python tests/test_programs.py` records them anew.
 - `jax_*.py`: google/jax's examples, ported by importing `symgrad.numpy as jnp` and `sg.compile` for `jax.jit`.
   Oracle: the same source on JAX in float64, recorded as for autograd's.
+- `numpy_*.py`: plain NumPy programs that differentiate by hand, kept on NumPy, with the same loss written on
+  `symgrad.numpy` and differentiated by `sg.grad` to check theirs. Oracle: JAX, recorded as for autograd's.
 - `pytorch_*.py`: pytorch/examples' programs (and others' PyTorch programs) with synthetic data of the same shapes,
   `import torch` renamed (to `sg`, or kept as the name of `symgrad` where that changes fewer lines).
   Oracle: PyTorch, in float64 where the program says so.
@@ -26,7 +28,8 @@ from test_eager_examples import NUMBER
 from test_tutorials import pytorch_line, pytorch_source, without_addresses, words
 
 PROGRAMS = pathlib.Path(__file__).resolve().parent / "programs"
-AUTOGRAD = sorted(path.name for path in [*PROGRAMS.glob("autograd_*.py"), *PROGRAMS.glob("jax_*.py")])
+AUTOGRAD = sorted(path.name for path in [*PROGRAMS.glob("autograd_*.py"), *PROGRAMS.glob("jax_*.py"),
+                                          *PROGRAMS.glob("numpy_*.py")])
 PYTORCH = sorted(path.name for path in PROGRAMS.glob("pytorch_*.py"))
 
 
@@ -46,9 +49,12 @@ def run(source: str, name: str) -> str:
 def jax_source(source: str) -> str:
     """The JAX program a port stands for: `symgrad.numpy`/`symgrad.scipy` are `jax.numpy`/`jax.scipy`, `sg` is
     `jax` (grad, value_and_grad, hessian, vjp, jvp, vmap and custom_vjp have JAX's names), `sg.compile` is
-    `jax.jit`, `sg.check_grads` is `jax.test_util.check_grads`, and `symgrad.numpy.random` (autograd's, NumPy's)
-    is `numpy.random`."""
+    `jax.jit`, `sg.check_grads` is `jax.test_util.check_grads`, `symgrad.numpy.random` (autograd's, NumPy's)
+    is `numpy.random`, and the control flow and stop_gradient imported from symgrad (`while_loop`, `fori_loop`,
+    `scan`, `cond`, `switch`) are `jax.lax`'s."""
     source = re.sub(r"^import symgrad\.numpy\.random\b", "import numpy.random", source, flags=re.MULTILINE)
+    source = re.sub(r"^from symgrad import (?=(while_loop|fori_loop|scan|cond|switch|stop_gradient)\b)",
+                    "from jax.lax import ", source, flags=re.MULTILINE)
     source = re.sub(r"^(import|from) symgrad\b", r"\1 jax", source, flags=re.MULTILINE)
     source = re.sub(r"\bsg\.compile\b", "jax.jit", re.sub(r"\bcompile as jit\b", "jit", source))
     return "import jax.test_util\n" + source.replace("sg.check_grads(", "jax.test_util.check_grads(")
@@ -78,7 +84,7 @@ def recorded(name: str) -> pathlib.Path:
 @pytest.mark.parametrize("name", AUTOGRAD)
 def test_autograd_program_matches_jax(name):
     source = (PROGRAMS / name).read_text()
-    assert re.search(r"^import symgrad\.numpy as j?np$", source, flags=re.MULTILINE)
+    assert re.search(r"^import symgrad\.numpy as (j?np$|snp\b)", source, flags=re.MULTILINE)
     ours = run(source, name)
     compare(ours, recorded(name).read_text(), rel=1e-6, absolute=1e-9)
 

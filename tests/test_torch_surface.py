@@ -267,3 +267,47 @@ def test_integer_division_toward_zero_is_exact():
     assert sg.tensor([5, -5]).div(0, rounding_mode="trunc").tolist() == [0, 0]
     for lib in _both()[1:]:
         assert lib.tensor(big).div(lib.tensor(divisors), rounding_mode="trunc").tolist() == expected
+
+
+@pytest.mark.parametrize("values", [[0.5, -2.0, 3.0], [1.0], [], 2.0, [np.inf, np.nan, 0.0]],
+                         ids=["1-d", "one", "empty", "0-d", "inf-nan"])
+def test_add_and_sub_take_pytorchs_deprecated_number_alpha_first(values):
+    """`p.data.add_(-learning_rate, p.grad.data)` (char_rnn_generation's step) was refused as 'Boolean value of
+    Tensor with 1264 values is ambiguous': PyTorch still takes a number, then a tensor, as alpha and other. The
+    results and the gradients through the recorded forms are PyTorch's; `t.add_(other, 2)` is refused by both, but
+    where other is 0-d (PyTorch reads it as the number alpha)."""
+    results = {}
+    for lib in _both():
+        t = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        u = lib.tensor(np.full(np.shape(values), 1.5), dtype=lib.float64, requires_grad=True)
+        shifted = t * 1
+        shifted.add_(-0.5, u)
+        shifted.sub_(2, t)
+        out = t.add(3, u) + t.sub(0.25, u) + shifted
+        out.sum().backward()
+        with lib.no_grad():
+            step = t.detach().clone()
+            step.add_(-0.1, u.detach())
+        if np.ndim(values):
+            with pytest.raises(TypeError):
+                t.detach().add_(u.detach(), 2)
+        else:  # (PyTorch reads a 0-d tensor as a number: the alpha)
+            step.add_(u.detach(), 2)
+        results[lib.__name__] = [out.tolist(), step.tolist(), t.grad.tolist(), u.grad.tolist()]
+    _same(results)
+
+
+def test_allclose_of_tensors_is_a_python_bool():
+    """super_resolution's check `print(torch.allclose(rows @ rows.T, eye))` printed tensor(True) where PyTorch prints
+    True: sg.allclose of tensors is Tensor.allclose (NaN, infinities, empty and 0-d inputs, rtol/atol/equal_nan as
+    PyTorch's); of arrays it stays NumPy's."""
+    cases = [([1.0, 2.0], [1.0, 2.0000001], {}), ([1.0, 2.0], [1.0, 2.0000001], {"rtol": 0, "atol": 0}),
+             ([np.nan, np.inf], [np.nan, np.inf], {}), ([np.nan, -np.inf], [np.nan, -np.inf], {"equal_nan": True}),
+             ([], [], {}), (0.0, -0.0, {}), (1.0, 1.5, {"atol": 0.5})]
+    results = {}
+    for lib in _both():
+        results[lib.__name__] = [lib.allclose(lib.tensor(a, dtype=lib.float64), lib.tensor(b, dtype=lib.float64), **kw)
+                                 for a, b, kw in cases]
+        assert all(type(result) is bool for result in results[lib.__name__])
+    _same(results)
+    assert isinstance(sg.allclose(np.ones(2), np.ones(2)), np.ndarray)

@@ -50,11 +50,15 @@ def check_device(value) -> None:
 
 
 class _NoAccelerator:
-    """`sg.accelerator` and `sg.cuda`: there is none, so `device = "cuda" if sg.cuda.is_available() else "cpu"`
-    (and its torch.accelerator form) picks the CPU."""
+    """`sg.accelerator`, `sg.cuda` and `sg.backends.mps`: there is none, so `device = "cuda" if
+    sg.cuda.is_available() else "cpu"` (and its torch.accelerator and mps forms) picks the CPU."""
 
     @staticmethod
     def is_available() -> bool:
+        return False
+
+    @staticmethod
+    def is_built() -> bool:
         return False
 
     @staticmethod

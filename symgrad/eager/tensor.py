@@ -1238,12 +1238,14 @@ class Tensor(Tracer):
         self._data, self._base = data.copy(), None
         return self._data
 
-    def add_(self, other, alpha=1):
+    def add_(self, other, *scaled, alpha=1):
+        other, alpha = alpha_first("add_", other, scaled, alpha)
         if alpha == 1 and self._unrecorded_update(np.add, other):
             return self
         return self._inplace(lambda s: s + (other if alpha == 1 else other * alpha))
 
-    def sub_(self, other, alpha=1):
+    def sub_(self, other, *scaled, alpha=1):
+        other, alpha = alpha_first("sub_", other, scaled, alpha)
         if alpha == 1 and self._unrecorded_update(np.subtract, other):
             return self
         return self._inplace(lambda s: s - (other if alpha == 1 else other * alpha))
@@ -1773,6 +1775,8 @@ def apply_function(fn, args, kwargs):
     torch_meaning = _TORCH_EXTREMES.get(fn)
     if torch_meaning is not None and isinstance(args[0], Tensor) and (len(args) > 1 or "dim" in kwargs):
         return _torch_extreme(*torch_meaning, args, kwargs)
+    if fn is _ALLCLOSE and isinstance(args[0], Tensor):  # torch.allclose(a, b): a Python bool, as PyTorch's
+        return args[0].allclose(*args[1:], **kwargs)
     tape = _tapes.tape
     call = None
     pair = len(args) == 2 and not kwargs and isinstance(args[0], Tensor) and isinstance(args[1], Tensor)
@@ -1848,6 +1852,7 @@ def _torch_extreme(reduce, elementwise, args, kwargs):
 
 
 _TORCH_EXTREMES = {sgnp.max.__wrapped__: (Tensor.max, sgnp.maximum), sgnp.min.__wrapped__: (Tensor.min, sgnp.minimum)}
+_ALLCLOSE = sgnp.allclose.__wrapped__
 
 # sg.tanh(t), sg.sum(t, 1), ...: the namespace's functions replay cached plans on tensors.
 Tensor.__sg_elementwise__ = staticmethod(elementwise_on_tensors)
@@ -1964,9 +1969,25 @@ for _name, _op in {"__rsub__": E.subtract, "__rtruediv__": E.divide, "__rpow__":
     setattr(Tensor, _name, _elementwise_method(_op, reflected=True))
 
 
-def _with_alpha(method):
+def alpha_first(name, other, scaled, alpha):
+    """(other, alpha) of add/sub and their in-place forms, which also take PyTorch's deprecated `t.add_(alpha,
+    other)` (older tutorials' `p.data.add_(-learning_rate, p.grad.data)`): a number (or, as PyTorch reads one, a
+    0-d tensor that does not require grad), then a tensor or a number."""
+    if not scaled:
+        return other, alpha
+    number = isinstance(other, (int, float)) or (
+        isinstance(other, Tensor) and other.ndim == 0 and not other.requires_grad)
+    if len(scaled) == 1 and isinstance(scaled[0], (Tensor, int, float)) and number and alpha == 1:
+        return scaled[0], other.item() if isinstance(other, Tensor) else other
+    raise TypeError(f"{name}() takes a tensor other and a keyword alpha (or the deprecated number alpha, then a "
+                    f"tensor), got {len(scaled) + 1} positional arguments: {type(other).__name__}, "
+                    f"{', '.join(type(arg).__name__ for arg in scaled)}")
+
+
+def _with_alpha(method, name):
     """add/sub with PyTorch's alpha: other scaled by alpha first."""
-    def scaled(self, other, *, alpha=1):
+    def scaled(self, other, *deprecated, alpha=1):
+        other, alpha = alpha_first(name, other, deprecated, alpha)
         return method(self, other if alpha == 1 else other * alpha)
     return scaled
 
@@ -1993,7 +2014,7 @@ def _with_rounding(method):
     return div
 
 
-Tensor.add, Tensor.sub = _with_alpha(Tensor.add), _with_alpha(Tensor.sub)
+Tensor.add, Tensor.sub = _with_alpha(Tensor.add, "add"), _with_alpha(Tensor.sub, "sub")
 Tensor.div = _with_rounding(Tensor.div)
 
 

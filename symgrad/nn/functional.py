@@ -114,7 +114,8 @@ def _reduce(loss, reduction: str):
     raise ValueError(f"{reduction} is not a valid value for reduction (use 'mean', 'sum' or 'none')")
 
 
-def mse_loss(input, target, reduction="mean"):
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if tuple(input.shape) != tuple(np.shape(target)):
         raise ValueError(f"mse_loss: input shape {tuple(input.shape)} and target shape {tuple(np.shape(target))} "
                          "differ (symgrad does not broadcast them silently)")
@@ -131,16 +132,22 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     dim 1, of shape (N, C), (N, C, d1, ..., dk) with targets (N, d1, ..., dk), or (C,) with a 0-d target.
     `weight` (C,) scales each class's terms and, with reduction 'mean', the divisor (PyTorch's weighted
     mean); targets equal to `ignore_index` count for nothing."""
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     target, some_ignored = _class_targets(input, target, ignore_index)
     if weight is None and not some_ignored:
         return _nll(input, target, reduction)
     return _weighted_nll(input, target, weight, target == ignore_index, reduction)
 
 
-def _no_legacy_reduction(size_average, reduce):
-    if size_average is not None or reduce is not None:
-        raise ValueError("size_average and reduce are deprecated in PyTorch and not supported: use reduction=")
+def legacy_reduction(size_average, reduce, reduction):
+    """The reduction PyTorch's deprecated size_average and reduce flags mean (None stands for True), with its
+    warning (`F.nll_loss(..., size_average=False)` is a sum); `reduction` where both are None."""
+    if size_average is None and reduce is None:
+        return reduction
+    reduce = True if reduce is None else reduce
+    legacy = "mean" if reduce and (True if size_average is None else size_average) else "sum" if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{legacy}' instead.")
+    return legacy
 
 
 def _weighted_nll(input, target, weight, ignored, reduction):
@@ -263,7 +270,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     nll_loss's weight and ignore_index) or, as floats of the input's shape, class probabilities. With
     label_smoothing e, the targets are mixed with the uniform distribution over the C classes, as PyTorch:
     (1 - e) * the loss + e / C * the (weighted) sum of -log-probabilities over the classes."""
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 1 if input.ndim > 1 else 0
@@ -311,7 +318,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      pos_weight=None):
     """-[p y log sigmoid(z) + (1 - y) log(1 - sigmoid(z))] (p: pos_weight, 1 by default), computed stably
     as (1 - y) z + (1 + (p - 1) y) softplus(-z), which is softplus(z) - y z when p is 1."""
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if tuple(np.shape(target)) != tuple(input.shape):
         raise ValueError(f"Target size ({tuple(np.shape(target))}) must be the same as input size "
                          f"({tuple(input.shape)})")
@@ -329,7 +336,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-w [y log p + (1 - y) log(1 - p)] of probabilities p; the logs are clamped at -100 as in PyTorch.
     On eager tensors the gradient is PyTorch's (see _BinaryCrossEntropy)."""
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if tuple(input.shape) != tuple(np.shape(target)):
         raise ValueError(f"Using a target size ({tuple(np.shape(target))}) that is different to the input size "
                          f"({tuple(input.shape)}) is deprecated. Please ensure they have the same size.")
@@ -1222,13 +1229,13 @@ def _huber(diff, delta):
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     return _pairwise_loss(_absolute, "L1Loss", input, target, reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (beta 0: the L1 loss)."""
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise ValueError("smooth_l1_loss does not support negative values for beta.")
     return _pairwise_loss(_smooth_l1, "SmoothL1Loss", input, target, reduction, float(beta))
@@ -1245,7 +1252,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     """sum target (log target - input) for log-probabilities `input` (terms with target 0 are 0, with a negative
     target NaN); with log_target the target is given as log-probabilities. 'batchmean' divides the sum by the
     batch size."""
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     terms = apply_function(_kl_terms, (input, target, log_target), {})
     if reduction == "batchmean":
         batch = input.shape[0] if input.ndim else 1
@@ -1275,7 +1282,7 @@ def _reduced(terms, reduction, *args):
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -y (x1 - x2) + margin)."""
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     return _loss_call(_margin_ranking, "Clamp", (input1, input2, target, float(margin)), reduction)
 
 
@@ -1286,7 +1293,7 @@ def _margin_ranking(x1, x2, y, margin):
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """x where y = 1, max(0, margin - x) where y = -1 (PyTorch's sum of both for other targets)."""
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     return _loss_call(_hinge_embedding, "Add", (input, target, float(margin)), reduction)
 
 
@@ -1298,7 +1305,7 @@ def _hinge_embedding(x, y, margin):
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-y x))."""
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     return _loss_call(_soft_margin, "SoftMarginLoss", (input, target), reduction)
 
 
@@ -1308,14 +1315,14 @@ def _soft_margin(x, y):
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-(y log sigmoid(x) + (1 - y) log sigmoid(-x)), weighted per class, averaged over the classes (dim -1)."""
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     return _loss_call(_multilabel_soft_margin, "Mean", (input, target, weight), reduction)
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
     """The multi-class hinge: sum over classes i != y of w[y] max(0, margin - x[y] + x[i])**p, over the classes'
     count; input (N, C) or (C,), class targets (N,) or 0-d; p is 1 or 2, as PyTorch's."""
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("multi_margin_loss: only p == 1 and p == 2 supported")
     shape = tuple(input.shape)
@@ -1356,7 +1363,7 @@ def _multilabel_soft_margin(x, y, weight):
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1 (cos with PyTorch's 1e-12)."""
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     return _loss_call(_cosine_embedding, "Where", (input1, input2, target, float(margin)), reduction)
 
 
@@ -1373,7 +1380,7 @@ def _cosine_embedding(x1, x2, y, margin):
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """max(0, margin + d(a, p) - d(a, n)) with pairwise_distance d (swap: d(a, n) is min(d(a, n), d(p, n)))."""
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     return _loss_call(_triplet_margin, "Clamp", (anchor, positive, negative, float(margin), float(p), float(eps),
                                                  bool(swap)), reduction)
 
@@ -1390,7 +1397,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
                      reduction="mean"):
     """exp(x) - y x (log_input), else x - y log(x + eps); full adds Stirling's y log y - y + log(2 pi y) / 2
     where y > 1."""
-    _no_legacy_reduction(size_average, reduce)
+    reduction = legacy_reduction(size_average, reduce, reduction)
     return _loss_call(_poisson_nll, "PoissonNllLoss", (input, target, bool(log_input), bool(full), float(eps)),
                       reduction)
 

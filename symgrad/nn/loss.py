@@ -13,7 +13,7 @@ class L1Loss(_Loss):
 
 class SmoothL1Loss(_Loss):
     def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
-        super().__init__(reduction)
+        super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
     def forward(self, input, target):
@@ -22,7 +22,7 @@ class SmoothL1Loss(_Loss):
 
 class HuberLoss(_Loss):
     def __init__(self, reduction="mean", delta=1.0):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.delta = delta
 
     def forward(self, input, target):
@@ -31,7 +31,7 @@ class HuberLoss(_Loss):
 
 class KLDivLoss(_Loss):
     def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
-        super().__init__(reduction)
+        super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
     def forward(self, input, target):
@@ -44,7 +44,7 @@ class _OptionsLoss(_Loss):
     options = {}
 
     def __init__(self, *args, size_average=None, reduce=None, reduction="mean", **kwargs):
-        super().__init__(reduction)
+        super().__init__(size_average, reduce, reduction)
         names = tuple(type(self).options)
         if len(args) > len(names) or any(key not in names for key in kwargs):
             raise TypeError(f"{type(self).__name__} takes {names} and reduction, got {args} {kwargs}")
@@ -96,7 +96,7 @@ class CTCLoss(_Loss):
     """F.ctc_loss with a fixed blank, reduction and zero_infinity."""
 
     def __init__(self, blank=0, reduction="mean", zero_infinity=False):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.blank, self.zero_infinity = blank, zero_infinity
 
     def forward(self, log_probs, targets, input_lengths, target_lengths):

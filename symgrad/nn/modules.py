@@ -11,8 +11,8 @@ from ..eager.device import check_device
 from ..eager.graph import RemovableHandle
 from ..eager.mode import no_grad
 from ..eager.tensor import Tensor, from_numpy, random_generator, to_arguments
-from .functional import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, linear, log_softmax,
-                         mse_loss, nll_loss, relu, sigmoid, softmax, tanh)
+from .functional import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, legacy_reduction, linear,
+                         log_softmax, mse_loss, nll_loss, relu, sigmoid, softmax, tanh)
 from .parameter import Parameter
 
 
@@ -514,9 +514,9 @@ class _Loss(Module):
 
     loss = None
 
-    def __init__(self, reduction="mean"):
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        self.reduction = reduction
+        self.reduction = legacy_reduction(size_average, reduce, reduction)
 
     def forward(self, input, target):
         return type(self).loss(input, target, reduction=self.reduction)
@@ -532,9 +532,7 @@ class _WeightedLoss(_Loss):
     options = ()
 
     def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean", **options):
-        super().__init__(reduction)
-        if size_average is not None or reduce is not None:
-            raise ValueError("size_average and reduce are deprecated in PyTorch and not supported: use reduction=")
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight if weight is None or isinstance(weight, Tensor) else Tensor._wrap(
             np.asarray(weight)))
         for name in self.options:

@@ -35,12 +35,18 @@ def _is_scalar_mask(item) -> bool:
         item.ndim == 0
 
 
+def _holds_tracer(items) -> bool:
+    return any(_holds_tracer(item) if isinstance(item, (list, tuple)) else isinstance(item, Tracer) for item in items)
+
+
 def _normalize(x, key) -> list:
     """Expand Ellipsis, turn concrete bool masks into int arrays, check the number of indices."""
     key = list(key) if isinstance(key, tuple) else [key]
     expanded = []
     for item in key:
-        if isinstance(item, list):  # an empty list indexes nothing (NumPy makes it intp, not float64)
+        if isinstance(item, list) and _holds_tracer(item):  # x[:, [i]] with a traced i: an array of them, as jnp
+            item = sg.asarray(item)
+        elif isinstance(item, list):  # an empty list indexes nothing (NumPy makes it intp, not float64)
             item = np.asarray(item) if np.size(item) else np.asarray(item, dtype=np.int64)
         if _is_scalar_mask(item):
             expanded.append(_NewAxisMask(item))

@@ -66,13 +66,15 @@ reduce_prod_p = Primitive("reduce_prod", reduce_shape, lambda x, axes: np.prod(x
 
 
 def _first_maximum(x, peak):
-    """Where x (K, ...) has the first maximum of each column along axis 0 (the first NaN where there is one), given
-    the columns' maxima `peak` (...): a bool array of x's shape. Written with primitives (not differentiated)."""
+    """Where x (K, ...) has the first maximum of each column along axis 0 (the last NaN where there is one, as
+    PyTorch's max pooling kernel, whose indices take each NaN it meets), given the columns' maxima `peak` (...): a
+    bool array of x's shape. Written with primitives (not differentiated)."""
     k = x.shape[0]
-    hits = E.logical_or(E.isnan(x), E.equal(x, expand_reduced(peak, x.shape, (0,))))
     positions = np.arange(k, dtype=x.dtype).reshape((k,) + (1,) * (len(x.shape) - 1))  # (exact: k << 2**24)
-    first = reduce_min_p(E.where(hits, positions, float(k)), axes=(0,))
-    return E.equal(positions, expand_reduced(first, x.shape, (0,)))
+    first = reduce_min_p(E.where(E.equal(x, expand_reduced(peak, x.shape, (0,))), positions, float(k)), axes=(0,))
+    last_nan = reduce_max_p(E.where(E.isnan(x), positions, -1.0), axes=(0,))
+    chosen = E.where(E.greater_equal(last_nan, 0.0), last_nan, first)
+    return E.equal(positions, expand_reduced(chosen, x.shape, (0,)))
 
 
 def _first_max_shape(inputs):
@@ -88,7 +90,9 @@ def _first_max_impl(x):
 
 
 def _first_max_vjp(ct, ans, x):
-    return (E.where(_first_maximum(x, ans), expand_reduced(ct, x.shape, (0,)), 0.0),)
+    """Reads x alone, not the pooled output, as PyTorch's max pooling (which saves indices): an eager
+    `nn.ReLU(inplace=True)` after `nn.MaxPool2d` writes that output before the backward."""
+    return (E.where(_first_maximum(x, reduce_max_p(x, axes=(0,))), expand_reduced(ct, x.shape, (0,)), 0.0),)
 
 
 def _first_max_jvp(tangents, ans, x):
@@ -104,6 +108,6 @@ def _first_max_decomposed(x):
 
 
 # first_max x: the maximum over axis 0 with PyTorch's max pooling gradient, all of it to the first maximum (or
-# NaN) of each column; a max pooling of patches (K, N*C*L) is one op, so an eager step defers it whole.
+# last NaN) of each column; a max pooling of patches (K, N*C*L) is one op, so an eager step defers it whole.
 first_max_p = Primitive("first_max", _first_max_shape, _first_max_impl,
                         vjp=_first_max_vjp, jvp=_first_max_jvp, decompose=_first_max_decomposed)

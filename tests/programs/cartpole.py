@@ -1,10 +1,19 @@
 """A stand-in for gymnasium's CartPole-v1 (gymnasium/envs/classic_control/cartpole.py, MIT license): the same
-dynamics (Euler steps of 0.02 s), termination, reward and reset, with episodes truncated at `max_episode_steps`.
+dynamics (Euler steps of 0.02 s), termination, reward and reset, with episodes truncated at `max_episode_steps`,
+and its Discrete(2) action space (whose draws are seeded, here by default: both runs of a port draw alike).
 tests/programs' reinforcement-learning ports make it with `gym.make('CartPole-v1')`, as gymnasium's."""
 import math
 import types
 
 import numpy as np
+
+
+class Discrete:
+    def __init__(self, n, seed=0):
+        self.n, self.np_random = n, np.random.default_rng(seed)
+
+    def sample(self):
+        return int(self.np_random.integers(self.n))
 
 
 class CartPole:
@@ -14,6 +23,7 @@ class CartPole:
     def __init__(self, max_episode_steps, reward_threshold):
         self.spec = types.SimpleNamespace(max_episode_steps=max_episode_steps, reward_threshold=reward_threshold)
         self.np_random = np.random.default_rng()
+        self.action_space = Discrete(2)
 
     def reset(self, seed=None):
         if seed is not None:
