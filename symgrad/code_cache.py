@@ -20,6 +20,9 @@ from .caches import Recent
 from .passes import optimize
 
 CODE_KEPT = 128
+# Calls that code compiled `quick` serves before its holder upgrades it (an eager step's capture whose structure
+# never repeats again runs once or twice; one that repeats runs for the rest of training).
+QUICK_CALLS = 2
 _cache = Recent(CODE_KEPT)  # key_of(graph, options) -> Code
 _lock = threading.Lock()  # orders stores; hits take no lock (Recent.used tolerates a concurrent store)
 
@@ -54,18 +57,30 @@ def _for_holder(code: Code) -> Code:
     return code if for_holder is None else Code(code.graph, for_holder())
 
 
-def lowered(graph: ir.Graph, backend=None, structure=None, python_floats=(), threads=None) -> Code:
-    """`graph` optimized and lowered (backends.lower's arguments), or the Code of the same structure cached.
-    Lowering runs outside the lock: two threads may lower one structure, and both get the first one stored."""
+def lowered(graph: ir.Graph, backend=None, structure=None, python_floats=(), threads=None, quick=False) -> Code:
+    """`graph` optimized and lowered (backends.lower's arguments), or the Code of the same structure cached (upgraded
+    unless `quick`: see upgraded). Lowering runs outside the lock: two threads may lower one structure, and both get
+    the first one stored."""
     key = key_of(graph, backend, structure, python_floats, threads)
     code = _cache.used(key)
     if code is None:
         with collection_paused():
             graph = optimize(graph)
-            code = Code(graph, lower(graph, backend, structure, python_floats, threads))
+            code = Code(graph, lower(graph, backend, structure, python_floats, threads, quick))
         with _lock:
             code = _cache.used(key) or _cache.keep(key, code)
+    elif not quick:
+        upgraded(code.executable)
     return _for_holder(code)
+
+
+def upgraded(executable):
+    """`executable` with its code fully optimized if it was compiled `quick` (code that may run only once or twice,
+    e.g. an eager step's first capture), now that it runs again: the same results, faster."""
+    upgrade = getattr(executable, "upgrade", None)
+    if upgrade is not None:
+        upgrade()
+    return executable
 
 
 @contextlib.contextmanager

@@ -198,12 +198,15 @@ class Adjoint:
         self.graph = ir.Graph(kept, graph.nodes, graph.outputs, graph.name)
         self.calls = 0
         self.executable = None
+        self.code = None  # the lowered executable (`executable` may wrap it)
 
     def run(self, operands):
         """Evaluate on arrays: op by op the first time (unless another path lowered its structure already), then
         with the lowered optimized graph."""
         self.calls += 1
         executable = self.lowered(only_cached=self.calls == 1)
+        if self.calls == code_cache.QUICK_CALLS + 2:  # (lowered quick at the second call)
+            code_cache.upgraded(self.code)
         if executable is None:
             with code_cache.collection_paused():  # op by op once: many allocations, few cycles
                 env = inline(self.graph, operands)
@@ -224,10 +227,10 @@ class Adjoint:
         `only_cached` None when the cache does not hold its code."""
         if self.executable is None:
             graph, split = _split_tuple_inputs(self.graph)
-            code = code_cache.cached(graph) if only_cached else code_cache.lowered(graph)
+            code = code_cache.cached(graph) if only_cached else code_cache.lowered(graph, quick=True)
             if code is None:
                 return None
-            executable = code.executable
+            executable = self.code = code.executable
             self.executable = (lambda *operands: executable(*_flat(operands))) if split else executable
         return self.executable
 
@@ -273,10 +276,10 @@ def _flat(operands) -> list:
     return flat
 
 
-def lowered_graph(graph: ir.Graph):
+def lowered_graph(graph: ir.Graph, quick=False):
     """`graph` optimized and lowered by the default backend, through the shared cache of lowered code
-    (code_cache): the one place eager code lowers a graph."""
-    return code_cache.lowered(graph).executable
+    (code_cache): the one place eager code lowers a graph. `quick`: see code_cache.QUICK_CALLS."""
+    return code_cache.lowered(graph, quick=quick).executable
 
 
 def reached_values(forward: ir.Graph, seeds) -> set:

@@ -24,7 +24,7 @@ import collections
 
 import numpy as np
 
-from .. import ir
+from .. import code_cache, ir
 from ..autodiff import backward_pass
 from ..caches import Recent
 from ..core import Builder, building
@@ -116,7 +116,8 @@ class Capture:
         self.full = None  # the function returning every forward value, made when first needed
         graph, self.returned, self.zero, self.rows, self.packing = _fused(stage, kept)
         self.gradients = sum(self.returned)
-        self.executable = lowered_graph(graph)
+        self.executable = lowered_graph(graph, quick=True)  # (upgraded once it runs again: `run`)
+        self.runs = 0
         # the LLVM executable's native entry, called directly on arrays it takes as they are (it returns
         # NotImplemented for others, e.g. a broadcast number): no per-call conversions or flattening
         self.entry = getattr(self.executable, "entry", None) if not getattr(
@@ -155,6 +156,9 @@ class Capture:
         """Accumulate the gradients of the root (seeded with `seed`) into the leaves; False when this
         path cannot run (then the general path runs, with whatever was deferred computed). `deferred`:
         `self.deferred(tape, root_record)` when the caller knows it."""
+        self.runs += 1
+        if self.runs == code_cache.QUICK_CALLS + 1:
+            code_cache.upgraded(self.executable)
         pending = tape.pending
         if tape.exposed and written(tape.exposed):  # PyTorch's backward reads what NumPy wrote after the forward
             tape.force()
