@@ -20,9 +20,6 @@ from .caches import Recent
 from .passes import optimize
 
 CODE_KEPT = 128
-# Calls that code compiled `quick` serves before its holder upgrades it (an eager step's capture whose structure
-# never repeats again runs once or twice; one that repeats runs for the rest of training).
-QUICK_CALLS = 2
 _cache = Recent(CODE_KEPT)  # key_of(graph, options) -> Code
 _lock = threading.Lock()  # orders stores; hits take no lock (Recent.used tolerates a concurrent store)
 
@@ -76,11 +73,20 @@ def lowered(graph: ir.Graph, backend=None, structure=None, python_floats=(), thr
 
 def upgraded(executable):
     """`executable` with its code fully optimized if it was compiled `quick` (code that may run only once or twice,
-    e.g. an eager step's first capture), now that it runs again: the same results, faster."""
+    e.g. an eager step's first capture): the same results, faster."""
     upgrade = getattr(executable, "upgrade", None)
     if upgrade is not None:
         upgrade()
     return executable
+
+
+def ran(executable, seconds: float) -> bool:
+    """Note that a call of `executable` took `seconds`: quick code is upgraded once its calls have taken about as
+    long as upgrading takes (then at most that long is lost to slower code, and a step that never repeats pays
+    nothing for code it never runs again), or after a few dozen calls (a hot step's). Whether it is still quick
+    code (whose calls are worth timing)."""
+    ran_for = getattr(executable, "ran", None)
+    return ran_for is not None and ran_for(seconds)
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ backend (LLVM when registered), so a training loop speeds up.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -199,19 +200,23 @@ class Adjoint:
         self.calls = 0
         self.executable = None
         self.code = None  # the lowered executable (`executable` may wrap it)
+        self.timed = True  # whether `run` times its calls (while the code is quick)
 
     def run(self, operands):
         """Evaluate on arrays: op by op the first time (unless another path lowered its structure already), then
         with the lowered optimized graph."""
         self.calls += 1
         executable = self.lowered(only_cached=self.calls == 1)
-        if self.calls == code_cache.QUICK_CALLS + 2:  # (lowered quick at the second call)
-            code_cache.upgraded(self.code)
         if executable is None:
             with code_cache.collection_paused():  # op by op once: many allocations, few cycles
                 env = inline(self.graph, operands)
             return self._grouped([env[id(v)] for v in self.graph.outputs])
-        return self._grouped(executable(*operands))
+        if not self.timed:
+            return self._grouped(executable(*operands))
+        start = time.perf_counter()
+        results = executable(*operands)
+        self.timed = code_cache.ran(self.code, time.perf_counter() - start)  # (quick code is upgraded once it ran long)
+        return self._grouped(results)
 
     def _grouped(self, flat) -> list:
         """The cotangents returned, those of a value with several results as a tuple again."""
@@ -278,7 +283,7 @@ def _flat(operands) -> list:
 
 def lowered_graph(graph: ir.Graph, quick=False):
     """`graph` optimized and lowered by the default backend, through the shared cache of lowered code
-    (code_cache): the one place eager code lowers a graph. `quick`: see code_cache.QUICK_CALLS."""
+    (code_cache): the one place eager code lowers a graph. `quick`: see code_cache.ran."""
     return code_cache.lowered(graph, quick=quick).executable
 
 

@@ -21,6 +21,7 @@ raises its own, precise error.
 from __future__ import annotations
 
 import collections
+import time
 
 import numpy as np
 
@@ -116,8 +117,8 @@ class Capture:
         self.full = None  # the function returning every forward value, made when first needed
         graph, self.returned, self.zero, self.rows, self.packing = _fused(stage, kept)
         self.gradients = sum(self.returned)
-        self.executable = lowered_graph(graph, quick=True)  # (upgraded once it runs again: `run`)
-        self.runs = 0
+        self.executable = lowered_graph(graph, quick=True)  # (upgraded once it has run long: `run`)
+        self.timed = True  # whether `run` times its calls (while the code is quick)
         # the LLVM executable's native entry, called directly on arrays it takes as they are (it returns
         # NotImplemented for others, e.g. a broadcast number): no per-call conversions or flattening
         self.entry = getattr(self.executable, "entry", None) if not getattr(
@@ -156,9 +157,15 @@ class Capture:
         """Accumulate the gradients of the root (seeded with `seed`) into the leaves; False when this
         path cannot run (then the general path runs, with whatever was deferred computed). `deferred`:
         `self.deferred(tape, root_record)` when the caller knows it."""
-        self.runs += 1
-        if self.runs == code_cache.QUICK_CALLS + 1:
-            code_cache.upgraded(self.executable)
+        if not self.timed:
+            return self._run(engine, root_record, tape, seed, retain_graph, deferred)
+        start = time.perf_counter()
+        ran = self._run(engine, root_record, tape, seed, retain_graph, deferred)
+        self.timed = code_cache.ran(self.executable, time.perf_counter() - start)
+        return ran
+
+    def _run(self, engine, root_record, tape, seed, retain_graph, deferred) -> bool:
+        """`run`'s work (untimed)."""
         pending = tape.pending
         if tape.exposed and written(tape.exposed):  # PyTorch's backward reads what NumPy wrote after the forward
             tape.force()
