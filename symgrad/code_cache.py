@@ -81,7 +81,8 @@ def upgraded(executable):
 
 
 def ran(executable, seconds: float) -> bool:
-    """Note that a call of `executable` took `seconds`: quick code is upgraded once its calls have taken about as
+    """Note that a call of `executable` took `seconds` (of its thread's CPU time, which a loaded machine does not
+    stretch): quick code is upgraded once its calls have taken about as
     long as upgrading takes (then at most that long is lost to slower code, and a step that never repeats pays
     nothing for code it never runs again), or after a few dozen calls (a hot step's). Whether it is still quick
     code (whose calls are worth timing)."""

@@ -26,8 +26,8 @@ log = logging.getLogger("symgrad")
 # for 50 kB on a 2-core x86-64 with AVX-512): the time its calls may take before it is upgraded (`ran`)...
 UPGRADE_SECONDS_PER_BYTE = 6e-7
 # ...and the most calls it serves (quick code is about 1.3x slower: a training loop's step of a few microseconds
-# of native code, 30 us of Python, would otherwise take a thousand steps to earn it)
-UPGRADE_CALLS = 32
+# of native code would otherwise take thousands of steps to earn it)
+UPGRADE_CALLS = 64
 
 
 @dataclass(frozen=True)

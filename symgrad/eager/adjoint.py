@@ -213,9 +213,9 @@ class Adjoint:
             return self._grouped([env[id(v)] for v in self.graph.outputs])
         if not self.timed:
             return self._grouped(executable(*operands))
-        start = time.perf_counter()
+        start = time.thread_time()
         results = executable(*operands)
-        self.timed = code_cache.ran(self.code, time.perf_counter() - start)  # (quick code is upgraded once it ran long)
+        self.timed = code_cache.ran(self.code, time.thread_time() - start)  # (quick code is upgraded once it ran long)
         return self._grouped(results)
 
     def _grouped(self, flat) -> list:

@@ -159,9 +159,9 @@ class Capture:
         `self.deferred(tape, root_record)` when the caller knows it."""
         if not self.timed:
             return self._run(engine, root_record, tape, seed, retain_graph, deferred)
-        start = time.perf_counter()
+        start = time.thread_time()
         ran = self._run(engine, root_record, tape, seed, retain_graph, deferred)
-        self.timed = code_cache.ran(self.executable, time.perf_counter() - start)
+        self.timed = code_cache.ran(self.executable, time.thread_time() - start)
         return ran
 
     def _run(self, engine, root_record, tape, seed, retain_graph, deferred) -> bool:
