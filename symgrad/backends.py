@@ -26,8 +26,8 @@ RULE_CHECKS = {}  # backend name -> has_rule(prim): whether it lowers prim itsel
 
 
 def register_backend(name, lower, has_rule=None):
-    """Make `lower(graph, structure, python_floats, threads, quick) -> executable` available as `backend=name`; `has_rule(prim)`
-    says which primitives it lowers itself (default: all), the others reach it decomposed."""
+    """Make `lower(graph, structure, python_floats, threads, quick) -> executable` available as `backend=name`;
+    `has_rule(prim)` says which primitives it lowers itself (default: all), the others reach it decomposed."""
     BACKENDS[name] = lower
     if has_rule is not None:
         RULE_CHECKS[name] = has_rule
