@@ -148,6 +148,17 @@ def make_builtin(address: int, name: str, owner=None):
     return _new_builtin(ctypes.addressof(method_def), entry, None)
 
 
+def retarget(builtin, address: int, owner) -> None:
+    """Make a builtin of make_builtin call the METH_FASTCALL entry at `address` from now on (every holder of it),
+    its owner `owner` from now on too. A call running meanwhile finishes in the code it started in, which `owner`
+    must keep alive."""
+    if not address:
+        raise ValueError(f"no native entry point for {builtin!r} (address 0)")
+    entry = builtin.__self__
+    entry.method_def.ml_meth = address  # (CPython reads it at every call; one aligned word, written at once)
+    entry.owner = owner
+
+
 # NumPy's bundled OpenBLAS exports CBLAS with 64-bit integers under these names.
 BLAS_SYMBOLS = {"dgemm": "scipy_cblas_dgemm64_", "sgemm": "scipy_cblas_sgemm64_",
                 "dgemv": "scipy_cblas_dgemv64_", "sgemv": "scipy_cblas_sgemv64_"}

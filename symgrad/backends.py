@@ -1,13 +1,12 @@
 """The backend registry and `lower(graph)`, the one entry sg.compile, the transforms and the eager API use.
 
-A backend is `lower(graph, structure, python_floats, threads) -> executable`; `structure` nests
+A backend is `lower(graph, structure, python_floats, threads, quick) -> executable`; `structure` nests
 output indices in tuples the way a function returns them, and an executable may use it to return
 results ready-made from an `entry` (see compiler.Lowered.fast), which takes Python floats at the input
 positions `python_floats` (0-d float64 inputs traced weakly typed) and arrays everywhere else;
-`threads` is how many threads its large loops may use (`thread_count`). A primitive a backend has no
-rule for reaches it written
-with other primitives, where it declares how (`Primitive.decompose`, see `for_backend`). The
-backends' own code lives in symgrad.codegen.
+`threads` is how many threads its large loops may use (`thread_count`); `quick`, whether the code may run only
+once or twice (see lower). A primitive a backend has no rule for reaches it written with other primitives, where
+it declares how (`Primitive.decompose`, see `for_backend`). The backends' own code lives in symgrad.codegen.
 """
 from __future__ import annotations
 
@@ -27,8 +26,8 @@ RULE_CHECKS = {}  # backend name -> has_rule(prim): whether it lowers prim itsel
 
 
 def register_backend(name, lower, has_rule=None):
-    """Make `lower(graph, structure, python_floats, threads) -> executable` available as `backend=name`; `has_rule(prim)`
-    says which primitives it lowers itself (default: all), the others reach it decomposed."""
+    """Make `lower(graph, structure, python_floats, threads, quick) -> executable` available as `backend=name`;
+    `has_rule(prim)` says which primitives it lowers itself (default: all), the others reach it decomposed."""
     BACKENDS[name] = lower
     if has_rule is not None:
         RULE_CHECKS[name] = has_rule
@@ -61,8 +60,9 @@ def thread_count(threads=None) -> int:
     return threads
 
 
-def lower(graph: ir.Graph, backend=None, structure=None, python_floats=(), threads=None):
-    """`graph` lowered to an executable: call it with flat arrays, get the flat outputs.
+def lower(graph: ir.Graph, backend=None, structure=None, python_floats=(), threads=None, quick=False):
+    """`graph` lowered to an executable: call it with flat arrays, get the flat outputs. `quick`: code that may run
+    only once or twice, compiled for that (an executable with `upgrade()` replaces it by faster code later).
 
     The backend is chosen before lowering: with no `backend` named, a graph holding a primitive
     the default backend cannot lower (no rule, no decomposition) runs on the NumPy backend; a
@@ -79,7 +79,7 @@ def lower(graph: ir.Graph, backend=None, structure=None, python_floats=(), threa
     if missing:
         raise UnsupportedOpError(f"{graph.name}: the {name} backend cannot lower the primitive(s) {', '.join(missing)}"
                                  + ("; use backend='numpy'" if name != "numpy" else ""))
-    return BACKENDS[name](lowered, structure, python_floats, thread_count(threads))
+    return BACKENDS[name](lowered, structure, python_floats, thread_count(threads), quick)
 
 
 def missing_rules(graph: ir.Graph, name) -> list:
@@ -97,7 +97,7 @@ def for_backend(graph: ir.Graph, name) -> ir.Graph:
 
 
 # The backends are imported when first used: llvmlite is needed only to run native code.
-def _numpy_lower(graph, structure=None, python_floats=(), threads=1):  # NumPy's own calls decide threads
+def _numpy_lower(graph, structure=None, python_floats=(), threads=1, quick=False):  # NumPy's calls decide threads
     from .codegen import numpy_backend
     return numpy_backend.lower(graph)  # an executable of arrays only, without an entry
 
@@ -107,9 +107,9 @@ def _numpy_has_rule(prim) -> bool:
     return numpy_backend.has_rule(prim)
 
 
-def _llvm_lower(graph, structure=None, python_floats=(), threads=1):
+def _llvm_lower(graph, structure=None, python_floats=(), threads=1, quick=False):
     from .codegen.llvm import backend
-    return backend.lower(graph, structure, python_floats, threads)
+    return backend.lower(graph, structure, python_floats, threads, quick)
 
 
 def _llvm_has_rule(prim) -> bool:

@@ -54,18 +54,40 @@ def _for_holder(code: Code) -> Code:
     return code if for_holder is None else Code(code.graph, for_holder())
 
 
-def lowered(graph: ir.Graph, backend=None, structure=None, python_floats=(), threads=None) -> Code:
-    """`graph` optimized and lowered (backends.lower's arguments), or the Code of the same structure cached.
-    Lowering runs outside the lock: two threads may lower one structure, and both get the first one stored."""
+def lowered(graph: ir.Graph, backend=None, structure=None, python_floats=(), threads=None, quick=False) -> Code:
+    """`graph` optimized and lowered (backends.lower's arguments), or the Code of the same structure cached (upgraded
+    unless `quick`: see upgraded). Lowering runs outside the lock: two threads may lower one structure, and both get
+    the first one stored."""
     key = key_of(graph, backend, structure, python_floats, threads)
     code = _cache.used(key)
     if code is None:
         with collection_paused():
             graph = optimize(graph)
-            code = Code(graph, lower(graph, backend, structure, python_floats, threads))
+            code = Code(graph, lower(graph, backend, structure, python_floats, threads, quick))
         with _lock:
             code = _cache.used(key) or _cache.keep(key, code)
+    elif not quick:
+        upgraded(code.executable)
     return _for_holder(code)
+
+
+def upgraded(executable):
+    """`executable` with its code fully optimized if it was compiled `quick` (code that may run only once or twice,
+    e.g. an eager step's first capture): the same results, faster."""
+    upgrade = getattr(executable, "upgrade", None)
+    if upgrade is not None:
+        upgrade()
+    return executable
+
+
+def ran(executable, seconds: float) -> bool:
+    """Note that a call of `executable` took `seconds` (of its thread's CPU time, which a loaded machine does not
+    stretch): quick code is upgraded once its calls have taken about as
+    long as upgrading takes (then at most that long is lost to slower code, and a step that never repeats pays
+    nothing for code it never runs again), or after a few dozen calls (a hot step's). Whether it is still quick
+    code (whose calls are worth timing)."""
+    ran_for = getattr(executable, "ran", None)
+    return ran_for is not None and ran_for(seconds)
 
 
 @contextlib.contextmanager

@@ -1,6 +1,12 @@
 """LLVM IR text -> native functions in this process: O3 for the host CPU, an MCJIT engine per module,
 and an on-disk cache of object code so a new process does not pay for LLVM again.
 
+Two tiers of code generation, from one optimized module: code that may run only once or twice (an eager step's
+first captures) is emitted `quick`ly, without machine-code optimization (fast instruction selection and register
+allocation: a sixth of the time), and `upgrade`d to fully optimized machine code from the same optimized IR once it
+runs again, as JITs tier up hot code. The IR optimizations, which fix what is computed in which order, are the same
+for both: the tiers return the same bits.
+
 The cache key hashes the IR text, the host CPU and its features, and the versions of
 symgrad and llvmlite; the disk cache's trust rules are in disk_cache.py. An object read from
 it is checked (elf.py) before LLVM parses it, must define a constant holding its key, and is
@@ -31,6 +37,7 @@ from .mathlib import INLINED_AFTER_VECTORIZING
 
 PLACEHOLDER = "SYMGRAD_"  # function names are written with this prefix, made unique per module at load
 KEY_SYMBOL = "cache_key"  # PLACEHOLDER + this names the constant holding a module's cache key
+QUICK = "-quick"  # a module's key + this: where its quick code is kept (in this process and on disk)
 log = logging.getLogger("symgrad")
 _lock = threading.RLock()  # one compile or load at a time (reentrant: load asks _reference_object)
 _loaded: "weakref.WeakValueDictionary[str, JitModule]" = weakref.WeakValueDictionary()  # key -> live module
@@ -75,6 +82,14 @@ def host_target() -> tuple[str, str, str, str]:
 @functools.cache
 def _emitter():
     return target_machine()
+
+
+@functools.cache
+def _quick_emitter():
+    """The host's target machine without machine-code optimization (for code emitted `quick`ly)."""
+    _initialized()
+    cpu, features = _host()
+    return llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=0)
 
 
 @functools.cache
@@ -149,25 +164,61 @@ def _parsed(ir_text: str):
 
 
 def object_code(ir_text: str, machine=None, threads: int | None = None) -> bytes:
-    """Parse, verify, optimize and compile IR text to an object file. A long kernel for the host (no
-    `machine` given) is optimized in shards on OPTIMIZER_THREADS threads at once, or `threads` if fewer
+    """Parse, verify, optimize and compile IR text to an object file (see _optimized)."""
+    machine = machine or _emitter()
+    with _optimized(ir_text, machine, threads) as (module, long):
+        return _emitted(module, machine, long)
+
+
+def quick_object_code(ir_text: str, threads: int | None = None) -> tuple[bytes, tuple[bytes, bool]]:
+    """The object of `ir_text` for the host, its IR optimized as object_code's but emitted without machine-code
+    optimization, and (the optimized module's bitcode, whether it is a long kernel's): what
+    `upgraded_object_code` emits fully optimized."""
+    with _optimized(ir_text, _emitter(), threads) as (module, long):
+        bitcode = module.as_bitcode()  # (before code generation, whose own IR passes change the module)
+        return _emitted(module, _quick_emitter(), long), (bitcode, long)
+
+
+def upgraded_object_code(optimized: tuple[bytes, bool]) -> bytes:
+    """The object of an optimized module (quick_object_code's bitcode and length) emitted fully optimized."""
+    bitcode, long = optimized
+    context = llvm.create_context()
+    module = llvm.parse_bitcode(bitcode, context)
+    try:
+        return _emitted(module, _emitter(), long)
+    finally:
+        module.close()
+        context.close()
+
+
+def _emitted(module, machine, long: bool) -> bytes:
+    """The object code of an optimized module; a long kernel's without loop strength reduction."""
+    with _without_loop_strength_reduction() if long else contextlib.nullcontext():
+        return machine.emit_object(module)
+
+
+@contextlib.contextmanager
+def _optimized(ir_text: str, machine, threads: int | None):
+    """The module of `ir_text`, verified and optimized, and whether it is a long kernel's. A long kernel for the
+    host (`machine` the emitter) is optimized in shards on OPTIMIZER_THREADS threads at once, or `threads` if fewer
     (see shards.py), and compiled without loop strength reduction however many threads optimize it."""
-    long = machine is None and shards.is_long(ir_text)
+    long = machine is _emitter() and shards.is_long(ir_text)
     count = min(threads or OPTIMIZER_THREADS, OPTIMIZER_THREADS)
     texts = shards.split(ir_text, count) if long and count > 1 and _RUN_UNLOCKED is not None else None
-    machine = machine or _emitter()
     if texts is not None:
-        return _sharded_object_code(texts, machine)
+        with _sharded(texts, machine) as module:
+            yield module, long
+        return
     with _parsed(ir_text) as module:
         module.verify()
         optimize(module, machine)
-        with _without_loop_strength_reduction() if long else contextlib.nullcontext():
-            return machine.emit_object(module)
+        yield module, long
 
 
-def _sharded_object_code(texts: list[str], machine) -> bytes:
-    """The object of the module the shard `texts` make: each optimized on a thread of its own (a context
-    and a target machine of its own), then linked into the first for one code generation."""
+@contextlib.contextmanager
+def _sharded(texts: list[str], machine):
+    """The module the shard `texts` make: each optimized on a thread of its own (a context and a target machine
+    of its own), then linked into the first for one code generation."""
     with _lock, contextlib.ExitStack() as stack:  # _lock: os.fork() waits for the unlocked passes too
         contexts, modules = [], []
         for text in texts:
@@ -197,8 +248,7 @@ def _sharded_object_code(texts: list[str], machine) -> bytes:
         linked = modules[0]
         for module in modules[1:]:
             linked.link_in(llvm.parse_bitcode(module.as_bitcode(), contexts[0]))
-        with _without_loop_strength_reduction():
-            return machine.emit_object(linked)
+        yield linked
 
 
 @contextlib.contextmanager
@@ -247,10 +297,12 @@ class JitModule:
     carries). Dropping the last reference frees the workspace its kernel keeps (its function `release`, if
     any), the code (the engine) and releases the arrays; whatever calls the code holds this object."""
 
-    __slots__ = ("engine", "addresses", "pinned", "code", "__weakref__")
+    __slots__ = ("engine", "addresses", "pinned", "code", "quick", "optimized", "__weakref__")
 
     def __init__(self, code: bytes, prefix: str, names: list[str], slots: dict):
         self.code = code
+        self.quick = False  # whether the code was emitted quickly (`load`), to be `upgraded`
+        self.optimized = None  # quick code's optimized module (quick_object_code), until it is upgraded
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine())
         engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
@@ -278,21 +330,43 @@ class JitModule:
 
 
 def load(ir_text: str, names: list[str], symbols: dict[str, int], slots: dict | None = None,
-         threads: int | None = None) -> JitModule:
+         threads: int | None = None, quick: bool = False) -> JitModule:
     """The loaded module of `ir_text`, whose functions `names` are written as PLACEHOLDER + name, compiled
     or fetched from the caches (in this process: while some holder keeps it alive; on disk). `symbols`
     are the external addresses the code links against; `slots` maps pointer globals (PLACEHOLDER +
     name) to the arrays they point to, which the module keeps alive; `threads`: how many threads LLVM's
-    optimizer may use (see object_code)."""
+    optimizer may use (see object_code). `quick`: code emitted quickly (or the full code, when loaded already),
+    which `upgraded` replaces."""
     key = cache_key(ir_text)
     slots = slots or {}
     with _lock:
-        module = _loaded.get(key)
+        module = _loaded.get(key) or (_loaded.get(key + QUICK) if quick else None)
         if module is None:
             for symbol, address in symbols.items():
                 llvm.add_symbol(symbol, address)
-            module = _loaded[key] = (_from_offer(key, names, slots) or _from_disk(key, names, slots)
-                                     or _compile(key, ir_text, names, slots, threads))
+            module = _from_offer(key, names, slots) or _from_disk(key, names, slots, key)
+            if module is None and quick:
+                module = _loaded[key + QUICK] = (_from_disk(key, names, slots, key + QUICK)
+                                                 or _compile(key, ir_text, names, slots, threads, quick=True))
+                module.quick = True
+            else:
+                module = _loaded[key] = module or _compile(key, ir_text, names, slots, threads)
+        return module
+
+
+def upgraded(ir_text: str, names: list[str], slots: dict, quick: JitModule) -> JitModule:
+    """The fully optimized module of `ir_text` (load's), which `quick` (a quick module of it) was: emitted from
+    `quick`'s optimized IR, or fetched from the caches, or compiled (a quick module read from the disk cache
+    kept no IR)."""
+    key = cache_key(ir_text)
+    with _lock:
+        module = _loaded.get(key) or _from_disk(key, names, slots, key)
+        if module is None and quick.optimized is not None:
+            module = _checked(key, _prefix(key), upgraded_object_code(quick.optimized), names, slots)
+            disk_cache.write(key, module.code)
+        module = module or _compile(key, ir_text, names, slots, None, False)
+        quick.optimized = None
+        _loaded[key] = module
         return module
 
 
@@ -316,16 +390,27 @@ def loaded_object(ir_text: str) -> tuple[str, bytes] | None:
     return None if module is None else (key, module.code)
 
 
-def _compile(key: str, ir_text: str, names: list[str], slots: dict, threads: int | None) -> JitModule:
-    """Compile (on at most `threads` threads), load and store in the disk cache the module of `ir_text`, with
-    its key embedded."""
+def _compile(key: str, ir_text: str, names: list[str], slots: dict, threads: int | None,
+             quick: bool = False) -> JitModule:
+    """Compile (on at most `threads` threads; `quick`ly: see quick_object_code), load and store in the disk cache
+    the module of `ir_text`, with its key embedded."""
     prefix = _prefix(key)
     text = ir_text.replace(PLACEHOLDER, prefix) + f'\n@"{prefix}{KEY_SYMBOL}" = constant [{len(key)} x i8] c"{key}"\n'
-    code = object_code(text, threads=threads)
+    if quick:
+        code, optimized = quick_object_code(text, threads)
+    else:
+        code, optimized = object_code(text, threads=threads), None
+    module = _checked(key, prefix, code, names, slots)
+    module.optimized = optimized
+    disk_cache.write(key + QUICK if quick else key, code)
+    return module
+
+
+def _checked(key: str, prefix: str, code: bytes, names: list[str], slots: dict) -> JitModule:
+    """Freshly compiled `code` of the module of `key`, loaded (an error if it lacks its key)."""
     module = JitModule(code, prefix, names, slots)
     if not module.holds_key(prefix, key):
         raise RuntimeError(f"symgrad: freshly compiled code lacks its key {key}")
-    disk_cache.write(key, code)
     return module
 
 
@@ -335,12 +420,13 @@ def _from_offer(key: str, names: list[str], slots: dict) -> JitModule | None:
     return None if code is None else _linked(key, code, names, slots, "offered object code")
 
 
-def _from_disk(key: str, names: list[str], slots: dict) -> JitModule | None:
-    """The module stored under `key` in the disk cache, if there is one that is what the key names."""
-    code = disk_cache.read(key)
+def _from_disk(key: str, names: list[str], slots: dict, stored: str) -> JitModule | None:
+    """The module stored as `stored` (`key`, or key + QUICK for its quick code) in the disk cache, if there is one
+    that is what the key names."""
+    code = disk_cache.read(stored)
     module = None if code is None else _linked(key, code, names, slots, "disk-cache entry")
     if module is not None:
-        disk_cache.touch(key)
+        disk_cache.touch(stored)
     return module
 
 

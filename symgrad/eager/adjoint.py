@@ -12,6 +12,7 @@ backend (LLVM when registered), so a training loop speeds up.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -198,6 +199,8 @@ class Adjoint:
         self.graph = ir.Graph(kept, graph.nodes, graph.outputs, graph.name)
         self.calls = 0
         self.executable = None
+        self.code = None  # the lowered executable (`executable` may wrap it)
+        self.timed = True  # whether `run` times its calls (while the code is quick)
 
     def run(self, operands):
         """Evaluate on arrays: op by op the first time (unless another path lowered its structure already), then
@@ -208,7 +211,12 @@ class Adjoint:
             with code_cache.collection_paused():  # op by op once: many allocations, few cycles
                 env = inline(self.graph, operands)
             return self._grouped([env[id(v)] for v in self.graph.outputs])
-        return self._grouped(executable(*operands))
+        if not self.timed:
+            return self._grouped(executable(*operands))
+        start = time.thread_time()
+        results = executable(*operands)
+        self.timed = code_cache.ran(self.code, time.thread_time() - start)  # (quick code is upgraded once it ran long)
+        return self._grouped(results)
 
     def _grouped(self, flat) -> list:
         """The cotangents returned, those of a value with several results as a tuple again."""
@@ -224,10 +232,10 @@ class Adjoint:
         `only_cached` None when the cache does not hold its code."""
         if self.executable is None:
             graph, split = _split_tuple_inputs(self.graph)
-            code = code_cache.cached(graph) if only_cached else code_cache.lowered(graph)
+            code = code_cache.cached(graph) if only_cached else code_cache.lowered(graph, quick=True)
             if code is None:
                 return None
-            executable = code.executable
+            executable = self.code = code.executable
             self.executable = (lambda *operands: executable(*_flat(operands))) if split else executable
         return self.executable
 
@@ -273,10 +281,10 @@ def _flat(operands) -> list:
     return flat
 
 
-def lowered_graph(graph: ir.Graph):
+def lowered_graph(graph: ir.Graph, quick=False):
     """`graph` optimized and lowered by the default backend, through the shared cache of lowered code
-    (code_cache): the one place eager code lowers a graph."""
-    return code_cache.lowered(graph).executable
+    (code_cache): the one place eager code lowers a graph. `quick`: see code_cache.ran."""
+    return code_cache.lowered(graph, quick=quick).executable
 
 
 def reached_values(forward: ir.Graph, seeds) -> set:

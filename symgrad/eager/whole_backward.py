@@ -21,10 +21,11 @@ raises its own, precise error.
 from __future__ import annotations
 
 import collections
+import time
 
 import numpy as np
 
-from .. import ir
+from .. import code_cache, ir
 from ..autodiff import backward_pass
 from ..caches import Recent
 from ..core import Builder, building
@@ -116,7 +117,8 @@ class Capture:
         self.full = None  # the function returning every forward value, made when first needed
         graph, self.returned, self.zero, self.rows, self.packing = _fused(stage, kept)
         self.gradients = sum(self.returned)
-        self.executable = lowered_graph(graph)
+        self.executable = lowered_graph(graph, quick=True)  # (upgraded once it has run long: `run`)
+        self.timed = True  # whether `run` times its calls (while the code is quick)
         # the LLVM executable's native entry, called directly on arrays it takes as they are (it returns
         # NotImplemented for others, e.g. a broadcast number): no per-call conversions or flattening
         self.entry = getattr(self.executable, "entry", None) if not getattr(
@@ -155,6 +157,15 @@ class Capture:
         """Accumulate the gradients of the root (seeded with `seed`) into the leaves; False when this
         path cannot run (then the general path runs, with whatever was deferred computed). `deferred`:
         `self.deferred(tape, root_record)` when the caller knows it."""
+        if not self.timed:
+            return self._run(engine, root_record, tape, seed, retain_graph, deferred)
+        start = time.thread_time()
+        ran = self._run(engine, root_record, tape, seed, retain_graph, deferred)
+        self.timed = code_cache.ran(self.executable, time.thread_time() - start)
+        return ran
+
+    def _run(self, engine, root_record, tape, seed, retain_graph, deferred) -> bool:
+        """`run`'s work (untimed)."""
         pending = tape.pending
         if tape.exposed and written(tape.exposed):  # PyTorch's backward reads what NumPy wrote after the forward
             tape.force()
