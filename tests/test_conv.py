@@ -215,6 +215,30 @@ def test_im2col_and_col2im_are_each_others_transpose():
     assert np.vdot(cols, other) == pytest.approx(np.vdot(x, image), rel=1e-12)
 
 
+@pytest.mark.parametrize("shape, window, fill, dtype", [
+    ((2, 3, 6, 5), dict(kernel=(3, 2), stride=(2, 1), dilation=(1, 2), padding=((1, 2), (0, 1))), "0", np.float32),
+    ((2, 3, 6, 5), dict(kernel=(2, 2), stride=(2, 2), dilation=(1, 1), padding=((1, 1), (1, 0))), "-inf", np.float64),
+    ((0, 2, 4), dict(kernel=(3,), stride=(1,), dilation=(1,), padding=((2, 1),)), "0", np.float32),  # empty batch
+    ((1, 2, 3, 4, 3), dict(kernel=(2, 3, 2), stride=(1, 2, 1), dilation=(1, 1, 2), padding=((1, 0), (0, 1), (2, 2))),
+     "0", np.int64),
+])
+def test_numpy_im2col_is_the_padded_image_at_each_window_position(shape, window, fill, dtype):
+    """The NumPy im2col (an eager convolution of an input that requires no grad runs it every step), against its
+    definition: patches[n, c, *j, *o] = x[n, c, *(o * stride + j * dilation - lo)], or `fill` outside x."""
+    x = (np.random.default_rng(5).standard_normal(shape) * 4).astype(dtype)
+    cols = im2col_p(x, fill=fill, **window)
+    kernel, stride, dilation, padding = (window[name] for name in ("kernel", "stride", "dilation", "padding"))
+    expected = np.full(cols.shape, np.asarray(float(fill)).astype(dtype), dtype)
+    d = len(kernel)
+    for index in np.ndindex(*cols.shape):
+        at = [o * s + j * dl - lo for j, o, s, dl, (lo, _) in zip(index[2:2 + d], index[2 + d:], stride, dilation,
+                                                                  padding)]
+        if all(0 <= a < n for a, n in zip(at, shape[2:])):
+            expected[index] = x[(*index[:2], *at)]
+    assert cols.dtype == dtype and cols.flags.c_contiguous
+    np.testing.assert_array_equal(cols, expected)
+
+
 COL2IM_WINDOWS = [
     ((6, 5), dict(kernel=(3, 2), stride=(2, 1), dilation=(1, 2), padding=((1, 2), (0, 1)))),
     ((2, 3), dict(kernel=(5, 3), stride=(1, 1), dilation=(1, 1), padding=((2, 2), (1, 1)))),  # offsets off the image

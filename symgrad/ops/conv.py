@@ -48,8 +48,11 @@ def _im2col_shape(inputs, kernel, stride, dilation, padding, fill):
 def im2col_impl(x, kernel, stride, dilation, padding, fill):
     """NumPy: strided windows of the padded image, dilated and strided by slicing, then (N, C, *kernel, *out)."""
     d = len(kernel)
-    pads = ((0, 0), (0, 0)) + tuple(tuple(p) for p in padding)
-    padded = np.pad(x, pads, constant_values=np.asarray(float(fill)).astype(x.dtype)) if any(map(any, padding)) else x
+    padded = x
+    if any(map(any, padding)):  # (x copied into a filled array: np.pad's result in a third of its time)
+        padded = np.full(x.shape[:2] + tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], padding)),
+                         np.asarray(float(fill)).astype(x.dtype), x.dtype)
+        padded[(slice(None), slice(None)) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape[2:], padding))] = x
     spans = tuple(dl * (k - 1) + 1 for k, dl in zip(kernel, dilation))
     windows = np.lib.stride_tricks.sliding_window_view(padded, spans, axis=tuple(range(2, 2 + d)))
     key = (slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride) + \
