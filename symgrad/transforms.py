@@ -476,7 +476,7 @@ def jacrev(fn, argnums=0):
             per_arg = pullback(pytree.unflatten(out_tree, cts))
             return [leaf for n in nums for leaf in pytree.flatten(per_arg[n])[0]]
 
-        rows = _mapped(pulled, np.eye(_total(shapes), dtype=dtype))  # per argument leaf: (total, *leaf shape)
+        rows = _mapped(pulled, _identity(_total(shapes), dtype))  # per argument leaf: (total, *leaf shape)
         blocks = [[] for _ in shapes]
         for r in rows:
             start = 0
@@ -511,7 +511,7 @@ def jacfwd(fn, argnums=0):
                 tangents[n] = pytree.unflatten(tree, _split(column, shapes))
                 return pytree.flatten(jvp(fn, args, tangents)[1])[0]
 
-            columns = _mapped(pushed, np.eye(_total(shapes), dtype=_common_float(leaves)))
+            columns = _mapped(pushed, _identity(_total(shapes), _common_float(leaves)))
             _require_floats("jacfwd", "output", columns)
             for j, column in enumerate(columns):  # (total, *output leaf shape)
                 moved = sg.moveaxis(column, 0, -1)
@@ -569,6 +569,13 @@ def _common_float(leaves):
     """The float dtype a basis of these leaves is built in (float64 when any is)."""
     kinds = [np.dtype(leaf.dtype) for leaf in leaves if dtypes.is_float(leaf.dtype)]
     return dtypes.FLOAT32 if kinds and all(k == dtypes.FLOAT32 for k in kinds) else dtypes.FLOAT64
+
+
+def _identity(size: int, dtype):
+    """The identity matrix as a traced value, from one index vector: NumPy's eye would be a constant of size**2
+    elements, which the batched pass then evaluated and stored at trace time (compile time growing as size**2)."""
+    index = sg.array(np.arange(size))
+    return sg.astype(sg.equal(index[:, None], index[None, :]), dtype)
 
 
 def _mapped(fn, basis) -> list:
