@@ -11,15 +11,17 @@ from ..ops.elementwise import add
 from ..core import Tracer, bind, current_builder
 
 
-def backward_pass(graph: ir.Graph, env: dict, seeds) -> dict:
+def backward_pass(graph: ir.Graph, env: dict, seeds, wrt=None) -> dict:
     """Cotangents of graph inputs (id(input) -> value or None) given output seeds.
 
     env maps id(graph value) -> its value in the active builder (from `inline`);
     seeds is a list of (id(graph output), cotangent fed into it) pairs. A value that fills
-    several output slots appears once per slot, and its seeds are summed.
+    several output slots appears once per slot, and its seeds are summed. `wrt`: the inputs
+    differentiated (default all); a node that none of them reaches gets no adjoint, as JAX's
+    linearization leaves it out (a loop only the others reach is never reversed).
     """
     builder = current_builder()
-    active = _depends_on_inputs(graph)
+    active = _depends_on_inputs(graph, graph.inputs if wrt is None else wrt)
     cts = {}
     for key, seed in seeds:
         _accumulate(cts, key, seed, env, builder, "seed")
@@ -58,10 +60,10 @@ def primals_from_rules(graph: ir.Graph, env: dict) -> None:
             changed.add(id(node.out))
 
 
-def _depends_on_inputs(graph: ir.Graph) -> set:
-    """ids of the values computed from the graph's inputs: a constant's cotangent is never needed, and
+def _depends_on_inputs(graph: ir.Graph, inputs=None) -> set:
+    """ids of the values computed from `inputs` (default the graph's): a constant's cotangent is never needed, and
     summing it up (the cotangent of `k` in `for ...: x = k * x`) would be a chain as long as the loop."""
-    active = {id(v) for v in graph.inputs}
+    active = {id(v) for v in (graph.inputs if inputs is None else inputs)}
     for node in graph.nodes:
         if any(id(v) in active for v in node.inputs):
             active.add(id(node.out))
