@@ -61,7 +61,7 @@ class _Traced:
         self.env = inline(self.graph, operands + captures, annotate={"section": "forward"})
         if reverse:
             with current_builder().annotate(section="forward"):
-                primals_from_rules(self.graph, self.env)
+                self.graph = primals_from_rules(self.graph, self.env)
         self.outputs = [self.env[id(v)] for v in self.graph.outputs]
         self.arg_leaf_ranges = []
         start = 0
