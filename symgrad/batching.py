@@ -14,7 +14,7 @@ import numpy as np
 
 from . import ir, pytree
 from . import numpy_api as sg
-from .core import Tracer, TracerError, bind
+from .core import Tracer, TracerError, bind, current_builder
 from .ops import control
 from .ops.conv import col2im_p, im2col_p
 from .ops.control import result_p, results, scan_p, switch_p, while_p, while_vjp_p
@@ -29,7 +29,7 @@ from .ops.sorting import argsort_p
 from .ops.shape import (broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, roll_p,
                         stop_gradient_p, transpose_p)
 from .passes.dce import dce
-from .tracing import argument_names, function_name, trace_flat
+from .tracing import argument_names, function_name, replay, trace_flat
 
 
 def vmap(fn, in_axes=0, out_axes=0):
@@ -151,10 +151,11 @@ def batch_graph(graph: ir.Graph, operands, batched, size) -> list:
     """Replay `graph` on operands (tracers or arrays); those flagged batched carry `size` examples along a
     leading axis. Returns (value, batched) per graph output."""
     env = {id(v): (x, b) for v, x, b in zip(graph.inputs, operands, batched)}
+    builder = current_builder()
     for node in graph.nodes:
         inputs = [env[id(v)] for v in node.inputs]
         if not any(b for _, b in inputs):
-            env[id(node.out)] = (bind(node.prim, [x for x, _ in inputs], node.params), False)
+            env[id(node.out)] = (replay(node, [x for x, _ in inputs], builder), False)
             continue
         rule = BATCH_RULES.get(node.prim) or _one_by_one(node.prim)
         env[id(node.out)] = (rule([x for x, _ in inputs], [b for _, b in inputs], size, **node.params), True)

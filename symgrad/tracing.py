@@ -132,9 +132,14 @@ def inline(graph: ir.Graph, operands, annotate=None) -> list:
     context = builder.annotate(**annotate) if (annotate and builder) else contextlib.nullcontext()
     with context:
         for node in graph.nodes:
-            if node.prim is const_p and builder is not None:  # stays a constant of the graph: a broadcast of
-                env[id(node.out)] = Tracer(builder.lift(node.params["value"].array), builder)  # it is not baked
-                continue
-            env[id(node.out)] = bind(node.prim, [env[id(v)] for v in node.inputs], node.params)
+            env[id(node.out)] = replay(node, [env[id(v)] for v in node.inputs], builder)
     return env
+
+
+def replay(node: ir.Node, operands, builder):
+    """node applied to operands via bind; a constant stays a constant of the active builder's graph, so what is
+    computed from it is recorded, not evaluated at trace time (a broadcast of it is not baked)."""
+    if node.prim is const_p and builder is not None:
+        return Tracer(builder.lift(node.params["value"].array), builder)
+    return bind(node.prim, operands, node.params)
 

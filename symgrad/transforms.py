@@ -8,6 +8,7 @@ transforms compose (`sg.grad(sg.grad(f))`) because their output is ordinary IR.
 """
 from __future__ import annotations
 
+import inspect
 import pickle
 import weakref
 
@@ -60,7 +61,7 @@ class _Traced:
         self.env = inline(self.graph, operands + captures, annotate={"section": "forward"})
         if reverse:
             with current_builder().annotate(section="forward"):
-                primals_from_rules(self.graph, self.env)
+                self.graph = primals_from_rules(self.graph, self.env)
         self.outputs = [self.env[id(v)] for v in self.graph.outputs]
         self.arg_leaf_ranges = []
         start = 0
@@ -114,7 +115,7 @@ def _value_and_grad_traced(fn, argnums, has_aux, args):
         raise TypeError(f"grad requires a float output, but {name} returned dtype {out_value.dtype}")
     with current_builder().annotate(section="backward", rule="seed"):
         seed = sg.ones(out_value.shape, out_value.dtype)
-    cts = backward_pass(traced.graph, traced.env, [(id(out_value), seed)])
+    cts = backward_pass(traced.graph, traced.env, [(id(out_value), seed)], [traced.input_value(i) for i in wrt])
     grads = []
     for n in nums:
         leaf_grads = []
@@ -200,7 +201,6 @@ def _named(fn, suffix):
 
 
 def _with_signature(impl, fn):
-    import inspect
     try:
         impl.__signature__ = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -465,7 +465,8 @@ def jacrev(fn, argnums=0):
     def impl(*args):
         nums = _argnums_tuple(argnums, len(args))
         _require_floats("jacrev", "argument", [leaf for n in nums for leaf in pytree.flatten(args[n])[0]])
-        out, pullback = vjp(fn, *args)
+        selected_fn, selected, nums_in_selected = _on_selected(fn, args, nums)
+        out, pullback = vjp(selected_fn, *selected)
         out_leaves, out_tree = pytree.flatten(out)
         _require_floats("jacrev", "output", out_leaves)
         shapes = [tuple(np.shape(leaf)) for leaf in out_leaves]
@@ -474,9 +475,9 @@ def jacrev(fn, argnums=0):
         def pulled(row):  # the cotangents of the selected arguments for one row of the identity
             cts = [sg.astype(ct, leaf.dtype) for ct, leaf in zip(_split(row, shapes), out_leaves)]
             per_arg = pullback(pytree.unflatten(out_tree, cts))
-            return [leaf for n in nums for leaf in pytree.flatten(per_arg[n])[0]]
+            return [leaf for k in nums_in_selected for leaf in pytree.flatten(per_arg[k])[0]]
 
-        rows = _mapped(pulled, np.eye(_total(shapes), dtype=dtype))  # per argument leaf: (total, *leaf shape)
+        rows = _mapped(pulled, _identity(_total(shapes), dtype))  # per argument leaf: (total, *leaf shape)
         blocks = [[] for _ in shapes]
         for r in rows:
             start = 0
@@ -505,13 +506,13 @@ def jacfwd(fn, argnums=0):
         for n in nums:
             leaves, tree = pytree.flatten(args[n])
             shapes = [tuple(np.shape(leaf)) for leaf in leaves]
+            selected_fn, selected, _ = _on_selected(fn, args, (n,))
 
-            def pushed(column, n=n, tree=tree, shapes=shapes):
-                tangents = [_zeros_tree(a) for a in args]
-                tangents[n] = pytree.unflatten(tree, _split(column, shapes))
-                return pytree.flatten(jvp(fn, args, tangents)[1])[0]
+            def pushed(column, selected_fn=selected_fn, selected=selected, tree=tree, shapes=shapes):
+                tangent = pytree.unflatten(tree, _split(column, shapes))
+                return pytree.flatten(jvp(selected_fn, selected, [tangent])[1])[0]
 
-            columns = _mapped(pushed, np.eye(_total(shapes), dtype=_common_float(leaves)))
+            columns = _mapped(pushed, _identity(_total(shapes), _common_float(leaves)))
             _require_floats("jacfwd", "output", columns)
             for j, column in enumerate(columns):  # (total, *output leaf shape)
                 moved = sg.moveaxis(column, 0, -1)
@@ -522,6 +523,25 @@ def jacfwd(fn, argnums=0):
     recipe = (jacfwd, fn, {"argnums": argnums})
     return _cached_transform(fn, ("jacfwd", _hashable(argnums)),
                              lambda: Transformed(_with_signature(impl, fn), _named(fn, "jacfwd"), recipe=recipe))
+
+
+def _on_selected(fn, args, nums):
+    """(fn as a function of the distinct args[n] for n in nums, the others fixed; those args; each n's position
+    among them), as JAX's argnums: the others get no tangent or cotangent, so what only they reach (a while loop,
+    which reverse mode cannot run twice) is not differentiated."""
+    distinct = tuple(dict.fromkeys(nums))
+
+    def selected_fn(*selected):
+        full = list(args)
+        for n, value in zip(distinct, selected):
+            full[n] = value
+        return fn(*full)
+
+    names = argument_names(fn, len(args))
+    selected_fn.__name__ = function_name(fn)
+    selected_fn.__signature__ = inspect.Signature(
+        [inspect.Parameter(names[n], inspect.Parameter.POSITIONAL_ONLY) for n in distinct])
+    return selected_fn, [args[n] for n in distinct], [distinct.index(n) for n in nums]
 
 
 def _zeros_tree(tree):
@@ -569,6 +589,13 @@ def _common_float(leaves):
     """The float dtype a basis of these leaves is built in (float64 when any is)."""
     kinds = [np.dtype(leaf.dtype) for leaf in leaves if dtypes.is_float(leaf.dtype)]
     return dtypes.FLOAT32 if kinds and all(k == dtypes.FLOAT32 for k in kinds) else dtypes.FLOAT64
+
+
+def _identity(size: int, dtype):
+    """The identity matrix as a traced value, from one index vector: NumPy's eye would be a constant of size**2
+    elements, which the batched pass then evaluated and stored at trace time (compile time growing as size**2)."""
+    index = sg.array(np.arange(size))
+    return sg.astype(sg.equal(index[:, None], index[None, :]), dtype)
 
 
 def _mapped(fn, basis) -> list:

@@ -17,6 +17,7 @@ import traceback
 import numpy as np
 
 import symgrad as sg
+from symgrad.numpy_api.updates import IndexUpdateHelper
 
 INPUT_SHAPES = {"x0": (3, 4), "x1": (4,), "x2": (), "x3": (2, 3, 4)}
 # no -1e300: a sum of 1e300 and -1e300 and a small value depends on the order of its additions
@@ -87,13 +88,17 @@ class LibHelpers:
     def __init__(self, lax, logsumexp):
         self.lax, self.logsumexp = lax, logsumexp
 
-    @staticmethod
-    def at_set(a, index, value):
-        return a.at[index].set(value)
+    def at_set(self, a, index, value):
+        return self._at(a)[index].set(value)
+
+    def at_add(self, a, index, value):
+        return self._at(a)[index].add(value)
 
     @staticmethod
-    def at_add(a, index, value):
-        return a.at[index].add(value)
+    def _at(a):
+        """a.at; for a NumPy array (symgrad's value outside a trace: the first call of a function a while_loop
+        stack carries) symgrad's updates of it, as a NumPy array has no .at."""
+        return a.at if hasattr(a, "at") else IndexUpdateHelper(a)
 
     def fori_loop(self, *args):
         return self.lax.fori_loop(*args)

@@ -363,6 +363,49 @@ def test_while_loop_errors():
     np.testing.assert_allclose(sg.jacfwd(sg.jacfwd(newton_sqrt))(2.0), -0.25 * 2.0 ** -1.5, rtol=1e-8)
 
 
+def _loop_of_y_plus_x_term(ns, while_loop):
+    """A while loop over y only, plus a term in x (for ns = sg or jax.numpy)."""
+    def f(x, y):
+        v = while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * ns.cos(c[1]) + 0.25), (0, y))[1]
+        return ns.sum(v * v) + ns.sum(ns.sin(x) * x ** 2)
+    return f
+
+
+@pytest.mark.parametrize("which", ["hessian", "jacfwd of grad"])
+def test_second_derivatives_along_an_argument_a_checkpointed_while_loop_does_not_read(which):
+    """Differentiating along x only, the loop over y is no part of the derivative (as in JAX, which closes over the
+    arguments not in argnums): before, grad/jacrev reversed the loop for y too, inside the checkpoint's rule, and
+    the outer forward pass refused that reverse pass ("cannot be differentiated again") where JAX runs."""
+    def second(lib, fn):
+        inner = lib.checkpoint(fn)
+        return lib.hessian(inner) if which == "hessian" else lib.jacfwd(lib.grad(inner))
+
+    f = _loop_of_y_plus_x_term(sg, sg.while_loop)
+    x, y = np.array([0.3, -0.7, 1.1]), np.array([0.5, 1.5, -2.0])
+    got = second(sg, f)(x, y)
+    gradient = lambda x_: 2 * x_ * np.sin(x_) + x_ ** 2 * np.cos(x_)  # noqa: E731
+    eps, numeric = 1e-6, np.zeros((3, 3))
+    for i in range(3):
+        e = np.zeros(3)
+        e[i] = eps
+        numeric[:, i] = (gradient(x + e) - gradient(x - e)) / (2 * eps)
+    np.testing.assert_allclose(got, numeric, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(sg.grad(f)(x, y), gradient(x), rtol=1e-12)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    np.testing.assert_allclose(got, second(jax, _loop_of_y_plus_x_term(jax.numpy, jax.lax.while_loop))(x, y),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_jacobians_take_repeated_argnums():
+    f = _loop_of_y_plus_x_term(sg, sg.while_loop)
+    x, y = np.array([0.3, -0.7, 1.1]), np.array([0.5, 1.5, -2.0])
+    for transform in (sg.jacrev, sg.jacfwd):
+        first, again = transform(f, argnums=(0, 0))(x, y)
+        np.testing.assert_allclose(first, 2 * x * np.sin(x) + x ** 2 * np.cos(x), rtol=1e-12)
+        np.testing.assert_array_equal(first, again)
+
+
 # ----------------------------------------------------------------------------- checkpoint
 
 def test_checkpoint_recomputes_its_function_in_the_backward_pass():

@@ -211,3 +211,38 @@ def test_vjp_takes_the_calls_outputs_from_fwd_as_value_and_grad_does():
     np.testing.assert_allclose(sg.value_and_grad(loss)(x)[0], value, rtol=1e-14)
     np.testing.assert_allclose(sg.grad(loss)(x), want, rtol=1e-14)
     np.testing.assert_allclose(sg.vjp(f, x)[0], y, rtol=1e-14)
+
+
+def _stepped_by_a_custom_vjp(custom_vjp, ns, lax, loop):
+    """A loss whose loop (lax's scan, fori_loop, while_loop or cond) calls a custom_vjp function whose fwd's value
+    differs from the function's (+0.5) and whose bwd reads fwd's residual."""
+    @custom_vjp
+    def f(x):
+        return ns.sin(x)
+
+    f.defvjp(lambda x: (ns.sin(x) + 0.5, ns.cos(x) * 1.5), lambda r, g: (g * r,))
+    step = lambda c: f(c) * 0.8 + c * 0.1  # noqa: E731
+    run = {"scan": lambda x: lax.scan(lambda c, _: (step(c), c), x, None, length=3)[0],
+           "fori_loop": lambda x: lax.fori_loop(0, 3, lambda i, c: step(c), x),
+           "while_loop": lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, step(c[1])), (0, x))[1],
+           "cond": lambda x: lax.cond(ns.sum(x) > 0, step, lambda c: c * 2.0, x)}[loop]
+    return lambda x: ns.sum(run(x) * x)
+
+
+@pytest.mark.parametrize("loop", ["scan", "fori_loop", "while_loop", "cond"])
+def test_a_custom_vjp_in_a_loop_or_branch_is_valued_by_fwd_under_reverse_mode(loop):
+    """Inside a loop or a branch, reverse mode values a custom_vjp call by its fwd, as JAX's linearization of scan
+    and cond does (and as outside a loop): the loop's value and its carries (so what the later steps' adjoints read)
+    came from the function. JAX does not reverse a while loop: the same loop as a fori_loop is its reference."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    loss = _stepped_by_a_custom_vjp(sg.custom_vjp, sg, sg, loop)
+    reference_loop = "fori_loop" if loop == "while_loop" else loop
+    reference = _stepped_by_a_custom_vjp(jax.custom_vjp, jax.numpy, jax.lax, reference_loop)
+    x = np.array([0.3, -0.2, 1.1])
+    value, gradient = sg.value_and_grad(loss)(x)
+    want_value, want_gradient = jax.value_and_grad(reference)(x)
+    np.testing.assert_allclose(value, want_value, rtol=1e-13)
+    np.testing.assert_allclose(gradient, want_gradient, rtol=1e-13)
+    np.testing.assert_allclose(sg.compile(sg.grad(loss), backend="numpy")(x), want_gradient, rtol=1e-13)
+    np.testing.assert_allclose(loss(x), reference(x), rtol=1e-13)  # undifferentiated: the function's value

@@ -16,8 +16,8 @@ def _libs():
 
 
 @pytest.mark.parametrize("seed, special", [(8, None), (17, None), (22, None), (24, None), (27, None), (29, None),
-                                           (35, None), (37, None), (51, None), (55, None), (2, "zeros"), (5, "zeros"),
-                                           (6, "nonfinite")])
+                                           (28, None), (35, None), (37, None), (51, None), (55, None), (439, None),
+                                           (2, "zeros"), (5, "zeros"), (2309, "zeros"), (6, "nonfinite")])
 def test_random_transform_stack_matches_jax(seed, special):
     report = check(Case(seed, _libs()), special=special)
     assert all(outcome == "ok" or outcome.startswith(("both refused", "JAX refused")) for outcome in report.values()), \

@@ -7,19 +7,23 @@ from __future__ import annotations
 
 from .. import ir
 from ..ops.control import result_p
+from ..ops.custom import CUSTOM_CALLS, custom_vjp_p
+from ..passes.dce import dce
 from ..ops.elementwise import add
 from ..core import Tracer, bind, current_builder
 
 
-def backward_pass(graph: ir.Graph, env: dict, seeds) -> dict:
+def backward_pass(graph: ir.Graph, env: dict, seeds, wrt=None) -> dict:
     """Cotangents of graph inputs (id(input) -> value or None) given output seeds.
 
     env maps id(graph value) -> its value in the active builder (from `inline`);
     seeds is a list of (id(graph output), cotangent fed into it) pairs. A value that fills
-    several output slots appears once per slot, and its seeds are summed.
+    several output slots appears once per slot, and its seeds are summed. `wrt`: the inputs
+    differentiated (default all); a node that none of them reaches gets no adjoint, as JAX's
+    linearization leaves it out (a loop only the others reach is never reversed).
     """
     builder = current_builder()
-    active = _depends_on_inputs(graph)
+    active = _depends_on_inputs(graph, graph.inputs if wrt is None else wrt)
     cts = {}
     for key, seed in seeds:
         _accumulate(cts, key, seed, env, builder, "seed")
@@ -39,13 +43,15 @@ def backward_pass(graph: ir.Graph, env: dict, seeds) -> dict:
     return {id(v): cts.get(id(v)) for v in graph.inputs}
 
 
-def primals_from_rules(graph: ir.Graph, env: dict) -> None:
+def primals_from_rules(graph: ir.Graph, env: dict) -> ir.Graph:
     """Before a reverse pass over a traced forward: the outputs of a call whose reverse rule computes them (a
     custom_vjp's fwd, `prim.primal_of_rule`) taken from the rule in env, and the nodes after it computed again from
     them, as JAX's linearization does: the adjoint and the outputs read those, not the call, which is left dead, so a
-    forward pass over the adjoint (jacfwd(grad(f)), a Hessian) differentiates fwd and bwd as JAX does."""
+    forward pass over the adjoint (jacfwd(grad(f)), a Hessian) differentiates fwd and bwd as JAX does. A loop or a
+    switch holding such calls runs again with them valued by their fwd (valued_by_fwd): the graph returned has
+    those nodes, for the reverse pass to differentiate."""
     active = _depends_on_inputs(graph)
-    rebound, changed = {}, set()
+    rebound, changed, nodes = {}, set(), []
     for node in graph.nodes:
         rule = getattr(node.prim, "primal_of_rule", None)
         if rule is not None and id(node.out) in active:
@@ -53,15 +59,40 @@ def primals_from_rules(graph: ir.Graph, env: dict) -> None:
         elif node.prim is result_p and id(node.inputs[0]) in rebound:
             env[id(node.out)] = rebound[id(node.inputs[0])][node.params["index"]]
             changed.add(id(node.out))
-        elif any(id(v) in changed for v in node.inputs):
-            env[id(node.out)] = bind(node.prim, [env[id(v)] for v in node.inputs], node.params)
-            changed.add(id(node.out))
+        else:
+            valued = valued_by_fwd(ir.Graph([], [node], [], graph.name)).nodes[0] if id(node.out) in active else node
+            if valued is not node or any(id(v) in changed for v in node.inputs):
+                node = valued
+                env[id(node.out)] = bind(node.prim, [env[id(v)] for v in node.inputs], node.params)
+                changed.add(id(node.out))
+        nodes.append(node)
+    return ir.Graph(list(graph.inputs), nodes, list(graph.outputs), graph.name)
 
 
-def _depends_on_inputs(graph: ir.Graph) -> set:
-    """ids of the values computed from the graph's inputs: a constant's cotangent is never needed, and
+def valued_by_fwd(graph: ir.Graph) -> ir.Graph:
+    """graph with each custom_vjp call in its loops' and switches' sub-graphs, at any depth, valued by its fwd (its
+    `fun` replaced by fwd's outputs without the residuals), as JAX's linearization of a scan or a cond runs fwd; the
+    custom calls' own graphs are left as they are (JAX runs fwd and bwd as they are)."""
+    nodes, changed = [], False
+    for node in graph.nodes:
+        if node.prim is custom_vjp_p:
+            fun, fwd = node.params["fun"], node.params["fwd"]
+            valued = dce(ir.Graph(list(fwd.inputs), list(fwd.nodes), list(fwd.outputs[:len(fun.outputs)]), fun.name))
+            node = ir.Node(node.prim, node.inputs, ir.freeze_attrs({**node.params, "fun": valued}), node.out,
+                           node.meta)
+            changed = True
+        elif node.prim not in CUSTOM_CALLS and ir.subgraphs(node):
+            rewritten = ir.map_subgraphs(ir.Graph([], [node], [], graph.name), valued_by_fwd).nodes[0]
+            changed = changed or rewritten is not node
+            node = rewritten
+        nodes.append(node)
+    return ir.Graph(list(graph.inputs), nodes, list(graph.outputs), graph.name) if changed else graph
+
+
+def _depends_on_inputs(graph: ir.Graph, inputs=None) -> set:
+    """ids of the values computed from `inputs` (default the graph's): a constant's cotangent is never needed, and
     summing it up (the cotangent of `k` in `for ...: x = k * x`) would be a chain as long as the loop."""
-    active = {id(v) for v in graph.inputs}
+    active = {id(v) for v in (graph.inputs if inputs is None else inputs)}
     for node in graph.nodes:
         if any(id(v) in active for v in node.inputs):
             active.add(id(node.out))
