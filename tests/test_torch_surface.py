@@ -267,3 +267,51 @@ def test_integer_division_toward_zero_is_exact():
     assert sg.tensor([5, -5]).div(0, rounding_mode="trunc").tolist() == [0, 0]
     for lib in _both()[1:]:
         assert lib.tensor(big).div(lib.tensor(divisors), rounding_mode="trunc").tolist() == expected
+
+
+REFUSED = {  # calls PyTorch refuses that symgrad answered: (call, the error's type, a word of its message)
+    "diag_embed-0d": (lambda T: T.diag_embed(T.tensor(2.)), IndexError, "Dimension out of range"),
+    "frac-int": (lambda T: T.frac(T.tensor([1, 2])), RuntimeError, "frac"),
+    "frac-bool-method": (lambda T: T.tensor([True]).frac(), RuntimeError, "frac"),
+    "logcumsumexp-int": (lambda T: T.logcumsumexp(T.tensor([1, 2]), 0), RuntimeError, "logcumsumexp"),
+    "vector_norm-dim-of-0d": (lambda T: T.linalg.vector_norm(T.tensor(2.), dim=1), Exception, "out of"),
+    "vector_norm-dim-past-matrix": (lambda T: T.linalg.vector_norm(T.ones(2, 3), dim=5), Exception, "out of"),
+    "add-float-alpha-int": (lambda T: T.tensor([1, 2]).add(T.tensor([1, 1]), alpha=0.5), RuntimeError, "alpha"),
+    "sub-float-alpha-int": (lambda T: T.tensor([1, 2]).sub(3, alpha=1.0), RuntimeError, "alpha"),
+    "add_-float-alpha-int": (lambda T: T.tensor([1, 2]).add_(T.tensor([1, 1]), alpha=0.5), RuntimeError, "alpha"),
+    "scatter_reduce-float64-into-float32": (
+        lambda T: T.zeros(3, dtype=T.float32, device="cpu").scatter_reduce(
+            0, T.tensor([0, 1]), T.tensor([1., 2.], dtype=T.float64), "sum"), RuntimeError, "dtype"),
+    "scatter_add-float64-into-float32": (
+        lambda T: T.zeros(3, dtype=T.float32, device="cpu").scatter_add(
+            0, T.tensor([0, 1]), T.tensor([1., 2.], dtype=T.float64)), RuntimeError, "dtype"),
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSED))
+def test_calls_pytorch_refuses_are_refused(name):
+    """Each was a value (diag_embed of a 0-d tensor a 1x1 matrix, frac of ints zeros, a float alpha promoting
+    ints to floats, a float64 src cast into float32, vector_norm's dim wrapped modulo the rank)."""
+    call, kind, word = REFUSED[name]
+    for T in _both():
+        with pytest.raises(kind, match=f"(?i){word}"):
+            call(T)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_what_those_refusals_leave_still_answers(dtype):
+    """The floats, a float alpha on floats, an int alpha on ints, dim 0 of a 0-d vector_norm, diag_embed of a
+    vector: PyTorch's values (and frac's and logcumsumexp's gradients)."""
+    results = {}
+    for T in _both():
+        dt = getattr(T, dtype)
+        x = T.tensor([-2.5, 0.0, 1.75, 30.0], dtype=dt, requires_grad=True)
+        values = [T.frac(x[:3]), T.logcumsumexp(x, 0), T.tensor([1, 2]).add(T.tensor([1, 1]), alpha=2),
+                  T.tensor([1., 2.], dtype=dt).sub(T.tensor([1., 1.], dtype=dt), alpha=0.5),
+                  T.linalg.vector_norm(T.tensor(-2., dtype=dt), dim=0), T.diag_embed(x[:2])]
+        (values[0].sum() + values[1][:3].sum()).backward()
+        results[T.__name__] = [v.detach().numpy() for v in values] + [x.grad.numpy()]
+    for ours, theirs in zip(results["symgrad"], results.get("torch", results["symgrad"])):
+        assert ours.dtype == theirs.dtype
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6 if dtype == "float32" else 1e-14)
+

@@ -176,9 +176,14 @@ def gather(self, dim, index):
     return labelled(sgnp.take_along_axis(source, index, dim), "Gather")
 
 
-def _source(src, shape, like):
+def _source(name, src, shape, like):
+    """src's elements for the index's shape (a number: filled with it); a tensor of another dtype than self is
+    PyTorch's error (a float64 src was cast into a float32 self)."""
     if isinstance(src, (int, float, bool, np.number)):
         return np.full(shape, src, like.dtype)
+    if src.dtype != like.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype (self is {like.dtype}, src "
+                           f"{src.dtype})")
     if src.ndim == 0 and len(shape) == 1:  # a 0-d src with a 0-d index, as PyTorch takes them
         src = sgnp.reshape(src, (1,))
     return src[tuple(slice(0, n) for n in shape)]
@@ -189,13 +194,13 @@ def scatter(self, dim, index, src=None, *, value=None, reduce=None):
     if reduce is not None:
         raise RuntimeError("scatter: reduce= (deprecated in PyTorch) is not supported; use scatter_reduce")
     key, shape = _scatter_index(self, dim, index)
-    return labelled(self.at[key].set(_source(value if src is None else src, shape, self)), "Scatter")
+    return labelled(self.at[key].set(_source("scatter", value if src is None else src, shape, self)), "Scatter")
 
 
 def scatter_add(self, dim, index, src):
     """A copy with src's elements added at index along dim (repeated indices add up)."""
     key, shape = _scatter_index(self, dim, index)
-    return labelled(self.at[key].add(_source(src, shape, self)), "ScatterAdd")
+    return labelled(self.at[key].add(_source("scatter_add", src, shape, self)), "ScatterAdd")
 
 
 def _scatter_extremum(self, key, src, reduce, include_self):
@@ -231,7 +236,7 @@ def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
         one = scatter_reduce(sgnp.reshape(self, (1,)), 0, index, src, reduce, include_self=include_self)
         return labelled(sgnp.reshape(one, ()), "ScatterReduce", (self, src))
     key, shape = _scatter_index(self, dim, index)
-    src = _source(src, shape, self)
+    src = _source("scatter_reduce", src, shape, self)
     if reduce in ("amax", "amin") and self.dtype.kind == "f":
         return labelled(_scatter_extremum(self, key, src, reduce, include_self), "ScatterReduce", (self, src))
     if reduce in ("amax", "amin") and self.dtype.kind not in "iu":
@@ -758,7 +763,14 @@ Tensor.bitwise_not_ = _in_place("bitwise_not")
 
 def frac(self):
     """self minus its integer part, sign kept (torch.frac; gradient 1)."""
+    _floats_only("frac", self)
     return labelled(self - self.trunc(), "Frac")
+
+
+def _floats_only(name, t):
+    """PyTorch's error for an op defined on floating-point tensors only, given an integer or boolean one."""
+    if t.dtype.kind not in "fc":
+        raise RuntimeError(f'"{name}" not implemented for {t.dtype} tensors: it takes floating-point tensors')
 
 
 def take(self, index):
@@ -781,6 +793,7 @@ def logcumsumexp(self, dim):
     """log(cumsum(exp(self))) along dim, as rounds of logaddexp with the element `shift` places before, shift
     doubling (a parallel prefix scan): no exp overflows or underflows, as one shift by the largest element let
     the elements far below it (1 before 1000) underflow to -inf."""
+    _floats_only("logcumsumexp", self)
     dim = _dim(dim, self.ndim)
     length = self.shape[dim] if self.ndim else 1
     total, shift = self.clone(), 1
@@ -845,10 +858,12 @@ def argwhere(self):
 def diag_embed(self, offset=0, dim1=-2, dim2=-1):
     """Matrices with self's last dimension on their diagonal (torch.diag_embed); zeros elsewhere, also beside a
     NaN or an infinity. Only the default offset and dims."""
+    for dim in (dim1, dim2):  # dims of the result: a 0-d self's has no dim -2 (PyTorch's IndexError)
+        _dim(dim, self.ndim + 1)
     if (offset, dim1, dim2) != (0, -2, -1):
         raise NotImplementedError("symgrad's diag_embed takes only offset=0, dim1=-2, dim2=-1")
-    size = self.shape[-1] if self.ndim else 1
-    column = sgnp.expand_dims(self if self.ndim else sgnp.reshape(self, (1,)), -1)
+    size = self.shape[-1]
+    column = sgnp.expand_dims(self, -1)
     return labelled(sgnp.where(np.eye(size, dtype=bool), column, sgnp.zeros((), self.dtype)), "DiagEmbed")
 
 

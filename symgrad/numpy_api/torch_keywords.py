@@ -7,6 +7,8 @@ are not here: on a tensor their `dim` already has PyTorch's meaning, the (values
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import numpy_api as sgnp
 
 _RENAMED = {"dim": "axis", "keepdim": "keepdims"}
@@ -15,6 +17,16 @@ _RENAMED = {"dim": "axis", "keepdim": "keepdims"}
 def torch_axes(dim):
     """PyTorch's dim as NumPy's axis: dim=() (or []) reduces every axis, where NumPy's axis=() reduces none."""
     return None if type(dim) in (tuple, list) and not dim else dim
+
+
+def check_alpha(input, other, alpha):
+    """PyTorch's error for a float alpha of add/sub with integral operands (it was applied in floats, so
+    tensor([1, 2]).add(t, alpha=0.5) gave floats)."""
+    if isinstance(alpha, (float, np.floating)) and all(
+            getattr(o, "dtype", None) is not None and o.dtype.kind in "iub" or type(o) in (int, bool)
+            for o in (input, other)):
+        raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point number "
+                           f"(alpha={alpha!r})")
 
 
 def _with_torch_keywords(fn, name: str, positional=("input",)):
