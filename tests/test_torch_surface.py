@@ -315,3 +315,46 @@ def test_what_those_refusals_leave_still_answers(dtype):
         assert ours.dtype == theirs.dtype
         np.testing.assert_allclose(ours, theirs, rtol=1e-6 if dtype == "float32" else 1e-14)
 
+
+def test_add_takes_alpha_as_sub_does():
+    """sg.add(x, y, alpha=2) was a TypeError where sg.sub and Tensor.add took alpha; on NumPy arrays x + alpha y;
+    0-d and empty operands too. Values and gradients as PyTorch's."""
+    results = {}
+    for T in _both():
+        x = T.tensor([[1.5, -2.0], [0.0, 4.0]], requires_grad=True)
+        y = T.tensor([0.5, -1.0], requires_grad=True)
+        z = T.tensor(3.0, requires_grad=True)
+        values = [T.add(x, y, alpha=2), T.add(x, z, alpha=-0.5), T.add(T.ones(0, 2), y, alpha=3), T.sub(x, y, alpha=2)]
+        sum(v.sum() for v in values).backward()
+        results[T.__name__] = [v.tolist() for v in values] + [t.grad.tolist() for t in (x, y, z)]
+    _same(results)
+    a, b = np.arange(4.0).reshape(2, 2), np.array([1.0, -1.0])
+    np.testing.assert_array_equal(sg.add(a, b, alpha=2), a + 2 * b)
+    np.testing.assert_array_equal(sg.add(a, b), a + b)
+
+
+def test_take_along_dim_without_dim_and_cross_without_dim_are_pytorchs():
+    """take_along_dim(t, idx) picks from t flattened (a ShapeError before); sg.cross(a, b) of tensors without dim
+    where PyTorch's (deprecated) default, the first dimension of size 3, is not NumPy's last axis (a 3x3 pair) is an
+    error asking for dim (it took NumPy's: the rows' cross products for the columns'); Tensor.cross keeps
+    PyTorch's default; NumPy's arrays keep NumPy's, its take_along_axis(axis=None) too."""
+    results = {}
+    for T in _both():
+        t = T.tensor([[1.0, 5.0, -2.0], [3.0, 2.0, 0.5]], requires_grad=True)
+        a = T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0]], requires_grad=True)
+        b = T.tensor([[0.5, 0.0, 1.0], [0.0, 1.0, 0.0], [2.0, 0.0, 1.0]])
+        values = [T.take_along_dim(t, T.tensor([[5, 0], [1, 1]])), t.take_along_dim(T.tensor([2])),
+                  a.cross(b), T.cross(a[:2], b[:2]), T.cross(a, b, dim=0), T.cross(a, b, dim=1)]
+        sum((v * v).sum() for v in values).backward()
+        results[T.__name__] = [v.tolist() for v in values] + [t.grad.tolist(), a.grad.tolist()]
+        with pytest.raises(RuntimeError, match="no dimension of size 3"):
+            T.ones(2, 2).cross(T.ones(2, 2))
+    with pytest.raises(ValueError, match="pass dim="):  # torch's default (dim 0) or NumPy's (the last axis)?
+        sg.cross(sg.tensor(np.eye(3)), sg.tensor(np.ones((3, 3))))
+    for ours, theirs in zip(results["symgrad"], results.get("torch", results["symgrad"])):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-15)  # (a gradient's zero may differ in sign)
+    a, b = np.arange(9.0).reshape(3, 3), np.eye(3)[::-1]
+    np.testing.assert_array_equal(sg.cross(a, b), np.cross(a, b))
+    np.testing.assert_array_equal(sg.take_along_axis(a, np.array([7, 0]), None), [7.0, 0.0])
+    with pytest.raises(Exception, match="indices"):  # NumPy's ValueError: axis None needs one-dimensional indices
+        sg.take_along_axis(a, np.array([[7, 0]]), None)

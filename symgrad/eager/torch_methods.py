@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..numpy_api import arrays
+from ..numpy_api.torch_keywords import first_axis_of_size_3
 from ..ops import elementwise as E
 from .mode import is_grad_enabled
 from .tensor import (Tensor, _axis, _dim, _index_array, _settle, alias, as_view, elementwise_on_tensors,
@@ -546,10 +547,9 @@ def unflatten(self, dim, sizes):
 
 def cross(self, other, dim=None):
     """The cross product along dim (None: the first dimension of size 3, PyTorch's old default)."""
+    dim = first_axis_of_size_3(self.shape) if dim is None else dim
     if dim is None:
-        dim = next((d for d, n in enumerate(self.shape) if n == 3), None)
-        if dim is None:
-            raise RuntimeError(f"no dimension of size 3 in input of shape {tuple(self.shape)}")
+        raise RuntimeError(f"no dimension of size 3 in input of shape {tuple(self.shape)}")
     return sgnp.cross(self, other, axis=dim)
 
 
@@ -701,8 +701,8 @@ for _method in (addmm, diagonal, narrow, select, unflatten, cross, allclose, isc
     setattr(Tensor, _method.__name__, _method)
 for _name, _function in {"outer": sgnp.outer, "inner": sgnp.inner, "mv": sgnp.matmul, "bmm": sgnp.matmul,
                          "broadcast_to": sgnp.broadcast_to, "fliplr": sgnp.fliplr, "flipud": sgnp.flipud,
-                         "take_along_dim": lambda t, indices, dim=None: sgnp.take_along_axis(
-                             t, _index_array(indices), dim),
+                         "take_along_dim": lambda t, indices, dim=None: sgnp.take_along_axis(  # (None: both flat)
+                             t, _index_array(indices).reshape(-1) if dim is None else _index_array(indices), dim),
                          "nansum": sgnp.nansum, "nanmean": sgnp.nanmean, "diag": sgnp.diag, "kron": sgnp.kron,
                          "rot90": sgnp.rot90,
                          "float_power": lambda t, exponent: sgnp.power(sgnp.astype(t, np.float64), exponent),
