@@ -16,7 +16,7 @@ import numpy as np
 from . import dtypes
 from . import numpy_api as sg
 from .core import ShapeError, Tracer, with_user_line
-from .numpy_api.arrays import _safe_sqrt
+from .numpy_api.arrays import _axes, _safe_sqrt
 from .numpy_api.dispatch import array_function_dispatch
 from .numpy_api.torch_keywords import torch_axes
 from .ops import elementwise as E
@@ -424,10 +424,9 @@ def vector_norm(x, /, ord=2, *, axis=None, keepdims=False, dim=None, keepdim=Non
     torch.linalg.vector_norm(x, ord, dim, keepdim)."""
     axis, keepdims = (axis if dim is None else torch_axes(dim)), (keepdims if keepdim is None else keepdim)
     x = sg.asarray(x)
+    axes = _axes(axis, x.ndim)  # (an axis out of range is an error: dim=1 of a 0-d x, dim=5 of a matrix)
     if x.ndim == 0:  # dim 0 or -1 of a 0-d x, as PyTorch's: the norm of its one element, 0-d
         return sg.reshape(vector_norm(sg.reshape(x, (1,)), ord, axis=axis, keepdims=keepdims), ())
-    axes = tuple(range(x.ndim)) if axis is None else (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
-    axes = tuple(a % x.ndim for a in axes)
     rest = [i for i in range(x.ndim) if i not in axes]
     merged = sg.reshape(sg.transpose(x, rest + list(axes)), tuple(x.shape[i] for i in rest) + (-1,))
     result = norm(merged, ord, axis=-1)

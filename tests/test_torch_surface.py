@@ -311,3 +311,94 @@ def test_allclose_of_tensors_is_a_python_bool():
         assert all(type(result) is bool for result in results[lib.__name__])
     _same(results)
     assert isinstance(sg.allclose(np.ones(2), np.ones(2)), np.ndarray)
+
+
+REFUSED = {  # calls PyTorch refuses that symgrad answered: (call, the error's type, a word of its message)
+    "diag_embed-0d": (lambda T: T.diag_embed(T.tensor(2.)), IndexError, "Dimension out of range"),
+    "frac-int": (lambda T: T.frac(T.tensor([1, 2])), RuntimeError, "frac"),
+    "frac-bool-method": (lambda T: T.tensor([True]).frac(), RuntimeError, "frac"),
+    "logcumsumexp-int": (lambda T: T.logcumsumexp(T.tensor([1, 2]), 0), RuntimeError, "logcumsumexp"),
+    "vector_norm-dim-of-0d": (lambda T: T.linalg.vector_norm(T.tensor(2.), dim=1), Exception, "out of"),
+    "vector_norm-dim-past-matrix": (lambda T: T.linalg.vector_norm(T.ones(2, 3), dim=5), Exception, "out of"),
+    "add-float-alpha-int": (lambda T: T.tensor([1, 2]).add(T.tensor([1, 1]), alpha=0.5), RuntimeError, "alpha"),
+    "sub-float-alpha-int": (lambda T: T.tensor([1, 2]).sub(3, alpha=1.0), RuntimeError, "alpha"),
+    "add_-float-alpha-int": (lambda T: T.tensor([1, 2]).add_(T.tensor([1, 1]), alpha=0.5), RuntimeError, "alpha"),
+    "scatter_reduce-float64-into-float32": (
+        lambda T: T.zeros(3, dtype=T.float32, device="cpu").scatter_reduce(
+            0, T.tensor([0, 1]), T.tensor([1., 2.], dtype=T.float64), "sum"), RuntimeError, "dtype"),
+    "scatter_add-float64-into-float32": (
+        lambda T: T.zeros(3, dtype=T.float32, device="cpu").scatter_add(
+            0, T.tensor([0, 1]), T.tensor([1., 2.], dtype=T.float64)), RuntimeError, "dtype"),
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSED))
+def test_calls_pytorch_refuses_are_refused(name):
+    """Each was a value (diag_embed of a 0-d tensor a 1x1 matrix, frac of ints zeros, a float alpha promoting
+    ints to floats, a float64 src cast into float32, vector_norm's dim wrapped modulo the rank)."""
+    call, kind, word = REFUSED[name]
+    for T in _both():
+        with pytest.raises(kind, match=f"(?i){word}"):
+            call(T)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_what_those_refusals_leave_still_answers(dtype):
+    """The floats, a float alpha on floats, an int alpha on ints, dim 0 of a 0-d vector_norm, diag_embed of a
+    vector: PyTorch's values (and frac's and logcumsumexp's gradients)."""
+    results = {}
+    for T in _both():
+        dt = getattr(T, dtype)
+        x = T.tensor([-2.5, 0.0, 1.75, 30.0], dtype=dt, requires_grad=True)
+        values = [T.frac(x[:3]), T.logcumsumexp(x, 0), T.tensor([1, 2]).add(T.tensor([1, 1]), alpha=2),
+                  T.tensor([1., 2.], dtype=dt).sub(T.tensor([1., 1.], dtype=dt), alpha=0.5),
+                  T.linalg.vector_norm(T.tensor(-2., dtype=dt), dim=0), T.diag_embed(x[:2])]
+        (values[0].sum() + values[1][:3].sum()).backward()
+        results[T.__name__] = [v.detach().numpy() for v in values] + [x.grad.numpy()]
+    for ours, theirs in zip(results["symgrad"], results.get("torch", results["symgrad"])):
+        assert ours.dtype == theirs.dtype
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6 if dtype == "float32" else 1e-14)
+
+
+def test_add_takes_alpha_as_sub_does():
+    """sg.add(x, y, alpha=2) was a TypeError where sg.sub and Tensor.add took alpha; on NumPy arrays x + alpha y;
+    0-d and empty operands too. Values and gradients as PyTorch's."""
+    results = {}
+    for T in _both():
+        x = T.tensor([[1.5, -2.0], [0.0, 4.0]], requires_grad=True)
+        y = T.tensor([0.5, -1.0], requires_grad=True)
+        z = T.tensor(3.0, requires_grad=True)
+        values = [T.add(x, y, alpha=2), T.add(x, z, alpha=-0.5), T.add(T.ones(0, 2), y, alpha=3), T.sub(x, y, alpha=2)]
+        sum(v.sum() for v in values).backward()
+        results[T.__name__] = [v.tolist() for v in values] + [t.grad.tolist() for t in (x, y, z)]
+    _same(results)
+    a, b = np.arange(4.0).reshape(2, 2), np.array([1.0, -1.0])
+    np.testing.assert_array_equal(sg.add(a, b, alpha=2), a + 2 * b)
+    np.testing.assert_array_equal(sg.add(a, b), a + b)
+
+
+def test_take_along_dim_without_dim_and_cross_without_dim_are_pytorchs():
+    """take_along_dim(t, idx) picks from t flattened (a ShapeError before); sg.cross(a, b) of tensors without dim
+    where PyTorch's (deprecated) default, the first dimension of size 3, is not NumPy's last axis (a 3x3 pair) is an
+    error asking for dim (it took NumPy's: the rows' cross products for the columns'); Tensor.cross keeps
+    PyTorch's default; NumPy's arrays keep NumPy's, its take_along_axis(axis=None) too."""
+    results = {}
+    for T in _both():
+        t = T.tensor([[1.0, 5.0, -2.0], [3.0, 2.0, 0.5]], requires_grad=True)
+        a = T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0]], requires_grad=True)
+        b = T.tensor([[0.5, 0.0, 1.0], [0.0, 1.0, 0.0], [2.0, 0.0, 1.0]])
+        values = [T.take_along_dim(t, T.tensor([[5, 0], [1, 1]])), t.take_along_dim(T.tensor([2])),
+                  a.cross(b), T.cross(a[:2], b[:2]), T.cross(a, b, dim=0), T.cross(a, b, dim=1)]
+        sum((v * v).sum() for v in values).backward()
+        results[T.__name__] = [v.tolist() for v in values] + [t.grad.tolist(), a.grad.tolist()]
+        with pytest.raises(RuntimeError, match="no dimension of size 3"):
+            T.ones(2, 2).cross(T.ones(2, 2))
+    with pytest.raises(ValueError, match="pass dim="):  # torch's default (dim 0) or NumPy's (the last axis)?
+        sg.cross(sg.tensor(np.eye(3)), sg.tensor(np.ones((3, 3))))
+    for ours, theirs in zip(results["symgrad"], results.get("torch", results["symgrad"])):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-15)  # (a gradient's zero may differ in sign)
+    a, b = np.arange(9.0).reshape(3, 3), np.eye(3)[::-1]
+    np.testing.assert_array_equal(sg.cross(a, b), np.cross(a, b))
+    np.testing.assert_array_equal(sg.take_along_axis(a, np.array([7, 0]), None), [7.0, 0.0])
+    with pytest.raises(Exception, match="indices"):  # NumPy's ValueError: axis None needs one-dimensional indices
+        sg.take_along_axis(a, np.array([[7, 0]]), None)

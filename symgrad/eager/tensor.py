@@ -35,7 +35,7 @@ from ..core import (Tracer, TracerError, UnsupportedOpError, bind, current_build
                     refuse_masked, tracing_anywhere, with_user_line)
 from ..guards import concrete_array
 from ..numpy_api.arrays import _safe_sqrt
-from ..numpy_api.torch_keywords import torch_axes
+from ..numpy_api.torch_keywords import check_alpha, torch_axes
 from ..numpy_api.updates import IndexUpdateHelper
 
 _random = np.random.default_rng(0)
@@ -1240,12 +1240,14 @@ class Tensor(Tracer):
 
     def add_(self, other, *scaled, alpha=1):
         other, alpha = alpha_first("add_", other, scaled, alpha)
+        check_alpha(self, other, alpha)
         if alpha == 1 and self._unrecorded_update(np.add, other):
             return self
         return self._inplace(lambda s: s + (other if alpha == 1 else other * alpha))
 
     def sub_(self, other, *scaled, alpha=1):
         other, alpha = alpha_first("sub_", other, scaled, alpha)
+        check_alpha(self, other, alpha)
         if alpha == 1 and self._unrecorded_update(np.subtract, other):
             return self
         return self._inplace(lambda s: s - (other if alpha == 1 else other * alpha))
@@ -1988,6 +1990,7 @@ def _with_alpha(method, name):
     """add/sub with PyTorch's alpha: other scaled by alpha first."""
     def scaled(self, other, *deprecated, alpha=1):
         other, alpha = alpha_first(name, other, deprecated, alpha)
+        check_alpha(self, other, alpha)
         return method(self, other if alpha == 1 else other * alpha)
     return scaled
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..numpy_api import arrays
+from ..numpy_api.torch_keywords import first_axis_of_size_3
 from ..ops import elementwise as E
 from .mode import is_grad_enabled
 from .tensor import (Tensor, _axis, _dim, _index_array, _settle, alias, as_view, elementwise_on_tensors,
@@ -185,9 +186,14 @@ def gather(self, dim, index):
     return labelled(sgnp.take_along_axis(source, index, dim), "Gather")
 
 
-def _source(src, shape, like):
+def _source(name, src, shape, like):
+    """src's elements for the index's shape (a number: filled with it); a tensor of another dtype than self is
+    PyTorch's error (a float64 src was cast into a float32 self)."""
     if isinstance(src, (int, float, bool, np.number)):
         return np.full(shape, src, like.dtype)
+    if src.dtype != like.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype (self is {like.dtype}, src "
+                           f"{src.dtype})")
     if src.ndim == 0 and len(shape) == 1:  # a 0-d src with a 0-d index, as PyTorch takes them
         src = sgnp.reshape(src, (1,))
     return src[tuple(slice(0, n) for n in shape)]
@@ -200,7 +206,7 @@ def scatter(self, dim, index, src=None, *, value=None, reduce=None):
     if self.ndim == 0:
         return _of_one_element(scatter, "Scatter", self, dim, index, src, value=value)
     key, shape = _scatter_index(self, dim, index)
-    return labelled(self.at[key].set(_source(value if src is None else src, shape, self)), "Scatter")
+    return labelled(self.at[key].set(_source("scatter", value if src is None else src, shape, self)), "Scatter")
 
 
 def scatter_add(self, dim, index, src):
@@ -208,7 +214,7 @@ def scatter_add(self, dim, index, src):
     if self.ndim == 0:
         return _of_one_element(scatter_add, "ScatterAdd", self, dim, index, src)
     key, shape = _scatter_index(self, dim, index)
-    return labelled(self.at[key].add(_source(src, shape, self)), "ScatterAdd")
+    return labelled(self.at[key].add(_source("scatter_add", src, shape, self)), "ScatterAdd")
 
 
 def _scatter_extremum(self, key, src, reduce, include_self):
@@ -243,7 +249,7 @@ def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
         return _of_one_element(scatter_reduce, "ScatterReduce", self, dim, index, src, reduce,
                                include_self=include_self)
     key, shape = _scatter_index(self, dim, index)
-    src = _source(src, shape, self)
+    src = _source("scatter_reduce", src, shape, self)
     if reduce in ("amax", "amin") and self.dtype.kind == "f":
         return labelled(_scatter_extremum(self, key, src, reduce, include_self), "ScatterReduce", (self, src))
     if reduce in ("amax", "amin") and self.dtype.kind not in "iu":
@@ -553,10 +559,9 @@ def unflatten(self, dim, sizes):
 
 def cross(self, other, dim=None):
     """The cross product along dim (None: the first dimension of size 3, PyTorch's old default)."""
+    dim = first_axis_of_size_3(self.shape) if dim is None else dim
     if dim is None:
-        dim = next((d for d, n in enumerate(self.shape) if n == 3), None)
-        if dim is None:
-            raise RuntimeError(f"no dimension of size 3 in input of shape {tuple(self.shape)}")
+        raise RuntimeError(f"no dimension of size 3 in input of shape {tuple(self.shape)}")
     return sgnp.cross(self, other, axis=dim)
 
 
@@ -708,8 +713,8 @@ for _method in (addmm, diagonal, narrow, select, unflatten, cross, allclose, isc
     setattr(Tensor, _method.__name__, _method)
 for _name, _function in {"outer": sgnp.outer, "inner": sgnp.inner, "mv": sgnp.matmul, "bmm": sgnp.matmul,
                          "broadcast_to": sgnp.broadcast_to, "fliplr": sgnp.fliplr, "flipud": sgnp.flipud,
-                         "take_along_dim": lambda t, indices, dim=None: sgnp.take_along_axis(
-                             t, _index_array(indices), dim),
+                         "take_along_dim": lambda t, indices, dim=None: sgnp.take_along_axis(  # (None: both flat)
+                             t, _index_array(indices).reshape(-1) if dim is None else _index_array(indices), dim),
                          "nansum": sgnp.nansum, "nanmean": sgnp.nanmean, "diag": sgnp.diag, "kron": sgnp.kron,
                          "rot90": sgnp.rot90,
                          "float_power": lambda t, exponent: sgnp.power(sgnp.astype(t, np.float64), exponent),
@@ -770,7 +775,14 @@ Tensor.bitwise_not_ = _in_place("bitwise_not")
 
 def frac(self):
     """self minus its integer part, sign kept (torch.frac; gradient 1)."""
+    _floats_only("frac", self)
     return labelled(self - self.trunc(), "Frac")
+
+
+def _floats_only(name, t):
+    """PyTorch's error for an op defined on floating-point tensors only, given an integer or boolean one."""
+    if t.dtype.kind not in "fc":
+        raise RuntimeError(f'"{name}" not implemented for {t.dtype} tensors: it takes floating-point tensors')
 
 
 def take(self, index):
@@ -793,6 +805,7 @@ def logcumsumexp(self, dim):
     """log(cumsum(exp(self))) along dim, as rounds of logaddexp with the element `shift` places before, shift
     doubling (a parallel prefix scan): no exp overflows or underflows, as one shift by the largest element let
     the elements far below it (1 before 1000) underflow to -inf."""
+    _floats_only("logcumsumexp", self)
     dim = _dim(dim, self.ndim)
     length = self.shape[dim] if self.ndim else 1
     total, shift = self.clone(), 1
@@ -857,10 +870,12 @@ def argwhere(self):
 def diag_embed(self, offset=0, dim1=-2, dim2=-1):
     """Matrices with self's last dimension on their diagonal (torch.diag_embed); zeros elsewhere, also beside a
     NaN or an infinity. Only the default offset and dims."""
+    for dim in (dim1, dim2):  # dims of the result: a 0-d self's has no dim -2 (PyTorch's IndexError)
+        _dim(dim, self.ndim + 1)
     if (offset, dim1, dim2) != (0, -2, -1):
         raise NotImplementedError("symgrad's diag_embed takes only offset=0, dim1=-2, dim2=-1")
-    size = self.shape[-1] if self.ndim else 1
-    column = sgnp.expand_dims(self if self.ndim else sgnp.reshape(self, (1,)), -1)
+    size = self.shape[-1]
+    column = sgnp.expand_dims(self, -1)
     return labelled(sgnp.where(np.eye(size, dtype=bool), column, sgnp.zeros((), self.dtype)), "DiagEmbed")
 
 

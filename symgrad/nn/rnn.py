@@ -2,9 +2,9 @@
 initialization U(-1/sqrt(hidden), 1/sqrt(hidden)) and shapes: RNN, LSTM, GRU (num_layers, bias, batch_first,
 dropout between layers, bidirectional) and RNNCell, LSTMCell, GRUCell.
 
-Each layer and direction runs its sequence through nn.recurrence: on eager tensors one recorded op (the
-primitive fused_rnn, as PyTorch's fused RNN op), in a trace one sg.scan node. A PackedSequence input gives a
-PackedSequence output and each sequence's final state.
+Each layer and direction runs its sequence through nn.recurrence: on eager tensors the input projection and one
+recorded op of the recurrence (the primitive fused_rnn, as PyTorch's fused RNN op), in a trace one sg.scan
+node. A PackedSequence input gives a PackedSequence output and each sequence's final state.
 """
 from __future__ import annotations
 
@@ -90,6 +90,9 @@ class _RNNBase(Module):
         x = input if batched else sgnp.expand_dims(input, 1)  # (L, 1, H_in)
         if batched and self.batch_first:
             x = sgnp.swapaxes(x, 0, 1)
+            # PyTorch's input projection reads a row-major copy, which NumPy's writes after forward miss: made here
+            # when NumPy may write the input (elsewhere it would only hide the rows gathered from an embedding)
+            x = x.contiguous() if isinstance(x, Tensor) and x._version.exposed else x
         if x.shape[0] == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         if x.shape[2] != self.input_size:

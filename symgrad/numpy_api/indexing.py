@@ -168,8 +168,11 @@ def take(x, indices, axis=None):
 
 @array_function_dispatch
 def take_along_axis(x, indices, axis):
-    """NumPy take_along_axis: pick one element along `axis` per position of `indices`."""
+    """NumPy take_along_axis: pick one element along `axis` per position of `indices` (axis None: of x flattened,
+    as NumPy's; it took axis 0)."""
     x, indices = sg.asarray(x), sg.asarray(indices)
+    if axis is None:
+        x, axis = sg.reshape(x, (-1,)), 0
     if indices.ndim != x.ndim:
         fail(f"take_along_axis: indices of shape {indices.shape} need the rank of x, shape {x.shape}")
     axis = _axes(axis, x.ndim)[0]

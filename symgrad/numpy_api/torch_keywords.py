@@ -7,6 +7,8 @@ are not here: on a tensor their `dim` already has PyTorch's meaning, the (values
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import numpy_api as sgnp
 
 _RENAMED = {"dim": "axis", "keepdim": "keepdims"}
@@ -15,6 +17,22 @@ _RENAMED = {"dim": "axis", "keepdim": "keepdims"}
 def torch_axes(dim):
     """PyTorch's dim as NumPy's axis: dim=() (or []) reduces every axis, where NumPy's axis=() reduces none."""
     return None if type(dim) in (tuple, list) and not dim else dim
+
+
+def check_alpha(input, other, alpha):
+    """PyTorch's error for a float alpha of add/sub with integral operands (it was applied in floats, so
+    tensor([1, 2]).add(t, alpha=0.5) gave floats)."""
+    if isinstance(alpha, (float, np.floating)) and all(
+            getattr(o, "dtype", None) is not None and o.dtype.kind in "iub" or type(o) in (int, bool)
+            for o in (input, other)):
+        raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point number "
+                           f"(alpha={alpha!r})")
+
+
+def add(input, other, *, alpha=1, out=None):
+    """NumPy's add, and torch.add's alpha: other scaled by it first (as Tensor.add and sg.sub)."""
+    check_alpha(input, other, alpha)
+    return sgnp.add(input, other if alpha == 1 else sgnp.multiply(other, alpha), out=out)
 
 
 def _with_torch_keywords(fn, name: str, positional=("input",)):
@@ -72,7 +90,24 @@ def _cast_first(fn):
 
 softmax = _with_torch_keywords(_cast_first(sgnp.softmax), "softmax")
 log_softmax = _with_torch_keywords(_cast_first(sgnp.log_softmax), "log_softmax")
-cross = _with_torch_keywords(sgnp.cross, "cross", ("input", "other"))
+def first_axis_of_size_3(shape):
+    """torch.cross's dim when none is given (deprecated in PyTorch): the input's first dimension of size 3, or None."""
+    return next((d for d, n in enumerate(shape) if n == 3), None)
+
+
+def _cross(a, b, *args, **kwargs):
+    """NumPy's cross (the last axis). Of tensors without an axis where PyTorch's (deprecated) default, the input's
+    first dimension of size 3, is another one (a 3x3 pair: its columns, NumPy's its rows), an error asking for it."""
+    if not args and not kwargs and any(hasattr(v, "requires_grad_") for v in (a, b)):
+        first = first_axis_of_size_3(np.shape(a))
+        if first is not None and first != len(np.shape(a)) - 1:
+            raise ValueError(f"sg.cross of tensors of shapes {tuple(np.shape(a))} and {tuple(np.shape(b))} without "
+                             f"an axis: torch.cross's default is dim {first} (the first of size 3), NumPy's the last "
+                             f"axis; pass dim= (or axis=)")
+    return sgnp.cross(a, b, *args, **kwargs)
+
+
+cross = _with_torch_keywords(_cross, "cross", ("input", "other"))
 logsumexp = _with_torch_keywords(sgnp.logsumexp, "logsumexp")
 cumsum = _with_torch_keywords(sgnp.cumsum, "cumsum")
 cumprod = _with_torch_keywords(sgnp.cumprod, "cumprod")
