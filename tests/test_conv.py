@@ -359,6 +359,23 @@ def test_max_unpool_gradient_matches_finite_differences(backend):
     np.testing.assert_allclose(grad, numeric_grad(loss, [pooled], 0), rtol=1e-6, atol=1e-8)
 
 
+def test_max_pool_index_of_a_window_of_padding_and_minus_infinities_is_its_first_place_in_the_input():
+    """A window whose places in x are all -inf ties with its -inf padding: PyTorch's index is the first place in x
+    (it was the padding's, a negative or neighbouring index)."""
+    torch = pytest.importorskip("torch")
+    x = np.full((1, 1, 4, 5), -np.inf)
+    x[0, 0, 2:, 2:] = np.arange(6.0).reshape(2, 3)
+    x[0, 0, 3, 0] = np.nan
+    for kwargs in [dict(kernel_size=2, stride=2, padding=1), dict(kernel_size=3, stride=2, padding=1),
+                   dict(kernel_size=3, stride=1, padding=1, dilation=2)]:
+        values, indices = F.max_pool2d(sg.tensor(x), return_indices=True, **kwargs)
+        want_values, want_indices = torch.nn.functional.max_pool2d(torch.tensor(x), return_indices=True, **kwargs)
+        np.testing.assert_array_equal(indices.numpy(), want_indices.numpy())
+        np.testing.assert_array_equal(values.numpy(), want_values.numpy())
+    line = np.array([[[-np.inf, -np.inf, -np.inf, 1.0]]])
+    assert F.max_pool1d(line, 2, 2, padding=1, return_indices=True)[1].tolist() == [[[0, 1, 3]]]
+
+
 def test_max_pool_indices_edge_cases_and_unpool_errors():
     x = np.array([[[[1.0, np.nan, 2.0, np.nan]]]])
     assert F.max_pool2d(x, (1, 4), return_indices=True)[1].tolist() == [[[[3]]]]  # PyTorch: the last NaN

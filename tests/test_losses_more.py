@@ -129,3 +129,14 @@ def test_deprecated_size_average_and_reduce_are_pytorchs_reductions(name, module
             results.append((functional.detach().numpy(), by_module.detach().numpy(), tensors[0].grad.numpy()))
         for ours, theirs in zip(*results):
             np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15, err_msg=f"{name} {flags}")
+
+
+def test_class_losses_take_ignore_index_in_pytorchs_positional_place():
+    """nn.CrossEntropyLoss(weight, size_average, ignore_index, reduce, ...): a positional ignore_index was taken
+    as `reduce` (NLLLoss(None, None, 0) returned the unreduced losses, ignoring nothing)."""
+    torch = pytest.importorskip("torch")
+    logits, targets = X1[:, :3], np.array([0, 1, 2, 1, 1, 0])
+    for module, args in [("CrossEntropyLoss", (None, None, 1)), ("NLLLoss", (None, None, 0)),
+                         ("CrossEntropyLoss", (None, None, 2, None, "sum", 0.1))]:
+        ours, theirs = (getattr(lib.nn, module)(*args)(lib.tensor(logits), lib.tensor(targets)) for lib in (sg, torch))
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, err_msg=f"{module}{args}")

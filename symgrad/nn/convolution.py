@@ -229,8 +229,10 @@ def max_pool_indices(input, kernel_size, stride=None, padding=0, dilation=1, cei
     flat = patches.reshape(*patches.shape[:2], math.prod(window["kernel"]), *out)
     nan = np.isnan(flat)
     last_nan = flat.shape[2] - 1 - np.argmax(nan[:, :, ::-1], axis=2)
-    first_max = np.argmax(np.where(nan, -np.inf, flat) == flat.max(axis=2, keepdims=True, initial=-np.inf,
-                                                                    where=~nan), axis=2)
+    # a window whose places in x are all -inf ties with its padding: PyTorch's index is its first place in x
+    inside = im2col_impl(np.ones(x.shape, x.dtype), fill="0", **window).reshape(flat.shape) != 0
+    first_max = np.argmax(inside & (np.where(nan, -np.inf, flat) == flat.max(axis=2, keepdims=True, initial=-np.inf,
+                                                                             where=~nan)), axis=2)
     offset = np.where(nan.any(axis=2), last_nan, first_max)  # (N, C, *out): a row-major place in the window
     place = np.zeros(offset.shape, np.int64)
     for axis, (offsets, size) in enumerate(zip(np.unravel_index(offset, window["kernel"]), x.shape[2:])):

@@ -551,10 +551,18 @@ class CrossEntropyLoss(_WeightedLoss):
     loss = staticmethod(cross_entropy)
     options, defaults = ("ignore_index", "label_smoothing"), {"ignore_index": -100, "label_smoothing": 0.0}
 
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                 label_smoothing=0.0):  # (PyTorch's positional order: ignore_index before reduce)
+        super().__init__(weight, size_average, reduce, reduction, ignore_index=ignore_index,
+                         label_smoothing=label_smoothing)
+
 
 class NLLLoss(_WeightedLoss):
     loss = staticmethod(nll_loss)
     options, defaults = ("ignore_index",), {"ignore_index": -100}
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction, ignore_index=ignore_index)
 
 
 class BCELoss(_WeightedLoss):
