@@ -714,7 +714,9 @@ def _lstm_sequence(ns, x, h, c, *weights):
     if ns is NP:
         outputs, (h, c) = recurrence.looped("LSTM", x, (h, c), weights, reverse=True)
         return np.concatenate([outputs, h[None], c[None]])
-    return recurrence.fused_rnn_p(x, h, c, *weights, mode="LSTM", reverse=True, count=2, bias=True, masked=False)
+    w_ih, w_hh, b_ih, b_hh = weights
+    return recurrence.fused_rnn_p(recurrence.linear(x, w_ih, b_ih), h, c, w_hh, b_hh, mode="LSTM", reverse=True,
+                                  count=2, bias=True, masked=False)
 
 
 STRUCTURAL += [("fused-rnn", _lstm_sequence, [_r((3, 2, 2)), _r((2, 3), 1), _r((2, 3), 2), _r((12, 2), 3),

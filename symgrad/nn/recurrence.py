@@ -1,6 +1,6 @@
 """One layer and direction of a recurrent layer over a whole sequence, with PyTorch's cells (gate order and
-formulas of RNN, LSTM and GRU): the input projections of every time step are one matrix product, then the
-recurrence. Packed sequences run padded, each sequence's state frozen past its end (so a reverse direction
+formulas of RNN, LSTM and GRU): the input projections of every time step are one matrix product (an op of its
+own, as PyTorch's), then the recurrence. Packed sequences run padded, each sequence's state frozen past its end (so a reverse direction
 starts at its own last step).
 
 The recurrence is an sg.scan over the steps. On eager tensors the sequence is one primitive (`fused_rnn`), as
@@ -93,15 +93,21 @@ def sequence(mode, x, state, weights, lengths=None, reverse=False):
     w_hh, b_ih, b_hh) with None biases when there are none, lengths of the packed sequences (an int array) or
     None."""
     states = state if isinstance(state, tuple) else (state,)
+    w_ih, w_hh, b_ih, b_hh = weights
     operands = (x, *states, *[w for w in weights if w is not None])
     if not all(t.dtype == x.dtype for t in operands) or x.dtype not in (np.float32, np.float64):
         return _unit_axis(*looped(mode, x, state, weights, lengths, reverse))  # (promotes, or raises the error)
     running = [] if lengths is None else [np.arange(x.shape[0])[:, None] < lengths[None, :]]
-    spec = dict(mode=mode, reverse=bool(reverse), count=len(states), bias=weights[2] is not None, masked=bool(running))
+    spec = dict(mode=mode, reverse=bool(reverse), count=len(states), bias=b_hh is not None, masked=bool(running))
+    recurrent = (*states, *[w for w in (w_hh, b_hh) if w is not None])
     if current_builder() is not None and any(isinstance(t, Tracer) and not isinstance(t, Tensor) for t in operands):
-        packed = _scanned(**spec)(*operands, *running)  # one scan node in the trace
-    elif current_builder() is None and all(isinstance(t, Tensor) for t in operands):  # one recorded op
-        packed = apply_function(_fused, (*operands, *[Tensor._wrap(r) for r in running]), spec)
+        packed = _scanned(**spec)(linear(x, w_ih, b_ih), *recurrent, *running)  # one scan node in the trace
+    elif current_builder() is None and all(isinstance(t, Tensor) for t in operands):
+        # the projection recorded apart, as PyTorch's: its backward reads x as it is then (NumPy may have written
+        # it since the forward), or a row-major copy of it (PyTorch's matmul copies one that is not, as after
+        # batch_first's transpose), while the recurrence's reads the projection's forward values
+        projected = linear(x.contiguous(), w_ih, b_ih)
+        packed = apply_function(_fused, (projected, *recurrent, *[Tensor._wrap(r) for r in running]), spec)
     else:
         return _unit_axis(*looped(mode, x, state, weights, lengths, reverse))
     steps = x.shape[0]
@@ -131,14 +137,15 @@ def looped(mode, x, state, weights, lengths=None, reverse=False):
 
 
 def _scanned(mode, reverse, count, bias, masked=False):
-    """The sequence as a function of arrays (x, *states, w_ih, w_hh[, b_ih, b_hh][, running]) returning the
-    outputs with the final states appended along time: (L + count, N, H)."""
+    """The sequence as a function of arrays (x_proj, *states, w_hh[, b_hh][, running]), x_proj the input's
+    projection of every time step (L, N, gates), returning the outputs with the final states appended along time:
+    (L + count, N, H)."""
     step = STEPS[mode][0]
 
-    def recurrence(x, *rest):
+    def recurrence(x_proj, *rest):
         states, rest = rest[:count], list(rest[count:])
         running = rest.pop() if masked else None
-        w_ih, w_hh, b_ih, b_hh = rest if bias else (*rest, None, None)
+        w_hh, b_hh = rest if bias else (*rest, None)
 
         def body(carry, xs):
             old = carry if count == 2 else carry[0]
@@ -147,7 +154,7 @@ def _scanned(mode, reverse, count, bias, masked=False):
             new = new if count == 2 else (new,)
             return new, new[0]
 
-        xs = (linear(x, w_ih, b_ih),) if running is None else (linear(x, w_ih, b_ih), running)
+        xs = (x_proj,) if running is None else (x_proj, running)
         finals, ys = scan(body, tuple(states), xs, reverse=reverse)
         return sgnp.concatenate([ys, *[f[None] for f in finals]], axis=0)
 
@@ -157,10 +164,10 @@ def _scanned(mode, reverse, count, bias, masked=False):
 
 def _shape(inputs, mode, reverse, count, bias, masked):
     """The outputs with the final states appended along time: (L + count, N, H), of the input's dtype."""
-    expected = 1 + count + 2 + 2 * bias + masked
+    expected = 1 + count + 1 + bias + masked
     if len(inputs) != expected:
         raise ShapeError(f"fused_rnn: expected {expected} operands, got {len(inputs)}")
-    x, w_hh = inputs[0], inputs[2 + count]
+    x, w_hh = inputs[0], inputs[1 + count]
     return (x.shape[0] + count, x.shape[1], w_hh.shape[1]), x.dtype
 
 
@@ -228,7 +235,7 @@ def _decompose(*inputs, **attrs):
     return _scanned(**attrs)(*inputs)
 
 
-# fused_rnn[mode, reverse, count, bias, masked] x, *states, w_ih, w_hh[, b_ih, b_hh][, running]: one layer and
-# direction over the whole sequence, as _scanned computes it.
+# fused_rnn[mode, reverse, count, bias, masked] x_proj, *states, w_hh[, b_hh][, running]: one layer and direction
+# over the whole sequence from its input's projection, as _scanned computes it.
 fused_rnn_p = Primitive("fused_rnn", _shape, _run, vjp=_vjp, jvp=_jvp, decompose=_decompose)
 fused_rnn_p.decomposed_to_differentiate = True  # (eager/whole_backward.py)
