@@ -272,17 +272,17 @@ def test_numpy_write_between_forward_and_backward_reaches_the_input_projection(m
     torch = pytest.importorskip("torch")
     grads = {}
     for lib in (sg, torch):
-        layer = getattr(lib.nn, mode)(2, 3, batch_first=True, bidirectional=True, dtype=lib.float64)
+        layer = getattr(lib.nn, mode)(2, 3, bidirectional=True, dtype=lib.float64)
         with lib.no_grad():
             for i, p in enumerate(layer.parameters()):
                 p.copy_(lib.from_numpy(np.random.default_rng(i).standard_normal(tuple(p.shape)) * 0.5))
-        x_np = np.random.default_rng(9).standard_normal((3, 4, 2))
+        x_np = np.random.default_rng(9).standard_normal((4, 3, 2))  # (time, batch, features)
         x = lib.from_numpy(x_np)
         seen = []
         for step in range(5):
-            out, _ = layer(x[:2])
-            loss = (out[:, -1] ** 2).sum() + out.sum()
-            x_np[1, step % 4] = [0.5 - step, np.inf if step == 4 else 0.0]  # (inf: a NaN gradient in both)
+            out, _ = layer(x[1:])
+            loss = (out[-1] ** 2).sum() + out.sum()
+            x_np[1 + step % 3, 1] = [0.5 - step, np.inf if step == 4 else 0.0]  # (inf: a NaN gradient in both)
             loss.backward()
             seen.append([loss.item()] + [p.grad.numpy().copy() for p in layer.parameters()])
             layer.zero_grad()

@@ -104,10 +104,9 @@ def sequence(mode, x, state, weights, lengths=None, reverse=False):
         packed = _scanned(**spec)(linear(x, w_ih, b_ih), *recurrent, *running)  # one scan node in the trace
     elif current_builder() is None and all(isinstance(t, Tensor) for t in operands):
         # the projection recorded apart, as PyTorch's: its backward reads x as it is then (NumPy may have written
-        # it since the forward), or a row-major copy of it (PyTorch's matmul copies one that is not, as after
-        # batch_first's transpose), while the recurrence's reads the projection's forward values
-        projected = linear(x.contiguous(), w_ih, b_ih)
-        packed = apply_function(_fused, (projected, *recurrent, *[Tensor._wrap(r) for r in running]), spec)
+        # it since the forward), while the recurrence's reads the projection's forward values
+        packed = apply_function(_fused, (linear(x, w_ih, b_ih), *recurrent, *[Tensor._wrap(r) for r in running]),
+                                spec)
     else:
         return _unit_axis(*looped(mode, x, state, weights, lengths, reverse))
     steps = x.shape[0]
