@@ -234,7 +234,7 @@ class _Backward:
         while position < len(self.order):
             record = self.order[position]
             if id(record) in self.pending and self._stops_run(record):
-                self._at_gradient(record, found)
+                self._at_gradient(record, found, accumulate)
             if record.function is not None:
                 self._run_function(record, found, accumulate)
                 processed.append(record)
@@ -270,13 +270,12 @@ class _Backward:
                 record.release()
         return found
 
-    def _at_gradient(self, record, found):
-        """A record whose output gradient is now complete: run its hooks, retain it (autograd.grad's pass too, as
-        PyTorch's), report it."""
+    def _at_gradient(self, record, found, accumulate):
+        """A record whose output gradient is now complete: run its hooks, retain it, report it."""
         ct = self._apply_hooks(record.hooks, self.pending[id(record)])
         self.pending[id(record)] = ct
         tensor = record.retained_tensor()
-        if tensor is not None:
+        if tensor is not None and accumulate:
             self._accumulate(tensor, ct)
         if id(record) in self.targets:
             found[id(record)] = ct
@@ -306,7 +305,7 @@ class _Backward:
         siblings = record.ctx.output_records()
         for other in siblings:  # their hooks and retain_grad see their gradient before the backward runs
             if other is not None and other is not record and id(other) in self.pending and self._stops_run(other):
-                self._at_gradient(other, found)
+                self._at_gradient(other, found, accumulate)
         cts = [None if other is None else self.pending.pop(id(other), None) for other in siblings]
         if all(ct is None for ct in cts):
             return
