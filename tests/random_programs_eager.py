@@ -10,6 +10,12 @@ random: another op, another batch size, requires_grad toggled, Python `if`/`whil
 writes to parameters and inputs (NumPy's too), hooks added and removed, retain_grad, retain_graph, create_graph
 penalties, a custom autograd.Function, no_grad/enable_grad, detach, two backward calls before a step, zero_grad
 both ways, values read mid step, and an in-place write to a saved value (PyTorch's error at backward).
+Widened (drawn from a generator of their own, `_Source.wide`): nn.RNN/LSTM/GRU, TransformerEncoderLayer and
+MultiheadAttention, an embedding tied to the output layer, padding_idx, a 0-d parameter, ops on the hidden value
+(where, cat, stack, einsum, cumsum, gather, index_select, scatter, integer comparisons, writes through views of
+it), parameters written through views, layers frozen mid loop, state_dict saved and loaded back (module and
+optimizer), more schedulers and lr set by hand, clip_grad_value_, losses with reduction, weights and label
+smoothing, empty batches.
 `rec(name, value)` records what is compared. Optional lines end in `# opt`: the minimizer drops them.
 Run as a script for many more loops than CI's:
     python tests/random_programs_eager.py --count 300 [--start 0] [--float32] [--minimize]
@@ -34,9 +40,18 @@ class _Source:
 
     def __init__(self):
         self.lines, self.depth, self.features, self.density = [], 1, set(), 1.0
+        self.wide = None  # the draws of the widened features (apart: the earlier seeds' other draws stay)
 
     def __call__(self, line, optional=False):
         self.lines.append("    " * self.depth + line + ("  # opt" if optional else ""))
+
+    def wide_chance(self, p):
+        """Whether to use a widened feature of probability p (drawn from its own generator)."""
+        return self.wide.random() < p * self.density
+
+    def pick(self, options):
+        """One of `options`, drawn from the widened features' generator."""
+        return options[self.wide.integers(len(options))]
 
     def chance(self, rng, p):
         """Whether to use a feature of probability p, scaled by the program's density of features."""
@@ -72,6 +87,8 @@ def _model(rng, src):
     """Setup lines of a random model and its data; the forward's lines (from `xb` to `h`), the lines each step
     starts with, the line from `h` to `out`, and the data's size."""
     arch = ["mlp", "raw", "conv1d", "conv2d", "bn", "emb", "lstm"][rng.integers(7)]
+    if src.wide.random() < 0.35:
+        arch = src.pick(["rnn", "attn", "tied", "emb"])
     src.features.add("arch=" + arch)
     n_in, hidden, n_out = (int(v) for v in rng.integers(2, 6, size=3))
     forward, each_step, output = [], [], "out = l2(h)"
@@ -133,11 +150,15 @@ def _model(rng, src):
         x_shape = (n_in,)
     elif arch == "emb":
         vocab = int(rng.integers(4, 8))
-        src(f"emb = T.nn.Embedding({vocab}, {hidden}, dtype=D)")
+        padding = ", padding_idx=0" if src.wide.random() < 0.5 else ""
+        src.features.add("padding_idx" if padding else "emb")
+        src(f"emb = T.nn.Embedding({vocab}, {hidden}{padding}, dtype=D)")
         src(f"l2 = T.nn.Linear({hidden}, {n_out}, dtype=D)")
         mods = ["emb", "l2"]
         forward.append(f"h = {_activation(rng, 'emb(xb).mean(1)')}")
         x_shape = ("int", vocab, 3)
+    elif arch in ("rnn", "attn", "tied"):
+        return _wide_model(src, arch, n_in, hidden, n_out)
     else:
         gru = np.random.default_rng([seed_of(rng), n_in, hidden, 7]).random() < 0.4  # (the earlier seeds' stay)
         src.features.add("cell=" + ("GRUCell" if gru else "LSTMCell"))
@@ -147,16 +168,68 @@ def _model(rng, src):
         forward += [f"hx = T.zeros(xb.shape[0], {hidden}, dtype=D)", "cx = hx", "for t in range(xb.shape[1]):",
                     "    hx = cell(xb[:, t], hx)" if gru else "    hx, cx = cell(xb[:, t], (hx, cx))", "h = hx"]
         x_shape = (3, n_in)
+    return _setup_params(src, mods, forward, each_step, output, x_shape, n_out, 3 if arch == "bn" else 1)
+
+
+def _setup_params(src, mods, forward, each_step, output, x_shape, n_out, min_batch):
+    """The params list (names and leaves) over the modules `mods`, initialized from NumPy; a 0-d scale at times."""
     if mods is not None:
+        src("model = T.nn.ModuleList([" + ", ".join(mods) + "])")
         src("params = [(f'{k}.{n}', p) for k, m in [" + ", ".join(f"('{m}', {m})" for m in mods)
             + "] for n, p in m.named_parameters()]")
         src("with T.no_grad():")
         src("    for i, (_, p) in enumerate(params):")
         src("        p.copy_(T.from_numpy(init(i, tuple(p.shape)).astype(ND)))")
-    if arch == "bn":
+    if "bn = " in "".join(src.lines):
         each_step.append("rec('bn.running_mean', bn.running_mean)")
+    if src.wide_chance(0.2):
+        src.features.add("0-d-param")
+        src("s = T.tensor(1.1, dtype=D, requires_grad=True)")
+        src("params.insert(1, ('s', s))")
+        output += " * s"
     # a batch norm of 2 rows in train mode gives +-1 whatever its input: the layers before it get rounding noise
-    return forward, each_step, output, x_shape, n_out, 3 if arch == "bn" else 1
+    return forward, each_step, output, x_shape, n_out, min_batch
+
+
+def _wide_model(src, arch, n_in, hidden, n_out):
+    """The widened models: nn.RNN/LSTM/GRU, a TransformerEncoderLayer or MultiheadAttention, an embedding tied to
+    the output layer (one parameter used twice)."""
+    forward, each_step, output = [], [], "out = l2(h)"
+    if arch == "rnn":
+        kind, layers = src.pick(["RNN", "LSTM", "GRU"]), int(src.pick([1, 1, 2]))
+        batch_first, bidirectional = bool(src.pick([True, False])), bool(src.pick([True, False, False]))
+        src.features.update({"rnn=" + kind, f"rnn-layers={layers}"} | ({"bidirectional"} if bidirectional else set()))
+        src(f"rnn = T.nn.{kind}({n_in}, {hidden}, num_layers={layers}, batch_first={batch_first}, "
+            f"bidirectional={bidirectional}, dtype=D)")
+        src(f"l2 = T.nn.Linear({hidden * (2 if bidirectional else 1)}, {n_out}, dtype=D)")
+        mods = ["rnn", "l2"]
+        forward.append("seq, _ = rnn(xb)" if batch_first else "seq, _ = rnn(xb.transpose(0, 1).contiguous())")
+        forward.append("h = seq[:, -1]" if batch_first else "h = seq[-1]")
+        return _setup_params(src, mods, forward, each_step, output, (3, n_in), n_out, 1)
+    if arch == "attn":
+        width, heads = 4, int(src.pick([1, 2]))
+        src(f"l1 = T.nn.Linear({n_in}, {width}, dtype=D)")
+        # no biases: the key's has no gradient (softmax ignores it) but rounding noise, which Adam's step magnifies
+        if src.wide.random() < 0.5:
+            src.features.add("TransformerEncoderLayer")
+            src(f"enc = T.nn.TransformerEncoderLayer({width}, {heads}, dim_feedforward={hidden + 2}, dropout=0.0, "
+                f"activation='{src.pick(['relu', 'gelu'])}', batch_first=True, "
+                f"norm_first={bool(src.pick([True, False]))}, bias=False, dtype=D)")
+            forward.append("h = enc(l1(xb)).mean(1)")
+        else:
+            src.features.add("MultiheadAttention")
+            src(f"enc = T.nn.MultiheadAttention({width}, {heads}, bias=False, batch_first=True, dtype=D)")
+            forward += ["q = T.tanh(l1(xb))", "h, attn = enc(q, q, q)", "h = h.mean(1) + attn.sum((1, 2)).unsqueeze(1)"]
+        src(f"l2 = T.nn.Linear({width}, {n_out}, dtype=D)")
+        return _setup_params(src, ["l1", "enc", "l2"], forward, each_step, output, (3, n_in), n_out, 1)
+    vocab = n_out + 2
+    padding = ", padding_idx=0" if src.wide.random() < 0.5 else ""
+    src.features.add("tied-weights")
+    src(f"emb = T.nn.Embedding({vocab}, {hidden}{padding}, dtype=D)")
+    src(f"l1 = T.nn.Linear({hidden}, {hidden}, dtype=D)")
+    forward.append("h = T.tanh(l1(emb(xb).mean(1)))")
+    return _setup_params(src, ["emb", "l1"], forward, each_step, "out = (h @ emb.weight.t())[:, :" + str(n_out) + "]",
+                         ("int", vocab, 3), n_out, 1)
 
 
 def seed_of(rng) -> int:
@@ -225,6 +298,8 @@ def generate(seed):
     rng = np.random.default_rng(seed)
     src = _Source()
     src.density = float(rng.choice([0.3, 1.0, 1.6]))  # a quiet loop steadies: its steps run deferred
+    src.wide = np.random.default_rng([seed, 34])
+    src("import copy")
     src("F = T.nn.functional")
     src("ND = np.float64 if D == T.float64 else np.float32")
     src("IGNORE = 1")
@@ -233,6 +308,7 @@ def generate(seed):
     src.features.add("loss=" + loss_kind)
     _data(rng, src, x_shape, n_out, loss_kind)
     optimizer = _optimizer(rng, src)
+    _wide_scheduler(src, optimizer)
     src("hook = None")
     if src.chance(rng, 0.25):
         src.features.add("autograd.Function")
@@ -256,7 +332,11 @@ def generate(seed):
     if src.chance(rng, 0.5):
         src.features.add("batch-size-change")
         src.block(f"if {_when(rng)}", [f"B = {int(rng.integers(min_batch, 5))}"])
+    if "bn = " not in "".join(src.lines) and src.wide_chance(0.08):
+        src.features.add("empty-batch")
+        src.block(f"if {_when(src.wide)}", ["B = 0"])
     _between_steps(rng, src, x_shape[0] == "int")
+    _wide_between_steps(src, optimizer)
     set_to_none = rng.random() < 0.5
     micro = src.chance(rng, 0.3)
     if micro:
@@ -269,13 +349,14 @@ def generate(seed):
     for line in forward:
         src(line)
     _middle(rng, src)
+    _wide_middle(src)
     src(output)
     if src.chance(rng, 0.3):
         src.features.add("while")
         c = float(np.round(rng.uniform(0.2, 2.0), 2))
         src("k = 0")
         src.block(f"while k < 3 and out.abs().max().item() > {c}", ["out = out * 0.7", "k += 1"])
-    src("loss = " + LOSSES[loss_kind].format("out", "yb"))
+    src("loss = " + _wide_loss(src, loss_kind, n_out).format("out", "yb"))
     _loss_terms(rng, src)
     _backward(rng, src)
     src.depth = 2
@@ -362,7 +443,9 @@ def _loss_terms(rng, src):
 
 def _backward(rng, src):
     """loss.backward(), sometimes twice through a retained graph; an error PyTorch raises is recorded."""
-    if src.chance(rng, 0.25):
+    # (not with padding_idx: symgrad's mask of the padding positions is the forward's, PyTorch's the indices' as
+    # NumPy left them; nor with batch_first, whose transposed input PyTorch's projection copies: docs/eager.md)
+    if src.chance(rng, 0.25) and not any(text in "".join(src.lines) for text in ("padding_idx", "batch_first=True")):
         src.features.add("numpy-write-before-backward")
         src.block(f"if {_when(rng)}", ["x_np[1] = x_np[0][::-1]"])
     double = src.chance(rng, 0.2)
@@ -392,8 +475,14 @@ def _update(rng, src, optimizer, set_to_none):
         src.features.add("clip_grad_norm_")
         src.block(f"if {_when(np.random.default_rng([seed_of(rng), 12]))}",
                   ["rec('norm', T.nn.utils.clip_grad_norm_([p for _, p in params], 0.5))"])
+    if src.wide_chance(0.2):
+        src.features.add("clip_grad_value_")
+        src.block(f"if {_when(src.wide)}", ["T.nn.utils.clip_grad_value_([p for _, p in params], 0.1)"])
     for line in ["for n, p in params:", "    rec(n + '.grad', p.grad)"]:
         src(line)
+    if optimizer is not None and src.wide_chance(0.3):
+        src.features.add("lr-by-hand")
+        src.block(f"if {_when(src.wide)}", ["for g in opt.param_groups:", "    g['lr'] = g['lr'] * 0.5"])
     if optimizer is None:
         src("with T.no_grad():")
         src("    for _, p in params:")
@@ -401,7 +490,9 @@ def _update(rng, src, optimizer, set_to_none):
         src("            p -= 0.05 * p.grad")
     else:
         src("opt.step()")
-        if "sched =" in "".join(src.lines):
+        if "ReduceLROnPlateau" in "".join(src.lines):
+            src("sched.step(loss.item())")
+        elif "sched =" in "".join(src.lines):
             src("sched.step()")
     for line in ["for n, p in params:", "    rec(n, p)"]:
         src(line)
@@ -415,6 +506,116 @@ def _update(rng, src, optimizer, set_to_none):
         src.features.add("zero_grad-both")
         src.block(f"if {_when(rng)}", [f"opt.zero_grad(set_to_none={not set_to_none})" if optimizer else
                                        "params[0][1].grad = None"])
+
+
+# ---------------------------------------------------------------- the widened features (their own generator)
+
+SCHEDULERS = ["MultiStepLR(opt, milestones=[2, 5], gamma=0.3)", "LinearLR(opt, start_factor=0.5, total_iters=4)",
+              "OneCycleLR(opt, max_lr=0.1, total_steps=12, cycle_momentum={})",
+              "CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=2)", "PolynomialLR(opt, total_iters=6, power=2.0)",
+              "ReduceLROnPlateau(opt, factor=0.5, patience=1)",
+              "SequentialLR(opt, [T.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2), "
+              "T.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)], milestones=[3])"]
+
+
+def _wide_scheduler(src, optimizer):
+    """Another scheduler kind in place of the one drawn (OneCycleLR cycles momentum or betas where there are)."""
+    if optimizer is None or not src.wide_chance(0.4):
+        return
+    if src.lines[-1].lstrip().startswith("sched = "):
+        src.lines.pop()
+    kind = src.pick(SCHEDULERS).format(optimizer != "Adagrad")
+    src.features.add("scheduler=" + kind.split("(")[0])
+    src("sched = T.optim.lr_scheduler." + kind)
+
+
+PARAM_VIEW_WRITES = ["with T.no_grad(): params[0][1].clamp_(-0.6, 0.6)",
+                     "with T.no_grad(): params[0][1].masked_fill_(params[0][1] > 0.5, 0.5)",
+                     "with T.no_grad(): params[-1][1].transpose(0, -1)[0] += 0.1",
+                     "with T.no_grad(): params[0][1].reshape(-1)[:3] += 0.05",
+                     "with T.no_grad(): params[0][1][T.tensor([0])] = 0.2",
+                     "with T.no_grad(): params[-1][1].mul_(0.9)",
+                     "with T.no_grad(): params[0][1].unsqueeze(0)[0, 0] -= 0.1",
+                     "params[0][1].data.clamp_(max=0.4)"]
+
+
+def _wide_between_steps(src, optimizer):
+    """Parameters written through views, layers frozen and unfrozen, state_dict saved and loaded back later."""
+    if src.wide_chance(0.4):
+        src.features.add("param-view-write")
+        src.block(f"if {_when(src.wide)}", [src.pick(PARAM_VIEW_WRITES)])
+    if src.wide_chance(0.25):
+        src.features.add("freeze")
+        k = int(src.wide.integers(2, STEPS - 1))
+        src.block(f"if step == {k}", ["for _, p in params[-2:]:", "    p.requires_grad_(False)"])
+        src.block(f"if step == {k + int(src.wide.integers(1, 4))}", ["for _, p in params[-2:]:",
+                                                                      "    p.requires_grad_(True)"])
+    if "model = " in "".join(src.lines) and src.wide_chance(0.3):
+        src.features.add("state_dict")
+        k = int(src.wide.integers(1, STEPS - 2))
+        save = ["saved = {n: v.clone() for n, v in model.state_dict().items()}"]
+        load = ["model.load_state_dict(saved)"]
+        if optimizer is not None:
+            save.append("opt_saved = copy.deepcopy(opt.state_dict())")
+            load.append("opt.load_state_dict(opt_saved)")
+        src.block(f"if step == {k}", save)
+        src.block(f"if step == {k + int(src.wide.integers(1, 3))}", load)
+
+
+HIDDEN_OPS = [["h = T.where(h > 0, h, 0.1 * h)"], ["h = T.cat([h[:, 1:], h[:, :1] * 2], 1)"],
+              ["h = T.stack([h, h * h], 0).mean(0)"], ["h = h.cumsum(1) * 0.5"],
+              ["h = T.einsum('bi,bj->bi', h, h.tanh())"],
+              ["h = h.gather(1, T.arange(h.shape[1] - 1, -1, -1, dtype=T.long).expand(h.shape[0], -1))"],
+              ["h = h.gather(1, (T.arange(h.shape[1], dtype=T.long) // 2).expand(h.shape[0], -1))"],
+              ["h = h.index_select(1, T.arange(h.shape[1], dtype=T.long).flip(0))"],
+              ["h = T.zeros_like(h).scatter(1, T.arange(h.shape[1], dtype=T.long).roll(1).expand(h.shape[0], -1), h)"],
+              ["h = T.zeros_like(h).scatter_add(1, (T.arange(h.shape[1], dtype=T.long) // 2)"
+               ".expand(h.shape[0], -1), h) + h"],
+              ["h = h * (1 + (h > 0).sum(1, keepdim=True).to(D) / 10)"],
+              ["h = h + (h.argmax(1) == 0).to(D).unsqueeze(1) * 0.1"],
+              ["rec('count', int((h > 0).sum()))"],
+              ["h = h.clone()", "h[:, 0] = h[:, 1] * 2"], ["h = h * 1.0", "h[:, :1] += 0.5"],
+              ["h = h + 0.0", "h.t()[0].mul_(2.0)"], ["h = h.clone()", "h.masked_fill_(h > 0.5, 0.5)"],
+              ["h = h * 1.0", "h.clamp_(-0.7, 0.7)"], ["h = h.clone()", "h[h < -0.3] = 0.0"],
+              ["h = h.clone()", "h.view(-1)[::2] += 1.0"],
+              ["h = h.clone()", "h.reshape(h.shape[0], -1)[:, -1:] *= 0.5"],
+              ["h = h.clone()", "h += h.mean(1, keepdim=True).expand_as(h)"],
+              ["h = h.clone()", "h[:, 1] -= h[:, 0]"]]
+
+
+def _wide_middle(src):
+    """Ops real models use on the hidden value h (batch, width): where, cat, stack, einsum, cumsum, gather,
+    index_select, scatter, integer comparisons, and writes through views of it."""
+    for p in (0.5, 0.25):
+        if src.wide_chance(p):
+            lines = src.pick(HIDDEN_OPS)
+            src.features.add("op=" + lines[-1].split("(")[0].replace("h = ", "")[:30])
+            src.block(f"if {_when(src.wide)}", lines)
+
+
+WIDE_LOSSES = {"mse": ["F.mse_loss({}, {}, reduction='sum') * 0.1",
+                       "(F.mse_loss({}, {}, reduction='none') * T.linspace(0.5, 1.5, steps=N, dtype=D)).mean()",
+                       "F.smooth_l1_loss({}, {}, beta=0.5)", "F.huber_loss({}, {}, reduction='sum', delta=0.5) * 0.1"],
+               "cross_entropy": ["F.cross_entropy({}, {}, ignore_index=IGNORE, label_smoothing=0.1)",
+                                 "F.cross_entropy({}, {}, weight=T.linspace(0.5, 1.5, steps=N, dtype=D), "
+                                 "ignore_index=IGNORE)",
+                                 "F.cross_entropy({}, {}, ignore_index=IGNORE, reduction='sum') * 0.2",
+                                 "F.cross_entropy({}, {}, reduction='none', ignore_index=IGNORE).sum() * 0.3",
+                                 "F.cross_entropy({}, {}, weight=T.linspace(0.5, 1.5, steps=N, dtype=D), "
+                                 "label_smoothing=0.2)"],
+               "nll": ["F.nll_loss(F.log_softmax({}, dim=1), {}, weight=T.linspace(0.5, 1.5, steps=N, dtype=D))",
+                       "F.nll_loss(F.log_softmax({}, dim=1), {}, reduction='sum') * 0.2"],
+               "bce": ["F.binary_cross_entropy_with_logits({}, {}, pos_weight=T.linspace(0.5, 1.5, steps=N, dtype=D))",
+                       "F.binary_cross_entropy_with_logits({}, {}, reduction='sum') * 0.2",
+                       "F.binary_cross_entropy(T.sigmoid({}), {}, weight=T.linspace(0.5, 1.5, steps=N, dtype=D))"]}
+
+
+def _wide_loss(src, kind, n_out):
+    """The loss's format: the drawn one, or at times with reduction 'sum'/'none', weights, label smoothing."""
+    if not src.wide_chance(0.4):
+        return LOSSES[kind]
+    src.features.add("loss-options")
+    return src.pick(WIDE_LOSSES[kind]).replace("N,", f"{n_out},")
 
 
 # ---------------------------------------------------------------- running and comparing

@@ -260,3 +260,33 @@ def test_a_packed_call_after_a_padded_one_of_the_same_shapes_matches_pytorch():
     expected = theirs(torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x), [5, 3]))[1]
     for a, b in zip(got, expected):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
+def test_numpy_write_between_forward_and_backward_reaches_the_input_projection(mode):
+    """The input shared with NumPy (from_numpy) written after the forward, before backward: PyTorch's weight_ih
+    gradient reads it as written (its projection saved the input), while the recurrence keeps the forward's states.
+    The fused op recomputed the whole sequence from the written input (weight_ih_l0.grad off by 1.2 in the first
+    step: random_programs_eager.py seed 12); the projection is now an op of its own, over op-by-op and captured
+    steps alike."""
+    torch = pytest.importorskip("torch")
+    grads = {}
+    for lib in (sg, torch):
+        layer = getattr(lib.nn, mode)(2, 3, bidirectional=True, dtype=lib.float64)
+        with lib.no_grad():
+            for i, p in enumerate(layer.parameters()):
+                p.copy_(lib.from_numpy(np.random.default_rng(i).standard_normal(tuple(p.shape)) * 0.5))
+        x_np = np.random.default_rng(9).standard_normal((4, 3, 2))  # (time, batch, features)
+        x = lib.from_numpy(x_np)
+        seen = []
+        for step in range(5):
+            out, _ = layer(x[1:])
+            loss = (out[-1] ** 2).sum() + out.sum()
+            x_np[1 + step % 3, 1] = [0.5 - step, np.inf if step == 4 else 0.0]  # (inf: a NaN gradient in both)
+            loss.backward()
+            seen.append([loss.item()] + [p.grad.numpy().copy() for p in layer.parameters()])
+            layer.zero_grad()
+        grads[lib.__name__] = seen
+    for ours, theirs in zip(grads["symgrad"], grads["torch"]):
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-13)

@@ -889,3 +889,18 @@ def test_pickled_and_copied_non_leaf_keeps_requires_grad_as_pytorch():
     requires_grad); copy.deepcopy of one is PyTorch's error; leaves, detached tensors and parameters as before."""
     _pickled_and_copied(sg)
     _pickled_and_copied(pytest.importorskip("torch"))
+
+
+@pytest.mark.parametrize("shape, start, end", [((0, 5, 4), 1, -1), ((0, 5, 4), 0, 1), ((3, 0, 2), 1, 2),
+                                               ((2, 3, 0), 0, -1), ((2, 3, 4), 1, 1), ((0,), 0, 0)])
+def test_flatten_of_an_empty_tensor_as_pytorchs(shape, start, end):
+    """flatten reshaped to -1, ambiguous when the tensor is empty: an empty batch's conv output (0, C, L).flatten(1)
+    raised a ShapeError where PyTorch gives (0, C * L) (random_programs_eager.py widened, seed 367); the gradient
+    of the flattened tensor reaches the input."""
+    torch = pytest.importorskip("torch")
+    x = sg.zeros(*shape, dtype=sg.float64, requires_grad=True)
+    flat = x.flatten(start, end)
+    assert tuple(flat.shape) == tuple(torch.zeros(shape).flatten(start, end).shape)
+    assert tuple(sg.flatten(x, start, end).shape) == tuple(flat.shape)
+    (flat * 2.0).sum().backward()
+    assert tuple(x.grad.shape) == shape and (x.grad.numpy() == 2.0).all()

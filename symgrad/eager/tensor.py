@@ -1049,7 +1049,9 @@ class Tensor(Tracer):
         start, end = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)
         if self.ndim == 0:
             return sgnp.reshape(self, (1,))
-        return sgnp.reshape(self, self.shape[:start] + (-1,) + self.shape[end + 1:])
+        # the flattened size written out: -1 is ambiguous in an empty tensor (an empty batch's (0, C, L).flatten(1))
+        merged = math.prod(self.shape[start:end + 1])
+        return sgnp.reshape(self, self.shape[:start] + (merged,) + self.shape[end + 1:])
 
     def unsqueeze(self, dim):
         return view_labelled(sgnp.expand_dims(self, _dim(dim, self.ndim + 1)), self, "Unsqueeze")
