@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import types
 
 from . import ir
 from .core import UnsupportedOpError
@@ -122,10 +123,7 @@ if importlib.util.find_spec("llvmlite") is not None:
     register_backend("llvm", _llvm_lower, _llvm_has_rule)
 
 
-def __getattr__(name):
-    """`sg.backends.mps`, as the tutorials' `"mps" if torch.backends.mps.is_available() else "cpu"` reads it: no
-    accelerator (this module is symgrad's backends, not PyTorch's flags)."""
-    if name == "mps":
-        from .eager.device import cuda
-        return cuda
-    raise AttributeError(f"module 'symgrad.backends' has no attribute {name!r}")
+# `sg.backends.mps`, read as tutorials read PyTorch's flags (`"mps" if torch.backends.mps.is_available() else
+# "cpu"`): no accelerator. (This module is symgrad's compiler backends, not PyTorch's flags; it may not import the
+# eager layer's `sg.cuda`, which says the same.)
+mps = types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)

@@ -1,4 +1,4 @@
-"""A long kernel optimized in shards on two threads (codegen/llvm/shards.py, jit._sharded_object_code):
+"""A long kernel optimized in shards on two threads (codegen/llvm/shards.py, jit._sharded):
 the shards are valid modules that define each part once, and the linked object computes what the
 whole module does, errors included, from a fresh compile and from the disk cache."""
 from __future__ import annotations
@@ -86,8 +86,8 @@ def test_a_sharded_kernel_computes_what_the_whole_one_does(many_parts, monkeypat
     program = sg.value_and_grad(_long_program)
     x, i = np.linspace(-1, 1, 40), np.array([3, -1, 7])
     calls = []
-    real = jit._sharded_object_code
-    monkeypatch.setattr(jit, "_sharded_object_code", lambda *a: calls.append(1) or real(*a))
+    real = jit._sharded
+    monkeypatch.setattr(jit, "_sharded", lambda *a: calls.append(1) or real(*a))
     sharded = sg.compile(program, backend="llvm")
     got = sharded(x, i)
     assert calls  # the kernel was optimized in shards
@@ -111,8 +111,8 @@ def test_one_thread_optimizes_a_long_kernel_whole_without_loop_strength_reductio
     program = sg.value_and_grad(_long_program)
     x, i = np.linspace(-1, 1, 40), np.array([3, -1, 7])
     sharded, options = [], []
-    real_sharded, real_option = jit._sharded_object_code, llvm.set_option
-    monkeypatch.setattr(jit, "_sharded_object_code", lambda *a: sharded.append(1) or real_sharded(*a))
+    real_sharded, real_option = jit._sharded, llvm.set_option
+    monkeypatch.setattr(jit, "_sharded", lambda *a: sharded.append(1) or real_sharded(*a))
     monkeypatch.setattr(llvm, "set_option", lambda name, option: options.append(option) or real_option(name, option))
     got = sg.compile(program, backend="llvm", threads=1)(x, i)
     assert not sharded and options == ["-disable-lsr", "-disable-lsr=false"]

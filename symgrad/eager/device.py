@@ -50,7 +50,7 @@ def check_device(value) -> None:
 
 
 class _NoAccelerator:
-    """`sg.accelerator`, `sg.cuda` and `sg.backends.mps`: there is none, so `device = "cuda" if
+    """`sg.accelerator` and `sg.cuda` (as `sg.backends.mps`): there is none, so `device = "cuda" if
     sg.cuda.is_available() else "cpu"` (and its torch.accelerator and mps forms) picks the CPU."""
 
     @staticmethod
