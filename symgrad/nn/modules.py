@@ -11,8 +11,8 @@ from ..eager.device import check_device
 from ..eager.graph import RemovableHandle
 from ..eager.mode import no_grad
 from ..eager.tensor import Tensor, from_numpy, random_generator, to_arguments
-from .functional import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, legacy_reduction, linear,
-                         log_softmax, mse_loss, nll_loss, relu, sigmoid, softmax, tanh)
+from .functional import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, legacy_reduction,
+                         linear, log_softmax, mse_loss, nll_loss, relu, sigmoid, softmax, tanh)
 from .parameter import Parameter
 
 
