@@ -292,8 +292,10 @@ def test_a_derivative_sympy_does_not_know_is_the_same_error_type():
 def test_without_scipy_a_scipy_function_names_the_missing_dependency(monkeypatch):
     for module in ("scipy", "scipy.special", "scipy.special.cython_special"):
         monkeypatch.setitem(sys.modules, module, None)  # `import scipy.special` now raises ImportError
-    # A fresh expression, so no compiled code cached by an earlier test is reused.
-    loggamma = sg.elementwise(fresh_name("loggamma"), lambda a: sympy.loggamma(a) * next(_fresh))
+    # A fresh expression, so no compiled code cached by an earlier test is reused (a factor of 1 would leave
+    # loggamma(a) itself, which library ops compile: the counter starts at 0 in each worker).
+    factor = 2 + next(_fresh)
+    loggamma = sg.elementwise(fresh_name("loggamma"), lambda a: sympy.loggamma(a) * factor)
     _raises_for_every_path(loggamma, np.array([0.5, 1.0]), "loggamma", "pip install scipy")
 
 
