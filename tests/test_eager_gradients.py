@@ -6,7 +6,13 @@ import sympy
 import symgrad as sg
 from gradcheck import numeric_grad
 
+try:
+    import torch
+except ImportError:  # the PyTorch comparisons are skipped
+    torch = None
+
 RNG = np.random.default_rng(7)
+LIBRARIES = [sg] + ([] if torch is None else [torch])  # symgrad, and PyTorch as a second answer when installed
 
 # Functions of (w, b, x): written once with sg.* and operators, run on arrays and on tensors.
 FUNCTIONS = {
@@ -307,3 +313,54 @@ def test_autograd_variable_is_a_detached_tensor_as_pytorchs():
     assert made.tolist() == [7.0, 6.0]  # the same memory, as PyTorch's
     (leaf * sg.tensor([2.0, 5.0])).sum().backward()
     assert leaf.grad.tolist() == [2.0, 5.0]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_retain_grad_is_filled_by_autograd_grad_too_as_pytorchs(create_graph):
+    """A retained non-leaf's .grad is filled in autograd.grad's pass as in backward's (PyTorch's retains_grad hook
+    runs in both; the leaves' .grad stays untouched by autograd.grad), and under create_graph a later backward does
+    not find the gradient graph's values written (it once raised a false in-place error: random_programs_eager.py
+    seed 414)."""
+    seen = {}
+    for lib in LIBRARIES:
+        w = lib.tensor([1.0, -2.0, 0.0], dtype=lib.float64, requires_grad=True)
+        h = w * 3.0
+        h.retain_grad()
+        loss = (h ** 2).sum()
+        g, = lib.autograd.grad(loss, [w], create_graph=create_graph, retain_graph=True)
+        after_grad = h.grad.detach().numpy().copy()
+        if create_graph:
+            loss = loss + (g ** 2).sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        seen[lib.__name__] = (after_grad, h.grad.detach().numpy().copy(), w.grad.numpy().copy(), g.detach().numpy())
+    h = np.array([3.0, -6.0, 0.0])
+    each = 2 * h + (72 * h if create_graph else 0)  # d loss/dh (the penalty (g^2).sum(), g = 6h, adds 72h), twice
+    expected = (2 * h, 2 * h + 2 * each, 3 * 2 * each, 6 * h)
+    for ours, wanted in zip(seen["symgrad"], expected):
+        np.testing.assert_allclose(ours, wanted, rtol=1e-14, atol=0)
+    for ours, theirs in zip(seen["symgrad"], seen.get("torch", seen["symgrad"])):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-14, atol=0)
+
+
+def test_retained_grad_is_a_new_tensor_each_pass_and_a_leafs_create_graph_grad_a_copy():
+    """PyTorch's retains_grad hook sets a new .grad each pass (the one held before keeps its value), where a leaf's
+    .grad is added into in place; backward(create_graph=True) stores a copy of the gradient in a leaf's .grad, so a
+    later backward does not write the caller's gradient= tensor (symgrad wrote [5, 7] to [10, 14])."""
+    for lib in LIBRARIES:
+        w = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        h = w * 3.0
+        h.retain_grad()
+        (h ** 2).sum().backward(retain_graph=True)
+        first_h, first_w = h.grad, w.grad
+        (h ** 2).sum().backward()
+        assert first_h.tolist() == [6.0, 12.0] and h.grad.tolist() == [12.0, 24.0] and h.grad is not first_h
+        assert w.grad is first_w and first_w.tolist() == [36.0, 72.0]
+        seed = lib.tensor([5.0, 7.0], dtype=lib.float64)
+        v = w + 0.0
+        w.grad = None
+        v.backward(gradient=seed, create_graph=True)
+        assert w.grad is not seed
+        v.backward(gradient=seed)
+        assert seed.tolist() == [5.0, 7.0] and w.grad.tolist() == [10.0, 14.0], lib.__name__
+

@@ -92,9 +92,10 @@ class Engine:
     def accumulate(self, tensor, ct, create_graph=False, owned=False):
         """Add the cotangent `ct` into tensor.grad (a new .grad the first time: `ct` itself if `owned`, an
         array nothing else holds)."""
-        if create_graph:
+        if create_graph:  # a copy, as PyTorch's: `ct` may be the caller's gradient= tensor or one the graph saves
             ct = self.as_tensor(ct)
-            tensor._grad = ct if tensor._grad is None else tensor._grad + ct
+            with set_grad_enabled(True):
+                tensor._grad = ct.clone() if tensor._grad is None else tensor._grad + ct
         elif tensor._grad is None:
             tensor._grad = self.tensor_type._wrap(ct) if owned else self.as_tensor(ct, copy=True)
         else:  # in place, as PyTorch: whoever holds the .grad (or a detach() of it) sees the sum
@@ -238,7 +239,7 @@ class _Backward:
         while position < len(self.order):
             record = self.order[position]
             if id(record) in self.pending and self._stops_run(record):
-                self._at_gradient(record, found, accumulate)
+                self._at_gradient(record, found)
             if record.function is not None:
                 self._run_function(record, found, accumulate)
                 processed.append(record)
@@ -274,13 +275,14 @@ class _Backward:
                 record.release()
         return found
 
-    def _at_gradient(self, record, found, accumulate):
-        """A record whose output gradient is now complete: run its hooks, retain it, report it."""
+    def _at_gradient(self, record, found):
+        """A record whose output gradient is now complete: run its hooks, retain it (autograd.grad's pass too, as
+        PyTorch's), report it."""
         ct = self._apply_hooks(record.hooks, self.pending[id(record)])
         self.pending[id(record)] = ct
         tensor = record.retained_tensor()
-        if tensor is not None and accumulate:
-            self._accumulate(tensor, ct)
+        if tensor is not None:
+            self._retain(tensor, ct)
         if id(record) in self.targets:
             found[id(record)] = ct
 
@@ -302,6 +304,19 @@ class _Backward:
     def _accumulate(self, tensor, ct):
         self.engine.accumulate(tensor, ct, self.create_graph)
 
+    def _retain(self, tensor, ct):
+        """A retain_grad() tensor's .grad, as PyTorch's retains_grad hook makes it: a copy of the first gradient, then
+        a new sum each pass, never a leaf's in-place add (whoever holds the earlier .grad keeps its value, and a
+        create_graph gradient's tensor, which the graph may save, is not written later)."""
+        if self.create_graph:
+            ct = self.engine.as_tensor(ct)
+            with set_grad_enabled(True):
+                tensor._grad = ct.clone() if tensor._grad is None else tensor._grad + ct
+        else:
+            ct = getattr(ct, "_data", ct)
+            tensor._grad = self.engine.as_tensor(np.array(ct, copy=True) if tensor._grad is None
+                                                 else tensor._grad._data + ct)
+
     def _run_function(self, record, found, accumulate):
         """A custom autograd.Function: call its Python backward once, with the gradients of all its outputs.
         Its outputs' records were made together, so every use of them comes later: the first of them reached
@@ -309,7 +324,7 @@ class _Backward:
         siblings = record.ctx.output_records()
         for other in siblings:  # their hooks and retain_grad see their gradient before the backward runs
             if other is not None and other is not record and id(other) in self.pending and self._stops_run(other):
-                self._at_gradient(other, found, accumulate)
+                self._at_gradient(other, found)
         cts = [None if other is None else self.pending.pop(id(other), None) for other in siblings]
         if all(ct is None for ct in cts):
             return
