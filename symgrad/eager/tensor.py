@@ -24,6 +24,7 @@ from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine, update_in_place
 from .graph import UNSEEN_READ, DerivedCounter, Record, RemovableHandle, VersionCounter, plan_step_reads, shown
+from .matmul_reads import as_torch_reads
 from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
 from .size import Size, size_of
@@ -1781,6 +1782,8 @@ def apply_function(fn, args, kwargs):
         return _torch_extreme(*torch_meaning, args, kwargs)
     if fn is _ALLCLOSE and isinstance(args[0], Tensor):  # torch.allclose(a, b): a Python bool, as PyTorch's
         return args[0].allclose(*args[1:], **kwargs)
+    if fn is _MATMUL and len(args) == 2:
+        args = as_torch_reads(*args)
     tape = _tapes.tape
     call = None
     pair = len(args) == 2 and not kwargs and isinstance(args[0], Tensor) and isinstance(args[1], Tensor)
@@ -1871,6 +1874,7 @@ _MATMUL, _SUM, _MEAN = sgnp.matmul.__wrapped__, sgnp.sum.__wrapped__, sgnp.mean.
 def _matmul(self, other):
     """self @ other straight to its plan (what sg.matmul's dispatch does, without its search for the handler)."""
     if isinstance(other, Tensor):
+        self, other = as_torch_reads(self, other)
         result = _deferred_call(_MATMUL, _ALL_TENSORS[2], (self, other))
         if result is not None:
             return result

@@ -16,6 +16,7 @@ from ..custom_derivatives import custom_jvp
 from ..ops import elementwise as E
 from ..ops.indexing import take_p, wrap_index_p
 from ..eager.function import Function
+from ..eager.matmul_reads import as_linear_reads
 from ..eager.mode import no_grad
 from ..eager.tensor import Tensor, apply_function, elementwise_on_tensors, labelled, random_generator
 from . import convolution, resize
@@ -80,7 +81,7 @@ def _log_softmax_shifted(input, dim):
 def linear(input, weight, bias=None):
     """input @ weight.T + bias (weight has shape (out_features, in_features)). On tensors, the
     three ops replay as one cached plan (one front-end call per layer, not three)."""
-    out = apply_function(_linear, (input, weight, bias), {})
+    out = apply_function(_linear, (as_linear_reads(input, weight), weight, bias), {})
     return out if bias is None else labelled(out, "Addmm", (bias, input, weight))
 
 
@@ -1172,13 +1173,18 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if isinstance(weight, Tensor) and not traced:  # the indices' own memory when they are a tensor of int64, as
         # PyTorch's backward reads them (NumPy may write them after the forward: from_numpy), else a tensor of a copy
         flat = input.reshape(-1) if isinstance(input, Tensor) and index.dtype == np.int64 else Tensor._wrap(flat)
-    picked = take_p(weight, flat, axis=0)
-    if padding_idx is not None:
-        padding_idx = padding_idx % rows if padding_idx < 0 else padding_idx
-        is_padding = sgnp.reshape(_ew(E.equal, (flat, padding_idx)), (-1, 1))
-        if traced or is_padding.any():
-            picked = _ew(E.where, (is_padding, sgnp.stop_gradient(picked), picked))
+    if padding_idx is None:
+        picked = take_p(weight, flat, axis=0)
+    else:  # one call: its mask of padding positions is computed again from indices NumPy wrote before the backward
+        picked = apply_function(_rows_but_padding, (weight, flat, padding_idx % rows), {})
     return labelled(sgnp.reshape(picked, (*index.shape, weight.shape[1])), "Embedding")
+
+
+def _rows_but_padding(weight, flat, padding_idx):
+    """The rows of weight at the indices `flat`, the ones at padding_idx passing no gradient back."""
+    picked = take_p(weight, flat, axis=0)
+    is_padding = sgnp.reshape(_ew(E.equal, (flat, padding_idx)), (-1, 1))
+    return _ew(E.where, (is_padding, sgnp.stop_gradient(picked), picked))
 
 
 def one_hot(tensor, num_classes=-1):
