@@ -1,5 +1,7 @@
 """sg.autograd.gradcheck and gradgradcheck (PyTorch's checks of custom Functions' first and second derivatives,
 which the double backward tutorial calls): their verdicts on right and wrong rules, as PyTorch's."""
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -74,6 +76,24 @@ def test_a_wrong_rule_raises_pytorchs_error():
     with pytest.raises(sg.autograd.GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
         sg.autograd.gradcheck(fn, inputs)
     assert sg.autograd.gradcheck(*functions(sg)["wrong second"])
-    assert sg.autograd.gradcheck(lambda a: a * 2, sg.tensor(np.zeros((0, 3)), requires_grad=True))  # (PyTorch refuses)
+    # (PyTorch refuses its torch.tensor(np.zeros((0, 3))), whose strides are (0, 0); torch.zeros(0, 3) passes)
+    assert sg.autograd.gradcheck(lambda a: a * 2, sg.tensor(np.zeros((0, 3)), requires_grad=True))
     with pytest.raises(RuntimeError, match="Jacobian mismatch"):
         sg.autograd.gradgradcheck(*functions(sg)["wrong second"])
+
+
+@pytest.mark.parametrize("check", ["gradcheck", "gradgradcheck"])
+def test_empty_inputs_and_outputs_pass_and_no_input_requiring_grad_is_pytorchs_error(check):
+    """An empty input, or an empty output, has an empty Jacobian: True, as PyTorch's (symgrad's reshape of it
+    raised a NumPy ValueError); with no input that requires grad there is nothing to check: PyTorch's ValueError
+    (symgrad returned True)."""
+    libraries = [sg] + ([] if importlib.util.find_spec("torch") is None else [pytest.importorskip("torch")])
+    for lib in libraries:
+        checked = getattr(lib.autograd, check)
+        empty = lib.zeros(0, dtype=lib.float64, requires_grad=True)
+        full = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True)
+        assert checked(lambda a: (a * 2).sum(), (empty,)) is True
+        assert checked(lambda a: a[:0] * 2, (full,)) is True
+        assert checked(lambda a, b: a.sum() * b ** 2, (empty, full)) is True
+        with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
+            checked(lambda a: a * 2, (full.detach(),))

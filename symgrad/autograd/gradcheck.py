@@ -16,6 +16,15 @@ def _tensors(value) -> tuple:
     return (value,) if isinstance(value, Tensor) else tuple(value)
 
 
+def _differentiated(inputs) -> tuple:
+    """The inputs as a tuple, PyTorch's ValueError when none requires grad (there would be nothing to check)."""
+    inputs = _tensors(inputs)
+    if not any(isinstance(value, Tensor) and value.requires_grad for value in inputs):
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
+                         "requires_grad=True.")
+    return inputs
+
+
 def _differentiable(outputs) -> list:
     return [i for i, out in enumerate(outputs) if isinstance(out, Tensor) and out.dtype.kind in "fc"]
 
@@ -34,8 +43,8 @@ def _numerical(func, inputs, at, eps) -> list:
             outputs = _tensors(func(*args))
             sides.append([outputs[i].detach().numpy().ravel() for i in _differentiable(outputs)])
         columns.append([(plus - minus) / (2 * eps) for plus, minus in zip(*sides)])
-    return [np.array([column[o] for column in columns]).reshape(base.size, -1) for o in range(len(columns[0]))] \
-        if columns else None
+    return [np.array([column[o] for column in columns]).reshape(base.size, columns[0][o].size)
+            for o in range(len(columns[0]))] if columns else None
 
 
 def _analytical(outputs, inputs, at) -> list:
@@ -50,7 +59,7 @@ def _analytical(outputs, inputs, at) -> list:
             grad = ENGINE.grad(out, [inputs[at]], Tensor._wrap(one_hot), retain_graph=True, allow_unused=True)[0] \
                 if out.requires_grad else None
             rows.append(np.zeros(inputs[at].shape) if grad is None else grad.detach().numpy())
-        jacobians.append(np.array(rows).reshape(out.numel(), -1).T)
+        jacobians.append(np.array(rows).reshape(out.numel(), inputs[at].numel()).T)
     return jacobians
 
 
@@ -58,7 +67,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     """True when autograd's Jacobian of func at inputs (a tensor or a tuple) equals central differences for every
     input that requires grad and every floating output; otherwise GradcheckError (or False, raise_exception=False).
     `fast_mode=True` (PyTorch's check of random projections) is checked fully here, a stricter check."""
-    inputs = _tensors(inputs)
+    inputs = _differentiated(inputs)
     outputs = _tensors(func(*inputs))
     for at, value in enumerate(inputs):
         if not (isinstance(value, Tensor) and value.requires_grad) or value.numel() == 0:
@@ -77,7 +86,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   fast_mode=False) -> bool:
     """gradcheck of the gradients of func's outputs (weighted by grad_outputs, random normal ones when None) with
     respect to the inputs that require grad: the second derivatives a double backward computes."""
-    inputs = _tensors(inputs)
+    inputs = _differentiated(inputs)
     outputs = _tensors(func(*inputs))
     wanted = [out for out in (outputs[i] for i in _differentiable(outputs)) if out.requires_grad]
     if grad_outputs is None:
