@@ -17,6 +17,7 @@ import numpy as np
 from . import ir, pytree
 from . import numpy_api as snp
 from .core import ShapeError, Tracer, bind, current_builder, fail
+from .loop_arrays import as_loop_arrays, plain
 from .ops.control import clamp_index, results, scan_p, switch_p, while_p
 from .tracing import as_input_array, trace_flat
 
@@ -46,10 +47,10 @@ def _example(leaves, names) -> list:
 
 def _as_arrays(tree):
     """Outside a trace, a carry's or operand's Python numbers as the 0-d arrays a trace makes them (so a body's
-    `(c > 0).astype(...)` runs on both sides, as in JAX)."""
+    `(c > 0).astype(...)` runs on both sides, as in JAX), and its arrays with a traced value's `.at` (LoopArray)."""
     leaves, treedef = pytree.flatten(tree)
-    return pytree.unflatten(treedef, [np.asarray(leaf) if isinstance(leaf, (bool, int, float)) else leaf
-                                      for leaf in leaves])
+    return as_loop_arrays(pytree.unflatten(treedef, [np.asarray(leaf) if isinstance(leaf, (bool, int, float))
+                                                     else leaf for leaf in leaves]))
 
 
 def _check_structure(what, in_tree, out_tree):
@@ -100,7 +101,7 @@ def _scan(f, init, xs, length, reverse, what, names):
              if lengths else "scan: give xs or length=", ShapeError)
     (steps,) = lengths
     if not _traced():
-        return _scan_in_python(f, _as_arrays(init), xs, steps, reverse)
+        return plain(_scan_in_python(f, _as_arrays(init), as_loop_arrays(xs), steps, reverse))
     init_leaves, init_tree = pytree.flatten(init)
     init_leaves = _example(init_leaves, names)
     x_leaves = [leaf if isinstance(leaf, Tracer) else as_input_array(leaf, "xs") for leaf in x_leaves]
@@ -138,7 +139,7 @@ def _scan_in_python(f, carry, xs, steps, reverse):
         return carry, _no_ys(f, carry, x_leaves, x_tree)
     ys = [None] * steps
     for step in (range(steps - 1, -1, -1) if reverse else range(steps)):
-        carry, ys[step] = _pair(f(carry, pytree.unflatten(x_tree, [leaf[step] for leaf in x_leaves])))
+        carry, ys[step] = as_loop_arrays(_pair(f(carry, pytree.unflatten(x_tree, [leaf[step] for leaf in x_leaves]))))
     y_leaves = [pytree.flatten(y)[0] for y in ys]
     y_tree = pytree.flatten(ys[0])[1]
     stacked = [snp.stack([leaves[k] for leaves in y_leaves]) for k in range(len(y_leaves[0]))]
@@ -169,8 +170,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     if not _traced():
         value = _as_arrays(init_val)
         for i in range(int(lower), int(upper)):
-            value = body_fun(i, value)
-        return value
+            value = as_loop_arrays(body_fun(i, value))
+        return plain(value)
     init_tree = pytree.flatten(init_val)[1]
 
     def body(i, value):
@@ -224,8 +225,8 @@ def _while_loop(cond_fun, body_fun, init_val, checkpoints, what, names):
     if not _traced():
         value = _as_arrays(init_val)
         while _predicate(what, cond_fun(value)):
-            value = body_fun(value)
-        return value
+            value = as_loop_arrays(body_fun(value))
+        return plain(value)
     init_leaves, init_tree = pytree.flatten(init_val)
     init_leaves = _example(init_leaves, names)
     example = pytree.unflatten(init_tree, init_leaves)
@@ -263,7 +264,7 @@ def switch(index, branches, *operands):
     if not _traced():
         if np.shape(index) != () or np.asarray(index).dtype.kind not in "iub":
             fail(f"switch: the index must be an integer scalar, got {index!r}", ShapeError)
-        return branches[clamp_index(index, len(branches))](*_as_arrays(list(operands)))
+        return plain(branches[clamp_index(index, len(branches))](*_as_arrays(list(operands))))
     index = snp.asarray(index)
     if index.shape != () or index.dtype.kind not in "iub":
         fail(f"switch: the index must be an integer scalar, got {ir.Value(index.shape, index.dtype).type_str()}",
@@ -275,7 +276,7 @@ def switch(index, branches, *operands):
 def cond(pred, true_fun, false_fun, *operands):
     """true_fun(*operands) if pred else false_fun(*operands), as jax.lax.cond; both return the same types."""
     if not _traced():
-        return (true_fun if _predicate("cond", pred) else false_fun)(*_as_arrays(list(operands)))
+        return plain((true_fun if _predicate("cond", pred) else false_fun)(*_as_arrays(list(operands))))
     pred = _scalar_bool("cond", pred)
     return _branch("cond", snp.astype(pred, np.int64), [false_fun, true_fun], operands, ["false_fun", "true_fun"])
 

@@ -664,3 +664,50 @@ def test_residuals_computed_from_constants_alone_are_not_stacked_per_step():
     stacked = [shape for node in graph.nodes if node.prim.name == "scan" for shape, _ in ir.components(node.out.dtype)]
     assert (30, 6, 6) not in stacked
     assert_grads_match_finite_differences(f, [W, np.linspace(-1, 1, 6)], (0, 1))
+
+
+def _jax_style_loops(lib, x, xs):
+    """Bodies written for JAX (`x.at[i].set(v)`, chained, and on sg.* results) in each loop and branch: the values."""
+    lax = lib if lib is sg else lib.lax
+    numpy = sg if lib is sg else lib.numpy
+
+    def body(i, v):
+        return v.at[i].set(v[i] * 2 + i).at[0].add(1.0)
+
+    def step(c, t):
+        c = c.at[0].add(t)
+        return c, numpy.sin(c).at[1].set(0.0)
+
+    def grow(carry):
+        v, k = carry
+        return v.at[k % 3].multiply(1.5), k + 1
+
+    fori = lax.fori_loop(0, 3, body, x)
+    carry, ys = lax.scan(step, x, xs)
+    grown, count = lax.while_loop(lambda c: c[1] < 5, grow, (x, 0))
+    picked = lax.cond(True, lambda v: v.at[0].set(9.0), lambda v: v, x)
+    chosen = lax.switch(1, [lambda v: v, lambda v: v.at[-1].max(7.0)], x)
+    return fori, carry, ys, grown, count, picked, chosen
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_jax_style_bodies_run_outside_a_trace_as_inside(compiled):
+    """Outside a trace the loops run in Python on NumPy arrays, which have no `.at`: a body written for JAX raised
+    NumPy's AttributeError there, where it runs inside a trace (and in JAX outside jit). Its arrays have `.at` now
+    (LoopArray), the results are plain arrays, and the numbers are the traced ones (JAX's too, in float32)."""
+    x, xs = np.arange(3.0), np.arange(4.0)
+    run = sg.compile(lambda a, b: _jax_style_loops(sg, a, b)) if compiled else lambda a, b: _jax_style_loops(sg, a, b)
+    ours = run(x, xs)
+    assert compiled or all(type(value) is np.ndarray for value in ours) and type(x) is np.ndarray
+    ours = [np.asarray(value) for value in ours]
+    expected_fori = [3.0, 3.0, 6.0]  # [0, 1, 2] -> [1, 1, 2] -> [2, 3, 2] -> [3, 3, 6]
+    np.testing.assert_array_equal(ours[0], expected_fori)
+    np.testing.assert_array_equal(ours[1], [6.0, 1.0, 2.0])
+    np.testing.assert_allclose(ours[2], np.sin([[0.0, 1, 2], [1, 1, 2], [3, 1, 2], [6, 1, 2]]) * [1, 0, 1], rtol=1e-15)
+    np.testing.assert_array_equal(ours[3], [0.0, 2.25, 3.0])
+    assert int(ours[4]) == 5
+    np.testing.assert_array_equal(ours[5], [9.0, 1.0, 2.0])
+    np.testing.assert_array_equal(ours[6], [0.0, 1.0, 7.0])
+    jax = pytest.importorskip("jax")
+    for got, want in zip(ours, _jax_style_loops(jax, jax.numpy.asarray(x), jax.numpy.asarray(xs))):
+        np.testing.assert_allclose(got, want, rtol=1e-6)

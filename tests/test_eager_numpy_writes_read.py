@@ -41,7 +41,8 @@ def _products(lib, linear):
         transposed, contiguous = lib.from_numpy(transposed_np).transpose(1, 2), lib.from_numpy(contiguous_np)
         weight = lib.tensor(np.arange(6.0).reshape(2, 3) / 4, dtype=lib.float64, requires_grad=True)
         if linear:
-            loss = lib.nn.functional.linear(transposed, weight).sum() + lib.nn.functional.linear(contiguous, weight).sum()
+            linear = lib.nn.functional.linear
+            loss = linear(transposed, weight).sum() + linear(contiguous, weight).sum()
         else:
             loss = (transposed @ weight.t()).sum() + lib.matmul(contiguous, weight.t()).sum()
         transposed_np[...], contiguous_np[...] = 0.5, -1.0
