@@ -376,6 +376,33 @@ def test_max_pool_index_of_a_window_of_padding_and_minus_infinities_is_its_first
     assert F.max_pool1d(line, 2, 2, padding=1, return_indices=True)[1].tolist() == [[[0, 1, 3]]]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_max_pool_gradient_of_a_window_of_padding_and_minus_infinities_goes_to_its_first_place_in_the_input(backend):
+    """The gradient goes where the index points: a window whose places in x are all -inf gives it to the first of
+    them, as PyTorch's (it went to the -inf padding before them, and was lost), on every path."""
+    line = np.array([[[-np.inf, -np.inf, -np.inf, 2.0]]])
+    weights = np.arange(1.0, 6.0)  # windows [pad, 0] [0, 1] [1, 2] [2, 3] [3, pad]: to 0, 0, 1, 3, 3
+    expected = [[[1.0 + 2.0, 3.0, 0.0, 4.0 + 5.0]]]
+    loss = lambda x: sg.sum(F.max_pool1d(x, 2, 1, padding=1) * weights)  # noqa: E731
+    np.testing.assert_array_equal(sg.compile(sg.grad(loss), backend=backend)(line), expected)
+    t = sg.tensor(line, requires_grad=True)
+    loss(t).backward()
+    np.testing.assert_array_equal(t.grad.numpy(), expected)
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    for d, kwargs in [(1, dict(kernel_size=3, stride=2, padding=1)), (2, dict(kernel_size=2, stride=1, padding=1)),
+                      (2, dict(kernel_size=3, stride=2, padding=1, dilation=2, ceil_mode=True)),
+                      (3, dict(kernel_size=(2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0)))]:
+        x = rng.choice([-np.inf, -np.inf, -np.inf, 0.5, -1.0], size=(2, 2) + (5,) * d)
+        grads = []
+        for lib in (sg, torch):
+            t = lib.tensor(x, dtype=lib.float64, requires_grad=True)
+            out = getattr(lib.nn.functional, f"max_pool{d}d")(t, **kwargs)
+            (out * lib.tensor(np.arange(1.0, out.numel() + 1).reshape(tuple(out.shape)))).sum().backward()
+            grads.append(t.grad.numpy())
+        np.testing.assert_array_equal(*grads, err_msg=str(kwargs))
+
+
 def test_max_pool_indices_edge_cases_and_unpool_errors():
     x = np.array([[[[1.0, np.nan, 2.0, np.nan]]]])
     assert F.max_pool2d(x, (1, 4), return_indices=True)[1].tolist() == [[[[3]]]]  # PyTorch: the last NaN

@@ -14,6 +14,7 @@ import numpy as np
 from .. import numpy_api as sgnp
 from ..core import Tracer, UnsupportedOpError, fail
 from ..ops.conv import col2im_p, im2col_impl, im2col_p, output_size as output_size_of
+from ..ops.indexing import take_p
 from ..ops.linalg import matmul_p
 from ..ops.reduce import first_max_p
 from ..ops.shape import broadcast_to_p, reduce_sum_p, reshape_p, transpose_p
@@ -202,7 +203,25 @@ def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
     _check_float(x, name)
     window = _pool_window(kernel_size, stride, padding, dilation, ceil_mode, tuple(x.shape[2:]), name)
     patches, image = _pooled_windows(x, "-inf", window)  # (K, N*C*L)
-    return _unbatched(reshape_p(_window_maximum(patches), shape=image), added)
+    pooled = reshape_p(_window_maximum(patches), shape=image)
+    if any(lo for lo, _ in window["padding"]):
+        pooled = _lowest_from_first_inside(x, pooled, window)
+    return _unbatched(pooled, added)
+
+
+def _lowest_from_first_inside(x, pooled, window):
+    """pooled, with a window whose places in x are all -inf taken from the first of them (the same -inf): its
+    padding, -inf too, comes first at the low edges and took the gradient, where PyTorch's goes to that place."""
+    spatial, out = tuple(x.shape[2:]), tuple(pooled.shape[2:])
+    place = np.zeros(out, np.int64)
+    for axis, (size, count) in enumerate(zip(spatial, out)):
+        start = np.arange(count) * window["stride"][axis] - window["padding"][axis][0]
+        dilation = window["dilation"][axis]
+        coordinate = np.minimum(start + np.maximum(-(start // dilation), 0) * dilation, size - 1)
+        place = place * size + coordinate.reshape((-1,) + (1,) * (len(out) - 1 - axis))
+    rows = reshape_p(x, shape=(*x.shape[:2], math.prod(spatial)))
+    first = reshape_p(take_p(rows, place.reshape(-1), axis=2), shape=tuple(pooled.shape))
+    return sgnp.where(sgnp.equal(pooled, -np.inf), first, pooled)
 
 
 def _window_maximum(patches):
