@@ -682,7 +682,8 @@ if loadFilename:
     embedding.load_state_dict(embedding_sd)
 # Initialize encoder & decoder models
 encoder = fixed(EncoderRNN(hidden_size, embedding, encoder_n_layers, dropout))  # changed: fixed()
-decoder = fixed(LuongAttnDecoderRNN(attn_model, embedding, hidden_size, voc.num_words, decoder_n_layers, dropout))  # changed
+decoder = fixed(LuongAttnDecoderRNN(attn_model, embedding, hidden_size, voc.num_words, decoder_n_layers,
+                                    dropout))  # changed: fixed()
 if loadFilename:
     encoder.load_state_dict(encoder_sd)
     decoder.load_state_dict(decoder_sd)

@@ -973,7 +973,8 @@ enc_attention_weights = d2l.reshape(enc_attention_weights, shape)
 d2l.check_shape(enc_attention_weights,
                 (num_blks, num_heads, data.num_steps, data.num_steps))
 print(enc_attention_weights.cpu()[0, :, :2])  # changed: printed, not d2l.show_heatmaps
-print(len(dec_attention_weights), [w.shape for step in dec_attention_weights[:2] for attn in step for w in attn])  # changed
+print(len(dec_attention_weights),  # changed: printed
+      [w.shape for step in dec_attention_weights[:2] for attn in step for w in attn])  # changed
 
 # chapter_attention-mechanisms-and-transformers/vision-transformer.md
 class PatchEmbedding(nn.Module):

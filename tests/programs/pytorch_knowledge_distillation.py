@@ -220,7 +220,9 @@ def train_knowledge_distillation(teacher, student, train_loader, epochs, learnin
         print(f"Epoch {epoch+1}/{epochs}, Loss: {running_loss / len(train_loader)}")
 
 # Apply train_knowledge_distillation with a temperature of 2. Arbitrarily set the weights to 0.75 for CE and 0.25 for distillation loss.
-train_knowledge_distillation(teacher=nn_deep, student=new_nn_light, train_loader=train_loader, epochs=2, learning_rate=0.001, T=2, soft_target_loss_weight=0.25, ce_loss_weight=0.75, device=device)  # changed: epochs=10
+train_knowledge_distillation(teacher=nn_deep, student=new_nn_light, train_loader=train_loader,
+                             epochs=2, learning_rate=0.001, T=2, soft_target_loss_weight=0.25,
+                             ce_loss_weight=0.75, device=device)  # changed: epochs=10
 test_accuracy_light_ce_and_kd = test(new_nn_light, test_loader, device)
 
 # Compare the student test accuracy with and without the teacher, after distillation
@@ -320,7 +322,9 @@ def train_cosine_loss(teacher, student, train_loader, epochs, learning_rate, hid
             student_logits, student_hidden_representation = student(inputs)
 
             # Calculate the cosine loss. Target is a vector of ones. From the loss formula above we can see that is the case where loss minimization leads to cosine similarity increase.
-            hidden_rep_loss = cosine_loss(student_hidden_representation, teacher_hidden_representation, target=torch.ones(inputs.size(0), dtype=torch.double).to(device))  # changed: float64 (sg.ones(n) alone is NumPy's call, an array)
+            hidden_rep_loss = cosine_loss(student_hidden_representation, teacher_hidden_representation,
+                                          target=torch.ones(inputs.size(0), dtype=torch.double).to(device))  # changed: float64
+            # (changed: sg.ones(n) alone is NumPy's call, an array)
 
             # Calculate the true label loss
             label_loss = ce_loss(student_logits, labels)
@@ -357,7 +361,9 @@ def test_multiple_outputs(model, test_loader, device):
     return accuracy
 
 #Train and test the lightweight network with cross entropy loss
-train_cosine_loss(teacher=modified_nn_deep, student=modified_light_nn, train_loader=train_loader, epochs=2, learning_rate=0.001, hidden_rep_loss_weight=0.25, ce_loss_weight=0.75, device=device)  # changed: epochs=10
+train_cosine_loss(teacher=modified_nn_deep, student=modified_light_nn, train_loader=train_loader,
+                  epochs=2, learning_rate=0.001, hidden_rep_loss_weight=0.25, ce_loss_weight=0.75,
+                  device=device)  # changed: epochs=10
 test_accuracy_light_ce_and_cosine_loss = test_multiple_outputs(modified_light_nn, test_loader, device)
 
 class ModifiedDeepNNRegressor(nn.Module):
@@ -467,7 +473,9 @@ modified_nn_deep_reg = ModifiedDeepNNRegressor(num_classes=10).double()  # chang
 modified_nn_deep_reg.load_state_dict(nn_deep.state_dict())
 
 # Train and test once again
-train_mse_loss(teacher=modified_nn_deep_reg, student=modified_light_nn_mse, train_loader=train_loader, epochs=2, learning_rate=0.001, feature_map_weight=0.25, ce_loss_weight=0.75, device=device)  # changed: epochs=10
+train_mse_loss(teacher=modified_nn_deep_reg, student=modified_light_nn_mse,
+               train_loader=train_loader, epochs=2, learning_rate=0.001, feature_map_weight=0.25,
+               ce_loss_weight=0.75, device=device)  # changed: epochs=10
 test_accuracy_light_ce_and_mse_loss = test_multiple_outputs(modified_light_nn_mse, test_loader, device)
 
 print(f"Teacher accuracy: {test_accuracy_deep:.2f}%")
