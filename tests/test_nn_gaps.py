@@ -381,3 +381,37 @@ def test_ctc_loss_gradient_of_log_probs_is_the_true_derivative_and_module():
     assert np.isinf(impossible[0].item()) and np.isfinite(impossible[1].item())
     with pytest.raises(RuntimeError, match="input_lengths"):
         F.ctc_loss(sg.tensor(log_probs), sg.tensor(targets), [7, 5, 4], [3, 2, 1])
+
+
+def test_a_state_dict_loaded_before_the_first_call_gives_the_lazy_modules_their_sizes():
+    """A model of lazy layers restored from a checkpoint before any call (inference from a saved d2l model): the
+    sizes are the loaded tensors' and the values theirs (a 'size mismatch' error before), the optimizer built
+    before holds them; a bias without its weight is a clear error. The outputs against PyTorch's, which loads alike."""
+    def build(lib, lazy):
+        nn = lib.nn
+        if lazy:
+            return nn.Sequential(nn.LazyConv2d(4, 3, groups=2), nn.LazyBatchNorm2d(), nn.Flatten(),
+                                 nn.LazyLinear(3)).double()
+        return nn.Sequential(nn.Conv2d(2, 4, 3, groups=2), nn.BatchNorm2d(4), nn.Flatten(), nn.Linear(16, 3)).double()
+    source = build(sg, False)
+    source(sg.tensor(rng.standard_normal((3, 2, 4, 4))))  # (running statistics away from their defaults)
+    model = build(sg, True)
+    optimizer = sg.optim.SGD(model.parameters(), lr=0.1)
+    model.load_state_dict(source.state_dict())
+    assert [type(layer) for layer in model] == [type(layer) for layer in source]
+    model.eval(), source.eval()
+    x = rng.standard_normal((2, 2, 4, 4))
+    out = model(sg.tensor(x))
+    np.testing.assert_array_equal(out.detach().numpy(), source(sg.tensor(x)).detach().numpy())
+    out.sum().backward()
+    weight = model[3].weight.detach().numpy().copy()
+    optimizer.step()
+    np.testing.assert_allclose(model[3].weight.detach().numpy(), weight - 0.1 * model[3].weight.grad.numpy())
+    with pytest.raises(RuntimeError, match="bias but not its weight"):
+        sg.nn.LazyLinear(3).load_state_dict({"bias": sg.ones(3)}, strict=False)
+    torch = pytest.importorskip("torch")
+    theirs = build(torch, True)
+    theirs.load_state_dict({key: torch.tensor(value.numpy()) for key, value in source.state_dict().items()})
+    theirs.eval()
+    np.testing.assert_allclose(theirs(torch.tensor(x)).detach().numpy(), source(sg.tensor(x)).detach().numpy(),
+                               rtol=1e-12)  # (the model loaded, before the optimizer's step)

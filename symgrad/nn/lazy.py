@@ -13,9 +13,9 @@ from .modules import Linear, Module
 from .parameter import Parameter
 
 
-def _lazy(full, first_size, doc):
+def _lazy(full, first_size, stored_size, doc):
     """A Lazy class of `full` (a subclass, as PyTorch's), whose first constructor argument is
-    first_size(module, input)."""
+    first_size(module, input), or stored_size(module, shape of a loaded tensor) when a state_dict comes first."""
 
     def __init__(self, *args, **kwargs):
         Module.__init__(self)
@@ -31,25 +31,35 @@ def _lazy(full, first_size, doc):
             self.register_buffer(name, None if value is None else Tensor._wrap(np.empty(0, value._data.dtype)))
         self._lazy_arguments = args, kwargs
 
-    def forward(self, input, *rest, **kwargs):
+    def materialize(self, size):
+        """The full module's parameters and buffers, for first size `size`, into the placeholders; becomes it."""
         args, options = self.__dict__.pop("_lazy_arguments")
-        fresh = full(first_size(self, input), *args, **options)
-        for name, value in fresh._parameters.items():
-            if value is not None:
-                self._parameters[name]._data = value._data.astype(self._parameters[name]._data.dtype)
-        for name, value in fresh._buffers.items():
-            if value is not None:
-                kind = self._buffers[name]._data.dtype
-                self._buffers[name]._data = value._data.astype(kind if value._data.dtype.kind == kind.kind else
-                                                               value._data.dtype)
+        fresh = full(size, *args, **options)
+        for table, fresh_table in ((self._parameters, fresh._parameters), (self._buffers, fresh._buffers)):
+            for name, value in fresh_table.items():
+                if value is not None:
+                    kind = table[name]._data.dtype
+                    table[name]._data = value._data.astype(kind if value._data.dtype.kind == kind.kind else
+                                                           value._data.dtype)
         self.__dict__.update({name: value for name, value in vars(fresh).items()
                               if not name.startswith("_") and name != "training"})
         self.__class__ = full
+
+    def forward(self, input, *rest, **kwargs):
+        materialize(self, first_size(self, input))
         return self.forward(input, *rest, **kwargs)
 
+    def materialize_from(self, state_dict, prefix):
+        """Loading a state_dict before the first call: the sizes are the loaded tensors' (as PyTorch's)."""
+        for name in (*self._parameters, *self._buffers):
+            shape = tuple(getattr(state_dict.get(prefix + name), "shape", ()))
+            if shape:
+                materialize(self, stored_size(self, shape))
+                return
+
     name = "Lazy" + full.__name__
-    return type(name, (full,), {"__init__": __init__, "forward": forward, "cls_to_become": full, "__doc__": doc,
-                                "__module__": __name__})
+    return type(name, (full,), {"__init__": __init__, "forward": forward, "_materialize_from": materialize_from,
+                                "cls_to_become": full, "__doc__": doc, "__module__": __name__})
 
 
 def _last(module, input):
@@ -65,11 +75,24 @@ def _features(module, input):
     return input.shape[1]
 
 
-LazyLinear = _lazy(Linear, _last, "A Linear whose in_features is the last size of its first input.")
+def _stored_channels(module, shape):
+    """in_channels (in_features) from a loaded weight: (out, in / groups, ...), transposed (in, out / groups, ...);
+    a bias alone does not tell it."""
+    if len(shape) == 1:
+        raise RuntimeError(f"{type(module).__name__}: a state_dict with its bias but not its weight cannot give "
+                           "its input size before the first call")
+    if isinstance(module, Linear):
+        return shape[0]  # (the weight's shape reversed: (in, out))
+    return shape[0] if isinstance(module, conv._ConvTransposeNd) else shape[1] * module.groups
+
+
+LazyLinear = _lazy(Linear, _last, lambda module, shape: _stored_channels(module, shape[::-1]),
+                   "A Linear whose in_features is the last size of its first input.")
 LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = (
-    _lazy(cls, _channels, f"A {cls.__name__} whose in_channels is its first input's channels.")
+    _lazy(cls, _channels, _stored_channels, f"A {cls.__name__} whose in_channels is its first input's channels.")
     for cls in (conv.Conv1d, conv.Conv2d, conv.Conv3d, conv.ConvTranspose1d, conv.ConvTranspose2d,
                 conv.ConvTranspose3d))
 LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (
-    _lazy(cls, _features, f"A {cls.__name__} whose num_features is its first input's channels.")
+    _lazy(cls, _features, lambda module, shape: shape[0],
+          f"A {cls.__name__} whose num_features is its first input's channels.")
     for cls in (normalization.BatchNorm1d, normalization.BatchNorm2d, normalization.BatchNorm3d))
