@@ -99,6 +99,20 @@ def test_binary_cross_entropy_grad_fn_names_are_pytorchs():
     assert functional.binary_cross_entropy(z.sigmoid(), y).grad_fn.name() == "BinaryCrossEntropyBackward0"
 
 
+def test_bmm_is_pytorchs_batched_product_named_bmm_backward():
+    """d2l's attention prints torch.bmm's result: its grad_fn said MmBackward0; t.bmm broadcast a 2-d operand, which
+    torch refuses."""
+    x = sg.tensor(np.arange(24.0).reshape(2, 3, 4), requires_grad=True)
+    y = sg.tensor(np.arange(40.0).reshape(2, 4, 5), requires_grad=True)
+    for out in (sg.bmm(x, y), x.bmm(y)):
+        assert out.grad_fn.name() == "BmmBackward0"
+        np.testing.assert_array_equal(out.detach().numpy(), x.detach().numpy() @ y.detach().numpy())
+    x.bmm(y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones((2, 3, 5)) @ y.detach().numpy().transpose(0, 2, 1))
+    with pytest.raises(RuntimeError, match="bmm: expected two 3-d tensors"):
+        x.bmm(sg.ones(4, 5))
+
+
 def test_pytorch_function_forms_of_tensor_methods():
     """sg.mul(a, b), sg.sub, sg.div, sg.neg, sg.gather, sg.index_select, sg.masked_fill: torch's function forms."""
     a = sg.tensor(X, requires_grad=True)

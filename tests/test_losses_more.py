@@ -85,6 +85,28 @@ def test_modules_take_their_options_and_reduction():
         sg.nn.TripletMarginLoss(1.0, 2.0, 1e-6, False, 5)
 
 
+def test_modules_take_their_inputs_by_pytorchs_keyword_names():
+    """`cosine_loss(a, b, target=ones)` (the knowledge-distillation tutorial): forward's parameters have PyTorch's
+    names, and a keyword call gives the positional call's value."""
+    calls = [("CosineEmbeddingLoss", {"input1": X1, "input2": X2, "target": SIGNS}),
+             ("MarginRankingLoss", {"input1": X1[:, 0], "input2": X2[:, 0], "target": SIGNS}),
+             ("TripletMarginLoss", {"anchor": X1, "positive": X2, "negative": X3}),
+             ("PoissonNLLLoss", {"log_input": X1, "target": COUNTS}),
+             ("GaussianNLLLoss", {"input": X1, "target": X2, "var": VARIANCE}),
+             ("HingeEmbeddingLoss", {"input": X1, "target": SIGNS_2D})]
+    for name, inputs in calls:
+        module, tensors = getattr(sg.nn, name)(), {key: sg.tensor(x) for key, x in inputs.items()}
+        first, *rest = tensors
+        by_keyword = module(tensors[first], **{key: tensors[key] for key in rest})
+        np.testing.assert_array_equal(by_keyword.numpy(), module(*tensors.values()).numpy(), err_msg=name)
+    with pytest.raises(TypeError, match=r"CosineEmbeddingLoss.forward takes \('input1', 'input2', 'target'\)"):
+        sg.nn.CosineEmbeddingLoss()(sg.tensor(X1), sg.tensor(X2), y=sg.tensor(SIGNS))
+    torch = pytest.importorskip("torch")
+    import inspect
+    for name, inputs in calls:
+        assert tuple(inspect.signature(getattr(torch.nn, name).forward).parameters)[1:] == tuple(inputs), name
+
+
 def test_errors():
     with pytest.raises(ValueError, match="var is of incorrect size"):
         sg.nn.functional.gaussian_nll_loss(sg.tensor(X1), sg.tensor(X2), sg.tensor(np.ones(3)))

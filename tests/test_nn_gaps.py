@@ -105,6 +105,48 @@ def test_lazy_linear_infers_in_features_and_becomes_linear():
     assert sg.nn.LazyLinear(2, bias=False)(sg.ones(1, 5)).shape == (1, 2)
 
 
+LAZY = [("LazyConv1d", (4, 3), {"padding": 1}, (3, 7)), ("LazyConv2d", (4, 3), {"stride": 2}, (2, 3, 6, 6)),
+        ("LazyConv3d", (2, 2), {"bias": False}, (1, 3, 4, 4, 4)),
+        ("LazyConvTranspose2d", (4, 3), {"groups": 1}, (2, 3, 5, 5)),
+        ("LazyBatchNorm1d", (), {"momentum": 0.3}, (5, 3)), ("LazyBatchNorm2d", (), {"affine": False}, (2, 3, 4, 4)),
+        ("LazyLinear", (5,), {}, (2, 3, 4))]
+
+
+@pytest.mark.parametrize("name, args, kwargs, shape", LAZY, ids=[case[0] for case in LAZY])
+def test_lazy_modules_infer_their_first_size_and_become_the_full_class(name, args, kwargs, shape):
+    """d2l's models are built of LazyConv2d/LazyBatchNorm2d/LazyLinear: the sizes come from the first batch, the
+    module (a subclass of the full class, as PyTorch's) becomes that class, a float64 move before the call holds,
+    and the optimizer built before the call steps the filled parameters; its output is the full class's with the
+    same weights, and PyTorch's reprs and state_dict shapes and dtypes, before and after."""
+    x = rng.standard_normal(shape)
+    model = getattr(sg.nn, name)(*args, **kwargs)
+    full = model.cls_to_become
+    assert isinstance(model, full) and type(model) is not full
+    before = repr(model)
+    optimizer = sg.optim.SGD(model.parameters(), lr=0.1) if list(model.parameters()) else None
+    model.double()
+    out = model(sg.tensor(x))
+    assert type(model) is full
+    size = next(getattr(model, key) for key in ("in_features", "in_channels", "num_features") if hasattr(model, key))
+    reference = full(size, *args, **kwargs).double()
+    reference.load_state_dict({key: value.detach() for key, value in model.named_parameters()}, strict=False)
+    np.testing.assert_array_equal(out.detach().numpy(), reference(sg.tensor(x)).detach().numpy())
+    for key, value in reference.state_dict().items():  # BatchNorm's statistics moved once, from the defaults
+        np.testing.assert_array_equal(model.state_dict()[key].numpy(), value.numpy())
+    if optimizer is not None:
+        out.sum().backward()
+        weight = model.weight.detach().numpy().copy()
+        optimizer.step()
+        np.testing.assert_allclose(model.weight.detach().numpy(), weight - 0.1 * model.weight.grad.numpy())
+    torch = pytest.importorskip("torch")
+    theirs = getattr(torch.nn, name)(*args, **kwargs)
+    assert before == repr(theirs)
+    theirs.double()(torch.tensor(x))
+    assert repr(model) == repr(theirs)
+    assert {key: (tuple(value.shape), str(value.dtype)) for key, value in model.state_dict().items()} == {
+        key: (tuple(value.shape), str(value.dtype).replace("torch.", "")) for key, value in theirs.state_dict().items()}
+
+
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 @pytest.mark.parametrize("form", ["offsets", "2d-padding", "last-offset"])
 def test_embedding_bag(mode, form):
@@ -339,3 +381,37 @@ def test_ctc_loss_gradient_of_log_probs_is_the_true_derivative_and_module():
     assert np.isinf(impossible[0].item()) and np.isfinite(impossible[1].item())
     with pytest.raises(RuntimeError, match="input_lengths"):
         F.ctc_loss(sg.tensor(log_probs), sg.tensor(targets), [7, 5, 4], [3, 2, 1])
+
+
+def test_a_state_dict_loaded_before_the_first_call_gives_the_lazy_modules_their_sizes():
+    """A model of lazy layers restored from a checkpoint before any call (inference from a saved d2l model): the
+    sizes are the loaded tensors' and the values theirs (a 'size mismatch' error before), the optimizer built
+    before holds them; a bias without its weight is a clear error. The outputs against PyTorch's, which loads alike."""
+    def build(lib, lazy):
+        nn = lib.nn
+        if lazy:
+            return nn.Sequential(nn.LazyConv2d(4, 3, groups=2), nn.LazyBatchNorm2d(), nn.Flatten(),
+                                 nn.LazyLinear(3)).double()
+        return nn.Sequential(nn.Conv2d(2, 4, 3, groups=2), nn.BatchNorm2d(4), nn.Flatten(), nn.Linear(16, 3)).double()
+    source = build(sg, False)
+    source(sg.tensor(rng.standard_normal((3, 2, 4, 4))))  # (running statistics away from their defaults)
+    model = build(sg, True)
+    optimizer = sg.optim.SGD(model.parameters(), lr=0.1)
+    model.load_state_dict(source.state_dict())
+    assert [type(layer) for layer in model] == [type(layer) for layer in source]
+    model.eval(), source.eval()
+    x = rng.standard_normal((2, 2, 4, 4))
+    out = model(sg.tensor(x))
+    np.testing.assert_array_equal(out.detach().numpy(), source(sg.tensor(x)).detach().numpy())
+    out.sum().backward()
+    weight = model[3].weight.detach().numpy().copy()
+    optimizer.step()
+    np.testing.assert_allclose(model[3].weight.detach().numpy(), weight - 0.1 * model[3].weight.grad.numpy())
+    with pytest.raises(RuntimeError, match="bias but not its weight"):
+        sg.nn.LazyLinear(3).load_state_dict({"bias": sg.ones(3)}, strict=False)
+    torch = pytest.importorskip("torch")
+    theirs = build(torch, True)
+    theirs.load_state_dict({key: torch.tensor(value.numpy()) for key, value in source.state_dict().items()})
+    theirs.eval()
+    np.testing.assert_allclose(theirs(torch.tensor(x)).detach().numpy(), source(sg.tensor(x)).detach().numpy(),
+                               rtol=1e-12)  # (the model loaded, before the optimizer's step)

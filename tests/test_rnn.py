@@ -159,3 +159,21 @@ def test_flatten_parameters_is_pytorchs_no_op_on_the_cpu():
         assert rnn.flatten_parameters() is None
         for name, p in rnn.named_parameters():
             np.testing.assert_array_equal(p.detach().numpy(), before[name])
+
+
+@pytest.mark.parametrize("kwargs", [{"num_layers": 2}, {"bidirectional": True, "bias": False}])
+def test_flat_weights_names_and_all_weights_are_pytorchs(kwargs):
+    """d2l's init_seq2seq walks nn.GRU's _flat_weights_names and reads _parameters[name] (an AttributeError); the
+    names, the tensors they name and all_weights' grouping by layer and direction, against PyTorch's."""
+    rnn = sg.nn.GRU(3, 4, **kwargs)
+    assert all(rnn._flat_weights[i] is rnn._parameters[name] for i, name in enumerate(rnn._flat_weights_names))
+    groups = [[name for name in rnn._flat_weights_names if name.endswith(suffix)]
+              for suffix in [f"_l{layer}{direction}" for layer in range(rnn.num_layers)
+                             for direction in ("", "_reverse")[:1 + rnn.bidirectional]]]
+    assert [[id(w) for w in group] for group in rnn.all_weights] == [
+        [id(rnn._parameters[name]) for name in group] for group in groups]
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.GRU(3, 4, **kwargs)
+    assert rnn._flat_weights_names == theirs._flat_weights_names
+    assert [[tuple(w.shape) for w in group] for group in rnn.all_weights] == [
+        [tuple(w.shape) for w in group] for group in theirs.all_weights]

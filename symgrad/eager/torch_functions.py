@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..core import Tracer, TracerError
-from .tensor import Tensor, write_out
+from .tensor import Tensor, labelled, write_out
 
 
 def _as_tensor(value, name: str) -> Tensor:
@@ -117,12 +117,13 @@ var_mean, std_mean = _moments("var"), _moments("std")
 
 
 def bmm(input, mat2):
-    """Batched matrix product of (b, n, m) and (b, m, p) tensors, as torch.bmm (no broadcasting of the batch)."""
+    """Batched matrix product of (b, n, m) and (b, m, p) tensors, as torch.bmm (no broadcasting of the batch); its
+    grad_fn is PyTorch's BmmBackward0 (d2l's attention prints it)."""
     input, mat2 = _as_tensor(input, "bmm"), _as_tensor(mat2, "bmm")
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: expected two 3-d tensors with the same batch size, got shapes "
                            f"{list(input.shape)} and {list(mat2.shape)}")
-    return sgnp.matmul(input, mat2)
+    return labelled(sgnp.matmul(input, mat2), "Bmm")
 
 
 def is_tensor(obj) -> bool:

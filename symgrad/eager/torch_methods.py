@@ -19,6 +19,7 @@ from ..numpy_api import arrays
 from ..numpy_api.torch_keywords import first_axis_of_size_3
 from ..ops import elementwise as E
 from .mode import is_grad_enabled
+from .torch_functions import bmm
 from .tensor import (Tensor, _axis, _dim, _index_array, _settle, alias, as_view, elementwise_on_tensors,
                      labelled, values_indices, view_labelled)
 
@@ -711,7 +712,7 @@ Tensor.exponential_ = _random_fill(lambda rng, shape, lambd=1.0: rng.exponential
 Tensor.fill_diagonal_ = fill_diagonal_
 for _method in (addmm, diagonal, narrow, select, unflatten, cross, allclose, isclose, equal, count_nonzero, logical_xor):
     setattr(Tensor, _method.__name__, _method)
-for _name, _function in {"outer": sgnp.outer, "inner": sgnp.inner, "mv": sgnp.matmul, "bmm": sgnp.matmul,
+for _name, _function in {"outer": sgnp.outer, "inner": sgnp.inner, "mv": sgnp.matmul, "bmm": bmm,
                          "broadcast_to": sgnp.broadcast_to, "fliplr": sgnp.fliplr, "flipud": sgnp.flipud,
                          "take_along_dim": lambda t, indices, dim=None: sgnp.take_along_axis(  # (None: both flat)
                              t, _index_array(indices).reshape(-1) if dim is None else _index_array(indices), dim),

@@ -114,7 +114,16 @@ from .loss import PoissonNLLLoss  # noqa: F401
 from .loss import GaussianNLLLoss  # noqa: F401
 from . import utils  # noqa: F401,E402
 from .layers import Bilinear  # noqa: F401,E402
-from .layers import LazyLinear  # noqa: F401,E402
+from .lazy import LazyLinear  # noqa: F401,E402
+from .lazy import LazyConv1d  # noqa: F401,E402
+from .lazy import LazyConv2d  # noqa: F401,E402
+from .lazy import LazyConv3d  # noqa: F401,E402
+from .lazy import LazyConvTranspose1d  # noqa: F401,E402
+from .lazy import LazyConvTranspose2d  # noqa: F401,E402
+from .lazy import LazyConvTranspose3d  # noqa: F401,E402
+from .lazy import LazyBatchNorm1d  # noqa: F401,E402
+from .lazy import LazyBatchNorm2d  # noqa: F401,E402
+from .lazy import LazyBatchNorm3d  # noqa: F401,E402
 from .layers import EmbeddingBag  # noqa: F401,E402
 from .layers import Fold  # noqa: F401,E402
 from .layers import Unfold  # noqa: F401,E402

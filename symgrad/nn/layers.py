@@ -10,7 +10,7 @@ from ..eager.torch_methods import unflatten
 from .convolution import _sizes
 from . import functional as F
 from .functional import dropout, elu, embedding, gelu, interpolate, leaky_relu, pad
-from .modules import Linear, Module
+from .modules import Module
 from .parameter import Parameter
 
 
@@ -314,31 +314,6 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
-
-
-class LazyLinear(Module):
-    """A Linear whose in_features is the last size of its first input: its parameters exist from the start
-    (so an optimizer may hold them), empty until that call fills them in place, and the module then becomes a
-    Linear, as PyTorch's does."""
-
-    def __init__(self, out_features, bias=True, device=None, dtype=None):
-        super().__init__()
-        self.in_features, self.out_features = 0, out_features
-        self._dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
-        self.weight = Parameter(np.empty(0, self._dtype))
-        self.register_parameter("bias", Parameter(np.empty(0, self._dtype)) if bias else None)
-
-    def forward(self, input):
-        self.in_features = input.shape[-1]
-        fresh = Linear(self.in_features, self.out_features, self.bias is not None, dtype=self._dtype)
-        for name, parameter in fresh._parameters.items():
-            if parameter is not None:
-                getattr(self, name)._data = parameter._data
-        del self._dtype
-        self.__class__ = Linear
-        return self.forward(input)
-
-    extra_repr = Linear.extra_repr
 
 
 class EmbeddingBag(Module):

@@ -42,6 +42,7 @@ class _OptionsLoss(_Loss):
     """A loss taking its inputs and `options` (keyword arguments of the functional form, set when built)."""
 
     options = {}
+    inputs = ("input", "target")  # forward's parameters, PyTorch's names (a program may pass them by keyword)
 
     def __init__(self, *args, size_average=None, reduce=None, reduction="mean", **kwargs):
         super().__init__(size_average, reduce, reduction)
@@ -51,13 +52,19 @@ class _OptionsLoss(_Loss):
         for name, value in {**type(self).options, **dict(zip(names, args)), **kwargs}.items():
             setattr(self, name, value)
 
-    def forward(self, *inputs):
-        return type(self).loss(*inputs, **{name: getattr(self, name) for name in type(self).options},
-                               reduction=self.reduction)
+    def forward(self, *args, **kwargs):
+        names = type(self).inputs
+        given = {**dict(zip(names, args)), **kwargs}
+        if len(args) > len(names) or len(given) != len(args) + len(kwargs) or set(given) != set(names):
+            raise TypeError(f"{type(self).__name__}.forward takes {names}, got {len(args)} positional and "
+                            f"{sorted(kwargs)} by keyword")
+        return type(self).loss(*(given[name] for name in names),
+                               **{name: getattr(self, name) for name in type(self).options}, reduction=self.reduction)
 
 
 class MarginRankingLoss(_OptionsLoss):
     loss, options = staticmethod(F.margin_ranking_loss), {"margin": 0.0}
+    inputs = ("input1", "input2", "target")
 
 
 class HingeEmbeddingLoss(_OptionsLoss):
@@ -78,18 +85,22 @@ class MultiMarginLoss(_OptionsLoss):
 
 class CosineEmbeddingLoss(_OptionsLoss):
     loss, options = staticmethod(F.cosine_embedding_loss), {"margin": 0.0}
+    inputs = ("input1", "input2", "target")
 
 
 class TripletMarginLoss(_OptionsLoss):
     loss, options = staticmethod(F.triplet_margin_loss), {"margin": 1.0, "p": 2.0, "eps": 1e-6, "swap": False}
+    inputs = ("anchor", "positive", "negative")
 
 
 class PoissonNLLLoss(_OptionsLoss):
     loss, options = staticmethod(F.poisson_nll_loss), {"log_input": True, "full": False, "eps": 1e-8}
+    inputs = ("log_input", "target")
 
 
 class GaussianNLLLoss(_OptionsLoss):
     loss, options = staticmethod(F.gaussian_nll_loss), {"full": False, "eps": 1e-6}
+    inputs = ("input", "target", "var")
 
 
 class CTCLoss(_Loss):

@@ -288,6 +288,9 @@ class Module:
                     yield (f"{prefix}.{name}" if prefix else name), value
 
     def load_state_dict(self, state_dict, strict=True):
+        for prefix, module in list(self.named_modules()):  # a lazy module not called yet takes the loaded sizes
+            if hasattr(type(module), "_materialize_from"):
+                module._materialize_from(state_dict, f"{prefix}." if prefix else "")
         own = dict(self._state_items())
         missing = [name for name in own if name not in state_dict]
         unexpected = [name for name in state_dict if name not in own]

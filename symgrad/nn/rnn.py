@@ -69,6 +69,22 @@ class _RNNBase(Module):
         for weight in self.parameters():
             init.uniform_(weight, -bound, bound)
 
+    @property
+    def _flat_weights_names(self):
+        """The parameters' names in PyTorch's order (by layer, direction, then weight_ih, weight_hh, bias_ih,
+        bias_hh): private in PyTorch, but code written for it walks them (d2l's init_seq2seq)."""
+        return list(self._parameters)
+
+    @property
+    def _flat_weights(self):
+        return [self._parameters[name] for name in self._flat_weights_names]
+
+    @property
+    def all_weights(self):
+        """For each layer and direction, its [weight_ih, weight_hh, bias_ih, bias_hh] (the weights without bias)."""
+        return [[weight for weight in self._weights(layer, direction) if weight is not None]
+                for layer in range(self.num_layers) for direction in range(2 if self.bidirectional else 1)]
+
     def _weights(self, layer, direction):
         suffix = f"_l{layer}" + ("_reverse" if direction else "")
         return tuple(getattr(self, name + suffix, None) for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
