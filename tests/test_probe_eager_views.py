@@ -72,3 +72,34 @@ def test_numpy_refuses_a_tensor_that_requires_grad():
     with sg.no_grad():
         model.weight.mul_(2.0)
     np.testing.assert_allclose(forward(x), model(sg.tensor(x)).detach().numpy(), rtol=1e-12)
+
+
+COPIES = [lambda x: x.flip(0), lambda x: sg.flip(x, [1]), lambda x: sg.flip(x, dims=(0, 1)), lambda x: x.fliplr(),
+          lambda x: sg.flipud(x), lambda x: x.rot90(), lambda x: sg.rot90(x, 2, [0, 1]), lambda x: x[0, 0].flip(0),
+          lambda x: sg.cat([x]), lambda x: sg.concatenate([x], 1), lambda x: sg.stack([x])[0],
+          lambda x: sg.vstack([x]), lambda x: sg.hstack([x])]
+
+
+@pytest.mark.parametrize("make", COPIES)
+def test_flip_rot90_and_cat_of_one_tensor_are_copies(make):
+    """PyTorch's flip, rot90, cat and stack copy; symgrad's were NumPy's views (cat of one tensor: the tensor
+    itself), so an in-place write to the result changed x: x.flip(0)[0] = 9 made x [[1, 2], [9, 9]]."""
+    x = sg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = make(x)
+    assert y is not x and not y.is_leaf
+    w = sg.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))
+    z = y * 1.0
+    y.detach().mul_(0.0).add_(100.0)
+    np.testing.assert_array_equal(x.detach().numpy(), [[1.0, 2.0], [3.0, 4.0]])
+    (z * w).sum().backward()
+    flat = np.arange(4.0).reshape(2, 2)  # the gradient: each weight sent back to the element moved to its place
+    want = np.zeros(4)
+    np.add.at(want, make(sg.tensor(flat)).numpy().ravel().astype(int), w.numpy().ravel())
+    np.testing.assert_array_equal(x.grad.numpy().ravel(), want)
+
+
+def test_numpy_concatenate_of_one_array_is_a_copy():
+    """np.concatenate and np.stack copy; sg's of one array returned it (or a view of it)."""
+    a = np.ones((2, 2))
+    for result in (sg.concatenate([a]), sg.stack([a]), sg.concatenate([a], axis=1)):
+        assert not np.shares_memory(result, a)

@@ -819,7 +819,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 def _normalize_by_norm(x, p, dim, eps):
     powered = _ew(E.square, (x,)) if p == 2 else _ew(E.power, (_ew(E.abs, (x,)), p))
     total = sgnp.sum(powered, axis=dim, keepdims=True)
-    nonzero = _ew(E.greater, (total, 0.0))
+    nonzero = _ew(E.not_equal, (total, 0.0))  # (a NaN norm stays NaN: PyTorch's max(NaN, eps) is NaN)
     safe = _ew(E.where, (nonzero, total, 1.0))
     norm = _ew(E.where, (nonzero, _ew(E.sqrt, (safe,)) if p == 2 else _ew(E.power, (safe, 1.0 / p)), 0.0))
     return _ew(E.divide, (x, _ew(E.maximum, (norm, eps))))
