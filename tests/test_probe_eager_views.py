@@ -103,3 +103,29 @@ def test_numpy_concatenate_of_one_array_is_a_copy():
     a = np.ones((2, 2))
     for result in (sg.concatenate([a]), sg.stack([a]), sg.concatenate([a], axis=1)):
         assert not np.shares_memory(result, a)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_pad_of_no_widths_is_a_new_tensor(mode):
+    """F.pad(x, (0, 0)) returned x itself (PyTorch's is a copy): an in-place write to it changed x, and a conv
+    with padding_mode='reflect' and padding=0 saved its input, not the copy PyTorch's saves, so a NumPy write
+    between forward and backward changed its weight gradient (-0.426 where PyTorch keeps 0.198)."""
+    x = sg.tensor(np.ones((1, 1, 3)), requires_grad=True)
+    y = sg.nn.functional.pad(x, (0, 0), mode=mode)
+    assert y is not x and not y.is_leaf
+    y.detach().mul_(5.0)
+    np.testing.assert_array_equal(x.detach().numpy(), np.ones((1, 1, 3)))
+    grads = []
+    for write in (False, True):
+        x_np = np.random.default_rng(0).standard_normal((2, 1, 5, 5))
+        conv = sg.nn.Conv2d(1, 1, 3, padding=0, padding_mode="zeros" if mode == "constant" else mode,
+                            dtype=sg.float64)
+        with sg.no_grad():
+            conv.weight.fill_(1.0), conv.bias.fill_(0.3)
+        loss = sg.sigmoid(conv(sg.from_numpy(x_np))).sum()
+        if write:
+            x_np[1] = x_np[0][::-1]
+        loss.backward()
+        grads.append(conv.weight.grad.numpy())
+    if mode != "constant":  # (a zeros padding of 0 saves the input itself, as PyTorch's: the write is read)
+        np.testing.assert_array_equal(grads[0], grads[1])

@@ -543,9 +543,12 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def pad(input, pad, mode="constant", value=None):
-    """PyTorch's pad: widths from the last dimension backwards; constant, reflect, replicate or circular."""
-    return labelled(apply_function(resize.pad, (input, tuple(pad), mode, value), {}),
-                    "ConstantPadNd" if mode == "constant" else mode.capitalize() + "Pad")
+    """PyTorch's pad: widths from the last dimension backwards; constant, reflect, replicate or circular. Always a
+    new tensor, as PyTorch's (a conv's padding_mode with padding 0 pads by no widths: the conv saves a copy)."""
+    result = apply_function(resize.pad, (input, tuple(pad), mode, value), {})
+    if result is input:
+        result = input * 1 if input.dtype.kind == "f" else input.clone()
+    return labelled(result, "ConstantPadNd" if mode == "constant" else mode.capitalize() + "Pad")
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
