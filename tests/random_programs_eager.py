@@ -40,7 +40,7 @@ class _Source:
 
     def __init__(self):
         self.lines, self.depth, self.features, self.density = [], 1, set(), 1.0
-        self.wide = None  # the draws of the widened features (apart: the earlier seeds' other draws stay)
+        self.wide = self.layers = None  # the draws of the widened features (apart: the earlier seeds' other draws stay)
 
     def __call__(self, line, optional=False):
         self.lines.append("    " * self.depth + line + ("  # opt" if optional else ""))
@@ -89,8 +89,12 @@ def _model(rng, src):
     arch = ["mlp", "raw", "conv1d", "conv2d", "bn", "emb", "lstm"][rng.integers(7)]
     if src.wide.random() < 0.35:
         arch = src.pick(["rnn", "attn", "tied", "emb"])
+    if src.layers.random() < 0.3:
+        arch = "cnn"
     src.features.add("arch=" + arch)
     n_in, hidden, n_out = (int(v) for v in rng.integers(2, 6, size=3))
+    if arch == "cnn":
+        return _cnn_model(src, n_out)
     forward, each_step, output = [], [], "out = l2(h)"
     if arch == "mlp":
         src(f"l1 = T.nn.Linear({n_in}, {hidden}, dtype=D)")
@@ -232,6 +236,83 @@ def _wide_model(src, arch, n_in, hidden, n_out):
                          ("int", vocab, 3), n_out, 1)
 
 
+def _cnn_model(src, n_out):
+    """A conv net drawn from its own generator (src.layers): Conv2d with stride, padding, dilation, groups and a
+    padding mode; a batch norm switched between train and eval, or a group, instance or layer norm; at times a
+    ConvTranspose2d, a pooling, an upsampling, a Dropout kept in eval mode; an adaptive pooling to the output
+    layer; and at some steps a validation pass under model.eval() and no_grad."""
+    g = src.layers
+    pick = lambda options: options[g.integers(len(options))]  # noqa: E731
+    channels, size, width = int(g.integers(1, 4)), int(g.integers(5, 8)), int(pick([2, 4, 6]))
+    groups = pick([1, channels]) if width % channels == 0 else 1
+    stride, dilation, padding = pick([1, 1, 2, (1, 2)]), pick([1, 1, 2]), pick([0, 1, 1, (1, 0)])
+    mode, kernel = pick(["zeros", "zeros", "reflect", "replicate", "circular"]), int(g.integers(1, 4))
+    src.features.update({"cnn-conv", f"padding_mode={mode}", f"cnn-groups={groups > 1}"})
+    norm = pick(["BatchNorm2d", "BatchNorm2d", "GroupNorm", "InstanceNorm2d", "none"])
+    # (a norm over few values gives +-1 whatever its input: the conv learns rounding noise; so does a conv's bias
+    # before a norm that takes each channel's mean away)
+    pads, strides = (padding, padding) if isinstance(padding, int) else padding, \
+        (stride, stride) if isinstance(stride, int) else stride
+    area = np.prod([(size + 2 * p - dilation * (kernel - 1) - 1) // s + 1 for p, s in zip(pads, strides)])
+    norm = norm if area >= 4 else "none"
+    src(f"cv = T.nn.Conv2d({channels}, {width}, {kernel}, stride={stride}, padding={padding}, dilation={dilation}, "
+        f"groups={groups}, padding_mode='{mode}', bias={norm == 'none' and bool(g.random() < 0.7)}, dtype=D)")
+    src.features.add("norm=" + norm)
+    mods, body, each_step = ["cv"], ["h = cv(xb)"], []
+    if norm == "BatchNorm2d":
+        src(f"bn = T.nn.BatchNorm2d({width}, momentum={pick([0.1, 0.5, None])}, dtype=D)")
+        each_step += [f"if {_when(g)}:", "    bn.eval()", "else:", "    bn.train()"]
+    elif norm == "GroupNorm":
+        src(f"gn = T.nn.GroupNorm({pick([1, 2, width])}, {width}, dtype=D)")
+    elif norm == "InstanceNorm2d":
+        src(f"gn = T.nn.InstanceNorm2d({width}, affine=True, dtype=D)")
+    if norm != "none":
+        mods.append("bn" if norm == "BatchNorm2d" else "gn")
+        body.append(f"h = {mods[-1]}(h)")
+    body.append(f"h = {_activation(g, 'h')}")
+    if g.random() < 0.4:
+        src.features.add("ConvTranspose2d")
+        src(f"up = T.nn.ConvTranspose2d({width}, {width}, {int(g.integers(1, 4))}, stride={pick([1, 2])}, "
+            f"padding={pick([0, 1])}, groups={pick([1, 2])}, dtype=D)")
+        mods.append("up")
+        body.append("h = up(h)")
+    extra = pick(["T.nn.functional.max_pool2d(h, 2, stride=1, padding=1)", "T.nn.functional.avg_pool2d(h, 3, "
+                  "stride=1, padding=1, count_include_pad=False)", "T.nn.functional.interpolate(h, scale_factor=2, "
+                  "mode='nearest')", "T.nn.functional.interpolate(h, size=(5, 4), mode='bilinear', "
+                  "align_corners=False)", "T.nn.functional.pad(h, (1, 0, 0, 1), mode='replicate')", None])
+    if extra is not None:
+        src.features.add("cnn-op=" + extra.split("(")[0].split(".")[-1])
+        body.append(f"h = {extra}")
+    if g.random() < 0.5:
+        src.features.add("dropout-eval")
+        src("drop = T.nn.Dropout(0.5)")
+        src("drop.eval()")
+        body.append("h = drop(h)")
+    out_size = pick([(1, 1), (2, 2), (2, 1)])
+    src(f"pool = T.nn.AdaptiveAvgPool2d({out_size})")
+    body.append("h = pool(h).flatten(1)")
+    src(f"l2 = T.nn.Linear({width * out_size[0] * out_size[1]}, {n_out}, dtype=D)")
+    mods.append("l2")
+    src("def features(xb):")
+    for line in body:
+        src("    " + line)
+    src("    return h")
+    if g.random() < 0.4:
+        src.features.add("validation-pass")
+        each_step += [f"if {_when(g)}:", "    model.eval()", "    with T.no_grad():",
+                      "        rec('validation', l2(features(X[:3])))", "    model.train()"]
+        each_step += ["    drop.eval()"] if "drop = " in "".join(src.lines) else []
+    return _setup_params(src, mods, ["h = features(xb)"], each_step, "out = l2(h)", (channels, size, size), n_out, 2)
+
+
+def _input_penalty(src):
+    """At times a penalty on the gradient of the loss with respect to the input (create_graph: double backward
+    through every layer), as WGAN-GP's."""
+    src.features.add("input-gradient-penalty")
+    src.block(f"if {_when(src.layers)}", ["gx, = T.autograd.grad(loss, [xb], create_graph=True)",
+                                           "loss = loss + 0.1 * (gx ** 2).sum()"])
+
+
 def seed_of(rng) -> int:
     """A number fixed by the generator's seed, read without drawing (so later draws stay what they were)."""
     return int(rng.bit_generator.seed_seq.entropy)
@@ -299,6 +380,7 @@ def generate(seed):
     src = _Source()
     src.density = float(rng.choice([0.3, 1.0, 1.6]))  # a quiet loop steadies: its steps run deferred
     src.wide = np.random.default_rng([seed, 34])
+    src.layers = np.random.default_rng([seed, 35])  # (the conv nets' draws and the input's gradient penalty)
     src("import copy")
     src("F = T.nn.functional")
     src("ND = np.float64 if D == T.float64 else np.float32")
@@ -346,6 +428,8 @@ def generate(seed):
         src("for micro in range(1):")
     src.depth = 3
     src("xb, yb = X[micro * 4:micro * 4 + B], Y[micro * 4:micro * 4 + B]")
+    penalty = x_shape[0] != "int" and src.layers.random() < 0.5
+    penalty_at = len(src.lines)
     for line in forward:
         src(line)
     _middle(rng, src)
@@ -358,6 +442,10 @@ def generate(seed):
         src.block(f"while k < 3 and out.abs().max().item() > {c}", ["out = out * 0.7", "k += 1"])
     src("loss = " + _wide_loss(src, loss_kind, n_out).format("out", "yb"))
     _loss_terms(rng, src)
+    # (not with retain_grad: symgrad's autograd.grad fills retained grads, PyTorch's does not; fixed apart)
+    if penalty and "retain_grad" not in "".join(src.lines):
+        src.lines.insert(penalty_at, "    " * src.depth + "xb = xb.detach().requires_grad_()")
+        _input_penalty(src)
     _backward(rng, src)
     src.depth = 2
     _update(rng, src, optimizer, set_to_none)
@@ -445,7 +533,9 @@ def _backward(rng, src):
     """loss.backward(), sometimes twice through a retained graph; an error PyTorch raises is recorded."""
     # (not with padding_idx: symgrad's mask of the padding positions is the forward's, PyTorch's the indices' as
     # NumPy left them; nor with batch_first, whose transposed input PyTorch's projection copies: docs/eager.md)
-    if src.chance(rng, 0.25) and not any(text in "".join(src.lines) for text in ("padding_idx", "batch_first=True")):
+    # (nor with an input that requires grad: NumPy's write changes the leaf PyTorch saved, unseen by its version)
+    if src.chance(rng, 0.25) and not any(text in "".join(src.lines) for text in ("padding_idx", "batch_first=True",
+                                                                                 "xb.detach().requires_grad_()")):
         src.features.add("numpy-write-before-backward")
         src.block(f"if {_when(rng)}", ["x_np[1] = x_np[0][::-1]"])
     double = src.chance(rng, 0.2)

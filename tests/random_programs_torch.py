@@ -47,14 +47,14 @@ def weights(shape):
 class _Pool:
     """The names defined so far, with their torch values (for shapes, dtypes and which may take gradients)."""
 
-    def __init__(self, namespace, rng):
-        self.ns, self.rng = namespace, rng
+    def __init__(self, namespace, rng, hidden=("_",)):
+        self.ns, self.rng, self.hidden = namespace, rng, hidden  # (names starting with `hidden` are not picked)
 
     def names(self, kind=None, min_ndim=0, max_ndim=9, nonempty=False):
         import torch
         out = []
         for name, value in self.ns.items():
-            if not isinstance(value, torch.Tensor) or name.startswith("_"):
+            if not isinstance(value, torch.Tensor) or name.startswith(self.hidden):
                 continue
             k = "f" if value.is_floating_point() else "b" if value.dtype == torch.bool else "i"
             if (kind is None or k in kind) and min_ndim <= value.ndim <= max_ndim and \
@@ -130,7 +130,7 @@ def _reduction(p):
         f"{x}.prod({d}{kd})", f"{x}.amax({d}{kd})", f"{x}.amin(dim={two}{kd})", f"{x}.max()", f"{x}.min()",
         f"{x}.max({d}{kd})", f"{x}.min(dim={d}{kd})", f"{x}.argmax({d}{kd})", f"{x}.argmin()",
         f"{x}.std({d}{kd})", f"{x}.var({d}, correction=0{kd})", f"{x}.std(dim={two}, unbiased=False)",
-        f"{x}.var(unbiased=True)", f"T.std({x}, {d}, correction=2)", f"{x}.logsumexp({d}{kd})",
+        f"{x}.var(unbiased=True)", f"{x}.std({d}, correction=2)", f"{x}.logsumexp({d}{kd})",
         f"T.logsumexp({x}, dim={two})", f"{x}.norm()", f"{x}.norm(dim={d}{kd})", f"{x}.norm(p=1, dim={d})",
         f"T.linalg.vector_norm({x}, ord=3, dim={d})", f"{x}.cumsum({d})", f"{x}.cumprod(dim={d})",
         f"{x}.median()", f"{x}.median({d}{kd})", f"{x}.sort({d})", f"{x}.sort(dim={d}, descending=True)",
@@ -280,6 +280,133 @@ def _inplace(p):
     return [f"_b = {_fresh(x)}", f"_v = {v}", write, "{name} = _b"]
 
 
+# ---------------------------------------------------------------- the layers' ops (widened: drawn apart)
+
+def _weight(p, shape, scale=0.5):
+    """A new leaf (a weight) of shape, in the dtype of the layer's input `{x}`: (its name, its statement)."""
+    p.made = getattr(p, "made", 0) + 1
+    name = f"wp{p.made}"
+    return name, [f"{name} = T.tensor(leaf({40 + p.made}, {shape}, False) * {scale}, dtype={{x}}.dtype, "
+                  "requires_grad=True)"]
+
+
+def _conv(p, x, dims):
+    """F.conv{dims}d or conv_transpose{dims}d with stride, padding, dilation, groups, a bias or not, and at times
+    a padding mode before it: [statements]."""
+    shape = p.shape(x)
+    channels = shape[1]
+    groups = p.choice([1, 1, channels] + ([2] if channels % 2 == 0 else []))
+    out = groups * p.choice([1, 2])
+    kernel = tuple(int(k) for k in p.rng.integers(1, 4, size=dims))
+    transpose = p.rng.random() < 0.35
+    w, made = _weight(p, ((channels, out // groups) if transpose else (out, channels // groups)) + kernel)
+    b, bias = _weight(p, (out,)) if p.rng.random() < 0.6 else ("None", [])
+    stride = p.choice([1, 1, 2] + ([(1, 2)] if dims == 2 else []))
+    dilation = p.choice([1, 1, 2] + ([(2, 1)] if dims == 2 else []))
+    padding = p.choice([0, 1, 2] + ([(1, 0)] if dims == 2 else []) + ([] if transpose or stride != 1 else ["'same'"]))
+    source = x
+    if p.rng.random() < 0.3:
+        mode = p.choice(["reflect", "replicate", "circular"])
+        source = f"F.pad({x}, {(1, 1) * dims}, mode='{mode}')"
+    if transpose:
+        extra = f", output_padding={p.choice([0, 1])}" if stride != 1 or dilation != 1 else ""
+        call = f"F.conv_transpose{dims}d({source}, {w}, {b}, stride={stride}, padding={padding}{extra}, " \
+               f"groups={groups}, dilation={dilation})"
+    else:
+        call = f"F.conv{dims}d({source}, {w}, {b}, stride={stride}, padding={padding}, dilation={dilation}, " \
+               f"groups={groups})"
+    return [made, bias, [f"{{name}} = {call}"]] if bias else [made, [f"{{name}} = {call}"]]
+
+
+def _pool(p, x, dims):
+    k = int(p.rng.integers(1, 4))
+    stride, padding = p.choice([None, 1, 2]), p.choice([0, 0, k // 2])
+    return p.choice([
+        f"F.max_pool{dims}d({x}, {k}, stride={stride}, padding={padding}, dilation={p.choice([1, 2])}, "
+        f"ceil_mode={p.choice([False, True])})",
+        f"F.avg_pool{dims}d({x}, {k}, stride={stride}, padding={padding}, ceil_mode={p.choice([False, True])}, "
+        f"count_include_pad={p.choice([False, True])})",
+        f"F.avg_pool2d({x}, 2, divisor_override=3)" if dims == 2 else f"F.avg_pool1d({x}, 2, ceil_mode=True)",
+        f"F.adaptive_avg_pool{dims}d({x}, {p.choice([1, 2, 3] + ([(2, None), (3, 1)] if dims == 2 else []))})",
+        f"F.adaptive_max_pool{dims}d({x}, {p.choice([1, 2, 3])})", f"F.lp_pool{dims}d({x}, 2, 2)",
+        f"F.max_pool{dims}d({x}, 2, return_indices=True)[0]"])
+
+
+def _resize(p, x, dims):
+    linear = {1: "linear", 2: p.choice(["bilinear", "bicubic"])}[dims]
+    size = p.choice([3, 7] if dims == 1 else [(3, 7), (2, 2), (6, 4)])
+    return p.choice([
+        f"F.interpolate({x}, size={size}, mode='{p.choice(['nearest', 'area'])}')",
+        f"F.interpolate({x}, scale_factor={p.choice([2, 0.5, 1.5])}, mode='nearest')",
+        f"F.interpolate({x}, size={size}, mode='{linear}', align_corners={p.choice([False, True])})",
+        f"F.interpolate({x}, scale_factor={p.choice([2, 1.5])}, mode='{linear}', align_corners=False)",
+        f"F.pad({x}, {(1, 2, 0, 1)[:2 * dims]}, mode='{p.choice(['reflect', 'replicate', 'circular'])}')",
+        f"F.pad({x}, {(2, 0, 1, 1)[:2 * dims]}, value={p.scalar()})", f"F.pad({x}, {(-1, 1)})",
+        f"F.pixel_shuffle({x}, 2)" if dims == 2 else f"F.glu({x}, 1)",
+        f"F.pixel_unshuffle({x}, 2)" if dims == 2 else f"{x}.unfold(2, 2, 1)",
+        f"F.unfold({x}, 2, padding=1, stride={p.choice([1, 2])})" if dims == 2 else f"{x}.flatten(1)"])
+
+
+def _norm(p, x, dims):
+    """Batch, group, instance, layer and local response norms (weights as leaves; running statistics as tensors
+    the batch norm updates in place, compared at the end), dropout in eval mode."""
+    channels = p.shape(x)[1]
+    w, made_w = _weight(p, (channels,), 1.0)
+    b, made_b = _weight(p, (channels,))
+    if p.rng.random() < 0.4:
+        p.made += 1
+        stats = f"wr{p.made}"
+        training = p.choice([True, False])
+        return [made_w, made_b, [f"{stats} = T.tensor(leaf({60 + p.made}, (2, {channels}), False) ** 2, "
+                                 f"dtype={{x}}.dtype)"],
+                [f"{{name}} = F.batch_norm({x}, {stats}[0], {stats}[1], {w}, {b}, training={training}, "
+                 f"momentum={p.choice([0.1, 0.5])}, eps={p.choice([1e-5, 0.1])})"]]
+    groups = p.choice([1, channels] + ([2] if channels % 2 == 0 else []))
+    call = p.choice([
+        f"F.group_norm({x}, {groups}, {w}, {b}, eps={p.choice([1e-5, 0.1])})",
+        f"F.instance_norm({x}, weight={w}, bias={b})", f"F.instance_norm({x})",
+        f"F.layer_norm({x}, {x}.shape[-{dims}:])", f"F.layer_norm({x}, {x}.shape[1:], eps=0.1)",
+        f"F.dropout({x}, 0.5, training=False)", f"F.dropout{dims}d({x}, 0.3, training=False)",
+        f"F.prelu({x}, {w})", f"F.mish({x})", f"F.selu({x})", f"F.celu({x}, 0.5)",
+        f"F.softsign({x})", f"F.log_softmax({x}, 1)"])  # (not hardsigmoid: PyTorch's slope is float32's 1/6)
+    return [made_w, made_b, [f"{{name}} = {call}"]]
+
+
+def _layer_loss(p, x, dims):
+    """What a loss does with a layer's output: a class map's cross entropy, sort/topk/argmax, NaN masked out."""
+    shape = p.shape(x)
+    target = p.index_literal(shape[1], (shape[0],) + shape[2:])
+    d = p.dim(x)
+    return p.choice([
+        f"F.cross_entropy({x}, {target}, ignore_index=0, reduction='{p.choice(['mean', 'sum', 'none'])}')",
+        f"F.nll_loss(F.log_softmax({x}, 1), {target}, weight=T.linspace(0.5, 1.5, {shape[1]}, dtype={x}.dtype))",
+        f"F.cross_entropy({x}, F.softmax({x}.detach() * 2, 1))",
+        f"F.cross_entropy({x}, {target}, label_smoothing=0.2)",
+        f"{x}.sort({d}, descending=True).values.narrow({d}, 0, 1).sum()", f"{x}.topk(1, dim={d}).values.mean()",
+        f"{x}.gather(1, {x}.argmax(1, keepdim=True))", f"{x}.flatten(1).max(1).values",
+        f"T.where({x}.isnan(), T.zeros_like({x}), {x})", f"{x}.masked_fill(~{x}.isfinite(), 0.0)",
+        f"{x}[{x} > 0].sum()", f"{x}[:, 0] * {x}[:, -1]", f"{x}.cumsum({d}).sum()", f"{x}.cumprod(1).mean()",
+        f"F.kl_div(F.log_softmax({x}, 1), F.softmax({x}.detach(), 1), reduction='batchmean')",
+        f"F.binary_cross_entropy_with_logits({x}, ({x}.detach() > 0).to({x}.dtype))",
+        f"F.mse_loss({x}, T.zeros_like({x}), reduction='sum')", f"F.softmax({x}, {d}) * {x}"])
+
+
+def _layers(p):
+    """A layer's op (its weights made as leaves in statements of their own) on a 4-d (N, C, H, W) or 3-d (N, C, L)
+    float tensor: [statements]."""
+    x = p.pick("f", min_ndim=3, max_ndim=4, nonempty=True)
+    dims = p.ns[x].ndim - 2
+    kind = p.choice([_conv, _conv, _norm, _pool, _resize, _layer_loss])
+    statements = kind(p, x, dims) if kind in (_conv, _norm) else [[f"{{name}} = {kind(p, x, dims)}"]]
+    return [[line.replace("{x}", x) for line in lines] for lines in statements]
+
+
+def _layer_inputs(special):
+    """The layers' inputs: (N, C, H, W) and (N, C, L) leaves (their names hidden from the other families)."""
+    return [[f"wx{k} = T.tensor(leaf({30 + k}, {shape}, {special}), dtype=D, requires_grad=True)"]
+            for k, shape in enumerate([(2, 4, 5, 6), (2, 2, 7), (1, 3, 4, 4)])]
+
+
 FAMILIES = [(_elementwise, 4), (_shape_ops, 4), (_reduction, 3), (_gather_ops, 2), (_matmul_ops, 1),
             (_functional, 2), (_inplace, 3)]
 
@@ -328,10 +455,17 @@ def generate(seed, dtype="float64"):
     namespace = _namespace(torch, dtype)
     for lines in statements:
         exec("\n".join(lines), namespace)
-    pool = _Pool(namespace, rng)
+    pool = _Pool(namespace, rng, hidden=("_", "w"))
+    wide = np.random.default_rng([seed, 35])  # (the layers' draws: the other draws stay those of earlier seeds)
+    layers = _Pool(namespace, wide) if wide.random() < 0.6 else None
+    if layers is not None:
+        _try(statements, namespace, _layer_inputs(bool(wide.random() < 0.3)))
     made, attempts = 0, 0
     while made < LINES and attempts < LINES * 20:
         attempts += 1
+        if layers is not None and wide.random() < 0.5:
+            _try(statements, namespace, [[line.format(name=f"wv{len(statements)}") for line in lines]
+                                         for lines in _layers(layers)])
         name = f"v{made}"
         try:
             lines = _statement(rng, pool, name)
@@ -348,6 +482,18 @@ def generate(seed, dtype="float64"):
         namespace.update(trial)
         made += 1
     return statements
+
+
+def _try(statements, namespace, new):
+    """Append the statements `new` (run in PyTorch's namespace) when PyTorch runs them all."""
+    trial = dict(namespace)
+    try:
+        for lines in new:
+            exec("\n".join(lines), trial)
+    except Exception:  # noqa: BLE001 - PyTorch refused: not drawn
+        return
+    statements.extend(new)
+    namespace.update(trial)
 
 
 def _namespace(lib, dtype):

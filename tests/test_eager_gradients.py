@@ -364,3 +364,19 @@ def test_retained_grad_is_a_new_tensor_each_pass_and_a_leafs_create_graph_grad_a
         v.backward(gradient=seed)
         assert seed.tolist() == [5.0, 7.0] and w.grad.tolist() == [10.0, 14.0], lib.__name__
 
+
+def test_scatter_of_an_empty_batch_keeps_the_graph():
+    """A scatter, scatter_add or index_put_ of no elements (a batch of 0 rows) still depends on its source, as in
+    PyTorch: the update returned the tensor written to, so zeros_like(h).scatter(1, index, h) did not require grad
+    and the layer before h got no gradient at all (None, where PyTorch gives zeros and AdamW still decays)."""
+    w = sg.tensor(np.ones((3, 3)), requires_grad=True)
+    index = sg.zeros(0, 3, dtype=sg.long)
+    for scatter in (lambda h: sg.zeros_like(h).scatter(1, index, h), lambda h: sg.zeros_like(h).scatter_add(1, index, h),
+                    lambda h: sg.zeros(2, 3, dtype=sg.float64).scatter(1, index, h)):
+        out = scatter(sg.tanh(sg.zeros(0, 3, dtype=sg.float64) @ w))
+        assert out.requires_grad
+        w.grad = None
+        (out.sum() + 1.0).backward()
+        np.testing.assert_array_equal(w.grad.numpy(), np.zeros((3, 3)))
+    x = np.arange(4.0)  # (a traced update of no elements: x itself)
+    np.testing.assert_array_equal(sg.grad(lambda v: sg.sum(v.at[np.zeros(0, int)].set(2.0) * v))(x), 2 * x)

@@ -141,3 +141,37 @@ def test_argmax_argmin_max_min_take_pytorchs_numpy_style_aliases():
         results[lib.__name__] = [t.argmax(axis=1).tolist(), t.argmin(axis=0, keepdims=True).tolist(),
                                  t.max(axis=1).values.tolist(), t.min(axis=1, keepdims=True).indices.tolist()]
     assert results["symgrad"] == results["torch"]
+
+
+NAN_ROWS = np.array([[1.0, np.nan, 3.0, np.nan, 2.0], [2.0, -np.inf, 5.0, 4.0, 5.0]])
+
+
+def test_cummax_and_cummin_keep_a_nan_from_where_it_appears():
+    """A NaN is the running extreme from its place on, and a later NaN takes the index (PyTorch's); cummax gave
+    [1, 1, 3, 3, 3] for [1, nan, 3, nan, 2], as if the NaN were not there."""
+    for method in ("cummax", "cummin"):
+        value, grad, weights = _weighted_grad(lambda t: getattr(t, method)(1).values, NAN_ROWS)
+        indices = getattr(sg.tensor(NAN_ROWS), method)(1).indices.numpy()
+        np.testing.assert_array_equal(indices[0], [0, 1, 1, 3, 3])
+        np.testing.assert_array_equal(value, np.take_along_axis(NAN_ROWS, indices, 1))
+        want = np.zeros_like(NAN_ROWS)  # each weight goes to the element the running extreme is
+        np.add.at(want, (np.arange(2)[:, None].repeat(5, 1), indices), weights)
+        np.testing.assert_array_equal(grad, want)
+
+
+def test_normalize_of_a_vector_holding_nan_is_nan():
+    """F.normalize divides by max(norm, eps); a NaN norm counted as zero, so the row was divided by eps (1e12
+    times its values); PyTorch's max(NaN, eps) is NaN. A zero vector still gives zeros and a gradient of 1/eps."""
+    x = sg.tensor(np.array([[3.0, np.nan, 4.0], [0.0, 0.0, 0.0], [3.0, 0.0, 4.0]]), requires_grad=True)
+    y = sg.nn.functional.normalize(x, dim=1)
+    np.testing.assert_array_equal(y.detach().numpy(), [[np.nan] * 3, [0.0] * 3, [0.6, 0.0, 0.8]])
+    y[1:].sum().backward()
+    np.testing.assert_allclose(x.grad.numpy()[1:], [[1e12] * 3, [0.032, 0.2, -0.024]], rtol=1e-12)
+
+
+def test_median_of_a_tensor_holding_nan_sends_the_gradient_to_the_nans():
+    """median() is NaN where there is one, and its gradient is shared among the NaNs (PyTorch's); it was NaN for
+    every element."""
+    value, grad, _ = _weighted_grad(lambda t: t.median(), NAN_ROWS)
+    assert np.isnan(value)
+    np.testing.assert_array_equal(grad, np.where(np.isnan(NAN_ROWS), 0.5, 0.0))

@@ -72,3 +72,60 @@ def test_numpy_refuses_a_tensor_that_requires_grad():
     with sg.no_grad():
         model.weight.mul_(2.0)
     np.testing.assert_allclose(forward(x), model(sg.tensor(x)).detach().numpy(), rtol=1e-12)
+
+
+COPIES = [lambda x: x.flip(0), lambda x: sg.flip(x, [1]), lambda x: sg.flip(x, dims=(0, 1)), lambda x: x.fliplr(),
+          lambda x: sg.flipud(x), lambda x: x.rot90(), lambda x: sg.rot90(x, 2, [0, 1]), lambda x: x[0, 0].flip(0),
+          lambda x: sg.cat([x]), lambda x: sg.concatenate([x], 1), lambda x: sg.stack([x])[0],
+          lambda x: sg.vstack([x]), lambda x: sg.hstack([x])]
+
+
+@pytest.mark.parametrize("make", COPIES)
+def test_flip_rot90_and_cat_of_one_tensor_are_copies(make):
+    """PyTorch's flip, rot90, cat and stack copy; symgrad's were NumPy's views (cat of one tensor: the tensor
+    itself), so an in-place write to the result changed x: x.flip(0)[0] = 9 made x [[1, 2], [9, 9]]."""
+    x = sg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = make(x)
+    assert y is not x and not y.is_leaf
+    w = sg.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))
+    z = y * 1.0
+    y.detach().mul_(0.0).add_(100.0)
+    np.testing.assert_array_equal(x.detach().numpy(), [[1.0, 2.0], [3.0, 4.0]])
+    (z * w).sum().backward()
+    flat = np.arange(4.0).reshape(2, 2)  # the gradient: each weight sent back to the element moved to its place
+    want = np.zeros(4)
+    np.add.at(want, make(sg.tensor(flat)).numpy().ravel().astype(int), w.numpy().ravel())
+    np.testing.assert_array_equal(x.grad.numpy().ravel(), want)
+
+
+def test_numpy_concatenate_of_one_array_is_a_copy():
+    """np.concatenate and np.stack copy; sg's of one array returned it (or a view of it)."""
+    a = np.ones((2, 2))
+    for result in (sg.concatenate([a]), sg.stack([a]), sg.concatenate([a], axis=1)):
+        assert not np.shares_memory(result, a)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_pad_of_no_widths_is_a_new_tensor(mode):
+    """F.pad(x, (0, 0)) returned x itself (PyTorch's is a copy): an in-place write to it changed x, and a conv
+    with padding_mode='reflect' and padding=0 saved its input, not the copy PyTorch's saves, so a NumPy write
+    between forward and backward changed its weight gradient (-0.426 where PyTorch keeps 0.198)."""
+    x = sg.tensor(np.ones((1, 1, 3)), requires_grad=True)
+    y = sg.nn.functional.pad(x, (0, 0), mode=mode)
+    assert y is not x and not y.is_leaf
+    y.detach().mul_(5.0)
+    np.testing.assert_array_equal(x.detach().numpy(), np.ones((1, 1, 3)))
+    grads = []
+    for write in (False, True):
+        x_np = np.random.default_rng(0).standard_normal((2, 1, 5, 5))
+        conv = sg.nn.Conv2d(1, 1, 3, padding=0, padding_mode="zeros" if mode == "constant" else mode,
+                            dtype=sg.float64)
+        with sg.no_grad():
+            conv.weight.fill_(1.0), conv.bias.fill_(0.3)
+        loss = sg.sigmoid(conv(sg.from_numpy(x_np))).sum()
+        if write:
+            x_np[1] = x_np[0][::-1]
+        loss.backward()
+        grads.append(conv.weight.grad.numpy())
+    if mode != "constant":  # (a zeros padding of 0 saves the input itself, as PyTorch's: the write is read)
+        np.testing.assert_array_equal(grads[0], grads[1])

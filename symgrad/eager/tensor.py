@@ -1780,6 +1780,9 @@ def apply_function(fn, args, kwargs):
     torch_meaning = _TORCH_EXTREMES.get(fn)
     if torch_meaning is not None and isinstance(args[0], Tensor) and (len(args) > 1 or "dim" in kwargs):
         return _torch_extreme(*torch_meaning, args, kwargs)
+    copied = _TORCH_COPIES.get(fn)
+    if copied is not None and isinstance(args[0], Tensor):  # torch.flip(t, dims), torch.rot90: a copy (NumPy: a view)
+        return copied(*args, **kwargs)
     if fn is _ALLCLOSE and isinstance(args[0], Tensor):  # torch.allclose(a, b): a Python bool, as PyTorch's
         return args[0].allclose(*args[1:], **kwargs)
     if fn is _MATMUL and len(args) == 2:
@@ -1860,6 +1863,10 @@ def _torch_extreme(reduce, elementwise, args, kwargs):
 
 _TORCH_EXTREMES = {sgnp.max.__wrapped__: (Tensor.max, sgnp.maximum), sgnp.min.__wrapped__: (Tensor.min, sgnp.minimum)}
 _ALLCLOSE = sgnp.allclose.__wrapped__
+_TORCH_COPIES = {sgnp.flip.__wrapped__: lambda t, dims=None, axis=None: t.flip(  # (NumPy's axis=None: all of them)
+                     tuple(range(t.ndim)) if dims is None and axis is None else axis if dims is None else dims),
+                 sgnp.fliplr.__wrapped__: lambda t: t.fliplr(), sgnp.flipud.__wrapped__: lambda t: t.flipud(),
+                 sgnp.rot90.__wrapped__: lambda t, k=1, dims=(0, 1), axes=None: t.rot90(k, axes or dims)}
 
 # sg.tanh(t), sg.sum(t, 1), ...: the namespace's functions replay cached plans on tensors.
 Tensor.__sg_elementwise__ = staticmethod(elementwise_on_tensors)

@@ -103,9 +103,29 @@ def unbind(self, dim=0):
     return tuple(view_labelled(sgnp.take(self, i, axis=dim), self, "Unbind") for i in range(self.shape[dim]))
 
 
+def _copy_of(self, rearrange, label):
+    """rearrange (NumPy's flip or rot90 of an index grid) of self as a tensor of its own memory, as PyTorch's:
+    NumPy's is a view, which an in-place write to the result would write through to self."""
+    grid = rearrange(np.arange(self.numel()).reshape(tuple(self.shape)))
+    return labelled(sgnp.reshape(sgnp.take(sgnp.reshape(self, (-1,)), grid.ravel()), grid.shape), label)
+
+
 def flip(self, *dims):
     dims = dims[0] if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims
-    return sgnp.flip(self, tuple(_dim(d, self.ndim) for d in dims))
+    axes = tuple(_dim(d, self.ndim) for d in dims) if self.ndim else ()  # (a 0-d tensor takes dim 0 or -1)
+    return _copy_of(self, lambda grid: np.flip(grid, axes), "Flip")
+
+
+def fliplr(self):
+    return _copy_of(self, np.fliplr, "Flip")
+
+
+def flipud(self):
+    return _copy_of(self, np.flipud, "Flip")
+
+
+def rot90(self, k=1, dims=(0, 1)):
+    return _copy_of(self, lambda grid: np.rot90(grid, k, dims), "Rot90")
 
 
 def roll(self, shifts, dims=None):
@@ -404,15 +424,17 @@ def _picked(self, dim, keepdim, position, name, nan_wins=False):
 
 def median(self, dim=None, keepdim=False):
     """The lower median (PyTorch's: no averaging of the two middle elements), NaN where there is one; with dim,
-    (values, indices). Without dim the gradient is shared among the elements equal to it, as PyTorch's."""
+    (values, indices). Without dim the gradient is shared among the elements equal to it (the NaNs, where there
+    are), as PyTorch's."""
     if dim is not None:
         length = self.shape[_dim(dim, self.ndim)] if self.ndim else 1
         return _picked(self, dim, keepdim, (length - 1) // 2, "Median", nan_wins=True)
     data = self._data.reshape(-1)
-    if data.size == 0 or np.isnan(data).any():
+    if data.size == 0:
         return labelled(sgnp.reshape(sgnp.sum(self) * np.nan, ()), "Median")
-    value = np.sort(data)[(data.size - 1) // 2]
-    equal = self._data == value
+    equal = np.isnan(self._data)
+    if not equal.any():
+        equal = self._data == np.sort(data)[(data.size - 1) // 2]
     return labelled(sgnp.sum(sgnp.where(equal, self, 0.0)) / float(equal.sum()), "Median")
 
 
@@ -426,12 +448,16 @@ def kthvalue(self, k, dim=-1, keepdim=False):
 
 def _cumulative_extreme(accumulate, name):
     def method(self, dim):
-        """(values, indices): the running extreme along dim, the index of its latest occurrence (PyTorch's)."""
+        """(values, indices): the running extreme along dim, the index of its latest occurrence (PyTorch's); values
+        are self's at the indices, so the gradient goes to that element."""
         dim = _dim(dim, max(self.ndim, 1))
         data = self._data if self.ndim else self._data.reshape(1)
         running = accumulate(data, axis=dim)
         places = np.arange(data.shape[dim]).reshape((-1,) + (1,) * (data.ndim - 1 - dim))
-        indices = np.maximum.accumulate(np.where(data == running, places, 0), axis=dim).astype(np.int64)
+        reached = data == running
+        if data.dtype.kind == "f":  # a NaN is the extreme from there on, and a later NaN takes its place (PyTorch's)
+            reached |= np.isnan(data)
+        indices = np.maximum.accumulate(np.where(reached, places, 0), axis=dim).astype(np.int64)
         values = sgnp.take_along_axis(self if self.ndim else sgnp.reshape(self, (1,)), indices, dim)
         if not self.ndim:
             values, indices = sgnp.reshape(values, ()), indices.reshape(())
@@ -690,10 +716,10 @@ def histc(self, bins=100, min=0, max=0):
     return Tensor._wrap(np.bincount(index, minlength=bins).astype(self.dtype))
 
 
-for _method in (sort, argsort, topk, split, chunk, unbind, flip, roll, repeat, gather, scatter, scatter_add,
-                scatter_reduce, new_tensor, view_as, expand_as, where, masked_select, nonzero, tril, triu, movedim,
-                swapaxes, tile, half, repeat_interleave, lerp, addcmul, addcdiv, nan_to_num, diff, median, kthvalue,
-                unique, multinomial, bernoulli):
+for _method in (sort, argsort, topk, split, chunk, unbind, flip, fliplr, flipud, rot90, roll, repeat, gather, scatter,
+                scatter_add, scatter_reduce, new_tensor, view_as, expand_as, where, masked_select, nonzero, tril, triu,
+                movedim, swapaxes, tile, half, repeat_interleave, lerp, addcmul, addcdiv, nan_to_num, diff, median,
+                kthvalue, unique, multinomial, bernoulli):
     setattr(Tensor, _method.__name__, _method)
 for _fill in (0, 1, None, "empty"):
     _method = _new(_fill)
@@ -713,11 +739,10 @@ Tensor.fill_diagonal_ = fill_diagonal_
 for _method in (addmm, diagonal, narrow, select, unflatten, cross, allclose, isclose, equal, count_nonzero, logical_xor):
     setattr(Tensor, _method.__name__, _method)
 for _name, _function in {"outer": sgnp.outer, "inner": sgnp.inner, "mv": sgnp.matmul, "bmm": bmm,
-                         "broadcast_to": sgnp.broadcast_to, "fliplr": sgnp.fliplr, "flipud": sgnp.flipud,
+                         "broadcast_to": sgnp.broadcast_to,
                          "take_along_dim": lambda t, indices, dim=None: sgnp.take_along_axis(  # (None: both flat)
                              t, _index_array(indices).reshape(-1) if dim is None else _index_array(indices), dim),
                          "nansum": sgnp.nansum, "nanmean": sgnp.nanmean, "diag": sgnp.diag, "kron": sgnp.kron,
-                         "rot90": sgnp.rot90,
                          "float_power": lambda t, exponent: sgnp.power(sgnp.astype(t, np.float64), exponent),
                          "positive": lambda t: t, "msort": lambda t: sort(t, 0).values,
                          "split_with_sizes": lambda t, sizes, dim=0: split(t, list(sizes), dim)}.items():

@@ -544,9 +544,12 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def pad(input, pad, mode="constant", value=None):
-    """PyTorch's pad: widths from the last dimension backwards; constant, reflect, replicate or circular."""
-    return labelled(apply_function(resize.pad, (input, tuple(pad), mode, value), {}),
-                    "ConstantPadNd" if mode == "constant" else mode.capitalize() + "Pad")
+    """PyTorch's pad: widths from the last dimension backwards; constant, reflect, replicate or circular. Always a
+    new tensor, as PyTorch's (a conv's padding_mode with padding 0 pads by no widths: the conv saves a copy)."""
+    result = apply_function(resize.pad, (input, tuple(pad), mode, value), {})
+    if result is input:
+        result = input * 1 if input.dtype.kind == "f" else input.clone()
+    return labelled(result, "ConstantPadNd" if mode == "constant" else mode.capitalize() + "Pad")
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
@@ -820,7 +823,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 def _normalize_by_norm(x, p, dim, eps):
     powered = _ew(E.square, (x,)) if p == 2 else _ew(E.power, (_ew(E.abs, (x,)), p))
     total = sgnp.sum(powered, axis=dim, keepdims=True)
-    nonzero = _ew(E.greater, (total, 0.0))
+    nonzero = _ew(E.not_equal, (total, 0.0))  # (a NaN norm stays NaN: PyTorch's max(NaN, eps) is NaN)
     safe = _ew(E.where, (nonzero, total, 1.0))
     norm = _ew(E.where, (nonzero, _ew(E.sqrt, (safe,)) if p == 2 else _ew(E.power, (safe, 1.0 / p)), 0.0))
     return _ew(E.divide, (x, _ew(E.maximum, (norm, eps))))

@@ -251,7 +251,7 @@ def concatenate(arrays, axis=0):
             fail(f"concatenate along axis {axis}: shapes {arrays[0].shape} and {a.shape} differ off that axis")
     dtype = dtypes.promote([a.dtype for a in arrays])
     arrays = [astype(a, dtype) for a in arrays]
-    return arrays[0] if len(arrays) == 1 else concatenate_p(*arrays, axis=axis)
+    return concatenate_p(*arrays, axis=axis)  # (of one array too: a copy, as NumPy's and PyTorch's cat)
 
 
 concat = concatenate  # the Array API's name

@@ -74,8 +74,6 @@ def update(x, key, values, combine):
     values = sg.ravel(sg.broadcast_to(sg.astype(sg.asarray(values), x.dtype), np.shape(positions)
                                       if not isinstance(positions, Tracer) else positions.shape))
     positions = sg.ravel(positions)
-    if not positions.shape[0]:
-        return x
     if isinstance(positions, Tracer):
         kept, values = (np.ones(positions.shape, bool), values) if combine == "add" else \
             _traced_last(positions, values, combine)
