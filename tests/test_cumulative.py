@@ -104,10 +104,13 @@ def _with_zeros(count, shape=(3, 5), seed=0):
     return x
 
 
+# Zeros are cumprod's edge case; cumsum is linear (its derivative reads no value): one count of zeros for it.
+WITH_ZEROS = [("cumsum", 0)] + [("cumprod", zeros) for zeros in (0, 1, 2, 3)]
+
+
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("axis", AXES)
-@pytest.mark.parametrize("zeros", [0, 1, 2, 3])
-@pytest.mark.parametrize("name", CUMULATIVE)
+@pytest.mark.parametrize("name, zeros", WITH_ZEROS)
 def test_gradient_with_zeros_matches_finite_differences(name, zeros, axis, reverse):
     """cumprod's derivative is written with products only (no division by x): exact where x has zeros."""
     x = _with_zeros(zeros)
@@ -137,7 +140,7 @@ def test_cumprod_gradient_for_every_length_of_the_doubling_scan(n, reverse):
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("name", CUMULATIVE)
 def test_forward_mode_and_second_order(name, reverse, dtype):
-    for zeros in (0, 1, 2):
+    for zeros in (0, 1, 2) if name == "cumprod" else (0,):
         x = _with_zeros(zeros).astype(dtype)
         for axis in (0, 1):
             sg.check_grads(lambda a: getattr(sg, name)(a, axis=axis, reverse=reverse), (x,), order=2,

@@ -4,6 +4,8 @@ LLVM prints nothing (a hinted loop it cannot vectorize makes it print a remark t
 NumPy backend's."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -37,10 +39,16 @@ def _elementwise(x):
     return sg.sum(x ** 2)
 
 
+@functools.cache
+def _on_numpy(fn):
+    """value_and_grad of fn compiled on the NumPy backend, once per fn (a test calls it on several inputs)."""
+    return sg.compile(sg.value_and_grad(fn), backend="numpy")
+
+
 def _agrees_with_numpy_backend(compiled, fn, args, rtol, atol):
     """The LLVM function's value and gradient are the NumPy backend's."""
     value, gradient = compiled(*args)
-    expected_value, expected_gradient = sg.compile(sg.value_and_grad(fn), backend="numpy")(*args)
+    expected_value, expected_gradient = _on_numpy(fn)(*args)
     np.testing.assert_allclose(value, expected_value, rtol=rtol)
     np.testing.assert_allclose(gradient, expected_gradient, rtol=rtol, atol=atol)
 
@@ -73,9 +81,9 @@ def test_matrix_vector_rows_summed_in_order_are_vector_code_computing_the_same(d
         for t in range(40):
             x = sg.sin(A.astype(dtype) @ x * 0.1 + x) * float(CS[t])
         return sg.sum(x ** 2)
+    compiled = sg.compile(sg.value_and_grad(f), backend="llvm")  # one signature: both inputs run its code
     for x in (np.linspace(-1.0, 1.0, 8), np.array([0.0, -0.0, np.inf, 1.0, np.nan, 1e-310, -1e300, 3.0])):
         x, text_type = x.astype(dtype), "double" if dtype == np.float64 else "float"
-        compiled = sg.compile(sg.value_and_grad(f), backend="llvm")
         text = compiled.lower(x).llvm_ir
         suffix = "v8f64" if dtype == np.float64 else "v8f32"
         assert f'call {text_type} @"llvm.vector.reduce.fadd.{suffix}"({text_type} %' in text  # in order, from y[r]
@@ -91,8 +99,8 @@ def test_integer_sums_and_edge_values_in_vector_code():
         for t in range(50):
             x = sg.sin(x) * float(CS[t]) + sg.sum((x * 4.0).astype(np.int64)) * 0.001
         return sg.sum(x ** 2) + total
+    compiled = sg.compile(sg.value_and_grad(f), backend="llvm")  # one signature: both inputs run its code
     for x in (np.linspace(-1.0, 1.0, 8), np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -1e300, 3.0])):
-        compiled = sg.compile(sg.value_and_grad(f), backend="llvm")
         assert "llvm.vector.reduce" in compiled.lower(x).llvm_ir
         _agrees_with_numpy_backend(compiled, f, (x,), 1e-12, 1e-15)
 
@@ -116,9 +124,9 @@ def test_a_gradient_testing_the_loop_index_is_vector_code_computing_the_same(dty
         for i in range(120):
             total = total + sg.sum(sg.sin(x * (i + 1.0)) + x[i % 8] * x[-1 - i % 3])
         return total
+    compiled = sg.compile(sg.value_and_grad(f), backend="llvm")  # one signature: both inputs run its code
     for x in (np.linspace(-0.5, 1.5, 8), np.array([0.0, -0.0, np.inf, 1.0, np.nan, 1e-310, -1e300, 3.0])):
         x = x.astype(dtype)
-        compiled = sg.compile(sg.value_and_grad(f), backend="llvm")
         text = compiled.lower(x).llvm_ir
         assert "icmp ult <8 x i64>" in text and "llvm.loop.vectorize" not in text
         with np.errstate(all="ignore"):
