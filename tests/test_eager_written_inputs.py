@@ -22,7 +22,27 @@ LAYERS = {
     "batch_norm": (lambda T: T.nn.BatchNorm1d(3, dtype=T.float64), (4, 3)),
     "embedding": (lambda T: T.nn.Embedding(6, 3, dtype=T.float64), (4, 3)),
     "gru_cell": (lambda T: T.nn.GRUCell(3, 2, dtype=T.float64), (4, 3)),
+    # the batch read by a product only: the captured step's adjoint reads it as it is now (whole_backward._live_reads)
+    "mlp": (lambda T: T.nn.Sequential(T.nn.Linear(3, 4, dtype=T.float64), T.nn.Tanh(),
+                                      T.nn.Linear(4, 2, dtype=T.float64)), (4, 3)),
+    # ... and through a view of it (Flatten, a slice), which the adjoint reads: compared, the general path if written
+    "flatten_linear": (lambda T: T.nn.Sequential(T.nn.Flatten(), T.nn.Linear(6, 2, dtype=T.float64)), (4, 2, 3)),
+    "linear_and_slice": (lambda T: _LinearAndSlice(T), (4, 3)),
 }
+
+
+def _LinearAndSlice(T):
+    """linear(x) + x[:, :2] * scale: the adjoint reads the batch (the weight's gradient) and a view of it made
+    eagerly (the scale's), whose write is still found by comparing."""
+    class LinearAndSlice(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = T.nn.Linear(3, 2, dtype=T.float64)
+            self.scale = T.nn.Parameter(T.ones(2, dtype=T.float64))
+
+        def forward(self, x):
+            return self.linear(x) + x[:, :2] * self.scale
+    return LinearAndSlice()
 # nn.RNN/GRU/LSTM: (mode, batch_first, num_layers, bidirectional); PyTorch's weight_ih_l0 gradient reads the input
 # as written unless batch_first (its projection reads a row-major copy), every other gradient the forward's states
 RECURRENT = [("RNN", False, 1, False), ("RNN", True, 2, True), ("GRU", True, 1, False), ("GRU", False, 2, True),
@@ -87,3 +107,19 @@ def test_an_in_place_write_to_the_batch_before_backward_is_pytorchs_error(layer,
                 x.add_(1.0)
             with pytest.raises(RuntimeError, match="modified by an inplace operation"):
                 loss.backward()
+
+
+def test_a_batch_only_products_read_is_not_compared_at_backward(monkeypatch):
+    """A deferred step whose products read a from_numpy batch: the call takes the batch as the forward read it (a
+    copy) and as it is now (for the adjoint), so its backward compares no bits, written or not, and its gradients
+    are PyTorch's."""
+    from symgrad.eager import whole_backward
+    compared = []
+    monkeypatch.setattr(whole_backward, "written", lambda exposed: compared.append(len(exposed)) or False)
+    tape.start_over()
+    ours, deferred = _gradients(sg, "mlp", (2, 4))
+    theirs, _ = _gradients(torch, "mlp", (2, 4))
+    for a, b in zip(ours, theirs):
+        for got, want in zip(a, b):
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert deferred >= 2 and not compared

@@ -37,9 +37,10 @@ def worth_calling(dtype, m: int, n: int, inner: int, linked: bool = True) -> boo
 
 
 def operand(k, x):
-    """(buffer, transposed, matrices, fill): x itself, the buffer x transposes in its last two axes, or a copy;
-    `matrices` is how many the buffer holds, fewer than the product's batch when x repeats them over leading
-    axes (a convolution's weights for every example): batch index i reads matrix i % matrices, no copy.
+    """(buffer, transposed, matrices, fill): x itself, the buffer x transposes in its last two axes, or a copy
+    (of what x transposes, if it does); `matrices` is how many the buffer holds, fewer than the product's batch
+    when x repeats them over leading axes (a convolution's weights for every example): batch index i reads matrix
+    i % matrices, no copy.
     Patches filled by example (conv.ExamplePatches, maybe transposed) get a buffer of one matrix, and
     `fill(k, i)` stores matrix i there just before its call; else fill is None."""
     view = _view(x)
@@ -50,6 +51,8 @@ def operand(k, x):
     if patches.in_pieces:
         matrix = k.new_buffer(patches.shape[-2:], patches.dtype)
         return matrix, transposed, 1, lambda k, i: patches.fill(k, matrix, i)
+    if transposed:  # stored as computed, in row order (a transposing store gathers), and read with the transpose flag
+        return k.materialize(x.source), True, math.prod(x.shape[:-2]), None
     return k.materialize(x), False, math.prod(x.shape[:-2]), None
 
 

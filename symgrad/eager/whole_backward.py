@@ -30,7 +30,9 @@ from ..autodiff import backward_pass
 from ..caches import Recent
 from ..core import Builder, building
 from ..ops.control import result_p
+from ..ops.ew import ElementwisePrimitive
 from ..ops.indexing import slice_p
+from ..ops.linalg import matmul_p
 from ..ops.shape import concatenate_p, reshape_p
 from ..passes.reroll import reroll
 from ..passes.dce import dce
@@ -115,7 +117,7 @@ class Capture:
         kept = [index for index, position in enumerate(stage.positions) if position not in intermediates]
         self.value_slots = {stage.positions[index]: slot for slot, index in enumerate(kept)}
         self.full = None  # the function returning every forward value, made when first needed
-        graph, self.returned, self.zero, self.rows, self.packing = _fused(stage, kept)
+        graph, self.returned, self.zero, self.rows, self.packing, self.twins = _fused(stage, kept)
         self.gradients = sum(self.returned)
         self.executable = lowered_graph(graph, quick=True)  # (upgraded once it has run long: `run`)
         self.timed = True  # whether `run` times its calls (while the code is quick)
@@ -167,15 +169,15 @@ class Capture:
     def _run(self, engine, root_record, tape, seed, retain_graph, deferred) -> bool:
         """`run`'s work (untimed)."""
         pending = tape.pending
-        if tape.exposed and written(tape.exposed):  # PyTorch's backward reads what NumPy wrote after the forward
-            tape.force()
-            return False
         if deferred is None:
             deferred = self.deferred(tape, root_record)
         if deferred and not retain_graph and self.entry is not None:
             ran = self._run_deferred(engine, tape, pending, seed)
             if ran is not None:
                 return ran
+        if tape.exposed and written(tape.exposed):  # PyTorch's backward reads what NumPy wrote after the forward
+            tape.force()
+            return False
         if deferred:  # every op of the step deferred, nothing computed yet
             leaves = [tape.leaves[slot]() for slot in self.leaf_slots]
             operands = list(tape.arrays)
@@ -189,6 +191,8 @@ class Capture:
             if leaf is not None and leaf._hooks:
                 return False
         operands.append(seed)
+        for index in self.twins:  # (nothing written since the forward: the arrays it read)
+            operands.append(operands[index])
         results = None
         if deferred:  # the deferred values, computed by this call: where each is among its results
             if retain_graph:  # every record, with what the general path reads, for a later backward through them
@@ -199,7 +203,7 @@ class Capture:
             slots = [self.value_slots.get(record.position) for record in shown]
             if None in slots:  # a value the function does not return: a plan's intermediate result at the capture
                 shown, slots = pending, [record.position for record in pending]
-                results, owned = self._full()(*operands), False
+                results, owned = self._full()(*operands[:len(operands) - len(self.twins)]), False
         if results is None:
             operands = _packed(operands, self.packing)
             try:
@@ -260,7 +264,16 @@ class Capture:
             if leaf is not None and leaf._hooks:
                 return False
             leaves.append(leaf)
-        operands = _packed(tape.arrays + [seed], self.packing)
+        arrays = tape.arrays
+        operands = _packed(arrays + [seed], self.packing)
+        exposed = tape.exposed
+        if exposed:  # arrays NumPy may have written since the forward read a copy of them (_deferred_operand)
+            operands = self._live_operands(operands, arrays, exposed)
+            if operands is None:
+                return None
+        elif self.twins:
+            for index in self.twins:
+                operands.append(arrays[index])
         try:
             results = self.entry(*operands)
         except Exception:  # noqa: BLE001  (an op that does not lead to the root, given zeros, failed: no effect)
@@ -297,6 +310,20 @@ class Capture:
             record.saved, record.array, record.released = nothing, None, True
         return True
 
+    def _live_operands(self, operands, arrays, exposed) -> "list | None":
+        """`operands` with, per twin input (`_live_reads`), the array as it is now where the forward read a copy:
+        PyTorch's backward reads the memory NumPy wrote since. None (`run` then judges) if NumPy wrote an array
+        some other input was copied from, whose backward reads cannot take it as it is now."""
+        live = {}
+        for copy, array in exposed:
+            live[id(copy)] = array
+        for index in self.twins:
+            array = arrays[index]
+            operands.append(live.pop(id(array), array))
+        if live and written([pair for pair in exposed if id(pair[0]) in live]):  # (those no twin takes)
+            return None
+        return operands
+
     def _handout(self, tape, pending, results, operands):
         """How `_run_deferred` hands out the results of a call for these pending records: per record a tensor holds,
         (its index in pending, its value's slot among the results, whether the value is copied: it shares memory),
@@ -316,9 +343,10 @@ class Capture:
         """The function returning every forward value (not only those a tensor may hold), lowered once."""
         if self.full is None:
             stage = _Stage(self.entries)
-            graph, _, _, rows, packing = _fused(stage, range(len(stage.positions)))
+            graph, _, _, rows, packing, twins = _fused(stage, range(len(stage.positions)))
             executable, first = lowered_graph(graph), self.gradients
-            self.full = lambda *operands: _expanded(executable(*_packed(operands, packing)), first, rows)
+            self.full = lambda *operands: _expanded(executable(*_packed(operands, packing), *(
+                operands[index] for index in twins)), first, rows)
         return self.full
 
     def _aliased(self, results, first, operands) -> frozenset:
@@ -467,6 +495,7 @@ def _fused(stage, kept):
     builder = Builder()
     with building(builder):
         env = inline(rolled, [builder.new_input(v.shape, v.dtype) for v in rolled.inputs])
+        forward_count = len(builder.nodes)
         root = rolled.outputs[0]
         seed = builder.new_input(root.shape, root.dtype, "seed")
         cts = backward_pass(rolled, env, [(id(root), seed)])
@@ -475,8 +504,34 @@ def _fused(stage, kept):
         returned = [ct is not None for ct in results]
         zero = [ct is None and id(leaf) in reached for ct, leaf in zip(results, leaves)]
         values = [env[id(value)] for value in outputs]
-        graph = dce(builder.finish([ct for ct in results if ct is not None] + values, "eager_step"))
-    return graph, returned, zero, rows, packing
+        graph = builder.finish([ct for ct in results if ct is not None] + values, "eager_step")
+    graph, twins = _live_reads(graph, forward_count, len(rolled.inputs)) if rolled is unrolled else (graph, ())
+    return dce(graph), returned, zero, rows, packing, twins
+
+
+def _live_reads(graph: ir.Graph, forward_count: int, count: int) -> tuple:
+    """(`graph` whose adjoint (its nodes from `forward_count` on) reads each input it reads from a twin input
+    appended, the indices of those inputs among the first `count`, the step's): the call passes the array the
+    forward read a copy of (one NumPy may write) as its twin, as PyTorch's backward reads the memory NumPy wrote
+    since the forward, and nothing is compared (`_live_operands`). Only inputs that the forward reads by ops making
+    arrays of their own (products, elementwise ops): where it read a view of one, the adjoint reads that view,
+    which PyTorch's would read in the array as it is now too; those keep their copy compared (`written`)."""
+    inputs = {id(value): index for index, value in enumerate(graph.inputs[:count])}
+    nodes = graph.nodes
+    for node in nodes[:forward_count]:
+        if node.prim is not matmul_p and not isinstance(node.prim, ElementwisePrimitive):
+            for value in node.inputs:
+                inputs.pop(id(value), None)
+    read = {id(value) for node in nodes[forward_count:] for value in node.inputs}
+    twins = {key: ir.Value(value.shape, value.dtype) for key, value in
+             ((id(value), value) for value in graph.inputs[:count]) if key in inputs and key in read}
+    if not twins:
+        return graph, ()
+    adjoint = [node if not any(id(value) in twins for value in node.inputs) else
+               ir.Node(node.prim, tuple(twins.get(id(value), value) for value in node.inputs), node.attrs, node.out,
+                       node.meta) for node in nodes[forward_count:]]
+    return (ir.Graph(graph.inputs + list(twins.values()), nodes[:forward_count] + adjoint, graph.outputs, graph.name),
+            tuple(inputs[key] for key in twins))
 
 
 def _decomposed(graph: ir.Graph) -> ir.Graph:
