@@ -453,7 +453,8 @@ def test_contiguous_copies_a_view_that_is_not_row_major_as_in_pytorch():
 def test_clone_of_what_nothing_records_is_a_copy_laid_out_as_pytorchs():
     """clone()/contiguous() of a constant (and under no_grad) copy the array without an op: same values and dtype,
     memory of its own, laid out as the source (clone) or row-major (contiguous), no history, as PyTorch's."""
-    for source in (sg.tensor(BASE.copy()), sg.tensor(BASE.astype(np.int32)), sg.tensor(BASE.copy(), requires_grad=True)):
+    sources = (sg.tensor(BASE.copy()), sg.tensor(BASE.astype(np.int32)), sg.tensor(BASE.copy(), requires_grad=True))
+    for source in sources:
         with sg.no_grad():
             for copy, layout in ((source.T.clone(), "F"), (source.T.contiguous(), "C")):
                 assert copy.dtype == source.dtype and copy.grad_fn is None and not copy.requires_grad
