@@ -159,25 +159,6 @@ class Record(ir.Node):
                  "viewed", "tape", "position", "entry", "value", "unmade", "__weakref__")
     meta = ir.NO_META  # (no notes: a class attribute, not a store per record)
 
-    def __init__(self, prim, attrs, parents, inputs, saved, versions, out, array, out_version,
-                 function=None, ctx=None, label=None):
-        self.prim = prim
-        self.attrs = attrs
-        self._parents = parents         # per input: a Record, a leaf Tensor requiring grad, or None
-        self.inputs = inputs            # per input: its ir.Value, or None until `valued` makes them
-        self.saved = saved              # per input: its array when recorded
-        self.versions = versions        # per input: (VersionCounter, version when recorded)
-        self.out = out                  # the output's ir.Value, or None until `output` makes it
-        self.array = array              # the output's array (None once freed)
-        self.out_version = out_version
-        self.seq = next(_sequence)      # creation order: a topological order of the recorded graph
-        self.extra = None if function is None else Rare(function, ctx)  # the rarely set fields, made when one is
-        self.released = False
-        self.label = label              # the PyTorch name of the user-level op, when known
-        self.viewed = False             # its output views an operand's array and shares its version counter
-        self.value = None               # a deferred record's output, once computed (symgrad.eager.tensor._defer)
-        self.unmade = None              # a deferred plan's records not made yet (see `make`)
-
     @classmethod
     def deferred(cls, step, parents, saved, versions, counter, tape, position, version=0, label=None) -> "Record":
         """The record of an op whose value is deferred: its structure is the captured `step`
@@ -328,9 +309,23 @@ class Record(ir.Node):
         array = out._data
         if kind is None:
             kind = key[0] = Kind(prim, attrs, tuple((a.shape, a.dtype) for a in arrays), (array.shape, array.dtype))
-        record = cls(prim, attrs, tuple(parents), None if valued else tuple(value_of(t) for t in operands),
-                     tuple(arrays), tuple(versions), None, array, (out._version, out._version.value), function, ctx,
-                     kind.label)
+        record = cls.__new__(cls)  # (its fields stored here, without a call of __init__ with a dozen arguments)
+        record.prim = prim
+        record.attrs = attrs
+        record._parents = tuple(parents)  # per input: a Record, a leaf Tensor requiring grad, or None
+        record.inputs = None if valued else tuple(value_of(t) for t in operands)  # per input: its ir.Value (`valued`)
+        record.saved = tuple(arrays)      # per input: its array when recorded
+        record.versions = tuple(versions)  # per input: (VersionCounter, version when recorded)
+        record.out = None                 # the output's ir.Value, made by `output` when read
+        record.array = array              # the output's array (None once freed)
+        record.out_version = (out._version, out._version.value)
+        record.seq = next(_sequence)      # creation order: a topological order of the recorded graph
+        record.extra = None if function is None else Rare(function, ctx)  # the rarely set fields, made when one is
+        record.released = False
+        record.label = kind.label         # the PyTorch name of the user-level op, when known
+        record.viewed = False             # its output views an operand's array and shares its version counter
+        record.value = None               # a deferred record's output, once computed (symgrad.eager.tensor._defer)
+        record.unmade = None              # a deferred plan's records not made yet (see `make`)
         tape.append(record, tuple(key))
         return record
 

@@ -100,7 +100,8 @@ class Tape:
         sources, which Record.of_op reads): sets its tape, position and entry."""
         if record.extra is not None:  # (at its creation: an autograd.Function's)
             self.regular = False
-        entry, entry_hash = _interned(key)
+        known = _ENTRIES.get(key)
+        entry, entry_hash = known if known is not None else _interned(key)
         digests = self.digests
         record.entry = entry
         record.tape, record.position = self, len(digests)
@@ -139,18 +140,16 @@ _MAX_INTERNED = 4096
 
 def _interned(key) -> tuple:
     """(entry, its hash or None when unhashable) of an op of `key` (as in `_ENTRIES`): (prim, attrs, operand sources,
-    operand types, output type), the one made before when there is one."""
-    known = _ENTRIES.get(key)
-    if known is None:
-        kind = key[0]
-        entry = (kind.prim, kind.attrs, key[1:], kind.in_types, kind.out_type)
-        try:
-            entry_hash = hash(entry)
-        except TypeError:
-            entry_hash = None
-        if len(_ENTRIES) >= _MAX_INTERNED:
-            _ENTRIES.clear()
-        known = _ENTRIES[key] = (entry, entry_hash)
+    operand types, output type), made and kept in `_ENTRIES` (Tape.append looks there first)."""
+    kind = key[0]
+    entry = (kind.prim, kind.attrs, key[1:], kind.in_types, kind.out_type)
+    try:
+        entry_hash = hash(entry)
+    except TypeError:
+        entry_hash = None
+    if len(_ENTRIES) >= _MAX_INTERNED:
+        _ENTRIES.clear()
+    known = _ENTRIES[key] = (entry, entry_hash)
     return known
 
 

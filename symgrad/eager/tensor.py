@@ -1611,19 +1611,20 @@ def elementwise_on_tensors(op, args):
     return _run_plan(plans.plan_for(op, tuple(signature)), operands, tape, op, call)
 
 
-def _on_tensors(op, tensors):
-    """op(*tensors) for one or two tensors and no other argument (`a * b`, `t.tanh()`, `sg.exp(t)`): the shortcut of
-    a deferred step's op (`_shortcut`), else its plan, found by the tensors' types."""
+def _on_tensors(op, tensors, plan_for=plans.tensor_plan_for):
+    """op(*tensors) for one or two tensors and no other argument (`a * b`, `t.tanh()`, `sg.exp(t)`; `x @ w` with
+    plans.tensor_function_plan_for, a namespace function's): the shortcut of a deferred step's op (`_shortcut`), else
+    its plan, found by the tensors' types; op's own call when it has none."""
     tape = _tapes.tape
-    if tape is not None and tape.capture is not None:
-        call = _ALL_TENSORS[len(tensors)] if _mode.enabled else None
-        if call is not None:  # the plan this call ran before?
-            result = _shortcut(tape, op, call, tensors)
-            if result is not None:
-                return result
-        return _run_plan(plans.tensor_plan_for(op, tensors), tensors, tape, op, call)
-    plan = plans.tensor_plan_for(op, tensors, deferring=False)
-    return EAGER.evaluate(plan.single, tensors) if plan.single is not None else plan.run(tensors, EAGER)
+    call = None
+    deferring = tape is not None and tape.capture is not None
+    if deferring and _mode.enabled:  # the plan this call ran before?
+        call = _ALL_TENSORS[len(tensors)]
+        result = _shortcut(tape, op, call, tensors)
+        if result is not None:
+            return result
+    plan = plan_for(op, tensors, deferring)
+    return op(*tensors) if plan is None else _run_plan(plan, tensors, tape, op, call)
 
 
 def _call_key(args, kwargs) -> "tuple | None":
@@ -1791,17 +1792,15 @@ def apply_function(fn, args, kwargs):
         return _torch_extreme(*torch_meaning, args, kwargs)
     if fn is _ALLCLOSE and isinstance(args[0], Tensor):  # torch.allclose(a, b): a Python bool, as PyTorch's
         return args[0].allclose(*args[1:], **kwargs)
+    if len(args) == 2 and not kwargs and isinstance(args[0], Tensor) and isinstance(args[1], Tensor):
+        return _on_tensors(fn, args, plans.tensor_function_plan_for)  # (a product's, without building a signature)
     tape = _tapes.tape
     call = None
-    pair = len(args) == 2 and not kwargs and isinstance(args[0], Tensor) and isinstance(args[1], Tensor)
     if tape is not None and tape.capture is not None and _mode.enabled:  # the plan this call ran before?
-        call = _ALL_TENSORS[2] if pair else _call_key(args, kwargs)  # (a product's: the common case, without the loop)
+        call = _call_key(args, kwargs)
         result = _shortcut(tape, fn, call, args)
         if result is not None:
             return result
-    if pair:  # (a product's plan, found without building its signature)
-        plan = plans.tensor_function_plan_for(fn, args, tape is not None and tape.capture is not None)
-        return fn(*args) if plan is None else _run_plan(plan, args, tape, fn, call)
     signature, operands = [], []
     for arg in args:
         kind = type(arg)
@@ -1881,9 +1880,7 @@ _MATMUL, _SUM, _MEAN = sgnp.matmul.__wrapped__, sgnp.sum.__wrapped__, sgnp.mean.
 def _matmul(self, other):
     """self @ other straight to its plan (what sg.matmul's dispatch does, without its search for the handler)."""
     if isinstance(other, Tensor):
-        result = _deferred_call(_MATMUL, _ALL_TENSORS[2], (self, other))
-        if result is not None:
-            return result
+        return _on_tensors(_MATMUL, (self, other), plans.tensor_function_plan_for)
     return apply_function(_MATMUL, (self, other), {})
 
 
