@@ -1624,7 +1624,11 @@ def _on_tensors(op, tensors, plan_for=plans.tensor_plan_for):
         if result is not None:
             return result
     plan = plan_for(op, tensors, deferring)
-    return op(*tensors) if plan is None else _run_plan(plan, tensors, tape, op, call)
+    if plan is None:
+        return op(*tensors)
+    if call is None and plan.single is not None:  # (_run_plan's first case, without its call)
+        return EAGER.evaluate(plan.single, tensors)
+    return _run_plan(plan, tensors, tape, op, call)
 
 
 def _call_key(args, kwargs) -> "tuple | None":
