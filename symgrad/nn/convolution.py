@@ -203,16 +203,17 @@ def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
     _check_float(x, name)
     window = _pool_window(kernel_size, stride, padding, dilation, ceil_mode, tuple(x.shape[2:]), name)
     patches, image = _pooled_windows(x, "-inf", window)  # (K, N*C*L)
-    pooled = reshape_p(_window_maximum(patches), shape=image)
-    if any(lo for lo, _ in window["padding"]):
-        pooled = _lowest_from_first_inside(x, pooled, window)
-    return _unbatched(pooled, added)
+    pooled = _window_maximum(patches)
+    if any(lo for lo, _ in window["padding"]):  # the padding that comes first at the low edges
+        pooled = _window_maximum(sgnp.stack([_first_inside(x, window, image), pooled]))
+    return _unbatched(reshape_p(pooled, shape=image), added)
 
 
-def _lowest_from_first_inside(x, pooled, window):
-    """pooled, with a window whose places in x are all -inf taken from the first of them (the same -inf): its
-    padding, -inf too, comes first at the low edges and took the gradient, where PyTorch's goes to that place."""
-    spatial, out = tuple(x.shape[2:]), tuple(pooled.shape[2:])
+def _first_inside(x, window, image):
+    """(N*C*L,): each window's first place in x. Pooled again with the windows' maxima, in front, it takes the
+    gradient of a window of -inf values, which their -inf padding, tied and first, took (PyTorch's goes to that
+    place); where it is a finite maximum it was the first one already, and a NaN maximum stays the window's."""
+    spatial, out = tuple(x.shape[2:]), image[2:]
     place = np.zeros(out, np.int64)
     for axis, (size, count) in enumerate(zip(spatial, out)):
         start = np.arange(count) * window["stride"][axis] - window["padding"][axis][0]
@@ -220,8 +221,7 @@ def _lowest_from_first_inside(x, pooled, window):
         coordinate = np.minimum(start + np.maximum(-(start // dilation), 0) * dilation, size - 1)
         place = place * size + coordinate.reshape((-1,) + (1,) * (len(out) - 1 - axis))
     rows = reshape_p(x, shape=(*x.shape[:2], math.prod(spatial)))
-    first = reshape_p(take_p(rows, place.reshape(-1), axis=2), shape=tuple(pooled.shape))
-    return sgnp.where(sgnp.equal(pooled, -np.inf), first, pooled)
+    return reshape_p(take_p(rows, place.reshape(-1), axis=2), shape=(math.prod(image),))
 
 
 def _window_maximum(patches):
