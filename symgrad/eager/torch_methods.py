@@ -104,8 +104,18 @@ def unbind(self, dim=0):
 
 
 def flip(self, *dims):
+    """A copy with dims reversed, as PyTorch's (NumPy's flip is a view: a write to t.flip(0) changed t)."""
     dims = dims[0] if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims
-    return sgnp.flip(self, tuple(_dim(d, self.ndim) for d in dims))
+    index = [slice(None)] * self.ndim
+    for d in (dims,) if isinstance(dims, (int, np.integer)) else dims:
+        index[_dim(d, self.ndim)] = slice(None, None, -1)
+    return labelled(self[tuple(index)].clone(), "Flip")
+
+
+def __reversed__(self):
+    """reversed(t): t flipped along its first dimension, a tensor (PyTorch's; d2l's bidirectional RNN runs its
+    backward direction on reversed(inputs)); a 0-d tensor is itself."""
+    return self if self.ndim == 0 else flip(self, 0)
 
 
 def roll(self, shifts, dims=None):
@@ -690,8 +700,8 @@ def histc(self, bins=100, min=0, max=0):
     return Tensor._wrap(np.bincount(index, minlength=bins).astype(self.dtype))
 
 
-for _method in (sort, argsort, topk, split, chunk, unbind, flip, roll, repeat, gather, scatter, scatter_add,
-                scatter_reduce, new_tensor, view_as, expand_as, where, masked_select, nonzero, tril, triu, movedim,
+for _method in (sort, argsort, topk, split, chunk, unbind, flip, __reversed__, roll, repeat, gather, scatter,
+                scatter_add, scatter_reduce, new_tensor, view_as, expand_as, where, masked_select, nonzero, tril, triu, movedim,
                 swapaxes, tile, half, repeat_interleave, lerp, addcmul, addcdiv, nan_to_num, diff, median, kthvalue,
                 unique, multinomial, bernoulli):
     setattr(Tensor, _method.__name__, _method)
