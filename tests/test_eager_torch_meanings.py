@@ -113,6 +113,29 @@ def test_bmm_is_pytorchs_batched_product_named_bmm_backward():
         x.bmm(sg.ones(4, 5))
 
 
+@pytest.mark.parametrize("form", ["method", "function", "dims", "all", "fliplr", "flipud", "reversed"])
+def test_flips_are_copies_named_flip_backward(form):
+    """t.flip(0), sg.flip(t, dims), fliplr, flipud and reversed(t) (d2l's bidirectional RNN) are PyTorch's copies:
+    a write to a flip changed t (NumPy's flips are views) and reversed(t) was a Python iterator."""
+    call = {"method": lambda t: t.flip(0), "function": lambda t: sg.flip(t, [1]),
+            "dims": lambda t: sg.flip(t, dims=(0,)), "all": lambda t: sg.flip(t), "fliplr": lambda t: t.fliplr(), "flipud": lambda t: sg.flipud(t),
+            "reversed": reversed}[form]
+    expected = {"method": [0], "function": [1], "dims": [0], "all": [0, 1], "fliplr": [1], "flipud": [0],
+                "reversed": [0]}[form]
+    values = np.arange(6.0).reshape(3, 2)
+    t = sg.tensor(values, requires_grad=True)
+    out = call(t)
+    assert isinstance(out, sg.Tensor) and out.grad_fn.name() == "FlipBackward0"
+    np.testing.assert_array_equal(out.detach().numpy(), np.flip(values, expected))
+    (out * sg.tensor(values)).sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy(), np.flip(values, expected))
+    plain = sg.tensor(values)
+    flipped = call(plain)
+    flipped[0] = 100.0
+    np.testing.assert_array_equal(plain.numpy(), values)
+    assert reversed(sg.tensor(3.0)).item() == 3.0
+
+
 def test_pytorch_function_forms_of_tensor_methods():
     """sg.mul(a, b), sg.sub, sg.div, sg.neg, sg.gather, sg.index_select, sg.masked_fill: torch's function forms."""
     a = sg.tensor(X, requires_grad=True)

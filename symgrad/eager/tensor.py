@@ -1794,12 +1794,11 @@ def apply_function(fn, args, kwargs):
         rest = {key: value for key, value in kwargs.items() if key != "out"}
         return write_out(fn.__name__, kwargs["out"], args, lambda: apply_function(fn, args, rest)) \
             if kwargs["out"] is not None else apply_function(fn, args, rest)
-    torch_meaning = _TORCH_EXTREMES.get(fn)
-    if torch_meaning is not None and isinstance(args[0], Tensor) and (len(args) > 1 or "dim" in kwargs):
-        return _torch_extreme(*torch_meaning, args, kwargs)
-    copied = _TORCH_COPIES.get(fn)
-    if copied is not None and isinstance(args[0], Tensor):  # torch.flip(t, dims), torch.rot90: a copy (NumPy: a view)
-        return copied(*args, **kwargs)
+    torch_meaning = _TORCH_MEANINGS.get(fn)
+    if torch_meaning is not None and isinstance(args[0], Tensor):
+        result = torch_meaning(args, kwargs)
+        if result is not NotImplemented:
+            return result
     if fn is _ALLCLOSE and isinstance(args[0], Tensor):  # torch.allclose(a, b): a Python bool, as PyTorch's
         return args[0].allclose(*args[1:], **kwargs)
     if fn is _MATMUL and len(args) == 2:
@@ -1864,7 +1863,9 @@ def _torch_extreme(reduce, elementwise, args, kwargs):
     """sg.max(t, dim) / sg.min(t, dim) on a tensor mean what torch.max(t, dim) means: the
     (values, indices) pair (so `_, predicted = torch.max(outputs, 1)` ported as is gets the
     indices, not two values), and sg.max(t, other) is the elementwise maximum. NumPy's spelling
-    with `axis=` keeps NumPy's meaning, the values."""
+    with `axis=` keeps NumPy's meaning, the values (and sg.max(t) NumPy's path: NotImplemented)."""
+    if len(args) == 1 and "dim" not in kwargs:
+        return NotImplemented
     if len(args) == 2 and isinstance(args[1], Tensor) and not kwargs:
         return elementwise(*args)
     names = ("dim", "keepdim")
@@ -1876,12 +1877,27 @@ def _torch_extreme(reduce, elementwise, args, kwargs):
     return reduce(args[0], bound["dim"], bound.get("keepdim", False))
 
 
-_TORCH_EXTREMES = {sgnp.max.__wrapped__: (Tensor.max, sgnp.maximum), sgnp.min.__wrapped__: (Tensor.min, sgnp.minimum)}
+def _rot90(t, k=1, dims=(0, 1), axes=None):
+    """torch.rot90's copy of sg.rot90(t, k, axes) (NumPy's rot90 is a view)."""
+    return t.rot90(k, axes or dims)
+
+
+def _flipped_dims(t, axis=None, dims=None):
+    """torch.flip's dims (or NumPy's axis, None for all) of sg.flip(t, ...)."""
+    chosen = dims if dims is not None else axis
+    return tuple(range(t.ndim)) if chosen is None else chosen
+
+
+# A namespace function on a tensor whose PyTorch meaning differs from NumPy's: its PyTorch form (NotImplemented:
+# NumPy's path). sg.flip/fliplr/flipud copy, as torch's do (NumPy's flips are views: a write to one changed t).
+_TORCH_MEANINGS = {
+    sgnp.max.__wrapped__: functools.partial(_torch_extreme, Tensor.max, sgnp.maximum),
+    sgnp.min.__wrapped__: functools.partial(_torch_extreme, Tensor.min, sgnp.minimum),
+    sgnp.flip.__wrapped__: lambda args, kwargs: Tensor.flip(args[0], _flipped_dims(*args, **kwargs)),
+    sgnp.fliplr.__wrapped__: lambda args, kwargs: Tensor.flip(args[0], 1),
+    sgnp.flipud.__wrapped__: lambda args, kwargs: Tensor.flip(args[0], 0),
+    sgnp.rot90.__wrapped__: lambda args, kwargs: _rot90(*args, **kwargs)}
 _ALLCLOSE = sgnp.allclose.__wrapped__
-_TORCH_COPIES = {sgnp.flip.__wrapped__: lambda t, dims=None, axis=None: t.flip(  # (NumPy's axis=None: all of them)
-                     tuple(range(t.ndim)) if dims is None and axis is None else axis if dims is None else dims),
-                 sgnp.fliplr.__wrapped__: lambda t: t.fliplr(), sgnp.flipud.__wrapped__: lambda t: t.flipud(),
-                 sgnp.rot90.__wrapped__: lambda t, k=1, dims=(0, 1), axes=None: t.rot90(k, axes or dims)}
 
 # sg.tanh(t), sg.sum(t, 1), ...: the namespace's functions replay cached plans on tensors.
 Tensor.__sg_elementwise__ = staticmethod(elementwise_on_tensors)

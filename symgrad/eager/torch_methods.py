@@ -103,29 +103,34 @@ def unbind(self, dim=0):
     return tuple(view_labelled(sgnp.take(self, i, axis=dim), self, "Unbind") for i in range(self.shape[dim]))
 
 
-def _copy_of(self, rearrange, label):
-    """rearrange (NumPy's flip or rot90 of an index grid) of self as a tensor of its own memory, as PyTorch's:
-    NumPy's is a view, which an in-place write to the result would write through to self."""
-    grid = rearrange(np.arange(self.numel()).reshape(tuple(self.shape)))
-    return labelled(sgnp.reshape(sgnp.take(sgnp.reshape(self, (-1,)), grid.ravel()), grid.shape), label)
-
-
 def flip(self, *dims):
+    """A copy with dims reversed, as PyTorch's (NumPy's flip is a view: a write to t.flip(0) changed t)."""
     dims = dims[0] if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims
-    axes = tuple(_dim(d, self.ndim) for d in dims) if self.ndim else ()  # (a 0-d tensor takes dim 0 or -1)
-    return _copy_of(self, lambda grid: np.flip(grid, axes), "Flip")
+    index = [slice(None)] * self.ndim
+    for d in (dims,) if isinstance(dims, (int, np.integer)) else dims:
+        if self.ndim:  # (a 0-d tensor takes dim 0 or -1, and is itself flipped)
+            index[_dim(d, self.ndim)] = slice(None, None, -1)
+    return labelled(self[tuple(index)].clone(), "Flip")
+
+
+def __reversed__(self):
+    """reversed(t): t flipped along its first dimension, a tensor (PyTorch's; d2l's bidirectional RNN runs its
+    backward direction on reversed(inputs)); a 0-d tensor is itself."""
+    return self if self.ndim == 0 else flip(self, 0)
 
 
 def fliplr(self):
-    return _copy_of(self, np.fliplr, "Flip")
+    return flip(self, 1)
 
 
 def flipud(self):
-    return _copy_of(self, np.flipud, "Flip")
+    return flip(self, 0)
 
 
 def rot90(self, k=1, dims=(0, 1)):
-    return _copy_of(self, lambda grid: np.rot90(grid, k, dims), "Rot90")
+    """A copy of self rotated by 90 degrees k times in the plane of dims, as PyTorch's (NumPy's is a view)."""
+    grid = np.rot90(np.arange(self.numel()).reshape(tuple(self.shape)), k, dims)
+    return labelled(sgnp.reshape(sgnp.take(sgnp.reshape(self, (-1,)), grid.ravel()), grid.shape), "Rot90")
 
 
 def roll(self, shifts, dims=None):
@@ -716,10 +721,10 @@ def histc(self, bins=100, min=0, max=0):
     return Tensor._wrap(np.bincount(index, minlength=bins).astype(self.dtype))
 
 
-for _method in (sort, argsort, topk, split, chunk, unbind, flip, fliplr, flipud, rot90, roll, repeat, gather, scatter,
-                scatter_add, scatter_reduce, new_tensor, view_as, expand_as, where, masked_select, nonzero, tril, triu,
-                movedim, swapaxes, tile, half, repeat_interleave, lerp, addcmul, addcdiv, nan_to_num, diff, median,
-                kthvalue, unique, multinomial, bernoulli):
+for _method in (sort, argsort, topk, split, chunk, unbind, flip, fliplr, flipud, rot90, __reversed__, roll, repeat,
+                gather, scatter, scatter_add, scatter_reduce, new_tensor, view_as, expand_as, where, masked_select,
+                nonzero, tril, triu, movedim, swapaxes, tile, half, repeat_interleave, lerp, addcmul, addcdiv,
+                nan_to_num, diff, median, kthvalue, unique, multinomial, bernoulli):
     setattr(Tensor, _method.__name__, _method)
 for _fill in (0, 1, None, "empty"):
     _method = _new(_fill)
