@@ -4,7 +4,9 @@ writes through views), and the gradient of every leaf (float64 to 1e-10, float32
 
 A program is a list of statements over `T` (symgrad or torch), `D` (its float dtype) and `F`: leaves made from
 NumPy (edge values, empty and 0-d ones among them), then indexing, views and in-place writes through them,
-reductions, dtype promotion with Python scalars, gathers and scatters, `F.` ops. The generator runs each candidate
+reductions, dtype promotion with Python scalars, gathers and scatters, `F.` ops; and, drawn from a generator of
+their own (`_layers`), layer ops on 4-d and 3-d leaves: convolutions, pools, resizes, norms, class-map losses. The
+generator runs each candidate
 statement in PyTorch and keeps it only if PyTorch accepts it, so every program is a valid PyTorch program; what
 symgrad does differently (a value, a dtype, an error PyTorch does not raise) is a finding.
 Run as a script for many more programs than CI's:
