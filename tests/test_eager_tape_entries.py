@@ -6,7 +6,9 @@ import gc
 import numpy as np
 
 import symgrad as sg
+from symgrad.core import bind
 from symgrad.eager import plans, tape
+from symgrad.ops import elementwise as E
 
 
 def _operands():
@@ -55,7 +57,20 @@ def test_the_table_of_entries_stays_bounded():
     prim, attrs = (a * b)._node.prim, (a * b)._node.attrs
     f64 = np.dtype(np.float64)
     for n in range(tape._MAX_INTERNED + 10):  # as many kinds of op as output shapes
-        tape._interned((prim, id(attrs), -3, (n,), f64, -1, (n,), f64, (n,), f64), attrs)
+        tape._interned((tape.Kind(prim, attrs, (((n,), f64), ((n,), f64)), ((n,), f64)), -3, -1))
     assert 0 < len(tape._ENTRIES) <= tape._MAX_INTERNED
-    entry, entry_hash = tape._interned((prim, id(attrs), -3, (5,), f64, -1, (), f64, (5,), f64), attrs)
+    entry, entry_hash = tape._interned((tape.Kind(prim, attrs, (((5,), f64), ((), f64)), ((5,), f64)), -3, -1))
     assert entry == (prim, attrs, (-3, -1), (((5,), f64), ((), f64)), ((5,), f64)) and entry_hash == hash(entry)
+
+
+def test_an_op_of_a_plan_and_the_same_op_bound_directly_have_equal_entries():
+    """A plan's step carries its kind (types from the plan's trace); an op bound without a plan (core.bind) gets a
+    kind read from its arrays: the same structure either way, so a capture recognizes the step either way."""
+    a, b = _operands()
+    tape.start_over()
+    planned = (a * b)._node
+    step = plans.tensor_plan_for(E.multiply, (a, b)).single  # (the plan of `*`)
+    tape.start_over()
+    bound = bind(step[0], (a, b), dict(step[3]))._node
+    assert planned.entry == bound.entry and planned.entry is not bound.entry
+    assert tape.current_tape().digests[0] == hash((0, hash(planned.entry)))

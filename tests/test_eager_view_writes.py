@@ -450,6 +450,21 @@ def test_contiguous_copies_a_view_that_is_not_row_major_as_in_pytorch():
     assert not x.T.is_contiguous() and x[1].is_contiguous() and not x[:, 1].is_contiguous()
 
 
+def test_clone_of_what_nothing_records_is_a_copy_laid_out_as_pytorchs():
+    """clone()/contiguous() of a constant (and under no_grad) copy the array without an op: same values and dtype,
+    memory of its own, laid out as the source (clone) or row-major (contiguous), no history, as PyTorch's."""
+    sources = (sg.tensor(BASE.copy()), sg.tensor(BASE.astype(np.int32)), sg.tensor(BASE.copy(), requires_grad=True))
+    for source in sources:
+        with sg.no_grad():
+            for copy, layout in ((source.T.clone(), "F"), (source.T.contiguous(), "C")):
+                assert copy.dtype == source.dtype and copy.grad_fn is None and not copy.requires_grad
+                np.testing.assert_array_equal(copy.numpy(), source.detach().numpy().T)
+                assert copy.numpy().flags[layout + "_CONTIGUOUS"]
+                assert not np.shares_memory(copy.numpy(), source.detach().numpy())
+    recorded = sg.tensor(BASE.copy(), requires_grad=True).clone()
+    assert type(recorded.grad_fn).__name__ == "CloneBackward0"
+
+
 def _loop_with_contiguous(lib, steps=5):
     rng = np.random.default_rng(5)
     w = lib.tensor(rng.standard_normal((3, 4)), dtype=lib.float64, requires_grad=True)

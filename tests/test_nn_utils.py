@@ -35,6 +35,21 @@ def test_clip_grad_norm_matches_pytorch(kwargs):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-14)
 
 
+@pytest.mark.parametrize("dtypes", [(np.float32,) * 3, (np.float64,) * 3, (np.float32, np.float64, np.float32)])
+def test_clip_grad_norm_is_numpys_norm_of_norms_bit_for_bit(dtypes):
+    """The 2-norm computed as np.linalg.norm computes it (the norm of the gradients' norms), in each gradient's dtype:
+    the total and the scaled gradients carry the same bits."""
+    rng = np.random.default_rng(3)
+    grads = [rng.standard_normal(shape).astype(dtype) for shape, dtype in zip([(7, 5), (300,), (2, 3, 4)], dtypes)]
+    params = _with_gradients(sg, grads)
+    total = utils.clip_grad_norm_(params, 0.25)
+    expected = float(np.linalg.norm([np.linalg.norm(g.reshape(-1), 2.0) for g in grads], 2.0))
+    assert total.item() == np.asarray(expected, dtypes[0]).item()
+    scale = min(0.25 / (expected + 1e-6), 1.0)
+    for p, g in zip(params, grads):
+        np.testing.assert_array_equal(p.grad.numpy(), g * g.dtype.type(scale))
+
+
 def test_clip_edge_cases_and_clip_grad_value():
     assert utils.clip_grad_norm_([sg.nn.Parameter(sg.tensor([1.0]))], 1.0).item() == 0.0  # no gradients
     params = _with_gradients(sg, [np.array([np.inf, 1.0])])

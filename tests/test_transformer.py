@@ -127,6 +127,28 @@ def test_attention_gradient_matches_finite_differences():
         np.testing.assert_allclose(on_arrays, numeric_grad(attention_loss, [q], 0), rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("source", ["self", "other"])
+def test_attention_without_weights_is_the_general_path(batch_first, source):
+    """need_weights=False without masks is one front-end call (one cached plan): its output, the gradients of its
+    inputs and parameters, and its grad_fn are those of the general path (need_weights=True), bit for bit."""
+    sg.manual_seed(2)
+    attention = sg.nn.MultiheadAttention(E, H, batch_first=batch_first)
+    q, k = (a.transpose(1, 0, 2) if batch_first else a for a in (Q, K))
+    seen = []
+    for need_weights in (False, True):
+        attention.zero_grad()
+        query = sg.tensor(q, requires_grad=True)
+        key = query if source == "self" else sg.tensor(k, requires_grad=True)
+        out = attention(query, key, key, need_weights=need_weights)[0]
+        (out * sg.tensor(np.linspace(-1, 1, out.numel()).reshape(out.shape))).sum().backward()
+        seen.append([type(out.grad_fn).__name__, out.detach().numpy(), query.grad.numpy(), key.grad.numpy()]
+                    + [p.grad.numpy() for p in attention.parameters()])
+    assert seen[0][0] == seen[1][0]
+    for plain, general in zip(seen[0][1:], seen[1][1:]):
+        np.testing.assert_array_equal(plain, general)
+
+
 def test_initialization_dropout_and_errors():
     sg.manual_seed(1)
     attention = sg.nn.MultiheadAttention(6, 3, dropout=0.5)

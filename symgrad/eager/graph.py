@@ -20,7 +20,7 @@ from ..ops.indexing import take_p
 from ..ops.linalg import matmul_p
 from ..ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
 from ..ops.shape import broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, transpose_p
-from .tape import current_tape, written
+from .tape import CONSTANT, Kind, current_tape, written
 
 _sequence = itertools.count()
 
@@ -159,26 +159,6 @@ class Record(ir.Node):
                  "viewed", "tape", "position", "entry", "value", "unmade", "__weakref__")
     meta = ir.NO_META  # (no notes: a class attribute, not a store per record)
 
-    def __init__(self, prim, attrs, parents, inputs, saved, versions, out, array, out_version,
-                 function=None, ctx=None):
-        self.prim = prim
-        self.attrs = attrs
-        self._parents = parents         # per input: a Record, a leaf Tensor requiring grad, or None
-        self.inputs = inputs            # per input: its ir.Value (value_of the operand when recorded)
-        self.saved = saved              # per input: its array when recorded
-        self.versions = versions        # per input: (VersionCounter, version when recorded)
-        self.out = out                  # the output's ir.Value
-        self.array = array              # the output's array (None once freed)
-        self.out_version = out_version
-        self.seq = next(_sequence)      # creation order: a topological order of the recorded graph
-        self.extra = None if function is None else Rare(function, ctx)  # the rarely set fields, made when one is
-        self.released = False
-        self.label = None               # the PyTorch name of the user-level op, when known
-        self.viewed = False             # its output views an operand's array and shares its version counter
-        self.value = None               # a deferred record's output, once computed (symgrad.eager.tensor._defer)
-        self.unmade = None              # a deferred plan's records not made yet (see `make`)
-        current_tape().append(self)     # sets tape, position and entry
-
     @classmethod
     def deferred(cls, step, parents, saved, versions, counter, tape, position, version=0, label=None) -> "Record":
         """The record of an op whose value is deferred: its structure is the captured `step`
@@ -292,17 +272,62 @@ class Record(ir.Node):
         return made
 
     @classmethod
-    def of_op(cls, prim, attrs, operands, arrays, out, function=None, ctx=None) -> "Record":
-        """The record of `out` = prim(*operands) (tensors, whose arrays were `arrays` when it ran)."""
-        parents, inputs, versions = [], [], []
+    def of_op(cls, prim, attrs, operands, arrays, out, function=None, ctx=None, kind=None) -> "Record":
+        """The record of `out` = prim(*operands) (tensors, whose arrays were `arrays` when it ran), the tape's next
+        entry (Tape.append), of `kind` (a tape.Kind: one of its own when the caller knows none). One loop over the
+        operands reads what the record keeps of each and where the tape says it comes from. Its input and output
+        values are made when something reads them (`valued`), as a deferred record's: an op whose backward runs
+        captured, or none, never reads them; but now when an operand is a record's output that it no longer holds as
+        made (written since, or given another array by `.data =`: value_of, which `valued` could not tell later), or
+        a constant NumPy does not share (one value per version, which its readers share: adjoint.StageGraph's
+        inputs; `valued` gives a constant a value of its own, as value_of gives one NumPy may write)."""
+        tape = current_tape()
+        if tape.capture is not None:  # (before the sources are read: it may compute what the tape defers)
+            tape.abandon()
+        parents, versions, key, valued = [], [], [kind], True
         for t in operands:
+            counter = t._version
+            version = counter.value
             node = t._node
-            parents.append(node if node is not None else (t if t._requires_grad else None))
-            inputs.append(value_of(t))
-            versions.append((t._version, t._version.value))
+            if node is not None:  # an earlier record's output: on this tape, at the version it made?
+                parents.append(node)
+                made = node.out_version
+                if node.tape is not tape or made[0] is not counter or made[1] != version:
+                    tape.regular = False
+                    valued = False
+                elif t._value is not None and t._value[1] is counter and t._value[2] == version:  # (`.data =`)
+                    valued = False
+                key.append(node.position)
+            elif t._requires_grad:
+                parents.append(t)
+                key.append(tape.leaf_source(t))
+            else:
+                parents.append(None)
+                key.append(CONSTANT)
+                valued = valued and counter.exposed  # (one value per version of a constant: its readers share it)
+            versions.append((counter, version))
         array = out._data
-        return cls(prim, attrs, tuple(parents), tuple(inputs), tuple(arrays), tuple(versions),
-                   ir.typed_value(array.shape, array.dtype), array, (out._version, out._version.value), function, ctx)
+        if kind is None:
+            kind = key[0] = Kind(prim, attrs, tuple((a.shape, a.dtype) for a in arrays), (array.shape, array.dtype))
+        record = cls.__new__(cls)  # (its fields stored here, without a call of __init__ with a dozen arguments)
+        record.prim = prim
+        record.attrs = attrs
+        record._parents = tuple(parents)  # per input: a Record, a leaf Tensor requiring grad, or None
+        record.inputs = None if valued else tuple(value_of(t) for t in operands)  # per input: its ir.Value (`valued`)
+        record.saved = tuple(arrays)      # per input: its array when recorded
+        record.versions = tuple(versions)  # per input: (VersionCounter, version when recorded)
+        record.out = None                 # the output's ir.Value, made by `output` when read
+        record.array = array              # the output's array (None once freed)
+        record.out_version = (out._version, out._version.value)
+        record.seq = next(_sequence)      # creation order: a topological order of the recorded graph
+        record.extra = None if function is None else Rare(function, ctx)  # the rarely set fields, made when one is
+        record.released = False
+        record.label = kind.label         # the PyTorch name of the user-level op, when known
+        record.viewed = False             # its output views an operand's array and shares its version counter
+        record.value = None               # a deferred record's output, once computed (symgrad.eager.tensor._defer)
+        record.unmade = None              # a deferred plan's records not made yet (see `make`)
+        tape.append(record, tuple(key))
+        return record
 
     def mark_view(self, flag=True) -> None:
         """Note whether this record's output views an operand's memory, on the record (a stale view is rebased:

@@ -18,6 +18,7 @@ from ..ops.elementwise import ElementwiseOp
 from ..ops.reduce import first_max_p, reduce_max_p, reduce_min_p, reduce_prod_p
 from ..ops.shape import reduce_sum_p
 from .graph import DerivedCounter, grad_fn_name
+from .tape import Kind
 from .mode import state as grad_mode
 
 # key -> Plan; found by a plain get on every recorded call (not made the newest: that would cost a call per op)
@@ -25,7 +26,8 @@ _plans = Recent(4096)
 
 
 class Plan:
-    """The primitive applications one call makes: (prim, operand indices, attrs, frozen attrs, dtype)."""
+    """The primitive applications one call makes: (prim, operand indices, evaluate, frozen attrs, dtype, kind), kind
+    the step's structure on the tape (tape.Kind: its types are the trace's, as the plan is keyed by its operands')."""
 
     def __init__(self, op, signature, keywords=()):
         self.op = op
@@ -40,10 +42,14 @@ class Plan:
         if len(graph.inputs) != sum(entry[0] for entry in signature):
             raise TypeError("captured a value besides the arguments")
         index = {id(v): i for i, v in enumerate(graph.inputs)}
+        # an elementwise op's records are named after it (PyTorch's name), not after the primitive ew
+        self.label = grad_fn_name(op) if isinstance(op, ElementwiseOp) else None
         self.steps = []
         for node in graph.nodes:
+            kind = Kind(node.prim, node.attrs, tuple((v.shape, v.dtype) for v in node.inputs),
+                        (node.out.shape, node.out.dtype), self.label if node.out is graph.outputs[0] else None)
             self.steps.append((node.prim, tuple(index[id(v)] for v in node.inputs), evaluator(node.prim, node.params),
-                               node.attrs, node.out.dtype))
+                               node.attrs, node.out.dtype, kind))
             index[id(node.out)] = len(index)
         self.output = index[id(graph.outputs[0])]
         self.arity = len(graph.inputs)
@@ -52,23 +58,21 @@ class Plan:
         operands = tuple(range(len(graph.inputs)))
         self.single = self.steps[0] if len(self.steps) == 1 and self.steps[0][1] == operands \
             and self.output == len(operands) else None
-        # an elementwise op's records are named after it (PyTorch's name), not after the primitive ew
-        self.label = grad_fn_name(op) if isinstance(op, ElementwiseOp) else None
 
     def run(self, operands, recorder):
         """Apply the steps to the tensor operands through `recorder.evaluate` (the eager recorder), or defer
         them all at once (`recorder.defer`)."""
         if self.single is not None:
-            prim, _, evaluate, frozen_attrs, dtype = self.single
-            return recorder.evaluate(prim, operands, evaluate, frozen_attrs, dtype)
+            return recorder.evaluate(self.single, operands)
         deferred = recorder.defer(self, operands)
         if deferred is not None:  # all its primitives repeat the captured step: recorded at once, not computed
             return deferred
         values = list(operands)
         copies = _watched(operands)
-        for prim, inputs, evaluate, frozen_attrs, dtype in self.steps:
+        for step in self.steps:
+            prim, inputs, evaluate = step[:3]
             args = [values[i] for i in inputs]
-            value = recorder.evaluate(prim, args, evaluate, frozen_attrs, dtype)
+            value = recorder.evaluate(step, args)
             if copies is not None and value._node is None and len(values) != self.output:
                 _derive(value, prim, args, evaluate, copies)
             values.append(value)
@@ -86,7 +90,7 @@ class Plan:
         next (symgrad.eager.tensor._plan_match matches the recorded steps)."""
         if self.folded is None:
             count, values, renumbered, steps, constants = self.arity, {}, {}, [], []
-            for k, (prim, inputs, evaluate, attrs, dtype) in enumerate(self.steps):
+            for k, (prim, inputs, evaluate, attrs, dtype, _) in enumerate(self.steps):
                 if all(index in values for index in inputs):  # (none an operand or a recorded step's value)
                     value = np.array(evaluate(*[values[index] for index in inputs]), dtype=dtype)  # (its own)
                     value.flags.writeable = False
@@ -94,10 +98,10 @@ class Plan:
                     constants.append(value)
             for index in values:
                 renumbered[index] = count + len(renumbered)
-            for k, (prim, inputs, evaluate, attrs, dtype) in enumerate(self.steps):
+            for k, (prim, inputs, evaluate, attrs, dtype, kind) in enumerate(self.steps):
                 if count + k not in values:
                     renumbered[count + k] = count + len(constants) + len(steps)
-                    steps.append((prim, tuple(renumbered.get(i, i) for i in inputs), evaluate, attrs, dtype))
+                    steps.append((prim, tuple(renumbered.get(i, i) for i in inputs), evaluate, attrs, dtype, kind))
             self.folded = (steps, renumbered.get(self.output, self.output), constants)
         return self.folded
 
@@ -169,16 +173,41 @@ def plan_for(op, signature) -> Plan:
     return plan
 
 
-def tensor_plan_for(op, tensors) -> Plan:
-    """plan_for(op, the signature of these tensor operands), found without building the signature."""
-    key = [id(op)]
-    for t in tensors:  # (a loop: a list comprehension is a call of its own on Python 3.11)
-        key.append(t._type)
-    key = tuple(key)
+def tensor_plan_for(op, tensors, deferring=True) -> Plan:
+    """plan_for(op, the signature of these tensor operands), found without building the signature, by a key of their
+    shapes and dtypes (`_types_key`)."""
+    key = _types_key(id(op), tensors, deferring)
     plan = _plans.get(key)
     if plan is None or plan.op is not op:
         plan = _plans.keep(key, plan_for(op, tuple((True, t.shape, t.dtype, None) for t in tensors)))
     return plan
+
+
+def _types_key(head, tensors, deferring) -> tuple:
+    """(head, then each tensor's shape and dtype), read from their arrays, or, while a tape defers ops (`deferring`),
+    by Tensor._type, which reads a deferred tensor's without computing it (with nothing deferred, reading its array
+    computes nothing). One or two operands without a loop: the common calls."""
+    if deferring:
+        if len(tensors) == 1:
+            return (head, *tensors[0]._type)
+        if len(tensors) == 2:
+            return (head, *tensors[0]._type, *tensors[1]._type)
+        key = [head]
+        for t in tensors:  # (a loop: a list comprehension is a call of its own on Python 3.11)
+            key.extend(t._type)
+        return tuple(key)
+    if len(tensors) == 1:
+        data = tensors[0]._data
+        return head, data.shape, data.dtype
+    if len(tensors) == 2:
+        first, second = tensors[0]._data, tensors[1]._data
+        return head, first.shape, first.dtype, second.shape, second.dtype
+    key = [head]
+    for t in tensors:
+        data = t._data
+        key.append(data.shape)
+        key.append(data.dtype)
+    return tuple(key)
 
 
 def function_plan_for(fn, signature, keywords) -> "Plan | None":
@@ -195,13 +224,10 @@ def function_plan_for(fn, signature, keywords) -> "Plan | None":
     return plan
 
 
-def tensor_function_plan_for(fn, tensors) -> "Plan | None":
+def tensor_function_plan_for(fn, tensors, deferring=True) -> "Plan | None":
     """function_plan_for(fn, the signature of these tensor operands, no keyword), found without building the
-    signature (a product's, the common call of two tensors)."""
-    key = [fn]
-    for t in tensors:  # (a loop: a list comprehension is a call of its own on Python 3.11)
-        key.append(t._type)
-    key = tuple(key)
+    signature (a product's, the common call of two tensors), by `_types_key`."""
+    key = _types_key(fn, tensors, deferring)
     plan = _plans.get(key, _MISSING)
     if plan is _MISSING:
         plan = _plans.keep(key, function_plan_for(fn, tuple((True, *t._type, None) for t in tensors), ()))

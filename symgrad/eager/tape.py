@@ -35,7 +35,7 @@ import weakref
 import numpy as np
 
 MAX_ENTRIES = 4096  # a longer tape (ops recorded without a backward) starts over
-_CONSTANT = -1
+CONSTANT = -1  # the source of an operand that is neither a record's output nor a leaf requiring grad
 
 
 class Tape:
@@ -86,35 +86,22 @@ class Tape:
             if not self.entries:  # (every op so far was deferred: none appended its entry)
                 self.entries = [step[4] for step in capture.steps[:len(self.digests)]]
 
-    def append(self, record) -> None:
-        """Add `record` (a new Record) as the tape's next entry: sets its tape, position and entry."""
-        if self.capture is not None:
-            self.abandon()
-        key = [record.prim, id(record.attrs)]  # (see `_ENTRIES`)
-        for parent, value, (counter, version) in zip(record._parents, record.inputs, record.versions):  # (made: new)
-            if parent is None:
-                key.append(_CONSTANT)
-            elif isinstance(parent, record.__class__):  # a Record (of a subclass once read as a grad_fn): on this
-                # tape, at the version it made?
-                if parent.tape is not self or parent.out_version[0] is not counter \
-                        or parent.out_version[1] != version:
-                    self.regular = False
-                key.append(parent.position)
-            else:  # a leaf that requires grad
-                slots = self.leaf_slots if self.hinted <= 0 else self.slots()  # (a call per leaf saved)
-                slot = slots.get(id(parent))
-                if slot is None or self.leaves[slot]() is not parent:
-                    slot = slots[id(parent)] = len(self.leaves)
-                    self.leaves.append(weakref.ref(parent))
-                key.append(-3 - slot)
-            key.append(value.shape)
-            key.append(value.dtype)
+    def leaf_source(self, leaf) -> int:
+        """The source of an operand that is a leaf requiring grad: -3 - its slot, slots in order of first use."""
+        slots = self.leaf_slots if self.hinted <= 0 else self.slots()  # (a call per leaf saved)
+        slot = slots.get(id(leaf))
+        if slot is None or self.leaves[slot]() is not leaf:
+            slot = slots[id(leaf)] = len(self.leaves)
+            self.leaves.append(weakref.ref(leaf))
+        return -3 - slot
+
+    def append(self, record, key) -> None:
+        """Add `record` (a new Record) as the tape's next entry, of `key` (see `_ENTRIES`: its kind, then its operands'
+        sources, which Record.of_op reads): sets its tape, position and entry."""
         if record.extra is not None:  # (at its creation: an autograd.Function's)
             self.regular = False
-        out = record.out
-        key.append(out.shape)
-        key.append(out.dtype)
-        entry, entry_hash = _interned(tuple(key), record.attrs)
+        known = _ENTRIES.get(key)
+        entry, entry_hash = known if known is not None else _interned(key)
         digests = self.digests
         record.entry = entry
         record.tape, record.position = self, len(digests)
@@ -126,29 +113,43 @@ class Tape:
             digests.append(hash((digests[-1] if digests else 0, entry_hash)))
 
 
-# (prim, id(attrs), then per operand its source, shape and dtype, then the output's shape and dtype) -> (entry,
-# hash(entry) or None): the entries of the ops recorded lately, each made and hashed once. An op's attributes are one
-# object per plan step, so a repeated op finds its entry by their identity (the entry keeps them alive: an id here is
-# never another object's), without hashing them (a SymPy expression's hash is a Python call per symbol), and the tape
-# keeps no new tuple per op for Python's cyclic collector to walk.
+class Kind:
+    """An op's structure but for where its operands come from: (primitive, attributes, operand types, output type),
+    each a tape entry's field. A plan's step has one, made once (symgrad.eager.plans), so a recorded op finds its
+    entry by its kind and its operands' sources alone (`_ENTRIES`), without hashing types or attributes; `label` is
+    the name of the records of a plan's result (PyTorch's name of the user-level op), None for other steps."""
+
+    __slots__ = ("prim", "attrs", "in_types", "out_type", "label")
+
+    def __init__(self, prim, attrs, in_types, out_type, label=None):
+        self.prim = prim
+        self.attrs = attrs
+        self.in_types = in_types
+        self.out_type = out_type
+        self.label = label
+
+
+# (kind, then each operand's source) -> (entry, hash(entry) or None): the entries of the ops recorded lately, each made
+# and hashed once. A kind is hashed by its identity, so a repeated op finds its entry without hashing its attributes
+# (a SymPy expression's hash is a Python call per symbol) or types, and the tape keeps no new tuple per op for
+# Python's cyclic collector to walk. A record of no known kind (not a plan's step) gets a kind of its own, and so a
+# new entry.
 _ENTRIES = {}
 _MAX_INTERNED = 4096
 
 
-def _interned(key, attrs) -> tuple:
-    """(entry, its hash or None when unhashable) of an op of `key` (as in `_ENTRIES`) and `attrs`: (prim, attrs,
-    operand sources, operand types, output type), the one made before when there is one."""
-    known = _ENTRIES.get(key)
-    if known is None:
-        operands = key[2:-2]
-        entry = (key[0], attrs, operands[0::3], tuple(zip(operands[1::3], operands[2::3])), key[-2:])
-        try:
-            entry_hash = hash(entry)
-        except TypeError:
-            entry_hash = None
-        if len(_ENTRIES) >= _MAX_INTERNED:
-            _ENTRIES.clear()
-        known = _ENTRIES[key] = (entry, entry_hash)
+def _interned(key) -> tuple:
+    """(entry, its hash or None when unhashable) of an op of `key` (as in `_ENTRIES`): (prim, attrs, operand sources,
+    operand types, output type), made and kept in `_ENTRIES` (Tape.append looks there first)."""
+    kind = key[0]
+    entry = (kind.prim, kind.attrs, key[1:], kind.in_types, kind.out_type)
+    try:
+        entry_hash = hash(entry)
+    except TypeError:
+        entry_hash = None
+    if len(_ENTRIES) >= _MAX_INTERNED:
+        _ENTRIES.clear()
+    known = _ENTRIES[key] = (entry, entry_hash)
     return known
 
 

@@ -91,7 +91,8 @@ class EagerRecorder:
         return wrapped
 
     def add(self, prim, operands, attrs, shape, dtype) -> "Tensor":
-        return self.evaluate(prim, operands, plans.evaluator(prim, attrs), ir.freeze_attrs(attrs), np.dtype(dtype))
+        return self.evaluate((prim, None, plans.evaluator(prim, attrs), ir.freeze_attrs(attrs), np.dtype(dtype), None),
+                             operands)
 
     def defer(self, plan, operands) -> "DeferredTensor | None":
         """The deferred result of a plan of several primitives while the tape repeats a captured step
@@ -101,20 +102,26 @@ class EagerRecorder:
             return None
         return _defer_plan(tape, plan, operands)
 
-    def evaluate(self, prim, operands, evaluate, frozen_attrs, dtype) -> "Tensor":
-        """`evaluate(*arrays)` (prim with its attributes bound) now; recorded when grad mode is on and an
-        operand requires grad. While the ops repeat a captured step, they are deferred instead (`_defer`).
-        Inside a trace (a model called in a function given to sg.compile) the op joins the trace."""
+    def evaluate(self, step, operands) -> "Tensor":
+        """A plan's `step` (prim, operand indices, NumPy function of the operand arrays, frozen attributes, dtype,
+        tape.Kind or None) on `operands` now; recorded when grad mode is on and an operand requires grad. While the
+        ops repeat a captured step, they are deferred instead (`_defer`). Inside a trace (a model called in a
+        function given to sg.compile) the op joins the trace."""
+        prim, _, evaluate, frozen_attrs, dtype, kind = step
         if core._building_count and current_builder() is not None:  # (tracing_anywhere(), without a call)
             return bind(prim, operands, dict(frozen_attrs))
-        tape = _tapes.tape
-        if tape is not None and tape.capture is not None and dtype.kind == "f" and _mode.enabled:
+        records = _mode.enabled and (dtype.kind == "f" or dtype.names is not None and ir.is_differentiable(dtype))
+        if records:
             for t in operands:
                 if t._requires_grad:  # an op that records (an op on constants, or a comparison, runs now)
-                    out = _defer(tape, prim, operands, frozen_attrs)
-                    if out is not None:
-                        return out
+                    tape = _tapes.tape
+                    if tape is not None and tape.capture is not None and dtype.kind == "f":
+                        out = _defer(tape, prim, operands, frozen_attrs, kind and kind.label)
+                        if out is not None:
+                            return out
                     break
+            else:
+                records = False
         arrays = []
         for t in operands:  # (a loop: a list comprehension is a call of its own on Python 3.11)
             arrays.append(t._data)
@@ -125,23 +132,36 @@ class EagerRecorder:
             result = np.asarray(result)
         if result.dtype is not dtype and result.dtype != dtype:
             result = result.astype(dtype)
-        source = _viewed_operand(result, operands)
-        viewed = None if source is None else source._version
-        out = Tensor._wrap(result, viewed)
-        if source is not None:
+        source = None  # the operand whose array `result` views (a slice, a reshape, a transpose, the array itself),
+        # whose version counter it then shares, as a PyTorch view shares its base's: an in-place change of the base
+        # is then seen by a backward that saved the view (it read the changed values)
+        if result.__class__ is np.ndarray:  # (a several-results operand, a tuple of arrays, is no view's base)
+            if result.base is None:
+                for t in operands:
+                    if t._data is result:
+                        source = t
+                        break
+            else:
+                for t in operands:
+                    if t._data.__class__ is np.ndarray and np.may_share_memory(result, t._data):
+                        source = t
+                        break
+        if source is None:
+            out = Tensor._wrap(result)
+        else:
+            viewed = source._version
+            out = Tensor._wrap(result, viewed)
             out._base = source if source._base is None else source._base
             viewed.viewed = True
-        if (dtype.kind == "f" or dtype.names is not None and ir.is_differentiable(dtype)) and _mode.enabled:
-            for t in operands:
-                if t._requires_grad:
-                    for operand in operands:
-                        if operand._node is not None:  # (a leaf or a constant is no stale view)
-                            _refuse_stale_view(operand)
-                    out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out)
-                    if viewed is not None:
-                        out._node.mark_view()
-                    out._requires_grad = True
-                    break
+        if records:
+            for operand in operands:
+                node = operand._node
+                if node is not None and node.viewed:  # (a leaf or a constant is no stale view)
+                    _refuse_stale_view(operand)
+            out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out, kind=kind)
+            if source is not None:
+                out._node.mark_view()
+            out._requires_grad = True
         return out
 
 
@@ -181,22 +201,6 @@ def _rebase(view: "Tensor") -> bool:
         record.mark_view()
     view._node, view._requires_grad = record, replay._requires_grad
     return True
-
-
-def _viewed_operand(result, operands):
-    """The operand whose array `result` views (a slice, a reshape, a transpose, or the array itself), whose version
-    counter it then shares, as a PyTorch view shares its base's: an in-place change of the base is then seen by a
-    backward that saved the view (it read the changed values). None for a new array."""
-    if result.__class__ is np.ndarray:
-        if result.base is not None:
-            for t in operands:  # (a several-results operand, a tuple of arrays, is no view's base: none writes it)
-                if t._data.__class__ is np.ndarray and np.may_share_memory(result, t._data):
-                    return t
-        else:
-            for t in operands:
-                if t._data is result:
-                    return t
-    return None
 
 
 def as_view(out: "Tensor", source: "Tensor", view: np.ndarray) -> "Tensor":
@@ -355,28 +359,28 @@ class Results(tuple):
         return self
 
 
-def _defer(tape, prim, operands, attrs) -> "DeferredTensor | None":
+def _defer(tape, prim, operands, attrs, label=None) -> "DeferredTensor | None":
     """The deferred result of prim(*operands) if it is the next op of the tape's capture: the same
     primitive and attributes, each operand from the same source (an earlier deferred op at the version it
     produced, the same leaf, or a constant) and of the same type. It then cannot fail: its errors were
     raised when the step was captured. The leaf and constant arrays it reads are kept (a copy of those
-    NumPy may write: the rule in symgrad.eager.tape). None, with the tape abandoned, on any difference from every
-    steady capture the step may repeat (`_switched`)."""
+    NumPy may write: the rule in symgrad.eager.tape); its record is named `label`. None, with the tape abandoned, on
+    any difference from every steady capture the step may repeat (`_switched`)."""
     position = len(tape.digests)
-    out = _defer_at(tape.capture.steps, tape, prim, operands, attrs, position)
+    out = _defer_at(tape.capture.steps, tape, prim, operands, attrs, position, label)
     if out is None:
-        out = _switched(tape, position, lambda steps: _defer_at(steps, tape, prim, operands, attrs, position))
+        out = _switched(tape, position, lambda steps: _defer_at(steps, tape, prim, operands, attrs, position, label))
         if out is None:
             tape.abandon()
     return out
 
 
-def _defer_at(steps, tape, prim, operands, attrs, position) -> "DeferredTensor | None":
+def _defer_at(steps, tape, prim, operands, attrs, position, label) -> "DeferredTensor | None":
     """`_defer` against the captured `steps`: None, with nothing changed, when the op is not their next."""
     if position < len(steps):
         step = steps[position]
         if step[0] is prim and (step[1] is attrs or step[1] == attrs) and len(operands) == len(step[5]):
-            return _defer_step(tape, step, position, operands)
+            return _defer_step(tape, step, position, operands, label)
     return None
 
 
@@ -466,7 +470,7 @@ def _defer_plan_on(capture, tape, plan, operands, position) -> "DeferredTensor |
         if len(capture.plan_matches) > 4 * len(capture.steps):  # plans evicted and made again: start over
             capture.plan_matches.clear()
         match = capture.plan_matches[(position, plan)] = _plan_match(capture.steps, position, plan, len(operands))
-    return None if match is None else _defer_matched(tape, match, position, operands)
+    return None if match is None else _defer_matched(tape, match, position, operands, plan.label)
 
 
 def _defer_matched(tape, match, position, operands, label=None) -> "DeferredTensor | None":
@@ -504,7 +508,7 @@ def _plan_match(steps, position, plan, count):
     if not plan_steps or output != total + len(plan_steps) - 1 or position + len(plan_steps) > len(steps):
         return None
     matched, checks, sources, places = [], [], {}, []
-    for k, (prim, inputs, _, attrs, dtype) in enumerate(plan_steps):
+    for k, (prim, inputs, _, attrs, dtype, _) in enumerate(plan_steps):
         step = steps[position + k]
         if step[0] is not prim or step[1] != attrs or len(inputs) != len(step[5]) or dtype.kind != "f" or (
                 step[8] and k == len(plan_steps) - 1):  # a view as the result: `_defer` computes it
@@ -842,6 +846,8 @@ class Tensor(Tracer):
 
     def clone(self, *, _row_major=False) -> "Tensor":
         """A copy that stays in the graph (gradient flows back to self); laid out as self, or row-major."""
+        if not (self._requires_grad and _mode.enabled or core._building_count and current_builder() is not None):
+            return Tensor._wrap(self._data.copy(order="C" if _row_major else "K"))  # nothing records it: a copy
         out = self * 1 if dtypes.is_float(self.dtype) else self.detach()
         if (out._data is self._data or np.shares_memory(out._data, self._data)
                 or _row_major and not out._data.flags.c_contiguous):
@@ -1561,21 +1567,16 @@ def elementwise_on_tensors(op, args):
     number that changes every step (`loss * beta`, `w - lr * g`) keeps one plan and one
     recorded structure, and its adjoint stays cached and compiled."""
     count = len(args)
-    tensors_only = (count == 2 and isinstance(args[0], Tensor) and isinstance(args[1], Tensor)) or (
-        count == 1 and isinstance(args[0], Tensor))  # the common case: no loop below
+    if (count == 2 and isinstance(args[0], Tensor) and isinstance(args[1], Tensor)) or (
+            count == 1 and isinstance(args[0], Tensor)):  # the common case: no loop below
+        return _on_tensors(op, args)
     tape = _tapes.tape
     call = None
     if tape is not None and tape.capture is not None and _mode.enabled:  # the plan this call ran before?
-        call = _ALL_TENSORS[count] if tensors_only else _call_key(args, None)
+        call = _call_key(args, None)
         result = _shortcut(tape, op, call, args)
         if result is not None:
             return result
-    if tensors_only:
-        plan = plans.tensor_plan_for(op, args)
-        result = _run_plan(plan, args, tape, op, call)
-        if getattr(result, "_node", None) is not None:  # (a traced value inside a trace)
-            result._node.label = plan.label
-        return result
     if count == 2 and (type(args[0]) is float or type(args[1]) is float):
         ufunc = _ARITHMETIC.get(id(op))
         result = None if ufunc is None else _unrecorded_arithmetic(ufunc, *args)
@@ -1610,11 +1611,27 @@ def elementwise_on_tensors(op, args):
         shape, dtype = value._type
         signature.append((True, shape, dtype, None))
         operands.append(value)
-    plan = plans.plan_for(op, tuple(signature))
-    result = _run_plan(plan, operands, tape, op, call)
-    if getattr(result, "_node", None) is not None:  # (a traced value inside a trace)
-        result._node.label = plan.label
-    return result
+    return _run_plan(plans.plan_for(op, tuple(signature)), operands, tape, op, call)
+
+
+def _on_tensors(op, tensors, plan_for=plans.tensor_plan_for):
+    """op(*tensors) for one or two tensors and no other argument (`a * b`, `t.tanh()`, `sg.exp(t)`; `x @ w` with
+    plans.tensor_function_plan_for, a namespace function's): the shortcut of a deferred step's op (`_shortcut`), else
+    its plan, found by the tensors' types; op's own call when it has none."""
+    tape = _tapes.tape
+    call = None
+    deferring = tape is not None and tape.capture is not None
+    if deferring and _mode.enabled:  # the plan this call ran before?
+        call = _ALL_TENSORS[len(tensors)]
+        result = _shortcut(tape, op, call, tensors)
+        if result is not None:
+            return result
+    plan = plan_for(op, tensors, deferring)
+    if plan is None:
+        return op(*tensors)
+    if call is None and plan.single is not None:  # (_run_plan's first case, without its call)
+        return EAGER.evaluate(plan.single, tensors)
+    return _run_plan(plan, tensors, tape, op, call)
 
 
 def _call_key(args, kwargs) -> "tuple | None":
@@ -1683,7 +1700,7 @@ def _run_plan(plan, operands, tape, op, call) -> "Tensor":
     if call is None or tape is None or tape.capture is None:
         single = plan.single
         if single is not None:  # (plan.run's first case, without its call)
-            return EAGER.evaluate(single[0], operands, single[2], single[3], single[4])
+            return EAGER.evaluate(single, operands)
         return plan.run(operands, EAGER)
     capture, position = tape.capture, len(tape.digests)
     result = plan.run(operands, EAGER)
@@ -1787,17 +1804,15 @@ def apply_function(fn, args, kwargs):
         return args[0].allclose(*args[1:], **kwargs)
     if fn is _MATMUL and len(args) == 2:
         args = as_torch_reads(*args)
+    if len(args) == 2 and not kwargs and isinstance(args[0], Tensor) and isinstance(args[1], Tensor):
+        return _on_tensors(fn, args, plans.tensor_function_plan_for)  # (a product's, without building a signature)
     tape = _tapes.tape
     call = None
-    pair = len(args) == 2 and not kwargs and isinstance(args[0], Tensor) and isinstance(args[1], Tensor)
     if tape is not None and tape.capture is not None and _mode.enabled:  # the plan this call ran before?
-        call = _ALL_TENSORS[2] if pair else _call_key(args, kwargs)  # (a product's: the common case, without the loop)
+        call = _call_key(args, kwargs)
         result = _shortcut(tape, fn, call, args)
         if result is not None:
             return result
-    if pair:  # (a product's plan, found without building its signature)
-        plan = plans.tensor_function_plan_for(fn, args)
-        return fn(*args) if plan is None else _run_plan(plan, args, tape, fn, call)
     signature, operands = [], []
     for arg in args:
         kind = type(arg)
@@ -1882,9 +1897,7 @@ def _matmul(self, other):
     """self @ other straight to its plan (what sg.matmul's dispatch does, without its search for the handler)."""
     if isinstance(other, Tensor):
         self, other = as_torch_reads(self, other)
-        result = _deferred_call(_MATMUL, _ALL_TENSORS[2], (self, other))
-        if result is not None:
-            return result
+        return _on_tensors(_MATMUL, (self, other), plans.tensor_function_plan_for)
     return apply_function(_MATMUL, (self, other), {})
 
 
@@ -1927,20 +1940,17 @@ def _elementwise_method(op, reflected=False):
             return lambda self, other: elementwise_on_tensors(op, (other, self))
 
         def method(self, *args):
-            args = (self, *args)
-            tape = _tapes.tape
-            if tape is not None and tape.capture is not None:  # a deferred step's op (`.tanh()`, `x ** 2`): its
-                # shortcut, without the general call (`_call_key`'s key, without its loop for one tensor or an int)
-                if len(args) == 1:
-                    call = _ALL_TENSORS[1]
-                elif len(args) == 2 and type(args[1]) is int:
-                    call = (None, (int, args[1]))
-                else:
-                    call = _call_key(args, None)
-                result = _deferred_call(op, call, args)
-                if result is not None:
-                    return result
-            return elementwise_on_tensors(op, args)
+            if not args:
+                return _on_tensors(op, (self,))
+            if len(args) == 1:
+                other = args[0]
+                if isinstance(other, Tensor):
+                    return _on_tensors(op, (self, other))
+                if type(other) is int:  # a deferred step's `x ** 2`: its shortcut, without `_call_key`'s loop
+                    result = _deferred_call(op, (None, (int, other)), (self, other))
+                    if result is not None:
+                        return result
+            return elementwise_on_tensors(op, (self, *args))
         return method
     # + - * / with a Python float and nothing to record (`lr * w.grad`): one NumPy call, tried first
     if reflected:
@@ -1957,9 +1967,7 @@ def _elementwise_method(op, reflected=False):
                 if result is not None:
                     return result
             elif isinstance(other, Tensor):
-                result = _deferred_call(op, _ALL_TENSORS[2], (self, other))
-                if result is not None:
-                    return result
+                return _on_tensors(op, (self, other))
         return elementwise_on_tensors(op, (self, *args))
     return arithmetic
 

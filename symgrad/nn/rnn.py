@@ -180,8 +180,17 @@ def _refuse_projection(mode, proj_size, hidden_size):
 
 
 def _stacked(finals):
-    """The final states of every layer and direction, each (1, N, H), as one (layers * directions, N, H)."""
-    return finals[0] if len(finals) == 1 else sgnp.concatenate(finals, axis=0)
+    """The final states of every layer and direction, each (1, N, H), as one (layers * directions, N, H): on tensors
+    one cached plan (sgnp.concatenate's front end is not replayed)."""
+    if len(finals) == 1:
+        return finals[0]
+    return apply_function(_concatenated, tuple(finals), {}) if all(isinstance(f, Tensor) for f in finals) else \
+        sgnp.concatenate(finals, axis=0)
+
+
+def _concatenated(*parts):
+    """The parts concatenated along the first axis (a function of tensors only, which a plan replays)."""
+    return sgnp.concatenate(parts, axis=0)
 
 
 def _zeros(x, shape):

@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import dtypes
 from .. import numpy_api as sgnp
-from ..eager.tensor import Tensor
+from ..eager.tensor import Tensor, apply_function, labelled
+from ..ops.shape import convert_p
 from . import functional as F
 from . import init
 from .container import ModuleList
@@ -70,13 +71,22 @@ class MultiheadAttention(Module):
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
         batched = query.ndim == 3
+        if is_causal and attn_mask is None:
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint")
+        if batched and query.shape[-1] == self.embed_dim and not need_weights and attn_mask is None and \
+                key_padding_mask is None and self.bias_k is None and not self.add_zero_attn and \
+                self._qkv_same_embed_dim and not (self.dropout > 0.0 and self.training):
+            # one front-end call (one plan, deferred at once in a captured step); out_proj's weights are read, as
+            # PyTorch's multi_head_attention_forward reads them
+            out = apply_function(_plain_attention, (query, key, value, self.in_proj_weight, self.in_proj_bias,
+                                                    self.out_proj.weight, self.out_proj.bias, self.num_heads,
+                                                    self.batch_first), {})
+            return labelled(out, "Transpose" if self.batch_first else "Addmm"), None  # (the general path's names)
         if not batched:
             query, key, value = (sgnp.expand_dims(t, 1) for t in (query, key, value))
             key_padding_mask = None if key_padding_mask is None else F.mask_array(key_padding_mask)[None]
         elif self.batch_first:
             query, key, value = (sgnp.swapaxes(t, 0, 1) for t in (query, key, value))
-        if is_causal and attn_mask is None:
-            raise RuntimeError("Need attn_mask if specifying the is_causal hint")
         length, batch, embed = query.shape
         source = key.shape[0]
         if embed != self.embed_dim:
@@ -85,26 +95,25 @@ class MultiheadAttention(Module):
             (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
         b_q, b_k, b_v = (None,) * 3 if self.in_proj_bias is None else self.in_proj_bias.chunk(3)
         heads = (batch, self.num_heads, self.head_dim)
-
-        def split(x, n):  # (n, N, E) -> (N, heads, n, head_dim)
-            return sgnp.transpose(sgnp.reshape(x, (n, *heads)), (1, 2, 0, 3))
         k, v = F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
         extra = 0  # key positions appended: bias_k/bias_v, then a zero key and value
         if self.bias_k is not None:
             k, v = (sgnp.concatenate([x, sgnp.broadcast_to(b, (1, batch, embed))], axis=0)
                     for x, b in ((k, self.bias_k), (v, self.bias_v)))
             extra += 1
-        q, k, v = split(F.linear(query, w_q, b_q), length), split(k, source + extra), split(v, source + extra)
+        q = _split_heads(F.linear(query, w_q, b_q), length, heads)
+        k, v = _split_heads(k, source + extra, heads), _split_heads(v, source + extra, heads)
         if self.add_zero_attn:
             k, v = (sgnp.concatenate([x, np.zeros((*heads[:2], 1, self.head_dim), x.dtype)], axis=2) for x in (k, v))
             extra += 1
-        scores = sgnp.matmul(q, sgnp.swapaxes(k, -2, -1)) * (1.0 / math.sqrt(self.head_dim))
+        scores = _scaled_scores(q, k)
         scores = self._masked(scores, attn_mask, key_padding_mask, batch, length, source, extra)
         weights = F.softmax(scores, -1)
         dropped = F.dropout(weights, self.dropout, True) if self.dropout > 0.0 and self.training else weights
-        out = sgnp.reshape(sgnp.transpose(sgnp.matmul(dropped, v), (2, 0, 1, 3)), (length, batch, self.embed_dim))
-        out = self.out_proj(out)
-        out = sgnp.swapaxes(out, 0, 1) if batched and self.batch_first else (out if batched else sgnp.squeeze(out, 1))
+        out = F.linear(_merged_heads(sgnp.matmul(dropped, v), length, batch, self.embed_dim), self.out_proj.weight,
+                       self.out_proj.bias)  # (out_proj's weights, not the module's call: PyTorch's)
+        out = labelled(sgnp.swapaxes(out, 0, 1), "Transpose") if batched and self.batch_first else (
+            out if batched else sgnp.squeeze(out, 1))  # (PyTorch's attn_output.transpose(1, 0))
         if not need_weights:
             return out, None
         weights = weights.mean(1) if average_attn_weights else weights
@@ -128,6 +137,40 @@ class MultiheadAttention(Module):
                                      f"{tuple(padding.shape)}")
             scores = scores + _open_columns(padding.reshape(batch, 1, 1, source), extra)
         return scores
+
+
+def _plain_attention(query, key, value, in_proj_weight, in_proj_bias, out_weight, out_bias, num_heads, batch_first):
+    """MultiheadAttention's forward without masks, appended keys or dropout, the projections in and out included: a
+    function of tensors only, which an eager call replays as one cached plan. The ops are the general path's."""
+    if batch_first:
+        query, key, value = (sgnp.swapaxes(t, 0, 1) for t in (query, key, value))
+    length, batch, embed = query.shape
+    heads, source = (batch, num_heads, embed // num_heads), key.shape[0]
+    w_q, w_k, w_v = (in_proj_weight[i * embed:(i + 1) * embed] for i in range(3))
+    b_q, b_k, b_v = (None,) * 3 if in_proj_bias is None else (in_proj_bias[i * embed:(i + 1) * embed] for i in range(3))
+    k, v = F._linear(key, w_k, b_k), F._linear(value, w_v, b_v)
+    q, k, v = _split_heads(F._linear(query, w_q, b_q), length, heads), _split_heads(k, source, heads), \
+        _split_heads(v, source, heads)
+    weights = F._softmax_shifted(_scaled_scores(q, k), -1)
+    out = F._linear(_merged_heads(sgnp.matmul(weights, v), length, batch, embed), out_weight, out_bias)
+    # batch first: a copy of the (N, L, E) view, since a deferred plan's result is no view (its values, and the
+    # gradients summed over (L, N) rows, are the general path's)
+    return convert_p(sgnp.swapaxes(out, 0, 1), dtype=out.dtype) if batch_first else out
+
+
+def _split_heads(x, n, heads):
+    """(n, N, E) -> (N, heads, n, head_dim)."""
+    return sgnp.transpose(sgnp.reshape(x, (n, *heads)), (1, 2, 0, 3))
+
+
+def _scaled_scores(q, k):
+    """q k^T / sqrt(head_dim) over the last two axes."""
+    return sgnp.matmul(q, sgnp.swapaxes(k, -2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
+
+
+def _merged_heads(out, length, batch, embed):
+    """(N, heads, L, head_dim) -> (L, N, E)."""
+    return sgnp.reshape(sgnp.transpose(out, (2, 0, 1, 3)), (length, batch, embed))
 
 
 def _open_columns(mask, extra):

@@ -259,8 +259,9 @@ class ElementwisePrimitive(Primitive):
         return f"{params['name']} (SymPy)" if "name" in params else "ew (SymPy)"
 
     def evaluator(self, attrs):
-        """The NumPy function of the node's expression, resolved once (eager plans call it per op)."""
-        return elementwise_function(attrs["expr"], attrs["args"], np.dtype(attrs["dtype"]))
+        """The NumPy function of the node's expression, resolved once (eager plans call it per op, and cast its
+        result to the node's dtype when it has another: without a cast of its own, a call less per op)."""
+        return elementwise_function(attrs["expr"], attrs["args"], np.dtype(attrs["dtype"]), cast=False)
 
 
 ew_p = ElementwisePrimitive("ew", _ew_shape, _ew_impl, vjp=_ew_vjp, jvp=_ew_jvp)

@@ -246,8 +246,9 @@ def _needs_cast(expr, dtype) -> bool:
     return np.dtype(dtype) != dtypes.FLOAT64 or expr.has(sp.Piecewise) or expr.is_Boolean
 
 
-def elementwise_lines(expr, arg_names: dict, dtype, target: str, printer=None) -> list[str]:
-    """Source lines assigning the elementwise `expr` (symbols -> arg_names) to `target`."""
+def elementwise_lines(expr, arg_names: dict, dtype, target: str, printer=None, cast=True) -> list[str]:
+    """Source lines assigning the elementwise `expr` (symbols -> arg_names) to `target`; of `dtype` where NumPy's
+    result may have another (`_needs_cast`), unless `cast` is False (the caller casts: the eager recorder)."""
     printer = printer or NumpyExprPrinter()
     printer.names, printer.dtype = dict(arg_names), np.dtype(dtype)
     lines = []
@@ -261,13 +262,23 @@ def elementwise_lines(expr, arg_names: dict, dtype, target: str, printer=None) -
     with sp.evaluate(False):  # rebuilt as it is: evaluated, x != x would become False where NaN != NaN
         replacements, (reduced,) = sp.cse(_repeats_merged(expr.xreplace(infinities)),
                                           symbols=sp.numbered_symbols(f"_{target}_"), optimizations=None)
+        replacements = [(symbol, _plain_reciprocals(sub)) for symbol, sub in replacements]
+        reduced = _plain_reciprocals(reduced)
     for symbol, sub in replacements:
         lines.append(f"{symbol.name} = {printer.doprint(sub)}")
     text = printer.doprint(reduced)
-    if _needs_cast(expr, dtype):
+    if cast and _needs_cast(expr, dtype):
         text = f"np.asarray({text}, dtype={np_dtype(dtype)})"
     lines.append(f"{target} = {text}")
     return lines
+
+
+def _plain_reciprocals(expr):
+    """expr with each (x**1)**-1, which cse makes of a reciprocal x**-1 when it rebuilds it unevaluated, as x**-1:
+    printed `a0/(a1**1)`, a quotient computed a power of its denominator first, a NumPy call and an array more (call
+    under sp.evaluate(False); 1/x is the same number whether x is raised to 1 first or not, whatever x's dtype)."""
+    return expr.replace(lambda e: e.is_Pow and e.exp == -1 and e.base.is_Pow and e.base.exp == 1,
+                        lambda e: sp.Pow(e.base.base, -1))
 
 
 def _repeats_merged(expr, merged=None):
@@ -305,11 +316,12 @@ def _flattened(func, args) -> list:
 
 
 @functools.lru_cache(maxsize=2048)
-def elementwise_function(expr, args, dtype):
-    """A Python function evaluating `expr` over arrays for `args` (used by eager evaluation)."""
+def elementwise_function(expr, args, dtype, cast=True):
+    """A Python function evaluating `expr` over arrays for `args` (used by eager evaluation); with `cast` False, its
+    result may be of another dtype than `dtype` (the eager recorder casts it, when needed, as it casts any op's)."""
     printer = NumpyExprPrinter()
     names = {s: f"a{i}" for i, s in enumerate(args)}
-    body = elementwise_lines(expr, names, dtype, "result", printer)
+    body = elementwise_lines(expr, names, dtype, "result", printer, cast)
     source = "\n".join([f"def _ew({', '.join(names.values())}):", *("    " + l for l in body), "    return result"])
     namespace = _namespace(printer.helpers)
     exec(compile(source, "<symgrad ew>", "exec"), namespace)
