@@ -86,8 +86,8 @@ def test_the_example_runs_as_a_script(tmp_path):
     pickle carries is all they need (one worker process shows it: each costs an interpreter, symgrad and Dask)."""
     env = {**os.environ, "SYMGRAD_CACHE_DIR": str(tmp_path / "cache")}
     script = pathlib.Path(dask_fit.__file__)
-    result = subprocess.run([sys.executable, str(script), "--rows", "2000", "--workers", "1"], capture_output=True, text=True,
-                            env=env, timeout=600)
+    result = subprocess.run([sys.executable, str(script), "--rows", "2000", "--workers", "1"], capture_output=True,
+                            text=True, env=env, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     difference = re.search(r"max \|w_distributed - w_single_process\| = (\S+)", result.stdout)
     assert difference and float(difference[1]) <= 1e-10

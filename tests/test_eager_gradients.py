@@ -371,7 +371,8 @@ def test_scatter_of_an_empty_batch_keeps_the_graph():
     and the layer before h got no gradient at all (None, where PyTorch gives zeros and AdamW still decays)."""
     w = sg.tensor(np.ones((3, 3)), requires_grad=True)
     index = sg.zeros(0, 3, dtype=sg.long)
-    for scatter in (lambda h: sg.zeros_like(h).scatter(1, index, h), lambda h: sg.zeros_like(h).scatter_add(1, index, h),
+    for scatter in (lambda h: sg.zeros_like(h).scatter(1, index, h),
+                    lambda h: sg.zeros_like(h).scatter_add(1, index, h),
                     lambda h: sg.zeros(2, 3, dtype=sg.float64).scatter(1, index, h)):
         out = scatter(sg.tanh(sg.zeros(0, 3, dtype=sg.float64) @ w))
         assert out.requires_grad
