@@ -167,6 +167,13 @@ def test_initialization_dropout_and_errors():
         attention(x, x, x, attn_mask=sg.tensor(np.zeros((3, 3), bool)))
     with pytest.raises(AssertionError, match="key_padding_mask shape"):
         attention(x, x, x, key_padding_mask=sg.tensor(np.zeros((2, 3), bool)))
+    for need_weights in (True, False):  # (PyTorch's checks, on the general path and the plain one)
+        with pytest.raises(AssertionError, match="expected `key` and `value` to be 3-D but found 2-D and 2-D"):
+            attention(x[:, :1], x[:, 0], x[:, 0], need_weights=need_weights)
+        with pytest.raises(AssertionError, match="key shape"):
+            attention(x, x, x[:3], need_weights=need_weights)
+    with pytest.raises(AssertionError, match="unbatched 2D or batched 3D"):
+        attention(x[None], x[None], x[None])
     with pytest.raises(RuntimeError, match="activation should be relu/gelu"):
         sg.nn.TransformerEncoderLayer(6, 2, activation="tanh")
     encoder = sg.nn.TransformerEncoder(sg.nn.TransformerEncoderLayer(6, 2, 8), num_layers=3)

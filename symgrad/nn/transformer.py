@@ -70,7 +70,7 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
-        batched = query.ndim == 3
+        batched = _batched(query, key, value, self._qkv_same_embed_dim)
         if is_causal and attn_mask is None:
             raise RuntimeError("Need attn_mask if specifying the is_causal hint")
         if batched and query.shape[-1] == self.embed_dim and not need_weights and attn_mask is None and \
@@ -156,6 +156,21 @@ def _plain_attention(query, key, value, in_proj_weight, in_proj_bias, out_weight
     # batch first: a copy of the (N, L, E) view, since a deferred plan's result is no view (its values, and the
     # gradients summed over (L, N) rows, are the general path's)
     return convert_p(sgnp.swapaxes(out, 0, 1), dtype=out.dtype) if batch_first else out
+
+
+def _batched(query, key, value, same_embed_dim) -> bool:
+    """Whether the inputs are batched (3-D), PyTorch's AssertionError when their dimensions or key's and value's
+    shapes do not match (a 2-D key with a batch of one query was read as one batch, silently)."""
+    kind = {3: "batched (3-D)", 2: "unbatched (2-D)"}.get(query.ndim)
+    if kind is None:
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.ndim}-D query "
+                             "tensor")
+    if key.ndim != query.ndim or value.ndim != query.ndim:
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be {query.ndim}-D but found "
+                             f"{key.ndim}-D and {value.ndim}-D tensors respectively")
+    if (key.shape if same_embed_dim else key.shape[:-1]) != (value.shape if same_embed_dim else value.shape[:-1]):
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    return query.ndim == 3
 
 
 def _split_heads(x, n, heads):
