@@ -81,7 +81,7 @@ class MultiheadAttention(Module):
             out = apply_function(_plain_attention, (query, key, value, self.in_proj_weight, self.in_proj_bias,
                                                     self.out_proj.weight, self.out_proj.bias, self.num_heads,
                                                     self.batch_first), {})
-            return labelled(out, "Transpose" if self.batch_first else "Addmm"), None  # (the general path's names)
+            return labelled(out, "Transpose" if self.batch_first else "View"), None  # (the general path's names)
         if not batched:
             query, key, value = (sgnp.expand_dims(t, 1) for t in (query, key, value))
             key_padding_mask = None if key_padding_mask is None else F.mask_array(key_padding_mask)[None]
@@ -112,8 +112,9 @@ class MultiheadAttention(Module):
         dropped = F.dropout(weights, self.dropout, True) if self.dropout > 0.0 and self.training else weights
         out = F.linear(_merged_heads(sgnp.matmul(dropped, v), length, batch, self.embed_dim), self.out_proj.weight,
                        self.out_proj.bias)  # (out_proj's weights, not the module's call: PyTorch's)
+        # PyTorch's names: attn_output.transpose(1, 0), its (L * N, E) product's view as (L, N, E), squeeze(1)
         out = labelled(sgnp.swapaxes(out, 0, 1), "Transpose") if batched and self.batch_first else (
-            out if batched else sgnp.squeeze(out, 1))  # (PyTorch's attn_output.transpose(1, 0))
+            labelled(out, "View") if batched else labelled(sgnp.squeeze(out, 1), "Squeeze", overload=1))
         if not need_weights:
             return out, None
         weights = weights.mean(1) if average_attn_weights else weights
