@@ -371,7 +371,8 @@ def test_scatter_of_an_empty_batch_keeps_the_graph():
     and the layer before h got no gradient at all (None, where PyTorch gives zeros and AdamW still decays)."""
     w = sg.tensor(np.ones((3, 3)), requires_grad=True)
     index = sg.zeros(0, 3, dtype=sg.long)
-    for scatter in (lambda h: sg.zeros_like(h).scatter(1, index, h), lambda h: sg.zeros_like(h).scatter_add(1, index, h),
+    for scatter in (lambda h: sg.zeros_like(h).scatter(1, index, h),
+                    lambda h: sg.zeros_like(h).scatter_add(1, index, h),
                     lambda h: sg.zeros(2, 3, dtype=sg.float64).scatter(1, index, h)):
         out = scatter(sg.tanh(sg.zeros(0, 3, dtype=sg.float64) @ w))
         assert out.requires_grad
@@ -380,3 +381,30 @@ def test_scatter_of_an_empty_batch_keeps_the_graph():
         np.testing.assert_array_equal(w.grad.numpy(), np.zeros((3, 3)))
     x = np.arange(4.0)  # (a traced update of no elements: x itself)
     np.testing.assert_array_equal(sg.grad(lambda v: sg.sum(v.at[np.zeros(0, int)].set(2.0) * v))(x), 2 * x)
+
+def test_a_non_leaf_input_gets_its_hooks_and_grad_as_pytorchs():
+    """backward(inputs=[h]) fills a non-leaf h's .grad (PyTorch retains it; symgrad left it None), and autograd.grad
+    with respect to h alone runs its hooks and retain_grad (the pass stops at h), while a pass that goes on through h
+    to x returns h's gradient before its hooks, x's after them (PyTorch's engine captures it before h's node runs)."""
+    seen = {}
+    for lib in LIBRARIES:
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        h = x * 3.0
+        h.register_hook(lambda g: g * 10.0)
+        loss = (h * h).sum()
+        alone, = lib.autograd.grad(loss, [h], retain_graph=True)
+        on_h, on_x = lib.autograd.grad(loss, [h, x], retain_graph=True)
+        k = x * 2.0
+        k.retain_grad()
+        lib.autograd.grad((k * k).sum(), [k])
+        retained = k.grad.numpy().copy()
+        loss.backward(inputs=[h], retain_graph=True)
+        first = h.grad.numpy().copy()
+        loss.backward(inputs=[h, x])
+        seen[lib.__name__] = (alone, on_h, on_x, retained, first, h.grad, x.grad)
+    h = np.array([3.0, 6.0])
+    expected = (20 * h, 2 * h, 60 * h, [4.0, 8.0], 20 * h, 40 * h, 60 * h)  # (d loss/dh = 2h, times 10 by the hook)
+    for ours, wanted in zip(seen["symgrad"], expected):
+        np.testing.assert_allclose(np.asarray(ours), wanted, rtol=1e-14, atol=0)
+    for ours, theirs in zip(seen["symgrad"], seen.get("torch", seen["symgrad"])):
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-14, atol=0)

@@ -465,6 +465,16 @@ def test_clone_of_what_nothing_records_is_a_copy_laid_out_as_pytorchs():
     assert type(recorded.grad_fn).__name__ == "CloneBackward0"
 
 
+
+def test_clone_of_an_expanded_tensor_is_laid_out_as_pytorchs():
+    """An expanded (stride 0) constant's clone is laid out as PyTorch's (NumPy's order "K" put the broadcast axis
+    first: a column-major copy whose view(-1) raised a false RuntimeError)."""
+    for requires_grad in (False, True):
+        row = sg.tensor(BASE[:1].copy(), requires_grad=requires_grad)
+        copy = row.expand(3, BASE.shape[1]).clone()
+        assert copy.is_contiguous() and copy.detach().numpy().flags.c_contiguous
+        np.testing.assert_array_equal(copy.view(-1).detach().numpy(), np.tile(BASE[0], 3))
+
 def _loop_with_contiguous(lib, steps=5):
     rng = np.random.default_rng(5)
     w = lib.tensor(rng.standard_normal((3, 4)), dtype=lib.float64, requires_grad=True)

@@ -144,7 +144,7 @@ def test_attention_without_weights_is_the_general_path(batch_first, source):
         (out * sg.tensor(np.linspace(-1, 1, out.numel()).reshape(out.shape))).sum().backward()
         seen.append([type(out.grad_fn).__name__, out.detach().numpy(), query.grad.numpy(), key.grad.numpy()]
                     + [p.grad.numpy() for p in attention.parameters()])
-    assert seen[0][0] == seen[1][0]
+    assert seen[0][0] == seen[1][0] == ("TransposeBackward0" if batch_first else "ViewBackward0")  # (PyTorch's)
     for plain, general in zip(seen[0][1:], seen[1][1:]):
         np.testing.assert_array_equal(plain, general)
 
@@ -161,12 +161,20 @@ def test_initialization_dropout_and_errors():
     attention.eval()
     assert np.array_equal(attention(x, x, x)[0].detach().numpy(), attention(x, x, x)[0].detach().numpy())
     assert attention(x, x, x, need_weights=False)[1] is None
+    assert attention(x[:, 0], x[:, 0], x[:, 0])[0].grad_fn.name() == "SqueezeBackward1"  # (unbatched: PyTorch's)
     with pytest.raises(AssertionError, match="divisible by num_heads"):
         sg.nn.MultiheadAttention(7, 2)
     with pytest.raises(RuntimeError, match="attn_mask is"):
         attention(x, x, x, attn_mask=sg.tensor(np.zeros((3, 3), bool)))
     with pytest.raises(AssertionError, match="key_padding_mask shape"):
         attention(x, x, x, key_padding_mask=sg.tensor(np.zeros((2, 3), bool)))
+    for need_weights in (True, False):  # (PyTorch's checks, on the general path and the plain one)
+        with pytest.raises(AssertionError, match="expected `key` and `value` to be 3-D but found 2-D and 2-D"):
+            attention(x[:, :1], x[:, 0], x[:, 0], need_weights=need_weights)
+        with pytest.raises(AssertionError, match="key shape"):
+            attention(x, x, x[:3], need_weights=need_weights)
+    with pytest.raises(AssertionError, match="unbatched 2D or batched 3D"):
+        attention(x[None], x[None], x[None])
     with pytest.raises(RuntimeError, match="activation should be relu/gelu"):
         sg.nn.TransformerEncoderLayer(6, 2, activation="tanh")
     encoder = sg.nn.TransformerEncoder(sg.nn.TransformerEncoderLayer(6, 2, 8), num_layers=3)

@@ -62,6 +62,9 @@ class Engine:
                     return
             force_pending()
             targets = None if inputs is None else _as_list(inputs)
+            for t in targets or ():  # a non-leaf input's .grad is filled, as PyTorch's backward(inputs=) retains it
+                if t._node is not None:
+                    t._node.retain(t)
             _Backward(self, tensors, seeds, targets, create_graph).execute(accumulate=True, retain_graph=retain_graph)
         finally:
             start_over(capture)  # the next step records a tape of its own, deferred while it repeats the capture
@@ -262,8 +265,9 @@ class _Backward:
             node = self.nodes[key]
             if key not in self.targets:
                 continue
-            if isinstance(node, Record):  # a non-leaf input of autograd.grad past every use
-                found.setdefault(key, self.pending[key])
+            if isinstance(node, Record):  # a non-leaf input past every use: its hooks and retain_grad run now
+                if key not in found:
+                    self._at_gradient(node, found)
                 continue
             ct = self._apply_hooks(node._hooks or (), self.pending.pop(key))
             if accumulate:
@@ -276,15 +280,19 @@ class _Backward:
         return found
 
     def _at_gradient(self, record, found):
-        """A record whose output gradient is now complete: run its hooks, retain it (autograd.grad's pass too, as
-        PyTorch's), report it."""
-        ct = self._apply_hooks(record.hooks, self.pending[id(record)])
-        self.pending[id(record)] = ct
+        """A record whose output gradient is now complete: report it when it is a target, run its hooks, retain it
+        (autograd.grad's pass too, as PyTorch's). PyTorch reports the gradient before the hooks when the pass goes on
+        through the record (it is in `order`: its own node runs them later), after them when it stops there."""
+        key = id(record)
+        ct = self.pending[key]
+        if key in self.targets and key in self.useful:
+            found[key] = ct
+        ct = self.pending[key] = self._apply_hooks(record.hooks, ct)
         tensor = record.retained_tensor()
         if tensor is not None:
             self._retain(tensor, ct)
-        if id(record) in self.targets:
-            found[id(record)] = ct
+        if key in self.targets and key not in self.useful:
+            found[key] = ct
 
     def _apply_hooks(self, hooks, ct):
         for hook in list(hooks):

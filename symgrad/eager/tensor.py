@@ -846,8 +846,9 @@ class Tensor(Tracer):
 
     def clone(self, *, _row_major=False) -> "Tensor":
         """A copy that stays in the graph (gradient flows back to self); laid out as self, or row-major."""
-        if not (self._requires_grad and _mode.enabled or core._building_count and current_builder() is not None):
-            return Tensor._wrap(self._data.copy(order="C" if _row_major else "K"))  # nothing records it: a copy
+        if not (self._requires_grad and _mode.enabled or core._building_count and current_builder() is not None) \
+                and 0 not in self._data.strides:  # nothing records it: a copy (of an expanded tensor, the ufunc's
+            return Tensor._wrap(self._data.copy(order="C" if _row_major else "K"))  # layout below, PyTorch's)
         out = self * 1 if dtypes.is_float(self.dtype) else self.detach()
         if (out._data is self._data or np.shares_memory(out._data, self._data)
                 or _row_major and not out._data.flags.c_contiguous):

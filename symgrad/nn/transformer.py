@@ -70,7 +70,7 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
-        batched = query.ndim == 3
+        batched = _batched(query, key, value, self._qkv_same_embed_dim)
         if is_causal and attn_mask is None:
             raise RuntimeError("Need attn_mask if specifying the is_causal hint")
         if batched and query.shape[-1] == self.embed_dim and not need_weights and attn_mask is None and \
@@ -81,7 +81,7 @@ class MultiheadAttention(Module):
             out = apply_function(_plain_attention, (query, key, value, self.in_proj_weight, self.in_proj_bias,
                                                     self.out_proj.weight, self.out_proj.bias, self.num_heads,
                                                     self.batch_first), {})
-            return labelled(out, "Transpose" if self.batch_first else "Addmm"), None  # (the general path's names)
+            return labelled(out, "Transpose" if self.batch_first else "View"), None  # (the general path's names)
         if not batched:
             query, key, value = (sgnp.expand_dims(t, 1) for t in (query, key, value))
             key_padding_mask = None if key_padding_mask is None else F.mask_array(key_padding_mask)[None]
@@ -112,8 +112,9 @@ class MultiheadAttention(Module):
         dropped = F.dropout(weights, self.dropout, True) if self.dropout > 0.0 and self.training else weights
         out = F.linear(_merged_heads(sgnp.matmul(dropped, v), length, batch, self.embed_dim), self.out_proj.weight,
                        self.out_proj.bias)  # (out_proj's weights, not the module's call: PyTorch's)
+        # PyTorch's names: attn_output.transpose(1, 0), its (L * N, E) product's view as (L, N, E), squeeze(1)
         out = labelled(sgnp.swapaxes(out, 0, 1), "Transpose") if batched and self.batch_first else (
-            out if batched else sgnp.squeeze(out, 1))  # (PyTorch's attn_output.transpose(1, 0))
+            labelled(out, "View") if batched else labelled(sgnp.squeeze(out, 1), "Squeeze", overload=1))
         if not need_weights:
             return out, None
         weights = weights.mean(1) if average_attn_weights else weights
@@ -156,6 +157,21 @@ def _plain_attention(query, key, value, in_proj_weight, in_proj_bias, out_weight
     # batch first: a copy of the (N, L, E) view, since a deferred plan's result is no view (its values, and the
     # gradients summed over (L, N) rows, are the general path's)
     return convert_p(sgnp.swapaxes(out, 0, 1), dtype=out.dtype) if batch_first else out
+
+
+def _batched(query, key, value, same_embed_dim) -> bool:
+    """Whether the inputs are batched (3-D), PyTorch's AssertionError when their dimensions or key's and value's
+    shapes do not match (a 2-D key with a batch of one query was read as one batch, silently)."""
+    kind = {3: "batched (3-D)", 2: "unbatched (2-D)"}.get(query.ndim)
+    if kind is None:
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.ndim}-D query "
+                             "tensor")
+    if key.ndim != query.ndim or value.ndim != query.ndim:
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be {query.ndim}-D but found "
+                             f"{key.ndim}-D and {value.ndim}-D tensors respectively")
+    if (key.shape if same_embed_dim else key.shape[:-1]) != (value.shape if same_embed_dim else value.shape[:-1]):
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    return query.ndim == 3
 
 
 def _split_heads(x, n, heads):
