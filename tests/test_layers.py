@@ -17,8 +17,8 @@ LAYERS = [
     ("symgrad.ops",),
     ("symgrad.codegen",),  # backends: the IR and op metadata only
     ("symgrad.numpy_api", "symgrad.scipy", "symgrad.linalg"),
-    ("symgrad.tracing", "symgrad.passes", "symgrad.autodiff", "symgrad.control_flow", "symgrad.batching",
-     "symgrad.numpy"),
+    ("symgrad.tracing", "symgrad.passes", "symgrad.autodiff", "symgrad.control_flow", "symgrad.loop_arrays",
+     "symgrad.batching", "symgrad.numpy"),
     ("symgrad.backends", "symgrad.code_cache", "symgrad.compiler", "symgrad.loader", "symgrad.static_args"),
     ("symgrad.transforms", "symgrad.finite_differences", "symgrad.closed_form", "symgrad.custom_derivatives"),
     ("symgrad.eager", "symgrad.autograd"),
