@@ -99,7 +99,10 @@ class EagerRecorder:
         tape = _tapes.tape
         if tape is None or tape.capture is None or not _mode.enabled:
             return None
-        return _defer_plan(tape, plan, operands)
+        out = _defer_plan(tape, plan, operands)
+        if out is None and tape.capture is not None:
+            out = _defer_split(tape, plan, operands)
+        return out
 
     def evaluate(self, prim, operands, evaluate, frozen_attrs, dtype) -> "Tensor":
         """`evaluate(*arrays)` (prim with its attributes bound) now; recorded when grad mode is on and an
@@ -461,12 +464,44 @@ def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
 
 def _defer_plan_on(capture, tape, plan, operands, position) -> "DeferredTensor | None":
     """`_defer_plan` against `capture`."""
+    match = _plan_match_at(capture, position, plan, len(operands))
+    return None if match is None else _defer_matched(tape, match, position, operands)
+
+
+def _plan_match_at(capture, position, plan, count):
+    """`_plan_match` against `capture`'s steps, kept on the capture per (position, plan)."""
     match = capture.plan_matches.get((position, plan), _UNMATCHED)
     if match is _UNMATCHED:
         if len(capture.plan_matches) > 4 * len(capture.steps):  # plans evicted and made again: start over
             capture.plan_matches.clear()
-        match = capture.plan_matches[(position, plan)] = _plan_match(capture.steps, position, plan, len(operands))
-    return None if match is None else _defer_matched(tape, match, position, operands)
+        match = capture.plan_matches[(position, plan)] = _plan_match(capture.steps, position, plan, count)
+    return match
+
+
+def _defer_split(tape, plan, operands) -> "DeferredTensor | None":
+    """The deferred result of a plan some of whose operands require no grad (a LayerNorm of the input batch), when
+    the capture recorded only its steps that read an operand requiring grad, those on the others having run
+    unrecorded (their values constants of the step): these are computed now, with NumPy as eagerly and at once
+    (Split.values), and the others deferred as a plan of their own. None, with nothing changed but what
+    `_defer_matched` changes on the way, when the capture does not have them there."""
+    grads = []
+    for t in operands:  # (a loop: a generator is a call of its own)
+        grads.append(t._requires_grad)
+    split = plan.split(tuple(grads)) if True in grads and False in grads else None
+    if split is None:
+        return None
+    position = len(tape.digests)
+    match = _plan_match_at(tape.capture, position, split.rest, len(split.sources))
+    if match is None:
+        return None
+    values = split.values(operands)
+    if values is None:  # (a view: op by op, as in later steps, rather than computing its steps twice each time)
+        plan.splits[split.grads] = None
+        return None
+    sources = []
+    for value in values:
+        sources.append(Tensor._wrap(*value) if value.__class__ is tuple else value)
+    return _defer_matched(tape, match, position, sources)
 
 
 def _defer_matched(tape, match, position, operands, label=None) -> "DeferredTensor | None":
