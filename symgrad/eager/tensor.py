@@ -542,9 +542,10 @@ def _plan_match(steps, position, plan, count):
     for k, (prim, inputs, _, attrs, dtype) in enumerate(plan_steps):
         step = steps[position + k]
         if step[0] is not prim or step[1] != attrs or len(inputs) != len(step[5]) or dtype.kind != "f" or (
-                step[8] and k == len(plan_steps) - 1 and any(index < count for index in inputs)):
-            return None  # (a view of an operand as the result: `_defer` computes it; a view of the plan's own
-            # intermediate result, which no tensor holds, is deferred as an array of its own: Capture.compute)
+                step[8] and k == len(plan_steps) - 1 and any(
+                    index < total or steps[position + index - total][8] for index in inputs)):
+            return None  # (a view of an operand, or of a view, as the result: `_defer` computes it; a view of
+            # the plan's own intermediate result, which no tensor holds, is deferred as an array of its own)
         spec = []
         for index, source, expected in zip(inputs, step[5], step[2]):
             if index >= total:  # an earlier primitive of the plan
