@@ -96,6 +96,45 @@ def test_max_pooling_ties_and_nan_in_a_captured_step():
     _check(_cnn, (x, y), steps=4)
 
 
+def test_a_steady_cnn_step_runs_no_op_by_op(monkeypatch):
+    """In a deferred step no primitive runs op by op: the first convolution's patches of the batch (which needs no
+    grad) are computed at once and its other steps deferred as one plan (Plan.split), and max pooling's plan, whose
+    result viewed its own intermediate result when the step was captured, is deferred as one plan."""
+    from symgrad.eager.tensor import EagerRecorder
+    evaluated, counts = [], []
+    evaluate = EagerRecorder.evaluate
+    def counted(*args):  # the plan steps computed now (not deferred)
+        out = evaluate(*args)
+        if not isinstance(out, DeferredTensor):
+            evaluated.append(args[1])
+        return out
+    monkeypatch.setattr(EagerRecorder, "evaluate", counted)
+    model, (x, y) = _pooling_cnn(sg, peek=False), (sg.from_numpy(a) for a in _images())
+    tape.start_over()
+    for _ in range(4):
+        evaluated.clear()
+        loss = sg.nn.functional.cross_entropy(model(x), y)
+        counts.append((isinstance(loss, DeferredTensor), len(evaluated)))
+        loss.backward()
+    assert counts[2:] == [(True, 0), (True, 0)]
+
+
+def _pooling_cnn(lib, peek=True):
+    """A convolution and max pooling (bench_eager_loops.py's CNN, one layer), its pooled values read before the
+    backward when `peek` (computed op by op, then the captured call)."""
+    class Peek(lib.nn.Module):
+        def forward(self, x):
+            float(x.sum())
+            return x
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(1, 3, 3, padding=1, dtype=lib.float64), nn.ReLU(), nn.MaxPool2d(2),
+                         *[Peek()] * peek, nn.Flatten(), nn.Linear(48, 3, dtype=lib.float64))
+
+
+def test_a_pooled_value_read_before_the_backward():
+    _check(_pooling_cnn, _images(2))
+
+
 def test_first_max_keeps_the_element_and_its_rules_match_finite_differences():
     from gradcheck import numeric_grad
     from symgrad.ops.reduce import first_max_p

@@ -123,3 +123,37 @@ def test_a_batch_only_products_read_is_not_compared_at_backward(monkeypatch):
         for got, want in zip(a, b):
             np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
     assert deferred >= 2 and not compared
+
+
+
+@pytest.mark.parametrize("layer", ["layer_norm", "conv2d", "group_norm"])
+def test_a_layer_on_the_batch_defers_in_one_call(layer, monkeypatch):
+    """A steady step's layer on a from_numpy batch: the call's steps on the batch (a norm's statistics, a
+    convolution's patches), which the capture reads as constants, are computed at once and its other steps deferred
+    as one plan (Plan.split), not op by op; NumPy's writes (between steps and before a backward) are read."""
+    from symgrad.eager.tensor import EagerRecorder
+    evaluated, deferred = [], []
+    evaluate = EagerRecorder.evaluate
+    def counted(*args):  # the plan steps computed now (not deferred)
+        out = evaluate(*args)
+        if not isinstance(out, DeferredTensor):
+            evaluated.append(args[1])
+        return out
+    monkeypatch.setattr(EagerRecorder, "evaluate", counted)
+    tape.start_over()
+    ours, _ = _gradients(sg, layer, (3,))
+    theirs, _ = _gradients(torch, layer, (3,))
+    for a, b in zip(ours, theirs):
+        for got, want in zip(a, b):
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    make, shape = LAYERS[layer]
+    module = make(sg)
+    x_np = np.random.default_rng(3).standard_normal(shape)
+    x = sg.from_numpy(x_np)
+    for _ in range(4):
+        evaluated.clear()
+        out = module(x)
+        deferred.append((isinstance(out, DeferredTensor), len(evaluated)))
+        (out ** 2).sum().backward()
+        x_np *= -0.5
+    assert deferred[2:] == [(True, 0), (True, 0)]

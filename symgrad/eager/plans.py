@@ -54,6 +54,7 @@ class Plan:
         self.output = index[id(graph.outputs[0])]
         self.arity = len(graph.inputs)
         self.folded = None  # (steps, output, constants): `fold`, made when a deferred step first needs it
+        self.splits = {}  # which operands require grad -> Split or None: `split`, made when a deferred step needs it
         # one primitive applied to the operands as given (a * b, x @ w, ...): run without the loop
         operands = tuple(range(len(graph.inputs)))
         self.single = self.steps[0] if len(self.steps) == 1 and self.steps[0][1] == operands \
@@ -103,6 +104,121 @@ class Plan:
                     renumbered[count + k] = count + len(constants) + len(steps)
                     steps.append((prim, tuple(renumbered.get(i, i) for i in inputs), evaluate, attrs, dtype, kind))
             self.folded = (steps, renumbered.get(self.output, self.output), constants)
+        return self.folded
+
+
+    def split(self, grads: tuple) -> "Split | None":
+        """The plan cut in two for operands of which `grads` (a flag per operand) require grad: the steps that read
+        no operand requiring grad (a norm's statistics of an input batch: eagerly they run unrecorded) and the others,
+        a plan of their own; None when all steps are of one kind (Split)."""
+        split = self.splits.get(grads, _MISSING)
+        if split is _MISSING:
+            split = self.splits[grads] = Split.of(self, grads)
+        return split
+
+
+class Split:
+    """A plan's steps on operands that require no grad (`prefix`, computed at once by `values`, as eagerly) and
+    the others (`rest`, with the `fold` of a plan whose operands are the `sources`: the plan's operands and prefix
+    values they read), so a deferred step whose capture reads the prefix's values as constants matches `rest`
+    (symgrad.eager.tensor._defer_split). Indices are the folded plan's: operands, its constants, then its steps."""
+
+    def __init__(self, grads, prefix, sources, rest, constants, size):
+        self.grads, self.prefix, self.sources, self.rest = grads, prefix, sources, rest
+        self.constants, self.size = constants, size
+
+    @classmethod
+    def of(cls, plan, grads) -> "Split | None":
+        steps, output, constants = plan.fold()
+        count, total = plan.arity, plan.arity + len(constants)
+        fixed = {index for index in range(total) if index >= count or not grads[index]}
+        prefix, rest = [], []
+        for k, step in enumerate(steps):
+            if all(index in fixed for index in step[1]):
+                fixed.add(total + k)
+                prefix.append((total + k, *step))
+            else:
+                rest.append((total + k, *step))
+        if not prefix or not rest or output in fixed or any(step[5].names is not None for step in prefix):
+            return None
+        sources = []
+        for step in rest:
+            for index in step[2]:
+                if (index < count or index >= total and index in fixed) and index not in sources:
+                    sources.append(index)
+        renumbered = {index: k for k, index in enumerate(sources)}
+        renumbered.update((count + k, len(sources) + k) for k in range(len(constants)))
+        renumbered.update((step[0], len(sources) + len(constants) + k) for k, step in enumerate(rest))
+        rest_steps = [(prim, tuple(renumbered[index] for index in inputs), evaluate, attrs, dtype)
+                      for _, prim, inputs, evaluate, attrs, dtype in rest]
+        return cls(grads, prefix, tuple(sources), _Folded((rest_steps, renumbered[output], constants)), constants,
+                   total + len(steps))
+
+    def values(self, operands) -> "list | None":
+        """Per source, the operand it is or (array, counter or None) of the prefix value it is, computed as
+        `Plan.run` computes it eagerly (an array of its own, whose counter is a DerivedCounter when it was computed
+        from arrays NumPy may write, `_derive`'s); None when a value is a view of an operand (then op by op)."""
+        values = [None] * self.size
+        origins = {}  # index -> the exposed operands it is computed again from at backward (`_derive`'s)
+        for index, t in enumerate(operands):
+            values[index] = t._data
+            if not t._requires_grad and t._version.exposed:
+                if t._version.__class__ is DerivedCounter:
+                    return None
+                origins[index] = (index,)
+        for k, constant in enumerate(self.constants):
+            values[len(operands) + k] = constant
+        for index, prim, inputs, evaluate, _, dtype in self.prefix:
+            value = evaluate(*[values[i] for i in inputs])
+            if value.__class__ is not np.ndarray:
+                value = np.asarray(value)
+            if value.dtype != dtype:
+                value = value.astype(dtype)
+            values[index] = value
+            if origins and prim not in _SAVED:
+                reached = tuple(sorted({o for i in inputs for o in origins.get(i, ())}))
+                if reached:
+                    origins[index] = reached
+        out, copies = [], {}
+        for index in self.sources:
+            if index < len(operands):
+                out.append(operands[index])
+                continue
+            value = values[index]
+            if value.base is not None and any(np.may_share_memory(value, t._data) for t in operands):
+                return None  # (a view of an operand: eagerly it shares its version counter)
+            counter = None
+            if index in origins:
+                pairs = [copies.get(o) or copies.setdefault(o, (values[o].copy(), values[o])) for o in origins[index]]
+                reads = [(operands[o]._version, operands[o]._version.value) for o in origins[index]]
+                counter = DerivedCounter(pairs, functools.partial(self._recomputed, operands, values, origins, index),
+                                         reads)
+            out.append((value, counter))
+        return out
+
+    def _recomputed(self, operands, forward, origins, wanted) -> np.ndarray:
+        """The prefix value `wanted` from the operands' arrays as they are now (a DerivedCounter's `recompute`):
+        the steps computed from them again, the others' values (statistics) as the forward computed them."""
+        values = list(forward)
+        for index, t in enumerate(operands):
+            values[index] = t._data
+        for index, _, inputs, evaluate, _, dtype in self.prefix:
+            if index in origins:
+                value = np.asarray(evaluate(*[values[i] for i in inputs]))
+                values[index] = value if value.dtype == dtype else value.astype(dtype)
+            if index == wanted:
+                return values[index]
+        raise AssertionError("not a prefix value")
+
+
+class _Folded:
+    """A plan given by its folded form (`Plan.fold`'s triple): the steps of a Split that read operands requiring
+    grad, which a deferred step matches as a plan (symgrad.eager.tensor._plan_match)."""
+
+    def __init__(self, folded):
+        self.folded = folded
+
+    def fold(self) -> tuple:
         return self.folded
 
 

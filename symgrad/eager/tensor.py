@@ -100,7 +100,10 @@ class EagerRecorder:
         tape = _tapes.tape
         if tape is None or tape.capture is None or not _mode.enabled:
             return None
-        return _defer_plan(tape, plan, operands)
+        out = _defer_plan(tape, plan, operands)
+        if out is None and tape.capture is not None:
+            out = _defer_split(tape, plan, operands)
+        return out
 
     def evaluate(self, step, operands) -> "Tensor":
         """A plan's `step` (prim, operand indices, NumPy function of the operand arrays, frozen attributes, dtype,
@@ -465,12 +468,44 @@ def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
 
 def _defer_plan_on(capture, tape, plan, operands, position) -> "DeferredTensor | None":
     """`_defer_plan` against `capture`."""
+    match = _plan_match_at(capture, position, plan, len(operands))
+    return None if match is None else _defer_matched(tape, match, position, operands, plan.label)
+
+
+def _plan_match_at(capture, position, plan, count):
+    """`_plan_match` against `capture`'s steps, kept on the capture per (position, plan)."""
     match = capture.plan_matches.get((position, plan), _UNMATCHED)
     if match is _UNMATCHED:
         if len(capture.plan_matches) > 4 * len(capture.steps):  # plans evicted and made again: start over
             capture.plan_matches.clear()
-        match = capture.plan_matches[(position, plan)] = _plan_match(capture.steps, position, plan, len(operands))
-    return None if match is None else _defer_matched(tape, match, position, operands, plan.label)
+        match = capture.plan_matches[(position, plan)] = _plan_match(capture.steps, position, plan, count)
+    return match
+
+
+def _defer_split(tape, plan, operands) -> "DeferredTensor | None":
+    """The deferred result of a plan some of whose operands require no grad (a LayerNorm of the input batch), when
+    the capture recorded only its steps that read an operand requiring grad, those on the others having run
+    unrecorded (their values constants of the step): these are computed now, with NumPy as eagerly and at once
+    (Split.values), and the others deferred as a plan of their own. None, with nothing changed but what
+    `_defer_matched` changes on the way, when the capture does not have them there."""
+    grads = []
+    for t in operands:  # (a loop: a generator is a call of its own)
+        grads.append(t._requires_grad)
+    split = plan.split(tuple(grads)) if True in grads and False in grads else None
+    if split is None:
+        return None
+    position = len(tape.digests)
+    match = _plan_match_at(tape.capture, position, split.rest, len(split.sources))
+    if match is None:
+        return None
+    values = split.values(operands)
+    if values is None:  # (a view: op by op, as in later steps, rather than computing its steps twice each time)
+        plan.splits[split.grads] = None
+        return None
+    sources = []
+    for value in values:
+        sources.append(Tensor._wrap(*value) if value.__class__ is tuple else value)
+    return _defer_matched(tape, match, position, sources, plan.label)
 
 
 def _defer_matched(tape, match, position, operands, label=None) -> "DeferredTensor | None":
@@ -511,8 +546,10 @@ def _plan_match(steps, position, plan, count):
     for k, (prim, inputs, _, attrs, dtype, _) in enumerate(plan_steps):
         step = steps[position + k]
         if step[0] is not prim or step[1] != attrs or len(inputs) != len(step[5]) or dtype.kind != "f" or (
-                step[8] and k == len(plan_steps) - 1):  # a view as the result: `_defer` computes it
-            return None
+                step[8] and k == len(plan_steps) - 1 and any(
+                    index < total or steps[position + index - total][8] for index in inputs)):
+            return None  # (a view of an operand, or of a view, as the result: `_defer` computes it; a view of
+            # the plan's own intermediate result, which no tensor holds, is deferred as an array of its own)
         spec = []
         for index, source, expected in zip(inputs, step[5], step[2]):
             if index >= total:  # an earlier primitive of the plan

@@ -417,6 +417,8 @@ class Capture:
             except Exception:
                 tape.pending = pending[index:]
                 raise
+            if record.position in views and not record.viewed and record.position not in tape.intermediates:
+                result = result.copy()  # (a plan's result viewing its own intermediate: its own, as a native call's)
             record.value = record.array = result
             record.saved = _live(arrays, tape.exposed) if tape.exposed else arrays
         tape.pending = []
