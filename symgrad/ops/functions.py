@@ -478,6 +478,22 @@ class valued(_RealFunction):
         return self.args[1]
 
 
+
+class relu(_RealFunction):
+    """max(x, 0) keeping a NaN's bits and -0.0 (PyTorch's relu), whose derivative reads its output, as PyTorch's
+    (threshold_backward of the saved result): NumPy writing a from_numpy input between forward and backward then
+    moves no gradient. 1 at a NaN, 0 at zeros."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        return sp.Piecewise((0, self <= 0), (1, True))
+
+    def evaluation(self):
+        a = self.args[0]
+        return sp.Piecewise((0, a < 0), (valued(sp.Piecewise((0, a <= 0), (a, True)), a), True))
+
+
 # ----------------------------------------------------------------------------- bits (integers)
 
 class _Bits(_RealFunction):
