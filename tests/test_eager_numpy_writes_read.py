@@ -129,3 +129,22 @@ def test_which_operands_torch_matmul_copies():
     assert copied(((2, 1, 4, 3), (12, 12, 3, 1), False), ((3, 3, 2), (6, 2, 1), True)) == (True, True)
     assert copied(((2, 4, 3), (12, 3, 1), False), ((1, 3, 2), (6, 1, 3), False)) == (False, False)
     assert copied(((0, 4, 3), (12, 1, 4), False), ((3, 5), (5, 1), True)) == (False, False)  # nothing to copy
+
+
+RELU_FORMS = {"relu": lambda lib, x: lib.relu(x), "method": lambda lib, x: x.relu(),
+              "functional": lambda lib, x: lib.nn.functional.relu(x), "module": lambda lib, x: lib.nn.ReLU()(x)}
+
+
+@pytest.mark.parametrize("form", sorted(RELU_FORMS))
+@pytest.mark.parametrize("lib", LIBRARIES, ids=lambda lib: lib.__name__)
+def test_relu_gradient_is_masked_by_its_forward_output(lib, form):
+    """relu's derivative reads its output (PyTorch's threshold_backward of the saved result), so an input NumPy
+    shifts by 0.75 after the forward keeps the forward's mask [0, 0, 0, 1, 1] (symgrad read the input as written:
+    [0, 1, 1, 1, 1]); a NaN's gradient is 1, a zero's 0. Later steps repeat a captured one."""
+    for step in range(3):
+        data = np.array([-1.0, -0.5, 0.0, 0.5, np.nan])
+        x = lib.from_numpy(data).requires_grad_()
+        y = RELU_FORMS[form](lib, x)
+        data += 0.75
+        (y * lib.tensor([1.0, 2.0, 3.0, 4.0, 5.0], dtype=lib.float64)).sum().backward()
+        assert x.grad.tolist() == [0.0, 0.0, 0.0, 4.0, 5.0], step

@@ -5,6 +5,7 @@ import pytest
 
 import symgrad as sg
 from gradcheck import numeric_grad
+from symgrad.eager.tensor import DeferredTensor
 
 X = np.random.default_rng(11).standard_normal((2, 3))
 
@@ -198,3 +199,46 @@ def test_median_of_a_tensor_holding_nan_sends_the_gradient_to_the_nans():
     value, grad, _ = _weighted_grad(lambda t: t.median(), NAN_ROWS)
     assert np.isnan(value)
     np.testing.assert_array_equal(grad, np.where(np.isnan(NAN_ROWS), 0.5, 0.0))
+
+
+NAN_STEPS = [NAN_ROWS, np.array([[1.0, 5.0, -0.0, 5.0, 2.0], [0.0, 5.0, 1.0, -1.0, 3.0]]),
+             np.array([[np.inf, np.nan, -np.inf, 1.0, 2.0], [0.0] * 5]), np.full((2, 5), -0.0), np.full((2, 5), np.nan)]
+
+
+def _nan_share(x, extreme):
+    """PyTorch's gradient of x.max() / x.min(): 1/count to each NaN where x holds one, else to each tied extremum."""
+    hits = np.isnan(x) if np.isnan(x).any() else x == extreme(x)
+    return hits / hits.sum()
+
+
+def _full_extrema_steps(lib):
+    """x.max() * 2 + x.min() for each of NAN_STEPS written into one x, as (max, gradient) per step."""
+    x = lib.zeros(2, 5, dtype=lib.float64, requires_grad=True)
+    results = []
+    for data in NAN_STEPS * 2:
+        x.grad = None
+        with lib.no_grad():
+            x.copy_(lib.tensor(data))
+        top = x.max()
+        (top * 2.0 + x.min()).backward()
+        results.append((top, x.grad.numpy().copy()))
+    return results
+
+
+def test_full_max_min_of_a_tensor_holding_nan_send_the_gradient_to_the_nans():
+    """x.max() / x.min() shared the gradient by x == result, never true at NaN, so every element got 0/0 = NaN;
+    PyTorch shares it among the NaNs. The rule is in the graph, so a captured then deferred step (a NaN in some
+    steps only) gives it too without reading x; the ties rule (no NaN) and the sign of a zero extremum stand."""
+    for step, (top, grad) in enumerate(_full_extrema_steps(sg)):
+        data = NAN_STEPS[step % len(NAN_STEPS)]
+        assert isinstance(top, DeferredTensor) == (step >= 2)
+        value = top.item()
+        assert value == np.max(data) and np.signbit(value) == np.signbit(np.max(data)) or np.isnan(np.max(data))
+        np.testing.assert_array_equal(grad, 2.0 * _nan_share(data, np.max) + _nan_share(data, np.min))
+
+
+def test_full_max_min_gradients_at_nan_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    for (top, grad), (theirs, their_grad) in zip(_full_extrema_steps(sg), _full_extrema_steps(torch)):
+        np.testing.assert_array_equal(top.item(), theirs.item())
+        np.testing.assert_array_equal(grad, their_grad)

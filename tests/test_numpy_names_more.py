@@ -79,6 +79,22 @@ def test_fmod_is_exact_and_takes_the_dividends_sign():
             _assert_same(got, np.fmod(a, b), path)
 
 
+
+def test_fmod_gradient_in_the_divisor_at_an_infinite_dividend_is_torchs():
+    """d fmod(a, b) / d b is -trunc(a / b): -inf at (inf, 2), inf at (-inf, 2) (NumPy's inf // 2 gave NaN); NaN at
+    (inf, inf), -0 at (1, inf), finite ones exact."""
+    a = np.array([np.inf, -np.inf, np.inf, 1.0, 7.0, -7.5])
+    b = np.array([2.0, 2.0, np.inf, np.inf, 2.0, 2.0])
+    expected = np.array([-np.inf, np.inf, np.nan, -0.0, -3.0, 3.0])
+    with np.errstate(all="ignore"):
+        for path, (_, (grad,)) in value_and_grad_everywhere(lambda x, y: sg.sum(sg.fmod(x, y)), (a, b), 1).items():
+            np.testing.assert_array_equal(grad, expected, err_msg=path)
+            assert np.signbit(grad[3]), path
+    torch = pytest.importorskip("torch")
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    torch.fmod(ta, tb).sum().backward()
+    np.testing.assert_array_equal(tb.grad.numpy(), expected)
+
 def test_float_power_computes_in_float64():
     x = np.array([1.5, 2.0, 0.5], np.float32)
     for path, got in values_everywhere(lambda a: sg.float_power(a, 3), x).items():

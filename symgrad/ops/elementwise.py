@@ -527,8 +527,7 @@ softplus = define("softplus", F.softplus)
 logaddexp = define("logaddexp", F.logaddexp)
 erf = define("erf", sp.erf)
 # NaN stays NaN, -0.0 stays -0.0 (with gradient 0 at a zero), as PyTorch's
-relu = define("relu", lambda a: sp.Piecewise((0, a < 0), (F.valued(sp.Piecewise((0, a <= 0), (a, True)), a), True)),
-              kind="arith")
+relu = define("relu", F.relu, kind="arith")
 # Ties split the gradient evenly, as PyTorch does; their value is the second argument, as NumPy's and
 # torch.maximum's (maximum(-0.0, 0.0) is 0.0, maximum(0.0, -0.0) -0.0; (a + b) / 2 was 0.0 for both, and -0.0
 # for the first once SymPy folded a + 0); a NaN gives NaN, a + b, with gradient 1 to each operand as PyTorch's

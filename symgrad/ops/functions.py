@@ -432,14 +432,16 @@ class fmod(_RealFunction):
     """C's fmod (np.fmod): the remainder of a / b with the sign of a, exact. floor_mod of operands of one sign
     (a and -|b| when a < 0, -a and -|b| otherwise) is exact (no sign crossing to correct) and negates no negative
     integer (-(-2**63) wraps); a zero a is returned as it is (-0 stays -0); NaN when b == 0 (0 for integers).
-    Derivatives as torch.fmod's: 1 in a, -trunc(a / b) in b."""
+    Derivatives as torch.fmod's: 1 in a, -trunc(a / b) in b (infinite at an infinite a)."""
 
     nargs = 2
 
     def fdiff(self, argindex=1):
         if argindex == 1:
             return sp.S.One
-        quotient = floor_divide(sp.Abs(self.args[0]), sp.Abs(self.args[1]))
+        a, b = sp.Abs(self.args[0]), sp.Abs(self.args[1])
+        # (an infinite a: NumPy's inf // b is NaN, torch's trunc(inf / b) inf)
+        quotient = sp.Piecewise((a / b, isinf(self.args[0])), (floor_divide(a, b), True), evaluate=False)
         return -sp.sign(self.args[0]) * sp.sign(self.args[1]) * quotient
 
     def evaluation(self):
@@ -476,6 +478,22 @@ class valued(_RealFunction):
 
     def evaluation(self):
         return self.args[1]
+
+
+
+class relu(_RealFunction):
+    """max(x, 0) keeping a NaN's bits and -0.0 (PyTorch's relu), whose derivative reads its output, as PyTorch's
+    (threshold_backward of the saved result): NumPy writing a from_numpy input between forward and backward then
+    moves no gradient. 1 at a NaN, 0 at zeros."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        return sp.Piecewise((0, self <= 0), (1, True))
+
+    def evaluation(self):
+        a = self.args[0]
+        return sp.Piecewise((0, a < 0), (valued(sp.Piecewise((0, a <= 0), (a, True)), a), True))
 
 
 # ----------------------------------------------------------------------------- bits (integers)
