@@ -149,8 +149,8 @@ class Split:
         renumbered = {index: k for k, index in enumerate(sources)}
         renumbered.update((count + k, len(sources) + k) for k in range(len(constants)))
         renumbered.update((step[0], len(sources) + len(constants) + k) for k, step in enumerate(rest))
-        rest_steps = [(prim, tuple(renumbered[index] for index in inputs), evaluate, attrs, dtype)
-                      for _, prim, inputs, evaluate, attrs, dtype in rest]
+        rest_steps = [(prim, tuple(renumbered[index] for index in inputs), evaluate, attrs, dtype, kind)
+                      for _, prim, inputs, evaluate, attrs, dtype, kind in rest]
         return cls(grads, prefix, tuple(sources), _Folded((rest_steps, renumbered[output], constants)), constants,
                    total + len(steps))
 
@@ -168,7 +168,7 @@ class Split:
                 origins[index] = (index,)
         for k, constant in enumerate(self.constants):
             values[len(operands) + k] = constant
-        for index, prim, inputs, evaluate, _, dtype in self.prefix:
+        for index, prim, inputs, evaluate, _, dtype, _ in self.prefix:
             value = evaluate(*[values[i] for i in inputs])
             if value.__class__ is not np.ndarray:
                 value = np.asarray(value)
