@@ -202,7 +202,7 @@ class Split:
         values = list(forward)
         for index, t in enumerate(operands):
             values[index] = t._data
-        for index, _, inputs, evaluate, _, dtype in self.prefix:
+        for index, _, inputs, evaluate, _, dtype, _ in self.prefix:
             if index in origins:
                 value = np.asarray(evaluate(*[values[i] for i in inputs]))
                 values[index] = value if value.dtype == dtype else value.astype(dtype)
