@@ -964,7 +964,12 @@ class Tensor(Tracer):
     def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
         """PyTorch's dim/keepdim, or NumPy's axis/keepdims."""
         axes = _axis(dim, axis)
-        result = apply_function(_SUM, (self, axes, _keep(keepdim, keepdims), dtype), {})
+        args = (self, axes, _keep(keepdim, keepdims), dtype)
+        if axes is None and dtype is None and type(args[2]) is bool:  # the whole sum in a deferred step: its shortcut
+            result = _deferred_call(_SUM, _WHOLE_SUM_KEYS[args[2]], args)
+            if result is not None:
+                return result
+        result = apply_function(_SUM, args, {})
         return result if axes is None else labelled(result, "Sum", overload=1)
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
@@ -1658,6 +1663,7 @@ def _call_key(args, kwargs) -> "tuple | None":
 
 _ALL_TENSORS = ((), (None,), (None, None))  # the call key of an op on 0, 1, 2 tensors
 _WHOLE_MEAN_KEYS = {keep: (None, (type(None), None), (bool, keep)) for keep in (False, True)}  # t.mean(), keepdim
+_WHOLE_SUM_KEYS = {keep: key + ((type(None), None),) for keep, key in _WHOLE_MEAN_KEYS.items()}  # t.sum(), dtype=None
 
 
 def _shortcut(tape, op, call, args) -> "DeferredTensor | None":

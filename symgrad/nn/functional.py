@@ -193,7 +193,7 @@ def _within_input(input, **operands):
                                f"{list(np.broadcast_shapes(np.shape(operand), tuple(input.shape)))}")
 
 
-_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # by the itemsize of an integer target
+_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}  # by the itemsize of an integer target
 
 
 def _class_targets(input, target, ignore_index=-100) -> tuple:
@@ -205,9 +205,7 @@ def _class_targets(input, target, ignore_index=-100) -> tuple:
     shape = tuple(input.shape)  # (a tuple: an sg.Size's items are read through Python)
     classes = shape[1] if len(shape) > 1 else shape[0]
     some_ignored = False
-    if target.size and (ignore_index >= 0 or np.maximum.reduce(target.view(_UNSIGNED[target.dtype.itemsize]),
-                                                                None) >= classes):
-        # (read as unsigned, a negative target is a large one)
+    if target.size and (ignore_index >= 0 or _largest_unsigned(target) >= classes):
         low, high = target.min(), target.max()
         if low < 0 or high >= classes or low <= ignore_index <= high:
             ignored = target == ignore_index
@@ -221,6 +219,13 @@ def _class_targets(input, target, ignore_index=-100) -> tuple:
         raise ValueError(f"nll_loss: input of shape {shape} (classes along dim 1) needs class targets "
                          f"of shape {target_shape}, got {target.shape}")
     return target, some_ignored
+
+
+def _largest_unsigned(target):
+    """The largest integer target read as unsigned, so that a negative one is a large one: one pass (argmax, which
+    for a batch of targets costs half of np.max's reduction machinery)."""
+    unsigned = target.view(_UNSIGNED[target.itemsize])
+    return unsigned.flat[unsigned.argmax()]
 
 
 def _concrete_class_targets(target, name):
