@@ -1650,7 +1650,7 @@ def _call_key(args, kwargs) -> "tuple | None":
             continue
         kind = type(arg)
         if kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
-            key.append((scalar_token(arg), arg))
+            key.append((kind if kind is not float or arg else scalar_token(arg), arg))  # (scalar_token, inlined)
         else:
             return None
     if kwargs:
