@@ -963,14 +963,17 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ PyTorch-named methods
     def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
         """PyTorch's dim/keepdim, or NumPy's axis/keepdims."""
-        axes = _axis(dim, axis)
-        args = (self, axes, _keep(keepdim, keepdims), dtype)
-        if axes is None and dtype is None and type(args[2]) is bool:  # the whole sum in a deferred step: its shortcut
-            result = _deferred_call(_SUM, _WHOLE_SUM_KEYS[args[2]], args)
-            if result is not None:
-                return result
-        result = apply_function(_SUM, args, {})
-        return result if axes is None else labelled(result, "Sum", overload=1)
+        axes, keep = _axis(dim, axis), _keep(keepdim, keepdims)
+        args = (self, axes, keep, dtype)
+        result = None
+        if axes is None and dtype is None and type(keep) is bool:  # the whole sum in a deferred step: its shortcut
+            result = _deferred_call(_SUM, _WHOLE_SUM_KEYS[keep], args)
+        if result is None:
+            result = apply_function(_SUM, args, {})
+        if axes is None and not keep:
+            return result
+        # (PyTorch's sum(dim) form, whole with keepdim too: one op on self, not a sum then a view)
+        return labelled(result, "Sum", None if axes is not None else (self,), overload=1)
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         args = (self, _axis(dim, axis), _keep(keepdim, keepdims))
