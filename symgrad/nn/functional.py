@@ -230,6 +230,8 @@ def _largest_unsigned(target):
 
 def _concrete_class_targets(target, name):
     """target as a NumPy array: class indices are checked and picked with NumPy, so a traced one is refused."""
+    if type(target) is np.ndarray:  # (cross_entropy's, checked already: nll_loss gets it so)
+        return target
     if isinstance(target, Tracer) and not hasattr(target, "_data"):
         raise UnsupportedOpError(with_user_line(
             f"{name}: class-index targets must be concrete (a tensor or an array the function closes over), not a "
