@@ -289,6 +289,8 @@ def test_class_targets_out_of_range_are_pytorch_errors(targets, message, dtype):
         sg.nn.functional.cross_entropy(logits, sg.tensor(np.array(targets, dtype)))
     with pytest.raises(IndexError, match=message):
         sg.nn.functional.cross_entropy(logits, np.repeat(np.array(targets, dtype), 2)[::2])
+    with pytest.raises(IndexError, match=message):  # (N, d1) targets: the largest found through the flat array
+        sg.nn.functional.cross_entropy(logits.reshape(1, 3, 3), np.array([targets, [0, 1, 2]], dtype)[::-1][1:])
 
 
 def test_class_targets_with_a_nonnegative_ignore_index():
@@ -400,3 +402,27 @@ def test_gradients_of_a_deferred_step_are_arrays_of_their_own(lowerings, loss_of
         np.testing.assert_allclose(w1.grad.numpy(), 20 * expected[1][0], rtol=1e-12)
         np.testing.assert_allclose(w2.grad.numpy(), 2 * expected[1][1], rtol=1e-12)
         np.testing.assert_allclose(x.numpy(), [0.5, -1.0, 2.0])
+
+
+
+@pytest.mark.parametrize("keep, dtype", [(False, None), (True, None), (False, "float32"), (True, "float32")])
+def test_whole_sums_of_a_repeated_step_keep_their_form_and_gradients(keep, dtype):
+    """t.sum() takes its deferred shortcut at once: the steady steps' values, gradients and grad_fn (PyTorch's
+    SumBackward1 with keepdim, whose next function is the summed tensor's) are the first step's, and PyTorch's."""
+    x = np.linspace(-1.0, 2.0, 12).reshape(3, 4)
+    w = sg.tensor(np.arange(12.0).reshape(3, 4) / 7, requires_grad=True)
+    tolerance = 1e-6 if dtype else 1e-14
+    for step in range(4):
+        w.grad = None
+        total = (w * x).sum(keepdim=keep, dtype=getattr(sg, dtype) if dtype else None)
+        assert total.grad_fn.name() == ("SumBackward1" if keep else "SumBackward0")
+        if dtype is None:  # (with a dtype, a ToCopyBackward0 comes between, where PyTorch's one op casts)
+            assert total.grad_fn.next_functions[0][0].name() == "MulBackward0"
+        assert total.shape == ((1, 1) if keep else ()) and total.dtype == (dtype or "float64")
+        (total.sum() * float(step + 1)).backward()
+        np.testing.assert_allclose(float(total.sum()), (np.arange(12.0).reshape(3, 4) / 7 * x).sum(), rtol=tolerance)
+        np.testing.assert_allclose(w.grad.numpy(), x * (step + 1), rtol=tolerance)
+    torch = pytest.importorskip("torch")
+    product = torch.tensor(np.arange(12.0).reshape(3, 4) / 7, requires_grad=True) * torch.tensor(x)
+    options = dict(dtype=getattr(torch, dtype) if dtype else None, **(dict(dim=None, keepdim=True) if keep else {}))
+    assert product.sum(**options).grad_fn.name() == total.grad_fn.name()

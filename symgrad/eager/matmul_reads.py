@@ -30,7 +30,7 @@ def as_linear_reads(input, weight):
     """F.linear's input, a copy where PyTorch's reads one: its product is torch.matmul(input, weight.t()) (a 2-D input
     or a row-major one reshapes as a view, as its other paths read it)."""
     if not getattr(getattr(input, "_version", None), "exposed", False) or not hasattr(weight, "_data") \
-            or weight.ndim != 2:
+            or weight.ndim != 2 or input.ndim <= 2:  # (a 2-D input: mm reads both operands as they are)
         return input
     shape, strides, requires_grad = _layout(weight)
     return input.clone() if copied(_layout(input), (shape[::-1], strides[::-1], requires_grad))[0] else input

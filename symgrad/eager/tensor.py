@@ -1001,9 +1001,17 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ PyTorch-named methods
     def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
         """PyTorch's dim/keepdim, or NumPy's axis/keepdims."""
-        axes = _axis(dim, axis)
-        result = apply_function(_SUM, (self, axes, _keep(keepdim, keepdims), dtype), {})
-        return result if axes is None else labelled(result, "Sum", overload=1)
+        axes, keep = _axis(dim, axis), _keep(keepdim, keepdims)
+        args = (self, axes, keep, dtype)
+        result = None
+        if axes is None and dtype is None and type(keep) is bool:  # the whole sum in a deferred step: its shortcut
+            result = _deferred_call(_SUM, _WHOLE_SUM_KEYS[keep], args)
+        if result is None:
+            result = apply_function(_SUM, args, {})
+        if axes is None and not keep:
+            return result
+        # (PyTorch's sum(dim) form, whole with keepdim too: one op on self, not a sum then a view)
+        return labelled(result, "Sum", None if axes is not None else (self,), overload=1)
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         args = (self, _axis(dim, axis), _keep(keepdim, keepdims))
@@ -1683,7 +1691,7 @@ def _call_key(args, kwargs) -> "tuple | None":
             continue
         kind = type(arg)
         if kind in _PLAIN or (kind is tuple and all(type(item) is int for item in arg)):
-            key.append((scalar_token(arg), arg))
+            key.append((kind if kind is not float or arg else scalar_token(arg), arg))  # (scalar_token, inlined)
         else:
             return None
     if kwargs:
@@ -1696,6 +1704,7 @@ def _call_key(args, kwargs) -> "tuple | None":
 
 _ALL_TENSORS = ((), (None,), (None, None))  # the call key of an op on 0, 1, 2 tensors
 _WHOLE_MEAN_KEYS = {keep: (None, (type(None), None), (bool, keep)) for keep in (False, True)}  # t.mean(), keepdim
+_WHOLE_SUM_KEYS = {keep: key + ((type(None), None),) for keep, key in _WHOLE_MEAN_KEYS.items()}  # t.sum(), dtype=None
 
 
 def _shortcut(tape, op, call, args) -> "DeferredTensor | None":

@@ -193,7 +193,7 @@ def _within_input(input, **operands):
                                f"{list(np.broadcast_shapes(np.shape(operand), tuple(input.shape)))}")
 
 
-_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # by the itemsize of an integer target
+_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}  # by the itemsize of an integer target
 
 
 def _class_targets(input, target, ignore_index=-100) -> tuple:
@@ -205,9 +205,7 @@ def _class_targets(input, target, ignore_index=-100) -> tuple:
     shape = tuple(input.shape)  # (a tuple: an sg.Size's items are read through Python)
     classes = shape[1] if len(shape) > 1 else shape[0]
     some_ignored = False
-    if target.size and (ignore_index >= 0 or np.maximum.reduce(target.view(_UNSIGNED[target.dtype.itemsize]),
-                                                                None) >= classes):
-        # (read as unsigned, a negative target is a large one)
+    if target.size and (ignore_index >= 0 or _largest_unsigned(target) >= classes):
         low, high = target.min(), target.max()
         if low < 0 or high >= classes or low <= ignore_index <= high:
             ignored = target == ignore_index
@@ -223,8 +221,17 @@ def _class_targets(input, target, ignore_index=-100) -> tuple:
     return target, some_ignored
 
 
+def _largest_unsigned(target):
+    """The largest integer target read as unsigned, so that a negative one is a large one: one pass (argmax, which
+    for a batch of targets costs half of np.max's reduction machinery)."""
+    unsigned = target.view(_UNSIGNED[target.itemsize])
+    return unsigned.flat[unsigned.argmax()]
+
+
 def _concrete_class_targets(target, name):
     """target as a NumPy array: class indices are checked and picked with NumPy, so a traced one is refused."""
+    if type(target) is np.ndarray:  # (cross_entropy's, checked already: nll_loss gets it so)
+        return target
     if isinstance(target, Tracer) and not hasattr(target, "_data"):
         raise UnsupportedOpError(with_user_line(
             f"{name}: class-index targets must be concrete (a tensor or an array the function closes over), not a "
@@ -235,17 +242,21 @@ def _concrete_class_targets(target, name):
 def _nll(input, target, reduction):
     """nll_loss of checked targets. The picked log-probabilities and their reduction replay as one
     cached plan on tensors (one front-end call, not five)."""
-    if input.ndim == 1:
+    ndim = input.ndim
+    if ndim == 1:
         return _ew(E.negative, (input[int(target)],))
     classes = input.shape[1]
-    if input.ndim > 2:
+    if ndim > 2:
         input = sgnp.moveaxis(input, 1, -1)  # (N, d1, ..., dk, C): each position's classes are contiguous
     flat = target if target.ndim == 1 else target.reshape(-1)
-    flat_index = _row_starts(target.size, classes) + (flat if flat.dtype == np.int64 else flat.astype(np.int64))
+    flat_index = _row_starts(target.size, classes) + (flat if flat.dtype is _INT64 else flat.astype(_INT64))
     index = Tensor._wrap(flat_index) if isinstance(input, Tensor) else flat_index
     if reduction == "none":
         return labelled(sgnp.reshape(_negative_picked(input, index), target.shape), "NllLoss")
     return labelled(apply_function(_picked_loss, (input, index, reduction), {}), "NllLoss")
+
+
+_INT64 = np.dtype(np.int64)  # (a dtype compared by identity: `== np.int64` converts the type first, ~0.4 us)
 
 
 @functools.lru_cache(maxsize=64)
