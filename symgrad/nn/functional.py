@@ -1033,14 +1033,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def _batch_statistics(input, axes):
-    """Mean and biased variance over axes, summed in float64 as PyTorch's CPU kernel does: a float32 sum's error
-    in the mean, times |mean| / std, is the normalized output's."""
-    wide = sgnp.astype(input, np.float64)
-    mean = sgnp.mean(wide, axis=axes)
+    """Mean and biased variance over axes by the corrected two-pass algorithm: the mean of x - mean, which float32
+    sums round to a small fraction of the mean's own error, corrects both (PyTorch sums in float64; a float32 mean's
+    error, times |mean| / std, would be the normalized output's)."""
     shape = tuple(1 if a in axes else d for a, d in enumerate(input.shape))
-    centered = _ew(E.subtract, (wide, sgnp.reshape(mean, shape)))
-    var = sgnp.mean(_ew(E.square, (centered,)), axis=axes)
-    return sgnp.astype(mean, input.dtype), sgnp.astype(var, input.dtype)
+    rough = sgnp.mean(input, axis=axes)
+    centered = _ew(E.subtract, (input, sgnp.reshape(rough, shape)))
+    correction = sgnp.mean(centered, axis=axes)
+    var = _ew(E.subtract, (sgnp.mean(_ew(E.square, (centered,)), axis=axes), _ew(E.square, (correction,))))
+    return _ew(E.add, (rough, correction)), _ew(E.maximum, (var, 0.0))  # (not below 0 by rounding)
 
 
 def _update_running(running_mean, running_var, mean, var, count, momentum):
