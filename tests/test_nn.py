@@ -180,7 +180,7 @@ def test_binary_cross_entropy_at_saturation_matches_torch():
         p.retain_grad()
         y = lib.tensor(target, requires_grad=True)
         fn.binary_cross_entropy(p, y, reduction="sum").backward()
-        results.append((p.grad.numpy(), y.grad.numpy()))  # z's differ: symgrad's sigmoid' is not s (1 - s) = 0
+        results.append((p.grad.numpy(), y.grad.numpy(), z.grad.numpy()))  # z's: sigmoid' is s (1 - s) in both
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5)
 

@@ -352,7 +352,7 @@ class ExprEmitter(Printer):
 
     def _print_sigmoid(self, expr):
         """1/(1+t) for x >= 0, t/(1+t) below, t = exp(-|x|): exact to a few ulp for every x, no overflow, and
-        sigmoid(-x) (a sigmoid's derivative reads both) shares t and 1+t with sigmoid(x) (LLVM computes them once)."""
+        sigmoid(-x) shares t and 1+t with sigmoid(x) (LLVM computes them once)."""
         x = self._print(expr.args[0])
         t = self.math("exp", self.neg(self.intrinsic("fabs", x)))
         above = self.b.fcmp_ordered(">=", x, self.number(0))

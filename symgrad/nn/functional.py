@@ -1044,10 +1044,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def _batch_statistics(input, axes):
-    mean = sgnp.mean(input, axis=axes)
+    """Mean and biased variance over axes by the corrected two-pass algorithm: the mean of x - mean, which float32
+    sums round to a small fraction of the mean's own error, corrects both (PyTorch sums in float64; a float32 mean's
+    error, times |mean| / std, would be the normalized output's)."""
     shape = tuple(1 if a in axes else d for a, d in enumerate(input.shape))
-    centered = _ew(E.subtract, (input, sgnp.reshape(mean, shape)))
-    return mean, sgnp.mean(_ew(E.square, (centered,)), axis=axes)
+    rough = sgnp.mean(input, axis=axes)
+    centered = _ew(E.subtract, (input, sgnp.reshape(rough, shape)))
+    correction = sgnp.mean(centered, axis=axes)
+    var = _ew(E.subtract, (sgnp.mean(_ew(E.square, (centered,)), axis=axes), _ew(E.square, (correction,))))
+    return _ew(E.add, (rough, correction)), _ew(E.maximum, (var, 0.0))  # (not below 0 by rounding)
 
 
 def _update_running(running_mean, running_var, mean, var, count, momentum):
@@ -1069,15 +1074,14 @@ def _update_running(running_mean, running_var, mean, var, count, momentum):
 
 
 def _normalize(input, mean, var, weight, bias, shape, eps):
-    """x * scale + shift with per-channel scale = weight / sqrt(var + eps) and shift = bias - mean * scale, as
-    PyTorch's kernel computes it: two passes over the input instead of four."""
+    """(x - mean) * scale + bias with per-channel scale = weight / sqrt(var + eps). Not x * scale + (bias - mean *
+    scale), a pass fewer: it rounds x * scale, large where |mean| >> std, and its gradient for scale is
+    sum(g x) - mean sum(g), which cancels (float32 results 2-3x PyTorch's error, which rounds that form once by FMA)."""
     scale = _ew(E.divide, (1.0, _ew(E.sqrt, (_ew(E.add, (var, eps)),))))
     if weight is not None:
         scale = _ew(E.multiply, (scale, sgnp.reshape(weight, shape)))
-    shift = _ew(E.negative, (_ew(E.multiply, (mean, scale)),))
-    if bias is not None:
-        shift = _ew(E.add, (shift, sgnp.reshape(bias, shape)))
-    return _ew(E.add, (_ew(E.multiply, (input, scale)), shift))
+    out = _ew(E.multiply, (_ew(E.subtract, (input, mean)), scale))
+    return out if bias is None else _ew(E.add, (out, sgnp.reshape(bias, shape)))
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):

@@ -21,8 +21,11 @@ class sigmoid(_RealFunction):
     nargs = 1
 
     def fdiff(self, argindex=1):
-        # sigmoid(x) * sigmoid(-x), not s * (1 - s): 1 - s cancels to 0 for large x
-        return sigmoid(self.args[0]) * sigmoid(-self.args[0])
+        # s (1 - s), PyTorch's form: it cancels against a rounded 1 - s of the forward (log(1 - s),
+        # binary_cross_entropy's p (1 - p)), where s(x) s(-x) would divide by it. For large x it is 0
+        # (1 - s rounds to 0), not the tiny s(-x): absolute error below an ulp of s, as PyTorch's.
+        s = sigmoid(self.args[0])
+        return s * (1 - s)
 
     @classmethod
     def eval(cls, x):
