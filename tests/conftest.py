@@ -32,3 +32,19 @@ def lowerings(monkeypatch):
     monkeypatch.setattr(code_cache, "lower", recording_lower)
     tape.start_over()  # the test's first step starts a tape, as a training loop's first step does
     return made
+
+
+@pytest.fixture
+def computed_now(monkeypatch):
+    """The plan steps the eager recorder computes at once (not deferred), in order; the test clears it per step."""
+    from symgrad.eager.tensor import DeferredTensor, EagerRecorder
+    computed, evaluate = [], EagerRecorder.evaluate
+
+    def counted(recorder, step, operands):
+        out = evaluate(recorder, step, operands)
+        if not isinstance(out, DeferredTensor):
+            computed.append(step)
+        return out
+
+    monkeypatch.setattr(EagerRecorder, "evaluate", counted)
+    return computed

@@ -127,19 +127,11 @@ def test_a_batch_only_products_read_is_not_compared_at_backward(monkeypatch):
 
 
 @pytest.mark.parametrize("layer", ["layer_norm", "conv2d", "group_norm"])
-def test_a_layer_on_the_batch_defers_in_one_call(layer, monkeypatch):
+def test_a_layer_on_the_batch_defers_in_one_call(layer, computed_now):
     """A steady step's layer on a from_numpy batch: the call's steps on the batch (a norm's statistics, a
     convolution's patches), which the capture reads as constants, are computed at once and its other steps deferred
     as one plan (Plan.split), not op by op; NumPy's writes (between steps and before a backward) are read."""
-    from symgrad.eager.tensor import EagerRecorder
-    evaluated, deferred = [], []
-    evaluate = EagerRecorder.evaluate
-    def counted(*args):  # the plan steps computed now (not deferred)
-        out = evaluate(*args)
-        if not isinstance(out, DeferredTensor):
-            evaluated.append(args[1])
-        return out
-    monkeypatch.setattr(EagerRecorder, "evaluate", counted)
+    evaluated, deferred = computed_now, []
     tape.start_over()
     ours, _ = _gradients(sg, layer, (3,))
     theirs, _ = _gradients(torch, layer, (3,))
