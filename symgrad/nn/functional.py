@@ -1052,7 +1052,9 @@ def _batch_statistics(input, axes):
     centered = _ew(E.subtract, (input, sgnp.reshape(rough, shape)))
     correction = sgnp.mean(centered, axis=axes)
     var = _ew(E.subtract, (sgnp.mean(_ew(E.square, (centered,)), axis=axes), _ew(E.square, (correction,))))
-    return _ew(E.add, (rough, correction)), _ew(E.maximum, (var, 0.0))  # (not below 0 by rounding)
+    mean = _ew(E.where, (_ew(E.isfinite, (rough,)), _ew(E.add, (rough, correction)), rough))  # (an infinite mean
+    # stays itself, PyTorch's: its correction, a mean of inf - inf, is NaN)
+    return mean, _ew(E.maximum, (var, 0.0))  # (not below 0 by rounding)
 
 
 def _update_running(running_mean, running_var, mean, var, count, momentum):
