@@ -119,7 +119,8 @@ def test_flips_are_copies_named_flip_backward(form):
     """t.flip(0), sg.flip(t, dims), fliplr, flipud and reversed(t) (d2l's bidirectional RNN) are PyTorch's copies:
     a write to a flip changed t (NumPy's flips are views) and reversed(t) was a Python iterator."""
     call = {"method": lambda t: t.flip(0), "function": lambda t: sg.flip(t, [1]),
-            "dims": lambda t: sg.flip(t, dims=(0,)), "all": lambda t: sg.flip(t), "fliplr": lambda t: t.fliplr(), "flipud": lambda t: sg.flipud(t),
+            "dims": lambda t: sg.flip(t, dims=(0,)), "all": lambda t: sg.flip(t), "fliplr": lambda t: t.fliplr(),
+            "flipud": lambda t: sg.flipud(t),
             "reversed": reversed}[form]
     expected = {"method": [0], "function": [1], "dims": [0], "all": [0, 1], "fliplr": [1], "flipud": [0],
                 "reversed": [0]}[form]
@@ -151,7 +152,8 @@ def test_pytorch_function_forms_of_tensor_methods():
     sum(r.sum() for r in results).backward()
     torch = pytest.importorskip("torch")
     t, u = torch.tensor(X, requires_grad=True), torch.tensor(X[::-1].copy())
-    theirs = [torch.mul(t, u), torch.sub(t, 2.0), torch.div(t, u), torch.neg(t), torch.gather(t, 1, torch.tensor(index.numpy())),
+    theirs = [torch.mul(t, u), torch.sub(t, 2.0), torch.div(t, u), torch.neg(t),
+              torch.gather(t, 1, torch.tensor(index.numpy())),
               torch.index_select(t, 1, torch.tensor([2, 0])), torch.masked_fill(t, u > 0, 0.5)]
     sum(r.sum() for r in theirs).backward()
     np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-12)
