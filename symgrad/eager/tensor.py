@@ -449,8 +449,6 @@ def _viewed_source(operands, step) -> "Tensor | None":
     return sources[0] if len(sources) == 1 else None
 
 
-
-
 def _defer_plan(tape, plan, operands) -> "DeferredTensor | None":
     """The deferred result of a plan of several primitives if they are the next ops of the tape's capture
     (`_defer`'s conditions, op by op): its operands are checked once each, against the sources the capture
@@ -2009,7 +2007,6 @@ def labelled(result, torch_name: str, operands=None, overload=0):
     return result
 
 
-
 def _elementwise_method(op, reflected=False):
     ufunc = _ARITHMETIC.get(id(op))
     if ufunc is None:
@@ -2147,7 +2144,6 @@ def _index_array(index):
 def int64_array(value) -> np.ndarray:
     """Indices, lengths or targets (a tensor, an array or a sequence) as an int64 array."""
     return _index_array(value).astype(np.int64)
-
 
 
 def format_tensor(t: Tensor) -> str:

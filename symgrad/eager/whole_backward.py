@@ -424,7 +424,6 @@ class Capture:
         tape.pending = []
 
 
-
 def _evaluated(record, arrays, evaluate) -> np.ndarray:
     """The value of a deferred record's op on `arrays`, by `evaluate` (its primitive's NumPy implementation)."""
     result = evaluate(*arrays)

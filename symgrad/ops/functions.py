@@ -483,7 +483,6 @@ class valued(_RealFunction):
         return self.args[1]
 
 
-
 class relu(_RealFunction):
     """max(x, 0) keeping a NaN's bits and -0.0 (PyTorch's relu), whose derivative reads its output, as PyTorch's
     (threshold_backward of the saved result): NumPy writing a from_numpy input between forward and backward then
