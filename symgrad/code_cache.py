@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import threading
+import time
 
 from . import ir
 from .backends import lower, thread_count
@@ -57,8 +59,9 @@ def _for_holder(code: Code) -> Code:
 def lowered(graph: ir.Graph, backend=None, structure=None, python_floats=(), threads=None, quick=False) -> Code:
     """`graph` optimized and lowered (backends.lower's arguments), or the Code of the same structure cached (upgraded
     unless `quick`: see upgraded). Lowering runs outside the lock: two threads may lower one structure, and both get
-    the first one stored."""
+    the first one stored. `SYMGRAD_QUICK_CODE=0`: never quick (fully optimized code from the first call on)."""
     key = key_of(graph, backend, structure, python_floats, threads)
+    quick = quick and os.environ.get("SYMGRAD_QUICK_CODE") != "0"
     code = _cache.used(key)
     if code is None:
         with collection_paused():
@@ -88,6 +91,21 @@ def ran(executable, seconds: float) -> bool:
     code (whose calls are worth timing)."""
     ran_for = getattr(executable, "ran", None)
     return ran_for is not None and ran_for(seconds)
+
+
+def timed(executable, call, settle):
+    """`call` (a function running `executable`'s code), its calls timed and told to `ran` while the code is quick;
+    once upgraded, `settle(call)` lets the caller call `call` itself, untimed. `call` itself for code never quick."""
+    if not getattr(executable, "quick", False):
+        return call
+
+    def timed_call(*args):
+        start = time.thread_time()
+        result = call(*args)
+        if not ran(executable, time.thread_time() - start):
+            settle(call)
+        return result
+    return timed_call
 
 
 @contextlib.contextmanager
