@@ -15,6 +15,7 @@ import gc
 import os
 import threading
 import time
+import weakref
 
 from . import ir
 from .backends import lower, thread_count
@@ -93,17 +94,22 @@ def ran(executable, seconds: float) -> bool:
     return ran_for is not None and ran_for(seconds)
 
 
-def timed(executable, call, settle):
+def timed(executable, call, *holders):
     """`call` (a function running `executable`'s code), its calls timed and told to `ran` while the code is quick;
-    once upgraded, `settle(call)` lets the caller call `call` itself, untimed. `call` itself for code never quick."""
+    once upgraded, each of `holders` ((object, attribute) pairs) that holds the timed call gets `call` itself, which
+    runs untimed. `call` itself for code that is not quick. (Weak references: no cycle keeps a dropped holder.)"""
     if not getattr(executable, "quick", False):
         return call
+    holders = [(weakref.ref(owner), attribute) for owner, attribute in holders]
 
     def timed_call(*args):
         start = time.thread_time()
         result = call(*args)
         if not ran(executable, time.thread_time() - start):
-            settle(call)
+            for owner, attribute in holders:
+                owner = owner()
+                if owner is not None and getattr(owner, attribute) is timed_call:
+                    setattr(owner, attribute, call)
         return result
     return timed_call
 

@@ -278,13 +278,8 @@ class Compiled(pickling.CopiedAsItself):
         until upgraded, its calls are timed, then `fast` and `call` call the code directly."""
         lowered = Lowered(graph, executable, out_tree, constants=constants, reads=reads)
         fast = fast_entry(executable, out_tree, usable, constants, reads)
-
-        def settle_fast(fast):
-            if self._fast is lowered.fast:
-                self._fast = fast
-            lowered.fast = fast
-        lowered.fast = None if fast is None else code_cache.timed(executable, fast, settle_fast)
-        lowered.call = code_cache.timed(executable, executable, lambda call: setattr(lowered, "call", call))
+        lowered.fast = None if fast is None else code_cache.timed(executable, fast, (lowered, "fast"), (self, "_fast"))
+        lowered.call = code_cache.timed(executable, executable, (lowered, "call"))
         return lowered
 
     def _explain(self, key, names) -> str:

@@ -229,7 +229,7 @@ class Adjoint:
                 return None
             executable = code.executable
             call = (lambda *operands: executable(*_flat(operands))) if split else executable
-            self.executable = code_cache.timed(executable, call, lambda call: setattr(self, "executable", call))
+            self.executable = code_cache.timed(executable, call, (self, "executable"))
         return self.executable
 
     def run_recorded(self, operands):
