@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import threading
+import time
+import weakref
 
 from . import ir
 from .backends import lower, thread_count
@@ -57,8 +60,9 @@ def _for_holder(code: Code) -> Code:
 def lowered(graph: ir.Graph, backend=None, structure=None, python_floats=(), threads=None, quick=False) -> Code:
     """`graph` optimized and lowered (backends.lower's arguments), or the Code of the same structure cached (upgraded
     unless `quick`: see upgraded). Lowering runs outside the lock: two threads may lower one structure, and both get
-    the first one stored."""
+    the first one stored. `SYMGRAD_QUICK_CODE=0`: never quick (fully optimized code from the first call on)."""
     key = key_of(graph, backend, structure, python_floats, threads)
+    quick = quick and os.environ.get("SYMGRAD_QUICK_CODE") != "0"
     code = _cache.used(key)
     if code is None:
         with collection_paused():
@@ -88,6 +92,26 @@ def ran(executable, seconds: float) -> bool:
     code (whose calls are worth timing)."""
     ran_for = getattr(executable, "ran", None)
     return ran_for is not None and ran_for(seconds)
+
+
+def timed(executable, call, *holders):
+    """`call` (a function running `executable`'s code), its calls timed and told to `ran` while the code is quick;
+    once upgraded, each of `holders` ((object, attribute) pairs) that holds the timed call gets `call` itself, which
+    runs untimed. `call` itself for code that is not quick. (Weak references: no cycle keeps a dropped holder.)"""
+    if not getattr(executable, "quick", False):
+        return call
+    holders = [(weakref.ref(owner), attribute) for owner, attribute in holders]
+
+    def timed_call(*args):
+        start = time.thread_time()
+        result = call(*args)
+        if not ran(executable, time.thread_time() - start):
+            for owner, attribute in holders:
+                owner = owner()
+                if owner is not None and getattr(owner, attribute) is timed_call:
+                    setattr(owner, attribute, call)
+        return result
+    return timed_call
 
 
 @contextlib.contextmanager

@@ -47,6 +47,7 @@ class Lowered:
     fast: object = None  # entry(*flat array args) -> the finished result, or NotImplemented
     constants: tuple = ()  # arrays passed after the arguments (lifted constants of a fresh trace)
     reads: tuple = ()  # then what the trace reads afresh at every call (core.Reads: arrays, eager tensors)
+    call: object = None  # calls executable (timed while its code is quick: Compiled._signature)
 
     def trailing(self) -> tuple:
         """The arrays passed after the arguments, as they are now."""
@@ -268,10 +269,18 @@ class Compiled(pickling.CopiedAsItself):
         takes Python floats where the signature has them (and only there); a signature with a Python int has none."""
         python_floats = tuple(i for i, t in enumerate(key[1]) if t[2:] == (WEAK,) and t[1] == dtypes.FLOAT64)
         code = code_cache.lowered(ir.verify(graph), self._requested_backend, output_structure(out_tree),
-                                  python_floats, self._threads)
+                                  python_floats, self._threads, quick=True)
         usable = flat_args and not _takes_python_ints(key)
-        return Lowered(code.graph, code.executable, out_tree,
-                       fast_entry(code.executable, out_tree, usable, constants, reads), constants, reads)
+        return self._signature(code.graph, code.executable, out_tree, usable, constants, reads)
+
+    def _signature(self, graph, executable, out_tree, usable, constants=(), reads=()) -> Lowered:
+        """The Lowered of one signature. Its code may be quick (a first call's: emitted fast, code_cache.timed):
+        until upgraded, its calls are timed, then `fast` and `call` call the code directly."""
+        lowered = Lowered(graph, executable, out_tree, constants=constants, reads=reads)
+        fast = fast_entry(executable, out_tree, usable, constants, reads)
+        lowered.fast = None if fast is None else code_cache.timed(executable, fast, (lowered, "fast"), (self, "_fast"))
+        lowered.call = code_cache.timed(executable, executable, (lowered, "call"))
+        return lowered
 
     def _explain(self, key, names) -> str:
         if self._changed is not None:
@@ -319,7 +328,7 @@ class Compiled(pickling.CopiedAsItself):
             dropped = self._cache.get(key) is not lowered if clears is None else self._clears != clears
             if dropped:
                 self._fast = None
-        return pytree.unflatten(lowered.out_tree, lowered.executable(*arrays, *lowered.trailing()))
+        return pytree.unflatten(lowered.out_tree, lowered.call(*arrays, *lowered.trailing()))
 
     def _call_with_values(self, args, positions):
         """Call with the arguments at `positions` as Python values in the trace: compiled once per distinct
@@ -401,8 +410,7 @@ class Compiled(pickling.CopiedAsItself):
         signatures, python_ints, with_values = carried
         for key, graph, executable, out_tree, constants in signatures:
             usable = key[0] == _flat_tree(len(key[1])) and not _takes_python_ints(key)
-            self._store(key, Lowered(graph, executable, out_tree, fast_entry(executable, out_tree, usable, constants),
-                                     constants))
+            self._store(key, self._signature(graph, executable, out_tree, usable, constants))
         self._python_ints |= python_ints
         for key, inner in with_values:
             values = tuple((i, value) for i, _, value in key)

@@ -108,6 +108,7 @@ def test_a_sharded_kernel_computes_what_the_whole_one_does(many_parts, monkeypat
 
 def test_one_thread_optimizes_a_long_kernel_whole_without_loop_strength_reduction(many_parts, monkeypatch):
     monkeypatch.setenv("SYMGRAD_CACHE", "0")  # compiled here, not read from the disk cache
+    monkeypatch.setenv("SYMGRAD_QUICK_CODE", "0")  # one code generation: the full code's
     program = sg.value_and_grad(_long_program)
     x, i = np.linspace(-1, 1, 40), np.array([3, -1, 7])
     sharded, options = [], []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import weakref
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from . import blas, callbacks, heap, jit, lapack, mathlib, pool, pyentry
 from .kernel import KernelBuilder
 
 log = logging.getLogger("symgrad")
+_upgrading = threading.Lock()
 # What upgrading quick code costs per byte of its IR text (emitting it fully optimized: 0.33 s for 554 kB, 0.03 s
 # for 50 kB on a 2-core x86-64 with AVX-512): the time its calls may take before it is upgraded (`ran`)...
 UPGRADE_SECONDS_PER_BYTE = 6e-7
@@ -81,6 +83,12 @@ class LlvmExecutable:
         """The loaded module (jit.JitModule) whose code the entry calls."""
         return self.natives[-1] if self.natives else None
 
+    @property
+    def quick(self) -> bool:
+        """Whether the entry calls quick code (not yet `upgrade`d)."""
+        native = self.native
+        return native is not None and native.quick
+
     def ran(self, seconds: float) -> bool:
         """Note that a call took `seconds`; quick code whose calls took as long as upgrading it takes, or that made
         UPGRADE_CALLS calls, is upgraded. Whether the code is still quick."""
@@ -95,9 +103,13 @@ class LlvmExecutable:
     def upgrade(self) -> None:
         """Replace quick code (`lower`'s) by the fully optimized code of the same IR, which returns the same bits
         faster, for every holder of the entry: for code that runs again."""
-        quick = self.native
-        if quick is None or not quick.quick:
-            return
+        with _upgrading:  # threads whose calls upgrade it at once: one upgrades, the others then find it done
+            quick = self.native
+            if quick is None or not quick.quick:
+                return
+            self._upgrade(quick)
+
+    def _upgrade(self, quick) -> None:
         native = jit.upgraded(self.llvm_ir, [name for name in ("entry", "release") if name in quick.addresses],
                               self.slots, quick)
         # every module it called stays: a call may be running in quick's
@@ -129,6 +141,7 @@ class LlvmExecutable:
         return [float(a) if i in self.python_floats else a for i, a in enumerate(arrays)]
 
     def __reduce__(self):
+        self.upgrade()  # a pickle carries the fully optimized code (quick code is this process's stopgap)
         loaded = jit.loaded_object(self.llvm_ir)
         carried = None if loaded is None else CarriedCode(jit.host_target(), *loaded)
         return restore, (self.graph, self.structure, carried, self.python_floats, self.threads)

@@ -394,8 +394,7 @@ def _compile(key: str, ir_text: str, names: list[str], slots: dict, threads: int
              quick: bool = False) -> JitModule:
     """Compile (on at most `threads` threads; `quick`ly: see quick_object_code), load and store in the disk cache
     the module of `ir_text`, with its key embedded."""
-    prefix = _prefix(key)
-    text = ir_text.replace(PLACEHOLDER, prefix) + f'\n@"{prefix}{KEY_SYMBOL}" = constant [{len(key)} x i8] c"{key}"\n'
+    prefix, text = _prefix(key), keyed_text(key, ir_text)
     if quick:
         code, optimized = quick_object_code(text, threads)
     else:
@@ -404,6 +403,12 @@ def _compile(key: str, ir_text: str, names: list[str], slots: dict, threads: int
     module.optimized = optimized
     disk_cache.write(key + QUICK if quick else key, code)
     return module
+
+
+def keyed_text(key: str, ir_text: str) -> str:
+    """The IR text compiled for cache key `key`: its names made unique (_prefix), the key embedded."""
+    prefix = _prefix(key)
+    return ir_text.replace(PLACEHOLDER, prefix) + f'\n@"{prefix}{KEY_SYMBOL}" = constant [{len(key)} x i8] c"{key}"\n'
 
 
 def _checked(key: str, prefix: str, code: bytes, names: list[str], slots: dict) -> JitModule:

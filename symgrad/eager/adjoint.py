@@ -12,7 +12,6 @@ backend (LLVM when registered), so a training loop speeds up.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 import numpy as np
@@ -198,9 +197,7 @@ class Adjoint:
         kept = [graph.inputs[i] for i in self.value_positions] + [graph.inputs[count + i] for i in self.seed_positions]
         self.graph = ir.Graph(kept, graph.nodes, graph.outputs, graph.name)
         self.calls = 0
-        self.executable = None
-        self.code = None  # the lowered executable (`executable` may wrap it)
-        self.timed = True  # whether `run` times its calls (while the code is quick)
+        self.executable = None  # calls the lowered code (timed while it is quick: code_cache.timed)
 
     def run(self, operands):
         """Evaluate on arrays: op by op the first time (unless another path lowered its structure already), then
@@ -211,12 +208,7 @@ class Adjoint:
             with code_cache.collection_paused():  # op by op once: many allocations, few cycles
                 env = inline(self.graph, operands)
             return self._grouped([env[id(v)] for v in self.graph.outputs])
-        if not self.timed:
-            return self._grouped(executable(*operands))
-        start = time.thread_time()
-        results = executable(*operands)
-        self.timed = code_cache.ran(self.code, time.thread_time() - start)  # (quick code is upgraded once it ran long)
-        return self._grouped(results)
+        return self._grouped(executable(*operands))
 
     def _grouped(self, flat) -> list:
         """The cotangents returned, those of a value with several results as a tuple again."""
@@ -235,8 +227,9 @@ class Adjoint:
             code = code_cache.cached(graph) if only_cached else code_cache.lowered(graph, quick=True)
             if code is None:
                 return None
-            executable = self.code = code.executable
-            self.executable = (lambda *operands: executable(*_flat(operands))) if split else executable
+            executable = code.executable
+            call = (lambda *operands: executable(*_flat(operands))) if split else executable
+            self.executable = code_cache.timed(executable, call, (self, "executable"))
         return self.executable
 
     def run_recorded(self, operands):
