@@ -44,7 +44,8 @@ POWERS = [([0, 0, 1, -1, -1, 2, -2, 3, 5], [-1, -2, -5, -1, -2, -1, -1, -3, 2], 
 @pytest.mark.parametrize("base, exponent, base_dtype, exponent_dtype", POWERS)
 def test_integer_tensor_to_negative_integer_tensor(base, exponent, base_dtype, exponent_dtype):
     b, e = np.array(base, base_dtype), np.array(exponent, exponent_dtype)
-    expected = [1 if x == 1 else (-1) ** (-y % 2) if x == -1 else 0 if y < 0 else x ** y for x, y in zip(base, exponent)]
+    expected = [1 if x == 1 else (-1) ** (-y % 2) if x == -1 else 0 if y < 0 else x ** y
+                for x, y in zip(base, exponent)]
     results = [sg.tensor(b) ** sg.tensor(e), sg.tensor(b).pow(sg.tensor(e))]
     results += [sg.tensor(b).pow_(sg.tensor(e))] if b.dtype == e.dtype else []  # (NumPy's uint8 ** int64 is int64)
     for result in results:
