@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from ..ops.shape import unbroadcast
+from . import saved_hooks
 from .adjoint import reads_output_of, run_stage
 from .graph import Record
 from .mode import set_grad_enabled
@@ -236,6 +237,8 @@ class _Backward:
 
     def execute(self, accumulate: bool, retain_graph: bool) -> dict:
         """Propagate to the targets; accumulate into .grad or return {id(target): cotangent}."""
+        if saved_hooks.PACKED[0]:
+            saved_hooks.unpack(self.order, retain_graph)
         found = {}
         processed = []
         position = 0
