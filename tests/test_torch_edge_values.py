@@ -132,3 +132,20 @@ def test_chunk_of_an_empty_dimension_gives_chunks_pieces(shape, chunks, dim):
         assert len(ours) == chunks and type(ours[0].grad_fn).__name__ == "SplitBackward0"
     torch = pytest.importorskip("torch")
     assert [tuple(p.shape) for p in ours] == [tuple(p.shape) for p in torch.zeros(shape).chunk(chunks, dim)]
+
+
+def test_hardsigmoid_slope_is_one_sixth_in_float64():
+    """The slope inside (-3, 3) is 1/6 to the last bit (the true derivative; finite differences agree). PyTorch's
+    CPU kernel multiplies by the float32 constant 1.0f / 6.0f even in float64, 0.1666666716337204: a relative
+    3e-8 off, which symgrad does not copy (docs/eager.md)."""
+    x = np.array([-2.5, -1.0, 0.0, 0.5, 2.9])
+    t = sg.tensor(x, requires_grad=True)
+    F.hardsigmoid(t).sum().backward()
+    assert t.grad.numpy().tolist() == [1 / 6] * len(x)
+    np.testing.assert_allclose(numeric_grad(lambda a: sg.asarray(float(F.hardsigmoid(sg.tensor(np.asarray(a)))
+                                                                       .sum())), [x], 0), 1 / 6, rtol=1e-9)
+    torch = pytest.importorskip("torch")
+    theirs = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.hardsigmoid(theirs).sum().backward()
+    assert theirs.grad.tolist() == [float(np.float32(1 / 6))] * len(x)
+    np.testing.assert_allclose(t.grad.numpy(), theirs.grad.numpy(), rtol=3e-8)
