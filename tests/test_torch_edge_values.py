@@ -149,3 +149,35 @@ def test_hardsigmoid_slope_is_one_sixth_in_float64():
     torch.nn.functional.hardsigmoid(theirs).sum().backward()
     assert theirs.grad.tolist() == [float(np.float32(1 / 6))] * len(x)
     np.testing.assert_allclose(t.grad.numpy(), theirs.grad.numpy(), rtol=3e-8)
+
+
+def _names(lib):
+    """grad_fn names PyTorch gives by the form of the call: matmul by its operands' ndims, recurrent layers' results,
+    the first .grad a create_graph backward makes."""
+    names = []
+    for a, b in [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)),
+                 ((5, 2, 3), (5, 3, 4)), ((5, 2, 3), (3,)), ((3,), (5, 3, 4)), ((2, 3), (5, 3, 4))]:
+        x, y = lib.ones(*a, dtype=lib.double, requires_grad=True), lib.ones(*b, dtype=lib.double)
+        names += [x @ y, lib.matmul(x, y)]
+    u = lib.ones(3, dtype=lib.double, requires_grad=True)
+    names.append(lib.dot(u, u))
+    lib.manual_seed(0)
+    for mode, kwargs in [("RNN", {}), ("GRU", {"num_layers": 2}), ("LSTM", {"batch_first": True}),
+                         ("RNN", {"batch_first": True, "bidirectional": True})]:
+        out, state = getattr(lib.nn, mode)(3, 4, **kwargs).double()(lib.ones(5, 2, 3, dtype=lib.double))
+        names += [out, *(state if mode == "LSTM" else (state,))]
+        out, state = getattr(lib.nn, mode)(3, 4).double()(lib.ones(5, 3, dtype=lib.double))
+        names += [out, *(state if mode == "LSTM" else (state,))]
+    (u * u).sum().backward(create_graph=True)
+    names.append(u.grad)
+    return [(type(t.grad_fn).__name__, t.grad_fn.name()) for t in names]
+
+
+def test_grad_fn_names_by_the_form_of_the_call():
+    ours = _names(sg)
+    assert ours[:18:2] == [(n, n) for n in ("DotBackward0", "MvBackward0", "SqueezeBackward4", "MmBackward0",
+                                            "UnsafeViewBackward0", "UnsafeViewBackward0", "UnsafeViewBackward0",
+                                            "UnsafeViewBackward0", "CloneBackward0")]
+    assert ours[-1] == ("CopyBackwards", "torch::autograd::CopyBackwards")
+    torch = pytest.importorskip("torch")
+    assert ours == _names(torch)

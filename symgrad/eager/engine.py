@@ -100,6 +100,8 @@ class Engine:
             ct = self.as_tensor(ct)
             with set_grad_enabled(True):
                 tensor._grad = ct.clone() if tensor._grad is None else tensor._grad + ct
+            if tensor._grad._node is not None and tensor._grad._node.label == "CloneBackward0":
+                tensor._grad._node.label = "torch::autograd::CopyBackwards"  # (PyTorch's name of that first copy)
         elif tensor._grad is None:
             tensor._grad = self.tensor_type._wrap(ct) if owned else self.as_tensor(ct, copy=True)
         else:  # in place, as PyTorch: whoever holds the .grad (or a detach() of it) sees the sum
@@ -323,6 +325,8 @@ class _Backward:
             ct = self.engine.as_tensor(ct)
             with set_grad_enabled(True):
                 tensor._grad = ct.clone() if tensor._grad is None else tensor._grad + ct
+            if tensor._grad._node is not None and tensor._grad._node.label == "CloneBackward0":
+                tensor._grad._node.label = "torch::autograd::CopyBackwards"  # (PyTorch's name of that first copy)
         else:
             ct = getattr(ct, "_data", ct)
             tensor._grad = self.engine.as_tensor(np.array(ct, copy=True) if tensor._grad is None

@@ -400,8 +400,8 @@ def shown(record):
         return None
     name = record.name()
     cls = _SHOWN_TYPES.get(name)
-    if cls is None:
-        cls = _SHOWN_TYPES[name] = type(name, (Record,), {"__slots__": (), "__module__": __name__})
+    if cls is None:  # (a C++ class's name, torch::autograd::CopyBackwards, names a Python class CopyBackwards)
+        cls = _SHOWN_TYPES[name] = type(name.rpartition("::")[2], (Record,), {"__slots__": (), "__module__": __name__})
     record.__class__ = cls
     return record
 

@@ -24,7 +24,7 @@ from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine, update_in_place
 from .graph import UNSEEN_READ, DerivedCounter, Record, RemovableHandle, VersionCounter, plan_step_reads, shown
-from .matmul_reads import as_torch_reads
+from .matmul_reads import as_torch_reads, grad_fn_label as matmul_grad_fn_label
 from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
 from .size import Size, size_of
@@ -1952,6 +1952,7 @@ Tensor.at = property(IndexUpdateHelper)  # t.at[key].set(v) ...: JAX's functiona
 # sg.matmul, sg.sum and sg.mean without their dispatch, which the methods below and t.sum(), t.mean() skip: their
 # first argument is a tensor, whose handler (apply_function) the dispatch would search for and find
 _MATMUL, _SUM, _MEAN = sgnp.matmul.__wrapped__, sgnp.sum.__wrapped__, sgnp.mean.__wrapped__
+plans.LABELS[_MATMUL] = plans.LABELS[sgnp.dot.__wrapped__] = matmul_grad_fn_label  # (dot of vectors: DotBackward0)
 
 
 def _matmul(self, other):
