@@ -10,10 +10,6 @@ from gradcheck import numeric_grad
 F = sg.nn.functional
 
 
-def _torch_values(torch, result):
-    return [r.detach().numpy() for r in (result if isinstance(result, tuple) else (result,))]
-
-
 @pytest.mark.parametrize("d, shape, kernel, padding", [(1, (0, 1, 2), (1, 1, 1), 1), (2, (0, 2, 2, 2), (2, 3, 1, 1), 1),
                                                         (3, (0, 1, 2, 2, 2), (1, 1, 1, 1, 1), 1),
                                                         (1, (0, 1, 0), (1, 1, 2), 0)])

@@ -18,13 +18,18 @@ def _integer_kind(value) -> bool:
 
 
 def _data(value):
-    return value._data if isinstance(value, Tensor) else np.asarray(value)
+    """The values of a tensor, a NumPy value or a Python number; None for anything else (a traced value)."""
+    if isinstance(value, Tensor):
+        return value._data
+    return np.asarray(value) if isinstance(value, (bool, int, np.ndarray, np.generic)) else None
 
 
 def _refuse_zero_divisor(dividend, divisor) -> None:
     """PyTorch's error for an integer quotient or remainder by zero (a float operand gives inf or NaN instead)."""
-    if _integer_kind(dividend) and _integer_kind(divisor) and not np.all(_data(divisor)):
-        raise RuntimeError("ZeroDivisionError")
+    if _integer_kind(dividend) and _integer_kind(divisor):
+        values = _data(divisor)
+        if values is not None and not np.all(values):
+            raise RuntimeError("ZeroDivisionError")
 
 
 def _dividing(method, reflected=False, rounding=False):
@@ -45,7 +50,7 @@ def _negative_integer_power(base, exponent):
     if not (_integer_kind(base) and _integer_kind(exponent)):
         return None
     b, e = _data(base), _data(exponent)
-    if not np.any(e < 0):
+    if b is None or not np.any(e < 0):
         return None
     with np.errstate(all="ignore"):
         positive = np.power(b, np.maximum(e, 0))
