@@ -177,3 +177,25 @@ def test_grad_fn_names_by_the_form_of_the_call():
     assert ours[-1] == ("CopyBackwards", "torch::autograd::CopyBackwards")
     torch = pytest.importorskip("torch")
     assert ours == _names(torch)
+
+
+def _reductions_with_dtype(lib):
+    x = lib.tensor(np.linspace(0.5, 2.0, 12).reshape(3, 4), dtype=lib.float, requires_grad=True)
+    results = [x.mean(dtype=lib.double), x.mean(1, dtype=lib.double), x.prod(dtype=lib.double),
+               x.prod(0, dtype=lib.double), lib.tensor([[1, 2], [3, 4]]).mean(dtype=lib.double)]
+    sum(r.sum() for r in results[:4]).backward()
+    return ([(str(r.dtype).replace("torch.", ""), np.asarray(r.detach().numpy()).tolist()) for r in results],
+            [type(r.grad_fn).__name__ for r in results[:4]], x.grad.numpy())
+
+
+def test_mean_and_prod_take_pytorchs_dtype():
+    values, names, grad = _reductions_with_dtype(sg)
+    assert [v[0] for v in values] == ["float64"] * 5 and values[-1][1] == 2.5
+    assert names == ["MeanBackward0", "MeanBackward1", "ProdBackward0", "ProdBackward1"]
+    assert grad.dtype == np.float32
+    torch = pytest.importorskip("torch")
+    their_values, their_names, their_grad = _reductions_with_dtype(torch)
+    assert names == their_names and [v[0] for v in values] == [v[0] for v in their_values]
+    for (_, ours), (_, theirs) in zip(values, their_values):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-14)
+    np.testing.assert_allclose(grad, their_grad, rtol=1e-6)  # (float32 gradients)

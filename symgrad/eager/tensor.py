@@ -1011,7 +1011,9 @@ class Tensor(Tracer):
         # (PyTorch's sum(dim) form, whole with keepdim too: one op on self, not a sum then a view)
         return labelled(result, "Sum", None if axes is not None else (self,), overload=1)
 
-    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
+        if dtype is not None:  # PyTorch's: the input cast to dtype first
+            return self.to(dtype).mean(dim, keepdim, axis=axis, keepdims=keepdims)
         args = (self, _axis(dim, axis), _keep(keepdim, keepdims))
         if args[1] is None and type(args[2]) is bool:  # the whole mean in a deferred step: its shortcut at once
             result = _deferred_call(_MEAN, _WHOLE_MEAN_KEYS[args[2]], args)
@@ -1021,7 +1023,9 @@ class Tensor(Tracer):
                 return result
         return labelled(apply_function(_MEAN, args, {}), "Mean", (self,), overload=int(args[1] is not None))
 
-    def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
+        if dtype is not None:  # PyTorch's: the input cast to dtype first
+            return self.to(dtype).prod(dim, keepdim, axis=axis, keepdims=keepdims)
         axes = _axis(dim, axis)
         return labelled(sgnp.prod(self, axes, _keep(keepdim, keepdims)), "Prod", overload=int(axes is not None))
 
