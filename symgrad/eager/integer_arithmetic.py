@@ -11,6 +11,8 @@ from .tensor import Tensor
 
 def _integer_kind(value) -> bool:
     """Whether value is an integer (or bool) tensor, NumPy value or Python int."""
+    if isinstance(value, Tensor):  # (first, and without np.dtype(): a float tensor's % costs one check)
+        return value._data.dtype.kind in "iub"
     if isinstance(value, (bool, int, np.integer, np.bool_)):
         return True
     dtype = getattr(value, "dtype", None)
