@@ -34,7 +34,7 @@ _LAZY = {
     ".eager.random": "Generator normal rand rand_like randint randn randn_like randperm",
     ".eager.factories": "arange empty empty_like eye full full_like linspace ones ones_like zeros zeros_like",
     ".numpy_api.torch_keywords": "amax amin argmax argmin cumprod cumsum log_softmax logsumexp matmul mean prod "
-                                  "softmax stack sum cross add",
+                                  "softmax stack sum cross add tensordot",
     ".eager.dtype_names": "bool double float float16 half int long short",
     ".eager.legacy": "BoolTensor ByteTensor CharTensor DoubleTensor FloatTensor IntTensor LongTensor ShortTensor",
     ".eager.device": "accelerator cuda device get_default_device set_default_device",

@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from ..ops.shape import unbroadcast
+from . import saved_hooks
 from .adjoint import reads_output_of, run_stage
 from .graph import Record
 from .mode import set_grad_enabled
@@ -99,6 +100,8 @@ class Engine:
             ct = self.as_tensor(ct)
             with set_grad_enabled(True):
                 tensor._grad = ct.clone() if tensor._grad is None else tensor._grad + ct
+            if tensor._grad._node is not None and tensor._grad._node.label == "CloneBackward0":
+                tensor._grad._node.label = "torch::autograd::CopyBackwards"  # (PyTorch's name of that first copy)
         elif tensor._grad is None:
             tensor._grad = self.tensor_type._wrap(ct) if owned else self.as_tensor(ct, copy=True)
         else:  # in place, as PyTorch: whoever holds the .grad (or a detach() of it) sees the sum
@@ -236,6 +239,8 @@ class _Backward:
 
     def execute(self, accumulate: bool, retain_graph: bool) -> dict:
         """Propagate to the targets; accumulate into .grad or return {id(target): cotangent}."""
+        if saved_hooks.PACKED[0]:
+            saved_hooks.unpack(self.order, retain_graph)
         found = {}
         processed = []
         position = 0
@@ -320,6 +325,8 @@ class _Backward:
             ct = self.engine.as_tensor(ct)
             with set_grad_enabled(True):
                 tensor._grad = ct.clone() if tensor._grad is None else tensor._grad + ct
+            if tensor._grad._node is not None and tensor._grad._node.label == "CloneBackward0":
+                tensor._grad._node.label = "torch::autograd::CopyBackwards"  # (PyTorch's name of that first copy)
         else:
             ct = getattr(ct, "_data", ct)
             tensor._grad = self.engine.as_tensor(np.array(ct, copy=True) if tensor._grad is None

@@ -135,9 +135,10 @@ def value_of(t) -> ir.Value:
 
 class Rare:
     """The fields of a record that few records use, made only for those (`Record.rare`): its hooks, the tensor that
-    called retain_grad(), an autograd.Function and its ctx, and the operands next_functions shows."""
+    called retain_grad(), an autograd.Function and its ctx, the operands next_functions shows, and what
+    saved_tensors_hooks packed (symgrad.eager.saved_hooks)."""
 
-    __slots__ = ("hooks", "retained", "function", "ctx", "shown_parents")
+    __slots__ = ("hooks", "retained", "function", "ctx", "shown_parents", "packed")
 
     def __init__(self, function=None, ctx=None):
         self.hooks = ()             # a list once a hook is registered
@@ -145,6 +146,7 @@ class Rare:
         self.function = function
         self.ctx = ctx
         self.shown_parents = None   # a user-level op's operands' parents, for next_functions (tensor.labelled)
+        self.packed = None          # [(unpack_hook, what pack_hook returned, the array saved)]
 
 
 _COMMON = Rare()  # what a record without a Rare of its own reads (never written: `Record.rare` makes one)
@@ -398,8 +400,8 @@ def shown(record):
         return None
     name = record.name()
     cls = _SHOWN_TYPES.get(name)
-    if cls is None:
-        cls = _SHOWN_TYPES[name] = type(name, (Record,), {"__slots__": (), "__module__": __name__})
+    if cls is None:  # (a C++ class's name, torch::autograd::CopyBackwards, names a Python class CopyBackwards)
+        cls = _SHOWN_TYPES[name] = type(name.rpartition("::")[2], (Record,), {"__slots__": (), "__module__": __name__})
     record.__class__ = cls
     return record
 

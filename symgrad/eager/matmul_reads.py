@@ -116,3 +116,16 @@ def _is_view(shape, strides, new_shape) -> bool:
                 base = strides[d - 1]
                 tensor_count = view_count = 1
     return view_d == -1
+
+
+def grad_fn_label(*ndims) -> "str | None":
+    """PyTorch's grad_fn name of torch.matmul's result by its two operands' ndims: the ATen op its _matmul_impl
+    ends with (dot, mv, a squeeze after mm, mm, the reshape of a folded or batched product, or clone's); None for
+    a call of another form (a scalar's product)."""
+    if len(ndims) != 2 or 0 in ndims:
+        return None
+    a_ndim, b_ndim = ndims
+    if a_ndim >= 3 or (a_ndim == 1 and b_ndim >= 3):
+        return "UnsafeViewBackward0"
+    names = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4", (2, 2): "MmBackward0"}
+    return names.get((a_ndim, b_ndim), "CloneBackward0")

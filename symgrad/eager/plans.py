@@ -21,6 +21,9 @@ from .graph import DerivedCounter, grad_fn_name
 from .tape import Kind
 from .mode import state as grad_mode
 
+# function -> its result's grad_fn name from its array operands' ndims, where PyTorch names it by them (registered
+# by the modules defining the functions' tensor meaning: matmul's in symgrad.eager.tensor)
+LABELS = {}
 # key -> Plan; found by a plain get on every recorded call (not made the newest: that would cost a call per op)
 _plans = Recent(4096)
 
@@ -42,8 +45,11 @@ class Plan:
         if len(graph.inputs) != sum(entry[0] for entry in signature):
             raise TypeError("captured a value besides the arguments")
         index = {id(v): i for i, v in enumerate(graph.inputs)}
-        # an elementwise op's records are named after it (PyTorch's name), not after the primitive ew
-        self.label = grad_fn_name(op) if isinstance(op, ElementwiseOp) else None
+        # an elementwise op's records are named after it (PyTorch's name), not after the primitive ew; a function's
+        # by its namer (LABELS), once per plan: no cost per call
+        namer = LABELS.get(op) if not isinstance(op, ElementwiseOp) else None
+        self.label = grad_fn_name(op) if namer is None and isinstance(op, ElementwiseOp) else \
+            None if namer is None else namer(*(len(entry[1]) for entry in signature if entry[0]))
         self.steps = []
         for node in graph.nodes:
             kind = Kind(node.prim, node.attrs, tuple((v.shape, v.dtype) for v in node.inputs),

@@ -24,7 +24,7 @@ from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine, update_in_place
 from .graph import UNSEEN_READ, DerivedCounter, Record, RemovableHandle, VersionCounter, plan_step_reads, shown
-from .matmul_reads import as_torch_reads
+from .matmul_reads import as_torch_reads, grad_fn_label as matmul_grad_fn_label
 from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
 from .size import Size, size_of
@@ -1011,7 +1011,9 @@ class Tensor(Tracer):
         # (PyTorch's sum(dim) form, whole with keepdim too: one op on self, not a sum then a view)
         return labelled(result, "Sum", None if axes is not None else (self,), overload=1)
 
-    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
+        if dtype is not None:  # PyTorch's: the input cast to dtype first
+            return self.to(dtype).mean(dim, keepdim, axis=axis, keepdims=keepdims)
         args = (self, _axis(dim, axis), _keep(keepdim, keepdims))
         if args[1] is None and type(args[2]) is bool:  # the whole mean in a deferred step: its shortcut at once
             result = _deferred_call(_MEAN, _WHOLE_MEAN_KEYS[args[2]], args)
@@ -1021,7 +1023,9 @@ class Tensor(Tracer):
                 return result
         return labelled(apply_function(_MEAN, args, {}), "Mean", (self,), overload=int(args[1] is not None))
 
-    def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
+        if dtype is not None:  # PyTorch's: the input cast to dtype first
+            return self.to(dtype).prod(dim, keepdim, axis=axis, keepdims=keepdims)
         axes = _axis(dim, axis)
         return labelled(sgnp.prod(self, axes, _keep(keepdim, keepdims)), "Prod", overload=int(axes is not None))
 
@@ -1952,6 +1956,7 @@ Tensor.at = property(IndexUpdateHelper)  # t.at[key].set(v) ...: JAX's functiona
 # sg.matmul, sg.sum and sg.mean without their dispatch, which the methods below and t.sum(), t.mean() skip: their
 # first argument is a tensor, whose handler (apply_function) the dispatch would search for and find
 _MATMUL, _SUM, _MEAN = sgnp.matmul.__wrapped__, sgnp.sum.__wrapped__, sgnp.mean.__wrapped__
+plans.LABELS[_MATMUL] = plans.LABELS[sgnp.dot.__wrapped__] = matmul_grad_fn_label  # (dot of vectors: DotBackward0)
 
 
 def _matmul(self, other):

@@ -90,11 +90,15 @@ def split(self, split_size_or_sections, dim=0):
 
 
 def chunk(self, chunks, dim=0):
-    """At most `chunks` pieces of ceil(size / chunks) along dim, as torch.chunk (so possibly fewer)."""
+    """At most `chunks` pieces of ceil(size / chunks) along dim, as torch.chunk (so possibly fewer); an empty
+    dim gives `chunks` empty pieces, as PyTorch's."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    length = self.shape[_dim(dim, self.ndim)]
-    return split(self, max(-(-length // chunks), 1), dim)
+    dim = _dim(dim, self.ndim)
+    length = self.shape[dim]
+    if length == 0:
+        return tuple(view_labelled(piece, self, "Split") for piece in _pieces(self, [0] * int(chunks), dim))
+    return split(self, -(-length // chunks), dim)
 
 
 def unbind(self, dim=0):

@@ -129,3 +129,5 @@ from .layers import Fold  # noqa: F401,E402
 from .layers import Unfold  # noqa: F401,E402
 from .normalization import RMSNorm  # noqa: F401,E402
 from .loss import CTCLoss  # noqa: F401,E402
+from .layers import AlphaDropout, FeatureAlphaDropout, RReLU  # noqa: F401,E402
+from .normalization import LocalResponseNorm  # noqa: F401,E402

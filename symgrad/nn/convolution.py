@@ -151,6 +151,9 @@ def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding
     zeros = [max(e - p, 0) for p, e in zip(pads, extras)]
     spatial = tuple((n - 1) * s - 2 * p + dl * (k - 1) + e + 1 - z
                     for n, s, p, dl, k, e, z in zip(sizes, stride, pads, dilation, kernel, extras, zeros))
+    if batch == 0 and all(s + z >= 0 for s, z in zip(spatial, zeros)):  # PyTorch's empty answer, output size 0 too
+        out = reshape_p(cols, shape=(0, groups * out_per_group, *(s + z for s, z in zip(spatial, zeros))))
+        return _unbatched(out if bias is None else sgnp.add(out, sgnp.reshape(bias, (-1,) + (1,) * d)), added)
     if any(s <= 0 for s in spatial):
         fail(f"{name}: an input of spatial size {sizes} gives a non-positive output size "
              f"{tuple(s + z for s, z in zip(spatial, zeros))}", ValueError)

@@ -565,14 +565,16 @@ def pad(input, pad, mode="constant", value=None):
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
-    """Resize (N, C, *spatial): nearest, linear, bilinear, bicubic, trilinear (align_corners False or True) or
-    area."""
+    """Resize (N, C, *spatial): nearest, nearest-exact, linear, bilinear, bicubic, trilinear (align_corners False
+    or True) or area."""
     size = size if size is None or isinstance(size, (int, np.integer)) else tuple(size)
     scale_factor = scale_factor if scale_factor is None or isinstance(scale_factor, (int, float, np.number)) else \
         tuple(scale_factor)
+    spatial = f"{input.ndim - 2}D" if hasattr(input, "ndim") else ""
     return labelled(apply_function(resize.interpolate, (input, size, scale_factor, mode, align_corners,
                                                         recompute_scale_factor, antialias), {}),
-                    {"nearest": "UpsampleNearest", "area": "AdaptiveAvgPool", "bicubic": "UpsampleBicubic2D",
+                    {"nearest": "UpsampleNearest" + spatial, "nearest-exact": "UpsampleNearestExact" + spatial,
+                     "area": "AdaptiveAvgPool", "bicubic": "UpsampleBicubic2D",
                      "trilinear": "UpsampleTrilinear3D"}.get(mode, "UpsampleLinear"))
 
 
@@ -1469,3 +1471,5 @@ def _gaussian_nll(x, y, var, full, eps):
 from .bags import embedding_bag, renorm_rows  # noqa: E402,F401
 from .ctc import ctc_loss  # noqa: E402,F401
 from .sampling import affine_grid, grid_sample  # noqa: E402,F401
+from .local_response import local_response_norm  # noqa: E402,F401
+from .noise import alpha_dropout, feature_alpha_dropout, rrelu, rrelu_  # noqa: E402,F401

@@ -66,6 +66,34 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
+class AlphaDropout(Dropout):
+    """F.alpha_dropout while training (SELU networks' dropout, keeping mean and variance); the identity in eval."""
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)
+
+
+class FeatureAlphaDropout(Dropout):
+    """F.feature_alpha_dropout while training (whole channels); the identity in eval."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)
+
+
+class RReLU(Module):
+    """F.rrelu: random negative slopes in [lower, upper] while training, their mean in eval."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
 def _padding_index(padding_idx, num_embeddings):
     """padding_idx made non-negative (None stays None); PyTorch's error when it is out of range."""
     if padding_idx is None:

@@ -345,6 +345,15 @@ class Module:
     def cpu(self):
         return self
 
+    def share_memory(self):
+        """Every parameter, its gradient and buffer moved into memory shared with processes forked afterwards
+        (Tensor.share_memory_), as PyTorch's hogwild training does before starting its workers."""
+        for tensor in (*self.parameters(), *self.buffers()):
+            tensor.share_memory_()
+            if tensor.grad is not None:
+                tensor.grad.share_memory_()
+        return self
+
     def float(self):
         return self.to(dtypes.FLOAT32)
 

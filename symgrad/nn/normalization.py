@@ -1,4 +1,5 @@
-"""BatchNorm, InstanceNorm, GroupNorm and LayerNorm with PyTorch's running statistics, momentum and affine options."""
+"""BatchNorm, InstanceNorm, GroupNorm and LayerNorm with PyTorch's running statistics, momentum and affine options;
+LocalResponseNorm."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,7 @@ from .. import dtypes
 from .. import numpy_api as sgnp
 from ..eager.mode import no_grad
 from ..eager.tensor import Tensor
-from .functional import batch_norm, group_norm, instance_norm, layer_norm, rms_norm
+from .functional import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, rms_norm
 from .modules import Module
 from .parameter import Parameter
 
@@ -174,3 +175,17 @@ class RMSNorm(_TrailingNorm):
 
     def forward(self, input):
         return rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+
+class LocalResponseNorm(Module):
+    """F.local_response_norm over `size` neighbouring channels (no parameters)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

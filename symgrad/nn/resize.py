@@ -58,9 +58,10 @@ def pad(input, pad, mode="constant", value=None):
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resize the spatial axes of (N, C, *spatial) to `size` or floor(spatial * scale_factor): 'nearest',
-    'linear' (3-d), 'bilinear' or 'bicubic' (4-d), 'trilinear' (5-d) or 'area'. A scale_factor sets the source
-    step 1 / scale_factor, as PyTorch, unless recompute_scale_factor (then the sizes' ratio)."""
+    """Resize the spatial axes of (N, C, *spatial) to `size` or floor(spatial * scale_factor): 'nearest' (the
+    source floor(i step)), 'nearest-exact' (floor((i + 0.5) step), PyTorch's and PIL's), 'linear' (3-d),
+    'bilinear' or 'bicubic' (4-d), 'trilinear' (5-d) or 'area'. A scale_factor sets the source step
+    1 / scale_factor, as PyTorch, unless recompute_scale_factor (then the sizes' ratio)."""
     input = input if hasattr(input, "ndim") else sgnp.asarray(input)
     d = input.ndim - 2
     if d < 1:
@@ -68,8 +69,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias:
         fail("interpolate: antialias=True is not supported", UnsupportedOpError)
     linear = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
-    if mode not in ("nearest", "area", *linear):
-        fail(f"interpolate: mode {mode!r} is not supported (nearest, linear, bilinear, bicubic, trilinear, area)",
+    if mode not in ("nearest", "nearest-exact", "area", *linear):
+        fail(f"interpolate: mode {mode!r} is not supported (nearest, nearest-exact, linear, bilinear, bicubic, "
+             "trilinear, area)",
              UnsupportedOpError)
     if mode in linear and linear[mode] != d:
         fail(f"interpolate: mode {mode!r} needs a {linear[mode] + 2}-d input, got shape {tuple(input.shape)}",
@@ -85,8 +87,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         return convolution.adaptive_avg_pool(input, sizes, d=d, name="interpolate")
     out = input
     for axis, (n_in, n_out, step) in enumerate(zip(spatial, sizes, steps)):
-        if mode == "nearest":
-            index = np.minimum(np.floor(np.arange(n_out) * step).astype(np.int64), n_in - 1)
+        if mode in ("nearest", "nearest-exact"):
+            places = np.arange(n_out) + (0.5 if mode == "nearest-exact" else 0.0)
+            index = np.minimum(np.floor(places * step).astype(np.int64), n_in - 1)
             out = sgnp.take(out, index, axis=2 + axis)
         else:
             along = _cubic_along if mode == "bicubic" else _linear_along

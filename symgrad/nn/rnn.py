@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes
 from .. import numpy_api as sgnp
 from ..core import UnsupportedOpError
-from ..eager.tensor import Tensor, apply_function
+from ..eager.tensor import Tensor, apply_function, labelled
 from . import init
 from .functional import dropout, linear
 from .modules import Module
@@ -128,12 +128,13 @@ class _RNNBase(Module):
             x = outputs[0] if directions == 1 else sgnp.concatenate(outputs, axis=2)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = dropout(x, self.dropout, True)
-        output = sgnp.swapaxes(x, 0, 1) if batched and self.batch_first else x
+        output = _torch_named(sgnp.swapaxes(x, 0, 1) if batched and self.batch_first else x, self.mode,
+                              batched and self.batch_first, directions)
         if self.mode == "LSTM":
             final = (_stacked([h for h, _ in finals]), _stacked([c for _, c in finals]))
-            return (output, final) if batched else (sgnp.squeeze(output, 1), tuple(sgnp.squeeze(s, 1) for s in final))
+            return (output, final) if batched else (_squeezed(output), tuple(_squeezed(s) for s in final))
         final = _stacked(finals)
-        return (output, final) if batched else (sgnp.squeeze(output, 1), sgnp.squeeze(final, 1))
+        return (output, final) if batched else (_squeezed(output), _squeezed(final))
 
     def _initial_states(self, hx, batched, shape, x):
         """Per layer and direction, its initial state (h, or (h, c) for an LSTM): from hx as PyTorch takes it (h0, or
@@ -181,11 +182,25 @@ def _refuse_projection(mode, proj_size, hidden_size):
 
 def _stacked(finals):
     """The final states of every layer and direction, each (1, N, H), as one (layers * directions, N, H): on tensors
-    one cached plan (sgnp.concatenate's front end is not replayed)."""
+    one cached plan (sgnp.concatenate's front end is not replayed); its grad_fn PyTorch's StackBackward0."""
     if len(finals) == 1:
-        return finals[0]
-    return apply_function(_concatenated, tuple(finals), {}) if all(isinstance(f, Tensor) for f in finals) else \
-        sgnp.concatenate(finals, axis=0)
+        return labelled(finals[0], "Stack")
+    return labelled(apply_function(_concatenated, tuple(finals), {}), "Stack") \
+        if all(isinstance(f, Tensor) for f in finals) else sgnp.concatenate(finals, axis=0)
+
+
+def _torch_named(output, mode, batch_first, directions):
+    """A batched output with PyTorch's grad_fn name: its stack of the steps (RNN, GRU), its transpose (batch_first);
+    a bidirectional one is a Cat as PyTorch's, a unidirectional LSTM's keeps symgrad's (PyTorch's is its CPU
+    kernel's MkldnnRnnLayerBackward0)."""
+    if batch_first:
+        return labelled(output, "Transpose", overload=0 if mode == "LSTM" else 1)
+    return labelled(output, "Stack") if directions == 1 and mode != "LSTM" else output
+
+
+def _squeezed(value):
+    """An unbatched result: the batch dimension removed (PyTorch's SqueezeBackward1)."""
+    return labelled(sgnp.squeeze(value, 1), "Squeeze", overload=1)
 
 
 def _concatenated(*parts):

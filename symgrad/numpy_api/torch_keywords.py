@@ -112,3 +112,21 @@ logsumexp = _with_torch_keywords(sgnp.logsumexp, "logsumexp")
 cumsum = _with_torch_keywords(sgnp.cumsum, "cumsum")
 cumprod = _with_torch_keywords(sgnp.cumprod, "cumprod")
 stack = _with_torch_keywords(sgnp.stack, "stack", ("tensors",))
+
+
+def tensordot(a, b, axes=2, *, dims=None):
+    """NumPy's tensordot, with torch.tensordot's `dims` (its name for axes) and, of tensors, its broadcasting of a
+    contracted axis of size 1 against the other's (which is summed over that axis first; NumPy refuses the pair)."""
+    axes = axes if dims is None else dims
+    if not any(hasattr(v, "requires_grad_") for v in (a, b)):
+        return sgnp.tensordot(a, b, axes)
+    if isinstance(axes, (int, np.integer)):
+        axes = (list(range(np.ndim(a) - int(axes), np.ndim(a))), list(range(int(axes))))
+    axes_a, axes_b = ([x] if isinstance(x, (int, np.integer)) else [int(i) for i in x] for x in axes)
+    for i, j in zip(axes_a, axes_b):
+        size_a, size_b = np.shape(a)[i], np.shape(b)[j]
+        if size_a == 1 and size_b != 1:
+            b = sgnp.sum(b, axis=j, keepdims=True)
+        elif size_b == 1 and size_a != 1:
+            a = sgnp.sum(a, axis=i, keepdims=True)
+    return sgnp.tensordot(a, b, (axes_a, axes_b))
