@@ -105,11 +105,12 @@ class EagerRecorder:
             out = _defer_split(tape, plan, operands)
         return out
 
-    def evaluate(self, step, operands) -> "Tensor":
+    def evaluate(self, step, operands, tape=None) -> "Tensor":
         """A plan's `step` (prim, operand indices, NumPy function of the operand arrays, frozen attributes, dtype,
         tape.Kind or None) on `operands` now; recorded when grad mode is on and an operand requires grad. While the
         ops repeat a captured step, they are deferred instead (`_defer`). Inside a trace (a model called in a
-        function given to sg.compile) the op joins the trace."""
+        function given to sg.compile) the op joins the trace. `tape`: the thread's tape when the caller read it
+        (a thread-local read less), else None."""
         prim, _, evaluate, frozen_attrs, dtype, kind = step
         if core._building_count and current_builder() is not None:  # (tracing_anywhere(), without a call)
             return bind(prim, operands, dict(frozen_attrs))
@@ -117,7 +118,8 @@ class EagerRecorder:
         if records:
             for t in operands:
                 if t._requires_grad:  # an op that records (an op on constants, or a comparison, runs now)
-                    tape = _tapes.tape
+                    if tape is None:
+                        tape = _tapes.tape
                     if tape is not None and tape.capture is not None and dtype.kind == "f":
                         out = _defer(tape, prim, operands, frozen_attrs, kind and kind.label)
                         if out is not None:
@@ -161,7 +163,8 @@ class EagerRecorder:
                 node = operand._node
                 if node is not None and node.viewed:  # (a leaf or a constant is no stale view)
                     _refuse_stale_view(operand)
-            out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out, kind=kind)
+                    tape = None  # (its rebase may record ops, and start a tape)
+            out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out, kind=kind, tape=tape)
             if source is not None:
                 out._node.mark_view()
             out._requires_grad = True
@@ -1674,7 +1677,7 @@ def _on_tensors(op, tensors, plan_for=plans.tensor_plan_for):
     if plan is None:
         return op(*tensors)
     if call is None and plan.single is not None:  # (_run_plan's first case, without its call)
-        return EAGER.evaluate(plan.single, tensors)
+        return EAGER.evaluate(plan.single, tensors, tape)
     return _run_plan(plan, tensors, tape, op, call)
 
 
