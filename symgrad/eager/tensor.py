@@ -843,11 +843,17 @@ class Tensor(Tracer):
             raise RuntimeError(f"data set to a tensor that requires gradients must be floating point, got "
                                f"{array.dtype} (PyTorch's error)")
         _settle(self)
+        self._replace_data(array, not isinstance(value, Tensor))
+
+    def _replace_data(self, array: np.ndarray, exposed: bool) -> None:
+        """`.data = array` once `array` is known to fit (a tensor's is not deferred, its dtype allowed), `exposed` when
+        NumPy may write it (not a tensor's); the optimizers' state write-back calls it directly (a property, a
+        conversion and checks less per state array)."""
         tape = _tapes.tape
         if tape is not None and self._node is not None:  # its record's output is no longer its array: later ops
             tape.abandon()  # read the new one, which neither a deferred op nor a captured step recomputes
             tape.regular = False
-        elif tape is not None and id(self) in tape.slots():
+        elif tape is not None and id(self) in (tape.leaf_slots if tape.hinted <= 0 else tape.slots()):
             tape.regular = False  # ops on this tape read the old array: no captured step recomputes them
         self._data = array
         self._value = None  # another array: another value (graph.value_of)
@@ -855,7 +861,7 @@ class Tensor(Tracer):
             # (its parent), as PyTorch's (grad_fn unchanged); the counter stays, as PyTorch's: a write after is seen by
             # the records that saved the tensor before
             self._value = (ir.typed_value(array.shape, array.dtype), self._version, self._version.value)
-            self._version.exposed = self._version.exposed or not isinstance(value, Tensor)
+            self._version.exposed = self._version.exposed or exposed
 
     # ------------------------------------------------------------------ conversions
     def numpy(self, *, force: bool = False) -> np.ndarray:
