@@ -302,7 +302,11 @@ class Record(ir.Node):
                 key.append(node.position)
             elif t._requires_grad:
                 parents.append(t)
-                key.append(tape.leaf_source(t))
+                slot = tape.leaf_slots.get(id(t)) if tape.hinted <= 0 else None  # (Tape.leaf_source's usual case,
+                if slot is not None and tape.leaves[slot]() is t:  # without its call)
+                    key.append(-3 - slot)
+                else:
+                    key.append(tape.leaf_source(t))
             else:
                 parents.append(None)
                 key.append(CONSTANT)
