@@ -151,11 +151,12 @@ class EagerRecorder:
                     if t._data.__class__ is np.ndarray and np.may_share_memory(result, t._data):
                         source = t
                         break
+        out = _new_tensor(Tensor)  # (Tensor._wrap, without its call)
         if source is None:
-            out = Tensor._wrap(result)
+            out._init(result)
         else:
             viewed = source._version
-            out = Tensor._wrap(result, viewed)
+            out._init(result, viewed)
             out._base = source if source._base is None else source._base
             viewed.viewed = True
         if records:
@@ -172,6 +173,7 @@ class EagerRecorder:
 
 
 EAGER = EagerRecorder()
+_new_tensor = object.__new__  # (Tensor.__new__, read once)
 
 
 def _clamped(x, min, max):
@@ -1008,12 +1010,14 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ PyTorch-named methods
     def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
         """PyTorch's dim/keepdim, or NumPy's axis/keepdims."""
-        axes, keep = _axis(dim, axis), _keep(keepdim, keepdims)
+        if dim is None and axis is None and keepdims is None:  # (the usual call, without _axis and _keep)
+            axes, keep = None, keepdim
+        else:
+            axes, keep = _axis(dim, axis), _keep(keepdim, keepdims)
         args = (self, axes, keep, dtype)
-        result = None
-        if axes is None and dtype is None and type(keep) is bool:  # the whole sum in a deferred step: its shortcut
-            result = _deferred_call(_SUM, _WHOLE_SUM_KEYS[keep], args)
-        if result is None:
+        if axes is None and dtype is None and type(keep) is bool:
+            result = _whole_reduction(_SUM, args, _WHOLE_SUM_KEYS[keep])
+        else:
             result = apply_function(_SUM, args, {})
         if axes is None and not keep:
             return result
@@ -1022,12 +1026,8 @@ class Tensor(Tracer):
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         args = (self, _axis(dim, axis), _keep(keepdim, keepdims))
-        if args[1] is None and type(args[2]) is bool:  # the whole mean in a deferred step: its shortcut at once
-            result = _deferred_call(_MEAN, _WHOLE_MEAN_KEYS[args[2]], args)
-            if result is not None:
-                node = result._node
-                node.label, node.rare().shown_parents = "MeanBackward0", (self._parent(),)
-                return result
+        if args[1] is None and type(args[2]) is bool:
+            return labelled(_whole_reduction(_MEAN, args, _WHOLE_MEAN_KEYS[args[2]]), "Mean", (self,))
         return labelled(apply_function(_MEAN, args, {}), "Mean", (self,), overload=int(args[1] is not None))
 
     def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
@@ -1736,6 +1736,26 @@ def _shortcut(tape, op, call, args) -> "DeferredTensor | None":
     if single:  # the captured step there applies the plan's primitive (it deferred before)
         return _defer_step(tape, deferral, position, operands, label)
     return _defer_matched(tape, deferral, position, operands, label)
+
+
+def _whole_reduction(fn, args, call) -> "Tensor":
+    """apply_function(fn, args, {}) for sg.sum or sg.mean of a whole tensor, args (the tensor, axis None, a bool
+    keepdims and, for a sum, dtype None) of `_call_key` `call`: a deferred step's shortcut, else the plan found by a
+    signature made at once, without apply_function's general handling of arguments (t.sum() is a common call)."""
+    tape = _tapes.tape
+    if tape is not None and tape.capture is not None and _mode.enabled:
+        result = _shortcut(tape, fn, call, args)
+        if result is not None:
+            return result
+    else:
+        call = None
+    signature = [(True, *args[0]._type, None)]
+    for arg in args[1:]:  # (a loop: a generator is a call of its own on Python 3.11)
+        signature.append(_FLAG_SIGNATURES[arg])
+    plan = plans.function_plan_for(fn, tuple(signature), ())
+    if plan is None:
+        return fn(*args)
+    return _run_plan(plan, (args[0],), tape, fn, call)
 
 
 def _deferred_call(op, call, args) -> "DeferredTensor | None":
