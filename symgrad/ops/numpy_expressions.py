@@ -318,11 +318,12 @@ def _flattened(func, args) -> list:
 @functools.lru_cache(maxsize=2048)
 def elementwise_function(expr, args, dtype, cast=True):
     """A Python function evaluating `expr` over arrays for `args` (used by eager evaluation); with `cast` False, its
-    result may be of another dtype than `dtype` (the eager recorder casts it, when needed, as it casts any op's)."""
+    result may be of another dtype than `dtype` (the eager recorder casts it, when needed, as it casts any op's), and
+    an expression that is one ufunc of the arguments in order is that ufunc (`_one_ufunc`)."""
     printer = NumpyExprPrinter()
     names = {s: f"a{i}" for i, s in enumerate(args)}
     body = elementwise_lines(expr, names, dtype, "result", printer, cast)
-    ufunc = _one_ufunc(body, len(names))
+    ufunc = None if cast else _one_ufunc(body, len(names))  # (eager plans' evaluators: arrays in, arrays out)
     if ufunc is not None:
         return ufunc
     source = "\n".join([f"def _ew({', '.join(names.values())}):", *("    " + l for l in body), "    return result"])
