@@ -40,8 +40,8 @@ def computed_now(monkeypatch):
     from symgrad.eager.tensor import DeferredTensor, EagerRecorder
     computed, evaluate = [], EagerRecorder.evaluate
 
-    def counted(recorder, step, operands):
-        out = evaluate(recorder, step, operands)
+    def counted(recorder, step, operands, tape=None):
+        out = evaluate(recorder, step, operands, tape)
         if not isinstance(out, DeferredTensor):
             computed.append(step)
         return out

@@ -77,3 +77,57 @@ def test_a_value_read_after_its_operand_changed_is_the_one_it_read():
     ours, theirs = run(sg), run(torch)
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("expr, ufunc", [(X0 * X1, np.multiply), (X0 + X1, np.add), (X0 - X1, np.subtract),
+                                         (X0 / X1, np.true_divide), (sp.tanh(X0), np.tanh), (sp.exp(X0), np.exp)])
+def test_a_one_ufunc_expression_is_called_as_the_ufunc_with_the_operators_bits(expr, ufunc):
+    """An expression NumPy computes with one ufunc of the arguments in order is evaluated by that ufunc, the bits of
+    the generated function's operator (float32, float64 and ints, broadcast, 0-d); any other stays generated."""
+    args = (X0, X1) if len(expr.free_symbols) == 2 else (X0,)
+    rng = np.random.default_rng(2)
+    for dtype in (np.float32, np.float64, np.int64):
+        function = elementwise_function(expr, args, np.dtype(dtype), cast=False)
+        assert function is ufunc
+        for shapes in [((3, 4), (3, 4)), ((3, 4), (4,)), ((), ())]:
+            arrays = [(rng.uniform(0.5, 2.0, shape) * 4).astype(dtype) for shape in shapes[:len(args)]]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                expected = sp.lambdify(args, expr, "numpy")(*arrays)
+                np.testing.assert_array_equal(function(*arrays), expected)
+    assert elementwise_function(X1 * X0 + X0, (X0, X1), np.dtype(np.float64), cast=False).__name__ == "_ew"
+    assert elementwise_function(sp.atan2(X1, X0), (X0, X1), np.dtype(np.float64), cast=False).__name__ == "_ew"
+
+
+def test_a_matmul_of_two_dimensional_arrays_numpy_shares_reads_them_in_place():
+    """torch.matmul's mm reads both operands as they are: from_numpy operands are not copied at the forward, and a
+    NumPy write before backward is seen by the gradient, as PyTorch's (a 3-D @ 2-D product still copies: folded)."""
+    from symgrad.eager.matmul_reads import as_torch_reads
+    rng = np.random.default_rng(3)
+    x_np, w_np = rng.standard_normal((2, 3, 3))
+    x, w = sg.from_numpy(x_np), sg.tensor(w_np, requires_grad=True)
+    read_x, read_w = as_torch_reads(x, w)
+    assert read_x is x and read_w is w
+    loss = (x @ w).sum()
+    x_np[...] = 2.0
+    loss.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((3, 3), 6.0))
+    batch = sg.from_numpy(rng.standard_normal((2, 3, 3)).T.copy().T)  # (a layout whose fold copies)
+    copied, same = as_torch_reads(batch, sg.tensor(w_np, requires_grad=True))
+    assert copied is not batch and same.requires_grad
+
+
+def test_a_whole_sum_or_mean_keeps_its_names_parents_and_values():
+    """t.sum() / t.mean() (and keepdim) through their plan found at once: PyTorch's grad_fn names and next
+    functions, the values and gradients of the general call (sg.sum, sg.mean)."""
+    rng = np.random.default_rng(4)
+    a_np = rng.standard_normal((3, 4)).astype(np.float32)
+    for keep in (False, True):
+        a = sg.tensor(a_np, requires_grad=True)
+        total, mean = a.sum(keepdim=keep), a.mean(keepdim=keep)
+        assert total.grad_fn.name() == ("SumBackward1" if keep else "SumBackward0")
+        assert mean.grad_fn.name() == "MeanBackward0"
+        assert mean.grad_fn.next_functions[0][0].variable is a
+        np.testing.assert_array_equal(total.detach().numpy(), sg.sum(a, keepdims=keep).detach().numpy())
+        np.testing.assert_array_equal(mean.detach().numpy(), sg.mean(a, keepdims=keep).detach().numpy())
+        (total.sum() + 2 * mean.sum()).backward()
+        np.testing.assert_allclose(a.grad.numpy(), np.full((3, 4), 1 + 2 / 12, np.float32), rtol=1e-6)

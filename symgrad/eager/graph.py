@@ -20,7 +20,7 @@ from ..ops.indexing import take_p
 from ..ops.linalg import matmul_p
 from ..ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p
 from ..ops.shape import broadcast_to_p, concatenate_p, convert_p, reduce_sum_p, reshape_p, transpose_p
-from .tape import CONSTANT, Kind, current_tape, written
+from .tape import CONSTANT, MAX_ENTRIES, Kind, current_tape, written
 
 _sequence = itertools.count()
 
@@ -274,7 +274,7 @@ class Record(ir.Node):
         return made
 
     @classmethod
-    def of_op(cls, prim, attrs, operands, arrays, out, function=None, ctx=None, kind=None) -> "Record":
+    def of_op(cls, prim, attrs, operands, arrays, out, function=None, ctx=None, kind=None, tape=None) -> "Record":
         """The record of `out` = prim(*operands) (tensors, whose arrays were `arrays` when it ran), the tape's next
         entry (Tape.append), of `kind` (a tape.Kind: one of its own when the caller knows none). One loop over the
         operands reads what the record keeps of each and where the tape says it comes from. Its input and output
@@ -282,8 +282,10 @@ class Record(ir.Node):
         captured, or none, never reads them; but now when an operand is a record's output that it no longer holds as
         made (written since, or given another array by `.data =`: value_of, which `valued` could not tell later), or
         a constant NumPy does not share (one value per version, which its readers share: adjoint.StageGraph's
-        inputs; `valued` gives a constant a value of its own, as value_of gives one NumPy may write)."""
-        tape = current_tape()
+        inputs; `valued` gives a constant a value of its own, as value_of gives one NumPy may write). `tape`: the
+        thread's tape when the caller read it, else None."""
+        if tape is None or len(tape.digests) >= MAX_ENTRIES:  # (current_tape(), without its call and read)
+            tape = current_tape()
         if tape.capture is not None:  # (before the sources are read: it may compute what the tape defers)
             tape.abandon()
         parents, versions, key, valued = [], [], [kind], True
@@ -302,7 +304,11 @@ class Record(ir.Node):
                 key.append(node.position)
             elif t._requires_grad:
                 parents.append(t)
-                key.append(tape.leaf_source(t))
+                slot = tape.leaf_slots.get(id(t)) if tape.hinted <= 0 else None  # (Tape.leaf_source's usual case,
+                if slot is not None and tape.leaves[slot]() is t:  # without its call)
+                    key.append(-3 - slot)
+                else:
+                    key.append(tape.leaf_source(t))
             else:
                 parents.append(None)
                 key.append(CONSTANT)

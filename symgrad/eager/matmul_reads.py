@@ -20,7 +20,7 @@ def as_torch_reads(a, b):
         exposed_a, exposed_b = a._version.exposed, b._version.exposed
     except AttributeError:  # an array or a traced value: no memory NumPy writes under a tensor
         return a, b
-    if not (exposed_a or exposed_b):
+    if not (exposed_a or exposed_b) or a._data.ndim <= 2 and b._data.ndim <= 2:  # (mm, mv, dot: as they are)
         return a, b
     copies_a, copies_b = copied(_layout(a), _layout(b))
     return (a.clone() if exposed_a and copies_a else a), (b.clone() if exposed_b and copies_b else b)

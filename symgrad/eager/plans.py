@@ -298,7 +298,11 @@ def plan_for(op, signature) -> Plan:
 def tensor_plan_for(op, tensors, deferring=True) -> Plan:
     """plan_for(op, the signature of these tensor operands), found without building the signature, by a key of their
     shapes and dtypes (`_types_key`)."""
-    key = _types_key(id(op), tensors, deferring)
+    if deferring or len(tensors) != 2:
+        key = _types_key(id(op), tensors, deferring)
+    else:  # (_types_key's common case, `a * b` with nothing deferred, without its call)
+        first, second = tensors[0]._data, tensors[1]._data
+        key = id(op), first.shape, first.dtype, second.shape, second.dtype
     plan = _plans.get(key)
     if plan is None or plan.op is not op:
         plan = _plans.keep(key, plan_for(op, tuple((True, t.shape, t.dtype, None) for t in tensors)))
@@ -349,7 +353,11 @@ def function_plan_for(fn, signature, keywords) -> "Plan | None":
 def tensor_function_plan_for(fn, tensors, deferring=True) -> "Plan | None":
     """function_plan_for(fn, the signature of these tensor operands, no keyword), found without building the
     signature (a product's, the common call of two tensors), by `_types_key`."""
-    key = _types_key(fn, tensors, deferring)
+    if deferring or len(tensors) != 2:
+        key = _types_key(fn, tensors, deferring)
+    else:  # (_types_key's common case, `x @ w` with nothing deferred, without its call)
+        first, second = tensors[0]._data, tensors[1]._data
+        key = fn, first.shape, first.dtype, second.shape, second.dtype
     plan = _plans.get(key, _MISSING)
     if plan is _MISSING:
         plan = _plans.keep(key, function_plan_for(fn, tuple((True, *t._type, None) for t in tensors), ()))

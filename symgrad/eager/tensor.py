@@ -105,11 +105,12 @@ class EagerRecorder:
             out = _defer_split(tape, plan, operands)
         return out
 
-    def evaluate(self, step, operands) -> "Tensor":
+    def evaluate(self, step, operands, tape=None) -> "Tensor":
         """A plan's `step` (prim, operand indices, NumPy function of the operand arrays, frozen attributes, dtype,
         tape.Kind or None) on `operands` now; recorded when grad mode is on and an operand requires grad. While the
         ops repeat a captured step, they are deferred instead (`_defer`). Inside a trace (a model called in a
-        function given to sg.compile) the op joins the trace."""
+        function given to sg.compile) the op joins the trace. `tape`: the thread's tape when the caller read it
+        (a thread-local read less), else None."""
         prim, _, evaluate, frozen_attrs, dtype, kind = step
         if core._building_count and current_builder() is not None:  # (tracing_anywhere(), without a call)
             return bind(prim, operands, dict(frozen_attrs))
@@ -117,7 +118,8 @@ class EagerRecorder:
         if records:
             for t in operands:
                 if t._requires_grad:  # an op that records (an op on constants, or a comparison, runs now)
-                    tape = _tapes.tape
+                    if tape is None:
+                        tape = _tapes.tape
                     if tape is not None and tape.capture is not None and dtype.kind == "f":
                         out = _defer(tape, prim, operands, frozen_attrs, kind and kind.label)
                         if out is not None:
@@ -149,11 +151,12 @@ class EagerRecorder:
                     if t._data.__class__ is np.ndarray and np.may_share_memory(result, t._data):
                         source = t
                         break
+        out = _new_tensor(Tensor)  # (Tensor._wrap, without its call)
         if source is None:
-            out = Tensor._wrap(result)
+            out._init(result)
         else:
             viewed = source._version
-            out = Tensor._wrap(result, viewed)
+            out._init(result, viewed)
             out._base = source if source._base is None else source._base
             viewed.viewed = True
         if records:
@@ -161,7 +164,8 @@ class EagerRecorder:
                 node = operand._node
                 if node is not None and node.viewed:  # (a leaf or a constant is no stale view)
                     _refuse_stale_view(operand)
-            out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out, kind=kind)
+                    tape = None  # (its rebase may record ops, and start a tape)
+            out._node = Record.of_op(prim, frozen_attrs, operands, arrays, out, kind=kind, tape=tape)
             if source is not None:
                 out._node.mark_view()
             out._requires_grad = True
@@ -169,6 +173,7 @@ class EagerRecorder:
 
 
 EAGER = EagerRecorder()
+_new_tensor = object.__new__  # (Tensor.__new__, read once)
 
 
 def _clamped(x, min, max):
@@ -840,11 +845,17 @@ class Tensor(Tracer):
             raise RuntimeError(f"data set to a tensor that requires gradients must be floating point, got "
                                f"{array.dtype} (PyTorch's error)")
         _settle(self)
+        self._replace_data(array, not isinstance(value, Tensor))
+
+    def _replace_data(self, array: np.ndarray, exposed: bool) -> None:
+        """`.data = array` once `array` is known to fit (a tensor's is not deferred, its dtype allowed), `exposed` when
+        NumPy may write it (not a tensor's); the optimizers' state write-back calls it directly (a property, a
+        conversion and checks less per state array)."""
         tape = _tapes.tape
         if tape is not None and self._node is not None:  # its record's output is no longer its array: later ops
             tape.abandon()  # read the new one, which neither a deferred op nor a captured step recomputes
             tape.regular = False
-        elif tape is not None and id(self) in tape.slots():
+        elif tape is not None and id(self) in (tape.leaf_slots if tape.hinted <= 0 else tape.slots()):
             tape.regular = False  # ops on this tape read the old array: no captured step recomputes them
         self._data = array
         self._value = None  # another array: another value (graph.value_of)
@@ -852,7 +863,7 @@ class Tensor(Tracer):
             # (its parent), as PyTorch's (grad_fn unchanged); the counter stays, as PyTorch's: a write after is seen by
             # the records that saved the tensor before
             self._value = (ir.typed_value(array.shape, array.dtype), self._version, self._version.value)
-            self._version.exposed = self._version.exposed or not isinstance(value, Tensor)
+            self._version.exposed = self._version.exposed or exposed
 
     # ------------------------------------------------------------------ conversions
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -999,12 +1010,14 @@ class Tensor(Tracer):
     # ------------------------------------------------------------------ PyTorch-named methods
     def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
         """PyTorch's dim/keepdim, or NumPy's axis/keepdims."""
-        axes, keep = _axis(dim, axis), _keep(keepdim, keepdims)
+        if dim is None and axis is None and keepdims is None:  # (the usual call, without _axis and _keep)
+            axes, keep = None, keepdim
+        else:
+            axes, keep = _axis(dim, axis), _keep(keepdim, keepdims)
         args = (self, axes, keep, dtype)
-        result = None
-        if axes is None and dtype is None and type(keep) is bool:  # the whole sum in a deferred step: its shortcut
-            result = _deferred_call(_SUM, _WHOLE_SUM_KEYS[keep], args)
-        if result is None:
+        if axes is None and dtype is None and type(keep) is bool:
+            result = _whole_reduction(_SUM, args, _WHOLE_SUM_KEYS[keep])
+        else:
             result = apply_function(_SUM, args, {})
         if axes is None and not keep:
             return result
@@ -1015,12 +1028,8 @@ class Tensor(Tracer):
         if dtype is not None:  # PyTorch's: the input cast to dtype first
             return self.to(dtype).mean(dim, keepdim, axis=axis, keepdims=keepdims)
         args = (self, _axis(dim, axis), _keep(keepdim, keepdims))
-        if args[1] is None and type(args[2]) is bool:  # the whole mean in a deferred step: its shortcut at once
-            result = _deferred_call(_MEAN, _WHOLE_MEAN_KEYS[args[2]], args)
-            if result is not None:
-                node = result._node
-                node.label, node.rare().shown_parents = "MeanBackward0", (self._parent(),)
-                return result
+        if args[1] is None and type(args[2]) is bool:
+            return labelled(_whole_reduction(_MEAN, args, _WHOLE_MEAN_KEYS[args[2]]), "Mean", (self,))
         return labelled(apply_function(_MEAN, args, {}), "Mean", (self,), overload=int(args[1] is not None))
 
     def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
@@ -1678,7 +1687,7 @@ def _on_tensors(op, tensors, plan_for=plans.tensor_plan_for):
     if plan is None:
         return op(*tensors)
     if call is None and plan.single is not None:  # (_run_plan's first case, without its call)
-        return EAGER.evaluate(plan.single, tensors)
+        return EAGER.evaluate(plan.single, tensors, tape)
     return _run_plan(plan, tensors, tape, op, call)
 
 
@@ -1731,6 +1740,26 @@ def _shortcut(tape, op, call, args) -> "DeferredTensor | None":
     if single:  # the captured step there applies the plan's primitive (it deferred before)
         return _defer_step(tape, deferral, position, operands, label)
     return _defer_matched(tape, deferral, position, operands, label)
+
+
+def _whole_reduction(fn, args, call) -> "Tensor":
+    """apply_function(fn, args, {}) for sg.sum or sg.mean of a whole tensor, args (the tensor, axis None, a bool
+    keepdims and, for a sum, dtype None) of `_call_key` `call`: a deferred step's shortcut, else the plan found by a
+    signature made at once, without apply_function's general handling of arguments (t.sum() is a common call)."""
+    tape = _tapes.tape
+    if tape is not None and tape.capture is not None and _mode.enabled:
+        result = _shortcut(tape, fn, call, args)
+        if result is not None:
+            return result
+    else:
+        call = None
+    signature = [(True, *args[0]._type, None)]
+    for arg in args[1:]:  # (a loop: a generator is a call of its own on Python 3.11)
+        signature.append(_FLAG_SIGNATURES[arg])
+    plan = plans.function_plan_for(fn, tuple(signature), ())
+    if plan is None:
+        return fn(*args)
+    return _run_plan(plan, (args[0],), tape, fn, call)
 
 
 def _deferred_call(op, call, args) -> "DeferredTensor | None":

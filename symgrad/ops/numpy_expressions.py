@@ -318,14 +318,40 @@ def _flattened(func, args) -> list:
 @functools.lru_cache(maxsize=2048)
 def elementwise_function(expr, args, dtype, cast=True):
     """A Python function evaluating `expr` over arrays for `args` (used by eager evaluation); with `cast` False, its
-    result may be of another dtype than `dtype` (the eager recorder casts it, when needed, as it casts any op's)."""
+    result may be of another dtype than `dtype` (the eager recorder casts it, when needed, as it casts any op's), and
+    an expression that is one ufunc of the arguments in order is that ufunc (`_one_ufunc`)."""
     printer = NumpyExprPrinter()
     names = {s: f"a{i}" for i, s in enumerate(args)}
     body = elementwise_lines(expr, names, dtype, "result", printer, cast)
+    ufunc = None if cast else _one_ufunc(body, len(names))  # (eager plans' evaluators: arrays in, arrays out)
+    if ufunc is not None:
+        return ufunc
     source = "\n".join([f"def _ew({', '.join(names.values())}):", *("    " + l for l in body), "    return result"])
     namespace = _namespace(printer.helpers)
     exec(compile(source, "<symgrad ew>", "exec"), namespace)
     return namespace["_ew"]
+
+
+# The one-line bodies that are one ufunc of the arguments in order, as ndarray's operators call it
+_OPERATOR_BODIES = {"result = a0*a1": np.multiply, "result = a0 + a1": np.add, "result = a0 - a1": np.subtract,
+                    "result = a0/a1": np.true_divide}
+
+
+def _one_ufunc(body, arity) -> "np.ufunc | None":
+    """The ufunc a body of one line applies to the arrays as given (`result = a0*a1`, `result = np.tanh(a0)`), called
+    directly by eager plans (a Python call less per op); None for any other body."""
+    if len(body) != 1:
+        return None
+    line = body[0]
+    ufunc = _OPERATOR_BODIES.get(line)
+    if ufunc is not None:
+        return ufunc
+    arguments = ", ".join(f"a{i}" for i in range(arity))
+    if line.startswith("result = np.") and line.endswith(f"({arguments})"):
+        ufunc = getattr(np, line[len("result = np."):-len(arguments) - 2], None)
+        if isinstance(ufunc, np.ufunc) and ufunc.nin == arity and ufunc.nout == 1:
+            return ufunc
+    return None
 
 
 def _namespace(helpers) -> dict:

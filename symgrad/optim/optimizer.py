@@ -312,8 +312,8 @@ def _write_back(state: dict, arrays: dict) -> None:
             state[name] = value
         elif not isinstance(held, Tensor) or held._data.shape != value.shape or held._data.dtype != value.dtype:
             state[name] = Tensor._wrap(value)
-        elif held._data is not value:
-            held.data = value
+        elif held._data is not value:  # (`held.data = value`, whose checks it passes: an array of held's dtype)
+            held._replace_data(value, True)
 
 
 def _state_value(value, param):
