@@ -583,6 +583,8 @@ def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
         if node is None or node.position != source or node.tape is not tape \
                 or node.out_version[0] is not counter or counter.value != node.out_version[1]:
             return None
+        if counter.exposed and not _view_unwritten(tape, operand):  # (a view of a leaf's memory NumPy may write)
+            return None
         return node, None, (counter, counter.value)
     array = operand._data
     if node is not None or array.shape != expected[0] or (array.dtype is not expected[1] and array.dtype != expected[1]):
@@ -635,6 +637,16 @@ def _leaf_snapshot(tape, slot, array) -> "np.ndarray | None":
         tape.exposed.append((first, array))
         return first
     return first if same_bits(first, array) else None  # (-0.0 written over 0.0 is a write)
+
+
+def _view_unwritten(tape, view) -> bool:
+    """Whether NumPy left the memory of a deferred view of a leaf as the step's deferred ops read it (the leaf's
+    copy: `_leaf_snapshot`); if not, the op reading the view runs now, and reads it as written, as PyTorch's does."""
+    leaf = view._base
+    for slot, first in tape.snapshots.items():
+        if tape.leaves[slot]() is leaf:
+            return same_bits(first, leaf._data)
+    return True
 
 
 def _leaf_has_slot(tape, leaf, slot) -> bool:

@@ -404,23 +404,33 @@ class Capture:
         return records, [leaves.get(slot) for slot in self.leaf_slots]  # (None: a leaf only other ops read)
 
     def compute(self, tape) -> None:
-        """Compute the tape's pending records op by op with NumPy, as the eager recorder would have."""
+        """Compute the tape's pending records op by op with NumPy, as the eager recorder would have. A view of a leaf's
+        memory is that memory as it is now (NumPy may have written it since the forward), which its readers' backwards
+        read, as PyTorch's do, but their values are computed from the view as the forward read it (`Tape.seen`)."""
         pending = _made(tape.pending)
-        views = self.views
+        views, seen = self.views, tape.seen
+        now = {id(copy): array for copy, array in tape.exposed}  # id(what the forward read) -> the memory read now
         for index, record in enumerate(pending):
-            arrays = _operand_arrays(record, live=record.position in views)
+            arrays = _operand_arrays(record, seen)
             if self.evaluators is None:
                 self.evaluators = {position: plans.evaluator(prim, dict(attrs))
                                    for position, (prim, attrs, _, _, _) in self.entries.items()}
+            evaluate = self.evaluators[record.position]
             try:
-                result = _evaluated(record, arrays, self.evaluators[record.position])
+                result = _evaluated(record, arrays, evaluate)
+                if record.position in views:
+                    live = _operand_arrays(record, live=True)
+                    if any(array is not read for array, read in zip(live, arrays)):  # (a leaf's copy, a seen value)
+                        seen[record.position] = result
+                        result = now[id(result)] = _evaluated(record, live, evaluate)
+                    arrays = live
             except Exception:
                 tape.pending = pending[index:]
                 raise
             if record.position in views and not record.viewed and record.position not in tape.intermediates:
                 result = result.copy()  # (a plan's result viewing its own intermediate: its own, as a native call's)
             record.value = record.array = result
-            record.saved = _live(arrays, tape.exposed) if tape.exposed else arrays
+            record.saved = tuple(now.get(id(array), array) for array in arrays) if now else arrays
         tape.pending = []
 
 
@@ -450,18 +460,14 @@ def view_value(record) -> np.ndarray:
     return value
 
 
-def _operand_arrays(record, live=False) -> tuple:
-    """The arrays a deferred record's op reads: its parents' values and the leaf and constant arrays it kept; `live`,
-    a leaf's own array, not the copy kept of one NumPy may write (a view must be of the leaf's memory)."""
+def _operand_arrays(record, seen=None, live=False) -> tuple:
+    """The arrays a deferred record's op reads: its parents' values (`seen`'s where it has them: Capture.compute) and
+    the leaf and constant arrays it kept; `live`, a leaf's own array, not the copy kept of one NumPy may write."""
+    if seen:
+        return tuple(seen.get(parent.position, parent.value) if array is None else array
+                     for parent, array in zip(record.parents, record.saved))
     return tuple(parent.value if array is None else (parent._data if live and parent is not None else array)
                  for parent, array in zip(record.parents, record.saved))
-
-
-def _live(arrays, exposed) -> tuple:
-    """`arrays` with each copy of an array NumPy may write replaced by the array: what a backward reads, as
-    PyTorch's saved tensors share the memory NumPy writes (the forward's values were computed from the copies)."""
-    arrays_of = {id(copy): array for copy, array in exposed}
-    return tuple(arrays_of.get(id(array), array) for array in arrays)
 
 
 def _made(pending: list) -> list:
