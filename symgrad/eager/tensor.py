@@ -509,12 +509,14 @@ def _defer_split(tape, plan, operands) -> "DeferredTensor | None":
 def _defer_matched(tape, match, position, operands, label=None) -> "DeferredTensor | None":
     """`_defer_plan` once the plan's match at `position` is known (`_plan_match`; a shortcut keeps it), its record
     named `label`."""
-    steps, checks, places, digests, blank = match
+    steps, checks, places, digests, blank, one_op = match
     reads = list(blank)  # (None per operand, then the reads of the plan's constants)
     for index, source, expected in checks:  # in order of first use, as the ops one by one would check them
         read = reads[index] = _deferred_operand(tape, operands[index], source, expected)
         if read is None:
             return None
+    if one_op:
+        _note_one_op(tape, operands, reads, position, len(steps))
     step, inputs, inner_only = steps[-1]
     saved, versions = plan_step_reads(inputs, inner_only, reads)
     counter = VersionCounter()
@@ -571,7 +573,22 @@ def _plan_match(steps, position, plan, count):
         return None
     blank = (None,) * count + tuple((None, constant, UNSEEN_READ) for constant in constants)
     return (tuple(matched), tuple(checks), tuple(places),
-            [step[6] for step in steps[position:position + len(plan_steps)]], blank)
+            [step[6] for step in steps[position:position + len(plan_steps)]], blank, getattr(plan, "one_op", False))
+
+
+def _note_one_op(tape, operands, reads, position, count) -> None:
+    """Note a deferred call PyTorch computes as one op (Plan.one_op) that read arrays NumPy may write: the positions of
+    its intermediate results and the (copy, array) pairs it read, a write to which sends the backward to the general
+    path, whose Capture.compute has those results computed again from the arrays as written."""
+    pairs = []
+    for operand, read in zip(operands, reads):
+        counter = operand._version
+        if counter.__class__ is DerivedCounter:
+            pairs.extend(counter.sources)
+        elif counter.exposed and read[1] is not None and read[1] is not operand._data:
+            pairs.append((read[1], operand._data))
+    if pairs:
+        tape.one_op.append((range(position, position + count - 1), pairs))
 
 
 def _deferred_operand(tape, operand, source, expected) -> "tuple | None":

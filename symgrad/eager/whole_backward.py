@@ -41,7 +41,7 @@ from ..passes.gather_products import gather_products
 from ..tracing import inline
 from . import plans
 from .adjoint import lowered_graph, reached_values
-from .graph import Record
+from .graph import DerivedCounter, Record
 from .tape import current_tape, leaf_slot, written
 
 _cache = Recent(512)  # (digest, root) -> Capture or None (seen once)
@@ -268,6 +268,8 @@ class Capture:
         operands = _packed(arrays + [seed], self.packing)
         exposed = tape.exposed
         if exposed:  # arrays NumPy may have written since the forward read a copy of them (_deferred_operand)
+            if tape.one_op and written([pair for _, pairs in tape.one_op for pair in pairs]):
+                return None  # (read by a call PyTorch computes as one op: `compute` computes its values again)
             operands = self._live_operands(operands, arrays, exposed)
             if operands is None:
                 return None
@@ -410,6 +412,7 @@ class Capture:
         pending = _made(tape.pending)
         views, seen = self.views, tape.seen
         now = {id(copy): array for copy, array in tape.exposed}  # id(what the forward read) -> the memory read now
+        one_op = {position for positions, _ in tape.one_op for position in positions}
         for index, record in enumerate(pending):
             arrays = _operand_arrays(record, seen)
             if self.evaluators is None:
@@ -431,7 +434,36 @@ class Capture:
                 result = result.copy()  # (a plan's result viewing its own intermediate: its own, as a native call's)
             record.value = record.array = result
             record.saved = tuple(now.get(id(array), array) for array in arrays) if now else arrays
+            if one_op:
+                _derive_one_op(record, arrays, now, evaluate, record.position in one_op)
         tape.pending = []
+
+
+def _derive_one_op(record, arrays, now, evaluate, intermediate) -> None:
+    """Have the backward read a computed record as a call PyTorch computes as one op reads it: its operands that are
+    such a call's intermediate results at their DerivedCounter's version, and, if it is one (`intermediate`, not a
+    statistic: plans.SAVED), its value computed again from the arrays as NumPy left them (`now`: id(copy) -> array),
+    as the op by op path does (plans._derive)."""
+    derived = [isinstance(parent, Record) and parent.out_version[0].__class__ is DerivedCounter
+               for parent in record.parents]
+    if True in derived:
+        record.versions = tuple(parent.out_version if d else version
+                                for parent, d, version in zip(record.parents, derived, record.versions))
+    if not intermediate or record.prim in plans.SAVED:
+        return
+    sources, reads = [], []
+    for parent, d, array, version in zip(record.parents, derived, arrays, record.versions):
+        if d:
+            sources.extend(parent.out_version[0].sources)
+            reads.extend(parent.out_version[0].reads)
+        elif id(array) in now:
+            sources.append((array, now[id(array)]))
+            reads.append(version)
+    if sources:
+        def recompute():
+            return _evaluated(record, [parent.out_version[0].current(parent.value) if d else now.get(id(a), a)
+                                       for parent, d, a in zip(record.parents, derived, arrays)], evaluate)
+        record.out_version = (DerivedCounter(sources, recompute, reads), 0)
 
 
 def _evaluated(record, arrays, evaluate) -> np.ndarray:
