@@ -393,7 +393,8 @@ class Capture:
                 return None, None
             for operand, source in enumerate(record.entry[2]):
                 counter, version = record.versions[operand]
-                if counter.value != version or (counter.exposed is not False and (source >= 0 or record.value is None)):
+                if counter.value != version or counter.exposed is not False and (
+                        source >= 0 and not _unwritten(counter) or record.value is None):
                     return None, None  # modified since, or an array NumPy may have written (not a deferred copy)
                 if source >= 0:
                     records[source] = record.parents[operand]
@@ -437,6 +438,12 @@ class Capture:
             if one_op:
                 _derive_one_op(record, arrays, now, evaluate, record.position in one_op)
         tape.pending = []
+
+
+def _unwritten(counter) -> bool:
+    """Whether `counter` is a DerivedCounter (of an intermediate value of a call PyTorch computes as one op: plans'
+    `_derive`, `_derive_one_op`) whose arrays NumPy left as the forward read them: the call recomputes that value."""
+    return counter.__class__ is DerivedCounter and not written(counter.sources)
 
 
 def _derive_one_op(record, arrays, now, evaluate, intermediate) -> None:
