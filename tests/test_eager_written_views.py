@@ -119,7 +119,7 @@ READS = {
     "gelu_tanh": (lambda lib, x: _F(lib).gelu(x, approximate="tanh"), "input"),
     "silu": (lambda lib, x: _F(lib).silu(x), "input"),
     "mish": (lambda lib, x: _F(lib).mish(x), "input"),
-    "hardswish": (lambda lib, x: _F(lib).hardswish(x * 4.0), None),  # (x * 4's: the product's input)
+    "hardswish": (lambda lib, x: _F(lib).hardswish(x), "input"),
     "leaky_relu": (lambda lib, x: _F(lib).leaky_relu(x, 0.1), "input"),
     "mse_loss": (lambda lib, x: _F(lib).mse_loss(x, lib.full_like(x, 0.3), reduction="none"), "input"),
     "smooth_l1_loss": (lambda lib, x: _F(lib).smooth_l1_loss(x, lib.full_like(x, 0.3), reduction="none"), "input"),
