@@ -36,6 +36,7 @@ NUMPY_FORMULAS = {
     "clip_above": lambda x, hi: np.clip(x, None, hi),
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "softplus": lambda x: np.logaddexp(0, x),
+    "expm1_exp": np.expm1,
     "erf": lambda x: _erf(x).astype(np.result_type(x, np.float32)) if np.asarray(x).dtype == np.float32 else _erf(x),
 }
 

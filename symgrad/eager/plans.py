@@ -34,6 +34,9 @@ class Plan:
 
     def __init__(self, op, signature, keywords=()):
         self.op = op
+        # PyTorch computes the call as one op whose backward reads its inputs as they are then (an activation, a loss):
+        # its intermediate values are computed again from arrays NumPy wrote since (`_derive`)
+        self.one_op = getattr(op, "one_op_at_backward", False)
         builder = Builder()
         with building(builder):
             args = [builder.new_input(shape, dtype) if is_array else value
@@ -80,7 +83,7 @@ class Plan:
             prim, inputs, evaluate = step[:3]
             args = [values[i] for i in inputs]
             value = recorder.evaluate(step, args)
-            if copies is not None and value._node is None and len(values) != self.output:
+            if copies is not None and (value._node is None or self.one_op) and len(values) != self.output:
                 _derive(value, prim, args, evaluate, copies)
             values.append(value)
         result = values[self.output]
@@ -181,7 +184,7 @@ class Split:
             if value.dtype != dtype:
                 value = value.astype(dtype)
             values[index] = value
-            if origins and prim not in _SAVED:
+            if origins and prim not in SAVED:
                 reached = tuple(sorted({o for i in inputs for o in origins.get(i, ())}))
                 if reached:
                     origins[index] = reached
@@ -230,7 +233,7 @@ class _Folded:
 
 # What PyTorch's one op keeps from its forward, where it reads its input again at backward: statistics (a norm's
 # mean and variance, a loss's count of targets) and a pooling's choices, as reductions compute them
-_SAVED = frozenset({reduce_sum_p, reduce_max_p, reduce_min_p, reduce_prod_p, first_max_p})
+SAVED = frozenset({reduce_sum_p, reduce_max_p, reduce_min_p, reduce_prod_p, first_max_p})
 
 
 def _watched(operands) -> "dict | None":
@@ -251,7 +254,7 @@ def _derive(value, prim, args, evaluate, copies) -> None:
     arrays give it at backward, as PyTorch's one op reads its input then (a convolution's weight gradient)."""
     counter = value._version
     if counter.exposed and counter.__class__ is not DerivedCounter or value.dtype.names is not None \
-            or prim in _SAVED:
+            or prim in SAVED:
         return  # (a view of memory NumPy may write: read as it is; several results; a statistic)
     sources, reads = [], []
     for t in args:
@@ -267,6 +270,8 @@ def _derive(value, prim, args, evaluate, copies) -> None:
     if sources:
         dtype = value.dtype
         value._version = DerivedCounter(sources, lambda: _recomputed(evaluate, args, dtype), reads)
+        if value._node is not None:  # (a recorded intermediate value of a call PyTorch computes as one op)
+            value._node.out_version = (value._version, 0)
 
 
 def _recomputed(evaluate, args, dtype) -> np.ndarray:

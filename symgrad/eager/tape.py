@@ -40,7 +40,7 @@ CONSTANT = -1  # the source of an operand that is neither a record's output nor 
 
 class Tape:
     __slots__ = ("digests", "entries", "leaves", "leaf_slots", "regular", "capture", "pending", "forced", "snapshots",
-                 "arrays", "intermediates", "views", "hint", "hinted", "exposed")
+                 "arrays", "intermediates", "views", "hint", "hinted", "exposed", "seen", "one_op")
 
     def __init__(self, capture=None, hint=()):
         self.digests = []
@@ -58,6 +58,9 @@ class Tape:
         self.snapshots = {}     # leaf slot -> the copy deferred ops read of a leaf whose array NumPy may write
         self.exposed = []       # (copy, array) per array NumPy may write that deferred ops read a copy of
         self.views = set()      # the positions of records whose output views an operand's memory (Record.mark_view)
+        self.seen = {}          # position -> a computed view's value as the forward read it (Capture.compute)
+        self.one_op = []        # (positions, (copy, array) pairs) per deferred call PyTorch computes as one op that
+        # read arrays NumPy may write (symgrad.eager.tensor._note_one_op)
 
     def slots(self) -> dict:
         """id(leaf) -> slot for every leaf of the tape: the slots taken from the hint (symgrad.eager.tensor's

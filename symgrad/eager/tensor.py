@@ -514,12 +514,14 @@ def _defer_split(tape, plan, operands) -> "DeferredTensor | None":
 def _defer_matched(tape, match, position, operands, label=None) -> "DeferredTensor | None":
     """`_defer_plan` once the plan's match at `position` is known (`_plan_match`; a shortcut keeps it), its record
     named `label`."""
-    steps, checks, places, digests, blank = match
+    steps, checks, places, digests, blank, one_op = match
     reads = list(blank)  # (None per operand, then the reads of the plan's constants)
     for index, source, expected in checks:  # in order of first use, as the ops one by one would check them
         read = reads[index] = _deferred_operand(tape, operands[index], source, expected)
         if read is None:
             return None
+    if one_op:
+        _note_one_op(tape, operands, reads, position, len(steps))
     step, inputs, inner_only = steps[-1]
     saved, versions = plan_step_reads(inputs, inner_only, reads)
     counter = VersionCounter()
@@ -576,7 +578,22 @@ def _plan_match(steps, position, plan, count):
         return None
     blank = (None,) * count + tuple((None, constant, UNSEEN_READ) for constant in constants)
     return (tuple(matched), tuple(checks), tuple(places),
-            [step[6] for step in steps[position:position + len(plan_steps)]], blank)
+            [step[6] for step in steps[position:position + len(plan_steps)]], blank, getattr(plan, "one_op", False))
+
+
+def _note_one_op(tape, operands, reads, position, count) -> None:
+    """Note a deferred call PyTorch computes as one op (Plan.one_op) that read arrays NumPy may write: the positions of
+    its intermediate results and the (copy, array) pairs it read, a write to which sends the backward to the general
+    path, whose Capture.compute has those results computed again from the arrays as written."""
+    pairs = []
+    for operand, read in zip(operands, reads):
+        counter = operand._version
+        if counter.__class__ is DerivedCounter:
+            pairs.extend(counter.sources)
+        elif counter.exposed and read[1] is not None and read[1] is not operand._data:
+            pairs.append((read[1], operand._data))
+    if pairs:
+        tape.one_op.append((range(position, position + count - 1), pairs))
 
 
 def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
@@ -587,6 +604,8 @@ def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
     if source >= 0:  # an earlier deferred op, unmodified since
         if node is None or node.position != source or node.tape is not tape \
                 or node.out_version[0] is not counter or counter.value != node.out_version[1]:
+            return None
+        if counter.exposed and not _view_unwritten(tape, operand):  # (a view of a leaf's memory NumPy may write)
             return None
         return node, None, (counter, counter.value)
     array = operand._data
@@ -640,6 +659,16 @@ def _leaf_snapshot(tape, slot, array) -> "np.ndarray | None":
         tape.exposed.append((first, array))
         return first
     return first if same_bits(first, array) else None  # (-0.0 written over 0.0 is a write)
+
+
+def _view_unwritten(tape, view) -> bool:
+    """Whether NumPy left the memory of a deferred view of a leaf as the step's deferred ops read it (the leaf's
+    copy: `_leaf_snapshot`); if not, the op reading the view runs now, and reads it as written, as PyTorch's does."""
+    leaf = view._base
+    for slot, first in tape.snapshots.items():
+        if tape.leaves[slot]() is leaf:
+            return same_bits(first, leaf._data)
+    return True
 
 
 def _leaf_has_slot(tape, leaf, slot) -> bool:

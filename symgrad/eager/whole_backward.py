@@ -41,7 +41,7 @@ from ..passes.gather_products import gather_products
 from ..tracing import inline
 from . import plans
 from .adjoint import lowered_graph, reached_values
-from .graph import Record
+from .graph import DerivedCounter, Record
 from .tape import current_tape, leaf_slot, written
 
 _cache = Recent(512)  # (digest, root) -> Capture or None (seen once)
@@ -268,6 +268,8 @@ class Capture:
         operands = _packed(arrays + [seed], self.packing)
         exposed = tape.exposed
         if exposed:  # arrays NumPy may have written since the forward read a copy of them (_deferred_operand)
+            if tape.one_op and written([pair for _, pairs in tape.one_op for pair in pairs]):
+                return None  # (read by a call PyTorch computes as one op: `compute` computes its values again)
             operands = self._live_operands(operands, arrays, exposed)
             if operands is None:
                 return None
@@ -391,7 +393,8 @@ class Capture:
                 return None, None
             for operand, source in enumerate(record.entry[2]):
                 counter, version = record.versions[operand]
-                if counter.value != version or (counter.exposed is not False and (source >= 0 or record.value is None)):
+                if counter.value != version or counter.exposed is not False and (
+                        source >= 0 and not _unwritten(counter) or record.value is None):
                     return None, None  # modified since, or an array NumPy may have written (not a deferred copy)
                 if source >= 0:
                     records[source] = record.parents[operand]
@@ -404,24 +407,70 @@ class Capture:
         return records, [leaves.get(slot) for slot in self.leaf_slots]  # (None: a leaf only other ops read)
 
     def compute(self, tape) -> None:
-        """Compute the tape's pending records op by op with NumPy, as the eager recorder would have."""
+        """Compute the tape's pending records op by op with NumPy, as the eager recorder would have. A view of a leaf's
+        memory is that memory as it is now (NumPy may have written it since the forward), which its readers' backwards
+        read, as PyTorch's do, but their values are computed from the view as the forward read it (`Tape.seen`)."""
         pending = _made(tape.pending)
-        views = self.views
+        views, seen = self.views, tape.seen
+        now = {id(copy): array for copy, array in tape.exposed}  # id(what the forward read) -> the memory read now
+        one_op = {position for positions, _ in tape.one_op for position in positions}
         for index, record in enumerate(pending):
-            arrays = _operand_arrays(record, live=record.position in views)
+            arrays = _operand_arrays(record, seen)
             if self.evaluators is None:
                 self.evaluators = {position: plans.evaluator(prim, dict(attrs))
                                    for position, (prim, attrs, _, _, _) in self.entries.items()}
+            evaluate = self.evaluators[record.position]
             try:
-                result = _evaluated(record, arrays, self.evaluators[record.position])
+                result = _evaluated(record, arrays, evaluate)
+                if record.position in views:
+                    live = _operand_arrays(record, live=True)
+                    if any(array is not read for array, read in zip(live, arrays)):  # (a leaf's copy, a seen value)
+                        seen[record.position] = result
+                        result = now[id(result)] = _evaluated(record, live, evaluate)
+                    arrays = live
             except Exception:
                 tape.pending = pending[index:]
                 raise
             if record.position in views and not record.viewed and record.position not in tape.intermediates:
                 result = result.copy()  # (a plan's result viewing its own intermediate: its own, as a native call's)
             record.value = record.array = result
-            record.saved = _live(arrays, tape.exposed) if tape.exposed else arrays
+            record.saved = tuple(now.get(id(array), array) for array in arrays) if now else arrays
+            if one_op:
+                _derive_one_op(record, arrays, now, evaluate, record.position in one_op)
         tape.pending = []
+
+
+def _unwritten(counter) -> bool:
+    """Whether `counter` is a DerivedCounter (of an intermediate value of a call PyTorch computes as one op: plans'
+    `_derive`, `_derive_one_op`) whose arrays NumPy left as the forward read them: the call recomputes that value."""
+    return counter.__class__ is DerivedCounter and not written(counter.sources)
+
+
+def _derive_one_op(record, arrays, now, evaluate, intermediate) -> None:
+    """Have the backward read a computed record as a call PyTorch computes as one op reads it: its operands that are
+    such a call's intermediate results at their DerivedCounter's version, and, if it is one (`intermediate`, not a
+    statistic: plans.SAVED), its value computed again from the arrays as NumPy left them (`now`: id(copy) -> array),
+    as the op by op path does (plans._derive)."""
+    derived = [isinstance(parent, Record) and parent.out_version[0].__class__ is DerivedCounter
+               for parent in record.parents]
+    if True in derived:
+        record.versions = tuple(parent.out_version if d else version
+                                for parent, d, version in zip(record.parents, derived, record.versions))
+    if not intermediate or record.prim in plans.SAVED:
+        return
+    sources, reads = [], []
+    for parent, d, array, version in zip(record.parents, derived, arrays, record.versions):
+        if d:
+            sources.extend(parent.out_version[0].sources)
+            reads.extend(parent.out_version[0].reads)
+        elif id(array) in now:
+            sources.append((array, now[id(array)]))
+            reads.append(version)
+    if sources:
+        def recompute():
+            return _evaluated(record, [parent.out_version[0].current(parent.value) if d else now.get(id(a), a)
+                                       for parent, d, a in zip(record.parents, derived, arrays)], evaluate)
+        record.out_version = (DerivedCounter(sources, recompute, reads), 0)
 
 
 def _evaluated(record, arrays, evaluate) -> np.ndarray:
@@ -450,18 +499,14 @@ def view_value(record) -> np.ndarray:
     return value
 
 
-def _operand_arrays(record, live=False) -> tuple:
-    """The arrays a deferred record's op reads: its parents' values and the leaf and constant arrays it kept; `live`,
-    a leaf's own array, not the copy kept of one NumPy may write (a view must be of the leaf's memory)."""
+def _operand_arrays(record, seen=None, live=False) -> tuple:
+    """The arrays a deferred record's op reads: its parents' values (`seen`'s where it has them: Capture.compute) and
+    the leaf and constant arrays it kept; `live`, a leaf's own array, not the copy kept of one NumPy may write."""
+    if seen:
+        return tuple(seen.get(parent.position, parent.value) if array is None else array
+                     for parent, array in zip(record.parents, record.saved))
     return tuple(parent.value if array is None else (parent._data if live and parent is not None else array)
                  for parent, array in zip(record.parents, record.saved))
-
-
-def _live(arrays, exposed) -> tuple:
-    """`arrays` with each copy of an array NumPy may write replaced by the array: what a backward reads, as
-    PyTorch's saved tensors share the memory NumPy writes (the forward's values were computed from the copies)."""
-    arrays_of = {id(copy): array for copy, array in exposed}
-    return tuple(arrays_of.get(id(array), array) for array in arrays)
 
 
 def _made(pending: list) -> list:

@@ -105,6 +105,13 @@ def _bilinear(input1, input2, weight, bias):
     return out if bias is None else _ew(E.add, (out, bias))
 
 
+def _one_op(fn):
+    """Mark `fn` as a call PyTorch computes as one op whose backward reads its inputs at the backward, not the values
+    the forward computed from them: NumPy's writes to a from_numpy input since are read so (eager.plans.Plan)."""
+    fn.one_op_at_backward = True
+    return fn
+
+
 def _reduce(loss, reduction: str):
     if reduction == "mean":
         return _ew(E.divide, (sgnp.sum(loss), float(loss.size)))  # NaN for an empty batch, as PyTorch
@@ -123,6 +130,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return labelled(apply_function(_squared_error, (input, target, reduction), {}), "MseLoss", (input, target))
 
 
+@_one_op
 def _squared_error(input, target, reduction):
     """On tensors, one cached plan (one front-end call, not three)."""
     return _reduce(_ew(E.square, (_ew(E.subtract, (input, target)),)), reduction)
@@ -594,6 +602,7 @@ def gelu(input, approximate="none"):
     return _activation(_gelu, "Gelu", input, approximate)
 
 
+@_one_op
 def _gelu(x, approximate):
     if approximate == "tanh":
         inner = _ew(E.multiply, (math.sqrt(2 / math.pi), _ew(E.add, (x, _ew(E.multiply, (0.044715, _ew(
@@ -626,11 +635,12 @@ def elu(input, alpha=1.0, inplace=False):
     return _in_place(inplace, input, lambda x: _activation(_elu, "Elu", x, float(alpha)))
 
 
+@_one_op
 def _elu(x, alpha):
     """x > 0 picks x; elsewhere alpha * expm1(x), of x where it is not positive only (at x = inf,
     expm1's derivative inf times the unselected branch's 0 was a NaN gradient)."""
     positive = _ew(E.greater, (x, 0.0))
-    return _ew(E.where, (positive, x, _ew(E.multiply, (alpha, _ew(E.expm1, (_ew(E.where, (positive, 0.0, x)),))))))
+    return _ew(E.where, (positive, x, _ew(E.multiply, (alpha, _ew(E.expm1_exp, (_ew(E.where, (positive, 0.0, x)),))))))
 
 
 def silu(input, inplace=False):
@@ -638,6 +648,7 @@ def silu(input, inplace=False):
     return _in_place(inplace, input, lambda x: _activation(_silu, "Silu", x))
 
 
+@_one_op
 def _silu(x):
     return _ew(E.multiply, (x, _ew(E.sigmoid, (x,))))
 
@@ -647,6 +658,7 @@ def softplus(input, beta=1.0, threshold=20.0):
     return _activation(_softplus, "Softplus", input, float(beta), float(threshold))
 
 
+@_one_op
 def _softplus(x, beta, threshold):
     scaled = _ew(E.multiply, (x, beta))
     return _ew(E.where, (_ew(E.greater, (scaled, threshold)), x, _ew(E.divide, (_ew(E.softplus, (scaled,)), beta))))
@@ -657,6 +669,7 @@ def mish(input, inplace=False):
     return _in_place(inplace, input, lambda x: _activation(_mish, "Mish", x))
 
 
+@_one_op
 def _mish(x):
     return _ew(E.multiply, (x, _ew(E.tanh, (_ew(E.softplus, (x,)),))))
 
@@ -683,6 +696,7 @@ def hardsigmoid(input, inplace=False):
     return _in_place(inplace, input, lambda x: _activation(_hardsigmoid, "Hardsigmoid", x))
 
 
+@_one_op
 def _hardsigmoid(x):
     return _ew(E.divide, (_hardtanh(_ew(E.add, (x, 3.0)), 0.0, 6.0), 6.0))
 
@@ -692,6 +706,7 @@ def hardswish(input, inplace=False):
     return _in_place(inplace, input, lambda x: _activation(_hardswish, "Hardswish", x))
 
 
+@_one_op
 def _hardswish(x):
     middle = _ew(E.logical_and, (_ew(E.greater, (x, -3.0)), _ew(E.less, (x, 3.0))))
     inner = _ew(E.divide, (_ew(E.multiply, (x, _ew(E.add, (x, 3.0)))), 6.0))
@@ -707,6 +722,7 @@ def selu(input, inplace=False):
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
 
+@_one_op
 def _selu(x):
     return _ew(E.multiply, (_SELU_SCALE, _elu(x, _SELU_ALPHA)))
 
@@ -718,10 +734,11 @@ def celu(input, alpha=1.0, inplace=False):
     return _in_place(inplace, input, lambda x: _activation(_celu, "Elu", x, float(alpha)))
 
 
+@_one_op
 def _celu(x, alpha):
     positive = _ew(E.greater, (x, 0.0))
     scaled = _ew(E.divide, (_ew(E.where, (positive, 0.0, x)), alpha))
-    return _ew(E.where, (positive, x, _ew(E.multiply, (alpha, _ew(E.expm1, (scaled,))))))
+    return _ew(E.where, (positive, x, _ew(E.multiply, (alpha, _ew(E.expm1_exp, (scaled,))))))
 
 
 def logsigmoid(input):
@@ -1228,14 +1245,22 @@ def one_hot(tensor, num_classes=-1):
 # ----------------------------------------------------------------------------- more losses
 
 def _pairwise_loss(terms, label, input, target, reduction, *args):
+    """The loss `terms` (a name in _TERMS) of input - target, reduced: on tensors one cached plan (the name is a plain
+    argument), which for smooth_l1 and huber, one op in PyTorch, reads the input at backward (`_one_op`)."""
     if tuple(input.shape) != tuple(np.shape(target)):
         raise ValueError(f"{label}: input shape {tuple(input.shape)} and target shape {tuple(np.shape(target))} "
                          "differ (symgrad does not broadcast them silently)")
-    return labelled(apply_function(_reduced_terms, (terms, input, target, reduction, *args), {}), label, (input, target))
+    reduced = _reduced_terms if terms == "l1" else _one_op_reduced_terms  # (l1_loss is composite in PyTorch too)
+    return labelled(apply_function(reduced, (terms, input, target, reduction, *args), {}), label, (input, target))
 
 
 def _reduced_terms(terms, input, target, reduction, *args):
-    return _reduce(terms(_ew(E.subtract, (input, target)), *args), reduction)
+    return _reduce(_TERMS[terms](_ew(E.subtract, (input, target)), *args), reduction)
+
+
+@_one_op
+def _one_op_reduced_terms(terms, input, target, reduction, *args):
+    return _reduced_terms(terms, input, target, reduction, *args)
 
 
 def _absolute(diff):
@@ -1256,9 +1281,12 @@ def _huber(diff, delta):
                          _ew(E.multiply, (delta, _ew(E.subtract, (size, 0.5 * delta))))))
 
 
+_TERMS = {"l1": _absolute, "smooth_l1": _smooth_l1, "huber": _huber}
+
+
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = legacy_reduction(size_average, reduce, reduction)
-    return _pairwise_loss(_absolute, "L1Loss", input, target, reduction)
+    return _pairwise_loss("l1", "L1Loss", input, target, reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -1266,14 +1294,14 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise ValueError("smooth_l1_loss does not support negative values for beta.")
-    return _pairwise_loss(_smooth_l1, "SmoothL1Loss", input, target, reduction, float(beta))
+    return _pairwise_loss("smooth_l1", "SmoothL1Loss", input, target, reduction, float(beta))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
     if delta <= 0:
         raise ValueError("huber_loss does not support non-positive values for delta.")
-    return _pairwise_loss(_huber, "HuberLoss", input, target, reduction, float(delta))
+    return _pairwise_loss("huber", "HuberLoss", input, target, reduction, float(delta))
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):

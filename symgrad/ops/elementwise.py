@@ -517,6 +517,9 @@ arctan = define("arctan", sp.atan)
 arctan2 = define("arctan2", sp.atan2, domain=(0.5, 2.0))
 exp = define("exp", sp.exp)
 expm1 = define("expm1", F.expm1)
+# expm1 whose derivative is exp(x) (expm1's is y + 1, PyTorch's): elu's negative branch, as PyTorch's elu_backward
+# computes it
+expm1_exp = define("expm1_exp", lambda x: F.valued(sp.exp(x) - 1, F.expm1(x)))
 log = define("log", sp.log, domain=(0.1, 3.0))
 log1p = define("log1p", F.log1p, domain=(-0.9, 3.0))
 sqrt = define("sqrt", sp.sqrt, domain=(0.1, 3.0))
