@@ -315,3 +315,35 @@ def test_a_loss_against_a_target_of_another_dtype_is_deferred_whole(forced_now):
     for ours, general in zip(seen[:4], seen[4:]):
         for a, b in zip(ours, general):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_a_step_that_is_the_start_of_another_capture_is_deferred_whole(forced_now):
+    """A weight penalty added to the loss every other step: the plain step's ops are the first ops of the other
+    step's capture, which the tape defers against, and its backward, at the plain step's loss, computed the step op
+    by op before its own captured call; it now takes its own capture. Same values as the general path."""
+    rng = np.random.default_rng(10)
+    x, y = rng.standard_normal((16, 6)), rng.integers(0, 3, 16)
+    seen, forced = [], []
+    for hooked in (False, True):
+        sg.manual_seed(0)
+        model = sg.nn.Sequential(sg.nn.Linear(6, 8, dtype=sg.float64), sg.nn.Tanh(),
+                                 sg.nn.Linear(8, 3, dtype=sg.float64))
+        optimizer = sg.optim.SGD(model.parameters(), lr=0.1)
+        tape.start_over()
+        for step in range(8):
+            forced_now.clear()
+            optimizer.zero_grad()
+            out = model(sg.from_numpy(x))
+            if hooked:
+                out.register_hook(lambda g: g)
+            loss = sg.nn.functional.cross_entropy(out, sg.from_numpy(y))
+            if step % 2:
+                loss = loss + 1e-2 * sum((p ** 2).sum() for p in model.parameters())
+            loss.backward()
+            optimizer.step()
+            forced.append(len(forced_now))
+            seen.append([loss.detach().numpy()] + [p.grad.numpy().copy() for p in model.parameters()])
+    assert forced[4:8] == [0] * 4
+    for ours, general in zip(seen[:8], seen[8:]):
+        for a, b in zip(ours, general):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
