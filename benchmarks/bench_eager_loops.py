@@ -17,7 +17,11 @@ over repeats of the per-step time, the two libraries interleaved in one run.
   - DataLoader: TensorDataset batches in a per-epoch permutation, `loss.item()` and the accuracy logged each
     step, `model.eval()` and a no_grad evaluation every 8 steps, `model.train()` again, StepLR per epoch,
   - mnist: pytorch/examples' mnist model (Conv2d 1-32-64, max_pool2d, Dropout(p=0), Linear 9216-128-10,
-    log_softmax, nll_loss), Adadelta, StepLR every 8 steps, batch 8.
+    log_softmax, nll_loss), Adadelta, StepLR every 8 steps, batch 8,
+  - causal encoder: nn.TransformerEncoder of two TransformerEncoderLayers, generate_square_subsequent_mask made
+    every step and is_causal=True, MSE, AdamW,
+  - LayerNorm MLP: Linear, LayerNorm, GELU twice, cross_entropy with label_smoothing, AdamW with weight decay,
+    clip_grad_norm_ after the update, OneCycleLR every step.
 """
 import argparse
 import os
@@ -372,6 +376,57 @@ class MNIST(Quickstart):
             loop.scheduler.step()
 
 
+class CausalEncoder(Quickstart):
+    """Two nn.TransformerEncoderLayers stacked by nn.TransformerEncoder, causal: the mask made every step with
+    Transformer.generate_square_subsequent_mask and the is_causal hint, as a decoder-only model writes it."""
+
+    @staticmethod
+    def data():
+        rng = np.random.default_rng(4)
+        return [rng.standard_normal((8, 16, 32), dtype=np.float32), rng.standard_normal((8, 16, 32), dtype=np.float32)]
+
+    @staticmethod
+    def build(lib):
+        nn = lib.nn
+        layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True, dtype=lib.float32)
+        return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+    optimizer = staticmethod(lambda lib, parameters: lib.optim.AdamW(parameters, lr=1e-3))
+
+    @staticmethod
+    def loss(lib, model, x, y):
+        mask = lib.nn.Transformer.generate_square_subsequent_mask(x.shape[1])
+        return lib.nn.functional.mse_loss(model(x, mask=mask, is_causal=True), y)
+
+
+class LayerNormMLP(Quickstart):
+    """Linear, LayerNorm and GELU twice, a label-smoothed cross-entropy, AdamW with weight decay, clip_grad_norm_
+    after the update (as written in the wild) and OneCycleLR stepped every step."""
+
+    @staticmethod
+    def data():
+        rng = np.random.default_rng(6)
+        return [rng.standard_normal((128, 64), dtype=np.float32), rng.integers(0, 10, 128)]
+
+    @staticmethod
+    def build(lib):
+        f32 = dict(dtype=lib.float32)  # (symgrad's modules default to float64)
+        nn = lib.nn
+        return nn.Sequential(nn.Linear(64, 256, **f32), nn.LayerNorm(256, **f32), nn.GELU(), nn.Linear(256, 256, **f32),
+                             nn.LayerNorm(256, **f32), nn.GELU(), nn.Linear(256, 10, **f32))
+
+    optimizer = staticmethod(lambda lib, parameters: lib.optim.AdamW(parameters, lr=1e-3, weight_decay=0.01))
+    scheduler = staticmethod(lambda lib, optimizer: lib.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=1e-2,
+                                                                                      total_steps=100000))
+    loss = staticmethod(lambda lib, model, x, y: lib.nn.functional.cross_entropy(model(x), y, label_smoothing=0.1))
+
+    @staticmethod
+    def step(loop):
+        _plain_step(loop)
+        loop.lib.nn.utils.clip_grad_norm_(loop.model.parameters(), 1.0)
+        loop.scheduler.step()
+
+
 def _program(kind):
     return lambda: (kind.data(), _initial(kind.build))
 
@@ -397,6 +452,10 @@ PROGRAMS = [  # (title, data and parameters, lib loop, no NumPy loop, the progra
      _program(Logged), ModelLoop, None, Logged, "step"),
     ("mnist: Conv2d 1-32-64, max_pool2d, Linear 9216-128-10, nll_loss, Adadelta, StepLR, batch 8",
      _program(MNIST), ModelLoop, None, MNIST, "step"),
+    ("causal encoder: 2 x TransformerEncoderLayer(32, 4, 64), causal mask + is_causal, 8x16 tokens, MSE, AdamW",
+     _program(CausalEncoder), ModelLoop, None, CausalEncoder, "step"),
+    ("LayerNorm MLP: 2 x (Linear, LayerNorm, GELU) 64-256-256-10, label smoothing, AdamW, clip, OneCycleLR",
+     _program(LayerNormMLP), ModelLoop, None, LayerNormMLP, "step"),
 ]
 
 

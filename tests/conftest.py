@@ -48,3 +48,18 @@ def computed_now(monkeypatch):
 
     monkeypatch.setattr(EagerRecorder, "evaluate", counted)
     return computed
+
+
+@pytest.fixture
+def forced_now(monkeypatch):
+    """Per time a tape computed its deferred ops op by op before the captured call (Tape.force with ops pending), how
+    many were pending; the test clears it per step."""
+    forced, force = [], tape.Tape.force
+
+    def counted(recorded):
+        if recorded.pending:
+            forced.append(len(recorded.pending))
+        force(recorded)
+
+    monkeypatch.setattr(tape.Tape, "force", counted)
+    return forced

@@ -242,3 +242,108 @@ def test_an_encoder_block_with_chunks_is_captured():
     cached plan (NumPy ints went through the whole indexing front end every step)."""
     rng = np.random.default_rng(7)
     _check(_encoder, (rng.standard_normal((3, 5, 8)), rng.integers(0, 3, 3)))
+
+
+def _causal_encoder(lib, padded=False):
+    """Two causal TransformerEncoderLayers (the is_causal hint, the mask made every step; with `padded` a key
+    padding mask too, so the mask is read), the mean over positions classified."""
+    nn = lib.nn
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, dtype=lib.float64)
+            self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+            self.head = nn.Linear(8, 3, dtype=lib.float64)
+
+        def forward(self, x):
+            mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1], dtype=lib.float64)
+            padding = lib.tensor(np.arange(x.shape[1]) == x.shape[1] - 1).expand(x.shape[:2]) if padded else None
+            out = self.encoder(x, mask=mask, src_key_padding_mask=padding, is_causal=True)
+            return self.head(out.mean(dim=1))
+
+    return Model()
+
+
+@pytest.mark.parametrize("padded", [False, True])
+def test_a_causal_encoder_step_is_deferred_whole(padded, computed_now, forced_now):
+    """A causal encoder's step (its batch from from_numpy) is deferred whole: the causal attention is one plan (no
+    op computed at once), and with a key padding mask (the general path) F.linear's check of a copy PyTorch would
+    read no longer computes the pending ops to read a deferred weight's layout. Its values are the general path's
+    and PyTorch's."""
+    rng = np.random.default_rng(8)
+    data = rng.standard_normal((3, 5, 8)), rng.integers(0, 3, 3)
+    _check(lambda lib: _causal_encoder(lib, padded), data)
+    model, counts = _causal_encoder(sg, padded), []
+    tape.start_over()
+    for _ in range(4):
+        computed_now.clear()
+        forced_now.clear()
+        loss = sg.nn.functional.cross_entropy(model(sg.from_numpy(data[0])), sg.from_numpy(data[1]))
+        deferred = isinstance(loss, DeferredTensor)
+        loss.backward()
+        counts.append((deferred, len(forced_now), padded or not computed_now))
+    assert counts[2:] == [(True, 0, True)] * 2  # (with padding, ops on arrays that need no grad run at once)
+
+
+def test_a_loss_against_a_target_of_another_dtype_is_deferred_whole(forced_now):
+    """mse_loss of a float64 output against a float32 target: its plan converts the target (no grad) at once and
+    defers the rest; reading the deferred output there computed the whole step op by op. Same values as the general
+    path."""
+    rng = np.random.default_rng(9)
+    x, target = rng.standard_normal((6, 4)), rng.standard_normal((6, 3)).astype(np.float32)
+    seen, counts = [], []
+    for hooked in (False, True):
+        sg.manual_seed(0)
+        model = sg.nn.Sequential(sg.nn.Linear(4, 5, dtype=sg.float64), sg.nn.Tanh(), sg.nn.Linear(5, 3,
+                                                                                                 dtype=sg.float64))
+        optimizer = sg.optim.SGD(model.parameters(), lr=0.1)
+        tape.start_over()
+        for _ in range(4):
+            forced_now.clear()
+            optimizer.zero_grad()
+            out = model(sg.from_numpy(x))
+            if hooked:
+                out.register_hook(lambda g: g)
+            loss = sg.nn.functional.mse_loss(out, sg.from_numpy(target))
+            deferred = isinstance(loss, DeferredTensor)
+            loss.backward()
+            optimizer.step()
+            counts.append((deferred, len(forced_now)))
+            seen.append([loss.detach().numpy()] + [p.grad.numpy().copy() for p in model.parameters()])
+    assert counts[2:4] == [(True, 0)] * 2
+    for ours, general in zip(seen[:4], seen[4:]):
+        for a, b in zip(ours, general):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_a_step_that_is_the_start_of_another_capture_is_deferred_whole(forced_now):
+    """A weight penalty added to the loss every other step: the plain step's ops are the first ops of the other
+    step's capture, which the tape defers against, and its backward, at the plain step's loss, computed the step op
+    by op before its own captured call; it now takes its own capture. Same values as the general path."""
+    rng = np.random.default_rng(10)
+    x, y = rng.standard_normal((16, 6)), rng.integers(0, 3, 16)
+    seen, forced = [], []
+    for hooked in (False, True):
+        sg.manual_seed(0)
+        model = sg.nn.Sequential(sg.nn.Linear(6, 8, dtype=sg.float64), sg.nn.Tanh(),
+                                 sg.nn.Linear(8, 3, dtype=sg.float64))
+        optimizer = sg.optim.SGD(model.parameters(), lr=0.1)
+        tape.start_over()
+        for step in range(8):
+            forced_now.clear()
+            optimizer.zero_grad()
+            out = model(sg.from_numpy(x))
+            if hooked:
+                out.register_hook(lambda g: g)
+            loss = sg.nn.functional.cross_entropy(out, sg.from_numpy(y))
+            if step % 2:
+                loss = loss + 1e-2 * sum((p ** 2).sum() for p in model.parameters())
+            loss.backward()
+            optimizer.step()
+            forced.append(len(forced_now))
+            seen.append([loss.detach().numpy()] + [p.grad.numpy().copy() for p in model.parameters()])
+    assert forced[4:8] == [0] * 4
+    for ours, general in zip(seen[:8], seen[8:]):
+        for a, b in zip(ours, general):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

@@ -227,3 +227,55 @@ def test_multihead_attention_bias_kv_compiled_gradient_matches_finite_difference
     value, grad = sg.compile(sg.value_and_grad(loss), backend=backend)(q)
     assert float(value) == pytest.approx(float(loss(q).item()), rel=1e-12)
     np.testing.assert_allclose(grad, numeric_grad(lambda q: float(loss(q).item()), [q], 0), rtol=1e-6, atol=1e-8)
+
+
+CAUSAL = np.triu(np.full((5, 5), -np.inf), 1)
+CAUSAL_CASES = {  # label: (keyword arguments of the encoder's call but the padding, a key padding mask)
+    "hint": (dict(mask=CAUSAL, is_causal=True), False),
+    "detected": (dict(mask=CAUSAL), False),
+    "detected-bool": (dict(mask=np.isinf(CAUSAL)), False),
+    "hint-over-another-mask": (dict(mask=np.where(MASK[:, :1], 0.0, -1.5) * np.ones(5), is_causal=True), False),
+    "hint-with-padding": (dict(mask=CAUSAL, is_causal=True), True),
+    "no-hint": (dict(mask=CAUSAL, is_causal=False), False),
+}
+
+
+@pytest.mark.parametrize("label", CAUSAL_CASES)
+def test_the_causal_hint_and_a_causal_mask_are_pytorchs(label):
+    """PyTorch's TransformerEncoder takes the is_causal hint, or finds its mask causal, and then (no key padding
+    mask, no weights returned) attends causally without reading the mask: a mask the hint contradicts is not
+    applied, and the encoder's output keeps the query's dtype whatever the mask's."""
+    torch = pytest.importorskip("torch")
+    kwargs, padded = CAUSAL_CASES[label]
+    theirs = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(E, H, 16, 0.0, dtype=torch.float64), 2,
+                                         enable_nested_tensor=False)
+    ours = sg.nn.TransformerEncoder(sg.nn.TransformerEncoderLayer(E, H, 16, 0.0), 2)
+    ours.load_state_dict({n: v.detach().numpy() for n, v in theirs.state_dict().items()})
+    padding = np.zeros((3, 5), bool)
+    padding[1, 4] = padded
+    mine_in, their_in = sg.tensor(Q, requires_grad=True), torch.tensor(Q, requires_grad=True)
+    mine = ours(mine_in, src_key_padding_mask=sg.tensor(padding) if padded else None,
+                **{k: sg.tensor(v) if k == "mask" else v for k, v in kwargs.items()})
+    other = theirs(their_in, src_key_padding_mask=torch.tensor(padding) if padded else None,
+                   **{k: torch.tensor(v) if k == "mask" else v for k, v in kwargs.items()})
+    np.testing.assert_allclose(mine.detach().numpy(), other.detach().numpy(), rtol=1e-12, atol=1e-13)
+    weights = np.random.default_rng(3).standard_normal(Q.shape)
+    (mine * sg.tensor(weights)).sum().backward()
+    (other * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(mine_in.grad.numpy(), their_in.grad.numpy(), rtol=1e-11, atol=1e-13)
+    for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-11, atol=1e-13, err_msg=n)
+
+
+def test_a_causal_float32_encoder_stays_float32():
+    """generate_square_subsequent_mask is float64 by default (symgrad's default dtype), PyTorch's float32: the
+    causal attention of a float32 encoder does not read it, so the output is float32 as PyTorch's (it was float64)."""
+    layer = sg.nn.TransformerEncoderLayer(E, H, 16, 0.0, batch_first=True, dtype=sg.float32)
+    encoder, x = sg.nn.TransformerEncoder(layer, 2), sg.tensor(Q.transpose(1, 0, 2), dtype=sg.float32)
+    mask = sg.nn.Transformer.generate_square_subsequent_mask(5)
+    assert mask.dtype == sg.float64
+    for kwargs in ({"is_causal": True}, {}):
+        assert encoder(x, mask=mask, **kwargs).dtype == sg.float32
+    decoder = sg.nn.TransformerDecoder(sg.nn.TransformerDecoderLayer(E, H, 16, 0.0, batch_first=True,
+                                                                     dtype=sg.float32), 1)
+    assert decoder(x, x, tgt_mask=mask).dtype == sg.float32

@@ -29,11 +29,13 @@ def as_torch_reads(a, b):
 def as_linear_reads(input, weight):
     """F.linear's input, a copy where PyTorch's reads one: its product is torch.matmul(input, weight.t()) (a 2-D input
     or a row-major one reshapes as a view, as its other paths read it)."""
-    if not getattr(getattr(input, "_version", None), "exposed", False) or not hasattr(weight, "_data") \
+    if not getattr(getattr(input, "_version", None), "exposed", False) or not hasattr(weight, "_version") \
             or weight.ndim != 2 or input.ndim <= 2:  # (a 2-D input: mm reads both operands as they are)
         return input
-    shape, strides, requires_grad = _layout(weight)
-    return input.clone() if copied(_layout(input), (shape[::-1], strides[::-1], requires_grad))[0] else input
+    # the weight's strides do not decide the input's copy (its requires_grad does): a row-major layout stands for
+    # them, so that a weight a captured step defers (a chunk of in_proj_weight) is not computed here
+    rows, columns = weight.shape
+    return input.clone() if copied(_layout(input), ((columns, rows), (1, columns), weight.requires_grad))[0] else input
 
 
 def _layout(t) -> tuple:

@@ -170,8 +170,10 @@ class Split:
         values = [None] * self.size
         origins = {}  # index -> the exposed operands it is computed again from at backward (`_derive`'s)
         for index, t in enumerate(operands):
+            if t._requires_grad:  # (no prefix step reads it: a deferred operand is not computed for it)
+                continue
             values[index] = t._data
-            if not t._requires_grad and t._version.exposed:
+            if t._version.exposed:
                 if t._version.__class__ is DerivedCounter:
                     return None
                 origins[index] = (index,)
@@ -194,7 +196,8 @@ class Split:
                 out.append(operands[index])
                 continue
             value = values[index]
-            if value.base is not None and any(np.may_share_memory(value, t._data) for t in operands):
+            if value.base is not None and any(np.may_share_memory(value, t._data) for t in operands
+                                              if not t._requires_grad):
                 return None  # (a view of an operand: eagerly it shares its version counter)
             counter = None
             if index in origins:

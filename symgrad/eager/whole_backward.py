@@ -751,8 +751,23 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
         return False, None
     if plan.steps is None:
         return plan.run(engine, record, tape, seed, retain_graph), None
+    if capture is not None and plan is not capture and _deferred_as(plan, tape, record):
+        return plan.run(engine, record, tape, seed, retain_graph, True), plan
     _steadied(plan)  # (also when this step cannot take it: one computed op by op that read an array NumPy may
     return plan.run(engine, record, tape, seed, retain_graph), plan  # write, which the next step, deferred, copies)
+
+
+def _deferred_as(plan, tape, record) -> bool:
+    """Whether the step deferred against the tape's capture up to `record` is, whole, the capture `plan` of the same
+    running hash at `record` (a step whose ops are the start of the capture's: a loss term added every other step),
+    which then runs it as its own deferred step (the tape takes it); the tape is left as it was otherwise."""
+    capture = tape.capture
+    tape.capture = plan
+    if plan.deferred(tape, record):
+        _steadied(plan)
+        return True
+    tape.capture = capture
+    return False
 
 
 def _steadied(capture) -> None:

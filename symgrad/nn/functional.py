@@ -316,18 +316,28 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     loss = nll_loss(log_probs, target_array, weight, None, ignore_index, None, reduction)
     if not label_smoothing:
         return loss
+    counted = target_array != ignore_index
+    if weights is None and reduction == "mean" and counted.all():  # (the common case: one plan)
+        return apply_function(_smoothed_mean, (loss, log_probs, class_dim, 1.0 - label_smoothing,
+                                               label_smoothing / classes, float(counted.size)), {})
     return _ew(E.add, (_ew(E.multiply, (loss, 1.0 - label_smoothing)), _ew(E.multiply, (
-        _smoothing_term(log_probs, target_array, weights, along_classes, ignore_index, reduction, class_dim),
+        _smoothing_term(log_probs, counted, weights, along_classes, target_array, reduction, class_dim),
         label_smoothing / classes))))
 
 
-def _smoothing_term(log_probs, target, weights, along_classes, ignore_index, reduction, class_dim):
-    """The sum over classes of -w_c log p_c per target, 0 where ignored, reduced as PyTorch reduces it (a
-    weighted mean divides by the targets' weights)."""
+def _smoothed_mean(loss, log_probs, class_dim, kept, share, count):
+    """kept * loss + share * the mean of -log-probabilities summed over classes, `count` targets (no class weight,
+    none ignored): the ops of the general form below, as one front-end call."""
+    smooth = _ew(E.divide, (sgnp.sum(_ew(E.negative, (sgnp.sum(log_probs, class_dim),))), count))
+    return _ew(E.add, (_ew(E.multiply, (loss, kept)), _ew(E.multiply, (smooth, share))))
+
+
+def _smoothing_term(log_probs, counted, weights, along_classes, target, reduction, class_dim):
+    """The sum over classes of -w_c log p_c per target, 0 where ignored (not `counted`), reduced as PyTorch reduces
+    it (a weighted mean divides by the targets' weights)."""
     terms = log_probs if weights is None else \
         _ew(E.multiply, (log_probs, weights.reshape(along_classes).astype(log_probs.dtype)))
     smooth = _ew(E.negative, (sgnp.sum(terms, class_dim),))
-    counted = target != ignore_index
     smooth = _zero_ignored(smooth, counted)
     if reduction != "mean":
         return _reduce(smooth, reduction)

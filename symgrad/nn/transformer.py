@@ -73,6 +73,11 @@ class MultiheadAttention(Module):
         batched = _batched(query, key, value, self._qkv_same_embed_dim)
         if is_causal and attn_mask is None:
             raise RuntimeError("Need attn_mask if specifying the is_causal hint")
+        # PyTorch's multi_head_attention_forward: with the hint, no key padding mask and no weights returned, the
+        # mask is not read: scaled_dot_product_attention masks the upper triangle itself, in the query's dtype
+        causal = bool(is_causal) and key_padding_mask is None and not need_weights
+        if causal:
+            attn_mask = None
         if batched and query.shape[-1] == self.embed_dim and not need_weights and attn_mask is None and \
                 key_padding_mask is None and self.bias_k is None and not self.add_zero_attn and \
                 self._qkv_same_embed_dim and not (self.dropout > 0.0 and self.training):
@@ -80,7 +85,7 @@ class MultiheadAttention(Module):
             # PyTorch's multi_head_attention_forward reads them
             out = apply_function(_plain_attention, (query, key, value, self.in_proj_weight, self.in_proj_bias,
                                                     self.out_proj.weight, self.out_proj.bias, self.num_heads,
-                                                    self.batch_first), {})
+                                                    self.batch_first, causal), {})
             return labelled(out, "Transpose" if self.batch_first else "View"), None  # (the general path's names)
         if not batched:
             query, key, value = (sgnp.expand_dims(t, 1) for t in (query, key, value))
@@ -108,6 +113,8 @@ class MultiheadAttention(Module):
             extra += 1
         scores = _scaled_scores(q, k)
         scores = self._masked(scores, attn_mask, key_padding_mask, batch, length, source, extra)
+        if causal:  # (over the appended keys too, as scaled_dot_product_attention's is_causal masks them)
+            scores = scores + _causal_mask(length, source + extra, scores.dtype)
         weights = F.softmax(scores, -1)
         dropped = F.dropout(weights, self.dropout, True) if self.dropout > 0.0 and self.training else weights
         out = F.linear(_merged_heads(sgnp.matmul(dropped, v), length, batch, self.embed_dim), self.out_proj.weight,
@@ -140,9 +147,11 @@ class MultiheadAttention(Module):
         return scores
 
 
-def _plain_attention(query, key, value, in_proj_weight, in_proj_bias, out_weight, out_bias, num_heads, batch_first):
-    """MultiheadAttention's forward without masks, appended keys or dropout, the projections in and out included: a
-    function of tensors only, which an eager call replays as one cached plan. The ops are the general path's."""
+def _plain_attention(query, key, value, in_proj_weight, in_proj_bias, out_weight, out_bias, num_heads, batch_first,
+                     causal):
+    """MultiheadAttention's forward without masks (but the causal one), appended keys or dropout, the projections in
+    and out included: a function of tensors only, which an eager call replays as one cached plan. The ops are the
+    general path's."""
     if batch_first:
         query, key, value = (sgnp.swapaxes(t, 0, 1) for t in (query, key, value))
     length, batch, embed = query.shape
@@ -152,7 +161,10 @@ def _plain_attention(query, key, value, in_proj_weight, in_proj_bias, out_weight
     k, v = F._linear(key, w_k, b_k), F._linear(value, w_v, b_v)
     q, k, v = _split_heads(F._linear(query, w_q, b_q), length, heads), _split_heads(k, source, heads), \
         _split_heads(v, source, heads)
-    weights = F._softmax_shifted(_scaled_scores(q, k), -1)
+    scores = _scaled_scores(q, k)
+    if causal:
+        scores = scores + _causal_mask(length, source, scores.dtype)
+    weights = F._softmax_shifted(scores, -1)
     out = F._linear(_merged_heads(sgnp.matmul(weights, v), length, batch, embed), out_weight, out_bias)
     # batch first: a copy of the (N, L, E) view, since a deferred plan's result is no view (its values, and the
     # gradients summed over (L, N) rows, are the general path's)
@@ -182,6 +194,11 @@ def _split_heads(x, n, heads):
 def _scaled_scores(q, k):
     """q k^T / sqrt(head_dim) over the last two axes."""
     return sgnp.matmul(q, sgnp.swapaxes(k, -2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
+
+
+def _causal_mask(length, source, dtype) -> np.ndarray:
+    """The additive mask of scaled_dot_product_attention's is_causal: -inf above the (length, source) diagonal."""
+    return np.triu(np.full((length, source), -np.inf, dtype), 1)
 
 
 def _merged_heads(out, length, batch, embed):
@@ -228,9 +245,9 @@ class _TransformerLayer(Module):
         self.activation = _activation(activation)
         self._feed_forward_dropout = f"dropout{blocks}"  # the last block's
 
-    def _self_attention(self, x, mask, padding):
-        return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding,
-                                            need_weights=False)[0])
+    def _self_attention(self, x, mask, padding, is_causal):
+        return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False,
+                                            is_causal=is_causal)[0])
 
     def _feed_forward(self, x):
         out = self.linear2(self.dropout(self.activation(self.linear1(x))))
@@ -249,9 +266,9 @@ class TransformerEncoderLayer(_TransformerLayer):
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         x = src
         if self.norm_first:
-            x = x + self._self_attention(self.norm1(x), src_mask, src_key_padding_mask)
+            x = x + self._self_attention(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
             return x + self._feed_forward(self.norm2(x))
-        x = self.norm1(x + self._self_attention(x, src_mask, src_key_padding_mask))
+        x = self.norm1(x + self._self_attention(x, src_mask, src_key_padding_mask, is_causal))
         return self.norm2(x + self._feed_forward(x))
 
 
@@ -267,16 +284,33 @@ class TransformerDecoderLayer(_TransformerLayer):
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
         x = tgt
         if self.norm_first:
-            x = x + self._self_attention(self.norm1(x), tgt_mask, tgt_key_padding_mask)
-            x = x + self._cross_attention(self.norm2(x), memory, memory_mask, memory_key_padding_mask)
+            x = x + self._self_attention(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._cross_attention(self.norm2(x), memory, memory_mask, memory_key_padding_mask,
+                                          memory_is_causal)
             return x + self._feed_forward(self.norm3(x))
-        x = self.norm1(x + self._self_attention(x, tgt_mask, tgt_key_padding_mask))
-        x = self.norm2(x + self._cross_attention(x, memory, memory_mask, memory_key_padding_mask))
+        x = self.norm1(x + self._self_attention(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+        x = self.norm2(x + self._cross_attention(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
         return self.norm3(x + self._feed_forward(x))
 
-    def _cross_attention(self, x, memory, mask, padding):
+    def _cross_attention(self, x, memory, mask, padding, is_causal):
         return self.dropout2(self.multihead_attn(x, memory, memory, attn_mask=mask, key_padding_mask=padding,
-                                                 need_weights=False)[0])
+                                                 need_weights=False, is_causal=is_causal)[0])
+
+
+def _sequence_length(x, batch_first) -> int:
+    """The length of a layer stack's input sequence (PyTorch's _get_seq_len)."""
+    return x.shape[0] if x.ndim == 2 else x.shape[1 if batch_first else 0]
+
+
+def _is_causal_mask(mask, is_causal, length) -> bool:
+    """PyTorch's _detect_is_causal_mask: the hint when given, else whether the mask (a boolean one as the additive
+    mask it stands for) is the (length, length) causal one of generate_square_subsequent_mask."""
+    if is_causal is not None or mask is None:
+        return is_causal is True
+    data = F.mask_array(mask)
+    if data.dtype == np.bool_:
+        data = np.where(data, -np.inf, 0.0)
+    return data.shape == (length, length) and bool((data == _causal_mask(length, length, data.dtype)).all())
 
 
 class TransformerEncoder(Module):
@@ -288,8 +322,9 @@ class TransformerEncoder(Module):
         self.num_layers, self.norm = num_layers, norm
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        is_causal = _is_causal_mask(mask, is_causal, _sequence_length(src, self.layers[0].self_attn.batch_first))
         for layer in self.layers:
-            src = layer(src, src_mask=mask, src_key_padding_mask=src_key_padding_mask)
+            src = layer(src, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=is_causal)
         return src if self.norm is None else self.norm(src)
 
 
@@ -303,8 +338,11 @@ class TransformerDecoder(Module):
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+        tgt_is_causal = _is_causal_mask(tgt_mask, tgt_is_causal,
+                                        _sequence_length(tgt, self.layers[0].self_attn.batch_first))
         for layer in self.layers:
-            tgt = layer(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask)
+            tgt = layer(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask,
+                        tgt_is_causal, memory_is_causal)
         return tgt if self.norm is None else self.norm(tgt)
 
 
@@ -332,13 +370,14 @@ class Transformer(Module):
     def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
                 tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
                 memory_is_causal=False):
-        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                             tgt_key_padding_mask=tgt_key_padding_mask,
-                            memory_key_padding_mask=memory_key_padding_mask)
+                            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+                            memory_is_causal=memory_is_causal)
 
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
         """A float (sz, sz) mask: 0 on and below the diagonal, -inf above (no attending to later positions)."""
         dtype = dtypes.canonical(dtype or dtypes.FLOAT64)
-        return Tensor._wrap(np.triu(np.full((sz, sz), -np.inf), k=1).astype(dtype))
+        return Tensor._wrap(_causal_mask(sz, sz, dtype))
