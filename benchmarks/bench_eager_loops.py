@@ -17,7 +17,11 @@ over repeats of the per-step time, the two libraries interleaved in one run.
   - DataLoader: TensorDataset batches in a per-epoch permutation, `loss.item()` and the accuracy logged each
     step, `model.eval()` and a no_grad evaluation every 8 steps, `model.train()` again, StepLR per epoch,
   - mnist: pytorch/examples' mnist model (Conv2d 1-32-64, max_pool2d, Dropout(p=0), Linear 9216-128-10,
-    log_softmax, nll_loss), Adadelta, StepLR every 8 steps, batch 8.
+    log_softmax, nll_loss), Adadelta, StepLR every 8 steps, batch 8,
+  - VAE: Linear 784-200-16 encoder (mean, log-variance), reparameterized sample, 16-200-784 sigmoid decoder,
+    binary_cross_entropy(reduction='sum') + KL, Adam, batch 64,
+  - GAN: Linear-LeakyReLU-Linear generator (8-64-2) and discriminator (2-64-1), two Adams, the discriminator's loss
+    on real and detached fake samples, then the generator's through the same fake samples: two backward per step.
 """
 import argparse
 import os
@@ -372,6 +376,87 @@ class MNIST(Quickstart):
             loop.scheduler.step()
 
 
+class VAE(Quickstart):
+    """PyTorch's VAE example, smaller latent: the reconstruction's binary cross-entropy (summed) plus the KL term."""
+
+    @staticmethod
+    def data():
+        rng = np.random.default_rng(10)
+        return [rng.random((64, 784), dtype=np.float32), rng.standard_normal((64, 16), dtype=np.float32)]
+
+    @staticmethod
+    def build(lib):
+        f32 = dict(dtype=lib.float32)  # (symgrad's modules default to float64)
+        nn = lib.nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1, self.mu, self.lv = nn.Linear(784, 200, **f32), nn.Linear(200, 16, **f32), nn.Linear(
+                    200, 16, **f32)
+                self.fc3, self.fc4 = nn.Linear(16, 200, **f32), nn.Linear(200, 784, **f32)
+
+            def forward(self, x, eps):
+                h = lib.relu(self.fc1(x))
+                mu, lv = self.mu(h), self.lv(h)
+                z = mu + eps * lib.exp(0.5 * lv)
+                return lib.sigmoid(self.fc4(lib.relu(self.fc3(z)))), mu, lv
+
+        return Net()
+
+    optimizer = staticmethod(lambda lib, parameters: lib.optim.Adam(parameters, lr=1e-3))
+
+    @staticmethod
+    def loss(lib, model, x, eps):
+        r, mu, lv = model(x, eps)
+        return lib.nn.functional.binary_cross_entropy(r, x, reduction="sum") - 0.5 * lib.sum(
+            1 + lv - mu.pow(2) - lv.exp())
+
+
+class GAN(Quickstart):
+    """A GAN on 2-d points: the discriminator's step, then the generator's through the same fake samples."""
+
+    @staticmethod
+    def data():
+        rng = np.random.default_rng(11)
+        return [rng.standard_normal((32, 2), dtype=np.float32), rng.standard_normal((32, 8), dtype=np.float32)]
+
+    @staticmethod
+    def build(lib):
+        f32 = dict(dtype=lib.float32)  # (symgrad's modules default to float64)
+        nn = lib.nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.g = nn.Sequential(nn.Linear(8, 64, **f32), nn.LeakyReLU(0.2), nn.Linear(64, 2, **f32))
+                self.d = nn.Sequential(nn.Linear(2, 64, **f32), nn.LeakyReLU(0.2), nn.Linear(64, 1, **f32))
+
+        return Net()
+
+    optimizer = staticmethod(lambda lib, parameters: lib.optim.SGD(parameters, lr=1e-2))  # (unused: two Adams)
+
+    @staticmethod
+    def step(loop):
+        lib, model = loop.lib, loop.model
+        real, noise = loop.data
+        F = lib.nn.functional
+        if loop.count == 0:
+            loop.od = lib.optim.Adam(model.d.parameters(), lr=1e-3, betas=(0.5, 0.999))
+            loop.og = lib.optim.Adam(model.g.parameters(), lr=1e-3, betas=(0.5, 0.999))
+            loop.count = 1
+        fake = model.g(noise)
+        loop.od.zero_grad()
+        d_loss = F.binary_cross_entropy_with_logits(model.d(real), lib.ones(32, 1)) + \
+            F.binary_cross_entropy_with_logits(model.d(fake.detach()), lib.zeros(32, 1))
+        d_loss.backward()
+        loop.od.step()
+        loop.og.zero_grad()
+        g_loss = F.binary_cross_entropy_with_logits(model.d(fake), lib.ones(32, 1))
+        g_loss.backward()
+        loop.og.step()
+
+
 def _program(kind):
     return lambda: (kind.data(), _initial(kind.build))
 
@@ -397,6 +482,10 @@ PROGRAMS = [  # (title, data and parameters, lib loop, no NumPy loop, the progra
      _program(Logged), ModelLoop, None, Logged, "step"),
     ("mnist: Conv2d 1-32-64, max_pool2d, Linear 9216-128-10, nll_loss, Adadelta, StepLR, batch 8",
      _program(MNIST), ModelLoop, None, MNIST, "step"),
+    ("VAE: Linear 784-200-16-200-784, binary_cross_entropy(sum) + KL, Adam, batch 64", _program(VAE), ModelLoop,
+     None, VAE, "step"),
+    ("GAN: generator 8-64-2, discriminator 2-64-1, LeakyReLU, detach, two Adams, two backward, batch 32",
+     _program(GAN), ModelLoop, None, GAN, "step"),
 ]
 
 
