@@ -45,8 +45,9 @@ def grad_fn_name(op) -> str:
 
 
 class Results(tuple):
-    """The value of a primitive with several results (eigh's, svd's...) in eager mode: its arrays, typed as
-    the IR types such a value (shape (), a tuple dtype), which the tensors of its `result` nodes read."""
+    """The value of a primitive with several results (eigh's, svd's, a custom_jvp call's...) in eager mode: its
+    arrays, typed as the IR types such a value (shape (), a tuple dtype), which the tensors of its `result` nodes
+    read."""
 
     shape = ()
 

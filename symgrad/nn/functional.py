@@ -397,8 +397,9 @@ def _binary_cross_entropy_terms_with_rule(p, y):
 @_binary_cross_entropy_terms_with_rule.defjvp
 def _binary_cross_entropy_terms_jvp(primals, tangents):
     (p, y), (dp, dy) = primals, tangents
-    return _binary_cross_entropy_terms_with_rule(p, y), _ew(E.add, (_ew(E.multiply, (dp, _binary_cross_entropy_by_p(p, y))),
-                                                          _ew(E.multiply, (dy, _binary_cross_entropy_by_y(p)))))
+    tangent = _ew(E.add, (_ew(E.multiply, (dp, _binary_cross_entropy_by_p(p, y))),
+                          _ew(E.multiply, (dy, _binary_cross_entropy_by_y(p)))))
+    return _binary_cross_entropy_terms_with_rule(p, y), tangent
 
 
 # ----------------------------------------------------------------------------- convolution and pooling
