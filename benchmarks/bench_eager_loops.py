@@ -21,7 +21,11 @@ over repeats of the per-step time, the two libraries interleaved in one run.
   - causal encoder: nn.TransformerEncoder of two TransformerEncoderLayers, generate_square_subsequent_mask made
     every step and is_causal=True, MSE, AdamW,
   - LayerNorm MLP: Linear, LayerNorm, GELU twice, cross_entropy with label_smoothing, AdamW with weight decay,
-    clip_grad_norm_ after the update, OneCycleLR every step.
+    clip_grad_norm_ after the update, OneCycleLR every step,
+  - VAE: Linear 784-200-16 encoder (mean, log-variance), reparameterized sample, 16-200-784 sigmoid decoder,
+    binary_cross_entropy(reduction='sum') + KL, Adam, batch 64,
+  - GAN: Linear-LeakyReLU-Linear generator (8-64-2) and discriminator (2-64-1), two Adams, the discriminator's loss
+    on real and detached fake samples, then the generator's through the same fake samples: two backward per step.
 """
 import argparse
 import os
@@ -427,6 +431,87 @@ class LayerNormMLP(Quickstart):
         loop.scheduler.step()
 
 
+class VAE(Quickstart):
+    """PyTorch's VAE example, smaller latent: the reconstruction's binary cross-entropy (summed) plus the KL term."""
+
+    @staticmethod
+    def data():
+        rng = np.random.default_rng(10)
+        return [rng.random((64, 784), dtype=np.float32), rng.standard_normal((64, 16), dtype=np.float32)]
+
+    @staticmethod
+    def build(lib):
+        f32 = dict(dtype=lib.float32)  # (symgrad's modules default to float64)
+        nn = lib.nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1, self.mu, self.lv = nn.Linear(784, 200, **f32), nn.Linear(200, 16, **f32), nn.Linear(
+                    200, 16, **f32)
+                self.fc3, self.fc4 = nn.Linear(16, 200, **f32), nn.Linear(200, 784, **f32)
+
+            def forward(self, x, eps):
+                h = lib.relu(self.fc1(x))
+                mu, lv = self.mu(h), self.lv(h)
+                z = mu + eps * lib.exp(0.5 * lv)
+                return lib.sigmoid(self.fc4(lib.relu(self.fc3(z)))), mu, lv
+
+        return Net()
+
+    optimizer = staticmethod(lambda lib, parameters: lib.optim.Adam(parameters, lr=1e-3))
+
+    @staticmethod
+    def loss(lib, model, x, eps):
+        r, mu, lv = model(x, eps)
+        return lib.nn.functional.binary_cross_entropy(r, x, reduction="sum") - 0.5 * lib.sum(
+            1 + lv - mu.pow(2) - lv.exp())
+
+
+class GAN(Quickstart):
+    """A GAN on 2-d points: the discriminator's step, then the generator's through the same fake samples."""
+
+    @staticmethod
+    def data():
+        rng = np.random.default_rng(11)
+        return [rng.standard_normal((32, 2), dtype=np.float32), rng.standard_normal((32, 8), dtype=np.float32)]
+
+    @staticmethod
+    def build(lib):
+        f32 = dict(dtype=lib.float32)  # (symgrad's modules default to float64)
+        nn = lib.nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.g = nn.Sequential(nn.Linear(8, 64, **f32), nn.LeakyReLU(0.2), nn.Linear(64, 2, **f32))
+                self.d = nn.Sequential(nn.Linear(2, 64, **f32), nn.LeakyReLU(0.2), nn.Linear(64, 1, **f32))
+
+        return Net()
+
+    optimizer = staticmethod(lambda lib, parameters: lib.optim.SGD(parameters, lr=1e-2))  # (unused: two Adams)
+
+    @staticmethod
+    def step(loop):
+        lib, model = loop.lib, loop.model
+        real, noise = loop.data
+        F = lib.nn.functional
+        if loop.count == 0:
+            loop.od = lib.optim.Adam(model.d.parameters(), lr=1e-3, betas=(0.5, 0.999))
+            loop.og = lib.optim.Adam(model.g.parameters(), lr=1e-3, betas=(0.5, 0.999))
+            loop.count = 1
+        fake = model.g(noise)
+        loop.od.zero_grad()
+        d_loss = F.binary_cross_entropy_with_logits(model.d(real), lib.ones(32, 1)) + \
+            F.binary_cross_entropy_with_logits(model.d(fake.detach()), lib.zeros(32, 1))
+        d_loss.backward()
+        loop.od.step()
+        loop.og.zero_grad()
+        g_loss = F.binary_cross_entropy_with_logits(model.d(fake), lib.ones(32, 1))
+        g_loss.backward()
+        loop.og.step()
+
+
 def _program(kind):
     return lambda: (kind.data(), _initial(kind.build))
 
@@ -456,6 +541,10 @@ PROGRAMS = [  # (title, data and parameters, lib loop, no NumPy loop, the progra
      _program(CausalEncoder), ModelLoop, None, CausalEncoder, "step"),
     ("LayerNorm MLP: 2 x (Linear, LayerNorm, GELU) 64-256-256-10, label smoothing, AdamW, clip, OneCycleLR",
      _program(LayerNormMLP), ModelLoop, None, LayerNormMLP, "step"),
+    ("VAE: Linear 784-200-16-200-784, binary_cross_entropy(sum) + KL, Adam, batch 64", _program(VAE), ModelLoop,
+     None, VAE, "step"),
+    ("GAN: generator 8-64-2, discriminator 2-64-1, LeakyReLU, detach, two Adams, two backward, batch 32",
+     _program(GAN), ModelLoop, None, GAN, "step"),
 ]
 
 

@@ -56,7 +56,8 @@ def _same_types(what, expected, given):
 
 class _WithRules:
     """A function with derivative rules: outside any transform, or called by its own rules while they are
-    traced (in this thread), it is the function; traced, one node holding it and its rules (`_bind`).
+    traced (in this thread), it is the function; traced, one node holding it and its rules (`_bind`); on eager
+    tensors, that node recorded (the rules are the tensors' backward, as sg.grad's).
 
     The arguments at `nondiff_argnums` (JAX's) are Python values (a function, a string, a number), hashable,
     put back in place for the function and given first to the rule: they have no derivative and are not
@@ -71,9 +72,19 @@ class _WithRules:
         self.fun = fun
         self.nondiff_argnums = (nondiff_argnums,) if isinstance(nondiff_argnums, int) else tuple(nondiff_argnums)
         self._tracing = threading.local()
+        self._traced = self._call  # (one object: the eager recorder keys its plans and shortcuts by the function)
         functools.update_wrapper(self, fun)
 
     def __call__(self, *args):
+        if current_builder() is None:  # eager tensors among the arguments record the call as one node with its
+            for arg in args:  # rules (traced once per signature, as an sg.* function), so backward follows them
+                handler = getattr(type(arg), "__sg_function__", None)
+                if handler is not None:
+                    return handler(self._traced, args, {})
+        return self._call(*args)
+
+    def _call(self, *args):
+        """The call as `__call__` describes it, on arrays or traced values."""
         if current_builder() is None or getattr(self._tracing, "active", False):
             return self.fun(*args)
         missing = self._missing_rule()

@@ -32,6 +32,7 @@ _erf = np.vectorize(math.erf, otypes=[np.float64])
 # NumPy formulas for ops NumPy has no function of that name for.
 NUMPY_FORMULAS = {
     "relu": lambda x: np.maximum(x, 0),
+    "leaky_relu": lambda x, slope: np.where(x > 0, x, slope * x),
     "clip_below": lambda x, lo: np.clip(x, lo, None),
     "clip_above": lambda x, hi: np.clip(x, None, hi),
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
@@ -112,6 +113,7 @@ KINKS = {
     "abs": lambda x: [x],
     "sign": lambda x: [x],
     "relu": lambda x: [x],
+    "leaky_relu": lambda x, slope: [x],
     "maximum": lambda a, b: [a - b],
     "minimum": lambda a, b: [a - b],
     "clip": lambda x, lo, hi: [x - lo, x - hi],

@@ -44,6 +44,19 @@ def grad_fn_name(op) -> str:
     return f"{name}Backward0"
 
 
+class Results(tuple):
+    """The value of a primitive with several results (eigh's, svd's, a custom_jvp call's...) in eager mode: its
+    arrays, typed as the IR types such a value (shape (), a tuple dtype), which the tensors of its `result` nodes
+    read."""
+
+    shape = ()
+
+    def __new__(cls, arrays, dtype):
+        self = super().__new__(cls, (np.asarray(a, d) for a, (_, d) in zip(arrays, ir.components(dtype))))
+        self.dtype = dtype
+        return self
+
+
 class VersionCounter:
     """How many times a tensor's data was modified in place (shared by tensors sharing data), whether
     that data was handed to or taken from NumPy (`exposed`: NumPy may write it unseen; True for good, or the

@@ -23,7 +23,8 @@ from .. import numpy_api as sgnp
 from . import plans
 from .device import CPU, check_device, device as device_type
 from .engine import Engine, update_in_place
-from .graph import UNSEEN_READ, DerivedCounter, Record, RemovableHandle, VersionCounter, plan_step_reads, shown
+from .graph import (UNSEEN_READ, DerivedCounter, Record, RemovableHandle, Results, VersionCounter, plan_step_reads,
+                    shown)
 from .matmul_reads import as_torch_reads, grad_fn_label as matmul_grad_fn_label
 from .mode import enable_grad, no_grad, state as _mode
 from .print_options import OPTIONS
@@ -355,18 +356,6 @@ def _refuse_overlap(view: np.ndarray) -> None:
                            "memory location. Please clone() the tensor before performing the operation.")
 
 
-class Results(tuple):
-    """The value of a primitive with several results (eigh's, svd's...) in eager mode: its arrays, typed as
-    the IR types such a value (shape (), a tuple dtype), which the tensors of its `result` nodes read."""
-
-    shape = ()
-
-    def __new__(cls, arrays, dtype):
-        self = super().__new__(cls, (np.asarray(a, d) for a, (_, d) in zip(arrays, ir.components(dtype))))
-        self.dtype = dtype
-        return self
-
-
 def _defer(tape, prim, operands, attrs, label=None) -> "DeferredTensor | None":
     """The deferred result of prim(*operands) if it is the next op of the tape's capture: the same
     primitive and attributes, each operand from the same source (an earlier deferred op at the version it
@@ -550,7 +539,8 @@ def _plan_match(steps, position, plan, count):
     matched, checks, sources, places = [], [], {}, []
     for k, (prim, inputs, _, attrs, dtype, _) in enumerate(plan_steps):
         step = steps[position + k]
-        if step[0] is not prim or step[1] != attrs or len(inputs) != len(step[5]) or dtype.kind != "f" or (
+        if step[0] is not prim or step[1] != attrs or len(inputs) != len(step[5]) or (
+                dtype.kind != "f" and (dtype.names is None or k == len(plan_steps) - 1)) or (
                 step[8] and k == len(plan_steps) - 1 and any(
                     index < total or steps[position + index - total][8] for index in inputs)):
             return None  # (a view of an operand, or of a view, as the result: `_defer` computes it; a view of

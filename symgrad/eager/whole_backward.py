@@ -41,7 +41,7 @@ from ..passes.gather_products import gather_products
 from ..tracing import inline
 from . import plans
 from .adjoint import lowered_graph, reached_values
-from .graph import DerivedCounter, Record
+from .graph import DerivedCounter, Record, Results
 from .tape import current_tape, leaf_slot, written
 
 _cache = Recent(512)  # (digest, root) -> Capture or None (seen once)
@@ -342,13 +342,28 @@ class Capture:
                       if record.position in released))
 
     def _full(self):
-        """The function returning every forward value (not only those a tensor may hold), lowered once."""
+        """The function returning every forward value (not only those a tensor may hold), lowered once. A value of
+        several results (a custom_jvp call's), which no backend returns, is computed from its operands with NumPy."""
         if self.full is None:
             stage = _Stage(self.entries)
-            graph, _, _, rows, packing, twins = _fused(stage, range(len(stage.positions)))
+            nodes = stage.forward.nodes
+            several = [index for index, node in enumerate(nodes) if node.out.dtype.names is not None]
+            graph, _, _, rows, packing, twins = _fused(stage, [i for i in range(len(nodes)) if i not in several])
             executable, first = lowered_graph(graph), self.gradients
-            self.full = lambda *operands: _expanded(executable(*_packed(operands, packing), *(
-                operands[index] for index in twins)), first, rows)
+            made = {id(node.out): index for index, node in enumerate(nodes)}
+            given = {id(value): index for index, value in enumerate(stage.forward.inputs)}
+
+            def full(*operands):
+                values = list(_expanded(executable(*_packed(operands, packing), *(
+                    operands[index] for index in twins)), first, rows))
+                for index in several:  # (in order: each goes back to its place)
+                    node = nodes[index]
+                    arrays = [values[first + made[id(v)]] if id(v) in made else operands[given[id(v)]]
+                              for v in node.inputs]
+                    values.insert(first + index, Results(plans.evaluator(node.prim, node.params)(*arrays),
+                                                         node.out.dtype))
+                return values
+            self.full = full
         return self.full
 
     def _aliased(self, results, first, operands) -> frozenset:
@@ -476,9 +491,11 @@ def _derive_one_op(record, arrays, now, evaluate, intermediate) -> None:
 def _evaluated(record, arrays, evaluate) -> np.ndarray:
     """The value of a deferred record's op on `arrays`, by `evaluate` (its primitive's NumPy implementation)."""
     result = evaluate(*arrays)
+    dtype = record.entry[4][1]
+    if dtype.names is not None:  # several results (a custom_jvp call's, in a plan): `result` records read them
+        return Results(result, dtype)
     if result.__class__ is not np.ndarray:
         result = np.asarray(result)
-    dtype = record.entry[4][1]
     return result if result.dtype == dtype else result.astype(dtype)
 
 
@@ -728,8 +745,10 @@ def try_backward(engine, root, seed, retain_graph) -> tuple:
     not run, the general path must."""
     record = root._node
     tape = current_tape()
-    if record is None or record.tape is not tape or not tape.regular:
+    if record is None or record.tape is not tape:
         return False, None
+    if not tape.regular:  # (a second backward of the step through ops recorded before the first, as a GAN's: the
+        return False, next(reversed(_steady.values()), None)  # next step may repeat the first's capture)
     capture = tape.capture
     if capture is not None and capture.deferred(tape, record):  # the step this tape repeated, whole: no lookup
         if next(reversed(_steady), None) != id(capture):  # (the newest already: no move)

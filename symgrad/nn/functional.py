@@ -15,7 +15,6 @@ from ..core import Tracer, UnsupportedOpError, with_user_line
 from ..custom_derivatives import custom_jvp
 from ..ops import elementwise as E
 from ..ops.indexing import take_p, wrap_index_p
-from ..eager.function import Function
 from ..eager.matmul_reads import as_linear_reads
 from ..eager.mode import no_grad
 from ..eager.tensor import Tensor, apply_function, elementwise_on_tensors, labelled, random_generator
@@ -365,16 +364,15 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-w [y log p + (1 - y) log(1 - p)] of probabilities p; the logs are clamped at -100 as in PyTorch.
-    On eager tensors the gradient is PyTorch's (see _BinaryCrossEntropy)."""
+    The gradient is PyTorch's, on eager tensors as in a trace (see _binary_cross_entropy_terms_with_rule)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     if tuple(input.shape) != tuple(np.shape(target)):
         raise ValueError(f"Using a target size ({tuple(np.shape(target))}) that is different to the input size "
                          f"({tuple(input.shape)}) is deprecated. Please ensure they have the same size.")
     _within_input(input, weight=weight)
-    if isinstance(input, Tensor) or isinstance(target, Tensor):
-        terms = _BinaryCrossEntropy.apply(input, target)
-    else:
-        terms = _traced_binary_cross_entropy(input, target)
+    if isinstance(input, Tensor) != isinstance(target, Tensor):  # (both tensors: one recorded call, with its rule)
+        input, target = (t if isinstance(t, Tensor) else Tensor._wrap(np.asarray(t)) for t in (input, target))
+    terms = _binary_cross_entropy_terms_with_rule(input, target)
     return labelled(_reduce(terms if weight is None else _ew(E.multiply, (terms, weight)), reduction),
                     "BinaryCrossEntropy", (input, target))
 
@@ -407,34 +405,19 @@ def _binary_cross_entropy_by_y(p):
 
 
 @custom_jvp
-def _traced_binary_cross_entropy(p, y):
-    """The terms in a trace (sg.grad, sg.compile), with PyTorch's derivative as on tensors: the clamped logs' own
-    is 0 * inf = NaN where p is exactly 0 or 1."""
+def _binary_cross_entropy_terms_with_rule(p, y):
+    """The terms with PyTorch's derivative, (p - y) / max(p (1 - p), eps) for p and -logit(p) for y, finite where
+    a saturated sigmoid gives p exactly 0 or 1 (float32 logits beyond about 17): the clamped logs' own is
+    0 * inf = NaN there. On eager tensors a custom_jvp call is one recorded op, which a captured step keeps."""
     return _binary_cross_entropy_terms(p, y)
 
 
-@_traced_binary_cross_entropy.defjvp
-def _traced_binary_cross_entropy_jvp(primals, tangents):
+@_binary_cross_entropy_terms_with_rule.defjvp
+def _binary_cross_entropy_terms_jvp(primals, tangents):
     (p, y), (dp, dy) = primals, tangents
-    return _traced_binary_cross_entropy(p, y), _ew(E.add, (_ew(E.multiply, (dp, _binary_cross_entropy_by_p(p, y))),
-                                                          _ew(E.multiply, (dy, _binary_cross_entropy_by_y(p)))))
-
-
-class _BinaryCrossEntropy(Function):
-    """Elementwise binary cross-entropy with PyTorch's backward, (p - y) / max(p (1 - p), eps) for p,
-    -logit(p) for y. It is finite where a saturated sigmoid gives p exactly 0 or 1
-    (float32 logits beyond about 17), where the derivative of the clamped logs is 0 * inf = NaN."""
-
-    @staticmethod
-    def forward(ctx, input, target):
-        ctx.save_for_backward(input, target)
-        return _binary_cross_entropy_terms(input, target)
-
-    @staticmethod
-    def backward(ctx, grad):
-        p, y = ctx.saved_tensors
-        return (_ew(E.multiply, (grad, _binary_cross_entropy_by_p(p, y))) if ctx.needs_input_grad[0] else None,
-                _ew(E.multiply, (grad, _binary_cross_entropy_by_y(p))) if ctx.needs_input_grad[1] else None)
+    tangent = _ew(E.add, (_ew(E.multiply, (dp, _binary_cross_entropy_by_p(p, y))),
+                          _ew(E.multiply, (dy, _binary_cross_entropy_by_y(p)))))
+    return _binary_cross_entropy_terms_with_rule(p, y), tangent
 
 
 # ----------------------------------------------------------------------------- convolution and pooling
@@ -638,7 +621,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 
 def _leaky_relu(x, slope):
-    return _ew(E.where, (_ew(E.greater, (x, 0.0)), x, _ew(E.multiply, (x, slope))))
+    return _ew(E.leaky_relu, (x, slope))
 
 
 def elu(input, alpha=1.0, inplace=False):

@@ -531,6 +531,9 @@ logaddexp = define("logaddexp", F.logaddexp)
 erf = define("erf", sp.erf)
 # NaN stays NaN, -0.0 stays -0.0 (with gradient 0 at a zero), as PyTorch's
 relu = define("relu", F.relu, kind="arith")
+# x where it is positive, else slope * x (a NaN stays NaN): one op, whose derivative 1 or slope is PyTorch's; as
+# where(x > 0, ...) its comparison was a constant of a captured step, which a deferred step had to compute first
+leaky_relu = define("leaky_relu", lambda x, slope: sp.Piecewise((x, x > 0), (slope * x, True)))
 # Ties split the gradient evenly, as PyTorch does; their value is the second argument, as NumPy's and
 # torch.maximum's (maximum(-0.0, 0.0) is 0.0, maximum(0.0, -0.0) -0.0; (a + b) / 2 was 0.0 for both, and -0.0
 # for the first once SymPy folded a + 0); a NaN gives NaN, a + b, with gradient 1 to each operand as PyTorch's
