@@ -12,6 +12,7 @@ respect to it, so that is an error rather than a silently missing term. Eager te
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 
 import numpy as np
@@ -84,8 +85,13 @@ class _WithRules:
         return self._call(*args)
 
     def _call(self, *args):
-        """The call as `__call__` describes it, on arrays or traced values."""
+        """The call as `__call__` describes it, on arrays or traced values; on eager tensors the recorder could
+        not take as one node (several outputs, a pytree, nondiff_argnums), an autograd.Function of the rule."""
         if current_builder() is None or getattr(self._tracing, "active", False):
+            if current_builder() is None and "symgrad.eager.tensor" in sys.modules:
+                from .eager.custom_rules import call_with_rules, holds_tensors
+                if holds_tensors(args):
+                    return call_with_rules(self, args)
             return self.fun(*args)
         missing = self._missing_rule()
         if missing:
