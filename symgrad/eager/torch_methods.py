@@ -14,6 +14,7 @@ import itertools
 
 import numpy as np
 
+from .. import linalg as sglinalg
 from .. import numpy_api as sgnp
 from ..numpy_api import arrays
 from ..numpy_api.torch_keywords import first_axis_of_size_3
@@ -967,3 +968,21 @@ for _name in ("index_put", "masked_scatter"):
 for _name, _value in list(vars(Tensor).items()):
     if not _name.startswith("_") and inspect.isfunction(_value):
         setattr(Tensor, _name, _numpy_keywords(_value))
+
+
+class _Slogdet(collections.namedtuple("slogdet", ["sign", "logabsdet"])):
+    """torch.return_types.slogdet: a (sign, logabsdet) pair with names."""
+
+
+def logdet(self):
+    """log det of a (batch of) square matrices, NaN where the determinant is negative, as torch.logdet."""
+    sign, logabsdet = sglinalg.slogdet(self)
+    return sgnp.where(_index_array(sign) < 0, np.nan, logabsdet)
+
+
+# PyTorch's linear-algebra methods (Invertible1x1Conv's torch.inverse, MultivariateNormal's precision matrix)
+Tensor.inverse, Tensor.det, Tensor.logdet = sglinalg.inv, sglinalg.det, logdet
+Tensor.slogdet = lambda self: _Slogdet(*sglinalg.slogdet(self))
+Tensor.pinverse = lambda self, rcond=1e-15: sglinalg.pinv(self, rcond)
+Tensor.matrix_power = sglinalg.matrix_power
+Tensor.cholesky = lambda self, upper=False: sglinalg.cholesky(self, upper=upper)

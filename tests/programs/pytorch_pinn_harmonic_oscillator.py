@@ -108,5 +108,6 @@ for i in range(40):  # changed: 20000
     if (i+1) % 10 == 0:  # changed: printed instead of plotted
         yh = model(x).detach()
         xp = x_physics.detach()
-        print(i + 1, loss1.item(), loss2.item(), yh[::100, 0].tolist(), x_physics.grad[::10].tolist())  # changed: printed
+        print(i + 1, loss1.item(), loss2.item(), yh[::100, 0].tolist())  # changed: printed
+        print(x_physics.grad[::10].tolist())  # changed: printed
         print(dx2[::10, 0].tolist(), model.fce.weight.grad.norm().item())  # changed: printed
