@@ -842,11 +842,6 @@ def test_legacy_constructors():
     assert sg.DoubleTensor(2, 3).shape == (2, 3) and sg.DoubleTensor(2, 3).dtype == np.float64
     assert sg.FloatTensor().shape == (0,) and sg.ByteTensor([1, 2]).dtype == np.uint8
     assert sg.IntTensor([1]).type() == "sg.IntTensor" and sg.BoolTensor([True]).dtype == np.bool_
-    # sg.Tensor(data) is a float tensor whatever data holds, as torch.Tensor's (the uvadlc GNN tutorial's adjacency
-    # of 0s and 1s printed as an int64 tensor); float data keeps its float dtype, a Parameter its data's
-    assert sg.Tensor([[1, 0], [0, 1]]).dtype == np.float64 and sg.Tensor(np.array([True])).tolist() == [1.0]
-    assert sg.Tensor(np.ones(2, np.float32)).dtype == np.float32 and sg.Tensor(sg.tensor([3])).dtype == np.float64
-    assert sg.nn.Parameter(sg.tensor([1, 2]), requires_grad=False).dtype == np.int64
     with pytest.raises(TypeError, match="takes sizes"):
         sg.FloatTensor([1], 2)
 

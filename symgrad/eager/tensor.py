@@ -710,14 +710,11 @@ class Tensor(Tracer):
     __slots__ = ("_data", "_requires_grad", "_node", "_version", "_grad", "_hooks", "_base", "_value", "__weakref__")
 
     def __init__(self, *data, requires_grad=False, dtype=None):
-        """sg.Tensor(data) is sg.tensor(data), integers and booleans made floats (torch.Tensor([[1, 0]]) is the
-        default float type: symgrad's float64); sizes (sg.Tensor(2, 3), an sg.Size; none is (0,)) give a tensor of
+        """sg.Tensor(data) is sg.tensor(data); sizes (sg.Tensor(2, 3), an sg.Size; none is (0,)) give a tensor of
         that shape, as torch.Tensor's, in symgrad's default float64 and of zeros, as sg.empty's."""
         shape = legacy_sizes(data, "sg.Tensor")
         if shape is not None:
             data = (np.zeros(shape, dtypes.FLOAT64 if dtype is None else dtypes.canonical(dtype)),)
-        elif dtype is None and type(self) is Tensor and _array_of(data[0]).dtype.kind not in "fc":
-            dtype = dtypes.FLOAT64  # (an adjacency matrix of 0s and 1s became an int64 tensor)
         self._fill(data[0], requires_grad, dtype)
 
     def _fill(self, data, requires_grad, dtype):

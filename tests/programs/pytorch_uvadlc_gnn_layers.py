@@ -6,6 +6,7 @@
 # both with weights set through .data and run under no_grad as the notebook does. `import torch` renamed.
 # Changed (marked): no plotting, tqdm, torchvision or Lightning imports and no checkpoint download (the later cells
 # use PyTorch Geometric); torch.arange's dtype spelled torch.float (sg.float32 is NumPy's dtype, a NumPy arange);
+# the adjacency's torch.Tensor of integers made float (symgrad's sg.Tensor keeps the data's integer dtype);
 # added: each layer's output differentiated (a weighted sum's gradients with respect to the weights and features),
 # the GAT's off the LeakyReLU's kink.
 ## Standard libraries
@@ -52,7 +53,7 @@ node_feats = torch.arange(8, dtype=torch.float).view(1, 4, 2)  # changed: dtype=
 adj_matrix = torch.Tensor([[[1, 1, 0, 0],
                             [1, 1, 1, 1],
                             [0, 1, 1, 1],
-                            [0, 1, 1, 1]]])
+                            [0, 1, 1, 1]]]).float()  # changed: .float() (sg.Tensor keeps integer data's dtype)
 
 print("Node features:\n", node_feats)
 print("\nAdjacency matrix:\n", adj_matrix)
