@@ -34,7 +34,7 @@ _LAZY = {
     ".eager.random": "Generator normal rand rand_like randint randn randn_like randperm",
     ".eager.factories": "arange empty empty_like eye full full_like linspace ones ones_like zeros zeros_like",
     ".numpy_api.torch_keywords": "amax amin argmax argmin cumprod cumsum log_softmax logsumexp matmul mean prod "
-                                  "softmax stack sum cross add tensordot",
+                                  "softmax stack sum cross add tensordot tril triu split",
     ".eager.dtype_names": "bool double float float16 half int long short",
     ".eager.legacy": "BoolTensor ByteTensor CharTensor DoubleTensor FloatTensor IntTensor LongTensor ShortTensor",
     ".eager.device": "accelerator cuda device get_default_device set_default_device",
@@ -49,7 +49,8 @@ _LAZY = {
                               "take_along_dim narrow movedim repeat_interleave unflatten var_mean std_mean "
                               "asin acos atan asinh acosh atanh unique kthvalue is_floating_point mv "
                               "addcmul addcdiv sin_ cos_ exp_ abs_ sigmoid_ square_ "
-                              "frac aminmax logcumsumexp diag_embed xlogy argwhere broadcast_tensors",
+                              "frac aminmax logcumsumexp diag_embed xlogy argwhere broadcast_tensors "
+                              "inverse det logdet slogdet pinverse matrix_power",
 }
 _SOURCE = {name: module for module, names in _LAZY.items() for name in names.split()}
 # public submodules, also imported on first use

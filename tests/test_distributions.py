@@ -67,3 +67,63 @@ def test_arguments_are_validated_as_pytorch():
     torch = pytest.importorskip("torch")
     with pytest.raises(ValueError, match="within the support"):
         torch.distributions.Categorical(torch.tensor([0.2, 0.3, 0.5])).log_prob(torch.tensor(1.5))
+
+
+def _gaussian_log_probs(lib, D):
+    """Normal's and MultivariateNormal's (by each of its three matrices) log_prob and entropy at batched values,
+    their moments, and the gradient of their sum with respect to loc and the matrix."""
+    loc = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True)
+    a = lib.tensor([[2.0, 0.5], [0.5, 1.0]], dtype=lib.float64, requires_grad=True)
+    x = lib.tensor([[1.0, 2.0], [0.5, -1.0], [0.0, 3.0]], dtype=lib.float64)
+    outs, total = [], 0
+    for kind in ("covariance_matrix", "precision_matrix", "scale_tril"):
+        m = D.MultivariateNormal(loc, **{kind: lib.tril(a) if kind == "scale_tril" else a})
+        assert m.batch_shape == () and m.event_shape == (2,)
+        lp, e = m.log_prob(x), m.entropy()
+        outs += [lp, e, m.variance, m.covariance_matrix, m.precision_matrix, m.scale_tril]
+        total = total + lp.sum() + e
+    n = D.Normal(loc, 2.0)
+    lp = n.log_prob(x)
+    assert n.batch_shape == (2,) and lp.shape == (3, 2)
+    outs += [lp, n.entropy(), n.variance, n.stddev, n.mean]
+    grads = lib.autograd.grad(total + lp.sum(), [loc, a])
+    return [o.detach().numpy() for o in outs] + [g.numpy() for g in grads]
+
+
+def test_normal_and_multivariate_normal_are_pytorchs():
+    """Normal and MultivariateNormal (tonyduan/normalizing-flows' prior): log_prob against SciPy's, and with its
+    gradients as PyTorch's when installed."""
+    from scipy import stats
+    from symgrad import distributions
+    ours = _gaussian_log_probs(sg, distributions)
+    x, cov = np.array([[1.0, 2.0], [0.5, -1.0], [0.0, 3.0]]), np.array([[2.0, 0.5], [0.5, 1.0]])
+    np.testing.assert_allclose(ours[0], stats.multivariate_normal([0.5, -1.0], cov).logpdf(x), rtol=1e-13)
+    np.testing.assert_allclose(ours[6], stats.multivariate_normal([0.5, -1.0], np.linalg.inv(cov)).logpdf(x),
+                               rtol=1e-13)
+    np.testing.assert_allclose(ours[18], stats.norm([0.5, -1.0], 2.0).logpdf(x), rtol=1e-13)
+    torch = pytest.importorskip("torch")
+    for mine, other in zip(ours, _gaussian_log_probs(torch, torch.distributions)):
+        np.testing.assert_allclose(mine, other, rtol=1e-12, atol=1e-12)
+
+
+def test_gaussian_samples_and_checked_parameters():
+    """rsample is differentiable in the parameters, sample is not; the samples' moments are the distribution's;
+    a scale <= 0 or a covariance that is not positive definite is refused as PyTorch refuses it."""
+    from symgrad.distributions import MultivariateNormal, Normal
+    sg.manual_seed(0)
+    loc = sg.tensor([1.0, -2.0], dtype=sg.float64, requires_grad=True)
+    cov = sg.tensor([[1.0, 0.6], [0.6, 2.0]], dtype=sg.float64)
+    m = MultivariateNormal(loc, cov)
+    draws = m.rsample((20000,))
+    assert draws.shape == (20000, 2) and draws.requires_grad and not m.sample().requires_grad
+    np.testing.assert_allclose(draws.detach().numpy().mean(0), [1.0, -2.0], atol=0.05)
+    np.testing.assert_allclose(np.cov(draws.detach().numpy().T), cov.numpy(), atol=0.08)
+    draws.sum().backward()
+    assert loc.grad.tolist() == [20000.0, 20000.0]
+    assert Normal(loc, 3.0).sample((5,)).shape == (5, 2)
+    with pytest.raises(ValueError, match="GreaterThan"):
+        Normal(0.0, sg.tensor([1.0, 0.0]))
+    with pytest.raises(ValueError, match="PositiveDefinite"):
+        MultivariateNormal(loc, sg.tensor([[1.0, 2.0], [2.0, 1.0]], dtype=sg.float64))
+    with pytest.raises(ValueError, match="Exactly one"):
+        MultivariateNormal(loc)

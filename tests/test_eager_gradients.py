@@ -313,6 +313,26 @@ def test_autograd_variable_is_a_detached_tensor_as_pytorchs():
     assert made.tolist() == [7.0, 6.0]  # the same memory, as PyTorch's
     (leaf * sg.tensor([2.0, 5.0])).sum().backward()
     assert leaf.grad.tolist() == [2.0, 5.0]
+    with pytest.warns(UserWarning, match="volatile was removed"):  # PyTorch 0.3's keyword: no effect, as PyTorch's
+        frozen = Variable(made, volatile=True)
+    assert frozen.grad_fn is None and not frozen.requires_grad
+
+
+def test_autograd_grad_takes_only_inputs_as_pytorchs():
+    """autograd.grad's deprecated only_inputs (WGAN-GP's gan_toy.py passes True) is ignored, with PyTorch's
+    FutureWarning when False; the gradient of a gradient penalty through it is PyTorch's."""
+    seen = []
+    for lib in LIBRARIES:
+        w = lib.tensor([[0.5, -1.0], [2.0, 0.25]], dtype=lib.float64, requires_grad=True)
+        x = lib.tensor([[1.0, 2.0], [-3.0, 0.5], [0.0, 1.5]], dtype=lib.float64, requires_grad=True)
+        d = lib.tanh(x @ w).sum(1)
+        g, = lib.autograd.grad(outputs=d, inputs=x, grad_outputs=lib.ones(3, dtype=lib.float64),
+                               create_graph=True, only_inputs=True)
+        with pytest.warns(FutureWarning, match="only_inputs argument is deprecated"):
+            again, = lib.autograd.grad(d.sum(), [x], retain_graph=True, only_inputs=False)
+        ((g.norm(2, dim=1) - 1) ** 2).mean().backward()
+        seen.append(np.concatenate([g.detach().numpy().ravel(), w.grad.numpy().ravel(), again.numpy().ravel()]))
+    assert seen[0] == pytest.approx(seen[-1], rel=1e-12)
 
 
 @pytest.mark.parametrize("create_graph", [False, True])

@@ -218,6 +218,15 @@ def test_pytorch_keyword_names():
     assert sg.argmax(sg.tensor(x), dim=1, keepdim=True).tolist() == [[2], [2]]
     np.testing.assert_allclose(sg.softmax(sg.tensor(x), dim=1).numpy(), np.exp(x) / np.exp(x).sum(1, keepdims=True))
     np.testing.assert_array_equal(sg.cumsum(x, dim=1), np.cumsum(x, 1))
+    u = sg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)  # torch.triu(U, diagonal=1): normalizing flows'
+    assert sg.triu(u, diagonal=1).tolist() == [[0.0, 2.0], [0.0, 0.0]] and sg.tril(input=u, diagonal=-1).sum() == 3
+    np.testing.assert_array_equal(sg.tril(x, 1), np.tril(x, 1))  # NumPy's k as it was
+    pieces = sg.split(sg.arange(14.0).reshape(1, 14), 5, dim=1)  # with dim, torch.split's pieces of size 5
+    assert [p.shape for p in pieces] == [(1, 5), (1, 5), (1, 4)] and pieces[2].tolist() == [[10, 11, 12, 13]]
+    assert [p.tolist() for p in sg.split(sg.arange(4.0), [1, 3], dim=0)] == [[0.0], [1.0, 2.0, 3.0]]
+    assert [len(p) for p in sg.split(np.arange(6.0), 3)] == [2, 2, 2]  # NumPy's sections without dim
+    with pytest.raises(RuntimeError, match="sum exactly to 4"):
+        sg.split(sg.arange(4.0), [1, 2], dim=0)
     with pytest.raises(TypeError, match="twice"):
         sg.sum(x, axis=0, dim=1)
     with pytest.raises(TypeError, match="by name"):

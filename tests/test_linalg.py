@@ -9,6 +9,8 @@ Symmetric inputs (eigh, cholesky) are symmetrized inside the function, as the br
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -961,3 +963,29 @@ def test_matrix_rank_and_cond_of_empty_matrices_are_numpys():
         np.testing.assert_array_equal(rank(np.zeros((2, 0, 3))), np.linalg.matrix_rank(np.zeros((2, 0, 3))))
     with pytest.raises(np.linalg.LinAlgError, match="empty"):
         sg.linalg.cond(np.zeros((0, 0)))
+
+
+def _torch_named_linear_algebra(lib):
+    """PyTorch's old linear-algebra names, as functions and as methods, and the gradient of their weighted sum."""
+    a = lib.tensor([[2.0, 1.0], [3.0, -4.0]], dtype=lib.float64, requires_grad=True)  # det < 0: logdet is NaN
+    b = lib.tensor([[2.0, 1.0], [1.0, 4.0]], dtype=lib.float64, requires_grad=True)
+    s = lib.slogdet(a)
+    outs = [lib.inverse(a), a.inverse(), lib.det(a), a.det(), lib.logdet(b), a.logdet(), s.sign, s.logabsdet,
+            a.slogdet()[1], a.pinverse(), lib.pinverse(a), a.matrix_power(3), lib.matrix_power(a, -2), b.cholesky(),
+            b.cholesky(upper=True)]
+    total = sum((o * (i + 1)).sum() for i, o in enumerate(outs) if o.requires_grad and not o.isnan().any())
+    return [o.detach().numpy() for o in outs] + [g.numpy() for g in lib.autograd.grad(total, [a, b])]
+
+
+def test_torch_linear_algebra_names_on_tensors():
+    """torch.inverse/det/logdet/slogdet/pinverse/matrix_power and Tensor.cholesky (tonyduan/normalizing-flows'
+    Invertible 1x1 convolution calls torch.inverse): sg.linalg's values and gradients, PyTorch's when installed."""
+    ours = _torch_named_linear_algebra(sg)
+    np.testing.assert_allclose(ours[0] @ np.array([[2.0, 1.0], [3.0, -4.0]]), np.eye(2), atol=1e-15)
+    assert ours[2] == pytest.approx(-11.0) and np.isnan(ours[5]) and ours[6] == -1.0
+    torch = pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.cholesky's deprecation
+        theirs = _torch_named_linear_algebra(torch)
+    for mine, other in zip(ours, theirs):
+        np.testing.assert_allclose(mine, other, rtol=1e-12, atol=1e-12)

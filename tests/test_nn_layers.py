@@ -1,5 +1,6 @@
 """The layers, losses and initializers of issue 14 item 3 against PyTorch (given the same weights, float64, to
 1e-10; skipped when PyTorch is absent) and against finite differences; buffers, containers, train/eval."""
+import collections
 import math
 
 import numpy as np
@@ -353,6 +354,20 @@ def test_module_list_and_dict_register_their_modules_as_pytorch_names_them():
     assert list(layers) == ["first", "second"] and "second" in layers
     del ours[0]
     assert [name for name, _ in ours.named_parameters()] == ["1.weight", "1.bias"]
+
+
+def test_a_slice_of_a_sequential_keeps_the_names_as_pytorchs():
+    """Sequential[a:b] keeps its modules' names (the neural-style tutorial names them conv_1, style_loss_1 ... and
+    prints model[:i + 1]; they were renumbered 0, 1, ...), a ModuleList's slice renumbers them, as PyTorch's."""
+    named = nn.Sequential(collections.OrderedDict([("a", nn.ReLU()), ("b", nn.Linear(2, 2)), ("c", nn.Tanh())]))
+    assert [name for name, _ in named[1:].named_children()] == ["b", "c"] and named[1:][0] is named.b
+    assert [name for name, _ in nn.Sequential(nn.ReLU(), nn.Tanh(), nn.ReLU())[1:].named_children()] == ["1", "2"]
+    assert list(named[1:].state_dict()) == ["b.weight", "b.bias"]
+    assert [name for name, _ in nn.ModuleList([nn.ReLU(), nn.Tanh(), nn.ReLU()])[1:].named_children()] == ["0", "1"]
+    torch = _torch()
+    theirs = torch.nn.Sequential(collections.OrderedDict([("a", torch.nn.ReLU()), ("b", torch.nn.Linear(2, 2)),
+                                                          ("c", torch.nn.Tanh())]))
+    assert repr(named[1:]) == repr(theirs[1:])
 
 
 def test_module_float_and_double_convert_floating_buffers_too():

@@ -2,6 +2,7 @@
 gradients against PyTorch (float64, skipped when absent) and finite differences; ties, NaN, infinities,
 empty and 0-d tensors; NumPy's calls of the same methods keep NumPy's meaning."""
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -621,6 +622,42 @@ def test_scatter_reduce_gradient_matches_finite_differences(reduce, include_self
     for k, (arr, grad) in enumerate(((x, grad_self), (src, grad_src))):
         expected = numeric_grad(lambda *args: sg.asarray(loss(*map(np.asarray, args))), [x, src], k)
         np.testing.assert_allclose(grad, expected, rtol=1e-6, atol=1e-7)
+
+
+def _index_reduce_both(lib, x, index, src, reduce, include_self):
+    """Value and gradients (self's, source's) of a weighted sum of x.index_reduce(1, ...) in `lib`."""
+    t, s = lib.tensor(x, requires_grad=True), lib.tensor(src, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's: index_reduce is in beta)
+        y = t.index_reduce(1, lib.tensor(index), s, reduce, include_self=include_self)
+    (y * lib.tensor(np.linspace(-1, 2, y.numel()).reshape(tuple(y.shape)))).sum().backward()
+    return y.detach().numpy(), t.grad.numpy(), s.grad.numpy()
+
+
+@pytest.mark.parametrize("reduce, include_self", [(r, i) for r in ("prod", "mean", "amax", "amin")
+                                                  for i in (True, False)])
+def test_index_reduce_is_scatter_reduce_along_slices_as_pytorchs(reduce, include_self):
+    """torch.index_reduce(_) (a GraphSAGE-style mean or max of neighbours): source's columns reduced into self's at
+    index, repeated places included; gradients against finite differences, values and gradients against PyTorch."""
+    rng = np.random.default_rng(3)
+    x, src, index = rng.standard_normal((2, 4)), rng.standard_normal((2, 5)), np.array([0, 2, 0, 3, 0])
+    ours = _index_reduce_both(sg, x, index, src, reduce, include_self)
+    spread = np.broadcast_to(index, src.shape)
+    np.testing.assert_allclose(ours[0], _scatter_reduce_both(sg, x, spread, src, 1, reduce, include_self)[0])
+    weights = np.linspace(-1, 2, 8).reshape(2, 4)
+    for k in (0, 1):
+        expected = numeric_grad(lambda a, b: sg.asarray((sg.tensor(np.asarray(a)).index_reduce(
+            1, sg.tensor(index), sg.tensor(np.asarray(b)), reduce, include_self=include_self)
+            * sg.tensor(weights)).sum().numpy()), [x, src], k)
+        np.testing.assert_allclose(ours[1 + k], expected, rtol=1e-6, atol=1e-7)
+    t = sg.tensor(x.copy())
+    assert t.index_reduce_(1, sg.tensor(index), sg.tensor(src), reduce, include_self=include_self) is t
+    np.testing.assert_allclose(t.numpy(), ours[0])
+    with pytest.raises(RuntimeError, match="Expected reduce to be one of prod, mean, amax or amin but got sum"):
+        t.index_reduce(1, sg.tensor(index), sg.tensor(src), "sum")
+    torch = pytest.importorskip("torch")
+    for a, b in zip(ours, _index_reduce_both(torch, x, index, src, reduce, include_self)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
 def test_scatter_reduce_empty_index_0d_integers_in_place_and_refusals():

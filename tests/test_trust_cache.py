@@ -580,3 +580,33 @@ def test_damaged_object_metadata_is_refused_or_links_never_crashes(tmp_path):
                             cwd=ROOT, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     assert 0 < int(result.stdout) < 600  # some changes are harmless (padding, unused fields), most are refused
+
+
+_LOOP_CHILD = textwrap.dedent("""
+    import numpy as np, symgrad as sg
+    from symgrad import while_loop
+    from symgrad.codegen.llvm import jit
+    compiles = []
+    real = jit.object_code
+    jit.object_code = lambda *a, **k: compiles.append(1) or real(*a, **k)
+    step = lambda c: (c[0] * 0.9 + sg.sin(c[0]), c[1] + 1)
+    f = sg.compile(sg.grad(lambda x: while_loop(lambda c: c[1] < 4, step, (x, 0))[0].sum()))
+    print(repr(float(f(np.linspace(-1.0, 1.0, 4096)).sum())), len(compiles))
+""")
+
+
+def test_entries_calling_libcs_memcpy_are_read_back_in_a_fresh_process(tmp_path):
+    """A while loop's gradient copies its tape with llvm.memcpy, which LLVM lowers to libc's memcpy: the entry's
+    check found that symbol unresolved in a process without an engine yet, and every process recompiled it (the
+    normalizing-flows program logged 'recompiling the damaged disk-cache entry' twice a run)."""
+    env = {**os.environ, "SYMGRAD_CACHE_DIR": str(tmp_path / "cache"), "SYMGRAD_CACHE": "1"}
+    env.pop("SYMGRAD_CACHE_MAX_BYTES", None)
+    runs = []
+    for _ in range(2):
+        result = subprocess.run([sys.executable, "-c", _LOOP_CHILD], capture_output=True, text=True, env=env,
+                                cwd=ROOT, timeout=300)
+        assert result.returncode == 0, result.stderr
+        value, compiles = result.stdout.split()
+        runs.append((float(value), int(compiles)))
+    assert any(b"memcpy" in entry.read_bytes() for entry in (tmp_path / "cache" / "llvm").glob("*.o"))
+    assert runs[0][1] >= 1 and runs[1] == (runs[0][0], 0)

@@ -25,10 +25,16 @@ def function(module: ir.Module, name: str) -> ir.Function:
     return ir.Function(module, ir.FunctionType(result, arguments), name)
 
 
+# libc's functions LLVM itself lowers its memory intrinsics to (a large `copy` becomes a call of memcpy)
+_LOWERED = ("memcpy", "memmove", "memset")
+
+
 def addresses() -> dict[str, int]:
-    """Their addresses in this process, for the JIT's symbol table."""
+    """Their addresses in this process, and those of the functions LLVM lowers its memory intrinsics to, for the
+    JIT's symbol table: a disk-cache entry's undefined symbols must resolve there before this process has an
+    engine (memcpy did not: such entries were recompiled in every process)."""
     libc = ctypes.CDLL(None)
-    return {name: ctypes.cast(getattr(libc, name), ctypes.c_void_p).value for name in _SIGNATURES}
+    return {name: ctypes.cast(getattr(libc, name), ctypes.c_void_p).value for name in (*_SIGNATURES, *_LOWERED)}
 
 
 def copy(k, target, source, nbytes: int):

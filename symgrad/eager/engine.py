@@ -10,6 +10,7 @@ one adjoint graph derived by the compiler's reverse pass and cached by structure
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -70,8 +71,14 @@ class Engine:
         finally:
             start_over(capture)  # the next step records a tape of its own, deferred while it repeats the capture
 
-    def grad(self, outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
-        """The gradients of `outputs` with respect to `inputs`, returned (not accumulated), as torch.autograd.grad."""
+    def grad(self, outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+             allow_unused=False):
+        """The gradients of `outputs` with respect to `inputs`, returned (not accumulated), as torch.autograd.grad;
+        `only_inputs`, deprecated and ignored as PyTorch's, is still passed by older programs (WGAN-GP's)."""
+        if not only_inputs:
+            warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                          "gradient for other parts of the graph, please use torch.autograd.backward.",
+                          FutureWarning, stacklevel=2)
         outputs, inputs = _as_list(outputs), _as_list(inputs)
         grad_outputs = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
         for i, t in enumerate(inputs):

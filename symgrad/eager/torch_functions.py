@@ -7,7 +7,8 @@
 `sg.multinomial`, `sg.bernoulli`, `sg.nonzero`, `sg.addmm`, `sg.sgn`, `sg.lgamma`, `sg.take_along_dim`, `sg.narrow`,
 `sg.movedim`, `sg.repeat_interleave`, `sg.unflatten`, `sg.var_mean`, `sg.std_mean`, `sg.asin acos atan asinh acosh
 atanh`, `sg.unique`, `sg.kthvalue`, `sg.is_floating_point`, `sg.mv`, `sg.addcmul`, `sg.addcdiv`, `sg.frac`,
-`sg.aminmax`, `sg.logcumsumexp`, `sg.diag_embed`, `sg.xlogy`, `sg.argwhere`, `sg.broadcast_tensors` and
+`sg.aminmax`, `sg.logcumsumexp`, `sg.diag_embed`, `sg.xlogy`, `sg.argwhere`, `sg.broadcast_tensors`,
+`sg.inverse det logdet slogdet pinverse matrix_power` and
 `sg.is_tensor`. Each is `input.method(...)`; an array or a number given as input is taken as a constant tensor.
 The in-place forms `sg.sin_ cos_ exp_ abs_ sigmoid_ square_` take a tensor only."""
 from __future__ import annotations
@@ -80,6 +81,11 @@ bincount, histc = _method_form("bincount"), _method_form("histc")
 # (sg.take is NumPy's, which is torch.take's meaning: flat indices)
 (frac, aminmax, logcumsumexp, diag_embed, xlogy, argwhere) = (
     _method_form(name) for name in ("frac", "aminmax", "logcumsumexp", "diag_embed", "xlogy", "argwhere"))
+
+
+# PyTorch's linear algebra by its old names (torch.inverse, torch.det, ...; torch.linalg's are sg.linalg's)
+inverse, det, logdet, slogdet, pinverse, matrix_power = (_method_form(name) for name in (
+    "inverse", "det", "logdet", "slogdet", "pinverse", "matrix_power"))
 
 
 def broadcast_tensors(*tensors):

@@ -1,8 +1,8 @@
 """Tensor methods with PyTorch's meaning where the NumPy-style method of traced values means something else
 or is missing: `sort`/`argsort`/`topk`/`median`/`kthvalue`/`cummax` (values and indices), `chunk`/`split`/
-`unbind`, `flip`, `roll`, `repeat` (torch's tile), `cumsum(dim)`, `gather`/`scatter`/`scatter_reduce`/`index_add`,
-the `new_*` factories and more. Values are gathers at the computed indices, so the gradient goes to the element
-moved into each place. Installed on Tensor when the symgrad.eager package is imported (before any of its modules
+`unbind`, `flip`, `roll`, `repeat` (torch's tile), `cumsum(dim)`, `gather`/`scatter`/`scatter_reduce`/`index_add`/
+`index_reduce`, the `new_*` factories, `inverse`/`det`/`slogdet` and more. Values are gathers at the computed
+indices, so the gradient goes to the element moved into each place. Installed on Tensor when the symgrad.eager package is imported (before any of its modules
 is used).
 """
 from __future__ import annotations
@@ -14,6 +14,7 @@ import itertools
 
 import numpy as np
 
+from .. import linalg as sglinalg
 from .. import numpy_api as sgnp
 from ..numpy_api import arrays
 from ..numpy_api.torch_keywords import first_axis_of_size_3
@@ -298,6 +299,17 @@ def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
         out = out / count if self.dtype.kind == "f" else sgnp.floor_divide(out, count)
     return labelled(sgnp.astype(out, self.dtype), "ScatterReduce", (self, src))
 
+
+def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+    """torch.index_reduce: source's slices along dim reduced into self's at index (prod, mean, amax, amin), which
+    is scatter_reduce with the index spread over source's other axes (a GraphSAGE-style mean of neighbours)."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    dim = _dim(dim, self.ndim)
+    index = _index_array(index).astype(np.int64).reshape(-1)
+    shape = tuple(np.shape(source))
+    spread = np.broadcast_to(index.reshape([-1 if axis == dim else 1 for axis in range(len(shape))]), shape)
+    return scatter_reduce(self, dim, spread, source, reduce, include_self=include_self)
 
 def _new(fill):
     def method(self, *size, fill_value=None, dtype=None, device=None, requires_grad=False, layout=None,
@@ -726,14 +738,15 @@ def histc(self, bins=100, min=0, max=0):
 
 
 for _method in (sort, argsort, topk, split, chunk, unbind, flip, fliplr, flipud, rot90, __reversed__, roll, repeat,
-                gather, scatter, scatter_add, scatter_reduce, new_tensor, view_as, expand_as, where, masked_select,
-                nonzero, tril, triu, movedim, swapaxes, tile, half, repeat_interleave, lerp, addcmul, addcdiv,
-                nan_to_num, diff, median, kthvalue, unique, multinomial, bernoulli):
+                gather, scatter, scatter_add, scatter_reduce, index_reduce, new_tensor, view_as, expand_as, where,
+                masked_select, nonzero, tril, triu, movedim, swapaxes, tile, half, repeat_interleave, lerp, addcmul,
+                addcdiv, nan_to_num, diff, median, kthvalue, unique, multinomial, bernoulli):
     setattr(Tensor, _method.__name__, _method)
 for _fill in (0, 1, None, "empty"):
     _method = _new(_fill)
     setattr(Tensor, _method.__name__, _method)
 for _name in ("masked_fill", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_fill", "index_copy",
+              "index_reduce",
               "relu", "exp", "log", "sqrt", "abs", "neg", "sigmoid", "tanh", "sin", "cos", "floor", "ceil", "trunc",
               "round", "lerp", "addcmul", "addcdiv", "nan_to_num", "reciprocal", "square", "sign", "log1p", "expm1",
               "rsqrt", "clamp_min", "clamp_max", "where", "tril", "triu", "cumsum", "logical_and", "logical_or",
@@ -971,3 +984,21 @@ for _name in ("index_put", "masked_scatter"):
 for _name, _value in list(vars(Tensor).items()):
     if not _name.startswith("_") and inspect.isfunction(_value):
         setattr(Tensor, _name, _numpy_keywords(_value))
+
+
+class _Slogdet(collections.namedtuple("slogdet", ["sign", "logabsdet"])):
+    """torch.return_types.slogdet: a (sign, logabsdet) pair with names."""
+
+
+def logdet(self):
+    """log det of a (batch of) square matrices, NaN where the determinant is negative, as torch.logdet."""
+    sign, logabsdet = sglinalg.slogdet(self)
+    return sgnp.where(_index_array(sign) < 0, np.nan, logabsdet)
+
+
+# PyTorch's linear-algebra methods (Invertible1x1Conv's torch.inverse, MultivariateNormal's precision matrix)
+Tensor.inverse, Tensor.det, Tensor.logdet = sglinalg.inv, sglinalg.det, logdet
+Tensor.slogdet = lambda self: _Slogdet(*sglinalg.slogdet(self))
+Tensor.pinverse = lambda self, rcond=1e-15: sglinalg.pinv(self, rcond)
+Tensor.matrix_power = sglinalg.matrix_power
+Tensor.cholesky = lambda self, upper=False: sglinalg.cholesky(self, upper=upper)

@@ -13,7 +13,7 @@ class ModuleList(ModuleSequence):
         super().__init__()
         self.extend(modules or ())
 
-    _of = classmethod(lambda cls, modules: cls(modules))
+    _of = classmethod(lambda cls, items: cls([module for _, module in items]))
 
     def _child_lines(self):
         """PyTorch's ModuleList layout: a run of equal modules is one line, `(0-5): 6 x TransformerEncoderLayer(`."""

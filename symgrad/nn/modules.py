@@ -407,8 +407,9 @@ class ModuleSequence(Module):
             self.add_module(str(index), module)
 
     def __getitem__(self, index):
-        modules = list(self._modules.values())
-        return type(self)._of(modules[index]) if isinstance(index, slice) else modules[index]
+        if isinstance(index, slice):  # (name, module) pairs: Sequential keeps the names, ModuleList renumbers
+            return type(self)._of(list(self._modules.items())[index])
+        return list(self._modules.values())[index]
 
     def __setitem__(self, index, module):
         self.add_module(list(self._modules)[index], module)
@@ -454,8 +455,9 @@ class Sequential(ModuleSequence):
             self.extend(modules)
 
     @classmethod
-    def _of(cls, modules):
-        return cls(*modules)
+    def _of(cls, items):
+        """A slice, its modules under their names, as PyTorch's (the neural-style tutorial prints model[:i + 1])."""
+        return cls(collections.OrderedDict(items))
 
     def forward(self, input):
         for module in self._modules.values():

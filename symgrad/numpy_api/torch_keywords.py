@@ -35,10 +35,10 @@ def add(input, other, *, alpha=1, out=None):
     return sgnp.add(input, other if alpha == 1 else sgnp.multiply(other, alpha), out=out)
 
 
-def _with_torch_keywords(fn, name: str, positional=("input",)):
+def _with_torch_keywords(fn, name: str, positional=("input",), renamed=_RENAMED):
     def call(*args, **kwargs):
         if kwargs:
-            args, kwargs = _as_positional(name, positional, args, kwargs)
+            args, kwargs = _as_positional(name, positional, args, kwargs, renamed)
         result = fn(*args, **kwargs)
         if args and result is args[0] and hasattr(result, "requires_grad_"):  # an eager tensor the call left as it
             return result.clone()  # was (sg.sum of a 0-d tensor): PyTorch's gives a tensor of its own
@@ -46,12 +46,12 @@ def _with_torch_keywords(fn, name: str, positional=("input",)):
 
     call.__name__ = call.__qualname__ = name
     call.__module__ = "symgrad"  # pickled by reference as symgrad.<name>, which is this function
-    call.__doc__ = f"{fn.__doc__ or ''}\n\nAlso takes PyTorch's keyword names {', '.join(positional)}, dim, keepdim."
+    call.__doc__ = f"{fn.__doc__ or ''}\n\nAlso takes PyTorch's keyword names {', '.join([*positional, *renamed])}."
     call.__wrapped__ = fn
     return call
 
 
-def _as_positional(name, positional, args, kwargs):
+def _as_positional(name, positional, args, kwargs, renamed_keys):
     """Move the PyTorch-named leading arguments into place and rename dim/keepdim."""
     args = list(args)
     for position, key in enumerate(positional):
@@ -63,7 +63,7 @@ def _as_positional(name, positional, args, kwargs):
     renamed = {}
     for key, value in kwargs.items():
         value = torch_axes(value) if key == "dim" else value
-        key = _RENAMED.get(key, key)
+        key = renamed_keys.get(key, key)
         if key in renamed:
             raise TypeError(f"{name}() got {key!r} twice (by its NumPy and its PyTorch name)")
         renamed[key] = value
@@ -88,6 +88,25 @@ def _cast_first(fn):
     return call
 
 
+
+def split(ary, indices_or_sections, axis=0, *, dim=None):
+    """NumPy's split (sections, or the indices to cut at), and with `dim` torch.split's meaning: pieces of the size
+    given (the last shorter), or of the sizes listed (torch.split(out, K, dim=2) in neural spline flows)."""
+    if dim is None:
+        return sgnp.split(ary, indices_or_sections, axis)
+    length = np.shape(ary)[dim]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        cuts = list(range(int(indices_or_sections), length, int(indices_or_sections)))
+    elif sum(indices_or_sections) != length:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's size at "
+                           f"dimension {dim}), but got split_sizes={list(indices_or_sections)}")
+    else:
+        cuts = list(np.cumsum(indices_or_sections)[:-1])
+    return tuple(sgnp.split(ary, cuts, dim))
+
+
+tril = _with_torch_keywords(sgnp.tril, "tril", renamed={"diagonal": "k"})  # torch.triu(U, diagonal=1)
+triu = _with_torch_keywords(sgnp.triu, "triu", renamed={"diagonal": "k"})
 softmax = _with_torch_keywords(_cast_first(sgnp.softmax), "softmax")
 log_softmax = _with_torch_keywords(_cast_first(sgnp.log_softmax), "log_softmax")
 def first_axis_of_size_3(shape):
