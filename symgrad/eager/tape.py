@@ -40,7 +40,7 @@ CONSTANT = -1  # the source of an operand that is neither a record's output nor 
 
 class Tape:
     __slots__ = ("digests", "entries", "leaves", "leaf_slots", "regular", "capture", "pending", "forced", "snapshots",
-                 "arrays", "intermediates", "views", "hint", "hinted", "exposed", "products")
+                 "arrays", "intermediates", "views", "hint", "hinted", "exposed")
 
     def __init__(self, capture=None, hint=()):
         self.digests = []
@@ -57,9 +57,6 @@ class Tape:
         self.forced = False     # whether deferred records were computed op by op (then backward checks versions)
         self.snapshots = {}     # leaf slot -> the copy deferred ops read of a leaf whose array NumPy may write
         self.exposed = []       # (copy, array) per array NumPy may write that deferred ops read a copy of
-        # slot in `arrays` -> (the array read, the product computed from it at once, the product's position) per product
-        # the capture takes computed (tensor._premultiply), or None
-        self.products = None
         self.views = set()      # the positions of records whose output views an operand's memory (Record.mark_view)
 
     def slots(self) -> dict:

@@ -405,21 +405,20 @@ def _defer_step(tape, step, position, operands, label=None) -> "DeferredTensor |
     """`_defer` once the captured step at `position` is known to apply the same primitive to as many operands:
     the operands' checks, then the record (named `label`); None if an operand comes from elsewhere (nothing
     changed), or if the step made a view and its operand is not one tensor."""
-    products = tape.capture.product_reads
     if len(operands) == 1:  # (without the loop: most ops have one or two operands)
         read = _deferred_operand(tape, operands[0], step[5][0], step[2][0])
         if read is None:
             return None
         parents, saved, versions = (read[0],), (read[1],), (read[2],)
-    elif len(operands) == 2 and products is None:
+    elif len(operands) == 2:
         first = _deferred_operand(tape, operands[0], step[5][0], step[2][0])
         second = first and _deferred_operand(tape, operands[1], step[5][1], step[2][1])
         if second is None:
             return None
         parents, saved, versions = (first[0], second[0]), (first[1], second[1]), (first[2], second[2])
     else:
-        reads = [_deferred_operand(tape, operand, source, expected, products is not None and (position, i) in products)
-                 for i, (operand, source, expected) in enumerate(zip(operands, step[5], step[2]))]
+        reads = [_deferred_operand(tape, operand, source, expected)
+                 for operand, source, expected in zip(operands, step[5], step[2])]
         if None in reads:
             return None
         parents, saved, versions = zip(*reads)
@@ -431,11 +430,8 @@ def _defer_step(tape, step, position, operands, label=None) -> "DeferredTensor |
     else:
         source, counter = None, VersionCounter()
     record = Record.deferred(step, parents, saved, versions, counter, tape, position, counter.value, label)
-    start = len(tape.arrays)
     for operand in step[7]:
         tape.arrays.append(saved[operand])
-    if products is not None:
-        _premultiply(tape, start)
     tape.digests.append(step[6])
     tape.pending.append(record)
     out = _deferred_tensor(record, counter)
@@ -515,10 +511,8 @@ def _defer_matched(tape, match, position, operands, label=None) -> "DeferredTens
     named `label`."""
     steps, checks, places, digests, blank = match
     reads = list(blank)  # (None per operand, then the reads of the plan's constants)
-    products = tape.capture.product_reads
-    live = _product_operands(steps, position, products) if products is not None else ()
     for index, source, expected in checks:  # in order of first use, as the ops one by one would check them
-        read = reads[index] = _deferred_operand(tape, operands[index], source, expected, index in live)
+        read = reads[index] = _deferred_operand(tape, operands[index], source, expected)
         if read is None:
             return None
     step, inputs, inner_only = steps[-1]
@@ -527,11 +521,8 @@ def _defer_matched(tape, match, position, operands, label=None) -> "DeferredTens
     record = Record.deferred(step, None, saved, versions, counter, tape, position + len(steps) - 1, 0, label)
     record.unmade = (steps, reads)  # the records of the other steps: made when needed (Record.make)
     arrays = tape.arrays
-    start = len(arrays)
     for index in places:
         arrays.append(reads[index][1])
-    if products is not None:
-        _premultiply(tape, start)
     tape.digests.extend(digests)
     tape.pending.append(record)
     return _deferred_tensor(record, counter)
@@ -583,36 +574,9 @@ def _plan_match(steps, position, plan, count):
             [step[6] for step in steps[position:position + len(plan_steps)]], blank)
 
 
-def _product_operands(steps, position, products) -> tuple:
-    """The operands of a plan matched at `position` (its `steps`, as `_plan_match` gives them) that a product the
-    capture takes computed reads (`products`: their (position, operand))."""
-    found = []
-    for p, o in products:
-        if position <= p < position + len(steps):
-            found.append(steps[p - position][1][o])
-    return tuple(found)
-
-
-def _premultiply(tape, start) -> None:
-    """Compute now each product the capture takes computed (whole_backward._products_taken) whose operand a deferred
-    op put on the tape from slot `start` on, read as it is: the product stands in its slot, so that no copy of an
-    array NumPy may write is kept for it; the array is kept beside it for the adjoint, which reads it as it is then."""
-    arrays = tape.arrays
-    for k, (position, operand, j, transposed) in tape.capture.products.items():
-        if start <= k < len(arrays):
-            array = arrays[k]
-            other = arrays[j].T if transposed else arrays[j]
-            product = np.matmul(array, other) if operand == 0 else np.matmul(other, array)
-            arrays[k] = product
-            if tape.products is None:
-                tape.products = {}
-            tape.products[k] = (array, product, position)
-
-
-def _deferred_operand(tape, operand, source, expected, live=False) -> "tuple | None":
+def _deferred_operand(tape, operand, source, expected) -> "tuple | None":
     """(parent, saved array or None, (counter, version)) of an operand of a deferred op that the capture
-    expects from `source` with type `expected`; None if it comes from elsewhere. `live`: a constant read as it is,
-    even if NumPy may write it (a product computed at once reads it: `_premultiply`)."""
+    expects from `source` with type `expected`; None if it comes from elsewhere."""
     counter = operand._version
     node = operand._node
     if source >= 0:  # an earlier deferred op, unmodified since
@@ -629,8 +593,6 @@ def _deferred_operand(tape, operand, source, expected, live=False) -> "tuple | N
         if counter.exposed:
             if counter.__class__ is DerivedCounter:  # computed now from arrays NumPy may write: a write to them
                 tape.exposed.extend(counter.sources)  # sends the backward to the general path, which reads it anew
-                return None, array, (counter, counter.value)
-            if live:
                 return None, array, (counter, counter.value)
             copy = array.copy()
             tape.exposed.append((copy, array))

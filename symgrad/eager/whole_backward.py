@@ -33,7 +33,7 @@ from ..ops.control import result_p
 from ..ops.ew import ElementwisePrimitive
 from ..ops.indexing import slice_p
 from ..ops.linalg import matmul_p
-from ..ops.shape import concatenate_p, reshape_p, transpose_p
+from ..ops.shape import concatenate_p, reshape_p
 from ..passes.reroll import reroll
 from ..passes.dce import dce
 from ..passes.decompose import decompose
@@ -117,10 +117,7 @@ class Capture:
         kept = [index for index, position in enumerate(stage.positions) if position not in intermediates]
         self.value_slots = {stage.positions[index]: slot for slot, index in enumerate(kept)}
         self.full = None  # the function returning every forward value, made when first needed
-        graph, self.returned, self.zero, self.rows, self.packing, self.twins, self.products = _fused(stage, kept)
-        # the (position, operand) of each product operand a deferred op reads live, its product computed at once
-        # (tensor._premultiply), or None
-        self.product_reads = frozenset((p, o) for p, o, _, _ in self.products.values()) if self.products else None
+        graph, self.returned, self.zero, self.rows, self.packing, self.twins = _fused(stage, kept)
         self.gradients = sum(self.returned)
         self.executable = lowered_graph(graph, quick=True)  # (upgraded once it has run long: `run`)
         self.timed = True  # whether `run` times its calls (while the code is quick)
@@ -156,9 +153,7 @@ class Capture:
         """Whether every op of the tape up to the root was deferred against this capture, nothing computed yet."""
         pending = tape.pending
         return tape.capture is self and not tape.forced and pending and pending[-1] is root_record \
-            and root_record.position == len(self.order) - 1 and len(tape.arrays) == len(self.places) \
-            and (tape.products is None if self.products is None else
-                 tape.products is not None and tape.products.keys() == self.products.keys())
+            and root_record.position == len(self.order) - 1 and len(tape.arrays) == len(self.places)
 
     def run(self, engine, root_record, tape, seed, retain_graph, deferred=None) -> bool:
         """Accumulate the gradients of the root (seeded with `seed`) into the leaves; False when this
@@ -186,21 +181,18 @@ class Capture:
         if deferred:  # every op of the step deferred, nothing computed yet
             leaves = [tape.leaves[slot]() for slot in self.leaf_slots]
             operands = list(tape.arrays)
-            read = _with_products(operands, tape.products)
         else:
             tape.force()
             records, leaves = self._checked(root_record)
             if records is None:
                 return False
-            read = operands = self._operands(records)
-            if self.products:  # (the call takes the product the forward computed, from the array as it read it)
-                operands = _premultiplied(operands, self.products, records)
+            operands = self._operands(records)
         for leaf in leaves:
             if leaf is not None and leaf._hooks:
                 return False
         operands.append(seed)
         for index in self.twins:  # (nothing written since the forward: the arrays it read)
-            operands.append(read[index])
+            operands.append(operands[index])
         results = None
         if deferred:  # the deferred values, computed by this call: where each is among its results
             if retain_graph:  # every record, with what the general path reads, for a later backward through them
@@ -211,8 +203,7 @@ class Capture:
             slots = [self.value_slots.get(record.position) for record in shown]
             if None in slots:  # a value the function does not return: a plan's intermediate result at the capture
                 shown, slots = pending, [record.position for record in pending]
-                count = len(operands) - len(self.twins)
-                results, owned = self._full()(operands[:count], operands[count:]), False
+                results, owned = self._full()(*operands[:len(operands) - len(self.twins)]), False
         if results is None:
             operands = _packed(operands, self.packing)
             try:
@@ -275,8 +266,6 @@ class Capture:
             leaves.append(leaf)
         arrays = tape.arrays
         operands = _packed(arrays + [seed], self.packing)
-        if tape.products is not None:  # (the adjoint reads the array a product computed at once read, as it is now)
-            arrays = _with_products(arrays, tape.products)
         exposed = tape.exposed
         if exposed:  # arrays NumPy may have written since the forward read a copy of them (_deferred_operand)
             operands = self._live_operands(operands, arrays, exposed)
@@ -351,13 +340,13 @@ class Capture:
                       if record.position in released))
 
     def _full(self):
-        """The function returning every forward value (not only those a tensor may hold), lowered once: called with
-        the operands and the twins' arrays (`_live_reads`)."""
+        """The function returning every forward value (not only those a tensor may hold), lowered once."""
         if self.full is None:
             stage = _Stage(self.entries)
-            graph, _, _, rows, packing, _, _ = _fused(stage, range(len(stage.positions)))
+            graph, _, _, rows, packing, twins = _fused(stage, range(len(stage.positions)))
             executable, first = lowered_graph(graph), self.gradients
-            self.full = lambda operands, twins: _expanded(executable(*_packed(operands, packing), *twins), first, rows)
+            self.full = lambda *operands: _expanded(executable(*_packed(operands, packing), *(
+                operands[index] for index in twins)), first, rows)
         return self.full
 
     def _aliased(self, results, first, operands) -> frozenset:
@@ -418,17 +407,13 @@ class Capture:
         """Compute the tape's pending records op by op with NumPy, as the eager recorder would have."""
         pending = _made(tape.pending)
         views = self.views
-        # the products computed at once from an array their op reads as it is (tensor._premultiply), by position
-        computed = {position: product for _, product, position in tape.products.values()} if tape.products else {}
         for index, record in enumerate(pending):
             arrays = _operand_arrays(record, live=record.position in views)
             if self.evaluators is None:
                 self.evaluators = {position: plans.evaluator(prim, dict(attrs))
                                    for position, (prim, attrs, _, _, _) in self.entries.items()}
             try:
-                result = computed.get(record.position)
-                if result is None:
-                    result = _evaluated(record, arrays, self.evaluators[record.position])
+                result = _evaluated(record, arrays, self.evaluators[record.position])
             except Exception:
                 tape.pending = pending[index:]
                 raise
@@ -499,8 +484,7 @@ def _fused(stage, kept):
     differentiated and compiled as one step of it, not once per step. A kept value of a rolled step is then a
     row of the scan's stacked values (ys): the graph returns each such stack once, and `rows` says which row.
     The inputs the steps read one each (x[t]), which the roll stacks, are stacked by the caller (`packing`):
-    the lowered function takes the stack, and its code does not grow with the number of steps. Last, the `products`
-    the call takes computed (`_products_taken`)."""
+    the lowered function takes the stack, and its code does not grow with the number of steps."""
     forward = stage.forward
     nodes = forward.nodes
     unrolled = gather_products(_decomposed(ir.Graph(forward.inputs, nodes,
@@ -523,8 +507,7 @@ def _fused(stage, kept):
         values = [env[id(value)] for value in outputs]
         graph = builder.finish([ct for ct in results if ct is not None] + values, "eager_step")
     graph, twins = _live_reads(graph, forward_count, len(rolled.inputs)) if rolled is unrolled else (graph, ())
-    graph, products = _products_taken(graph, forward_count, stage, twins)
-    return dce(graph), returned, zero, rows, packing, twins, products
+    return dce(graph), returned, zero, rows, packing, twins
 
 
 def _live_reads(graph: ir.Graph, forward_count: int, count: int) -> tuple:
@@ -550,80 +533,6 @@ def _live_reads(graph: ir.Graph, forward_count: int, count: int) -> tuple:
                        node.meta) for node in nodes[forward_count:]]
     return (ir.Graph(graph.inputs + list(twins.values()), nodes[:forward_count] + adjoint, graph.outputs, graph.name),
             tuple(inputs[key] for key in twins))
-
-
-# The size from which a constant operand of a product is not copied for a deferred op (tape's rule for arrays NumPy may
-# write): the product is computed at once instead, and the captured call takes it (a 128 x 784 batch's copy cost 25-50
-# us of an MLP step, as much again in its cache misses; the product costs the same in NumPy or in the call)
-PRODUCT_SIZE = 16384
-
-
-def _products_taken(graph: ir.Graph, forward_count: int, stage, twins) -> tuple:
-    """(`graph` taking as an input, in place of each large constant input whose only forward reader is one 2-D product
-    with a leaf or constant (or its transpose), that product; per such input, (the product's position on the tape,
-    the input's operand there, the other's input, whether transposed) or None). A deferred step computes those
-    products when it records them (tensor._premultiply), so it keeps no copy of an input NumPy may write: the
-    forward reads it at once, and the adjoint as it is now (its twin, `_live_reads`), as PyTorch's."""
-    count = len(stage.forward.inputs)
-    inputs, nodes = graph.inputs, graph.nodes
-    index = {id(value): i for i, value in enumerate(inputs[:count])}
-    readers = collections.defaultdict(list)
-    for node in nodes[:forward_count]:
-        for value in node.inputs:
-            readers[id(value)].append(node)
-    producers = {id(node.out): node for node in nodes[:forward_count]}
-    products, taken, leaves = {}, {}, set(stage.wanted)
-    for k in twins:
-        x, uses = inputs[k], stage.uses[k]
-        found = readers.get(id(x), ())
-        if k in leaves or x.size < PRODUCT_SIZE or len(found) != 1 or len(uses) != 1:
-            continue
-        node, (position, operand) = found[0], uses[0]
-        if node.prim is not matmul_p or stage.forward.nodes[stage.positions.index(position)].prim is not matmul_p or \
-                len(node.inputs) != 2 or node.inputs[operand] is not x or node.inputs[1 - operand] is x or \
-                len(node.inputs[0].shape) != 2 or len(node.inputs[1].shape) != 2:
-            continue
-        other = node.inputs[1 - operand]
-        transpose = producers.get(id(other))
-        transposed = transpose is not None and transpose.prim is transpose_p and transpose.params["perm"] == (1, 0)
-        j = index.get(id(transpose.inputs[0] if transposed else other))
-        if j is None or stage.places[j][0] > position:  # (its array must be on the tape when the product is made)
-            continue
-        products[k] = (position, operand, j, transposed)
-        taken[id(node)] = node
-    if not products:
-        return graph, None
-    inputs = list(inputs)
-    for k in products:
-        inputs[k] = readers[id(inputs[k])][0].out
-    return ir.Graph(inputs, [node for node in nodes if id(node) not in taken], graph.outputs, graph.name), products
-
-
-def _with_products(arrays, products) -> list:
-    """The tape's arrays with each product computed at once (tensor._premultiply) replaced by the array it read, as it
-    is now: what the adjoint reads (a twin, `_live_reads`)."""
-    if products is None:
-        return arrays
-    arrays = list(arrays)
-    for k, (array, _, _) in products.items():
-        arrays[k] = array
-    return arrays
-
-
-def _premultiplied(operands, products, records) -> list:
-    """The operands of a call from a step computed op by op (`records` by position), with each product the call takes
-    (`_products_taken`) in place of the array it read: the value its record holds (computed when the forward read the
-    array, which NumPy may have written since), else computed from the arrays its record kept."""
-    operands = list(operands)
-    for k, (position, operand, j, transposed) in products.items():
-        array, other = operands[k], operands[j].T if transposed else operands[j]
-        shape = (array.shape[0], other.shape[1]) if operand == 0 else (other.shape[0], array.shape[1])
-        record = records.get(position)
-        value = None if record is None else record.array if record.array is not None else record.value
-        if value is None or value.shape != shape:
-            value = np.matmul(array, other) if operand == 0 else np.matmul(other, array)
-        operands[k] = value
-    return operands
 
 
 def _decomposed(graph: ir.Graph) -> ir.Graph:
