@@ -42,8 +42,10 @@ def make_data(n_in, n_classes, batch, seed=0):
 
 def init_params(n_in, n_hidden, n_out, seed=1):
     rng = np.random.default_rng(seed)
-    w1 = rng.uniform(-1, 1, (n_hidden, n_in)).astype(np.float32) / np.sqrt(n_in)
-    w2 = rng.uniform(-1, 1, (n_out, n_hidden)).astype(np.float32) / np.sqrt(n_hidden)
+    # (float32 again after the division: a float32 array divided by np.sqrt's float64 scalar is float64 under
+    # NumPy 2's promotion rules, and the hand-written NumPy loop then ran its products in float64)
+    w1 = (rng.uniform(-1, 1, (n_hidden, n_in)).astype(np.float32) / np.sqrt(n_in)).astype(np.float32)
+    w2 = (rng.uniform(-1, 1, (n_out, n_hidden)).astype(np.float32) / np.sqrt(n_hidden)).astype(np.float32)
     return [w1, np.zeros(n_hidden, np.float32), w2, np.zeros(n_out, np.float32)]
 
 
