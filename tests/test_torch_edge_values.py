@@ -79,6 +79,41 @@ def test_integer_division_by_zero_is_pytorchs_error(name, op, reference):
     assert op(torch.tensor(a), torch.tensor(b)).tolist() == reference(a, b).tolist()
 
 
+def _inplace_remainder(a, b):
+    a %= b
+    return a
+
+
+def _inplace_floor_division(a, b):
+    a //= b
+    return a
+
+
+# (the namespace's functions, in-place operators and NumPy values: each a form the operators' check did not see)
+FUNCTION_DIVISIONS = [("fmod", lambda lib, a, b: lib.fmod(a, b)), ("remainder", lambda lib, a, b: lib.remainder(a, b)),
+                      ("floor_divide", lambda lib, a, b: lib.floor_divide(a, b)),
+                      ("%=", lambda lib, a, b: _inplace_remainder(a, b)),
+                      ("//=", lambda lib, a, b: _inplace_floor_division(a, b)),
+                      ("numpy divisor", lambda lib, a, b: a % np.int64(b) if isinstance(b, int) else a % b),
+                      ("bool dividend", lambda lib, a, b: lib.remainder(a > 0, b))]
+
+
+@pytest.mark.parametrize("name, op", FUNCTION_DIVISIONS, ids=[d[0] for d in FUNCTION_DIVISIONS])
+def test_every_form_of_an_integer_division_by_zero_is_pytorchs_error(name, op):
+    a, b = [5, -5, 0, 7], [2, 3, 4, -2]
+    for divisor in (0, [1, 0, 2, 1], "0-d"):
+        for lib in (sg, pytest.importorskip("torch")) if divisor == 0 else (sg,):
+            d = divisor if divisor == 0 else lib.tensor(0) if divisor == "0-d" else lib.tensor(divisor)
+            with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+                op(lib, lib.tensor(a), d)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        sg.floor_divide(7, sg.tensor([1, 0]))
+    expected = op(np, np.array(a), np.array(b)).tolist()
+    assert op(sg, sg.tensor(a), sg.tensor(b)).numpy().tolist() == expected
+    torch = pytest.importorskip("torch")
+    assert op(torch, torch.tensor(a), torch.tensor(b)).tolist() == expected
+
+
 def test_reflected_integer_division_by_a_zero_tensor():
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         7 % sg.tensor([1, 0])
