@@ -234,3 +234,13 @@ def test_mean_and_prod_take_pytorchs_dtype():
     for (_, ours), (_, theirs) in zip(values, their_values):
         np.testing.assert_allclose(ours, theirs, rtol=1e-14)
     np.testing.assert_allclose(grad, their_grad, rtol=1e-6)  # (float32 gradients)
+
+
+@pytest.mark.parametrize("lib", ["symgrad", "torch"])
+def test_mean_to_an_integer_dtype_is_pytorchs_error(lib):
+    lib = sg if lib == "symgrad" else pytest.importorskip("torch")
+    for dtype in (lib.int64, lib.int32, lib.bool):  # (a float64 mean said to be int64 was a silent other dtype)
+        with pytest.raises(RuntimeError, match="Optional dtype must be either a floating point"):
+            lib.tensor([1.0, 2.0]).mean(dtype=dtype)
+        with pytest.raises(RuntimeError, match="Optional dtype must be either a floating point"):
+            lib.tensor([[1, 2]]).mean(1, dtype=dtype)
