@@ -244,3 +244,14 @@ def test_mean_to_an_integer_dtype_is_pytorchs_error(lib):
             lib.tensor([1.0, 2.0]).mean(dtype=dtype)
         with pytest.raises(RuntimeError, match="Optional dtype must be either a floating point"):
             lib.tensor([[1, 2]]).mean(1, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "uint8", "int32"])
+def test_a_python_int_to_an_integer_tensor_keeps_its_dtype_whatever_the_signs(dtype):
+    exponents = [[2, 3], [-1, 3]] if dtype != "uint8" else [[2, 3]]
+    results = [2 ** sg.tensor(np.array(e, dtype)) for e in exponents]  # (the dtype was int64 with a negative one)
+    assert [str(r.dtype) for r in results] == [dtype] * len(exponents)
+    torch = pytest.importorskip("torch")
+    theirs = [2 ** torch.tensor(np.array(e, dtype)) for e in exponents]
+    assert [r.numpy().tolist() for r in results] == [t.tolist() for t in theirs]
+    assert [str(t.dtype) for t in theirs] == [f"torch.{dtype}"] * len(exponents)

@@ -23,10 +23,13 @@ def _integer_kind(value) -> bool:
 
 
 def _data(value):
-    """The values of a tensor, a NumPy value or a Python number; None for anything else (a traced value)."""
+    """The values of a tensor or a NumPy value, a Python int as it is (NumPy's promotion takes its type from the
+    array's, as the operator's does: 2 ** an int8 tensor is int8); None for anything else (a traced value)."""
     if isinstance(value, Tensor):
         return value._data
-    return np.asarray(value) if isinstance(value, (bool, int, np.ndarray, np.generic)) else None
+    if isinstance(value, (bool, int)):
+        return value
+    return np.asarray(value) if isinstance(value, (np.ndarray, np.generic)) else None
 
 
 def _zero_divisor_guard(evaluate, signature):
