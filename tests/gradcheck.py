@@ -63,11 +63,13 @@ def assert_grads_match_finite_differences(f, args, argnums=0, rtol=1e-6, atol=1e
     return grads[0] if single else grads
 
 
-def values_everywhere(f, *args) -> dict:
+def values_everywhere(f, *args, tensors=True) -> dict:
     """{path: f(*args)} through every path a user can take: eager arrays, sg.compile on each backend,
-    and eager tensors."""
-    return {"eager": f(*args), "numpy": sg.compile(f, backend="numpy")(*args), "llvm": sg.compile(f)(*args),
-            "tensor": f(*map(sg.tensor, args)).numpy()}
+    and (`tensors`) eager tensors."""
+    values = {"eager": f(*args), "numpy": sg.compile(f, backend="numpy")(*args), "llvm": sg.compile(f)(*args)}
+    if tensors:
+        values["tensor"] = f(*map(sg.tensor, args)).numpy()
+    return values
 
 
 def value_and_grad_everywhere(f, args, argnums=0, eager=True):

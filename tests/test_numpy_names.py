@@ -64,17 +64,22 @@ def test_binary_edges_match_numpy(name, dtype):
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
 def test_integer_division_and_remainder_follow_numpy(dtype):
     """Floor division and the remainder of traced integers: by zero gives 0 (as NumPy, with no trap), the
-    most negative value by -1 wraps, signs follow the divisor; a Python int argument drives % and // too."""
+    most negative value by -1 wraps, signs follow the divisor; a Python int argument drives % and // too. Eager
+    tensors divide as PyTorch's: a zero divisor is its ZeroDivisionError (tests/test_torch_edge_values.py)."""
     info = np.iinfo(dtype)
     a = np.array([7, -7, 7, -7, 0, 5, info.min, info.min, 3, info.max], dtype)
     b = np.array([2, 2, -2, -2, 3, 0, -1, 2, -1, -3], dtype)
     with np.errstate(all="ignore"):
-        for fn in (lambda x, y: x // y, lambda x, y: x % y, lambda x, y: divmod(x, y)[0], lambda x, y: 100 % x,
-                   lambda x, y: x // 3, lambda x, y: -x % 4):
+        for fn, divisor in ((lambda x, y: x // y, b), (lambda x, y: x % y, b), (lambda x, y: divmod(x, y)[0], b),
+                            (lambda x, y: 100 % x, a), (lambda x, y: x // 3, 3), (lambda x, y: -x % 4, 4)):
             expected = fn(a, b)
             for path in ("numpy", "llvm"):
                 _assert_same(sg.compile(fn, backend=path)(a, b), expected, path)
-            _assert_same(fn(sg.tensor(a), sg.tensor(b)).numpy(), expected, "tensor")
+            if np.all(divisor):
+                _assert_same(fn(sg.tensor(a), sg.tensor(b)).numpy(), expected, "tensor")
+            else:
+                with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+                    fn(sg.tensor(a), sg.tensor(b))
 
 
 def test_operators_on_traced_floats():

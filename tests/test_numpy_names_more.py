@@ -44,8 +44,11 @@ def test_integer_fmod_fmax_fmin_follow_numpy(dtype):
             fn = getattr(sg, name)
             args = (a, b) if name in ("fmod", "fmax", "fmin", "copysign") else (a,)
             expected = getattr(np, name)(*args)
-            for path, got in values_everywhere(fn, *args).items():
+            for path, got in values_everywhere(fn, *args, tensors=name != "fmod").items():
                 _assert_same(got, expected, path)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):  # (tensors: PyTorch's error, b has a 0)
+        sg.fmod(sg.tensor(a), sg.tensor(b))
+    _assert_same(sg.fmod(sg.tensor(a), sg.tensor(b + (b == 0))).numpy(), np.fmod(a, b + (b == 0)), "tensor")
 
 
 def test_signbit_of_booleans_is_false():

@@ -41,6 +41,10 @@ PARAMETRIZATIONS = {
     "symmetric": lambda lib, m: lib.nn.utils.parametrize.register_parametrization(m, "weight", _symmetric(lib)),
     "weight_norm": lambda lib, m: lib.nn.utils.parametrizations.weight_norm(m),
     "weight_norm_dim1": lambda lib, m: lib.nn.utils.parametrizations.weight_norm(m, dim=1),
+    # (PyTorch's: None and -1 both the norm of the whole weight, a 0-d g; -2 the first axis of a matrix)
+    "weight_norm_whole": lambda lib, m: lib.nn.utils.parametrizations.weight_norm(m, dim=None),
+    "weight_norm_dim-1": lambda lib, m: lib.nn.utils.parametrizations.weight_norm(m, dim=-1),
+    "weight_norm_dim-2": lambda lib, m: lib.nn.utils.parametrizations.weight_norm(m, dim=-2),
 }
 
 
@@ -68,6 +72,7 @@ def test_parametrized_weight_values_names_and_gradients(name):
     assert list(grads) == list(their_grads) and list(layer.state_dict()) == list(theirs.state_dict())
     np.testing.assert_allclose(out, their_out, rtol=1e-14)
     for k in grads:
+        assert grads[k].shape == their_grads[k].shape, k
         np.testing.assert_allclose(grads[k], their_grads[k], rtol=1e-12, atol=1e-14)
 
 

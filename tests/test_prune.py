@@ -65,3 +65,5 @@ def test_random_unstructured_and_remove():
         sg.nn.utils.prune.remove(layer, "weight")
     with pytest.raises(ValueError, match="amount"):
         sg.nn.utils.prune.l1_unstructured(layer, "weight", amount=1.5)
+    with pytest.raises(TypeError, match="bool"):  # (it pruned every entry, as amount=1.0; PyTorch's a TypeError)
+        sg.nn.utils.prune.l1_unstructured(layer, "weight", amount=True)

@@ -79,6 +79,41 @@ def test_integer_division_by_zero_is_pytorchs_error(name, op, reference):
     assert op(torch.tensor(a), torch.tensor(b)).tolist() == reference(a, b).tolist()
 
 
+def _inplace_remainder(a, b):
+    a %= b
+    return a
+
+
+def _inplace_floor_division(a, b):
+    a //= b
+    return a
+
+
+# (the namespace's functions, in-place operators and NumPy values: each a form the operators' check did not see)
+FUNCTION_DIVISIONS = [("fmod", lambda lib, a, b: lib.fmod(a, b)), ("remainder", lambda lib, a, b: lib.remainder(a, b)),
+                      ("floor_divide", lambda lib, a, b: lib.floor_divide(a, b)),
+                      ("%=", lambda lib, a, b: _inplace_remainder(a, b)),
+                      ("//=", lambda lib, a, b: _inplace_floor_division(a, b)),
+                      ("numpy divisor", lambda lib, a, b: a % np.int64(b) if isinstance(b, int) else a % b),
+                      ("bool dividend", lambda lib, a, b: lib.remainder(a > 0, b))]
+
+
+@pytest.mark.parametrize("name, op", FUNCTION_DIVISIONS, ids=[d[0] for d in FUNCTION_DIVISIONS])
+def test_every_form_of_an_integer_division_by_zero_is_pytorchs_error(name, op):
+    a, b = [5, -5, 0, 7], [2, 3, 4, -2]
+    for divisor in (0, [1, 0, 2, 1], "0-d"):
+        for lib in (sg, pytest.importorskip("torch")) if divisor == 0 else (sg,):
+            d = divisor if divisor == 0 else lib.tensor(0) if divisor == "0-d" else lib.tensor(divisor)
+            with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+                op(lib, lib.tensor(a), d)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        sg.floor_divide(7, sg.tensor([1, 0]))
+    expected = op(np, np.array(a), np.array(b)).tolist()
+    assert op(sg, sg.tensor(a), sg.tensor(b)).numpy().tolist() == expected
+    torch = pytest.importorskip("torch")
+    assert op(torch, torch.tensor(a), torch.tensor(b)).tolist() == expected
+
+
 def test_reflected_integer_division_by_a_zero_tensor():
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         7 % sg.tensor([1, 0])
@@ -199,3 +234,24 @@ def test_mean_and_prod_take_pytorchs_dtype():
     for (_, ours), (_, theirs) in zip(values, their_values):
         np.testing.assert_allclose(ours, theirs, rtol=1e-14)
     np.testing.assert_allclose(grad, their_grad, rtol=1e-6)  # (float32 gradients)
+
+
+@pytest.mark.parametrize("lib", ["symgrad", "torch"])
+def test_mean_to_an_integer_dtype_is_pytorchs_error(lib):
+    lib = sg if lib == "symgrad" else pytest.importorskip("torch")
+    for dtype in (lib.int64, lib.int32, lib.bool):  # (a float64 mean said to be int64 was a silent other dtype)
+        with pytest.raises(RuntimeError, match="Optional dtype must be either a floating point"):
+            lib.tensor([1.0, 2.0]).mean(dtype=dtype)
+        with pytest.raises(RuntimeError, match="Optional dtype must be either a floating point"):
+            lib.tensor([[1, 2]]).mean(1, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "uint8", "int32"])
+def test_a_python_int_to_an_integer_tensor_keeps_its_dtype_whatever_the_signs(dtype):
+    exponents = [[2, 3], [-1, 3]] if dtype != "uint8" else [[2, 3]]
+    results = [2 ** sg.tensor(np.array(e, dtype)) for e in exponents]  # (the dtype was int64 with a negative one)
+    assert [str(r.dtype) for r in results] == [dtype] * len(exponents)
+    torch = pytest.importorskip("torch")
+    theirs = [2 ** torch.tensor(np.array(e, dtype)) for e in exponents]
+    assert [r.numpy().tolist() for r in results] == [t.tolist() for t in theirs]
+    assert [str(t.dtype) for t in theirs] == [f"torch.{dtype}"] * len(exponents)

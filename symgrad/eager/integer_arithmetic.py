@@ -1,17 +1,20 @@
 """PyTorch's answers where integer tensors meet the edge of integer arithmetic: an integer tensor raised to a
 tensor of negative integers is a value (1 ** -n = 1, (-1) ** -n = +-1, others 0), where NumPy raises; an integer
 `%`, `//`, fmod, remainder or rounding div by zero is PyTorch's ZeroDivisionError, where NumPy gives 0 and a
-warning (a silent wrong answer). Installed on Tensor's operators and methods; NumPy arrays keep NumPy's rules."""
+warning (a silent wrong answer). Installed on Tensor's power operators and methods and on the eager plans of the
+quotients and remainders (every form of the call); NumPy arrays and traced code keep NumPy's rules."""
 from __future__ import annotations
 
 import numpy as np
 
+from ..ops import elementwise as E
+from .plans import GUARDS
 from .tensor import Tensor
 
 
 def _integer_kind(value) -> bool:
     """Whether value is an integer (or bool) tensor, NumPy value or Python int."""
-    if isinstance(value, Tensor):  # (first, and without np.dtype(): a float tensor's % costs one check)
+    if isinstance(value, Tensor):  # (first, and without np.dtype(): a tensor's ** costs one check)
         return value._data.dtype.kind in "iub"
     if isinstance(value, (bool, int, np.integer, np.bool_)):
         return True
@@ -20,28 +23,39 @@ def _integer_kind(value) -> bool:
 
 
 def _data(value):
-    """The values of a tensor, a NumPy value or a Python number; None for anything else (a traced value)."""
+    """The values of a tensor or a NumPy value, a Python int as it is (NumPy's promotion takes its type from the
+    array's, as the operator's does: 2 ** an int8 tensor is int8); None for anything else (a traced value)."""
     if isinstance(value, Tensor):
         return value._data
-    return np.asarray(value) if isinstance(value, (bool, int, np.ndarray, np.generic)) else None
+    if isinstance(value, (bool, int)):
+        return value
+    return np.asarray(value) if isinstance(value, (np.ndarray, np.generic)) else None
 
 
-def _refuse_zero_divisor(dividend, divisor) -> None:
-    """PyTorch's error for an integer quotient or remainder by zero (a float operand gives inf or NaN instead)."""
-    if _integer_kind(dividend) and _integer_kind(divisor):
-        values = _data(divisor)
-        if values is not None and not np.all(values):
-            raise RuntimeError("ZeroDivisionError")
+def _zero_divisor_guard(evaluate, signature):
+    """evaluate (the step making a quotient or remainder of `signature`'s dividend and divisor) raising PyTorch's
+    error for an integer divisor of zero, where NumPy gives 0 and a warning; as it is for floats (inf or NaN, as
+    PyTorch's). A divisor array is the step's last operand; a Python number stays in its expression."""
+    if len(signature) != 2 or not all(_integer_entry(entry) for entry in signature):
+        return evaluate
+    if not signature[1][0]:
+        return evaluate if signature[1][3] else _zero_divisor
 
-
-def _dividing(method, reflected=False, rounding=False):
-    """method refusing an integer divisor of zero; with `rounding` (div) only where a rounding_mode is given."""
-    def checked(self, other, *args, **kwargs):
-        if not rounding or kwargs.get("rounding_mode") is not None:
-            _refuse_zero_divisor(*((other, self) if reflected else (self, other)))
-        return method(self, other, *args, **kwargs)
-    checked.__name__, checked.__doc__ = method.__name__, method.__doc__
+    def checked(*arrays):
+        if not np.all(arrays[-1]):
+            _zero_divisor()
+        return evaluate(*arrays)
     return checked
+
+
+def _integer_entry(entry) -> bool:
+    """Whether a plan's signature entry (is_array, shape or type, dtype, value) is of an integer or bool."""
+    is_array, shape_or_type, dtype, _ = entry
+    return dtype.kind in "iub" if is_array else shape_or_type in (int, bool)
+
+
+def _zero_divisor(*arrays):
+    raise RuntimeError("ZeroDivisionError")
 
 
 def _negative_integer_power(base, exponent):
@@ -68,10 +82,7 @@ def _powering(method, reflected=False):
     return power
 
 
-for _name in ("__mod__", "__floordiv__", "fmod", "remainder"):
-    setattr(Tensor, _name, _dividing(getattr(Tensor, _name)))
-Tensor.div = _dividing(Tensor.div, rounding=True)
-for _name in ("__rmod__", "__rfloordiv__"):
-    setattr(Tensor, _name, _dividing(getattr(Tensor, _name), reflected=True))
+for _op in (E.floor_divide, E.mod, E.fmod):  # (every form: operators, methods, sg.fmod, div's rounding modes)
+    GUARDS[id(_op)] = _zero_divisor_guard
 Tensor.__pow__, Tensor.pow = _powering(Tensor.__pow__), _powering(Tensor.pow)
 Tensor.__rpow__ = _powering(Tensor.__rpow__, reflected=True)

@@ -24,6 +24,9 @@ from .mode import state as grad_mode
 # function -> its result's grad_fn name from its array operands' ndims, where PyTorch names it by them (registered
 # by the modules defining the functions' tensor meaning: matmul's in symgrad.eager.tensor)
 LABELS = {}
+# id(function) -> guard(evaluate, signature): the evaluator of the step making its result, wrapped with an eager check
+# NumPy lacks (an integer quotient by zero: symgrad.eager.integer_arithmetic), or as it is; once per plan
+GUARDS = {}
 # key -> Plan; found by a plain get on every recorded call (not made the newest: that would cost a call per op)
 _plans = Recent(4096)
 
@@ -54,11 +57,15 @@ class Plan:
         self.label = grad_fn_name(op) if namer is None and isinstance(op, ElementwiseOp) else \
             None if namer is None else namer(*(len(entry[1]) for entry in signature if entry[0]))
         self.steps = []
+        guard = GUARDS.get(id(op))
         for node in graph.nodes:
             kind = Kind(node.prim, node.attrs, tuple((v.shape, v.dtype) for v in node.inputs),
                         (node.out.shape, node.out.dtype), self.label if node.out is graph.outputs[0] else None)
-            self.steps.append((node.prim, tuple(index[id(v)] for v in node.inputs), evaluator(node.prim, node.params),
-                               node.attrs, node.out.dtype, kind))
+            evaluate = evaluator(node.prim, node.params)
+            if guard is not None and node.out is graph.outputs[0]:
+                evaluate = guard(evaluate, signature)
+            self.steps.append((node.prim, tuple(index[id(v)] for v in node.inputs), evaluate, node.attrs,
+                               node.out.dtype, kind))
             index[id(node.out)] = len(index)
         self.output = index[id(graph.outputs[0])]
         self.arity = len(graph.inputs)

@@ -59,8 +59,9 @@ def _saved_positions(prim, attrs, operands) -> list:
     return list(range(len(operands)))
 
 
-def _packing_of_op(cls, prim, attrs, operands, arrays, out, function=None, ctx=None, kind=None):
-    record = _plain_of_op.__func__(cls, prim, attrs, operands, arrays, out, function, ctx, kind)
+def _packing_of_op(cls, prim, attrs, operands, arrays, out, function=None, ctx=None, kind=None, tape=None):
+    """Record.of_op while a context is open: the record, with what pack_hook made of each tensor the op saves."""
+    record = _plain_of_op.__func__(cls, prim, attrs, operands, arrays, out, function, ctx, kind, tape)
     pack, unpack = _stack[-1]
     positions = saved_operands(prim, attrs, operands) if function is None else []
     if positions:

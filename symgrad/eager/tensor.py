@@ -1044,7 +1044,10 @@ class Tensor(Tracer):
         return labelled(result, "Sum", None if axes is not None else (self,), overload=1)
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
-        if dtype is not None:  # PyTorch's: the input cast to dtype first
+        if dtype is not None:  # PyTorch's: the input cast to dtype first, a float one (an integer mean is no integer)
+            if np.dtype(dtype).kind not in "fc":
+                raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be either a floating "
+                                   f"point or complex dtype. Got: {np.dtype(dtype)} (PyTorch's error)")
             return self.to(dtype).mean(dim, keepdim, axis=axis, keepdims=keepdims)
         args = (self, _axis(dim, axis), _keep(keepdim, keepdims))
         if args[1] is None and type(args[2]) is bool:

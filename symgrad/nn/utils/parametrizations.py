@@ -8,9 +8,11 @@ from . import parametrize
 
 
 def _norm_except(v, dim):
-    """The 2-norm of v over every axis but `dim` (kept as size 1 there), PyTorch's norm_except_dim; of all axes
-    when dim is None."""
-    axes = tuple(a for a in range(v.ndim) if dim is None or a != dim % v.ndim)
+    """The 2-norm of v over every axis but `dim` (kept as size 1 there), PyTorch's norm_except_dim; of all axes, 0-d,
+    when dim is None or -1 (PyTorch's convention: -1 is not the last axis there)."""
+    if dim is None or dim == -1:
+        return sgnp.sqrt(sgnp.sum(v * v))
+    axes = tuple(a for a in range(v.ndim) if a != dim % v.ndim)
     return sgnp.sqrt(sgnp.sum(v * v, axis=axes, keepdims=True))
 
 

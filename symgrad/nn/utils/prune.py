@@ -35,6 +35,8 @@ def _count(amount, size) -> int:
         if amount > size:
             raise ValueError(f"amount={amount} should be smaller than the number of parameters to prune={size}")
         return int(amount)
+    if isinstance(amount, bool):  # (PyTorch's error: True is no fraction, 1.0, of every entry)
+        raise TypeError(f"prune: amount must be an int or a float, not bool ({amount})")
     if not isinstance(amount, numbers.Real) or not 0 <= amount <= 1:
         raise ValueError(f"amount={amount} should either be a float in the range [0, 1] or a non-negative integer")
     return round(amount * size)
