@@ -475,12 +475,13 @@ def test_reverse_mode_for_every_trip_count_around_the_tapes_thinning(checkpoints
 
 
 @pytest.mark.parametrize("checkpoints", [None, 3])
-def test_the_tape_a_call_keeps_serves_later_calls_of_any_length(checkpoints):
+def test_the_tape_a_call_keeps_serves_later_calls_of_any_length(checkpoints, monkeypatch):
     """The records' block a call leaves (with its capacity) is the next call's: longer (it grows), shorter,
     none; keeping every carry of 500,000 steps, 80-byte records (40 MB, which malloc would map afresh),
     faults no pages after the first call (the checkpointed loop's segment is still malloc'd per call)."""
     import resource
 
+    monkeypatch.setenv("SYMGRAD_QUICK_CODE", "0")  # (one code throughout: an upgrade's code has a tape of its own)
     x, w = np.array([0.3, -1.2, 2.0]), np.array([0.9, 1.05, -0.8])
     run = native(sg.value_and_grad(damped_loop(checkpoints), argnums=(0, 1)))
     for n in [100, 3, 0, 40, 1000, 7]:

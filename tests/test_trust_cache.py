@@ -26,6 +26,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 X = np.linspace(-1.0, 1.0, 33)
 
 
+@pytest.fixture(autouse=True)
+def full_code(monkeypatch):
+    """Full code from the first call, in this process and its children: the tests count compiles by object_code,
+    and read and plant entries under the full code's keys (quick code is read through the same checks)."""
+    monkeypatch.setenv("SYMGRAD_QUICK_CODE", "0")
+
+
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     """A fresh private cache directory for this test, its one-warning flag reset, an empty cache of lowered code in
