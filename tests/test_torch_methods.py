@@ -676,3 +676,17 @@ def test_scatter_reduce_in_repeated_steps_follows_the_changing_data(reduce):
             with torch.no_grad():
                 other -= 0.3 * other.grad
             mine.grad = other.grad = None
+
+
+@pytest.mark.parametrize("name", ["sign", "sgn", "sign_"])
+def test_sign_of_a_boolean_tensor_is_its_truth_values_as_pytorchs(name):
+    """t.sign() of a bool tensor is PyTorch's bool copy (random_programs_torch seed 9134: NumPy's TypeError here);
+    sg.sign, NumPy's function, still refuses booleans."""
+    values = np.array([[True, False], [False, True]])
+    t = sg.tensor(values)
+    got = getattr(t, name)()
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got.numpy(), values)
+    assert (got is t) == name.endswith("_")
+    with pytest.raises(TypeError, match="booleans"):
+        sg.sign(t)

@@ -810,6 +810,17 @@ def frac(self):
     return labelled(self - self.trunc(), "Frac")
 
 
+def _sign(op):
+    """t.sign()/t.sgn(): PyTorch's, which of a boolean tensor is a copy of its truth values (sg.sign, NumPy's, refuses
+    booleans)."""
+    elementwise = getattr(Tensor, op)
+
+    def method(self):
+        return self.clone() if self.dtype == np.bool_ else elementwise(self)
+    method.__name__ = op
+    return method
+
+
 def _floats_only(name, t):
     """PyTorch's error for an op defined on floating-point tensors only, given an integer or boolean one."""
     if t.dtype.kind not in "fc":
@@ -962,6 +973,7 @@ def _numpy_keywords(method):
 
 for _method in (frac, take, aminmax, logcumsumexp, unfold, index_put, masked_scatter, argwhere, diag_embed):
     setattr(Tensor, _method.__name__, _method)
+Tensor.sign, Tensor.sgn = _sign("sign"), _sign("sgn")
 for _name in ("index_put", "masked_scatter"):
     setattr(Tensor, _name + "_", _in_place(_name))
 for _name, _value in list(vars(Tensor).items()):
