@@ -15,6 +15,7 @@ Run as a script for many more programs than CI's:
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import traceback
 
@@ -42,6 +43,44 @@ def weights(shape):
     """The fixed weights each float tensor's term of the loss is multiplied by."""
     n = int(np.prod(shape, dtype=np.int64))
     return np.cos(np.arange(n) * 0.7 + 0.3).reshape(shape)
+
+
+# What PyTorch computes there by its kernels' order (an element's place, a vector's length) or what differs on
+# purpose (docs/eager.md, "Different from PyTorch"): a line calling one of these on an operand holding such values
+# is not drawn. (pattern, which operands: "nan", "nonfinite" or "int")
+QUIRKS = [
+    (re.compile(r"\b(var|std)_mean\("), "nonfinite"),  # Welford's mean: NaN unless the infinity comes last
+    (re.compile(r"F\.(elu|celu|selu|hardtanh)\("), "nan"),  # the gradient at NaN: vectorized loop or scalar tail
+    (re.compile(r"\.(abs_?|sign)\("), "nan"),  # PyTorch's sign of NaN is 0 (and so abs's gradient there)
+    (re.compile(r"\.(prod|cumprod)\("), "nonfinite"),  # PyTorch's gradient divides the product by x
+    (re.compile(r"T\.sinc\("), "int"),  # float32's pi n at sinc's zeros: PyTorch's 1e-8 is rounding, ours float64
+]
+
+
+def _quirk(line, namespace):
+    """Whether `line` calls one of QUIRKS' ops where an operand (a tensor it names) holds the values listed."""
+    import torch
+    for pattern, kind in QUIRKS:
+        if not pattern.search(line):
+            continue
+        for word in set(re.findall(r"[A-Za-z_]\w*", line)):
+            value = namespace.get(word)
+            if not isinstance(value, torch.Tensor):
+                continue
+            if kind == "int" and not value.is_floating_point() and value.dtype != torch.bool:
+                return True
+            if kind != "int" and value.is_floating_point() and bool(
+                    (value.isnan() if kind == "nan" else ~value.isfinite()).any()):
+                return True
+    return False
+
+
+def _run_drawn(lines, namespace):
+    """Run a drawn statement's lines in PyTorch's namespace; ValueError where one meets a quirk (not drawn)."""
+    for line in lines:
+        if _quirk(line, namespace):
+            raise ValueError(f"a PyTorch quirk: {line}")
+        exec(line, namespace)
 
 
 # ---------------------------------------------------------------- op templates
@@ -475,8 +514,8 @@ def generate(seed, dtype="float64"):
             continue
         trial = dict(namespace)
         try:
-            exec("\n".join(lines), trial)
-        except Exception:  # noqa: BLE001 - PyTorch refused the statement: draw another
+            _run_drawn(lines, trial)
+        except Exception:  # noqa: BLE001 - PyTorch refused the statement (or it meets a quirk): draw another
             continue
         if isinstance(trial.get(name), tuple) and not _names_of(trial[name], name, torch):
             continue
@@ -491,8 +530,8 @@ def _try(statements, namespace, new):
     trial = dict(namespace)
     try:
         for lines in new:
-            exec("\n".join(lines), trial)
-    except Exception:  # noqa: BLE001 - PyTorch refused: not drawn
+            _run_drawn(lines, trial)
+    except Exception:  # noqa: BLE001 - PyTorch refused (or a quirk): not drawn
         return
     statements.extend(new)
     namespace.update(trial)
@@ -582,6 +621,11 @@ def compare(ours, theirs):
         raise Mismatch(f"{len(ours)} records vs torch's {len(theirs)}: {(ours + theirs)[-1]!r:.300}")
 
 
+# PyTorch's errors at a backward whose forward it ran: no derivative (floor_divide, heaviside), or its formula
+# subtracts a bool operand (logaddexp(x, mask))
+UNDIFFERENTIABLE = ("not implemented", "with a bool tensor is not supported")
+
+
 def check(seed, dtype="float64", statements=None):
     """Run program `seed` (or `statements`) in both libraries and compare; the statements run, or None where PyTorch
     cannot differentiate the program."""
@@ -589,8 +633,8 @@ def check(seed, dtype="float64", statements=None):
     from symgrad.eager import tape
     statements = statements or generate(seed, dtype)
     theirs = run(statements, torch, dtype)
-    if theirs[-1][0] == "backward" and "not implemented" in str(theirs[-1][1][1]):
-        return None  # PyTorch has no derivative of an op the loss reaches (floor_divide, heaviside): not compared
+    if theirs[-1][0] == "backward" and any(words in str(theirs[-1][1][1]) for words in UNDIFFERENTIABLE):
+        return None  # PyTorch cannot differentiate an op the loss reaches: not compared
     tape.start_over()
     ours = run(statements, sg, dtype)
     compare(ours, theirs)
