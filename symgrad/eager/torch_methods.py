@@ -364,6 +364,9 @@ def triu(self, diagonal=0):
 
 
 def movedim(self, source, destination):
+    if self.ndim == 0:  # dim 0 or -1 of a 0-d tensor, as PyTorch takes them: its view (NumPy has no axis there)
+        _dim(source, 0), _dim(destination, 0)
+        return sgnp.reshape(self, ())
     return sgnp.moveaxis(self, source, destination)
 
 
@@ -810,13 +813,13 @@ def frac(self):
     return labelled(self - self.trunc(), "Frac")
 
 
-def _sign(op):
-    """t.sign()/t.sgn(): PyTorch's, which of a boolean tensor is a copy of its truth values (sg.sign, NumPy's, refuses
-    booleans)."""
+def _on_booleans(op, form):
+    """Tensor method `op` with PyTorch's meaning on a boolean tensor, `form` of it, where NumPy's (sg.<op>) differs:
+    sign() copies the truth values (NumPy refuses booleans), square() is int64 (NumPy's int8)."""
     elementwise = getattr(Tensor, op)
 
     def method(self):
-        return self.clone() if self.dtype == np.bool_ else elementwise(self)
+        return form(self) if self.dtype == np.bool_ else elementwise(self)
     method.__name__ = op
     return method
 
@@ -973,7 +976,8 @@ def _numpy_keywords(method):
 
 for _method in (frac, take, aminmax, logcumsumexp, unfold, index_put, masked_scatter, argwhere, diag_embed):
     setattr(Tensor, _method.__name__, _method)
-Tensor.sign, Tensor.sgn = _sign("sign"), _sign("sgn")
+Tensor.sign, Tensor.sgn = _on_booleans("sign", Tensor.clone), _on_booleans("sgn", Tensor.clone)
+Tensor.square = _on_booleans("square", Tensor.long)
 for _name in ("index_put", "masked_scatter"):
     setattr(Tensor, _name + "_", _in_place(_name))
 for _name, _value in list(vars(Tensor).items()):
