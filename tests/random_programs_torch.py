@@ -47,13 +47,18 @@ def weights(shape):
 
 # What PyTorch computes there by its kernels' order (an element's place, a vector's length) or what differs on
 # purpose (docs/eager.md, "Different from PyTorch"): a line calling one of these on an operand holding such values
-# is not drawn. (pattern, which operands: "nan", "nonfinite" or "int")
+# is not drawn. (pattern, which operands: "nan", "nonfinite", "ties" (a value repeated) or "int")
 QUIRKS = [
     (re.compile(r"\b(var|std)_mean\("), "nonfinite"),  # Welford's mean: NaN unless the infinity comes last
     (re.compile(r"F\.(elu|celu|selu|hardtanh)\("), "nan"),  # the gradient at NaN: vectorized loop or scalar tail
     (re.compile(r"\.(abs_?|sign)\("), "nan"),  # PyTorch's sign of NaN is 0 (and so abs's gradient there)
     (re.compile(r"\.(prod|cumprod)\("), "nonfinite"),  # PyTorch's gradient divides the product by x
     (re.compile(r"T\.sinc\("), "int"),  # float32's pi n at sinc's zeros: PyTorch's 1e-8 is rounding, ours float64
+    (re.compile(r"\.(var|std)\("), "nonfinite"),  # the gradient at an infinity: NaN here, -inf at the finite ones
+    (re.compile(r"\.(topk|kthvalue)\("), "ties"),  # which of tied elements PyTorch's partial sort returns
+    (re.compile(r"mode='(bi)?(linear|cubic)'"), "nonfinite"),  # which neighbours meet an infinity with weight 0
+    (re.compile(r"copysign\("), "nonfinite"),  # PyTorch's gradient divides x by the result: NaN at an infinity
+    (re.compile(r"\.addc(mul|div)_?\("), "nonfinite"),  # the product broadcast before (PyTorch) or after: inf - inf
 ]
 
 
@@ -69,7 +74,9 @@ def _quirk(line, namespace):
                 continue
             if kind == "int" and not value.is_floating_point() and value.dtype != torch.bool:
                 return True
-            if kind != "int" and value.is_floating_point() and bool(
+            if kind == "ties" and value.numel() and value.flatten().unique().numel() < value.numel():
+                return True
+            if kind in ("nan", "nonfinite") and value.is_floating_point() and bool(
                     (value.isnan() if kind == "nan" else ~value.isfinite()).any()):
                 return True
     return False
