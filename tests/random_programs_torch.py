@@ -56,7 +56,6 @@ QUIRKS = [
     (re.compile(r"T\.sinc\("), "int"),  # float32's pi n at sinc's zeros: PyTorch's 1e-8 is rounding, ours float64
     (re.compile(r"\.(var|std)\("), "nonfinite"),  # the gradient at an infinity: NaN here, -inf at the finite ones
     (re.compile(r"\.(topk|kthvalue)\("), "ties"),  # which of tied elements PyTorch's partial sort returns
-    (re.compile(r"mode='(bi)?(linear|cubic)'"), "nonfinite"),  # which neighbours meet an infinity with weight 0
     (re.compile(r"copysign\("), "nonfinite"),  # PyTorch's gradient divides x by the result: NaN at an infinity
     (re.compile(r"\.addc(mul|div)_?\("), "nonfinite"),  # the product broadcast before (PyTorch) or after: inf - inf
 ]
