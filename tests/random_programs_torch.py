@@ -47,17 +47,19 @@ def weights(shape):
 
 # What PyTorch computes there by its kernels' order (an element's place, a vector's length) or what differs on
 # purpose (docs/eager.md, "Different from PyTorch"): a line calling one of these on an operand holding such values
-# is not drawn. (pattern, which operands: "nan", "nonfinite", "ties" (a value repeated) or "int")
+# is not drawn. (pattern, which operands: "nan", "nonfinite", "ties" (a value repeated), "int" or "negative int" (or
+# an integer one with a negative literal exponent))
 QUIRKS = [
     (re.compile(r"\b(var|std)_mean\("), "nonfinite"),  # Welford's mean: NaN unless the infinity comes last
     (re.compile(r"F\.(elu|celu|selu|hardtanh)\("), "nan"),  # the gradient at NaN: vectorized loop or scalar tail
-    (re.compile(r"\.(abs_?|sign)\("), "nan"),  # PyTorch's sign of NaN is 0 (and so abs's gradient there)
+    (re.compile(r"\.(abs_?|sign)\(|norm\(p=1"), "nan"),  # PyTorch's sign of NaN is 0 (so abs's, |x|'s gradient)
     (re.compile(r"\.(prod|cumprod)\("), "nonfinite"),  # PyTorch's gradient divides the product by x
     (re.compile(r"T\.sinc\("), "int"),  # float32's pi n at sinc's zeros: PyTorch's 1e-8 is rounding, ours float64
     (re.compile(r"\.(var|std)\("), "nonfinite"),  # the gradient at an infinity: NaN here, -inf at the finite ones
     (re.compile(r"\.(topk|kthvalue)\("), "ties"),  # which of tied elements PyTorch's partial sort returns
     (re.compile(r"copysign\("), "nonfinite"),  # PyTorch's gradient divides x by the result: NaN at an infinity
     (re.compile(r"\.addc(mul|div)_?\("), "nonfinite"),  # the product broadcast before (PyTorch) or after: inf - inf
+    (re.compile(r"\*\*|pow\("), "negative int"),  # integers to negative powers: NumPy's error, PyTorch truncates
 ]
 
 
@@ -72,6 +74,9 @@ def _quirk(line, namespace):
             if not isinstance(value, torch.Tensor):
                 continue
             if kind == "int" and not value.is_floating_point() and value.dtype != torch.bool:
+                return True
+            if kind == "negative int" and not value.is_floating_point() and value.dtype != torch.bool and (
+                    "** -" in line or bool((value < 0).any())):
                 return True
             if kind == "ties" and value.numel() and value.flatten().unique().numel() < value.numel():
                 return True
@@ -628,8 +633,10 @@ def compare(ours, theirs):
 
 
 # PyTorch's errors at a backward whose forward it ran: no derivative (floor_divide, heaviside), or its formula
-# subtracts a bool operand (logaddexp(x, mask))
-UNDIFFERENTIABLE = ("not implemented", "with a bool tensor is not supported")
+# subtracts a bool operand (logaddexp(x, mask)), writes floats into an integer operand's gradient (addcdiv(i, x, i))
+# or fails an assertion of its own
+UNDIFFERENTIABLE = ("not implemented", "with a bool tensor is not supported", "INTERNAL ASSERT FAILED",
+                    "can't be cast to the desired output type")
 
 
 def check(seed, dtype="float64", statements=None):
