@@ -159,8 +159,12 @@ def repeat(self, *sizes, axis=_NUMPY_CALL):
 def _cumulative(numpy_form, name):
     def method(self, dim=None, *, dtype=None, axis=None, out=None):
         if self.ndim == 0 and out is None:  # (NumPy's cumsum of a 0-d value is 1-d; PyTorch's is 0-d)
-            return sgnp.reshape(numpy_form(self, _dim(_axis(dim, axis), 0), dtype=dtype), ())
-        return numpy_form(self, _axis(dim, axis), dtype=dtype, out=out)
+            result = sgnp.reshape(numpy_form(self, _dim(_axis(dim, axis), 0), dtype=dtype), ())
+        else:
+            result = numpy_form(self, _axis(dim, axis), dtype=dtype, out=out)
+        if name == "cumsum" and out is None and result.dtype.kind == "f":
+            result = labelled(result + 0.0, "Cumsum")  # PyTorch's sums start from +0: a leading -0.0 is +0.0
+        return result
     method.__name__ = name
     method.__doc__ = f"torch's {name}(dim) (NumPy's {name}(axis) too)."
     return method
