@@ -47,8 +47,8 @@ def weights(shape):
 
 # What PyTorch computes there by its kernels' order (an element's place, a vector's length) or what differs on
 # purpose (docs/eager.md, "Different from PyTorch"): a line calling one of these on an operand holding such values
-# is not drawn. (pattern, which operands: "nan", "nonfinite", "ties" (a value repeated), "int" or "negative int" (or
-# an integer one with a negative literal exponent))
+# is not drawn. (pattern, which operands: "nan", "nonfinite", "zero", "ties" (a value repeated), "int" or "negative
+# int" (or an integer one with a negative literal exponent))
 QUIRKS = [
     (re.compile(r"\b(var|std)_mean\("), "nonfinite"),  # Welford's mean: NaN unless the infinity comes last
     (re.compile(r"F\.(elu|celu|selu|hardtanh)\("), "nan"),  # the gradient at NaN: vectorized loop or scalar tail
@@ -59,6 +59,7 @@ QUIRKS = [
     (re.compile(r"\.(topk|kthvalue)\("), "ties"),  # which of tied elements PyTorch's partial sort returns
     (re.compile(r"copysign\("), "nonfinite"),  # PyTorch's gradient divides x by the result: NaN at an infinity
     (re.compile(r"\.addc(mul|div)_?\("), "nonfinite"),  # the product broadcast before (PyTorch) or after: inf - inf
+    (re.compile(r"atan2\(|fmod\("), "zero"),  # their gradient at (0, 0) and at b = 0: NaN here, PyTorch's 0 / -inf
     (re.compile(r"F\.conv_transpose"), "nonfinite"),  # PyTorch's float32 kernel: +-inf where its float64 one is NaN
     (re.compile(r"\*\*|pow\("), "negative int"),  # integers to negative powers: NumPy's error, PyTorch truncates
 ]
@@ -80,6 +81,8 @@ def _quirk(line, namespace):
                     "** -" in line or bool((value < 0).any())):
                 return True
             if kind == "ties" and value.numel() and value.flatten().unique().numel() < value.numel():
+                return True
+            if kind == "zero" and bool((value == 0).any()):
                 return True
             if kind in ("nan", "nonfinite") and value.is_floating_point() and bool(
                     (value.isnan() if kind == "nan" else ~value.isfinite()).any()):
