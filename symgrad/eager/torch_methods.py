@@ -352,6 +352,10 @@ def nonzero(self, *, as_tuple=False):
 def _extremes(reduce, name):
     def method(self, dim=(), keepdim=False):
         axes = None if dim == () or dim is None or dim == [] else dim
+        if self.ndim == 0:  # its one element reduced, as PyTorch's (a copy's gradient was 1 at a NaN: PyTorch's NaN)
+            for d in (() if axes is None else [axes] if isinstance(axes, (int, np.integer)) else axes):
+                _dim(d, 0)
+            return labelled(sgnp.reshape(reduce(sgnp.reshape(self, (1,)), axis=0), ()), name)
         return labelled(reduce(self, axis=tuple(axes) if isinstance(axes, list) else axes, keepdims=keepdim), name)
     method.__name__ = name.lower()
     method.__doc__ = f"torch's {name.lower()}(dim, keepdim): the {'largest' if 'x' in name else 'smallest'} " \
