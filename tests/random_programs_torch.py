@@ -54,7 +54,7 @@ QUIRKS = [
     (re.compile(r"F\.(elu|celu|selu|hardtanh)\("), "nan"),  # the gradient at NaN: vectorized loop or scalar tail
     (re.compile(r"\.(abs_?|sign)\(|norm\(p=1"), "nan"),  # PyTorch's sign of NaN is 0 (so abs's, |x|'s gradient)
     (re.compile(r"\.(prod|cumprod)\("), "nonfinite"),  # PyTorch's gradient divides the product by x
-    (re.compile(r"T\.sinc\("), "int"),  # float32's pi n at sinc's zeros: PyTorch's 1e-8 is rounding, ours float64
+    (re.compile(r"T\.sinc\("), "int"),  # (or bool) float32's pi n at sinc's zeros: PyTorch's 1e-8, ours float64
     (re.compile(r"\.(var|std)\("), "nonfinite"),  # the gradient at an infinity: NaN here, -inf at the finite ones
     (re.compile(r"\.(topk|kthvalue)\("), "ties"),  # which of tied elements PyTorch's partial sort returns
     (re.compile(r"copysign\("), "nonfinite"),  # PyTorch's gradient divides x by the result: NaN at an infinity
@@ -75,7 +75,7 @@ def _quirk(line, namespace):
             value = namespace.get(word)
             if not isinstance(value, torch.Tensor):
                 continue
-            if kind == "int" and not value.is_floating_point() and value.dtype != torch.bool:
+            if kind == "int" and not value.is_floating_point():
                 return True
             if kind == "negative int" and not value.is_floating_point() and value.dtype != torch.bool and (
                     "** -" in line or bool((value < 0).any())):
