@@ -860,9 +860,9 @@ def logcumsumexp(self, dim):
     the elements far below it (1 before 1000) underflow to -inf."""
     _floats_only("logcumsumexp", self)
     dim = _dim(dim, self.ndim)
-    length = self.shape[dim] if self.ndim else 1
+    length = self.shape[dim] if self.ndim else 0  # (PyTorch's of a 0-d tensor is a copy)
     total, shift = self.clone(), 1
-    while shift < length:
+    while shift < max(length, 2 if length else 0):  # one round at least, as at -inf PyTorch's gradient is NaN
         padding = np.full(self.shape[:dim] + (shift,) + self.shape[dim + 1:], -np.inf,
                           np.result_type(self.dtype, np.float16))
         before = total[(slice(None),) * dim + (slice(None, length - shift),)]
