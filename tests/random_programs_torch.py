@@ -60,6 +60,7 @@ QUIRKS = [
     (re.compile(r"copysign\("), "nonfinite"),  # PyTorch's gradient divides x by the result: NaN at an infinity
     (re.compile(r"\.addc(mul|div)_?\("), "nonfinite"),  # the product broadcast before (PyTorch) or after: inf - inf
     (re.compile(r"atan2\(|fmod\("), "zero"),  # their gradient at (0, 0) and at b = 0: NaN here, PyTorch's 0 / -inf
+    (re.compile(r"logcumsumexp\("), "nonfinite"),  # at +inf: PyTorch's exp(x - result) is NaN, ours 1
     (re.compile(r"F\.conv_transpose"), "nonfinite"),  # PyTorch's float32 kernel: +-inf where its float64 one is NaN
     (re.compile(r"\*\*|pow\("), "negative int"),  # integers to negative powers: NumPy's error, PyTorch truncates
 ]
