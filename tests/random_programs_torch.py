@@ -59,7 +59,7 @@ QUIRKS = [
     (re.compile(r"\.(topk|kthvalue)\("), "ties"),  # which of tied elements PyTorch's partial sort returns
     (re.compile(r"copysign\("), "nonfinite"),  # PyTorch's gradient divides x by the result: NaN at an infinity
     (re.compile(r"\.addc(mul|div)_?\("), "nonfinite"),  # the product broadcast before (PyTorch) or after: inf - inf
-    (re.compile(r"atan2\(|fmod\("), "zero"),  # their gradient at (0, 0) and at b = 0: NaN here, PyTorch's 0 / -inf
+    (re.compile(r"atan2\(|fmod\(|xlogy\("), "zero"),  # gradients at (0, 0), b = 0 and (0, 0): ours against PyTorch's
     (re.compile(r"logcumsumexp\("), "nonfinite"),  # at +inf: PyTorch's exp(x - result) is NaN, ours 1
     (re.compile(r"F\.conv_transpose"), "nonfinite"),  # PyTorch's float32 kernel: +-inf where its float64 one is NaN
     (re.compile(r"\*\*|pow\("), "negative int"),  # integers to negative powers: NumPy's error, PyTorch truncates
