@@ -428,7 +428,8 @@ def vector_norm(x, /, ord=2, *, axis=None, keepdims=False, dim=None, keepdim=Non
     if x.ndim == 0:  # dim 0 or -1 of a 0-d x, as PyTorch's: the norm of its one element, 0-d
         return sg.reshape(vector_norm(sg.reshape(x, (1,)), ord, axis=axis, keepdims=keepdims), ())
     rest = [i for i in range(x.ndim) if i not in axes]
-    merged = sg.reshape(sg.transpose(x, rest + list(axes)), tuple(x.shape[i] for i in rest) + (-1,))
+    size = int(np.prod([x.shape[i] for i in axes], dtype=np.int64))  # (not -1: ambiguous where `rest` is empty)
+    merged = sg.reshape(sg.transpose(x, rest + list(axes)), tuple(x.shape[i] for i in rest) + (size,))
     result = norm(merged, ord, axis=-1)
     if keepdims:
         result = sg.reshape(result, tuple(1 if i in axes else x.shape[i] for i in range(x.ndim)))

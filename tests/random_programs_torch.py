@@ -15,6 +15,7 @@ Run as a script for many more programs than CI's:
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import traceback
 
@@ -42,6 +43,60 @@ def weights(shape):
     """The fixed weights each float tensor's term of the loss is multiplied by."""
     n = int(np.prod(shape, dtype=np.int64))
     return np.cos(np.arange(n) * 0.7 + 0.3).reshape(shape)
+
+
+# What PyTorch computes there by its kernels' order (an element's place, a vector's length) or what differs on
+# purpose (docs/eager.md, "Different from PyTorch"): a line calling one of these on an operand holding such values
+# is not drawn. (pattern, which operands: "nan", "nonfinite", "zero", "ties" (a value repeated), "int" or "negative
+# int" (or an integer one with a negative literal exponent))
+QUIRKS = [
+    (re.compile(r"\b(var|std)_mean\("), "nonfinite"),  # Welford's mean: NaN unless the infinity comes last
+    (re.compile(r"F\.(elu|celu|selu|hardtanh)\("), "nan"),  # the gradient at NaN: vectorized loop or scalar tail
+    (re.compile(r"\.(abs_?|sign)\(|norm\(p=1"), "nan"),  # PyTorch's sign of NaN is 0 (so abs's, |x|'s gradient)
+    (re.compile(r"\.(prod|cumprod)\("), "nonfinite"),  # PyTorch's gradient divides the product by x
+    (re.compile(r"T\.sinc\("), "int"),  # (or bool) float32's pi n at sinc's zeros: PyTorch's 1e-8, ours float64
+    (re.compile(r"\.(var|std)\("), "nonfinite"),  # the gradient at an infinity: NaN here, -inf at the finite ones
+    (re.compile(r"\.(topk|kthvalue)\("), "ties"),  # which of tied elements PyTorch's partial sort returns
+    (re.compile(r"copysign\("), "nonfinite"),  # PyTorch's gradient divides x by the result: NaN at an infinity
+    (re.compile(r"\.addc(mul|div)_?\("), "nonfinite"),  # the product broadcast before (PyTorch) or after: inf - inf
+    (re.compile(r"atan2\(|fmod\(|xlogy\("), "zero"),  # gradients at (0, 0), b = 0 and (0, 0): ours against PyTorch's
+    (re.compile(r"logcumsumexp\("), "nonfinite"),  # at +inf: PyTorch's exp(x - result) is NaN, ours 1
+    (re.compile(r"F\.conv_transpose"), "nonfinite"),  # PyTorch's float32 kernel: +-inf where its float64 one is NaN
+    (re.compile(r"\*\*|pow\("), "negative int"),  # integers to negative powers: NumPy's error, PyTorch truncates
+]
+
+
+def _quirk(line, namespace):
+    """Whether `line` calls one of QUIRKS' ops where an operand (a tensor it names) holds the values listed."""
+    import torch
+    for pattern, kind in QUIRKS:
+        if not pattern.search(line):
+            continue
+        for word in set(re.findall(r"[A-Za-z_]\w*", line)):
+            value = namespace.get(word)
+            if not isinstance(value, torch.Tensor):
+                continue
+            if kind == "int" and not value.is_floating_point():
+                return True
+            if kind == "negative int" and not value.is_floating_point() and value.dtype != torch.bool and (
+                    "** -" in line or bool((value < 0).any())):
+                return True
+            if kind == "ties" and value.numel() and value.flatten().unique().numel() < value.numel():
+                return True
+            if kind == "zero" and bool((value == 0).any()):
+                return True
+            if kind in ("nan", "nonfinite") and value.is_floating_point() and bool(
+                    (value.isnan() if kind == "nan" else ~value.isfinite()).any()):
+                return True
+    return False
+
+
+def _run_drawn(lines, namespace):
+    """Run a drawn statement's lines in PyTorch's namespace; ValueError where one meets a quirk (not drawn)."""
+    for line in lines:
+        if _quirk(line, namespace):
+            raise ValueError(f"a PyTorch quirk: {line}")
+        exec(line, namespace)
 
 
 # ---------------------------------------------------------------- op templates
@@ -475,8 +530,8 @@ def generate(seed, dtype="float64"):
             continue
         trial = dict(namespace)
         try:
-            exec("\n".join(lines), trial)
-        except Exception:  # noqa: BLE001 - PyTorch refused the statement: draw another
+            _run_drawn(lines, trial)
+        except Exception:  # noqa: BLE001 - PyTorch refused the statement (or it meets a quirk): draw another
             continue
         if isinstance(trial.get(name), tuple) and not _names_of(trial[name], name, torch):
             continue
@@ -491,8 +546,8 @@ def _try(statements, namespace, new):
     trial = dict(namespace)
     try:
         for lines in new:
-            exec("\n".join(lines), trial)
-    except Exception:  # noqa: BLE001 - PyTorch refused: not drawn
+            _run_drawn(lines, trial)
+    except Exception:  # noqa: BLE001 - PyTorch refused (or a quirk): not drawn
         return
     statements.extend(new)
     namespace.update(trial)
@@ -582,6 +637,13 @@ def compare(ours, theirs):
         raise Mismatch(f"{len(ours)} records vs torch's {len(theirs)}: {(ours + theirs)[-1]!r:.300}")
 
 
+# PyTorch's errors at a backward whose forward it ran: no derivative (floor_divide, heaviside), or its formula
+# subtracts a bool operand (logaddexp(x, mask)), writes floats into an integer operand's gradient (addcdiv(i, x, i))
+# or fails an assertion of its own
+UNDIFFERENTIABLE = ("not implemented", "with a bool tensor is not supported", "INTERNAL ASSERT FAILED",
+                    "can't be cast to the desired output type")
+
+
 def check(seed, dtype="float64", statements=None):
     """Run program `seed` (or `statements`) in both libraries and compare; the statements run, or None where PyTorch
     cannot differentiate the program."""
@@ -589,8 +651,8 @@ def check(seed, dtype="float64", statements=None):
     from symgrad.eager import tape
     statements = statements or generate(seed, dtype)
     theirs = run(statements, torch, dtype)
-    if theirs[-1][0] == "backward" and "not implemented" in str(theirs[-1][1][1]):
-        return None  # PyTorch has no derivative of an op the loss reaches (floor_divide, heaviside): not compared
+    if theirs[-1][0] == "backward" and any(words in str(theirs[-1][1][1]) for words in UNDIFFERENTIABLE):
+        return None  # PyTorch cannot differentiate an op the loss reaches: not compared
     tape.start_over()
     ours = run(statements, sg, dtype)
     compare(ours, theirs)

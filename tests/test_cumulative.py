@@ -161,6 +161,20 @@ def test_cumprod_gradient_with_zeros_matches_torch():
 
 # ----------------------------------------------------------------------------- lowering
 
+def test_tensor_cumsum_of_a_leading_negative_zero_is_pytorchs_positive_zero():
+    """PyTorch's sums start from +0, so t.cumsum() never gives -0.0 (NumPy's, and sg.cumsum's, keep a leading one);
+    an atan2 of it was pi where PyTorch's is 0 (random_programs_torch float32 seed 30017)."""
+    data = np.array([[-0.0, -0.0], [-0.0, 1.0], [-1.0, -0.0]])
+    t = sg.tensor(data, requires_grad=True)
+    got = t.cumsum(0)
+    np.testing.assert_array_equal(np.signbit(got.detach().numpy()), [[False, False], [False, False], [True, False]])
+    assert type(got.grad_fn).__name__ == "CumsumBackward0"
+    got.sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy(), [[3.0, 3.0], [2.0, 2.0], [1.0, 1.0]])
+    assert np.signbit(np.asarray(sg.cumsum(data, 0))[0, 0])
+    assert sg.atan2(sg.tensor(0.0), sg.tensor([-0.0]).cumsum(0)).item() == 0.0
+
+
 def test_numpy_backend_calls_the_reference_implementation_in_readable_source():
     """No NumPy rule was written for cumsum: the module defines its NumPy reference and calls it."""
     lowered = sg.compile(lambda a: sg.cumsum(a, axis=0, reverse=True) + sg.cumprod(a, axis=1), backend="numpy")

@@ -91,6 +91,20 @@ def test_amax_amin_on_tensors_are_values_sharing_the_gradient_among_ties(name):
     np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("call", [lambda t: t.amax(0), lambda t: t.amin(), lambda t: t.amax(dim=[-1], keepdim=True)])
+def test_amax_amin_of_a_0d_tensor_reduce_its_one_element(call):
+    """A 0-d tensor's amax was a copy, gradient 1 at a NaN where PyTorch's (the share among the elements equal to
+    the result: none) is NaN (random_programs_torch float32 seed 31037); 2.0's gradient is 1 in both."""
+    for value, expected in ((np.nan, np.nan), (2.0, 1.0), (-np.inf, 1.0)):
+        t = sg.tensor(value, requires_grad=True)
+        got = call(t)
+        assert got.shape == ()
+        got.backward()
+        np.testing.assert_array_equal(t.grad.numpy(), expected)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        sg.tensor(1.0).amax(1)
+
+
 def test_binary_cross_entropy_grad_fn_names_are_pytorchs():
     """The autograd tutorial prints loss.grad_fn: it said DivBackward0 (the mean's last op)."""
     z = sg.tensor([0.5, -1.0], requires_grad=True)

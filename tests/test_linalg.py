@@ -427,6 +427,20 @@ def test_a_p_norm_at_zero_entries_has_pytorch_s_zero_gradient(ord):
     assert_grads_match_finite_differences(lambda a: sg.linalg.norm(a, ord), (np.array([0.5, -1.5, 2.0, 0.25]),))
 
 
+@pytest.mark.parametrize("shape, axis", [((0, 3), 1), ((0, 3), 0), ((2, 0, 3), (0, 2)), ((0, 3), (0, 1))])
+def test_vector_norm_of_empty_arrays_matches_numpy(shape, axis):
+    """vector_norm merged the reduced axes with reshape(..., -1), ambiguous where the kept axes hold no element: a
+    (0, 3) array's norm over axis 1 was a ShapeError where NumPy (and torch.linalg.vector_norm: random_programs_torch
+    seed 9137) give an empty result; its gradient is an empty array of x's shape."""
+    x = np.zeros(shape)
+    for ord in (2, 3, 1):
+        got = sg.linalg.vector_norm(x, ord=ord, axis=axis)
+        expected = np.linalg.vector_norm(x, ord=ord, axis=axis)
+        assert np.shape(got) == expected.shape
+        np.testing.assert_array_equal(got, expected)
+        assert sg.grad(lambda a: sg.sum(sg.linalg.vector_norm(a, ord=ord, axis=axis)))(x).shape == shape
+
+
 def test_norm_matches_numpy_for_every_order():
     x = RNG.normal(size=(3, 4, 5))
     for ord in (None, 1, 2, -1, -2, np.inf, -np.inf, 0, 3, 0.5):

@@ -989,6 +989,19 @@ def test_logsumexp_and_softmax_over_an_empty_axis(shape, axis):
             assert sg.softmax(x, axis=axis).shape == shape and sg.log_softmax(x, axis=axis).shape == shape
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+@pytest.mark.parametrize("shape,axis", [((0, 3), 0), ((3, 0), 1), ((0, 3), 1)])
+def test_functional_softmax_over_an_empty_axis_is_empty_as_pytorchs(shape, axis, name):
+    """F.softmax's shift took the max over the dim, NumPy's "zero-size array" ValueError over an empty one where
+    PyTorch gives an empty result (random_programs_torch seed 9137); traced and eager, with a gradient of x's shape."""
+    f = getattr(sg.nn.functional, name)
+    x = np.zeros(shape)
+    assert sg.compile(lambda a: f(a, axis))(x).shape == shape
+    t = sg.tensor(x, requires_grad=True)
+    f(t, axis).sum().backward()
+    assert t.grad.shape == shape
+
+
 def test_var_with_ddof_past_the_count_divides_by_zero_like_numpy():
     x = np.array([[1.0, 2.0], [3.0, 3.0]])
     with warnings.catch_warnings():

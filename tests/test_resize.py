@@ -100,6 +100,23 @@ def test_edge_cases_empty_batches_infinities_and_identity():
     np.testing.assert_array_equal(np.asarray(F.pad(x, (1, 0), value=np.inf)), [[[np.inf, 1, np.inf, 3]]])
 
 
+@pytest.mark.parametrize("size, align_corners", [((5, 3), True), ((5, 3), False), ((3, 5), True), ((4, 4), True)])
+def test_bilinear_at_an_infinity_spreads_nan_where_pytorchs_does(size, align_corners):
+    """An axis whose size is unchanged is PyTorch's copy: its neighbour (of weight 0) was the next element, so an
+    infinity there made whole columns NaN (1, 2.5, 4, 5.5 in PyTorch, for a 3x3 input with inf at its centre
+    resized to (5, 3): random_programs_torch seed 20029); the values and their gradient."""
+    torch = pytest.importorskip("torch")
+    x = np.array([[1.0, 2.0, 3.0], [4.0, np.inf, 6.0], [7.0, 8.0, 9.0]]).reshape(1, 1, 3, 3)
+    t, s = torch.tensor(x, requires_grad=True), sg.tensor(x, requires_grad=True)
+    expected = torch.nn.functional.interpolate(t, size=size, mode="bilinear", align_corners=align_corners)
+    got = F.interpolate(s, size=size, mode="bilinear", align_corners=align_corners)
+    np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), rtol=1e-14)
+    weights = np.cos(np.arange(np.prod(expected.shape))).reshape(expected.shape)
+    (expected * torch.tensor(weights)).sum().backward()
+    (got * sg.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(s.grad.numpy(), t.grad.numpy(), rtol=1e-14)
+
+
 @pytest.mark.parametrize("call, error, match", [
     (lambda: F.pad(np.ones((2, 3)), (1, 2, 3)), ValueError, "must be even"),
     (lambda: F.pad(np.ones((2, 3)), (3, 0), mode="reflect"), ValueError, "less than the corresponding"),

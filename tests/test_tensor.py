@@ -320,6 +320,22 @@ def test_clamp_copy_and_setitem():
         sg.tensor([1, 2]).add_(0.5)
 
 
+def test_clamp_of_integers_and_booleans_with_one_bound_keeps_pytorchs_integer_dtype():
+    """The missing bound was +-inf, which made clamp(int64, min=0) float64 (PyTorch: int64) and a boolean clamped
+    by an int64 tensor float64 (random_programs_torch seed 20035); no bound at all is PyTorch's error."""
+    i, m = sg.tensor([3, -2]), sg.tensor([[True, False]])
+    for got, values in [(sg.clamp(i, min=0), [3, 0]), (i.clip(max=1), [1, -2]), (sg.clamp(m, min=i), [[3, 0]]),
+                        (m.clamp(max=sg.tensor([0, 0])), [[0, 0]]), (i.clamp(-1, 1), [1, -1])]:
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got.numpy(), values)
+    assert sg.clamp(m, max=m).dtype == np.bool_
+    k = i.clone()
+    k.clamp_(max=0)
+    np.testing.assert_array_equal(k.numpy(), [0, -2])
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max'"):
+        i.clamp()
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("keepdim", [False, True])
 def test_max_and_min_along_a_dim_send_the_gradient_to_the_returned_index(dtype, keepdim):

@@ -713,3 +713,37 @@ def test_scatter_reduce_in_repeated_steps_follows_the_changing_data(reduce):
             with torch.no_grad():
                 other -= 0.3 * other.grad
             mine.grad = other.grad = None
+
+
+@pytest.mark.parametrize("name", ["sign", "sgn", "sign_"])
+def test_sign_of_a_boolean_tensor_is_its_truth_values_as_pytorchs(name):
+    """t.sign() of a bool tensor is PyTorch's bool copy (random_programs_torch seed 9134: NumPy's TypeError here);
+    sg.sign, NumPy's function, still refuses booleans."""
+    values = np.array([[True, False], [False, True]])
+    t = sg.tensor(values)
+    got = getattr(t, name)()
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got.numpy(), values)
+    assert (got is t) == name.endswith("_")
+    with pytest.raises(TypeError, match="booleans"):
+        sg.sign(t)
+
+
+def test_square_of_a_boolean_tensor_is_int64_as_pytorchs():
+    """t.square() of a bool tensor is PyTorch's int64 (random_programs_torch seed 20015: NumPy's int8 here)."""
+    got = sg.tensor([[True, False]]).square()
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got.numpy(), [[1, 0]])
+
+
+@pytest.mark.parametrize("source, destination", [(0, -1), (-1, 0), (0, 0)])
+def test_movedim_of_a_0d_tensor_is_its_view(source, destination):
+    """movedim takes dim 0 or -1 of a 0-d tensor, as PyTorch: NumPy's moveaxis has no axis there and divided by
+    its ndim, a ZeroDivisionError (random_programs_torch seed 20021); dim 1 is PyTorch's IndexError."""
+    t = sg.tensor(2.0, requires_grad=True)
+    moved = t.movedim(source, destination)
+    assert moved.shape == () and moved._base is t and sg.movedim(t, source, destination).item() == 2.0
+    (moved * 3).backward()
+    assert t.grad.item() == 3.0
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        t.movedim(1, 0)

@@ -251,6 +251,19 @@ def test_logcumsumexp_of_elements_far_apart(dtype):
         assert t.grad[index].item() == pytest.approx((ends[0] - ends[1]) / 2e-6, rel=1e-6, abs=1e-8)
 
 
+def test_logcumsumexp_along_one_element_at_minus_infinity_has_pytorchs_nan_gradient():
+    """Along an axis of one element nothing was added, so the gradient at -inf was 1, where PyTorch's
+    exp(x - result) is NaN, as ours already was for the first of several elements (random_programs_torch seed
+    21018); a 0-d tensor's is a copy in both (gradient 1)."""
+    for data, dim, expected in [([[-np.inf, 1.0]], 0, [[np.nan, 1.0]]), ([[-np.inf, 1.0]], 1, [[np.nan, 1.0]]),
+                                ([-np.inf], 0, [np.nan]), (-np.inf, 0, 1.0), (np.zeros((2, 0)), 1, np.zeros((2, 0)))]:
+        t = sg.tensor(data, requires_grad=True)
+        y = t.logcumsumexp(dim)
+        np.testing.assert_array_equal(y.detach().numpy(), np.asarray(data))
+        y.sum().backward()
+        np.testing.assert_array_equal(t.grad.numpy(), expected)
+
+
 def test_integer_division_toward_zero_is_exact():
     """div(rounding_mode='trunc') of integers truncated a float64 quotient: 2**62 + 1 divided by 1 came back
     2**62 (and by 0 the float's infinity cast, the smallest int64); now integer arithmetic, as PyTorch's, by 0

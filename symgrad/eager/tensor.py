@@ -178,7 +178,12 @@ _new_tensor = object.__new__  # (Tensor.__new__, read once)
 
 
 def _clamped(x, min, max):
-    """torch.clamp: a bound may be None; a tie gives x (clamp(-0.0, min=0) is -0.0), unlike np.clip with one bound."""
+    """torch.clamp: a bound may be None; a tie gives x (clamp(-0.0, min=0) is -0.0), unlike np.clip with one bound.
+    An integer or boolean x with one bound is its maximum/minimum with it: an infinite other bound made it float64."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if (min is None or max is None) and x.dtype.kind in "biu":
+        return E.minimum(x, max) if min is None else E.maximum(x, min)
     return E.clip(x, -math.inf if min is None else min, math.inf if max is None else max)
 
 

@@ -164,8 +164,12 @@ def repeat(self, *sizes, axis=_NUMPY_CALL):
 def _cumulative(numpy_form, name):
     def method(self, dim=None, *, dtype=None, axis=None, out=None):
         if self.ndim == 0 and out is None:  # (NumPy's cumsum of a 0-d value is 1-d; PyTorch's is 0-d)
-            return sgnp.reshape(numpy_form(self, _dim(_axis(dim, axis), 0), dtype=dtype), ())
-        return numpy_form(self, _axis(dim, axis), dtype=dtype, out=out)
+            result = sgnp.reshape(numpy_form(self, _dim(_axis(dim, axis), 0), dtype=dtype), ())
+        else:
+            result = numpy_form(self, _axis(dim, axis), dtype=dtype, out=out)
+        if name == "cumsum" and out is None and result.dtype.kind == "f":
+            result = labelled(result + 0.0, "Cumsum")  # PyTorch's sums start from +0: a leading -0.0 is +0.0
+        return result
     method.__name__ = name
     method.__doc__ = f"torch's {name}(dim) (NumPy's {name}(axis) too)."
     return method
@@ -364,6 +368,10 @@ def nonzero(self, *, as_tuple=False):
 def _extremes(reduce, name):
     def method(self, dim=(), keepdim=False):
         axes = None if dim == () or dim is None or dim == [] else dim
+        if self.ndim == 0:  # its one element reduced, as PyTorch's (a copy's gradient was 1 at a NaN: PyTorch's NaN)
+            for d in (() if axes is None else [axes] if isinstance(axes, (int, np.integer)) else axes):
+                _dim(d, 0)
+            return labelled(sgnp.reshape(reduce(sgnp.reshape(self, (1,)), axis=0), ()), name)
         return labelled(reduce(self, axis=tuple(axes) if isinstance(axes, list) else axes, keepdims=keepdim), name)
     method.__name__ = name.lower()
     method.__doc__ = f"torch's {name.lower()}(dim, keepdim): the {'largest' if 'x' in name else 'smallest'} " \
@@ -380,6 +388,9 @@ def triu(self, diagonal=0):
 
 
 def movedim(self, source, destination):
+    if self.ndim == 0:  # dim 0 or -1 of a 0-d tensor, as PyTorch takes them: its view (NumPy has no axis there)
+        _dim(source, 0), _dim(destination, 0)
+        return sgnp.reshape(self, ())
     return sgnp.moveaxis(self, source, destination)
 
 
@@ -827,6 +838,17 @@ def frac(self):
     return labelled(self - self.trunc(), "Frac")
 
 
+def _on_booleans(op, form):
+    """Tensor method `op` with PyTorch's meaning on a boolean tensor, `form` of it, where NumPy's (sg.<op>) differs:
+    sign() copies the truth values (NumPy refuses booleans), square() is int64 (NumPy's int8)."""
+    elementwise = getattr(Tensor, op)
+
+    def method(self):
+        return form(self) if self.dtype == np.bool_ else elementwise(self)
+    method.__name__ = op
+    return method
+
+
 def _floats_only(name, t):
     """PyTorch's error for an op defined on floating-point tensors only, given an integer or boolean one."""
     if t.dtype.kind not in "fc":
@@ -855,9 +877,9 @@ def logcumsumexp(self, dim):
     the elements far below it (1 before 1000) underflow to -inf."""
     _floats_only("logcumsumexp", self)
     dim = _dim(dim, self.ndim)
-    length = self.shape[dim] if self.ndim else 1
+    length = self.shape[dim] if self.ndim else 0  # (PyTorch's of a 0-d tensor is a copy)
     total, shift = self.clone(), 1
-    while shift < length:
+    while shift < max(length, 2 if length else 0):  # one round at least, as at -inf PyTorch's gradient is NaN
         padding = np.full(self.shape[:dim] + (shift,) + self.shape[dim + 1:], -np.inf,
                           np.result_type(self.dtype, np.float16))
         before = total[(slice(None),) * dim + (slice(None, length - shift),)]
@@ -979,6 +1001,8 @@ def _numpy_keywords(method):
 
 for _method in (frac, take, aminmax, logcumsumexp, unfold, index_put, masked_scatter, argwhere, diag_embed):
     setattr(Tensor, _method.__name__, _method)
+Tensor.sign, Tensor.sgn = _on_booleans("sign", Tensor.clone), _on_booleans("sgn", Tensor.clone)
+Tensor.square = _on_booleans("square", Tensor.long)
 for _name in ("index_put", "masked_scatter"):
     setattr(Tensor, _name + "_", _in_place(_name))
 for _name, _value in list(vars(Tensor).items()):

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import numpy_api as sgnp
 from ..core import Tracer, UnsupportedOpError, with_user_line
+from ..numpy_api.arrays import _axes, _peak as _array_peak
 from ..custom_derivatives import custom_jvp
 from ..ops import elementwise as E
 from ..ops.indexing import take_p, wrap_index_p
@@ -46,11 +47,12 @@ def _peak(input, dim):
     """input's max along dim (kept), gradient-free and at least the lowest finite value: softmax and
     log_softmax are invariant to this shift, which keeps exp from overflowing. A row whose max is +inf
     or NaN is NaN, as PyTorch's (which shifts by the max). Computed inside the softmax's plan, from the
-    input as an op, so a deferred input stays deferred (docs/eager.md, "Deferred forward")."""
-    peak = sgnp.max(input, axis=dim, keepdims=True)
+    input as an op, so a deferred input stays deferred (docs/eager.md, "Deferred forward"). 0 along an empty dim
+    (arrays' _peak: max has nothing to take there)."""
+    peak = _array_peak(input, _axes(dim, input.ndim))
     if np.dtype(peak.dtype).kind == "f":
         peak = sgnp.maximum(peak, -float(np.finfo(peak.dtype).max))
-    return sgnp.stop_gradient(peak)
+    return peak
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):

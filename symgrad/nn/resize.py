@@ -127,10 +127,11 @@ def _source(n_in, n_out, step, align_corners):
 
 
 def _linear_along(x, axis, n_in, n_out, step, align_corners):
-    """Linear interpolation along one axis at PyTorch's source coordinates."""
+    """Linear interpolation along one axis at PyTorch's source coordinates. An axis of unchanged size is PyTorch's
+    copy (each place its own neighbour, of weight 0): a neighbour's infinity would make its 0 weight NaN."""
     source = np.maximum(_source(n_in, n_out, step, align_corners), 0.0)
     low = np.minimum(np.floor(source).astype(np.int64), n_in - 1)
-    high = np.minimum(low + 1, n_in - 1)
+    high = low if n_in == n_out else np.minimum(low + 1, n_in - 1)
     shape = (n_out,) + (1,) * (x.ndim - 1 - axis)
     weight = (source - low).reshape(shape)
     below, above = sgnp.take(x, low, axis=axis), sgnp.take(x, high, axis=axis)
