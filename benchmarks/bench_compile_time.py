@@ -16,15 +16,21 @@ linear; a loop's length should give about 0).
 
 Then symgrad alone (LLVM), each family at sizes of its own (FAMILIES; `--families` picks some): "pytree", a
 dict of N entries of two leaves each; "matrices", N straight-line steps on an 8x8 matrix (elementwise, axis
-reductions, matrix products); "fori length"/"while length", a loop of N steps of a 4x4 body; "scan nest", N
-scans nested (scan of scan ...), 5 steps each; "fori body", 20 steps of a body of N "matrices" steps;
-"jacobian N"/"vmap N", a function of N outputs under sg.jacobian / sg.vmap; "eager LSTM", PyTorch's
-time_sequence_prediction (two LSTMCells, tests/programs/) over N time steps, three forward-backward passes
-(its first steps: the record, the adjoint and their compilation); "aot", `symgrad compile` (aot.compile) of
-value and gradient of "matrices".
+reductions, matrix products); "grad params", the gradient in a list of N 4x4 matrices (N outputs); "fori
+length"/"scan length"/"while length", a loop of N steps of a 4x4 body; "scan nest", N scans nested (scan of
+scan ...), 5 steps each; "fori body", 20 steps of a body of N "matrices" steps; "jacobian N"/"vmap N", a
+function of N outputs under sg.jacobian / sg.vmap; "jacrev steps"/"vmap steps"/"hessian steps", the N
+"matrices" steps under sg.jacrev (a row of the result) / sg.vmap (16 matrices) / sg.hessian; "eager LSTM",
+PyTorch's time_sequence_prediction (two LSTMCells, tests/programs/) over N time steps, three forward-backward
+passes (its first steps: the record, the adjoint and their compilation); "eager LSTMCell 1"/"eager LSTMCell 2",
+one LSTMCell unrolled over N steps in a Python loop, one forward-backward pass (recorded and run) or two (the
+second captures and compiles the step); "eager MLP", two steps of an MLP of N tanh layers 32 wide; "aot",
+`symgrad compile` (aot.compile) of value and gradient of "matrices". A loop's length should cost nothing; every
+other family at most linear time in N (docs/benchmarks.md, "compile36", for the figures and the profile).
 
 Run: python benchmarks/bench_compile_time.py [--lengths 10,100,1000] [--timeout 600] [--families pytree,aot]
-     [--cpu]   (--cpu: the process's CPU time instead of wall time, for a loaded machine)
+     [--cpu] [--full]   (--cpu: the process's CPU time instead of wall time, for a loaded machine;
+     --full: SYMGRAD_QUICK_CODE=0, fully optimized code from the first call instead of quick code)
 """
 import argparse
 import importlib.util
@@ -133,6 +139,18 @@ x = rng.standard_normal((4, 4)) * 0.3
 def body(x):
     return sg.tanh(x @ x.T * 0.1 + x * 0.5) + 0.01
 """
+# One LSTMCell unrolled over the N steps of a sequence in a Python loop, PASSES forward-backward passes.
+EAGER_CELL = """
+import symgrad.nn as nn
+cell, xs = nn.LSTMCell(8, 16).double(), sg.from_numpy(rng.standard_normal((N, 4, 8)))
+def first_call():
+    for _ in range(PASSES):
+        cell.zero_grad()
+        h = c = sg.zeros((4, 16), dtype=sg.float64)
+        for t in range(N):
+            h, c = cell(xs[t], (h, c))
+        (h * h).sum().backward()
+"""
 FAMILIES = {
     "pytree": ([100, 200, 400, 800], """
 tree = {f"k{i}": (np.linspace(-1, 1, 5) + i, [np.full((2, 3), 0.1 * i)]) for i in range(N)}
@@ -145,9 +163,26 @@ def first_call():
 def first_call():
     sg.compile(sg.value_and_grad(loss))(x)
 """),
+    "grad params": ([32, 64, 128, 256], """
+params = [rng.standard_normal((4, 4)) for _ in range(N)]
+def loss(ps):
+    h = np.eye(4) * 0.5
+    for p in ps:
+        h = sg.tanh(h @ p)
+    return sg.sum(h * h)
+def first_call():
+    sg.compile(sg.grad(loss))(params)
+"""),
     "fori length": ([10, 1000, 100000], BODY + """
 def first_call():
     sg.compile(sg.value_and_grad(lambda x: sg.sum(sg.fori_loop(0, N, lambda i, x: body(x), x))))(x)
+"""),
+    "scan length": ([10, 1000, 100000], BODY + """
+def loss(x):
+    c, ys = sg.scan(lambda c, _: (body(c), sg.sum(c)), x, None, length=N)
+    return sg.sum(c) + sg.sum(ys)
+def first_call():
+    sg.compile(sg.value_and_grad(loss))(x)
 """),
     "while length": ([10, 1000, 100000], BODY + """
 def loss(x):
@@ -183,6 +218,18 @@ x = rng.standard_normal((16, 8))
 def first_call():
     sg.compile(sg.vmap(lambda x: [sg.sin(x * (i + 1)) + sg.sum(x) * i for i in range(N)]))(x)
 """),
+    "jacrev steps": ([125, 250, 500, 1000], MATRICES + """
+def first_call():
+    sg.compile(sg.jacrev(lambda x: steps(x)[0]))(x)
+"""),
+    "vmap steps": ([125, 250, 500, 1000], MATRICES + """
+def first_call():
+    sg.compile(sg.vmap(loss))(rng.standard_normal((16, 8, 8)))
+"""),
+    "hessian steps": ([25, 50, 100, 200], MATRICES + """
+def first_call():
+    sg.compile(sg.hessian(loss))(x)
+"""),
     "eager LSTM": ([10, 20, 40, 80], """
 sys.path.insert(0, os.path.join(REPO, "tests", "programs"))
 import pytorch_time_sequence_prediction as program
@@ -195,6 +242,17 @@ def first_call():
     for _ in range(3):  # as LBFGS' closure, evaluated again
         seq.zero_grad()
         criterion(seq(inputs), target).backward()
+"""),
+    "eager LSTMCell 1": ([25, 50, 100, 200], EAGER_CELL.replace("PASSES", "1")),
+    "eager LSTMCell 2": ([25, 50, 100, 200], EAGER_CELL.replace("PASSES", "2")),
+    "eager MLP": ([8, 16, 32, 64], """
+import symgrad.nn as nn
+net = nn.Sequential(*[layer for _ in range(N) for layer in (nn.Linear(32, 32), nn.Tanh())], nn.Linear(32, 1)).double()
+batch = sg.from_numpy(rng.standard_normal((16, 32)))
+def first_call():
+    for _ in range(2):  # the first step recorded and run, the second captured and compiled
+        net.zero_grad()
+        (net(batch) ** 2).mean().backward()
 """),
     "aot": ([100, 200, 400, 800], MATRICES + """
 import tempfile
@@ -264,19 +322,24 @@ def cell(seconds) -> str:
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--lengths", default="10,100,1000")
+    parser.add_argument("--lengths", default="10,100,1000", help="the first table's sizes, or '' (no first table)")
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--families", default=",".join(FAMILIES), help="the families of the second table, or none")
     parser.add_argument("--cpu", action="store_true", help="CPU time of the process instead of wall time")
+    parser.add_argument("--full", action="store_true", help="fully optimized code from the first call (no quick code)")
     options = parser.parse_args()
+    if options.full:
+        ENV["SYMGRAD_QUICK_CODE"] = "0"
     pick = (lambda t: t and t[1]) if options.cpu else (lambda t: t and t[0])  # (wall, CPU) or None
-    lengths = [int(n) for n in options.lengths.split(",")]
+    lengths = [int(n) for n in options.lengths.split(",") if n]
     columns = ["sg llvm", "sg numpy"] + (["jax jit"] if importlib.util.find_spec("jax") else [])
-    clock = "CPU" if options.cpu else "wall"
-    print(f"first call of value and gradient, unrolled loop of N steps (fresh process, disk cache off, {clock} time;"
-          " last columns: growth exponents)")
-    print(f"{'program':<10} {'N':>6}  " + "  ".join(f"{c:>9}" for c in columns))
-    for name, step in [*PROGRAMS.items(), ("N outputs", None), ("sum of N", "summed"), ("N inputs", "inputs")]:
+    clock = ("CPU" if options.cpu else "wall") + (" time, full code" if options.full else " time, quick code")
+    if lengths:
+        print(f"first call of value and gradient, unrolled loop of N steps (fresh process, disk cache off, {clock};"
+              " last columns: growth exponents)")
+        print(f"{'program':<10} {'N':>6}  " + "  ".join(f"{c:>9}" for c in columns))
+    programs = [*PROGRAMS.items(), ("N outputs", None), ("sum of N", "summed"), ("N inputs", "inputs")]
+    for name, step in programs if lengths else []:
         outputs = step in (None, "summed", "inputs")
         codes = [(program_code(SYMGRAD, step, outputs), ("llvm",)), (program_code(SYMGRAD, step, outputs), ("numpy",))]
         if "jax jit" in columns:
@@ -288,13 +351,13 @@ def main():
         print(f"{name:<10} {'growth':>6}  " + "  ".join(f"{growth(lengths, col):>9}" for col in zip(*rows)))
     families = [f for f in options.families.split(",") if f in FAMILIES]
     if families:
-        print(f"\nsymgrad's families, first call ({clock} time, LLVM backend, fresh process, disk cache off)")
+        print(f"\nsymgrad's families, first call ({clock}, LLVM backend, fresh process, disk cache off)")
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for name in families:
         sizes, program = FAMILIES[name]
         code = textwrap.dedent(FAMILY).replace("{program}", program)
         times = [pick(timed(code, n, options.timeout, repo)) for n in sizes]
-        print(f"{name:<13} " + "  ".join(f"N={n}: {cell(t)}" for n, t in zip(sizes, times))
+        print(f"{name:<16} " + "  ".join(f"N={n}: {cell(t)}" for n, t in zip(sizes, times))
               + f"  growth {growth(sizes, times)}", flush=True)
 
 
