@@ -129,7 +129,6 @@ def test_sg_symbolic_and_the_printed_ir_show_the_function():
     assert "custom_jvp" in text and "log1pexp" in text
 
 
-
 @pytest.mark.parametrize("backend", [None, "llvm", "numpy"])
 def test_reverse_mode_of_a_custom_jvp_reaches_a_scalar_a_loop_reads(backend):
     """Reverse mode of a custom_jvp runs its rule with zero tangents in place: a 0-d zero was a literal constant,

@@ -70,7 +70,6 @@ def test_second_order_matches_hessian():
     np.testing.assert_allclose(np.stack(rows), sg.hessian(f)(v), rtol=1e-9, atol=1e-12)
 
 
-
 @pytest.fixture
 def torch_module():
     return pytest.importorskip("torch")

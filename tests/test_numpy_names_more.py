@@ -82,7 +82,6 @@ def test_fmod_is_exact_and_takes_the_dividends_sign():
             _assert_same(got, np.fmod(a, b), path)
 
 
-
 def test_fmod_gradient_in_the_divisor_at_an_infinite_dividend_is_torchs():
     """d fmod(a, b) / d b is -trunc(a / b): -inf at (inf, 2), inf at (-inf, 2) (NumPy's inf // 2 gave NaN); NaN at
     (inf, inf), -0 at (1, inf), finite ones exact."""

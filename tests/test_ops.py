@@ -865,7 +865,6 @@ def test_max_ties_split_evenly():
     np.testing.assert_allclose(g, [[0.5, 0], [0.5, 1]])
 
 
-
 @pytest.mark.parametrize("backend", ["numpy", "llvm"])
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
 def test_integer_maximum_and_minimum_are_exact_at_ties(backend, dtype):

@@ -2,8 +2,8 @@
 or is missing: `sort`/`argsort`/`topk`/`median`/`kthvalue`/`cummax` (values and indices), `chunk`/`split`/
 `unbind`, `flip`, `roll`, `repeat` (torch's tile), `cumsum(dim)`, `gather`/`scatter`/`scatter_reduce`/`index_add`/
 `index_reduce`, the `new_*` factories, `inverse`/`det`/`slogdet` and more. Values are gathers at the computed
-indices, so the gradient goes to the element moved into each place. Installed on Tensor when the symgrad.eager package is imported (before any of its modules
-is used).
+indices, so the gradient goes to the element moved into each place. Installed on Tensor when the symgrad.eager
+package is imported (before any of its modules is used).
 """
 from __future__ import annotations
 

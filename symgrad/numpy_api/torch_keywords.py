@@ -88,7 +88,6 @@ def _cast_first(fn):
     return call
 
 
-
 def split(ary, indices_or_sections, axis=0, *, dim=None):
     """NumPy's split (sections, or the indices to cut at), and with `dim` torch.split's meaning: pieces of the size
     given (the last shorter), or of the sizes listed (torch.split(out, K, dim=2) in neural spline flows)."""
