@@ -28,7 +28,7 @@ _LAZY = {
     ".compiler": "compile",
     ".closed_form": "symbolic",
     ".eager.size": "Size",
-    ".eager.tensor": "Tensor cat from_numpy manual_seed tensor",
+    ".eager.tensor": "Tensor as_tensor cat from_numpy manual_seed tensor",
     ".autograd": "enable_grad inference_mode is_grad_enabled no_grad set_grad_enabled",
     ".loader": "load",
     ".eager.random": "Generator normal rand rand_like randint randn randn_like randperm",

@@ -607,3 +607,23 @@ def test_a_roll_that_moves_nothing_is_a_new_tensor(shape, shifts, dims):
     assert np.array_equal(x.grad.numpy(), np.full(shape, 2.0))
     array = np.ones(shape)
     assert sg.roll(array, shifts, dims) is not array
+
+
+def test_as_tensor_shares_a_numpy_arrays_memory_and_passes_a_tensor_through_as_pytorch():
+    """torch.as_tensor: a NumPy array of the tensor's dtype is shared (a NumPy write shows), another dtype or a list
+    is copied, a tensor of the dtype is itself (its history kept), another dtype its recorded conversion."""
+    array = np.arange(4.0)
+    shared = sg.as_tensor(array)
+    array[0] = 7.0
+    assert shared[0].item() == 7.0 and shared.dtype == np.float64
+    copied = sg.as_tensor(array, dtype=sg.float32)
+    array[1] = 9.0
+    assert copied.dtype == np.float32 and copied[1].item() == 1.0
+    listed = sg.as_tensor([1, 2])
+    assert listed.dtype == sg.tensor([1, 2]).dtype and listed.tolist() == [1, 2]
+    x = sg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    assert sg.as_tensor(y) is y
+    z = sg.as_tensor(y, dtype=sg.float32)
+    z.sum().backward()
+    assert z.dtype == np.float32 and x.grad.tolist() == [3.0, 3.0]

@@ -2193,6 +2193,17 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return shared
 
 
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """torch.as_tensor: `data` itself when it is a tensor of that dtype (else its conversion, recorded), a NumPy
+    array's memory shared when no other dtype is asked (as from_numpy), otherwise a copy (as sg.tensor)."""
+    check_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or np.dtype(dtype) == dtypes.canonical(data.dtype)):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype)
+
+
 def cat(tensors, dim=0) -> Tensor:
     """torch.cat: sg.concatenate with PyTorch's name and `dim`."""
     return sgnp.concatenate(list(tensors), axis=dim)
