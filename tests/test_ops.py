@@ -37,7 +37,7 @@ NUMPY_FORMULAS = {
     "clip_above": lambda x, hi: np.clip(x, None, hi),
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "softplus": lambda x: np.logaddexp(0, x),
-    "expm1_exp": np.expm1,
+    "elu": lambda x, alpha, scale: np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0) / scale)),
     "erf": lambda x: _erf(x).astype(np.result_type(x, np.float32)) if np.asarray(x).dtype == np.float32 else _erf(x),
 }
 
@@ -114,6 +114,7 @@ KINKS = {
     "sign": lambda x: [x],
     "relu": lambda x: [x],
     "leaky_relu": lambda x, slope: [x],
+    "elu": lambda x, alpha, scale: [x],
     "maximum": lambda a, b: [a - b],
     "minimum": lambda a, b: [a - b],
     "clip": lambda x, lo, hi: [x - lo, x - hi],

@@ -630,12 +630,8 @@ def elu(input, alpha=1.0, inplace=False):
     return _in_place(inplace, input, lambda x: _activation(_elu, "Elu", x, float(alpha)))
 
 
-@_one_op
 def _elu(x, alpha):
-    """x > 0 picks x; elsewhere alpha * expm1(x), of x where it is not positive only (at x = inf,
-    expm1's derivative inf times the unselected branch's 0 was a NaN gradient)."""
-    positive = _ew(E.greater, (x, 0.0))
-    return _ew(E.where, (positive, x, _ew(E.multiply, (alpha, _ew(E.expm1_exp, (_ew(E.where, (positive, 0.0, x)),))))))
+    return _ew(E.elu, (x, alpha, 1.0))
 
 
 def silu(input, inplace=False):
@@ -717,7 +713,6 @@ def selu(input, inplace=False):
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
 
-@_one_op
 def _selu(x):
     return _ew(E.multiply, (_SELU_SCALE, _elu(x, _SELU_ALPHA)))
 
@@ -729,11 +724,8 @@ def celu(input, alpha=1.0, inplace=False):
     return _in_place(inplace, input, lambda x: _activation(_celu, "Elu", x, float(alpha)))
 
 
-@_one_op
 def _celu(x, alpha):
-    positive = _ew(E.greater, (x, 0.0))
-    scaled = _ew(E.divide, (_ew(E.where, (positive, 0.0, x)), alpha))
-    return _ew(E.where, (positive, x, _ew(E.multiply, (alpha, _ew(E.expm1_exp, (scaled,))))))
+    return _ew(E.elu, (x, alpha, alpha))
 
 
 def logsigmoid(input):

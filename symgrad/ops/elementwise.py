@@ -517,9 +517,6 @@ arctan = define("arctan", sp.atan)
 arctan2 = define("arctan2", sp.atan2, domain=(0.5, 2.0))
 exp = define("exp", sp.exp)
 expm1 = define("expm1", F.expm1)
-# expm1 whose derivative is exp(x) (expm1's is y + 1, PyTorch's): elu's negative branch, as PyTorch's elu_backward
-# computes it
-expm1_exp = define("expm1_exp", lambda x: F.valued(sp.exp(x) - 1, F.expm1(x)))
 log = define("log", sp.log, domain=(0.1, 3.0))
 log1p = define("log1p", F.log1p, domain=(-0.9, 3.0))
 sqrt = define("sqrt", sp.sqrt, domain=(0.1, 3.0))
@@ -534,6 +531,10 @@ relu = define("relu", F.relu, kind="arith")
 # x where it is positive, else slope * x (a NaN stays NaN): one op, whose derivative 1 or slope is PyTorch's; as
 # where(x > 0, ...) its comparison was a constant of a captured step, which a deferred step had to compute first
 leaky_relu = define("leaky_relu", lambda x, slope: sp.Piecewise((x, x > 0), (slope * x, True)))
+# x where it is positive, else alpha * expm1(x / scale) (elu: scale 1, celu: scale alpha), one op as leaky_relu;
+# its derivative there alpha / scale * exp(x / scale), as PyTorch's elu_backward computes it (not expm1's y + 1)
+elu = define("elu", lambda x, alpha, scale: sp.Piecewise(
+    (x, x > 0), (alpha * F.valued(sp.exp(x / scale) - 1, F.expm1(x / scale)), True)))
 # Ties split the gradient evenly, as PyTorch does; their value is the second argument, as NumPy's and
 # torch.maximum's (maximum(-0.0, 0.0) is 0.0, maximum(0.0, -0.0) -0.0; (a + b) / 2 was 0.0 for both, and -0.0
 # for the first once SymPy folded a + 0); a NaN gives NaN, a + b, with gradient 1 to each operand as PyTorch's
