@@ -347,3 +347,34 @@ def test_a_step_that_is_the_start_of_another_capture_is_deferred_whole(forced_no
     for ours, general in zip(seen[:8], seen[8:]):
         for a, b in zip(ours, general):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("activation", ["ELU", "CELU", "SELU"])
+def test_an_elu_step_is_deferred_whole_with_the_general_paths_values(activation, forced_now):
+    """ELU, CELU and SELU are one elementwise op: as where(x > 0, ...) their comparison ran at once, so every steady
+    step computed its forward op by op at the activation. Same losses and gradients as the general path (hooked)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 4)) * 3  # (both branches)
+    seen, counts = [], []
+    for hooked in (False, True):
+        sg.manual_seed(0)
+        model = sg.nn.Sequential(sg.nn.Linear(4, 5, dtype=sg.float64), getattr(sg.nn, activation)(),
+                                 sg.nn.Linear(5, 1, dtype=sg.float64))
+        optimizer = sg.optim.SGD(model.parameters(), lr=0.1)
+        tape.start_over()
+        for _ in range(4):
+            forced_now.clear()
+            optimizer.zero_grad()
+            out = model(sg.from_numpy(x))
+            if hooked:
+                out.register_hook(lambda g: g)
+            loss = (out * out).mean()
+            deferred = isinstance(loss, DeferredTensor)
+            loss.backward()
+            optimizer.step()
+            counts.append((deferred, len(forced_now)))
+            seen.append([loss.detach().numpy()] + [p.grad.numpy().copy() for p in model.parameters()])
+    assert counts[2:4] == [(True, 0)] * 2
+    for ours, general in zip(seen[:4], seen[4:]):
+        for a, b in zip(ours, general):
+            np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
