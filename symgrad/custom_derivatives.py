@@ -12,7 +12,6 @@ respect to it, so that is an error rather than a silently missing term. Eager te
 from __future__ import annotations
 
 import functools
-import sys
 import threading
 
 import numpy as np
@@ -88,10 +87,11 @@ class _WithRules:
         """The call as `__call__` describes it, on arrays or traced values; on eager tensors the recorder could
         not take as one node (several outputs, a pytree, nondiff_argnums), an autograd.Function of the rule."""
         if current_builder() is None or getattr(self._tracing, "active", False):
-            if current_builder() is None and "symgrad.eager.tensor" in sys.modules:
-                from .eager.custom_rules import call_with_rules, holds_tensors
-                if holds_tensors(args):
-                    return call_with_rules(self, args)
+            if current_builder() is None:
+                for leaf in pytree.flatten(list(args))[0]:  # (an eager tensor's type says how it takes the rule)
+                    with_rules = getattr(type(leaf), "__sg_custom_rule__", None)
+                    if with_rules is not None:
+                        return with_rules(self, args)
             return self.fun(*args)
         missing = self._missing_rule()
         if missing:

@@ -1,18 +1,14 @@
 """A custom_jvp / custom_vjp function called on eager tensors in a form the recorder cannot take as one node
 (several outputs, tensors inside a pytree, nondiff_argnums): one autograd.Function whose backward is sg.vjp of the
 function on the tensors' arrays, so the tensors' gradient follows the user's rule as sg.grad's does (running the
-function's own ops would differentiate them instead: another, silently wrong, gradient)."""
+function's own ops would differentiate them instead: another, silently wrong, gradient). Installed on Tensor as
+`__sg_custom_rule__`, which symgrad.custom_derivatives looks up on its arguments' types (it is below eager)."""
 from __future__ import annotations
 
 from .. import pytree
 from .function import Function
 from .mode import is_grad_enabled
 from .tensor import Tensor
-
-
-def holds_tensors(args) -> bool:
-    """Whether an eager tensor is among `args`, at any depth of their pytrees."""
-    return any(isinstance(leaf, Tensor) for leaf in pytree.flatten(list(args))[0])
 
 
 def call_with_rules(function, args):
@@ -65,3 +61,6 @@ def _recorded(fn, tensors):
     CustomRule.__name__ = f"{getattr(fn, '__name__', 'custom')}Backward"
     results = CustomRule.apply(*tensors)  # (forward gives out_tree its value)
     return pytree.unflatten(out_tree[0], list(results))
+
+
+Tensor.__sg_custom_rule__ = staticmethod(call_with_rules)  # (custom_derivatives finds it on an argument's type)
