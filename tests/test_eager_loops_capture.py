@@ -349,10 +349,11 @@ def test_a_step_that_is_the_start_of_another_capture_is_deferred_whole(forced_no
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("activation", ["ELU", "CELU", "SELU"])
+@pytest.mark.parametrize("activation", ["ELU", "CELU", "SELU", "Softplus"])
 def test_an_elu_step_is_deferred_whole_with_the_general_paths_values(activation, forced_now):
-    """ELU, CELU and SELU are one elementwise op: as where(x > 0, ...) their comparison ran at once, so every steady
-    step computed its forward op by op at the activation. Same losses and gradients as the general path (hooked)."""
+    """ELU, CELU, SELU and Softplus are one elementwise op: as where(x > 0, ...) their comparison ran at once, so
+    every steady step computed its forward op by op at the activation. Same losses and gradients as the general path
+    (hooked)."""
     rng = np.random.default_rng(3)
     x = rng.standard_normal((6, 4)) * 3  # (both branches)
     seen, counts = [], []

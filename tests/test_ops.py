@@ -38,6 +38,7 @@ NUMPY_FORMULAS = {
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "softplus": lambda x: np.logaddexp(0, x),
     "elu": lambda x, alpha, scale: np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0) / scale)),
+    "softplus_beta": lambda x, beta, threshold: np.where(beta * x > threshold, x, np.logaddexp(0, beta * x) / beta),
     "erf": lambda x: _erf(x).astype(np.result_type(x, np.float32)) if np.asarray(x).dtype == np.float32 else _erf(x),
 }
 
@@ -115,6 +116,7 @@ KINKS = {
     "relu": lambda x: [x],
     "leaky_relu": lambda x, slope: [x],
     "elu": lambda x, alpha, scale: [x],
+    "softplus_beta": lambda x, beta, threshold: [beta * x - threshold],
     "maximum": lambda a, b: [a - b],
     "minimum": lambda a, b: [a - b],
     "clip": lambda x, lo, hi: [x - lo, x - hi],

@@ -535,6 +535,9 @@ leaky_relu = define("leaky_relu", lambda x, slope: sp.Piecewise((x, x > 0), (slo
 # its derivative there alpha / scale * exp(x / scale), as PyTorch's elu_backward computes it (not expm1's y + 1)
 elu = define("elu", lambda x, alpha, scale: sp.Piecewise(
     (x, x > 0), (alpha * F.valued(sp.exp(x / scale) - 1, F.expm1(x / scale)), True)))
+# softplus(beta x) / beta, and x itself where beta x > threshold (PyTorch's cut-off): one op as leaky_relu
+softplus_beta = define("softplus_beta", lambda x, beta, threshold: sp.Piecewise(
+    (x, beta * x > threshold), (F.softplus(beta * x) / beta, True)))
 # Ties split the gradient evenly, as PyTorch does; their value is the second argument, as NumPy's and
 # torch.maximum's (maximum(-0.0, 0.0) is 0.0, maximum(0.0, -0.0) -0.0; (a + b) / 2 was 0.0 for both, and -0.0
 # for the first once SymPy folded a + 0); a NaN gives NaN, a + b, with gradient 1 to each operand as PyTorch's
