@@ -286,35 +286,48 @@ def test_a_causal_encoder_step_is_deferred_whole(padded, computed_now, forced_no
     assert counts[2:] == [(True, 0, True)] * 2  # (with padding, ops on arrays that need no grad run at once)
 
 
+def _plain_and_hooked(build, x, loss_of, forced_now, steps=4):
+    """Train `build()` (float64, SGD) for `steps` steps on `x` with the loss `loss_of(step, out, model)`, plainly and
+    with a hook on the output (the general path); assert both give the same losses and gradients, and return per
+    plain step (whether its loss was deferred, how many pending ops were computed before its native call)."""
+    seen, counts = [], []
+    for hooked in (False, True):
+        sg.manual_seed(0)
+        model = build()
+        optimizer = sg.optim.SGD(model.parameters(), lr=0.1)
+        tape.start_over()
+        for step in range(steps):
+            forced_now.clear()
+            optimizer.zero_grad()
+            out = model(sg.from_numpy(x))
+            if hooked:
+                out.register_hook(lambda g: g)
+            loss = loss_of(step, out, model)
+            deferred = isinstance(loss, DeferredTensor)
+            loss.backward()
+            optimizer.step()
+            counts.append((deferred, len(forced_now)))
+            seen.append([loss.detach().numpy()] + [p.grad.numpy().copy() for p in model.parameters()])
+    for ours, general in zip(seen[:steps], seen[steps:]):
+        for a, b in zip(ours, general):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    return counts[:steps]
+
+
+def _mlp(n_in, n_hidden, n_out, activation=sg.nn.Tanh):
+    return sg.nn.Sequential(sg.nn.Linear(n_in, n_hidden, dtype=sg.float64), activation(),
+                            sg.nn.Linear(n_hidden, n_out, dtype=sg.float64))
+
+
 def test_a_loss_against_a_target_of_another_dtype_is_deferred_whole(forced_now):
     """mse_loss of a float64 output against a float32 target: its plan converts the target (no grad) at once and
     defers the rest; reading the deferred output there computed the whole step op by op. Same values as the general
     path."""
     rng = np.random.default_rng(9)
     x, target = rng.standard_normal((6, 4)), rng.standard_normal((6, 3)).astype(np.float32)
-    seen, counts = [], []
-    for hooked in (False, True):
-        sg.manual_seed(0)
-        model = sg.nn.Sequential(sg.nn.Linear(4, 5, dtype=sg.float64), sg.nn.Tanh(), sg.nn.Linear(5, 3,
-                                                                                                 dtype=sg.float64))
-        optimizer = sg.optim.SGD(model.parameters(), lr=0.1)
-        tape.start_over()
-        for _ in range(4):
-            forced_now.clear()
-            optimizer.zero_grad()
-            out = model(sg.from_numpy(x))
-            if hooked:
-                out.register_hook(lambda g: g)
-            loss = sg.nn.functional.mse_loss(out, sg.from_numpy(target))
-            deferred = isinstance(loss, DeferredTensor)
-            loss.backward()
-            optimizer.step()
-            counts.append((deferred, len(forced_now)))
-            seen.append([loss.detach().numpy()] + [p.grad.numpy().copy() for p in model.parameters()])
+    counts = _plain_and_hooked(lambda: _mlp(4, 5, 3), x, lambda step, out, model: sg.nn.functional.mse_loss(
+        out, sg.from_numpy(target)), forced_now)
     assert counts[2:4] == [(True, 0)] * 2
-    for ours, general in zip(seen[:4], seen[4:]):
-        for a, b in zip(ours, general):
-            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
 def test_a_step_that_is_the_start_of_another_capture_is_deferred_whole(forced_now):
@@ -323,30 +336,13 @@ def test_a_step_that_is_the_start_of_another_capture_is_deferred_whole(forced_no
     by op before its own captured call; it now takes its own capture. Same values as the general path."""
     rng = np.random.default_rng(10)
     x, y = rng.standard_normal((16, 6)), rng.integers(0, 3, 16)
-    seen, forced = [], []
-    for hooked in (False, True):
-        sg.manual_seed(0)
-        model = sg.nn.Sequential(sg.nn.Linear(6, 8, dtype=sg.float64), sg.nn.Tanh(),
-                                 sg.nn.Linear(8, 3, dtype=sg.float64))
-        optimizer = sg.optim.SGD(model.parameters(), lr=0.1)
-        tape.start_over()
-        for step in range(8):
-            forced_now.clear()
-            optimizer.zero_grad()
-            out = model(sg.from_numpy(x))
-            if hooked:
-                out.register_hook(lambda g: g)
-            loss = sg.nn.functional.cross_entropy(out, sg.from_numpy(y))
-            if step % 2:
-                loss = loss + 1e-2 * sum((p ** 2).sum() for p in model.parameters())
-            loss.backward()
-            optimizer.step()
-            forced.append(len(forced_now))
-            seen.append([loss.detach().numpy()] + [p.grad.numpy().copy() for p in model.parameters()])
-    assert forced[4:8] == [0] * 4
-    for ours, general in zip(seen[:8], seen[8:]):
-        for a, b in zip(ours, general):
-            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+    def loss_of(step, out, model):
+        loss = sg.nn.functional.cross_entropy(out, sg.from_numpy(y))
+        return loss + 1e-2 * sum((p ** 2).sum() for p in model.parameters()) if step % 2 else loss
+
+    counts = _plain_and_hooked(lambda: _mlp(6, 8, 3), x, loss_of, forced_now, steps=8)
+    assert [forced for _, forced in counts[4:8]] == [0] * 4
 
 
 @pytest.mark.parametrize("activation", ["ELU", "CELU", "SELU", "Softplus"])
@@ -354,28 +350,7 @@ def test_an_elu_step_is_deferred_whole_with_the_general_paths_values(activation,
     """ELU, CELU, SELU and Softplus are one elementwise op: as where(x > 0, ...) their comparison ran at once, so
     every steady step computed its forward op by op at the activation. Same losses and gradients as the general path
     (hooked)."""
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((6, 4)) * 3  # (both branches)
-    seen, counts = [], []
-    for hooked in (False, True):
-        sg.manual_seed(0)
-        model = sg.nn.Sequential(sg.nn.Linear(4, 5, dtype=sg.float64), getattr(sg.nn, activation)(),
-                                 sg.nn.Linear(5, 1, dtype=sg.float64))
-        optimizer = sg.optim.SGD(model.parameters(), lr=0.1)
-        tape.start_over()
-        for _ in range(4):
-            forced_now.clear()
-            optimizer.zero_grad()
-            out = model(sg.from_numpy(x))
-            if hooked:
-                out.register_hook(lambda g: g)
-            loss = (out * out).mean()
-            deferred = isinstance(loss, DeferredTensor)
-            loss.backward()
-            optimizer.step()
-            counts.append((deferred, len(forced_now)))
-            seen.append([loss.detach().numpy()] + [p.grad.numpy().copy() for p in model.parameters()])
+    x = np.random.default_rng(3).standard_normal((6, 4)) * 3  # (both branches)
+    counts = _plain_and_hooked(lambda: _mlp(4, 5, 1, getattr(sg.nn, activation)), x,
+                               lambda step, out, model: (out * out).mean(), forced_now)
     assert counts[2:4] == [(True, 0)] * 2
-    for ours, general in zip(seen[:4], seen[4:]):
-        for a, b in zip(ours, general):
-            np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
