@@ -37,7 +37,8 @@ NUMPY_FORMULAS = {
     "clip_above": lambda x, hi: np.clip(x, None, hi),
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "softplus": lambda x: np.logaddexp(0, x),
-    "elu": lambda x, alpha, scale: np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0) / scale)),
+    "elu": lambda x, alpha, scale, input_scale: np.where(x > 0, x * scale, alpha * np.expm1(np.minimum(x, 0) *
+                                                                                        input_scale)),
     "softplus_beta": lambda x, beta, threshold: np.where(beta * x > threshold, x, np.logaddexp(0, beta * x) / beta),
     "erf": lambda x: _erf(x).astype(np.result_type(x, np.float32)) if np.asarray(x).dtype == np.float32 else _erf(x),
 }
@@ -115,7 +116,7 @@ KINKS = {
     "sign": lambda x: [x],
     "relu": lambda x: [x],
     "leaky_relu": lambda x, slope: [x],
-    "elu": lambda x, alpha, scale: [x],
+    "elu": lambda x, alpha, scale, input_scale: [x],
     "softplus_beta": lambda x, beta, threshold: [beta * x - threshold],
     "maximum": lambda a, b: [a - b],
     "minimum": lambda a, b: [a - b],
@@ -168,7 +169,7 @@ def _shape_cases(op):
     elif n == 2:
         cases.append(("bcast", [(3, 1), (4,)]))
     else:
-        cases.append(("bcast", [(3, 4), (3, 1), (4,)][:n] if op.kind != "where" else [(3, 1), (4,), (3, 4)]))
+        cases.append(("bcast", [(3, 4), (3, 1), (4,), (1, 4)][:n] if op.kind != "where" else [(3, 1), (4,), (3, 4)]))
     return cases
 
 

@@ -631,7 +631,7 @@ def elu(input, alpha=1.0, inplace=False):
 
 
 def _elu(x, alpha):
-    return _ew(E.elu, (x, alpha, 1.0))
+    return _ew(E.elu, (x, alpha, 1.0, 1.0))
 
 
 def silu(input, inplace=False):
@@ -712,7 +712,7 @@ _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804
 
 
 def _selu(x):
-    return _ew(E.multiply, (_SELU_SCALE, _elu(x, _SELU_ALPHA)))
+    return _ew(E.elu, (x, _SELU_ALPHA * _SELU_SCALE, _SELU_SCALE, 1.0))
 
 
 def celu(input, alpha=1.0, inplace=False):
@@ -723,7 +723,7 @@ def celu(input, alpha=1.0, inplace=False):
 
 
 def _celu(x, alpha):
-    return _ew(E.elu, (x, alpha, alpha))
+    return _ew(E.elu, (x, alpha, 1.0, 1.0 / alpha))
 
 
 def logsigmoid(input):

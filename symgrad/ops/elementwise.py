@@ -531,10 +531,11 @@ relu = define("relu", F.relu, kind="arith")
 # x where it is positive, else slope * x (a NaN stays NaN): one op, whose derivative 1 or slope is PyTorch's; as
 # where(x > 0, ...) its comparison was a constant of a captured step, which a deferred step had to compute first
 leaky_relu = define("leaky_relu", lambda x, slope: sp.Piecewise((x, x > 0), (slope * x, True)))
-# x where it is positive, else alpha * expm1(x / scale) (elu: scale 1, celu: scale alpha), one op as leaky_relu;
-# its derivative there alpha / scale * exp(x / scale), as PyTorch's elu_backward computes it (not expm1's y + 1)
-elu = define("elu", lambda x, alpha, scale: sp.Piecewise(
-    (x, x > 0), (alpha * F.valued(sp.exp(x / scale) - 1, F.expm1(x / scale)), True)))
+# PyTorch's elu kernel, one op as leaky_relu: x * scale where x is positive, else alpha * expm1(x * input_scale)
+# (elu: scale and input_scale 1; celu: input_scale 1 / alpha; selu: SELU's alpha * scale and scale), whose derivative
+# there is alpha * input_scale * exp(x * input_scale), as elu_backward computes it (not expm1's y + 1)
+elu = define("elu", lambda x, alpha, scale, input_scale: sp.Piecewise(
+    (x * scale, x > 0), (alpha * F.valued(sp.exp(x * input_scale) - 1, F.expm1(x * input_scale)), True)))
 # softplus(beta x) / beta, and x itself where beta x > threshold (PyTorch's cut-off): one op as leaky_relu
 softplus_beta = define("softplus_beta", lambda x, beta, threshold: sp.Piecewise(
     (x, beta * x > threshold), (F.softplus(beta * x) / beta, True)))
